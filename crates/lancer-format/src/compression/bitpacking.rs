@@ -1,0 +1,201 @@
+//! Bitpacking (spec: "Compression" → "Bitpacking"): values cut to the bits they need,
+//! in the FastLanes 1024-value transposed layout (unpacked with the `fastlanes` crate).
+//!
+//! * Inline (mini-block): every 1024-value block starts with one word (of the
+//!   uncompressed width) holding the block's bit width, then `1024 * width / T` packed
+//!   words. A mini-block chunk is one such block.
+//! * Out-of-line (block context): whole 1024-value blocks of one width; the final short
+//!   block is either packed and padded or stored raw, told apart by the buffer length.
+
+use arrow_buffer::{ArrowNativeType, Buffer};
+use fastlanes::BitPacking;
+
+use crate::block::{aligned, DataBlock};
+use crate::pb::enc21::compressive_encoding::Compression;
+use crate::pb::enc21::OutOfLineBitpacking;
+use crate::{FormatError, Result};
+
+/// Values per FastLanes block.
+pub const BLOCK: usize = 1024;
+
+/// Unpacks one block of 1024 `width`-bit values from exactly `1024 * width / T` words.
+#[allow(unsafe_code)]
+fn unpack_block<T: BitPacking + ArrowNativeType>(
+    width: usize,
+    packed: &[T],
+    out: &mut [T],
+) -> Result<()> {
+    let t_bits = std::mem::size_of::<T>() * 8;
+    if width > t_bits {
+        return Err(FormatError::corrupt(format!(
+            "bitpacked block of width {width} for {t_bits}-bit values"
+        )));
+    }
+    let words = BLOCK * width / t_bits;
+    if packed.len() != words || out.len() != BLOCK {
+        return Err(FormatError::corrupt(format!(
+            "bitpacked block has {} words, width {width} needs {words}",
+            packed.len()
+        )));
+    }
+    if width == 0 {
+        out.fill(T::usize_as(0));
+        return Ok(());
+    }
+    // SAFETY: `unchecked_unpack` requires `width <= T::BITS`, an input of exactly
+    // `1024 * width / T::BITS` words and an output of exactly 1024 values; all three
+    // were checked above.
+    unsafe { T::unchecked_unpack(width, packed, out) };
+    Ok(())
+}
+
+fn typed<T: ArrowNativeType>(buf: &Buffer) -> Buffer {
+    aligned(buf.clone(), std::mem::size_of::<T>())
+}
+
+fn unpack_inline<T: BitPacking + ArrowNativeType>(
+    buf: &Buffer,
+    num_values: u64,
+) -> Result<DataBlock> {
+    let size = std::mem::size_of::<T>();
+    let buf = typed::<T>(buf);
+    let words: &[T] = buf.typed_data::<T>();
+    let mut out: Vec<T> = Vec::with_capacity(num_values as usize);
+    let mut pos = 0usize;
+    let mut scratch = vec![T::usize_as(0); BLOCK];
+    let mut remaining = num_values as usize;
+    while remaining > 0 {
+        let width = words
+            .get(pos)
+            .ok_or_else(|| FormatError::corrupt("bitpacked chunk truncated (no width word)"))?
+            .as_usize();
+        pos += 1;
+        let t_bits = size * 8;
+        if width > t_bits {
+            return Err(FormatError::corrupt(format!(
+                "bitpacked width {width} exceeds {t_bits}"
+            )));
+        }
+        let n_words = BLOCK * width / t_bits;
+        let packed = words
+            .get(pos..pos + n_words)
+            .ok_or_else(|| FormatError::corrupt("bitpacked chunk truncated"))?;
+        unpack_block(width, packed, &mut scratch)?;
+        pos += n_words;
+        let take = remaining.min(BLOCK);
+        out.extend_from_slice(&scratch[..take]);
+        remaining -= take;
+    }
+    Ok(DataBlock::Fixed {
+        bits_per_value: (size * 8) as u64,
+        data: Buffer::from_vec(out),
+        num_values,
+    })
+}
+
+/// Inline bitpacking of a mini-block chunk (at most 1024 values).
+pub fn decode_inline(bits: u64, buf: &Buffer, num_values: u64) -> Result<DataBlock> {
+    if num_values > BLOCK as u64 {
+        return Err(FormatError::corrupt(format!(
+            "inline-bitpacked chunk claims {num_values} values (at most 1024)"
+        )));
+    }
+    decode_inline_block(bits, buf, num_values)
+}
+
+/// Inline bitpacking over a whole buffer (consecutive 1024-value blocks).
+pub fn decode_inline_block(bits: u64, buf: &Buffer, num_values: u64) -> Result<DataBlock> {
+    // Each block needs at least one width word: bound the claimed count by the bytes.
+    let max_blocks = (buf.len() as u64 / (bits / 8).max(1)).max(1);
+    if num_values.div_ceil(BLOCK as u64) > max_blocks {
+        return Err(FormatError::corrupt(format!(
+            "bitpacked buffer of {} bytes cannot hold {num_values} values",
+            buf.len()
+        )));
+    }
+    match bits {
+        8 => unpack_inline::<u8>(buf, num_values),
+        16 => unpack_inline::<u16>(buf, num_values),
+        32 => unpack_inline::<u32>(buf, num_values),
+        64 => unpack_inline::<u64>(buf, num_values),
+        _ => Err(FormatError::corrupt(format!(
+            "bitpacking of {bits}-bit values (must be 8, 16, 32 or 64)"
+        ))),
+    }
+}
+
+fn unpack_out_of_line<T: BitPacking + ArrowNativeType>(
+    buf: &Buffer,
+    width: usize,
+    num_values: u64,
+) -> Result<DataBlock> {
+    let size = std::mem::size_of::<T>();
+    let t_bits = size * 8;
+    let buf = typed::<T>(buf);
+    let words: &[T] = buf.typed_data::<T>();
+    let n = num_values as usize;
+    let per_block = BLOCK * width / t_bits;
+    let whole = n / BLOCK;
+    let tail = n % BLOCK;
+    let full_words = whole * per_block;
+    let tail_raw = tail > 0 && words.len() == full_words + tail;
+    let needed = full_words + if tail == 0 { 0 } else if tail_raw { tail } else { per_block };
+    if words.len() < needed {
+        return Err(FormatError::corrupt(format!(
+            "out-of-line bitpacked buffer has {} words, {num_values} values of width {width} need {needed}",
+            words.len()
+        )));
+    }
+    let mut out = vec![T::usize_as(0); whole * BLOCK];
+    for b in 0..whole {
+        unpack_block(
+            width,
+            &words[b * per_block..(b + 1) * per_block],
+            &mut out[b * BLOCK..(b + 1) * BLOCK],
+        )?;
+    }
+    if tail > 0 {
+        if tail_raw {
+            out.extend_from_slice(&words[full_words..full_words + tail]);
+        } else {
+            let mut scratch = vec![T::usize_as(0); BLOCK];
+            unpack_block(width, &words[full_words..full_words + per_block], &mut scratch)?;
+            out.extend_from_slice(&scratch[..tail]);
+        }
+    }
+    Ok(DataBlock::Fixed {
+        bits_per_value: t_bits as u64,
+        data: Buffer::from_vec(out),
+        num_values,
+    })
+}
+
+/// Out-of-line bitpacking over a whole buffer.
+pub fn decode_out_of_line(
+    b: &OutOfLineBitpacking,
+    buf: &Buffer,
+    num_values: u64,
+) -> Result<DataBlock> {
+    let width = match super::compression_of(b.values.as_deref(), "out-of-line bitpacking")? {
+        Compression::Flat(f) => f.bits_per_value as usize,
+        other => {
+            return Err(FormatError::unsupported(
+                super::name(other),
+                "out-of-line bitpacking values must be flat",
+            ))
+        }
+    };
+    // Every value takes at least `width` bits (or a raw word in the tail).
+    if width > 0 && (num_values.saturating_mul(width as u64) / 8) > buf.len() as u64 + 8192 {
+        return Err(FormatError::corrupt("out-of-line bitpacked buffer too short"));
+    }
+    match b.uncompressed_bits_per_value {
+        8 => unpack_out_of_line::<u8>(buf, width, num_values),
+        16 => unpack_out_of_line::<u16>(buf, width, num_values),
+        32 => unpack_out_of_line::<u32>(buf, width, num_values),
+        64 => unpack_out_of_line::<u64>(buf, width, num_values),
+        bits => Err(FormatError::corrupt(format!(
+            "bitpacking of {bits}-bit values (must be 8, 16, 32 or 64)"
+        ))),
+    }
+}

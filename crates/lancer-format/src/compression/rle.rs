@@ -1,0 +1,101 @@
+//! Run-length encoding (spec: "Compression" → "Run Length Encoding"): a buffer of run
+//! values (fixed width) and a buffer of run lengths (u8 each; longer runs are split).
+
+use arrow_buffer::{Buffer, MutableBuffer};
+
+use crate::block::DataBlock;
+use crate::pb::enc21::compressive_encoding::Compression;
+use crate::pb::enc21::Rle;
+use crate::{FormatError, Result};
+
+fn widths(r: &Rle) -> Result<(u64, u64)> {
+    let v = match super::compression_of(r.values.as_deref(), "rle values")? {
+        Compression::Flat(f) => f.bits_per_value,
+        other => return Err(FormatError::unsupported(super::name(other), "rle values must be flat")),
+    };
+    let l = match super::compression_of(r.run_lengths.as_deref(), "rle run lengths")? {
+        Compression::Flat(f) => f.bits_per_value,
+        other => {
+            return Err(FormatError::unsupported(
+                super::name(other),
+                "rle run lengths must be flat",
+            ))
+        }
+    };
+    if v % 8 != 0 || v == 0 || !(l == 8 || l == 16 || l == 32 || l == 64) {
+        return Err(FormatError::corrupt(format!(
+            "rle with {v}-bit values and {l}-bit run lengths"
+        )));
+    }
+    Ok((v, l))
+}
+
+/// Expands runs to `num_values` values.
+pub fn expand(
+    values: &[u8],
+    lengths: &[u8],
+    value_bits: u64,
+    len_bits: u64,
+    num_values: u64,
+) -> Result<DataBlock> {
+    let vw = (value_bits / 8) as usize;
+    let lw = (len_bits / 8) as usize;
+    let runs = lengths.len() / lw;
+    if values.len() < runs * vw {
+        return Err(FormatError::corrupt(format!(
+            "rle has {runs} run lengths but only {} value bytes",
+            values.len()
+        )));
+    }
+    let total = (num_values as usize)
+        .checked_mul(vw)
+        .ok_or_else(|| FormatError::corrupt("rle output size overflows"))?;
+    let mut out = MutableBuffer::with_capacity(total);
+    let mut produced = 0u64;
+    let lens = super::read_uints(lengths, lw, runs)?;
+    for (i, &len) in lens.iter().enumerate() {
+        let take = len.min(num_values - produced);
+        let v = &values[i * vw..(i + 1) * vw];
+        for _ in 0..take {
+            out.extend_from_slice(v);
+        }
+        produced += take;
+        if produced == num_values {
+            break;
+        }
+    }
+    if produced != num_values {
+        return Err(FormatError::corrupt(format!(
+            "rle runs cover {produced} values, {num_values} expected"
+        )));
+    }
+    Ok(DataBlock::Fixed {
+        bits_per_value: value_bits,
+        data: out.into(),
+        num_values,
+    })
+}
+
+/// Mini-block: buffer 0 holds run values, buffer 1 run lengths.
+pub fn decode_miniblock(r: &Rle, buffers: Vec<Buffer>, num_values: u64) -> Result<DataBlock> {
+    let (vb, lb) = widths(r)?;
+    let [values, lengths] = <[Buffer; 2]>::try_from(buffers)
+        .map_err(|b| FormatError::corrupt(format!("rle chunk has {} buffers, expected 2", b.len())))?;
+    expand(values.as_slice(), lengths.as_slice(), vb, lb, num_values)
+}
+
+/// Block: `[values byte length: u64][values][lengths]`.
+pub fn decode_block(r: &Rle, buf: &Buffer, num_values: u64) -> Result<DataBlock> {
+    let (vb, lb) = widths(r)?;
+    let b = buf.as_slice();
+    let vlen = b
+        .get(..8)
+        .map(|h| u64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]]))
+        .ok_or_else(|| FormatError::corrupt("rle block shorter than its header"))?;
+    let vend = 8u64
+        .checked_add(vlen)
+        .filter(|&e| e <= b.len() as u64)
+        .ok_or_else(|| FormatError::corrupt("rle block values overrun the buffer"))?
+        as usize;
+    expand(&b[8..vend], &b[vend..], vb, lb, num_values)
+}

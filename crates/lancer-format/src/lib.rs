@@ -1,0 +1,17 @@
+//! `lancer-format`: the Lance 2.x data file, bytes in and Arrow arrays out.
+//!
+//! This crate does no I/O. It parses the container (spec: "Lance File Format",
+//! footer / column metadata / global buffers), maps the stored schema to Arrow, and
+//! decodes pages of every 2.0, 2.1 and 2.2 encoding (spec: "Lance Encoding Strategy").
+//! Bytes are obtained through the [`read::RangeRead`] trait, which asks for byte
+//! ranges; storage crates implement it.
+
+pub mod block;
+pub mod compression;
+pub mod container;
+pub mod error;
+pub mod pb;
+pub mod read;
+pub mod schema;
+
+pub use error::{FormatError, Result};

@@ -1,0 +1,114 @@
+//! The byte-range boundary between decoding and storage.
+//!
+//! Decoders never open files: they ask a [`RangeRead`] for the byte ranges they need
+//! (several at once, so that a storage layer can coalesce and parallelise them).
+//! [`TracingRead`] wraps any source and records which ranges a read touched, so that
+//! tests, benchmarks and the CLI inspector can show and check the I/O a read caused.
+
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+
+use crate::{FormatError, Result};
+
+/// A source of bytes addressed by absolute file offsets.
+pub trait RangeRead: Send + Sync {
+    /// Total size in bytes.
+    fn size(&self) -> Result<u64>;
+
+    /// Returns the bytes of each range, in the order asked. Every range must lie within
+    /// `0..size()`; implementations return an error otherwise.
+    fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>>;
+
+    /// Reads one range.
+    fn read_range(&self, range: Range<u64>) -> Result<Bytes> {
+        let mut v = self.read_ranges(std::slice::from_ref(&range))?;
+        v.pop()
+            .ok_or_else(|| FormatError::corrupt("byte source returned no data for a range"))
+    }
+}
+
+/// Checks that `range` is well-formed and inside a source of `size` bytes.
+pub fn check_range(range: &Range<u64>, size: u64) -> Result<()> {
+    if range.start > range.end || range.end > size {
+        return Err(FormatError::OutOfRange {
+            what: format!("byte range {range:?} of a {size}-byte file"),
+        });
+    }
+    Ok(())
+}
+
+impl RangeRead for Bytes {
+    fn size(&self) -> Result<u64> {
+        Ok(self.len() as u64)
+    }
+
+    fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        let size = self.len() as u64;
+        ranges
+            .iter()
+            .map(|r| {
+                check_range(r, size)?;
+                // Both ends are <= len, which fits in usize.
+                Ok(self.slice(r.start as usize..r.end as usize))
+            })
+            .collect()
+    }
+}
+
+impl<T: RangeRead + ?Sized> RangeRead for Arc<T> {
+    fn size(&self) -> Result<u64> {
+        (**self).size()
+    }
+
+    fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        (**self).read_ranges(ranges)
+    }
+}
+
+/// Wraps a source and records every range read through it.
+pub struct TracingRead<R> {
+    inner: R,
+    log: Mutex<Vec<Range<u64>>>,
+}
+
+impl<R: RangeRead> TracingRead<R> {
+    /// Wraps `inner`.
+    pub fn new(inner: R) -> Self {
+        Self {
+            inner,
+            log: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The ranges read so far, in request order.
+    pub fn ranges(&self) -> Vec<Range<u64>> {
+        self.log.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// Total bytes read so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.ranges().iter().map(|r| r.end - r.start).sum()
+    }
+
+    /// Forgets the ranges recorded so far.
+    pub fn clear(&self) {
+        if let Ok(mut l) = self.log.lock() {
+            l.clear();
+        }
+    }
+}
+
+impl<R: RangeRead> RangeRead for TracingRead<R> {
+    fn size(&self) -> Result<u64> {
+        self.inner.size()
+    }
+
+    fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        if let Ok(mut l) = self.log.lock() {
+            l.extend(ranges.iter().cloned());
+        }
+        self.inner.read_ranges(ranges)
+    }
+}

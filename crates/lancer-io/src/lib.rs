@@ -1,0 +1,1 @@
+//! `lancer-io`: byte-range storage behind Lancer's readers.

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the pinned pylance oracles used by the interop tests and the golden-file
+# generator: one virtualenv per pylance major version under .venv/ (git-ignored).
+# Idempotent: a venv whose marker file matches the pin is left as it is.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+py=${PYTHON:-python3}
+# version -> pip requirement line(s)
+declare -A pins=(
+  [14]="pylance==14.0.2"
+  [12]="pylance==12.0.0"
+  [11]="pylance==11.0.0"
+)
+for major in "${!pins[@]}"; do
+  venv="$root/.venv/pylance-$major"
+  want="${pins[$major]} pyarrow numpy pandas"
+  if [ -f "$venv/.pinned" ] && [ "$(cat "$venv/.pinned")" = "$want" ]; then
+    continue
+  fi
+  echo "setup-python: creating $venv (${pins[$major]})" >&2
+  rm -rf "$venv"
+  "$py" -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check $want
+  echo "$want" > "$venv/.pinned"
+done
