@@ -178,7 +178,12 @@ pub fn to_arrow(block: DataBlock, dt: &DataType, nulls: Option<NullBuffer>) -> R
     let builder = ArrayDataBuilder::new(dt.clone()).len(len).nulls(nulls);
     let data = match (block, dt) {
         (DataBlock::AllNull { .. }, DataType::Null) => builder,
-        (DataBlock::AllNull { .. }, _) => return Ok(arrow_array::new_null_array(dt, len)),
+        (DataBlock::AllNull { .. }, _) => {
+            // Value slots that are never valid: zeroed storage, validity comes from levels.
+            let data = arrow_array::new_null_array(dt, len).to_data();
+            let data = data.into_builder().nulls(nulls_in).build()?;
+            return Ok(make_array(data));
+        }
         (DataBlock::Constant { value, num_values }, _) => {
             let expanded = match dt {
                 DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary => {
@@ -353,7 +358,15 @@ pub fn with_nulls(array: ArrayRef, nulls: Option<NullBuffer>) -> Result<ArrayRef
     if nulls.is_none() && array.nulls().is_none() {
         return Ok(array);
     }
-    let data = array.to_data().into_builder().nulls(nulls).build()?;
+    let mut data = array.to_data();
+    if data.offset() != 0 {
+        // Some slices (booleans) keep a bit offset; copy so validity starts at 0.
+        let len = data.len();
+        let mut m = arrow_data::transform::MutableArrayData::new(vec![&data], false, len);
+        m.extend(0, 0, len);
+        data = m.freeze();
+    }
+    let data = data.into_builder().nulls(nulls).build()?;
     Ok(make_array(data))
 }
 
@@ -365,4 +378,24 @@ pub fn empty(dt: &DataType) -> ArrayRef {
 /// Wraps an array as `Arc<dyn Array>` (helper for readability).
 pub fn arc(a: impl Array + 'static) -> ArrayRef {
     Arc::new(a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::BooleanArray;
+
+    #[test]
+    fn with_nulls_on_sliced_booleans() {
+        let a: ArrayRef = Arc::new(BooleanArray::from(vec![Some(true); 2500]));
+        let s = a.slice(2493, 7);
+        let n = NullBuffer::new_null(7);
+        let r = with_nulls(s, Some(n));
+        assert!(r.is_ok(), "{r:?}");
+        let a = to_arrow(DataBlock::AllNull { num_values: 2500 }, &DataType::Boolean, None);
+        assert!(a.is_ok(), "{a:?}");
+        let s = a.unwrap_or_else(|_| empty(&DataType::Boolean)).slice(2493, 7);
+        let r = with_nulls(s, Some(NullBuffer::new_null(7)));
+        assert!(r.is_ok(), "{r:?}");
+    }
 }

@@ -11,7 +11,10 @@ pub mod compression;
 pub mod container;
 pub mod error;
 pub mod pb;
+pub mod reader;
 pub mod read;
 pub mod schema;
+pub mod structural;
+pub mod v20;
 
 pub use error::{FormatError, Result};

@@ -1,1 +1,3 @@
-//! Integration tests of lancer-format.
+//! Integration tests of lancer-format: golden files written by pylance.
+
+mod golden;

@@ -1,0 +1,688 @@
+//! The file reader: projection, full reads, row ranges and random takes over any
+//! [`RangeRead`], for 2.0, 2.1 and 2.2 files.
+//!
+//! Each top-level field is read from its columns (2.1+: one column per leaf, with the
+//! structure carried in levels; 2.0: one column per node of the type tree) and only
+//! the pages — and within pages only the chunks or byte ranges — that hold the rows
+//! asked for are read. Page metadata ("search cache": chunk tables, dictionaries,
+//! repetition indexes) is loaded once per reader and reused by later reads.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+use arrow_array::{
+    Array, ArrayRef, FixedSizeListArray, LargeListArray, ListArray, MapArray, RecordBatch,
+    RecordBatchOptions, StructArray, UInt64Array,
+};
+use arrow_buffer::{BooleanBufferBuilder, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
+
+use crate::container::{FileMetadata, FileVersion, PageEncoding, DEFAULT_TAIL_READ};
+use crate::pb::enc21::page_layout::Layout;
+use crate::read::RangeRead;
+use crate::schema::LanceField;
+use crate::structural::constant::ConstantPage;
+use crate::structural::fullzip::FullZipPage;
+use crate::structural::miniblock::MiniBlockPage;
+use crate::structural::unravel::{unravel, LayerOut, Unraveled};
+use crate::structural::{Layer, LeafRun};
+use crate::v20;
+use crate::{FormatError, Result};
+
+/// A page prepared for reading (metadata loaded).
+#[derive(Debug)]
+enum PageState {
+    Mini(MiniBlockPage),
+    Full(FullZipPage),
+    Constant(ConstantPage),
+    Blob(Box<PageState>, Vec<Layer>),
+}
+
+/// One leaf column of a 2.1+ field.
+#[derive(Debug, Clone)]
+struct Leaf {
+    column: usize,
+    /// Type the page values decode to (dictionaries materialised, blobs as binary).
+    value_type: DataType,
+}
+
+/// Reads a Lance data file.
+pub struct FileReader {
+    io: Arc<dyn RangeRead>,
+    meta: Arc<FileMetadata>,
+    schema: SchemaRef,
+    /// First column index of each top-level field, and its column count.
+    field_columns: Vec<Range<usize>>,
+    cache: Mutex<HashMap<(usize, usize), Arc<PageState>>>,
+}
+
+impl std::fmt::Debug for FileReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileReader")
+            .field("version", &self.meta.version)
+            .field("num_rows", &self.meta.num_rows)
+            .finish()
+    }
+}
+
+/// Number of columns a field occupies.
+pub fn column_count(f: &LanceField, version: FileVersion) -> usize {
+    if version.is_structural() {
+        match &f.data_type {
+            DataType::Struct(_) if !f.is_packed_struct() => {
+                f.children.iter().map(|c| column_count(c, version)).sum()
+            }
+            DataType::List(_) | DataType::LargeList(_) | DataType::Map(_, _) => {
+                f.children.iter().map(|c| column_count(c, version)).sum()
+            }
+            _ => 1,
+        }
+    } else {
+        v20::column_count(f)
+    }
+}
+
+fn leaves_of(f: &LanceField, first: usize, out: &mut Vec<Leaf>) -> usize {
+    match &f.data_type {
+        DataType::Struct(_) if !f.is_packed_struct() => {
+            let mut col = first;
+            for c in &f.children {
+                col = leaves_of(c, col, out);
+            }
+            col
+        }
+        DataType::List(_) | DataType::LargeList(_) | DataType::Map(_, _) => {
+            let mut col = first;
+            for c in &f.children {
+                col = leaves_of(c, col, out);
+            }
+            col
+        }
+        dt => {
+            let value_type = match dt {
+                DataType::Dictionary(_, v) => v.as_ref().clone(),
+                other => other.clone(),
+            };
+            out.push(Leaf {
+                column: first,
+                value_type,
+            });
+            first + 1
+        }
+    }
+}
+
+impl FileReader {
+    /// Opens the file behind `io`, reading its metadata (one read when the tail fits
+    /// in 64 KiB).
+    pub fn open(io: Arc<dyn RangeRead>) -> Result<Self> {
+        let meta = FileMetadata::read(io.as_ref(), DEFAULT_TAIL_READ)?;
+        Self::with_metadata(io, Arc::new(meta))
+    }
+
+    /// Opens with metadata already parsed (e.g. cached by a dataset).
+    pub fn with_metadata(io: Arc<dyn RangeRead>, meta: Arc<FileMetadata>) -> Result<Self> {
+        let schema = Arc::new(meta.schema.to_arrow());
+        let mut field_columns = Vec::with_capacity(meta.schema.fields.len());
+        let mut col = 0;
+        for f in &meta.schema.fields {
+            let n = column_count(f, meta.version);
+            field_columns.push(col..col + n);
+            col += n;
+        }
+        if col > meta.columns.len() {
+            return Err(FormatError::corrupt(format!(
+                "schema needs {col} columns but the file has {}",
+                meta.columns.len()
+            )));
+        }
+        Ok(Self {
+            io,
+            meta,
+            schema,
+            field_columns,
+            cache: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The parsed file metadata.
+    pub fn metadata(&self) -> &Arc<FileMetadata> {
+        &self.meta
+    }
+
+    /// The Arrow schema of the file.
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    /// Rows in the file.
+    pub fn num_rows(&self) -> u64 {
+        self.meta.num_rows
+    }
+
+    /// The byte source.
+    pub fn io(&self) -> &Arc<dyn RangeRead> {
+        &self.io
+    }
+
+    /// Column indexes of top-level field `i`.
+    pub fn field_columns(&self, i: usize) -> Option<Range<usize>> {
+        self.field_columns.get(i).cloned()
+    }
+
+    fn projection_indices(&self, projection: Option<&[&str]>) -> Result<Vec<usize>> {
+        match projection {
+            None => Ok((0..self.meta.schema.fields.len()).collect()),
+            Some(names) => names
+                .iter()
+                .map(|n| {
+                    self.meta.schema.field_index(n).ok_or_else(|| FormatError::OutOfRange {
+                        what: format!(
+                            "column {n:?} is not in the file (columns: {})",
+                            self.meta
+                                .schema
+                                .fields
+                                .iter()
+                                .map(|f| f.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// Reads every row.
+    pub fn read_all(&self, projection: Option<&[&str]>) -> Result<RecordBatch> {
+        self.read_ranges(&[0..self.meta.num_rows], projection)
+    }
+
+    /// Reads rows `range`.
+    pub fn read_range(&self, range: Range<u64>, projection: Option<&[&str]>) -> Result<RecordBatch> {
+        self.read_ranges(&[range], projection)
+    }
+
+    /// Reads rows at `indices` (any order, duplicates allowed), in that order.
+    pub fn take(&self, indices: &[u64], projection: Option<&[&str]>) -> Result<RecordBatch> {
+        if let Some(&bad) = indices.iter().find(|&&i| i >= self.meta.num_rows) {
+            return Err(FormatError::OutOfRange {
+                what: format!("row {bad} of a {}-row file", self.meta.num_rows),
+            });
+        }
+        let sorted = indices.windows(2).all(|w| w[0] < w[1]);
+        let mut uniq: Vec<u64> = indices.to_vec();
+        if !sorted {
+            uniq.sort_unstable();
+            uniq.dedup();
+        }
+        let mut ranges: Vec<Range<u64>> = Vec::new();
+        for &i in &uniq {
+            match ranges.last_mut() {
+                Some(r) if r.end == i => r.end = i + 1,
+                _ => ranges.push(i..i + 1),
+            }
+        }
+        let batch = self.read_ranges(&ranges, projection)?;
+        if sorted {
+            return Ok(batch);
+        }
+        let pos: UInt64Array = indices
+            .iter()
+            .map(|i| uniq.binary_search(i).map(|p| p as u64).unwrap_or(0))
+            .collect();
+        let cols = batch
+            .columns()
+            .iter()
+            .map(|c| arrow_select::take::take(c.as_ref(), &pos, None))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        Ok(RecordBatch::try_new_with_options(
+            batch.schema(),
+            cols,
+            &RecordBatchOptions::new().with_row_count(Some(indices.len())),
+        )?)
+    }
+
+    /// Reads sorted, non-overlapping row ranges and concatenates them.
+    pub fn read_ranges(
+        &self,
+        ranges: &[Range<u64>],
+        projection: Option<&[&str]>,
+    ) -> Result<RecordBatch> {
+        let mut prev = 0u64;
+        for r in ranges {
+            if r.start < prev || r.start > r.end || r.end > self.meta.num_rows {
+                return Err(FormatError::OutOfRange {
+                    what: format!(
+                        "row ranges must be sorted, non-overlapping and within the {} rows: {r:?}",
+                        self.meta.num_rows
+                    ),
+                });
+            }
+            prev = r.end;
+        }
+        let total: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+        let idx = self.projection_indices(projection)?;
+        let mut fields: Vec<FieldRef> = Vec::with_capacity(idx.len());
+        let mut arrays = Vec::with_capacity(idx.len());
+        for i in idx {
+            let arr = self.read_field(i, ranges)?;
+            if arr.len() as u64 != total {
+                return Err(FormatError::corrupt(format!(
+                    "column {:?} decoded {} rows, {total} expected",
+                    self.meta.schema.fields[i].name,
+                    arr.len()
+                )));
+            }
+            fields.push(Arc::new(self.schema.field(i).clone()));
+            arrays.push(arr);
+        }
+        let schema = Arc::new(Schema::new(fields).with_metadata(self.schema.metadata().clone()));
+        Ok(RecordBatch::try_new_with_options(
+            schema,
+            arrays,
+            &RecordBatchOptions::new().with_row_count(Some(total as usize)),
+        )?)
+    }
+
+    fn read_field(&self, i: usize, ranges: &[Range<u64>]) -> Result<ArrayRef> {
+        let f = &self.meta.schema.fields[i];
+        let cols = self.field_columns[i].clone();
+        if !self.meta.version.is_structural() {
+            return v20::read_field(self, f, cols.start, ranges);
+        }
+        let mut leaves = Vec::new();
+        leaves_of(f, cols.start, &mut leaves);
+        let mut decoded = std::collections::VecDeque::with_capacity(leaves.len());
+        for leaf in &leaves {
+            decoded.push_back(self.read_leaf(leaf, ranges)?);
+        }
+        let arrow_field = self.schema.field(i).clone();
+        let total: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+        assemble(&arrow_field, f, &mut decoded, 0, total as usize)
+    }
+
+    /// Cached page state for `(column, page)`.
+    fn page_state(&self, column: usize, page: usize, value_type: &DataType) -> Result<Arc<PageState>> {
+        if let Ok(c) = self.cache.lock() {
+            if let Some(s) = c.get(&(column, page)) {
+                return Ok(s.clone());
+            }
+        }
+        let info = &self.meta.columns[column].pages[page];
+        let PageEncoding::V21(layout) = &info.encoding else {
+            return Err(FormatError::corrupt("2.0 page encoding in a 2.1+ file"));
+        };
+        let state = Arc::new(self.make_state(info, layout.layout.as_ref(), value_type)?);
+        if let Ok(mut c) = self.cache.lock() {
+            c.insert((column, page), state.clone());
+        }
+        Ok(state)
+    }
+
+    fn make_state(
+        &self,
+        info: &crate::container::PageInfo,
+        layout: Option<&Layout>,
+        value_type: &DataType,
+    ) -> Result<PageState> {
+        Ok(match layout {
+            Some(Layout::MiniBlockLayout(m)) => {
+                PageState::Mini(MiniBlockPage::load(info, m, self.io.as_ref(), value_type)?)
+            }
+            Some(Layout::FullZipLayout(z)) => PageState::Full(FullZipPage::new(info, z)?),
+            Some(Layout::ConstantLayout(c)) => {
+                PageState::Constant(ConstantPage::load(info, c, self.io.as_ref())?)
+            }
+            Some(Layout::BlobLayout(b)) => {
+                let inner = self.make_state(
+                    info,
+                    b.inner_layout.as_ref().and_then(|l| l.layout.as_ref()),
+                    &blob_description_type(),
+                )?;
+                PageState::Blob(Box::new(inner), Layer::list_from_pb(&b.layers)?)
+            }
+            None => {
+                return Err(FormatError::unsupported(
+                    "PageLayout",
+                    "page layout missing or of a kind unknown to this Lancer (a newer format?)",
+                ))
+            }
+        })
+    }
+
+    fn read_page(
+        &self,
+        state: &PageState,
+        ranges: &[Range<u64>],
+        value_type: &DataType,
+    ) -> Result<(LeafRun, Vec<Layer>)> {
+        let io = self.io.as_ref();
+        Ok(match state {
+            PageState::Mini(m) => (m.read(io, ranges, value_type)?, m.layers().to_vec()),
+            PageState::Full(z) => (z.read(io, ranges, value_type)?, z.layers().to_vec()),
+            PageState::Constant(c) => (c.read(ranges, value_type)?, c.layers().to_vec()),
+            PageState::Blob(inner, layers) => {
+                let (run, _) = self.read_page(inner, ranges, &blob_description_type())?;
+                (self.fetch_blobs(run, value_type)?, layers.clone())
+            }
+        })
+    }
+
+    /// Replaces blob descriptions (position, size) by the blob bytes, turning the
+    /// smuggled definition levels back into levels.
+    fn fetch_blobs(&self, run: LeafRun, value_type: &DataType) -> Result<LeafRun> {
+        let desc = run
+            .values
+            .as_any()
+            .downcast_ref::<StructArray>()
+            .ok_or_else(|| FormatError::corrupt("blob descriptions are not a struct"))?;
+        let col = |i: usize| -> Result<Vec<u64>> {
+            desc.column(i)
+                .as_any()
+                .downcast_ref::<UInt64Array>()
+                .map(|a| a.values().to_vec())
+                .ok_or_else(|| FormatError::corrupt("blob description fields are not u64"))
+        };
+        let (pos, size) = (col(0)?, col(1)?);
+        // Nulls and empty lists have size 0 and smuggle (def << 16 | rep) in the position.
+        let mut def = Vec::with_capacity(pos.len());
+        let mut rep = Vec::with_capacity(pos.len());
+        let mut wanted = Vec::new();
+        for (&p, &s) in pos.iter().zip(&size) {
+            if s == 0 {
+                rep.push((p & 0xFFFF) as u16);
+                def.push(((p >> 16) & 0xFFFF) as u16);
+            } else {
+                rep.push(0);
+                def.push(0);
+                let end = p.checked_add(s).filter(|&e| e <= self.meta.file_size).ok_or_else(|| {
+                    FormatError::corrupt(format!("blob at {p}+{s} lies outside the file"))
+                })?;
+                wanted.push(p..end);
+            }
+        }
+        let got = self.io.read_ranges(&wanted)?;
+        let mut got = got.into_iter();
+        let mut offsets: Vec<u64> = vec![0];
+        let mut data: Vec<u8> = Vec::new();
+        for &s in &size {
+            if s > 0 {
+                let b = got.next().unwrap_or_default();
+                data.extend_from_slice(&b);
+            }
+            offsets.push(data.len() as u64);
+        }
+        let block = crate::block::DataBlock::Variable {
+            offsets: crate::block::Offsets::U64(offsets),
+            data: arrow_buffer::Buffer::from_vec(data),
+        };
+        let values = crate::block::to_arrow(block, value_type, None)?;
+        let has_nulls = def.iter().any(|&d| d != 0);
+        let has_rep = rep.iter().any(|&r| r != 0);
+        Ok(LeafRun {
+            rep: if has_rep { Some(rep) } else { run.rep },
+            def: has_nulls.then_some(def),
+            num_rows: run.num_rows,
+            values,
+        })
+    }
+
+    fn read_leaf(&self, leaf: &Leaf, ranges: &[Range<u64>]) -> Result<Unraveled> {
+        let col = self
+            .meta
+            .columns
+            .get(leaf.column)
+            .ok_or_else(|| FormatError::corrupt(format!("column {} missing", leaf.column)))?;
+        let mut parts: Vec<Unraveled> = Vec::new();
+        let mut page_start = 0u64;
+        for (p, page) in col.pages.iter().enumerate() {
+            let page_end = page_start + page.num_rows;
+            let local: Vec<Range<u64>> = ranges
+                .iter()
+                .filter(|r| r.start < page_end && r.end > page_start)
+                .map(|r| r.start.max(page_start) - page_start..r.end.min(page_end) - page_start)
+                .collect();
+            if !local.is_empty() {
+                let state = self.page_state(leaf.column, p, &leaf.value_type)?;
+                let (run, layers) = self.read_page(&state, &local, &leaf.value_type)?;
+                parts.push(unravel(run, &layers)?);
+            }
+            page_start = page_end;
+        }
+        let total: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+        if parts.is_empty() {
+            if total == 0 {
+                // Nothing asked: an empty leaf with no structure is fine for assembly.
+                return Ok(Unraveled {
+                    leaf: arrow_array::new_empty_array(&leaf.value_type),
+                    outer: Vec::new(),
+                });
+            }
+            return Err(FormatError::corrupt(format!(
+                "column {} has no pages covering the rows asked for",
+                leaf.column
+            )));
+        }
+        concat_unraveled(parts)
+    }
+}
+
+fn blob_description_type() -> DataType {
+    DataType::Struct(
+        vec![
+            Field::new("position", DataType::UInt64, false),
+            Field::new("size", DataType::UInt64, false),
+        ]
+        .into(),
+    )
+}
+
+fn concat_nulls(parts: &[(Option<NullBuffer>, usize)]) -> Option<NullBuffer> {
+    if parts.iter().all(|(n, _)| n.is_none()) {
+        return None;
+    }
+    let total = parts.iter().map(|(_, l)| l).sum();
+    let mut b = BooleanBufferBuilder::new(total);
+    for (n, l) in parts {
+        match n {
+            Some(n) => b.append_buffer(n.inner()),
+            None => b.append_n(*l, true),
+        }
+    }
+    Some(NullBuffer::new(b.finish())).filter(|n| n.null_count() > 0)
+}
+
+/// Concatenates leaves decoded page by page.
+fn concat_unraveled(parts: Vec<Unraveled>) -> Result<Unraveled> {
+    let mut parts = parts;
+    if parts.len() == 1 {
+        if let Some(p) = parts.pop() {
+            return Ok(p);
+        }
+    }
+    let depth = parts.first().map(|p| p.outer.len()).unwrap_or(0);
+    if parts.iter().any(|p| p.outer.len() != depth) {
+        return Err(FormatError::corrupt("pages of one column disagree on nesting depth"));
+    }
+    let leaves: Vec<&dyn Array> = parts.iter().map(|p| p.leaf.as_ref()).collect();
+    let leaf = arrow_select::concat::concat(&leaves)?;
+    let mut outer = Vec::with_capacity(depth);
+    for d in 0..depth {
+        match &parts[0].outer[d] {
+            LayerOut::Item { .. } => {
+                let mut ns = Vec::new();
+                let mut len = 0;
+                for p in &parts {
+                    let LayerOut::Item { nulls, len: l } = &p.outer[d] else {
+                        return Err(FormatError::corrupt("pages disagree on layer kinds"));
+                    };
+                    ns.push((nulls.clone(), *l));
+                    len += l;
+                }
+                outer.push(LayerOut::Item {
+                    nulls: concat_nulls(&ns),
+                    len,
+                });
+            }
+            LayerOut::List { .. } => {
+                let mut offsets: Vec<i64> = vec![0];
+                let mut ns = Vec::new();
+                for p in &parts {
+                    let LayerOut::List { offsets: o, nulls } = &p.outer[d] else {
+                        return Err(FormatError::corrupt("pages disagree on layer kinds"));
+                    };
+                    let base = *offsets.last().unwrap_or(&0);
+                    let first = *o.first().unwrap_or(&0);
+                    offsets.extend(o.iter().skip(1).map(|x| x - first + base));
+                    ns.push((nulls.clone(), o.len().saturating_sub(1)));
+                }
+                outer.push(LayerOut::List {
+                    offsets,
+                    nulls: concat_nulls(&ns),
+                });
+            }
+        }
+    }
+    Ok(Unraveled { leaf, outer })
+}
+
+/// Rebuilds the array of `field` at `depth` from its decoded leaves (consumed in order).
+fn assemble(
+    field: &Field,
+    lf: &LanceField,
+    leaves: &mut std::collections::VecDeque<Unraveled>,
+    depth: usize,
+    len_hint: usize,
+) -> Result<ArrayRef> {
+    let structural = |leaves: &std::collections::VecDeque<Unraveled>| -> Result<LayerOut> {
+        leaves
+            .front()
+            .and_then(|u| u.outer.get(depth).cloned())
+            .ok_or_else(|| {
+                FormatError::corrupt(format!(
+                    "field {:?}: levels do not describe nesting depth {depth}",
+                    field.name()
+                ))
+            })
+    };
+    match field.data_type() {
+        DataType::Struct(children) if !lf.is_packed_struct() => {
+            if children.is_empty() {
+                return Ok(Arc::new(StructArray::new_empty_fields(len_hint, None)));
+            }
+            let (nulls, len) = match structural(leaves)? {
+                LayerOut::Item { nulls, len } => (nulls, len),
+                LayerOut::List { .. } => {
+                    return Err(FormatError::corrupt("struct field decoded as a list"))
+                }
+            };
+            let mut arrays = Vec::with_capacity(children.len());
+            for (c, lc) in children.iter().zip(&lf.children) {
+                arrays.push(assemble(c, lc, leaves, depth + 1, len)?);
+            }
+            Ok(Arc::new(StructArray::try_new(children.clone(), arrays, nulls)?))
+        }
+        DataType::List(child) | DataType::LargeList(child) | DataType::Map(child, _) => {
+            let (offsets, nulls) = match structural(leaves)? {
+                LayerOut::List { offsets, nulls } => (offsets, nulls),
+                LayerOut::Item { .. } => {
+                    return Err(FormatError::corrupt("list field decoded as a struct"))
+                }
+            };
+            let lc = lf
+                .children
+                .first()
+                .ok_or_else(|| FormatError::corrupt("list field without child"))?;
+            let child_len = offsets.last().copied().unwrap_or(0) as usize;
+            let values = assemble(child, lc, leaves, depth + 1, child_len)?;
+            match field.data_type() {
+                DataType::LargeList(_) => Ok(Arc::new(LargeListArray::try_new(
+                    child.clone(),
+                    OffsetBuffer::new(ScalarBuffer::from(offsets)),
+                    values,
+                    nulls,
+                )?)),
+                DataType::List(_) => {
+                    let o32 = offsets
+                        .iter()
+                        .map(|&o| i32::try_from(o))
+                        .collect::<std::result::Result<Vec<_>, _>>()
+                        .map_err(|_| FormatError::corrupt("list over 2^31 items"))?;
+                    Ok(Arc::new(ListArray::try_new(
+                        child.clone(),
+                        OffsetBuffer::new(ScalarBuffer::from(o32)),
+                        values,
+                        nulls,
+                    )?))
+                }
+                DataType::Map(_, sorted) => {
+                    let o32 = offsets
+                        .iter()
+                        .map(|&o| i32::try_from(o))
+                        .collect::<std::result::Result<Vec<_>, _>>()
+                        .map_err(|_| FormatError::corrupt("map over 2^31 entries"))?;
+                    let entries = values
+                        .as_any()
+                        .downcast_ref::<StructArray>()
+                        .ok_or_else(|| FormatError::corrupt("map entries are not a struct"))?
+                        .clone();
+                    Ok(Arc::new(MapArray::try_new(
+                        child.clone(),
+                        OffsetBuffer::new(ScalarBuffer::from(o32)),
+                        entries,
+                        nulls,
+                        *sorted,
+                    )?))
+                }
+                _ => Err(FormatError::corrupt("unreachable list kind")),
+            }
+        }
+        dt => {
+            let u = leaves
+                .pop_front()
+                .ok_or_else(|| FormatError::corrupt("fewer leaf columns than schema leaves"))?;
+            if u.outer.len() != depth {
+                return Err(FormatError::corrupt(format!(
+                    "leaf {:?} has {} structural layers above it, schema nests it {depth} deep",
+                    field.name(),
+                    u.outer.len()
+                )));
+            }
+            let leaf = u.leaf;
+            let leaf = match dt {
+                DataType::Dictionary(_, _) => arrow_cast::cast(&leaf, dt)?,
+                _ => leaf,
+            };
+            if leaf.data_type() != dt {
+                return retype(leaf, dt);
+            }
+            Ok(leaf)
+        }
+    }
+}
+
+/// Gives `a` the exact type `dt` when they differ only in child field names or
+/// metadata (e.g. fixed-size-list item fields).
+fn retype(a: ArrayRef, dt: &DataType) -> Result<ArrayRef> {
+    match (a.data_type(), dt) {
+        (DataType::FixedSizeList(_, n1), DataType::FixedSizeList(f, n2)) if n1 == n2 => {
+            let fsl = a
+                .as_any()
+                .downcast_ref::<FixedSizeListArray>()
+                .ok_or_else(|| FormatError::corrupt("expected a fixed-size list"))?;
+            let values = retype(fsl.values().clone(), f.data_type())?;
+            Ok(Arc::new(FixedSizeListArray::try_new(
+                f.clone(),
+                *n2,
+                values,
+                fsl.nulls().cloned(),
+            )?))
+        }
+        _ => {
+            let data = a.to_data().into_builder().data_type(dt.clone()).build()?;
+            Ok(arrow_array::make_array(data))
+        }
+    }
+}

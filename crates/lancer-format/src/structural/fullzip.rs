@@ -1,0 +1,444 @@
+//! Full-zip pages (spec: "Full Zip Page Layout").
+//!
+//! Buffer 0 zips every entry's control word (repetition level in the high bits,
+//! definition level in the low `bits_def` bits; 0, 1, 2 or 4 bytes) with its value:
+//! fixed-width values always take their bytes when the entry has a value slot;
+//! variable-width values take a length (`bits_per_offset` wide) and bytes, valid items
+//! only. Buffer 1, when present, is the repetition index: `rows + 1` byte offsets of
+//! row starts, 1/2/4/8 bytes each. Without it the rows have a fixed stride.
+
+use std::ops::Range;
+
+
+use arrow_buffer::{BooleanBufferBuilder, Buffer};
+use arrow_schema::DataType;
+
+use super::{concat_runs, Layer, LeafRun, LevelInfo, Stream};
+use crate::block::{to_arrow, DataBlock, Offsets};
+use crate::compression::{self, compression_of, general, packed};
+use crate::container::PageInfo;
+use crate::pb::enc21::compressive_encoding::Compression;
+use crate::pb::enc21::full_zip_layout::Details;
+use crate::pb::enc21::FullZipLayout;
+use crate::read::RangeRead;
+use crate::{FormatError, Result};
+
+/// A full-zip page, ready to read.
+#[derive(Debug)]
+pub struct FullZipPage {
+    layout: FullZipLayout,
+    layers: Vec<Layer>,
+    info: LevelInfo,
+    data: Range<u64>,
+    rep_index: Option<(Range<u64>, usize)>,
+    cw_bytes: usize,
+    num_rows: u64,
+    /// Definition levels up to this value carry value bytes (writer's rule).
+    zipped_visible_def: u16,
+}
+
+impl FullZipPage {
+    /// Prepares `page`.
+    pub fn new(page: &PageInfo, layout: &FullZipLayout) -> Result<Self> {
+        let layers = Layer::list_from_pb(&layout.layers)?;
+        let info = LevelInfo::new(&layers);
+        let data = page
+            .buffers
+            .first()
+            .cloned()
+            .ok_or_else(|| FormatError::corrupt("full-zip page without data buffer"))?;
+        let rep_index = match page.buffers.get(1) {
+            Some(r) => {
+                let len = r.end - r.start;
+                let n = page.num_rows + 1;
+                let w = len / n;
+                if len % n != 0 || !matches!(w, 1 | 2 | 4 | 8) {
+                    return Err(FormatError::corrupt(format!(
+                        "full-zip repetition index of {len} bytes for {} rows",
+                        page.num_rows
+                    )));
+                }
+                Some((r.clone(), w as usize))
+            }
+            None => None,
+        };
+        let bits = layout.bits_rep + layout.bits_def;
+        let cw_bytes = match bits {
+            0 => 0,
+            1..=8 => 1,
+            9..=16 => 2,
+            17..=32 => 4,
+            _ => return Err(FormatError::corrupt("full-zip control word over 32 bits")),
+        };
+        let zipped_visible_def = layers
+            .iter()
+            .filter(|l| !l.is_list())
+            .map(|l| l.def_levels())
+            .sum();
+        Ok(Self {
+            layout: layout.clone(),
+            layers,
+            info,
+            data,
+            rep_index,
+            cw_bytes,
+            num_rows: page.num_rows,
+            zipped_visible_def,
+        })
+    }
+
+    /// Structural layers (inner-most first).
+    pub fn layers(&self) -> &[Layer] {
+        &self.layers
+    }
+
+    fn value_bytes(&self) -> Result<Option<usize>> {
+        match self.layout.details {
+            Some(Details::BitsPerValue(b)) => {
+                if b % 8 != 0 {
+                    return Err(FormatError::corrupt("full-zip values not byte aligned"));
+                }
+                Ok(Some((b / 8) as usize))
+            }
+            Some(Details::BitsPerOffset(_)) => Ok(None),
+            None => Err(FormatError::corrupt("full-zip layout without value details")),
+        }
+    }
+
+    /// Byte ranges of buffer 0 holding rows `ranges` (reads the repetition index).
+    pub fn byte_ranges(&self, io: &dyn RangeRead, ranges: &[Range<u64>]) -> Result<Vec<Range<u64>>> {
+        if let Some(r) = ranges.first() {
+            if ranges.len() == 1 && r.start == 0 && r.end == self.num_rows {
+                return Ok(vec![self.data.clone()]);
+            }
+        }
+        match (&self.rep_index, self.value_bytes()?) {
+            (None, Some(vb)) => {
+                let stride = (vb + self.cw_bytes) as u64;
+                Ok(ranges
+                    .iter()
+                    .map(|r| self.data.start + r.start * stride..self.data.start + r.end * stride)
+                    .collect())
+            }
+            (Some((idx, w)), _) => {
+                let w = *w as u64;
+                let wanted: Vec<Range<u64>> = ranges
+                    .iter()
+                    .flat_map(|r| {
+                        [
+                            idx.start + r.start * w..idx.start + (r.start + 1) * w,
+                            idx.start + r.end * w..idx.start + (r.end + 1) * w,
+                        ]
+                    })
+                    .collect();
+                let got = io.read_ranges(&wanted)?;
+                let vals: Vec<u64> = got
+                    .iter()
+                    .map(|b| {
+                        compression::read_uints(b, w as usize, 1)
+                            .map(|v| v.first().copied().unwrap_or(0))
+                    })
+                    .collect::<Result<_>>()?;
+                let size = self.data.end - self.data.start;
+                vals.chunks_exact(2)
+                    .map(|p| {
+                        if p[0] > p[1] || p[1] > size {
+                            return Err(FormatError::corrupt(format!(
+                                "full-zip repetition index points at {}..{} of a {size}-byte buffer",
+                                p[0], p[1]
+                            )));
+                        }
+                        Ok(self.data.start + p[0]..self.data.start + p[1])
+                    })
+                    .collect()
+            }
+            (None, None) => Err(FormatError::corrupt(
+                "variable-width full-zip page without a repetition index",
+            )),
+        }
+    }
+
+    /// Reads rows `ranges` (page-relative, sorted, non-overlapping).
+    pub fn read(
+        &self,
+        io: &dyn RangeRead,
+        ranges: &[Range<u64>],
+        value_type: &DataType,
+    ) -> Result<LeafRun> {
+        let ranges: Vec<Range<u64>> = ranges.iter().filter(|r| r.start < r.end).cloned().collect();
+        if let Some(r) = ranges.iter().find(|r| r.end > self.num_rows) {
+            return Err(FormatError::OutOfRange {
+                what: format!("rows {r:?} of a {}-row page", self.num_rows),
+            });
+        }
+        let byte_ranges = self.byte_ranges(io, &ranges)?;
+        let data = io.read_ranges(&byte_ranges)?;
+        let mut runs = Vec::with_capacity(ranges.len());
+        for (r, bytes) in ranges.iter().zip(data) {
+            let stream = self.parse(&bytes, value_type)?;
+            runs.push(stream.slice_rows(self.info, false, 0..r.end - r.start)?);
+        }
+        if runs.is_empty() {
+            return Ok(LeafRun {
+                rep: None,
+                def: None,
+                num_rows: 0,
+                values: arrow_array::new_empty_array(value_type),
+            });
+        }
+        concat_runs(runs, self.info)
+    }
+
+    fn parse(&self, bytes: &[u8], value_type: &DataType) -> Result<Stream> {
+        let bits_def = self.layout.bits_def;
+        let has_rep = self.layout.bits_rep > 0;
+        let has_def = bits_def > 0;
+        let mut rep: Option<Vec<u16>> = has_rep.then(Vec::new);
+        let mut def: Option<Vec<u16>> = has_def.then(Vec::new);
+        let fixed = self.value_bytes()?;
+        let len_bytes = match self.layout.details {
+            Some(Details::BitsPerOffset(b)) if matches!(b, 8 | 16 | 32 | 64) => (b / 8) as usize,
+            Some(Details::BitsPerOffset(b)) => {
+                return Err(FormatError::corrupt(format!("full-zip {b}-bit lengths")))
+            }
+            _ => 0,
+        };
+        let mut fixed_vals: Vec<u8> = Vec::new();
+        let mut var_offs: Vec<u64> = vec![0];
+        let mut var_data: Vec<u8> = Vec::new();
+        let mut keep: Vec<bool> = Vec::new();
+        let mut any_drop = false;
+        let mut p = 0usize;
+        let def_mask: u32 = if bits_def >= 32 { u32::MAX } else { (1u32 << bits_def) - 1 };
+        while p < bytes.len() {
+            let (r, d) = if self.cw_bytes == 0 {
+                (0u32, 0u32)
+            } else {
+                let w = bytes
+                    .get(p..p + self.cw_bytes)
+                    .ok_or_else(|| FormatError::corrupt("full-zip control word truncated"))?;
+                let mut word = [0u8; 4];
+                word[..self.cw_bytes].copy_from_slice(w);
+                p += self.cw_bytes;
+                let word = u32::from_le_bytes(word);
+                match (has_rep, has_def) {
+                    (true, true) => (word >> bits_def, word & def_mask),
+                    (true, false) => (word, 0),
+                    (false, true) => (0, word),
+                    (false, false) => (0, 0),
+                }
+            };
+            let d16 = u16::try_from(d).map_err(|_| FormatError::corrupt("definition level"))?;
+            if let Some(v) = rep.as_mut() {
+                v.push(u16::try_from(r).map_err(|_| FormatError::corrupt("repetition level"))?);
+            }
+            if let Some(v) = def.as_mut() {
+                v.push(d16);
+            }
+            if d16 > self.zipped_visible_def {
+                continue;
+            }
+            let leaf_visible = d16 <= self.info.max_visible_def;
+            any_drop |= !leaf_visible;
+            keep.push(leaf_visible);
+            match fixed {
+                Some(vb) => {
+                    let v = bytes
+                        .get(p..p + vb)
+                        .ok_or_else(|| FormatError::corrupt("full-zip value truncated"))?;
+                    fixed_vals.extend_from_slice(v);
+                    p += vb;
+                }
+                None => {
+                    if d16 == 0 {
+                        let l = compression::read_uints(bytes.get(p..).unwrap_or(&[]), len_bytes, 1)?
+                            .first()
+                            .copied()
+                            .unwrap_or(0) as usize;
+                        p += len_bytes;
+                        let v = bytes
+                            .get(p..p.saturating_add(l))
+                            .ok_or_else(|| FormatError::corrupt("full-zip value truncated"))?;
+                        var_data.extend_from_slice(v);
+                        p += l;
+                    }
+                    var_offs.push(var_data.len() as u64);
+                }
+            }
+        }
+        let n = keep.len() as u64;
+        let c = compression_of(self.layout.value_compression.as_ref(), "full-zip values")?;
+        let block = match fixed {
+            Some(vb) => decode_fixed(c, Buffer::from_vec(fixed_vals), vb, n)?,
+            None => decode_variable(
+                c,
+                DataBlock::Variable {
+                    offsets: Offsets::U64(var_offs),
+                    data: Buffer::from_vec(var_data),
+                },
+            )?,
+        };
+        let mut values = to_arrow(block, value_type, None)?;
+        if any_drop {
+            let mask = arrow_array::BooleanArray::from(keep);
+            values = arrow_select::filter::filter(values.as_ref(), &mask)?;
+        }
+        Ok(Stream { rep, def, values })
+    }
+}
+
+/// Per-value decoding of fixed-width full-zip values.
+fn decode_fixed(c: &Compression, buf: Buffer, value_bytes: usize, n: u64) -> Result<DataBlock> {
+    match c {
+        Compression::Flat(f) => {
+            if f.bits_per_value != (value_bytes * 8) as u64 {
+                return Err(FormatError::corrupt("full-zip flat width mismatch"));
+            }
+            Ok(DataBlock::Fixed {
+                bits_per_value: f.bits_per_value,
+                data: buf,
+                num_values: n,
+            })
+        }
+        Compression::Constant(k) => Ok(match &k.value {
+            Some(v) => DataBlock::Constant {
+                value: Buffer::from_slice_ref(v),
+                num_values: n,
+            },
+            None => DataBlock::AllNull { num_values: n },
+        }),
+        Compression::FixedSizeList(fsl) => unzip_fsl(fsl, buf, value_bytes, n),
+        other => Err(FormatError::unsupported(
+            compression::name(other),
+            "not valid as full-zip fixed-width compression",
+        )),
+    }
+}
+
+/// A fixed-size list value zipped with its item validity: per row, the validity bits
+/// (bytes rounded up) of each nullable layer, then the item bytes.
+fn unzip_fsl(
+    fsl: &crate::pb::enc21::FixedSizeList,
+    buf: Buffer,
+    value_bytes: usize,
+    n: u64,
+) -> Result<DataBlock> {
+    // Collect the nested FSL layers.
+    let mut dims = vec![(fsl.items_per_value, fsl.has_validity)];
+    let mut inner = compression_of(fsl.values.as_deref(), "fixed-size list values")?;
+    while let Compression::FixedSizeList(f) = inner {
+        dims.push((f.items_per_value, f.has_validity));
+        inner = compression_of(f.values.as_deref(), "fixed-size list values")?;
+    }
+    let item_bits = match inner {
+        Compression::Flat(f) => f.bits_per_value,
+        Compression::Constant(_) => 0,
+        other => {
+            return Err(FormatError::unsupported(
+                compression::name(other),
+                "fixed-size list items in full-zip must be flat",
+            ))
+        }
+    };
+    if item_bits % 8 != 0 {
+        return Err(FormatError::corrupt("fixed-size list items not byte aligned"));
+    }
+    let rows = n as usize;
+    let mut cum = 1usize;
+    let mut validity_layout = Vec::new(); // (bits per row, bytes per row) for layers with validity
+    for (d, v) in &dims {
+        cum = cum
+            .checked_mul(*d as usize)
+            .ok_or_else(|| FormatError::corrupt("fixed-size list too large"))?;
+        if *v {
+            validity_layout.push((cum, cum.div_ceil(8)));
+        }
+    }
+    let item_bytes = (item_bits / 8) as usize;
+    let data_per_row = cum * item_bytes;
+    let per_row: usize = validity_layout.iter().map(|(_, b)| b).sum::<usize>() + data_per_row;
+    if per_row != value_bytes && !(item_bits == 0 && validity_layout.is_empty()) {
+        return Err(FormatError::corrupt(format!(
+            "full-zip fixed-size list rows of {value_bytes} bytes, layout needs {per_row}"
+        )));
+    }
+    let src = buf.as_slice();
+    if src.len() < per_row * rows {
+        return Err(FormatError::corrupt("full-zip fixed-size list values truncated"));
+    }
+    let mut builders: Vec<BooleanBufferBuilder> = validity_layout
+        .iter()
+        .map(|(bits, _)| BooleanBufferBuilder::new(bits * rows))
+        .collect();
+    let mut data = Vec::with_capacity(data_per_row * rows);
+    let mut p = 0usize;
+    for _ in 0..rows {
+        for (b, (bits, bytes)) in builders.iter_mut().zip(&validity_layout) {
+            b.append_packed_range(p * 8..p * 8 + bits, src);
+            p += bytes;
+        }
+        data.extend_from_slice(&src[p..p + data_per_row]);
+        p += data_per_row;
+    }
+    let mut block = if item_bits == 0 {
+        DataBlock::AllNull {
+            num_values: (cum * rows) as u64,
+        }
+    } else {
+        DataBlock::Fixed {
+            bits_per_value: item_bits,
+            data: Buffer::from_vec(data),
+            num_values: (cum * rows) as u64,
+        }
+    };
+    let mut validity = builders.into_iter().map(|mut b| b.finish()).rev();
+    for (d, v) in dims.iter().rev() {
+        block = DataBlock::FixedSizeList {
+            dim: *d,
+            child: Box::new(block),
+            validity: if *v { validity.next() } else { None },
+        };
+    }
+    Ok(block)
+}
+
+/// Per-value decoding of variable-width full-zip values.
+fn decode_variable(c: &Compression, block: DataBlock) -> Result<DataBlock> {
+    match c {
+        Compression::Variable(_) => Ok(block),
+        Compression::Fsst(f) => compression::fsst::decode(&f.symbol_table, block),
+        Compression::General(g) => {
+            let DataBlock::Variable { offsets, data } = block else {
+                return Err(FormatError::corrupt("general per-value over fixed data"));
+            };
+            let n = offsets.len().saturating_sub(1);
+            let mut out = Vec::new();
+            let mut offs = Vec::with_capacity(n + 1);
+            offs.push(0u64);
+            for i in 0..n {
+                let (s, e) = (offsets.get(i).unwrap_or(0), offsets.get(i + 1).unwrap_or(0));
+                let piece = Buffer::from_slice_ref(
+                    data.as_slice()
+                        .get(s as usize..e as usize)
+                        .ok_or_else(|| FormatError::corrupt("per-value offsets out of range"))?,
+                );
+                let plain = general::decompress(g.compression.as_ref(), &piece)?;
+                out.extend_from_slice(plain.as_slice());
+                offs.push(out.len() as u64);
+            }
+            let inner = DataBlock::Variable {
+                offsets: Offsets::U64(offs),
+                data: Buffer::from_vec(out),
+            };
+            match g.values.as_deref().and_then(|v| v.compression.as_ref()) {
+                Some(inner_c) => decode_variable(inner_c, inner),
+                None => Ok(inner),
+            }
+        }
+        Compression::VariablePackedStruct(v) => packed::decode_variable(v, &block),
+        other => Err(FormatError::unsupported(
+            compression::name(other),
+            "not valid as full-zip variable-width compression",
+        )),
+    }
+}

@@ -1,0 +1,521 @@
+//! Mini-block pages (spec: "Mini Block Page Layout").
+//!
+//! Buffers: 0 = chunk metadata, 1 = the chunks, then the dictionary (if dictionary
+//! encoded) and the repetition index (if the column has lists).
+//!
+//! Chunk metadata, one entry per chunk (u16 in 2.1; u32 when `has_large_chunk`):
+//!
+//! | bits      | meaning                                         |
+//! |-----------|-------------------------------------------------|
+//! | low 4     | log2(values in chunk); 0 for the last chunk     |
+//! | the rest  | chunk size in 8-byte words, minus one           |
+//!
+//! A chunk: `num_levels: u16`, then `rep_size: u16` and `def_size: u16` when those
+//! levels exist, then one size per value buffer (u16; u32 with `has_large_chunk`),
+//! padding to 8 bytes, then rep, def and value buffers, each padded to 8 bytes.
+//!
+//! Repetition index: per chunk `depth + 1` u64s: rows that end in the chunk and the
+//! count of trailing items of a row that continues into the next chunk.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, UInt64Array};
+use arrow_buffer::Buffer;
+use arrow_schema::DataType;
+
+use super::{concat_runs, Layer, LeafRun, LevelInfo, Stream};
+use crate::block::{to_arrow, DataBlock};
+use crate::compression::{self, compression_of};
+use crate::container::PageInfo;
+use crate::pb::enc21::compressive_encoding::Compression;
+use crate::pb::enc21::MiniBlockLayout;
+use crate::read::RangeRead;
+use crate::{FormatError, Result};
+
+const ALIGN: usize = 8;
+
+/// Where one chunk lies and what it holds.
+#[derive(Debug, Clone, Copy)]
+pub struct ChunkMeta {
+    /// Offset within buffer 1.
+    pub offset: u64,
+    /// Size in bytes.
+    pub size: u64,
+    /// Values (visible items) in the chunk.
+    pub num_values: u64,
+}
+
+/// Row bookkeeping of one chunk (from the repetition index, or 1 row = 1 value).
+#[derive(Debug, Clone, Copy)]
+pub struct ChunkRows {
+    /// First row that starts in this chunk (after any preamble).
+    pub first_row: u64,
+    /// Rows that start in this chunk.
+    pub starts: u64,
+    /// The chunk begins with the tail of a row started earlier.
+    pub has_preamble: bool,
+    /// The chunk's last row continues into the next chunk.
+    pub has_trailer: bool,
+}
+
+/// A mini-block page with its metadata (the "search cache") loaded.
+#[derive(Debug)]
+pub struct MiniBlockPage {
+    layout: MiniBlockLayout,
+    layers: Vec<Layer>,
+    info: LevelInfo,
+    chunks_buffer: Range<u64>,
+    chunks: Vec<ChunkMeta>,
+    rows: Vec<ChunkRows>,
+    dictionary: Option<ArrayRef>,
+    num_rows: u64,
+}
+
+fn u64s(b: &[u8]) -> Vec<u64> {
+    b.chunks_exact(8)
+        .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+        .collect()
+}
+
+fn pad(x: usize) -> usize {
+    x.div_ceil(ALIGN) * ALIGN
+}
+
+impl MiniBlockPage {
+    /// Loads chunk metadata, dictionary and repetition index of `page`.
+    pub fn load(
+        page: &PageInfo,
+        layout: &MiniBlockLayout,
+        io: &dyn RangeRead,
+        value_type: &DataType,
+    ) -> Result<Self> {
+        let layers = Layer::list_from_pb(&layout.layers)?;
+        let info = LevelInfo::new(&layers);
+        let meta_range = page
+            .buffers
+            .first()
+            .cloned()
+            .ok_or_else(|| FormatError::corrupt("mini-block page without a metadata buffer"))?;
+        let chunks_buffer = page
+            .buffers
+            .get(1)
+            .cloned()
+            .ok_or_else(|| FormatError::corrupt("mini-block page without a chunk buffer"))?;
+        let has_dict = layout.dictionary.is_some();
+        let mut wanted = vec![meta_range];
+        let dict_idx = has_dict.then_some(2usize);
+        let rep_idx = (layout.repetition_index_depth > 0).then_some(if has_dict { 3 } else { 2 });
+        for idx in [dict_idx, rep_idx].into_iter().flatten() {
+            wanted.push(page.buffers.get(idx).cloned().ok_or_else(|| {
+                FormatError::corrupt(format!("mini-block page lacks buffer {idx}"))
+            })?);
+        }
+        let mut got = io.read_ranges(&wanted)?.into_iter();
+        let meta = got.next().unwrap_or_default();
+        let dict_bytes = if has_dict { got.next() } else { None };
+        let rep_bytes = if rep_idx.is_some() { got.next() } else { None };
+
+        // Chunk metadata.
+        let word = if layout.has_large_chunk { 4 } else { 2 };
+        let entries: Vec<u64> = compression::read_uints(&meta, word, meta.len() / word)?;
+        let mut chunks = Vec::with_capacity(entries.len());
+        let mut offset = 0u64;
+        let mut values_seen = 0u64;
+        let total_values = layout.num_items;
+        let buf_len = chunks_buffer.end - chunks_buffer.start;
+        for (i, e) in entries.iter().enumerate() {
+            let log = e & 0xF;
+            let size = ((e >> 4) + 1) * ALIGN as u64;
+            let last = i + 1 == entries.len();
+            let num_values = if last {
+                total_values.checked_sub(values_seen).ok_or_else(|| {
+                    FormatError::corrupt("mini-block chunks hold more values than the page")
+                })?
+            } else {
+                if log == 0 {
+                    return Err(FormatError::corrupt(format!(
+                        "mini-block chunk {i} is not the last but has no value count"
+                    )));
+                }
+                1u64 << log
+            };
+            if offset + size > buf_len {
+                return Err(FormatError::corrupt(format!(
+                    "mini-block chunk {i} ({size} bytes at {offset}) overruns its {buf_len}-byte buffer"
+                )));
+            }
+            chunks.push(ChunkMeta {
+                offset,
+                size,
+                num_values,
+            });
+            offset += size;
+            values_seen += num_values;
+        }
+
+        // Rows per chunk.
+        let rows = match rep_bytes {
+            Some(b) => {
+                let stride = layout.repetition_index_depth as usize + 1;
+                let vals = u64s(&b);
+                if vals.len() < chunks.len() * stride {
+                    return Err(FormatError::corrupt(format!(
+                        "repetition index has {} entries for {} chunks",
+                        vals.len(),
+                        chunks.len()
+                    )));
+                }
+                let mut rows = Vec::with_capacity(chunks.len());
+                let mut first = 0u64;
+                let mut preamble = false;
+                for c in 0..chunks.len() {
+                    let ends = vals[c * stride];
+                    let partial = vals[c * stride + 1];
+                    let trailer = partial > 0;
+                    let starts = (ends + u64::from(trailer))
+                        .checked_sub(u64::from(preamble))
+                        .ok_or_else(|| FormatError::corrupt("repetition index is inconsistent"))?;
+                    rows.push(ChunkRows {
+                        first_row: first,
+                        starts,
+                        has_preamble: preamble,
+                        has_trailer: trailer,
+                    });
+                    first += starts;
+                    preamble = trailer;
+                }
+                rows
+            }
+            None => {
+                let mut first = 0;
+                chunks
+                    .iter()
+                    .map(|c| {
+                        let r = ChunkRows {
+                            first_row: first,
+                            starts: c.num_values,
+                            has_preamble: false,
+                            has_trailer: false,
+                        };
+                        first += c.num_values;
+                        r
+                    })
+                    .collect()
+            }
+        };
+        let counted: u64 = rows.iter().map(|r| r.starts).sum();
+        if counted != page.num_rows {
+            return Err(FormatError::corrupt(format!(
+                "mini-block chunks hold {counted} rows, page says {}",
+                page.num_rows
+            )));
+        }
+
+        let dictionary = match (&layout.dictionary, dict_bytes) {
+            (Some(enc), Some(bytes)) => {
+                let c = compression_of(Some(enc), "dictionary")?;
+                let n = layout.num_dictionary_items;
+                let block = compression::block(c, Buffer::from(bytes), n)?;
+                Some(to_arrow(block, value_type, None)?)
+            }
+            _ => None,
+        };
+        Ok(Self {
+            layout: layout.clone(),
+            layers,
+            info,
+            chunks_buffer,
+            chunks,
+            rows,
+            dictionary,
+            num_rows: page.num_rows,
+        })
+    }
+
+    /// Structural layers (inner-most first).
+    pub fn layers(&self) -> &[Layer] {
+        &self.layers
+    }
+
+    /// Chunk descriptions (for the inspector).
+    pub fn chunks(&self) -> &[ChunkMeta] {
+        &self.chunks
+    }
+
+    /// The chunk holding row `row`.
+    fn chunk_of(&self, row: u64) -> Result<usize> {
+        let i = self.rows.partition_point(|r| r.first_row + r.starts <= row);
+        if i >= self.rows.len() {
+            return Err(FormatError::OutOfRange {
+                what: format!("row {row} of a {}-row page", self.num_rows),
+            });
+        }
+        Ok(i)
+    }
+
+    /// Chunks covering rows `range`: from the chunk where the first row starts to the
+    /// chunk where the last row ends.
+    fn chunk_span(&self, range: &Range<u64>) -> Result<Range<usize>> {
+        let first = self.chunk_of(range.start)?;
+        let mut last = self.chunk_of(range.end - 1)?;
+        while self.rows[last].has_trailer && last + 1 < self.rows.len() {
+            last += 1;
+            if self.rows[last].starts > 0 {
+                break;
+            }
+        }
+        Ok(first..last + 1)
+    }
+
+    /// Byte ranges (absolute) of the chunks needed for `ranges` of rows.
+    pub fn byte_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Range<u64>>> {
+        Ok(self
+            .groups(ranges)?
+            .iter()
+            .map(|(span, _)| self.span_bytes(span))
+            .collect())
+    }
+
+    fn span_bytes(&self, span: &Range<usize>) -> Range<u64> {
+        let a = &self.chunks[span.start];
+        let b = &self.chunks[span.end - 1];
+        self.chunks_buffer.start + a.offset..self.chunks_buffer.start + b.offset + b.size
+    }
+
+    /// Groups row ranges by contiguous chunk spans.
+    fn groups(&self, ranges: &[Range<u64>]) -> Result<Vec<(Range<usize>, Vec<Range<u64>>)>> {
+        let mut groups: Vec<(Range<usize>, Vec<Range<u64>>)> = Vec::new();
+        for r in ranges {
+            if r.start >= r.end {
+                continue;
+            }
+            if r.end > self.num_rows {
+                return Err(FormatError::OutOfRange {
+                    what: format!("rows {r:?} of a {}-row page", self.num_rows),
+                });
+            }
+            let span = self.chunk_span(r)?;
+            match groups.last_mut() {
+                Some((g, rs)) if span.start < g.end => {
+                    g.end = g.end.max(span.end);
+                    rs.push(r.clone());
+                }
+                _ => groups.push((span, vec![r.clone()])),
+            }
+        }
+        Ok(groups)
+    }
+
+    /// Reads rows `ranges` (page-relative, sorted, non-overlapping).
+    pub fn read(
+        &self,
+        io: &dyn RangeRead,
+        ranges: &[Range<u64>],
+        value_type: &DataType,
+    ) -> Result<LeafRun> {
+        let groups = self.groups(ranges)?;
+        let byte_ranges: Vec<Range<u64>> =
+            groups.iter().map(|(span, _)| self.span_bytes(span)).collect();
+        let data = io.read_ranges(&byte_ranges)?;
+        let mut runs = Vec::new();
+        for ((span, rs), bytes) in groups.iter().zip(data) {
+            let stream = self.decode_span(span, Buffer::from(bytes), value_type)?;
+            let first_row = self.rows[span.start].first_row;
+            let skip = self.rows[span.start].has_preamble;
+            for r in rs {
+                runs.push(stream.slice_rows(
+                    self.info,
+                    skip,
+                    r.start - first_row..r.end - first_row,
+                )?);
+            }
+        }
+        if runs.is_empty() {
+            return Ok(LeafRun {
+                rep: None,
+                def: None,
+                num_rows: 0,
+                values: arrow_array::new_empty_array(value_type),
+            });
+        }
+        concat_runs(runs, self.info)
+    }
+
+    /// Decodes the chunks of `span`, whose bytes are `bytes`, into one stream.
+    fn decode_span(
+        &self,
+        span: &Range<usize>,
+        bytes: Buffer,
+        value_type: &DataType,
+    ) -> Result<Stream> {
+        let base = self.chunks[span.start].offset;
+        let has_rep = self.layout.rep_compression.is_some();
+        let has_def = self.layout.def_compression.is_some();
+        let mut rep: Option<Vec<u16>> = has_rep.then(Vec::new);
+        let mut def: Option<Vec<u16>> = has_def.then(Vec::new);
+        let mut values: Vec<ArrayRef> = Vec::with_capacity(span.len());
+        let value_c = compression_of(self.layout.value_compression.as_ref(), "mini-block values")?;
+        let idx_type = self.dictionary.as_ref().map(|_| DataType::UInt64);
+        for c in span.clone() {
+            let meta = self.chunks[c];
+            let start = (meta.offset - base) as usize;
+            let chunk = bytes.slice_with_length(start, meta.size as usize);
+            let (r, d, vals) = self.decode_chunk(&chunk, meta.num_values, value_c)?;
+            if let (Some(out), Some(r)) = (rep.as_mut(), r) {
+                out.extend_from_slice(&r);
+            }
+            if let (Some(out), Some(d)) = (def.as_mut(), d) {
+                out.extend_from_slice(&d);
+            }
+            let arr = match &idx_type {
+                Some(_) => indices_array(vals)?,
+                None => to_arrow(vals, value_type, None)?,
+            };
+            values.push(arr);
+        }
+        let refs: Vec<&dyn Array> = values.iter().map(|a| a.as_ref()).collect();
+        let mut values = if refs.len() == 1 {
+            values.swap_remove(0)
+        } else {
+            arrow_select::concat::concat(&refs)?
+        };
+        if let Some(dict) = &self.dictionary {
+            let idx = values
+                .as_any()
+                .downcast_ref::<UInt64Array>()
+                .ok_or_else(|| FormatError::corrupt("dictionary indices are not integers"))?;
+            if let Some(bad) = idx.values().iter().find(|&&i| i >= dict.len() as u64) {
+                return Err(FormatError::corrupt(format!(
+                    "dictionary index {bad} out of range for {} items",
+                    dict.len()
+                )));
+            }
+            values = arrow_select::take::take(dict.as_ref(), idx, None)?;
+        }
+        Ok(Stream { rep, def, values })
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn decode_chunk(
+        &self,
+        chunk: &Buffer,
+        num_values: u64,
+        value_c: &Compression,
+    ) -> Result<(Option<Vec<u16>>, Option<Vec<u16>>, DataBlock)> {
+        let b = chunk.as_slice();
+        let short = || FormatError::corrupt("mini-block chunk header truncated");
+        let rd16 = |p: usize| -> Result<usize> {
+            b.get(p..p + 2)
+                .map(|x| u16::from_le_bytes([x[0], x[1]]) as usize)
+                .ok_or_else(short)
+        };
+        let rd32 = |p: usize| -> Result<usize> {
+            b.get(p..p + 4)
+                .map(|x| u32::from_le_bytes([x[0], x[1], x[2], x[3]]) as usize)
+                .ok_or_else(short)
+        };
+        let mut p = 0usize;
+        let num_levels = rd16(p)?;
+        p += 2;
+        let rep_size = if self.layout.rep_compression.is_some() {
+            p += 2;
+            Some(rd16(p - 2)?)
+        } else {
+            None
+        };
+        let def_size = if self.layout.def_compression.is_some() {
+            p += 2;
+            Some(rd16(p - 2)?)
+        } else {
+            None
+        };
+        let nbuf = usize::try_from(self.layout.num_buffers)
+            .ok()
+            .filter(|&n| n <= 64)
+            .ok_or_else(|| FormatError::corrupt("mini-block chunk buffer count"))?;
+        let mut sizes = Vec::with_capacity(nbuf);
+        for _ in 0..nbuf {
+            if self.layout.has_large_chunk {
+                sizes.push(rd32(p)?);
+                p += 4;
+            } else {
+                sizes.push(rd16(p)?);
+                p += 2;
+            }
+        }
+        p = pad(p);
+        let mut take = |size: usize| -> Result<Buffer> {
+            if p + size > chunk.len() {
+                return Err(FormatError::corrupt(format!(
+                    "mini-block chunk buffer of {size} bytes at {p} overruns a {}-byte chunk",
+                    chunk.len()
+                )));
+            }
+            let out = chunk.slice_with_length(p, size);
+            p = pad(p + size);
+            Ok(out)
+        };
+        let rep_buf = rep_size.map(&mut take).transpose()?;
+        let def_buf = def_size.map(&mut take).transpose()?;
+        let bufs = sizes.into_iter().map(take).collect::<Result<Vec<_>>>()?;
+        let levels = |enc: &Option<crate::pb::enc21::CompressiveEncoding>,
+                      buf: Option<Buffer>|
+         -> Result<Option<Vec<u16>>> {
+            match (enc, buf) {
+                (Some(e), Some(buf)) => {
+                    let c = compression_of(Some(e), "levels")?;
+                    decode_levels(c, buf, num_levels as u64).map(Some)
+                }
+                _ => Ok(None),
+            }
+        };
+        let rep = levels(&self.layout.rep_compression, rep_buf)?;
+        let def = levels(&self.layout.def_compression, def_buf)?;
+        let values = compression::miniblock(value_c, bufs, num_values)?;
+        Ok((rep, def, values))
+    }
+}
+
+/// Decodes a buffer of levels (16-bit values) with its block compression.
+pub fn decode_levels(c: &Compression, buf: Buffer, n: u64) -> Result<Vec<u16>> {
+    match compression::block(c, buf, n)? {
+        DataBlock::Fixed {
+            bits_per_value: 16,
+            data,
+            ..
+        } => Ok(data
+            .as_slice()
+            .chunks_exact(2)
+            .take(n as usize)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect()),
+        DataBlock::Constant { value, .. } if value.len() == 2 => {
+            let v = u16::from_le_bytes([value.as_slice()[0], value.as_slice()[1]]);
+            Ok(vec![v; n as usize])
+        }
+        _ => Err(FormatError::corrupt("levels are not 16-bit values")),
+    }
+}
+
+/// Widens a block of unsigned dictionary indices to u64.
+pub fn indices_array(block: DataBlock) -> Result<ArrayRef> {
+    let DataBlock::Fixed {
+        bits_per_value,
+        data,
+        num_values,
+    } = block
+    else {
+        return Err(FormatError::corrupt("dictionary indices are not fixed width"));
+    };
+    let w = match bits_per_value {
+        8 | 16 | 32 | 64 => (bits_per_value / 8) as usize,
+        _ => {
+            return Err(FormatError::corrupt(format!(
+                "dictionary indices of {bits_per_value} bits"
+            )))
+        }
+    };
+    let v = compression::read_uints(data.as_slice(), w, num_values as usize)?;
+    Ok(Arc::new(UInt64Array::from(v)))
+}
