@@ -363,7 +363,7 @@ pub fn with_nulls(array: ArrayRef, nulls: Option<NullBuffer>) -> Result<ArrayRef
         // Some slices (booleans) keep a bit offset; copy so validity starts at 0.
         let len = data.len();
         let mut m = arrow_data::transform::MutableArrayData::new(vec![&data], false, len);
-        m.extend(0, 0, len);
+        m.try_extend(0, 0, len)?;
         data = m.freeze();
     }
     let data = data.into_builder().nulls(nulls).build()?;

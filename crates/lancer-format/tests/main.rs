@@ -1,3 +1,5 @@
-//! Integration tests of lancer-format: golden files written by pylance.
+//! Integration tests of lancer-format (one test binary).
 
+mod alloc;
+mod corrupt;
 mod golden;

@@ -1,0 +1,140 @@
+//! Hostile input: every golden file, truncated, bit-flipped, and with tampered
+//! offset/length fields, must decode to an error or a value — never a panic, a hang,
+//! or an allocation out of proportion to the file.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use lancer_format::reader::FileReader;
+
+use crate::alloc::{peak_allocation, reset_peak};
+use crate::golden::golden_files;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next() % n
+        }
+    }
+}
+
+/// Decodes everything it can; returns whether it succeeded (errors are fine).
+fn decode(bytes: Bytes) -> bool {
+    let Ok(reader) = FileReader::open(Arc::new(bytes)) else {
+        return false;
+    };
+    let n = reader.num_rows();
+    let mut ok = reader.read_all(None).is_ok();
+    if n > 0 {
+        ok &= reader.take(&[0, n / 2, n - 1], None).is_ok();
+        ok &= reader.read_range(n / 3..n / 3 + 1, None).is_ok();
+    }
+    ok
+}
+
+fn mutations(data: &[u8], rng: &mut Rng) -> Vec<(String, Vec<u8>)> {
+    let len = data.len() as u64;
+    let mut out = Vec::new();
+    // Truncations (the tail holds the metadata: cut near the end too).
+    for _ in 0..3 {
+        let cut = rng.below(len) as usize;
+        out.push((format!("truncate at {cut}"), data[..cut].to_vec()));
+    }
+    let cut = (len - rng.below(len.min(200))) as usize;
+    out.push((format!("truncate at {cut}"), data[..cut].to_vec()));
+    // Bit flips, mostly in the metadata region at the end.
+    for i in 0..6 {
+        let mut d = data.to_vec();
+        let pos = if i % 3 == 0 {
+            rng.below(len)
+        } else {
+            len - 1 - rng.below(len.min(4096))
+        } as usize;
+        d[pos] ^= 1 << rng.below(8);
+        out.push((format!("flip byte {pos}"), d));
+    }
+    // Tampered footer / offset-table fields.
+    let footer = data.len() - 40;
+    for i in 0..4 {
+        let mut d = data.to_vec();
+        let field = (rng.below(3) * 8) as usize;
+        let v = match i {
+            0 => u64::MAX - rng.below(1000),
+            1 => len + rng.below(1 << 20),
+            2 => rng.below(len),
+            _ => 1u64 << rng.below(63),
+        };
+        d[footer + field..footer + field + 8].copy_from_slice(&v.to_le_bytes());
+        out.push((format!("footer field {field} = {v}"), d));
+    }
+    for _ in 0..3 {
+        // An entry of the column-metadata or global-buffer offset table.
+        let cmo = u64::from_le_bytes(data[footer + 8..footer + 16].try_into().unwrap()) as usize;
+        let mut d = data.to_vec();
+        let at = cmo + 8 * rng.below(((footer - cmo) / 8) as u64) as usize;
+        let v = match rng.below(3) {
+            0 => u64::MAX,
+            1 => len * 2,
+            _ => rng.below(len),
+        };
+        d[at..at + 8].copy_from_slice(&v.to_le_bytes());
+        out.push((format!("offset table word at {at} = {v}"), d));
+    }
+    out
+}
+
+#[test]
+fn corrupt_files_never_panic_hang_or_overallocate() {
+    let files = golden_files();
+    assert!(!files.is_empty());
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let mut failures = Vec::new();
+    let mut tried = 0;
+    let mut errors = 0;
+    // Every file, a few mutations each (all golden files share the structures under
+    // test; the sample keeps the debug-build test fast).
+    for (lance, _) in files.iter() {
+        let data = std::fs::read(lance).unwrap();
+        for (what, bytes) in mutations(&data, &mut rng) {
+            tried += 1;
+            let size = bytes.len();
+            reset_peak();
+            let start = Instant::now();
+            let r = catch_unwind(AssertUnwindSafe(|| decode(Bytes::from(bytes))));
+            let took = start.elapsed();
+            let peak = peak_allocation();
+            let name = lance.file_name().unwrap().to_string_lossy().to_string();
+            match r {
+                Err(_) => failures.push(format!("{name}: {what}: PANIC")),
+                Ok(false) => errors += 1,
+                Ok(true) => {}
+            }
+            if took > Duration::from_secs(10) {
+                failures.push(format!("{name}: {what}: took {took:?}"));
+            }
+            // Decoded output may legitimately be a few times the file (compression);
+            // a single allocation beyond this bound means a length was trusted.
+            let bound = 64 * size + (64 << 20);
+            if peak > bound {
+                failures.push(format!("{name}: {what}: allocated {peak} bytes at once (file {size})"));
+            }
+        }
+    }
+    for f in &failures {
+        eprintln!("{f}");
+    }
+    eprintln!("{tried} mutated files, {errors} rejected with an error");
+    assert!(failures.is_empty(), "{} of {tried} mutations misbehaved", failures.len());
+    assert!(errors > tried / 4, "too few mutations were detected: {errors} of {tried}");
+}
