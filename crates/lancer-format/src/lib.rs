@@ -10,6 +10,7 @@ pub mod block;
 pub mod compression;
 pub mod container;
 pub mod error;
+pub mod inspect;
 pub mod pb;
 pub mod reader;
 pub mod read;

@@ -14,12 +14,23 @@ pub fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/files")
 }
 
+/// Directories holding `pylance-*/` golden file sets: the checked-in ones, plus the
+/// ones written live by the test script (`LANCER_GOLDEN_LIVE`).
+pub fn golden_roots() -> Vec<PathBuf> {
+    let mut roots = vec![data_dir()];
+    if let Some(live) = std::env::var_os("LANCER_GOLDEN_LIVE") {
+        roots.push(PathBuf::from(live));
+    }
+    roots
+}
+
 /// (lance file, expected arrow file) pairs.
 pub fn golden_files() -> Vec<(PathBuf, PathBuf)> {
     let mut out = Vec::new();
-    let Ok(dirs) = std::fs::read_dir(data_dir()) else {
-        return out;
-    };
+    let dirs = golden_roots()
+        .into_iter()
+        .filter_map(|r| std::fs::read_dir(r).ok())
+        .flatten();
     for d in dirs.flatten() {
         let Ok(files) = std::fs::read_dir(d.path()) else { continue };
         for f in files.flatten() {
@@ -42,11 +53,6 @@ pub fn expected(path: &Path) -> RecordBatch {
     let schema = r.schema();
     let batches: Vec<RecordBatch> = r.map(|b| b.unwrap()).collect();
     arrow_select::concat::concat_batches(&schema, &batches).unwrap()
-}
-
-pub fn open(path: &Path) -> FileReader {
-    let bytes = Bytes::from(std::fs::read(path).unwrap());
-    FileReader::open(Arc::new(bytes)).unwrap()
 }
 
 fn compare(label: &str, want: &RecordBatch, got: &RecordBatch, failures: &mut Vec<String>) {

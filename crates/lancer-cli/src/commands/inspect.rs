@@ -1,0 +1,189 @@
+//! `lancer inspect`: every layer of a data file, and the walk of one row to its bytes.
+
+use std::path::Path;
+
+use lancer_format::inspect::{column_paths, describe_page, locate_row};
+use lancer_format::schema::LanceField;
+use serde_json::{json, Value};
+
+use super::{open_traced, CmdResult};
+
+fn field_json(f: &LanceField) -> Value {
+    json!({
+        "id": f.id,
+        "name": f.name,
+        "logical_type": f.logical_type,
+        "arrow_type": f.data_type.to_string(),
+        "nullable": f.nullable,
+        "metadata": f.metadata,
+        "children": f.children.iter().map(field_json).collect::<Vec<_>>(),
+    })
+}
+
+fn field_text(f: &LanceField, depth: usize, out: &mut String) {
+    let md = if f.metadata.is_empty() {
+        String::new()
+    } else {
+        let mut kv: Vec<String> = f.metadata.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        kv.sort();
+        format!("  {{{}}}", kv.join(", "))
+    };
+    out.push_str(&format!(
+        "  {:indent$}{} (id {}): {}{}{}\n",
+        "",
+        f.name,
+        f.id,
+        f.logical_type,
+        if f.nullable { "" } else { " not null" },
+        md,
+        indent = depth * 2
+    ));
+    for c in &f.children {
+        field_text(c, depth + 1, out);
+    }
+}
+
+/// Runs `lancer inspect`.
+pub fn run(path: &Path, row: Option<u64>, as_json: bool) -> CmdResult {
+    let (reader, io) = open_traced(path)?;
+    let meta = reader.metadata().clone();
+    let paths = column_paths(&meta);
+    let tail: Vec<Value> = meta.tail_reads.iter().map(|r| json!([r.start, r.end])).collect();
+    let mut columns = Vec::new();
+    for (i, c) in meta.columns.iter().enumerate() {
+        let mut start = 0u64;
+        let pages: Vec<Value> = c
+            .pages
+            .iter()
+            .map(|p| {
+                let v = json!({
+                    "rows": [start, start + p.num_rows],
+                    "encoding": describe_page(p),
+                    "buffers": p.buffers.iter().map(|b| json!([b.start, b.end - b.start])).collect::<Vec<_>>(),
+                });
+                start += p.num_rows;
+                v
+            })
+            .collect();
+        columns.push(json!({
+            "index": i,
+            "field": paths.get(i).cloned().unwrap_or_default(),
+            "metadata_bytes": [c.metadata_range.start, c.metadata_range.end - c.metadata_range.start],
+            "column_buffers": c.buffers.iter().map(|b| json!([b.start, b.end - b.start])).collect::<Vec<_>>(),
+            "pages": pages,
+        }));
+    }
+    let mut walk = Vec::new();
+    if let Some(r) = row {
+        if r >= meta.num_rows {
+            return Err(format!("row {r} is past the end of the file ({} rows)", meta.num_rows).into());
+        }
+        for (fi, f) in meta.schema.fields.iter().enumerate() {
+            io.clear();
+            reader.take(&[r], Some(&[f.name.as_str()]))?;
+            let touched: Vec<Value> = io.ranges().iter().map(|b| json!([b.start, b.end - b.start])).collect();
+            let cols = reader.field_columns(fi).unwrap_or(0..0);
+            let located: Vec<Value> = cols
+                .clone()
+                .filter_map(|c| {
+                    locate_row(&meta, c, r).map(|l| {
+                        json!({
+                            "column": c,
+                            "field": paths.get(c).cloned().unwrap_or_default(),
+                            "page": l.page,
+                            "row_in_page": l.row_in_page,
+                            "encoding": l.encoding,
+                        })
+                    })
+                })
+                .collect();
+            walk.push(json!({"field": f.name, "columns": located, "bytes_read": touched}));
+        }
+    }
+    if as_json {
+        let v = json!({
+            "path": path.display().to_string(),
+            "file_size": meta.file_size,
+            "version": meta.version.to_string(),
+            "num_rows": meta.num_rows,
+            "footer": {
+                "column_meta_start": meta.footer.column_meta_start,
+                "cmo_table_start": meta.footer.cmo_table_start,
+                "gbo_table_start": meta.footer.gbo_table_start,
+                "num_columns": meta.footer.num_columns,
+                "num_global_buffers": meta.footer.num_global_buffers,
+            },
+            "metadata_reads": tail,
+            "global_buffers": meta.global_buffers.iter().map(|b| json!([b.start, b.end - b.start])).collect::<Vec<_>>(),
+            "schema": meta.schema.fields.iter().map(field_json).collect::<Vec<_>>(),
+            "schema_metadata": meta.schema.metadata,
+            "columns": columns,
+            "row": row.map(|r| json!({"row": r, "fields": walk})),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    let mut s = String::new();
+    s.push_str(&format!(
+        "{}: Lance {} file, {} rows, {} columns, {} global buffers, {} bytes\n",
+        path.display(),
+        meta.version,
+        meta.num_rows,
+        meta.columns.len(),
+        meta.global_buffers.len(),
+        meta.file_size
+    ));
+    s.push_str(&format!(
+        "footer: column metadata from {}, column offsets at {}, global buffer offsets at {}; metadata read in {} request(s)\n",
+        meta.footer.column_meta_start,
+        meta.footer.cmo_table_start,
+        meta.footer.gbo_table_start,
+        meta.tail_reads.len()
+    ));
+    s.push_str("schema:\n");
+    for f in &meta.schema.fields {
+        field_text(f, 0, &mut s);
+    }
+    s.push_str("columns:\n");
+    for (i, c) in meta.columns.iter().enumerate() {
+        s.push_str(&format!(
+            "  [{i}] {} ({} page{})\n",
+            paths.get(i).map(|p| p.as_str()).unwrap_or("?"),
+            c.pages.len(),
+            if c.pages.len() == 1 { "" } else { "s" }
+        ));
+        let mut start = 0u64;
+        for (pi, p) in c.pages.iter().enumerate() {
+            let bufs: Vec<String> = p.buffers.iter().map(|b| format!("{}+{}", b.start, b.end - b.start)).collect();
+            s.push_str(&format!(
+                "      page {pi}: rows {}..{}  {}\n        buffers: {}\n",
+                start,
+                start + p.num_rows,
+                describe_page(p),
+                bufs.join(" ")
+            ));
+            start += p.num_rows;
+        }
+    }
+    if let Some(r) = row {
+        s.push_str(&format!("row {r}:\n"));
+        for w in &walk {
+            s.push_str(&format!("  {}:\n", w["field"].as_str().unwrap_or("?")));
+            if let Some(cols) = w["columns"].as_array() {
+                for c in cols {
+                    s.push_str(&format!(
+                        "    column {} ({}): page {}, row {} of the page, {}\n",
+                        c["column"], c["field"].as_str().unwrap_or(""), c["page"], c["row_in_page"],
+                        c["encoding"].as_str().unwrap_or("")
+                    ));
+                }
+            }
+            if let Some(b) = w["bytes_read"].as_array() {
+                let list: Vec<String> = b.iter().map(|x| format!("{}+{}", x[0], x[1])).collect();
+                s.push_str(&format!("    bytes read: {}\n", list.join(" ")));
+            }
+        }
+    }
+    print!("{s}");
+    Ok(())
+}

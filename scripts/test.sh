@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Lancer's full test suite: installs the pinned pylance oracles, writes a fresh set of
+# golden files with each of them (live interop check), then runs every Rust test,
+# which decodes both the checked-in and the freshly written files.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+bash scripts/setup-python.sh
+live="$root/target/golden-live"
+rm -rf "$live"
+mkdir -p "$live"
+for v in 14 12 11; do
+  echo "test.sh: writing live golden files with pylance $v" >&2
+  ".venv/pylance-$v/bin/python" scripts/gen_golden_files.py "$live" > "$live/gen-$v.log" 2>&1 \
+    || { cat "$live/gen-$v.log" >&2; exit 1; }
+done
+export LANCER_GOLDEN_LIVE="$live"
+cargo test --workspace --all-targets
