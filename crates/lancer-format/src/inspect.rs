@@ -267,11 +267,85 @@ pub fn techniques(p: &PageInfo) -> Vec<String> {
     }
     match &p.encoding {
         PageEncoding::V21(l) => layout(l, &mut out),
-        PageEncoding::V20(e) => out.push(describe_v20(e)),
+        PageEncoding::V20(e) => walk20(e, &mut out),
     }
     out.sort();
     out.dedup();
     out
+}
+
+/// Names every node of a 2.0 encoding tree (prefixed `2.0:`).
+fn walk20(e: &ArrayEncoding, out: &mut Vec<String>) {
+    use crate::pb::enc20::nullable::Nullability;
+    let mut kids: Vec<&ArrayEncoding> = Vec::new();
+    let name = match &e.array_encoding {
+        Some(A20::Flat(f)) => {
+            if f.compression.is_some() {
+                out.push("2.0:flat-compressed".into());
+            }
+            "flat"
+        }
+        Some(A20::Nullable(n)) => match &n.nullability {
+            Some(Nullability::NoNulls(v)) => {
+                kids.extend(v.values.as_deref());
+                "no-nulls"
+            }
+            Some(Nullability::SomeNulls(v)) => {
+                kids.extend(v.validity.as_deref());
+                kids.extend(v.values.as_deref());
+                "some-nulls"
+            }
+            Some(Nullability::AllNulls(_)) => "all-nulls",
+            None => "nullable",
+        },
+        Some(A20::FixedSizeList(f)) => {
+            kids.extend(f.items.as_deref());
+            "fixed-size-list"
+        }
+        Some(A20::List(l)) => {
+            kids.extend(l.offsets.as_deref());
+            "list"
+        }
+        Some(A20::Struct(_)) => "struct",
+        Some(A20::Binary(b)) => {
+            kids.extend(b.indices.as_deref());
+            kids.extend(b.bytes.as_deref());
+            "binary"
+        }
+        Some(A20::Dictionary(d)) => {
+            kids.extend(d.indices.as_deref());
+            kids.extend(d.items.as_deref());
+            "dictionary"
+        }
+        Some(A20::Fsst(f)) => {
+            kids.extend(f.binary.as_deref());
+            "fsst"
+        }
+        Some(A20::PackedStruct(p)) => {
+            kids.extend(p.inner.iter());
+            "packed-struct"
+        }
+        Some(A20::Bitpacked(_)) => "bitpacked",
+        Some(A20::FixedSizeBinary(f)) => {
+            kids.extend(f.bytes.as_deref());
+            "fixed-size-binary"
+        }
+        Some(A20::BitpackedForNonNeg(_)) => "bitpacked-fastlanes",
+        Some(A20::Constant(_)) => "constant",
+        Some(A20::InlineBitpacking(_)) => "inline-bitpacking",
+        Some(A20::OutOfLineBitpacking(_)) => "out-of-line-bitpacking",
+        Some(A20::Variable(_)) => "variable",
+        Some(A20::PackedStructFixedWidthMiniBlock(_)) => "packed-struct-mini-block",
+        Some(A20::Block(_)) => "block",
+        Some(A20::Rle(_)) => "rle",
+        Some(A20::GeneralMiniBlock(_)) => "general-mini-block",
+        Some(A20::ByteStreamSplit(_)) => "byte-stream-split",
+        None => "unknown",
+    };
+    out.push(format!("2.0:{name}"));
+    for k in kids {
+        walk20(k, out);
+    }
 }
 
 /// Where a row of a column lives.

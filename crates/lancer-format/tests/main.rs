@@ -2,4 +2,5 @@
 
 mod alloc;
 mod corrupt;
+mod coverage;
 mod golden;

@@ -1,0 +1,74 @@
+//! Lancer's side of the file-read benchmark (`bench/file_read.py` runs it beside
+//! pylance on the same file and prints ratios).
+//!
+//! Usage: `lancer-bench file-read FILE ITERATIONS INDICES_FILE...` where each indices
+//! file holds little-endian u64 row numbers. Prints one JSON object with the best and
+//! median seconds of: opening the file, a full decode of every column, and one take per
+//! indices file. Each measured operation opens a fresh reader (cold page metadata),
+//! the same as pylance's `LanceFileReader(path)` + operation; the OS page cache is warm
+//! for both.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use lancer_format::read::RangeRead;
+use lancer_format::reader::FileReader;
+use lancer_io::LocalFile;
+use serde_json::json;
+
+fn open(path: &str) -> Result<FileReader, Box<dyn std::error::Error>> {
+    let io: Arc<dyn RangeRead> = Arc::new(LocalFile::open(path)?);
+    Ok(FileReader::open(io)?)
+}
+
+fn stats(mut v: Vec<f64>) -> serde_json::Value {
+    v.sort_by(|a, b| a.total_cmp(b));
+    json!({"best": v.first().copied().unwrap_or(0.0), "median": v.get(v.len() / 2).copied().unwrap_or(0.0)})
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() < 4 || args[1] != "file-read" {
+        return Err("usage: lancer-bench file-read FILE ITERATIONS [INDICES_FILE...]".into());
+    }
+    let path = &args[2];
+    let iters: usize = args[3].parse()?;
+    let mut out = serde_json::Map::new();
+
+    let mut t_open = Vec::new();
+    let mut t_full = Vec::new();
+    let mut rows = 0usize;
+    for _ in 0..iters {
+        let t = Instant::now();
+        let r = open(path)?;
+        t_open.push(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        let b = r.read_all(None)?;
+        t_full.push(t.elapsed().as_secs_f64());
+        rows = b.num_rows();
+    }
+    out.insert("open".into(), stats(t_open));
+    out.insert("full_decode".into(), stats(t_full));
+    out.insert("rows".into(), json!(rows));
+
+    for f in &args[4..] {
+        let raw = std::fs::read(f)?;
+        let idx: Vec<u64> = raw
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+            .collect();
+        let mut times = Vec::new();
+        for _ in 0..iters {
+            let t = Instant::now();
+            let r = open(path)?;
+            let b = r.take(&idx, None)?;
+            times.push(t.elapsed().as_secs_f64());
+            if b.num_rows() != idx.len() {
+                return Err("take returned the wrong number of rows".into());
+            }
+        }
+        out.insert(format!("take_{}", idx.len()), stats(times));
+    }
+    println!("{}", serde_json::Value::Object(out));
+    Ok(())
+}
