@@ -17,5 +17,6 @@ pub mod read;
 pub mod schema;
 pub mod structural;
 pub mod v20;
+pub mod writer;
 
 pub use error::{FormatError, Result};

@@ -549,7 +549,7 @@ fn concat_unraveled(parts: Vec<Unraveled>) -> Result<Unraveled> {
 }
 
 /// Rebuilds the array of `field` at `depth` from its decoded leaves (consumed in order).
-fn assemble(
+pub(crate) fn assemble(
     field: &Field,
     lf: &LanceField,
     leaves: &mut std::collections::VecDeque<Unraveled>,

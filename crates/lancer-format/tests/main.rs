@@ -4,3 +4,4 @@ mod alloc;
 mod corrupt;
 mod coverage;
 mod golden;
+mod shred;
