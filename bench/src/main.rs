@@ -13,11 +13,11 @@ use std::time::Instant;
 
 use lancer_format::read::RangeRead;
 use lancer_format::reader::FileReader;
-use lancer_io::LocalFile;
+use lancer_io::MmapFile;
 use serde_json::json;
 
 fn open(path: &str) -> Result<FileReader, Box<dyn std::error::Error>> {
-    let io: Arc<dyn RangeRead> = Arc::new(LocalFile::open(path)?);
+    let io: Arc<dyn RangeRead> = Arc::new(MmapFile::open(path)?);
     Ok(FileReader::open(io)?)
 }
 

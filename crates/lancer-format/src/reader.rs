@@ -266,8 +266,8 @@ impl FileReader {
         let idx = self.projection_indices(projection)?;
         let mut fields: Vec<FieldRef> = Vec::with_capacity(idx.len());
         let mut arrays = Vec::with_capacity(idx.len());
-        for i in idx {
-            let arr = self.read_field(i, ranges)?;
+        let decoded = self.read_fields(&idx, ranges, total)?;
+        for (i, arr) in idx.into_iter().zip(decoded) {
             if arr.len() as u64 != total {
                 return Err(FormatError::corrupt(format!(
                     "column {:?} decoded {} rows, {total} expected",
@@ -284,6 +284,37 @@ impl FileReader {
             arrays,
             &RecordBatchOptions::new().with_row_count(Some(total as usize)),
         )?)
+    }
+
+    /// Decodes fields, in parallel threads when there is enough work to share.
+    fn read_fields(&self, idx: &[usize], ranges: &[Range<u64>], rows: u64) -> Result<Vec<ArrayRef>> {
+        const PARALLEL_MIN_ROWS: u64 = 16 * 1024;
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .min(idx.len());
+        if threads <= 1 || rows < PARALLEL_MIN_ROWS {
+            return idx.iter().map(|&i| self.read_field(i, ranges)).collect();
+        }
+        let mut slots: Vec<Option<Result<ArrayRef>>> = (0..idx.len()).map(|_| None).collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let results = Mutex::new(&mut slots);
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| loop {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(&i) = idx.get(k) else { break };
+                    let r = self.read_field(i, ranges);
+                    if let Ok(mut g) = results.lock() {
+                        g[k] = Some(r);
+                    }
+                });
+            }
+        });
+        slots
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(FormatError::corrupt("a decode thread failed"))))
+            .collect()
     }
 
     fn read_field(&self, i: usize, ranges: &[Range<u64>]) -> Result<ArrayRef> {

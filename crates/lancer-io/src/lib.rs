@@ -67,6 +67,59 @@ impl RangeRead for LocalFile {
     }
 }
 
+/// A local file mapped into memory: reads are zero-copy slices of the mapping, so a
+/// decoder can hand file bytes straight to Arrow (e.g. a vector column's values).
+///
+/// Lance data files are immutable once written; mapping one that another process
+/// truncates would fault, which is why [`LocalFile`] remains available.
+#[derive(Debug)]
+pub struct MmapFile {
+    map: Bytes,
+    path: PathBuf,
+}
+
+impl MmapFile {
+    /// Maps `path`.
+    #[allow(unsafe_code)]
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let file = File::open(&path).map_err(|e| {
+            FormatError::Io(std::io::Error::new(
+                e.kind(),
+                format!("cannot open {}: {e}", path.display()),
+            ))
+        })?;
+        if file.metadata()?.len() == 0 {
+            return Ok(Self {
+                map: Bytes::new(),
+                path,
+            });
+        }
+        // SAFETY: the mapping is read-only and Lance files are never modified in place
+        // after they are written (new versions write new files).
+        let map = unsafe { memmap2::Mmap::map(&file) }?;
+        Ok(Self {
+            map: Bytes::from_owner(map),
+            path,
+        })
+    }
+
+    /// The path this file was opened from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl RangeRead for MmapFile {
+    fn size(&self) -> Result<u64> {
+        Ok(self.map.len() as u64)
+    }
+
+    fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        self.map.read_ranges(ranges)
+    }
+}
+
 /// Merges ranges of one request that lie within `max_gap` bytes of each other.
 #[derive(Debug)]
 pub struct Coalesce<R> {

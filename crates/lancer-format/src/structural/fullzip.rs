@@ -175,7 +175,24 @@ impl FullZipPage {
         let data = io.read_ranges(&byte_ranges)?;
         let mut runs = Vec::with_capacity(ranges.len());
         for (r, bytes) in ranges.iter().zip(data) {
-            let stream = self.parse(&bytes, value_type)?;
+            let stream = match self.value_bytes()? {
+                // No control words: the buffer is the values, zero-copy.
+                Some(vb) if self.cw_bytes == 0 => {
+                    let n = (r.end - r.start) as usize;
+                    if bytes.len() < n * vb {
+                        return Err(FormatError::corrupt("full-zip values truncated"));
+                    }
+                    let c = compression_of(self.layout.value_compression.as_ref(), "full-zip values")?;
+                    let buf = Buffer::from(bytes.slice(..n * vb));
+                    let block = decode_fixed(c, buf, vb, n as u64)?;
+                    Stream {
+                        rep: None,
+                        def: None,
+                        values: to_arrow(block, value_type, None)?,
+                    }
+                }
+                _ => self.parse(&bytes, value_type)?,
+            };
             runs.push(stream.slice_rows(self.info, false, 0..r.end - r.start)?);
         }
         if runs.is_empty() {
@@ -365,6 +382,22 @@ fn unzip_fsl(
     let src = buf.as_slice();
     if src.len() < per_row * rows {
         return Err(FormatError::corrupt("full-zip fixed-size list values truncated"));
+    }
+    if validity_layout.is_empty() && item_bits > 0 {
+        // Nothing zipped in: the rows are the items, zero-copy.
+        let mut block = DataBlock::Fixed {
+            bits_per_value: item_bits,
+            data: buf.slice_with_length(0, per_row * rows),
+            num_values: (cum * rows) as u64,
+        };
+        for (d, _) in dims.iter().rev() {
+            block = DataBlock::FixedSizeList {
+                dim: *d,
+                child: Box::new(block),
+                validity: None,
+            };
+        }
+        return Ok(block);
     }
     let mut builders: Vec<BooleanBufferBuilder> = validity_layout
         .iter()
