@@ -56,8 +56,12 @@ impl SymbolTable {
         Ok(t)
     }
 
-    /// Decodes one compressed string, appending to `out`.
-    fn decode_into(&self, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    /// Decodes one compressed string into `out` starting at `pos`; `out` must have at
+    /// least `8 * input.len() + 8` bytes available after `pos`. Returns the new end.
+    /// Symbols are copied as whole 8-byte words and the end advanced by their length
+    /// (the classic FSST decoding trick: one store per code, no per-symbol memcpy).
+    fn decode_into(&self, input: &[u8], out: &mut [u8], mut pos: usize) -> Result<usize> {
+        let overflow = || FormatError::corrupt("FSST strings decode past their computed size");
         let mut i = 0;
         while i < input.len() {
             let code = input[i];
@@ -65,18 +69,22 @@ impl SymbolTable {
                 let b = *input
                     .get(i + 1)
                     .ok_or_else(|| FormatError::corrupt("FSST escape at end of string"))?;
-                out.push(b);
+                *out.get_mut(pos).ok_or_else(overflow)? = b;
+                pos += 1;
                 i += 2;
             } else {
                 let l = self.lens[code as usize] as usize;
                 if l == 0 {
                     return Err(FormatError::corrupt(format!("FSST code {code} has no symbol")));
                 }
-                out.extend_from_slice(&self.symbols[code as usize][..l]);
+                out.get_mut(pos..pos + 8)
+                    .ok_or_else(overflow)?
+                    .copy_from_slice(&self.symbols[code as usize]);
+                pos += l;
                 i += 1;
             }
         }
-        Ok(())
+        Ok(pos)
     }
 }
 
@@ -91,7 +99,28 @@ pub fn decode(table: &[u8], block: DataBlock) -> Result<DataBlock> {
     }
     let n = offsets.len().saturating_sub(1);
     let src = data.as_slice();
-    let mut out = Vec::with_capacity(src.len().saturating_mul(3));
+    // Size the output exactly (one cheap pass over the codes), plus 8 bytes of slack for
+    // the 8-byte symbol stores.
+    let first = offsets.get(0).unwrap_or(0) as usize;
+    let last = offsets.get(n).unwrap_or(0) as usize;
+    let codes = src
+        .get(first..last)
+        .ok_or_else(|| FormatError::corrupt("FSST string offsets out of range"))?;
+    let mut exact = 0usize;
+    let mut k = 0usize;
+    while k < codes.len() {
+        if codes[k] == ESCAPE {
+            exact += 1;
+            k += 2;
+        } else {
+            exact += t.lens[codes[k] as usize] as usize;
+            k += 1;
+        }
+    }
+    let bound = exact + 8;
+    let mut out = vec![0u8; bound];
+    let mut pos = 0usize;
+    let mut prev_end = first as u64;
     let mut new_offs: Vec<u64> = Vec::with_capacity(n + 1);
     new_offs.push(0);
     for i in 0..n {
@@ -99,9 +128,14 @@ pub fn decode(table: &[u8], block: DataBlock) -> Result<DataBlock> {
         let piece = src
             .get(s as usize..e as usize)
             .ok_or_else(|| FormatError::corrupt("FSST string offsets out of range"))?;
-        t.decode_into(piece, &mut out)?;
-        new_offs.push(out.len() as u64);
+        if s < first as u64 || e > last as u64 || s < prev_end {
+            return Err(FormatError::corrupt("FSST string offsets overlap or decrease"));
+        }
+        prev_end = e;
+        pos = t.decode_into(piece, &mut out, pos)?;
+        new_offs.push(pos as u64);
     }
+    out.truncate(pos);
     let offsets = match offsets {
         Offsets::U32(_) if out.len() <= u32::MAX as usize => {
             Offsets::U32(new_offs.into_iter().map(|o| o as u32).collect())

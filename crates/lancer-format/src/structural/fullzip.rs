@@ -173,26 +173,37 @@ impl FullZipPage {
         }
         let byte_ranges = self.byte_ranges(io, &ranges)?;
         let data = io.read_ranges(&byte_ranges)?;
+        if let (Some(vb), 0) = (self.value_bytes()?, self.cw_bytes) {
+            // No control words: the buffers are the values. One range stays zero-copy;
+            // several are gathered into one buffer and decoded once.
+            let n: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+            let need = (n as usize)
+                .checked_mul(vb)
+                .ok_or_else(|| FormatError::corrupt("full-zip size overflows"))?;
+            let buf = if data.len() == 1 {
+                Buffer::from(data.into_iter().next().unwrap_or_default())
+            } else {
+                let mut v = Vec::with_capacity(need);
+                for d in &data {
+                    v.extend_from_slice(d);
+                }
+                Buffer::from_vec(v)
+            };
+            if buf.len() < need {
+                return Err(FormatError::corrupt("full-zip values truncated"));
+            }
+            let c = compression_of(self.layout.value_compression.as_ref(), "full-zip values")?;
+            let block = decode_fixed(c, buf.slice_with_length(0, need), vb, n)?;
+            return Ok(LeafRun {
+                rep: None,
+                def: None,
+                num_rows: n,
+                values: to_arrow(block, value_type, None)?,
+            });
+        }
         let mut runs = Vec::with_capacity(ranges.len());
         for (r, bytes) in ranges.iter().zip(data) {
-            let stream = match self.value_bytes()? {
-                // No control words: the buffer is the values, zero-copy.
-                Some(vb) if self.cw_bytes == 0 => {
-                    let n = (r.end - r.start) as usize;
-                    if bytes.len() < n * vb {
-                        return Err(FormatError::corrupt("full-zip values truncated"));
-                    }
-                    let c = compression_of(self.layout.value_compression.as_ref(), "full-zip values")?;
-                    let buf = Buffer::from(bytes.slice(..n * vb));
-                    let block = decode_fixed(c, buf, vb, n as u64)?;
-                    Stream {
-                        rep: None,
-                        def: None,
-                        values: to_arrow(block, value_type, None)?,
-                    }
-                }
-                _ => self.parse(&bytes, value_type)?,
-            };
+            let stream = self.parse(&bytes, value_type)?;
             runs.push(stream.slice_rows(self.info, false, 0..r.end - r.start)?);
         }
         if runs.is_empty() {
