@@ -244,11 +244,23 @@ pub fn to_arrow(block: DataBlock, dt: &DataType, nulls: Option<NullBuffer>) -> R
             let child = to_arrow(child, f.data_type(), None)?;
             builder.child_data(vec![child.to_data()])
         }
-        (DataBlock::FixedSizeList { child, validity, .. }, DataType::FixedSizeList(f, _)) => {
+        (
+            DataBlock::FixedSizeList {
+                child, validity, ..
+            },
+            DataType::FixedSizeList(f, _),
+        ) => {
             let child = to_arrow(*child, f.data_type(), validity.map(NullBuffer::new))?;
             builder.child_data(vec![child.to_data()])
         }
-        (DataBlock::Fixed { bits_per_value, data, .. }, _) => {
+        (
+            DataBlock::Fixed {
+                bits_per_value,
+                data,
+                ..
+            },
+            _,
+        ) => {
             let want = fixed_width_bits(dt).ok_or_else(|| {
                 FormatError::unsupported(format!("{dt}"), "fixed-width values for this type")
             })?;
@@ -344,8 +356,9 @@ fn offsets_buffer(offsets: &Offsets, large: bool, data_len: usize) -> Result<Buf
             let o = offsets.get(i).unwrap_or(0);
             check(o)?;
             v.push(
-                i32::try_from(o)
-                    .map_err(|_| FormatError::corrupt("string data over 2 GiB in a 32-bit array"))?,
+                i32::try_from(o).map_err(|_| {
+                    FormatError::corrupt("string data over 2 GiB in a 32-bit array")
+                })?,
             );
         }
         Ok(Buffer::from_vec(v))
@@ -392,9 +405,15 @@ mod tests {
         let n = NullBuffer::new_null(7);
         let r = with_nulls(s, Some(n));
         assert!(r.is_ok(), "{r:?}");
-        let a = to_arrow(DataBlock::AllNull { num_values: 2500 }, &DataType::Boolean, None);
+        let a = to_arrow(
+            DataBlock::AllNull { num_values: 2500 },
+            &DataType::Boolean,
+            None,
+        );
         assert!(a.is_ok(), "{a:?}");
-        let s = a.unwrap_or_else(|_| empty(&DataType::Boolean)).slice(2493, 7);
+        let s = a
+            .unwrap_or_else(|_| empty(&DataType::Boolean))
+            .slice(2493, 7);
         let r = with_nulls(s, Some(NullBuffer::new_null(7)));
         assert!(r.is_ok(), "{r:?}");
     }

@@ -153,8 +153,14 @@ impl Footer {
         let gbo_len = u64::from(footer.num_global_buffers) * 16;
         if u64::from(footer.num_columns) > MAX_ENTRIES
             || u64::from(footer.num_global_buffers) > MAX_ENTRIES
-            || footer.cmo_table_start.checked_add(cmo_len).is_none_or(|e| e > body_end)
-            || footer.gbo_table_start.checked_add(gbo_len).is_none_or(|e| e > body_end)
+            || footer
+                .cmo_table_start
+                .checked_add(cmo_len)
+                .is_none_or(|e| e > body_end)
+            || footer
+                .gbo_table_start
+                .checked_add(gbo_len)
+                .is_none_or(|e| e > body_end)
             || footer.column_meta_start > body_end
         {
             return Err(FormatError::corrupt(format!(
@@ -268,11 +274,14 @@ fn decode_table(bytes: &[u8], n: u32, what: &str, file_size: u64) -> Result<Vec<
                 .ok_or_else(|| FormatError::corrupt(format!("{what} table truncated")))?;
             let pos = u64::from_le_bytes(le_array(&e[0..8]));
             let size = u64::from_le_bytes(le_array(&e[8..16]));
-            let end = pos.checked_add(size).filter(|&e| e <= file_size).ok_or_else(|| {
-                FormatError::corrupt(format!(
-                    "{what} {i} at {pos}+{size} lies outside the {file_size}-byte file"
-                ))
-            })?;
+            let end = pos
+                .checked_add(size)
+                .filter(|&e| e <= file_size)
+                .ok_or_else(|| {
+                    FormatError::corrupt(format!(
+                        "{what} {i} at {pos}+{size} lies outside the {file_size}-byte file"
+                    ))
+                })?;
             Ok(pos..end)
         })
         .collect()
@@ -326,7 +335,7 @@ impl FileMetadata {
             start,
             bytes,
             file_size,
-            reads: vec![start..file_size],
+            reads: std::iter::once(start..file_size).collect(),
         };
         // Everything after column metadata 0 is metadata: make it one read if not yet.
         let meta_start = footer

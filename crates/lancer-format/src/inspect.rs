@@ -45,20 +45,35 @@ pub fn describe_compression(c: Option<&CompressiveEncoding>) -> String {
             inner(&d.indices),
             inner(&d.items)
         ),
-        Compression::Rle(r) => format!("rle(values={}, runs={})", inner(&r.values), inner(&r.run_lengths)),
+        Compression::Rle(r) => format!(
+            "rle(values={}, runs={})",
+            inner(&r.values),
+            inner(&r.run_lengths)
+        ),
         Compression::ByteStreamSplit(b) => format!("byte-stream-split({})", inner(&b.values)),
         Compression::General(g) => format!(
             "general({}, {})",
-            g.compression.as_ref().map(|c| scheme(c.scheme)).unwrap_or("none"),
+            g.compression
+                .as_ref()
+                .map(|c| scheme(c.scheme))
+                .unwrap_or("none"),
             inner(&g.values)
         ),
         Compression::FixedSizeList(f) => format!(
             "fixed-size-list({}{}, {})",
             f.items_per_value,
-            if f.has_validity { ", nullable items" } else { "" },
+            if f.has_validity {
+                ", nullable items"
+            } else {
+                ""
+            },
             inner(&f.values)
         ),
-        Compression::PackedStruct(p) => format!("packed-struct({:?}, {})", p.bits_per_value, inner(&p.values)),
+        Compression::PackedStruct(p) => format!(
+            "packed-struct({:?}, {})",
+            p.bits_per_value,
+            inner(&p.values)
+        ),
         Compression::VariablePackedStruct(v) => {
             format!("variable-packed-struct({} fields)", v.fields.len())
         }
@@ -99,10 +114,18 @@ pub fn describe_layout(p: &PageLayout) -> String {
                 layers(&m.layers)
             );
             if m.rep_compression.is_some() {
-                let _ = write!(s, " rep={}", describe_compression(m.rep_compression.as_ref()));
+                let _ = write!(
+                    s,
+                    " rep={}",
+                    describe_compression(m.rep_compression.as_ref())
+                );
             }
             if m.def_compression.is_some() {
-                let _ = write!(s, " def={}", describe_compression(m.def_compression.as_ref()));
+                let _ = write!(
+                    s,
+                    " def={}",
+                    describe_compression(m.def_compression.as_ref())
+                );
             }
             if m.dictionary.is_some() {
                 let _ = write!(
@@ -168,10 +191,16 @@ pub fn describe_v20(e: &ArrayEncoding) -> String {
                 None => "nullable(?)".into(),
             }
         }
-        Some(A20::FixedSizeList(f)) => format!("fixed-size-list({}, {})", f.dimension, inner(&f.items)),
+        Some(A20::FixedSizeList(f)) => {
+            format!("fixed-size-list({}, {})", f.dimension, inner(&f.items))
+        }
         Some(A20::List(l)) => format!("list(offsets={})", inner(&l.offsets)),
         Some(A20::Struct(_)) => "struct".into(),
-        Some(A20::Binary(b)) => format!("binary(offsets={}, bytes={})", inner(&b.indices), inner(&b.bytes)),
+        Some(A20::Binary(b)) => format!(
+            "binary(offsets={}, bytes={})",
+            inner(&b.indices),
+            inner(&b.bytes)
+        ),
         Some(A20::Dictionary(d)) => format!(
             "dictionary({} items, indices={}, items={})",
             d.num_dictionary_items,
@@ -186,7 +215,9 @@ pub fn describe_v20(e: &ArrayEncoding) -> String {
             b.compressed_bits_per_value,
             if b.signed { ", signed" } else { "" }
         ),
-        Some(A20::FixedSizeBinary(f)) => format!("fixed-size-binary({}, {})", f.byte_width, inner(&f.bytes)),
+        Some(A20::FixedSizeBinary(f)) => {
+            format!("fixed-size-binary({}, {})", f.byte_width, inner(&f.bytes))
+        }
         Some(A20::BitpackedForNonNeg(b)) => format!(
             "bitpacked-fastlanes({} -> {})",
             b.uncompressed_bits_per_value, b.compressed_bits_per_value
@@ -223,7 +254,9 @@ pub fn techniques(p: &PageInfo) -> Vec<String> {
             Compression::General(g) => vec![g.values.as_deref()],
             Compression::FixedSizeList(f) => vec![f.values.as_deref()],
             Compression::PackedStruct(p) => vec![p.values.as_deref()],
-            Compression::VariablePackedStruct(v) => v.fields.iter().map(|f| f.value.as_ref()).collect(),
+            Compression::VariablePackedStruct(v) => {
+                v.fields.iter().map(|f| f.value.as_ref()).collect()
+            }
             _ => vec![],
         };
         for k in kids {
@@ -243,7 +276,12 @@ pub fn techniques(p: &PageInfo) -> Vec<String> {
                 if m.has_large_chunk {
                     out.push("large-chunks".into());
                 }
-                for c in [&m.value_compression, &m.rep_compression, &m.def_compression, &m.dictionary] {
+                for c in [
+                    &m.value_compression,
+                    &m.rep_compression,
+                    &m.def_compression,
+                    &m.dictionary,
+                ] {
                     walk(c.as_ref(), out);
                 }
             }
@@ -252,7 +290,14 @@ pub fn techniques(p: &PageInfo) -> Vec<String> {
                 walk(z.value_compression.as_ref(), out);
             }
             Some(Layout::ConstantLayout(c)) => {
-                out.push(if c.inline_value.is_some() { "constant" } else { "constant/all-null" }.into());
+                out.push(
+                    if c.inline_value.is_some() {
+                        "constant"
+                    } else {
+                        "constant/all-null"
+                    }
+                    .into(),
+                );
                 walk(c.rep_compression.as_ref(), out);
                 walk(c.def_compression.as_ref(), out);
             }

@@ -177,18 +177,21 @@ impl FileReader {
             Some(names) => names
                 .iter()
                 .map(|n| {
-                    self.meta.schema.field_index(n).ok_or_else(|| FormatError::OutOfRange {
-                        what: format!(
-                            "column {n:?} is not in the file (columns: {})",
-                            self.meta
-                                .schema
-                                .fields
-                                .iter()
-                                .map(|f| f.name.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    })
+                    self.meta
+                        .schema
+                        .field_index(n)
+                        .ok_or_else(|| FormatError::OutOfRange {
+                            what: format!(
+                                "column {n:?} is not in the file (columns: {})",
+                                self.meta
+                                    .schema
+                                    .fields
+                                    .iter()
+                                    .map(|f| f.name.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        })
                 })
                 .collect(),
         }
@@ -196,11 +199,16 @@ impl FileReader {
 
     /// Reads every row.
     pub fn read_all(&self, projection: Option<&[&str]>) -> Result<RecordBatch> {
-        self.read_ranges(&[0..self.meta.num_rows], projection)
+        let all = 0..self.meta.num_rows;
+        self.read_ranges(std::slice::from_ref(&all), projection)
     }
 
     /// Reads rows `range`.
-    pub fn read_range(&self, range: Range<u64>, projection: Option<&[&str]>) -> Result<RecordBatch> {
+    pub fn read_range(
+        &self,
+        range: Range<u64>,
+        projection: Option<&[&str]>,
+    ) -> Result<RecordBatch> {
         self.read_ranges(&[range], projection)
     }
 
@@ -287,7 +295,12 @@ impl FileReader {
     }
 
     /// Decodes fields, in parallel threads when there is enough work to share.
-    fn read_fields(&self, idx: &[usize], ranges: &[Range<u64>], rows: u64) -> Result<Vec<ArrayRef>> {
+    fn read_fields(
+        &self,
+        idx: &[usize],
+        ranges: &[Range<u64>],
+        rows: u64,
+    ) -> Result<Vec<ArrayRef>> {
         const PARALLEL_MIN_ROWS: u64 = 16 * 1024;
         let threads = std::thread::available_parallelism()
             .map(|n| n.get())
@@ -335,7 +348,12 @@ impl FileReader {
     }
 
     /// Cached page state for `(column, page)`.
-    fn page_state(&self, column: usize, page: usize, value_type: &DataType) -> Result<Arc<PageState>> {
+    fn page_state(
+        &self,
+        column: usize,
+        page: usize,
+        value_type: &DataType,
+    ) -> Result<Arc<PageState>> {
         if let Ok(c) = self.cache.lock() {
             if let Some(s) = c.get(&(column, page)) {
                 return Ok(s.clone());
@@ -428,9 +446,12 @@ impl FileReader {
             } else {
                 rep.push(0);
                 def.push(0);
-                let end = p.checked_add(s).filter(|&e| e <= self.meta.file_size).ok_or_else(|| {
-                    FormatError::corrupt(format!("blob at {p}+{s} lies outside the file"))
-                })?;
+                let end = p
+                    .checked_add(s)
+                    .filter(|&e| e <= self.meta.file_size)
+                    .ok_or_else(|| {
+                        FormatError::corrupt(format!("blob at {p}+{s} lies outside the file"))
+                    })?;
                 wanted.push(p..end);
             }
         }
@@ -535,7 +556,9 @@ fn concat_unraveled(parts: Vec<Unraveled>) -> Result<Unraveled> {
     }
     let depth = parts.first().map(|p| p.outer.len()).unwrap_or(0);
     if parts.iter().any(|p| p.outer.len() != depth) {
-        return Err(FormatError::corrupt("pages of one column disagree on nesting depth"));
+        return Err(FormatError::corrupt(
+            "pages of one column disagree on nesting depth",
+        ));
     }
     let leaves: Vec<&dyn Array> = parts.iter().map(|p| p.leaf.as_ref()).collect();
     let leaf = arrow_select::concat::concat(&leaves)?;
@@ -613,7 +636,11 @@ pub(crate) fn assemble(
             for (c, lc) in children.iter().zip(&lf.children) {
                 arrays.push(assemble(c, lc, leaves, depth + 1, len)?);
             }
-            Ok(Arc::new(StructArray::try_new(children.clone(), arrays, nulls)?))
+            Ok(Arc::new(StructArray::try_new(
+                children.clone(),
+                arrays,
+                nulls,
+            )?))
         }
         DataType::List(child) | DataType::LargeList(child) | DataType::Map(child, _) => {
             let (offsets, nulls) = match structural(leaves)? {

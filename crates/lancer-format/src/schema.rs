@@ -298,7 +298,10 @@ fn arrow_type(lt: &str, _ext: &str, children: &[LanceField]) -> Result<DataType>
         "map" => {
             let entries = single_child()?;
             if !matches!(entries.data_type(), DataType::Struct(f) if f.len() == 2) {
-                return Err(bad_type(lt, "map entries must be a struct of key and value"));
+                return Err(bad_type(
+                    lt,
+                    "map entries must be a struct of key and value",
+                ));
             }
             DataType::Map(Arc::new(entries), false)
         }

@@ -127,7 +127,9 @@ fn corrupt_files_never_panic_hang_or_overallocate() {
             // a single allocation beyond this bound means a length was trusted.
             let bound = 64 * size + (64 << 20);
             if peak > bound {
-                failures.push(format!("{name}: {what}: allocated {peak} bytes at once (file {size})"));
+                failures.push(format!(
+                    "{name}: {what}: allocated {peak} bytes at once (file {size})"
+                ));
             }
         }
     }
@@ -135,6 +137,13 @@ fn corrupt_files_never_panic_hang_or_overallocate() {
         eprintln!("{f}");
     }
     eprintln!("{tried} mutated files, {errors} rejected with an error");
-    assert!(failures.is_empty(), "{} of {tried} mutations misbehaved", failures.len());
-    assert!(errors > tried / 4, "too few mutations were detected: {errors} of {tried}");
+    assert!(
+        failures.is_empty(),
+        "{} of {tried} mutations misbehaved",
+        failures.len()
+    );
+    assert!(
+        errors > tried / 4,
+        "too few mutations were detected: {errors} of {tried}"
+    );
 }

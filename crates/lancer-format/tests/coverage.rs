@@ -27,7 +27,11 @@ fn file_techniques(path: &Path) -> BTreeSet<String> {
 fn table() -> (String, BTreeMap<String, BTreeSet<String>>) {
     let mut by_set: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut rows = Vec::new();
-    let mut dirs: Vec<_> = std::fs::read_dir(data_dir()).unwrap().flatten().map(|d| d.path()).collect();
+    let mut dirs: Vec<_> = std::fs::read_dir(data_dir())
+        .unwrap()
+        .flatten()
+        .map(|d| d.path())
+        .collect();
     dirs.sort();
     for d in dirs {
         let set = d.file_name().unwrap().to_string_lossy().to_string();
@@ -40,10 +44,16 @@ fn table() -> (String, BTreeMap<String, BTreeSet<String>>) {
         files.sort();
         for f in files {
             let t = file_techniques(&f);
-            by_set.entry(set.clone()).or_default().extend(t.iter().cloned());
+            by_set
+                .entry(set.clone())
+                .or_default()
+                .extend(t.iter().cloned());
             if set == "pylance-14" {
                 let name = f.file_name().unwrap().to_string_lossy().to_string();
-                rows.push(format!("| {name} | {} |", t.into_iter().collect::<Vec<_>>().join(", ")));
+                rows.push(format!(
+                    "| {name} | {} |",
+                    t.into_iter().collect::<Vec<_>>().join(", ")
+                ));
             }
         }
     }
@@ -61,7 +71,10 @@ fn table() -> (String, BTreeMap<String, BTreeSet<String>>) {
     }
     md.push_str("\n| pylance | union of techniques over all its files |\n|---|---|\n");
     for (set, t) in &by_set {
-        md.push_str(&format!("| {set} | {} |\n", t.iter().cloned().collect::<Vec<_>>().join(", ")));
+        md.push_str(&format!(
+            "| {set} | {} |\n",
+            t.iter().cloned().collect::<Vec<_>>().join(", ")
+        ));
     }
     (md, by_set)
 }
@@ -113,6 +126,9 @@ fn coverage_table_is_current_and_complete() {
         // (their 2.0 writer stopped choosing them); those decoders are checked by
         // unit tests instead.
     ] {
-        assert!(all.contains(want), "no golden file exercises {want}; found {all:?}");
+        assert!(
+            all.contains(want),
+            "no golden file exercises {want}; found {all:?}"
+        );
     }
 }

@@ -32,7 +32,9 @@ pub fn golden_files() -> Vec<(PathBuf, PathBuf)> {
         .filter_map(|r| std::fs::read_dir(r).ok())
         .flatten();
     for d in dirs.flatten() {
-        let Ok(files) = std::fs::read_dir(d.path()) else { continue };
+        let Ok(files) = std::fs::read_dir(d.path()) else {
+            continue;
+        };
         for f in files.flatten() {
             let p = f.path();
             if p.extension().is_some_and(|e| e == "lance") {
@@ -57,7 +59,11 @@ pub fn expected(path: &Path) -> RecordBatch {
 
 fn compare(label: &str, want: &RecordBatch, got: &RecordBatch, failures: &mut Vec<String>) {
     if want.num_rows() != got.num_rows() {
-        failures.push(format!("{label}: {} rows, expected {}", got.num_rows(), want.num_rows()));
+        failures.push(format!(
+            "{label}: {} rows, expected {}",
+            got.num_rows(),
+            want.num_rows()
+        ));
         return;
     }
     for (i, f) in want.schema().fields().iter().enumerate() {
@@ -90,7 +96,11 @@ fn compare(label: &str, want: &RecordBatch, got: &RecordBatch, failures: &mut Ve
 }
 
 fn run_file(lance: &Path, arrow: &Path, failures: &mut Vec<String>) {
-    let label = lance.strip_prefix(data_dir()).unwrap_or(lance).display().to_string();
+    let label = lance
+        .strip_prefix(data_dir())
+        .unwrap_or(lance)
+        .display()
+        .to_string();
     let want = expected(arrow);
     let bytes = Bytes::from(std::fs::read(lance).unwrap());
     let reader = match FileReader::open(Arc::new(bytes)) {
@@ -101,7 +111,12 @@ fn run_file(lance: &Path, arrow: &Path, failures: &mut Vec<String>) {
         }
     };
     // Whole file, column by column so one bad column does not hide the others.
-    let names: Vec<String> = want.schema().fields().iter().map(|f| f.name().clone()).collect();
+    let names: Vec<String> = want
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
     for (i, name) in names.iter().enumerate() {
         let w = want.project(&[i]).unwrap();
         match reader.read_all(Some(&[name.as_str()])) {
@@ -114,7 +129,12 @@ fn run_file(lance: &Path, arrow: &Path, failures: &mut Vec<String>) {
         return;
     }
     // Ranges.
-    for (a, b) in [(0, n.min(1)), (n / 3, n / 2 + 1), (n.saturating_sub(7), n), (1, n)] {
+    for (a, b) in [
+        (0, n.min(1)),
+        (n / 3, n / 2 + 1),
+        (n.saturating_sub(7), n),
+        (1, n),
+    ] {
         if a >= b {
             continue;
         }
@@ -156,7 +176,11 @@ fn run_file(lance: &Path, arrow: &Path, failures: &mut Vec<String>) {
 #[test]
 fn golden_files_decode_like_pylance() {
     let files = golden_files();
-    assert!(!files.is_empty(), "no golden files under {}", data_dir().display());
+    assert!(
+        !files.is_empty(),
+        "no golden files under {}",
+        data_dir().display()
+    );
     let mut failures = Vec::new();
     for (lance, arrow) in &files {
         run_file(lance, arrow, &mut failures);
@@ -164,7 +188,12 @@ fn golden_files_decode_like_pylance() {
     for f in &failures {
         eprintln!("{f}");
     }
-    assert!(failures.is_empty(), "{} failures over {} files", failures.len(), files.len());
+    assert!(
+        failures.is_empty(),
+        "{} failures over {} files",
+        failures.len(),
+        files.len()
+    );
 }
 
 #[test]
@@ -179,6 +208,9 @@ fn take_reads_only_needed_bytes() {
     let got = reader.take(&[4321], Some(&["i"])).unwrap();
     assert_eq!(got.num_rows(), 1);
     let read = io.bytes_read();
-    assert!(read < 16 * 1024, "take of one row read {read} of {size} bytes");
+    assert!(
+        read < 16 * 1024,
+        "take of one row read {read} of {size} bytes"
+    );
     let _ = io.size();
 }

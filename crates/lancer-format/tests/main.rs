@@ -1,4 +1,5 @@
 //! Integration tests of lancer-format (one test binary).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod alloc;
 mod corrupt;

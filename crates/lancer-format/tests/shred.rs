@@ -12,7 +12,9 @@ fn shred_then_unravel_is_identity_on_golden_columns() {
     let mut failures = Vec::new();
     let mut checked = 0;
     for (lance, arrow) in golden_files() {
-        if !lance.to_string_lossy().contains("pylance-14") || lance.to_string_lossy().contains("v2.0") {
+        if !lance.to_string_lossy().contains("pylance-14")
+            || lance.to_string_lossy().contains("v2.0")
+        {
             continue;
         }
         let bytes = bytes::Bytes::from(std::fs::read(&lance).unwrap());
@@ -44,7 +46,11 @@ fn shred_then_unravel_is_identity_on_golden_columns() {
         eprintln!("{f}");
     }
     assert!(checked > 100);
-    assert!(failures.is_empty(), "{} of {checked} failed", failures.len());
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} failed",
+        failures.len()
+    );
 }
 
 fn lance_arrow_field(lf: &lancer_format::schema::LanceField) -> arrow_schema::Field {

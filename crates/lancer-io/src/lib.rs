@@ -58,7 +58,12 @@ impl RangeRead for LocalFile {
                 self.file.read_exact_at(&mut buf, r.start).map_err(|e| {
                     FormatError::Io(std::io::Error::new(
                         e.kind(),
-                        format!("reading {}..{} of {}: {e}", r.start, r.end, self.path.display()),
+                        format!(
+                            "reading {}..{} of {}: {e}",
+                            r.start,
+                            r.end,
+                            self.path.display()
+                        ),
                     ))
                 })?;
                 Ok(Bytes::from(buf))
@@ -212,7 +217,10 @@ mod tests {
         assert!(f.is_ok());
         if let Ok(f) = f {
             let got = f.read_ranges(&[6..11, 0..5]).unwrap_or_default();
-            assert_eq!(got, vec![Bytes::from_static(b"lance"), Bytes::from_static(b"hello")]);
+            assert_eq!(
+                got,
+                vec![Bytes::from_static(b"lance"), Bytes::from_static(b"hello")]
+            );
             assert!(f.read_ranges(&[10..100]).is_err());
         }
         assert!(LocalFile::open(dir.join("missing")).is_err());

@@ -7,7 +7,13 @@ use crate::args::Format;
 use crate::output::print_batch;
 
 /// Prints rows `offset..offset+limit`.
-pub fn cat(path: &Path, columns: &[String], offset: u64, limit: Option<u64>, format: Format) -> CmdResult {
+pub fn cat(
+    path: &Path,
+    columns: &[String],
+    offset: u64,
+    limit: Option<u64>,
+    format: Format,
+) -> CmdResult {
     let (reader, _) = open_traced(path)?;
     let n = reader.num_rows();
     let start = offset.min(n);

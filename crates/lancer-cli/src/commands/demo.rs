@@ -9,7 +9,8 @@ use arrow_array::{Array, FixedSizeListArray, Float32Array};
 use super::{open_traced, CmdResult};
 use lancer_format::inspect::{column_paths, describe_page};
 
-const EMBEDDED: &[u8] = include_bytes!("../../../../tests/data/files/pylance-14/vectors.v2.1.lance");
+const EMBEDDED: &[u8] =
+    include_bytes!("../../../../tests/data/files/pylance-14/vectors.v2.1.lance");
 
 /// Euclidean distance squared.
 fn l2(a: &[f32], b: &[f32]) -> f32 {
@@ -22,7 +23,10 @@ pub fn run() -> CmdResult {
     std::fs::create_dir_all(&dir)?;
     let path = dir.join("vectors.lance");
     std::fs::write(&path, EMBEDDED)?;
-    println!("1. wrote the embedded pylance-14 file to {}", path.display());
+    println!(
+        "1. wrote the embedded pylance-14 file to {}",
+        path.display()
+    );
 
     let t = Instant::now();
     let (reader, io) = open_traced(&path)?;
@@ -39,7 +43,11 @@ pub fn run() -> CmdResult {
     let paths = column_paths(&meta);
     for (i, c) in meta.columns.iter().enumerate() {
         if let Some(p) = c.pages.first() {
-            println!("     {:<16} {}", paths.get(i).map(|s| s.as_str()).unwrap_or("?"), describe_page(p));
+            println!(
+                "     {:<16} {}",
+                paths.get(i).map(|s| s.as_str()).unwrap_or("?"),
+                describe_page(p)
+            );
         }
     }
 
@@ -85,7 +93,11 @@ pub fn run() -> CmdResult {
         .map(|i| (i, l2(&query, &values.values()[i * dim..(i + 1) * dim])))
         .collect();
     scored.sort_by(|a, b| a.1.total_cmp(&b.1));
-    println!("5. exact nearest neighbours of row {q} (L2, {} vectors) in {:?}:", vecs.len(), t.elapsed());
+    println!(
+        "5. exact nearest neighbours of row {q} (L2, {} vectors) in {:?}:",
+        vecs.len(),
+        t.elapsed()
+    );
     for (i, d) in scored.iter().take(5) {
         println!("     row {i:>4}  distance {d:.4}");
     }

@@ -48,7 +48,11 @@ pub fn run(path: &Path, row: Option<u64>, as_json: bool) -> CmdResult {
     let (reader, io) = open_traced(path)?;
     let meta = reader.metadata().clone();
     let paths = column_paths(&meta);
-    let tail: Vec<Value> = meta.tail_reads.iter().map(|r| json!([r.start, r.end])).collect();
+    let tail: Vec<Value> = meta
+        .tail_reads
+        .iter()
+        .map(|r| json!([r.start, r.end]))
+        .collect();
     let mut columns = Vec::new();
     for (i, c) in meta.columns.iter().enumerate() {
         let mut start = 0u64;
@@ -76,12 +80,20 @@ pub fn run(path: &Path, row: Option<u64>, as_json: bool) -> CmdResult {
     let mut walk = Vec::new();
     if let Some(r) = row {
         if r >= meta.num_rows {
-            return Err(format!("row {r} is past the end of the file ({} rows)", meta.num_rows).into());
+            return Err(format!(
+                "row {r} is past the end of the file ({} rows)",
+                meta.num_rows
+            )
+            .into());
         }
         for (fi, f) in meta.schema.fields.iter().enumerate() {
             io.clear();
             reader.take(&[r], Some(&[f.name.as_str()]))?;
-            let touched: Vec<Value> = io.ranges().iter().map(|b| json!([b.start, b.end - b.start])).collect();
+            let touched: Vec<Value> = io
+                .ranges()
+                .iter()
+                .map(|b| json!([b.start, b.end - b.start]))
+                .collect();
             let cols = reader.field_columns(fi).unwrap_or(0..0);
             let located: Vec<Value> = cols
                 .clone()
@@ -154,7 +166,11 @@ pub fn run(path: &Path, row: Option<u64>, as_json: bool) -> CmdResult {
         ));
         let mut start = 0u64;
         for (pi, p) in c.pages.iter().enumerate() {
-            let bufs: Vec<String> = p.buffers.iter().map(|b| format!("{}+{}", b.start, b.end - b.start)).collect();
+            let bufs: Vec<String> = p
+                .buffers
+                .iter()
+                .map(|b| format!("{}+{}", b.start, b.end - b.start))
+                .collect();
             s.push_str(&format!(
                 "      page {pi}: rows {}..{}  {}\n        buffers: {}\n",
                 start,
@@ -173,7 +189,10 @@ pub fn run(path: &Path, row: Option<u64>, as_json: bool) -> CmdResult {
                 for c in cols {
                     s.push_str(&format!(
                         "    column {} ({}): page {}, row {} of the page, {}\n",
-                        c["column"], c["field"].as_str().unwrap_or(""), c["page"], c["row_in_page"],
+                        c["column"],
+                        c["field"].as_str().unwrap_or(""),
+                        c["page"],
+                        c["row_in_page"],
                         c["encoding"].as_str().unwrap_or("")
                     ));
                 }

@@ -37,12 +37,14 @@ pub fn run(cli: Cli) -> CmdResult {
     }
 }
 
+/// A reader and the recorder of the reads it makes.
+pub type Traced = (FileReader, Arc<TracingRead<LocalFile>>);
+
 /// Opens a data file whose reads are recorded.
-pub fn open_traced(path: &Path) -> Result<(FileReader, Arc<TracingRead<LocalFile>>), Box<dyn std::error::Error>> {
+pub fn open_traced(path: &Path) -> Result<Traced, Box<dyn std::error::Error>> {
     let io = Arc::new(TracingRead::new(LocalFile::open(path)?));
-    let reader = FileReader::open(io.clone() as Arc<dyn RangeRead>).map_err(|e| {
-        format!("{}: {e}", path.display())
-    })?;
+    let reader = FileReader::open(io.clone() as Arc<dyn RangeRead>)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok((reader, io))
 }
 

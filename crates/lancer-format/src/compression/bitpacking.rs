@@ -139,7 +139,14 @@ fn unpack_out_of_line<T: BitPacking + ArrowNativeType>(
     let tail = n % BLOCK;
     let full_words = whole * per_block;
     let tail_raw = tail > 0 && words.len() == full_words + tail;
-    let needed = full_words + if tail == 0 { 0 } else if tail_raw { tail } else { per_block };
+    let needed = full_words
+        + if tail == 0 {
+            0
+        } else if tail_raw {
+            tail
+        } else {
+            per_block
+        };
     if words.len() < needed {
         return Err(FormatError::corrupt(format!(
             "out-of-line bitpacked buffer has {} words, {num_values} values of width {width} need {needed}",
@@ -159,7 +166,11 @@ fn unpack_out_of_line<T: BitPacking + ArrowNativeType>(
             out.extend_from_slice(&words[full_words..full_words + tail]);
         } else {
             let mut scratch = vec![T::usize_as(0); BLOCK];
-            unpack_block(width, &words[full_words..full_words + per_block], &mut scratch)?;
+            unpack_block(
+                width,
+                &words[full_words..full_words + per_block],
+                &mut scratch,
+            )?;
             out.extend_from_slice(&scratch[..tail]);
         }
     }
@@ -187,7 +198,9 @@ pub fn decode_out_of_line(
     };
     // Every value takes at least `width` bits (or a raw word in the tail).
     if width > 0 && (num_values.saturating_mul(width as u64) / 8) > buf.len() as u64 + 8192 {
-        return Err(FormatError::corrupt("out-of-line bitpacked buffer too short"));
+        return Err(FormatError::corrupt(
+            "out-of-line bitpacked buffer too short",
+        ));
     }
     match b.uncompressed_bits_per_value {
         8 => unpack_out_of_line::<u8>(buf, width, num_values),

@@ -20,7 +20,9 @@ pub fn decode(b: &ByteStreamSplit, buf: &Buffer, num_values: u64) -> Result<Data
         }
     };
     if bits % 8 != 0 || bits == 0 || bits > 512 {
-        return Err(FormatError::corrupt(format!("byte-stream-split of {bits}-bit values")));
+        return Err(FormatError::corrupt(format!(
+            "byte-stream-split of {bits}-bit values"
+        )));
     }
     let w = (bits / 8) as usize;
     let n = num_values as usize;

@@ -19,9 +19,7 @@ pub fn bytes_for(bits: u64, n: u64) -> Result<u64> {
 
 fn fixed(bits: u64, buf: Buffer, num_values: u64) -> Result<DataBlock> {
     if bits == 0 || bits > 1 << 20 {
-        return Err(FormatError::corrupt(format!(
-            "flat values of {bits} bits"
-        )));
+        return Err(FormatError::corrupt(format!("flat values of {bits} bits")));
     }
     let need = bytes_for(bits, num_values)?;
     if (buf.len() as u64) < need {
@@ -59,7 +57,9 @@ pub fn decode_fsl_miniblock(
 ) -> Result<DataBlock> {
     let dim = f.items_per_value;
     if dim == 0 {
-        return Err(FormatError::corrupt("fixed-size list with 0 items per value"));
+        return Err(FormatError::corrupt(
+            "fixed-size list with 0 items per value",
+        ));
     }
     let items = num_values
         .checked_mul(dim)

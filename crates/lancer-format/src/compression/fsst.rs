@@ -49,7 +49,9 @@ impl SymbolTable {
             t.symbols[i].copy_from_slice(&syms[i * 8..i * 8 + 8]);
             let l = lens[i];
             if !(1..=8).contains(&l) {
-                return Err(FormatError::corrupt(format!("FSST symbol {i} has length {l}")));
+                return Err(FormatError::corrupt(format!(
+                    "FSST symbol {i} has length {l}"
+                )));
             }
             t.lens[i] = l;
         }
@@ -75,7 +77,9 @@ impl SymbolTable {
             } else {
                 let l = self.lens[code as usize] as usize;
                 if l == 0 {
-                    return Err(FormatError::corrupt(format!("FSST code {code} has no symbol")));
+                    return Err(FormatError::corrupt(format!(
+                        "FSST code {code} has no symbol"
+                    )));
                 }
                 out.get_mut(pos..pos + 8)
                     .ok_or_else(overflow)?
@@ -129,7 +133,9 @@ pub fn decode(table: &[u8], block: DataBlock) -> Result<DataBlock> {
             .get(s as usize..e as usize)
             .ok_or_else(|| FormatError::corrupt("FSST string offsets out of range"))?;
         if s < first as u64 || e > last as u64 || s < prev_end {
-            return Err(FormatError::corrupt("FSST string offsets overlap or decrease"));
+            return Err(FormatError::corrupt(
+                "FSST string offsets overlap or decrease",
+            ));
         }
         prev_end = e;
         pos = t.decode_into(piece, &mut out, pos)?;

@@ -51,14 +51,18 @@ pub fn decode_fixed(p: &PackedStruct, buffers: Vec<Buffer>, num_values: u64) -> 
     let rows = super::miniblock(inner, buffers, num_values)?;
     match rows {
         DataBlock::Fixed { data, .. } => split_rows(&p.bits_per_value, data.as_slice(), num_values),
-        _ => Err(FormatError::corrupt("packed struct rows are not fixed width")),
+        _ => Err(FormatError::corrupt(
+            "packed struct rows are not fixed width",
+        )),
     }
 }
 
 /// Splits variable packed rows (given as a variable-width block of rows).
 pub fn decode_variable(v: &VariablePackedStruct, rows: &DataBlock) -> Result<DataBlock> {
     let DataBlock::Variable { offsets, data } = rows else {
-        return Err(FormatError::corrupt("variable packed struct rows are not variable width"));
+        return Err(FormatError::corrupt(
+            "variable packed struct rows are not variable width",
+        ));
     };
     let n = offsets.len().saturating_sub(1);
     enum Acc {
@@ -78,7 +82,10 @@ pub fn decode_variable(v: &VariablePackedStruct, rows: &DataBlock) -> Result<Dat
     }
     let src = data.as_slice();
     for r in 0..n {
-        let (s, e) = (offsets.get(r).unwrap_or(0) as usize, offsets.get(r + 1).unwrap_or(0) as usize);
+        let (s, e) = (
+            offsets.get(r).unwrap_or(0) as usize,
+            offsets.get(r + 1).unwrap_or(0) as usize,
+        );
         let row = src
             .get(s..e)
             .ok_or_else(|| FormatError::corrupt("variable packed row out of range"))?;

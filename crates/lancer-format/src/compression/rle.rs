@@ -11,7 +11,12 @@ use crate::{FormatError, Result};
 fn widths(r: &Rle) -> Result<(u64, u64)> {
     let v = match super::compression_of(r.values.as_deref(), "rle values")? {
         Compression::Flat(f) => f.bits_per_value,
-        other => return Err(FormatError::unsupported(super::name(other), "rle values must be flat")),
+        other => {
+            return Err(FormatError::unsupported(
+                super::name(other),
+                "rle values must be flat",
+            ))
+        }
     };
     let l = match super::compression_of(r.run_lengths.as_deref(), "rle run lengths")? {
         Compression::Flat(f) => f.bits_per_value,
@@ -79,8 +84,9 @@ pub fn expand(
 /// Mini-block: buffer 0 holds run values, buffer 1 run lengths.
 pub fn decode_miniblock(r: &Rle, buffers: Vec<Buffer>, num_values: u64) -> Result<DataBlock> {
     let (vb, lb) = widths(r)?;
-    let [values, lengths] = <[Buffer; 2]>::try_from(buffers)
-        .map_err(|b| FormatError::corrupt(format!("rle chunk has {} buffers, expected 2", b.len())))?;
+    let [values, lengths] = <[Buffer; 2]>::try_from(buffers).map_err(|b| {
+        FormatError::corrupt(format!("rle chunk has {} buffers, expected 2", b.len()))
+    })?;
     expand(values.as_slice(), lengths.as_slice(), vb, lb, num_values)
 }
 

@@ -92,7 +92,9 @@ pub fn decode_block(buf: &Buffer, num_values: u64) -> Result<DataBlock> {
     };
     let data_start = data_start.first().copied().unwrap_or(0);
     if data_start > b.len() as u64 || data_start < offs_start as u64 {
-        return Err(FormatError::corrupt("variable block data start out of range"));
+        return Err(FormatError::corrupt(
+            "variable block data start out of range",
+        ));
     }
     let n = usize::try_from(num_values + 1).map_err(|_| FormatError::corrupt("count"))?;
     let offs_bytes = &b[offs_start..data_start as usize];

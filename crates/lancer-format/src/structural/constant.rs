@@ -47,7 +47,9 @@ fn scalar_buffer(b: &[u8]) -> Result<Buffer> {
     };
     let count = rd(0)?;
     if count == 0 || count > 16 {
-        return Err(FormatError::corrupt(format!("constant scalar with {count} buffers")));
+        return Err(FormatError::corrupt(format!(
+            "constant scalar with {count} buffers"
+        )));
     }
     let mut p = 4;
     let mut last = &b[0..0];
@@ -113,8 +115,8 @@ impl ConstantPage {
                     ))
                 }
             };
-            let n = usize::try_from(page.num_rows)
-                .map_err(|_| FormatError::corrupt("row count"))?;
+            let n =
+                usize::try_from(page.num_rows).map_err(|_| FormatError::corrupt("row count"))?;
             def = Some(vec![leaf_level; n]);
         }
         Ok(Self {
@@ -122,7 +124,7 @@ impl ConstantPage {
             info,
             rep,
             def,
-            value: layout.inline_value.as_ref().map(|v| Buffer::from_slice_ref(v)),
+            value: layout.inline_value.as_ref().map(Buffer::from_slice_ref),
             num_rows: page.num_rows,
         })
     }
@@ -141,7 +143,10 @@ impl ConstantPage {
             .or_else(|| self.def.as_ref().map(|d| d.len()))
             .unwrap_or(self.num_rows as usize);
         let visible = match &self.def {
-            Some(d) => d.iter().filter(|&&x| x <= self.info.max_visible_def).count(),
+            Some(d) => d
+                .iter()
+                .filter(|&&x| x <= self.info.max_visible_def)
+                .count(),
             None => entries,
         } as u64;
         let block = match &self.value {

@@ -9,7 +9,6 @@
 
 use std::ops::Range;
 
-
 use arrow_buffer::{BooleanBufferBuilder, Buffer};
 use arrow_schema::DataType;
 
@@ -101,12 +100,18 @@ impl FullZipPage {
                 Ok(Some((b / 8) as usize))
             }
             Some(Details::BitsPerOffset(_)) => Ok(None),
-            None => Err(FormatError::corrupt("full-zip layout without value details")),
+            None => Err(FormatError::corrupt(
+                "full-zip layout without value details",
+            )),
         }
     }
 
     /// Byte ranges of buffer 0 holding rows `ranges` (reads the repetition index).
-    pub fn byte_ranges(&self, io: &dyn RangeRead, ranges: &[Range<u64>]) -> Result<Vec<Range<u64>>> {
+    pub fn byte_ranges(
+        &self,
+        io: &dyn RangeRead,
+        ranges: &[Range<u64>],
+    ) -> Result<Vec<Range<u64>>> {
         if let Some(r) = ranges.first() {
             if ranges.len() == 1 && r.start == 0 && r.end == self.num_rows {
                 return Ok(vec![self.data.clone()]);
@@ -237,7 +242,11 @@ impl FullZipPage {
         let mut keep: Vec<bool> = Vec::new();
         let mut any_drop = false;
         let mut p = 0usize;
-        let def_mask: u32 = if bits_def >= 32 { u32::MAX } else { (1u32 << bits_def) - 1 };
+        let def_mask: u32 = if bits_def >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << bits_def) - 1
+        };
         while p < bytes.len() {
             let (r, d) = if self.cw_bytes == 0 {
                 (0u32, 0u32)
@@ -279,10 +288,11 @@ impl FullZipPage {
                 }
                 None => {
                     if d16 == 0 {
-                        let l = compression::read_uints(bytes.get(p..).unwrap_or(&[]), len_bytes, 1)?
-                            .first()
-                            .copied()
-                            .unwrap_or(0) as usize;
+                        let l =
+                            compression::read_uints(bytes.get(p..).unwrap_or(&[]), len_bytes, 1)?
+                                .first()
+                                .copied()
+                                .unwrap_or(0) as usize;
                         p += len_bytes;
                         let v = bytes
                             .get(p..p.saturating_add(l))
@@ -369,7 +379,9 @@ fn unzip_fsl(
         }
     };
     if item_bits % 8 != 0 {
-        return Err(FormatError::corrupt("fixed-size list items not byte aligned"));
+        return Err(FormatError::corrupt(
+            "fixed-size list items not byte aligned",
+        ));
     }
     let rows = n as usize;
     let mut cum = 1usize;
@@ -392,7 +404,9 @@ fn unzip_fsl(
     }
     let src = buf.as_slice();
     if src.len() < per_row * rows {
-        return Err(FormatError::corrupt("full-zip fixed-size list values truncated"));
+        return Err(FormatError::corrupt(
+            "full-zip fixed-size list values truncated",
+        ));
     }
     if validity_layout.is_empty() && item_bits > 0 {
         // Nothing zipped in: the rows are the items, zero-copy.

@@ -59,6 +59,9 @@ pub struct ChunkRows {
     pub has_trailer: bool,
 }
 
+/// A contiguous span of chunks and the row ranges read from it.
+type ChunkGroup = (Range<usize>, Vec<Range<u64>>);
+
 /// A mini-block page with its metadata (the "search cache") loaded.
 #[derive(Debug)]
 pub struct MiniBlockPage {
@@ -284,8 +287,8 @@ impl MiniBlockPage {
     }
 
     /// Groups row ranges by contiguous chunk spans.
-    fn groups(&self, ranges: &[Range<u64>]) -> Result<Vec<(Range<usize>, Vec<Range<u64>>)>> {
-        let mut groups: Vec<(Range<usize>, Vec<Range<u64>>)> = Vec::new();
+    fn groups(&self, ranges: &[Range<u64>]) -> Result<Vec<ChunkGroup>> {
+        let mut groups: Vec<ChunkGroup> = Vec::new();
         for r in ranges {
             if r.start >= r.end {
                 continue;
@@ -315,8 +318,10 @@ impl MiniBlockPage {
         value_type: &DataType,
     ) -> Result<LeafRun> {
         let groups = self.groups(ranges)?;
-        let byte_ranges: Vec<Range<u64>> =
-            groups.iter().map(|(span, _)| self.span_bytes(span)).collect();
+        let byte_ranges: Vec<Range<u64>> = groups
+            .iter()
+            .map(|(span, _)| self.span_bytes(span))
+            .collect();
         let data = io.read_ranges(&byte_ranges)?;
         let mut runs = Vec::new();
         for ((span, rs), bytes) in groups.iter().zip(data) {
@@ -506,7 +511,9 @@ pub fn indices_array(block: DataBlock) -> Result<ArrayRef> {
         num_values,
     } = block
     else {
-        return Err(FormatError::corrupt("dictionary indices are not fixed width"));
+        return Err(FormatError::corrupt(
+            "dictionary indices are not fixed width",
+        ));
     };
     let w = match bits_per_value {
         8 | 16 | 32 | 64 => (bits_per_value / 8) as usize,

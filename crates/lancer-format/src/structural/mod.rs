@@ -63,7 +63,9 @@ impl Layer {
             return Err(FormatError::corrupt("page has no structural layers"));
         }
         if v.len() > 64 {
-            return Err(FormatError::corrupt("page has more than 64 structural layers"));
+            return Err(FormatError::corrupt(
+                "page has more than 64 structural layers",
+            ));
         }
         v.iter().map(|&l| Self::from_pb(l)).collect()
     }
@@ -237,7 +239,10 @@ impl Stream {
         }
         Ok(LeafRun {
             rep: Some(rep[level_start..level_end].to_vec()),
-            def: self.def.as_ref().map(|d| d[level_start..level_end].to_vec()),
+            def: self
+                .def
+                .as_ref()
+                .map(|d| d[level_start..level_end].to_vec()),
             num_rows: count(&rows),
             values: self.values.slice(item_start, item_end - item_start),
         })

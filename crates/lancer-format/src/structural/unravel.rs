@@ -85,7 +85,9 @@ pub fn unravel(run: LeafRun, layers: &[Layer]) -> Result<Unraveled> {
     };
     if let (Some(r), Some(d)) = (&rep, &def) {
         if r.len() != d.len() {
-            return Err(FormatError::corrupt("repetition and definition lengths differ"));
+            return Err(FormatError::corrupt(
+                "repetition and definition lengths differ",
+            ));
         }
     }
     if rep.is_some() && lists == 0 {
@@ -107,7 +109,9 @@ pub fn unravel(run: LeafRun, layers: &[Layer]) -> Result<Unraveled> {
     for (idx, layer) in layers.iter().enumerate() {
         if layer.is_list() {
             if leaf.is_none() {
-                return Err(FormatError::corrupt("a list layer cannot be the leaf layer"));
+                return Err(FormatError::corrupt(
+                    "a list layer cannot be the leaf layer",
+                ));
             }
             let r = rep
                 .as_mut()
@@ -133,16 +137,17 @@ pub fn unravel(run: LeafRun, layers: &[Layer]) -> Result<Unraveled> {
             let mut offsets: Vec<i64> = Vec::with_capacity(r.len() / 2 + 1);
             let mut validity: Option<BooleanBufferBuilder> = None;
             let mut n_lists = 0usize;
-            let push_valid = |valid: bool, validity: &mut Option<BooleanBufferBuilder>, n: usize| {
-                if !valid && validity.is_none() {
-                    let mut b = BooleanBufferBuilder::new(n + 16);
-                    b.append_n(n, true);
-                    *validity = Some(b);
-                }
-                if let Some(b) = validity.as_mut() {
-                    b.append(valid);
-                }
-            };
+            let push_valid =
+                |valid: bool, validity: &mut Option<BooleanBufferBuilder>, n: usize| {
+                    if !valid && validity.is_none() {
+                        let mut b = BooleanBufferBuilder::new(n + 16);
+                        b.append_n(n, true);
+                        *validity = Some(b);
+                    }
+                    if let Some(b) = validity.as_mut() {
+                        b.append(valid);
+                    }
+                };
             let mut curlen: i64 = 0;
             let mut write = 0usize;
             match def.as_mut() {

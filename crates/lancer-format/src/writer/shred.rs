@@ -240,8 +240,13 @@ fn levels(path: &[Node], num_rows: usize) -> Result<Shredded> {
         Some(Node::Item(a)) => a.clone(),
         _ => return Err(FormatError::corrupt("leaf path does not end in an item")),
     };
-    let idx: UInt64Array = entries.iter().filter_map(|e| e.idx.map(|i| i as u64)).collect();
-    let values = if idx.len() == leaf.len() && idx.values().iter().enumerate().all(|(k, &v)| v == k as u64) {
+    let idx: UInt64Array = entries
+        .iter()
+        .filter_map(|e| e.idx.map(|i| i as u64))
+        .collect();
+    let values = if idx.len() == leaf.len()
+        && idx.values().iter().enumerate().all(|(k, &v)| v == k as u64)
+    {
         leaf
     } else {
         arrow_select::take::take(leaf.as_ref(), &idx, None)?
