@@ -221,7 +221,7 @@ mod tests {
                 got,
                 vec![Bytes::from_static(b"lance"), Bytes::from_static(b"hello")]
             );
-            assert!(f.read_ranges(&[10..100]).is_err());
+            assert!(f.read_range(10..100).is_err());
         }
         assert!(LocalFile::open(dir.join("missing")).is_err());
     }
