@@ -5,4 +5,5 @@ mod alloc;
 mod corrupt;
 mod coverage;
 mod golden;
+mod roundtrip;
 mod shred;

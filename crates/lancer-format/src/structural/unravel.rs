@@ -104,6 +104,8 @@ pub fn unravel(run: LeafRun, layers: &[Layer]) -> Result<Unraveled> {
     let mut cur_rep: u16 = 0;
     let mut outs: Vec<LayerOut> = Vec::with_capacity(layers.len());
     let mut leaf: Option<ArrayRef> = None;
+    // Slots at the level just decoded.
+    let mut cur_len: Option<usize> = None;
     let mut values = Some(values);
 
     for (idx, layer) in layers.iter().enumerate() {
@@ -197,6 +199,7 @@ pub fn unravel(run: LeafRun, layers: &[Layer]) -> Result<Unraveled> {
             }
             r.truncate(write);
             offsets.push(curlen);
+            cur_len = Some(offsets.len() - 1);
             def_base += own;
             cur_rep += 1;
             outs.push(LayerOut::List {
@@ -228,18 +231,15 @@ pub fn unravel(run: LeafRun, layers: &[Layer]) -> Result<Unraveled> {
                 }
             }
             None => {
+                // Without definition levels every slot of the level below is one here.
                 len = match &rep {
                     Some(r) => r.len(),
-                    None => values.as_ref().map(|v| v.len()).unwrap_or(0),
+                    None => cur_len.unwrap_or_else(|| values.as_ref().map_or(0, |v| v.len())),
                 };
-                if idx > 0 {
-                    if let Some(LayerOut::Item { len: l, .. }) = outs.last() {
-                        len = *l;
-                    }
-                }
             }
         }
         def_base += layer.def_levels();
+        cur_len = Some(len);
         let nulls = finish_nulls(validity);
         if leaf.is_none() {
             let v = values

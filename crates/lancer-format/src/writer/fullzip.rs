@@ -1,0 +1,184 @@
+//! Writing full-zip pages (spec: "Full Zip Page Layout"); the byte layout is described
+//! in `crate::structural::fullzip`.
+
+use arrow_schema::DataType;
+
+use super::compress as c;
+use super::page::{bits_for, EncodedPage, Knobs, ValueParts};
+use super::shred::Shredded;
+use crate::pb::enc21::compressive_encoding::Compression;
+use crate::pb::enc21::full_zip_layout::Details;
+use crate::pb::enc21::{self, page_layout::Layout, PageLayout};
+use crate::structural::LevelInfo;
+use crate::{FormatError, Result};
+
+/// Encodes a full-zip page.
+pub fn encode(
+    s: &Shredded,
+    values: &ValueParts,
+    knobs: &Knobs,
+    layers: Vec<i32>,
+    info: LevelInfo,
+    num_rows: u64,
+) -> Result<EncodedPage> {
+    let max_def: u16 = s.layers.iter().map(|l| l.def_levels()).sum();
+    let bits_rep = if s.rep.is_some() { bits_for(u64::from(info.max_rep)) } else { 0 };
+    let bits_def = if s.def.is_some() { bits_for(u64::from(max_def)) } else { 0 };
+    let cw_bytes = match bits_rep + bits_def {
+        0 => 0,
+        1..=8 => 1,
+        9..=16 => 2,
+        _ => 4,
+    };
+    // Entries that carry value bytes (the reference reader's rule).
+    let zipped_visible: u16 = s.layers.iter().filter(|l| !l.is_list()).map(|l| l.def_levels()).sum();
+    let n_entries = s
+        .rep
+        .as_ref()
+        .map(|r| r.len())
+        .or_else(|| s.def.as_ref().map(|d| d.len()))
+        .unwrap_or(s.values.len());
+
+    // Per-value payloads.
+    let large = matches!(s.values.data_type(), DataType::LargeUtf8 | DataType::LargeBinary);
+    enum Payload<'a> {
+        Fixed(usize, Box<dyn Fn(usize) -> Vec<u8> + 'a>),
+        Variable(usize, Vec<Vec<u8>>),
+    }
+    let (payload, value_compression, details) = match values {
+        ValueParts::Fixed { bits, data, .. } => {
+            if bits % 8 != 0 {
+                return Err(FormatError::unsupported("full-zip", "values must be whole bytes"));
+            }
+            let w = (*bits / 8) as usize;
+            (
+                Payload::Fixed(w, Box::new(move |i| data[i * w..(i + 1) * w].to_vec())),
+                c::flat(*bits),
+                Details::BitsPerValue(*bits as u32),
+            )
+        }
+        ValueParts::Fsl { dim, item_bits, data, validity, .. } => {
+            let row = (*dim * *item_bits / 8) as usize;
+            let vbytes = (*dim as usize).div_ceil(8);
+            let d = *dim as usize;
+            let total = row + if validity.is_some() { vbytes } else { 0 };
+            let f = move |i: usize| {
+                let mut out = Vec::with_capacity(total);
+                if let Some(v) = validity {
+                    let mut bits = vec![0u8; vbytes];
+                    for k in 0..d {
+                        let bit = i * d + k;
+                        if v.get(bit / 8).is_some_and(|b| b >> (bit % 8) & 1 == 1) {
+                            bits[k / 8] |= 1 << (k % 8);
+                        }
+                    }
+                    out.extend_from_slice(&bits);
+                }
+                out.extend_from_slice(&data[i * row..(i + 1) * row]);
+                out
+            };
+            let e = c::enc(Compression::FixedSizeList(Box::new(enc21::FixedSizeList {
+                items_per_value: *dim,
+                values: Some(Box::new(c::flat(*item_bits))),
+                has_validity: validity.is_some(),
+            })));
+            (Payload::Fixed(total, Box::new(f)), e, Details::BitsPerValue((total * 8) as u32))
+        }
+        ValueParts::Variable { offsets, data } => {
+            let bits = if large { 64 } else { 32 };
+            let max_len = offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+            let fsst = !knobs.no_compression
+                && (knobs.fsst_forced || (max_len >= 5 && data.len() >= 32 * 1024 && max_len <= 32 * 1024));
+            let (vals, e) = if fsst {
+                let (table, coffs, cdata) = super::fsst::compress(offsets, data)?;
+                let vals = coffs.windows(2).map(|w| cdata[w[0] as usize..w[1] as usize].to_vec()).collect();
+                let e = c::enc(Compression::Fsst(Box::new(enc21::Fsst {
+                    symbol_table: table,
+                    values: Some(Box::new(variable(bits))),
+                })));
+                (vals, e)
+            } else {
+                let vals = offsets.windows(2).map(|w| data[w[0] as usize..w[1] as usize].to_vec()).collect();
+                (vals, variable(bits))
+            };
+            (Payload::Variable(bits as usize / 8, vals), e, Details::BitsPerOffset(bits as u32))
+        }
+    };
+
+    let mut buf = Vec::new();
+    let mut row_starts: Vec<u64> = Vec::with_capacity(num_rows as usize + 1);
+    let mut next_value = 0usize;
+    for e in 0..n_entries {
+        let r = s.rep.as_ref().map_or(0, |r| r[e]);
+        let d = s.def.as_ref().map_or(0, |d| d[e]);
+        if s.rep.is_none() || r == info.max_rep {
+            row_starts.push(buf.len() as u64);
+        }
+        if cw_bytes > 0 {
+            let word = (u32::from(r) << bits_def) | u32::from(d);
+            buf.extend_from_slice(&word.to_le_bytes()[..cw_bytes]);
+        }
+        let leaf_visible = d <= info.max_visible_def;
+        if d > zipped_visible {
+            continue;
+        }
+        match &payload {
+            Payload::Fixed(w, f) => {
+                if leaf_visible {
+                    buf.extend_from_slice(&f(next_value));
+                } else {
+                    buf.extend(std::iter::repeat_n(0u8, *w));
+                }
+            }
+            Payload::Variable(lw, vals) => {
+                if d == 0 {
+                    let v = vals.get(next_value).ok_or_else(|| FormatError::corrupt("fewer values than levels"))?;
+                    buf.extend_from_slice(&(v.len() as u64).to_le_bytes()[..*lw]);
+                    buf.extend_from_slice(v);
+                }
+            }
+        }
+        if leaf_visible {
+            next_value += 1;
+        }
+    }
+    row_starts.push(buf.len() as u64);
+    let mut buffers = vec![buf];
+    let needs_index = matches!(values, ValueParts::Variable { .. }) || s.rep.is_some();
+    if needs_index {
+        let max = row_starts.last().copied().unwrap_or(0);
+        let w = match max {
+            0..=0xFF => 1,
+            0x100..=0xFFFF => 2,
+            0x1_0000..=0xFFFF_FFFF => 4,
+            _ => 8,
+        };
+        let mut idx = Vec::with_capacity(row_starts.len() * w);
+        for o in &row_starts {
+            idx.extend_from_slice(&o.to_le_bytes()[..w]);
+        }
+        buffers.push(idx);
+    }
+    Ok(EncodedPage {
+        buffers,
+        layout: PageLayout {
+            layout: Some(Layout::FullZipLayout(enc21::FullZipLayout {
+                bits_rep,
+                bits_def,
+                details: Some(details),
+                num_items: n_entries as u32,
+                num_visible_items: s.values.len() as u32,
+                value_compression: Some(value_compression),
+                layers,
+            })),
+        },
+        num_rows,
+    })
+}
+
+fn variable(bits: u64) -> enc21::CompressiveEncoding {
+    c::enc(Compression::Variable(Box::new(enc21::Variable {
+        offsets: Some(Box::new(c::flat(bits))),
+        values: None,
+    })))
+}
