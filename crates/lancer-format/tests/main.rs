@@ -5,5 +5,6 @@ mod alloc;
 mod corrupt;
 mod coverage;
 mod golden;
+mod interop;
 mod roundtrip;
 mod shred;

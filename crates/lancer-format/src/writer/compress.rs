@@ -286,21 +286,32 @@ pub fn run_count(data: &[u8], bits: u64, n: usize) -> usize {
     1 + (1..n).filter(|&i| data[i * w..(i + 1) * w] != data[(i - 1) * w..i * w]).count()
 }
 
-/// Variable-width chunks: `[offsets: u32 x (n+1)][bytes]`, offsets relative to the
-/// chunk buffer. Chunks stop at the last power of two that keeps them near 4 KiB.
-pub fn variable_chunks(offsets: &[u64], data: &[u8]) -> Vec<ValueChunk> {
+/// Variable-width chunks: `[offsets x (n+1)][bytes]` with 32- or 64-bit offsets
+/// (`wide`) relative to the chunk buffer, padded to a whole offset word. Chunks stop at
+/// the last power of two that keeps them near 4 KiB.
+pub fn variable_chunks(offsets: &[u64], data: &[u8], wide: bool) -> Vec<ValueChunk> {
+    let ow = if wide { 8 } else { 4 };
     let n = offsets.len().saturating_sub(1);
-    let size = |s: usize, c: usize| (offsets[s + c] - offsets[s]) as usize + 4 * (c + 1);
+    let size = |s: usize, c: usize| (offsets[s + c] - offsets[s]) as usize + ow * (c + 1);
     let plan = plan_chunks(n, MAX_CHUNK_VALUES, |s, c| size(s, c) <= VARIABLE_CHUNK_BYTES);
     plan.into_iter()
         .map(|(s, c)| {
-            let head = 4 * (c + 1);
+            let head = (ow * (c + 1)) as u64;
             let base = offsets[s];
-            let mut buf = Vec::with_capacity(size(s, c));
+            let mut buf = Vec::with_capacity(size(s, c) + ow);
             for i in 0..=c {
-                buf.extend_from_slice(&((offsets[s + i] - base) as u32 + head as u32).to_le_bytes());
+                let o = offsets[s + i] - base + head;
+                if wide {
+                    buf.extend_from_slice(&o.to_le_bytes());
+                } else {
+                    buf.extend_from_slice(&(o as u32).to_le_bytes());
+                }
             }
             buf.extend_from_slice(&data[base as usize..offsets[s + c] as usize]);
+            // Readers expect the chunk buffer to be a whole number of offset words.
+            while buf.len() % ow != 0 {
+                buf.push(0);
+            }
             ValueChunk {
                 buffers: vec![buf],
                 num_values: c,
@@ -309,24 +320,36 @@ pub fn variable_chunks(offsets: &[u64], data: &[u8]) -> Vec<ValueChunk> {
         .collect()
 }
 
-/// The encoding of variable-width chunks (32-bit offsets).
-pub fn variable() -> CompressiveEncoding {
+/// The encoding of variable-width values with `bits`-bit offsets.
+pub fn variable(bits: u64) -> CompressiveEncoding {
     enc(Compression::Variable(Box::new(enc21::Variable {
-        offsets: Some(Box::new(flat(32))),
+        offsets: Some(Box::new(flat(bits))),
         values: None,
     })))
 }
 
-/// Variable-width values as one block: `[32: u32][data start: u32][offsets][bytes]`.
-pub fn variable_block(offsets: &[u64], data: &[u8]) -> Vec<u8> {
+/// Variable-width values as one block. 32-bit: `[32: u32][data start: u32][offsets]
+/// [bytes]`; 64-bit: `[64: u32][0: u32][data start: u64][offsets][bytes]`.
+pub fn variable_block(offsets: &[u64], data: &[u8], wide: bool) -> Vec<u8> {
     let n = offsets.len();
-    let start = 8 + 4 * n;
+    let (head, ow) = if wide { (16, 8) } else { (8, 4) };
+    let start = head + ow * n;
     let mut buf = Vec::with_capacity(start + data.len());
-    buf.extend_from_slice(&32u32.to_le_bytes());
-    buf.extend_from_slice(&(start as u32).to_le_bytes());
+    if wide {
+        buf.extend_from_slice(&64u32.to_le_bytes());
+        buf.extend_from_slice(&0u32.to_le_bytes());
+        buf.extend_from_slice(&(start as u64).to_le_bytes());
+    } else {
+        buf.extend_from_slice(&32u32.to_le_bytes());
+        buf.extend_from_slice(&(start as u32).to_le_bytes());
+    }
     let base = offsets.first().copied().unwrap_or(0);
     for &o in offsets {
-        buf.extend_from_slice(&((o - base) as u32).to_le_bytes());
+        if wide {
+            buf.extend_from_slice(&(o - base).to_le_bytes());
+        } else {
+            buf.extend_from_slice(&((o - base) as u32).to_le_bytes());
+        }
     }
     buf.extend_from_slice(&data[base as usize..offsets.last().copied().unwrap_or(0) as usize]);
     buf

@@ -84,7 +84,7 @@ pub fn encode(
             })));
             (Payload::Fixed(total, Box::new(f)), e, Details::BitsPerValue((total * 8) as u32))
         }
-        ValueParts::Variable { offsets, data } => {
+        ValueParts::Variable { offsets, data, .. } => {
             let bits = if large { 64 } else { 32 };
             let max_len = offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
             let fsst = !knobs.no_compression

@@ -26,7 +26,7 @@ fn try_dictionary(values: &ValueParts, knobs: &Knobs) -> Option<(Vec<u64>, Value
             let w = (*bits / 8) as usize;
             (*n, Box::new(move |i| &data[i * w..(i + 1) * w]))
         }
-        ValueParts::Variable { offsets, data } => (
+        ValueParts::Variable { offsets, data, .. } => (
             offsets.len() - 1,
             Box::new(move |i| &data[offsets[i] as usize..offsets[i + 1] as usize]),
         ),
@@ -81,15 +81,16 @@ fn try_dictionary(values: &ValueParts, knobs: &Knobs) -> Option<(Vec<u64>, Value
             }
             ValueParts::Fixed { bits: *bits, data, n: order.len() }
         }
-        _ => {
+        ValueParts::Variable { wide, .. } => {
             let mut data = Vec::new();
             let mut offsets = vec![0u64];
             for &i in &order {
                 data.extend_from_slice(get(i));
                 offsets.push(data.len() as u64);
             }
-            ValueParts::Variable { offsets, data }
+            ValueParts::Variable { offsets, data, wide: *wide }
         }
+        ValueParts::Fsl { .. } => return None,
     };
     Some((indices, dict))
 }
@@ -130,20 +131,21 @@ fn chunk_values(values: &ValueParts, knobs: &Knobs) -> Result<(Vec<ValueChunk>, 
                 }
             }
         }
-        ValueParts::Variable { offsets, data } => {
+        ValueParts::Variable { offsets, data, wide } => {
+            let bits = if *wide { 64 } else { 32 };
             let max_len = offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
             let use_fsst = !knobs.no_compression
                 && (knobs.fsst_forced || (max_len >= 5 && data.len() >= 32 * 1024));
             if use_fsst {
                 let (table, coffs, cdata) = super::fsst::compress(offsets, data)?;
-                let chunks = c::variable_chunks(&coffs, &cdata);
+                let chunks = c::variable_chunks(&coffs, &cdata, *wide);
                 let e = c::enc(Compression::Fsst(Box::new(enc21::Fsst {
                     symbol_table: table,
-                    values: Some(Box::new(c::variable())),
+                    values: Some(Box::new(c::variable(bits))),
                 })));
                 (chunks, e)
             } else {
-                (c::variable_chunks(offsets, data), c::variable())
+                (c::variable_chunks(offsets, data, *wide), c::variable(bits))
             }
         }
         ValueParts::Fsl { dim, item_bits, data, validity, n } => {
@@ -200,7 +202,10 @@ fn chunk_values(values: &ValueParts, knobs: &Knobs) -> Result<(Vec<ValueChunk>, 
 fn dictionary_block(dict: &ValueParts, version: FileVersion) -> Result<(Vec<u8>, CompressiveEncoding)> {
     let (plain, e) = match dict {
         ValueParts::Fixed { bits, data, .. } => (data.clone(), c::flat(*bits)),
-        ValueParts::Variable { offsets, data } => (c::variable_block(offsets, data), c::variable()),
+        ValueParts::Variable { offsets, data, wide } => (
+            c::variable_block(offsets, data, *wide),
+            c::variable(if *wide { 64 } else { 32 }),
+        ),
         ValueParts::Fsl { .. } => return Err(FormatError::corrupt("no dictionaries of lists")),
     };
     if version >= FileVersion::V2_2 {

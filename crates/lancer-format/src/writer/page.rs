@@ -87,8 +87,8 @@ impl Knobs {
 enum Values {
     /// Fixed-width values (`bits` each; 1 for booleans).
     Fixed { bits: u64, data: Vec<u8>, n: usize },
-    /// Variable-width values.
-    Variable { offsets: Vec<u64>, data: Vec<u8> },
+    /// Variable-width values (`wide`: 64-bit offsets, for the large types).
+    Variable { offsets: Vec<u64>, data: Vec<u8>, wide: bool },
     /// Fixed-size lists of fixed-width items, with optional item validity.
     Fsl { dim: u64, item_bits: u64, data: Vec<u8>, validity: Option<Vec<u8>>, n: usize },
 }
@@ -133,6 +133,7 @@ fn flatten(a: &ArrayRef) -> Result<Values> {
             Ok(Values::Variable {
                 offsets: o.iter().map(|&x| (x as usize - base) as u64).collect(),
                 data: data.buffers()[1].as_slice()[base..end].to_vec(),
+                wide: false,
             })
         }
         DataType::LargeUtf8 | DataType::LargeBinary => {
@@ -143,6 +144,7 @@ fn flatten(a: &ArrayRef) -> Result<Values> {
             Ok(Values::Variable {
                 offsets: o.iter().map(|&x| (x as usize - base) as u64).collect(),
                 data: data.buffers()[1].as_slice()[base..end].to_vec(),
+                wide: true,
             })
         }
         DataType::FixedSizeList(f, d) => {
@@ -250,6 +252,8 @@ pub enum ValueParts {
         offsets: Vec<u64>,
         /// Bytes.
         data: Vec<u8>,
+        /// 64-bit offsets (the large types).
+        wide: bool,
     },
     /// Fixed-size lists.
     Fsl {
@@ -269,7 +273,7 @@ pub enum ValueParts {
 fn values_parts(v: Values) -> ValueParts {
     match v {
         Values::Fixed { bits, data, n } => ValueParts::Fixed { bits, data, n },
-        Values::Variable { offsets, data } => ValueParts::Variable { offsets, data },
+        Values::Variable { offsets, data, wide } => ValueParts::Variable { offsets, data, wide },
         Values::Fsl { dim, item_bits, data, validity, n } => ValueParts::Fsl { dim, item_bits, data, validity, n },
     }
 }
@@ -311,7 +315,7 @@ fn constant_value(values: &Values, layers: Vec<i32>, num_rows: u64) -> Option<En
             }
             (Some(first.to_vec()), Vec::new())
         }
-        Values::Variable { offsets, data } if offsets.len() > 1 => {
+        Values::Variable { offsets, data, .. } if offsets.len() > 1 => {
             let first = &data[offsets[0] as usize..offsets[1] as usize];
             if !offsets.windows(2).all(|o| &data[o[0] as usize..o[1] as usize] == first) {
                 return None;

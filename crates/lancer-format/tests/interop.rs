@@ -1,0 +1,74 @@
+//! Interop, the other direction: files Lancer writes are read by pylance (14, 12 and
+//! 11, each from its own venv under `.venv/`, installed by `scripts/setup-python.sh`)
+//! with identical values. The venvs are required when `LANCER_REQUIRE_PYLANCE` is set
+//! (as `scripts/test.sh` does); otherwise a missing venv skips the check loudly.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use arrow_array::RecordBatch;
+use lancer_format::container::FileVersion;
+use lancer_format::writer::{write_to_vec, WriteOptions};
+
+use crate::roundtrip::inputs;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn write_arrow(path: &Path, batch: &RecordBatch) {
+    let f = std::fs::File::create(path).unwrap();
+    let mut w = arrow_ipc::writer::FileWriter::try_new(f, &batch.schema()).unwrap();
+    w.write(batch).unwrap();
+    w.finish().unwrap();
+}
+
+/// Writes every golden table with Lancer into `dir` (both versions, small pages too).
+fn write_all(dir: &Path) -> usize {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    let mut n = 0;
+    for (name, batch) in inputs() {
+        for v in [FileVersion::V2_1, FileVersion::V2_2] {
+            if name.starts_with("packed") || (name == "maps" && v == FileVersion::V2_1) {
+                continue;
+            }
+            for (tag, page) in [("", lancer_format::writer::DEFAULT_MAX_PAGE_BYTES), (".smallpages", 16 * 1024)] {
+                let opts = WriteOptions { version: v, max_page_bytes: page };
+                let bytes = write_to_vec(batch.schema(), std::slice::from_ref(&batch), opts).unwrap();
+                let stem = format!("{name}.v{v}{tag}");
+                std::fs::write(dir.join(format!("{stem}.lance")), bytes).unwrap();
+                write_arrow(&dir.join(format!("{stem}.arrow")), &batch);
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+#[test]
+fn pylance_reads_lancer_files() {
+    let dir = repo().join("target/lancer-written");
+    let written = write_all(&dir);
+    assert!(written > 20);
+    let required = std::env::var_os("LANCER_REQUIRE_PYLANCE").is_some();
+    let mut ran = 0;
+    for v in ["14", "12", "11"] {
+        let py = repo().join(format!(".venv/pylance-{v}/bin/python"));
+        if !py.exists() {
+            assert!(!required, "{} missing: run scripts/setup-python.sh", py.display());
+            eprintln!("SKIPPED: pylance {v} venv missing ({}); run scripts/setup-python.sh", py.display());
+            continue;
+        }
+        let out = Command::new(&py)
+            .arg(repo().join("scripts/check_lancer_files.py"))
+            .arg(&dir)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        eprintln!("{text}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "pylance {v} disagrees with Lancer-written files:\n{text}");
+        ran += 1;
+    }
+    assert!(ran > 0 || !required);
+}

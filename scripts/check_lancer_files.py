@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Interop check: pylance reads files Lancer wrote, with identical values.
+
+    <venv>/bin/python scripts/check_lancer_files.py DIR
+
+DIR holds NAME.lance files written by Lancer and NAME.arrow files with the values
+they must contain. For each pair, pylance's LanceFileReader reads the whole file and
+a few random rows (take_rows); every column must equal the expected one exactly.
+Prints one line per failure and exits 1 if there is any.
+"""
+import os
+import sys
+
+import pyarrow as pa
+import lance
+from lance.file import LanceFileReader
+
+
+def same(a, b):
+    """Exact equality, with NaN equal to NaN (Arrow's equals says otherwise)."""
+    if a.equals(b):
+        return True
+    if len(a) != len(b) or a.type != b.type:
+        return False
+
+    def norm(x):
+        if isinstance(x, float) and x != x:
+            return "NaN"
+        if isinstance(x, list):
+            return [norm(y) for y in x]
+        if isinstance(x, dict):
+            return {k: norm(v) for k, v in x.items()}
+        if isinstance(x, tuple):
+            return tuple(norm(y) for y in x)
+        return x
+
+    return norm(a.to_pylist()) == norm(b.to_pylist())
+
+
+def main(d):
+    failures = []
+    checked = 0
+    for name in sorted(os.listdir(d)):
+        if not name.endswith(".lance"):
+            continue
+        stem = os.path.join(d, name[: -len(".lance")])
+        want = pa.ipc.open_file(stem + ".arrow").read_all()
+        try:
+            r = LanceFileReader(stem + ".lance")
+            got = r.read_all().to_table()
+        except Exception as e:  # report, do not stop
+            failures.append(f"{name}: pylance {lance.__version__} cannot read it: {str(e).splitlines()[0][:300]}")
+            continue
+        checked += 1
+        for col in want.schema.names:
+            w = want.column(col).combine_chunks()
+            g = got.column(col).combine_chunks()
+            if not same(w, g):
+                n = next((i for i in range(len(w)) if not same(w.slice(i, 1), g.slice(i, 1))), -1)
+                failures.append(f"{name}: column {col} differs at row {n}: got {g[n] if n >= 0 else '?'}, want {w[n] if n >= 0 else '?'}")
+        n = want.num_rows
+        if n > 2:
+            idx = sorted({0, n // 3, n - 1})
+            try:
+                t = LanceFileReader(stem + ".lance").take_rows(idx).to_table()
+                for col in want.schema.names:
+                    if not same(t.column(col).combine_chunks(), want.column(col).take(pa.array(idx)).combine_chunks()):
+                        failures.append(f"{name}: take_rows {idx} column {col} differs")
+            except Exception as e:
+                failures.append(f"{name}: take_rows failed: {str(e).splitlines()[0][:300]}")
+    for f in failures:
+        print(f)
+    print(f"pylance {lance.__version__}: {checked} Lancer-written files read, {len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
