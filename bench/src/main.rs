@@ -26,8 +26,30 @@ fn stats(mut v: Vec<f64>) -> serde_json::Value {
     json!({"best": v.first().copied().unwrap_or(0.0), "median": v.get(v.len() / 2).copied().unwrap_or(0.0)})
 }
 
+/// `write IN.arrow OUT.lance VERSION`: writes the Arrow IPC file's batches as a Lance
+/// file and prints the seconds taken (reading the input is not timed).
+fn write(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    let f = std::fs::File::open(&args[2])?;
+    let r = arrow_ipc::reader::FileReader::try_new(f, None)?;
+    let schema = r.schema();
+    let batches = r.collect::<Result<Vec<_>, _>>()?;
+    let version = lancer_format::container::FileVersion::parse(&args[4])?;
+    let t = Instant::now();
+    let opts = lancer_format::writer::WriteOptions { version, ..Default::default() };
+    let mut w = lancer_format::writer::FileWriter::create(&args[3], schema, opts)?;
+    for b in &batches {
+        w.write_batch(b)?;
+    }
+    w.finish()?;
+    println!("{}", json!({"write": t.elapsed().as_secs_f64()}));
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
+    if args.len() == 5 && args[1] == "write" {
+        return write(&args);
+    }
     if args.len() < 4 || args[1] != "file-read" {
         return Err("usage: lancer-bench file-read FILE ITERATIONS [INDICES_FILE...]".into());
     }

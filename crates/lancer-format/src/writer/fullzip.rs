@@ -42,7 +42,8 @@ pub fn encode(
     // Per-value payloads.
     let large = matches!(s.values.data_type(), DataType::LargeUtf8 | DataType::LargeBinary);
     enum Payload<'a> {
-        Fixed(usize, Box<dyn Fn(usize) -> Vec<u8> + 'a>),
+        /// Row `i` is `validity bytes of row i (if any)` ++ `data[i*row..(i+1)*row]`.
+        Fixed { data: &'a [u8], row: usize, validity: Option<(&'a [u8], usize)> },
         Variable(usize, Vec<Vec<u8>>),
     }
     let (payload, value_compression, details) = match values {
@@ -52,7 +53,7 @@ pub fn encode(
             }
             let w = (*bits / 8) as usize;
             (
-                Payload::Fixed(w, Box::new(move |i| data[i * w..(i + 1) * w].to_vec())),
+                Payload::Fixed { data, row: w, validity: None },
                 c::flat(*bits),
                 Details::BitsPerValue(*bits as u32),
             )
@@ -60,29 +61,21 @@ pub fn encode(
         ValueParts::Fsl { dim, item_bits, data, validity, .. } => {
             let row = (*dim * *item_bits / 8) as usize;
             let vbytes = (*dim as usize).div_ceil(8);
-            let d = *dim as usize;
             let total = row + if validity.is_some() { vbytes } else { 0 };
-            let f = move |i: usize| {
-                let mut out = Vec::with_capacity(total);
-                if let Some(v) = validity {
-                    let mut bits = vec![0u8; vbytes];
-                    for k in 0..d {
-                        let bit = i * d + k;
-                        if v.get(bit / 8).is_some_and(|b| b >> (bit % 8) & 1 == 1) {
-                            bits[k / 8] |= 1 << (k % 8);
-                        }
-                    }
-                    out.extend_from_slice(&bits);
-                }
-                out.extend_from_slice(&data[i * row..(i + 1) * row]);
-                out
-            };
             let e = c::enc(Compression::FixedSizeList(Box::new(enc21::FixedSizeList {
                 items_per_value: *dim,
                 values: Some(Box::new(c::flat(*item_bits))),
                 has_validity: validity.is_some(),
             })));
-            (Payload::Fixed(total, Box::new(f)), e, Details::BitsPerValue((total * 8) as u32))
+            (
+                Payload::Fixed {
+                    data,
+                    row,
+                    validity: validity.as_deref().map(|v| (v, *dim as usize)),
+                },
+                e,
+                Details::BitsPerValue((total * 8) as u32),
+            )
         }
         ValueParts::Variable { offsets, data, .. } => {
             let bits = if large { 64 } else { 32 };
@@ -105,7 +98,34 @@ pub fn encode(
         }
     };
 
-    let mut buf = Vec::new();
+    // No control words and no zipped validity: the values are the page, zero-copy.
+    if cw_bytes == 0 {
+        if let Payload::Fixed { row, validity: None, .. } = &payload {
+            let whole = match values {
+                ValueParts::Fixed { data, .. } | ValueParts::Fsl { data, .. } => data.slice_with_length(0, n_entries * row),
+                ValueParts::Variable { .. } => arrow_buffer::Buffer::from_vec(Vec::<u8>::new()),
+            };
+            return Ok(EncodedPage {
+                buffers: vec![whole],
+                layout: PageLayout {
+                    layout: Some(Layout::FullZipLayout(enc21::FullZipLayout {
+                        bits_rep,
+                        bits_def,
+                        details: Some(details),
+                        num_items: n_entries as u32,
+                        num_visible_items: s.values.len() as u32,
+                        value_compression: Some(value_compression),
+                        layers,
+                    })),
+                },
+                num_rows,
+            });
+        }
+    }
+    let mut buf = Vec::with_capacity(match values {
+        ValueParts::Fixed { data, .. } | ValueParts::Fsl { data, .. } => data.len() + n_entries * cw_bytes,
+        ValueParts::Variable { data, .. } => data.len() + n_entries * (cw_bytes + 8),
+    });
     let mut row_starts: Vec<u64> = Vec::with_capacity(num_rows as usize + 1);
     let mut next_value = 0usize;
     for e in 0..n_entries {
@@ -123,11 +143,26 @@ pub fn encode(
             continue;
         }
         match &payload {
-            Payload::Fixed(w, f) => {
+            Payload::Fixed { data, row, validity } => {
+                if let Some((v, dim)) = validity {
+                    let mut bits = vec![0u8; dim.div_ceil(8)];
+                    if leaf_visible {
+                        for k in 0..*dim {
+                            let bit = next_value * dim + k;
+                            if v.get(bit / 8).is_some_and(|b| b >> (bit % 8) & 1 == 1) {
+                                bits[k / 8] |= 1 << (k % 8);
+                            }
+                        }
+                    }
+                    buf.extend_from_slice(&bits);
+                }
                 if leaf_visible {
-                    buf.extend_from_slice(&f(next_value));
+                    let slot = data
+                        .get(next_value * row..(next_value + 1) * row)
+                        .ok_or_else(|| FormatError::corrupt("fewer values than levels"))?;
+                    buf.extend_from_slice(slot);
                 } else {
-                    buf.extend(std::iter::repeat_n(0u8, *w));
+                    buf.extend(std::iter::repeat_n(0u8, *row));
                 }
             }
             Payload::Variable(lw, vals) => {
@@ -143,7 +178,7 @@ pub fn encode(
         }
     }
     row_starts.push(buf.len() as u64);
-    let mut buffers = vec![buf];
+    let mut buffers = vec![arrow_buffer::Buffer::from_vec(buf)];
     let needs_index = matches!(values, ValueParts::Variable { .. }) || s.rep.is_some();
     if needs_index {
         let max = row_starts.last().copied().unwrap_or(0);
@@ -157,7 +192,7 @@ pub fn encode(
         for o in &row_starts {
             idx.extend_from_slice(&o.to_le_bytes()[..w]);
         }
-        buffers.push(idx);
+        buffers.push(arrow_buffer::Buffer::from_vec(idx));
     }
     Ok(EncodedPage {
         buffers,
@@ -181,4 +216,62 @@ fn variable(bits: u64) -> enc21::CompressiveEncoding {
         offsets: Some(Box::new(c::flat(bits))),
         values: None,
     })))
+}
+
+/// Fast path for wide fixed-width values without nulls (vector columns): the page is
+/// the arrays' value bytes back to back, written without concatenating them first.
+/// Returns None when the arrays do not qualify.
+pub fn encode_pieces(
+    lf: &crate::schema::LanceField,
+    knobs: &Knobs,
+    arrays: &[arrow_array::ArrayRef],
+) -> Option<(PageLayout, Vec<arrow_buffer::Buffer>, u64)> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::Array;
+    if knobs.structural.as_deref() == Some("miniblock") {
+        return None;
+    }
+    let (dim, item_bits) = match &lf.data_type {
+        DataType::FixedSizeList(f, d) => (*d as u64, crate::block::fixed_width_bits(f.data_type())?),
+        _ => return None,
+    };
+    let row = (dim * item_bits / 8) as usize;
+    if row < 256 || item_bits % 8 != 0 {
+        return None;
+    }
+    let mut pieces = Vec::with_capacity(arrays.len());
+    let mut rows = 0u64;
+    for a in arrays {
+        if a.null_count() > 0 {
+            return None;
+        }
+        let fsl = a.as_fixed_size_list_opt()?;
+        let items = fsl.values().slice(fsl.offset() * dim as usize, fsl.len() * dim as usize);
+        if items.null_count() > 0 {
+            return None;
+        }
+        let data = items.to_data();
+        let w = (item_bits / 8) as usize;
+        let buf = data.buffers().first()?.slice_with_length(data.offset() * w, data.len() * w);
+        pieces.push(buf);
+        rows += fsl.len() as u64;
+    }
+    let e = c::enc(Compression::FixedSizeList(Box::new(enc21::FixedSizeList {
+        items_per_value: dim,
+        values: Some(Box::new(c::flat(item_bits))),
+        has_validity: false,
+    })));
+    let layer = super::page::layer_pb(crate::structural::Layer::AllValidItem);
+    let layout = PageLayout {
+        layout: Some(Layout::FullZipLayout(enc21::FullZipLayout {
+            bits_rep: 0,
+            bits_def: 0,
+            details: Some(Details::BitsPerValue((row * 8) as u32)),
+            num_items: rows as u32,
+            num_visible_items: rows as u32,
+            value_compression: Some(e),
+            layers: vec![layer],
+        })),
+    };
+    Some((layout, pieces, rows))
 }

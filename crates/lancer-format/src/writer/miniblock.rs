@@ -40,7 +40,12 @@ fn try_dictionary(values: &ValueParts, knobs: &Knobs) -> Option<(Vec<u64>, Value
     let mut order: Vec<usize> = Vec::new();
     let mut indices = Vec::with_capacity(n);
     let limit = n / 2 + 1;
+    // Sample first: when the first tenth is mostly distinct a dictionary cannot pay.
+    let probe = (n / 10).max(1000).min(n);
     for i in 0..n {
+        if i == probe && ids.len() * 2 > probe {
+            return None;
+        }
         let v = get(i);
         let next = ids.len() as u64;
         let id = *ids.entry(v).or_insert_with(|| {
@@ -79,7 +84,7 @@ fn try_dictionary(values: &ValueParts, knobs: &Knobs) -> Option<(Vec<u64>, Value
             for &i in &order {
                 data.extend_from_slice(get(i));
             }
-            ValueParts::Fixed { bits: *bits, data, n: order.len() }
+            ValueParts::Fixed { bits: *bits, data: arrow_buffer::Buffer::from_vec(data), n: order.len() }
         }
         ValueParts::Variable { wide, .. } => {
             let mut data = Vec::new();
@@ -88,7 +93,7 @@ fn try_dictionary(values: &ValueParts, knobs: &Knobs) -> Option<(Vec<u64>, Value
                 data.extend_from_slice(get(i));
                 offsets.push(data.len() as u64);
             }
-            ValueParts::Variable { offsets, data, wide: *wide }
+            ValueParts::Variable { offsets, data: arrow_buffer::Buffer::from_vec(data), wide: *wide }
         }
         ValueParts::Fsl { .. } => return None,
     };
@@ -201,7 +206,7 @@ fn chunk_values(values: &ValueParts, knobs: &Knobs) -> Result<(Vec<ValueChunk>, 
 /// Encodes the dictionary items as one block.
 fn dictionary_block(dict: &ValueParts, version: FileVersion) -> Result<(Vec<u8>, CompressiveEncoding)> {
     let (plain, e) = match dict {
-        ValueParts::Fixed { bits, data, .. } => (data.clone(), c::flat(*bits)),
+        ValueParts::Fixed { bits, data, .. } => (data.to_vec(), c::flat(*bits)),
         ValueParts::Variable { offsets, data, wide } => (
             c::variable_block(offsets, data, *wide),
             c::variable(if *wide { 64 } else { 32 }),
@@ -248,7 +253,7 @@ pub fn encode(
             for i in &indices {
                 data.extend_from_slice(&(*i as u32).to_le_bytes());
             }
-            (Some(dict), ValueParts::Fixed { bits: 32, data, n: indices.len() })
+            (Some(dict), ValueParts::Fixed { bits: 32, data: arrow_buffer::Buffer::from_vec(data), n: indices.len() })
         }
         None => (None, values),
     };
@@ -351,7 +356,7 @@ pub fn encode(
             meta.extend_from_slice(&(word as u16).to_le_bytes());
         }
     }
-    let mut buffers = vec![meta, body];
+    let mut buffers = vec![arrow_buffer::Buffer::from_vec(meta), arrow_buffer::Buffer::from_vec(body)];
     let mut dictionary = None;
     let mut num_dictionary_items = 0;
     if let Some(d) = &dict {
@@ -361,11 +366,11 @@ pub fn encode(
             ValueParts::Variable { offsets, .. } => offsets.len() as u64 - 1,
             ValueParts::Fsl { n, .. } => *n as u64,
         };
-        buffers.push(b);
+        buffers.push(arrow_buffer::Buffer::from_vec(b));
         dictionary = Some(e);
     }
     if let Some(r) = &s.rep {
-        buffers.push(repetition_index(r, &bounds, info.max_rep));
+        buffers.push(arrow_buffer::Buffer::from_vec(repetition_index(r, &bounds, info.max_rep)));
     }
     Ok(EncodedPage {
         buffers,

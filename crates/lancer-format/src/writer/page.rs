@@ -15,6 +15,7 @@ use std::collections::HashMap;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef};
+use arrow_buffer::Buffer;
 use arrow_schema::DataType;
 
 use super::compress::{self as c, ValueChunk};
@@ -28,8 +29,8 @@ use crate::{FormatError, Result};
 /// An encoded page: its buffers (in order) and layout.
 #[derive(Debug)]
 pub struct EncodedPage {
-    /// Buffers, written 64-byte aligned.
-    pub buffers: Vec<Vec<u8>>,
+    /// Buffers, written 64-byte aligned (may share memory with the input arrays).
+    pub buffers: Vec<Buffer>,
     /// The page layout.
     pub layout: PageLayout,
     /// Rows in the page.
@@ -86,11 +87,11 @@ impl Knobs {
 /// Leaf values flattened to bytes.
 enum Values {
     /// Fixed-width values (`bits` each; 1 for booleans).
-    Fixed { bits: u64, data: Vec<u8>, n: usize },
+    Fixed { bits: u64, data: Buffer, n: usize },
     /// Variable-width values (`wide`: 64-bit offsets, for the large types).
-    Variable { offsets: Vec<u64>, data: Vec<u8>, wide: bool },
+    Variable { offsets: Vec<u64>, data: Buffer, wide: bool },
     /// Fixed-size lists of fixed-width items, with optional item validity.
-    Fsl { dim: u64, item_bits: u64, data: Vec<u8>, validity: Option<Vec<u8>>, n: usize },
+    Fsl { dim: u64, item_bits: u64, data: Buffer, validity: Option<Vec<u8>>, n: usize },
 }
 
 impl Values {
@@ -123,7 +124,7 @@ fn flatten(a: &ArrayRef) -> Result<Values> {
                     out[i / 8] |= 1 << (i % 8);
                 }
             }
-            Ok(Values::Fixed { bits: 1, data: out, n: b.len() })
+            Ok(Values::Fixed { bits: 1, data: Buffer::from_vec(out), n: b.len() })
         }
         DataType::Utf8 | DataType::Binary => {
             let o = data.buffers()[0].typed_data::<i32>();
@@ -132,7 +133,7 @@ fn flatten(a: &ArrayRef) -> Result<Values> {
             let end = o[data.len()] as usize;
             Ok(Values::Variable {
                 offsets: o.iter().map(|&x| (x as usize - base) as u64).collect(),
-                data: data.buffers()[1].as_slice()[base..end].to_vec(),
+                data: data.buffers()[1].slice_with_length(base, end - base),
                 wide: false,
             })
         }
@@ -143,7 +144,7 @@ fn flatten(a: &ArrayRef) -> Result<Values> {
             let end = o[data.len()] as usize;
             Ok(Values::Variable {
                 offsets: o.iter().map(|&x| (x as usize - base) as u64).collect(),
-                data: data.buffers()[1].as_slice()[base..end].to_vec(),
+                data: data.buffers()[1].slice_with_length(base, end - base),
                 wide: true,
             })
         }
@@ -181,14 +182,15 @@ fn flatten(a: &ArrayRef) -> Result<Values> {
             let s = data.offset() * w;
             Ok(Values::Fixed {
                 bits,
-                data: buf.as_slice()[s..s + data.len() * w].to_vec(),
+                data: buf.slice_with_length(s, data.len() * w),
                 n: data.len(),
             })
         }
     }
 }
 
-fn layer_pb(l: Layer) -> i32 {
+/// The protobuf value of a layer.
+pub fn layer_pb(l: Layer) -> i32 {
     use enc21::RepDefLayer as R;
     (match l {
         Layer::AllValidItem => R::RepdefAllValidItem,
@@ -242,7 +244,7 @@ pub enum ValueParts {
         /// Bits per value.
         bits: u64,
         /// Little-endian values.
-        data: Vec<u8>,
+        data: Buffer,
         /// Count.
         n: usize,
     },
@@ -251,7 +253,7 @@ pub enum ValueParts {
         /// `n + 1` offsets from 0.
         offsets: Vec<u64>,
         /// Bytes.
-        data: Vec<u8>,
+        data: Buffer,
         /// 64-bit offsets (the large types).
         wide: bool,
     },
@@ -262,7 +264,7 @@ pub enum ValueParts {
         /// Bits per item.
         item_bits: u64,
         /// Items, little-endian.
-        data: Vec<u8>,
+        data: Buffer,
         /// Item validity bitmap.
         validity: Option<Vec<u8>>,
         /// Lists.
@@ -284,8 +286,8 @@ fn constant_null(s: &Shredded, layers: Vec<i32>, num_rows: u64) -> EncodedPage {
         Vec::new()
     } else {
         vec![
-            s.rep.as_deref().map(u16_bytes).unwrap_or_default(),
-            s.def.as_deref().map(u16_bytes).unwrap_or_default(),
+            Buffer::from_vec(s.rep.as_deref().map(u16_bytes).unwrap_or_default()),
+            Buffer::from_vec(s.def.as_deref().map(u16_bytes).unwrap_or_default()),
         ]
     };
     EncodedPage {
@@ -327,7 +329,7 @@ fn constant_value(values: &Values, layers: Vec<i32>, num_rows: u64) -> Option<En
             b.extend_from_slice(&(first.len() as u64).to_le_bytes());
             b.extend_from_slice(&(first.len() as u32).to_le_bytes());
             b.extend_from_slice(first);
-            (None, vec![b])
+            (None, vec![Buffer::from_vec(b)])
         }
         _ => return None,
     };
