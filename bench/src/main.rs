@@ -35,7 +35,10 @@ fn write(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     let batches = r.collect::<Result<Vec<_>, _>>()?;
     let version = lancer_format::container::FileVersion::parse(&args[4])?;
     let t = Instant::now();
-    let opts = lancer_format::writer::WriteOptions { version, ..Default::default() };
+    let opts = lancer_format::writer::WriteOptions {
+        version,
+        ..Default::default()
+    };
     let mut w = lancer_format::writer::FileWriter::create(&args[3], schema, opts)?;
     for b in &batches {
         w.write_batch(b)?;

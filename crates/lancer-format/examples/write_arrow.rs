@@ -8,14 +8,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let r = arrow_ipc::reader::FileReader::try_new(f, None)?;
     let schema = r.schema();
     let batches = r.collect::<Result<Vec<_>, _>>()?;
-    let version = lancer_format::container::FileVersion::parse(args.get(3).map(|s| s.as_str()).unwrap_or("2.1"))?;
-    let max_page_bytes = args.get(4).map(|s| s.parse()).transpose()?.unwrap_or(lancer_format::writer::DEFAULT_MAX_PAGE_BYTES);
-    let opts = lancer_format::writer::WriteOptions { version, max_page_bytes };
+    let version = lancer_format::container::FileVersion::parse(
+        args.get(3).map(|s| s.as_str()).unwrap_or("2.1"),
+    )?;
+    let max_page_bytes = args
+        .get(4)
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(lancer_format::writer::DEFAULT_MAX_PAGE_BYTES);
+    let opts = lancer_format::writer::WriteOptions {
+        version,
+        max_page_bytes,
+    };
     // Optional: re-split the rows into batches of this many rows.
-    let batches = match std::env::var("SPLIT").ok().and_then(|v| v.parse::<usize>().ok()) {
+    let batches = match std::env::var("SPLIT")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
         Some(step) => {
             let all = arrow_select::concat::concat_batches(&schema, &batches)?;
-            (0..all.num_rows()).step_by(step).map(|s| all.slice(s, step.min(all.num_rows() - s))).collect()
+            (0..all.num_rows())
+                .step_by(step)
+                .map(|s| all.slice(s, step.min(all.num_rows() - s)))
+                .collect()
         }
         None => batches,
     };

@@ -33,15 +33,31 @@ fn write_all(dir: &Path) -> usize {
             if name.starts_with("packed") || (name == "maps" && v == FileVersion::V2_1) {
                 continue;
             }
-            for (tag, page) in [("", lancer_format::writer::DEFAULT_MAX_PAGE_BYTES), (".smallpages", 16 * 1024)] {
-                let opts = WriteOptions { version: v, max_page_bytes: page };
-                let bytes = write_to_vec(batch.schema(), std::slice::from_ref(&batch), opts).unwrap();
+            for (tag, page) in [
+                ("", lancer_format::writer::DEFAULT_MAX_PAGE_BYTES),
+                (".smallpages", 16 * 1024),
+            ] {
+                let opts = WriteOptions {
+                    version: v,
+                    max_page_bytes: page,
+                };
+                let bytes =
+                    write_to_vec(batch.schema(), std::slice::from_ref(&batch), opts).unwrap();
                 let stem = format!("{name}.v{v}{tag}");
                 std::fs::write(dir.join(format!("{stem}.lance")), bytes).unwrap();
                 write_arrow(&dir.join(format!("{stem}.arrow")), &batch);
                 n += 1;
             }
         }
+    }
+    // Random tables from the property test, too.
+    for seed in 1..=60 {
+        let (batch, batches, opts, _) = crate::random::case(seed);
+        let stem = format!("random-{seed}.v{}", opts.version);
+        let bytes = write_to_vec(batch.schema(), &batches, opts).unwrap();
+        std::fs::write(dir.join(format!("{stem}.lance")), bytes).unwrap();
+        write_arrow(&dir.join(format!("{stem}.arrow")), &batch);
+        n += 1;
     }
     n
 }
@@ -56,8 +72,15 @@ fn pylance_reads_lancer_files() {
     for v in ["14", "12", "11"] {
         let py = repo().join(format!(".venv/pylance-{v}/bin/python"));
         if !py.exists() {
-            assert!(!required, "{} missing: run scripts/setup-python.sh", py.display());
-            eprintln!("SKIPPED: pylance {v} venv missing ({}); run scripts/setup-python.sh", py.display());
+            assert!(
+                !required,
+                "{} missing: run scripts/setup-python.sh",
+                py.display()
+            );
+            eprintln!(
+                "SKIPPED: pylance {v} venv missing ({}); run scripts/setup-python.sh",
+                py.display()
+            );
             continue;
         }
         let out = Command::new(&py)
@@ -67,7 +90,10 @@ fn pylance_reads_lancer_files() {
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         eprintln!("{text}{}", String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success(), "pylance {v} disagrees with Lancer-written files:\n{text}");
+        assert!(
+            out.status.success(),
+            "pylance {v} disagrees with Lancer-written files:\n{text}"
+        );
         ran += 1;
     }
     assert!(ran > 0 || !required);

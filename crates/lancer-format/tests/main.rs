@@ -6,5 +6,6 @@ mod corrupt;
 mod coverage;
 mod golden;
 mod interop;
+mod random;
 mod roundtrip;
 mod shred;

@@ -20,7 +20,11 @@ pub fn inputs() -> Vec<(String, RecordBatch)> {
             s.contains("pylance-14") && s.ends_with(".v2.2.lance")
         })
         .map(|(l, a)| {
-            let name = l.file_name().unwrap().to_string_lossy().replace(".v2.2.lance", "");
+            let name = l
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .replace(".v2.2.lance", "");
             (name, expected(&a))
         })
         .collect()
@@ -41,7 +45,10 @@ fn lancer_round_trips_every_golden_table() {
                 continue;
             }
             for page in [lancer_format::writer::DEFAULT_MAX_PAGE_BYTES, 16 * 1024] {
-                let opts = WriteOptions { version: v, max_page_bytes: page };
+                let opts = WriteOptions {
+                    version: v,
+                    max_page_bytes: page,
+                };
                 // Feed it in several batches so pages split across batches.
                 let step = (batch.num_rows() / 3).max(1);
                 let batches: Vec<RecordBatch> = (0..batch.num_rows())
@@ -68,7 +75,9 @@ fn lancer_round_trips_every_golden_table() {
                         Ok(got) => {
                             let (w, g) = (batch.column(i), got.column(0));
                             if w.to_data() != g.to_data() {
-                                let n = (0..w.len()).find(|&r| w.slice(r, 1).to_data() != g.slice(r, 1).to_data()).unwrap_or(0);
+                                let n = (0..w.len())
+                                    .find(|&r| w.slice(r, 1).to_data() != g.slice(r, 1).to_data())
+                                    .unwrap_or(0);
                                 failures.push(format!(
                                     "{name} {v} page {page}: {} differs at row {n}: {:?} vs {:?}",
                                     f.name(),
@@ -77,7 +86,9 @@ fn lancer_round_trips_every_golden_table() {
                                 ));
                             }
                         }
-                        Err(e) => failures.push(format!("{name} {v} page {page}: {}: {e}", f.name())),
+                        Err(e) => {
+                            failures.push(format!("{name} {v} page {page}: {}: {e}", f.name()))
+                        }
                     }
                 }
                 // Random access on what we wrote.

@@ -8,7 +8,7 @@
 use fastlanes::BitPacking;
 
 use crate::pb::enc21::compressive_encoding::Compression;
-use crate::pb::enc21::{self, BufferCompression, CompressiveEncoding, CompressionScheme};
+use crate::pb::enc21::{self, BufferCompression, CompressionScheme, CompressiveEncoding};
 use crate::{FormatError, Result};
 
 /// Largest value buffer of one chunk (2.1 readers address chunks in 8-byte words, 12 bits).
@@ -44,10 +44,18 @@ pub fn flat(bits: u64) -> CompressiveEncoding {
 
 /// Splits `n` values into power-of-two chunks of at most `max_values`, where
 /// `fits(start, count)` says whether a chunk fits its byte budget.
-pub fn plan_chunks(n: usize, max_values: usize, fits: impl Fn(usize, usize) -> bool) -> Vec<(usize, usize)> {
+pub fn plan_chunks(
+    n: usize,
+    max_values: usize,
+    fits: impl Fn(usize, usize) -> bool,
+) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut start = 0;
-    let top = if max_values.is_power_of_two() { max_values } else { max_values.next_power_of_two() / 2 };
+    let top = if max_values.is_power_of_two() {
+        max_values
+    } else {
+        max_values.next_power_of_two() / 2
+    };
     while start < n {
         let remaining = n - start;
         let mut count = top.max(1);
@@ -79,7 +87,9 @@ pub fn flat_chunks(data: &[u8], bits: u64, n: usize) -> Vec<ValueChunk> {
                 out
             } else {
                 let w = (bits / 8) as usize;
-                data.get(s * w..(s + c) * w).map(|d| d.to_vec()).unwrap_or_default()
+                data.get(s * w..(s + c) * w)
+                    .map(|d| d.to_vec())
+                    .unwrap_or_default()
             };
             ValueChunk {
                 buffers: vec![buf],
@@ -178,7 +188,11 @@ pub fn inline_bitpack_chunks(vals: &[u64], bits: u64) -> Result<Vec<ValueChunk>>
                 16 => inline_chunk::<u16>(c, width)?,
                 32 => inline_chunk::<u32>(c, width)?,
                 64 => inline_chunk::<u64>(c, width)?,
-                _ => return Err(FormatError::corrupt("bitpacking needs 8/16/32/64-bit values")),
+                _ => {
+                    return Err(FormatError::corrupt(
+                        "bitpacking needs 8/16/32/64-bit values",
+                    ))
+                }
             };
             Ok(ValueChunk {
                 buffers: vec![buf],
@@ -196,7 +210,10 @@ pub fn inline_bitpacking(bits: u64) -> CompressiveEncoding {
     }))
 }
 
-fn out_of_line<T: BitPacking + arrow_buffer::ArrowNativeType>(vals: &[u64], width: usize) -> Result<Vec<u8>> {
+fn out_of_line<T: BitPacking + arrow_buffer::ArrowNativeType>(
+    vals: &[u64],
+    width: usize,
+) -> Result<Vec<u8>> {
     let t_bits = std::mem::size_of::<T>() * 8;
     let per_block = 1024 * width / t_bits;
     let mut out = Vec::new();
@@ -220,18 +237,28 @@ fn out_of_line<T: BitPacking + arrow_buffer::ArrowNativeType>(vals: &[u64], widt
 }
 
 /// Out-of-line bitpacking of a whole buffer of `bits`-bit values at one width.
-pub fn out_of_line_bitpack(vals: &[u64], bits: u64, width: usize) -> Result<(Vec<u8>, CompressiveEncoding)> {
+pub fn out_of_line_bitpack(
+    vals: &[u64],
+    bits: u64,
+    width: usize,
+) -> Result<(Vec<u8>, CompressiveEncoding)> {
     let buf = match bits {
         8 => out_of_line::<u8>(vals, width)?,
         16 => out_of_line::<u16>(vals, width)?,
         32 => out_of_line::<u32>(vals, width)?,
         64 => out_of_line::<u64>(vals, width)?,
-        _ => return Err(FormatError::corrupt("bitpacking needs 8/16/32/64-bit values")),
+        _ => {
+            return Err(FormatError::corrupt(
+                "bitpacking needs 8/16/32/64-bit values",
+            ))
+        }
     };
-    let e = enc(Compression::OutOfLineBitpacking(Box::new(enc21::OutOfLineBitpacking {
-        uncompressed_bits_per_value: bits,
-        values: Some(Box::new(flat(width as u64))),
-    })));
+    let e = enc(Compression::OutOfLineBitpacking(Box::new(
+        enc21::OutOfLineBitpacking {
+            uncompressed_bits_per_value: bits,
+            values: Some(Box::new(flat(width as u64))),
+        },
+    )));
     Ok((buf, e))
 }
 
@@ -283,7 +310,9 @@ pub fn run_count(data: &[u8], bits: u64, n: usize) -> usize {
     if n == 0 {
         return 0;
     }
-    1 + (1..n).filter(|&i| data[i * w..(i + 1) * w] != data[(i - 1) * w..i * w]).count()
+    1 + (1..n)
+        .filter(|&i| data[i * w..(i + 1) * w] != data[(i - 1) * w..i * w])
+        .count()
 }
 
 /// Variable-width chunks: `[offsets x (n+1)][bytes]` with 32- or 64-bit offsets
@@ -293,7 +322,9 @@ pub fn variable_chunks(offsets: &[u64], data: &[u8], wide: bool) -> Vec<ValueChu
     let ow = if wide { 8 } else { 4 };
     let n = offsets.len().saturating_sub(1);
     let size = |s: usize, c: usize| (offsets[s + c] - offsets[s]) as usize + ow * (c + 1);
-    let plan = plan_chunks(n, MAX_CHUNK_VALUES, |s, c| size(s, c) <= VARIABLE_CHUNK_BYTES);
+    let plan = plan_chunks(n, MAX_CHUNK_VALUES, |s, c| {
+        size(s, c) <= VARIABLE_CHUNK_BYTES
+    });
     plan.into_iter()
         .map(|(s, c)| {
             let head = (ow * (c + 1)) as u64;
@@ -358,7 +389,9 @@ pub fn variable_block(offsets: &[u64], data: &[u8], wide: bool) -> Vec<u8> {
 /// General compression of a whole buffer.
 pub fn general(scheme: CompressionScheme, level: Option<i32>, plain: &[u8]) -> Result<Vec<u8>> {
     match scheme {
-        CompressionScheme::CompressionAlgorithmLz4 => Ok(lz4_flex::block::compress_prepend_size(plain)),
+        CompressionScheme::CompressionAlgorithmLz4 => {
+            Ok(lz4_flex::block::compress_prepend_size(plain))
+        }
         CompressionScheme::CompressionAlgorithmZstd => {
             let mut out = (plain.len() as u64).to_le_bytes().to_vec();
             let z = zstd::bulk::compress(plain, level.unwrap_or(3))
@@ -371,7 +404,11 @@ pub fn general(scheme: CompressionScheme, level: Option<i32>, plain: &[u8]) -> R
 }
 
 /// `general(scheme, inner)`.
-pub fn general_encoding(scheme: CompressionScheme, level: Option<i32>, inner: CompressiveEncoding) -> CompressiveEncoding {
+pub fn general_encoding(
+    scheme: CompressionScheme,
+    level: Option<i32>,
+    inner: CompressiveEncoding,
+) -> CompressiveEncoding {
     enc(Compression::General(Box::new(enc21::General {
         compression: Some(BufferCompression {
             scheme: scheme as i32,

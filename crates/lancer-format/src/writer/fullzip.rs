@@ -22,8 +22,16 @@ pub fn encode(
     num_rows: u64,
 ) -> Result<EncodedPage> {
     let max_def: u16 = s.layers.iter().map(|l| l.def_levels()).sum();
-    let bits_rep = if s.rep.is_some() { bits_for(u64::from(info.max_rep)) } else { 0 };
-    let bits_def = if s.def.is_some() { bits_for(u64::from(max_def)) } else { 0 };
+    let bits_rep = if s.rep.is_some() {
+        bits_for(u64::from(info.max_rep))
+    } else {
+        0
+    };
+    let bits_def = if s.def.is_some() {
+        bits_for(u64::from(max_def))
+    } else {
+        0
+    };
     let cw_bytes = match bits_rep + bits_def {
         0 => 0,
         1..=8 => 1,
@@ -31,7 +39,12 @@ pub fn encode(
         _ => 4,
     };
     // Entries that carry value bytes (the reference reader's rule).
-    let zipped_visible: u16 = s.layers.iter().filter(|l| !l.is_list()).map(|l| l.def_levels()).sum();
+    let zipped_visible: u16 = s
+        .layers
+        .iter()
+        .filter(|l| !l.is_list())
+        .map(|l| l.def_levels())
+        .sum();
     let n_entries = s
         .rep
         .as_ref()
@@ -40,25 +53,45 @@ pub fn encode(
         .unwrap_or(s.values.len());
 
     // Per-value payloads.
-    let large = matches!(s.values.data_type(), DataType::LargeUtf8 | DataType::LargeBinary);
+    let large = matches!(
+        s.values.data_type(),
+        DataType::LargeUtf8 | DataType::LargeBinary
+    );
     enum Payload<'a> {
         /// Row `i` is `validity bytes of row i (if any)` ++ `data[i*row..(i+1)*row]`.
-        Fixed { data: &'a [u8], row: usize, validity: Option<(&'a [u8], usize)> },
+        Fixed {
+            data: &'a [u8],
+            row: usize,
+            validity: Option<(&'a [u8], usize)>,
+        },
         Variable(usize, Vec<Vec<u8>>),
     }
     let (payload, value_compression, details) = match values {
         ValueParts::Fixed { bits, data, .. } => {
             if bits % 8 != 0 {
-                return Err(FormatError::unsupported("full-zip", "values must be whole bytes"));
+                return Err(FormatError::unsupported(
+                    "full-zip",
+                    "values must be whole bytes",
+                ));
             }
             let w = (*bits / 8) as usize;
             (
-                Payload::Fixed { data, row: w, validity: None },
+                Payload::Fixed {
+                    data,
+                    row: w,
+                    validity: None,
+                },
                 c::flat(*bits),
                 Details::BitsPerValue(*bits as u32),
             )
         }
-        ValueParts::Fsl { dim, item_bits, data, validity, .. } => {
+        ValueParts::Fsl {
+            dim,
+            item_bits,
+            data,
+            validity,
+            ..
+        } => {
             let row = (*dim * *item_bits / 8) as usize;
             let vbytes = (*dim as usize).div_ceil(8);
             let total = row + if validity.is_some() { vbytes } else { 0 };
@@ -81,28 +114,46 @@ pub fn encode(
             let bits = if large { 64 } else { 32 };
             let max_len = offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
             let fsst = !knobs.no_compression
-                && (knobs.fsst_forced || (max_len >= 5 && data.len() >= 32 * 1024 && max_len <= 32 * 1024));
+                && (knobs.fsst_forced
+                    || (max_len >= 5 && data.len() >= 32 * 1024 && max_len <= 32 * 1024));
             let (vals, e) = if fsst {
                 let (table, coffs, cdata) = super::fsst::compress(offsets, data)?;
-                let vals = coffs.windows(2).map(|w| cdata[w[0] as usize..w[1] as usize].to_vec()).collect();
+                let vals = coffs
+                    .windows(2)
+                    .map(|w| cdata[w[0] as usize..w[1] as usize].to_vec())
+                    .collect();
                 let e = c::enc(Compression::Fsst(Box::new(enc21::Fsst {
                     symbol_table: table,
                     values: Some(Box::new(variable(bits))),
                 })));
                 (vals, e)
             } else {
-                let vals = offsets.windows(2).map(|w| data[w[0] as usize..w[1] as usize].to_vec()).collect();
+                let vals = offsets
+                    .windows(2)
+                    .map(|w| data[w[0] as usize..w[1] as usize].to_vec())
+                    .collect();
                 (vals, variable(bits))
             };
-            (Payload::Variable(bits as usize / 8, vals), e, Details::BitsPerOffset(bits as u32))
+            (
+                Payload::Variable(bits as usize / 8, vals),
+                e,
+                Details::BitsPerOffset(bits as u32),
+            )
         }
     };
 
     // No control words and no zipped validity: the values are the page, zero-copy.
     if cw_bytes == 0 {
-        if let Payload::Fixed { row, validity: None, .. } = &payload {
+        if let Payload::Fixed {
+            row,
+            validity: None,
+            ..
+        } = &payload
+        {
             let whole = match values {
-                ValueParts::Fixed { data, .. } | ValueParts::Fsl { data, .. } => data.slice_with_length(0, n_entries * row),
+                ValueParts::Fixed { data, .. } | ValueParts::Fsl { data, .. } => {
+                    data.slice_with_length(0, n_entries * row)
+                }
                 ValueParts::Variable { .. } => arrow_buffer::Buffer::from_vec(Vec::<u8>::new()),
             };
             return Ok(EncodedPage {
@@ -123,7 +174,9 @@ pub fn encode(
         }
     }
     let mut buf = Vec::with_capacity(match values {
-        ValueParts::Fixed { data, .. } | ValueParts::Fsl { data, .. } => data.len() + n_entries * cw_bytes,
+        ValueParts::Fixed { data, .. } | ValueParts::Fsl { data, .. } => {
+            data.len() + n_entries * cw_bytes
+        }
         ValueParts::Variable { data, .. } => data.len() + n_entries * (cw_bytes + 8),
     });
     let mut row_starts: Vec<u64> = Vec::with_capacity(num_rows as usize + 1);
@@ -143,7 +196,11 @@ pub fn encode(
             continue;
         }
         match &payload {
-            Payload::Fixed { data, row, validity } => {
+            Payload::Fixed {
+                data,
+                row,
+                validity,
+            } => {
                 if let Some((v, dim)) = validity {
                     let mut bits = vec![0u8; dim.div_ceil(8)];
                     if leaf_visible {
@@ -167,7 +224,9 @@ pub fn encode(
             }
             Payload::Variable(lw, vals) => {
                 if d == 0 {
-                    let v = vals.get(next_value).ok_or_else(|| FormatError::corrupt("fewer values than levels"))?;
+                    let v = vals
+                        .get(next_value)
+                        .ok_or_else(|| FormatError::corrupt("fewer values than levels"))?;
                     buf.extend_from_slice(&(v.len() as u64).to_le_bytes()[..*lw]);
                     buf.extend_from_slice(v);
                 }
@@ -232,7 +291,9 @@ pub fn encode_pieces(
         return None;
     }
     let (dim, item_bits) = match &lf.data_type {
-        DataType::FixedSizeList(f, d) => (*d as u64, crate::block::fixed_width_bits(f.data_type())?),
+        DataType::FixedSizeList(f, d) => {
+            (*d as u64, crate::block::fixed_width_bits(f.data_type())?)
+        }
         _ => return None,
     };
     let row = (dim * item_bits / 8) as usize;
@@ -246,13 +307,18 @@ pub fn encode_pieces(
             return None;
         }
         let fsl = a.as_fixed_size_list_opt()?;
-        let items = fsl.values().slice(fsl.offset() * dim as usize, fsl.len() * dim as usize);
+        let items = fsl
+            .values()
+            .slice(fsl.offset() * dim as usize, fsl.len() * dim as usize);
         if items.null_count() > 0 {
             return None;
         }
         let data = items.to_data();
         let w = (item_bits / 8) as usize;
-        let buf = data.buffers().first()?.slice_with_length(data.offset() * w, data.len() * w);
+        let buf = data
+            .buffers()
+            .first()?
+            .slice_with_length(data.offset() * w, data.len() * w);
         pieces.push(buf);
         rows += fsl.len() as u64;
     }

@@ -8,7 +8,9 @@ use super::page::{bits_for, EncodedPage, Knobs, ValueParts};
 use super::shred::Shredded;
 use crate::container::FileVersion;
 use crate::pb::enc21::compressive_encoding::Compression;
-use crate::pb::enc21::{self, page_layout::Layout, CompressionScheme, CompressiveEncoding, PageLayout};
+use crate::pb::enc21::{
+    self, page_layout::Layout, CompressionScheme, CompressiveEncoding, PageLayout,
+};
 use crate::structural::LevelInfo;
 use crate::{FormatError, Result};
 
@@ -84,7 +86,11 @@ fn try_dictionary(values: &ValueParts, knobs: &Knobs) -> Option<(Vec<u64>, Value
             for &i in &order {
                 data.extend_from_slice(get(i));
             }
-            ValueParts::Fixed { bits: *bits, data: arrow_buffer::Buffer::from_vec(data), n: order.len() }
+            ValueParts::Fixed {
+                bits: *bits,
+                data: arrow_buffer::Buffer::from_vec(data),
+                n: order.len(),
+            }
         }
         ValueParts::Variable { wide, .. } => {
             let mut data = Vec::new();
@@ -93,7 +99,11 @@ fn try_dictionary(values: &ValueParts, knobs: &Knobs) -> Option<(Vec<u64>, Value
                 data.extend_from_slice(get(i));
                 offsets.push(data.len() as u64);
             }
-            ValueParts::Variable { offsets, data: arrow_buffer::Buffer::from_vec(data), wide: *wide }
+            ValueParts::Variable {
+                offsets,
+                data: arrow_buffer::Buffer::from_vec(data),
+                wide: *wide,
+            }
         }
         ValueParts::Fsl { .. } => return None,
     };
@@ -101,16 +111,24 @@ fn try_dictionary(values: &ValueParts, knobs: &Knobs) -> Option<(Vec<u64>, Value
 }
 
 /// Compressed chunks of the values, and their description.
-fn chunk_values(values: &ValueParts, knobs: &Knobs) -> Result<(Vec<ValueChunk>, CompressiveEncoding)> {
+fn chunk_values(
+    values: &ValueParts,
+    knobs: &Knobs,
+) -> Result<(Vec<ValueChunk>, CompressiveEncoding)> {
     let (chunks, e) = match values {
         ValueParts::Fixed { bits, data, n } => {
             let bits = *bits;
             let byte_sized = matches!(bits, 8 | 16 | 32 | 64);
             if knobs.no_compression || !byte_sized {
                 (c::flat_chunks(data, bits, *n), c::flat(bits))
-            } else if knobs.compression.is_some() && knobs.bss != Some(false) && (bits == 32 || bits == 64) && knobs.bss == Some(true) {
+            } else if knobs.compression.is_some()
+                && knobs.bss != Some(false)
+                && (bits == 32 || bits == 64)
+                && knobs.bss == Some(true)
+            {
                 let w = (bits / 8) as usize;
-                let plan = c::plan_chunks(*n, c::MAX_CHUNK_VALUES, |_, k| k * w <= c::MAX_CHUNK_BYTES);
+                let plan =
+                    c::plan_chunks(*n, c::MAX_CHUNK_VALUES, |_, k| k * w <= c::MAX_CHUNK_BYTES);
                 let chunks = plan
                     .into_iter()
                     .map(|(s, k)| ValueChunk {
@@ -118,9 +136,11 @@ fn chunk_values(values: &ValueParts, knobs: &Knobs) -> Result<(Vec<ValueChunk>, 
                         num_values: k,
                     })
                     .collect();
-                let e = c::enc(Compression::ByteStreamSplit(Box::new(enc21::ByteStreamSplit {
-                    values: Some(Box::new(c::flat(bits))),
-                })));
+                let e = c::enc(Compression::ByteStreamSplit(Box::new(
+                    enc21::ByteStreamSplit {
+                        values: Some(Box::new(c::flat(bits))),
+                    },
+                )));
                 (chunks, e)
             } else if (c::run_count(data, bits, *n) as f64) < (*n as f64) * knobs.rle_threshold {
                 (c::rle_chunks(data, bits, *n), c::rle(bits))
@@ -130,13 +150,20 @@ fn chunk_values(values: &ValueParts, knobs: &Knobs) -> Result<(Vec<ValueChunk>, 
                 let saves = widths.iter().any(|&w| (w as u64) < bits);
                 let too_small = widths.len() == 1 && (1024 * widths[0]).div_ceil(8) >= data.len();
                 if saves && !too_small {
-                    (c::inline_bitpack_chunks(&vals, bits)?, c::inline_bitpacking(bits))
+                    (
+                        c::inline_bitpack_chunks(&vals, bits)?,
+                        c::inline_bitpacking(bits),
+                    )
                 } else {
                     (c::flat_chunks(data, bits, *n), c::flat(bits))
                 }
             }
         }
-        ValueParts::Variable { offsets, data, wide } => {
+        ValueParts::Variable {
+            offsets,
+            data,
+            wide,
+        } => {
             let bits = if *wide { 64 } else { 32 };
             let max_len = offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
             let use_fsst = !knobs.no_compression
@@ -153,11 +180,23 @@ fn chunk_values(values: &ValueParts, knobs: &Knobs) -> Result<(Vec<ValueChunk>, 
                 (c::variable_chunks(offsets, data, *wide), c::variable(bits))
             }
         }
-        ValueParts::Fsl { dim, item_bits, data, validity, n } => {
+        ValueParts::Fsl {
+            dim,
+            item_bits,
+            data,
+            validity,
+            n,
+        } => {
             let row_bytes = (*dim * *item_bits / 8) as usize;
             let vbits = *dim as usize;
             let plan = c::plan_chunks(*n, c::MAX_CHUNK_VALUES, |_, k| {
-                k * row_bytes + if validity.is_some() { (k * vbits).div_ceil(8) } else { 0 } <= c::MAX_CHUNK_BYTES
+                k * row_bytes
+                    + if validity.is_some() {
+                        (k * vbits).div_ceil(8)
+                    } else {
+                        0
+                    }
+                    <= c::MAX_CHUNK_BYTES
             });
             let chunks = plan
                 .into_iter()
@@ -174,7 +213,10 @@ fn chunk_values(values: &ValueParts, knobs: &Knobs) -> Result<(Vec<ValueChunk>, 
                         buffers.push(out);
                     }
                     buffers.push(data[s * row_bytes..(s + k) * row_bytes].to_vec());
-                    ValueChunk { buffers, num_values: k }
+                    ValueChunk {
+                        buffers,
+                        num_values: k,
+                    }
                 })
                 .collect();
             let e = c::enc(Compression::FixedSizeList(Box::new(enc21::FixedSizeList {
@@ -204,10 +246,17 @@ fn chunk_values(values: &ValueParts, knobs: &Knobs) -> Result<(Vec<ValueChunk>, 
 }
 
 /// Encodes the dictionary items as one block.
-fn dictionary_block(dict: &ValueParts, version: FileVersion) -> Result<(Vec<u8>, CompressiveEncoding)> {
+fn dictionary_block(
+    dict: &ValueParts,
+    version: FileVersion,
+) -> Result<(Vec<u8>, CompressiveEncoding)> {
     let (plain, e) = match dict {
         ValueParts::Fixed { bits, data, .. } => (data.to_vec(), c::flat(*bits)),
-        ValueParts::Variable { offsets, data, wide } => (
+        ValueParts::Variable {
+            offsets,
+            data,
+            wide,
+        } => (
             c::variable_block(offsets, data, *wide),
             c::variable(if *wide { 64 } else { 32 }),
         ),
@@ -215,14 +264,20 @@ fn dictionary_block(dict: &ValueParts, version: FileVersion) -> Result<(Vec<u8>,
     };
     if version >= FileVersion::V2_2 {
         let s = CompressionScheme::CompressionAlgorithmLz4;
-        Ok((c::general(s, None, &plain)?, c::general_encoding(s, None, e)))
+        Ok((
+            c::general(s, None, &plain)?,
+            c::general_encoding(s, None, e),
+        ))
     } else {
         Ok((plain, e))
     }
 }
 
 /// Levels of each chunk, out-of-line bitpacked at the page's width.
-fn level_buffers(levels: &[u16], bounds: &[(usize, usize)]) -> Result<(Vec<Vec<u8>>, CompressiveEncoding)> {
+fn level_buffers(
+    levels: &[u16],
+    bounds: &[(usize, usize)],
+) -> Result<(Vec<Vec<u8>>, CompressiveEncoding)> {
     let max = levels.iter().copied().max().unwrap_or(0);
     let width = (bits_for(u64::from(max)) as usize).max(1);
     let mut e = c::flat(16);
@@ -253,7 +308,14 @@ pub fn encode(
             for i in &indices {
                 data.extend_from_slice(&(*i as u32).to_le_bytes());
             }
-            (Some(dict), ValueParts::Fixed { bits: 32, data: arrow_buffer::Buffer::from_vec(data), n: indices.len() })
+            (
+                Some(dict),
+                ValueParts::Fixed {
+                    bits: 32,
+                    data: arrow_buffer::Buffer::from_vec(data),
+                    n: indices.len(),
+                },
+            )
         }
         None => (None, values),
     };
@@ -285,9 +347,17 @@ pub fn encode(
     let mut bounds = Vec::with_capacity(chunks.len());
     let mut v = 0usize;
     for (k, ch) in chunks.iter().enumerate() {
-        let a = if k == 0 { 0 } else { value_entry.get(v).copied().unwrap_or(n_entries) };
+        let a = if k == 0 {
+            0
+        } else {
+            value_entry.get(v).copied().unwrap_or(n_entries)
+        };
         v += ch.num_values;
-        let b = if k + 1 == chunks.len() { n_entries } else { value_entry.get(v).copied().unwrap_or(n_entries) };
+        let b = if k + 1 == chunks.len() {
+            n_entries
+        } else {
+            value_entry.get(v).copied().unwrap_or(n_entries)
+        };
         bounds.push((a, b));
     }
     let (rep_bufs, rep_enc) = match &s.rep {
@@ -318,9 +388,9 @@ pub fn encode(
         let mut head = Vec::new();
         head.extend_from_slice(&num_levels.to_le_bytes());
         let small = |len: usize| -> Result<[u8; 2]> {
-            u16::try_from(len)
-                .map(|x| x.to_le_bytes())
-                .map_err(|_| FormatError::unsupported("mini-block chunk", "a level buffer over 64 KiB"))
+            u16::try_from(len).map(|x| x.to_le_bytes()).map_err(|_| {
+                FormatError::unsupported("mini-block chunk", "a level buffer over 64 KiB")
+            })
         };
         if let Some(r) = &rep_bufs {
             head.extend_from_slice(&small(r[k].len())?);
@@ -330,7 +400,9 @@ pub fn encode(
         }
         for b in &ch.buffers {
             if large {
-                let l = u32::try_from(b.len()).map_err(|_| FormatError::unsupported("mini-block chunk", "a buffer over 4 GiB"))?;
+                let l = u32::try_from(b.len()).map_err(|_| {
+                    FormatError::unsupported("mini-block chunk", "a buffer over 4 GiB")
+                })?;
                 head.extend_from_slice(&l.to_le_bytes());
             } else {
                 head.extend_from_slice(&small(b.len())?);
@@ -338,25 +410,41 @@ pub fn encode(
         }
         body.extend_from_slice(&head);
         pad8(&mut body);
-        for buf in rep_bufs.iter().chain(def_bufs.iter()).map(|v| &v[k]).chain(ch.buffers.iter()) {
+        for buf in rep_bufs
+            .iter()
+            .chain(def_bufs.iter())
+            .map(|v| &v[k])
+            .chain(ch.buffers.iter())
+        {
             body.extend_from_slice(buf);
             pad8(&mut body);
         }
         let words = (body.len() - start) / 8;
         let last = k + 1 == chunks.len();
-        let log = if last { 0 } else { ch.num_values.trailing_zeros() as u64 };
+        let log = if last {
+            0
+        } else {
+            ch.num_values.trailing_zeros() as u64
+        };
         let word = (((words - 1) as u64) << 4) | log;
         if large {
-            let w = u32::try_from(word).map_err(|_| FormatError::unsupported("mini-block chunk", "chunk too large"))?;
+            let w = u32::try_from(word)
+                .map_err(|_| FormatError::unsupported("mini-block chunk", "chunk too large"))?;
             meta.extend_from_slice(&w.to_le_bytes());
         } else {
             if words > 4096 {
-                return Err(FormatError::unsupported("mini-block chunk", "chunk over 32 KiB in a 2.1 file"));
+                return Err(FormatError::unsupported(
+                    "mini-block chunk",
+                    "chunk over 32 KiB in a 2.1 file",
+                ));
             }
             meta.extend_from_slice(&(word as u16).to_le_bytes());
         }
     }
-    let mut buffers = vec![arrow_buffer::Buffer::from_vec(meta), arrow_buffer::Buffer::from_vec(body)];
+    let mut buffers = vec![
+        arrow_buffer::Buffer::from_vec(meta),
+        arrow_buffer::Buffer::from_vec(body),
+    ];
     let mut dictionary = None;
     let mut num_dictionary_items = 0;
     if let Some(d) = &dict {
@@ -370,7 +458,11 @@ pub fn encode(
         dictionary = Some(e);
     }
     if let Some(r) = &s.rep {
-        buffers.push(arrow_buffer::Buffer::from_vec(repetition_index(r, &bounds, info.max_rep)));
+        buffers.push(arrow_buffer::Buffer::from_vec(repetition_index(
+            r,
+            &bounds,
+            info.max_rep,
+        )));
     }
     Ok(EncodedPage {
         buffers,
@@ -401,7 +493,10 @@ fn repetition_index(rep: &[u16], bounds: &[(usize, usize)], max_rep: u16) -> Vec
         let trailer = b < rep.len() && rep[b] != max_rep;
         let ends = starts + u64::from(preamble) - u64::from(trailer);
         let partial = if trailer {
-            let last_start = rep[a..b].iter().rposition(|&r| r == max_rep).map_or(a, |p| a + p);
+            let last_start = rep[a..b]
+                .iter()
+                .rposition(|&r| r == max_rep)
+                .map_or(a, |p| a + p);
             (b - last_start) as u64
         } else {
             0

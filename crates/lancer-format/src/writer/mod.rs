@@ -94,7 +94,9 @@ fn check_writable(dt: &DataType, version: FileVersion, name: &str) -> Result<()>
 
 fn leaf_fields<'a>(f: &'a LanceField, out: &mut Vec<&'a LanceField>) {
     match &f.data_type {
-        DataType::Struct(_) if !f.is_packed_struct() => f.children.iter().for_each(|c| leaf_fields(c, out)),
+        DataType::Struct(_) if !f.is_packed_struct() => {
+            f.children.iter().for_each(|c| leaf_fields(c, out))
+        }
         DataType::List(_) | DataType::LargeList(_) | DataType::Map(_, _) => {
             f.children.iter().for_each(|c| leaf_fields(c, out))
         }
@@ -131,14 +133,20 @@ impl<W: Write + Send + 'static> Sink<W> {
     }
 
     fn send(&mut self, pos: u64, b: arrow_buffer::Buffer) -> Result<()> {
-        let sent = self.tx.as_ref().map(|tx| tx.send((pos, b)).is_ok()).unwrap_or(false);
+        let sent = self
+            .tx
+            .as_ref()
+            .map(|tx| tx.send((pos, b)).is_ok())
+            .unwrap_or(false);
         if sent {
             return Ok(());
         }
         // A writer thread stopped: report its error.
         match self.close() {
             Err(e) => Err(e),
-            Ok(_) => Err(FormatError::Io(std::io::Error::other("the file writer thread stopped"))),
+            Ok(_) => Err(FormatError::Io(std::io::Error::other(
+                "the file writer thread stopped",
+            ))),
         }
     }
 
@@ -153,7 +161,9 @@ impl<W: Write + Send + 'static> Sink<W> {
                     }
                 }
                 Err(_) => {
-                    return Err(FormatError::Io(std::io::Error::other("a file writer thread panicked")))
+                    return Err(FormatError::Io(std::io::Error::other(
+                        "a file writer thread panicked",
+                    )))
                 }
             }
         }
@@ -199,7 +209,11 @@ impl Sink<std::fs::File> {
 impl FileWriter<std::fs::File> {
     /// Creates the file at `path` and writes it with positional writes from two
     /// background threads (the fastest way to a local disk).
-    pub fn create(path: impl AsRef<std::path::Path>, schema: SchemaRef, options: WriteOptions) -> Result<Self> {
+    pub fn create(
+        path: impl AsRef<std::path::Path>,
+        schema: SchemaRef,
+        options: WriteOptions,
+    ) -> Result<Self> {
         let file = std::fs::File::create(path.as_ref()).map_err(|e| {
             FormatError::Io(std::io::Error::new(
                 e.kind(),
@@ -225,10 +239,15 @@ impl<W: Write + Send + 'static> FileWriter<W> {
         }
         for f in schema.fields() {
             check_writable(f.data_type(), options.version, f.name())?;
-            if f.metadata().get(crate::schema::PACKED_KEY).is_some() && matches!(f.data_type(), DataType::Struct(_)) {
+            if f.metadata().get(crate::schema::PACKED_KEY).is_some()
+                && matches!(f.data_type(), DataType::Struct(_))
+            {
                 return Err(FormatError::unsupported(
                     "packed struct",
-                    format!("field {:?}: writing packed structs is not supported yet", f.name()),
+                    format!(
+                        "field {:?}: writing packed structs is not supported yet",
+                        f.name()
+                    ),
                 ));
             }
         }
@@ -302,7 +321,11 @@ impl<W: Write + Send + 'static> FileWriter<W> {
             if col.data_type() != want.data_type() {
                 return Err(FormatError::UnsupportedType {
                     logical_type: col.data_type().to_string(),
-                    detail: format!("column {:?} of the file is {}", want.name(), want.data_type()),
+                    detail: format!(
+                        "column {:?} of the file is {}",
+                        want.name(),
+                        want.data_type()
+                    ),
                 });
             }
             let size = col.to_data().get_slice_memory_size().unwrap_or(0) as u64;
@@ -324,7 +347,9 @@ impl<W: Write + Send + 'static> FileWriter<W> {
         }
         // Wide vectors without nulls: written straight from the input buffers.
         let knobs0 = self.knobs[i].first().cloned().unwrap_or_default();
-        if let Some((layout, pieces, rows)) = fullzip::encode_pieces(&self.fields[i], &knobs0, &arrays) {
+        if let Some((layout, pieces, rows)) =
+            fullzip::encode_pieces(&self.fields[i], &knobs0, &arrays)
+        {
             self.align()?;
             let at = self.pos;
             let mut len = 0;
@@ -400,9 +425,11 @@ impl<W: Write + Send + 'static> FileWriter<W> {
             .encode_to_vec(),
         };
         let direct = |any: &prost_types::Any| pb::file::v2::Encoding {
-            location: Some(pb::file::v2::encoding::Location::Direct(pb::file::v2::DirectEncoding {
-                encoding: any.encode_to_vec(),
-            })),
+            location: Some(pb::file::v2::encoding::Location::Direct(
+                pb::file::v2::DirectEncoding {
+                    encoding: any.encode_to_vec(),
+                },
+            )),
         };
         self.align()?;
         let column_meta_start = self.pos;
@@ -454,12 +481,18 @@ impl<W: Write + Send + 'static> FileWriter<W> {
         footer.extend_from_slice(&minor.to_le_bytes());
         footer.extend_from_slice(MAGIC);
         self.write_bytes(&footer)?;
-        self.out.close()?.ok_or_else(|| FormatError::Io(std::io::Error::other("the output was not returned")))
+        self.out
+            .close()?
+            .ok_or_else(|| FormatError::Io(std::io::Error::other("the output was not returned")))
     }
 }
 
 /// Writes `batches` to an in-memory file.
-pub fn write_to_vec(schema: SchemaRef, batches: &[RecordBatch], options: WriteOptions) -> Result<Vec<u8>> {
+pub fn write_to_vec(
+    schema: SchemaRef,
+    batches: &[RecordBatch],
+    options: WriteOptions,
+) -> Result<Vec<u8>> {
     let mut w = FileWriter::try_new(Vec::new(), schema, options)?;
     for b in batches {
         w.write_batch(b)?;

@@ -64,8 +64,13 @@ impl Knobs {
             k.fsst_forced = s.eq_ignore_ascii_case("fsst");
             k.no_compression = s.eq_ignore_ascii_case("none");
         }
-        k.level = md.get("lance-encoding:compression-level").and_then(|v| v.parse().ok());
-        if let Some(v) = md.get("lance-encoding:rle-threshold").and_then(|v| v.parse().ok()) {
+        k.level = md
+            .get("lance-encoding:compression-level")
+            .and_then(|v| v.parse().ok());
+        if let Some(v) = md
+            .get("lance-encoding:rle-threshold")
+            .and_then(|v| v.parse().ok())
+        {
             k.rle_threshold = v;
         }
         k.bss = match md.get("lance-encoding:bss").map(|s| s.to_ascii_lowercase()) {
@@ -73,13 +78,20 @@ impl Knobs {
             Some(s) if s == "off" => Some(false),
             _ => None,
         };
-        if let Some(v) = md.get("lance-encoding:dict-size-ratio").and_then(|v| v.parse::<f64>().ok()) {
+        if let Some(v) = md
+            .get("lance-encoding:dict-size-ratio")
+            .and_then(|v| v.parse::<f64>().ok())
+        {
             if v > 0.0 && v <= 1.0 {
                 k.dict_ratio = v;
             }
         }
-        k.dict_divisor = md.get("lance-encoding:dict-divisor").and_then(|v| v.parse().ok());
-        k.structural = md.get("lance-encoding:structural-encoding").map(|s| s.to_ascii_lowercase());
+        k.dict_divisor = md
+            .get("lance-encoding:dict-divisor")
+            .and_then(|v| v.parse().ok());
+        k.structural = md
+            .get("lance-encoding:structural-encoding")
+            .map(|s| s.to_ascii_lowercase());
         Ok(k)
     }
 }
@@ -89,9 +101,19 @@ enum Values {
     /// Fixed-width values (`bits` each; 1 for booleans).
     Fixed { bits: u64, data: Buffer, n: usize },
     /// Variable-width values (`wide`: 64-bit offsets, for the large types).
-    Variable { offsets: Vec<u64>, data: Buffer, wide: bool },
+    Variable {
+        offsets: Vec<u64>,
+        data: Buffer,
+        wide: bool,
+    },
     /// Fixed-size lists of fixed-width items, with optional item validity.
-    Fsl { dim: u64, item_bits: u64, data: Buffer, validity: Option<Vec<u8>>, n: usize },
+    Fsl {
+        dim: u64,
+        item_bits: u64,
+        data: Buffer,
+        validity: Option<Vec<u8>>,
+        n: usize,
+    },
 }
 
 impl Values {
@@ -99,7 +121,9 @@ impl Values {
         match self {
             Values::Fixed { bits, .. } => bits.div_ceil(8),
             Values::Fsl { dim, item_bits, .. } => dim * item_bits / 8,
-            Values::Variable { offsets, .. } => offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0),
+            Values::Variable { offsets, .. } => {
+                offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0)
+            }
         }
     }
 }
@@ -124,7 +148,11 @@ fn flatten(a: &ArrayRef) -> Result<Values> {
                     out[i / 8] |= 1 << (i % 8);
                 }
             }
-            Ok(Values::Fixed { bits: 1, data: Buffer::from_vec(out), n: b.len() })
+            Ok(Values::Fixed {
+                bits: 1,
+                data: Buffer::from_vec(out),
+                n: b.len(),
+            })
         }
         DataType::Utf8 | DataType::Binary => {
             let o = data.buffers()[0].typed_data::<i32>();
@@ -150,27 +178,39 @@ fn flatten(a: &ArrayRef) -> Result<Values> {
         }
         DataType::FixedSizeList(f, d) => {
             let fsl = a.as_fixed_size_list();
-            let item_bits = fixed_bits(f.data_type()).ok_or_else(|| {
-                FormatError::UnsupportedType {
+            let item_bits =
+                fixed_bits(f.data_type()).ok_or_else(|| FormatError::UnsupportedType {
                     logical_type: dt.to_string(),
                     detail: "fixed-size lists of non-fixed-width items are not written yet".into(),
-                }
-            })?;
+                })?;
             let dim = *d as u64;
-            let items = fsl.values().slice(fsl.offset() * dim as usize, fsl.len() * dim as usize);
+            let items = fsl
+                .values()
+                .slice(fsl.offset() * dim as usize, fsl.len() * dim as usize);
             let Values::Fixed { data, .. } = flatten(&items)? else {
-                return Err(FormatError::corrupt("fixed-size list items are not fixed width"));
+                return Err(FormatError::corrupt(
+                    "fixed-size list items are not fixed width",
+                ));
             };
-            let validity = items.logical_nulls().filter(|n| n.null_count() > 0).map(|n| {
-                let mut v = vec![0u8; n.len().div_ceil(8)];
-                for i in 0..n.len() {
-                    if n.is_valid(i) {
-                        v[i / 8] |= 1 << (i % 8);
+            let validity = items
+                .logical_nulls()
+                .filter(|n| n.null_count() > 0)
+                .map(|n| {
+                    let mut v = vec![0u8; n.len().div_ceil(8)];
+                    for i in 0..n.len() {
+                        if n.is_valid(i) {
+                            v[i / 8] |= 1 << (i % 8);
+                        }
                     }
-                }
-                v
-            });
-            Ok(Values::Fsl { dim, item_bits, data, validity, n: fsl.len() })
+                    v
+                });
+            Ok(Values::Fsl {
+                dim,
+                item_bits,
+                data,
+                validity,
+                n: fsl.len(),
+            })
         }
         _ => {
             let bits = fixed_bits(&dt).ok_or_else(|| FormatError::UnsupportedType {
@@ -212,7 +252,10 @@ pub fn encode_page(s: &Shredded, knobs: &Knobs, version: FileVersion) -> Result<
     let layers: Vec<i32> = s.layers.iter().map(|l| layer_pb(*l)).collect();
     let num_rows = s.num_rows as u64;
     let visible_nulls = match &s.def {
-        Some(d) => d.iter().filter(|&&x| x > 0 && x <= info.max_visible_def).count(),
+        Some(d) => d
+            .iter()
+            .filter(|&&x| x > 0 && x <= info.max_visible_def)
+            .count(),
         None => 0,
     };
     let n_values = s.values.len();
@@ -234,7 +277,15 @@ pub fn encode_page(s: &Shredded, knobs: &Knobs, version: FileVersion) -> Result<
     if full_zip {
         return super::fullzip::encode(s, &values_parts(values), knobs, layers, info, num_rows);
     }
-    super::miniblock::encode(s, values_parts(values), knobs, version, layers, info, num_rows)
+    super::miniblock::encode(
+        s,
+        values_parts(values),
+        knobs,
+        version,
+        layers,
+        info,
+        num_rows,
+    )
 }
 
 /// Values in the shape the layout encoders take.
@@ -275,8 +326,28 @@ pub enum ValueParts {
 fn values_parts(v: Values) -> ValueParts {
     match v {
         Values::Fixed { bits, data, n } => ValueParts::Fixed { bits, data, n },
-        Values::Variable { offsets, data, wide } => ValueParts::Variable { offsets, data, wide },
-        Values::Fsl { dim, item_bits, data, validity, n } => ValueParts::Fsl { dim, item_bits, data, validity, n },
+        Values::Variable {
+            offsets,
+            data,
+            wide,
+        } => ValueParts::Variable {
+            offsets,
+            data,
+            wide,
+        },
+        Values::Fsl {
+            dim,
+            item_bits,
+            data,
+            validity,
+            n,
+        } => ValueParts::Fsl {
+            dim,
+            item_bits,
+            data,
+            validity,
+            n,
+        },
     }
 }
 
@@ -299,7 +370,11 @@ fn constant_null(s: &Shredded, layers: Vec<i32>, num_rows: u64) -> EncodedPage {
                 rep_compression: None,
                 def_compression: None,
                 num_rep_values: s.rep.as_ref().map_or(0, |r| r.len() as u64),
-                num_def_values: if simple { 0 } else { s.def.as_ref().map_or(0, |d| d.len() as u64) },
+                num_def_values: if simple {
+                    0
+                } else {
+                    s.def.as_ref().map_or(0, |d| d.len() as u64)
+                },
             })),
         },
         num_rows,
@@ -319,7 +394,10 @@ fn constant_value(values: &Values, layers: Vec<i32>, num_rows: u64) -> Option<En
         }
         Values::Variable { offsets, data, .. } if offsets.len() > 1 => {
             let first = &data[offsets[0] as usize..offsets[1] as usize];
-            if !offsets.windows(2).all(|o| &data[o[0] as usize..o[1] as usize] == first) {
+            if !offsets
+                .windows(2)
+                .all(|o| &data[o[0] as usize..o[1] as usize] == first)
+            {
                 return None;
             }
             // Scalar buffers: count, then (len, bytes) for the value length and bytes.

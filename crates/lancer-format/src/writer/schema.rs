@@ -80,12 +80,7 @@ pub fn logical_type(dt: &DataType) -> Result<String> {
     })
 }
 
-fn push(
-    f: &Field,
-    parent: i32,
-    next_id: &mut i32,
-    out: &mut Vec<pb::file::Field>,
-) -> Result<()> {
+fn push(f: &Field, parent: i32, next_id: &mut i32, out: &mut Vec<pb::file::Field>) -> Result<()> {
     let id = *next_id;
     *next_id += 1;
     let mut metadata: HashMap<String, Vec<u8>> = HashMap::new();

@@ -124,19 +124,25 @@ fn list_bounds(a: &ArrayRef, i: usize) -> (usize, usize) {
 
 /// Computes layers and levels for the leaf at the end of `path`.
 fn levels(path: &[Node], num_rows: usize) -> Result<Shredded> {
-    // Layers (outer-first while we scan, reversed at the end).
+    // Layers (outer-first while we scan, reversed at the end). As in the reference
+    // writer, a struct's nulls count as nulls of the nodes directly under it (down to
+    // the next list): their layers are nullable even if their own arrays have none.
     let mut layers_outer: Vec<Layer> = Vec::with_capacity(path.len());
+    let mut inherited = false;
     for n in path {
         layers_outer.push(match n {
             Node::Item(a) => {
-                if a.null_count() > 0 {
+                let nullable = a.null_count() > 0 || inherited;
+                inherited = nullable;
+                if nullable {
                     Layer::NullableItem
                 } else {
                     Layer::AllValidItem
                 }
             }
             Node::List(a) => {
-                let mut nulls = false;
+                let mut nulls = inherited;
+                inherited = false;
                 let mut empties = false;
                 for i in 0..a.len() {
                     if a.is_null(i) {
