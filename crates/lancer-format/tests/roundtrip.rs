@@ -31,8 +31,8 @@ pub fn inputs() -> Vec<(String, RecordBatch)> {
 }
 
 fn writable(name: &str, v: FileVersion) -> bool {
-    // Packed structs are not written yet; maps need 2.2.
-    !(name.starts_with("packed") || (name == "maps" && v == FileVersion::V2_1))
+    // Variable packed structs are not written yet; maps need 2.2.
+    !(name == "packed_var" || (name == "maps" && v == FileVersion::V2_1))
 }
 
 #[test]

@@ -110,6 +110,9 @@ pub fn encode(
                 Details::BitsPerValue((total * 8) as u32),
             )
         }
+        ValueParts::Packed { .. } => {
+            return Err(FormatError::unsupported("full-zip", "packed structs are written as mini-blocks"))
+        }
         ValueParts::Variable { offsets, data, .. } => {
             let bits = if large { 64 } else { 32 };
             let max_len = offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
@@ -154,7 +157,7 @@ pub fn encode(
                 ValueParts::Fixed { data, .. } | ValueParts::Fsl { data, .. } => {
                     data.slice_with_length(0, n_entries * row)
                 }
-                ValueParts::Variable { .. } => arrow_buffer::Buffer::from_vec(Vec::<u8>::new()),
+                ValueParts::Variable { .. } | ValueParts::Packed { .. } => arrow_buffer::Buffer::from_vec(Vec::<u8>::new()),
             };
             return Ok(EncodedPage {
                 buffers: vec![whole],
@@ -174,7 +177,7 @@ pub fn encode(
         }
     }
     let mut buf = Vec::with_capacity(match values {
-        ValueParts::Fixed { data, .. } | ValueParts::Fsl { data, .. } => {
+        ValueParts::Fixed { data, .. } | ValueParts::Fsl { data, .. } | ValueParts::Packed { data, .. } => {
             data.len() + n_entries * cw_bytes
         }
         ValueParts::Variable { data, .. } => data.len() + n_entries * (cw_bytes + 8),

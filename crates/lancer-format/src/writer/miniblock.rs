@@ -70,7 +70,7 @@ fn try_dictionary(values: &ValueParts, knobs: &Knobs) -> Option<(Vec<u64>, Value
             let avg = data.len() as u64 / n as u64;
             (raw, card * avg + card * 4 + n as u64 * 4)
         }
-        ValueParts::Fsl { .. } => return None,
+        ValueParts::Fsl { .. } | ValueParts::Packed { .. } => return None,
     };
     if let Some(d) = knobs.dict_divisor {
         if card > (n as u64 / d.max(1)) {
@@ -105,7 +105,7 @@ fn try_dictionary(values: &ValueParts, knobs: &Knobs) -> Option<(Vec<u64>, Value
                 wide: *wide,
             }
         }
-        ValueParts::Fsl { .. } => return None,
+        ValueParts::Fsl { .. } | ValueParts::Packed { .. } => return None,
     };
     Some((indices, dict))
 }
@@ -180,6 +180,14 @@ fn chunk_values(
                 (c::variable_chunks(offsets, data, *wide), c::variable(bits))
             }
         }
+        ValueParts::Packed { bits, data, n } => {
+            let total: u64 = bits.iter().sum();
+            let e = c::enc(Compression::PackedStruct(Box::new(enc21::PackedStruct {
+                bits_per_value: bits.clone(),
+                values: Some(Box::new(c::flat(total))),
+            })));
+            (c::flat_chunks(data, total, *n), e)
+        }
         ValueParts::Fsl {
             dim,
             item_bits,
@@ -228,6 +236,7 @@ fn chunk_values(
         }
     };
     // General compression of each chunk's first buffer, when asked for.
+    let (chunks, e) = (chunks, e);
     match knobs.compression {
         Some(scheme) if !knobs.fsst_forced => {
             let chunks = chunks
@@ -260,7 +269,9 @@ fn dictionary_block(
             c::variable_block(offsets, data, *wide),
             c::variable(if *wide { 64 } else { 32 }),
         ),
-        ValueParts::Fsl { .. } => return Err(FormatError::corrupt("no dictionaries of lists")),
+        ValueParts::Fsl { .. } | ValueParts::Packed { .. } => {
+            return Err(FormatError::corrupt("no dictionaries of lists or packed structs"))
+        }
     };
     if version >= FileVersion::V2_2 {
         let s = CompressionScheme::CompressionAlgorithmLz4;
@@ -320,7 +331,7 @@ pub fn encode(
         None => (None, values),
     };
     let n_items = match &vals {
-        ValueParts::Fixed { n, .. } | ValueParts::Fsl { n, .. } => *n,
+        ValueParts::Fixed { n, .. } | ValueParts::Fsl { n, .. } | ValueParts::Packed { n, .. } => *n,
         ValueParts::Variable { offsets, .. } => offsets.len() - 1,
     };
     let (chunks, value_enc) = chunk_values(&vals, knobs)?;
@@ -452,7 +463,7 @@ pub fn encode(
         num_dictionary_items = match d {
             ValueParts::Fixed { n, .. } => *n as u64,
             ValueParts::Variable { offsets, .. } => offsets.len() as u64 - 1,
-            ValueParts::Fsl { n, .. } => *n as u64,
+            ValueParts::Fsl { n, .. } | ValueParts::Packed { n, .. } => *n as u64,
         };
         buffers.push(arrow_buffer::Buffer::from_vec(b));
         dictionary = Some(e);

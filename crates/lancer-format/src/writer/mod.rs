@@ -239,17 +239,6 @@ impl<W: Write + Send + 'static> FileWriter<W> {
         }
         for f in schema.fields() {
             check_writable(f.data_type(), options.version, f.name())?;
-            if f.metadata().get(crate::schema::PACKED_KEY).is_some()
-                && matches!(f.data_type(), DataType::Struct(_))
-            {
-                return Err(FormatError::unsupported(
-                    "packed struct",
-                    format!(
-                        "field {:?}: writing packed structs is not supported yet",
-                        f.name()
-                    ),
-                ));
-            }
         }
         let fields = schema::lance_fields(&schema)?;
         let mut field_first_column = Vec::with_capacity(fields.len());

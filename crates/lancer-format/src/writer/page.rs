@@ -114,6 +114,8 @@ enum Values {
         validity: Option<Vec<u8>>,
         n: usize,
     },
+    /// Packed struct rows: children's values back to back, `bits` per child.
+    Packed { bits: Vec<u64>, data: Buffer, n: usize },
 }
 
 impl Values {
@@ -124,6 +126,7 @@ impl Values {
             Values::Variable { offsets, .. } => {
                 offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0)
             }
+            Values::Packed { bits, .. } => bits.iter().sum::<u64>() / 8,
         }
     }
 }
@@ -212,6 +215,45 @@ fn flatten(a: &ArrayRef) -> Result<Values> {
                 n: fsl.len(),
             })
         }
+        DataType::Struct(fields) => {
+            // A packed struct: rows of the children's fixed-width values.
+            let st = a.as_struct();
+            let mut bits = Vec::with_capacity(fields.len());
+            let mut cols = Vec::with_capacity(fields.len());
+            for (f, c) in fields.iter().zip(st.columns()) {
+                if c.null_count() > 0 {
+                    return Err(FormatError::UnsupportedType {
+                        logical_type: dt.to_string(),
+                        detail: format!("packed struct child {:?} has nulls; packed structs store none", f.name()),
+                    });
+                }
+                match flatten(c)? {
+                    Values::Fixed { bits: b, data, .. } if b % 8 == 0 => {
+                        bits.push(b);
+                        cols.push(data);
+                    }
+                    _ => {
+                        return Err(FormatError::UnsupportedType {
+                            logical_type: dt.to_string(),
+                            detail: format!(
+                                "packed struct child {:?} is not fixed width (variable packed structs are not written yet)",
+                                f.name()
+                            ),
+                        })
+                    }
+                }
+            }
+            let n = st.len();
+            let widths: Vec<usize> = bits.iter().map(|b| (*b / 8) as usize).collect();
+            let row: usize = widths.iter().sum();
+            let mut out = Vec::with_capacity(row * n);
+            for i in 0..n {
+                for (c, w) in cols.iter().zip(&widths) {
+                    out.extend_from_slice(&c[i * w..(i + 1) * w]);
+                }
+            }
+            Ok(Values::Packed { bits, data: Buffer::from_vec(out), n })
+        }
         _ => {
             let bits = fixed_bits(&dt).ok_or_else(|| FormatError::UnsupportedType {
                 logical_type: dt.to_string(),
@@ -270,6 +312,7 @@ pub fn encode_page(s: &Shredded, knobs: &Knobs, version: FileVersion) -> Result<
     }
     let wide = values.max_value_bytes() >= 256;
     let full_zip = match knobs.structural.as_deref() {
+        _ if matches!(values, Values::Packed { .. }) => false,
         Some("fullzip") => true,
         Some("miniblock") => false,
         _ => wide,
@@ -308,6 +351,15 @@ pub enum ValueParts {
         /// 64-bit offsets (the large types).
         wide: bool,
     },
+    /// Packed struct rows.
+    Packed {
+        /// Bits of each child.
+        bits: Vec<u64>,
+        /// Row-major values.
+        data: Buffer,
+        /// Rows.
+        n: usize,
+    },
     /// Fixed-size lists.
     Fsl {
         /// Items per list.
@@ -325,6 +377,7 @@ pub enum ValueParts {
 
 fn values_parts(v: Values) -> ValueParts {
     match v {
+        Values::Packed { bits, data, n } => ValueParts::Packed { bits, data, n },
         Values::Fixed { bits, data, n } => ValueParts::Fixed { bits, data, n },
         Values::Variable {
             offsets,
