@@ -111,7 +111,10 @@ pub fn encode(
             )
         }
         ValueParts::Packed { .. } => {
-            return Err(FormatError::unsupported("full-zip", "packed structs are written as mini-blocks"))
+            return Err(FormatError::unsupported(
+                "full-zip",
+                "packed structs are written as mini-blocks",
+            ))
         }
         ValueParts::Variable { offsets, data, .. } => {
             let bits = if large { 64 } else { 32 };
@@ -157,7 +160,9 @@ pub fn encode(
                 ValueParts::Fixed { data, .. } | ValueParts::Fsl { data, .. } => {
                     data.slice_with_length(0, n_entries * row)
                 }
-                ValueParts::Variable { .. } | ValueParts::Packed { .. } => arrow_buffer::Buffer::from_vec(Vec::<u8>::new()),
+                ValueParts::Variable { .. } | ValueParts::Packed { .. } => {
+                    arrow_buffer::Buffer::from_vec(Vec::<u8>::new())
+                }
             };
             return Ok(EncodedPage {
                 buffers: vec![whole],
@@ -177,9 +182,9 @@ pub fn encode(
         }
     }
     let mut buf = Vec::with_capacity(match values {
-        ValueParts::Fixed { data, .. } | ValueParts::Fsl { data, .. } | ValueParts::Packed { data, .. } => {
-            data.len() + n_entries * cw_bytes
-        }
+        ValueParts::Fixed { data, .. }
+        | ValueParts::Fsl { data, .. }
+        | ValueParts::Packed { data, .. } => data.len() + n_entries * cw_bytes,
         ValueParts::Variable { data, .. } => data.len() + n_entries * (cw_bytes + 8),
     });
     let mut row_starts: Vec<u64> = Vec::with_capacity(num_rows as usize + 1);

@@ -270,7 +270,9 @@ fn dictionary_block(
             c::variable(if *wide { 64 } else { 32 }),
         ),
         ValueParts::Fsl { .. } | ValueParts::Packed { .. } => {
-            return Err(FormatError::corrupt("no dictionaries of lists or packed structs"))
+            return Err(FormatError::corrupt(
+                "no dictionaries of lists or packed structs",
+            ))
         }
     };
     if version >= FileVersion::V2_2 {
@@ -331,7 +333,9 @@ pub fn encode(
         None => (None, values),
     };
     let n_items = match &vals {
-        ValueParts::Fixed { n, .. } | ValueParts::Fsl { n, .. } | ValueParts::Packed { n, .. } => *n,
+        ValueParts::Fixed { n, .. } | ValueParts::Fsl { n, .. } | ValueParts::Packed { n, .. } => {
+            *n
+        }
         ValueParts::Variable { offsets, .. } => offsets.len() - 1,
     };
     let (chunks, value_enc) = chunk_values(&vals, knobs)?;

@@ -369,9 +369,16 @@ impl<W: Write + Send + 'static> FileWriter<W> {
         let shredded = shred::shred(&self.fields[i], &array)?;
         let first = self.field_first_column[i];
         let priority = self.rows_flushed[i];
+        let mut leaves = Vec::new();
+        leaf_fields(&self.fields[i], &mut leaves);
+        let blobs: Vec<bool> = leaves.iter().map(|l| l.is_blob()).collect();
         for (k, s) in shredded.iter().enumerate() {
             let knobs = self.knobs[i].get(k).cloned().unwrap_or_default();
-            let page = page::encode_page(s, &knobs, self.options.version)?;
+            let page = if blobs.get(k).copied().unwrap_or(false) {
+                self.encode_blob_page(s, &knobs)?
+            } else {
+                page::encode_page(s, &knobs, self.options.version)?
+            };
             let mut buffers = Vec::with_capacity(page.buffers.len());
             for b in page.buffers {
                 self.align()?;
@@ -389,6 +396,104 @@ impl<W: Write + Send + 'static> FileWriter<W> {
         }
         self.rows_flushed[i] += rows;
         Ok(())
+    }
+
+    /// A blob page (spec: "Blob Page Layout"): every value is written out of line now,
+    /// and the page holds one (position, size) description per entry; nulls and empty
+    /// lists have size 0 and carry `def << 16 | rep` as their position.
+    fn encode_blob_page(
+        &mut self,
+        s: &shred::Shredded,
+        knobs: &page::Knobs,
+    ) -> Result<page::EncodedPage> {
+        use arrow_array::cast::AsArray;
+        let info = crate::structural::LevelInfo::new(&s.layers);
+        let n_entries = s
+            .rep
+            .as_ref()
+            .map(|r| r.len())
+            .or_else(|| s.def.as_ref().map(|d| d.len()))
+            .unwrap_or(s.values.len());
+        let values = match s.values.data_type() {
+            DataType::LargeBinary => s.values.clone(),
+            DataType::Binary | DataType::Utf8 | DataType::LargeUtf8 => {
+                arrow_cast::cast(&s.values, &DataType::LargeBinary)?
+            }
+            other => {
+                return Err(FormatError::UnsupportedType {
+                    logical_type: other.to_string(),
+                    detail: "blob columns must be binary".into(),
+                })
+            }
+        };
+        let bin = values.as_binary::<i64>();
+        let mut pos = Vec::with_capacity(n_entries);
+        let mut size = Vec::with_capacity(n_entries);
+        let mut v = 0usize;
+        for e in 0..n_entries {
+            let r = s.rep.as_ref().map_or(0, |x| x[e]);
+            let d = s.def.as_ref().map_or(0, |x| x[e]);
+            let visible = d <= info.max_visible_def;
+            if d == 0 {
+                let bytes = bin.value(v);
+                if bytes.is_empty() {
+                    pos.push(0);
+                    size.push(0);
+                } else {
+                    self.align()?;
+                    pos.push(self.pos);
+                    size.push(bytes.len() as u64);
+                    self.write_bytes(bytes)?;
+                }
+            } else {
+                pos.push((u64::from(d) << 16) | u64::from(r));
+                size.push(0);
+            }
+            if visible {
+                v += 1;
+            }
+        }
+        let desc_type = DataType::Struct(
+            vec![
+                Field::new("position", DataType::UInt64, false),
+                Field::new("size", DataType::UInt64, false),
+            ]
+            .into(),
+        );
+        let desc: ArrayRef = std::sync::Arc::new(arrow_array::StructArray::try_new(
+            match &desc_type {
+                DataType::Struct(f) => f.clone(),
+                _ => return Err(FormatError::corrupt("unreachable")),
+            },
+            vec![
+                std::sync::Arc::new(arrow_array::UInt64Array::from(pos)),
+                std::sync::Arc::new(arrow_array::UInt64Array::from(size)),
+            ],
+            None,
+        )?);
+        let inner = shred::Shredded {
+            layers: vec![crate::structural::Layer::AllValidItem],
+            rep: None,
+            def: None,
+            values: desc,
+            num_rows: n_entries,
+        };
+        let mut inner_knobs = page::Knobs::from_metadata(&Default::default())?;
+        inner_knobs.structural = Some("miniblock".into());
+        let _ = knobs;
+        let packed = page::encode_packed_descriptions(&inner, &inner_knobs, self.options.version)?;
+        Ok(page::EncodedPage {
+            buffers: packed.buffers,
+            layout: pb::enc21::PageLayout {
+                layout: Some(pb::enc21::page_layout::Layout::BlobLayout(Box::new(
+                    pb::enc21::BlobLayout {
+                        inner_layout: Some(Box::new(packed.layout)),
+                        layers: s.layers.iter().map(|l| page::layer_pb(*l)).collect(),
+                    },
+                ))),
+            },
+            num_rows: s.num_rows as u64,
+        })
     }
 
     /// Writes the remaining pages and the file's metadata; returns the output.

@@ -115,7 +115,11 @@ enum Values {
         n: usize,
     },
     /// Packed struct rows: children's values back to back, `bits` per child.
-    Packed { bits: Vec<u64>, data: Buffer, n: usize },
+    Packed {
+        bits: Vec<u64>,
+        data: Buffer,
+        n: usize,
+    },
 }
 
 impl Values {
@@ -224,7 +228,10 @@ fn flatten(a: &ArrayRef) -> Result<Values> {
                 if c.null_count() > 0 {
                     return Err(FormatError::UnsupportedType {
                         logical_type: dt.to_string(),
-                        detail: format!("packed struct child {:?} has nulls; packed structs store none", f.name()),
+                        detail: format!(
+                            "packed struct child {:?} has nulls; packed structs store none",
+                            f.name()
+                        ),
                     });
                 }
                 match flatten(c)? {
@@ -252,7 +259,11 @@ fn flatten(a: &ArrayRef) -> Result<Values> {
                     out.extend_from_slice(&c[i * w..(i + 1) * w]);
                 }
             }
-            Ok(Values::Packed { bits, data: Buffer::from_vec(out), n })
+            Ok(Values::Packed {
+                bits,
+                data: Buffer::from_vec(out),
+                n,
+            })
         }
         _ => {
             let bits = fixed_bits(&dt).ok_or_else(|| FormatError::UnsupportedType {
@@ -478,6 +489,26 @@ fn constant_value(values: &Values, layers: Vec<i32>, num_rows: u64) -> Option<En
         },
         num_rows,
     })
+}
+
+/// Encodes blob descriptions (a struct of two u64s) as a packed-struct mini-block page.
+pub fn encode_packed_descriptions(
+    s: &Shredded,
+    knobs: &Knobs,
+    version: FileVersion,
+) -> Result<EncodedPage> {
+    let info = LevelInfo::new(&s.layers);
+    let layers: Vec<i32> = s.layers.iter().map(|l| layer_pb(*l)).collect();
+    let values = flatten(&s.values)?;
+    super::miniblock::encode(
+        s,
+        values_parts(values),
+        knobs,
+        version,
+        layers,
+        info,
+        s.num_rows as u64,
+    )
 }
 
 /// Bits needed to store `max`.
