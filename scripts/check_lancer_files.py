@@ -52,6 +52,12 @@ def main(d):
             failures.append(f"{name}: pylance {lance.__version__} cannot read it: {str(e).splitlines()[0][:300]}")
             continue
         checked += 1
+        for f in want.schema:
+            g = got.schema.field(f.name)
+            if (g.metadata or {}) != (f.metadata or {}) or g.nullable != f.nullable or g.type != f.type:
+                failures.append(f"{name}: field {f.name} is {g} {g.metadata}, want {f} {f.metadata}")
+        if (got.schema.metadata or {}) != (want.schema.metadata or {}):
+            failures.append(f"{name}: schema metadata {got.schema.metadata}, want {want.schema.metadata}")
         for col in want.schema.names:
             w = want.column(col).combine_chunks()
             g = got.column(col).combine_chunks()

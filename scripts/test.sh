@@ -15,4 +15,5 @@ for v in 14 12 11; do
     || { cat "$live/gen-$v.log" >&2; exit 1; }
 done
 export LANCER_GOLDEN_LIVE="$live"
+export LANCER_REQUIRE_PYLANCE=1
 cargo test --workspace --all-targets

@@ -110,6 +110,32 @@ fn run_file(lance: &Path, arrow: &Path, failures: &mut Vec<String>) {
             return;
         }
     };
+    // Field and schema metadata as pylance reports them.
+    for f in want.schema().fields() {
+        match reader.schema().field_with_name(f.name()) {
+            Ok(g) if g.metadata() != f.metadata() => failures.push(format!(
+                "{label}: field {} metadata {:?}, expected {:?}",
+                f.name(),
+                g.metadata(),
+                f.metadata()
+            )),
+            Ok(g) if g.is_nullable() != f.is_nullable() => failures.push(format!(
+                "{label}: field {} nullable {}, expected {}",
+                f.name(),
+                g.is_nullable(),
+                f.is_nullable()
+            )),
+            Ok(_) => {}
+            Err(_) => failures.push(format!("{label}: field {} missing from schema", f.name())),
+        }
+    }
+    if reader.schema().metadata() != want.schema().metadata() {
+        failures.push(format!(
+            "{label}: schema metadata {:?}, expected {:?}",
+            reader.schema().metadata(),
+            want.schema().metadata()
+        ));
+    }
     // Whole file, column by column so one bad column does not hide the others.
     let names: Vec<String> = want
         .schema()

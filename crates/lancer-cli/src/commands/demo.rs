@@ -49,7 +49,11 @@ fn own_file(dir: &std::path::Path) -> CmdResult {
     let schema = Arc::new(Schema::new(vec![
         Field::new("id", DataType::Int64, false),
         Field::new("category", DataType::Utf8, false),
-        Field::new("embedding", DataType::FixedSizeList(item, dim as i32), false),
+        Field::new(
+            "embedding",
+            DataType::FixedSizeList(item, dim as i32),
+            false,
+        ),
     ]));
     let batch = RecordBatch::try_new(schema.clone(), vec![ids, cat, emb])?;
     let path = dir.join("demo.lance");
@@ -66,7 +70,11 @@ fn own_file(dir: &std::path::Path) -> CmdResult {
     let paths = column_paths(&meta);
     for (i, c) in meta.columns.iter().enumerate() {
         if let Some(p) = c.pages.first() {
-            println!("     {:<10} {}", paths.get(i).map(|s| s.as_str()).unwrap_or("?"), describe_page(p));
+            println!(
+                "     {:<10} {}",
+                paths.get(i).map(|s| s.as_str()).unwrap_or("?"),
+                describe_page(p)
+            );
         }
     }
     io.clear();
@@ -75,7 +83,11 @@ fn own_file(dir: &std::path::Path) -> CmdResult {
     if all.columns() != batch.columns() {
         return Err("the file read back differs from what was written".into());
     }
-    println!("2. read it back in {:?} ({} bytes): identical to what was written", t.elapsed(), io.bytes_read());
+    println!(
+        "2. read it back in {:?} ({} bytes): identical to what was written",
+        t.elapsed(),
+        io.bytes_read()
+    );
     io.clear();
     let t = Instant::now();
     let rows = [17u64, 19_999, 4_242, 8];
@@ -91,7 +103,13 @@ fn own_file(dir: &std::path::Path) -> CmdResult {
         .as_any()
         .downcast_ref::<Int64Array>()
         .ok_or("id is not int64")?;
-    if got_ids.values().iter().map(|&v| v as u64).collect::<Vec<_>>() != rows {
+    if got_ids
+        .values()
+        .iter()
+        .map(|&v| v as u64)
+        .collect::<Vec<_>>()
+        != rows
+    {
         return Err("take returned the wrong rows".into());
     }
     // Exact search with a prefilter: category = 'science', query = row 4242's vector.
@@ -117,7 +135,10 @@ fn own_file(dir: &std::path::Path) -> CmdResult {
         .map(|i| (i, l2(&q, &flat.values()[i * dim..(i + 1) * dim])))
         .collect();
     hits.sort_by(|a, b| a.1.total_cmp(&b.1));
-    println!("4. exact k=3 search, filter category = 'science', query = row 4242, in {:?}:", t.elapsed());
+    println!(
+        "4. exact k=3 search, filter category = 'science', query = row 4242, in {:?}:",
+        t.elapsed()
+    );
     for (i, d) in hits.iter().take(3) {
         println!("     id {i:>6}  distance {d:.4}");
     }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 
 use crate::pb;
-use crate::schema::{LanceField, LanceSchema, ARROW_EXT_META, ARROW_EXT_NAME, BFLOAT16_EXT};
+use crate::schema::{LanceField, LanceSchema, ARROW_EXT_NAME, BFLOAT16_EXT};
 use crate::{FormatError, Result};
 
 fn unit(u: &TimeUnit) -> &'static str {
@@ -85,12 +85,13 @@ fn push(f: &Field, parent: i32, next_id: &mut i32, out: &mut Vec<pb::file::Field
     *next_id += 1;
     let mut metadata: HashMap<String, Vec<u8>> = HashMap::new();
     let mut extension_name = String::new();
+    // Like the reference writer, extension keys stay in the metadata and the name is
+    // also recorded as the field's extension name.
     for (k, v) in f.metadata() {
         if k == ARROW_EXT_NAME {
             extension_name = v.clone();
-        } else if k != ARROW_EXT_META {
-            metadata.insert(k.clone(), v.clone().into_bytes());
         }
+        metadata.insert(k.clone(), v.clone().into_bytes());
     }
     let encoding = match f.data_type() {
         DataType::Struct(_) => pb::file::Encoding::None,
