@@ -14,6 +14,15 @@ for v in 14 12 11; do
   ".venv/pylance-$v/bin/python" scripts/gen_golden_files.py "$live" > "$live/gen-$v.log" 2>&1 \
     || { cat "$live/gen-$v.log" >&2; exit 1; }
 done
+livedata="$root/target/golden-datasets-live"
+rm -rf "$livedata"
+mkdir -p "$livedata"
+for v in 14 12 11; do
+  echo "test.sh: writing live golden datasets with pylance $v" >&2
+  ".venv/pylance-$v/bin/python" scripts/gen_golden_datasets.py "$livedata" > "$livedata/gen-$v.log" 2>&1 \
+    || { cat "$livedata/gen-$v.log" >&2; exit 1; }
+done
+export LANCER_GOLDEN_DATASETS_LIVE="$livedata"
 export LANCER_GOLDEN_LIVE="$live"
 export LANCER_REQUIRE_PYLANCE=1
 cargo test --workspace --all-targets

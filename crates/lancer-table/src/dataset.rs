@@ -1,0 +1,393 @@
+//! Opening a dataset at a version and reading it: fragments, their data files and
+//! deletion files (spec: "Table format" → "Fragments", "Deletion files").
+//!
+//! Rows are addressed three ways: by offset in the version (deleted rows skipped), by
+//! row address (`fragment id << 32 | row offset in the fragment`), and — with stable
+//! row ids — by row id (not yet supported here).
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt64Array};
+use arrow_schema::{Field, Schema, SchemaRef};
+use lancer_format::read::RangeRead;
+use lancer_format::reader::FileReader;
+use lancer_io::MmapFile;
+use roaring::RoaringBitmap;
+
+use crate::deletion::read_deletions;
+use crate::manifest::Manifest;
+use crate::pb;
+use crate::versions::{list_versions, manifest_path, tag_version};
+use crate::{Result, TableError};
+
+/// A dataset opened at one version.
+pub struct Dataset {
+    root: PathBuf,
+    manifest: Arc<Manifest>,
+    schema: SchemaRef,
+}
+
+impl std::fmt::Debug for Dataset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dataset")
+            .field("root", &self.root)
+            .field("version", &self.manifest.version())
+            .finish()
+    }
+}
+
+fn subtree_ids(f: &lancer_format::schema::LanceField, out: &mut Vec<i32>) {
+    out.push(f.id);
+    for c in &f.children {
+        subtree_ids(c, out);
+    }
+}
+
+/// Checks that a path stored in a manifest stays inside the dataset.
+fn safe_relative(p: &str) -> Result<PathBuf> {
+    let path = Path::new(p);
+    if p.is_empty()
+        || path.is_absolute()
+        || path
+            .components()
+            .any(|c| !matches!(c, Component::Normal(_)))
+    {
+        return Err(TableError::corrupt(format!(
+            "manifest names the file {p:?}, which escapes the dataset directory"
+        )));
+    }
+    Ok(path.to_path_buf())
+}
+
+impl Dataset {
+    /// Opens the latest version of the dataset at `root`.
+    pub fn open(root: impl AsRef<Path>) -> Result<Self> {
+        let root = root.as_ref().to_path_buf();
+        let latest = list_versions(&root)?
+            .pop()
+            .ok_or_else(|| TableError::NotFound {
+                what: format!("{} has no versions", root.display()),
+            })?;
+        Self::open_manifest(root, &latest.path)
+    }
+
+    /// Opens `version` of the dataset at `root`.
+    pub fn open_version(root: impl AsRef<Path>, version: u64) -> Result<Self> {
+        let root = root.as_ref().to_path_buf();
+        let p = manifest_path(&root, version)?;
+        Self::open_manifest(root, &p)
+    }
+
+    /// Opens the version a tag points at.
+    pub fn open_tag(root: impl AsRef<Path>, tag: &str) -> Result<Self> {
+        let v = tag_version(root.as_ref(), tag)?;
+        Self::open_version(root, v)
+    }
+
+    fn open_manifest(root: PathBuf, path: &Path) -> Result<Self> {
+        let bytes = std::fs::read(path).map_err(|e| TableError::io(path, e))?;
+        let manifest = Manifest::parse(&bytes)?;
+        let schema = Arc::new(manifest.schema.to_arrow());
+        Ok(Self {
+            root,
+            manifest: Arc::new(manifest),
+            schema,
+        })
+    }
+
+    /// The dataset directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The manifest of this version.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// This version's number.
+    pub fn version(&self) -> u64 {
+        self.manifest.version()
+    }
+
+    /// The Arrow schema.
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    /// Rows in this version, from the manifest alone (no data read).
+    pub fn count_rows(&self) -> u64 {
+        self.manifest.count_rows()
+    }
+
+    /// The fragments of this version.
+    pub fn fragments(&self) -> &[pb::DataFragment] {
+        &self.manifest.pb.fragments
+    }
+
+    fn data_file_path(&self, f: &pb::DataFile) -> Result<PathBuf> {
+        let rel = safe_relative(&f.path)?;
+        match f.base_id {
+            None => Ok(self.root.join("data").join(rel)),
+            Some(id) => {
+                let base = self
+                    .manifest
+                    .pb
+                    .base_paths
+                    .iter()
+                    .find(|b| b.id == id)
+                    .ok_or_else(|| {
+                        TableError::corrupt(format!(
+                            "data file {:?} names unknown base {id}",
+                            f.path
+                        ))
+                    })?;
+                let dir = PathBuf::from(&base.path);
+                Ok(if base.is_dataset_root {
+                    dir.join("data").join(rel)
+                } else {
+                    dir.join(rel)
+                })
+            }
+        }
+    }
+
+    /// Deleted row offsets of a fragment (empty when it has no deletion file).
+    pub fn deletions(&self, frag: &pb::DataFragment) -> Result<RoaringBitmap> {
+        match &frag.deletion_file {
+            Some(d) if d.num_deleted_rows > 0 || d.id != 0 => {
+                read_deletions(&self.root, frag.id, d, frag.physical_rows)
+            }
+            _ => Ok(RoaringBitmap::new()),
+        }
+    }
+
+    /// Reads rows `ranges` (offsets within the fragment) of the fields `fields`
+    /// (indexes of top-level fields of the dataset schema).
+    fn read_fragment(
+        &self,
+        frag: &pb::DataFragment,
+        fields: &[usize],
+        ranges: &[Range<u64>],
+    ) -> Result<Vec<ArrayRef>> {
+        let mut readers: HashMap<usize, FileReader> = HashMap::new();
+        let mut out = Vec::with_capacity(fields.len());
+        for &fi in fields {
+            let lf = &self.manifest.schema.fields[fi];
+            // Data files list the ids they store (2.1+: the leaves); match any id of
+            // the field's subtree.
+            let mut ids = Vec::new();
+            subtree_ids(lf, &mut ids);
+            let file_idx = frag
+                .files
+                .iter()
+                .position(|f| f.fields.iter().any(|x| ids.contains(x)))
+                .ok_or_else(|| {
+                    TableError::corrupt(format!(
+                        "fragment {} has no data file for field {:?} (id {})",
+                        frag.id, lf.name, lf.id
+                    ))
+                })?;
+            if let std::collections::hash_map::Entry::Vacant(e) = readers.entry(file_idx) {
+                let df = &frag.files[file_idx];
+                let path = self.data_file_path(df)?;
+                let io: Arc<dyn RangeRead> = Arc::new(MmapFile::open(&path)?);
+                let r = FileReader::open(io)?;
+                if r.num_rows() != frag.physical_rows {
+                    return Err(TableError::corrupt(format!(
+                        "data file {} has {} rows, fragment {} says {}",
+                        path.display(),
+                        r.num_rows(),
+                        frag.id,
+                        frag.physical_rows
+                    )));
+                }
+                e.insert(r);
+            }
+            let r = &readers[&file_idx];
+            let name = r
+                .metadata()
+                .schema
+                .fields
+                .iter()
+                .find(|f| f.id == lf.id)
+                .map(|f| f.name.clone())
+                .unwrap_or_else(|| lf.name.clone());
+            let b = r.read_ranges(ranges, Some(&[name.as_str()]))?;
+            let col = b.column(0).clone();
+            out.push(col);
+        }
+        Ok(out)
+    }
+
+    fn projection(&self, columns: Option<&[&str]>) -> Result<Vec<usize>> {
+        match columns {
+            None => Ok((0..self.manifest.schema.fields.len()).collect()),
+            Some(names) => names
+                .iter()
+                .map(|n| {
+                    self.manifest
+                        .schema
+                        .field_index(n)
+                        .ok_or_else(|| TableError::NotFound {
+                            what: format!(
+                                "column {n:?} (the dataset has {})",
+                                self.schema
+                                    .fields()
+                                    .iter()
+                                    .map(|f| f.name().as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        })
+                })
+                .collect(),
+        }
+    }
+
+    fn batch(&self, fields: &[usize], cols: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
+        let schema = Arc::new(
+            Schema::new(
+                fields
+                    .iter()
+                    .map(|&i| self.schema.field(i).clone())
+                    .collect::<Vec<Field>>(),
+            )
+            .with_metadata(self.schema.metadata().clone()),
+        );
+        Ok(RecordBatch::try_new_with_options(
+            schema,
+            cols,
+            &RecordBatchOptions::new().with_row_count(Some(rows)),
+        )?)
+    }
+
+    /// Kept (not deleted) row ranges of a fragment.
+    fn kept_ranges(&self, frag: &pb::DataFragment) -> Result<Vec<Range<u64>>> {
+        let del = self.deletions(frag)?;
+        let mut out = Vec::new();
+        let mut start = 0u64;
+        for d in del.iter() {
+            let d = u64::from(d);
+            if d > start {
+                out.push(start..d);
+            }
+            start = d + 1;
+        }
+        if start < frag.physical_rows {
+            out.push(start..frag.physical_rows);
+        }
+        Ok(out)
+    }
+
+    /// Reads the whole version (deleted rows removed), fragment by fragment.
+    pub fn to_batch(&self, columns: Option<&[&str]>) -> Result<RecordBatch> {
+        let fields = self.projection(columns)?;
+        let mut per_col: Vec<Vec<ArrayRef>> = fields.iter().map(|_| Vec::new()).collect();
+        let mut rows = 0usize;
+        for frag in self.fragments() {
+            let ranges = self.kept_ranges(frag)?;
+            let n: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+            if n == 0 {
+                continue;
+            }
+            let cols = self.read_fragment(frag, &fields, &ranges)?;
+            for (acc, c) in per_col.iter_mut().zip(cols) {
+                acc.push(c);
+            }
+            rows += n as usize;
+        }
+        let mut cols = Vec::with_capacity(fields.len());
+        for (k, parts) in per_col.into_iter().enumerate() {
+            let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
+            cols.push(if refs.is_empty() {
+                arrow_array::new_empty_array(self.schema.field(fields[k]).data_type())
+            } else {
+                arrow_select::concat::concat(&refs)?
+            });
+        }
+        self.batch(&fields, cols, rows)
+    }
+
+    /// Reads rows at offsets of this version (deleted rows not counted), in order.
+    pub fn take(&self, offsets: &[u64], columns: Option<&[&str]>) -> Result<RecordBatch> {
+        let fields = self.projection(columns)?;
+        // Map each offset to (fragment index, row in fragment).
+        let mut starts = Vec::with_capacity(self.fragments().len());
+        let mut kept: Vec<Vec<Range<u64>>> = Vec::with_capacity(self.fragments().len());
+        let mut total = 0u64;
+        for frag in self.fragments() {
+            let r = self.kept_ranges(frag)?;
+            starts.push(total);
+            total += r.iter().map(|x| x.end - x.start).sum::<u64>();
+            kept.push(r);
+        }
+        let mut wanted: Vec<(usize, u64, usize)> = Vec::with_capacity(offsets.len());
+        for (k, &o) in offsets.iter().enumerate() {
+            if o >= total {
+                return Err(TableError::NotFound {
+                    what: format!("row {o} of a {total}-row version"),
+                });
+            }
+            let fi = starts.partition_point(|&s| s <= o) - 1;
+            let mut local = o - starts[fi];
+            let mut phys = 0;
+            for r in &kept[fi] {
+                let len = r.end - r.start;
+                if local < len {
+                    phys = r.start + local;
+                    break;
+                }
+                local -= len;
+            }
+            wanted.push((fi, phys, k));
+        }
+        let mut sorted = wanted.clone();
+        sorted.sort();
+        let mut parts: Vec<Vec<ArrayRef>> = fields.iter().map(|_| Vec::new()).collect();
+        let mut order = Vec::with_capacity(offsets.len());
+        let mut i = 0;
+        while i < sorted.len() {
+            let fi = sorted[i].0;
+            let mut rows: Vec<u64> = Vec::new();
+            while i < sorted.len() && sorted[i].0 == fi {
+                rows.push(sorted[i].1);
+                order.push(sorted[i].2);
+                i += 1;
+            }
+            let frag = &self.fragments()[fi];
+            let mut uniq = rows.clone();
+            uniq.dedup();
+            let ranges: Vec<Range<u64>> = uniq.iter().map(|&r| r..r + 1).collect();
+            let cols = self.read_fragment(frag, &fields, &ranges)?;
+            // Expand duplicates.
+            let pos: UInt64Array = rows
+                .iter()
+                .map(|r| uniq.binary_search(r).unwrap_or(0) as u64)
+                .collect();
+            for (acc, c) in parts.iter_mut().zip(cols) {
+                acc.push(arrow_select::take::take(c.as_ref(), &pos, None)?);
+            }
+        }
+        // Concatenate in sorted order, then restore the caller's order.
+        let mut inverse = vec![0u64; order.len()];
+        for (sorted_pos, &orig) in order.iter().enumerate() {
+            inverse[orig] = sorted_pos as u64;
+        }
+        let inv = UInt64Array::from(inverse);
+        let mut cols = Vec::with_capacity(fields.len());
+        for (k, p) in parts.into_iter().enumerate() {
+            let refs: Vec<&dyn Array> = p.iter().map(|a| a.as_ref()).collect();
+            let all = if refs.is_empty() {
+                arrow_array::new_empty_array(self.schema.field(fields[k]).data_type())
+            } else {
+                arrow_select::concat::concat(&refs)?
+            };
+            cols.push(arrow_select::take::take(all.as_ref(), &inv, None)?);
+        }
+        self.batch(&fields, cols, offsets.len())
+    }
+}

@@ -1,0 +1,70 @@
+//! Errors of the table layer.
+
+use lancer_format::FormatError;
+use thiserror::Error;
+
+/// Result alias of the table layer.
+pub type Result<T, E = TableError> = std::result::Result<T, E>;
+
+/// What can go wrong with a dataset.
+#[derive(Debug, Error)]
+pub enum TableError {
+    /// A data file could not be read.
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    /// Storage failed.
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        /// The path involved.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Table metadata is malformed.
+    #[error("corrupt dataset: {what}")]
+    Corrupt {
+        /// What is wrong.
+        what: String,
+    },
+    /// Something asked for does not exist.
+    #[error("not found: {what}")]
+    NotFound {
+        /// What was asked for.
+        what: String,
+    },
+    /// The dataset needs features this build does not know.
+    #[error("dataset uses reader feature flags {flags:#x} unknown to this Lancer (known: {known:#x}); a newer Lancer is needed")]
+    UnknownFeatures {
+        /// The dataset's reader flags.
+        flags: u64,
+        /// Flags this build understands.
+        known: u64,
+    },
+}
+
+impl TableError {
+    /// Shorthand for [`TableError::Corrupt`].
+    pub fn corrupt(what: impl Into<String>) -> Self {
+        Self::Corrupt { what: what.into() }
+    }
+
+    /// An I/O error on `path`.
+    pub fn io(path: &std::path::Path, source: std::io::Error) -> Self {
+        Self::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+}
+
+impl From<prost::DecodeError> for TableError {
+    fn from(e: prost::DecodeError) -> Self {
+        Self::corrupt(format!("manifest protobuf: {e}"))
+    }
+}
+
+impl From<arrow_schema::ArrowError> for TableError {
+    fn from(e: arrow_schema::ArrowError) -> Self {
+        Self::Format(FormatError::Arrow(e))
+    }
+}

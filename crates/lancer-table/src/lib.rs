@@ -1,0 +1,17 @@
+//! `lancer-table`: Lance tables — manifests, versions, fragments and deletion files
+//! (spec: "Table format", "Transactions").
+//!
+//! A dataset is a directory: `_versions/` holds one immutable manifest per version
+//! (named `N.manifest`, or `{u64::MAX - N:020}.manifest` in the V2 scheme), `data/` the
+//! data files, `_deletions/` deletion files, `_transactions/` transaction files,
+//! `_indices/` index files and `_refs/tags/` tags.
+
+pub mod dataset;
+pub mod deletion;
+pub mod error;
+pub mod manifest;
+pub mod pb;
+pub mod versions;
+
+pub use dataset::Dataset;
+pub use error::{Result, TableError};

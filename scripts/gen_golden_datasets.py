@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Writes the golden Lance datasets used by lancer-table's tests.
+
+    .venv/pylance-14/bin/python scripts/gen_golden_datasets.py tests/data/datasets
+
+For each case it builds a dataset through a sequence of operations with pylance and,
+after every version, records what pylance reads at that version:
+  <out>/pylance-<major>/<case>/                  the dataset
+  <out>/pylance-<major>/<case>.expected/v<N>.arrow  pylance's to_table(version=N)
+  <out>/pylance-<major>/<case>.expected/index.json  versions, row counts, tags
+Data is deterministic; dataset files carry random ids, so re-running rewrites them.
+"""
+import json
+import os
+import shutil
+import sys
+
+import numpy as np
+import pyarrow as pa
+import lance
+
+
+def table(start, n, seed):
+    r = np.random.default_rng(seed)
+    ids = np.arange(start, start + n)
+    return pa.table({
+        "id": pa.array(ids, pa.int64()),
+        "name": pa.array([f"row-{i}" for i in ids]),
+        "score": pa.array(r.standard_normal(n)),
+        "tags": pa.array([[f"t{j}" for j in range(i % 3)] for i in ids], pa.list_(pa.utf8())),
+        "vec": pa.FixedSizeListArray.from_arrays(pa.array(r.standard_normal(n * 8).astype(np.float32)), 8),
+    })
+
+
+def kw(version):
+    return {} if version is None else {"data_storage_version": version}
+
+
+def history(path, storage, v2_paths=True, stable=False):
+    """create, append, delete, append, tag, overwrite, delete many."""
+    opts = dict(kw(storage), enable_v2_manifest_paths=v2_paths)
+    if stable:
+        opts["enable_stable_row_ids"] = True
+    ds = lance.write_dataset(table(0, 1000, 1), path, max_rows_per_file=400, **opts)
+    ds = lance.write_dataset(table(1000, 500, 2), path, mode="append")
+    ds.delete("id % 7 = 0")
+    ds = lance.write_dataset(table(1500, 300, 3), path, mode="append")
+    ds = lance.dataset(path)
+    ds.tags.create("before_overwrite", ds.version)
+    ds = lance.write_dataset(table(5000, 700, 4), path, mode="overwrite", max_rows_per_file=300)
+    ds = lance.dataset(path)
+    ds.delete("id % 3 != 0")
+    return lance.dataset(path)
+
+
+def add_columns(path, storage):
+    ds = lance.write_dataset(table(0, 600, 5), path, max_rows_per_file=250, **kw(storage))
+    ds.add_columns({"double_id": "id * 2"})
+    ds = lance.dataset(path)
+    ds.delete("id < 10")
+    return lance.dataset(path)
+
+
+CASES = {
+    "history": lambda p: history(p, None),
+    "history_v1_paths": lambda p: history(p, None, v2_paths=False),
+    "history_2_0": lambda p: history(p, "2.0"),
+    "history_2_1": lambda p: history(p, "2.1"),
+    "stable_row_ids": lambda p: history(p, None, stable=True),
+    "add_columns": lambda p: add_columns(p, None),
+}
+
+
+def main(out_root):
+    major = lance.__version__.split(".")[0]
+    out = os.path.join(out_root, f"pylance-{major}")
+    os.makedirs(out, exist_ok=True)
+    for name, make in CASES.items():
+        path = os.path.join(out, name)
+        exp = os.path.join(out, name + ".expected")
+        shutil.rmtree(path, ignore_errors=True)
+        shutil.rmtree(exp, ignore_errors=True)
+        os.makedirs(exp)
+        ds = make(path)
+        index = {"pylance": lance.__version__, "versions": [], "tags": {}}
+        for v in ds.versions():
+            n = v["version"]
+            t = lance.dataset(path, version=n).to_table()
+            with pa.OSFile(os.path.join(exp, f"v{n}.arrow"), "wb") as f:
+                with pa.ipc.new_file(f, t.schema) as w:
+                    w.write_table(t)
+            index["versions"].append({"version": n, "rows": t.num_rows,
+                                      "count_rows": lance.dataset(path, version=n).count_rows()})
+        for tag, info in ds.tags.list().items():
+            index["tags"][tag] = info["version"]
+        with open(os.path.join(exp, "index.json"), "w") as f:
+            json.dump(index, f, indent=1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "tests/data/datasets")
