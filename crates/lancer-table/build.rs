@@ -1,8 +1,9 @@
 //! Compiles the table protos with protox; `lance.file` types come from lancer-format.
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=protos/table.proto");
+    println!("cargo:rerun-if-changed=protos/transaction.proto");
     let fds = protox::compile(
-        ["protos/table.proto"],
+        ["protos/table.proto", "protos/transaction.proto"],
         ["protos", "../lancer-format/protos"],
     )?;
     let mut config = prost_build::Config::new();

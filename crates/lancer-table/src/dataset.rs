@@ -265,6 +265,14 @@ impl Dataset {
         )?)
     }
 
+    /// Every physical row of a fragment (deleted ones included), all columns.
+    pub fn read_fragment_all(&self, frag: &pb::DataFragment) -> Result<RecordBatch> {
+        let fields: Vec<usize> = (0..self.manifest.schema.fields.len()).collect();
+        let all = 0..frag.physical_rows;
+        let cols = self.read_fragment(frag, &fields, std::slice::from_ref(&all))?;
+        self.batch(&fields, cols, frag.physical_rows as usize)
+    }
+
     /// Kept (not deleted) row ranges of a fragment.
     fn kept_ranges(&self, frag: &pb::DataFragment) -> Result<Vec<Range<u64>>> {
         let del = self.deletions(frag)?;

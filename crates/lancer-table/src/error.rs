@@ -32,6 +32,12 @@ pub enum TableError {
         /// What was asked for.
         what: String,
     },
+    /// Another writer committed an incompatible change first; re-read and retry.
+    #[error("commit conflict (retryable): {what}")]
+    Conflict {
+        /// What collided.
+        what: String,
+    },
     /// The dataset needs features this build does not know.
     #[error("dataset uses reader feature flags {flags:#x} unknown to this Lancer (known: {known:#x}); a newer Lancer is needed")]
     UnknownFeatures {

@@ -6,12 +6,14 @@
 //! data files, `_deletions/` deletion files, `_transactions/` transaction files,
 //! `_indices/` index files and `_refs/tags/` tags.
 
+pub mod commit;
 pub mod dataset;
 pub mod deletion;
 pub mod error;
 pub mod manifest;
 pub mod pb;
 pub mod versions;
+pub mod write;
 
 pub use dataset::Dataset;
 pub use error::{Result, TableError};

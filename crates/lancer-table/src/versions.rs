@@ -108,3 +108,79 @@ pub fn list_tags(root: &Path) -> Result<Vec<(String, u64)>> {
     out.sort();
     Ok(out)
 }
+
+/// Creates tag `name` pointing at `version` (refuses to replace an existing tag).
+pub fn create_tag(root: &Path, name: &str, version: u64, manifest_size: u64) -> Result<()> {
+    if name.is_empty() || name.contains('/') || name.contains("..") || name.starts_with('.') {
+        return Err(TableError::NotFound {
+            what: format!("tag name {name:?} (use letters, digits, '-', '_' and '.')"),
+        });
+    }
+    manifest_path(root, version)?;
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let now = rfc3339(d.as_secs(), d.subsec_nanos());
+    let body = serde_json::json!({
+        "branch": null,
+        "version": version,
+        "createdAt": now,
+        "updatedAt": now,
+        "manifestSize": manifest_size,
+        "metadata": {},
+    })
+    .to_string();
+    let p = root.join("_refs/tags").join(format!("{name}.json"));
+    if !crate::commit::put_if_absent(&p, body.as_bytes())? {
+        return Err(TableError::Conflict {
+            what: format!("tag {name:?} already exists"),
+        });
+    }
+    Ok(())
+}
+
+/// Deletes tag `name`.
+pub fn delete_tag(root: &Path, name: &str) -> Result<()> {
+    tag_version(root, name)?;
+    let p = root.join("_refs/tags").join(format!("{name}.json"));
+    std::fs::remove_file(&p).map_err(|e| TableError::io(&p, e))
+}
+
+/// Formats a UTC instant as RFC 3339 (`2026-11-29T16:29:20.040362032Z`).
+pub fn rfc3339(secs: u64, nanos: u32) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{nanos:09}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rfc3339_formats_known_instants() {
+        assert_eq!(super::rfc3339(0, 0), "1970-01-01T00:00:00.000000000Z");
+        assert_eq!(
+            super::rfc3339(1_795_970_078, 5),
+            "2026-11-29T16:34:38.000000005Z"
+        );
+        assert_eq!(
+            super::rfc3339(951_782_400, 0),
+            "2000-02-29T00:00:00.000000000Z"
+        );
+    }
+}

@@ -1,0 +1,341 @@
+//! Committing a new version (spec: "Transactions", "Conflict resolution").
+//!
+//! A commit writes the transaction file, then the manifest of `latest + 1` with
+//! put-if-absent: the manifest is written to a temporary file and hard-linked to its
+//! final name, which fails if another writer got there first — a version is either
+//! fully visible or absent. On a lost race the commit re-reads what was committed
+//! since it read, and rebases when the operations are compatible (appends with
+//! anything that does not rewrite fragments; deletes touching different fragments),
+//! otherwise it fails with a retryable conflict.
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use prost::Message;
+
+use crate::manifest::Manifest;
+use crate::pb;
+use crate::pb::transaction::Operation;
+use crate::versions::{list_versions, manifest_path};
+use crate::{Result, TableError};
+
+/// Reader/writer feature flag: the dataset has deletion files.
+pub const FLAG_DELETION_FILES: u64 = 1;
+/// Attempts before a commit gives up racing other writers.
+pub const MAX_COMMIT_ATTEMPTS: usize = 64;
+
+/// How manifests are named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Naming {
+    /// `{version}.manifest`.
+    V1,
+    /// `{u64::MAX - version:020}.manifest` (newest sorts first).
+    V2,
+}
+
+impl Naming {
+    /// The file name of `version`.
+    pub fn file_name(self, version: u64) -> String {
+        match self {
+            Naming::V1 => format!("{version}.manifest"),
+            Naming::V2 => format!("{:020}.manifest", u64::MAX - version),
+        }
+    }
+
+    /// The scheme an existing dataset uses (V2 for new datasets).
+    pub fn detect(root: &Path) -> Naming {
+        let v1 = list_versions(root)
+            .ok()
+            .and_then(|v| v.first().cloned())
+            .map(|v| {
+                v.path
+                    .file_name()
+                    .map(|n| n.len() != 20 + ".manifest".len())
+                    .unwrap_or(false)
+            });
+        if v1 == Some(true) {
+            Naming::V1
+        } else {
+            Naming::V2
+        }
+    }
+}
+
+/// A random identifier (hex), from the clock, the process and a counter.
+pub fn random_hex(len: usize) -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut x = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+        ^ (u64::from(std::process::id()) << 32)
+        ^ COUNTER.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed);
+    let mut out = String::with_capacity(len);
+    while out.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.push_str(&format!("{:016x}", x.wrapping_mul(0x2545_F491_4F6C_DD1D)));
+    }
+    out.truncate(len);
+    out
+}
+
+/// A UUID-shaped random string.
+pub fn random_uuid() -> String {
+    let h = random_hex(32);
+    format!(
+        "{}-{}-4{}-a{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[13..16],
+        &h[17..20],
+        &h[20..32]
+    )
+}
+
+/// Serialises a manifest file: `[u32 len][Manifest][i64 position][u16 0][u16 2]["LANC"]`.
+pub fn manifest_bytes(m: &pb::Manifest) -> Vec<u8> {
+    let body = m.encode_to_vec();
+    let mut out = Vec::with_capacity(body.len() + 20);
+    out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    out.extend_from_slice(&body);
+    out.extend_from_slice(&0i64.to_le_bytes());
+    out.extend_from_slice(&0u16.to_le_bytes());
+    out.extend_from_slice(&2u16.to_le_bytes());
+    out.extend_from_slice(b"LANC");
+    out
+}
+
+/// Writes `bytes` to `path` only if nothing is there (temporary file + hard link).
+pub fn put_if_absent(path: &Path, bytes: &[u8]) -> Result<bool> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| TableError::io(dir, e))?;
+    let tmp = dir.join(format!(".tmp-{}", random_hex(16)));
+    std::fs::write(&tmp, bytes).map_err(|e| TableError::io(&tmp, e))?;
+    let linked = std::fs::hard_link(&tmp, path);
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(TableError::io(path, e)),
+    }
+}
+
+fn now() -> prost_types::Timestamp {
+    let d = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    prost_types::Timestamp {
+        seconds: d.as_secs() as i64,
+        nanos: d.subsec_nanos() as i32,
+    }
+}
+
+/// The transaction that produced `version`, if its file is there.
+pub fn read_transaction(root: &Path, m: &pb::Manifest) -> Option<pb::Transaction> {
+    if m.transaction_file.is_empty() || m.transaction_file.contains('/') {
+        return None;
+    }
+    let p = root.join("_transactions").join(&m.transaction_file);
+    let bytes = std::fs::read(p).ok()?;
+    pb::Transaction::decode(bytes.as_slice()).ok()
+}
+
+fn next_fragment_id(m: Option<&pb::Manifest>) -> u64 {
+    m.map_or(0, |m| {
+        let from_max = m.max_fragment_id.map_or(0, |x| u64::from(x) + 1);
+        let from_frags = m.fragments.iter().map(|f| f.id + 1).max().unwrap_or(0);
+        from_max.max(from_frags)
+    })
+}
+
+/// Applies `op` on top of `base` (None: a new dataset).
+fn apply(base: Option<&pb::Manifest>, op: &Operation, storage: &str) -> Result<pb::Manifest> {
+    let mut m = base.cloned().unwrap_or_default();
+    let mut next_id = next_fragment_id(base);
+    let mut renumber = |frags: &[pb::DataFragment]| -> Vec<pb::DataFragment> {
+        frags
+            .iter()
+            .map(|f| {
+                let mut f = f.clone();
+                f.id = next_id;
+                next_id += 1;
+                f
+            })
+            .collect()
+    };
+    match op {
+        Operation::Overwrite(o) => {
+            m.fields = o.schema.clone();
+            m.schema_metadata = o.schema_metadata.clone();
+            m.fragments = renumber(&o.fragments);
+            m.config.extend(o.config_upsert_values.clone());
+        }
+        Operation::Append(a) => {
+            let base = base.ok_or_else(|| TableError::NotFound {
+                what: "a dataset to append to".into(),
+            })?;
+            let _ = base;
+            let new = renumber(&a.fragments);
+            m.fragments.extend(new);
+        }
+        Operation::Delete(d) => {
+            for upd in &d.updated_fragments {
+                let slot = m
+                    .fragments
+                    .iter_mut()
+                    .find(|f| f.id == upd.id)
+                    .ok_or_else(|| TableError::Conflict {
+                        what: format!("fragment {} was removed by a concurrent commit", upd.id),
+                    })?;
+                *slot = upd.clone();
+            }
+            m.fragments
+                .retain(|f| !d.deleted_fragment_ids.contains(&f.id));
+        }
+        Operation::Restore(_) | Operation::ReserveFragments(_) => {
+            return Err(TableError::corrupt(
+                "restore is applied by Dataset::restore",
+            ));
+        }
+    }
+    m.max_fragment_id =
+        Some(u32::try_from(next_id.saturating_sub(1)).unwrap_or(u32::MAX)).filter(|_| next_id > 0);
+    m.version = base.map_or(0, |b| b.version) + 1;
+    m.timestamp = Some(now());
+    m.writer_version = Some(pb::manifest::WriterVersion {
+        library: "lancer".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        prerelease: None,
+        build_metadata: None,
+    });
+    m.data_format = Some(pb::manifest::DataStorageFormat {
+        file_format: "lance".into(),
+        version: storage.into(),
+    });
+    let has_deletions = m.fragments.iter().any(|f| f.deletion_file.is_some());
+    if has_deletions {
+        m.reader_feature_flags |= FLAG_DELETION_FILES;
+        m.writer_feature_flags |= FLAG_DELETION_FILES;
+    }
+    m.index_section = None;
+    m.transaction_section = None;
+    m.tag.clear();
+    Ok(m)
+}
+
+/// Whether `ours` (read at an older version) can be rebased over `theirs`.
+fn compatible(ours: &Operation, theirs: Option<&Operation>) -> bool {
+    match (ours, theirs) {
+        (_, None) => false,
+        (Operation::Append(_), Some(Operation::Append(_) | Operation::Delete(_))) => true,
+        (Operation::Delete(mine), Some(Operation::Append(_))) => {
+            let _ = mine;
+            true
+        }
+        (Operation::Delete(mine), Some(Operation::Delete(other))) => {
+            let touched: Vec<u64> = other
+                .updated_fragments
+                .iter()
+                .map(|f| f.id)
+                .chain(other.deleted_fragment_ids.iter().copied())
+                .collect();
+            !mine
+                .updated_fragments
+                .iter()
+                .map(|f| f.id)
+                .chain(mine.deleted_fragment_ids.iter().copied())
+                .any(|id| touched.contains(&id))
+        }
+        _ => false,
+    }
+}
+
+/// Commits `op`, read at `read_version` (None: creating a dataset), and returns the
+/// new version's manifest.
+pub fn commit(
+    root: &Path,
+    read_version: Option<u64>,
+    op: Operation,
+    storage: &str,
+    naming: Naming,
+) -> Result<Manifest> {
+    let mut base_version = read_version;
+    for _attempt in 0..MAX_COMMIT_ATTEMPTS {
+        let latest = list_versions(root)
+            .ok()
+            .and_then(|mut v| v.pop())
+            .map(|v| v.version);
+        // Check what was committed since we read.
+        if let (Some(l), r) = (latest, base_version) {
+            let from = r.unwrap_or(0);
+            if l > from {
+                if r.is_none() && !matches!(op, Operation::Overwrite(_)) {
+                    return Err(TableError::Conflict {
+                        what: format!("the dataset was created concurrently (now at version {l})"),
+                    });
+                }
+                for v in from + 1..=l {
+                    if matches!(op, Operation::Overwrite(_)) {
+                        break;
+                    }
+                    let m = read_manifest(root, v)?;
+                    let theirs = read_transaction(root, &m.pb).and_then(|t| t.operation);
+                    if !compatible(&op, theirs.as_ref()) {
+                        return Err(TableError::Conflict {
+                            what: format!(
+                                "version {v} was committed after this writer read version {from} and its operation is incompatible; re-read and retry"
+                            ),
+                        });
+                    }
+                }
+                base_version = Some(l);
+            }
+        }
+        let base = match base_version {
+            Some(v) => Some(read_manifest(root, v)?.pb),
+            None => None,
+        };
+        let mut m = apply(base.as_ref(), &op, storage)?;
+        let uuid = random_uuid();
+        let txn_name = format!("{}-{uuid}.txn", base_version.unwrap_or(0));
+        let txn = pb::Transaction {
+            read_version: base_version.unwrap_or(0),
+            uuid,
+            tag: String::new(),
+            transaction_properties: Default::default(),
+            operation: Some(op.clone()),
+        };
+        let txn_path = root.join("_transactions").join(&txn_name);
+        std::fs::create_dir_all(root.join("_transactions")).map_err(|e| TableError::io(root, e))?;
+        std::fs::write(&txn_path, txn.encode_to_vec()).map_err(|e| TableError::io(&txn_path, e))?;
+        m.transaction_file = txn_name;
+        let path = root.join("_versions").join(naming.file_name(m.version));
+        if put_if_absent(&path, &manifest_bytes(&m))? {
+            write_hint(root, m.version);
+            return Manifest::parse(&manifest_bytes(&m));
+        }
+        // Lost the race: our transaction file stays as an orphan; try again.
+        let _ = std::fs::remove_file(&txn_path);
+    }
+    Err(TableError::Conflict {
+        what: format!("gave up after {MAX_COMMIT_ATTEMPTS} attempts racing other writers"),
+    })
+}
+
+fn read_manifest(root: &Path, version: u64) -> Result<Manifest> {
+    let p: PathBuf = manifest_path(root, version)?;
+    let bytes = std::fs::read(&p).map_err(|e| TableError::io(&p, e))?;
+    Manifest::parse(&bytes)
+}
+
+/// Best-effort `_versions/latest_version_hint.json` (readers never trust it blindly).
+pub fn write_hint(root: &Path, version: u64) {
+    let dir = root.join("_versions");
+    let tmp = dir.join(format!(".hint-{}", random_hex(12)));
+    if std::fs::write(&tmp, format!("{{\"version\":{version}}}")).is_ok() {
+        let _ = std::fs::rename(&tmp, dir.join("latest_version_hint.json"));
+    }
+}

@@ -1,0 +1,327 @@
+//! Writing datasets: create / overwrite, append, delete and restore, each one commit.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::{Array, BooleanArray, RecordBatch, UInt32Array};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use lancer_format::container::FileVersion;
+use lancer_format::writer::{schema as wschema, FileWriter, WriteOptions as FileOptions};
+
+use crate::commit::{commit, random_hex, write_hint, Naming};
+use crate::dataset::Dataset;
+use crate::pb;
+use crate::pb::transaction::Operation;
+use crate::{Result, TableError};
+
+/// How to write.
+#[derive(Debug, Clone)]
+pub struct WriteParams {
+    /// Data storage version of new data files (2.1 or 2.2).
+    pub storage: FileVersion,
+    /// Rows per data file at most.
+    pub max_rows_per_file: usize,
+    /// Manifest naming for new datasets.
+    pub naming: Naming,
+}
+
+impl Default for WriteParams {
+    fn default() -> Self {
+        Self {
+            storage: FileVersion::V2_1,
+            max_rows_per_file: 1024 * 1024,
+            naming: Naming::V2,
+        }
+    }
+}
+
+/// Leaf field ids in column order (what a data file's `fields` lists).
+fn leaf_ids(f: &lancer_format::schema::LanceField, out: &mut Vec<i32>) {
+    match &f.data_type {
+        DataType::Struct(_) if !f.is_packed_struct() => {
+            f.children.iter().for_each(|c| leaf_ids(c, out))
+        }
+        DataType::List(_) | DataType::LargeList(_) | DataType::Map(_, _) => {
+            f.children.iter().for_each(|c| leaf_ids(c, out))
+        }
+        _ => out.push(f.id),
+    }
+}
+
+/// Writes `batches` as new fragments (data files under `data/`), `max_rows_per_file`
+/// rows each. Fragment ids are assigned at commit.
+fn write_fragments(
+    root: &Path,
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+    params: &WriteParams,
+) -> Result<Vec<pb::DataFragment>> {
+    let fields = wschema::lance_fields(schema)?;
+    let mut ids = Vec::new();
+    for f in &fields {
+        leaf_ids(f, &mut ids);
+    }
+    let dir = root.join("data");
+    std::fs::create_dir_all(&dir).map_err(|e| TableError::io(&dir, e))?;
+    let mut frags = Vec::new();
+    let mut writer: Option<(FileWriter<std::fs::File>, String, u64)> = None;
+    let finish = |w: FileWriter<std::fs::File>,
+                  name: String,
+                  rows: u64,
+                  frags: &mut Vec<pb::DataFragment>|
+     -> Result<()> {
+        w.finish()?;
+        let path = dir.join(&name);
+        let size = std::fs::metadata(&path)
+            .map_err(|e| TableError::io(&path, e))?
+            .len();
+        let (major, minor) = params.storage.numbers();
+        frags.push(pb::DataFragment {
+            id: 0,
+            files: vec![pb::DataFile {
+                path: name,
+                fields: ids.clone(),
+                column_indices: (0..ids.len() as i32).collect(),
+                file_major_version: u32::from(major),
+                file_minor_version: u32::from(minor),
+                file_size_bytes: size,
+                base_id: None,
+            }],
+            deletion_file: None,
+            physical_rows: rows,
+            ..Default::default()
+        });
+        Ok(())
+    };
+    for batch in batches {
+        let mut start = 0;
+        while start < batch.num_rows() {
+            if writer.is_none() {
+                let name = format!("{}.lance", random_hex(40));
+                let opts = FileOptions {
+                    version: params.storage,
+                    ..Default::default()
+                };
+                writer = Some((
+                    FileWriter::create(dir.join(&name), schema.clone(), opts)?,
+                    name,
+                    0,
+                ));
+            }
+            let Some((w, _, rows)) = writer.as_mut() else {
+                break;
+            };
+            let room = params.max_rows_per_file.max(1) - *rows as usize;
+            let take = room.min(batch.num_rows() - start);
+            w.write_batch(&batch.slice(start, take))?;
+            *rows += take as u64;
+            start += take;
+            if *rows as usize >= params.max_rows_per_file {
+                if let Some((w, name, rows)) = writer.take() {
+                    finish(w, name, rows, &mut frags)?;
+                }
+            }
+        }
+    }
+    if let Some((w, name, rows)) = writer.take() {
+        if rows > 0 {
+            finish(w, name, rows, &mut frags)?;
+        }
+    }
+    Ok(frags)
+}
+
+impl Dataset {
+    /// Creates (or overwrites) the dataset at `root` with `batches`.
+    pub fn write(
+        root: impl AsRef<Path>,
+        schema: SchemaRef,
+        batches: &[RecordBatch],
+        params: &WriteParams,
+    ) -> Result<Dataset> {
+        let root = root.as_ref();
+        let existing = Dataset::open(root).ok();
+        let naming = if existing.is_some() {
+            Naming::detect(root)
+        } else {
+            params.naming
+        };
+        let frags = write_fragments(root, &schema, batches, params)?;
+        let pbs = wschema::pb_schema(&schema)?;
+        let op = Operation::Overwrite(pb::transaction::Overwrite {
+            fragments: frags,
+            schema: pbs.fields,
+            schema_metadata: pbs.metadata,
+            config_upsert_values: Default::default(),
+            initial_bases: vec![],
+        });
+        let m = commit(
+            root,
+            existing.as_ref().map(|d| d.version()),
+            op,
+            &params.storage.to_string(),
+            naming,
+        )?;
+        Dataset::open_version(root, m.version())
+    }
+
+    /// Appends `batches` (same schema as the dataset).
+    pub fn append(&self, batches: &[RecordBatch], params: &WriteParams) -> Result<Dataset> {
+        let schema = self.schema();
+        for b in batches {
+            if b.schema().fields() != schema.fields() {
+                return Err(TableError::corrupt(format!(
+                    "appended data has schema {:?}, the dataset {:?}",
+                    b.schema().fields(),
+                    schema.fields()
+                )));
+            }
+        }
+        let storage = self.storage_version();
+        let params = WriteParams {
+            storage,
+            ..params.clone()
+        };
+        let frags = write_fragments(self.root(), &schema, batches, &params)?;
+        let op = Operation::Append(pb::transaction::Append { fragments: frags });
+        let m = commit(
+            self.root(),
+            Some(self.version()),
+            op,
+            &storage.to_string(),
+            Naming::detect(self.root()),
+        )?;
+        Dataset::open_version(self.root(), m.version())
+    }
+
+    /// The data storage version new files of this dataset use.
+    pub fn storage_version(&self) -> FileVersion {
+        self.manifest()
+            .pb
+            .data_format
+            .as_ref()
+            .and_then(|f| FileVersion::parse(&f.version).ok())
+            .unwrap_or(FileVersion::V2_1)
+    }
+
+    /// Deletes the rows for which `predicate` (evaluated per fragment batch) is true,
+    /// writing deletion files; `description` is recorded as the transaction predicate.
+    pub fn delete_where(
+        &self,
+        description: &str,
+        predicate: impl Fn(&RecordBatch) -> Result<BooleanArray>,
+    ) -> Result<Dataset> {
+        let mut updated = Vec::new();
+        let mut removed = Vec::new();
+        let version = self.version();
+        for frag in self.fragments() {
+            let existing = self.deletions(frag)?;
+            let batch = self.read_fragment_all(frag)?;
+            let mask = predicate(&batch)?;
+            if mask.len() != batch.num_rows() {
+                return Err(TableError::corrupt(
+                    "delete predicate returned the wrong number of rows",
+                ));
+            }
+            let mut del = existing.clone();
+            for i in 0..mask.len() {
+                if mask.is_valid(i) && mask.value(i) {
+                    del.insert(i as u32);
+                }
+            }
+            if del.len() == existing.len() {
+                continue;
+            }
+            if del.len() == frag.physical_rows {
+                removed.push(frag.id);
+                continue;
+            }
+            let id = u64::from_str_radix(&random_hex(15), 16).unwrap_or(1);
+            let d = pb::DeletionFile {
+                file_type: pb::deletion_file::DeletionFileType::ArrowArray as i32,
+                read_version: version,
+                id,
+                num_deleted_rows: del.len(),
+                base_id: None,
+            };
+            let path = crate::deletion::deletion_path(self.root(), frag.id, &d);
+            std::fs::create_dir_all(self.root().join("_deletions"))
+                .map_err(|e| TableError::io(self.root(), e))?;
+            let schema = Arc::new(Schema::new(vec![Field::new(
+                "row_id",
+                DataType::UInt32,
+                false,
+            )]));
+            let col = UInt32Array::from_iter_values(del.iter());
+            let b = RecordBatch::try_new(schema.clone(), vec![Arc::new(col)])?;
+            let f = std::fs::File::create(&path).map_err(|e| TableError::io(&path, e))?;
+            let mut w = arrow_ipc::writer::FileWriter::try_new(f, &schema)?;
+            w.write(&b)?;
+            w.finish()?;
+            let mut nf = frag.clone();
+            nf.deletion_file = Some(d);
+            updated.push(nf);
+        }
+        if updated.is_empty() && removed.is_empty() {
+            return Dataset::open_version(self.root(), version);
+        }
+        let op = Operation::Delete(pb::transaction::Delete {
+            updated_fragments: updated,
+            deleted_fragment_ids: removed,
+            predicate: description.to_string(),
+        });
+        let m = commit(
+            self.root(),
+            Some(version),
+            op,
+            &self.storage_version().to_string(),
+            Naming::detect(self.root()),
+        )?;
+        Dataset::open_version(self.root(), m.version())
+    }
+
+    /// Makes `version` the latest again (a new version with its contents).
+    pub fn restore(&self, version: u64) -> Result<Dataset> {
+        let old = Dataset::open_version(self.root(), version)?;
+        let naming = Naming::detect(self.root());
+        let latest = crate::versions::list_versions(self.root())?
+            .pop()
+            .map(|v| v.version)
+            .unwrap_or(self.version());
+        let mut m = old.manifest().pb.clone();
+        for _ in 0..crate::commit::MAX_COMMIT_ATTEMPTS {
+            let latest = crate::versions::list_versions(self.root())?
+                .pop()
+                .map(|v| v.version)
+                .unwrap_or(latest);
+            let cur = Dataset::open_version(self.root(), latest)?;
+            m.version = latest + 1;
+            m.max_fragment_id = cur.manifest().pb.max_fragment_id.max(m.max_fragment_id);
+            let uuid = crate::commit::random_uuid();
+            let txn_name = format!("{latest}-{uuid}.txn");
+            let txn = pb::Transaction {
+                read_version: latest,
+                uuid,
+                tag: String::new(),
+                transaction_properties: Default::default(),
+                operation: Some(Operation::Restore(pb::transaction::Restore { version })),
+            };
+            let tp = self.root().join("_transactions").join(&txn_name);
+            std::fs::write(&tp, prost::Message::encode_to_vec(&txn))
+                .map_err(|e| TableError::io(&tp, e))?;
+            m.transaction_file = txn_name;
+            let path = self
+                .root()
+                .join("_versions")
+                .join(naming.file_name(m.version));
+            if crate::commit::put_if_absent(&path, &crate::commit::manifest_bytes(&m))? {
+                write_hint(self.root(), m.version);
+                return Dataset::open_version(self.root(), m.version);
+            }
+            let _ = std::fs::remove_file(&tp);
+        }
+        Err(TableError::Conflict {
+            what: "gave up racing other writers".into(),
+        })
+    }
+}

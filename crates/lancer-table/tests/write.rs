@@ -1,0 +1,223 @@
+//! Lancer writes a dataset through create, append, delete, append, tag, overwrite,
+//! delete and restore; every version reads back as expected in Lancer, and in pylance
+//! 14, 12 and 11, which then append to it — and Lancer reads what pylance wrote.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::*;
+use arrow_schema::{DataType, Field, Schema};
+use lancer_table::versions::create_tag;
+use lancer_table::write::WriteParams;
+use lancer_table::Dataset;
+
+fn table(start: i64, n: usize) -> RecordBatch {
+    let ids: Vec<i64> = (start..start + n as i64).collect();
+    let item = Arc::new(Field::new("item", DataType::Float32, true));
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("name", DataType::Utf8, true),
+        Field::new("score", DataType::Float64, true),
+        Field::new(
+            "tags",
+            DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
+            true,
+        ),
+        Field::new("vec", DataType::FixedSizeList(item.clone(), 8), true),
+    ]));
+    let mut tags =
+        arrow_array::builder::ListBuilder::new(arrow_array::builder::StringBuilder::new());
+    for &i in &ids {
+        for j in 0..i % 3 {
+            tags.values().append_value(format!("t{j}"));
+        }
+        tags.append(true);
+    }
+    let vec: Vec<f32> = ids
+        .iter()
+        .flat_map(|&i| (0..8).map(move |k| (i * 8 + k) as f32 / 3.0))
+        .collect();
+    RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(Int64Array::from(ids.clone())),
+            Arc::new(StringArray::from_iter_values(
+                ids.iter().map(|i| format!("row-{i}")),
+            )),
+            Arc::new(Float64Array::from_iter_values(
+                ids.iter().map(|&i| i as f64 * 0.5),
+            )),
+            Arc::new(tags.finish()),
+            Arc::new(FixedSizeListArray::new(
+                item,
+                8,
+                Arc::new(Float32Array::from(vec)),
+                None,
+            )),
+        ],
+    )
+    .unwrap()
+}
+
+fn keep(b: &RecordBatch, f: impl Fn(i64) -> bool) -> RecordBatch {
+    let ids = b.column(0).as_primitive::<Int64Type>();
+    let mask = BooleanArray::from_iter(ids.values().iter().map(|&i| Some(f(i))));
+    arrow_select::filter::filter_record_batch(b, &mask).unwrap()
+}
+
+fn concat(parts: &[RecordBatch]) -> RecordBatch {
+    arrow_select::concat::concat_batches(&parts[0].schema(), parts).unwrap()
+}
+
+fn write_arrow(p: &Path, b: &RecordBatch) {
+    let f = std::fs::File::create(p).unwrap();
+    let mut w = arrow_ipc::writer::FileWriter::try_new(f, &b.schema()).unwrap();
+    w.write(b).unwrap();
+    w.finish().unwrap();
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn ids_where(pred: fn(i64) -> bool) -> impl Fn(&RecordBatch) -> lancer_table::Result<BooleanArray> {
+    move |b: &RecordBatch| {
+        let ids = b.column(0).as_primitive::<Int64Type>();
+        Ok(BooleanArray::from_iter(
+            ids.values().iter().map(|&i| Some(pred(i))),
+        ))
+    }
+}
+
+#[test]
+fn lancer_datasets_read_in_lancer_and_pylance() {
+    for (label, storage) in [
+        ("v21", lancer_format::container::FileVersion::V2_1),
+        ("v22", lancer_format::container::FileVersion::V2_2),
+    ] {
+        let root = repo().join(format!("target/lancer-datasets/history-{label}"));
+        let _ = std::fs::remove_dir_all(&root);
+        let exp = repo().join(format!("target/lancer-datasets/history-{label}.expected"));
+        let _ = std::fs::remove_dir_all(&exp);
+        std::fs::create_dir_all(&exp).unwrap();
+        let params = WriteParams {
+            storage,
+            max_rows_per_file: 400,
+            ..Default::default()
+        };
+        let mut expected: Vec<(u64, RecordBatch)> = Vec::new();
+        let check = |ds: &Dataset, want: &RecordBatch, expected: &mut Vec<(u64, RecordBatch)>| {
+            let got = ds.to_batch(None).unwrap();
+            assert_eq!(got.columns(), want.columns(), "{label} v{}", ds.version());
+            assert_eq!(ds.count_rows(), want.num_rows() as u64);
+            expected.push((ds.version(), want.clone()));
+        };
+        let t0 = table(0, 1000);
+        let ds = Dataset::write(&root, t0.schema(), std::slice::from_ref(&t0), &params).unwrap();
+        check(&ds, &t0, &mut expected);
+        let t1 = table(1000, 500);
+        let ds = ds.append(std::slice::from_ref(&t1), &params).unwrap();
+        let mut cur = concat(&[t0, t1]);
+        check(&ds, &cur, &mut expected);
+        let ds = ds
+            .delete_where("id % 7 = 0", ids_where(|i| i % 7 == 0))
+            .unwrap();
+        cur = keep(&cur, |i| i % 7 != 0);
+        check(&ds, &cur, &mut expected);
+        let t2 = table(1500, 300);
+        let ds = ds.append(std::slice::from_ref(&t2), &params).unwrap();
+        cur = concat(&[cur, t2]);
+        check(&ds, &cur, &mut expected);
+        let tagged = ds.version();
+        create_tag(&root, "before_overwrite", tagged, 0).unwrap();
+        let t3 = table(5000, 700);
+        let ds = Dataset::write(&root, t3.schema(), std::slice::from_ref(&t3), &params).unwrap();
+        check(&ds, &t3, &mut expected);
+        let ds = ds
+            .delete_where("id % 3 != 0", ids_where(|i| i % 3 != 0))
+            .unwrap();
+        check(&ds, &keep(&t3, |i| i % 3 == 0), &mut expected);
+        let restored_want = expected
+            .iter()
+            .find(|(v, _)| *v == tagged)
+            .unwrap()
+            .1
+            .clone();
+        let ds = ds.restore(tagged).unwrap();
+        check(&ds, &restored_want, &mut expected);
+        // Fragment ids keep rising across overwrite and restore.
+        let ids: Vec<u64> = Dataset::open_version(&root, 5)
+            .unwrap()
+            .fragments()
+            .iter()
+            .map(|f| f.id)
+            .collect();
+        assert!(ids.iter().all(|&i| i >= 6), "{ids:?}");
+        assert!(
+            Dataset::open_tag(&root, "before_overwrite")
+                .unwrap()
+                .version()
+                == tagged
+        );
+
+        let mut versions = Vec::new();
+        for (v, b) in &expected {
+            write_arrow(&exp.join(format!("v{v}.arrow")), b);
+            versions.push(serde_json::json!({"version": v, "rows": b.num_rows()}));
+        }
+        let index = serde_json::json!({"versions": versions, "tags": {"before_overwrite": tagged}});
+        std::fs::write(exp.join("index.json"), index.to_string()).unwrap();
+
+        let required = std::env::var_os("LANCER_REQUIRE_PYLANCE").is_some();
+        for v in ["14", "12", "11"] {
+            let py = repo().join(format!(".venv/pylance-{v}/bin/python"));
+            if !py.exists() {
+                assert!(
+                    !required,
+                    "{} missing: run scripts/setup-python.sh",
+                    py.display()
+                );
+                eprintln!("SKIPPED: pylance {v} venv missing");
+                continue;
+            }
+            let out = Command::new(&py)
+                .arg(repo().join("scripts/check_lancer_dataset.py"))
+                .arg(&root)
+                .arg(&exp)
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            eprintln!("{text}{}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "pylance {v} disagrees on {label}:\n{text}"
+            );
+            // Lancer reads what pylance appended.
+            let copy = PathBuf::from(format!("{}.pylance-{v}", root.display()));
+            let info: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(format!("{}.expected.json", copy.display())).unwrap(),
+            )
+            .unwrap();
+            let ds = Dataset::open(&copy).unwrap();
+            assert_eq!(ds.version(), info["version"].as_u64().unwrap());
+            assert_eq!(ds.count_rows(), info["rows"].as_u64().unwrap());
+            let f = std::fs::File::open(format!("{}.expected.arrow", copy.display())).unwrap();
+            let r = arrow_ipc::reader::FileReader::try_new(f, None).unwrap();
+            let s = r.schema();
+            let want = arrow_select::concat::concat_batches(
+                &s,
+                &r.map(|b| b.unwrap()).collect::<Vec<_>>(),
+            )
+            .unwrap();
+            let got = ds.to_batch(None).unwrap();
+            assert_eq!(
+                got.columns(),
+                want.columns(),
+                "Lancer reading pylance {v}'s append to {label}"
+            );
+        }
+    }
+}
