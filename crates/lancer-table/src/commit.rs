@@ -24,6 +24,15 @@ pub const FLAG_DELETION_FILES: u64 = 1;
 /// Attempts before a commit gives up racing other writers.
 pub const MAX_COMMIT_ATTEMPTS: usize = 64;
 
+/// Failure injection for crash tests: aborts the process when `LANCER_CRASH_AT`
+/// names this point (`after-data`, `after-txn`, `before-manifest`), as a writer
+/// killed there would stop. Never set in normal use.
+pub fn crash_point(point: &str) {
+    if std::env::var("LANCER_CRASH_AT").is_ok_and(|p| p == point) {
+        std::process::abort();
+    }
+}
+
 /// How manifests are named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Naming {
@@ -311,8 +320,10 @@ pub fn commit(
         let txn_path = root.join("_transactions").join(&txn_name);
         std::fs::create_dir_all(root.join("_transactions")).map_err(|e| TableError::io(root, e))?;
         std::fs::write(&txn_path, txn.encode_to_vec()).map_err(|e| TableError::io(&txn_path, e))?;
+        crash_point("after-txn");
         m.transaction_file = txn_name;
         let path = root.join("_versions").join(naming.file_name(m.version));
+        crash_point("before-manifest");
         if put_if_absent(&path, &manifest_bytes(&m))? {
             write_hint(root, m.version);
             return Manifest::parse(&manifest_bytes(&m));

@@ -128,6 +128,7 @@ fn write_fragments(
             finish(w, name, rows, &mut frags)?;
         }
     }
+    crate::commit::crash_point("after-data");
     Ok(frags)
 }
 

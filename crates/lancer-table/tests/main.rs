@@ -1,5 +1,6 @@
 //! Integration tests of lancer-table (one test binary).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod concurrency;
 mod golden;
 mod write;
