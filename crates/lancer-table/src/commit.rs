@@ -273,9 +273,8 @@ pub fn commit(
 ) -> Result<Manifest> {
     let mut base_version = read_version;
     for _attempt in 0..MAX_COMMIT_ATTEMPTS {
-        let latest = list_versions(root)
+        let latest = crate::versions::latest_version(root)
             .ok()
-            .and_then(|mut v| v.pop())
             .map(|v| v.version);
         // Check what was committed since we read.
         if let (Some(l), r) = (latest, base_version) {

@@ -20,7 +20,7 @@ use roaring::RoaringBitmap;
 use crate::deletion::read_deletions;
 use crate::manifest::Manifest;
 use crate::pb;
-use crate::versions::{list_versions, manifest_path, tag_version};
+use crate::versions::{manifest_path, tag_version};
 use crate::{Result, TableError};
 
 /// A dataset opened at one version.
@@ -66,11 +66,7 @@ impl Dataset {
     /// Opens the latest version of the dataset at `root`.
     pub fn open(root: impl AsRef<Path>) -> Result<Self> {
         let root = root.as_ref().to_path_buf();
-        let latest = list_versions(&root)?
-            .pop()
-            .ok_or_else(|| TableError::NotFound {
-                what: format!("{} has no versions", root.display()),
-            })?;
+        let latest = crate::versions::latest_version(&root)?;
         Self::open_manifest(root, &latest.path)
     }
 

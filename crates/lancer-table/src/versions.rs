@@ -169,6 +169,31 @@ pub fn rfc3339(secs: u64, nanos: u32) -> String {
     )
 }
 
+/// The latest version: from `_versions/latest_version_hint.json` when the hinted
+/// version exists and no newer one does (a few file checks instead of a listing);
+/// otherwise from a listing.
+pub fn latest_version(root: &Path) -> Result<VersionFile> {
+    let hint = std::fs::read_to_string(root.join("_versions/latest_version_hint.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v.get("version").and_then(|x| x.as_u64()));
+    if let Some(mut v) = hint {
+        if let Ok(mut path) = manifest_path(root, v) {
+            // The hint is best-effort: walk forward past versions committed after it.
+            while let Ok(next) = manifest_path(root, v + 1) {
+                v += 1;
+                path = next;
+            }
+            return Ok(VersionFile { version: v, path });
+        }
+    }
+    list_versions(root)?
+        .pop()
+        .ok_or_else(|| TableError::NotFound {
+            what: format!("{} has no versions", root.display()),
+        })
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

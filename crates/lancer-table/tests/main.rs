@@ -3,4 +3,5 @@
 
 mod concurrency;
 mod golden;
+mod hostile;
 mod write;
