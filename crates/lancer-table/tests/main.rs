@@ -4,4 +4,5 @@
 mod concurrency;
 mod golden;
 mod hostile;
+mod mixed;
 mod write;

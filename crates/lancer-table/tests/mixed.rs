@@ -1,0 +1,100 @@
+//! Mixed writers: 20 alternating commits by pylance (14, then 11) and Lancer on one
+//! dataset; after all of them every version reads identically in both.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{BooleanArray, Int64Array, RecordBatch};
+use arrow_schema::{DataType, Field, Schema};
+use lancer_table::write::WriteParams;
+use lancer_table::Dataset;
+
+fn repo() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn batch(start: i64, n: i64) -> RecordBatch {
+    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)]));
+    RecordBatch::try_new(
+        schema,
+        vec![Arc::new(Int64Array::from_iter_values(start..start + n))],
+    )
+    .unwrap()
+}
+
+#[test]
+fn twenty_alternating_commits_by_pylance_and_lancer() {
+    let required = std::env::var_os("LANCER_REQUIRE_PYLANCE").is_some();
+    for v in ["14", "11"] {
+        let py = repo().join(format!(".venv/pylance-{v}/bin/python"));
+        if !py.exists() {
+            assert!(!required, "{} missing", py.display());
+            eprintln!("SKIPPED: pylance {v} venv missing");
+            continue;
+        }
+        let root = repo().join(format!("target/lancer-datasets/mixed-{v}"));
+        let _ = std::fs::remove_dir_all(&root);
+        let b = batch(0, 10);
+        Dataset::write(&root, b.schema(), &[b], &WriteParams::default()).unwrap();
+        let step = |args: &[String]| {
+            let out = Command::new(&py)
+                .arg(repo().join("scripts/pylance_step.py"))
+                .arg(&root)
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "pylance {v} {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            out.stdout
+        };
+        let mut next = 10i64;
+        for i in 0..20 {
+            let lancer_turn = i % 2 == 0;
+            let delete = i % 5 == 3;
+            if lancer_turn {
+                let ds = Dataset::open(&root).unwrap();
+                if delete {
+                    let target = next - 3;
+                    ds.delete_where("id = target", move |b| {
+                        let ids = b.column(0).as_primitive::<Int64Type>();
+                        Ok(BooleanArray::from_iter(
+                            ids.values().iter().map(|&x| Some(x == target)),
+                        ))
+                    })
+                    .unwrap();
+                } else {
+                    ds.append(&[batch(next, 7)], &WriteParams::default())
+                        .unwrap();
+                    next += 7;
+                }
+            } else if delete {
+                step(&["delete".into(), (next - 2).to_string()]);
+            } else {
+                step(&["append".into(), next.to_string(), "5".into()]);
+                next += 5;
+            }
+        }
+        // Every version, in both.
+        let py_view: BTreeMap<String, (u64, i64)> =
+            serde_json::from_slice(&step(&["verify".into()])).unwrap();
+        assert_eq!(py_view.len(), 21, "pylance sees {} versions", py_view.len());
+        for (ver, (rows, sum)) in &py_view {
+            let ds = Dataset::open_version(&root, ver.parse().unwrap()).unwrap();
+            let b = ds.to_batch(None).unwrap();
+            let ids = b.column(0).as_primitive::<Int64Type>();
+            assert_eq!(
+                (b.num_rows() as u64, ids.values().iter().sum::<i64>()),
+                (*rows, *sum),
+                "pylance {v}, version {ver}"
+            );
+            assert_eq!(ds.count_rows(), *rows);
+        }
+    }
+}

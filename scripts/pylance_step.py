@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""One pylance step of the mixed-writer test.
+
+    <venv>/bin/python scripts/pylance_step.py DATASET append START N
+    <venv>/bin/python scripts/pylance_step.py DATASET delete ID
+    <venv>/bin/python scripts/pylance_step.py DATASET verify
+
+append: appends rows with ids START..START+N; delete: deletes the row with that id;
+verify: prints {"<version>": [count_rows, sum of ids], ...} for every version, read
+with to_table() (so every version is fully decoded by pylance).
+"""
+import json
+import sys
+
+import pyarrow as pa
+import lance
+
+
+def main(path, op, *args):
+    if op == "append":
+        start, n = int(args[0]), int(args[1])
+        ds = lance.dataset(path)
+        schema = ds.schema
+        t = pa.table({"id": pa.array(range(start, start + n), pa.int64())}, schema=schema)
+        lance.write_dataset(t, path, mode="append")
+    elif op == "delete":
+        lance.dataset(path).delete(f"id = {int(args[0])}")
+    elif op == "verify":
+        out = {}
+        for v in lance.dataset(path).versions():
+            t = lance.dataset(path, version=v["version"]).to_table()
+            out[str(v["version"])] = [t.num_rows, int(pa.compute.sum(t.column("id")).as_py() or 0)]
+        print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))
