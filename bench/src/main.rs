@@ -48,10 +48,47 @@ fn write(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// `dataset PATH ITERS`: open the latest version + count_rows, and append one row
+/// ITERS times; prints best / median seconds of each.
+fn dataset(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    use lancer_table::write::WriteParams;
+    let path = &args[2];
+    let iters: usize = args[3].parse()?;
+    let mut t_open = Vec::new();
+    let mut t_count = Vec::new();
+    let mut rows = 0;
+    for _ in 0..iters {
+        let t = Instant::now();
+        let ds = lancer_table::Dataset::open(path)?;
+        t_open.push(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        rows = ds.count_rows();
+        t_count.push(t.elapsed().as_secs_f64());
+    }
+    let mut t_append = Vec::new();
+    for i in 0..iters {
+        let ds = lancer_table::Dataset::open(path)?;
+        let schema = ds.schema();
+        let col: arrow_array::ArrayRef = std::sync::Arc::new(arrow_array::Int64Array::from(vec![i as i64]));
+        let b = arrow_array::RecordBatch::try_new(schema, vec![col])?;
+        let t = Instant::now();
+        ds.append(&[b], &WriteParams::default())?;
+        t_append.push(t.elapsed().as_secs_f64());
+    }
+    println!(
+        "{}",
+        json!({"open": stats(t_open), "count_rows": stats(t_count), "append": stats(t_append), "rows": rows})
+    );
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     if args.len() == 5 && args[1] == "write" {
         return write(&args);
+    }
+    if args.len() == 4 && args[1] == "dataset" {
+        return dataset(&args);
     }
     if args.len() < 4 || args[1] != "file-read" {
         return Err("usage: lancer-bench file-read FILE ITERATIONS [INDICES_FILE...]".into());
