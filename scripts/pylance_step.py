@@ -6,7 +6,8 @@
     <venv>/bin/python scripts/pylance_step.py DATASET verify
 
 append: appends rows with ids START..START+N; delete: deletes the row with that id;
-verify: prints {"<version>": [count_rows, sum of ids], ...} for every version, read
+index: creates a BTREE index on id; check-index ID: prints the index names and the
+rows matching id = ID (through the index); verify: prints {"<version>": [count_rows, sum of ids], ...} for every version, read
 with to_table() (so every version is fully decoded by pylance).
 """
 import json
@@ -25,6 +26,13 @@ def main(path, op, *args):
         lance.write_dataset(t, path, mode="append")
     elif op == "delete":
         lance.dataset(path).delete(f"id = {int(args[0])}")
+    elif op == "index":
+        lance.dataset(path).create_scalar_index("id", "BTREE")
+    elif op == "check-index":
+        ds = lance.dataset(path)
+        names = [i["name"] for i in ds.list_indices()]
+        n = ds.to_table(filter=f"id = {int(args[0])}").num_rows
+        print(json.dumps({"indices": names, "hits": n, "rows": ds.count_rows()}))
     elif op == "verify":
         out = {}
         for v in lance.dataset(path).versions():

@@ -106,11 +106,25 @@ pub fn random_uuid() -> String {
 
 /// Serialises a manifest file: `[u32 len][Manifest][i64 position][u16 0][u16 2]["LANC"]`.
 pub fn manifest_bytes(m: &pb::Manifest) -> Vec<u8> {
+    manifest_bytes_with_index(m, None)
+}
+
+/// Serialises a manifest file that carries an index section (a serialized
+/// `IndexSection`) before the manifest: `[u32 len][IndexSection][u32 len][Manifest]
+/// [trailer]`, with `index_section` pointing at position 0.
+pub fn manifest_bytes_with_index(m: &pb::Manifest, index_section: Option<&[u8]>) -> Vec<u8> {
+    let mut m = m.clone();
+    let mut out = Vec::new();
+    if let Some(sec) = index_section {
+        out.extend_from_slice(&(sec.len() as u32).to_le_bytes());
+        out.extend_from_slice(sec);
+        m.index_section = Some(0);
+    }
+    let pos = out.len() as i64;
     let body = m.encode_to_vec();
-    let mut out = Vec::with_capacity(body.len() + 20);
     out.extend_from_slice(&(body.len() as u32).to_le_bytes());
     out.extend_from_slice(&body);
-    out.extend_from_slice(&0i64.to_le_bytes());
+    out.extend_from_slice(&pos.to_le_bytes());
     out.extend_from_slice(&0u16.to_le_bytes());
     out.extend_from_slice(&2u16.to_le_bytes());
     out.extend_from_slice(b"LANC");
@@ -302,9 +316,22 @@ pub fn commit(
                 base_version = Some(l);
             }
         }
-        let base = match base_version {
-            Some(v) => Some(read_manifest(root, v)?.pb),
-            None => None,
+        let (base, base_file) = match base_version {
+            Some(v) => {
+                let p = manifest_path(root, v)?;
+                let bytes = std::fs::read(&p).map_err(|e| TableError::io(&p, e))?;
+                (Some(Manifest::parse(&bytes)?.pb), bytes)
+            }
+            None => (None, Vec::new()),
+        };
+        // Indices stay valid through appends and deletes (their fragment bitmaps say
+        // what they cover); an overwrite drops them.
+        let index_section = match (&base, &op) {
+            (Some(b), op) if !matches!(op, Operation::Overwrite(_)) => match b.index_section {
+                Some(pos) => Some(read_section(&base_file, pos)?.to_vec()),
+                None => None,
+            },
+            _ => None,
         };
         let mut m = apply(base.as_ref(), &op, storage)?;
         let uuid = random_uuid();
@@ -323,15 +350,32 @@ pub fn commit(
         m.transaction_file = txn_name;
         let path = root.join("_versions").join(naming.file_name(m.version));
         crash_point("before-manifest");
-        if put_if_absent(&path, &manifest_bytes(&m))? {
+        let bytes = manifest_bytes_with_index(&m, index_section.as_deref());
+        if put_if_absent(&path, &bytes)? {
             write_hint(root, m.version);
-            return Manifest::parse(&manifest_bytes(&m));
+            return Manifest::parse(&bytes);
         }
         // Lost the race: our transaction file stays as an orphan; try again.
         let _ = std::fs::remove_file(&txn_path);
     }
     Err(TableError::Conflict {
         what: format!("gave up after {MAX_COMMIT_ATTEMPTS} attempts racing other writers"),
+    })
+}
+
+/// The bytes of the length-prefixed message at `pos` of a manifest file.
+pub fn read_section(file: &[u8], pos: u64) -> Result<&[u8]> {
+    let pos = usize::try_from(pos).map_err(|_| TableError::corrupt("section position"))?;
+    let len = file
+        .get(pos..pos + 4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+        .ok_or_else(|| {
+            TableError::corrupt(format!("section at {pos} outside the manifest file"))
+        })?;
+    file.get(pos + 4..pos + 4 + len).ok_or_else(|| {
+        TableError::corrupt(format!(
+            "section at {pos} of {len} bytes overruns the manifest file"
+        ))
     })
 }
 

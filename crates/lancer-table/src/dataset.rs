@@ -316,6 +316,114 @@ impl Dataset {
         self.batch(&fields, cols, rows)
     }
 
+    /// Row addresses (`fragment id << 32 | row in fragment`) of version offsets.
+    pub fn row_addresses(&self, offsets: &[u64]) -> Result<Vec<u64>> {
+        let mut starts = Vec::with_capacity(self.fragments().len());
+        let mut kept = Vec::with_capacity(self.fragments().len());
+        let mut total = 0u64;
+        for frag in self.fragments() {
+            let r = self.kept_ranges(frag)?;
+            starts.push(total);
+            total += r.iter().map(|x| x.end - x.start).sum::<u64>();
+            kept.push(r);
+        }
+        offsets
+            .iter()
+            .map(|&o| {
+                if o >= total {
+                    return Err(TableError::NotFound {
+                        what: format!("row {o} of a {total}-row version"),
+                    });
+                }
+                let fi = starts.partition_point(|&s| s <= o) - 1;
+                let mut local = o - starts[fi];
+                for r in &kept[fi] {
+                    let len = r.end - r.start;
+                    if local < len {
+                        return Ok((self.fragments()[fi].id << 32) | (r.start + local));
+                    }
+                    local -= len;
+                }
+                Err(TableError::corrupt("row offset past its fragment"))
+            })
+            .collect()
+    }
+
+    /// Reads rows by row address (`fragment id << 32 | row in fragment`), in order.
+    /// Addresses of deleted rows or missing fragments are errors naming the address.
+    pub fn take_addresses(
+        &self,
+        addresses: &[u64],
+        columns: Option<&[&str]>,
+    ) -> Result<RecordBatch> {
+        let fields = self.projection(columns)?;
+        let mut parts: Vec<Vec<ArrayRef>> = fields.iter().map(|_| Vec::new()).collect();
+        let mut order: Vec<(usize, u64, usize)> = Vec::with_capacity(addresses.len());
+        for (k, &a) in addresses.iter().enumerate() {
+            let (fid, row) = (a >> 32, a & 0xFFFF_FFFF);
+            let fi = self
+                .fragments()
+                .iter()
+                .position(|f| f.id == fid)
+                .ok_or_else(|| TableError::NotFound {
+                    what: format!(
+                        "row address {a} (fragment {fid} is not in version {})",
+                        self.version()
+                    ),
+                })?;
+            order.push((fi, row, k));
+        }
+        let mut sorted = order.clone();
+        sorted.sort();
+        let mut pos_of = vec![0u64; addresses.len()];
+        let mut n = 0u64;
+        let mut i = 0;
+        while i < sorted.len() {
+            let fi = sorted[i].0;
+            let frag = &self.fragments()[fi];
+            let del = self.deletions(frag)?;
+            let mut rows = Vec::new();
+            while i < sorted.len() && sorted[i].0 == fi {
+                let (_, row, k) = sorted[i];
+                if row >= frag.physical_rows || del.contains(row as u32) {
+                    return Err(TableError::NotFound {
+                        what: format!(
+                            "row address {} (row {row} of fragment {} is deleted or past its end)",
+                            addresses[k], frag.id
+                        ),
+                    });
+                }
+                rows.push(row);
+                pos_of[k] = n;
+                n += 1;
+                i += 1;
+            }
+            let mut uniq = rows.clone();
+            uniq.dedup();
+            let ranges: Vec<Range<u64>> = uniq.iter().map(|&r| r..r + 1).collect();
+            let cols = self.read_fragment(frag, &fields, &ranges)?;
+            let pos: UInt64Array = rows
+                .iter()
+                .map(|r| uniq.binary_search(r).unwrap_or(0) as u64)
+                .collect();
+            for (acc, c) in parts.iter_mut().zip(cols) {
+                acc.push(arrow_select::take::take(c.as_ref(), &pos, None)?);
+            }
+        }
+        let inv = UInt64Array::from(pos_of);
+        let mut cols = Vec::with_capacity(fields.len());
+        for (k, p) in parts.into_iter().enumerate() {
+            let refs: Vec<&dyn Array> = p.iter().map(|a| a.as_ref()).collect();
+            let all = if refs.is_empty() {
+                arrow_array::new_empty_array(self.schema.field(fields[k]).data_type())
+            } else {
+                arrow_select::concat::concat(&refs)?
+            };
+            cols.push(arrow_select::take::take(all.as_ref(), &inv, None)?);
+        }
+        self.batch(&fields, cols, addresses.len())
+    }
+
     /// Reads rows at offsets of this version (deleted rows not counted), in order.
     pub fn take(&self, offsets: &[u64], columns: Option<&[&str]>) -> Result<RecordBatch> {
         let fields = self.projection(columns)?;

@@ -290,6 +290,14 @@ impl Dataset {
             .map(|v| v.version)
             .unwrap_or(self.version());
         let mut m = old.manifest().pb.clone();
+        let old_file = {
+            let p = crate::versions::manifest_path(self.root(), version)?;
+            std::fs::read(&p).map_err(|e| TableError::io(&p, e))?
+        };
+        let index_section = match m.index_section {
+            Some(pos) => Some(crate::commit::read_section(&old_file, pos)?.to_vec()),
+            None => None,
+        };
         for _ in 0..crate::commit::MAX_COMMIT_ATTEMPTS {
             let latest = crate::versions::list_versions(self.root())?
                 .pop()
@@ -315,7 +323,8 @@ impl Dataset {
                 .root()
                 .join("_versions")
                 .join(naming.file_name(m.version));
-            if crate::commit::put_if_absent(&path, &crate::commit::manifest_bytes(&m))? {
+            let bytes = crate::commit::manifest_bytes_with_index(&m, index_section.as_deref());
+            if crate::commit::put_if_absent(&path, &bytes)? {
                 write_hint(self.root(), m.version);
                 return Dataset::open_version(self.root(), m.version);
             }

@@ -101,6 +101,23 @@ fn pylance_datasets_read_identically_at_every_version() {
                     let rows = want.num_rows() as u64;
                     if rows > 0 {
                         let idx: Vec<u64> = vec![rows - 1, 0, rows / 2, rows / 3, rows / 2];
+                        // Row addresses reach the same rows.
+                        match ds
+                            .row_addresses(&idx)
+                            .and_then(|a| ds.take_addresses(&a, None))
+                        {
+                            Ok(got) => {
+                                let ids = UInt64Array::from(idx.clone());
+                                let w =
+                                    arrow_select::take::take(want.column(0).as_ref(), &ids, None)
+                                        .unwrap();
+                                if got.column(0).to_data() != w.to_data() {
+                                    failures
+                                        .push(format!("{label} v{n}: take by row address differs"));
+                                }
+                            }
+                            Err(e) => failures.push(format!("{label} v{n}: take by address: {e}")),
+                        }
                         match ds.take(&idx, None) {
                             Ok(got) => {
                                 let ids = UInt64Array::from(idx.clone());

@@ -98,3 +98,55 @@ fn twenty_alternating_commits_by_pylance_and_lancer() {
         }
     }
 }
+
+#[test]
+fn indices_survive_lancer_commits() {
+    let required = std::env::var_os("LANCER_REQUIRE_PYLANCE").is_some();
+    let py = repo().join(".venv/pylance-14/bin/python");
+    if !py.exists() {
+        assert!(!required, "{} missing", py.display());
+        eprintln!("SKIPPED: pylance 14 venv missing");
+        return;
+    }
+    let root = repo().join("target/lancer-datasets/indexed");
+    let _ = std::fs::remove_dir_all(&root);
+    let b = batch(0, 100);
+    Dataset::write(&root, b.schema(), &[b], &WriteParams::default()).unwrap();
+    let step = |args: &[&str]| {
+        let out = Command::new(&py)
+            .arg(repo().join("scripts/pylance_step.py"))
+            .arg(&root)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    step(&["index"]);
+    let ds = Dataset::open(&root).unwrap();
+    assert!(ds.manifest().pb.index_section.is_some());
+    let ds = ds
+        .append(&[batch(100, 50)], &WriteParams::default())
+        .unwrap();
+    let ds = ds
+        .delete_where("id = 7", |b| {
+            let ids = b.column(0).as_primitive::<Int64Type>();
+            Ok(BooleanArray::from_iter(
+                ids.values().iter().map(|&x| Some(x == 7)),
+            ))
+        })
+        .unwrap();
+    let ds = ds.restore(ds.version() - 1).unwrap();
+    assert!(ds.manifest().pb.index_section.is_some());
+    for (id, hits) in [(5, 1), (7, 1), (120, 1)] {
+        let v: serde_json::Value =
+            serde_json::from_slice(&step(&["check-index", &id.to_string()])).unwrap();
+        assert_eq!(v["indices"].as_array().map(|a| a.len()), Some(1), "{v}");
+        assert_eq!(v["hits"], hits, "id {id}: {v}");
+        assert_eq!(v["rows"], 150);
+    }
+}
