@@ -2,15 +2,15 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Lancer: a fast engine for the Lance format.
 #[derive(Debug, Parser)]
 #[command(
     name = "lancer",
     version,
-    about = "Inspect, read and demo Lance data files",
-    after_help = "Exit codes: 0 success; 1 the operation failed (unreadable or corrupt data, missing file); 2 invalid arguments."
+    about = "Read, write and inspect Lance datasets and data files",
+    after_help = "PATH is a Lance dataset directory or a single .lance data file.\n\nExit codes: 0 success; 1 the operation failed (unreadable or corrupt data, missing file, failed verification, commit conflict); 2 invalid arguments."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -30,28 +30,53 @@ pub enum Format {
     ArrowIpc,
 }
 
+/// How `import` treats an existing dataset.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum Mode {
+    /// Fail if the dataset exists.
+    Create,
+    /// Add rows to an existing dataset.
+    Append,
+    /// Replace the dataset's rows (a new version; old ones stay readable).
+    Overwrite,
+}
+
+/// Which version of a dataset to read.
+#[derive(Debug, Clone, Args, Default)]
+pub struct VersionArgs {
+    /// Read this version (default: the latest).
+    #[arg(long, conflicts_with = "tag")]
+    pub version: Option<u64>,
+    /// Read the version this tag points at.
+    #[arg(long)]
+    pub tag: Option<String>,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the end-to-end demo on an embedded file written by pylance: open, show its
-    /// layers, scan, take random rows (showing the bytes each read touched) and run an
-    /// exact nearest-neighbour query.
+    /// Run the end-to-end demo: write a file of embeddings, read it back, take random
+    /// rows (showing the bytes each read touched), search it; then the same on an
+    /// embedded file written by pylance.
     Demo,
-    /// Show every layer of a Lance data file: footer, schema, columns, pages,
-    /// layouts, compression and buffer byte ranges.
+    /// Show every layer: for a data file the footer, schema, columns, pages, layouts,
+    /// compression and buffer byte ranges; for a dataset the manifest, fragments and
+    /// files.
     Inspect {
-        /// A `.lance` data file.
+        /// A dataset directory or a .lance data file.
         path: PathBuf,
-        /// Follow one row of every column to its page and the byte ranges a read of
-        /// it touches.
+        /// (data files) Follow one row of every column to its page and the byte ranges
+        /// a read of it touches.
         #[arg(long)]
         row: Option<u64>,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        at: VersionArgs,
     },
-    /// Print rows of a Lance data file.
+    /// Print rows.
     Cat {
-        /// A `.lance` data file.
+        /// A dataset directory or a .lance data file.
         path: PathBuf,
         /// Columns to print (comma separated; default all).
         #[arg(long, value_delimiter = ',')]
@@ -65,12 +90,14 @@ pub enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
+        #[command(flatten)]
+        at: VersionArgs,
     },
-    /// Print the rows at the given indices (any order).
+    /// Print the rows at the given offsets (any order).
     Take {
-        /// A `.lance` data file.
+        /// A dataset directory or a .lance data file.
         path: PathBuf,
-        /// Row indices.
+        /// Row offsets.
         #[arg(required = true, value_delimiter = ',')]
         rows: Vec<u64>,
         /// Columns to print (comma separated; default all).
@@ -79,5 +106,107 @@ pub enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
+        #[command(flatten)]
+        at: VersionArgs,
+    },
+    /// Count rows (datasets: from the manifest, no data read).
+    Count {
+        /// A dataset directory or a .lance data file.
+        path: PathBuf,
+        #[command(flatten)]
+        at: VersionArgs,
+    },
+    /// Print the schema.
+    Schema {
+        /// A dataset directory or a .lance data file.
+        path: PathBuf,
+        #[command(flatten)]
+        at: VersionArgs,
+    },
+    /// List a dataset's versions with their times and row counts.
+    Versions {
+        /// A dataset directory.
+        path: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Create, list or delete tags.
+    Tag {
+        #[command(subcommand)]
+        action: TagAction,
+    },
+    /// Make an old version the latest again (as a new version).
+    Restore {
+        /// A dataset directory.
+        path: PathBuf,
+        /// The version to restore.
+        version: u64,
+    },
+    /// Remove versions older than a given age (never the latest, never a tagged one)
+    /// and files no remaining version uses.
+    Cleanup {
+        /// A dataset directory.
+        path: PathBuf,
+        /// Age, e.g. 30s, 15m, 12h, 7d.
+        #[arg(long, default_value = "7d")]
+        older_than: String,
+    },
+    /// Write a CSV, JSON-lines or Arrow IPC file into a dataset.
+    Import {
+        /// Input file (.csv, .jsonl / .ndjson, .arrow / .arrows / .ipc).
+        input: PathBuf,
+        /// Dataset directory.
+        dataset: PathBuf,
+        /// Create, append or overwrite.
+        #[arg(long, value_enum, default_value_t = Mode::Create)]
+        mode: Mode,
+        /// Data storage version of new files (2.1 or 2.2).
+        #[arg(long, default_value = "2.1")]
+        data_storage_version: String,
+        /// Rows per data file at most.
+        #[arg(long, default_value_t = 1_048_576)]
+        max_rows_per_file: usize,
+    },
+    /// Write a dataset (or data file) out as CSV, JSON lines or Arrow IPC.
+    Export {
+        /// A dataset directory or a .lance data file.
+        path: PathBuf,
+        /// Output file; its extension picks the format (.csv, .jsonl, .arrow).
+        output: PathBuf,
+        #[command(flatten)]
+        at: VersionArgs,
+    },
+    /// Check a dataset: every version's manifest decodes, every referenced file exists
+    /// with its recorded size and a valid footer, row counts agree, deletion files are
+    /// valid. Prints what is wrong and exits 1 if anything is.
+    Verify {
+        /// A dataset directory.
+        path: PathBuf,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TagAction {
+    /// Point a new tag at a version.
+    Create {
+        /// Dataset directory.
+        path: PathBuf,
+        /// Tag name.
+        name: String,
+        /// Version (default: latest).
+        version: Option<u64>,
+    },
+    /// List tags.
+    List {
+        /// Dataset directory.
+        path: PathBuf,
+    },
+    /// Delete a tag.
+    Delete {
+        /// Dataset directory.
+        path: PathBuf,
+        /// Tag name.
+        name: String,
     },
 }

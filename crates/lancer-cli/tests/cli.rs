@@ -98,3 +98,180 @@ fn bad_input_is_one_line_and_exit_1() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("\"nope\""));
 }
+
+fn datasets() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/datasets")
+}
+
+fn arrow_file(p: &std::path::Path) -> arrow_array::RecordBatch {
+    let r = arrow_ipc::reader::FileReader::try_new(std::fs::File::open(p).unwrap(), None).unwrap();
+    let s = r.schema();
+    let b: Vec<_> = r.map(|b| b.unwrap()).collect();
+    arrow_select::concat::concat_batches(&s, &b).unwrap()
+}
+
+#[test]
+fn cat_dataset_versions_equal_pylance() {
+    for set in ["pylance-14", "pylance-11"] {
+        let root = datasets().join(set).join("history");
+        let exp = datasets().join(set).join("history.expected");
+        for v in 1..=6 {
+            let out = lancer()
+                .args(["cat", "--format", "arrow-ipc", "--version", &v.to_string()])
+                .arg(&root)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{set} v{v}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let r =
+                arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(out.stdout), None)
+                    .unwrap();
+            let got: Vec<_> = r.map(|b| b.unwrap()).collect();
+            let got = arrow_select::concat::concat_batches(&got[0].schema(), &got).unwrap();
+            let want = arrow_file(&exp.join(format!("v{v}.arrow")));
+            assert_eq!(got.columns(), want.columns(), "{set} v{v}");
+        }
+    }
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    let _ = std::fs::remove_dir_all(to);
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let t = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &t);
+        } else {
+            std::fs::copy(e.path(), t).unwrap();
+        }
+    }
+}
+
+#[test]
+fn verify_finds_each_kind_of_damage() {
+    let src = datasets().join("pylance-14/history");
+    let ok = lancer().arg("verify").arg(&src).output().unwrap();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stdout)
+    );
+    let base = std::env::temp_dir().join(format!("lancer-verify-{}", std::process::id()));
+    let data_file = |d: &std::path::Path| {
+        std::fs::read_dir(d.join("data"))
+            .unwrap()
+            .flatten()
+            .next()
+            .unwrap()
+            .path()
+    };
+    type Damage = Box<dyn Fn(&std::path::Path)>;
+    let damages: Vec<(&str, Damage, &str)> = vec![
+        (
+            "missing",
+            Box::new(|d| std::fs::remove_file(data_file(d)).unwrap()),
+            "No such file",
+        ),
+        (
+            "truncated",
+            Box::new(|d| {
+                let p = data_file(d);
+                let b = std::fs::read(&p).unwrap();
+                std::fs::write(&p, &b[..b.len() / 2]).unwrap();
+            }),
+            "bytes, the manifest records",
+        ),
+        (
+            "grown",
+            Box::new(|d| {
+                let p = data_file(d);
+                let mut b = std::fs::read(&p).unwrap();
+                b.extend_from_slice(&[0u8; 10]);
+                std::fs::write(&p, &b).unwrap();
+            }),
+            "bytes, the manifest records",
+        ),
+        (
+            "manifest",
+            Box::new(|d| {
+                let p = std::fs::read_dir(d.join("_versions"))
+                    .unwrap()
+                    .flatten()
+                    .map(|e| e.path())
+                    .find(|p| p.extension().is_some_and(|e| e == "manifest"))
+                    .unwrap();
+                let b = std::fs::read(&p).unwrap();
+                std::fs::write(&p, &b[..b.len() - 5]).unwrap();
+            }),
+            "version",
+        ),
+        (
+            "deletion",
+            Box::new(|d| {
+                let p = std::fs::read_dir(d.join("_deletions"))
+                    .unwrap()
+                    .flatten()
+                    .next()
+                    .unwrap()
+                    .path();
+                std::fs::write(&p, b"garbage").unwrap();
+            }),
+            "fragment",
+        ),
+    ];
+    for (name, damage, want) in damages {
+        let d = base.join(name);
+        copy_dir(&src, &d);
+        damage(&d);
+        let out = lancer().arg("verify").arg(&d).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{name}: verify should fail");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains(want), "{name}: {text}");
+    }
+}
+
+#[test]
+fn import_export_and_history_commands() {
+    let dir = std::env::temp_dir().join(format!("lancer-import-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("in.csv");
+    std::fs::write(&csv, "id,name,score\n1,a,0.5\n2,b,1.5\n3,c,\n").unwrap();
+    let ds = dir.join("ds");
+    let run = |args: &[&str]| {
+        let out = lancer().args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let ds_s = ds.to_str().unwrap();
+    run(&["import", csv.to_str().unwrap(), ds_s]);
+    run(&["import", csv.to_str().unwrap(), ds_s, "--mode", "append"]);
+    assert_eq!(run(&["count", ds_s]).trim(), "6");
+    run(&["tag", "create", ds_s, "two", "2"]);
+    assert!(run(&["tag", "list", ds_s]).contains("two\t2"));
+    run(&["import", csv.to_str().unwrap(), ds_s, "--mode", "overwrite"]);
+    assert_eq!(run(&["count", ds_s]).trim(), "3");
+    assert_eq!(run(&["count", ds_s, "--tag", "two"]).trim(), "6");
+    run(&["restore", ds_s, "2"]);
+    assert_eq!(run(&["count", ds_s]).trim(), "6");
+    let v: serde_json::Value = serde_json::from_str(&run(&["versions", ds_s, "--json"])).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 4);
+    let out = dir.join("out.csv");
+    run(&["export", ds_s, out.to_str().unwrap()]);
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(text.lines().count(), 7, "{text}");
+    assert!(run(&["verify", ds_s]).starts_with("ok"));
+    run(&["tag", "delete", ds_s, "two"]);
+    assert!(!run(&["tag", "list", ds_s]).contains("two"));
+}

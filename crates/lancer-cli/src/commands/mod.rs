@@ -1,8 +1,10 @@
 //! One module per subcommand.
 
 mod cat;
+mod dataset;
 mod demo;
 mod inspect;
+mod source;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -20,20 +22,48 @@ pub type CmdResult = Result<(), Box<dyn std::error::Error>>;
 pub fn run(cli: Cli) -> CmdResult {
     match cli.command {
         Command::Demo => demo::run(),
-        Command::Inspect { path, row, json } => inspect::run(&path, row, json),
+        Command::Inspect {
+            path,
+            row,
+            json,
+            at,
+        } => {
+            if source::is_dataset(&path) {
+                dataset::inspect(&path, json, &at)
+            } else {
+                inspect::run(&path, row, json)
+            }
+        }
         Command::Cat {
             path,
             columns,
             offset,
             limit,
             format,
-        } => cat::cat(&path, &columns, offset, limit, format),
+            at,
+        } => cat::cat(&path, &columns, offset, limit, format, &at),
         Command::Take {
             path,
             rows,
             columns,
             format,
-        } => cat::take(&path, &rows, &columns, format),
+            at,
+        } => cat::take(&path, &rows, &columns, format, &at),
+        Command::Count { path, at } => source::count(&path, &at),
+        Command::Schema { path, at } => source::schema(&path, &at),
+        Command::Versions { path, json } => dataset::versions(&path, json),
+        Command::Tag { action } => dataset::tag(action),
+        Command::Restore { path, version } => dataset::restore(&path, version),
+        Command::Cleanup { path, older_than } => dataset::cleanup(&path, &older_than),
+        Command::Import {
+            input,
+            dataset: ds,
+            mode,
+            data_storage_version,
+            max_rows_per_file,
+        } => dataset::import(&input, &ds, mode, &data_storage_version, max_rows_per_file),
+        Command::Export { path, output, at } => dataset::export(&path, &output, &at),
+        Command::Verify { path } => dataset::verify(&path),
     }
 }
 

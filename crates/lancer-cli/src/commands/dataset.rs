@@ -1,0 +1,384 @@
+//! Dataset commands: versions, tags, restore, cleanup, import, export, verify.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+use lancer_format::container::FileVersion;
+use lancer_format::reader::FileReader;
+use lancer_table::cleanup::{cleanup as do_cleanup, versions as list};
+use lancer_table::versions::{create_tag, delete_tag, list_tags, list_versions, rfc3339};
+use lancer_table::write::WriteParams;
+use lancer_table::Dataset;
+
+use super::source::{is_dataset, Source};
+use super::CmdResult;
+use crate::args::{Mode, TagAction, VersionArgs};
+
+/// `lancer versions`.
+pub fn versions(path: &Path, json: bool) -> CmdResult {
+    let vs = list(path)?;
+    let tags = list_tags(path)?;
+    if json {
+        let v: Vec<serde_json::Value> = vs
+            .iter()
+            .map(|v| {
+                serde_json::json!({
+                    "version": v.version,
+                    "timestamp": rfc3339(v.timestamp.0.max(0) as u64, v.timestamp.1.max(0) as u32),
+                    "rows": v.rows,
+                    "tags": tags.iter().filter(|t| t.1 == v.version).map(|t| t.0.clone()).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(["version", "committed (UTC)", "rows", "tags"]);
+    for v in &vs {
+        let names: Vec<&str> = tags
+            .iter()
+            .filter(|t| t.1 == v.version)
+            .map(|t| t.0.as_str())
+            .collect();
+        t.add_row([
+            v.version.to_string(),
+            rfc3339(v.timestamp.0.max(0) as u64, v.timestamp.1.max(0) as u32),
+            v.rows.to_string(),
+            names.join(", "),
+        ]);
+    }
+    println!("{t}");
+    Ok(())
+}
+
+/// `lancer tag ...`.
+pub fn tag(action: TagAction) -> CmdResult {
+    match action {
+        TagAction::Create {
+            path,
+            name,
+            version,
+        } => {
+            let v = match version {
+                Some(v) => v,
+                None => Dataset::open(&path)?.version(),
+            };
+            create_tag(&path, &name, v, 0)?;
+            println!("tag {name} -> version {v}");
+        }
+        TagAction::List { path } => {
+            for (name, v) in list_tags(&path)? {
+                println!("{name}\t{v}");
+            }
+        }
+        TagAction::Delete { path, name } => {
+            delete_tag(&path, &name)?;
+            println!("deleted tag {name}");
+        }
+    }
+    Ok(())
+}
+
+/// `lancer restore`.
+pub fn restore(path: &Path, version: u64) -> CmdResult {
+    let ds = Dataset::open(path)?.restore(version)?;
+    println!(
+        "restored version {version} as version {} ({} rows)",
+        ds.version(),
+        ds.count_rows()
+    );
+    Ok(())
+}
+
+/// Parses `30s`, `15m`, `12h`, `7d`.
+pub fn parse_age(s: &str) -> Result<Duration, Box<dyn std::error::Error>> {
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("bad age {s:?}: expected a number and s/m/h/d, e.g. 7d"))?;
+    let secs = match unit {
+        "s" | "" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        "d" => n * 86_400,
+        _ => return Err(format!("bad age unit in {s:?}: use s, m, h or d").into()),
+    };
+    Ok(Duration::from_secs(secs))
+}
+
+/// `lancer cleanup`.
+pub fn cleanup(path: &Path, older_than: &str) -> CmdResult {
+    let age = parse_age(older_than)?;
+    let st = do_cleanup(path, age)?;
+    println!(
+        "removed {} versions and {} files ({} bytes)",
+        st.versions_removed, st.files_removed, st.bytes_removed
+    );
+    Ok(())
+}
+
+fn read_input(input: &Path) -> Result<(SchemaRef, Vec<RecordBatch>), Box<dyn std::error::Error>> {
+    let ext = input
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let open =
+        || std::fs::File::open(input).map_err(|e| format!("cannot open {}: {e}", input.display()));
+    match ext.as_str() {
+        "csv" => {
+            let f = open()?;
+            let (schema, _) = arrow_csv::reader::Format::default()
+                .with_header(true)
+                .infer_schema(std::io::BufReader::new(f), Some(10_000))?;
+            let schema = Arc::new(schema);
+            let r = arrow_csv::ReaderBuilder::new(schema.clone()).with_header(true).build(open()?)?;
+            Ok((schema, r.collect::<Result<Vec<_>, _>>()?))
+        }
+        "jsonl" | "ndjson" | "json" => {
+            let (schema, _) = arrow_json::reader::infer_json_schema(std::io::BufReader::new(open()?), Some(10_000))?;
+            let schema = Arc::new(schema);
+            let r = arrow_json::ReaderBuilder::new(schema.clone()).build(std::io::BufReader::new(open()?))?;
+            Ok((schema, r.collect::<Result<Vec<_>, _>>()?))
+        }
+        "arrow" | "arrows" | "ipc" | "feather" => {
+            if let Ok(r) = arrow_ipc::reader::FileReader::try_new(open()?, None) {
+                let s = r.schema();
+                return Ok((s, r.collect::<Result<Vec<_>, _>>()?));
+            }
+            let r = arrow_ipc::reader::StreamReader::try_new(open()?, None)?;
+            let s = r.schema();
+            Ok((s, r.collect::<Result<Vec<_>, _>>()?))
+        }
+        "parquet" => Err("Parquet input is not supported yet: convert it to Arrow IPC (e.g. pyarrow.parquet.read_table + pyarrow.ipc) and import that".into()),
+        other => Err(format!("unknown input format {other:?}: use .csv, .jsonl or .arrow").into()),
+    }
+}
+
+/// `lancer import`.
+pub fn import(
+    input: &Path,
+    dataset: &Path,
+    mode: Mode,
+    storage: &str,
+    max_rows_per_file: usize,
+) -> CmdResult {
+    let (schema, batches) = read_input(input)?;
+    let storage = FileVersion::parse(storage)?;
+    let params = WriteParams {
+        storage,
+        max_rows_per_file,
+        ..Default::default()
+    };
+    let exists = is_dataset(dataset);
+    let ds = match (mode, exists) {
+        (Mode::Create, true) => {
+            return Err(format!(
+                "{} already exists: use --mode append or --mode overwrite",
+                dataset.display()
+            )
+            .into())
+        }
+        (Mode::Append, false) => {
+            return Err(format!("{} does not exist: use --mode create", dataset.display()).into())
+        }
+        (Mode::Append, true) => Dataset::open(dataset)?.append(&batches, &params)?,
+        (Mode::Create | Mode::Overwrite, _) => Dataset::write(dataset, schema, &batches, &params)?,
+    };
+    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+    println!(
+        "imported {rows} rows into {} (version {}, {} rows in all)",
+        dataset.display(),
+        ds.version(),
+        ds.count_rows()
+    );
+    Ok(())
+}
+
+/// `lancer export`.
+pub fn export(path: &Path, output: &Path, at: &VersionArgs) -> CmdResult {
+    let src = Source::open(path, at)?;
+    let batch = src.range(0, src.num_rows(), None)?;
+    let ext = output
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let f = std::fs::File::create(output)
+        .map_err(|e| format!("cannot create {}: {e}", output.display()))?;
+    match ext.as_str() {
+        "csv" => {
+            let mut w = arrow_csv::WriterBuilder::new().with_header(true).build(f);
+            w.write(&batch)?;
+        }
+        "jsonl" | "ndjson" | "json" => {
+            let mut w = arrow_json::LineDelimitedWriter::new(f);
+            w.write(&batch)?;
+            w.finish()?;
+        }
+        "arrow" | "ipc" | "feather" => {
+            let mut w = arrow_ipc::writer::FileWriter::try_new(f, &batch.schema())?;
+            w.write(&batch)?;
+            w.finish()?;
+        }
+        other => {
+            return Err(
+                format!("unknown output format {other:?}: use .csv, .jsonl or .arrow").into(),
+            )
+        }
+    }
+    println!("exported {} rows to {}", batch.num_rows(), output.display());
+    Ok(())
+}
+
+/// `lancer verify`: returns the problems found.
+pub fn verify_problems(path: &Path) -> Result<(Vec<String>, usize), Box<dyn std::error::Error>> {
+    let mut problems = Vec::new();
+    let versions = list_versions(path)?;
+    let mut checked_files = std::collections::HashSet::new();
+    for v in &versions {
+        let ds = match Dataset::open_version(path, v.version) {
+            Ok(d) => d,
+            Err(e) => {
+                problems.push(format!("version {}: {e}", v.version));
+                continue;
+            }
+        };
+        for frag in ds.fragments() {
+            for df in &frag.files {
+                let p = path.join("data").join(&df.path);
+                if !checked_files.insert(p.clone()) {
+                    continue;
+                }
+                let meta = match std::fs::metadata(&p) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        problems.push(format!(
+                            "version {}: fragment {}: data file {}: {e}",
+                            v.version,
+                            frag.id,
+                            p.display()
+                        ));
+                        continue;
+                    }
+                };
+                if df.file_size_bytes != 0 && meta.len() != df.file_size_bytes {
+                    problems.push(format!(
+                        "data file {}: {} bytes, the manifest records {}",
+                        p.display(),
+                        meta.len(),
+                        df.file_size_bytes
+                    ));
+                }
+                match lancer_io::LocalFile::open(&p)
+                    .map(Arc::new)
+                    .and_then(|io| FileReader::open(io))
+                {
+                    Ok(r) if r.num_rows() != frag.physical_rows => problems.push(format!(
+                        "data file {}: {} rows, fragment {} records {}",
+                        p.display(),
+                        r.num_rows(),
+                        frag.id,
+                        frag.physical_rows
+                    )),
+                    Ok(_) => {}
+                    Err(e) => problems.push(format!("data file {}: {e}", p.display())),
+                }
+            }
+            if let Err(e) = ds.deletions(frag) {
+                problems.push(format!("version {}: fragment {}: {e}", v.version, frag.id));
+            }
+        }
+    }
+    Ok((problems, versions.len()))
+}
+
+/// `lancer verify`.
+pub fn verify(path: &Path) -> CmdResult {
+    let (problems, n) = verify_problems(path)?;
+    if problems.is_empty() {
+        println!("ok: {n} versions, every manifest, data file and deletion file checks out");
+        return Ok(());
+    }
+    for p in &problems {
+        println!("{p}");
+    }
+    Err(format!("{} problem(s) found in {}", problems.len(), path.display()).into())
+}
+
+/// `lancer inspect DATASET`: the manifest as JSON or text.
+pub fn inspect(path: &Path, json: bool, at: &VersionArgs) -> CmdResult {
+    let ds = super::source::open_dataset(path, at)?;
+    let m = &ds.manifest().pb;
+    let frags: Vec<serde_json::Value> = m
+        .fragments
+        .iter()
+        .map(|f| {
+            serde_json::json!({
+                "id": f.id,
+                "physical_rows": f.physical_rows,
+                "files": f.files.iter().map(|d| serde_json::json!({
+                    "path": d.path, "fields": d.fields, "column_indices": d.column_indices,
+                    "file_version": format!("{}.{}", d.file_major_version, d.file_minor_version),
+                    "size": d.file_size_bytes,
+                })).collect::<Vec<_>>(),
+                "deletion_file": f.deletion_file.as_ref().map(|d| serde_json::json!({
+                    "type": if d.file_type == 1 { "bitmap" } else { "arrow" },
+                    "read_version": d.read_version, "id": d.id, "deleted_rows": d.num_deleted_rows,
+                })),
+            })
+        })
+        .collect();
+    let v = serde_json::json!({
+        "path": path.display().to_string(),
+        "version": m.version,
+        "rows": ds.count_rows(),
+        "timestamp": m.timestamp.as_ref().map(|t| rfc3339(t.seconds.max(0) as u64, t.nanos.max(0) as u32)),
+        "writer": m.writer_version.as_ref().map(|w| format!("{} {}", w.library, w.version)),
+        "data_storage_version": m.data_format.as_ref().map(|f| f.version.clone()),
+        "reader_feature_flags": m.reader_feature_flags,
+        "writer_feature_flags": m.writer_feature_flags,
+        "max_fragment_id": m.max_fragment_id,
+        "transaction_file": m.transaction_file,
+        "has_index_section": m.index_section.is_some(),
+        "config": m.config,
+        "schema": ds.schema().fields().iter().map(|f| format!("{}: {}", f.name(), f.data_type())).collect::<Vec<_>>(),
+        "fragments": frags,
+    });
+    if json {
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!(
+        "{}: Lance dataset, version {} of {}, {} rows, {} fragments, written by {}, data storage {}",
+        path.display(),
+        m.version,
+        list_versions(path)?.len(),
+        ds.count_rows(),
+        m.fragments.len(),
+        v["writer"].as_str().unwrap_or("?"),
+        v["data_storage_version"].as_str().unwrap_or("?")
+    );
+    println!("schema:");
+    for f in ds.schema().fields() {
+        println!("  {}: {}", f.name(), f.data_type());
+    }
+    println!("fragments:");
+    for f in &m.fragments {
+        let del = f.deletion_file.as_ref().map_or(0, |d| d.num_deleted_rows);
+        println!("  [{}] {} rows ({} deleted)", f.id, f.physical_rows, del);
+        for d in &f.files {
+            println!(
+                "      data/{} ({} bytes, fields {:?})",
+                d.path, d.file_size_bytes, d.fields
+            );
+        }
+    }
+    Ok(())
+}

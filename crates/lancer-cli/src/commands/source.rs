@@ -1,0 +1,115 @@
+//! What a PATH argument names: a Lance dataset directory (at a version) or one data
+//! file; commands read rows and schemas through this one type.
+
+use std::path::Path;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use lancer_format::reader::FileReader;
+use lancer_table::Dataset;
+
+use super::{open_traced, CmdResult};
+use crate::args::VersionArgs;
+
+/// A dataset at a version, or a data file.
+pub enum Source {
+    /// A dataset.
+    Dataset(Box<Dataset>),
+    /// A data file.
+    File(Box<FileReader>),
+}
+
+/// True if `path` is a dataset directory.
+pub fn is_dataset(path: &Path) -> bool {
+    path.join("_versions").is_dir()
+}
+
+/// Opens a dataset (at `at`) at a dataset directory.
+pub fn open_dataset(path: &Path, at: &VersionArgs) -> Result<Dataset, Box<dyn std::error::Error>> {
+    let ds = match (&at.version, &at.tag) {
+        (Some(v), _) => Dataset::open_version(path, *v)?,
+        (None, Some(t)) => Dataset::open_tag(path, t)?,
+        (None, None) => Dataset::open(path)?,
+    };
+    Ok(ds)
+}
+
+impl Source {
+    /// Opens `path`.
+    pub fn open(path: &Path, at: &VersionArgs) -> Result<Self, Box<dyn std::error::Error>> {
+        if is_dataset(path) {
+            return Ok(Source::Dataset(Box::new(open_dataset(path, at)?)));
+        }
+        if at.version.is_some() || at.tag.is_some() {
+            return Err(format!(
+                "{} is a data file; --version and --tag apply to datasets",
+                path.display()
+            )
+            .into());
+        }
+        let (r, _) = open_traced(path)?;
+        Ok(Source::File(Box::new(r)))
+    }
+
+    /// Rows (for datasets from the manifest).
+    pub fn num_rows(&self) -> u64 {
+        match self {
+            Source::Dataset(d) => d.count_rows(),
+            Source::File(r) => r.num_rows(),
+        }
+    }
+
+    /// The Arrow schema.
+    pub fn schema(&self) -> SchemaRef {
+        match self {
+            Source::Dataset(d) => d.schema(),
+            Source::File(r) => r.schema(),
+        }
+    }
+
+    /// Rows `start..end`.
+    pub fn range(
+        &self,
+        start: u64,
+        end: u64,
+        cols: Option<&[&str]>,
+    ) -> Result<RecordBatch, Box<dyn std::error::Error>> {
+        Ok(match self {
+            Source::Dataset(d) if start == 0 && end >= d.count_rows() => d.to_batch(cols)?,
+            Source::Dataset(d) => d.take(&(start..end).collect::<Vec<_>>(), cols)?,
+            Source::File(r) => r.read_range(start..end, cols)?,
+        })
+    }
+
+    /// Rows at `offsets`.
+    pub fn take(
+        &self,
+        offsets: &[u64],
+        cols: Option<&[&str]>,
+    ) -> Result<RecordBatch, Box<dyn std::error::Error>> {
+        Ok(match self {
+            Source::Dataset(d) => d.take(offsets, cols)?,
+            Source::File(r) => r.take(offsets, cols)?,
+        })
+    }
+}
+
+/// Prints the schema.
+pub fn schema(path: &Path, at: &VersionArgs) -> CmdResult {
+    let s = Source::open(path, at)?;
+    for f in s.schema().fields() {
+        println!(
+            "{}: {}{}",
+            f.name(),
+            f.data_type(),
+            if f.is_nullable() { "" } else { " not null" }
+        );
+    }
+    Ok(())
+}
+
+/// Prints the row count.
+pub fn count(path: &Path, at: &VersionArgs) -> CmdResult {
+    println!("{}", Source::open(path, at)?.num_rows());
+    Ok(())
+}
