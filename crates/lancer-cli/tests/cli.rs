@@ -168,8 +168,8 @@ fn verify_finds_each_kind_of_damage() {
             .unwrap()
             .path()
     };
-    type Damage = Box<dyn Fn(&std::path::Path)>;
-    let damages: Vec<(&str, Damage, &str)> = vec![
+    type Damage<'a> = Box<dyn Fn(&std::path::Path) + 'a>;
+    let damages: Vec<(&str, Damage<'_>, &str)> = vec![
         (
             "missing",
             Box::new(|d| std::fs::remove_file(data_file(d)).unwrap()),
