@@ -89,8 +89,12 @@ def main(out_root):
             with pa.OSFile(os.path.join(exp, f"v{n}.arrow"), "wb") as f:
                 with pa.ipc.new_file(f, t.schema) as w:
                     w.write_table(t)
-            index["versions"].append({"version": n, "rows": t.num_rows,
-                                      "count_rows": lance.dataset(path, version=n).count_rows()})
+            entry = {"version": n, "rows": t.num_rows,
+                     "count_rows": lance.dataset(path, version=n).count_rows()}
+            if name == "stable_row_ids":
+                rid = lance.dataset(path, version=n).to_table(columns=["id"], with_row_id=True)
+                entry["row_ids"] = rid.column("_rowid").to_pylist()
+            index["versions"].append(entry)
         for tag, info in ds.tags.list().items():
             index["tags"][tag] = info["version"]
         with open(os.path.join(exp, "index.json"), "w") as f:

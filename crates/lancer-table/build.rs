@@ -2,8 +2,13 @@
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=protos/table.proto");
     println!("cargo:rerun-if-changed=protos/transaction.proto");
+    println!("cargo:rerun-if-changed=protos/rowids.proto");
     let fds = protox::compile(
-        ["protos/table.proto", "protos/transaction.proto"],
+        [
+            "protos/table.proto",
+            "protos/transaction.proto",
+            "protos/rowids.proto",
+        ],
         ["protos", "../lancer-format/protos"],
     )?;
     let mut config = prost_build::Config::new();

@@ -349,6 +349,64 @@ impl Dataset {
             .collect()
     }
 
+    /// Stable row ids of version offsets (datasets with the stable-row-ids feature).
+    pub fn row_ids(&self, offsets: &[u64]) -> Result<Vec<u64>> {
+        let addrs = self.row_addresses(offsets)?;
+        let mut cache: HashMap<u64, Vec<u64>> = HashMap::new();
+        addrs
+            .iter()
+            .map(|&a| {
+                let (fid, row) = (a >> 32, (a & 0xFFFF_FFFF) as usize);
+                if !cache.contains_key(&fid) {
+                    let frag = self
+                        .fragments()
+                        .iter()
+                        .find(|f| f.id == fid)
+                        .ok_or_else(|| TableError::corrupt("row address of a missing fragment"))?;
+                    let ids = crate::rowids::fragment_row_ids(&self.root, frag)?.ok_or_else(|| TableError::NotFound {
+                        what: "row ids: this dataset does not use stable row ids (use row addresses)".into(),
+                    })?;
+                    cache.insert(fid, ids);
+                }
+                cache
+                    .get(&fid)
+                    .and_then(|ids| ids.get(row).copied())
+                    .ok_or_else(|| TableError::corrupt("row past its fragment's row ids"))
+            })
+            .collect()
+    }
+
+    /// Reads rows by stable row id, in order.
+    pub fn take_row_ids(&self, ids: &[u64], columns: Option<&[&str]>) -> Result<RecordBatch> {
+        let mut where_is: HashMap<u64, u64> = HashMap::new();
+        for frag in self.fragments() {
+            let rids = crate::rowids::fragment_row_ids(&self.root, frag)?.ok_or_else(|| {
+                TableError::NotFound {
+                    what: "row ids: this dataset does not use stable row ids (use row addresses)"
+                        .into(),
+                }
+            })?;
+            let del = self.deletions(frag)?;
+            for (row, id) in rids.into_iter().enumerate() {
+                if !del.contains(row as u32) {
+                    where_is.insert(id, (frag.id << 32) | row as u64);
+                }
+            }
+        }
+        let addrs = ids
+            .iter()
+            .map(|id| {
+                where_is
+                    .get(id)
+                    .copied()
+                    .ok_or_else(|| TableError::NotFound {
+                        what: format!("row id {id} in version {}", self.version()),
+                    })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.take_addresses(&addrs, columns)
+    }
+
     /// Reads rows by row address (`fragment id << 32 | row in fragment`), in order.
     /// Addresses of deleted rows or missing fragments are errors naming the address.
     pub fn take_addresses(

@@ -13,6 +13,7 @@ pub mod deletion;
 pub mod error;
 pub mod manifest;
 pub mod pb;
+pub mod rowids;
 pub mod versions;
 pub mod write;
 

@@ -98,6 +98,40 @@ fn pylance_datasets_read_identically_at_every_version() {
                         }
                         Err(e) => failures.push(format!("{label} v{n}: read: {e}")),
                     }
+                    // Stable row ids, where pylance recorded them.
+                    if let Some(rids) = v.get("row_ids").and_then(|r| r.as_array()) {
+                        let want_ids: Vec<u64> = rids.iter().map(|x| x.as_u64().unwrap()).collect();
+                        let offsets: Vec<u64> = (0..want_ids.len() as u64).collect();
+                        match ds.row_ids(&offsets) {
+                            Ok(got) if got == want_ids => {}
+                            Ok(got) => failures.push(format!(
+                                "{label} v{n}: row ids {:?}... expected {:?}...",
+                                &got[..got.len().min(5)],
+                                &want_ids[..want_ids.len().min(5)]
+                            )),
+                            Err(e) => failures.push(format!("{label} v{n}: row ids: {e}")),
+                        }
+                        if let Some(&last) = want_ids.last() {
+                            match ds.take_row_ids(&[last, want_ids[0]], None) {
+                                Ok(got) => {
+                                    let ids = UInt64Array::from(vec![want_ids.len() as u64 - 1, 0]);
+                                    let w = arrow_select::take::take(
+                                        want.column(0).as_ref(),
+                                        &ids,
+                                        None,
+                                    )
+                                    .unwrap();
+                                    if got.column(0).to_data() != w.to_data() {
+                                        failures
+                                            .push(format!("{label} v{n}: take by row id differs"));
+                                    }
+                                }
+                                Err(e) => {
+                                    failures.push(format!("{label} v{n}: take by row id: {e}"))
+                                }
+                            }
+                        }
+                    }
                     let rows = want.num_rows() as u64;
                     if rows > 0 {
                         let idx: Vec<u64> = vec![rows - 1, 0, rows / 2, rows / 3, rows / 2];
