@@ -357,7 +357,7 @@ impl Dataset {
             .iter()
             .map(|&a| {
                 let (fid, row) = (a >> 32, (a & 0xFFFF_FFFF) as usize);
-                if !cache.contains_key(&fid) {
+                if let std::collections::hash_map::Entry::Vacant(e) = cache.entry(fid) {
                     let frag = self
                         .fragments()
                         .iter()
@@ -366,7 +366,7 @@ impl Dataset {
                     let ids = crate::rowids::fragment_row_ids(&self.root, frag)?.ok_or_else(|| TableError::NotFound {
                         what: "row ids: this dataset does not use stable row ids (use row addresses)".into(),
                     })?;
-                    cache.insert(fid, ids);
+                    e.insert(ids);
                 }
                 cache
                     .get(&fid)
