@@ -6,7 +6,7 @@
     <venv>/bin/python scripts/pylance_step.py DATASET verify
 
 append: appends rows with ids START..START+N; delete: deletes the row with that id;
-index: creates a BTREE index on id; check-index ID: prints the index names and the
+branch NAME START N: creates a branch and appends to it; index: creates a BTREE index on id; check-index ID: prints the index names and the
 rows matching id = ID (through the index); verify: prints {"<version>": [count_rows, sum of ids], ...} for every version, read
 with to_table() (so every version is fully decoded by pylance).
 """
@@ -26,6 +26,15 @@ def main(path, op, *args):
         lance.write_dataset(t, path, mode="append")
     elif op == "delete":
         lance.dataset(path).delete(f"id = {int(args[0])}")
+    elif op == "branch":
+        # Create branch NAME from the latest version and append rows START..START+N to it;
+        # prints the branch's ids as pylance reads them.
+        name, start, n = args[0], int(args[1]), int(args[2])
+        b = lance.dataset(path).create_branch(name)
+        t = pa.table({"id": pa.array(range(start, start + n), pa.int64())}, schema=b.schema)
+        lance.write_dataset(t, b.uri, mode="append")
+        ids = lance.dataset(b.uri).to_table().column("id").to_pylist()
+        print(json.dumps({"uri": b.uri, "ids": ids}))
     elif op == "index":
         lance.dataset(path).create_scalar_index("id", "BTREE")
     elif op == "check-index":

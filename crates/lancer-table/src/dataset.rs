@@ -77,6 +77,11 @@ impl Dataset {
         Self::open_manifest(root, &p)
     }
 
+    /// Opens the latest version of branch `name`.
+    pub fn open_branch(root: impl AsRef<Path>, name: &str) -> Result<Self> {
+        Self::open(crate::versions::branch_root(root.as_ref(), name)?)
+    }
+
     /// Opens the version a tag points at.
     pub fn open_tag(root: impl AsRef<Path>, tag: &str) -> Result<Self> {
         let v = tag_version(root.as_ref(), tag)?;

@@ -109,6 +109,44 @@ pub fn list_tags(root: &Path) -> Result<Vec<(String, u64)>> {
     Ok(out)
 }
 
+/// Branches (`_refs/branches/{name}.json`); each branch is a dataset of its own under
+/// `tree/{name}/` whose manifests name the parent's files through base paths.
+pub fn list_branches(root: &Path) -> Result<Vec<String>> {
+    let Ok(rd) = std::fs::read_dir(root.join("_refs/branches")) else {
+        return Ok(Vec::new());
+    };
+    let mut out: Vec<String> = rd
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_suffix(".json"))
+                .map(String::from)
+        })
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// The directory of branch `name`.
+pub fn branch_root(root: &Path, name: &str) -> Result<std::path::PathBuf> {
+    if name.is_empty() || name.contains("..") || name.starts_with('/') {
+        return Err(TableError::NotFound {
+            what: format!("branch {name:?} (invalid name)"),
+        });
+    }
+    if !root
+        .join("_refs/branches")
+        .join(format!("{name}.json"))
+        .exists()
+    {
+        return Err(TableError::NotFound {
+            what: format!("branch {name:?} of {}", root.display()),
+        });
+    }
+    Ok(root.join("tree").join(name))
+}
+
 /// Creates tag `name` pointing at `version` (refuses to replace an existing tag).
 pub fn create_tag(root: &Path, name: &str, version: u64, manifest_size: u64) -> Result<()> {
     if name.is_empty() || name.contains('/') || name.contains("..") || name.starts_with('.') {

@@ -150,3 +150,46 @@ fn indices_survive_lancer_commits() {
         assert_eq!(v["rows"], 150);
     }
 }
+
+#[test]
+fn branches_written_by_pylance_read_in_lancer() {
+    let required = std::env::var_os("LANCER_REQUIRE_PYLANCE").is_some();
+    let py = repo().join(".venv/pylance-14/bin/python");
+    if !py.exists() {
+        assert!(!required, "{} missing", py.display());
+        eprintln!("SKIPPED: pylance 14 venv missing");
+        return;
+    }
+    let root = repo().join("target/lancer-datasets/branched");
+    let _ = std::fs::remove_dir_all(&root);
+    let b = batch(0, 20);
+    Dataset::write(&root, b.schema(), &[b], &WriteParams::default()).unwrap();
+    let out = Command::new(&py)
+        .arg(repo().join("scripts/pylance_step.py"))
+        .arg(&root)
+        .args(["branch", "dev", "500", "5"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let want: Vec<i64> = v["ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_i64().unwrap())
+        .collect();
+    assert_eq!(
+        lancer_table::versions::list_branches(&root).unwrap(),
+        vec!["dev".to_string()]
+    );
+    let ds = Dataset::open_branch(&root, "dev").unwrap();
+    let got = ds.to_batch(None).unwrap();
+    let ids: Vec<i64> = got.column(0).as_primitive::<Int64Type>().values().to_vec();
+    assert_eq!(ids, want);
+    // The main branch is unchanged.
+    assert_eq!(Dataset::open(&root).unwrap().count_rows(), 20);
+}
