@@ -31,8 +31,8 @@ pub fn inputs() -> Vec<(String, RecordBatch)> {
 }
 
 fn writable(name: &str, v: FileVersion) -> bool {
-    // Variable packed structs are not written yet; maps need 2.2.
-    !(name == "packed_var" || (name == "maps" && v == FileVersion::V2_1))
+    // Maps and variable packed structs need 2.2.
+    !((name == "packed_var" || name == "maps") && v == FileVersion::V2_1)
 }
 
 #[test]
@@ -106,4 +106,28 @@ fn lancer_round_trips_every_golden_table() {
     }
     assert!(done > 20, "only {done} files written");
     assert!(failures.is_empty(), "{} failures", failures.len());
+}
+
+#[test]
+fn unwritable_types_name_the_version_that_takes_them() {
+    for (name, want) in [("maps", "2.2"), ("packed_var", "2.2")] {
+        let (_, batch) = inputs().into_iter().find(|(n, _)| n == name).unwrap();
+        let opts = WriteOptions {
+            version: FileVersion::V2_1,
+            ..Default::default()
+        };
+        let err = write_to_vec(batch.schema(), &[batch], opts)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(want) && err.contains("2.1"), "{name}: {err}");
+    }
+    let (_, batch) = inputs().into_iter().find(|(n, _)| n == "ints").unwrap();
+    let opts = WriteOptions {
+        version: FileVersion::V2_0,
+        ..Default::default()
+    };
+    let err = write_to_vec(batch.schema(), &[batch], opts)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("2.0") && err.contains("2.1"), "{err}");
 }

@@ -116,6 +116,37 @@ pub fn encode(
                 "packed structs are written as mini-blocks",
             ))
         }
+        ValueParts::VarPacked {
+            offsets,
+            data,
+            fields,
+        } => {
+            use crate::pb::enc21::variable_packed_struct::{
+                field_encoding::Layout as L, FieldEncoding,
+            };
+            let vals = offsets
+                .windows(2)
+                .map(|w| data[w[0] as usize..w[1] as usize].to_vec())
+                .collect();
+            let e = c::enc(Compression::VariablePackedStruct(
+                enc21::VariablePackedStruct {
+                    fields: fields
+                        .iter()
+                        .map(|f| match f {
+                            Some(bits) => FieldEncoding {
+                                value: Some(c::flat(*bits)),
+                                layout: Some(L::BitsPerValue(*bits)),
+                            },
+                            None => FieldEncoding {
+                                value: Some(variable(32)),
+                                layout: Some(L::BitsPerLength(32)),
+                            },
+                        })
+                        .collect(),
+                },
+            ));
+            (Payload::Variable(4, vals), e, Details::BitsPerOffset(32))
+        }
         ValueParts::Variable { offsets, data, .. } => {
             let bits = if large { 64 } else { 32 };
             let max_len = offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
@@ -160,9 +191,9 @@ pub fn encode(
                 ValueParts::Fixed { data, .. } | ValueParts::Fsl { data, .. } => {
                     data.slice_with_length(0, n_entries * row)
                 }
-                ValueParts::Variable { .. } | ValueParts::Packed { .. } => {
-                    arrow_buffer::Buffer::from_vec(Vec::<u8>::new())
-                }
+                ValueParts::Variable { .. }
+                | ValueParts::Packed { .. }
+                | ValueParts::VarPacked { .. } => arrow_buffer::Buffer::from_vec(Vec::<u8>::new()),
             };
             return Ok(EncodedPage {
                 buffers: vec![whole],
@@ -185,7 +216,9 @@ pub fn encode(
         ValueParts::Fixed { data, .. }
         | ValueParts::Fsl { data, .. }
         | ValueParts::Packed { data, .. } => data.len() + n_entries * cw_bytes,
-        ValueParts::Variable { data, .. } => data.len() + n_entries * (cw_bytes + 8),
+        ValueParts::Variable { data, .. } | ValueParts::VarPacked { data, .. } => {
+            data.len() + n_entries * (cw_bytes + 8)
+        }
     });
     let mut row_starts: Vec<u64> = Vec::with_capacity(num_rows as usize + 1);
     let mut next_value = 0usize;
@@ -246,7 +279,10 @@ pub fn encode(
     }
     row_starts.push(buf.len() as u64);
     let mut buffers = vec![arrow_buffer::Buffer::from_vec(buf)];
-    let needs_index = matches!(values, ValueParts::Variable { .. }) || s.rep.is_some();
+    let needs_index = matches!(
+        values,
+        ValueParts::Variable { .. } | ValueParts::VarPacked { .. }
+    ) || s.rep.is_some();
     if needs_index {
         let max = row_starts.last().copied().unwrap_or(0);
         let w = match max {

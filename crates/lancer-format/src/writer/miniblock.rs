@@ -70,7 +70,9 @@ fn try_dictionary(values: &ValueParts, knobs: &Knobs) -> Option<(Vec<u64>, Value
             let avg = data.len() as u64 / n as u64;
             (raw, card * avg + card * 4 + n as u64 * 4)
         }
-        ValueParts::Fsl { .. } | ValueParts::Packed { .. } => return None,
+        ValueParts::Fsl { .. } | ValueParts::Packed { .. } | ValueParts::VarPacked { .. } => {
+            return None
+        }
     };
     if let Some(d) = knobs.dict_divisor {
         if card > (n as u64 / d.max(1)) {
@@ -105,7 +107,9 @@ fn try_dictionary(values: &ValueParts, knobs: &Knobs) -> Option<(Vec<u64>, Value
                 wide: *wide,
             }
         }
-        ValueParts::Fsl { .. } | ValueParts::Packed { .. } => return None,
+        ValueParts::Fsl { .. } | ValueParts::Packed { .. } | ValueParts::VarPacked { .. } => {
+            return None
+        }
     };
     Some((indices, dict))
 }
@@ -116,6 +120,12 @@ fn chunk_values(
     knobs: &Knobs,
 ) -> Result<(Vec<ValueChunk>, CompressiveEncoding)> {
     let (chunks, e) = match values {
+        ValueParts::VarPacked { .. } => {
+            return Err(FormatError::unsupported(
+                "mini-block",
+                "packed structs with variable-width children are written as full-zip pages",
+            ))
+        }
         ValueParts::Fixed { bits, data, n } => {
             let bits = *bits;
             let byte_sized = matches!(bits, 8 | 16 | 32 | 64);
@@ -269,7 +279,7 @@ fn dictionary_block(
             c::variable_block(offsets, data, *wide),
             c::variable(if *wide { 64 } else { 32 }),
         ),
-        ValueParts::Fsl { .. } | ValueParts::Packed { .. } => {
+        ValueParts::Fsl { .. } | ValueParts::Packed { .. } | ValueParts::VarPacked { .. } => {
             return Err(FormatError::corrupt(
                 "no dictionaries of lists or packed structs",
             ))
@@ -333,6 +343,7 @@ pub fn encode(
         None => (None, values),
     };
     let n_items = match &vals {
+        ValueParts::VarPacked { offsets, .. } => offsets.len() - 1,
         ValueParts::Fixed { n, .. } | ValueParts::Fsl { n, .. } | ValueParts::Packed { n, .. } => {
             *n
         }
@@ -468,6 +479,7 @@ pub fn encode(
             ValueParts::Fixed { n, .. } => *n as u64,
             ValueParts::Variable { offsets, .. } => offsets.len() as u64 - 1,
             ValueParts::Fsl { n, .. } | ValueParts::Packed { n, .. } => *n as u64,
+            ValueParts::VarPacked { offsets, .. } => offsets.len() as u64 - 1,
         };
         buffers.push(arrow_buffer::Buffer::from_vec(b));
         dictionary = Some(e);

@@ -120,6 +120,14 @@ enum Values {
         data: Buffer,
         n: usize,
     },
+    /// Packed struct rows with variable-width children (2.2): per row, fixed children
+    /// as bytes and variable ones as a u32 length and bytes. `fields`: Some(bits) for
+    /// fixed children, None for variable ones.
+    VarPacked {
+        offsets: Vec<u64>,
+        data: Buffer,
+        fields: Vec<Option<u64>>,
+    },
 }
 
 impl Values {
@@ -131,6 +139,7 @@ impl Values {
                 offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0)
             }
             Values::Packed { bits, .. } => bits.iter().sum::<u64>() / 8,
+            Values::VarPacked { .. } => u64::MAX,
         }
     }
 }
@@ -222,6 +231,70 @@ fn flatten(a: &ArrayRef) -> Result<Values> {
         DataType::Struct(fields) => {
             // A packed struct: rows of the children's fixed-width values.
             let st = a.as_struct();
+            let mut flat_children = Vec::with_capacity(fields.len());
+            for (f, c) in fields.iter().zip(st.columns()) {
+                if c.null_count() > 0 {
+                    return Err(FormatError::UnsupportedType {
+                        logical_type: dt.to_string(),
+                        detail: format!(
+                            "packed struct child {:?} has nulls; packed structs store none",
+                            f.name()
+                        ),
+                    });
+                }
+                flat_children.push(flatten(c)?);
+            }
+            if flat_children
+                .iter()
+                .any(|c| matches!(c, Values::Variable { .. }))
+            {
+                // Row-major rows with length-prefixed variable children.
+                let n = st.len();
+                let mut data = Vec::new();
+                let mut offsets = Vec::with_capacity(n + 1);
+                offsets.push(0u64);
+                let mut kinds = Vec::with_capacity(flat_children.len());
+                for c in &flat_children {
+                    kinds.push(match c {
+                        Values::Fixed { bits, .. } if bits % 8 == 0 => Some(*bits),
+                        Values::Variable { .. } => None,
+                        _ => {
+                            return Err(FormatError::UnsupportedType {
+                                logical_type: dt.to_string(),
+                                detail:
+                                    "packed struct children must be fixed width or strings/binary"
+                                        .into(),
+                            })
+                        }
+                    });
+                }
+                for i in 0..n {
+                    for c in &flat_children {
+                        match c {
+                            Values::Fixed { bits, data: d, .. } => {
+                                let w = (*bits / 8) as usize;
+                                data.extend_from_slice(&d[i * w..(i + 1) * w]);
+                            }
+                            Values::Variable {
+                                offsets: o,
+                                data: d,
+                                ..
+                            } => {
+                                let v = &d[o[i] as usize..o[i + 1] as usize];
+                                data.extend_from_slice(&(v.len() as u32).to_le_bytes());
+                                data.extend_from_slice(v);
+                            }
+                            _ => {}
+                        }
+                    }
+                    offsets.push(data.len() as u64);
+                }
+                return Ok(Values::VarPacked {
+                    offsets,
+                    data: Buffer::from_vec(data),
+                    fields: kinds,
+                });
+            }
             let mut bits = Vec::with_capacity(fields.len());
             let mut cols = Vec::with_capacity(fields.len());
             for (f, c) in fields.iter().zip(st.columns()) {
@@ -322,7 +395,16 @@ pub fn encode_page(s: &Shredded, knobs: &Knobs, version: FileVersion) -> Result<
         }
     }
     let wide = values.max_value_bytes() >= 256;
+    if let Values::VarPacked { .. } = values {
+        if version < FileVersion::V2_2 {
+            return Err(FormatError::UnsupportedType {
+                logical_type: s.values.data_type().to_string(),
+                detail: format!("packed structs with variable-width children need data storage version 2.2 (this file is {version})"),
+            });
+        }
+    }
     let full_zip = match knobs.structural.as_deref() {
+        _ if matches!(values, Values::VarPacked { .. }) => true,
         _ if matches!(values, Values::Packed { .. }) => false,
         Some("fullzip") => true,
         Some("miniblock") => false,
@@ -362,6 +444,15 @@ pub enum ValueParts {
         /// 64-bit offsets (the large types).
         wide: bool,
     },
+    /// Packed struct rows with variable-width children.
+    VarPacked {
+        /// Row offsets.
+        offsets: Vec<u64>,
+        /// Row bytes.
+        data: Buffer,
+        /// Bits of fixed children; None for variable ones.
+        fields: Vec<Option<u64>>,
+    },
     /// Packed struct rows.
     Packed {
         /// Bits of each child.
@@ -389,6 +480,15 @@ pub enum ValueParts {
 fn values_parts(v: Values) -> ValueParts {
     match v {
         Values::Packed { bits, data, n } => ValueParts::Packed { bits, data, n },
+        Values::VarPacked {
+            offsets,
+            data,
+            fields,
+        } => ValueParts::VarPacked {
+            offsets,
+            data,
+            fields,
+        },
         Values::Fixed { bits, data, n } => ValueParts::Fixed { bits, data, n },
         Values::Variable {
             offsets,
