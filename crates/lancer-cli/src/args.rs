@@ -177,6 +177,39 @@ pub enum Command {
         #[command(flatten)]
         at: VersionArgs,
     },
+    /// Exact nearest-neighbour search over a vector column.
+    Search {
+        /// A dataset directory.
+        path: PathBuf,
+        /// The vector column.
+        #[arg(long)]
+        column: String,
+        /// The query vector, comma separated (or use --query-row).
+        #[arg(
+            long,
+            value_delimiter = ',',
+            allow_hyphen_values = true,
+            conflicts_with = "query_row"
+        )]
+        query: Vec<f32>,
+        /// Use the vector of this row (offset) as the query.
+        #[arg(long)]
+        query_row: Option<u64>,
+        /// Results wanted.
+        #[arg(short, long, default_value_t = 10)]
+        k: usize,
+        /// Distance: l2 (squared), cosine, dot or hamming.
+        #[arg(long, default_value = "l2")]
+        metric: String,
+        /// Columns to print besides _distance (comma separated; default all but the vector).
+        #[arg(long, value_delimiter = ',')]
+        columns: Vec<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+        #[command(flatten)]
+        at: VersionArgs,
+    },
     /// Check a dataset: every version's manifest decodes, every referenced file exists
     /// with its recorded size and a valid footer, row counts agree, deletion files are
     /// valid. Prints what is wrong and exits 1 if anything is.

@@ -275,3 +275,52 @@ fn import_export_and_history_commands() {
     run(&["tag", "delete", ds_s, "two"]);
     assert!(!run(&["tag", "list", ds_s]).contains("two"));
 }
+
+#[test]
+fn search_finds_the_query_row_first() {
+    let dir = std::env::temp_dir().join(format!("lancer-search-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let root = datasets().join("pylance-14/history");
+    let out = lancer()
+        .args([
+            "search",
+            "--column",
+            "vec",
+            "--query-row",
+            "17",
+            "-k",
+            "3",
+            "--format",
+            "jsonl",
+            "--columns",
+            "id",
+        ])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(first["_distance"], 0.0, "{text}");
+    assert_eq!(text.lines().count(), 3);
+    let bad = lancer()
+        .args([
+            "search",
+            "--column",
+            "vec",
+            "--metric",
+            "manhattan",
+            "--query",
+            "1,2",
+        ])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("manhattan"));
+}

@@ -382,3 +382,62 @@ pub fn inspect(path: &Path, json: bool, at: &VersionArgs) -> CmdResult {
     }
     Ok(())
 }
+
+/// `lancer search`.
+#[allow(clippy::too_many_arguments)]
+pub fn search(
+    path: &Path,
+    column: &str,
+    query: Vec<f32>,
+    query_row: Option<u64>,
+    k: usize,
+    metric: &str,
+    columns: &[String],
+    format: crate::args::Format,
+    at: &VersionArgs,
+) -> CmdResult {
+    use arrow_array::cast::AsArray;
+    let ds = super::source::open_dataset(path, at)?;
+    let metric = lancer::search::Metric::parse(metric)?;
+    let query = match query_row {
+        Some(r) => {
+            let b = ds.take(&[r], Some(&[column]))?;
+            let fsl = b
+                .column(0)
+                .as_fixed_size_list_opt()
+                .ok_or("the column is not a vector column")?;
+            let v = arrow_cast::cast(fsl.value(0).as_ref(), &arrow_schema::DataType::Float32)?;
+            v.as_primitive::<arrow_array::types::Float32Type>()
+                .values()
+                .to_vec()
+        }
+        None if query.is_empty() => return Err("give --query v1,v2,... or --query-row N".into()),
+        None => query,
+    };
+    let cols: Vec<String> = if columns.is_empty() {
+        ds.schema()
+            .fields()
+            .iter()
+            .filter(|f| f.name() != column)
+            .map(|f| f.name().clone())
+            .collect()
+    } else {
+        columns.to_vec()
+    };
+    let names: Vec<&str> = cols.iter().map(|s| s.as_str()).collect();
+    let req = lancer::search::Nearest {
+        column,
+        query,
+        k,
+        metric,
+    };
+    let t = std::time::Instant::now();
+    let hits = lancer::search::nearest(&ds, &req, None, Some(&names))?;
+    eprintln!(
+        "{} nearest of {} rows in {:?}",
+        hits.num_rows(),
+        ds.count_rows(),
+        t.elapsed()
+    );
+    crate::output::print_batch(&hits, format)
+}

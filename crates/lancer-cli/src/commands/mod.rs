@@ -64,6 +64,19 @@ pub fn run(cli: Cli) -> CmdResult {
         } => dataset::import(&input, &ds, mode, &data_storage_version, max_rows_per_file),
         Command::Export { path, output, at } => dataset::export(&path, &output, &at),
         Command::Verify { path } => dataset::verify(&path),
+        Command::Search {
+            path,
+            column,
+            query,
+            query_row,
+            k,
+            metric,
+            columns,
+            format,
+            at,
+        } => dataset::search(
+            &path, &column, query, query_row, k, &metric, &columns, format, &at,
+        ),
     }
 }
 

@@ -1,0 +1,4 @@
+//! Integration tests of lancer (one test binary).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod search;
