@@ -69,7 +69,8 @@ fn dataset(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     for i in 0..iters {
         let ds = lancer_table::Dataset::open(path)?;
         let schema = ds.schema();
-        let col: arrow_array::ArrayRef = std::sync::Arc::new(arrow_array::Int64Array::from(vec![i as i64]));
+        let col: arrow_array::ArrayRef =
+            std::sync::Arc::new(arrow_array::Int64Array::from(vec![i as i64]));
         let b = arrow_array::RecordBatch::try_new(schema, vec![col])?;
         let t = Instant::now();
         ds.append(&[b], &WriteParams::default())?;
@@ -82,8 +83,55 @@ fn dataset(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// `search PATH COLUMN QUERY_FILE K ITERS`: exact k-NN (l2) over a dataset; prints
+/// best / median seconds, and the machine's memcpy rate for the bandwidth bound.
+fn search(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    let ds = lancer_table::Dataset::open(&args[2])?;
+    let q: Vec<f32> = serde_json::from_str(&std::fs::read_to_string(&args[4])?)?;
+    let k: usize = args[5].parse()?;
+    let iters: usize = args[6].parse()?;
+    let req = lancer::search::Nearest {
+        column: &args[3],
+        query: q,
+        k,
+        metric: lancer::search::Metric::L2,
+    };
+    let mut times = Vec::new();
+    let mut ids = Vec::new();
+    for _ in 0..iters {
+        let t = Instant::now();
+        let r = lancer::search::nearest(&ds, &req, None, Some(&["id"]))?;
+        times.push(t.elapsed().as_secs_f64());
+        ids = r
+            .column(0)
+            .as_any()
+            .downcast_ref::<arrow_array::Int64Array>()
+            .map(|a| a.values().to_vec())
+            .unwrap_or_default();
+    }
+    // memcpy rate over a buffer as large as the vectors.
+    let bytes = ds.count_rows() as usize * 768 * 4;
+    let src = vec![1u8; bytes];
+    let mut dst = vec![0u8; bytes];
+    let mut rates = Vec::new();
+    for _ in 0..3 {
+        let t = Instant::now();
+        dst.copy_from_slice(&src);
+        rates.push(bytes as f64 / t.elapsed().as_secs_f64());
+    }
+    let rate = rates.iter().cloned().fold(0.0, f64::max);
+    println!(
+        "{}",
+        json!({"search": stats(times), "ids": ids, "vector_bytes": bytes, "memcpy_bytes_per_s": rate, "check": dst[bytes / 2]})
+    );
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
+    if args.len() == 7 && args[1] == "search" {
+        return search(&args);
+    }
     if args.len() == 5 && args[1] == "write" {
         return write(&args);
     }

@@ -102,10 +102,21 @@ impl Ord for Hit {
     }
 }
 
-/// Vectors of a column as f32 rows (or raw bytes for hamming).
+/// The values of a vector column: borrowed when already f32 or u8.
 enum Vectors {
-    F32(Vec<f32>),
-    U8(Vec<u8>),
+    F32(Float32Array),
+    Owned(Vec<f32>),
+    U8(arrow_array::UInt8Array),
+}
+
+impl Vectors {
+    fn f32s(&self) -> Option<&[f32]> {
+        match self {
+            Vectors::F32(a) => Some(a.values()),
+            Vectors::Owned(v) => Some(v),
+            Vectors::U8(_) => None,
+        }
+    }
 }
 
 fn vectors(col: &ArrayRef) -> Result<(Vectors, usize), TableError> {
@@ -120,8 +131,8 @@ fn vectors(col: &ArrayRef) -> Result<(Vectors, usize), TableError> {
     let dim = fsl.value_length() as usize;
     let items = fsl.values().slice(fsl.offset() * dim, fsl.len() * dim);
     let v = match items.data_type() {
-        DataType::Float32 => Vectors::F32(items.as_primitive::<Float32Type>().values().to_vec()),
-        DataType::Float16 => Vectors::F32(
+        DataType::Float32 => Vectors::F32(items.as_primitive::<Float32Type>().clone()),
+        DataType::Float16 => Vectors::Owned(
             items
                 .as_primitive::<Float16Type>()
                 .values()
@@ -129,7 +140,7 @@ fn vectors(col: &ArrayRef) -> Result<(Vectors, usize), TableError> {
                 .map(|x| x.to_f32())
                 .collect(),
         ),
-        DataType::Float64 => Vectors::F32(
+        DataType::Float64 => Vectors::Owned(
             items
                 .as_primitive::<Float64Type>()
                 .values()
@@ -137,7 +148,7 @@ fn vectors(col: &ArrayRef) -> Result<(Vectors, usize), TableError> {
                 .map(|&x| x as f32)
                 .collect(),
         ),
-        DataType::UInt8 => Vectors::U8(items.as_primitive::<UInt8Type>().values().to_vec()),
+        DataType::UInt8 => Vectors::U8(items.as_primitive::<UInt8Type>().clone()),
         other => {
             return Err(TableError::NotFound {
                 what: format!("vectors of float16/32/64 or uint8; this column holds {other}"),
@@ -145,6 +156,68 @@ fn vectors(col: &ArrayRef) -> Result<(Vectors, usize), TableError> {
         }
     };
     Ok((v, dim))
+}
+
+/// Top-k of rows `range` (row indexes), by distance then row.
+#[allow(clippy::too_many_arguments)]
+fn scan_range(
+    range: std::ops::Range<usize>,
+    vecs: &Vectors,
+    dim: usize,
+    query: &[f32],
+    qbytes: &[u8],
+    qnorm: f32,
+    metric: Metric,
+    k: usize,
+    keep: &(dyn Fn(usize) -> bool + Sync),
+) -> BinaryHeap<Hit> {
+    let mut heap: BinaryHeap<Hit> = BinaryHeap::with_capacity(k + 1);
+    let mut push = |d: f32, i: usize| {
+        if d.is_nan() {
+            return;
+        }
+        if heap.len() == k {
+            match heap.peek() {
+                Some(top) if d.total_cmp(&top.0).then((i as u64).cmp(&top.1)).is_lt() => {
+                    heap.pop();
+                }
+                _ => return,
+            }
+        }
+        heap.push(Hit(d, i as u64));
+    };
+    for i in range {
+        if !keep(i) {
+            continue;
+        }
+        let d = match (vecs, metric) {
+            (Vectors::U8(v), Metric::Hamming) => {
+                hamming(qbytes, &v.values()[i * dim..(i + 1) * dim])
+            }
+            (Vectors::U8(v), m) => {
+                let row: Vec<f32> = v.values()[i * dim..(i + 1) * dim]
+                    .iter()
+                    .map(|&x| f32::from(x))
+                    .collect();
+                distance(m, query, &row, qnorm)
+            }
+            (v, Metric::Hamming) => {
+                let row: Vec<u8> = v
+                    .f32s()
+                    .map(|s| s[i * dim..(i + 1) * dim].iter().map(|&x| x as u8).collect())
+                    .unwrap_or_default();
+                hamming(qbytes, &row)
+            }
+            (v, m) => match v.f32s() {
+                Some(s) => distance(m, query, &s[i * dim..(i + 1) * dim], qnorm),
+                None => f32::NAN,
+            },
+        };
+        if k > 0 {
+            push(d, i);
+        }
+    }
+    heap
 }
 
 /// What a prefilter returns: true for rows to consider.
@@ -192,38 +265,37 @@ pub fn nearest(
         });
     }
     let mask = prefilter.map(|f| f(&all)).transpose()?;
-    let keep =
-        |i: usize| mask.as_ref().is_none_or(|m| m.is_valid(i) && m.value(i)) && col.is_valid(i);
+    let valid = col.logical_nulls();
+    let keep = |i: usize| -> bool {
+        mask.as_ref().is_none_or(|m| m.is_valid(i) && m.value(i))
+            && valid.as_ref().is_none_or(|n| n.is_valid(i))
+    };
     let qnorm = dot(&req.query, &req.query).sqrt();
     let qbytes: Vec<u8> = req.query.iter().map(|&x| x as u8).collect();
-    let mut heap: BinaryHeap<Hit> = BinaryHeap::with_capacity(req.k + 1);
-    for i in 0..all.num_rows() {
-        if !keep(i) {
-            continue;
-        }
-        let d = match (&vecs, req.metric) {
-            (Vectors::U8(v), Metric::Hamming) => hamming(&qbytes, &v[i * dim..(i + 1) * dim]),
-            (Vectors::U8(v), m) => {
-                let row: Vec<f32> = v[i * dim..(i + 1) * dim]
-                    .iter()
-                    .map(|&x| f32::from(x))
-                    .collect();
-                distance(m, &req.query, &row, qnorm)
+    let n = all.num_rows();
+    // Split the rows over the cores; each part keeps its own top-k.
+    let parts = std::thread::available_parallelism()
+        .map_or(1, |p| p.get())
+        .min(n / 16_384 + 1)
+        .max(1);
+    let step = n.div_ceil(parts);
+    let mut heap: BinaryHeap<Hit> = BinaryHeap::new();
+    std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..parts)
+            .map(|p| {
+                let (vecs, query, qbytes, keep) = (&vecs, &req.query, &qbytes, &keep);
+                let r = p * step..((p + 1) * step).min(n);
+                sc.spawn(move || {
+                    scan_range(r, vecs, dim, query, qbytes, qnorm, req.metric, req.k, keep)
+                })
+            })
+            .collect();
+        for h in handles {
+            if let Ok(part) = h.join() {
+                heap.extend(part);
             }
-            (Vectors::F32(v), Metric::Hamming) => {
-                let row: Vec<u8> = v[i * dim..(i + 1) * dim].iter().map(|&x| x as u8).collect();
-                hamming(&qbytes, &row)
-            }
-            (Vectors::F32(v), m) => distance(m, &req.query, &v[i * dim..(i + 1) * dim], qnorm),
-        };
-        if d.is_nan() {
-            continue;
         }
-        heap.push(Hit(d, i as u64));
-        if heap.len() > req.k {
-            heap.pop();
-        }
-    }
+    });
     let mut hits = heap.into_sorted_vec();
     hits.truncate(req.k);
     // Fetch the result rows (only those bytes) for the columns asked for.
