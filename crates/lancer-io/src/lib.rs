@@ -5,6 +5,8 @@
 //! merges nearby ranges of one request into fewer, larger reads — the right trade on
 //! object stores and spinning disks, where a request costs more than the bytes.
 
+pub mod store;
+
 use std::fs::File;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
@@ -193,6 +195,65 @@ impl<R: RangeRead> RangeRead for Coalesce<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_golden_file_decodes_the_same_through_a_local_object_store() {
+        use lancer_format::reader::FileReader;
+        use object_store::local::LocalFileSystem;
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/data/files/pylance-14");
+        let rt = store::runtime().unwrap_or_else(|_| std::process::abort());
+        let fs = LocalFileSystem::new_with_prefix(&dir);
+        assert!(fs.is_ok());
+        let Ok(fs) = fs else { return };
+        let fs: std::sync::Arc<dyn object_store::ObjectStore> = std::sync::Arc::new(fs);
+        for name in [
+            "structs.v2.2.lance",
+            "strings.v2.1.lance",
+            "vectors.v2.0.lance",
+        ] {
+            let obj = store::ObjectRead::open(
+                fs.clone(),
+                object_store::path::Path::from(name),
+                rt.clone(),
+            );
+            let local = LocalFile::open(dir.join(name));
+            let (Ok(obj), Ok(local)) = (obj, local) else {
+                panic!("{name}: cannot open")
+            };
+            let a = FileReader::open(std::sync::Arc::new(obj)).and_then(|r| r.read_all(None));
+            let b = FileReader::open(std::sync::Arc::new(local)).and_then(|r| r.read_all(None));
+            assert!(a.is_ok() && b.is_ok());
+            if let (Ok(a), Ok(b)) = (a, b) {
+                assert_eq!(a, b, "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn object_store_reads_the_same_bytes() {
+        use object_store::memory::InMemory;
+        use object_store::path::Path as OPath;
+        use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+        let rt = store::runtime().unwrap_or_else(|_| std::process::abort());
+        let mem: std::sync::Arc<dyn ObjectStore> = std::sync::Arc::new(InMemory::new());
+        let data = Bytes::from((0..=255u8).cycle().take(100_000).collect::<Vec<_>>());
+        let p = OPath::from("a/b.lance");
+        let put = rt.block_on(mem.put(&p, PutPayload::from(data.clone())));
+        assert!(put.is_ok());
+        let r = store::ObjectRead::open(mem, p, rt);
+        assert!(r.is_ok());
+        if let Ok(r) = r {
+            assert_eq!(r.size().ok(), Some(100_000));
+            let got = r
+                .read_ranges(&[10..20, 99_990..100_000, 500..700])
+                .unwrap_or_default();
+            assert_eq!(got[0], data.slice(10..20));
+            assert_eq!(got[1], data.slice(99_990..100_000));
+            assert_eq!(got[2], data.slice(500..700));
+            assert!(r.read_range(99_999..100_001).is_err());
+        }
+    }
 
     #[test]
     fn coalesce_merges_close_ranges_and_returns_each() {
