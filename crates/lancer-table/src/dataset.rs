@@ -297,13 +297,42 @@ impl Dataset {
         let fields = self.projection(columns)?;
         let mut per_col: Vec<Vec<ArrayRef>> = fields.iter().map(|_| Vec::new()).collect();
         let mut rows = 0usize;
-        for frag in self.fragments() {
-            let ranges = self.kept_ranges(frag)?;
-            let n: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+        // Fragments are read by a few threads, each taking the next fragment; results
+        // are put back in fragment order.
+        let frags = self.fragments();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |p| p.get())
+            .min(frags.len())
+            .max(1);
+        let results: std::sync::Mutex<Vec<Option<Result<(u64, Vec<ArrayRef>)>>>> =
+            std::sync::Mutex::new((0..frags.len()).map(|_| None).collect());
+        std::thread::scope(|sc| {
+            for _ in 0..threads {
+                sc.spawn(|| loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(frag) = frags.get(i) else { break };
+                    let r = self.kept_ranges(frag).and_then(|ranges| {
+                        let n: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+                        if n == 0 {
+                            return Ok((0, Vec::new()));
+                        }
+                        Ok((n, self.read_fragment(frag, &fields, &ranges)?))
+                    });
+                    if let Ok(mut g) = results.lock() {
+                        g[i] = Some(r);
+                    }
+                });
+            }
+        });
+        let results = results
+            .into_inner()
+            .map_err(|_| TableError::corrupt("a read thread panicked"))?;
+        for r in results {
+            let (n, cols) = r.ok_or_else(|| TableError::corrupt("a fragment was not read"))??;
             if n == 0 {
                 continue;
             }
-            let cols = self.read_fragment(frag, &fields, &ranges)?;
             for (acc, c) in per_col.iter_mut().zip(cols) {
                 acc.push(c);
             }
