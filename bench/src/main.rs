@@ -127,8 +127,26 @@ fn search(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// `scan PATH ITERS`: full scan of a dataset's latest version.
+fn scan(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    let iters: usize = args[3].parse()?;
+    let mut times = Vec::new();
+    let mut rows = 0;
+    for _ in 0..iters {
+        let t = Instant::now();
+        let ds = lancer_table::Dataset::open(&args[2])?;
+        rows = ds.scan_batches(None)?.iter().map(|b| b.num_rows()).sum();
+        times.push(t.elapsed().as_secs_f64());
+    }
+    println!("{}", json!({"scan": stats(times), "rows": rows}));
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
+    if args.len() == 4 && args[1] == "scan" {
+        return scan(&args);
+    }
     if args.len() == 7 && args[1] == "search" {
         return search(&args);
     }

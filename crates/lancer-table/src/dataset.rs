@@ -292,33 +292,25 @@ impl Dataset {
         Ok(out)
     }
 
-    /// Reads the whole version (deleted rows removed), fragment by fragment.
-    pub fn to_batch(&self, columns: Option<&[&str]>) -> Result<RecordBatch> {
+    /// Reads the whole version (deleted rows removed) as one batch per fragment, the
+    /// fragments read on parallel threads — no copy to join them.
+    pub fn scan_batches(&self, columns: Option<&[&str]>) -> Result<Vec<RecordBatch>> {
         let fields = self.projection(columns)?;
-        let mut per_col: Vec<Vec<ArrayRef>> = fields.iter().map(|_| Vec::new()).collect();
-        let mut rows = 0usize;
-        // Fragments are read by a few threads, each taking the next fragment; results
-        // are put back in fragment order.
         let frags = self.fragments();
         let next = std::sync::atomic::AtomicUsize::new(0);
         let threads = std::thread::available_parallelism()
             .map_or(1, |p| p.get())
             .min(frags.len())
             .max(1);
-        let results: std::sync::Mutex<Vec<Option<Result<(u64, Vec<ArrayRef>)>>>> =
+        type Slot = Option<Result<(u64, Vec<ArrayRef>)>>;
+        let results: std::sync::Mutex<Vec<Slot>> =
             std::sync::Mutex::new((0..frags.len()).map(|_| None).collect());
         std::thread::scope(|sc| {
             for _ in 0..threads {
                 sc.spawn(|| loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some(frag) = frags.get(i) else { break };
-                    let r = self.kept_ranges(frag).and_then(|ranges| {
-                        let n: u64 = ranges.iter().map(|r| r.end - r.start).sum();
-                        if n == 0 {
-                            return Ok((0, Vec::new()));
-                        }
-                        Ok((n, self.read_fragment(frag, &fields, &ranges)?))
-                    });
+                    let r = self.scan_fragment(frag, &fields);
                     if let Ok(mut g) = results.lock() {
                         g[i] = Some(r);
                     }
@@ -328,26 +320,58 @@ impl Dataset {
         let results = results
             .into_inner()
             .map_err(|_| TableError::corrupt("a read thread panicked"))?;
+        let mut out = Vec::with_capacity(results.len());
         for r in results {
             let (n, cols) = r.ok_or_else(|| TableError::corrupt("a fragment was not read"))??;
-            if n == 0 {
-                continue;
+            if n > 0 {
+                out.push(self.batch(&fields, cols, n as usize)?);
             }
-            for (acc, c) in per_col.iter_mut().zip(cols) {
-                acc.push(c);
-            }
-            rows += n as usize;
         }
+        Ok(out)
+    }
+
+    /// Reads the whole version (deleted rows removed) as one batch.
+    pub fn to_batch(&self, columns: Option<&[&str]>) -> Result<RecordBatch> {
+        let fields = self.projection(columns)?;
+        let batches = self.scan_batches(columns)?;
         let mut cols = Vec::with_capacity(fields.len());
-        for (k, parts) in per_col.into_iter().enumerate() {
-            let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
-            cols.push(if refs.is_empty() {
-                arrow_array::new_empty_array(self.schema.field(fields[k]).data_type())
-            } else {
-                arrow_select::concat::concat(&refs)?
+        let rows = batches.iter().map(|b| b.num_rows()).sum();
+        for (k, &fi) in fields.iter().enumerate() {
+            let parts: Vec<&dyn Array> = batches.iter().map(|b| b.column(k).as_ref()).collect();
+            cols.push(match parts.len() {
+                0 => arrow_array::new_empty_array(self.schema.field(fi).data_type()),
+                1 => batches[0].column(k).clone(),
+                _ => arrow_select::concat::concat(&parts)?,
             });
         }
         self.batch(&fields, cols, rows)
+    }
+
+    /// Every kept row of a fragment: the whole fragment is read in one pass and deleted
+    /// rows are filtered out afterwards (cheaper than reading around each deletion).
+    fn scan_fragment(
+        &self,
+        frag: &pb::DataFragment,
+        fields: &[usize],
+    ) -> Result<(u64, Vec<ArrayRef>)> {
+        let del = self.deletions(frag)?;
+        let kept = frag.physical_rows.saturating_sub(del.len());
+        if kept == 0 {
+            return Ok((0, Vec::new()));
+        }
+        let all = 0..frag.physical_rows;
+        let cols = self.read_fragment(frag, fields, std::slice::from_ref(&all))?;
+        if del.is_empty() {
+            return Ok((kept, cols));
+        }
+        let mask = arrow_array::BooleanArray::from_iter(
+            (0..frag.physical_rows).map(|i| Some(!del.contains(i as u32))),
+        );
+        let cols = cols
+            .iter()
+            .map(|c| arrow_select::filter::filter(c.as_ref(), &mask))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        Ok((kept, cols))
     }
 
     /// Row addresses (`fragment id << 32 | row in fragment`) of version offsets.
