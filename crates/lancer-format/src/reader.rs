@@ -481,12 +481,80 @@ impl FileReader {
         })
     }
 
+    /// Reads a leaf whose touched pages are all bare fixed-width full-zip values (vector
+    /// columns, typically) by gathering every byte range of every page into one buffer:
+    /// one copy in total, where decoding page by page and concatenating would copy twice.
+    /// `None` when the pages are not all of that kind or a single range would be
+    /// zero-copy anyway.
+    fn read_leaf_gathered(
+        &self,
+        leaf: &Leaf,
+        pages: &[crate::container::PageInfo],
+        ranges: &[Range<u64>],
+    ) -> Result<Option<Unraveled>> {
+        let mut states: Vec<Arc<PageState>> = Vec::new();
+        let mut byte_ranges = Vec::new();
+        let mut page_start = 0u64;
+        for (p, page) in pages.iter().enumerate() {
+            let page_end = page_start.saturating_add(page.num_rows);
+            let local: Vec<Range<u64>> = ranges
+                .iter()
+                .filter(|r| r.start < page_end && r.end > page_start)
+                .map(|r| r.start.max(page_start) - page_start..r.end.min(page_end) - page_start)
+                .collect();
+            page_start = page_end;
+            if local.is_empty() {
+                continue;
+            }
+            if !matches!(page.encoding, PageEncoding::V21(_)) {
+                return Ok(None);
+            }
+            let state = self.page_state(leaf.column, p, &leaf.value_type)?;
+            let PageState::Full(z) = state.as_ref() else {
+                return Ok(None);
+            };
+            if z.gatherable().is_none() || local.iter().any(|r| r.end > page.num_rows) {
+                return Ok(None);
+            }
+            if let Some(PageState::Full(first)) = states.first().map(|s| s.as_ref()) {
+                if !first.same_values_as(z) {
+                    return Ok(None);
+                }
+            }
+            byte_ranges.extend(z.byte_ranges(self.io.as_ref(), &local)?);
+            states.push(state);
+        }
+        let Some(PageState::Full(first)) = states.first().map(|s| s.as_ref()) else {
+            return Ok(None);
+        };
+        if byte_ranges.len() < 2 {
+            return Ok(None);
+        }
+        let total: u64 = byte_ranges
+            .iter()
+            .map(|r| r.end.saturating_sub(r.start))
+            .sum();
+        let total = usize::try_from(total)
+            .map_err(|_| FormatError::corrupt("gathered full-zip values overflow memory"))?;
+        let mut buf = Vec::with_capacity(total);
+        for piece in self.io.read_ranges(&byte_ranges)? {
+            buf.extend_from_slice(&piece);
+        }
+        let rows: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+        let run =
+            first.decode_gathered(arrow_buffer::Buffer::from_vec(buf), rows, &leaf.value_type)?;
+        Ok(Some(unravel(run, first.layers())?))
+    }
+
     fn read_leaf(&self, leaf: &Leaf, ranges: &[Range<u64>]) -> Result<Unraveled> {
         let col = self
             .meta
             .columns
             .get(leaf.column)
             .ok_or_else(|| FormatError::corrupt(format!("column {} missing", leaf.column)))?;
+        if let Some(u) = self.read_leaf_gathered(leaf, &col.pages, ranges)? {
+            return Ok(u);
+        }
         let mut parts: Vec<Unraveled> = Vec::new();
         let mut page_start = 0u64;
         for (p, page) in col.pages.iter().enumerate() {

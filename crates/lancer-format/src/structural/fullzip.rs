@@ -91,6 +91,52 @@ impl FullZipPage {
         &self.layers
     }
 
+    /// Width of one value when the page is bare fixed-width values: no control words,
+    /// no repetition index, no nulls. Such pages can be gathered, several at a time,
+    /// straight into one buffer (see [`FullZipPage::decode_gathered`]).
+    pub fn gatherable(&self) -> Option<usize> {
+        let bare = self.cw_bytes == 0
+            && self.rep_index.is_none()
+            && self.layers.iter().all(|l| *l == Layer::AllValidItem);
+        match self.value_bytes() {
+            Ok(Some(vb)) if bare && vb > 0 => Some(vb),
+            _ => None,
+        }
+    }
+
+    /// Whether `other` stores values the same way (so one decode covers both).
+    pub fn same_values_as(&self, other: &Self) -> bool {
+        self.layout.value_compression == other.layout.value_compression
+            && self.layout.details == other.layout.details
+            && self.layers == other.layers
+    }
+
+    /// Decodes `n` values gathered from [`FullZipPage::gatherable`] pages that are
+    /// [`FullZipPage::same_values_as`] this one.
+    pub fn decode_gathered(&self, buf: Buffer, n: u64, value_type: &DataType) -> Result<LeafRun> {
+        let vb = self
+            .gatherable()
+            .ok_or_else(|| FormatError::corrupt("full-zip page is not bare fixed-width values"))?;
+        let need = usize::try_from(n)
+            .ok()
+            .and_then(|n| n.checked_mul(vb))
+            .ok_or_else(|| FormatError::corrupt("full-zip size overflows"))?;
+        if buf.len() != need {
+            return Err(FormatError::corrupt(format!(
+                "full-zip values: {} bytes gathered, {need} expected",
+                buf.len()
+            )));
+        }
+        let c = compression_of(self.layout.value_compression.as_ref(), "full-zip values")?;
+        let block = decode_fixed(c, buf, vb, n)?;
+        Ok(LeafRun {
+            rep: None,
+            def: None,
+            num_rows: n,
+            values: to_arrow(block, value_type, None)?,
+        })
+    }
+
     fn value_bytes(&self) -> Result<Option<usize>> {
         match self.layout.details {
             Some(Details::BitsPerValue(b)) => {
