@@ -497,11 +497,7 @@ impl FileReader {
         let mut page_start = 0u64;
         for (p, page) in pages.iter().enumerate() {
             let page_end = page_start.saturating_add(page.num_rows);
-            let local: Vec<Range<u64>> = ranges
-                .iter()
-                .filter(|r| r.start < page_end && r.end > page_start)
-                .map(|r| r.start.max(page_start) - page_start..r.end.min(page_end) - page_start)
-                .collect();
+            let local = page_local(ranges, page_start, page_end);
             page_start = page_end;
             if local.is_empty() {
                 continue;
@@ -559,11 +555,7 @@ impl FileReader {
         let mut page_start = 0u64;
         for (p, page) in col.pages.iter().enumerate() {
             let page_end = page_start + page.num_rows;
-            let local: Vec<Range<u64>> = ranges
-                .iter()
-                .filter(|r| r.start < page_end && r.end > page_start)
-                .map(|r| r.start.max(page_start) - page_start..r.end.min(page_end) - page_start)
-                .collect();
+            let local = page_local(ranges, page_start, page_end);
             if !local.is_empty() {
                 let state = self.page_state(leaf.column, p, &leaf.value_type)?;
                 let (run, layers) = self.read_page(&state, &local, &leaf.value_type)?;
@@ -587,6 +579,16 @@ impl FileReader {
         }
         concat_unraveled(parts)
     }
+}
+
+/// The parts of `ranges` inside the page holding rows `page_start..page_end`, relative
+/// to the page.
+fn page_local(ranges: &[Range<u64>], page_start: u64, page_end: u64) -> Vec<Range<u64>> {
+    ranges
+        .iter()
+        .filter(|r| r.start < page_end && r.end > page_start)
+        .map(|r| r.start.max(page_start) - page_start..r.end.min(page_end) - page_start)
+        .collect()
 }
 
 fn blob_description_type() -> DataType {
