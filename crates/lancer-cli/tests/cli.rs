@@ -137,6 +137,44 @@ fn cat_dataset_versions_equal_pylance() {
     }
 }
 
+#[test]
+fn export_streams_every_version_as_pylance_read_it() {
+    let dir = std::env::temp_dir().join(format!("lancer-export-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for set in ["pylance-14", "pylance-12"] {
+        let root = datasets().join(set).join("history");
+        let exp = datasets().join(set).join("history.expected");
+        for v in 1..=6 {
+            let out = dir.join(format!("{set}-v{v}.arrow"));
+            let r = lancer()
+                .args(["export", "--version", &v.to_string()])
+                .arg(&root)
+                .arg(&out)
+                .output()
+                .unwrap();
+            assert!(
+                r.status.success(),
+                "{set} v{v}: {}",
+                String::from_utf8_lossy(&r.stderr)
+            );
+            let want = arrow_file(&exp.join(format!("v{v}.arrow")));
+            let got = arrow_file(&out);
+            assert_eq!(got.num_rows(), want.num_rows(), "{set} v{v}");
+            assert_eq!(got.columns(), want.columns(), "{set} v{v}");
+        }
+    }
+    let bad = lancer()
+        .arg("export")
+        .arg(datasets().join("pylance-14/history"))
+        .arg(dir.join("out.xlsx"))
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown output format"));
+    assert!(!dir.join("out.xlsx").exists(), "no file left behind for a refused format");
+}
+
 fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     let _ = std::fs::remove_dir_all(to);
     std::fs::create_dir_all(to).unwrap();

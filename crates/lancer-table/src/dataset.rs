@@ -317,6 +317,25 @@ impl Dataset {
         Ok(out)
     }
 
+    /// The kept (not deleted) rows of one fragment of this version: a scan one fragment
+    /// at a time, holding only that fragment in memory.
+    pub fn scan_fragment_batch(
+        &self,
+        frag: &pb::DataFragment,
+        columns: Option<&[&str]>,
+    ) -> Result<RecordBatch> {
+        let fields = self.projection(columns)?;
+        let (n, cols) = self.scan_fragment(frag, &fields)?;
+        if n == 0 {
+            let cols = fields
+                .iter()
+                .map(|&fi| arrow_array::new_empty_array(self.schema.field(fi).data_type()))
+                .collect();
+            return self.batch(&fields, cols, 0);
+        }
+        self.batch(&fields, cols, n as usize)
+    }
+
     /// Reads the whole version (deleted rows removed) as one batch.
     pub fn to_batch(&self, columns: Option<&[&str]>) -> Result<RecordBatch> {
         let fields = self.projection(columns)?;

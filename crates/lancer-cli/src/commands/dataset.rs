@@ -177,6 +177,10 @@ pub fn import(
         ..Default::default()
     };
     let exists = is_dataset(dataset);
+    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+    let spinner = indicatif::ProgressBar::new_spinner();
+    spinner.set_message(format!("writing {rows} rows to {}", dataset.display()));
+    spinner.enable_steady_tick(Duration::from_millis(120));
     let ds = match (mode, exists) {
         (Mode::Create, true) => {
             return Err(format!(
@@ -191,7 +195,7 @@ pub fn import(
         (Mode::Append, true) => Dataset::open(dataset)?.append(&batches, &params)?,
         (Mode::Create | Mode::Overwrite, _) => Dataset::write(dataset, schema, &batches, &params)?,
     };
-    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+    spinner.finish_and_clear();
     println!(
         "imported {rows} rows into {} (version {}, {} rows in all)",
         dataset.display(),
@@ -201,39 +205,100 @@ pub fn import(
     Ok(())
 }
 
-/// `lancer export`.
+/// Output writers of `lancer export`, one batch at a time.
+enum ExportWriter {
+    Csv(arrow_csv::Writer<std::fs::File>),
+    Json(arrow_json::LineDelimitedWriter<std::fs::File>),
+    Ipc(arrow_ipc::writer::FileWriter<std::fs::File>),
+}
+
+impl ExportWriter {
+    fn create(
+        output: &Path,
+        schema: &arrow_schema::Schema,
+    ) -> Result<Self, Box<dyn std::error::Error>> {
+        let ext = output
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if !matches!(
+            ext.as_str(),
+            "csv" | "jsonl" | "ndjson" | "json" | "arrow" | "ipc" | "feather"
+        ) {
+            return Err(
+                format!("unknown output format {ext:?}: use .csv, .jsonl or .arrow").into(),
+            );
+        }
+        let f = std::fs::File::create(output)
+            .map_err(|e| format!("cannot create {}: {e}", output.display()))?;
+        Ok(match ext.as_str() {
+            "csv" => Self::Csv(arrow_csv::WriterBuilder::new().with_header(true).build(f)),
+            "arrow" | "ipc" | "feather" => {
+                Self::Ipc(arrow_ipc::writer::FileWriter::try_new(f, schema)?)
+            }
+            _ => Self::Json(arrow_json::LineDelimitedWriter::new(f)),
+        })
+    }
+
+    fn write(&mut self, batch: &RecordBatch) -> CmdResult {
+        match self {
+            Self::Csv(w) => w.write(batch)?,
+            Self::Json(w) => w.write(batch)?,
+            Self::Ipc(w) => w.write(batch)?,
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> CmdResult {
+        match self {
+            Self::Csv(_) => {}
+            Self::Json(mut w) => w.finish()?,
+            Self::Ipc(mut w) => w.finish()?,
+        }
+        Ok(())
+    }
+}
+
+/// Rows per batch when exporting a data file.
+const EXPORT_FILE_CHUNK: u64 = 64 * 1024;
+
+/// `lancer export`: streams a dataset fragment by fragment (or a file in chunks), so
+/// memory holds one piece at a time; a progress bar shows rows written on a terminal.
 pub fn export(path: &Path, output: &Path, at: &VersionArgs) -> CmdResult {
     let src = Source::open(path, at)?;
-    let batch = src.range(0, src.num_rows(), None)?;
-    let ext = output
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    let f = std::fs::File::create(output)
-        .map_err(|e| format!("cannot create {}: {e}", output.display()))?;
-    match ext.as_str() {
-        "csv" => {
-            let mut w = arrow_csv::WriterBuilder::new().with_header(true).build(f);
-            w.write(&batch)?;
+    let mut w = ExportWriter::create(output, &src.schema())?;
+    let bar = indicatif::ProgressBar::new(src.num_rows());
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} rows {per_sec} {eta}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let mut rows = 0u64;
+    match &src {
+        Source::Dataset(d) => {
+            for frag in d.fragments() {
+                let b = d.scan_fragment_batch(frag, None)?;
+                w.write(&b)?;
+                rows += b.num_rows() as u64;
+                bar.set_position(rows);
+            }
         }
-        "jsonl" | "ndjson" | "json" => {
-            let mut w = arrow_json::LineDelimitedWriter::new(f);
-            w.write(&batch)?;
-            w.finish()?;
-        }
-        "arrow" | "ipc" | "feather" => {
-            let mut w = arrow_ipc::writer::FileWriter::try_new(f, &batch.schema())?;
-            w.write(&batch)?;
-            w.finish()?;
-        }
-        other => {
-            return Err(
-                format!("unknown output format {other:?}: use .csv, .jsonl or .arrow").into(),
-            )
+        Source::File(r) => {
+            let n = r.num_rows();
+            let mut start = 0;
+            while start < n {
+                let end = (start + EXPORT_FILE_CHUNK).min(n);
+                let b = r.read_range(start..end, None)?;
+                w.write(&b)?;
+                rows = end;
+                bar.set_position(rows);
+                start = end;
+            }
         }
     }
-    println!("exported {} rows to {}", batch.num_rows(), output.display());
+    w.finish()?;
+    bar.finish_and_clear();
+    println!("exported {rows} rows to {}", output.display());
     Ok(())
 }
 
