@@ -13,6 +13,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     after_help = "PATH is a Lance dataset directory or a single .lance data file.\n\nExit codes: 0 success; 1 the operation failed (unreadable or corrupt data, missing file, failed verification, commit conflict); 2 invalid arguments."
 )]
 pub struct Cli {
+    /// Print results as JSON (for scripts). Row-printing commands (cat, take, search)
+    /// switch to JSON lines.
+    #[arg(long, global = true)]
+    pub json: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -68,9 +72,6 @@ pub enum Command {
         /// a read of it touches.
         #[arg(long)]
         row: Option<u64>,
-        /// Print JSON instead of text.
-        #[arg(long)]
-        json: bool,
         #[command(flatten)]
         at: VersionArgs,
     },
@@ -127,9 +128,6 @@ pub enum Command {
     Versions {
         /// A dataset directory.
         path: PathBuf,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
     },
     /// Create, list or delete tags.
     Tag {

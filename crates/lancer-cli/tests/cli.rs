@@ -172,7 +172,87 @@ fn export_streams_every_version_as_pylance_read_it() {
         .unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown output format"));
-    assert!(!dir.join("out.xlsx").exists(), "no file left behind for a refused format");
+    assert!(
+        !dir.join("out.xlsx").exists(),
+        "no file left behind for a refused format"
+    );
+}
+
+#[test]
+fn json_flag_gives_json_from_every_command() {
+    let dir = std::env::temp_dir().join(format!("lancer-json-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let ds = dir.join("ds");
+    copy_dir(&datasets().join("pylance-14/history"), &ds);
+    let ds_s = ds.to_str().unwrap();
+    let json = |args: &[&str]| -> serde_json::Value {
+        let out = lancer().args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stdout)))
+    };
+    let rows = json(&["count", ds_s, "--json"])["rows"].as_u64().unwrap();
+    let versions = json(&["--json", "versions", ds_s]);
+    let latest = versions.as_array().unwrap().last().unwrap();
+    assert_eq!(latest["rows"].as_u64().unwrap(), rows);
+    let schema = json(&["schema", ds_s, "--json"]);
+    assert!(schema["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["name"] == "id"));
+    assert_eq!(
+        json(&["tag", "create", ds_s, "t1", "2", "--json"])["version"],
+        2
+    );
+    let tags = json(&["tag", "list", ds_s, "--json"]);
+    assert!(tags
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["name"] == "t1" && t["version"] == 2));
+    assert_eq!(
+        json(&["tag", "delete", ds_s, "t1", "--json"])["deleted"],
+        "t1"
+    );
+    let r = json(&["restore", ds_s, "2", "--json"]);
+    assert_eq!(r["restored"], 2);
+    assert_eq!(
+        r["version"].as_u64().unwrap(),
+        versions.as_array().unwrap().len() as u64 + 1
+    );
+    let v = json(&["verify", ds_s, "--json"]);
+    assert_eq!(v["ok"], true, "{v}");
+    let out = dir.join("o.jsonl");
+    let e = json(&["export", ds_s, out.to_str().unwrap(), "--json"]);
+    assert_eq!(
+        e["exported_rows"].as_u64().unwrap(),
+        r["rows"].as_u64().unwrap()
+    );
+    let i = json(&[
+        "import",
+        out.to_str().unwrap(),
+        dir.join("ds2").to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(i["imported_rows"], e["exported_rows"]);
+    let c = json(&["cleanup", ds_s, "--older-than", "0s", "--json"]);
+    assert!(c["versions_removed"].as_u64().unwrap() > 0, "{c}");
+    // Row commands switch to JSON lines.
+    let out = lancer()
+        .args(["cat", ds_s, "--limit", "2", "--json"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().count(), 2, "{text}");
+    for l in text.lines() {
+        let _: serde_json::Value = serde_json::from_str(l).unwrap();
+    }
 }
 
 fn copy_dir(from: &std::path::Path, to: &std::path::Path) {

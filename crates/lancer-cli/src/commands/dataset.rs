@@ -15,7 +15,7 @@ use lancer_table::write::WriteParams;
 use lancer_table::Dataset;
 
 use super::source::{is_dataset, Source};
-use super::CmdResult;
+use super::{report, CmdResult};
 use crate::args::{Mode, TagAction, VersionArgs};
 
 /// `lancer versions`.
@@ -58,7 +58,7 @@ pub fn versions(path: &Path, json: bool) -> CmdResult {
 }
 
 /// `lancer tag ...`.
-pub fn tag(action: TagAction) -> CmdResult {
+pub fn tag(action: TagAction, json: bool) -> CmdResult {
     match action {
         TagAction::Create {
             path,
@@ -70,30 +70,43 @@ pub fn tag(action: TagAction) -> CmdResult {
                 None => Dataset::open(&path)?.version(),
             };
             create_tag(&path, &name, v, 0)?;
-            println!("tag {name} -> version {v}");
+            report(
+                json,
+                serde_json::json!({ "created": name, "version": v }),
+                || format!("tag {name} -> version {v}"),
+            )
         }
         TagAction::List { path } => {
-            for (name, v) in list_tags(&path)? {
-                println!("{name}\t{v}");
-            }
+            let tags = list_tags(&path)?;
+            let v: Vec<serde_json::Value> = tags
+                .iter()
+                .map(|(n, v)| serde_json::json!({ "name": n, "version": v }))
+                .collect();
+            report(json, serde_json::Value::Array(v), || {
+                tags.iter()
+                    .map(|(n, v)| format!("{n}\t{v}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
         }
         TagAction::Delete { path, name } => {
             delete_tag(&path, &name)?;
-            println!("deleted tag {name}");
+            report(json, serde_json::json!({ "deleted": name }), || {
+                format!("deleted tag {name}")
+            })
         }
     }
-    Ok(())
 }
 
 /// `lancer restore`.
-pub fn restore(path: &Path, version: u64) -> CmdResult {
+pub fn restore(path: &Path, version: u64, json: bool) -> CmdResult {
     let ds = Dataset::open(path)?.restore(version)?;
-    println!(
-        "restored version {version} as version {} ({} rows)",
-        ds.version(),
-        ds.count_rows()
-    );
-    Ok(())
+    let (new, rows) = (ds.version(), ds.count_rows());
+    report(
+        json,
+        serde_json::json!({ "restored": version, "version": new, "rows": rows }),
+        || format!("restored version {version} as version {new} ({rows} rows)"),
+    )
 }
 
 /// Parses `30s`, `15m`, `12h`, `7d`.
@@ -113,14 +126,23 @@ pub fn parse_age(s: &str) -> Result<Duration, Box<dyn std::error::Error>> {
 }
 
 /// `lancer cleanup`.
-pub fn cleanup(path: &Path, older_than: &str) -> CmdResult {
+pub fn cleanup(path: &Path, older_than: &str, json: bool) -> CmdResult {
     let age = parse_age(older_than)?;
     let st = do_cleanup(path, age)?;
-    println!(
-        "removed {} versions and {} files ({} bytes)",
-        st.versions_removed, st.files_removed, st.bytes_removed
-    );
-    Ok(())
+    report(
+        json,
+        serde_json::json!({
+            "versions_removed": st.versions_removed,
+            "files_removed": st.files_removed,
+            "bytes_removed": st.bytes_removed,
+        }),
+        || {
+            format!(
+                "removed {} versions and {} files ({} bytes)",
+                st.versions_removed, st.files_removed, st.bytes_removed
+            )
+        },
+    )
 }
 
 fn read_input(input: &Path) -> Result<(SchemaRef, Vec<RecordBatch>), Box<dyn std::error::Error>> {
@@ -168,6 +190,7 @@ pub fn import(
     mode: Mode,
     storage: &str,
     max_rows_per_file: usize,
+    json: bool,
 ) -> CmdResult {
     let (schema, batches) = read_input(input)?;
     let storage = FileVersion::parse(storage)?;
@@ -196,13 +219,17 @@ pub fn import(
         (Mode::Create | Mode::Overwrite, _) => Dataset::write(dataset, schema, &batches, &params)?,
     };
     spinner.finish_and_clear();
-    println!(
-        "imported {rows} rows into {} (version {}, {} rows in all)",
-        dataset.display(),
-        ds.version(),
-        ds.count_rows()
-    );
-    Ok(())
+    let (version, total) = (ds.version(), ds.count_rows());
+    report(
+        json,
+        serde_json::json!({ "imported_rows": rows, "version": version, "rows": total }),
+        || {
+            format!(
+                "imported {rows} rows into {} (version {version}, {total} rows in all)",
+                dataset.display()
+            )
+        },
+    )
 }
 
 /// Output writers of `lancer export`, one batch at a time.
@@ -265,7 +292,7 @@ const EXPORT_FILE_CHUNK: u64 = 64 * 1024;
 
 /// `lancer export`: streams a dataset fragment by fragment (or a file in chunks), so
 /// memory holds one piece at a time; a progress bar shows rows written on a terminal.
-pub fn export(path: &Path, output: &Path, at: &VersionArgs) -> CmdResult {
+pub fn export(path: &Path, output: &Path, at: &VersionArgs, json: bool) -> CmdResult {
     let src = Source::open(path, at)?;
     let mut w = ExportWriter::create(output, &src.schema())?;
     let bar = indicatif::ProgressBar::new(src.num_rows());
@@ -298,8 +325,11 @@ pub fn export(path: &Path, output: &Path, at: &VersionArgs) -> CmdResult {
     }
     w.finish()?;
     bar.finish_and_clear();
-    println!("exported {rows} rows to {}", output.display());
-    Ok(())
+    report(
+        json,
+        serde_json::json!({ "exported_rows": rows, "output": output.display().to_string() }),
+        || format!("exported {rows} rows to {}", output.display()),
+    )
 }
 
 /// `lancer verify`: returns the problems found.
@@ -365,8 +395,19 @@ pub fn verify_problems(path: &Path) -> Result<(Vec<String>, usize), Box<dyn std:
 }
 
 /// `lancer verify`.
-pub fn verify(path: &Path) -> CmdResult {
+pub fn verify(path: &Path, json: bool) -> CmdResult {
     let (problems, n) = verify_problems(path)?;
+    if json {
+        report(
+            true,
+            serde_json::json!({ "ok": problems.is_empty(), "versions": n, "problems": problems }),
+            String::new,
+        )?;
+        if problems.is_empty() {
+            return Ok(());
+        }
+        return Err(format!("{} problem(s) found in {}", problems.len(), path.display()).into());
+    }
     if problems.is_empty() {
         println!("ok: {n} versions, every manifest, data file and deletion file checks out");
         return Ok(());

@@ -13,21 +13,18 @@ use lancer_format::read::{RangeRead, TracingRead};
 use lancer_format::reader::FileReader;
 use lancer_io::LocalFile;
 
-use crate::args::{Cli, Command};
+use crate::args::{Cli, Command, Format};
 
 /// Errors reach the user as one line.
 pub type CmdResult = Result<(), Box<dyn std::error::Error>>;
 
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> CmdResult {
+    let json = cli.json;
+    let rows_as = |f: Format| if json { Format::Jsonl } else { f };
     match cli.command {
         Command::Demo => demo::run(),
-        Command::Inspect {
-            path,
-            row,
-            json,
-            at,
-        } => {
+        Command::Inspect { path, row, at } => {
             if source::is_dataset(&path) {
                 dataset::inspect(&path, json, &at)
             } else {
@@ -41,29 +38,36 @@ pub fn run(cli: Cli) -> CmdResult {
             limit,
             format,
             at,
-        } => cat::cat(&path, &columns, offset, limit, format, &at),
+        } => cat::cat(&path, &columns, offset, limit, rows_as(format), &at),
         Command::Take {
             path,
             rows,
             columns,
             format,
             at,
-        } => cat::take(&path, &rows, &columns, format, &at),
-        Command::Count { path, at } => source::count(&path, &at),
-        Command::Schema { path, at } => source::schema(&path, &at),
-        Command::Versions { path, json } => dataset::versions(&path, json),
-        Command::Tag { action } => dataset::tag(action),
-        Command::Restore { path, version } => dataset::restore(&path, version),
-        Command::Cleanup { path, older_than } => dataset::cleanup(&path, &older_than),
+        } => cat::take(&path, &rows, &columns, rows_as(format), &at),
+        Command::Count { path, at } => source::count(&path, &at, json),
+        Command::Schema { path, at } => source::schema(&path, &at, json),
+        Command::Versions { path } => dataset::versions(&path, json),
+        Command::Tag { action } => dataset::tag(action, json),
+        Command::Restore { path, version } => dataset::restore(&path, version, json),
+        Command::Cleanup { path, older_than } => dataset::cleanup(&path, &older_than, json),
         Command::Import {
             input,
             dataset: ds,
             mode,
             data_storage_version,
             max_rows_per_file,
-        } => dataset::import(&input, &ds, mode, &data_storage_version, max_rows_per_file),
-        Command::Export { path, output, at } => dataset::export(&path, &output, &at),
-        Command::Verify { path } => dataset::verify(&path),
+        } => dataset::import(
+            &input,
+            &ds,
+            mode,
+            &data_storage_version,
+            max_rows_per_file,
+            json,
+        ),
+        Command::Export { path, output, at } => dataset::export(&path, &output, &at, json),
+        Command::Verify { path } => dataset::verify(&path, json),
         Command::Search {
             path,
             column,
@@ -75,7 +79,15 @@ pub fn run(cli: Cli) -> CmdResult {
             format,
             at,
         } => dataset::search(
-            &path, &column, query, query_row, k, &metric, &columns, format, &at,
+            &path,
+            &column,
+            query,
+            query_row,
+            k,
+            &metric,
+            &columns,
+            rows_as(format),
+            &at,
         ),
     }
 }
@@ -89,6 +101,16 @@ pub fn open_traced(path: &Path) -> Result<Traced, Box<dyn std::error::Error>> {
     let reader = FileReader::open(io.clone() as Arc<dyn RangeRead>)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok((reader, io))
+}
+
+/// Prints `value` as pretty JSON when `json`, else the text `text` builds.
+pub fn report(json: bool, value: serde_json::Value, text: impl FnOnce() -> String) -> CmdResult {
+    if json {
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    } else {
+        println!("{}", text());
+    }
+    Ok(())
 }
 
 /// Column names as `&str`s, or None for all.

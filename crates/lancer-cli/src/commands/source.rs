@@ -8,7 +8,7 @@ use arrow_schema::SchemaRef;
 use lancer_format::reader::FileReader;
 use lancer_table::Dataset;
 
-use super::{open_traced, CmdResult};
+use super::{open_traced, report, CmdResult};
 use crate::args::VersionArgs;
 
 /// A dataset at a version, or a data file.
@@ -95,21 +95,42 @@ impl Source {
 }
 
 /// Prints the schema.
-pub fn schema(path: &Path, at: &VersionArgs) -> CmdResult {
-    let s = Source::open(path, at)?;
-    for f in s.schema().fields() {
-        println!(
-            "{}: {}{}",
-            f.name(),
-            f.data_type(),
-            if f.is_nullable() { "" } else { " not null" }
-        );
-    }
-    Ok(())
+pub fn schema(path: &Path, at: &VersionArgs, json: bool) -> CmdResult {
+    let s = Source::open(path, at)?.schema();
+    let fields: Vec<serde_json::Value> = s
+        .fields()
+        .iter()
+        .map(|f| {
+            serde_json::json!({
+                "name": f.name(),
+                "type": f.data_type().to_string(),
+                "nullable": f.is_nullable(),
+                "metadata": f.metadata(),
+            })
+        })
+        .collect();
+    report(
+        json,
+        serde_json::json!({ "fields": fields, "metadata": s.metadata() }),
+        || {
+            s.fields()
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{}: {}{}",
+                        f.name(),
+                        f.data_type(),
+                        if f.is_nullable() { "" } else { " not null" }
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        },
+    )
 }
 
 /// Prints the row count.
-pub fn count(path: &Path, at: &VersionArgs) -> CmdResult {
-    println!("{}", Source::open(path, at)?.num_rows());
-    Ok(())
+pub fn count(path: &Path, at: &VersionArgs, json: bool) -> CmdResult {
+    let n = Source::open(path, at)?.num_rows();
+    report(json, serde_json::json!({ "rows": n }), || n.to_string())
 }
