@@ -150,9 +150,9 @@ pub enum Command {
         #[arg(long, default_value = "7d")]
         older_than: String,
     },
-    /// Write a CSV, JSON-lines or Arrow IPC file into a dataset.
+    /// Write a CSV, JSON-lines, Arrow IPC or Parquet file into a dataset.
     Import {
-        /// Input file (.csv, .jsonl / .ndjson, .arrow / .arrows / .ipc).
+        /// Input file (.csv, .jsonl / .ndjson, .arrow / .arrows / .ipc, .parquet).
         input: PathBuf,
         /// Dataset directory.
         dataset: PathBuf,
@@ -166,11 +166,11 @@ pub enum Command {
         #[arg(long, default_value_t = 1_048_576)]
         max_rows_per_file: usize,
     },
-    /// Write a dataset (or data file) out as CSV, JSON lines or Arrow IPC.
+    /// Write a dataset (or data file) out as CSV, JSON lines, Arrow IPC or Parquet.
     Export {
         /// A dataset directory or a .lance data file.
         path: PathBuf,
-        /// Output file; its extension picks the format (.csv, .jsonl, .arrow).
+        /// Output file; its extension picks the format (.csv, .jsonl, .arrow, .parquet).
         output: PathBuf,
         #[command(flatten)]
         at: VersionArgs,

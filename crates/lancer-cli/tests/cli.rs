@@ -164,6 +164,42 @@ fn export_streams_every_version_as_pylance_read_it() {
             assert_eq!(got.columns(), want.columns(), "{set} v{v}");
         }
     }
+    // Parquet out and back in: the re-imported dataset holds what pylance read.
+    for set in ["pylance-14", "pylance-12"] {
+        let root = datasets().join(set).join("history");
+        let want = arrow_file(&datasets().join(set).join("history.expected/v6.arrow"));
+        let pq = dir.join(format!("{set}.parquet"));
+        let ds2 = dir.join(format!("{set}-from-parquet"));
+        for args in [
+            vec![
+                "export".into(),
+                root.display().to_string(),
+                pq.display().to_string(),
+            ],
+            vec![
+                "import".into(),
+                pq.display().to_string(),
+                ds2.display().to_string(),
+            ],
+        ] {
+            let r = lancer().args(&args).output().unwrap();
+            assert!(
+                r.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&r.stderr)
+            );
+        }
+        let out = lancer()
+            .args(["cat", "--format", "arrow-ipc"])
+            .arg(&ds2)
+            .output()
+            .unwrap();
+        let r = arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(out.stdout), None)
+            .unwrap();
+        let got: Vec<_> = r.map(|b| b.unwrap()).collect();
+        let got = arrow_select::concat::concat_batches(&got[0].schema(), &got).unwrap();
+        assert_eq!(got.columns(), want.columns(), "{set} via parquet");
+    }
     let bad = lancer()
         .arg("export")
         .arg(datasets().join("pylance-14/history"))

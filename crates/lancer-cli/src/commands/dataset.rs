@@ -160,13 +160,19 @@ fn read_input(input: &Path) -> Result<(SchemaRef, Vec<RecordBatch>), Box<dyn std
                 .with_header(true)
                 .infer_schema(std::io::BufReader::new(f), Some(10_000))?;
             let schema = Arc::new(schema);
-            let r = arrow_csv::ReaderBuilder::new(schema.clone()).with_header(true).build(open()?)?;
+            let r = arrow_csv::ReaderBuilder::new(schema.clone())
+                .with_header(true)
+                .build(open()?)?;
             Ok((schema, r.collect::<Result<Vec<_>, _>>()?))
         }
         "jsonl" | "ndjson" | "json" => {
-            let (schema, _) = arrow_json::reader::infer_json_schema(std::io::BufReader::new(open()?), Some(10_000))?;
+            let (schema, _) = arrow_json::reader::infer_json_schema(
+                std::io::BufReader::new(open()?),
+                Some(10_000),
+            )?;
             let schema = Arc::new(schema);
-            let r = arrow_json::ReaderBuilder::new(schema.clone()).build(std::io::BufReader::new(open()?))?;
+            let r = arrow_json::ReaderBuilder::new(schema.clone())
+                .build(std::io::BufReader::new(open()?))?;
             Ok((schema, r.collect::<Result<Vec<_>, _>>()?))
         }
         "arrow" | "arrows" | "ipc" | "feather" => {
@@ -178,8 +184,17 @@ fn read_input(input: &Path) -> Result<(SchemaRef, Vec<RecordBatch>), Box<dyn std
             let s = r.schema();
             Ok((s, r.collect::<Result<Vec<_>, _>>()?))
         }
-        "parquet" => Err("Parquet input is not supported yet: convert it to Arrow IPC (e.g. pyarrow.parquet.read_table + pyarrow.ipc) and import that".into()),
-        other => Err(format!("unknown input format {other:?}: use .csv, .jsonl or .arrow").into()),
+        "parquet" | "pq" => {
+            let b = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(open()?)
+                .map_err(|e| format!("{}: not a readable Parquet file: {e}", input.display()))?;
+            let s = b.schema().clone();
+            let r = b.build()?;
+            Ok((s, r.collect::<Result<Vec<_>, _>>()?))
+        }
+        other => Err(format!(
+            "unknown input format {other:?}: use .csv, .jsonl, .arrow or .parquet"
+        )
+        .into()),
     }
 }
 
@@ -237,6 +252,7 @@ enum ExportWriter {
     Csv(arrow_csv::Writer<std::fs::File>),
     Json(arrow_json::LineDelimitedWriter<std::fs::File>),
     Ipc(arrow_ipc::writer::FileWriter<std::fs::File>),
+    Parquet(Box<parquet::arrow::ArrowWriter<std::fs::File>>),
 }
 
 impl ExportWriter {
@@ -251,11 +267,12 @@ impl ExportWriter {
             .to_ascii_lowercase();
         if !matches!(
             ext.as_str(),
-            "csv" | "jsonl" | "ndjson" | "json" | "arrow" | "ipc" | "feather"
+            "csv" | "jsonl" | "ndjson" | "json" | "arrow" | "ipc" | "feather" | "parquet" | "pq"
         ) {
-            return Err(
-                format!("unknown output format {ext:?}: use .csv, .jsonl or .arrow").into(),
-            );
+            return Err(format!(
+                "unknown output format {ext:?}: use .csv, .jsonl, .arrow or .parquet"
+            )
+            .into());
         }
         let f = std::fs::File::create(output)
             .map_err(|e| format!("cannot create {}: {e}", output.display()))?;
@@ -263,6 +280,16 @@ impl ExportWriter {
             "csv" => Self::Csv(arrow_csv::WriterBuilder::new().with_header(true).build(f)),
             "arrow" | "ipc" | "feather" => {
                 Self::Ipc(arrow_ipc::writer::FileWriter::try_new(f, schema)?)
+            }
+            "parquet" | "pq" => {
+                let props = parquet::file::properties::WriterProperties::builder()
+                    .set_compression(parquet::basic::Compression::ZSTD(Default::default()))
+                    .build();
+                Self::Parquet(Box::new(parquet::arrow::ArrowWriter::try_new(
+                    f,
+                    Arc::new(schema.clone()),
+                    Some(props),
+                )?))
             }
             _ => Self::Json(arrow_json::LineDelimitedWriter::new(f)),
         })
@@ -273,6 +300,7 @@ impl ExportWriter {
             Self::Csv(w) => w.write(batch)?,
             Self::Json(w) => w.write(batch)?,
             Self::Ipc(w) => w.write(batch)?,
+            Self::Parquet(w) => w.write(batch)?,
         }
         Ok(())
     }
@@ -282,6 +310,9 @@ impl ExportWriter {
             Self::Csv(_) => {}
             Self::Json(mut w) => w.finish()?,
             Self::Ipc(mut w) => w.finish()?,
+            Self::Parquet(w) => {
+                w.close()?;
+            }
         }
         Ok(())
     }
