@@ -142,8 +142,50 @@ fn scan(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// `dataset-take PATH ITERS INDICES_FILE...`: takes by row offset from an opened
+/// dataset (the handle opened once, as a loader holds it); prints timings and the sum
+/// of the `id` column so the caller can check both engines returned the same rows.
+fn dataset_take(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    let iters: usize = args[3].parse()?;
+    let ds = lancer_table::Dataset::open(&args[2])?;
+    let mut out = serde_json::Map::new();
+    for f in &args[4..] {
+        let idx = read_indices(f)?;
+        let mut times = Vec::new();
+        let mut sum = 0i64;
+        for _ in 0..iters {
+            let t = Instant::now();
+            let b = ds.take(&idx, Some(&["id", "text", "vec"]))?;
+            times.push(t.elapsed().as_secs_f64());
+            let ids = b
+                .column(0)
+                .as_any()
+                .downcast_ref::<arrow_array::Int64Array>()
+                .ok_or("id is not int64")?;
+            sum = ids.values().iter().sum();
+        }
+        out.insert(
+            format!("take_{}", idx.len()),
+            json!({"t": stats(times), "id_sum": sum}),
+        );
+    }
+    println!("{}", serde_json::Value::Object(out));
+    Ok(())
+}
+
+fn read_indices(f: &str) -> Result<Vec<u64>, Box<dyn std::error::Error>> {
+    let raw = std::fs::read(f)?;
+    Ok(raw
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+        .collect())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
+    if args.len() >= 5 && args[1] == "dataset-take" {
+        return dataset_take(&args);
+    }
     if args.len() == 4 && args[1] == "scan" {
         return scan(&args);
     }
@@ -181,11 +223,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     out.insert("rows".into(), json!(rows));
 
     for f in &args[4..] {
-        let raw = std::fs::read(f)?;
-        let idx: Vec<u64> = raw
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-            .collect();
+        let idx = read_indices(f)?;
         let mut times = Vec::new();
         for _ in 0..iters {
             let t = Instant::now();

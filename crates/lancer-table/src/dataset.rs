@@ -28,6 +28,27 @@ pub struct Dataset {
     root: PathBuf,
     manifest: Arc<Manifest>,
     schema: SchemaRef,
+    cache: Arc<ReadCache>,
+}
+
+/// What repeated reads of one opened dataset reuse: opened data files (footer and
+/// column metadata decoded once, page metadata cached inside the reader) and decoded
+/// deletion files. Both are immutable once written (data files have unique names,
+/// deletion files are named by fragment, read version and id), so entries never go
+/// stale; the cache lives as long as the handle and its clones.
+#[derive(Default)]
+struct ReadCache {
+    readers: std::sync::Mutex<HashMap<PathBuf, Arc<FileReader>>>,
+    kept: std::sync::Mutex<HashMap<DeletionKey, Arc<Deleted>>>,
+}
+
+/// Identifies a deletion file: (fragment id, read version, id, file type).
+type DeletionKey = (u64, u64, u64, i32);
+
+/// A decoded deletion file and the runs of rows it leaves.
+struct Deleted {
+    rows: RoaringBitmap,
+    kept: Arc<Vec<Range<u64>>>,
 }
 
 impl std::fmt::Debug for Dataset {
@@ -96,6 +117,7 @@ impl Dataset {
             root,
             manifest: Arc::new(manifest),
             schema,
+            cache: Arc::default(),
         })
     }
 
@@ -158,12 +180,65 @@ impl Dataset {
 
     /// Deleted row offsets of a fragment (empty when it has no deletion file).
     pub fn deletions(&self, frag: &pb::DataFragment) -> Result<RoaringBitmap> {
-        match &frag.deletion_file {
-            Some(d) if d.num_deleted_rows > 0 || d.id != 0 => {
-                read_deletions(&self.root, frag.id, d, frag.physical_rows)
-            }
-            _ => Ok(RoaringBitmap::new()),
+        Ok(self
+            .deleted(frag)?
+            .map(|d| d.rows.clone())
+            .unwrap_or_default())
+    }
+
+    /// The fragment's decoded deletion file (cached), or None without one.
+    fn deleted(&self, frag: &pb::DataFragment) -> Result<Option<Arc<Deleted>>> {
+        let d = match &frag.deletion_file {
+            Some(d) if d.num_deleted_rows > 0 || d.id != 0 => d,
+            _ => return Ok(None),
+        };
+        let key = (frag.id, d.read_version, d.id, d.file_type);
+        if let Some(hit) = self
+            .cache
+            .kept
+            .lock()
+            .ok()
+            .and_then(|c| c.get(&key).cloned())
+        {
+            return Ok(Some(hit));
         }
+        let rows = read_deletions(&self.root, frag.id, d, frag.physical_rows)?;
+        let kept = Arc::new(kept_ranges(&rows, frag.physical_rows));
+        let entry = Arc::new(Deleted { rows, kept });
+        if let Ok(mut c) = self.cache.kept.lock() {
+            c.insert(key, entry.clone());
+        }
+        Ok(Some(entry))
+    }
+
+    /// The opened reader of data file `df` (cached), checked against the fragment.
+    fn file_reader(&self, frag: &pb::DataFragment, df: &pb::DataFile) -> Result<Arc<FileReader>> {
+        let path = self.data_file_path(df)?;
+        if let Some(hit) = self
+            .cache
+            .readers
+            .lock()
+            .ok()
+            .and_then(|c| c.get(&path).cloned())
+        {
+            return Ok(hit);
+        }
+        let io: Arc<dyn RangeRead> = Arc::new(MmapFile::open(&path)?);
+        let r = FileReader::open(io)?;
+        if r.num_rows() != frag.physical_rows {
+            return Err(TableError::corrupt(format!(
+                "data file {} has {} rows, fragment {} says {}",
+                path.display(),
+                r.num_rows(),
+                frag.id,
+                frag.physical_rows
+            )));
+        }
+        let r = Arc::new(r);
+        if let Ok(mut c) = self.cache.readers.lock() {
+            c.insert(path, r.clone());
+        }
+        Ok(r)
     }
 
     /// Reads rows `ranges` (offsets within the fragment) of the fields `fields`
@@ -174,7 +249,7 @@ impl Dataset {
         fields: &[usize],
         ranges: &[Range<u64>],
     ) -> Result<Vec<ArrayRef>> {
-        let mut readers: HashMap<usize, FileReader> = HashMap::new();
+        let mut readers: HashMap<usize, Arc<FileReader>> = HashMap::new();
         let mut out = Vec::with_capacity(fields.len());
         for &fi in fields {
             let lf = &self.manifest.schema.fields[fi];
@@ -193,20 +268,7 @@ impl Dataset {
                     ))
                 })?;
             if let std::collections::hash_map::Entry::Vacant(e) = readers.entry(file_idx) {
-                let df = &frag.files[file_idx];
-                let path = self.data_file_path(df)?;
-                let io: Arc<dyn RangeRead> = Arc::new(MmapFile::open(&path)?);
-                let r = FileReader::open(io)?;
-                if r.num_rows() != frag.physical_rows {
-                    return Err(TableError::corrupt(format!(
-                        "data file {} has {} rows, fragment {} says {}",
-                        path.display(),
-                        r.num_rows(),
-                        frag.id,
-                        frag.physical_rows
-                    )));
-                }
-                e.insert(r);
+                e.insert(self.file_reader(frag, &frag.files[file_idx])?);
             }
             let r = &readers[&file_idx];
             let name = r
@@ -275,8 +337,11 @@ impl Dataset {
     }
 
     /// Kept (not deleted) row ranges of a fragment.
-    fn kept_ranges(&self, frag: &pb::DataFragment) -> Result<Vec<Range<u64>>> {
-        Ok(kept_ranges(&self.deletions(frag)?, frag.physical_rows))
+    fn kept_ranges(&self, frag: &pb::DataFragment) -> Result<Arc<Vec<Range<u64>>>> {
+        Ok(match self.deleted(frag)? {
+            Some(d) => d.kept.clone(),
+            None => Arc::new(std::iter::once(0..frag.physical_rows).collect()),
+        })
     }
 
     /// Reads the whole version (deleted rows removed) as one batch per fragment, the
@@ -361,12 +426,11 @@ impl Dataset {
         frag: &pb::DataFragment,
         fields: &[usize],
     ) -> Result<(u64, Vec<ArrayRef>)> {
-        let del = self.deletions(frag)?;
-        let kept = frag.physical_rows.saturating_sub(del.len());
+        let ranges = self.kept_ranges(frag)?;
+        let kept: u64 = ranges.iter().map(|r| r.end - r.start).sum();
         if kept == 0 {
             return Ok((0, Vec::new()));
         }
-        let ranges = kept_ranges(&del, frag.physical_rows);
         let cols = self.read_fragment(frag, fields, &ranges)?;
         Ok((kept, cols))
     }
@@ -392,7 +456,7 @@ impl Dataset {
                 }
                 let fi = starts.partition_point(|&s| s <= o) - 1;
                 let mut local = o - starts[fi];
-                for r in &kept[fi] {
+                for r in kept[fi].iter() {
                     let len = r.end - r.start;
                     if local < len {
                         return Ok((self.fragments()[fi].id << 32) | (r.start + local));
@@ -441,9 +505,9 @@ impl Dataset {
                         .into(),
                 }
             })?;
-            let del = self.deletions(frag)?;
+            let del = self.deleted(frag)?;
             for (row, id) in rids.into_iter().enumerate() {
-                if !del.contains(row as u32) {
+                if !del.as_ref().is_some_and(|d| d.rows.contains(row as u32)) {
                     where_is.insert(id, (frag.id << 32) | row as u64);
                 }
             }
@@ -494,11 +558,12 @@ impl Dataset {
         while i < sorted.len() {
             let fi = sorted[i].0;
             let frag = &self.fragments()[fi];
-            let del = self.deletions(frag)?;
+            let del = self.deleted(frag)?;
             let mut rows = Vec::new();
             while i < sorted.len() && sorted[i].0 == fi {
                 let (_, row, k) = sorted[i];
-                if row >= frag.physical_rows || del.contains(row as u32) {
+                let deleted = del.as_ref().is_some_and(|d| d.rows.contains(row as u32));
+                if row >= frag.physical_rows || deleted {
                     return Err(TableError::NotFound {
                         what: format!(
                             "row address {} (row {row} of fragment {} is deleted or past its end)",
@@ -513,7 +578,14 @@ impl Dataset {
             }
             let mut uniq = rows.clone();
             uniq.dedup();
-            let ranges: Vec<Range<u64>> = uniq.iter().map(|&r| r..r + 1).collect();
+            // Consecutive rows read as one run.
+            let mut ranges: Vec<Range<u64>> = Vec::new();
+            for &r in &uniq {
+                match ranges.last_mut() {
+                    Some(last) if last.end == r => last.end = r + 1,
+                    _ => ranges.push(r..r + 1),
+                }
+            }
             let cols = self.read_fragment(frag, &fields, &ranges)?;
             let pos: UInt64Array = rows
                 .iter()
