@@ -48,7 +48,42 @@ type DeletionKey = (u64, u64, u64, i32);
 /// A decoded deletion file and the runs of rows it leaves.
 struct Deleted {
     rows: RoaringBitmap,
-    kept: Arc<Vec<Range<u64>>>,
+    kept: Arc<KeptRuns>,
+}
+
+/// The runs of rows a fragment keeps, with the count of kept rows before each run so
+/// an offset among kept rows maps to its physical row by binary search.
+struct KeptRuns {
+    runs: Vec<Range<u64>>,
+    before: Vec<u64>,
+    total: u64,
+}
+
+impl KeptRuns {
+    fn new(runs: Vec<Range<u64>>) -> Self {
+        let mut before = Vec::with_capacity(runs.len());
+        let mut total = 0u64;
+        for r in &runs {
+            before.push(total);
+            total += r.end - r.start;
+        }
+        Self {
+            runs,
+            before,
+            total,
+        }
+    }
+
+    /// Physical row of the `local`-th kept row.
+    fn locate(&self, local: u64) -> Option<u64> {
+        let i = self
+            .before
+            .partition_point(|&b| b <= local)
+            .checked_sub(1)?;
+        let (r, b) = (self.runs.get(i)?, self.before.get(i)?);
+        let row = r.start + (local - b);
+        (row < r.end).then_some(row)
+    }
 }
 
 impl std::fmt::Debug for Dataset {
@@ -203,7 +238,7 @@ impl Dataset {
             return Ok(Some(hit));
         }
         let rows = read_deletions(&self.root, frag.id, d, frag.physical_rows)?;
-        let kept = Arc::new(kept_ranges(&rows, frag.physical_rows));
+        let kept = Arc::new(KeptRuns::new(kept_ranges(&rows, frag.physical_rows)));
         let entry = Arc::new(Deleted { rows, kept });
         if let Ok(mut c) = self.cache.kept.lock() {
             c.insert(key, entry.clone());
@@ -337,10 +372,12 @@ impl Dataset {
     }
 
     /// Kept (not deleted) row ranges of a fragment.
-    fn kept_ranges(&self, frag: &pb::DataFragment) -> Result<Arc<Vec<Range<u64>>>> {
+    fn kept_ranges(&self, frag: &pb::DataFragment) -> Result<Arc<KeptRuns>> {
         Ok(match self.deleted(frag)? {
             Some(d) => d.kept.clone(),
-            None => Arc::new(std::iter::once(0..frag.physical_rows).collect()),
+            None => Arc::new(KeptRuns::new(
+                std::iter::once(0..frag.physical_rows).collect(),
+            )),
         })
     }
 
@@ -427,11 +464,11 @@ impl Dataset {
         fields: &[usize],
     ) -> Result<(u64, Vec<ArrayRef>)> {
         let ranges = self.kept_ranges(frag)?;
-        let kept: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+        let kept = ranges.total;
         if kept == 0 {
             return Ok((0, Vec::new()));
         }
-        let cols = self.read_fragment(frag, fields, &ranges)?;
+        let cols = self.read_fragment(frag, fields, &ranges.runs)?;
         Ok((kept, cols))
     }
 
@@ -443,7 +480,7 @@ impl Dataset {
         for frag in self.fragments() {
             let r = self.kept_ranges(frag)?;
             starts.push(total);
-            total += r.iter().map(|x| x.end - x.start).sum::<u64>();
+            total += r.total;
             kept.push(r);
         }
         offsets
@@ -454,16 +491,13 @@ impl Dataset {
                         what: format!("row {o} of a {total}-row version"),
                     });
                 }
-                let fi = starts.partition_point(|&s| s <= o) - 1;
-                let mut local = o - starts[fi];
-                for r in kept[fi].iter() {
-                    let len = r.end - r.start;
-                    if local < len {
-                        return Ok((self.fragments()[fi].id << 32) | (r.start + local));
-                    }
-                    local -= len;
-                }
-                Err(TableError::corrupt("row offset past its fragment"))
+                let fi = starts.partition_point(|&s| s <= o).saturating_sub(1);
+                let row = starts
+                    .get(fi)
+                    .zip(kept.get(fi))
+                    .and_then(|(s, k)| k.locate(o - s))
+                    .ok_or_else(|| TableError::corrupt("row offset past its fragment"))?;
+                Ok((self.fragments()[fi].id << 32) | row)
             })
             .collect()
     }
@@ -634,4 +668,30 @@ fn kept_ranges(deleted: &RoaringBitmap, physical_rows: u64) -> Vec<Range<u64>> {
         out.push(start..physical_rows);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_runs_map_offsets_to_physical_rows() {
+        let mut del = RoaringBitmap::new();
+        for d in [0u32, 3, 4, 9] {
+            del.insert(d);
+        }
+        let k = KeptRuns::new(kept_ranges(&del, 10));
+        assert_eq!(k.runs, vec![1..3, 5..9]);
+        assert_eq!(k.total, 6);
+        let rows: Vec<Option<u64>> = (0..7).map(|o| k.locate(o)).collect();
+        assert_eq!(
+            rows,
+            vec![Some(1), Some(2), Some(5), Some(6), Some(7), Some(8), None]
+        );
+        let none = KeptRuns::new(kept_ranges(&RoaringBitmap::from_iter(0..4u32), 4));
+        assert_eq!((none.total, none.locate(0)), (0, None));
+        // Deleted rows past the fragment's end (a hostile file) are ignored.
+        let past = KeptRuns::new(kept_ranges(&RoaringBitmap::from_iter([2u32, 50]), 4));
+        assert_eq!(past.runs, vec![0..2, 3..4]);
+    }
 }
