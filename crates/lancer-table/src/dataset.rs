@@ -17,6 +17,7 @@ use lancer_format::reader::FileReader;
 use lancer_io::MmapFile;
 use roaring::RoaringBitmap;
 
+use crate::cache::Lru;
 use crate::deletion::read_deletions;
 use crate::manifest::Manifest;
 use crate::pb;
@@ -35,11 +36,25 @@ pub struct Dataset {
 /// column metadata decoded once, page metadata cached inside the reader) and decoded
 /// deletion files. Both are immutable once written (data files have unique names,
 /// deletion files are named by fragment, read version and id), so entries never go
-/// stale; the cache lives as long as the handle and its clones.
-#[derive(Default)]
+/// stale. Both are bounded (least recently used evicted), so a long-lived handle over
+/// a dataset of many thousands of files keeps a fixed number of files mapped.
 struct ReadCache {
-    readers: std::sync::Mutex<HashMap<PathBuf, Arc<FileReader>>>,
-    kept: std::sync::Mutex<HashMap<DeletionKey, Arc<Deleted>>>,
+    readers: Lru<PathBuf, FileReader>,
+    kept: Lru<DeletionKey, Deleted>,
+}
+
+/// Opened data files a dataset handle keeps.
+const CACHED_FILES: usize = 1024;
+/// Decoded deletion files a dataset handle keeps.
+const CACHED_DELETIONS: usize = 4096;
+
+impl Default for ReadCache {
+    fn default() -> Self {
+        Self {
+            readers: Lru::new(CACHED_FILES),
+            kept: Lru::new(CACHED_DELETIONS),
+        }
+    }
 }
 
 /// Identifies a deletion file: (fragment id, read version, id, file type).
@@ -228,34 +243,20 @@ impl Dataset {
             _ => return Ok(None),
         };
         let key = (frag.id, d.read_version, d.id, d.file_type);
-        if let Some(hit) = self
-            .cache
-            .kept
-            .lock()
-            .ok()
-            .and_then(|c| c.get(&key).cloned())
-        {
+        if let Some(hit) = self.cache.kept.get(&key) {
             return Ok(Some(hit));
         }
         let rows = read_deletions(&self.root, frag.id, d, frag.physical_rows)?;
         let kept = Arc::new(KeptRuns::new(kept_ranges(&rows, frag.physical_rows)));
         let entry = Arc::new(Deleted { rows, kept });
-        if let Ok(mut c) = self.cache.kept.lock() {
-            c.insert(key, entry.clone());
-        }
+        self.cache.kept.insert(key, entry.clone());
         Ok(Some(entry))
     }
 
     /// The opened reader of data file `df` (cached), checked against the fragment.
     fn file_reader(&self, frag: &pb::DataFragment, df: &pb::DataFile) -> Result<Arc<FileReader>> {
         let path = self.data_file_path(df)?;
-        if let Some(hit) = self
-            .cache
-            .readers
-            .lock()
-            .ok()
-            .and_then(|c| c.get(&path).cloned())
-        {
+        if let Some(hit) = self.cache.readers.get(&path) {
             return Ok(hit);
         }
         let io: Arc<dyn RangeRead> = Arc::new(MmapFile::open(&path)?);
@@ -270,9 +271,7 @@ impl Dataset {
             )));
         }
         let r = Arc::new(r);
-        if let Ok(mut c) = self.cache.readers.lock() {
-            c.insert(path, r.clone());
-        }
+        self.cache.readers.insert(path, r.clone());
         Ok(r)
     }
 
