@@ -3,7 +3,7 @@
 //!
 //! Rows are addressed three ways: by offset in the version (deleted rows skipped), by
 //! row address (`fragment id << 32 | row offset in the fragment`), and — with stable
-//! row ids — by row id (not yet supported here).
+//! row ids — by row id (spec: "Row ID and Row Address").
 
 use std::collections::HashMap;
 use std::ops::Range;
