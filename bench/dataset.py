@@ -88,11 +88,7 @@ def main():
         for k in ("open", "count_rows", "append"):
             p, l = py[k]["best"], lr[k]["best"]
             lines.append(f"| {versions} versions | {k} | {p:.6f} | {l:.6f} | {p / l:.2f}x |")
-    table = "\n".join(lines)
-    print(table)
-    if not a.no_record:
-        with open(os.path.join(file_read.ROOT, "bench", "RESULTS.md"), "a") as f:
-            f.write("\n" + table + "\n")
+    file_read.record(lines, a.no_record)
 
 
 if __name__ == "__main__":

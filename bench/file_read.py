@@ -92,6 +92,15 @@ def lancer_binary():
     return exe
 
 
+def record(lines, no_record):
+    """Prints a result table and, unless `no_record`, appends it to bench/RESULTS.md."""
+    table = "\n".join(lines)
+    print(table)
+    if not no_record:
+        with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as f:
+            f.write("\n" + table + "\n")
+
+
 def machine():
     model = ""
     try:
@@ -137,11 +146,7 @@ def main():
     for k in ["open", "full_decode", "take_1", "take_100", "take_10000"]:
         p, l = py[k]["best"], lr[k]["best"]
         lines.append(f"| {k} | {p:.6f} | {l:.6f} | {p / l:.2f}x |")
-    table = "\n".join(lines)
-    print(table)
-    if not a.no_record:
-        with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as f:
-            f.write("\n" + table + "\n")
+    record(lines, a.no_record)
 
 
 if __name__ == "__main__":

@@ -87,11 +87,7 @@ def main():
         assert int(pa.compute.sum(got["id"]).as_py()) == r["id_sum"], (k, r["id_sum"])
         p, l = min(times), r["t"]["best"]
         lines.append(f"| {k:,} | {p:.5f} | {l:.5f} | {p / l:.2f}x |")
-    table = "\n".join(lines)
-    print(table)
-    if not a.no_record:
-        with open(os.path.join(file_read.ROOT, "bench", "RESULTS.md"), "a") as f:
-            f.write("\n" + table + "\n")
+    file_read.record(lines, a.no_record)
 
 
 if __name__ == "__main__":

@@ -63,11 +63,7 @@ def main():
         "|---|---|---|---|---|",
         f"| {p:.4f} | {l:.4f} | {p / l:.2f}x | {bound:.4f} | {l / bound:.2f} |",
     ]
-    table = "\n".join(lines)
-    print(table)
-    if not a.no_record:
-        with open(os.path.join(file_read.ROOT, "bench", "RESULTS.md"), "a") as f:
-            f.write("\n" + table + "\n")
+    file_read.record(lines, a.no_record)
 
 
 if __name__ == "__main__":

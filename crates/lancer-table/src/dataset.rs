@@ -427,13 +427,6 @@ impl Dataset {
     ) -> Result<RecordBatch> {
         let fields = self.projection(columns)?;
         let (n, cols) = self.scan_fragment(frag, &fields)?;
-        if n == 0 {
-            let cols = fields
-                .iter()
-                .map(|&fi| arrow_array::new_empty_array(self.schema.field(fi).data_type()))
-                .collect();
-            return self.batch(&fields, cols, 0);
-        }
         self.batch(&fields, cols, n as usize)
     }
 
@@ -465,7 +458,10 @@ impl Dataset {
         let ranges = self.kept_ranges(frag)?;
         let kept = ranges.total;
         if kept == 0 {
-            return Ok((0, Vec::new()));
+            let empty = fields
+                .iter()
+                .map(|&fi| arrow_array::new_empty_array(self.schema.field(fi).data_type()));
+            return Ok((0, empty.collect()));
         }
         let cols = self.read_fragment(frag, fields, &ranges.runs)?;
         Ok((kept, cols))

@@ -428,23 +428,19 @@ pub fn verify_problems(path: &Path) -> Result<(Vec<String>, usize), Box<dyn std:
 /// `lancer verify`.
 pub fn verify(path: &Path, json: bool) -> CmdResult {
     let (problems, n) = verify_problems(path)?;
-    if json {
-        report(
-            true,
-            serde_json::json!({ "ok": problems.is_empty(), "versions": n, "problems": problems }),
-            String::new,
-        )?;
-        if problems.is_empty() {
-            return Ok(());
-        }
-        return Err(format!("{} problem(s) found in {}", problems.len(), path.display()).into());
-    }
+    report(
+        json,
+        serde_json::json!({ "ok": problems.is_empty(), "versions": n, "problems": problems }),
+        || {
+            if problems.is_empty() {
+                format!("ok: {n} versions, every manifest, data file and deletion file checks out")
+            } else {
+                problems.join("\n")
+            }
+        },
+    )?;
     if problems.is_empty() {
-        println!("ok: {n} versions, every manifest, data file and deletion file checks out");
         return Ok(());
-    }
-    for p in &problems {
-        println!("{p}");
     }
     Err(format!("{} problem(s) found in {}", problems.len(), path.display()).into())
 }

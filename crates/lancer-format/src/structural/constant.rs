@@ -172,14 +172,6 @@ impl ConstantPage {
             }
             runs.push(stream.slice_rows(self.info, false, r.clone())?);
         }
-        if runs.is_empty() {
-            return Ok(LeafRun {
-                rep: None,
-                def: None,
-                num_rows: 0,
-                values: arrow_array::new_empty_array(value_type),
-            });
-        }
-        concat_runs(runs, self.info)
+        concat_runs(runs, self.info, value_type)
     }
 }

@@ -257,15 +257,7 @@ impl FullZipPage {
             let stream = self.parse(&bytes, value_type)?;
             runs.push(stream.slice_rows(self.info, false, 0..r.end - r.start)?);
         }
-        if runs.is_empty() {
-            return Ok(LeafRun {
-                rep: None,
-                def: None,
-                num_rows: 0,
-                values: arrow_array::new_empty_array(value_type),
-            });
-        }
-        concat_runs(runs, self.info)
+        concat_runs(runs, self.info, value_type)
     }
 
     fn parse(&self, bytes: &[u8], value_type: &DataType) -> Result<Stream> {

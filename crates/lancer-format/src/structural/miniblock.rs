@@ -336,15 +336,7 @@ impl MiniBlockPage {
                 )?);
             }
         }
-        if runs.is_empty() {
-            return Ok(LeafRun {
-                rep: None,
-                def: None,
-                num_rows: 0,
-                values: arrow_array::new_empty_array(value_type),
-            });
-        }
-        concat_runs(runs, self.info)
+        concat_runs(runs, self.info, value_type)
     }
 
     /// Decodes the chunks of `span`, whose bytes are `bytes`, into one stream.

@@ -17,6 +17,7 @@ pub mod unravel;
 use std::ops::Range;
 
 use arrow_array::ArrayRef;
+use arrow_schema::DataType;
 
 use crate::pb::enc21::RepDefLayer;
 use crate::{FormatError, Result};
@@ -250,7 +251,15 @@ impl Stream {
 }
 
 /// Concatenates runs of one leaf column (in row order).
-pub fn concat_runs(runs: Vec<LeafRun>, info: LevelInfo) -> Result<LeafRun> {
+pub fn concat_runs(runs: Vec<LeafRun>, info: LevelInfo, value_type: &DataType) -> Result<LeafRun> {
+    if runs.is_empty() {
+        return Ok(LeafRun {
+            rep: None,
+            def: None,
+            num_rows: 0,
+            values: arrow_array::new_empty_array(value_type),
+        });
+    }
     if runs.len() == 1 {
         if let Some(r) = runs.into_iter().next() {
             return Ok(r);

@@ -179,6 +179,17 @@ pub fn encode(
         }
     };
 
+    let layout = PageLayout {
+        layout: Some(Layout::FullZipLayout(enc21::FullZipLayout {
+            bits_rep,
+            bits_def,
+            details: Some(details),
+            num_items: n_entries as u32,
+            num_visible_items: s.values.len() as u32,
+            value_compression: Some(value_compression),
+            layers,
+        })),
+    };
     // No control words and no zipped validity: the values are the page, zero-copy.
     if cw_bytes == 0 {
         if let Payload::Fixed {
@@ -197,17 +208,7 @@ pub fn encode(
             };
             return Ok(EncodedPage {
                 buffers: vec![whole],
-                layout: PageLayout {
-                    layout: Some(Layout::FullZipLayout(enc21::FullZipLayout {
-                        bits_rep,
-                        bits_def,
-                        details: Some(details),
-                        num_items: n_entries as u32,
-                        num_visible_items: s.values.len() as u32,
-                        value_compression: Some(value_compression),
-                        layers,
-                    })),
-                },
+                layout,
                 num_rows,
             });
         }
@@ -299,17 +300,7 @@ pub fn encode(
     }
     Ok(EncodedPage {
         buffers,
-        layout: PageLayout {
-            layout: Some(Layout::FullZipLayout(enc21::FullZipLayout {
-                bits_rep,
-                bits_def,
-                details: Some(details),
-                num_items: n_entries as u32,
-                num_visible_items: s.values.len() as u32,
-                value_compression: Some(value_compression),
-                layers,
-            })),
-        },
+        layout,
         num_rows,
     })
 }

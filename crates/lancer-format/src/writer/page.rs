@@ -158,40 +158,15 @@ fn flatten(a: &ArrayRef) -> Result<Values> {
     match &dt {
         DataType::Boolean => {
             let b = a.as_boolean();
-            let mut out = vec![0u8; b.len().div_ceil(8)];
-            for i in 0..b.len() {
-                if b.values().value(i) {
-                    out[i / 8] |= 1 << (i % 8);
-                }
-            }
             Ok(Values::Fixed {
                 bits: 1,
-                data: Buffer::from_vec(out),
+                // Arrow's bits are already LSB-first packed; `sliced` drops any offset.
+                data: b.values().sliced(),
                 n: b.len(),
             })
         }
-        DataType::Utf8 | DataType::Binary => {
-            let o = data.buffers()[0].typed_data::<i32>();
-            let o = &o[data.offset()..data.offset() + data.len() + 1];
-            let base = o[0] as usize;
-            let end = o[data.len()] as usize;
-            Ok(Values::Variable {
-                offsets: o.iter().map(|&x| (x as usize - base) as u64).collect(),
-                data: data.buffers()[1].slice_with_length(base, end - base),
-                wide: false,
-            })
-        }
-        DataType::LargeUtf8 | DataType::LargeBinary => {
-            let o = data.buffers()[0].typed_data::<i64>();
-            let o = &o[data.offset()..data.offset() + data.len() + 1];
-            let base = o[0] as usize;
-            let end = o[data.len()] as usize;
-            Ok(Values::Variable {
-                offsets: o.iter().map(|&x| (x as usize - base) as u64).collect(),
-                data: data.buffers()[1].slice_with_length(base, end - base),
-                wide: true,
-            })
-        }
+        DataType::Utf8 | DataType::Binary => Ok(variable_values::<i32>(&data)),
+        DataType::LargeUtf8 | DataType::LargeBinary => Ok(variable_values::<i64>(&data)),
         DataType::FixedSizeList(f, d) => {
             let fsl = a.as_fixed_size_list();
             let item_bits =
@@ -623,3 +598,16 @@ pub fn described(c: Compression) -> CompressiveEncoding {
 
 /// Chunks of the value data for the mini-block layout with their description.
 pub type Chunked = (Vec<ValueChunk>, CompressiveEncoding);
+
+/// The offsets (rebased to 0) and value bytes of a utf8 / binary array of offset type `O`.
+fn variable_values<O: arrow_array::OffsetSizeTrait>(data: &arrow_data::ArrayData) -> Values {
+    let o = data.buffers()[0].typed_data::<O>();
+    let o = &o[data.offset()..data.offset() + data.len() + 1];
+    let base = o[0].as_usize();
+    let end = o[data.len()].as_usize();
+    Values::Variable {
+        offsets: o.iter().map(|x| (x.as_usize() - base) as u64).collect(),
+        data: data.buffers()[1].slice_with_length(base, end - base),
+        wide: O::IS_LARGE,
+    }
+}
