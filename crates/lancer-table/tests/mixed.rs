@@ -2,7 +2,6 @@
 //! dataset; after all of them every version reads identically in both.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
@@ -13,9 +12,7 @@ use arrow_schema::{DataType, Field, Schema};
 use lancer_table::write::WriteParams;
 use lancer_table::Dataset;
 
-fn repo() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use crate::common::{pylance, repo};
 
 fn batch(start: i64, n: i64) -> RecordBatch {
     let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)]));
@@ -28,14 +25,8 @@ fn batch(start: i64, n: i64) -> RecordBatch {
 
 #[test]
 fn twenty_alternating_commits_by_pylance_and_lancer() {
-    let required = std::env::var_os("LANCER_REQUIRE_PYLANCE").is_some();
     for v in ["14", "11"] {
-        let py = repo().join(format!(".venv/pylance-{v}/bin/python"));
-        if !py.exists() {
-            assert!(!required, "{} missing", py.display());
-            eprintln!("SKIPPED: pylance {v} venv missing");
-            continue;
-        }
+        let Some(py) = pylance(v) else { continue };
         let root = repo().join(format!("target/lancer-datasets/mixed-{v}"));
         let _ = std::fs::remove_dir_all(&root);
         let b = batch(0, 10);
@@ -101,13 +92,7 @@ fn twenty_alternating_commits_by_pylance_and_lancer() {
 
 #[test]
 fn indices_survive_lancer_commits() {
-    let required = std::env::var_os("LANCER_REQUIRE_PYLANCE").is_some();
-    let py = repo().join(".venv/pylance-14/bin/python");
-    if !py.exists() {
-        assert!(!required, "{} missing", py.display());
-        eprintln!("SKIPPED: pylance 14 venv missing");
-        return;
-    }
+    let Some(py) = pylance("14") else { return };
     let root = repo().join("target/lancer-datasets/indexed");
     let _ = std::fs::remove_dir_all(&root);
     let b = batch(0, 100);
@@ -153,13 +138,7 @@ fn indices_survive_lancer_commits() {
 
 #[test]
 fn branches_written_by_pylance_read_in_lancer() {
-    let required = std::env::var_os("LANCER_REQUIRE_PYLANCE").is_some();
-    let py = repo().join(".venv/pylance-14/bin/python");
-    if !py.exists() {
-        assert!(!required, "{} missing", py.display());
-        eprintln!("SKIPPED: pylance 14 venv missing");
-        return;
-    }
+    let Some(py) = pylance("14") else { return };
     let root = repo().join("target/lancer-datasets/branched");
     let _ = std::fs::remove_dir_all(&root);
     let b = batch(0, 20);

@@ -14,6 +14,8 @@ use lancer_table::versions::create_tag;
 use lancer_table::write::WriteParams;
 use lancer_table::Dataset;
 
+use crate::common::{pylance, repo};
+
 fn table(start: i64, n: usize) -> RecordBatch {
     let ids: Vec<i64> = (start..start + n as i64).collect();
     let item = Arc::new(Field::new("item", DataType::Float32, true));
@@ -77,10 +79,6 @@ fn write_arrow(p: &Path, b: &RecordBatch) {
     let mut w = arrow_ipc::writer::FileWriter::try_new(f, &b.schema()).unwrap();
     w.write(b).unwrap();
     w.finish().unwrap();
-}
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn ids_where(pred: fn(i64) -> bool) -> impl Fn(&RecordBatch) -> lancer_table::Result<BooleanArray> {
@@ -171,18 +169,8 @@ fn lancer_datasets_read_in_lancer_and_pylance() {
         let index = serde_json::json!({"versions": versions, "tags": {"before_overwrite": tagged}});
         std::fs::write(exp.join("index.json"), index.to_string()).unwrap();
 
-        let required = std::env::var_os("LANCER_REQUIRE_PYLANCE").is_some();
         for v in ["14", "12", "11"] {
-            let py = repo().join(format!(".venv/pylance-{v}/bin/python"));
-            if !py.exists() {
-                assert!(
-                    !required,
-                    "{} missing: run scripts/setup-python.sh",
-                    py.display()
-                );
-                eprintln!("SKIPPED: pylance {v} venv missing");
-                continue;
-            }
+            let Some(py) = pylance(v) else { continue };
             let out = Command::new(&py)
                 .arg(repo().join("scripts/check_lancer_dataset.py"))
                 .arg(&root)
