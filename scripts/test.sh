@@ -22,6 +22,15 @@ for v in 14 12 11; do
   ".venv/pylance-$v/bin/python" scripts/gen_golden_datasets.py "$livedata" > "$livedata/gen-$v.log" 2>&1 \
     || { cat "$livedata/gen-$v.log" >&2; exit 1; }
 done
+suite="$root/target/filter-suite-live"
+rm -rf "$suite"
+mkdir -p "$suite"
+for v in 14 12 11; do
+  echo "test.sh: running the filter suite with pylance $v" >&2
+  ".venv/pylance-$v/bin/python" scripts/gen_filter_suite.py "$suite" > "$suite/gen-$v.log" 2>&1 \
+    || { cat "$suite/gen-$v.log" >&2; exit 1; }
+done
+export LANCER_FILTER_SUITE_LIVE="$suite"
 export LANCER_GOLDEN_DATASETS_LIVE="$livedata"
 export LANCER_GOLDEN_LIVE="$live"
 export LANCER_REQUIRE_PYLANCE=1

@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     name = "lancer",
     version,
     about = "Read, write and inspect Lance datasets and data files",
-    after_help = "PATH is a Lance dataset directory or a single .lance data file.\n\nExit codes: 0 success; 1 the operation failed (unreadable or corrupt data, missing file, failed verification, commit conflict); 2 invalid arguments."
+    after_help = "PATH is a Lance dataset directory or a single .lance data file.\n\nExit codes: 0 success; 1 the operation failed (unreadable or corrupt data, missing file, failed verification, commit conflict); 2 invalid arguments (including a filter that does not parse or names an unknown column, and unknown columns)."
 )]
 pub struct Cli {
     /// Print results as JSON (for scripts). Row-printing commands (cat, take, search)
@@ -32,6 +32,8 @@ pub enum Format {
     Jsonl,
     /// An Arrow IPC stream (binary, for pipes).
     ArrowIpc,
+    /// A Parquet file (binary, for pipes or `> out.parquet`).
+    Parquet,
 }
 
 /// How `import` treats an existing dataset.
@@ -75,19 +77,30 @@ pub enum Command {
         #[command(flatten)]
         at: VersionArgs,
     },
-    /// Print rows.
+    /// Print rows, optionally filtered by a SQL expression.
     Cat {
         /// A dataset directory or a .lance data file.
         path: PathBuf,
-        /// Columns to print (comma separated; default all).
+        /// Columns to print (comma separated; struct fields as a.b; default all).
         #[arg(long, value_delimiter = ',')]
         columns: Vec<String>,
-        /// Skip this many rows.
+        /// Only rows where this SQL boolean expression is true, e.g.
+        /// "price > 10 AND name LIKE 'a%'" (strings in single quotes, odd column
+        /// names in backticks).
+        #[arg(long, short = 'w')]
+        filter: Option<String>,
+        /// Skip this many rows (after the filter).
         #[arg(long, default_value_t = 0)]
         offset: u64,
         /// Print at most this many rows.
         #[arg(long)]
         limit: Option<u64>,
+        /// Add the _rowid column (stable row id, or the row address).
+        #[arg(long)]
+        with_row_id: bool,
+        /// Add the _rowaddr column (fragment id << 32 | row in fragment).
+        #[arg(long)]
+        with_row_address: bool,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
@@ -110,10 +123,14 @@ pub enum Command {
         #[command(flatten)]
         at: VersionArgs,
     },
-    /// Count rows (datasets: from the manifest, no data read).
+    /// Count rows (without a filter, datasets count from the manifest: no data read).
     Count {
         /// A dataset directory or a .lance data file.
         path: PathBuf,
+        /// Count only rows where this SQL boolean expression is true (reads only the
+        /// columns it names).
+        #[arg(long, short = 'w')]
+        filter: Option<String>,
         #[command(flatten)]
         at: VersionArgs,
     },
@@ -133,6 +150,14 @@ pub enum Command {
     Tag {
         #[command(subcommand)]
         action: TagAction,
+    },
+    /// Delete the rows matching a SQL filter (a new version; old versions keep them).
+    Delete {
+        /// A dataset directory.
+        path: PathBuf,
+        /// SQL boolean expression choosing the rows to delete, e.g. "id < 100".
+        #[arg(long = "where", short = 'w')]
+        predicate: String,
     },
     /// Make an old version the latest again (as a new version).
     Restore {
@@ -202,6 +227,12 @@ pub enum Command {
         /// Columns to print besides _distance (comma separated; default all but the vector).
         #[arg(long, value_delimiter = ',')]
         columns: Vec<String>,
+        /// Search only rows where this SQL boolean expression is true.
+        #[arg(long, short = 'w')]
+        filter: Option<String>,
+        /// Apply --filter after the search (to the k nearest) instead of before.
+        #[arg(long, requires = "filter")]
+        postfilter: bool,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,

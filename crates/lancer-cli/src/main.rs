@@ -1,7 +1,7 @@
 //! `lancer`: inspect, read and demo Lance data.
 //!
 //! Exit codes: 0 success, 1 the operation failed (bad or unreadable data), 2 bad
-//! command-line usage (printed by the argument parser).
+//! command-line usage (printed by the argument parser) or a bad filter / column name.
 
 mod args;
 mod commands;
@@ -17,7 +17,12 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("lancer: error: {e}");
-            ExitCode::from(1)
+            // A bad filter or column name is a usage error.
+            let usage = matches!(
+                e.downcast_ref::<lancer::Error>(),
+                Some(lancer::Error::Filter { .. } | lancer::Error::InvalidArgument { .. })
+            );
+            ExitCode::from(if usage { 2 } else { 1 })
         }
     }
 }

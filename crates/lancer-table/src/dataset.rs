@@ -24,7 +24,8 @@ use crate::pb;
 use crate::versions::{manifest_path, tag_version};
 use crate::{Result, TableError};
 
-/// A dataset opened at one version.
+/// A dataset opened at one version. Cloning is cheap and shares the read caches.
+#[derive(Clone)]
 pub struct Dataset {
     root: PathBuf,
     manifest: Arc<Manifest>,
@@ -68,7 +69,8 @@ struct Deleted {
 
 /// The runs of rows a fragment keeps, with the count of kept rows before each run so
 /// an offset among kept rows maps to its physical row by binary search.
-struct KeptRuns {
+#[derive(Debug)]
+pub struct KeptRuns {
     runs: Vec<Range<u64>>,
     before: Vec<u64>,
     total: u64,
@@ -89,8 +91,18 @@ impl KeptRuns {
         }
     }
 
+    /// The runs of physical rows kept, ascending.
+    pub fn runs(&self) -> &[Range<u64>] {
+        &self.runs
+    }
+
+    /// How many rows are kept.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
     /// Physical row of the `local`-th kept row.
-    fn locate(&self, local: u64) -> Option<u64> {
+    pub fn locate(&self, local: u64) -> Option<u64> {
         let i = self
             .before
             .partition_point(|&b| b <= local)
@@ -368,6 +380,54 @@ impl Dataset {
         let all = 0..frag.physical_rows;
         let cols = self.read_fragment(frag, &fields, std::slice::from_ref(&all))?;
         self.batch(&fields, cols, frag.physical_rows as usize)
+    }
+
+    /// The runs of physical rows of `frag` that this version keeps (not deleted);
+    /// decoded deletion files are cached by the handle.
+    pub fn kept_runs(&self, frag: &pb::DataFragment) -> Result<Arc<KeptRuns>> {
+        self.kept_ranges(frag)
+    }
+
+    /// Reads the physical rows `runs` (ascending, inside the fragment) of `columns` of
+    /// one fragment — the building block of scans that choose their rows (late
+    /// materialization, offset/limit pushdown). Deletions are not applied: pass runs
+    /// taken from [`Dataset::kept_runs`].
+    pub fn read_runs(
+        &self,
+        frag: &pb::DataFragment,
+        columns: Option<&[&str]>,
+        runs: &[Range<u64>],
+    ) -> Result<RecordBatch> {
+        let fields = self.projection(columns)?;
+        let mut prev = 0u64;
+        let mut rows = 0u64;
+        for r in runs {
+            if r.start < prev || r.end < r.start || r.end > frag.physical_rows {
+                return Err(TableError::NotFound {
+                    what: format!(
+                        "rows {}..{} of fragment {} ({} rows; runs must ascend)",
+                        r.start, r.end, frag.id, frag.physical_rows
+                    ),
+                });
+            }
+            prev = r.end;
+            rows += r.end - r.start;
+        }
+        if rows == 0 {
+            let empty = fields
+                .iter()
+                .map(|&fi| arrow_array::new_empty_array(self.schema.field(fi).data_type()))
+                .collect();
+            return self.batch(&fields, empty, 0);
+        }
+        let cols = self.read_fragment(frag, &fields, runs)?;
+        self.batch(&fields, cols, rows as usize)
+    }
+
+    /// Stable row ids of every physical row of `frag`, or `None` when the dataset does
+    /// not use stable row ids (then a row's id is its address).
+    pub fn fragment_row_ids(&self, frag: &pb::DataFragment) -> Result<Option<Vec<u64>>> {
+        crate::rowids::fragment_row_ids(&self.root, frag)
     }
 
     /// Kept (not deleted) row ranges of a fragment.

@@ -212,12 +212,25 @@ impl Dataset {
         description: &str,
         predicate: impl Fn(&RecordBatch) -> Result<BooleanArray>,
     ) -> Result<Dataset> {
+        self.delete_rows(description, None, predicate)
+    }
+
+    /// As [`Dataset::delete_where`], the predicate seeing only `columns` (all when
+    /// `None`) of every physical row — deleted rows included, so its mask lines up with
+    /// physical row numbers.
+    pub fn delete_rows(
+        &self,
+        description: &str,
+        columns: Option<&[&str]>,
+        predicate: impl Fn(&RecordBatch) -> Result<BooleanArray>,
+    ) -> Result<Dataset> {
         let mut updated = Vec::new();
         let mut removed = Vec::new();
         let version = self.version();
         for frag in self.fragments() {
             let existing = self.deletions(frag)?;
-            let batch = self.read_fragment_all(frag)?;
+            let all = 0..frag.physical_rows;
+            let batch = self.read_runs(frag, columns, std::slice::from_ref(&all))?;
             let mask = predicate(&batch)?;
             if mask.len() != batch.num_rows() {
                 return Err(TableError::corrupt(

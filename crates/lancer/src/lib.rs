@@ -1,7 +1,14 @@
 //! `lancer`: the public API over Lance datasets — reading and writing (re-exported from
-//! `lancer-table`) and exact nearest-neighbour search ([`search`]).
+//! `lancer-table`), SQL filters ([`filter`]), scans ([`scan`]) and exact nearest-neighbour
+//! search ([`search`]).
 
+mod error;
+pub mod filter;
+pub mod scan;
 pub mod search;
 
+pub use error::{Error, Result};
+pub use filter::Filter;
+pub use scan::{DatasetExt, ScanStream, Scanner};
 pub use lancer_table::write::WriteParams;
 pub use lancer_table::{Dataset, TableError};

@@ -330,3 +330,102 @@ fn distance(m: Metric, q: &[f32], v: &[f32], qnorm: f32) -> f32 {
         Metric::Hamming => f32::NAN,
     }
 }
+
+/// How a SQL filter combines with a search.
+#[derive(Debug, Clone, Copy)]
+pub enum Filtering<'a> {
+    /// No filter.
+    None,
+    /// Filter first, then take the `k` nearest of the rows that pass (always `k`
+    /// results when that many rows pass) — the default in the reference.
+    Pre(&'a str),
+    /// Take the `k` nearest, then drop those the filter rejects (fewer than `k` may
+    /// remain; cheaper when the filter is expensive and the data large).
+    Post(&'a str),
+}
+
+/// Exact top-`k` with a SQL filter. A prefilter is a scan of the vector column with the
+/// filter (filter columns read first, vectors only for passing rows), then top-k over
+/// what passed; results are fetched by row address.
+pub fn nearest_where(
+    ds: &Dataset,
+    req: &Nearest<'_>,
+    filtering: Filtering<'_>,
+    columns: Option<&[&str]>,
+) -> crate::Result<RecordBatch> {
+    use crate::scan::DatasetExt;
+    let sql = match filtering {
+        Filtering::None => return Ok(nearest(ds, req, None, columns)?),
+        Filtering::Post(sql) => {
+            let filter = crate::Filter::new(sql, &ds.schema())?;
+            let hits = nearest(ds, req, None, None)?;
+            let mask = filter.evaluate(&hits)?;
+            let kept = arrow_select::filter::filter_record_batch(&hits, &mask)?;
+            return Ok(match columns {
+                None => kept,
+                Some(cols) => {
+                    let mut names: Vec<&str> = cols.to_vec();
+                    names.push("_distance");
+                    let idx = names
+                        .iter()
+                        .map(|n| kept.schema().index_of(n))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    kept.project(&idx)?
+                }
+            });
+        }
+        Filtering::Pre(sql) => sql,
+    };
+    let passing = ds
+        .scan()
+        .columns(&[req.column])
+        .filter(sql)
+        .with_row_address(true)
+        .to_batch()?;
+    let (vecs, dim) = vectors(passing.column(0))?;
+    if req.query.len() != dim {
+        return Err(crate::Error::InvalidArgument {
+            what: format!(
+                "a query of {} values for {dim}-d vectors in {:?}",
+                req.query.len(),
+                req.column
+            ),
+        });
+    }
+    let valid = passing.column(0).logical_nulls();
+    let keep = |i: usize| valid.as_ref().is_none_or(|n| n.is_valid(i));
+    let qnorm = dot(&req.query, &req.query).sqrt();
+    let qbytes: Vec<u8> = req.query.iter().map(|&x| x as u8).collect();
+    let n = passing.num_rows();
+    let heap = scan_range(
+        0..n,
+        &vecs,
+        dim,
+        &req.query,
+        &qbytes,
+        qnorm,
+        req.metric,
+        req.k,
+        &keep,
+    );
+    let mut hits = heap.into_sorted_vec();
+    hits.truncate(req.k);
+    let addrs = passing
+        .column(1)
+        .as_primitive_opt::<arrow_array::types::UInt64Type>()
+        .ok_or_else(|| crate::Error::InvalidArgument {
+            what: "row addresses missing from the scan".into(),
+        })?;
+    let wanted: Vec<u64> = hits
+        .iter()
+        .map(|h| usize::try_from(h.1).map_or(0, |i| addrs.value(i)))
+        .collect();
+    let rows = ds.take_addresses(&wanted, columns)?;
+    let mut fields: Vec<Field> = rows.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+    let mut cols: Vec<ArrayRef> = rows.columns().to_vec();
+    fields.push(Field::new("_distance", DataType::Float32, false));
+    cols.push(Arc::new(Float32Array::from(
+        hits.iter().map(|h| h.0).collect::<Vec<_>>(),
+    )));
+    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
+}

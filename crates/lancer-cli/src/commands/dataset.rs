@@ -526,6 +526,7 @@ pub fn search(
     k: usize,
     metric: &str,
     columns: &[String],
+    filtering: lancer::search::Filtering<'_>,
     format: crate::args::Format,
     at: &VersionArgs,
 ) -> CmdResult {
@@ -565,7 +566,7 @@ pub fn search(
         metric,
     };
     let t = std::time::Instant::now();
-    let hits = lancer::search::nearest(&ds, &req, None, Some(&names))?;
+    let hits = lancer::search::nearest_where(&ds, &req, filtering, Some(&names))?;
     eprintln!(
         "{} nearest of {} rows in {:?}",
         hits.num_rows(),
@@ -573,4 +574,32 @@ pub fn search(
         t.elapsed()
     );
     crate::output::print_batch(&hits, format)
+}
+
+/// `lancer delete --where`: deletes matching rows as a new version.
+pub fn delete(path: &Path, predicate: &str, json: bool) -> CmdResult {
+    use lancer::DatasetExt;
+    let ds = Dataset::open(path)?;
+    let before = ds.count_rows();
+    let after = ds.delete(predicate)?;
+    let deleted = before - after.count_rows();
+    report(
+        json,
+        serde_json::json!({
+            "deleted_rows": deleted,
+            "version": after.version(),
+            "rows": after.count_rows(),
+        }),
+        || {
+            if after.version() == ds.version() {
+                format!("no rows match {predicate:?}; version {} unchanged", ds.version())
+            } else {
+                format!(
+                    "deleted {deleted} rows: version {} has {} rows",
+                    after.version(),
+                    after.count_rows()
+                )
+            }
+        },
+    )
 }

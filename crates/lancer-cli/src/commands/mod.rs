@@ -34,11 +34,24 @@ pub fn run(cli: Cli) -> CmdResult {
         Command::Cat {
             path,
             columns,
+            filter,
             offset,
             limit,
+            with_row_id,
+            with_row_address,
             format,
             at,
-        } => cat::cat(&path, &columns, offset, limit, rows_as(format), &at),
+        } => {
+            let args = cat::CatArgs {
+                columns: &columns,
+                filter: filter.as_deref(),
+                offset,
+                limit,
+                with_row_id,
+                with_row_address,
+            };
+            cat::cat(&path, &args, rows_as(format), &at)
+        }
         Command::Take {
             path,
             rows,
@@ -46,7 +59,10 @@ pub fn run(cli: Cli) -> CmdResult {
             format,
             at,
         } => cat::take(&path, &rows, &columns, rows_as(format), &at),
-        Command::Count { path, at } => source::count(&path, &at, json),
+        Command::Count { path, filter, at } => {
+            source::count(&path, filter.as_deref(), &at, json)
+        }
+        Command::Delete { path, predicate } => dataset::delete(&path, &predicate, json),
         Command::Schema { path, at } => source::schema(&path, &at, json),
         Command::Versions { path } => dataset::versions(&path, json),
         Command::Tag { action } => dataset::tag(action, json),
@@ -76,19 +92,29 @@ pub fn run(cli: Cli) -> CmdResult {
             k,
             metric,
             columns,
+            filter,
+            postfilter,
             format,
             at,
-        } => dataset::search(
-            &path,
-            &column,
-            query,
-            query_row,
-            k,
-            &metric,
-            &columns,
-            rows_as(format),
-            &at,
-        ),
+        } => {
+            let filtering = match (&filter, postfilter) {
+                (None, _) => lancer::search::Filtering::None,
+                (Some(f), false) => lancer::search::Filtering::Pre(f),
+                (Some(f), true) => lancer::search::Filtering::Post(f),
+            };
+            dataset::search(
+                &path,
+                &column,
+                query,
+                query_row,
+                k,
+                &metric,
+                &columns,
+                filtering,
+                rows_as(format),
+                &at,
+            )
+        }
     }
 }
 

@@ -129,8 +129,21 @@ pub fn schema(path: &Path, at: &VersionArgs, json: bool) -> CmdResult {
     )
 }
 
-/// Prints the row count.
-pub fn count(path: &Path, at: &VersionArgs, json: bool) -> CmdResult {
-    let n = Source::open(path, at)?.num_rows();
+/// Prints the row count (of rows passing `filter`, if given).
+pub fn count(path: &Path, filter: Option<&str>, at: &VersionArgs, json: bool) -> CmdResult {
+    let src = Source::open(path, at)?;
+    let n = match (filter, &src) {
+        (None, _) => src.num_rows(),
+        (Some(f), Source::Dataset(d)) => {
+            use lancer::DatasetExt;
+            d.count_where(f)?
+        }
+        (Some(f), Source::File(_)) => {
+            let all = src.range(0, src.num_rows(), None)?;
+            lancer::Filter::new(f, &all.schema())?
+                .evaluate(&all)?
+                .true_count() as u64
+        }
+    };
     report(json, serde_json::json!({ "rows": n }), || n.to_string())
 }

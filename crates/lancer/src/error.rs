@@ -1,0 +1,34 @@
+//! Errors of the public API layer: everything the table layer reports, plus bad filters
+//! and bad arguments.
+
+use arrow_schema::ArrowError;
+use lancer_table::TableError;
+use thiserror::Error;
+
+/// What can go wrong in a read, write or search.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// The dataset or a data file failed.
+    #[error(transparent)]
+    Table(#[from] TableError),
+    /// A filter does not parse, names an unknown column or function, or mistypes a value.
+    #[error("invalid filter {filter:?}: {message}")]
+    Filter {
+        /// The filter text.
+        filter: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// An argument is out of range or names something that does not exist.
+    #[error("{what}")]
+    InvalidArgument {
+        /// What is wrong and what to do.
+        what: String,
+    },
+    /// Arrow refused to build an array or batch.
+    #[error("arrow: {0}")]
+    Arrow(#[from] ArrowError),
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,197 @@
+//! Literal typing of filters, as the reference does it: a literal compared with (or
+//! bounding, or listed against) a column takes the column's type when the value fits —
+//! `int32_col = 7` compares int32s, `float_col > 1` compares floats — and the filter is
+//! refused when it does not (`int_col = 2.5`, `int_col = 'a'`, `byte_col = 300`). Other
+//! expressions keep DataFusion's own type coercion.
+
+use arrow_array::Array;
+use arrow_cast::{cast_with_options, CastOptions};
+use arrow_schema::DataType;
+use datafusion_common::{DFSchema, ScalarValue};
+use datafusion_expr::expr::{Between, BinaryExpr, InList};
+use datafusion_expr::{Expr, Operator};
+
+/// The type of a column reference (`col` or `col.field.field` via `get_field`).
+fn column_type(expr: &Expr, schema: &DFSchema) -> Option<DataType> {
+    match expr {
+        Expr::Column(c) => schema
+            .field_with_unqualified_name(&c.name)
+            .ok()
+            .map(|f| f.data_type().clone()),
+        Expr::ScalarFunction(f) if f.name() == "get_field" => {
+            let [base, Expr::Literal(ScalarValue::Utf8(Some(name)), _)] = f.args.as_slice() else {
+                return None;
+            };
+            match column_type(base, schema)? {
+                DataType::Struct(fields) => fields
+                    .iter()
+                    .find(|f| f.name() == name)
+                    .map(|f| f.data_type().clone()),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn is_int(t: &DataType) -> bool {
+    t.is_integer()
+}
+
+/// Whether the reference converts a literal of type `from` to `to` at all.
+fn convertible(from: &DataType, to: &DataType) -> bool {
+    use DataType::*;
+    match (from, to) {
+        (Null, _) => true,
+        (f, t) if is_int(f) => is_int(t) || t.is_floating(),
+        (f, t) if f.is_floating() => t.is_floating(),
+        (Utf8 | LargeUtf8, Utf8 | LargeUtf8) => true,
+        (Boolean, Boolean) => true,
+        (List(_) | LargeList(_) | FixedSizeList(..), List(_) | LargeList(_) | FixedSizeList(..)) => {
+            true
+        }
+        (Timestamp(..), Timestamp(..)) => true,
+        (Date32 | Date64, Date32 | Date64) => true,
+        (Time32(_) | Time64(_), Time32(_) | Time64(_)) => true,
+        (Binary | LargeBinary | FixedSizeBinary(_), Binary | LargeBinary) => true,
+        (Binary | FixedSizeBinary(_), FixedSizeBinary(_)) => true,
+        _ => false,
+    }
+}
+
+/// `value` as a `to` literal, or `None` when the reference would refuse it (overflow,
+/// a fraction into an integer, a string into a number, a wrong-length binary).
+pub(crate) fn adapt(value: &ScalarValue, to: &DataType) -> Option<ScalarValue> {
+    let from = value.data_type();
+    if &from == to || matches!(value, ScalarValue::Null) {
+        return Some(value.clone());
+    }
+    if !convertible(&from, to) {
+        return None;
+    }
+    let arr = value.to_array().ok()?;
+    let options = CastOptions {
+        safe: true,
+        ..Default::default()
+    };
+    let cast = cast_with_options(&arr, to, &options).ok()?;
+    if cast.is_null(0) && !value.is_null() {
+        return None;
+    }
+    ScalarValue::try_from_array(&cast, 0).ok()
+}
+
+fn adapt_literal(expr: &Expr, to: &DataType) -> Result<Expr, String> {
+    match expr {
+        Expr::Literal(v, meta) => adapt(v, to)
+            .map(|v| Expr::Literal(v, meta.clone()))
+            .ok_or_else(|| {
+                format!("the literal {v} cannot be used as a value of the column's type {to}")
+            }),
+        other => Err(format!("expected a literal of type {to}, found {other}")),
+    }
+}
+
+/// Literals inside arithmetic on the value side (`x > 1 + 2`) take the column type too.
+fn adapt_operand(expr: &Expr, to: &DataType) -> Result<Expr, String> {
+    match expr {
+        Expr::BinaryExpr(b) => Ok(Expr::BinaryExpr(BinaryExpr::new(
+            Box::new(adapt_operand(&b.left, to)?),
+            b.op,
+            Box::new(adapt_operand(&b.right, to)?),
+        ))),
+        Expr::Literal(..) => adapt_literal(expr, to),
+        other => Ok(other.clone()),
+    }
+}
+
+/// Applies the literal rules from the top of the filter through `AND`/`OR`.
+pub(crate) fn type_literals(expr: &Expr, schema: &DFSchema) -> Result<Expr, String> {
+    match expr {
+        Expr::BinaryExpr(b) if matches!(b.op, Operator::And | Operator::Or) => {
+            Ok(Expr::BinaryExpr(BinaryExpr::new(
+                Box::new(type_literals(&b.left, schema)?),
+                b.op,
+                Box::new(type_literals(&b.right, schema)?),
+            )))
+        }
+        Expr::BinaryExpr(b) => {
+            if let Some(t) = column_type(&b.left, schema) {
+                let right = match b.right.as_ref() {
+                    Expr::Literal(..) => adapt_literal(&b.right, &t)?,
+                    Expr::BinaryExpr(r) => Expr::BinaryExpr(BinaryExpr::new(
+                        Box::new(adapt_operand(&r.left, &t)?),
+                        r.op,
+                        Box::new(adapt_operand(&r.right, &t)?),
+                    )),
+                    _ => return Ok(expr.clone()),
+                };
+                Ok(Expr::BinaryExpr(BinaryExpr::new(
+                    b.left.clone(),
+                    b.op,
+                    Box::new(right),
+                )))
+            } else if let (Some(t), Expr::Literal(..)) =
+                (column_type(&b.right, schema), b.left.as_ref())
+            {
+                Ok(Expr::BinaryExpr(BinaryExpr::new(
+                    Box::new(adapt_literal(&b.left, &t)?),
+                    b.op,
+                    b.right.clone(),
+                )))
+            } else {
+                Ok(expr.clone())
+            }
+        }
+        Expr::Between(b) => match column_type(&b.expr, schema) {
+            Some(t) => Ok(Expr::Between(Between::new(
+                b.expr.clone(),
+                b.negated,
+                Box::new(adapt_operand(&b.low, &t)?),
+                Box::new(adapt_operand(&b.high, &t)?),
+            ))),
+            None => Ok(expr.clone()),
+        },
+        Expr::InList(l) if matches!(l.expr.as_ref(), Expr::Column(_)) => {
+            match column_type(&l.expr, schema) {
+                Some(t) => {
+                    let list = l
+                        .list
+                        .iter()
+                        .map(|v| adapt_operand(v, &t))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    Ok(Expr::InList(InList::new(l.expr.clone(), list, l.negated)))
+                }
+                None => Ok(expr.clone()),
+            }
+        }
+        other => Ok(other.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_rules() {
+        let i8v = adapt(&ScalarValue::Int64(Some(100)), &DataType::Int8);
+        assert_eq!(i8v, Some(ScalarValue::Int8(Some(100))));
+        assert_eq!(adapt(&ScalarValue::Int64(Some(300)), &DataType::Int8), None);
+        assert_eq!(adapt(&ScalarValue::Int64(Some(-1)), &DataType::UInt32), None);
+        assert_eq!(adapt(&ScalarValue::Float64(Some(2.5)), &DataType::Int32), None);
+        assert_eq!(
+            adapt(&ScalarValue::Int64(Some(2)), &DataType::Float32),
+            Some(ScalarValue::Float32(Some(2.0)))
+        );
+        assert_eq!(adapt(&ScalarValue::from("a"), &DataType::Int64), None);
+        assert_eq!(
+            adapt(&ScalarValue::from("a"), &DataType::LargeUtf8),
+            Some(ScalarValue::LargeUtf8(Some("a".into())))
+        );
+        assert_eq!(
+            adapt(&ScalarValue::Binary(Some(vec![1, 2])), &DataType::FixedSizeBinary(3)),
+            None
+        );
+    }
+}

@@ -1,0 +1,286 @@
+//! Filters: SQL boolean expressions over a dataset's columns (spec: "Filter expressions"
+//! in the scan/take guide), parsed, typed and evaluated by DataFusion so the semantics are
+//! the reference's — three-valued logic, `LIKE`, `IN`, `BETWEEN`, casts, string / regex /
+//! date / array functions, struct fields as `a.b`.
+//!
+//! Steps: [`parse`] reads the text in the reference's dialect; DataFusion's `SqlToRel`
+//! turns it into a logical expression with the default scalar and nested functions;
+//! [`literal`] gives literals their column's type as the reference does; DataFusion's
+//! simplifier then coerces the remaining types and the expression is compiled against the
+//! schema of only the columns it reads, so a scan can read those first.
+
+mod literal;
+mod parse;
+
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, BooleanArray, RecordBatch, RecordBatchOptions};
+use arrow_schema::{DataType, Schema, SchemaRef};
+use datafusion_common::config::ConfigOptions;
+use datafusion_common::{DFSchema, TableReference};
+use datafusion_expr::execution_props::ExecutionProps;
+use datafusion_expr::physical_planning_context::PhysicalPlanningContext;
+use datafusion_expr::planner::{ContextProvider, ExprPlanner};
+use datafusion_expr::simplify::SimplifyContext;
+use datafusion_expr::{
+    AggregateUDF, Expr, ExprSchemable, HigherOrderUDF, ScalarUDF, TableSource, WindowUDF,
+};
+use datafusion_optimizer::simplify_expressions::ExprSimplifier;
+use datafusion_physical_expr::PhysicalExpr;
+use datafusion_sql::planner::{ParserOptions, PlannerContext, SqlToRel};
+use datafusion_sql::sqlparser::ast::{self as sql, visit_expressions_mut};
+
+use crate::Error;
+
+/// The functions and planners a filter may use: DataFusion's default scalar functions and
+/// its nested (array / struct / map) functions.
+struct Functions {
+    scalar: HashMap<String, Arc<ScalarUDF>>,
+    planners: Vec<Arc<dyn ExprPlanner>>,
+    options: ConfigOptions,
+}
+
+impl Functions {
+    fn new() -> Self {
+        let mut scalar = HashMap::new();
+        let all = datafusion_functions::all_default_functions()
+            .into_iter()
+            .chain(datafusion_functions_nested::all_default_nested_functions());
+        for f in all {
+            for name in f.aliases().iter().chain(std::iter::once(&f.name().to_string())) {
+                scalar.insert(name.to_string(), f.clone());
+            }
+        }
+        let planners: Vec<Arc<dyn ExprPlanner>> = vec![
+            Arc::new(datafusion_functions::core::planner::CoreFunctionPlanner::default()),
+            Arc::new(datafusion_functions_nested::planner::NestedFunctionPlanner),
+            Arc::new(datafusion_functions_nested::planner::FieldAccessPlanner),
+            Arc::new(datafusion_functions::datetime::planner::DatetimeFunctionPlanner),
+            Arc::new(datafusion_functions::unicode::planner::UnicodeFunctionPlanner),
+        ];
+        Self {
+            scalar,
+            planners,
+            options: ConfigOptions::default(),
+        }
+    }
+}
+
+impl ContextProvider for Functions {
+    fn get_table_source(
+        &self,
+        name: TableReference,
+    ) -> datafusion_common::Result<Arc<dyn TableSource>> {
+        datafusion_common::plan_err!("a filter cannot read another table ({name})")
+    }
+    fn get_expr_planners(&self) -> &[Arc<dyn ExprPlanner>] {
+        &self.planners
+    }
+    fn get_function_meta(&self, name: &str) -> Option<Arc<ScalarUDF>> {
+        self.scalar.get(name).cloned()
+    }
+    fn get_higher_order_meta(&self, _name: &str) -> Option<Arc<HigherOrderUDF>> {
+        None
+    }
+    fn get_aggregate_meta(&self, _name: &str) -> Option<Arc<AggregateUDF>> {
+        None
+    }
+    fn get_window_meta(&self, _name: &str) -> Option<Arc<WindowUDF>> {
+        None
+    }
+    fn get_variable_type(&self, _names: &[String]) -> Option<DataType> {
+        None
+    }
+    fn options(&self) -> &ConfigOptions {
+        &self.options
+    }
+    fn udf_names(&self) -> Vec<String> {
+        self.scalar.keys().cloned().collect()
+    }
+    fn higher_order_function_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+    fn udaf_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+    fn udwf_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// A compiled filter: which columns it reads and how to evaluate it on them.
+#[derive(Debug, Clone)]
+pub struct Filter {
+    sql: String,
+    expr: Expr,
+    columns: Vec<String>,
+    input: SchemaRef,
+    physical: Arc<dyn PhysicalExpr>,
+}
+
+impl Filter {
+    /// Compiles `sql` against `schema` (a dataset's schema). Errors name the token, column
+    /// or type that is wrong.
+    pub fn new(sql: &str, schema: &Schema) -> Result<Self, Error> {
+        let bad = |message: String| Error::Filter {
+            filter: sql.to_string(),
+            message,
+        };
+        let mut ast = parse::parse_filter(sql).map_err(bad)?;
+        legacy_functions(&mut ast);
+        let full = DFSchema::try_from(schema.clone()).map_err(|e| bad(e.to_string()))?;
+        let functions = Functions::new();
+        let options = ParserOptions {
+            enable_ident_normalization: false,
+            ..ParserOptions::new()
+        };
+        let planner = SqlToRel::new_with_options(&functions, options);
+        let expr = planner
+            .sql_to_expr(ast, &full, &mut PlannerContext::new())
+            .map_err(|e| bad(e.strip_backtrace()))?;
+        let expr = literal::type_literals(&expr, &full).map_err(bad)?;
+        let expr = regexp_match_as_bool(expr);
+
+        // Compile against just the columns the filter reads, in dataset order.
+        let refs = expr.column_refs();
+        let mut columns = Vec::new();
+        let mut fields = Vec::new();
+        for f in schema.fields() {
+            if refs.iter().any(|c| c.name == *f.name()) {
+                columns.push(f.name().clone());
+                fields.push(f.clone());
+            }
+        }
+        let input = Arc::new(Schema::new(fields));
+        let df = Arc::new(DFSchema::try_from(input.as_ref().clone()).map_err(|e| bad(e.to_string()))?);
+        let ctx = SimplifyContext::builder()
+            .with_schema(df.clone())
+            .with_query_execution_start_time(Some(chrono_now()))
+            .build();
+        let simplifier = ExprSimplifier::new(ctx);
+        let expr = simplifier
+            .simplify(expr)
+            .and_then(|e| simplifier.coerce(e, &df))
+            .map_err(|e| bad(e.strip_backtrace()))?;
+        match expr.get_type(df.as_ref()) {
+            Ok(DataType::Boolean) => {}
+            Ok(other) => {
+                return Err(bad(format!(
+                    "a filter must be a boolean expression; this one is of type {other}"
+                )))
+            }
+            Err(e) => return Err(bad(e.strip_backtrace())),
+        }
+        let physical = datafusion_physical_expr::create_physical_expr(
+            &expr,
+            &df,
+            &ExecutionProps::new(),
+            &PhysicalPlanningContext::default(),
+        )
+        .map_err(|e| bad(e.strip_backtrace()))?;
+        Ok(Self {
+            sql: sql.to_string(),
+            expr,
+            columns,
+            input,
+            physical,
+        })
+    }
+
+    /// The filter text.
+    pub fn sql(&self) -> &str {
+        &self.sql
+    }
+
+    /// The top-level columns the filter reads, in schema order.
+    pub fn columns(&self) -> &[String] {
+        &self.columns
+    }
+
+    /// The typed expression (after literal typing, simplification and coercion).
+    pub fn expr(&self) -> &Expr {
+        &self.expr
+    }
+
+    /// Which rows of `batch` pass (null counts as not passing). `batch` must hold the
+    /// [`Filter::columns`] by name; other columns are ignored.
+    pub fn evaluate(&self, batch: &RecordBatch) -> Result<BooleanArray, Error> {
+        let n = batch.num_rows();
+        let mut cols = Vec::with_capacity(self.columns.len());
+        for name in &self.columns {
+            let c = batch.column_by_name(name).ok_or_else(|| Error::Filter {
+                filter: self.sql.clone(),
+                message: format!("the batch has no column {name:?}"),
+            })?;
+            cols.push(c.clone());
+        }
+        let input = RecordBatch::try_new_with_options(
+            self.input.clone(),
+            cols,
+            &RecordBatchOptions::new().with_row_count(Some(n)),
+        )?;
+        let value = self
+            .physical
+            .evaluate(&input)
+            .and_then(|v| v.into_array(n))
+            .map_err(|e| Error::Filter {
+                filter: self.sql.clone(),
+                message: e.strip_backtrace(),
+            })?;
+        let mask = value.as_boolean_opt().ok_or_else(|| Error::Filter {
+            filter: self.sql.clone(),
+            message: format!("evaluated to {} instead of booleans", value.data_type()),
+        })?;
+        // Null → false, so callers can use the values directly.
+        Ok(match mask.nulls() {
+            Some(nulls) if nulls.null_count() > 0 => {
+                BooleanArray::new(mask.values() & nulls.inner(), None)
+            }
+            _ => mask.clone(),
+        })
+    }
+}
+
+/// `is_valid(x)`, an old spelling the reference still accepts, is `x IS NOT NULL`.
+fn legacy_functions(ast: &mut sql::Expr) {
+    let _ = visit_expressions_mut(ast, |e| {
+        if let sql::Expr::Function(f) = e {
+            let is_valid = f.name.0.len() == 1 && f.name.to_string().eq_ignore_ascii_case("is_valid");
+            if let (true, sql::FunctionArguments::List(list)) = (is_valid, &f.args) {
+                if let [sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(arg))] =
+                    list.args.as_slice()
+                {
+                    *e = sql::Expr::IsNotNull(Box::new(arg.clone()));
+                }
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
+/// `regexp_match(...)` used as a condition means "matches" (the reference's rule, kept for
+/// old filters; `regexp_like` is the boolean form).
+fn regexp_match_as_bool(expr: Expr) -> Expr {
+    use datafusion_expr::BinaryExpr;
+    match expr {
+        Expr::ScalarFunction(f) if f.name() == "regexp_match" => {
+            Expr::IsNotNull(Box::new(Expr::ScalarFunction(f)))
+        }
+        Expr::BinaryExpr(b) => Expr::BinaryExpr(BinaryExpr::new(
+            Box::new(regexp_match_as_bool(*b.left)),
+            b.op,
+            Box::new(regexp_match_as_bool(*b.right)),
+        )),
+        Expr::Not(e) => Expr::Not(Box::new(regexp_match_as_bool(*e))),
+        Expr::IsNull(e) => Expr::IsNull(Box::new(regexp_match_as_bool(*e))),
+        Expr::IsNotNull(e) => Expr::IsNotNull(Box::new(regexp_match_as_bool(*e))),
+        other => other,
+    }
+}
+
+fn chrono_now() -> chrono::DateTime<chrono::Utc> {
+    chrono::Utc::now()
+}

@@ -1,0 +1,211 @@
+//! Running a planned scan: worker threads take tasks in order, never more than `window`
+//! ahead of what the reader has consumed, so memory stays bounded (about `window` batches)
+//! while reads run ahead of the consumer. Dropping the stream stops the workers.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+
+use super::Plan;
+use crate::{Error, Result};
+
+type Done = Result<Option<RecordBatch>>;
+
+struct State {
+    /// Next task a worker will take.
+    next_task: usize,
+    /// Results handed to the reader so far.
+    emitted: usize,
+    /// Finished tasks not yet handed out, by task index.
+    ready: BTreeMap<usize, Done>,
+    stopped: bool,
+}
+
+struct Shared {
+    plan: Arc<Plan>,
+    window: usize,
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> Result<MutexGuard<'_, State>> {
+        self.state.lock().map_err(|_| Error::InvalidArgument {
+            what: "a scan worker panicked".into(),
+        })
+    }
+
+    fn work(&self) {
+        loop {
+            let i = {
+                let Ok(mut st) = self.lock() else { return };
+                loop {
+                    if st.stopped || st.next_task >= self.plan.tasks.len() {
+                        return;
+                    }
+                    if st.next_task < st.emitted + self.window {
+                        break;
+                    }
+                    st = match self.changed.wait(st) {
+                        Ok(g) => g,
+                        Err(_) => return,
+                    };
+                }
+                st.next_task += 1;
+                st.next_task - 1
+            };
+            let out = self.plan.run(&self.plan.tasks[i]);
+            let failed = out.is_err();
+            let Ok(mut st) = self.lock() else { return };
+            st.ready.insert(i, out);
+            if failed {
+                // Nothing after a failure is needed.
+                st.next_task = self.plan.tasks.len();
+            }
+            drop(st);
+            self.changed.notify_all();
+        }
+    }
+}
+
+/// The batches of a scan, as an iterator. Errors end the scan.
+pub struct ScanStream {
+    shared: Arc<Shared>,
+    workers: Vec<JoinHandle<()>>,
+    /// Rows still to skip / to return (offset and limit applied after filtering).
+    skip: u64,
+    left: Option<u64>,
+    done: bool,
+}
+
+impl ScanStream {
+    pub(crate) fn start(plan: Arc<Plan>, threads: usize) -> Self {
+        let threads = threads.clamp(1, plan.tasks.len().max(1));
+        let (skip, left) = (plan.offset, plan.limit);
+        let shared = Arc::new(Shared {
+            plan,
+            window: threads * 2,
+            state: Mutex::new(State {
+                next_task: 0,
+                emitted: 0,
+                ready: BTreeMap::new(),
+                stopped: false,
+            }),
+            changed: Condvar::new(),
+        });
+        let workers = (0..threads)
+            .map(|_| {
+                let s = shared.clone();
+                std::thread::spawn(move || s.work())
+            })
+            .collect();
+        Self {
+            shared,
+            workers,
+            skip,
+            left,
+            done: false,
+        }
+    }
+
+    /// The schema of every batch.
+    pub fn schema(&self) -> SchemaRef {
+        self.shared.plan.output.clone()
+    }
+
+    /// The next task result in the stream's order, or `None` at the end.
+    fn next_done(&mut self) -> Option<Done> {
+        let total = self.shared.plan.tasks.len();
+        let mut st = match self.shared.lock() {
+            Ok(g) => g,
+            Err(e) => return Some(Err(e)),
+        };
+        loop {
+            if st.emitted >= total {
+                return None;
+            }
+            let key = if self.shared.plan.ordered {
+                st.ready.contains_key(&st.emitted).then_some(st.emitted)
+            } else {
+                st.ready.keys().next().copied()
+            };
+            if let Some(k) = key {
+                let out = st.ready.remove(&k);
+                st.emitted += 1;
+                drop(st);
+                self.shared.changed.notify_all();
+                return out;
+            }
+            st = match self.shared.changed.wait(st) {
+                Ok(g) => g,
+                Err(_) => {
+                    return Some(Err(Error::InvalidArgument {
+                        what: "a scan worker panicked".into(),
+                    }))
+                }
+            };
+        }
+    }
+
+    fn stop(&mut self) {
+        if let Ok(mut st) = self.shared.lock() {
+            st.stopped = true;
+        }
+        self.shared.changed.notify_all();
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+    }
+}
+
+impl Iterator for ScanStream {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            if self.left == Some(0) {
+                break;
+            }
+            let batch = match self.next_done()? {
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+                Ok(None) => continue,
+                Ok(Some(b)) => b,
+            };
+            let n = batch.num_rows() as u64;
+            if self.skip >= n {
+                self.skip -= n;
+                continue;
+            }
+            let start = self.skip;
+            self.skip = 0;
+            let take = self.left.map_or(n - start, |l| l.min(n - start));
+            if let Some(l) = self.left.as_mut() {
+                *l -= take;
+            }
+            if take == 0 {
+                continue;
+            }
+            let out = if start == 0 && take == n {
+                batch
+            } else {
+                batch.slice(start as usize, take as usize)
+            };
+            return Some(Ok(out));
+        }
+        self.done = true;
+        self.stop();
+        None
+    }
+}
+
+impl Drop for ScanStream {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

@@ -1,0 +1,468 @@
+//! Scans: the rows of a dataset version, projected, filtered, limited (spec: "Scanning"
+//! and "Late materialization" in the read guide).
+//!
+//! A scan is planned as tasks of at most `batch_size` physical rows each, in dataset
+//! order. With a filter, a task reads only the filter's columns first, evaluates the
+//! filter, then reads the other columns for just the surviving rows (late
+//! materialization; when more than half survive it reads the task's rows whole and
+//! drops the rest, which is cheaper than many short runs). Without a filter, `offset`
+//! and `limit` choose the tasks' rows directly, so `limit 10` reads ten rows. Tasks run
+//! on worker threads with a bounded window of finished-but-unread batches (bounded memory,
+//! read-ahead); output keeps dataset order unless `ordered(false)`.
+
+mod columns;
+mod exec;
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use lancer_table::Dataset;
+
+pub use exec::ScanStream;
+
+use crate::filter::Filter;
+use crate::{Error, Result};
+use columns::ColumnPath;
+
+/// The default rows per batch (the reference's default too).
+pub const DEFAULT_BATCH_SIZE: usize = 8192;
+/// Name of the stable-row-id output column.
+pub const ROW_ID: &str = "_rowid";
+/// Name of the row-address output column (`fragment id << 32 | row`).
+pub const ROW_ADDRESS: &str = "_rowaddr";
+
+/// Builds a scan of one dataset version.
+#[derive(Debug, Clone)]
+pub struct Scanner {
+    ds: Dataset,
+    columns: Option<Vec<String>>,
+    filter: Option<String>,
+    limit: Option<u64>,
+    offset: u64,
+    batch_size: usize,
+    with_row_id: bool,
+    with_row_address: bool,
+    ordered: bool,
+    fragments: Option<Vec<u64>>,
+    threads: Option<usize>,
+}
+
+impl Scanner {
+    /// A scan of every column and row of `ds`.
+    pub fn new(ds: &Dataset) -> Self {
+        Self {
+            ds: ds.clone(),
+            columns: None,
+            filter: None,
+            limit: None,
+            offset: 0,
+            batch_size: DEFAULT_BATCH_SIZE,
+            with_row_id: false,
+            with_row_address: false,
+            ordered: true,
+            fragments: None,
+            threads: None,
+        }
+    }
+
+    /// Output columns, in this order: top-level names or struct paths (`a.b`).
+    pub fn columns<S: AsRef<str>>(mut self, columns: &[S]) -> Self {
+        self.columns = Some(columns.iter().map(|c| c.as_ref().to_string()).collect());
+        self
+    }
+
+    /// Keeps only rows for which the SQL boolean expression is true.
+    pub fn filter(mut self, sql: &str) -> Self {
+        self.filter = Some(sql.to_string());
+        self
+    }
+
+    /// At most this many rows (after the filter and offset).
+    pub fn limit(mut self, limit: Option<u64>) -> Self {
+        self.limit = limit;
+        self
+    }
+
+    /// Skips this many rows (after the filter).
+    pub fn offset(mut self, offset: u64) -> Self {
+        self.offset = offset;
+        self
+    }
+
+    /// Rows per output batch (at most).
+    pub fn batch_size(mut self, rows: usize) -> Self {
+        self.batch_size = rows.max(1);
+        self
+    }
+
+    /// Adds `_rowid` (the stable row id, or the address when the dataset has none).
+    pub fn with_row_id(mut self, yes: bool) -> Self {
+        self.with_row_id = yes;
+        self
+    }
+
+    /// Adds `_rowaddr` (`fragment id << 32 | row in fragment`).
+    pub fn with_row_address(mut self, yes: bool) -> Self {
+        self.with_row_address = yes;
+        self
+    }
+
+    /// Whether batches come in dataset order (default) or as soon as they are read.
+    pub fn ordered(mut self, yes: bool) -> Self {
+        self.ordered = yes;
+        self
+    }
+
+    /// Scans only these fragments (by id), in the given order.
+    pub fn fragments(mut self, ids: &[u64]) -> Self {
+        self.fragments = Some(ids.to_vec());
+        self
+    }
+
+    /// Worker threads (default: available cores).
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = Some(n.max(1));
+        self
+    }
+
+    /// The schema of the batches this scan yields.
+    pub fn schema(&self) -> Result<SchemaRef> {
+        Ok(self.plan()?.output.clone())
+    }
+
+    /// Starts the scan.
+    pub fn stream(&self) -> Result<ScanStream> {
+        let plan = Arc::new(self.plan()?);
+        let threads = self
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
+        Ok(ScanStream::start(plan, threads))
+    }
+
+    /// The whole result as one batch.
+    pub fn to_batch(&self) -> Result<RecordBatch> {
+        let stream = self.stream()?;
+        let schema = stream.schema();
+        let batches = stream.collect::<Result<Vec<_>>>()?;
+        Ok(arrow_select::concat::concat_batches(&schema, &batches)?)
+    }
+
+    /// How many rows the scan yields, reading only the filter's columns.
+    pub fn count_rows(&self) -> Result<u64> {
+        let mut counting = self.clone();
+        counting.columns = Some(Vec::new());
+        counting.with_row_id = false;
+        counting.with_row_address = false;
+        if counting.filter.is_none() {
+            let plan = counting.plan()?;
+            return Ok(plan.tasks.iter().map(|t| run_rows(&t.runs)).sum());
+        }
+        let mut n = 0u64;
+        for b in counting.ordered(false).stream()? {
+            n += b?.num_rows() as u64;
+        }
+        Ok(n)
+    }
+
+    fn plan(&self) -> Result<Plan> {
+        let schema = self.ds.schema();
+        let paths: Vec<ColumnPath> = match &self.columns {
+            Some(cols) => cols
+                .iter()
+                .map(|c| ColumnPath::resolve(&schema, c))
+                .collect::<Result<_>>()?,
+            None => schema
+                .fields()
+                .iter()
+                .map(|f| ColumnPath::resolve(&schema, f.name()))
+                .collect::<Result<_>>()?,
+        };
+        let filter = self
+            .filter
+            .as_deref()
+            .map(|f| Filter::new(f, &schema))
+            .transpose()?;
+        // Top-level columns to read, in schema order.
+        let mut read = Vec::new();
+        for f in schema.fields() {
+            let n = f.name();
+            let wanted = paths.iter().any(|p| &p.top == n)
+                || filter.as_ref().is_some_and(|fl| fl.columns().contains(n));
+            if wanted {
+                read.push(n.clone());
+            }
+        }
+        let mut fields: Vec<Field> = paths.iter().map(|p| p.field.as_ref().clone()).collect();
+        if self.with_row_id {
+            fields.push(Field::new(ROW_ID, DataType::UInt64, true));
+        }
+        if self.with_row_address {
+            fields.push(Field::new(ROW_ADDRESS, DataType::UInt64, true));
+        }
+        let output = Arc::new(Schema::new(fields).with_metadata(schema.metadata().clone()));
+
+        let frags = self.ds.fragments();
+        let order: Vec<usize> = match &self.fragments {
+            None => (0..frags.len()).collect(),
+            Some(ids) => ids
+                .iter()
+                .map(|id| {
+                    frags
+                        .iter()
+                        .position(|f| f.id == *id)
+                        .ok_or_else(|| Error::InvalidArgument {
+                            what: format!(
+                                "fragment {id} is not in version {} (see `lancer inspect`)",
+                                self.ds.version()
+                            ),
+                        })
+                })
+                .collect::<Result<_>>()?,
+        };
+        // Without a filter, offset/limit pick rows directly.
+        let (mut skip, mut left) = match filter {
+            None => (self.offset, self.limit.unwrap_or(u64::MAX)),
+            Some(_) => (0, u64::MAX),
+        };
+        let mut tasks = Vec::new();
+        for fi in order {
+            if left == 0 {
+                break;
+            }
+            let kept = self.ds.kept_runs(&frags[fi])?;
+            if skip >= kept.total() {
+                skip -= kept.total();
+                continue;
+            }
+            let mut chunk: Vec<Range<u64>> = Vec::new();
+            let mut in_chunk = 0u64;
+            for r in kept.runs() {
+                let mut r = r.clone();
+                let cut = skip.min(r.end - r.start);
+                r.start += cut;
+                skip -= cut;
+                while r.start < r.end && left > 0 {
+                    let room = (self.batch_size as u64 - in_chunk).min(left);
+                    let end = r.end.min(r.start + room);
+                    chunk.push(r.start..end);
+                    in_chunk += end - r.start;
+                    left -= end - r.start;
+                    r.start = end;
+                    if in_chunk == self.batch_size as u64 {
+                        tasks.push(Task {
+                            frag: fi,
+                            runs: std::mem::take(&mut chunk),
+                        });
+                        in_chunk = 0;
+                    }
+                }
+            }
+            if !chunk.is_empty() {
+                tasks.push(Task { frag: fi, runs: chunk });
+            }
+        }
+        let (offset, limit) = match &filter {
+            Some(_) => (self.offset, self.limit),
+            None => (0, None),
+        };
+        Ok(Plan {
+            ds: self.ds.clone(),
+            paths,
+            read,
+            filter,
+            output,
+            tasks,
+            offset,
+            limit,
+            with_row_id: self.with_row_id,
+            with_row_address: self.with_row_address,
+            ordered: self.ordered,
+        })
+    }
+}
+
+fn run_rows(runs: &[Range<u64>]) -> u64 {
+    runs.iter().map(|r| r.end - r.start).sum()
+}
+
+/// A unit of work: some physical rows of one fragment.
+#[derive(Debug)]
+pub(crate) struct Task {
+    frag: usize,
+    runs: Vec<Range<u64>>,
+}
+
+/// A planned scan: what to read, how to filter and what to output.
+#[derive(Debug)]
+pub(crate) struct Plan {
+    ds: Dataset,
+    paths: Vec<ColumnPath>,
+    read: Vec<String>,
+    filter: Option<Filter>,
+    output: SchemaRef,
+    tasks: Vec<Task>,
+    /// Rows to skip / keep after filtering (0 / None when pushed into the tasks).
+    offset: u64,
+    limit: Option<u64>,
+    with_row_id: bool,
+    with_row_address: bool,
+    ordered: bool,
+}
+
+/// The physical rows where `mask` is true, `mask` laid over `runs` in order.
+fn surviving_runs(runs: &[Range<u64>], mask: &arrow_array::BooleanArray) -> Vec<Range<u64>> {
+    let mut out: Vec<Range<u64>> = Vec::new();
+    let mut i = 0usize;
+    for r in runs {
+        for row in r.clone() {
+            if mask.value(i) {
+                match out.last_mut() {
+                    Some(last) if last.end == row => last.end = row + 1,
+                    _ => out.push(row..row + 1),
+                }
+            }
+            i += 1;
+        }
+    }
+    out
+}
+
+impl Plan {
+    /// Runs one task: its rows that pass the filter, as an output batch.
+    fn run(&self, task: &Task) -> Result<Option<RecordBatch>> {
+        let frag = &self.ds.fragments()[task.frag];
+        let (runs, batch) = match &self.filter {
+            None => {
+                let cols: Vec<&str> = self.read.iter().map(String::as_str).collect();
+                (task.runs.clone(), self.ds.read_runs(frag, Some(&cols), &task.runs)?)
+            }
+            Some(filter) => {
+                let fcols: Vec<&str> = filter.columns().iter().map(String::as_str).collect();
+                let first = self.ds.read_runs(frag, Some(&fcols), &task.runs)?;
+                let mask = filter.evaluate(&first)?;
+                let passed = mask.true_count();
+                if passed == 0 {
+                    return Ok(None);
+                }
+                let rest: Vec<&str> = self
+                    .read
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|c| !fcols.contains(c))
+                    .collect();
+                let survivors = surviving_runs(&task.runs, &mask);
+                let kept_first = arrow_select::filter::filter_record_batch(&first, &mask)?;
+                let others = if rest.is_empty() {
+                    None
+                } else if passed * 2 > mask.len() {
+                    let all = self.ds.read_runs(frag, Some(&rest), &task.runs)?;
+                    Some(arrow_select::filter::filter_record_batch(&all, &mask)?)
+                } else {
+                    Some(self.ds.read_runs(frag, Some(&rest), &survivors)?)
+                };
+                (survivors, merge(kept_first, others)?)
+            }
+        };
+        let rows = batch.num_rows();
+        let mut cols = Vec::with_capacity(self.output.fields().len());
+        for p in &self.paths {
+            let top = batch.column_by_name(&p.top).ok_or_else(|| Error::InvalidArgument {
+                what: format!("column {:?} was not read", p.top),
+            })?;
+            cols.push(p.extract(top)?);
+        }
+        if self.with_row_id || self.with_row_address {
+            let addrs: Vec<u64> = runs
+                .iter()
+                .flat_map(|r| r.clone())
+                .map(|row| (frag.id << 32) | row)
+                .collect();
+            if self.with_row_id {
+                let ids = match self.ds.fragment_row_ids(frag)? {
+                    Some(ids) => runs
+                        .iter()
+                        .flat_map(|r| r.clone())
+                        .map(|row| {
+                            usize::try_from(row)
+                                .ok()
+                                .and_then(|r| ids.get(r).copied())
+                                .ok_or_else(|| Error::Table(lancer_table::TableError::corrupt(
+                                    format!("fragment {} has fewer row ids than rows", frag.id),
+                                )))
+                        })
+                        .collect::<Result<Vec<u64>>>()?,
+                    None => addrs.clone(),
+                };
+                cols.push(Arc::new(arrow_array::UInt64Array::from(ids)));
+            }
+            if self.with_row_address {
+                cols.push(Arc::new(arrow_array::UInt64Array::from(addrs)));
+            }
+        }
+        Ok(Some(RecordBatch::try_new_with_options(
+            self.output.clone(),
+            cols,
+            &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows)),
+        )?))
+    }
+}
+
+/// The columns of `a` and `b` (same rows) in one batch.
+fn merge(a: RecordBatch, b: Option<RecordBatch>) -> Result<RecordBatch> {
+    let Some(b) = b else { return Ok(a) };
+    let rows = a.num_rows();
+    let mut fields: Vec<Field> = a.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields.extend(b.schema().fields().iter().map(|f| f.as_ref().clone()));
+    let mut cols = a.columns().to_vec();
+    cols.extend(b.columns().iter().cloned());
+    Ok(RecordBatch::try_new_with_options(
+        Arc::new(Schema::new(fields)),
+        cols,
+        &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows)),
+    )?)
+}
+
+/// Scans and deletes through SQL filters on a [`Dataset`].
+pub trait DatasetExt {
+    /// A scan builder over this version.
+    fn scan(&self) -> Scanner;
+    /// Deletes the rows matching the SQL filter (a new version); reads only the
+    /// filter's columns.
+    fn delete(&self, filter: &str) -> Result<Dataset>;
+    /// Rows matching the SQL filter.
+    fn count_where(&self, filter: &str) -> Result<u64>;
+}
+
+impl DatasetExt for Dataset {
+    fn scan(&self) -> Scanner {
+        Scanner::new(self)
+    }
+
+    fn delete(&self, filter: &str) -> Result<Dataset> {
+        let f = Filter::new(filter, &self.schema())?;
+        let cols: Vec<&str> = f.columns().iter().map(String::as_str).collect();
+        let failure = std::sync::Mutex::new(None);
+        let out = self.delete_rows(filter, Some(&cols), |batch| {
+            f.evaluate(batch).map_err(|e| {
+                let msg = e.to_string();
+                if let Ok(mut g) = failure.lock() {
+                    *g = Some(e);
+                }
+                lancer_table::TableError::corrupt(msg)
+            })
+        });
+        match out {
+            Ok(ds) => Ok(ds),
+            Err(e) => match failure.into_inner().ok().flatten() {
+                Some(original) => Err(original),
+                None => Err(e.into()),
+            },
+        }
+    }
+
+    fn count_where(&self, filter: &str) -> Result<u64> {
+        self.scan().filter(filter).count_rows()
+    }
+}
