@@ -26,7 +26,7 @@ pub enum RowSink {
     /// An Arrow IPC stream.
     Ipc(Box<arrow_ipc::writer::StreamWriter<Out>>),
     /// A Parquet file (written to stdout; Parquet needs no seeking to write).
-    Parquet(Box<parquet::arrow::ArrowWriter<Out>>),
+    Parquet(Box<parquet::arrow::ArrowWriter<std::io::BufWriter<std::io::Stdout>>>),
 }
 
 impl RowSink {
@@ -43,7 +43,11 @@ impl RowSink {
                 out, &schema,
             )?)),
             Format::Parquet => {
-                RowSink::Parquet(Box::new(parquet::arrow::ArrowWriter::try_new(out, schema, None)?))
+                drop(out);
+                let w = std::io::BufWriter::new(std::io::stdout());
+                RowSink::Parquet(Box::new(parquet::arrow::ArrowWriter::try_new(
+                    w, schema, None,
+                )?))
             }
         })
     }
@@ -71,7 +75,8 @@ impl RowSink {
             RowSink::Jsonl(mut w) => w.finish()?,
             RowSink::Ipc(mut w) => w.finish()?,
             RowSink::Parquet(w) => {
-                w.close()?;
+                let mut out = w.into_inner()?;
+                out.flush()?;
             }
         }
         Ok(())

@@ -27,6 +27,10 @@ fn demo_runs() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("identical to what was written"), "{text}");
     assert!(text.contains("id   4242  distance 0.0000"), "{text}");
+    assert!(
+        text.contains("time travel: version 1 still has 10000 rows"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -477,4 +481,183 @@ fn search_finds_the_query_row_first() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("manhattan"));
+}
+
+/// The filter suite's pylance answer for `filter` (ids in order).
+fn suite_ids(filter: &str) -> Vec<i64> {
+    let dir =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/filter-suite/pylance-14");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+    let case = v["filters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["filter"] == filter)
+        .unwrap_or_else(|| panic!("{filter} is not in the suite"));
+    case["ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_i64().unwrap())
+        .collect()
+}
+
+fn jsonl_ids(stdout: &[u8]) -> Vec<i64> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                .as_i64()
+                .unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn filter_count_delete_and_filtered_search() {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data/filter-suite/pylance-14/filters");
+    let tmp = std::env::temp_dir().join(format!("lancer-cli-filter-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    copy_dir(&src, &tmp);
+    // cat --filter returns pylance's rows; --offset/--limit page after the filter.
+    for f in [
+        "s LIKE 'app%'",
+        "meta.lang = 'en'",
+        "array_has_any(tags, ['red', 'blue'])",
+    ] {
+        let out = lancer()
+            .args([
+                "cat",
+                "--columns",
+                "id,meta.lang",
+                "--format",
+                "jsonl",
+                "--filter",
+                f,
+            ])
+            .arg(&tmp)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(jsonl_ids(&out.stdout), suite_ids(f), "{f}");
+        let page = lancer()
+            .args([
+                "cat",
+                "--columns",
+                "id",
+                "--json",
+                "--offset",
+                "3",
+                "--limit",
+                "4",
+                "-w",
+                f,
+            ])
+            .arg(&tmp)
+            .output()
+            .unwrap();
+        assert_eq!(jsonl_ids(&page.stdout), suite_ids(f)[3..7].to_vec(), "{f}");
+        let count = lancer()
+            .args(["count", "--json", "--filter", f])
+            .arg(&tmp)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&count.stdout).unwrap();
+        assert_eq!(v["rows"].as_u64(), Some(suite_ids(f).len() as u64), "{f}");
+    }
+    // A parquet page of a filtered scan.
+    let pq = lancer()
+        .args([
+            "cat",
+            "--format",
+            "parquet",
+            "--with-row-address",
+            "--filter",
+            "id < 10",
+        ])
+        .arg(&tmp)
+        .output()
+        .unwrap();
+    assert!(
+        pq.status.success(),
+        "{}",
+        String::from_utf8_lossy(&pq.stderr)
+    );
+    assert_eq!(&pq.stdout[..4], b"PAR1");
+    // A bad filter: one line naming the column, exit 2.
+    let bad = lancer()
+        .args(["cat", "--filter", "nosuch > 1"])
+        .arg(&tmp)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("nosuch") && err.lines().count() == 1, "{err}");
+    // Filtered search: every hit passes the filter.
+    let hits = lancer()
+        .args([
+            "search",
+            "--column",
+            "vec",
+            "--query",
+            "0.1,0.2,-0.3,0.4",
+            "-k",
+            "5",
+        ])
+        .args([
+            "--columns",
+            "id,meta.lang",
+            "--filter",
+            "meta.lang = 'fr'",
+            "--json",
+        ])
+        .arg(&tmp)
+        .output()
+        .unwrap();
+    assert!(
+        hits.status.success(),
+        "{}",
+        String::from_utf8_lossy(&hits.stderr)
+    );
+    let fr = suite_ids("meta.lang IN ('fr', 'de')");
+    let got = jsonl_ids(&hits.stdout);
+    assert_eq!(got.len(), 5);
+    assert!(got.iter().all(|i| fr.contains(i)), "{got:?}");
+    // delete --where, then the rows are gone and the old version still has them.
+    let before = suite_ids("s LIKE 'app%'").len();
+    let del = lancer()
+        .args(["delete", "--json", "--where", "s LIKE 'app%'"])
+        .arg(&tmp)
+        .output()
+        .unwrap();
+    assert!(
+        del.status.success(),
+        "{}",
+        String::from_utf8_lossy(&del.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&del.stdout).unwrap();
+    assert_eq!(v["deleted_rows"].as_u64(), Some(before as u64));
+    let version = v["version"].as_u64().unwrap();
+    let after = lancer()
+        .args(["count", "--json", "-w", "s LIKE 'app%'"])
+        .arg(&tmp)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&after.stdout).unwrap();
+    assert_eq!(v["rows"].as_u64(), Some(0));
+    let old = lancer()
+        .args(["count", "--json", "-w", "s LIKE 'app%'", "--version"])
+        .arg((version - 1).to_string())
+        .arg(&tmp)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&old.stdout).unwrap();
+    assert_eq!(v["rows"].as_u64(), Some(before as u64));
+    let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -9,6 +9,6 @@ pub mod search;
 
 pub use error::{Error, Result};
 pub use filter::Filter;
-pub use scan::{DatasetExt, ScanStream, Scanner};
 pub use lancer_table::write::WriteParams;
 pub use lancer_table::{Dataset, TableError};
+pub use scan::{DatasetExt, ScanStream, Scanner};

@@ -346,36 +346,83 @@ pub enum Filtering<'a> {
 
 /// Exact top-`k` with a SQL filter. A prefilter is a scan of the vector column with the
 /// filter (filter columns read first, vectors only for passing rows), then top-k over
-/// what passed; results are fetched by row address.
+/// what passed; results are fetched by row address. `columns` may name struct fields
+/// (`meta.lang`).
 pub fn nearest_where(
     ds: &Dataset,
     req: &Nearest<'_>,
     filtering: Filtering<'_>,
     columns: Option<&[&str]>,
 ) -> crate::Result<RecordBatch> {
-    use crate::scan::DatasetExt;
-    let sql = match filtering {
-        Filtering::None => return Ok(nearest(ds, req, None, columns)?),
-        Filtering::Post(sql) => {
-            let filter = crate::Filter::new(sql, &ds.schema())?;
-            let hits = nearest(ds, req, None, None)?;
-            let mask = filter.evaluate(&hits)?;
-            let kept = arrow_select::filter::filter_record_batch(&hits, &mask)?;
-            return Ok(match columns {
-                None => kept,
-                Some(cols) => {
-                    let mut names: Vec<&str> = cols.to_vec();
-                    names.push("_distance");
-                    let idx = names
-                        .iter()
-                        .map(|n| kept.schema().index_of(n))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    kept.project(&idx)?
-                }
-            });
-        }
-        Filtering::Pre(sql) => sql,
+    use crate::scan::columns::ColumnPath;
+    let schema = ds.schema();
+    let paths: Vec<ColumnPath> = match columns {
+        Some(cols) => cols
+            .iter()
+            .map(|c| ColumnPath::resolve(&schema, c))
+            .collect::<crate::Result<_>>()?,
+        None => schema
+            .fields()
+            .iter()
+            .map(|f| ColumnPath::resolve(&schema, f.name()))
+            .collect::<crate::Result<_>>()?,
     };
+    let mut tops: Vec<&str> = Vec::new();
+    for p in &paths {
+        if !tops.contains(&p.top.as_str()) {
+            tops.push(&p.top);
+        }
+    }
+    let (rows, distances) = match filtering {
+        Filtering::None => {
+            let hits = nearest(ds, req, None, Some(&tops))?;
+            split_distance(hits)?
+        }
+        Filtering::Post(sql) => {
+            let filter = crate::Filter::new(sql, &schema)?;
+            let mut wanted = tops.clone();
+            for c in filter.columns() {
+                if !wanted.contains(&c.as_str()) {
+                    wanted.push(c);
+                }
+            }
+            let hits = nearest(ds, req, None, Some(&wanted))?;
+            let mask = filter.evaluate(&hits)?;
+            split_distance(arrow_select::filter::filter_record_batch(&hits, &mask)?)?
+        }
+        Filtering::Pre(sql) => prefiltered(ds, req, sql, &tops)?,
+    };
+    let mut fields: Vec<Field> = paths.iter().map(|p| p.field.as_ref().clone()).collect();
+    let mut cols: Vec<ArrayRef> = Vec::with_capacity(paths.len() + 1);
+    for p in &paths {
+        let top = rows
+            .column_by_name(&p.top)
+            .ok_or_else(|| crate::Error::InvalidArgument {
+                what: format!("column {:?} was not read", p.top),
+            })?;
+        cols.push(p.extract(top)?);
+    }
+    fields.push(Field::new("_distance", DataType::Float32, false));
+    cols.push(distances);
+    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
+}
+
+/// A search result's rows and its `_distance` column, apart.
+fn split_distance(hits: RecordBatch) -> crate::Result<(RecordBatch, ArrayRef)> {
+    let d = hits.schema().index_of("_distance")?;
+    let distances = hits.column(d).clone();
+    let keep: Vec<usize> = (0..hits.num_columns()).filter(|&i| i != d).collect();
+    Ok((hits.project(&keep)?, distances))
+}
+
+/// Filter, then top-k: the vectors of passing rows come from a filtered scan.
+fn prefiltered(
+    ds: &Dataset,
+    req: &Nearest<'_>,
+    sql: &str,
+    tops: &[&str],
+) -> crate::Result<(RecordBatch, ArrayRef)> {
+    use crate::scan::DatasetExt;
     let passing = ds
         .scan()
         .columns(&[req.column])
@@ -396,9 +443,8 @@ pub fn nearest_where(
     let keep = |i: usize| valid.as_ref().is_none_or(|n| n.is_valid(i));
     let qnorm = dot(&req.query, &req.query).sqrt();
     let qbytes: Vec<u8> = req.query.iter().map(|&x| x as u8).collect();
-    let n = passing.num_rows();
     let heap = scan_range(
-        0..n,
+        0..passing.num_rows(),
         &vecs,
         dim,
         &req.query,
@@ -420,12 +466,9 @@ pub fn nearest_where(
         .iter()
         .map(|h| usize::try_from(h.1).map_or(0, |i| addrs.value(i)))
         .collect();
-    let rows = ds.take_addresses(&wanted, columns)?;
-    let mut fields: Vec<Field> = rows.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
-    let mut cols: Vec<ArrayRef> = rows.columns().to_vec();
-    fields.push(Field::new("_distance", DataType::Float32, false));
-    cols.push(Arc::new(Float32Array::from(
+    let rows = ds.take_addresses(&wanted, Some(tops))?;
+    let distances: ArrayRef = Arc::new(Float32Array::from(
         hits.iter().map(|h| h.0).collect::<Vec<_>>(),
-    )));
-    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
+    ));
+    Ok((rows, distances))
 }

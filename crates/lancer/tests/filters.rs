@@ -143,7 +143,11 @@ fn full_rows_limit_offset_and_row_ids_match_pylance() {
             }
             let got = scan.to_batch().unwrap();
             let names = |b: &RecordBatch| -> Vec<String> {
-                b.schema().fields().iter().map(|f| f.name().clone()).collect()
+                b.schema()
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().clone())
+                    .collect()
             };
             assert_eq!(names(&got), names(&want), "{name}");
             assert_eq!(got.num_rows(), want.num_rows(), "{name}");
@@ -159,7 +163,12 @@ fn full_rows_limit_offset_and_row_ids_match_pylance() {
 fn unordered_and_batched_scans_return_the_same_rows() {
     let dir = repo().join("tests/data/filter-suite/pylance-14");
     let ds = Dataset::open(dir.join("filters")).unwrap();
-    let ordered = ids(&ds.scan().columns(&["id"]).filter("i32 > 0").to_batch().unwrap());
+    let ordered = ids(&ds
+        .scan()
+        .columns(&["id"])
+        .filter("i32 > 0")
+        .to_batch()
+        .unwrap());
     for (batch, threads) in [(1, 1), (7, 2), (100, 3), (100_000, 2)] {
         let stream = ds
             .scan()
@@ -183,9 +192,20 @@ fn unordered_and_batched_scans_return_the_same_rows() {
     }
     // Without a filter, offset and limit choose the rows directly.
     let all = ids(&ds.scan().columns(&["id"]).to_batch().unwrap());
-    let page = ids(&ds.scan().columns(&["id"]).offset(598).limit(Some(5)).to_batch().unwrap());
+    let page = ids(&ds
+        .scan()
+        .columns(&["id"])
+        .offset(598)
+        .limit(Some(5))
+        .to_batch()
+        .unwrap());
     assert_eq!(page, all[598..603].to_vec());
-    let past = ds.scan().columns(&["id"]).offset(10_000).to_batch().unwrap();
+    let past = ds
+        .scan()
+        .columns(&["id"])
+        .offset(10_000)
+        .to_batch()
+        .unwrap();
     assert_eq!(past.num_rows(), 0);
     // Dropping a stream early stops it cleanly.
     let mut s = ds.scan().batch_size(10).stream().unwrap();
@@ -198,17 +218,36 @@ fn bad_filters_and_columns_name_what_is_wrong() {
     let dir = repo().join("tests/data/filter-suite/pylance-14");
     let ds = Dataset::open(dir.join("filters")).unwrap();
     let err = |f: &str| ds.scan().filter(f).to_batch().unwrap_err().to_string();
-    assert!(err("nosuch > 1").contains("nosuch"), "{}", err("nosuch > 1"));
+    assert!(
+        err("nosuch > 1").contains("nosuch"),
+        "{}",
+        err("nosuch > 1")
+    );
     assert!(err("id >").contains("EOF"));
     assert!(err("id = 1 junk").contains("junk"));
     assert!(err("id > 1.5").contains("Int64"));
     assert!(err("u8 = 256").contains("UInt8"));
     assert!(err("id + 1").contains("boolean"));
-    let col = ds.scan().columns(&["meta.nope"]).to_batch().unwrap_err().to_string();
+    let col = ds
+        .scan()
+        .columns(&["meta.nope"])
+        .to_batch()
+        .unwrap_err()
+        .to_string();
     assert!(col.contains("nope") && col.contains("lang"), "{col}");
-    let col = ds.scan().columns(&["id.x"]).to_batch().unwrap_err().to_string();
+    let col = ds
+        .scan()
+        .columns(&["id.x"])
+        .to_batch()
+        .unwrap_err()
+        .to_string();
     assert!(col.contains("not a struct"), "{col}");
-    let frag = ds.scan().fragments(&[99]).to_batch().unwrap_err().to_string();
+    let frag = ds
+        .scan()
+        .fragments(&[99])
+        .to_batch()
+        .unwrap_err()
+        .to_string();
     assert!(frag.contains("99"), "{frag}");
 }
 
@@ -237,11 +276,25 @@ fn delete_by_sql_filter_reads_identically_in_pylance() {
         .arg(format!("NOT ({filter}) OR ({filter}) IS NULL"))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v[0].as_u64(), Some(after.version()));
-    let theirs: Vec<i64> = v[1].as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect();
-    let kept_by_pylance: Vec<i64> = v[2].as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect();
+    let theirs: Vec<i64> = v[1]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_i64().unwrap())
+        .collect();
+    let kept_by_pylance: Vec<i64> = v[2]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_i64().unwrap())
+        .collect();
     assert_eq!(ours, theirs);
     assert_eq!(ours, kept_by_pylance);
     let _ = std::fs::remove_dir_all(&tmp);

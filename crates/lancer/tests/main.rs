@@ -1,5 +1,5 @@
 //! Integration tests of lancer (one test binary).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod search;
 mod filters;
+mod search;

@@ -9,7 +9,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::*;
 use arrow_schema::{DataType, Field, Schema};
-use lancer::search::{dot, hamming, l2, nearest, Metric, Nearest};
+use lancer::search::{dot, hamming, l2, nearest, nearest_where, Filtering, Metric, Nearest};
 use lancer::{Dataset, WriteParams};
 
 fn repo() -> PathBuf {
@@ -184,6 +184,39 @@ fn exact_search_matches_numpy() {
                         (f64::from(*g) - w).abs() <= 1e-3 * w.abs().max(1.0),
                         "{label} {name}: {g} vs {w}"
                     );
+                }
+                // The same prefilter as SQL gives the same answer.
+                let sql = filter.map(|m| format!("id % {m} = 0"));
+                let filtering = match &sql {
+                    Some(s) => Filtering::Pre(s),
+                    None => Filtering::None,
+                };
+                let by_sql = nearest_where(&ds, &req, filtering, Some(&["id"])).unwrap();
+                assert_eq!(
+                    by_sql.column(0).to_data(),
+                    got.column(0).to_data(),
+                    "{label} {name} sql"
+                );
+                assert_eq!(
+                    by_sql.column(1).to_data(),
+                    got.column(1).to_data(),
+                    "{label} {name} sql"
+                );
+                // A postfilter keeps the unfiltered top-k rows that pass, in order.
+                if let Some(s) = &sql {
+                    let post = nearest_where(&ds, &req, Filtering::Post(s), Some(&["id"])).unwrap();
+                    let all = nearest_where(&ds, &req, Filtering::None, Some(&["id"])).unwrap();
+                    let m = filter.unwrap_or(1);
+                    let expect: Vec<i64> = all
+                        .column(0)
+                        .as_primitive::<Int64Type>()
+                        .values()
+                        .iter()
+                        .copied()
+                        .filter(|i| i % m == 0)
+                        .collect();
+                    let post_ids = post.column(0).as_primitive::<Int64Type>().values().to_vec();
+                    assert_eq!(post_ids, expect, "{label} {name} postfilter");
                 }
             }
         }

@@ -592,7 +592,10 @@ pub fn delete(path: &Path, predicate: &str, json: bool) -> CmdResult {
         }),
         || {
             if after.version() == ds.version() {
-                format!("no rows match {predicate:?}; version {} unchanged", ds.version())
+                format!(
+                    "no rows match {predicate:?}; version {} unchanged",
+                    ds.version()
+                )
             } else {
                 format!(
                     "deleted {deleted} rows: version {} has {} rows",

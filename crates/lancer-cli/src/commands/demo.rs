@@ -192,17 +192,29 @@ fn dataset_tour(dir: &std::path::Path, batch: &arrow_array::RecordBatch) -> CmdR
         .with_row_address(true)
         .limit(Some(3))
         .to_batch()?;
-    println!("8. scan --filter \"{filter}\" --limit 3 in {:?}:", t.elapsed());
+    println!(
+        "8. scan --filter \"{filter}\" --limit 3 in {:?}:",
+        t.elapsed()
+    );
     let ids = page.column(0).as_primitive::<Int64Type>();
-    let addrs = page.column(2).as_primitive::<arrow_array::types::UInt64Type>();
+    let addrs = page
+        .column(2)
+        .as_primitive::<arrow_array::types::UInt64Type>();
     for i in 0..page.num_rows() {
         let a = addrs.value(i);
-        println!("     id {:>6}  fragment {} row {}", ids.value(i), a >> 32, a & 0xFFFF_FFFF);
+        println!(
+            "     id {:>6}  fragment {} row {}",
+            ids.value(i),
+            a >> 32,
+            a & 0xFFFF_FFFF
+        );
     }
     // Search with a prefilter; check against brute force over the rows that pass.
     let embs = batch.column(2).as_fixed_size_list();
     let dim = embs.value_length() as usize;
-    let flat = embs.values().as_primitive::<arrow_array::types::Float32Type>();
+    let flat = embs
+        .values()
+        .as_primitive::<arrow_array::types::Float32Type>();
     let q: Vec<f32> = flat.values()[4243 * dim..4244 * dim].to_vec();
     let req = Nearest {
         column: "embedding",
@@ -213,11 +225,20 @@ fn dataset_tour(dir: &std::path::Path, batch: &arrow_array::RecordBatch) -> CmdR
     let sql = "category = 'sports' AND id % 10 != 0";
     let t = Instant::now();
     let hits = nearest_where(&v3, &req, Filtering::Pre(sql), Some(&["id", "category"]))?;
-    println!("9. search k=3 --filter \"{sql}\", query = row 4243, in {:?}:", t.elapsed());
+    println!(
+        "9. search k=3 --filter \"{sql}\", query = row 4243, in {:?}:",
+        t.elapsed()
+    );
     let hit_ids = hits.column(0).as_primitive::<Int64Type>();
-    let dists = hits.column(2).as_primitive::<arrow_array::types::Float32Type>();
+    let dists = hits
+        .column(2)
+        .as_primitive::<arrow_array::types::Float32Type>();
     for i in 0..hits.num_rows() {
-        println!("     id {:>6}  distance {:.4}", hit_ids.value(i), dists.value(i));
+        println!(
+            "     id {:>6}  distance {:.4}",
+            hit_ids.value(i),
+            dists.value(i)
+        );
     }
     let mut brute: Vec<(i64, f32)> = (0..n)
         .filter(|i| i % 4 == 1 && i % 10 != 0)
@@ -233,7 +254,11 @@ fn dataset_tour(dir: &std::path::Path, batch: &arrow_array::RecordBatch) -> CmdR
     println!(
         "10. take offsets 0,1,2 of version {} (deleted rows skipped): ids {:?} in {:?}",
         v3.version(),
-        taken.column(0).as_primitive::<Int64Type>().values(),
+        taken
+            .column(0)
+            .as_primitive::<Int64Type>()
+            .values()
+            .to_vec(),
         t.elapsed()
     );
     let old = Dataset::open_version(&root, 1)?;
@@ -243,7 +268,10 @@ fn dataset_tour(dir: &std::path::Path, batch: &arrow_array::RecordBatch) -> CmdR
         v3.version(),
         v3.count_rows()
     );
-    println!("    (try: lancer cat {} --filter \"category = 'news'\" --limit 5)", root.display());
+    println!(
+        "    (try: lancer cat {} --filter \"category = 'news'\" --limit 5)",
+        root.display()
+    );
     Ok(())
 }
 

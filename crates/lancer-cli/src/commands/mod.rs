@@ -59,9 +59,7 @@ pub fn run(cli: Cli) -> CmdResult {
             format,
             at,
         } => cat::take(&path, &rows, &columns, rows_as(format), &at),
-        Command::Count { path, filter, at } => {
-            source::count(&path, filter.as_deref(), &at, json)
-        }
+        Command::Count { path, filter, at } => source::count(&path, filter.as_deref(), &at, json),
         Command::Delete { path, predicate } => dataset::delete(&path, &predicate, json),
         Command::Schema { path, at } => source::schema(&path, &at, json),
         Command::Versions { path } => dataset::versions(&path, json),

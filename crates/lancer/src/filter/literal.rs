@@ -47,9 +47,10 @@ fn convertible(from: &DataType, to: &DataType) -> bool {
         (f, t) if f.is_floating() => t.is_floating(),
         (Utf8 | LargeUtf8, Utf8 | LargeUtf8) => true,
         (Boolean, Boolean) => true,
-        (List(_) | LargeList(_) | FixedSizeList(..), List(_) | LargeList(_) | FixedSizeList(..)) => {
-            true
-        }
+        (
+            List(_) | LargeList(_) | FixedSizeList(..),
+            List(_) | LargeList(_) | FixedSizeList(..),
+        ) => true,
         (Timestamp(..), Timestamp(..)) => true,
         (Date32 | Date64, Date32 | Date64) => true,
         (Time32(_) | Time64(_), Time32(_) | Time64(_)) => true,
@@ -178,8 +179,14 @@ mod tests {
         let i8v = adapt(&ScalarValue::Int64(Some(100)), &DataType::Int8);
         assert_eq!(i8v, Some(ScalarValue::Int8(Some(100))));
         assert_eq!(adapt(&ScalarValue::Int64(Some(300)), &DataType::Int8), None);
-        assert_eq!(adapt(&ScalarValue::Int64(Some(-1)), &DataType::UInt32), None);
-        assert_eq!(adapt(&ScalarValue::Float64(Some(2.5)), &DataType::Int32), None);
+        assert_eq!(
+            adapt(&ScalarValue::Int64(Some(-1)), &DataType::UInt32),
+            None
+        );
+        assert_eq!(
+            adapt(&ScalarValue::Float64(Some(2.5)), &DataType::Int32),
+            None
+        );
         assert_eq!(
             adapt(&ScalarValue::Int64(Some(2)), &DataType::Float32),
             Some(ScalarValue::Float32(Some(2.0)))
@@ -190,7 +197,10 @@ mod tests {
             Some(ScalarValue::LargeUtf8(Some("a".into())))
         );
         assert_eq!(
-            adapt(&ScalarValue::Binary(Some(vec![1, 2])), &DataType::FixedSizeBinary(3)),
+            adapt(
+                &ScalarValue::Binary(Some(vec![1, 2])),
+                &DataType::FixedSizeBinary(3)
+            ),
             None
         );
     }

@@ -50,7 +50,11 @@ impl Functions {
             .into_iter()
             .chain(datafusion_functions_nested::all_default_nested_functions());
         for f in all {
-            for name in f.aliases().iter().chain(std::iter::once(&f.name().to_string())) {
+            for name in f
+                .aliases()
+                .iter()
+                .chain(std::iter::once(&f.name().to_string()))
+            {
                 scalar.insert(name.to_string(), f.clone());
             }
         }
@@ -125,9 +129,10 @@ impl Filter {
     /// Compiles `sql` against `schema` (a dataset's schema). Errors name the token, column
     /// or type that is wrong.
     pub fn new(sql: &str, schema: &Schema) -> Result<Self, Error> {
+        // DataFusion's messages may span lines; errors are one line here.
         let bad = |message: String| Error::Filter {
             filter: sql.to_string(),
-            message,
+            message: message.lines().map(str::trim).collect::<Vec<_>>().join(" "),
         };
         let mut ast = parse::parse_filter(sql).map_err(bad)?;
         legacy_functions(&mut ast);
@@ -155,7 +160,8 @@ impl Filter {
             }
         }
         let input = Arc::new(Schema::new(fields));
-        let df = Arc::new(DFSchema::try_from(input.as_ref().clone()).map_err(|e| bad(e.to_string()))?);
+        let df =
+            Arc::new(DFSchema::try_from(input.as_ref().clone()).map_err(|e| bad(e.to_string()))?);
         let ctx = SimplifyContext::builder()
             .with_schema(df.clone())
             .with_query_execution_start_time(Some(chrono_now()))
@@ -248,7 +254,8 @@ impl Filter {
 fn legacy_functions(ast: &mut sql::Expr) {
     let _ = visit_expressions_mut(ast, |e| {
         if let sql::Expr::Function(f) = e {
-            let is_valid = f.name.0.len() == 1 && f.name.to_string().eq_ignore_ascii_case("is_valid");
+            let is_valid =
+                f.name.0.len() == 1 && f.name.to_string().eq_ignore_ascii_case("is_valid");
             if let (true, sql::FunctionArguments::List(list)) = (is_valid, &f.args) {
                 if let [sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(arg))] =
                     list.args.as_slice()

@@ -91,9 +91,11 @@ impl ColumnPath {
         let (first, rest) = parts.split_first().ok_or_else(|| Error::InvalidArgument {
             what: format!("empty column path {path:?}"),
         })?;
-        let top = schema.field_with_name(first).map_err(|_| Error::InvalidArgument {
-            what: format!("no column {first:?} (the dataset has {})", names()),
-        })?;
+        let top = schema
+            .field_with_name(first)
+            .map_err(|_| Error::InvalidArgument {
+                what: format!("no column {first:?} (the dataset has {})", names()),
+            })?;
         let mut field = Arc::new(top.clone());
         let mut nullable = top.is_nullable();
         let mut children = Vec::new();
@@ -111,7 +113,11 @@ impl ColumnPath {
                 what: format!(
                     "column path {path:?}: struct {:?} has no field {name:?} (it has {})",
                     field.name(),
-                    fields.iter().map(|f| f.name().as_str()).collect::<Vec<_>>().join(", ")
+                    fields
+                        .iter()
+                        .map(|f| f.name().as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             })?;
             nullable |= child.is_nullable();
@@ -158,7 +164,10 @@ mod tests {
     fn paths() {
         let split = |p: &str| split_path(p).ok();
         assert_eq!(split("a.b"), Some(vec!["a".to_string(), "b".to_string()]));
-        assert_eq!(split("`a.b`.c"), Some(vec!["a.b".to_string(), "c".to_string()]));
+        assert_eq!(
+            split("`a.b`.c"),
+            Some(vec!["a.b".to_string(), "c".to_string()])
+        );
         assert_eq!(split("`a``b`"), Some(vec!["a`b".to_string()]));
         assert_eq!(split("a..b"), None);
         assert_eq!(split("`a"), None);

@@ -10,7 +10,7 @@
 //! on worker threads with a bounded window of finished-but-unread batches (bounded memory,
 //! read-ahead); output keeps dataset order unless `ordered(false)`.
 
-mod columns;
+pub(crate) mod columns;
 mod exec;
 
 use std::ops::Range;
@@ -206,20 +206,20 @@ impl Scanner {
         let frags = self.ds.fragments();
         let order: Vec<usize> = match &self.fragments {
             None => (0..frags.len()).collect(),
-            Some(ids) => ids
-                .iter()
-                .map(|id| {
-                    frags
-                        .iter()
-                        .position(|f| f.id == *id)
-                        .ok_or_else(|| Error::InvalidArgument {
-                            what: format!(
-                                "fragment {id} is not in version {} (see `lancer inspect`)",
-                                self.ds.version()
-                            ),
+            Some(ids) => {
+                ids.iter()
+                    .map(|id| {
+                        frags.iter().position(|f| f.id == *id).ok_or_else(|| {
+                            Error::InvalidArgument {
+                                what: format!(
+                                    "fragment {id} is not in version {} (see `lancer inspect`)",
+                                    self.ds.version()
+                                ),
+                            }
                         })
-                })
-                .collect::<Result<_>>()?,
+                    })
+                    .collect::<Result<_>>()?
+            }
         };
         // Without a filter, offset/limit pick rows directly.
         let (mut skip, mut left) = match filter {
@@ -260,7 +260,10 @@ impl Scanner {
                 }
             }
             if !chunk.is_empty() {
-                tasks.push(Task { frag: fi, runs: chunk });
+                tasks.push(Task {
+                    frag: fi,
+                    runs: chunk,
+                });
             }
         }
         let (offset, limit) = match &filter {
@@ -336,7 +339,10 @@ impl Plan {
         let (runs, batch) = match &self.filter {
             None => {
                 let cols: Vec<&str> = self.read.iter().map(String::as_str).collect();
-                (task.runs.clone(), self.ds.read_runs(frag, Some(&cols), &task.runs)?)
+                (
+                    task.runs.clone(),
+                    self.ds.read_runs(frag, Some(&cols), &task.runs)?,
+                )
             }
             Some(filter) => {
                 let fcols: Vec<&str> = filter.columns().iter().map(String::as_str).collect();
@@ -368,9 +374,11 @@ impl Plan {
         let rows = batch.num_rows();
         let mut cols = Vec::with_capacity(self.output.fields().len());
         for p in &self.paths {
-            let top = batch.column_by_name(&p.top).ok_or_else(|| Error::InvalidArgument {
-                what: format!("column {:?} was not read", p.top),
-            })?;
+            let top = batch
+                .column_by_name(&p.top)
+                .ok_or_else(|| Error::InvalidArgument {
+                    what: format!("column {:?} was not read", p.top),
+                })?;
             cols.push(p.extract(top)?);
         }
         if self.with_row_id || self.with_row_address {
@@ -388,9 +396,12 @@ impl Plan {
                             usize::try_from(row)
                                 .ok()
                                 .and_then(|r| ids.get(r).copied())
-                                .ok_or_else(|| Error::Table(lancer_table::TableError::corrupt(
-                                    format!("fragment {} has fewer row ids than rows", frag.id),
-                                )))
+                                .ok_or_else(|| {
+                                    Error::Table(lancer_table::TableError::corrupt(format!(
+                                        "fragment {} has fewer row ids than rows",
+                                        frag.id
+                                    )))
+                                })
                         })
                         .collect::<Result<Vec<u64>>>()?,
                     None => addrs.clone(),
@@ -413,7 +424,12 @@ impl Plan {
 fn merge(a: RecordBatch, b: Option<RecordBatch>) -> Result<RecordBatch> {
     let Some(b) = b else { return Ok(a) };
     let rows = a.num_rows();
-    let mut fields: Vec<Field> = a.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+    let mut fields: Vec<Field> = a
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
     fields.extend(b.schema().fields().iter().map(|f| f.as_ref().clone()));
     let mut cols = a.columns().to_vec();
     cols.extend(b.columns().iter().cloned());
