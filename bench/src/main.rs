@@ -127,18 +127,38 @@ fn search(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// `scan PATH ITERS`: full scan of a dataset's latest version.
+/// `scan PATH ITERS [FILTER]`: a scan of a dataset's latest version through the public
+/// Scanner (all columns, optionally filtered), batches collected as `to_table` does.
 fn scan(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    use lancer::DatasetExt;
     let iters: usize = args[3].parse()?;
+    let filter = args.get(4);
     let mut times = Vec::new();
     let mut rows = 0;
     for _ in 0..iters {
         let t = Instant::now();
-        let ds = lancer_table::Dataset::open(&args[2])?;
-        rows = ds.scan_batches(None)?.iter().map(|b| b.num_rows()).sum();
+        let ds = lancer::Dataset::open(&args[2])?;
+        let mut scan = ds.scan();
+        if let Some(f) = filter {
+            scan = scan.filter(f);
+        }
+        let batches = scan.stream()?.collect::<Result<Vec<_>, _>>()?;
+        rows = batches.iter().map(|b| b.num_rows()).sum();
         times.push(t.elapsed().as_secs_f64());
     }
     println!("{}", json!({"scan": stats(times), "rows": rows}));
+    Ok(())
+}
+
+/// `stream PATH`: reads every batch of a full scan and drops it (for peak memory).
+fn stream(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    use lancer::DatasetExt;
+    let ds = lancer::Dataset::open(&args[2])?;
+    let mut rows = 0;
+    for b in ds.scan().stream()? {
+        rows += b?.num_rows();
+    }
+    println!("{}", json!({"rows": rows}));
     Ok(())
 }
 
@@ -186,8 +206,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if args.len() >= 5 && args[1] == "dataset-take" {
         return dataset_take(&args);
     }
-    if args.len() == 4 && args[1] == "scan" {
+    if (args.len() == 4 || args.len() == 5) && args[1] == "scan" {
         return scan(&args);
+    }
+    if args.len() == 3 && args[1] == "stream" {
+        return stream(&args);
     }
     if args.len() == 7 && args[1] == "search" {
         return search(&args);

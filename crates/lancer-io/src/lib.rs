@@ -11,6 +11,8 @@ use std::fs::File;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use lancer_format::read::{check_range, RangeRead};
@@ -77,12 +79,32 @@ impl RangeRead for LocalFile {
 /// A local file mapped into memory: reads are zero-copy slices of the mapping, so a
 /// decoder can hand file bytes straight to Arrow (e.g. a vector column's values).
 ///
+/// Mapped pages a process has touched count toward its resident memory until they are
+/// unmapped, so a scan of a large file would look like it holds the whole file. After
+/// every [`RELEASE_EVERY`] bytes read the mapping's pages are handed back
+/// (`MADV_DONTNEED`); the data stay in the page cache and a later access of a released
+/// page — including through slices handed out earlier — maps it again from the file.
+///
 /// Lance data files are immutable once written; mapping one that another process
 /// truncates would fault, which is why [`LocalFile`] remains available.
 #[derive(Debug)]
 pub struct MmapFile {
     map: Bytes,
+    raw: Option<Arc<memmap2::Mmap>>,
+    read_since_release: AtomicU64,
     path: PathBuf,
+}
+
+/// Bytes read from a mapping between two releases of its pages.
+pub const RELEASE_EVERY: u64 = 32 << 20;
+
+/// Lets `Bytes` own a shared mapping.
+struct SharedMap(Arc<memmap2::Mmap>);
+
+impl AsRef<[u8]> for SharedMap {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
 }
 
 impl MmapFile {
@@ -99,14 +121,18 @@ impl MmapFile {
         if file.metadata()?.len() == 0 {
             return Ok(Self {
                 map: Bytes::new(),
+                raw: None,
+                read_since_release: AtomicU64::new(0),
                 path,
             });
         }
         // SAFETY: the mapping is read-only and Lance files are never modified in place
         // after they are written (new versions write new files).
-        let map = unsafe { memmap2::Mmap::map(&file) }?;
+        let map = Arc::new(unsafe { memmap2::Mmap::map(&file) }?);
         Ok(Self {
-            map: Bytes::from_owner(map),
+            map: Bytes::from_owner(SharedMap(map.clone())),
+            raw: Some(map),
+            read_since_release: AtomicU64::new(0),
             path,
         })
     }
@@ -114,6 +140,17 @@ impl MmapFile {
     /// The path this file was opened from.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Hands the mapping's resident pages back to the kernel (see the type's docs).
+    #[allow(unsafe_code)]
+    pub fn release(&self) {
+        if let Some(m) = &self.raw {
+            // SAFETY: the mapping is read-only, so no page holds data that is not in the
+            // (immutable) file; a released page is re-read from the file on next access,
+            // so slices handed out earlier keep their contents.
+            let _ = unsafe { m.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+        }
     }
 }
 
@@ -123,7 +160,18 @@ impl RangeRead for MmapFile {
     }
 
     fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
-        self.map.read_ranges(ranges)
+        let out = self.map.read_ranges(ranges)?;
+        let n: u64 = ranges.iter().map(|r| r.end.saturating_sub(r.start)).sum();
+        let before = self.read_since_release.fetch_add(n, Ordering::Relaxed);
+        if before + n >= RELEASE_EVERY
+            && self
+                .read_since_release
+                .compare_exchange(before + n, 0, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            self.release();
+        }
+        Ok(out)
     }
 }
 
@@ -285,5 +333,30 @@ mod tests {
             assert!(f.read_range(10..100).is_err());
         }
         assert!(LocalFile::open(dir.join("missing")).is_err());
+    }
+
+    #[test]
+    fn mapped_pages_released_keep_their_contents() {
+        let dir = std::env::temp_dir().join(format!("lancer-io-map-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let p = dir.join("big.bin");
+        let len = (RELEASE_EVERY as usize) * 2 + 4097;
+        let data: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
+        std::fs::write(&p, &data).unwrap_or(());
+        let f = MmapFile::open(&p);
+        assert!(f.is_ok(), "cannot map {}", p.display());
+        let Ok(f) = f else { return };
+        // Hold slices across several releases; they read back the file's bytes.
+        let chunk = 1 << 20;
+        let mut held = Vec::new();
+        for start in (0..len).step_by(chunk) {
+            let end = (start + chunk).min(len) as u64;
+            held.push((start, f.read_range(start as u64..end).unwrap_or_default()));
+        }
+        f.release();
+        for (start, b) in &held {
+            assert_eq!(&b[..], &data[*start..*start + b.len()]);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
