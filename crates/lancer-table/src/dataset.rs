@@ -676,24 +676,39 @@ impl Dataset {
                 }
             }
             let cols = self.read_fragment(frag, &fields, &ranges)?;
-            let pos: UInt64Array = rows
-                .iter()
-                .map(|r| uniq.binary_search(r).unwrap_or(0) as u64)
-                .collect();
-            for (acc, c) in parts.iter_mut().zip(cols) {
-                acc.push(arrow_select::take::take(c.as_ref(), &pos, None)?);
+            if uniq.len() == rows.len() {
+                // No repeated rows: the read is already in the asked order (no copy).
+                for (acc, c) in parts.iter_mut().zip(cols) {
+                    acc.push(c);
+                }
+            } else {
+                let pos: UInt64Array = rows
+                    .iter()
+                    .map(|r| uniq.binary_search(r).unwrap_or(0) as u64)
+                    .collect();
+                for (acc, c) in parts.iter_mut().zip(cols) {
+                    acc.push(arrow_select::take::take(c.as_ref(), &pos, None)?);
+                }
             }
         }
+        // Addresses asked in fragment order need no final reordering copy.
+        let in_order = pos_of.iter().enumerate().all(|(k, &p)| p == k as u64);
         let inv = UInt64Array::from(pos_of);
         let mut cols = Vec::with_capacity(fields.len());
-        for (k, p) in parts.into_iter().enumerate() {
-            let refs: Vec<&dyn Array> = p.iter().map(|a| a.as_ref()).collect();
-            let all = if refs.is_empty() {
-                arrow_array::new_empty_array(self.schema.field(fields[k]).data_type())
-            } else {
-                arrow_select::concat::concat(&refs)?
+        for (k, mut p) in parts.into_iter().enumerate() {
+            let all = match p.len() {
+                0 => arrow_array::new_empty_array(self.schema.field(fields[k]).data_type()),
+                1 => p.swap_remove(0),
+                _ => {
+                    let refs: Vec<&dyn Array> = p.iter().map(|a| a.as_ref()).collect();
+                    arrow_select::concat::concat(&refs)?
+                }
             };
-            cols.push(arrow_select::take::take(all.as_ref(), &inv, None)?);
+            cols.push(if in_order {
+                all
+            } else {
+                arrow_select::take::take(all.as_ref(), &inv, None)?
+            });
         }
         self.batch(&fields, cols, addresses.len())
     }
