@@ -207,6 +207,12 @@ fn unordered_and_batched_scans_return_the_same_rows() {
         .to_batch()
         .unwrap();
     assert_eq!(past.num_rows(), 0);
+    // Takes: in order (no reordering copy), unordered and repeated — same rows as the scan.
+    for offsets in [vec![0u64, 5, 599, 600, 1600], vec![1600, 3, 3, 599, 0]] {
+        let t = ds.take(&offsets, Some(&["id"])).unwrap();
+        let want: Vec<i64> = offsets.iter().map(|&o| all[o as usize]).collect();
+        assert_eq!(ids(&t), want, "{offsets:?}");
+    }
     // Dropping a stream early stops it cleanly.
     let mut s = ds.scan().batch_size(10).stream().unwrap();
     assert!(s.next().is_some());
