@@ -661,3 +661,38 @@ fn filter_count_delete_and_filtered_search() {
     assert_eq!(v["rows"].as_u64(), Some(before as u64));
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+#[test]
+fn inspect_row_byte_ranges_lie_in_the_buffers_pylance_reports() {
+    let py = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/pylance-14/bin/python");
+    if !py.exists() {
+        assert!(
+            std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
+            "{} missing: run scripts/setup-python.sh",
+            py.display()
+        );
+        eprintln!("SKIPPED: pylance 14 venv missing");
+        return;
+    }
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/check_inspect_row.py");
+    for v in ["14", "11"] {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("../../tests/data/files/pylance-{v}"));
+        let out = Command::new(&py)
+            .arg(&script)
+            .arg(env!("CARGO_BIN_EXE_lancer"))
+            .arg(&dir)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+        assert!(v["files"].as_u64().unwrap() >= 50, "{text}");
+        assert!(v["ranges_checked"].as_u64().unwrap() >= 2000, "{text}");
+    }
+}

@@ -89,22 +89,43 @@ pub fn run(path: &Path, row: Option<u64>, as_json: bool) -> CmdResult {
         for (fi, f) in meta.schema.fields.iter().enumerate() {
             io.clear();
             reader.take(&[r], Some(&[f.name.as_str()]))?;
-            let touched: Vec<Value> = io
-                .ranges()
+            let ranges = io.ranges();
+            let touched: Vec<Value> = ranges
                 .iter()
                 .map(|b| json!([b.start, b.end - b.start]))
                 .collect();
+            // Whether a read landed in a page's buffers.
+            let read_in = |bufs: &[std::ops::Range<u64>]| {
+                bufs.iter()
+                    .any(|b| ranges.iter().any(|t| t.start >= b.start && t.end <= b.end))
+            };
             let cols = reader.field_columns(fi).unwrap_or(0..0);
             let located: Vec<Value> = cols
                 .clone()
                 .filter_map(|c| {
                     locate_row(&meta, c, r).map(|l| {
+                        // 2.0 list items count items, not rows: name the page the read
+                        // actually used (the row's position in it is then not the row).
+                        let pages = meta
+                            .columns
+                            .get(c)
+                            .map(|col| col.pages.as_slice())
+                            .unwrap_or(&[]);
+                        let (page, row_in_page) = if read_in(&l.page_buffers) {
+                            (l.page, Some(l.row_in_page))
+                        } else {
+                            match pages.iter().position(|p| read_in(&p.buffers)) {
+                                Some(i) => (i, None),
+                                None => (l.page, Some(l.row_in_page)),
+                            }
+                        };
+                        let encoding = pages.get(page).map_or(l.encoding, describe_page);
                         json!({
                             "column": c,
                             "field": paths.get(c).cloned().unwrap_or_default(),
-                            "page": l.page,
-                            "row_in_page": l.row_in_page,
-                            "encoding": l.encoding,
+                            "page": page,
+                            "row_in_page": row_in_page,
+                            "encoding": encoding,
                         })
                     })
                 })
@@ -187,12 +208,15 @@ pub fn run(path: &Path, row: Option<u64>, as_json: bool) -> CmdResult {
             s.push_str(&format!("  {}:\n", w["field"].as_str().unwrap_or("?")));
             if let Some(cols) = w["columns"].as_array() {
                 for c in cols {
+                    let at = match c["row_in_page"].as_u64() {
+                        Some(r) => format!("row {r} of the page"),
+                        None => "the row's list items".to_string(),
+                    };
                     s.push_str(&format!(
-                        "    column {} ({}): page {}, row {} of the page, {}\n",
+                        "    column {} ({}): page {}, {at}, {}\n",
                         c["column"],
                         c["field"].as_str().unwrap_or(""),
                         c["page"],
-                        c["row_in_page"],
                         c["encoding"].as_str().unwrap_or("")
                     ));
                 }
