@@ -696,3 +696,64 @@ fn inspect_row_byte_ranges_lie_in_the_buffers_pylance_reports() {
         assert!(v["ranges_checked"].as_u64().unwrap() >= 2000, "{text}");
     }
 }
+
+#[test]
+fn import_streams_and_a_bad_row_commits_nothing() {
+    let dir = std::env::temp_dir().join(format!("lancer-cli-import-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("good.csv");
+    let mut text = String::from("id,name\n");
+    for i in 0..20_000 {
+        text.push_str(&format!("{i},n{i}\n"));
+    }
+    std::fs::write(&good, &text).unwrap();
+    let ds = dir.join("ds");
+    let ok = lancer()
+        .args(["import", "--json", "--max-rows-per-file", "7000"])
+        .arg(&good)
+        .arg(&ds)
+        .output()
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&ok.stdout).unwrap();
+    assert_eq!(
+        (v["imported_rows"].as_u64(), v["version"].as_u64()),
+        (Some(20_000), Some(1))
+    );
+    // Past the 10,000 rows used to infer the schema, a row that is not an integer.
+    let bad = dir.join("bad.csv");
+    text.push_str("oops,late\n");
+    std::fs::write(&bad, &text).unwrap();
+    let out = lancer()
+        .args(["import", "--mode", "append"])
+        .arg(&bad)
+        .arg(&ds)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("oops"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let count = lancer()
+        .args(["count", "--json"])
+        .arg(&ds)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&count.stdout).unwrap();
+    assert_eq!(v["rows"].as_u64(), Some(20_000));
+    let versions = lancer()
+        .args(["versions", "--json"])
+        .arg(&ds)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&versions.stdout).unwrap();
+    assert_eq!(v.as_array().map(|a| a.len()), Some(1), "{v}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -53,7 +53,7 @@ fn leaf_ids(f: &lancer_format::schema::LanceField, out: &mut Vec<i32>) {
 fn write_fragments(
     root: &Path,
     schema: &SchemaRef,
-    batches: &[RecordBatch],
+    batches: impl IntoIterator<Item = Result<RecordBatch>>,
     params: &WriteParams,
 ) -> Result<Vec<pb::DataFragment>> {
     let fields = wschema::lance_fields(schema)?;
@@ -94,6 +94,14 @@ fn write_fragments(
         Ok(())
     };
     for batch in batches {
+        let batch = batch?;
+        if batch.schema().fields() != schema.fields() {
+            return Err(TableError::corrupt(format!(
+                "a batch has schema {:?}, the data being written {:?}",
+                batch.schema().fields(),
+                schema.fields()
+            )));
+        }
         let mut start = 0;
         while start < batch.num_rows() {
             if writer.is_none() {
@@ -140,6 +148,18 @@ impl Dataset {
         batches: &[RecordBatch],
         params: &WriteParams,
     ) -> Result<Dataset> {
+        Self::write_stream(root, schema, batches.iter().cloned().map(Ok), params)
+    }
+
+    /// Creates (or overwrites) the dataset at `root` with batches as they come: memory
+    /// holds one batch and the open file's pages, whatever the input's size. An error
+    /// from the input stops the write before anything is committed.
+    pub fn write_stream(
+        root: impl AsRef<Path>,
+        schema: SchemaRef,
+        batches: impl IntoIterator<Item = Result<RecordBatch>>,
+        params: &WriteParams,
+    ) -> Result<Dataset> {
         let root = root.as_ref();
         let existing = Dataset::open(root).ok();
         let naming = if existing.is_some() {
@@ -168,16 +188,17 @@ impl Dataset {
 
     /// Appends `batches` (same schema as the dataset).
     pub fn append(&self, batches: &[RecordBatch], params: &WriteParams) -> Result<Dataset> {
+        self.append_stream(batches.iter().cloned().map(Ok), params)
+    }
+
+    /// Appends batches as they come (same schema as the dataset); see
+    /// [`Dataset::write_stream`].
+    pub fn append_stream(
+        &self,
+        batches: impl IntoIterator<Item = Result<RecordBatch>>,
+        params: &WriteParams,
+    ) -> Result<Dataset> {
         let schema = self.schema();
-        for b in batches {
-            if b.schema().fields() != schema.fields() {
-                return Err(TableError::corrupt(format!(
-                    "appended data has schema {:?}, the dataset {:?}",
-                    b.schema().fields(),
-                    schema.fields()
-                )));
-            }
-        }
         let storage = self.storage_version();
         let params = WriteParams {
             storage,

@@ -145,7 +145,38 @@ pub fn cleanup(path: &Path, older_than: &str, json: bool) -> CmdResult {
     )
 }
 
-fn read_input(input: &Path) -> Result<(SchemaRef, Vec<RecordBatch>), Box<dyn std::error::Error>> {
+/// Batches read lazily from an input file.
+type Batches = Box<dyn Iterator<Item = Result<RecordBatch, arrow_schema::ArrowError>>>;
+
+/// A reader that advances a progress bar by the bytes it reads.
+struct Counting<R> {
+    inner: R,
+    bar: indicatif::ProgressBar,
+}
+
+impl<R: std::io::Read> std::io::Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bar.inc(n as u64);
+        Ok(n)
+    }
+}
+
+impl<R: std::io::Seek> std::io::Seek for Counting<R> {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        let at = self.inner.seek(pos)?;
+        self.bar.set_position(at);
+        Ok(at)
+    }
+}
+
+/// Opens `input` for streaming: its schema, its batches (read as they are consumed) and
+/// whether `bar` counts rows (Parquet, whose row count is known) rather than bytes —
+/// the bar's length is set accordingly.
+fn read_input(
+    input: &Path,
+    bar: &indicatif::ProgressBar,
+) -> Result<(SchemaRef, Batches, bool), Box<dyn std::error::Error>> {
     let ext = input
         .extension()
         .and_then(|e| e.to_str())
@@ -153,17 +184,25 @@ fn read_input(input: &Path) -> Result<(SchemaRef, Vec<RecordBatch>), Box<dyn std
         .to_ascii_lowercase();
     let open =
         || std::fs::File::open(input).map_err(|e| format!("cannot open {}: {e}", input.display()));
+    let counted = || -> Result<_, Box<dyn std::error::Error>> {
+        let f = open()?;
+        bar.set_length(f.metadata()?.len());
+        bar.set_position(0);
+        Ok(Counting {
+            inner: f,
+            bar: bar.clone(),
+        })
+    };
     match ext.as_str() {
         "csv" => {
-            let f = open()?;
             let (schema, _) = arrow_csv::reader::Format::default()
                 .with_header(true)
-                .infer_schema(std::io::BufReader::new(f), Some(10_000))?;
+                .infer_schema(std::io::BufReader::new(open()?), Some(10_000))?;
             let schema = Arc::new(schema);
             let r = arrow_csv::ReaderBuilder::new(schema.clone())
                 .with_header(true)
-                .build(open()?)?;
-            Ok((schema, r.collect::<Result<Vec<_>, _>>()?))
+                .build(counted()?)?;
+            Ok((schema, Box::new(r), false))
         }
         "jsonl" | "ndjson" | "json" => {
             let (schema, _) = arrow_json::reader::infer_json_schema(
@@ -172,24 +211,25 @@ fn read_input(input: &Path) -> Result<(SchemaRef, Vec<RecordBatch>), Box<dyn std
             )?;
             let schema = Arc::new(schema);
             let r = arrow_json::ReaderBuilder::new(schema.clone())
-                .build(std::io::BufReader::new(open()?))?;
-            Ok((schema, r.collect::<Result<Vec<_>, _>>()?))
+                .build(std::io::BufReader::new(counted()?))?;
+            Ok((schema, Box::new(r), false))
         }
         "arrow" | "arrows" | "ipc" | "feather" => {
-            if let Ok(r) = arrow_ipc::reader::FileReader::try_new(open()?, None) {
+            if let Ok(r) = arrow_ipc::reader::FileReader::try_new(counted()?, None) {
                 let s = r.schema();
-                return Ok((s, r.collect::<Result<Vec<_>, _>>()?));
+                return Ok((s, Box::new(r), false));
             }
-            let r = arrow_ipc::reader::StreamReader::try_new(open()?, None)?;
+            let r = arrow_ipc::reader::StreamReader::try_new(counted()?, None)?;
             let s = r.schema();
-            Ok((s, r.collect::<Result<Vec<_>, _>>()?))
+            Ok((s, Box::new(r), false))
         }
         "parquet" | "pq" => {
             let b = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(open()?)
                 .map_err(|e| format!("{}: not a readable Parquet file: {e}", input.display()))?;
+            bar.set_length(u64::try_from(b.metadata().file_metadata().num_rows()).unwrap_or(0));
             let s = b.schema().clone();
             let r = b.build()?;
-            Ok((s, r.collect::<Result<Vec<_>, _>>()?))
+            Ok((s, Box::new(r), true))
         }
         other => Err(format!(
             "unknown input format {other:?}: use .csv, .jsonl, .arrow or .parquet"
@@ -207,7 +247,6 @@ pub fn import(
     max_rows_per_file: usize,
     json: bool,
 ) -> CmdResult {
-    let (schema, batches) = read_input(input)?;
     let storage = FileVersion::parse(storage)?;
     let params = WriteParams {
         storage,
@@ -215,11 +254,7 @@ pub fn import(
         ..Default::default()
     };
     let exists = is_dataset(dataset);
-    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-    let spinner = indicatif::ProgressBar::new_spinner();
-    spinner.set_message(format!("writing {rows} rows to {}", dataset.display()));
-    spinner.enable_steady_tick(Duration::from_millis(120));
-    let ds = match (mode, exists) {
+    match (mode, exists) {
         (Mode::Create, true) => {
             return Err(format!(
                 "{} already exists: use --mode append or --mode overwrite",
@@ -230,10 +265,36 @@ pub fn import(
         (Mode::Append, false) => {
             return Err(format!("{} does not exist: use --mode create", dataset.display()).into())
         }
-        (Mode::Append, true) => Dataset::open(dataset)?.append(&batches, &params)?,
-        (Mode::Create | Mode::Overwrite, _) => Dataset::write(dataset, schema, &batches, &params)?,
+        _ => {}
+    }
+    // Read and write in one stream: a progress bar (on a terminal) follows the input.
+    let bar = indicatif::ProgressBar::new(0);
+    let (schema, batches, by_rows) = read_input(input, &bar)?;
+    let style = if by_rows {
+        "{spinner} importing {pos}/{len} rows [{bar:30}] {elapsed} (eta {eta})"
+    } else {
+        "{spinner} importing {bytes}/{total_bytes} [{bar:30}] {elapsed} (eta {eta})"
     };
-    spinner.finish_and_clear();
+    if let Ok(st) = indicatif::ProgressStyle::with_template(style) {
+        bar.set_style(st.progress_chars("=> "));
+    }
+    bar.enable_steady_tick(Duration::from_millis(200));
+    let rows = std::cell::Cell::new(0usize);
+    let stream = batches.map(|b| {
+        let b = b?;
+        rows.set(rows.get() + b.num_rows());
+        if by_rows {
+            bar.inc(b.num_rows() as u64);
+        }
+        Ok(b)
+    });
+    let ds = if matches!(mode, Mode::Append) {
+        Dataset::open(dataset)?.append_stream(stream, &params)?
+    } else {
+        Dataset::write_stream(dataset, schema, stream, &params)?
+    };
+    bar.finish_and_clear();
+    let rows = rows.get();
     let (version, total) = (ds.version(), ds.count_rows());
     report(
         json,
