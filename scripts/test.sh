@@ -1,37 +1,28 @@
 #!/usr/bin/env bash
-# Lancer's full test suite: installs the pinned pylance oracles, writes a fresh set of
-# golden files with each of them (live interop check), then runs every Rust test,
-# which decodes both the checked-in and the freshly written files.
+# Lancer's full test suite: installs the pinned pylance oracles; with each of them writes
+# a fresh set of golden files, golden datasets and filter-suite answers (live interop
+# checks); then runs every Rust test, which reads both the checked-in and the fresh ones.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bash scripts/setup-python.sh
-live="$root/target/golden-live"
-rm -rf "$live"
-mkdir -p "$live"
-for v in 14 12 11; do
-  echo "test.sh: writing live golden files with pylance $v" >&2
-  ".venv/pylance-$v/bin/python" scripts/gen_golden_files.py "$live" > "$live/gen-$v.log" 2>&1 \
-    || { cat "$live/gen-$v.log" >&2; exit 1; }
-done
-livedata="$root/target/golden-datasets-live"
-rm -rf "$livedata"
-mkdir -p "$livedata"
-for v in 14 12 11; do
-  echo "test.sh: writing live golden datasets with pylance $v" >&2
-  ".venv/pylance-$v/bin/python" scripts/gen_golden_datasets.py "$livedata" > "$livedata/gen-$v.log" 2>&1 \
-    || { cat "$livedata/gen-$v.log" >&2; exit 1; }
-done
-suite="$root/target/filter-suite-live"
-rm -rf "$suite"
-mkdir -p "$suite"
-for v in 14 12 11; do
-  echo "test.sh: running the filter suite with pylance $v" >&2
-  ".venv/pylance-$v/bin/python" scripts/gen_filter_suite.py "$suite" > "$suite/gen-$v.log" 2>&1 \
-    || { cat "$suite/gen-$v.log" >&2; exit 1; }
-done
-export LANCER_FILTER_SUITE_LIVE="$suite"
-export LANCER_GOLDEN_DATASETS_LIVE="$livedata"
-export LANCER_GOLDEN_LIVE="$live"
+
+# live WHAT SCRIPT DIR: runs SCRIPT DIR with pylance 14, 12 and 11 into a fresh DIR.
+live() {
+  local what=$1 script=$2 dir=$3
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  for v in 14 12 11; do
+    echo "test.sh: $what with pylance $v" >&2
+    ".venv/pylance-$v/bin/python" "scripts/$script" "$dir" > "$dir/gen-$v.log" 2>&1 \
+      || { cat "$dir/gen-$v.log" >&2; exit 1; }
+  done
+}
+live "writing live golden files" gen_golden_files.py "$root/target/golden-live"
+live "writing live golden datasets" gen_golden_datasets.py "$root/target/golden-datasets-live"
+live "running the filter suite" gen_filter_suite.py "$root/target/filter-suite-live"
+export LANCER_GOLDEN_LIVE="$root/target/golden-live"
+export LANCER_GOLDEN_DATASETS_LIVE="$root/target/golden-datasets-live"
+export LANCER_FILTER_SUITE_LIVE="$root/target/filter-suite-live"
 export LANCER_REQUIRE_PYLANCE=1
 cargo test --workspace --all-targets

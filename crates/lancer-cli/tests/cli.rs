@@ -483,6 +483,17 @@ fn search_finds_the_query_row_first() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("manhattan"));
 }
 
+/// Runs `lancer ARGS PATH`, which must succeed, and parses its JSON output.
+fn json_of(args: &[&str], path: &std::path::Path) -> serde_json::Value {
+    let out = lancer().args(args).arg(path).output().unwrap();
+    assert!(
+        out.status.success(),
+        "lancer {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// The filter suite's pylance answer for `filter` (ids in order).
 fn suite_ids(filter: &str) -> Vec<i64> {
     let dir =
@@ -563,12 +574,7 @@ fn filter_count_delete_and_filtered_search() {
             .output()
             .unwrap();
         assert_eq!(jsonl_ids(&page.stdout), suite_ids(f)[3..7].to_vec(), "{f}");
-        let count = lancer()
-            .args(["count", "--json", "--filter", f])
-            .arg(&tmp)
-            .output()
-            .unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&count.stdout).unwrap();
+        let v = json_of(&["count", "--json", "--filter", f], &tmp);
         assert_eq!(v["rows"].as_u64(), Some(suite_ids(f).len() as u64), "{f}");
     }
     // A parquet page of a filtered scan.
@@ -631,33 +637,16 @@ fn filter_count_delete_and_filtered_search() {
     assert!(got.iter().all(|i| fr.contains(i)), "{got:?}");
     // delete --where, then the rows are gone and the old version still has them.
     let before = suite_ids("s LIKE 'app%'").len();
-    let del = lancer()
-        .args(["delete", "--json", "--where", "s LIKE 'app%'"])
-        .arg(&tmp)
-        .output()
-        .unwrap();
-    assert!(
-        del.status.success(),
-        "{}",
-        String::from_utf8_lossy(&del.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&del.stdout).unwrap();
+    let v = json_of(&["delete", "--json", "--where", "s LIKE 'app%'"], &tmp);
     assert_eq!(v["deleted_rows"].as_u64(), Some(before as u64));
     let version = v["version"].as_u64().unwrap();
-    let after = lancer()
-        .args(["count", "--json", "-w", "s LIKE 'app%'"])
-        .arg(&tmp)
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&after.stdout).unwrap();
+    let v = json_of(&["count", "--json", "-w", "s LIKE 'app%'"], &tmp);
     assert_eq!(v["rows"].as_u64(), Some(0));
-    let old = lancer()
-        .args(["count", "--json", "-w", "s LIKE 'app%'", "--version"])
-        .arg((version - 1).to_string())
-        .arg(&tmp)
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&old.stdout).unwrap();
+    let old = (version - 1).to_string();
+    let v = json_of(
+        &["count", "--json", "-w", "s LIKE 'app%'", "--version", &old],
+        &tmp,
+    );
     assert_eq!(v["rows"].as_u64(), Some(before as u64));
     let _ = std::fs::remove_dir_all(&tmp);
 }
@@ -709,18 +698,11 @@ fn import_streams_and_a_bad_row_commits_nothing() {
     }
     std::fs::write(&good, &text).unwrap();
     let ds = dir.join("ds");
-    let ok = lancer()
-        .args(["import", "--json", "--max-rows-per-file", "7000"])
-        .arg(&good)
-        .arg(&ds)
-        .output()
-        .unwrap();
-    assert!(
-        ok.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ok.stderr)
+    let good = good.to_string_lossy().to_string();
+    let v = json_of(
+        &["import", "--json", "--max-rows-per-file", "7000", &good],
+        &ds,
     );
-    let v: serde_json::Value = serde_json::from_slice(&ok.stdout).unwrap();
     assert_eq!(
         (v["imported_rows"].as_u64(), v["version"].as_u64()),
         (Some(20_000), Some(1))
@@ -741,19 +723,11 @@ fn import_streams_and_a_bad_row_commits_nothing() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let count = lancer()
-        .args(["count", "--json"])
-        .arg(&ds)
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&count.stdout).unwrap();
-    assert_eq!(v["rows"].as_u64(), Some(20_000));
-    let versions = lancer()
-        .args(["versions", "--json"])
-        .arg(&ds)
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&versions.stdout).unwrap();
+    assert_eq!(
+        json_of(&["count", "--json"], &ds)["rows"].as_u64(),
+        Some(20_000)
+    );
+    let v = json_of(&["versions", "--json"], &ds);
     assert_eq!(v.as_array().map(|a| a.len()), Some(1), "{v}");
     let _ = std::fs::remove_dir_all(&dir);
 }
