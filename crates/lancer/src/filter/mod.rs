@@ -291,3 +291,73 @@ fn regexp_match_as_bool(expr: Expr) -> Expr {
 fn chrono_now() -> chrono::DateTime<chrono::Utc> {
     chrono::Utc::now()
 }
+
+#[cfg(test)]
+#[allow(clippy::panic)]
+mod tests {
+    use super::*;
+    use arrow_array::{ArrayRef, Int32Array, StringArray};
+    use arrow_schema::Field;
+
+    fn batch() -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("x", DataType::Int32, true),
+            Field::new("s", DataType::Utf8, true),
+        ]));
+        let x: ArrayRef = Arc::new(Int32Array::from(vec![Some(1), None, Some(3), Some(4)]));
+        let s: ArrayRef = Arc::new(StringArray::from(vec![
+            Some("ab"),
+            Some("b"),
+            None,
+            Some("ba"),
+        ]));
+        RecordBatch::try_new(schema, vec![x, s])
+            .unwrap_or_else(|_| RecordBatch::new_empty(Arc::new(Schema::empty())))
+    }
+
+    fn passing(sql: &str) -> Vec<bool> {
+        let b = batch();
+        Filter::new(sql, &b.schema())
+            .and_then(|f| f.evaluate(&b))
+            .map(|m| m.iter().map(|v| v == Some(true)).collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn nulls_fail_and_legacy_forms_work() {
+        // x > 1 is null for the null x: that row does not pass.
+        assert_eq!(passing("x > 1"), vec![false, false, true, true]);
+        assert_eq!(passing("NOT (x > 1)"), vec![true, false, false, false]);
+        assert_eq!(passing("is_valid(s)"), vec![true, true, false, true]);
+        assert_eq!(
+            passing("regexp_match(s, '^a')"),
+            vec![true, false, false, false]
+        );
+        assert_eq!(passing("true"), vec![true; 4]);
+        let f = Filter::new("x > 1 AND s LIKE 'b%'", &batch().schema());
+        assert_eq!(
+            f.map(|f| f.columns().to_vec()).unwrap_or_default(),
+            vec!["x".to_string(), "s".to_string()]
+        );
+    }
+
+    #[test]
+    fn refusals_are_typed_and_name_the_problem() {
+        let schema = batch().schema();
+        for (sql, needle) in [
+            ("x = 'a'", "Int32"),
+            ("nope = 1", "nope"),
+            ("x +", "EOF"),
+            ("x", "boolean"),
+        ] {
+            match Filter::new(sql, &schema) {
+                Err(Error::Filter { filter, message }) => {
+                    assert_eq!(filter, sql);
+                    assert!(message.contains(needle), "{sql}: {message}");
+                    assert!(!message.contains('\n'));
+                }
+                other => panic!("{sql}: {other:?}"),
+            }
+        }
+    }
+}
