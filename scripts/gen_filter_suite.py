@@ -8,7 +8,8 @@ Reads the filters from tests/data/filters.sql (one per line, '#' comments) and w
   <out>/pylance-<major>/expected.json       per filter: the ids pylance returns, in
                                             order, or the error it raises
   <out>/pylance-<major>/full/<k>.arrow      all columns for the FULL filters, plus
-                                            the same with limit/offset and _rowid
+                                            the same with limit/offset, with _rowid,
+                                            and with computed columns
 Lancer's crates/lancer/tests/filters.rs runs the same filters and compares.
 """
 import datetime
@@ -100,6 +101,10 @@ FULL = [
 ]
 
 
+# Computed columns (pylance's columns={name: expression}), compared on the FULL filters.
+PROJECT = [["id", "id"], ["id2", "id * 2"], ["up", "upper(s)"], ["lang", "meta.lang"], ["half", "f64 / 2"], ["n", "array_length(tags)"]]
+
+
 def filters():
     with open(os.path.join(HERE, "..", "tests", "data", "filters.sql"), encoding="utf-8") as f:
         lines = [line.rstrip("\n") for line in f if line.strip() and not line.startswith("#")]
@@ -134,7 +139,8 @@ def main(out):
                 results.append({"filter": f, "ids": ids, "same_as": same_as, "pylance_error": error})
     full = []
     for k, f in enumerate(FULL):
-        cases = [("", {}), ("-page", {"limit": 7, "offset": 3}), ("-ids", {"with_row_id": True, "columns": ["s", "meta.lang", "vec"]})]
+        cases = [("", {}), ("-page", {"limit": 7, "offset": 3}), ("-ids", {"with_row_id": True, "columns": ["s", "meta.lang", "vec"]}),
+                 ("-expr", {"columns": dict(PROJECT)})]
         for suffix, extra in cases:
             try:
                 t = ds.to_table(filter=f, **extra)
@@ -143,6 +149,8 @@ def main(out):
             name = f"{k}{suffix}"
             with pa.ipc.new_file(os.path.join(root, "full", f"{name}.arrow"), t.schema) as w:
                 w.write_table(t)
+            if suffix == "-expr":  # name/expression pairs, in order
+                extra = {"project": PROJECT}
             full.append({"filter": f, "name": name, **{k2: v for k2, v in extra.items()}})
     with open(os.path.join(root, "expected.json"), "w", encoding="utf-8") as f:
         head = {"pylance": lance.__version__, "rows": ds.count_rows(), "full": full}

@@ -84,6 +84,10 @@ pub enum Command {
         /// Columns to print (comma separated; struct fields as a.b; default all).
         #[arg(long, value_delimiter = ',')]
         columns: Vec<String>,
+        /// A computed column NAME=SQL (repeatable), e.g. --expr "total=price * qty";
+        /// printed after --columns.
+        #[arg(long = "expr", value_name = "NAME=SQL")]
+        exprs: Vec<String>,
         /// Only rows where this SQL boolean expression is true, e.g.
         /// "price > 10 AND name LIKE 'a%'" (strings in single quotes, odd column
         /// names in backticks).

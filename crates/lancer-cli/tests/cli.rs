@@ -577,6 +577,36 @@ fn filter_count_delete_and_filtered_search() {
         let v = json_of(&["count", "--json", "--filter", f], &tmp);
         assert_eq!(v["rows"].as_u64(), Some(suite_ids(f).len() as u64), "{f}");
     }
+    // Computed columns after the plain ones.
+    let out = lancer()
+        .args([
+            "cat",
+            "--json",
+            "--columns",
+            "id",
+            "--expr",
+            "id2=id * 2",
+            "-w",
+            "id < 20",
+        ])
+        .arg(&tmp)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["id2"].as_i64(), v["id"].as_i64().map(|i| i * 2), "{line}");
+    }
+    let bad = lancer()
+        .args(["cat", "--expr", "noequals"])
+        .arg(&tmp)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
     // A parquet page of a filtered scan.
     let pq = lancer()
         .args([

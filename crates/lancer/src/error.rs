@@ -19,6 +19,15 @@ pub enum Error {
         /// What is wrong with it.
         message: String,
     },
+    /// A computed column's SQL expression does not parse, names an unknown column or
+    /// function, or fails to evaluate.
+    #[error("invalid expression {expression:?}: {message}")]
+    Expression {
+        /// The expression text.
+        expression: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// An argument is out of range or names something that does not exist.
     #[error("{what}")]
     InvalidArgument {

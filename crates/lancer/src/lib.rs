@@ -8,7 +8,7 @@ pub mod scan;
 pub mod search;
 
 pub use error::{Error, Result};
-pub use filter::Filter;
+pub use filter::{Expression, Filter};
 pub use lancer_table::write::WriteParams;
 pub use lancer_table::{Dataset, TableError};
 pub use scan::{DatasetExt, ScanStream, Scanner};

@@ -111,7 +111,7 @@ fn full_rows_limit_offset_and_row_ids_match_pylance() {
         let ds = Dataset::open(dir.join("filters")).unwrap();
         let exp = expected(&dir);
         let cases = exp["full"].as_array().unwrap();
-        assert!(cases.len() >= 20, "{} full cases", cases.len());
+        assert!(cases.len() >= 30, "{} full cases", cases.len());
         for case in cases {
             let name = case["name"].as_str().unwrap();
             let f = std::fs::File::open(dir.join("full").join(format!("{name}.arrow"))).unwrap();
@@ -131,6 +131,15 @@ fn full_rows_limit_offset_and_row_ids_match_pylance() {
                     .map(|c| c.as_str().unwrap())
                     .collect();
                 scan = scan.columns(&cols);
+            }
+            if let Some(pairs) = case.get("project") {
+                let pairs: Vec<(&str, &str)> = pairs
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|p| (p[0].as_str().unwrap(), p[1].as_str().unwrap()))
+                    .collect();
+                scan = scan.project(&pairs);
             }
             if let Some(l) = case.get("limit") {
                 scan = scan.limit(l.as_u64());

@@ -13,6 +13,8 @@ use crate::output::{print_batch, RowSink};
 pub struct CatArgs<'a> {
     /// Columns (top-level or struct paths); empty for all.
     pub columns: &'a [String],
+    /// Computed columns, `NAME=SQL`.
+    pub exprs: &'a [String],
     /// SQL filter.
     pub filter: Option<&'a str>,
     /// Rows to skip (after the filter).
@@ -30,7 +32,9 @@ pub fn cat(path: &Path, args: &CatArgs<'_>, format: Format, at: &VersionArgs) ->
     match Source::open(path, at)? {
         Source::Dataset(ds) => {
             let mut scan = ds.scan().offset(args.offset).limit(args.limit);
-            if !args.columns.is_empty() {
+            if !args.exprs.is_empty() {
+                scan = scan.project(&projection_pairs(&ds.schema(), args.columns, args.exprs)?);
+            } else if !args.columns.is_empty() {
                 scan = scan.columns(args.columns);
             }
             if let Some(f) = args.filter {
@@ -47,8 +51,10 @@ pub fn cat(path: &Path, args: &CatArgs<'_>, format: Format, at: &VersionArgs) ->
             sink.finish()
         }
         src @ Source::File(_) => {
-            if args.with_row_id || args.with_row_address {
-                return Err("--with-row-id / --with-row-address apply to datasets".into());
+            if args.with_row_id || args.with_row_address || !args.exprs.is_empty() {
+                return Err(
+                    "--with-row-id, --with-row-address and --expr apply to datasets".into(),
+                );
             }
             let n = src.num_rows();
             let proj = projection(args.columns);
@@ -83,6 +89,41 @@ pub fn cat(path: &Path, args: &CatArgs<'_>, format: Format, at: &VersionArgs) ->
             print_batch(&batch, format)
         }
     }
+}
+
+/// `--columns` (all when empty) as SQL that names them, followed by the `--expr`
+/// NAME=SQL pairs: one projection of computed columns.
+fn projection_pairs(
+    schema: &arrow_schema::Schema,
+    columns: &[String],
+    exprs: &[String],
+) -> Result<Vec<(String, String)>, Box<dyn std::error::Error>> {
+    let quote = |name: &str| format!("`{}`", name.replace('`', "``"));
+    let names: Vec<String> = if columns.is_empty() && exprs.is_empty() {
+        schema.fields().iter().map(|f| f.name().clone()).collect()
+    } else {
+        columns.to_vec()
+    };
+    let mut pairs = Vec::new();
+    for c in names {
+        // A top-level name (even one holding dots) is quoted whole; else a struct path.
+        let sql = if schema.field_with_name(&c).is_ok() {
+            quote(&c)
+        } else {
+            c.split('.').map(quote).collect::<Vec<_>>().join(".")
+        };
+        pairs.push((c, sql));
+    }
+    for e in exprs {
+        let (name, sql) = e
+            .split_once('=')
+            .filter(|(n, s)| !n.trim().is_empty() && !s.trim().is_empty())
+            .ok_or_else(|| lancer::Error::InvalidArgument {
+                what: format!("--expr {e:?}: expected NAME=SQL, e.g. total=price * qty"),
+            })?;
+        pairs.push((name.trim().to_string(), sql.trim().to_string()));
+    }
+    Ok(pairs)
 }
 
 /// Prints the rows at `rows`.

@@ -34,6 +34,7 @@ pub fn run(cli: Cli) -> CmdResult {
         Command::Cat {
             path,
             columns,
+            exprs,
             filter,
             offset,
             limit,
@@ -44,6 +45,7 @@ pub fn run(cli: Cli) -> CmdResult {
         } => {
             let args = cat::CatArgs {
                 columns: &columns,
+                exprs: &exprs,
                 filter: filter.as_deref(),
                 offset,
                 limit,

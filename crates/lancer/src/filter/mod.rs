@@ -17,7 +17,7 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, BooleanArray, RecordBatch, RecordBatchOptions};
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions};
 use arrow_schema::{DataType, Schema, SchemaRef};
 use datafusion_common::config::ConfigOptions;
 use datafusion_common::{DFSchema, TableReference};
@@ -115,24 +115,51 @@ impl ContextProvider for Functions {
     }
 }
 
-/// A compiled filter: which columns it reads and how to evaluate it on them.
+/// A compiled SQL value expression (`id * 2`, `upper(s)`, `meta.score`): which columns
+/// it reads, its type, and how to evaluate it — what a scan's computed columns use.
 #[derive(Debug, Clone)]
-pub struct Filter {
+pub struct Expression {
     sql: String,
     expr: Expr,
     columns: Vec<String>,
     input: SchemaRef,
+    data_type: DataType,
     physical: Arc<dyn PhysicalExpr>,
 }
 
-impl Filter {
-    /// Compiles `sql` against `schema` (a dataset's schema). Errors name the token, column
-    /// or type that is wrong.
+/// A compiled filter: a boolean [`Expression`] whose null counts as false.
+#[derive(Debug, Clone)]
+pub struct Filter {
+    inner: Expression,
+}
+
+/// What an expression is compiled for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Use {
+    Filter,
+    Value,
+}
+
+impl Expression {
+    /// Compiles `sql` against `schema`; errors name the token, column or type.
     pub fn new(sql: &str, schema: &Schema) -> Result<Self, Error> {
+        Self::compile(sql, schema, Use::Value)
+    }
+
+    fn compile(sql: &str, schema: &Schema, usage: Use) -> Result<Self, Error> {
         // DataFusion's messages may span lines; errors are one line here.
-        let bad = |message: String| Error::Filter {
-            filter: sql.to_string(),
-            message: message.lines().map(str::trim).collect::<Vec<_>>().join(" "),
+        let bad = |message: String| {
+            let message = message.lines().map(str::trim).collect::<Vec<_>>().join(" ");
+            match usage {
+                Use::Filter => Error::Filter {
+                    filter: sql.to_string(),
+                    message,
+                },
+                Use::Value => Error::Expression {
+                    expression: sql.to_string(),
+                    message,
+                },
+            }
         };
         let mut ast = parse::parse_filter(sql).map_err(bad)?;
         legacy_functions(&mut ast);
@@ -147,9 +174,12 @@ impl Filter {
             .sql_to_expr(ast, &full, &mut PlannerContext::new())
             .map_err(|e| bad(e.strip_backtrace()))?;
         let expr = literal::type_literals(&expr, &full).map_err(bad)?;
-        let expr = regexp_match_as_bool(expr);
+        let expr = match usage {
+            Use::Filter => regexp_match_as_bool(expr),
+            Use::Value => expr,
+        };
 
-        // Compile against just the columns the filter reads, in dataset order.
+        // Compile against just the columns the expression reads, in dataset order.
         let refs = expr.column_refs();
         let mut columns = Vec::new();
         let mut fields = Vec::new();
@@ -171,14 +201,13 @@ impl Filter {
             .simplify(expr)
             .and_then(|e| simplifier.coerce(e, &df))
             .map_err(|e| bad(e.strip_backtrace()))?;
-        match expr.get_type(df.as_ref()) {
-            Ok(DataType::Boolean) => {}
-            Ok(other) => {
-                return Err(bad(format!(
-                    "a filter must be a boolean expression; this one is of type {other}"
-                )))
-            }
-            Err(e) => return Err(bad(e.strip_backtrace())),
+        let data_type = expr
+            .get_type(df.as_ref())
+            .map_err(|e| bad(e.strip_backtrace()))?;
+        if usage == Use::Filter && data_type != DataType::Boolean {
+            return Err(bad(format!(
+                "a filter must be a boolean expression; this one is of type {data_type}"
+            )));
         }
         let physical = datafusion_physical_expr::create_physical_expr(
             &expr,
@@ -192,16 +221,17 @@ impl Filter {
             expr,
             columns,
             input,
+            data_type,
             physical,
         })
     }
 
-    /// The filter text.
+    /// The expression text.
     pub fn sql(&self) -> &str {
         &self.sql
     }
 
-    /// The top-level columns the filter reads, in schema order.
+    /// The top-level columns the expression reads, in schema order.
     pub fn columns(&self) -> &[String] {
         &self.columns
     }
@@ -211,16 +241,24 @@ impl Filter {
         &self.expr
     }
 
-    /// Which rows of `batch` pass (null counts as not passing). `batch` must hold the
-    /// [`Filter::columns`] by name; other columns are ignored.
-    pub fn evaluate(&self, batch: &RecordBatch) -> Result<BooleanArray, Error> {
+    /// The type of the values it computes.
+    pub fn data_type(&self) -> &DataType {
+        &self.data_type
+    }
+
+    /// Evaluates on `batch`, which must hold the [`Expression::columns`] by name (other
+    /// columns are ignored): one value per row.
+    pub fn evaluate(&self, batch: &RecordBatch) -> Result<ArrayRef, Error> {
         let n = batch.num_rows();
+        let failed = |message: String| Error::Expression {
+            expression: self.sql.clone(),
+            message,
+        };
         let mut cols = Vec::with_capacity(self.columns.len());
         for name in &self.columns {
-            let c = batch.column_by_name(name).ok_or_else(|| Error::Filter {
-                filter: self.sql.clone(),
-                message: format!("the batch has no column {name:?}"),
-            })?;
+            let c = batch
+                .column_by_name(name)
+                .ok_or_else(|| failed(format!("the batch has no column {name:?}")))?;
             cols.push(c.clone());
         }
         let input = RecordBatch::try_new_with_options(
@@ -228,16 +266,50 @@ impl Filter {
             cols,
             &RecordBatchOptions::new().with_row_count(Some(n)),
         )?;
-        let value = self
-            .physical
+        self.physical
             .evaluate(&input)
             .and_then(|v| v.into_array(n))
-            .map_err(|e| Error::Filter {
-                filter: self.sql.clone(),
-                message: e.strip_backtrace(),
-            })?;
+            .map_err(|e| failed(e.strip_backtrace()))
+    }
+}
+
+impl Filter {
+    /// Compiles `sql` against `schema` (a dataset's schema). Errors name the token, column
+    /// or type that is wrong.
+    pub fn new(sql: &str, schema: &Schema) -> Result<Self, Error> {
+        Ok(Self {
+            inner: Expression::compile(sql, schema, Use::Filter)?,
+        })
+    }
+
+    /// The filter text.
+    pub fn sql(&self) -> &str {
+        self.inner.sql()
+    }
+
+    /// The top-level columns the filter reads, in schema order.
+    pub fn columns(&self) -> &[String] {
+        self.inner.columns()
+    }
+
+    /// The typed expression (after literal typing, simplification and coercion).
+    pub fn expr(&self) -> &Expr {
+        self.inner.expr()
+    }
+
+    /// Which rows of `batch` pass (null counts as not passing). `batch` must hold the
+    /// [`Filter::columns`] by name; other columns are ignored.
+    pub fn evaluate(&self, batch: &RecordBatch) -> Result<BooleanArray, Error> {
+        let as_filter = |e: Error| match e {
+            Error::Expression { message, .. } => Error::Filter {
+                filter: self.inner.sql.clone(),
+                message,
+            },
+            other => other,
+        };
+        let value = self.inner.evaluate(batch).map_err(as_filter)?;
         let mask = value.as_boolean_opt().ok_or_else(|| Error::Filter {
-            filter: self.sql.clone(),
+            filter: self.inner.sql.clone(),
             message: format!("evaluated to {} instead of booleans", value.data_type()),
         })?;
         // Null → false, so callers can use the values directly.

@@ -22,7 +22,7 @@ use lancer_table::Dataset;
 
 pub use exec::ScanStream;
 
-use crate::filter::Filter;
+use crate::filter::{Expression, Filter};
 use crate::{Error, Result};
 use columns::ColumnPath;
 
@@ -38,6 +38,7 @@ pub const ROW_ADDRESS: &str = "_rowaddr";
 pub struct Scanner {
     ds: Dataset,
     columns: Option<Vec<String>>,
+    computed: Option<Vec<(String, String)>>,
     filter: Option<String>,
     limit: Option<u64>,
     offset: u64,
@@ -55,6 +56,7 @@ impl Scanner {
         Self {
             ds: ds.clone(),
             columns: None,
+            computed: None,
             filter: None,
             limit: None,
             offset: 0,
@@ -70,6 +72,21 @@ impl Scanner {
     /// Output columns, in this order: top-level names or struct paths (`a.b`).
     pub fn columns<S: AsRef<str>>(mut self, columns: &[S]) -> Self {
         self.columns = Some(columns.iter().map(|c| c.as_ref().to_string()).collect());
+        self.computed = None;
+        self
+    }
+
+    /// Output columns computed by SQL expressions, as `(name, expression)` in order —
+    /// `("id2", "id * 2")`, `("lang", "meta.lang")`, `("up", "upper(s)")` — like
+    /// pylance's `columns={name: expression}`. Replaces [`Scanner::columns`].
+    pub fn project<N: AsRef<str>, E: AsRef<str>>(mut self, exprs: &[(N, E)]) -> Self {
+        self.computed = Some(
+            exprs
+                .iter()
+                .map(|(n, e)| (n.as_ref().to_string(), e.as_ref().to_string()))
+                .collect(),
+        );
+        self.columns = None;
         self
     }
 
@@ -153,6 +170,7 @@ impl Scanner {
     pub fn count_rows(&self) -> Result<u64> {
         let mut counting = self.clone();
         counting.columns = Some(Vec::new());
+        counting.computed = None;
         counting.with_row_id = false;
         counting.with_row_address = false;
         if counting.filter.is_none() {
@@ -168,15 +186,19 @@ impl Scanner {
 
     fn plan(&self) -> Result<Plan> {
         let schema = self.ds.schema();
-        let paths: Vec<ColumnPath> = match &self.columns {
-            Some(cols) => cols
+        let outputs: Vec<Output> = match (&self.computed, &self.columns) {
+            (Some(exprs), _) => exprs
                 .iter()
-                .map(|c| ColumnPath::resolve(&schema, c))
+                .map(|(n, e)| Ok(Output::Computed(n.clone(), Expression::new(e, &schema)?)))
                 .collect::<Result<_>>()?,
-            None => schema
+            (None, Some(cols)) => cols
+                .iter()
+                .map(|c| ColumnPath::resolve(&schema, c).map(Output::Path))
+                .collect::<Result<_>>()?,
+            (None, None) => schema
                 .fields()
                 .iter()
-                .map(|f| ColumnPath::resolve(&schema, f.name()))
+                .map(|f| ColumnPath::resolve(&schema, f.name()).map(Output::Path))
                 .collect::<Result<_>>()?,
         };
         let filter = self
@@ -188,13 +210,13 @@ impl Scanner {
         let mut read = Vec::new();
         for f in schema.fields() {
             let n = f.name();
-            let wanted = paths.iter().any(|p| &p.top == n)
+            let wanted = outputs.iter().any(|o| o.reads(n))
                 || filter.as_ref().is_some_and(|fl| fl.columns().contains(n));
             if wanted {
                 read.push(n.clone());
             }
         }
-        let mut fields: Vec<Field> = paths.iter().map(|p| p.field.as_ref().clone()).collect();
+        let mut fields: Vec<Field> = outputs.iter().map(Output::field).collect();
         if self.with_row_id {
             fields.push(Field::new(ROW_ID, DataType::UInt64, true));
         }
@@ -272,7 +294,7 @@ impl Scanner {
         };
         Ok(Plan {
             ds: self.ds.clone(),
-            paths,
+            outputs,
             read,
             filter,
             output,
@@ -290,6 +312,30 @@ fn run_rows(runs: &[Range<u64>]) -> u64 {
     runs.iter().map(|r| r.end - r.start).sum()
 }
 
+/// One output column: a (possibly nested) column, or a computed SQL expression.
+#[derive(Debug)]
+pub(crate) enum Output {
+    Path(ColumnPath),
+    Computed(String, Expression),
+}
+
+impl Output {
+    /// Whether it needs the top-level column `name`.
+    fn reads(&self, name: &String) -> bool {
+        match self {
+            Output::Path(p) => &p.top == name,
+            Output::Computed(_, e) => e.columns().contains(name),
+        }
+    }
+
+    fn field(&self) -> Field {
+        match self {
+            Output::Path(p) => p.field.as_ref().clone(),
+            Output::Computed(n, e) => Field::new(n, e.data_type().clone(), true),
+        }
+    }
+}
+
 /// A unit of work: some physical rows of one fragment.
 #[derive(Debug)]
 pub(crate) struct Task {
@@ -301,7 +347,7 @@ pub(crate) struct Task {
 #[derive(Debug)]
 pub(crate) struct Plan {
     ds: Dataset,
-    paths: Vec<ColumnPath>,
+    outputs: Vec<Output>,
     read: Vec<String>,
     filter: Option<Filter>,
     output: SchemaRef,
@@ -373,13 +419,19 @@ impl Plan {
         };
         let rows = batch.num_rows();
         let mut cols = Vec::with_capacity(self.output.fields().len());
-        for p in &self.paths {
-            let top = batch
-                .column_by_name(&p.top)
-                .ok_or_else(|| Error::InvalidArgument {
-                    what: format!("column {:?} was not read", p.top),
-                })?;
-            cols.push(p.extract(top)?);
+        for o in &self.outputs {
+            cols.push(match o {
+                Output::Path(p) => {
+                    let top =
+                        batch
+                            .column_by_name(&p.top)
+                            .ok_or_else(|| Error::InvalidArgument {
+                                what: format!("column {:?} was not read", p.top),
+                            })?;
+                    p.extract(top)?
+                }
+                Output::Computed(_, e) => e.evaluate(&batch)?,
+            });
         }
         if self.with_row_id || self.with_row_address {
             let addrs: Vec<u64> = runs
