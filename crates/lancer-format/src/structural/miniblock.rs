@@ -25,7 +25,7 @@ use arrow_buffer::Buffer;
 use arrow_schema::DataType;
 
 use super::{concat_runs, Layer, LeafRun, LevelInfo, Stream};
-use crate::block::{to_arrow, DataBlock};
+use crate::block::{to_arrow, DataBlock, Offsets};
 use crate::compression::{self, compression_of};
 use crate::container::PageInfo;
 use crate::pb::enc21::compressive_encoding::Compression;
@@ -311,6 +311,10 @@ impl MiniBlockPage {
     }
 
     /// Reads rows `ranges` (page-relative, sorted, non-overlapping).
+    ///
+    /// A sparse read (a take) of FSST-compressed strings without lists keeps each chunk's
+    /// strings compressed, cuts out the asked rows, and decompresses only those: a
+    /// one-row take no longer expands a whole chunk of strings.
     pub fn read(
         &self,
         io: &dyn RangeRead,
@@ -318,6 +322,31 @@ impl MiniBlockPage {
         value_type: &DataType,
     ) -> Result<LeafRun> {
         let groups = self.groups(ranges)?;
+        let value_c = compression_of(self.layout.value_compression.as_ref(), "mini-block values")?;
+        let asked: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+        let spanned: u64 = groups
+            .iter()
+            .map(|(span, _)| span.clone().map(|c| self.chunks[c].num_values).sum::<u64>())
+            .sum();
+        let deferred = match value_c {
+            Compression::Fsst(f)
+                if self.layout.rep_compression.is_none()
+                    && self.dictionary.is_none()
+                    && asked.saturating_mul(4) < spanned =>
+            {
+                let codes_type = match value_type {
+                    DataType::Utf8 | DataType::Binary => Some(DataType::Binary),
+                    DataType::LargeUtf8 | DataType::LargeBinary => Some(DataType::LargeBinary),
+                    _ => None,
+                };
+                codes_type.map(|t| (f, t))
+            }
+            _ => None,
+        };
+        let (value_c, stream_type) = match &deferred {
+            Some((f, t)) => (compression_of(f.values.as_deref(), "fsst values")?, t),
+            None => (value_c, value_type),
+        };
         let byte_ranges: Vec<Range<u64>> = groups
             .iter()
             .map(|(span, _)| self.span_bytes(span))
@@ -325,7 +354,7 @@ impl MiniBlockPage {
         let data = io.read_ranges(&byte_ranges)?;
         let mut runs = Vec::new();
         for ((span, rs), bytes) in groups.iter().zip(data) {
-            let stream = self.decode_span(span, Buffer::from(bytes), value_type)?;
+            let stream = self.decode_span(span, Buffer::from(bytes), value_c, stream_type)?;
             let first_row = self.rows[span.start].first_row;
             let skip = self.rows[span.start].has_preamble;
             for r in rs {
@@ -336,7 +365,11 @@ impl MiniBlockPage {
                 )?);
             }
         }
-        concat_runs(runs, self.info, value_type)
+        let mut run = concat_runs(runs, self.info, stream_type)?;
+        if let Some((f, _)) = deferred {
+            run.values = expand_fsst(&f.symbol_table, &run.values, value_type)?;
+        }
+        Ok(run)
     }
 
     /// Decodes the chunks of `span`, whose bytes are `bytes`, into one stream.
@@ -344,6 +377,7 @@ impl MiniBlockPage {
         &self,
         span: &Range<usize>,
         bytes: Buffer,
+        value_c: &Compression,
         value_type: &DataType,
     ) -> Result<Stream> {
         let base = self.chunks[span.start].offset;
@@ -352,7 +386,6 @@ impl MiniBlockPage {
         let mut rep: Option<Vec<u16>> = has_rep.then(Vec::new);
         let mut def: Option<Vec<u16>> = has_def.then(Vec::new);
         let mut values: Vec<ArrayRef> = Vec::with_capacity(span.len());
-        let value_c = compression_of(self.layout.value_compression.as_ref(), "mini-block values")?;
         let idx_type = self.dictionary.as_ref().map(|_| DataType::UInt64);
         for c in span.clone() {
             let meta = self.chunks[c];
@@ -472,6 +505,30 @@ impl MiniBlockPage {
         let values = compression::miniblock(value_c, bufs, num_values)?;
         Ok((rep, def, values))
     }
+}
+
+/// Decompresses FSST codes (a binary array of still-compressed strings) into `value_type`.
+fn expand_fsst(table: &[u8], codes: &ArrayRef, value_type: &DataType) -> Result<ArrayRef> {
+    use arrow_array::cast::AsArray;
+    let (offsets, data) = match codes.data_type() {
+        DataType::Binary => {
+            let b = codes.as_binary::<i32>();
+            let offs = b.value_offsets().iter().map(|&o| o as u32).collect();
+            (Offsets::U32(offs), b.values().clone())
+        }
+        DataType::LargeBinary => {
+            let b = codes.as_binary::<i64>();
+            let offs = b.value_offsets().iter().map(|&o| o as u64).collect();
+            (Offsets::U64(offs), b.values().clone())
+        }
+        other => {
+            return Err(FormatError::corrupt(format!(
+                "FSST codes decoded as {other}, not binary"
+            )))
+        }
+    };
+    let plain = compression::fsst::decode(table, DataBlock::Variable { offsets, data })?;
+    to_arrow(plain, value_type, None)
 }
 
 /// Decodes a buffer of levels (16-bit values) with its block compression.
