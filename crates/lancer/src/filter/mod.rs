@@ -133,6 +133,9 @@ pub struct Filter {
     inner: Expression,
 }
 
+/// Stack of the thread that compiles SQL (virtual memory; only what is used is touched).
+const COMPILE_STACK: usize = 256 << 20;
+
 /// What an expression is compiled for.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Use {
@@ -146,7 +149,26 @@ impl Expression {
         Self::compile(sql, schema, Use::Value)
     }
 
+    /// Compiles on a helper thread with a large stack: planning recurses once per level
+    /// of nesting, with big frames in unoptimized builds (100 nested NOTs overflowed a
+    /// 2 MiB test thread); the parser bounds the nesting, this bounds the stack it needs.
     fn compile(sql: &str, schema: &Schema, usage: Use) -> Result<Self, Error> {
+        std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name("lancer-sql".into())
+                .stack_size(COMPILE_STACK)
+                .spawn_scoped(scope, || Self::compile_here(sql, schema, usage))
+                .map_err(|e| Error::InvalidArgument {
+                    what: format!("cannot start the SQL compiler thread: {e}"),
+                })?
+                .join()
+                .map_err(|_| Error::InvalidArgument {
+                    what: format!("compiling {sql:?} failed unexpectedly"),
+                })?
+        })
+    }
+
+    fn compile_here(sql: &str, schema: &Schema, usage: Use) -> Result<Self, Error> {
         // DataFusion's messages may span lines; errors are one line here.
         let bad = |message: String| {
             let message = message.lines().map(str::trim).collect::<Vec<_>>().join(" ");
