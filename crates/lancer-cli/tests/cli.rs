@@ -10,6 +10,17 @@ fn lancer() -> Command {
     Command::new(env!("CARGO_BIN_EXE_lancer"))
 }
 
+/// Runs a command that must succeed (its stderr shown if not) and returns its output.
+fn ok(cmd: &mut Command) -> std::process::Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 fn golden(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/data/files/pylance-14")
@@ -18,12 +29,7 @@ fn golden(name: &str) -> PathBuf {
 
 #[test]
 fn demo_runs() {
-    let out = lancer().arg("demo").output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = ok(lancer().arg("demo"));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("identical to what was written"), "{text}");
     assert!(text.contains("id   4242  distance 0.0000"), "{text}");
@@ -440,7 +446,7 @@ fn search_finds_the_query_row_first() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let root = datasets().join("pylance-14/history");
-    let out = lancer()
+    let out = ok(lancer()
         .args([
             "search",
             "--column",
@@ -454,14 +460,7 @@ fn search_finds_the_query_row_first() {
             "--columns",
             "id",
         ])
-        .arg(&root)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .arg(&root));
     let text = String::from_utf8_lossy(&out.stdout);
     let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     assert_eq!(first["_distance"], 0.0, "{text}");
@@ -538,7 +537,7 @@ fn filter_count_delete_and_filtered_search() {
         "meta.lang = 'en'",
         "array_has_any(tags, ['red', 'blue'])",
     ] {
-        let out = lancer()
+        let out = ok(lancer()
             .args([
                 "cat",
                 "--columns",
@@ -548,14 +547,7 @@ fn filter_count_delete_and_filtered_search() {
                 "--filter",
                 f,
             ])
-            .arg(&tmp)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+            .arg(&tmp));
         assert_eq!(jsonl_ids(&out.stdout), suite_ids(f), "{f}");
         let page = lancer()
             .args([
@@ -578,7 +570,7 @@ fn filter_count_delete_and_filtered_search() {
         assert_eq!(v["rows"].as_u64(), Some(suite_ids(f).len() as u64), "{f}");
     }
     // Computed columns after the plain ones.
-    let out = lancer()
+    let out = ok(lancer()
         .args([
             "cat",
             "--json",
@@ -589,14 +581,7 @@ fn filter_count_delete_and_filtered_search() {
             "-w",
             "id < 20",
         ])
-        .arg(&tmp)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .arg(&tmp));
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         assert_eq!(v["id2"].as_i64(), v["id"].as_i64().map(|i| i * 2), "{line}");
@@ -608,7 +593,7 @@ fn filter_count_delete_and_filtered_search() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
     // A parquet page of a filtered scan.
-    let pq = lancer()
+    let pq = ok(lancer()
         .args([
             "cat",
             "--format",
@@ -617,14 +602,7 @@ fn filter_count_delete_and_filtered_search() {
             "--filter",
             "id < 10",
         ])
-        .arg(&tmp)
-        .output()
-        .unwrap();
-    assert!(
-        pq.status.success(),
-        "{}",
-        String::from_utf8_lossy(&pq.stderr)
-    );
+        .arg(&tmp));
     assert_eq!(&pq.stdout[..4], b"PAR1");
     // A bad filter: one line naming the column, exit 2.
     let bad = lancer()
@@ -636,7 +614,7 @@ fn filter_count_delete_and_filtered_search() {
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("nosuch") && err.lines().count() == 1, "{err}");
     // Filtered search: every hit passes the filter.
-    let hits = lancer()
+    let hits = ok(lancer()
         .args([
             "search",
             "--column",
@@ -653,14 +631,7 @@ fn filter_count_delete_and_filtered_search() {
             "meta.lang = 'fr'",
             "--json",
         ])
-        .arg(&tmp)
-        .output()
-        .unwrap();
-    assert!(
-        hits.status.success(),
-        "{}",
-        String::from_utf8_lossy(&hits.stderr)
-    );
+        .arg(&tmp));
     let fr = suite_ids("meta.lang IN ('fr', 'de')");
     let got = jsonl_ids(&hits.stdout);
     assert_eq!(got.len(), 5);
