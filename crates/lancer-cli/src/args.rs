@@ -70,8 +70,9 @@ pub enum Command {
     Inspect {
         /// A dataset directory or a .lance data file.
         path: PathBuf,
-        /// (data files) Follow one row of every column to its page and the byte ranges
-        /// a read of it touches.
+        /// Follow one row to the byte ranges a read of it touches: for a dataset, the
+        /// row offset (deleted rows skipped) to its fragment, row in the fragment and
+        /// data files; in each file, every column to its page and buffers.
         #[arg(long)]
         row: Option<u64>,
         #[command(flatten)]

@@ -732,3 +732,48 @@ fn import_streams_and_a_bad_row_commits_nothing() {
     assert_eq!(v.as_array().map(|a| a.len()), Some(1), "{v}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn inspect_dataset_row_follows_the_row_to_its_fragment_and_bytes() {
+    for name in ["stable_row_ids", "history"] {
+        let ds = datasets().join(format!("pylance-14/{name}"));
+        let rows = json_of(&["count", "--json"], &ds)["rows"].as_u64().unwrap();
+        for r in [0, rows / 2, rows - 1] {
+            let v = json_of(&["inspect", "--json", "--row", &r.to_string()], &ds);
+            let w = &v["row"];
+            let cat = ok(lancer()
+                .args([
+                    "cat",
+                    "--json",
+                    "--columns",
+                    "id",
+                    "--with-row-id",
+                    "--with-row-address",
+                ])
+                .args(["--offset", &r.to_string(), "--limit", "1"])
+                .arg(&ds));
+            let line: serde_json::Value =
+                serde_json::from_str(String::from_utf8_lossy(&cat.stdout).trim()).unwrap();
+            let addr = line["_rowaddr"].as_u64().unwrap();
+            assert_eq!(w["address"].as_u64(), Some(addr), "{name} row {r}");
+            assert_eq!(w["fragment"].as_u64(), Some(addr >> 32));
+            assert_eq!(w["row_in_fragment"].as_u64(), Some(addr & 0xFFFF_FFFF));
+            if name == "stable_row_ids" {
+                assert_eq!(
+                    w["row_id"].as_u64(),
+                    line["_rowid"].as_u64(),
+                    "{name} row {r}"
+                );
+            }
+            let files = w["files"].as_array().unwrap();
+            assert!(!files.is_empty());
+            for f in files {
+                let fields = f["fields"].as_array().unwrap();
+                assert!(!fields.is_empty());
+                assert!(fields
+                    .iter()
+                    .all(|x| !x["bytes_read"].as_array().unwrap().is_empty()));
+            }
+        }
+    }
+}

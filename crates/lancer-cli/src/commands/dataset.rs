@@ -507,9 +507,10 @@ pub fn verify(path: &Path, json: bool) -> CmdResult {
 }
 
 /// `lancer inspect DATASET`: the manifest as JSON or text.
-pub fn inspect(path: &Path, json: bool, at: &VersionArgs) -> CmdResult {
+pub fn inspect(path: &Path, row: Option<u64>, json: bool, at: &VersionArgs) -> CmdResult {
     let ds = super::source::open_dataset(path, at)?;
     let m = &ds.manifest().pb;
+    let walk = row.map(|r| dataset_row_walk(&ds, r)).transpose()?;
     let frags: Vec<serde_json::Value> = m
         .fragments
         .iter()
@@ -544,6 +545,7 @@ pub fn inspect(path: &Path, json: bool, at: &VersionArgs) -> CmdResult {
         "config": m.config,
         "schema": ds.schema().fields().iter().map(|f| format!("{}: {}", f.name(), f.data_type())).collect::<Vec<_>>(),
         "fragments": frags,
+        "row": walk,
     });
     if json {
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -574,7 +576,53 @@ pub fn inspect(path: &Path, json: bool, at: &VersionArgs) -> CmdResult {
             );
         }
     }
+    if let (Some(r), Some(w)) = (row, &walk) {
+        let id = w["row_id"]
+            .as_u64()
+            .map_or(String::new(), |i| format!(", stable row id {i}"));
+        println!(
+            "row {r}: fragment {}, row {} of the fragment (address {}{id}; deleted rows are skipped when counting)",
+            w["fragment"], w["row_in_fragment"], w["address"]
+        );
+        for f in w["files"].as_array().map(|a| a.as_slice()).unwrap_or(&[]) {
+            println!("  file {}:", f["path"].as_str().unwrap_or("?"));
+            let fields = f["fields"].as_array().cloned().unwrap_or_default();
+            print!("{}", super::inspect::walk_text(&fields, 4));
+        }
+    }
     Ok(())
+}
+
+/// Follows version offset `r` to its fragment, its physical row there, and through each
+/// of the fragment's data files to the pages and byte ranges that hold it.
+fn dataset_row_walk(ds: &Dataset, r: u64) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+    let addr = ds
+        .row_addresses(&[r])?
+        .first()
+        .copied()
+        .ok_or("no address")?;
+    let (fid, prow) = (addr >> 32, addr & 0xFFFF_FFFF);
+    let frag = ds
+        .fragments()
+        .iter()
+        .find(|f| f.id == fid)
+        .ok_or_else(|| format!("fragment {fid} is not in this version"))?;
+    let row_id = ds.row_ids(&[r]).ok().and_then(|v| v.first().copied());
+    let mut files = Vec::new();
+    for d in &frag.files {
+        let path = ds.root().join("data").join(&d.path);
+        let (reader, io) = super::open_traced(&path)?;
+        let walk = super::inspect::row_walk(&reader, &io, prow)?;
+        files.push(serde_json::json!({ "path": format!("data/{}", d.path), "fields": walk }));
+    }
+    Ok(serde_json::json!({
+        "row": r,
+        "address": addr,
+        "fragment": fid,
+        "row_in_fragment": prow,
+        "row_id": row_id,
+        "files": files,
+    }))
 }
 
 /// `lancer search`.

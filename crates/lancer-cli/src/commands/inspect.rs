@@ -77,62 +77,10 @@ pub fn run(path: &Path, row: Option<u64>, as_json: bool) -> CmdResult {
             "pages": pages,
         }));
     }
-    let mut walk = Vec::new();
-    if let Some(r) = row {
-        if r >= meta.num_rows {
-            return Err(format!(
-                "row {r} is past the end of the file ({} rows)",
-                meta.num_rows
-            )
-            .into());
-        }
-        for (fi, f) in meta.schema.fields.iter().enumerate() {
-            io.clear();
-            reader.take(&[r], Some(&[f.name.as_str()]))?;
-            let ranges = io.ranges();
-            let touched: Vec<Value> = ranges
-                .iter()
-                .map(|b| json!([b.start, b.end - b.start]))
-                .collect();
-            // Whether a read landed in a page's buffers.
-            let read_in = |bufs: &[std::ops::Range<u64>]| {
-                bufs.iter()
-                    .any(|b| ranges.iter().any(|t| t.start >= b.start && t.end <= b.end))
-            };
-            let cols = reader.field_columns(fi).unwrap_or(0..0);
-            let located: Vec<Value> = cols
-                .clone()
-                .filter_map(|c| {
-                    locate_row(&meta, c, r).map(|l| {
-                        // 2.0 list items count items, not rows: name the page the read
-                        // actually used (the row's position in it is then not the row).
-                        let pages = meta
-                            .columns
-                            .get(c)
-                            .map(|col| col.pages.as_slice())
-                            .unwrap_or(&[]);
-                        let (page, row_in_page) = if read_in(&l.page_buffers) {
-                            (l.page, Some(l.row_in_page))
-                        } else {
-                            match pages.iter().position(|p| read_in(&p.buffers)) {
-                                Some(i) => (i, None),
-                                None => (l.page, Some(l.row_in_page)),
-                            }
-                        };
-                        let encoding = pages.get(page).map_or(l.encoding, describe_page);
-                        json!({
-                            "column": c,
-                            "field": paths.get(c).cloned().unwrap_or_default(),
-                            "page": page,
-                            "row_in_page": row_in_page,
-                            "encoding": encoding,
-                        })
-                    })
-                })
-                .collect();
-            walk.push(json!({"field": f.name, "columns": located, "bytes_read": touched}));
-        }
-    }
+    let walk = match row {
+        Some(r) => row_walk(&reader, &io, r)?,
+        None => Vec::new(),
+    };
     if as_json {
         let v = json!({
             "path": path.display().to_string(),
@@ -204,29 +152,103 @@ pub fn run(path: &Path, row: Option<u64>, as_json: bool) -> CmdResult {
     }
     if let Some(r) = row {
         s.push_str(&format!("row {r}:\n"));
-        for w in &walk {
-            s.push_str(&format!("  {}:\n", w["field"].as_str().unwrap_or("?")));
-            if let Some(cols) = w["columns"].as_array() {
-                for c in cols {
-                    let at = match c["row_in_page"].as_u64() {
-                        Some(r) => format!("row {r} of the page"),
-                        None => "the row's list items".to_string(),
-                    };
-                    s.push_str(&format!(
-                        "    column {} ({}): page {}, {at}, {}\n",
-                        c["column"],
-                        c["field"].as_str().unwrap_or(""),
-                        c["page"],
-                        c["encoding"].as_str().unwrap_or("")
-                    ));
-                }
-            }
-            if let Some(b) = w["bytes_read"].as_array() {
-                let list: Vec<String> = b.iter().map(|x| format!("{}+{}", x[0], x[1])).collect();
-                s.push_str(&format!("    bytes read: {}\n", list.join(" ")));
-            }
-        }
+        s.push_str(&walk_text(&walk, 2));
     }
     print!("{s}");
     Ok(())
+}
+
+/// Follows row `r` of an opened file through every field: the columns and pages that
+/// hold it and the byte ranges a read of it touches (recorded by `io`).
+pub fn row_walk(
+    reader: &lancer_format::reader::FileReader,
+    io: &lancer_format::read::TracingRead<lancer_io::LocalFile>,
+    r: u64,
+) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
+    let meta = reader.metadata();
+    let paths = column_paths(meta);
+    let mut walk = Vec::new();
+    if r >= meta.num_rows {
+        return Err(format!(
+            "row {r} is past the end of the file ({} rows)",
+            meta.num_rows
+        )
+        .into());
+    }
+    for (fi, f) in meta.schema.fields.iter().enumerate() {
+        io.clear();
+        reader.take(&[r], Some(&[f.name.as_str()]))?;
+        let ranges = io.ranges();
+        let touched: Vec<Value> = ranges
+            .iter()
+            .map(|b| json!([b.start, b.end - b.start]))
+            .collect();
+        // Whether a read landed in a page's buffers.
+        let read_in = |bufs: &[std::ops::Range<u64>]| {
+            bufs.iter()
+                .any(|b| ranges.iter().any(|t| t.start >= b.start && t.end <= b.end))
+        };
+        let cols = reader.field_columns(fi).unwrap_or(0..0);
+        let located: Vec<Value> = cols
+            .clone()
+            .filter_map(|c| {
+                locate_row(&meta, c, r).map(|l| {
+                    // 2.0 list items count items, not rows: name the page the read
+                    // actually used (the row's position in it is then not the row).
+                    let pages = meta
+                        .columns
+                        .get(c)
+                        .map(|col| col.pages.as_slice())
+                        .unwrap_or(&[]);
+                    let (page, row_in_page) = if read_in(&l.page_buffers) {
+                        (l.page, Some(l.row_in_page))
+                    } else {
+                        match pages.iter().position(|p| read_in(&p.buffers)) {
+                            Some(i) => (i, None),
+                            None => (l.page, Some(l.row_in_page)),
+                        }
+                    };
+                    let encoding = pages.get(page).map_or(l.encoding, describe_page);
+                    json!({
+                        "column": c,
+                        "field": paths.get(c).cloned().unwrap_or_default(),
+                        "page": page,
+                        "row_in_page": row_in_page,
+                        "encoding": encoding,
+                    })
+                })
+            })
+            .collect();
+        walk.push(json!({"field": f.name, "columns": located, "bytes_read": touched}));
+    }
+    Ok(walk)
+}
+
+/// The text form of a row walk, indented by `indent` spaces.
+pub fn walk_text(walk: &[Value], indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    let mut s = String::new();
+    for w in walk {
+        s.push_str(&format!("{pad}{}:\n", w["field"].as_str().unwrap_or("?")));
+        if let Some(cols) = w["columns"].as_array() {
+            for c in cols {
+                let at = match c["row_in_page"].as_u64() {
+                    Some(r) => format!("row {r} of the page"),
+                    None => "the row's list items".to_string(),
+                };
+                s.push_str(&format!(
+                    "{pad}  column {} ({}): page {}, {at}, {}\n",
+                    c["column"],
+                    c["field"].as_str().unwrap_or(""),
+                    c["page"],
+                    c["encoding"].as_str().unwrap_or("")
+                ));
+            }
+        }
+        if let Some(b) = w["bytes_read"].as_array() {
+            let list: Vec<String> = b.iter().map(|x| format!("{}+{}", x[0], x[1])).collect();
+            s.push_str(&format!("{pad}  bytes read: {}\n", list.join(" ")));
+        }
+    }
+    s
 }

@@ -26,7 +26,7 @@ pub fn run(cli: Cli) -> CmdResult {
         Command::Demo => demo::run(),
         Command::Inspect { path, row, at } => {
             if source::is_dataset(&path) {
-                dataset::inspect(&path, json, &at)
+                dataset::inspect(&path, row, json, &at)
             } else {
                 inspect::run(&path, row, json)
             }
