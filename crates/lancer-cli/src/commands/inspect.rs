@@ -192,7 +192,7 @@ pub fn row_walk(
         let located: Vec<Value> = cols
             .clone()
             .filter_map(|c| {
-                locate_row(&meta, c, r).map(|l| {
+                locate_row(meta, c, r).map(|l| {
                     // 2.0 list items count items, not rows: name the page the read
                     // actually used (the row's position in it is then not the row).
                     let pages = meta
