@@ -216,6 +216,17 @@ fn unordered_and_batched_scans_return_the_same_rows() {
         .to_batch()
         .unwrap();
     assert_eq!(past.num_rows(), 0);
+    // Takes with struct paths equal the scan's nested projection.
+    let nested = ds.scan().columns(&["meta.lang", "id"]).to_batch().unwrap();
+    let picked = ds
+        .take_paths(&[7, 0, 7, 1600], Some(&["meta.lang", "id"]))
+        .unwrap();
+    let idx = arrow_array::UInt64Array::from(vec![7u64, 0, 7, 1600]);
+    for k in 0..2 {
+        let want = arrow_select::take::take(nested.column(k).as_ref(), &idx, None).unwrap();
+        assert_eq!(picked.column(k).to_data(), want.to_data());
+        assert_eq!(picked.schema().field(k), nested.schema().field(k));
+    }
     // Takes: in order (no reordering copy), unordered and repeated — same rows as the scan.
     for offsets in [vec![0u64, 5, 599, 600, 1600], vec![1600, 3, 3, 599, 0]] {
         let t = ds.take(&offsets, Some(&["id"])).unwrap();

@@ -88,7 +88,10 @@ impl Source {
         cols: Option<&[&str]>,
     ) -> Result<RecordBatch, Box<dyn std::error::Error>> {
         Ok(match self {
-            Source::Dataset(d) => d.take(offsets, cols)?,
+            Source::Dataset(d) => {
+                use lancer::DatasetExt;
+                d.take_paths(offsets, cols)?
+            }
             Source::File(r) => r.take(offsets, cols)?,
         })
     }

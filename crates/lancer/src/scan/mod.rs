@@ -501,6 +501,9 @@ pub trait DatasetExt {
     fn delete(&self, filter: &str) -> Result<Dataset>;
     /// Rows matching the SQL filter.
     fn count_where(&self, filter: &str) -> Result<u64>;
+    /// Rows at version offsets (any order, repeats allowed) with `columns` given as
+    /// top-level names or struct paths (`meta.lang`); all columns when `None`.
+    fn take_paths(&self, offsets: &[u64], columns: Option<&[&str]>) -> Result<RecordBatch>;
 }
 
 impl DatasetExt for Dataset {
@@ -532,5 +535,39 @@ impl DatasetExt for Dataset {
 
     fn count_where(&self, filter: &str) -> Result<u64> {
         self.scan().filter(filter).count_rows()
+    }
+
+    fn take_paths(&self, offsets: &[u64], columns: Option<&[&str]>) -> Result<RecordBatch> {
+        let Some(columns) = columns else {
+            return Ok(self.take(offsets, None)?);
+        };
+        let schema = self.schema();
+        let paths = columns
+            .iter()
+            .map(|c| ColumnPath::resolve(&schema, c))
+            .collect::<Result<Vec<_>>>()?;
+        let mut tops: Vec<&str> = Vec::new();
+        for p in &paths {
+            if !tops.contains(&p.top.as_str()) {
+                tops.push(&p.top);
+            }
+        }
+        let rows = self.take(offsets, Some(&tops))?;
+        let mut fields = Vec::with_capacity(paths.len());
+        let mut cols = Vec::with_capacity(paths.len());
+        for p in &paths {
+            let top = rows
+                .column_by_name(&p.top)
+                .ok_or_else(|| Error::InvalidArgument {
+                    what: format!("column {:?} was not read", p.top),
+                })?;
+            cols.push(p.extract(top)?);
+            fields.push(p.field.as_ref().clone());
+        }
+        Ok(RecordBatch::try_new_with_options(
+            Arc::new(Schema::new(fields).with_metadata(schema.metadata().clone())),
+            cols,
+            &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows.num_rows())),
+        )?)
     }
 }
