@@ -97,7 +97,7 @@ pub enum Command {
         /// Skip this many rows (after the filter).
         #[arg(long, default_value_t = 0)]
         offset: u64,
-        /// Print at most this many rows.
+        /// Print at most this many rows (the table format shows 100 unless given).
         #[arg(long)]
         limit: Option<u64>,
         /// Add the _rowid column (stable row id, or the row address).

@@ -592,6 +592,14 @@ fn filter_count_delete_and_filtered_search() {
         .output()
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
+    // A table without --limit shows the first 100 rows and says so.
+    let t = ok(lancer().args(["cat", "--columns", "id"]).arg(&tmp));
+    assert!(String::from_utf8_lossy(&t.stderr).contains("first 100 rows"));
+    let body = String::from_utf8_lossy(&t.stdout);
+    assert!(
+        body.contains("│ 109 ") && !body.contains("│ 111 "),
+        "{body}"
+    );
     // A parquet page of a filtered scan.
     let pq = ok(lancer()
         .args([

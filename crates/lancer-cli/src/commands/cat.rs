@@ -9,6 +9,9 @@ use super::{projection, CmdResult};
 use crate::args::{Format, VersionArgs};
 use crate::output::{print_batch, RowSink};
 
+/// Rows a table shows when no --limit is given.
+const TABLE_ROWS: u64 = 100;
+
 /// What `cat` prints.
 pub struct CatArgs<'a> {
     /// Columns (top-level or struct paths); empty for all.
@@ -31,7 +34,10 @@ pub struct CatArgs<'a> {
 pub fn cat(path: &Path, args: &CatArgs<'_>, format: Format, at: &VersionArgs) -> CmdResult {
     match Source::open(path, at)? {
         Source::Dataset(ds) => {
-            let mut scan = ds.scan().offset(args.offset).limit(args.limit);
+            // A table is for people: without --limit it shows the first rows only.
+            let capped = format == Format::Table && args.limit.is_none();
+            let limit = if capped { Some(TABLE_ROWS) } else { args.limit };
+            let mut scan = ds.scan().offset(args.offset).limit(limit);
             if !args.exprs.is_empty() {
                 scan = scan.project(&projection_pairs(&ds.schema(), args.columns, args.exprs)?);
             } else if !args.columns.is_empty() {
@@ -45,10 +51,19 @@ pub fn cat(path: &Path, args: &CatArgs<'_>, format: Format, at: &VersionArgs) ->
                 .with_row_address(args.with_row_address);
             let stream = scan.stream()?;
             let mut sink = RowSink::new(format, stream.schema())?;
+            let mut shown = 0u64;
             for b in stream {
-                sink.write(&b?)?;
+                let b = b?;
+                shown += b.num_rows() as u64;
+                sink.write(&b)?;
             }
-            sink.finish()
+            sink.finish()?;
+            if capped && shown == TABLE_ROWS {
+                eprintln!(
+                    "(the first {TABLE_ROWS} rows; --limit N shows more, --format csv|jsonl|arrow-ipc|parquet streams them all)"
+                );
+            }
+            Ok(())
         }
         src @ Source::File(_) => {
             if args.with_row_id || args.with_row_address || !args.exprs.is_empty() {
