@@ -489,3 +489,71 @@ fn scanner_row_ids_and_addresses_match_the_table_layer() {
     }
     assert!(checked >= 30, "{checked} versions checked");
 }
+
+/// A damaged data file under a threaded scan: an error naming the problem, never a
+/// hang or a panic, whether the scan is ordered, unordered, filtered or dropped early.
+#[test]
+fn scans_of_damaged_datasets_fail_cleanly() {
+    let src = repo().join("tests/data/filter-suite/pylance-14/filters");
+    let tmp = std::env::temp_dir().join(format!("lancer-damaged-scan-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    copy_dir(&src, &tmp);
+    let ds = Dataset::open(&tmp).unwrap();
+    let victim = tmp.join("data").join(&ds.fragments()[2].files[0].path);
+    let len = std::fs::metadata(&victim).unwrap().len();
+    // Keep the footer's position valid but zero the middle: corrupt pages.
+    let mut bytes = std::fs::read(&victim).unwrap();
+    let mid = bytes.len() / 3;
+    let span = 4096.min(bytes.len() / 3);
+    for b in &mut bytes[mid..mid + span] {
+        *b = 0xFF;
+    }
+    std::fs::write(&victim, &bytes).unwrap();
+    for (ordered, filter) in [
+        (true, None),
+        (false, None),
+        (true, Some("i32 > 0")),
+        (false, Some("s LIKE 'a%'")),
+    ] {
+        let ds = Dataset::open(&tmp).unwrap();
+        let mut scan = ds.scan().ordered(ordered).batch_size(100);
+        if let Some(f) = filter {
+            scan = scan.filter(f);
+        }
+        // Either the damage is caught (an error) or it lands in bytes no value uses;
+        // a hang or panic fails the test.
+        let mut errors = 0;
+        for b in scan.stream().unwrap() {
+            if b.is_err() {
+                errors += 1;
+            }
+        }
+        assert!(errors <= 1, "a stream ends at its first error");
+    }
+    // A truncated file is always an error that names it.
+    std::fs::write(&victim, &bytes[..(len / 2) as usize]).unwrap();
+    let ds = Dataset::open(&tmp).unwrap();
+    let err = ds.scan().to_batch().unwrap_err().to_string();
+    assert!(!err.is_empty());
+    let mut s = ds.scan().ordered(false).batch_size(50).stream().unwrap();
+    let mut saw_error = false;
+    for b in s.by_ref() {
+        saw_error |= b.is_err();
+    }
+    assert!(saw_error);
+    assert!(s.next().is_none(), "nothing after the error");
+    std::fs::remove_file(&victim).unwrap();
+    let ds = Dataset::open(&tmp).unwrap();
+    let err = ds
+        .scan()
+        .filter("id > 5")
+        .to_batch()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&victim.file_name().unwrap().to_string_lossy().to_string())
+            || err.contains("No such file"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&tmp);
+}
