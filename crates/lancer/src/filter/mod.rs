@@ -1,7 +1,10 @@
-//! Filters: SQL boolean expressions over a dataset's columns (spec: "Filter expressions"
-//! in the scan/take guide), parsed, typed and evaluated by DataFusion so the semantics are
-//! the reference's — three-valued logic, `LIKE`, `IN`, `BETWEEN`, casts, string / regex /
-//! date / array functions, struct fields as `a.b`.
+//! Filters: SQL boolean expressions over a dataset's columns (the `filter=` of the
+//! reference's `to_table` / `scanner` / `delete`; the reference guide's examples use
+//! them with DataFusion functions), parsed, typed and evaluated by DataFusion so the
+//! semantics are the reference's — three-valued logic, `LIKE`, `IN`, `BETWEEN`, casts,
+//! string / regex / date / array functions, struct fields as `a.b`. The exact rules
+//! (dialect, literal typing, refusals) are pinned by the pylance filter suite in
+//! `tests/data/filters.sql`.
 //!
 //! Steps: [`parse`] reads the text in the reference's dialect; DataFusion's `SqlToRel`
 //! turns it into a logical expression with the default scalar and nested functions;

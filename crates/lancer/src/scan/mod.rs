@@ -1,5 +1,6 @@
-//! Scans: the rows of a dataset version, projected, filtered, limited (spec: "Scanning"
-//! and "Late materialization" in the read guide).
+//! Scans: the rows of a dataset version, projected, filtered, limited (reference:
+//! performance guide, "Scanning Data" — streaming batches, default `batch_size` 8192,
+//! ordered scans that still overlap fragment reads; file format, "Reading Strategy").
 //!
 //! A scan is planned as tasks of at most `batch_size` physical rows each, in dataset
 //! order. With a filter, a task reads only the filter's columns first, evaluates the
