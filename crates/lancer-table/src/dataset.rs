@@ -42,6 +42,9 @@ pub struct Dataset {
 struct ReadCache {
     readers: Lru<PathBuf, FileReader>,
     kept: Lru<DeletionKey, Deleted>,
+    /// Decoded stable row ids by fragment id (a handle sees one version, where a
+    /// fragment id names one row-id sequence).
+    row_ids: Lru<u64, Vec<u64>>,
 }
 
 /// Opened data files a dataset handle keeps.
@@ -54,6 +57,7 @@ impl Default for ReadCache {
         Self {
             readers: Lru::new(CACHED_FILES),
             kept: Lru::new(CACHED_DELETIONS),
+            row_ids: Lru::new(CACHED_DELETIONS),
         }
     }
 }
@@ -213,7 +217,9 @@ impl Dataset {
         &self.manifest.pb.fragments
     }
 
-    fn data_file_path(&self, f: &pb::DataFile) -> Result<PathBuf> {
+    /// Where a data file of this version lives: under `data/`, or under the base path
+    /// its `base_id` names; a path leaving the dataset is an error.
+    pub fn data_file_path(&self, f: &pb::DataFile) -> Result<PathBuf> {
         let rel = safe_relative(&f.path)?;
         match f.base_id {
             None => Ok(self.root.join("data").join(rel)),
@@ -426,8 +432,26 @@ impl Dataset {
 
     /// Stable row ids of every physical row of `frag`, or `None` when the dataset does
     /// not use stable row ids (then a row's id is its address).
-    pub fn fragment_row_ids(&self, frag: &pb::DataFragment) -> Result<Option<Vec<u64>>> {
-        crate::rowids::fragment_row_ids(&self.root, frag)
+    /// Decoded once per handle and cached.
+    pub fn fragment_row_ids(&self, frag: &pb::DataFragment) -> Result<Option<Arc<Vec<u64>>>> {
+        if let Some(hit) = self.cache.row_ids.get(&frag.id) {
+            return Ok(Some(hit));
+        }
+        let Some(ids) = crate::rowids::fragment_row_ids(&self.root, frag)? else {
+            return Ok(None);
+        };
+        let ids = Arc::new(ids);
+        self.cache.row_ids.insert(frag.id, ids.clone());
+        Ok(Some(ids))
+    }
+
+    /// [`Dataset::fragment_row_ids`], or the error saying the dataset has none.
+    fn stable_row_ids(&self, frag: &pb::DataFragment) -> Result<Arc<Vec<u64>>> {
+        self.fragment_row_ids(frag)?
+            .ok_or_else(|| TableError::NotFound {
+                what: "row ids: this dataset does not use stable row ids (use row addresses)"
+                    .into(),
+            })
     }
 
     /// Kept (not deleted) row ranges of a fragment.
@@ -560,27 +584,29 @@ impl Dataset {
     /// Stable row ids of version offsets (datasets with the stable-row-ids feature).
     pub fn row_ids(&self, offsets: &[u64]) -> Result<Vec<u64>> {
         let addrs = self.row_addresses(offsets)?;
-        let mut cache: HashMap<u64, Vec<u64>> = HashMap::new();
+        let index = self.fragment_index();
         addrs
             .iter()
             .map(|&a| {
                 let (fid, row) = (a >> 32, (a & 0xFFFF_FFFF) as usize);
-                if let std::collections::hash_map::Entry::Vacant(e) = cache.entry(fid) {
-                    let frag = self
-                        .fragments()
-                        .iter()
-                        .find(|f| f.id == fid)
-                        .ok_or_else(|| TableError::corrupt("row address of a missing fragment"))?;
-                    let ids = crate::rowids::fragment_row_ids(&self.root, frag)?.ok_or_else(|| TableError::NotFound {
-                        what: "row ids: this dataset does not use stable row ids (use row addresses)".into(),
-                    })?;
-                    e.insert(ids);
-                }
-                cache
+                let frag = index
                     .get(&fid)
-                    .and_then(|ids| ids.get(row).copied())
+                    .and_then(|&i| self.fragments().get(i))
+                    .ok_or_else(|| TableError::corrupt("row address of a missing fragment"))?;
+                self.stable_row_ids(frag)?
+                    .get(row)
+                    .copied()
                     .ok_or_else(|| TableError::corrupt("row past its fragment's row ids"))
             })
+            .collect()
+    }
+
+    /// Position in [`Dataset::fragments`] of each fragment id.
+    fn fragment_index(&self) -> HashMap<u64, usize> {
+        self.fragments()
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.id, i))
             .collect()
     }
 
@@ -588,14 +614,9 @@ impl Dataset {
     pub fn take_row_ids(&self, ids: &[u64], columns: Option<&[&str]>) -> Result<RecordBatch> {
         let mut where_is: HashMap<u64, u64> = HashMap::new();
         for frag in self.fragments() {
-            let rids = crate::rowids::fragment_row_ids(&self.root, frag)?.ok_or_else(|| {
-                TableError::NotFound {
-                    what: "row ids: this dataset does not use stable row ids (use row addresses)"
-                        .into(),
-                }
-            })?;
+            let rids = self.stable_row_ids(frag)?;
             let del = self.deleted(frag)?;
-            for (row, id) in rids.into_iter().enumerate() {
+            for (row, &id) in rids.iter().enumerate() {
                 if !del.as_ref().is_some_and(|d| d.rows.contains(row as u32)) {
                     where_is.insert(id, (frag.id << 32) | row as u64);
                 }
@@ -625,12 +646,12 @@ impl Dataset {
         let fields = self.projection(columns)?;
         let mut parts: Vec<Vec<ArrayRef>> = fields.iter().map(|_| Vec::new()).collect();
         let mut order: Vec<(usize, u64, usize)> = Vec::with_capacity(addresses.len());
+        let index = self.fragment_index();
         for (k, &a) in addresses.iter().enumerate() {
             let (fid, row) = (a >> 32, a & 0xFFFF_FFFF);
-            let fi = self
-                .fragments()
-                .iter()
-                .position(|f| f.id == fid)
+            let fi = index
+                .get(&fid)
+                .copied()
                 .ok_or_else(|| TableError::NotFound {
                     what: format!(
                         "row address {a} (fragment {fid} is not in version {})",

@@ -12,37 +12,37 @@ use crate::pb::encoded_u64_array::Array;
 use crate::pb::u64_segment::Segment;
 use crate::{Result, TableError};
 
+/// Little-endian `N`-byte values of `bytes`, each widened and added to `base`.
+fn widen<const N: usize>(
+    bytes: &[u8],
+    base: u64,
+    what: &str,
+    value: impl Fn([u8; N]) -> u64,
+) -> Result<Vec<u64>> {
+    if bytes.len() % N != 0 {
+        return Err(TableError::corrupt(format!(
+            "row id array of {what} values has a ragged length"
+        )));
+    }
+    Ok(bytes
+        .chunks_exact(N)
+        .map(|c| {
+            let mut le = [0u8; N];
+            le.copy_from_slice(c);
+            base.wrapping_add(value(le))
+        })
+        .collect())
+}
+
 fn decode_array(a: &pb::EncodedU64Array, limit: u64) -> Result<Vec<u64>> {
-    let bad =
-        |w: &str| TableError::corrupt(format!("row id array of {w} values has a ragged length"));
     let out: Vec<u64> = match &a.array {
-        Some(Array::U16Array(x)) => {
-            if x.offsets.len() % 2 != 0 {
-                return Err(bad("u16"));
-            }
-            x.offsets
-                .chunks_exact(2)
-                .map(|c| x.base + u64::from(u16::from_le_bytes([c[0], c[1]])))
-                .collect()
-        }
-        Some(Array::U32Array(x)) => {
-            if x.offsets.len() % 4 != 0 {
-                return Err(bad("u32"));
-            }
-            x.offsets
-                .chunks_exact(4)
-                .map(|c| x.base + u64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
-                .collect()
-        }
-        Some(Array::U64Array(x)) => {
-            if x.values.len() % 8 != 0 {
-                return Err(bad("u64"));
-            }
-            x.values
-                .chunks_exact(8)
-                .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-                .collect()
-        }
+        Some(Array::U16Array(x)) => widen(&x.offsets, x.base, "u16", |b| {
+            u64::from(u16::from_le_bytes(b))
+        })?,
+        Some(Array::U32Array(x)) => widen(&x.offsets, x.base, "u32", |b| {
+            u64::from(u32::from_le_bytes(b))
+        })?,
+        Some(Array::U64Array(x)) => widen(&x.values, 0, "u64", u64::from_le_bytes)?,
         None => Vec::new(),
     };
     if out.len() as u64 > limit {

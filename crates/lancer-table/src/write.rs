@@ -238,26 +238,37 @@ impl Dataset {
 
     /// As [`Dataset::delete_where`], the predicate seeing only `columns` (all when
     /// `None`) of every physical row — deleted rows included, so its mask lines up with
-    /// physical row numbers.
-    pub fn delete_rows(
+    /// physical row numbers. The predicate's own error type comes back unchanged.
+    pub fn delete_rows<E: From<TableError>>(
         &self,
         description: &str,
         columns: Option<&[&str]>,
-        predicate: impl Fn(&RecordBatch) -> Result<BooleanArray>,
-    ) -> Result<Dataset> {
-        let mut updated = Vec::new();
-        let mut removed = Vec::new();
-        let version = self.version();
+        predicate: impl Fn(&RecordBatch) -> Result<BooleanArray, E>,
+    ) -> Result<Dataset, E> {
+        let mut masks = Vec::with_capacity(self.fragments().len());
         for frag in self.fragments() {
-            let existing = self.deletions(frag)?;
             let all = 0..frag.physical_rows;
             let batch = self.read_runs(frag, columns, std::slice::from_ref(&all))?;
             let mask = predicate(&batch)?;
             if mask.len() != batch.num_rows() {
                 return Err(TableError::corrupt(
                     "delete predicate returned the wrong number of rows",
-                ));
+                )
+                .into());
             }
+            masks.push(mask);
+        }
+        Ok(self.commit_deletions(description, &masks)?)
+    }
+
+    /// Writes deletion files marking the rows `masks` (one per fragment, in order) set,
+    /// and commits them as one Delete transaction.
+    fn commit_deletions(&self, description: &str, masks: &[BooleanArray]) -> Result<Dataset> {
+        let mut updated = Vec::new();
+        let mut removed = Vec::new();
+        let version = self.version();
+        for (frag, mask) in self.fragments().iter().zip(masks) {
+            let existing = self.deletions(frag)?;
             let mut del = existing.clone();
             for i in 0..mask.len() {
                 if mask.is_valid(i) && mask.value(i) {

@@ -22,3 +22,25 @@ pub fn pylance(v: &str) -> Option<PathBuf> {
     eprintln!("SKIPPED: pylance {v} venv missing");
     None
 }
+
+/// Runs one `scripts/pylance_step.py` step on `root` with the pylance at `py`; it must
+/// succeed. Returns its stdout.
+pub fn pylance_step<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(
+    py: &Path,
+    root: &Path,
+    args: &[S],
+) -> Vec<u8> {
+    let out = std::process::Command::new(py)
+        .arg(repo().join("scripts/pylance_step.py"))
+        .arg(root)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{} {args:?}: {}",
+        py.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}

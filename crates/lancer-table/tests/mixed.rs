@@ -2,7 +2,6 @@
 //! dataset; after all of them every version reads identically in both.
 
 use std::collections::BTreeMap;
-use std::process::Command;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -12,7 +11,7 @@ use arrow_schema::{DataType, Field, Schema};
 use lancer_table::write::WriteParams;
 use lancer_table::Dataset;
 
-use crate::common::{pylance, repo};
+use crate::common::{pylance, pylance_step, repo};
 
 fn batch(start: i64, n: i64) -> RecordBatch {
     let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)]));
@@ -31,20 +30,7 @@ fn twenty_alternating_commits_by_pylance_and_lancer() {
         let _ = std::fs::remove_dir_all(&root);
         let b = batch(0, 10);
         Dataset::write(&root, b.schema(), &[b], &WriteParams::default()).unwrap();
-        let step = |args: &[String]| {
-            let out = Command::new(&py)
-                .arg(repo().join("scripts/pylance_step.py"))
-                .arg(&root)
-                .args(args)
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "pylance {v} {args:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            out.stdout
-        };
+        let step = |args: &[String]| pylance_step(&py, &root, args);
         let mut next = 10i64;
         for i in 0..20 {
             let lancer_turn = i % 2 == 0;
@@ -97,20 +83,7 @@ fn indices_survive_lancer_commits() {
     let _ = std::fs::remove_dir_all(&root);
     let b = batch(0, 100);
     Dataset::write(&root, b.schema(), &[b], &WriteParams::default()).unwrap();
-    let step = |args: &[&str]| {
-        let out = Command::new(&py)
-            .arg(repo().join("scripts/pylance_step.py"))
-            .arg(&root)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out.stdout
-    };
+    let step = |args: &[&str]| pylance_step(&py, &root, args);
     step(&["index"]);
     let ds = Dataset::open(&root).unwrap();
     assert!(ds.manifest().pb.index_section.is_some());
@@ -143,18 +116,8 @@ fn branches_written_by_pylance_read_in_lancer() {
     let _ = std::fs::remove_dir_all(&root);
     let b = batch(0, 20);
     Dataset::write(&root, b.schema(), &[b], &WriteParams::default()).unwrap();
-    let out = Command::new(&py)
-        .arg(repo().join("scripts/pylance_step.py"))
-        .arg(&root)
-        .args(["branch", "dev", "500", "5"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = pylance_step(&py, &root, &["branch", "dev", "500", "5"]);
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let want: Vec<i64> = v["ids"]
         .as_array()
         .unwrap()

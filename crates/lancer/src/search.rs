@@ -186,6 +186,9 @@ fn scan_range(
         }
         heap.push(Hit(d, i as u64));
     };
+    // Scratch rows for the metric/type pairs that convert each vector first.
+    let mut as_f32: Vec<f32> = Vec::new();
+    let mut as_u8: Vec<u8> = Vec::new();
     for i in range {
         if !keep(i) {
             continue;
@@ -195,18 +198,20 @@ fn scan_range(
                 hamming(qbytes, &v.values()[i * dim..(i + 1) * dim])
             }
             (Vectors::U8(v), m) => {
-                let row: Vec<f32> = v.values()[i * dim..(i + 1) * dim]
-                    .iter()
-                    .map(|&x| f32::from(x))
-                    .collect();
-                distance(m, query, &row, qnorm)
+                as_f32.clear();
+                as_f32.extend(
+                    v.values()[i * dim..(i + 1) * dim]
+                        .iter()
+                        .map(|&x| f32::from(x)),
+                );
+                distance(m, query, &as_f32, qnorm)
             }
             (v, Metric::Hamming) => {
-                let row: Vec<u8> = v
-                    .f32s()
-                    .map(|s| s[i * dim..(i + 1) * dim].iter().map(|&x| x as u8).collect())
-                    .unwrap_or_default();
-                hamming(qbytes, &row)
+                as_u8.clear();
+                if let Some(s) = v.f32s() {
+                    as_u8.extend(s[i * dim..(i + 1) * dim].iter().map(|&x| x as u8));
+                }
+                hamming(qbytes, &as_u8)
             }
             (v, m) => match v.f32s() {
                 Some(s) => distance(m, query, &s[i * dim..(i + 1) * dim], qnorm),
@@ -244,6 +249,31 @@ pub fn nearest(
     prefilter: Option<&dyn Fn(&RecordBatch) -> FilterResult>,
     columns: Option<&[&str]>,
 ) -> Result<RecordBatch, TableError> {
+    let (rows, distances) = nearest_rows(ds, req, prefilter, columns)?;
+    let mut fields: Vec<Field> = rows
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    let mut cols: Vec<ArrayRef> = rows.columns().to_vec();
+    fields.push(distance_field());
+    cols.push(Arc::new(distances));
+    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
+}
+
+/// The `_distance` output column.
+fn distance_field() -> Field {
+    Field::new("_distance", DataType::Float32, false)
+}
+
+/// [`nearest`]'s rows and distances, apart.
+fn nearest_rows(
+    ds: &Dataset,
+    req: &Nearest<'_>,
+    prefilter: Option<&dyn Fn(&RecordBatch) -> FilterResult>,
+    columns: Option<&[&str]>,
+) -> Result<(RecordBatch, Float32Array), TableError> {
     // The vector column (and, with a prefilter, the rest) of every kept row.
     let all = match prefilter {
         Some(_) => ds.to_batch(None)?,
@@ -265,15 +295,31 @@ pub fn nearest(
         });
     }
     let mask = prefilter.map(|f| f(&all)).transpose()?;
+    let hits = top_k(&vecs, dim, col, mask.as_ref(), req);
+    // Fetch the result rows (only those bytes) for the columns asked for.
+    let offsets: Vec<u64> = hits.iter().map(|h| h.1).collect();
+    let rows = ds.take(&offsets, columns)?;
+    Ok((rows, hits.iter().map(|h| h.0).collect()))
+}
+
+/// The `k` nearest of `vecs` (the values of vector column `col`, `dim` wide), skipping
+/// null vectors and rows `mask` rejects; nearest first, ties by row. The rows are split
+/// over the cores, each part keeping its own top-k.
+fn top_k(
+    vecs: &Vectors,
+    dim: usize,
+    col: &ArrayRef,
+    mask: Option<&BooleanArray>,
+    req: &Nearest<'_>,
+) -> Vec<Hit> {
     let valid = col.logical_nulls();
     let keep = |i: usize| -> bool {
-        mask.as_ref().is_none_or(|m| m.is_valid(i) && m.value(i))
+        mask.is_none_or(|m| m.is_valid(i) && m.value(i))
             && valid.as_ref().is_none_or(|n| n.is_valid(i))
     };
     let qnorm = dot(&req.query, &req.query).sqrt();
     let qbytes: Vec<u8> = req.query.iter().map(|&x| x as u8).collect();
-    let n = all.num_rows();
-    // Split the rows over the cores; each part keeps its own top-k.
+    let n = col.len();
     let parts = std::thread::available_parallelism()
         .map_or(1, |p| p.get())
         .min(n / 16_384 + 1)
@@ -283,7 +329,7 @@ pub fn nearest(
     std::thread::scope(|sc| {
         let handles: Vec<_> = (0..parts)
             .map(|p| {
-                let (vecs, query, qbytes, keep) = (&vecs, &req.query, &qbytes, &keep);
+                let (query, qbytes, keep) = (&req.query, &qbytes, &keep);
                 let r = p * step..((p + 1) * step).min(n);
                 sc.spawn(move || {
                     scan_range(r, vecs, dim, query, qbytes, qnorm, req.metric, req.k, keep)
@@ -298,21 +344,7 @@ pub fn nearest(
     });
     let mut hits = heap.into_sorted_vec();
     hits.truncate(req.k);
-    // Fetch the result rows (only those bytes) for the columns asked for.
-    let offsets: Vec<u64> = hits.iter().map(|h| h.1).collect();
-    let rows = ds.take(&offsets, columns)?;
-    let mut fields: Vec<Field> = rows
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| f.as_ref().clone())
-        .collect();
-    let mut cols: Vec<ArrayRef> = rows.columns().to_vec();
-    fields.push(Field::new("_distance", DataType::Float32, false));
-    cols.push(Arc::new(Float32Array::from(
-        hits.iter().map(|h| h.0).collect::<Vec<_>>(),
-    )));
-    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
+    hits
 }
 
 fn distance(m: Metric, q: &[f32], v: &[f32], qnorm: f32) -> f32 {
@@ -354,30 +386,12 @@ pub fn nearest_where(
     filtering: Filtering<'_>,
     columns: Option<&[&str]>,
 ) -> crate::Result<RecordBatch> {
-    use crate::scan::columns::ColumnPath;
+    use crate::scan::columns;
     let schema = ds.schema();
-    let paths: Vec<ColumnPath> = match columns {
-        Some(cols) => cols
-            .iter()
-            .map(|c| ColumnPath::resolve(&schema, c))
-            .collect::<crate::Result<_>>()?,
-        None => schema
-            .fields()
-            .iter()
-            .map(|f| ColumnPath::resolve(&schema, f.name()))
-            .collect::<crate::Result<_>>()?,
-    };
-    let mut tops: Vec<&str> = Vec::new();
-    for p in &paths {
-        if !tops.contains(&p.top.as_str()) {
-            tops.push(&p.top);
-        }
-    }
+    let paths = columns::resolve_all(&schema, columns)?;
+    let tops = columns::tops(&paths);
     let (rows, distances) = match filtering {
-        Filtering::None => {
-            let hits = nearest(ds, req, None, Some(&tops))?;
-            split_distance(hits)?
-        }
+        Filtering::None => nearest_rows(ds, req, None, Some(&tops))?,
         Filtering::Post(sql) => {
             let filter = crate::Filter::new(sql, &schema)?;
             let mut wanted = tops.clone();
@@ -386,33 +400,16 @@ pub fn nearest_where(
                     wanted.push(c);
                 }
             }
-            let hits = nearest(ds, req, None, Some(&wanted))?;
-            let mask = filter.evaluate(&hits)?;
-            split_distance(arrow_select::filter::filter_record_batch(&hits, &mask)?)?
+            let (rows, distances) = nearest_rows(ds, req, None, Some(&wanted))?;
+            let mask = filter.evaluate(&rows)?;
+            let rows = arrow_select::filter::filter_record_batch(&rows, &mask)?;
+            let distances = arrow_select::filter::filter(&distances, &mask)?;
+            (rows, distances.as_primitive::<Float32Type>().clone())
         }
         Filtering::Pre(sql) => prefiltered(ds, req, sql, &tops)?,
     };
-    let mut fields: Vec<Field> = paths.iter().map(|p| p.field.as_ref().clone()).collect();
-    let mut cols: Vec<ArrayRef> = Vec::with_capacity(paths.len() + 1);
-    for p in &paths {
-        let top = rows
-            .column_by_name(&p.top)
-            .ok_or_else(|| crate::Error::InvalidArgument {
-                what: format!("column {:?} was not read", p.top),
-            })?;
-        cols.push(p.extract(top)?);
-    }
-    fields.push(Field::new("_distance", DataType::Float32, false));
-    cols.push(distances);
-    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
-}
-
-/// A search result's rows and its `_distance` column, apart.
-fn split_distance(hits: RecordBatch) -> crate::Result<(RecordBatch, ArrayRef)> {
-    let d = hits.schema().index_of("_distance")?;
-    let distances = hits.column(d).clone();
-    let keep: Vec<usize> = (0..hits.num_columns()).filter(|&i| i != d).collect();
-    Ok((hits.project(&keep)?, distances))
+    let distance: ArrayRef = Arc::new(distances);
+    columns::project(&paths, &rows, vec![(distance_field(), distance)])
 }
 
 /// Filter, then top-k: the vectors of passing rows come from a filtered scan.
@@ -421,7 +418,7 @@ fn prefiltered(
     req: &Nearest<'_>,
     sql: &str,
     tops: &[&str],
-) -> crate::Result<(RecordBatch, ArrayRef)> {
+) -> crate::Result<(RecordBatch, Float32Array)> {
     use crate::scan::DatasetExt;
     let passing = ds
         .scan()
@@ -439,23 +436,7 @@ fn prefiltered(
             ),
         });
     }
-    let valid = passing.column(0).logical_nulls();
-    let keep = |i: usize| valid.as_ref().is_none_or(|n| n.is_valid(i));
-    let qnorm = dot(&req.query, &req.query).sqrt();
-    let qbytes: Vec<u8> = req.query.iter().map(|&x| x as u8).collect();
-    let heap = scan_range(
-        0..passing.num_rows(),
-        &vecs,
-        dim,
-        &req.query,
-        &qbytes,
-        qnorm,
-        req.metric,
-        req.k,
-        &keep,
-    );
-    let mut hits = heap.into_sorted_vec();
-    hits.truncate(req.k);
+    let hits = top_k(&vecs, dim, passing.column(0), None, req);
     let addrs = passing
         .column(1)
         .as_primitive_opt::<arrow_array::types::UInt64Type>()
@@ -467,8 +448,5 @@ fn prefiltered(
         .map(|h| usize::try_from(h.1).map_or(0, |i| addrs.value(i)))
         .collect();
     let rows = ds.take_addresses(&wanted, Some(tops))?;
-    let distances: ArrayRef = Arc::new(Float32Array::from(
-        hits.iter().map(|h| h.0).collect::<Vec<_>>(),
-    ));
-    Ok((rows, distances))
+    Ok((rows, hits.iter().map(|h| h.0).collect()))
 }

@@ -439,7 +439,13 @@ pub fn verify_problems(path: &Path) -> Result<(Vec<String>, usize), Box<dyn std:
         };
         for frag in ds.fragments() {
             for df in &frag.files {
-                let p = path.join("data").join(&df.path);
+                let p = match ds.data_file_path(df) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        problems.push(format!("version {}: fragment {}: {e}", v.version, frag.id));
+                        continue;
+                    }
+                };
                 if !checked_files.insert(p.clone()) {
                     continue;
                 }
@@ -610,7 +616,7 @@ fn dataset_row_walk(ds: &Dataset, r: u64) -> Result<serde_json::Value, Box<dyn s
     let row_id = ds.row_ids(&[r]).ok().and_then(|v| v.first().copied());
     let mut files = Vec::new();
     for d in &frag.files {
-        let path = ds.root().join("data").join(&d.path);
+        let path = ds.data_file_path(d)?;
         let (reader, io) = super::open_traced(&path)?;
         let walk = super::inspect::row_walk(&reader, &io, prow)?;
         files.push(serde_json::json!({ "path": format!("data/{}", d.path), "fields": walk }));

@@ -76,6 +76,9 @@ impl Functions {
     }
 }
 
+/// Built once: the function tables are the same for every filter.
+static FUNCTIONS: std::sync::LazyLock<Functions> = std::sync::LazyLock::new(Functions::new);
+
 impl ContextProvider for Functions {
     fn get_table_source(
         &self,
@@ -189,12 +192,11 @@ impl Expression {
         let mut ast = parse::parse_filter(sql).map_err(bad)?;
         legacy_functions(&mut ast);
         let full = DFSchema::try_from(schema.clone()).map_err(|e| bad(e.to_string()))?;
-        let functions = Functions::new();
         let options = ParserOptions {
             enable_ident_normalization: false,
             ..ParserOptions::new()
         };
-        let planner = SqlToRel::new_with_options(&functions, options);
+        let planner = SqlToRel::new_with_options(&*FUNCTIONS, options);
         let expr = planner
             .sql_to_expr(ast, &full, &mut PlannerContext::new())
             .map_err(|e| bad(e.strip_backtrace()))?;

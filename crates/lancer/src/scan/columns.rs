@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::{make_array, Array, ArrayRef};
+use arrow_array::{make_array, Array, ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Field, FieldRef, Schema};
 
@@ -134,6 +134,16 @@ impl ColumnPath {
         })
     }
 
+    /// This path's values out of `batch`, which holds its top-level column.
+    pub fn column_of(&self, batch: &RecordBatch) -> Result<ArrayRef> {
+        let top = batch
+            .column_by_name(&self.top)
+            .ok_or_else(|| Error::InvalidArgument {
+                what: format!("column {:?} was not read", self.top),
+            })?;
+        self.extract(top)
+    }
+
     /// Extracts this path from its top-level column, pushing parent nulls down.
     pub fn extract(&self, top: &ArrayRef) -> Result<ArrayRef> {
         let mut cur = top.clone();
@@ -154,6 +164,56 @@ impl ColumnPath {
         }
         Ok(cur)
     }
+}
+
+/// Resolves `columns` in `schema` (every top-level column when `None`).
+pub(crate) fn resolve_all(schema: &Schema, columns: Option<&[&str]>) -> Result<Vec<ColumnPath>> {
+    match columns {
+        Some(cols) => cols
+            .iter()
+            .map(|c| ColumnPath::resolve(schema, c))
+            .collect(),
+        None => schema
+            .fields()
+            .iter()
+            .map(|f| ColumnPath::resolve(schema, f.name()))
+            .collect(),
+    }
+}
+
+/// The top-level columns `paths` read, each once, in first-use order.
+pub(crate) fn tops(paths: &[ColumnPath]) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for p in paths {
+        if !out.contains(&p.top.as_str()) {
+            out.push(&p.top);
+        }
+    }
+    out
+}
+
+/// The batch of `paths` taken out of `batch` (which holds their top-level columns), with
+/// `extra` columns after them; same rows as `batch`, no schema metadata.
+pub(crate) fn project(
+    paths: &[ColumnPath],
+    batch: &RecordBatch,
+    extra: Vec<(Field, ArrayRef)>,
+) -> Result<RecordBatch> {
+    let mut fields = Vec::with_capacity(paths.len() + extra.len());
+    let mut cols = Vec::with_capacity(paths.len() + extra.len());
+    for p in paths {
+        cols.push(p.column_of(batch)?);
+        fields.push(p.field.as_ref().clone());
+    }
+    for (f, c) in extra {
+        fields.push(f);
+        cols.push(c);
+    }
+    Ok(RecordBatch::try_new_with_options(
+        Arc::new(Schema::new(fields)),
+        cols,
+        &RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
+    )?)
 }
 
 #[cfg(test)]

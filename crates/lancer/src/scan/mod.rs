@@ -187,20 +187,21 @@ impl Scanner {
 
     fn plan(&self) -> Result<Plan> {
         let schema = self.ds.schema();
-        let outputs: Vec<Output> = match (&self.computed, &self.columns) {
-            (Some(exprs), _) => exprs
+        let outputs: Vec<Output> = match &self.computed {
+            Some(exprs) => exprs
                 .iter()
                 .map(|(n, e)| Ok(Output::Computed(n.clone(), Expression::new(e, &schema)?)))
                 .collect::<Result<_>>()?,
-            (None, Some(cols)) => cols
-                .iter()
-                .map(|c| ColumnPath::resolve(&schema, c).map(Output::Path))
-                .collect::<Result<_>>()?,
-            (None, None) => schema
-                .fields()
-                .iter()
-                .map(|f| ColumnPath::resolve(&schema, f.name()).map(Output::Path))
-                .collect::<Result<_>>()?,
+            None => {
+                let cols: Option<Vec<&str>> = self
+                    .columns
+                    .as_ref()
+                    .map(|c| c.iter().map(String::as_str).collect());
+                columns::resolve_all(&schema, cols.as_deref())?
+                    .into_iter()
+                    .map(Output::Path)
+                    .collect()
+            }
         };
         let filter = self
             .filter
@@ -422,15 +423,7 @@ impl Plan {
         let mut cols = Vec::with_capacity(self.output.fields().len());
         for o in &self.outputs {
             cols.push(match o {
-                Output::Path(p) => {
-                    let top =
-                        batch
-                            .column_by_name(&p.top)
-                            .ok_or_else(|| Error::InvalidArgument {
-                                what: format!("column {:?} was not read", p.top),
-                            })?;
-                    p.extract(top)?
-                }
+                Output::Path(p) => p.column_of(&batch)?,
                 Output::Computed(_, e) => e.evaluate(&batch)?,
             });
         }
@@ -515,23 +508,7 @@ impl DatasetExt for Dataset {
     fn delete(&self, filter: &str) -> Result<Dataset> {
         let f = Filter::new(filter, &self.schema())?;
         let cols: Vec<&str> = f.columns().iter().map(String::as_str).collect();
-        let failure = std::sync::Mutex::new(None);
-        let out = self.delete_rows(filter, Some(&cols), |batch| {
-            f.evaluate(batch).map_err(|e| {
-                let msg = e.to_string();
-                if let Ok(mut g) = failure.lock() {
-                    *g = Some(e);
-                }
-                lancer_table::TableError::corrupt(msg)
-            })
-        });
-        match out {
-            Ok(ds) => Ok(ds),
-            Err(e) => match failure.into_inner().ok().flatten() {
-                Some(original) => Err(original),
-                None => Err(e.into()),
-            },
-        }
+        self.delete_rows(filter, Some(&cols), |batch| f.evaluate(batch))
     }
 
     fn count_where(&self, filter: &str) -> Result<u64> {
@@ -543,32 +520,14 @@ impl DatasetExt for Dataset {
             return Ok(self.take(offsets, None)?);
         };
         let schema = self.schema();
-        let paths = columns
-            .iter()
-            .map(|c| ColumnPath::resolve(&schema, c))
-            .collect::<Result<Vec<_>>>()?;
-        let mut tops: Vec<&str> = Vec::new();
-        for p in &paths {
-            if !tops.contains(&p.top.as_str()) {
-                tops.push(&p.top);
-            }
-        }
-        let rows = self.take(offsets, Some(&tops))?;
-        let mut fields = Vec::with_capacity(paths.len());
-        let mut cols = Vec::with_capacity(paths.len());
-        for p in &paths {
-            let top = rows
-                .column_by_name(&p.top)
-                .ok_or_else(|| Error::InvalidArgument {
-                    what: format!("column {:?} was not read", p.top),
-                })?;
-            cols.push(p.extract(top)?);
-            fields.push(p.field.as_ref().clone());
-        }
-        Ok(RecordBatch::try_new_with_options(
-            Arc::new(Schema::new(fields).with_metadata(schema.metadata().clone())),
-            cols,
-            &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows.num_rows())),
-        )?)
+        let paths = columns::resolve_all(&schema, Some(columns))?;
+        let rows = self.take(offsets, Some(&columns::tops(&paths)))?;
+        let out = columns::project(&paths, &rows, Vec::new())?;
+        let with_meta = out
+            .schema()
+            .as_ref()
+            .clone()
+            .with_metadata(schema.metadata().clone());
+        Ok(out.with_schema(Arc::new(with_meta))?)
     }
 }
