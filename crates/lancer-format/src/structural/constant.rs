@@ -136,12 +136,8 @@ impl ConstantPage {
 
     /// Reads rows `ranges`.
     pub fn read(&self, ranges: &[Range<u64>], value_type: &DataType) -> Result<LeafRun> {
-        let entries = self
-            .rep
-            .as_ref()
-            .map(|r| r.len())
-            .or_else(|| self.def.as_ref().map(|d| d.len()))
-            .unwrap_or(self.num_rows as usize);
+        let entries =
+            super::num_entries(self.rep.as_ref(), self.def.as_ref(), self.num_rows as usize);
         let visible = match &self.def {
             Some(d) => d
                 .iter()

@@ -513,11 +513,10 @@ fn decode_variable(c: &Compression, block: DataBlock) -> Result<DataBlock> {
             offs.push(0u64);
             for i in 0..n {
                 let (s, e) = (offsets.get(i).unwrap_or(0), offsets.get(i + 1).unwrap_or(0));
-                let piece = Buffer::from_slice_ref(
-                    data.as_slice()
-                        .get(s as usize..e as usize)
-                        .ok_or_else(|| FormatError::corrupt("per-value offsets out of range"))?,
-                );
+                if s > e || e as usize > data.len() {
+                    return Err(FormatError::corrupt("per-value offsets out of range"));
+                }
+                let piece = data.slice_with_length(s as usize, (e - s) as usize);
                 let plain = general::decompress(g.compression.as_ref(), &piece)?;
                 out.extend_from_slice(plain.as_slice());
                 offs.push(out.len() as u64);

@@ -75,12 +75,6 @@ pub struct MiniBlockPage {
     num_rows: u64,
 }
 
-fn u64s(b: &[u8]) -> Vec<u64> {
-    b.chunks_exact(8)
-        .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-        .collect()
-}
-
 fn pad(x: usize) -> usize {
     x.div_ceil(ALIGN) * ALIGN
 }
@@ -161,7 +155,7 @@ impl MiniBlockPage {
         let rows = match rep_bytes {
             Some(b) => {
                 let stride = layout.repetition_index_depth as usize + 1;
-                let vals = u64s(&b);
+                let vals = compression::read_uints(&b, 8, b.len() / 8)?;
                 if vals.len() < chunks.len() * stride {
                     return Err(FormatError::corrupt(format!(
                         "repetition index has {} entries for {} chunks",

@@ -137,13 +137,17 @@ pub struct Stream {
     pub values: ArrayRef,
 }
 
+/// Entries of a level stream: one per repetition level, else one per definition level,
+/// else (no levels at all) `values`, one entry per value.
+pub fn num_entries(rep: Option<&Vec<u16>>, def: Option<&Vec<u16>>, values: usize) -> usize {
+    rep.map(Vec::len)
+        .or_else(|| def.map(Vec::len))
+        .unwrap_or(values)
+}
+
 impl Stream {
     fn num_entries(&self) -> usize {
-        self.rep
-            .as_ref()
-            .map(|r| r.len())
-            .or_else(|| self.def.as_ref().map(|d| d.len()))
-            .unwrap_or_else(|| self.values.len())
+        num_entries(self.rep.as_ref(), self.def.as_ref(), self.values.len())
     }
 
     /// Extracts rows `rows` (relative to the first row that starts in the stream, or to
@@ -268,13 +272,7 @@ pub fn concat_runs(runs: Vec<LeafRun>, info: LevelInfo, value_type: &DataType) -
     }
     let any_rep = runs.iter().any(|r| r.rep.is_some());
     let any_def = runs.iter().any(|r| r.def.is_some());
-    let entries = |r: &LeafRun| {
-        r.rep
-            .as_ref()
-            .map(|v| v.len())
-            .or_else(|| r.def.as_ref().map(|v| v.len()))
-            .unwrap_or(r.values.len())
-    };
+    let entries = |r: &LeafRun| num_entries(r.rep.as_ref(), r.def.as_ref(), r.values.len());
     let mut rep = any_rep.then(Vec::new);
     let mut def = any_def.then(Vec::new);
     let mut num_rows = 0;

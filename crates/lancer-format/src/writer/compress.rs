@@ -111,10 +111,6 @@ pub fn to_u64s(data: &[u8], bits: u64) -> Vec<u64> {
         .collect()
 }
 
-fn bits_needed(max: u64) -> usize {
-    (64 - max.leading_zeros()) as usize
-}
-
 /// Packs one block of 1024 values (padded with zeros) at `width` bits.
 #[allow(unsafe_code)]
 fn pack_block<T: BitPacking + arrow_buffer::ArrowNativeType>(
@@ -162,7 +158,7 @@ fn typed<T: arrow_buffer::ArrowNativeType>(vals: &[u64]) -> Vec<T> {
 /// Bit width each 1024-value block needs (unsigned view of the values).
 pub fn block_widths(vals: &[u64]) -> Vec<usize> {
     vals.chunks(1024)
-        .map(|c| bits_needed(c.iter().fold(0, |a, &b| a | b)))
+        .map(|c| super::page::bits_for(c.iter().fold(0, |a, &b| a | b)) as usize)
         .collect()
 }
 
@@ -182,7 +178,7 @@ fn inline_chunk<T: BitPacking + arrow_buffer::ArrowNativeType>(
 pub fn inline_bitpack_chunks(vals: &[u64], bits: u64) -> Result<Vec<ValueChunk>> {
     vals.chunks(1024)
         .map(|c| {
-            let width = bits_needed(c.iter().fold(0, |a, &b| a | b));
+            let width = super::page::bits_for(c.iter().fold(0, |a, &b| a | b)) as usize;
             let buf = match bits {
                 8 => inline_chunk::<u8>(c, width)?,
                 16 => inline_chunk::<u16>(c, width)?,

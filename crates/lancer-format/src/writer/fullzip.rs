@@ -45,12 +45,7 @@ pub fn encode(
         .filter(|l| !l.is_list())
         .map(|l| l.def_levels())
         .sum();
-    let n_entries = s
-        .rep
-        .as_ref()
-        .map(|r| r.len())
-        .or_else(|| s.def.as_ref().map(|d| d.len()))
-        .unwrap_or(s.values.len());
+    let n_entries = crate::structural::num_entries(s.rep.as_ref(), s.def.as_ref(), s.values.len());
 
     // Per-value payloads.
     let large = matches!(
@@ -138,7 +133,7 @@ pub fn encode(
                                 layout: Some(L::BitsPerValue(*bits)),
                             },
                             None => FieldEncoding {
-                                value: Some(variable(32)),
+                                value: Some(c::variable(32)),
                                 layout: Some(L::BitsPerLength(32)),
                             },
                         })
@@ -161,7 +156,7 @@ pub fn encode(
                     .collect();
                 let e = c::enc(Compression::Fsst(Box::new(enc21::Fsst {
                     symbol_table: table,
-                    values: Some(Box::new(variable(bits))),
+                    values: Some(Box::new(c::variable(bits))),
                 })));
                 (vals, e)
             } else {
@@ -169,7 +164,7 @@ pub fn encode(
                     .windows(2)
                     .map(|w| data[w[0] as usize..w[1] as usize].to_vec())
                     .collect();
-                (vals, variable(bits))
+                (vals, c::variable(bits))
             };
             (
                 Payload::Variable(bits as usize / 8, vals),
@@ -303,13 +298,6 @@ pub fn encode(
         layout,
         num_rows,
     })
-}
-
-fn variable(bits: u64) -> enc21::CompressiveEncoding {
-    c::enc(Compression::Variable(Box::new(enc21::Variable {
-        offsets: Some(Box::new(c::flat(bits))),
-        values: None,
-    })))
 }
 
 /// Fast path for wide fixed-width values without nulls (vector columns): the page is

@@ -353,12 +353,7 @@ pub fn encode(
 
     // Level ranges of each chunk: cut the level stream at the entry of each chunk's
     // first value; entries without values stay with the chunk before.
-    let n_entries = s
-        .rep
-        .as_ref()
-        .map(|r| r.len())
-        .or_else(|| s.def.as_ref().map(|d| d.len()))
-        .unwrap_or(n_items);
+    let n_entries = crate::structural::num_entries(s.rep.as_ref(), s.def.as_ref(), n_items);
     let mut value_entry: Vec<usize> = Vec::with_capacity(n_items);
     match &s.def {
         Some(d) if s.rep.is_some() => {

@@ -408,12 +408,8 @@ impl<W: Write + Send + 'static> FileWriter<W> {
     ) -> Result<page::EncodedPage> {
         use arrow_array::cast::AsArray;
         let info = crate::structural::LevelInfo::new(&s.layers);
-        let n_entries = s
-            .rep
-            .as_ref()
-            .map(|r| r.len())
-            .or_else(|| s.def.as_ref().map(|d| d.len()))
-            .unwrap_or(s.values.len());
+        let n_entries =
+            crate::structural::num_entries(s.rep.as_ref(), s.def.as_ref(), s.values.len());
         let values = match s.values.data_type() {
             DataType::LargeBinary => s.values.clone(),
             DataType::Binary | DataType::Utf8 | DataType::LargeUtf8 => {
@@ -443,7 +439,9 @@ impl<W: Write + Send + 'static> FileWriter<W> {
                     self.align()?;
                     pos.push(self.pos);
                     size.push(bytes.len() as u64);
-                    self.write_bytes(bytes)?;
+                    // A slice of the array's value buffer: no copy.
+                    let start = bin.value_offsets()[v] as usize;
+                    self.write_buffer(bin.values().slice_with_length(start, bytes.len()))?;
                 }
             } else {
                 pos.push((u64::from(d) << 16) | u64::from(r));

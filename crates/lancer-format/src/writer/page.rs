@@ -18,11 +18,10 @@ use arrow_array::{Array, ArrayRef};
 use arrow_buffer::Buffer;
 use arrow_schema::DataType;
 
-use super::compress::{self as c, ValueChunk};
+use super::compress as c;
 use super::shred::Shredded;
 use crate::container::FileVersion;
-use crate::pb::enc21::compressive_encoding::Compression;
-use crate::pb::enc21::{self, page_layout::Layout, CompressiveEncoding, PageLayout};
+use crate::pb::enc21::{self, page_layout::Layout, PageLayout};
 use crate::structural::{Layer, LevelInfo};
 use crate::{FormatError, Result};
 
@@ -590,14 +589,6 @@ pub fn encode_packed_descriptions(
 pub fn bits_for(max: u64) -> u32 {
     64 - max.leading_zeros()
 }
-
-/// A compression description with a compression variant (helper for layouts).
-pub fn described(c: Compression) -> CompressiveEncoding {
-    c::enc(c)
-}
-
-/// Chunks of the value data for the mini-block layout with their description.
-pub type Chunked = (Vec<ValueChunk>, CompressiveEncoding);
 
 /// The offsets (rebased to 0) and value bytes of a utf8 / binary array of offset type `O`.
 fn variable_values<O: arrow_array::OffsetSizeTrait>(data: &arrow_data::ArrayData) -> Values {
