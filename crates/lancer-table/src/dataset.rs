@@ -301,9 +301,10 @@ impl Dataset {
         fields: &[usize],
         ranges: &[Range<u64>],
     ) -> Result<Vec<ArrayRef>> {
-        let mut readers: HashMap<usize, Arc<FileReader>> = HashMap::new();
-        let mut out = Vec::with_capacity(fields.len());
-        for &fi in fields {
+        // Group the fields by the data file holding them: one read per file, which
+        // decodes that file's columns together (in parallel).
+        let mut by_file: Vec<(usize, Vec<(usize, String)>)> = Vec::new();
+        for (pos, &fi) in fields.iter().enumerate() {
             let lf = &self.manifest.schema.fields[fi];
             // Data files list the ids they store (2.1+: the leaves); match any id of
             // the field's subtree.
@@ -319,23 +320,40 @@ impl Dataset {
                         frag.id, lf.name, lf.id
                     ))
                 })?;
-            if let std::collections::hash_map::Entry::Vacant(e) = readers.entry(file_idx) {
-                e.insert(self.file_reader(frag, &frag.files[file_idx])?);
-            }
-            let r = &readers[&file_idx];
-            let name = r
-                .metadata()
-                .schema
-                .fields
-                .iter()
-                .find(|f| f.id == lf.id)
-                .map(|f| f.name.clone())
-                .unwrap_or_else(|| lf.name.clone());
-            let b = r.read_ranges(ranges, Some(&[name.as_str()]))?;
-            let col = b.column(0).clone();
-            out.push(col);
+            let group = match by_file.iter().position(|(f, _)| *f == file_idx) {
+                Some(g) => g,
+                None => {
+                    by_file.push((file_idx, Vec::new()));
+                    by_file.len() - 1
+                }
+            };
+            by_file[group].1.push((pos, lf.name.clone()));
         }
-        Ok(out)
+        let mut out: Vec<Option<ArrayRef>> = vec![None; fields.len()];
+        for (file_idx, wanted) in by_file {
+            let r = self.file_reader(frag, &frag.files[file_idx])?;
+            // The file's own name for each field (matched by id).
+            let names: Vec<String> = wanted
+                .iter()
+                .map(|(pos, name)| {
+                    let id = self.manifest.schema.fields[fields[*pos]].id;
+                    r.metadata()
+                        .schema
+                        .fields
+                        .iter()
+                        .find(|f| f.id == id)
+                        .map_or_else(|| name.clone(), |f| f.name.clone())
+                })
+                .collect();
+            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            let b = r.read_ranges(ranges, Some(&refs))?;
+            for (k, (pos, _)) in wanted.iter().enumerate() {
+                out[*pos] = Some(b.column(k).clone());
+            }
+        }
+        out.into_iter()
+            .map(|c| c.ok_or_else(|| TableError::corrupt("a column was not read")))
+            .collect()
     }
 
     fn projection(&self, columns: Option<&[&str]>) -> Result<Vec<usize>> {
