@@ -174,10 +174,13 @@ pub fn to_arrow(block: DataBlock, dt: &DataType, nulls: Option<NullBuffer>) -> R
             )));
         }
     }
+    if *dt == DataType::Null {
+        // Null-typed arrays carry no validity: every slot is null by type.
+        return Ok(arrow_array::new_null_array(dt, len));
+    }
     let nulls_in = nulls.clone();
     let builder = ArrayDataBuilder::new(dt.clone()).len(len).nulls(nulls);
     let data = match (block, dt) {
-        (DataBlock::AllNull { .. }, DataType::Null) => builder,
         (DataBlock::AllNull { .. }, _) => {
             // Value slots that are never valid: zeroed storage, validity comes from levels.
             let data = arrow_array::new_null_array(dt, len).to_data();
@@ -368,7 +371,8 @@ fn offsets_buffer(offsets: &Offsets, large: bool, data_len: usize) -> Result<Buf
 /// Replaces the validity of `array` (which must have no nulls of its own, or `nulls`
 /// must be a superset).
 pub fn with_nulls(array: ArrayRef, nulls: Option<NullBuffer>) -> Result<ArrayRef> {
-    if nulls.is_none() && array.nulls().is_none() {
+    if (nulls.is_none() && array.nulls().is_none()) || *array.data_type() == DataType::Null {
+        // (Null-typed arrays take no validity: they are null everywhere by type.)
         return Ok(array);
     }
     let mut data = array.to_data();

@@ -274,7 +274,14 @@ impl FileReader {
         let idx = self.projection_indices(projection)?;
         let mut fields: Vec<FieldRef> = Vec::with_capacity(idx.len());
         let mut arrays = Vec::with_capacity(idx.len());
-        let decoded = self.read_fields(&idx, ranges, total)?;
+        let decoded = if total == 0 {
+            // Nothing to decode (an empty file, or empty ranges).
+            idx.iter()
+                .map(|&i| arrow_array::new_empty_array(self.schema.field(i).data_type()))
+                .collect()
+        } else {
+            self.read_fields(&idx, ranges, total)?
+        };
         for (i, arr) in idx.into_iter().zip(decoded) {
             if arr.len() as u64 != total {
                 return Err(FormatError::corrupt(format!(

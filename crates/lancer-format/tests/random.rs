@@ -2,6 +2,12 @@
 //! and random nesting (struct, list, large list, fixed-size list, map) survive
 //! write → read with Lancer unchanged, in 2.1 and 2.2, with random page sizes, and
 //! random takes agree with slicing. Failures print the seed that reproduces them.
+//!
+//! Besides random values the generator draws degenerate *shapes*, the classes real
+//! data has and single examples miss: no rows, all null, one value repeated in every
+//! row (with or without nulls), empty strings / binaries everywhere, empty lists
+//! everywhere or cycling `[]`, `[x]`, `[x, x]`, the Null type, dictionary columns, and
+//! both offset widths.
 
 use std::sync::Arc;
 
@@ -67,6 +73,7 @@ fn leaf_type(r: &mut Rng) -> DataType {
         FixedSizeBinary(3),
         FixedSizeList(Arc::new(Field::new("item", Float32, true)), 4),
         FixedSizeList(Arc::new(Field::new("item", Float32, true)), 80),
+        Null,
     ];
     all[r.below(all.len() as u64) as usize].clone()
 }
@@ -112,6 +119,10 @@ fn gen_type(r: &mut Rng, depth: u32, maps: bool) -> DataType {
 }
 
 fn strings(r: &mut Rng, n: usize) -> Vec<String> {
+    if r.chance(0.1) {
+        // Every value the empty string.
+        return vec![String::new(); n];
+    }
     let runs = r.chance(0.3);
     let mut prev = String::new();
     (0..n)
@@ -249,10 +260,16 @@ fn gen_array(r: &mut Rng, dt: &DataType, n: usize, nullable: bool) -> ArrayRef {
             Arc::new(StructArray::new(fields.clone(), kids, nb))
         }
         List(f) | LargeList(f) | Map(f, _) => {
+            // Lengths: random, all empty, or cycling 0, 1, 2.
+            let lengths = r.below(10);
             let mut offs = vec![0i64];
             for i in 0..n {
                 let null = nb.as_ref().is_some_and(|b| b.is_null(i));
-                let len = if null || r.chance(0.15) {
+                let len = if null || lengths == 0 {
+                    0
+                } else if lengths == 1 {
+                    (i % 3) as i64
+                } else if r.chance(0.15) {
                     0
                 } else {
                     r.below(5) as i64
@@ -302,8 +319,26 @@ fn gen_array(r: &mut Rng, dt: &DataType, n: usize, nullable: bool) -> ArrayRef {
                 }
             }
         }
+        Null => Arc::new(NullArray::new(n)),
+        Dictionary(k, v) => {
+            // Few distinct values (any key width holds them), drawn with nulls.
+            let pool = gen_array(r, v, 40, nullable);
+            let idx: UInt32Array = (0..n)
+                .map(|i| {
+                    let pick = r.below(40) as u32;
+                    nb.as_ref().is_none_or(|b| b.is_valid(i)).then_some(pick)
+                })
+                .collect();
+            let values = arrow_select::take::take(pool.as_ref(), &idx, None).unwrap();
+            Arc::new(arrow_cast::cast(&values, &Dictionary(k.clone(), v.clone())).unwrap())
+        }
         other => panic!("no generator for {other}"),
     };
+    if n > 0 && r.chance(0.15) {
+        // One value in every row, nulls kept where they were.
+        let idx: UInt32Array = (0..n).map(|i| a.is_valid(i).then_some(0u32)).collect();
+        return arrow_select::take::take(a.as_ref(), &idx, None).unwrap();
+    }
     a
 }
 
@@ -318,15 +353,22 @@ pub fn case(seed: u64) -> (RecordBatch, Vec<RecordBatch>, WriteOptions, Rng) {
     let ncols = 1 + r.below(3) as usize;
     let fields: Vec<Field> = (0..ncols)
         .map(|i| {
-            Field::new(
-                format!("c{i}"),
-                gen_type(&mut r, 3, version == FileVersion::V2_2),
-                true,
-            )
+            let dt = if r.chance(0.08) {
+                // Dictionary columns (top level, as pylance writes them).
+                let key = [DataType::Int32, DataType::UInt8, DataType::Int16][r.below(3) as usize]
+                    .clone();
+                let value = [DataType::Utf8, DataType::LargeUtf8, DataType::Int64]
+                    [r.below(3) as usize]
+                    .clone();
+                DataType::Dictionary(Box::new(key), Box::new(value))
+            } else {
+                gen_type(&mut r, 3, version == FileVersion::V2_2)
+            };
+            Field::new(format!("c{i}"), dt, true)
         })
         .collect();
     let schema = Arc::new(Schema::new(fields));
-    let n = [1usize, 7, 100, 1500, 5000][r.below(5) as usize];
+    let n = [0usize, 1, 7, 100, 1500, 5000][r.below(6) as usize];
     let cols: Vec<ArrayRef> = schema
         .fields()
         .iter()
@@ -401,7 +443,11 @@ fn random_arrays_round_trip() {
             }
             Err(e) => failures.push(format!("{label}: read: {e}")),
         }
-        let idx: Vec<u64> = (0..20).map(|_| r.below(n as u64)).collect();
+        let idx: Vec<u64> = if n == 0 {
+            Vec::new()
+        } else {
+            (0..20).map(|_| r.below(n as u64)).collect()
+        };
         match reader.take(&idx, None) {
             Ok(got) => {
                 let ids = UInt64Array::from(idx.clone());

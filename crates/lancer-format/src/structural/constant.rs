@@ -1,9 +1,12 @@
 //! Constant pages (spec: "Constant Page Layout"): every visible value is null (no
-//! inline value) or the same scalar. Structure, when there is any, is stored as
-//! repetition levels (buffer 0) and definition levels (buffer 1): flat 16-bit values
-//! in older 2.1 files, or block-compressed as described by `rep_compression` /
-//! `def_compression` in newer ones. A page of one nullable level and no buffers is
-//! simply all null.
+//! scalar) or the same scalar. The scalar is inline in the layout when it is small, or
+//! serialized in buffer 0 (then `count: u32`, the `count` buffer sizes as `u32`, and
+//! the scalar's Arrow buffers, the value bytes last). Structure, when there is any, is
+//! stored as repetition then definition levels after the scalar buffer (buffers 1 and
+//! 2) or from buffer 0 when there is none: flat 16-bit values in older 2.1 files and in
+//! pylance 14's 2.2 pages (count given by the buffer length), or block-compressed as
+//! described by `rep_compression` / `def_compression`. A page of one nullable level and
+//! no buffers is simply all null.
 
 use std::ops::Range;
 
@@ -36,9 +39,9 @@ fn flat16(b: &[u8]) -> Vec<u16> {
         .collect()
 }
 
-/// Parses a serialized scalar: `count: u32`, then `count` times `(len: u32, bytes)`.
-/// A variable-width scalar is two buffers, its length as a u64 and its bytes; the
-/// value is the last buffer.
+/// Parses a serialized scalar: `count: u32`, `count` buffer sizes (`u32` each), then
+/// the buffers back to back — the buffers of a one-value Arrow array (for strings and
+/// binaries: offsets `[0, len]`, then the bytes). The value is the last buffer.
 fn scalar_buffer(b: &[u8]) -> Result<Buffer> {
     let rd = |p: usize| -> Result<usize> {
         b.get(p..p + 4)
@@ -51,15 +54,14 @@ fn scalar_buffer(b: &[u8]) -> Result<Buffer> {
             "constant scalar with {count} buffers"
         )));
     }
-    let mut p = 4;
+    let mut start = 4 + 4 * count;
     let mut last = &b[0..0];
-    for _ in 0..count {
-        let len = rd(p)?;
-        p += 4;
+    for i in 0..count {
+        let len = rd(4 + 4 * i)?;
         last = b
-            .get(p..p.saturating_add(len))
+            .get(start..start.saturating_add(len))
             .ok_or_else(|| FormatError::corrupt("constant scalar buffer truncated"))?;
-        p += len;
+        start += len;
     }
     Ok(Buffer::from_slice_ref(last))
 }
@@ -69,17 +71,30 @@ impl ConstantPage {
     pub fn load(page: &PageInfo, layout: &ConstantLayout, io: &dyn RangeRead) -> Result<Self> {
         let layers = Layer::list_from_pb(&layout.layers)?;
         let info = LevelInfo::new(&layers);
-        let bufs: Vec<Range<u64>> = page.buffers.iter().take(2).cloned().collect();
+        // Buffer layouts: [rep, def] (all null, or an inline scalar); [scalar] (one
+        // out-of-line scalar, no levels); [scalar, rep, def] (an out-of-line scalar with
+        // structure — e.g. "" or null, or every list holding the same string).
+        let scalar_first = layout.inline_value.is_none() && matches!(page.buffers.len(), 1 | 3);
+        let bufs: Vec<Range<u64>> = page.buffers.iter().take(3).cloned().collect();
         let got = if bufs.iter().any(|r| r.end > r.start) {
             io.read_ranges(&bufs)?
         } else {
             Vec::new()
         };
+        let value = if scalar_first {
+            let b = got
+                .first()
+                .ok_or_else(|| FormatError::corrupt("constant page without its scalar buffer"))?;
+            Some(scalar_buffer(b)?)
+        } else {
+            layout.inline_value.as_ref().map(Buffer::from_slice_ref)
+        };
+        let first_level = usize::from(scalar_first);
         let level = |i: usize,
                      enc: &Option<crate::pb::enc21::CompressiveEncoding>,
                      n: u64|
          -> Result<Option<Vec<u16>>> {
-            let Some(b) = got.get(i).filter(|b| !b.is_empty()) else {
+            let Some(b) = got.get(first_level + i).filter(|b| !b.is_empty()) else {
                 return Ok(None);
             };
             match enc {
@@ -90,22 +105,9 @@ impl ConstantPage {
                 None => Ok(Some(flat16(b))),
             }
         };
-        let all_valid = layers.iter().all(|l| *l == Layer::AllValidItem);
-        let no_levels = layout.rep_compression.is_none() && layout.def_compression.is_none();
-        if all_valid && no_levels && layout.inline_value.is_none() && got.len() == 1 {
-            // A scalar too large to inline (e.g. a string), stored in buffer 0.
-            return Ok(Self {
-                layers,
-                info,
-                rep: None,
-                def: None,
-                value: Some(scalar_buffer(&got[0])?),
-                num_rows: page.num_rows,
-            });
-        }
         let rep = level(0, &layout.rep_compression, layout.num_rep_values)?;
         let mut def = level(1, &layout.def_compression, layout.num_def_values)?;
-        if rep.is_none() && def.is_none() && layout.inline_value.is_none() {
+        if rep.is_none() && def.is_none() && value.is_none() {
             // All null at the leaf's own level.
             let leaf_level = match layers.first() {
                 Some(Layer::NullableItem) => 1,
@@ -124,7 +126,7 @@ impl ConstantPage {
             info,
             rep,
             def,
-            value: layout.inline_value.as_ref().map(Buffer::from_slice_ref),
+            value,
             num_rows: page.num_rows,
         })
     }

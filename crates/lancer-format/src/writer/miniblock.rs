@@ -34,7 +34,7 @@ fn try_dictionary(values: &ValueParts, knobs: &Knobs) -> Option<(Vec<u64>, Value
         ),
         _ => return None,
     };
-    if n < 100 {
+    if n < 100 && knobs.dict_key_bits.is_none() {
         return None;
     }
     // Give up early once the dictionary cannot pay.
@@ -45,7 +45,7 @@ fn try_dictionary(values: &ValueParts, knobs: &Knobs) -> Option<(Vec<u64>, Value
     // Sample first: when the first tenth is mostly distinct a dictionary cannot pay.
     let probe = (n / 10).max(1000).min(n);
     for i in 0..n {
-        if i == probe && ids.len() * 2 > probe {
+        if i == probe && ids.len() * 2 > probe && knobs.dict_key_bits.is_none() {
             return None;
         }
         let v = get(i);
@@ -55,7 +55,7 @@ fn try_dictionary(values: &ValueParts, knobs: &Knobs) -> Option<(Vec<u64>, Value
             next
         });
         indices.push(id);
-        if ids.len() > limit {
+        if ids.len() > limit && knobs.dict_key_bits.is_none() {
             return None;
         }
     }
@@ -67,19 +67,18 @@ fn try_dictionary(values: &ValueParts, knobs: &Knobs) -> Option<(Vec<u64>, Value
         }
         ValueParts::Variable { data, .. } => {
             let raw = data.len() as u64 + 4 * n as u64;
-            let avg = data.len() as u64 / n as u64;
+            let avg = data.len() as u64 / (n as u64).max(1);
             (raw, card * avg + card * 4 + n as u64 * 4)
         }
         ValueParts::Fsl { .. } | ValueParts::Packed { .. } | ValueParts::VarPacked { .. } => {
             return None
         }
     };
-    if let Some(d) = knobs.dict_divisor {
-        if card > (n as u64 / d.max(1)) {
-            return None;
-        }
-    }
-    if raw == 0 || (encoded as f64 / raw as f64) >= knobs.dict_ratio {
+    let too_many = knobs
+        .dict_divisor
+        .is_some_and(|d| card > (n as u64 / d.max(1)));
+    let no_gain = raw == 0 || (encoded as f64 / raw as f64) >= knobs.dict_ratio;
+    if knobs.dict_key_bits.is_none() && (too_many || no_gain) {
         return None;
     }
     let dict = match values {
@@ -327,14 +326,16 @@ pub fn encode(
     let large = version >= FileVersion::V2_2;
     let (dict, vals) = match try_dictionary(&values, knobs) {
         Some((indices, dict)) => {
-            let mut data = Vec::with_capacity(indices.len() * 4);
+            let bits = knobs.dict_key_bits.unwrap_or(32);
+            let width = (bits / 8) as usize;
+            let mut data = Vec::with_capacity(indices.len() * width);
             for i in &indices {
-                data.extend_from_slice(&(*i as u32).to_le_bytes());
+                data.extend_from_slice(&i.to_le_bytes()[..width]);
             }
             (
                 Some(dict),
                 ValueParts::Fixed {
-                    bits: 32,
+                    bits,
                     data: arrow_buffer::Buffer::from_vec(data),
                     n: indices.len(),
                 },

@@ -48,6 +48,10 @@ pub struct Knobs {
     pub(crate) dict_ratio: f64,
     pub(crate) dict_divisor: Option<u64>,
     pub(crate) structural: Option<String>,
+    /// Dictionary-encode whatever the estimate says, with indices of this many bits
+    /// (Arrow dictionary columns: the reference's readers expect their pages
+    /// dictionary-encoded, indices as wide as the key type).
+    pub(crate) dict_key_bits: Option<u64>,
 }
 
 impl Knobs {
@@ -363,6 +367,23 @@ pub fn encode_page(s: &Shredded, knobs: &Knobs, version: FileVersion) -> Result<
         return Ok(constant_null(s, layers, num_rows));
     }
     let values = flatten(&s.values)?;
+    if let DataType::Dictionary(key, _) = s.values.data_type() {
+        // Arrow dictionary columns: always a dictionary-encoded mini-block page (never a
+        // constant or full-zip one), as the reference writes them and its readers need.
+        let knobs = Knobs {
+            dict_key_bits: Some(key.primitive_width().map_or(32, |w| w as u64 * 8)),
+            ..knobs.clone()
+        };
+        return super::miniblock::encode(
+            s,
+            values_parts(values),
+            &knobs,
+            version,
+            layers,
+            info,
+            num_rows,
+        );
+    }
     if version >= FileVersion::V2_2 && s.rep.is_none() && s.def.is_none() {
         if let Some(page) = constant_value(&values, layers.clone(), num_rows) {
             return Ok(page);
@@ -530,7 +551,11 @@ fn constant_value(values: &Values, layers: Vec<i32>, num_rows: u64) -> Option<En
             }
             (Some(first.to_vec()), Vec::new())
         }
-        Values::Variable { offsets, data, .. } if offsets.len() > 1 => {
+        Values::Variable {
+            offsets,
+            data,
+            wide,
+        } if offsets.len() > 1 => {
             let first = &data[offsets[0] as usize..offsets[1] as usize];
             if !offsets
                 .windows(2)
@@ -538,12 +563,21 @@ fn constant_value(values: &Values, layers: Vec<i32>, num_rows: u64) -> Option<En
             {
                 return None;
             }
-            // Scalar buffers: count, then (len, bytes) for the value length and bytes.
+            // A serialized scalar: the buffer count, each buffer's size (u32), then the
+            // buffers — here a one-value Arrow array: offsets [0, len] in the type's
+            // offset width (32-bit, 64-bit for the large types), then the bytes.
+            let len = first.len() as u64;
             let mut b = Vec::new();
             b.extend_from_slice(&2u32.to_le_bytes());
-            b.extend_from_slice(&8u32.to_le_bytes());
-            b.extend_from_slice(&(first.len() as u64).to_le_bytes());
-            b.extend_from_slice(&(first.len() as u32).to_le_bytes());
+            b.extend_from_slice(&(if *wide { 16u32 } else { 8u32 }).to_le_bytes());
+            b.extend_from_slice(&u32::try_from(len).ok()?.to_le_bytes());
+            if *wide {
+                b.extend_from_slice(&0u64.to_le_bytes());
+                b.extend_from_slice(&len.to_le_bytes());
+            } else {
+                b.extend_from_slice(&0u32.to_le_bytes());
+                b.extend_from_slice(&u32::try_from(len).ok()?.to_le_bytes());
+            }
             b.extend_from_slice(first);
             (None, vec![Buffer::from_vec(b)])
         }

@@ -101,6 +101,19 @@ fn walk(
     Ok(())
 }
 
+/// Nulls of an item; a Null-typed array is null everywhere (it has no validity).
+fn null_count(a: &ArrayRef) -> usize {
+    if *a.data_type() == DataType::Null {
+        a.len()
+    } else {
+        a.null_count()
+    }
+}
+
+fn is_null(a: &ArrayRef, i: usize) -> bool {
+    *a.data_type() == DataType::Null || a.is_null(i)
+}
+
 fn map_entries(a: &ArrayRef) -> ArrayRef {
     std::sync::Arc::new(a.as_map().entries().clone())
 }
@@ -132,7 +145,7 @@ fn levels(path: &[Node], num_rows: usize) -> Result<Shredded> {
     for n in path {
         layers_outer.push(match n {
             Node::Item(a) => {
-                let nullable = a.null_count() > 0 || inherited;
+                let nullable = null_count(a) > 0 || inherited;
                 inherited = nullable;
                 if nullable {
                     Layer::NullableItem
@@ -186,7 +199,7 @@ fn levels(path: &[Node], num_rows: usize) -> Result<Shredded> {
                 if layers_outer[k] == Layer::NullableItem {
                     for e in entries.iter_mut().filter(|e| e.live) {
                         if let Some(i) = e.idx {
-                            if a.is_null(i) {
+                            if is_null(a, i) {
                                 e.def = base[k] + 1;
                                 e.live = false;
                             }
