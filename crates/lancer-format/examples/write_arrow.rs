@@ -19,6 +19,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let opts = lancer_format::writer::WriteOptions {
         version,
         max_page_bytes,
+        ..Default::default()
     };
     // Optional: re-split the rows into batches of this many rows.
     let batches = match std::env::var("SPLIT")

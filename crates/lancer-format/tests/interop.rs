@@ -40,6 +40,7 @@ fn write_all(dir: &Path) -> usize {
                 let opts = WriteOptions {
                     version: v,
                     max_page_bytes: page,
+                    ..Default::default()
                 };
                 let bytes =
                     write_to_vec(batch.schema(), std::slice::from_ref(&batch), opts).unwrap();

@@ -387,6 +387,7 @@ pub fn case(seed: u64) -> (RecordBatch, Vec<RecordBatch>, WriteOptions, Rng) {
         WriteOptions {
             version,
             max_page_bytes: page,
+            ..Default::default()
         },
         r,
     )

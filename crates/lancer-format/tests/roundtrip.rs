@@ -48,6 +48,7 @@ fn lancer_round_trips_every_golden_table() {
                 let opts = WriteOptions {
                     version: v,
                     max_page_bytes: page,
+                    ..Default::default()
                 };
                 // Feed it in several batches so pages split across batches.
                 let step = (batch.num_rows() / 3).max(1);

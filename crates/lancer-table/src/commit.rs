@@ -21,6 +21,10 @@ use crate::{Result, TableError};
 
 /// Reader/writer feature flag: the dataset has deletion files.
 pub const FLAG_DELETION_FILES: u64 = 1;
+/// Reader/writer feature flag: data files of format versions other than the dataset's
+/// (a 2.x dataset appended to at another 2.x version; pylance 12+ writes and honours
+/// it). Each data file records its own version, which readers follow.
+pub const FLAG_MIXED_FILE_VERSIONS: u64 = 256;
 /// Attempts before a commit gives up racing other writers.
 pub const MAX_COMMIT_ATTEMPTS: usize = 64;
 
@@ -243,10 +247,33 @@ fn apply(base: Option<&pb::Manifest>, op: &Operation, storage: &str) -> Result<p
         m.reader_feature_flags |= FLAG_DELETION_FILES;
         m.writer_feature_flags |= FLAG_DELETION_FILES;
     }
+    let mixed = mixed_file_versions(&m.fragments, storage);
+    for flags in [&mut m.reader_feature_flags, &mut m.writer_feature_flags] {
+        if mixed {
+            *flags |= FLAG_MIXED_FILE_VERSIONS;
+        } else {
+            *flags &= !FLAG_MIXED_FILE_VERSIONS;
+        }
+    }
     m.index_section = None;
     m.transaction_section = None;
     m.tag.clear();
     Ok(m)
+}
+
+/// Whether any 2.x data file of `fragments` has a version other than the dataset's
+/// `storage` version ("2.1", ...).
+pub fn mixed_file_versions(fragments: &[pb::DataFragment], storage: &str) -> bool {
+    let Some((major, minor)) = storage
+        .split_once('.')
+        .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
+        .filter(|(a, _)| *a >= 2)
+    else {
+        return false;
+    };
+    fragments.iter().flat_map(|f| &f.files).any(|d| {
+        d.file_major_version >= 2 && (d.file_major_version, d.file_minor_version) != (major, minor)
+    })
 }
 
 /// Whether `ours` (read at an older version) can be rebased over `theirs`.

@@ -304,22 +304,30 @@ impl Dataset {
         // Group the fields by the data file holding them: one read per file, which
         // decodes that file's columns together (in parallel).
         let mut by_file: Vec<(usize, Vec<(usize, String)>)> = Vec::new();
+        let mut out: Vec<Option<ArrayRef>> = vec![None; fields.len()];
+        let rows: u64 = ranges.iter().map(|r| r.end - r.start).sum();
         for (pos, &fi) in fields.iter().enumerate() {
             let lf = &self.manifest.schema.fields[fi];
             // Data files list the ids they store (2.1+: the leaves); match any id of
             // the field's subtree.
             let mut ids = Vec::new();
             subtree_ids(lf, &mut ids);
-            let file_idx = frag
+            let Some(file_idx) = frag
                 .files
                 .iter()
                 .position(|f| f.fields.iter().any(|x| ids.contains(x)))
-                .ok_or_else(|| {
-                    TableError::corrupt(format!(
-                        "fragment {} has no data file for field {:?} (id {})",
-                        frag.id, lf.name, lf.id
-                    ))
-                })?;
+            else {
+                // A field no data file of this fragment stores (added to the schema
+                // without data, e.g. add_columns of all-null columns): null in every
+                // row, as the reference reads it.
+                let rows = usize::try_from(rows)
+                    .map_err(|_| TableError::corrupt("row count does not fit in memory"))?;
+                out[pos] = Some(arrow_array::new_null_array(
+                    self.schema.field(fi).data_type(),
+                    rows,
+                ));
+                continue;
+            };
             let group = match by_file.iter().position(|(f, _)| *f == file_idx) {
                 Some(g) => g,
                 None => {
@@ -329,7 +337,6 @@ impl Dataset {
             };
             by_file[group].1.push((pos, lf.name.clone()));
         }
-        let mut out: Vec<Option<ArrayRef>> = vec![None; fields.len()];
         for (file_idx, wanted) in by_file {
             let r = self.file_reader(frag, &frag.files[file_idx])?;
             // The file's own name for each field (matched by id).

@@ -8,8 +8,9 @@ use crate::{Result, TableError};
 use lancer_format::schema::LanceSchema;
 
 /// Reader feature flags this build understands: deletion files, stable row ids, the
-/// (deprecated) v2 flag, table config, base paths, no transaction file.
-pub const KNOWN_READER_FLAGS: u64 = 1 | 2 | 4 | 8 | 16 | 32;
+/// (deprecated) v2 flag, table config, base paths, no transaction file, data files of
+/// several format versions (256: each data file is read at its own version).
+pub const KNOWN_READER_FLAGS: u64 = 1 | 2 | 4 | 8 | 16 | 32 | 256;
 
 /// A decoded manifest.
 #[derive(Debug, Clone)]

@@ -55,8 +55,15 @@ fn write_fragments(
     schema: &SchemaRef,
     batches: impl IntoIterator<Item = Result<RecordBatch>>,
     params: &WriteParams,
+    field_ids: Option<Vec<i32>>,
 ) -> Result<Vec<pb::DataFragment>> {
-    let fields = wschema::lance_fields(schema)?;
+    // The files carry the dataset's field ids (an append to a dataset whose columns
+    // were added, dropped or reordered must not renumber them).
+    let pbs = match &field_ids {
+        Some(ids) => wschema::pb_schema_with_ids(schema, ids)?,
+        None => wschema::pb_schema(schema)?,
+    };
+    let fields = lancer_format::schema::LanceSchema::from_pb(&pbs)?.fields;
     let mut ids = Vec::new();
     for f in &fields {
         leaf_ids(f, &mut ids);
@@ -108,6 +115,7 @@ fn write_fragments(
                 let name = format!("{}.lance", random_hex(40));
                 let opts = FileOptions {
                     version: params.storage,
+                    field_ids: field_ids.clone(),
                     ..Default::default()
                 };
                 writer = Some((
@@ -167,7 +175,7 @@ impl Dataset {
         } else {
             params.naming
         };
-        let frags = write_fragments(root, &schema, batches, params)?;
+        let frags = write_fragments(root, &schema, batches, params, None)?;
         let pbs = wschema::pb_schema(&schema)?;
         let op = Operation::Overwrite(pb::transaction::Overwrite {
             fragments: frags,
@@ -200,11 +208,22 @@ impl Dataset {
     ) -> Result<Dataset> {
         let schema = self.schema();
         let storage = self.storage_version();
+        if !storage.is_structural() {
+            return Err(lancer_format::FormatError::unsupported(
+                format!("data storage version {storage}"),
+                "this dataset's files are 2.0, which Lancer reads but does not write, so it cannot append to it; rewrite the dataset at 2.1 (`lancer export`, then `lancer import --mode overwrite`), or append with pylance 12+ at 2.1/2.2",
+            )
+            .into());
+        }
         let params = WriteParams {
             storage,
             ..params.clone()
         };
-        let frags = write_fragments(self.root(), &schema, batches, &params)?;
+        let mut ids = Vec::new();
+        for f in &self.manifest().schema.fields {
+            preorder_ids(f, &mut ids);
+        }
+        let frags = write_fragments(self.root(), &schema, batches, &params, Some(ids))?;
         let op = Operation::Append(pb::transaction::Append { fragments: frags });
         let m = commit(
             self.root(),
@@ -378,5 +397,13 @@ impl Dataset {
         Err(TableError::Conflict {
             what: "gave up racing other writers".into(),
         })
+    }
+}
+
+/// Field ids of `f`'s subtree in pre-order (the field, then its children).
+fn preorder_ids(f: &lancer_format::schema::LanceField, out: &mut Vec<i32>) {
+    out.push(f.id);
+    for c in &f.children {
+        preorder_ids(c, out);
     }
 }

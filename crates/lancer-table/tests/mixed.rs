@@ -135,3 +135,109 @@ fn branches_written_by_pylance_read_in_lancer() {
     // The main branch is unchanged.
     assert_eq!(Dataset::open(&root).unwrap().count_rows(), 20);
 }
+
+/// Copies a directory tree.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            copy_tree(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// Datasets pylance evolved — fields without data files (add_columns of a schema),
+/// dropped / renamed / cast columns, merged columns, constant list pages, data files of
+/// several versions (reader flag 256) — go on being written by Lancer (append where the
+/// dataset's storage version is one Lancer writes, delete everywhere), and pylance 14
+/// and 12 read every new version exactly as Lancer does; the mixed-versions flag stays
+/// set while the versions differ.
+#[test]
+fn lancer_extends_datasets_pylance_evolved() {
+    let src = match std::env::var_os("LANCER_GOLDEN_DATASETS_LIVE") {
+        Some(live) => std::path::PathBuf::from(live).join("pylance-14"),
+        None => repo().join("tests/data/datasets/pylance-14"),
+    };
+    let cases = [
+        "evolve_2_1",
+        "evolve_2_2",
+        "list_repeat_2_1",
+        "list_repeat_2_2",
+        "evolve_2_0",
+        "mixed_versions",
+    ];
+    for case in cases {
+        let root = repo().join(format!("target/lancer-datasets/extended-{case}"));
+        let _ = std::fs::remove_dir_all(&root);
+        copy_tree(&src.join(case), &root);
+        let ds = Dataset::open(&root).unwrap();
+        let first = ds.version();
+        let writes_files = ds.storage_version() != lancer_format::container::FileVersion::V2_0;
+        let ds = if writes_files {
+            let head = ds.to_batch(None).unwrap().slice(0, 50);
+            ds.append(&[head], &WriteParams::default()).unwrap()
+        } else {
+            ds
+        };
+        let ds = ds
+            .delete_where("id % 13 = 0", |b| {
+                let ids = b.column_by_name("id").unwrap().as_primitive::<Int64Type>();
+                Ok(BooleanArray::from_iter(
+                    ids.values().iter().map(|&x| Some(x % 13 == 0)),
+                ))
+            })
+            .unwrap();
+        let mixed = lancer_table::commit::mixed_file_versions(
+            &ds.manifest().pb.fragments,
+            &ds.storage_version().to_string(),
+        );
+        assert_eq!(
+            ds.manifest().pb.reader_feature_flags & lancer_table::commit::FLAG_MIXED_FILE_VERSIONS
+                != 0,
+            mixed,
+            "{case}: flag 256 must say whether file versions differ"
+        );
+        if case == "mixed_versions" {
+            assert!(mixed, "{case}: the pylance-made mix is still there");
+        }
+        // What Lancer reads at each new version, for pylance to match.
+        let exp = repo().join(format!("target/lancer-datasets/extended-{case}.expected"));
+        let _ = std::fs::remove_dir_all(&exp);
+        std::fs::create_dir_all(&exp).unwrap();
+        let mut versions = Vec::new();
+        for v in first + 1..=ds.version() {
+            let b = Dataset::open_version(&root, v)
+                .unwrap()
+                .to_batch(None)
+                .unwrap();
+            let f = std::fs::File::create(exp.join(format!("v{v}.arrow"))).unwrap();
+            let mut w = arrow_ipc::writer::FileWriter::try_new(f, &b.schema()).unwrap();
+            w.write(&b).unwrap();
+            w.finish().unwrap();
+            versions.push(serde_json::json!({"version": v, "rows": b.num_rows()}));
+        }
+        std::fs::write(
+            exp.join("index.json"),
+            serde_json::json!({"versions": versions, "tags": {}}).to_string(),
+        )
+        .unwrap();
+        for v in ["14", "12"] {
+            let Some(py) = pylance(v) else { continue };
+            let out = std::process::Command::new(&py)
+                .arg(repo().join("scripts/check_lancer_dataset.py"))
+                .arg(&root)
+                .arg(&exp)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "pylance {v} on Lancer's commits to {case}:\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}

@@ -39,6 +39,9 @@ pub struct WriteOptions {
     pub version: FileVersion,
     /// Flush a field's buffered rows as a page at this many bytes.
     pub max_page_bytes: u64,
+    /// Field ids to record, in the schema's pre-order (each field, then its children);
+    /// `None` numbers them 0, 1, … A dataset passes the ids its manifest assigned.
+    pub field_ids: Option<Vec<i32>>,
 }
 
 impl Default for WriteOptions {
@@ -46,6 +49,7 @@ impl Default for WriteOptions {
         Self {
             version: FileVersion::V2_1,
             max_page_bytes: DEFAULT_MAX_PAGE_BYTES,
+            field_ids: None,
         }
     }
 }
@@ -62,6 +66,8 @@ pub struct FileWriter<W: Write + Send + 'static> {
     out: Sink<W>,
     pos: u64,
     schema: SchemaRef,
+    /// The schema as recorded in the file (with its field ids).
+    pb_schema: pb::file::Schema,
     fields: Vec<LanceField>,
     knobs: Vec<Vec<page::Knobs>>,
     options: WriteOptions,
@@ -240,7 +246,11 @@ impl<W: Write + Send + 'static> FileWriter<W> {
         for f in schema.fields() {
             check_writable(f.data_type(), options.version, f.name())?;
         }
-        let fields = schema::lance_fields(&schema)?;
+        let pb_schema = match &options.field_ids {
+            Some(ids) => schema::pb_schema_with_ids(&schema, ids)?,
+            None => schema::pb_schema(&schema)?,
+        };
+        let fields = crate::schema::LanceSchema::from_pb(&pb_schema)?.fields;
         let mut field_first_column = Vec::with_capacity(fields.len());
         let mut knobs = Vec::with_capacity(fields.len());
         let mut col = 0;
@@ -263,6 +273,7 @@ impl<W: Write + Send + 'static> FileWriter<W> {
             rows_flushed: vec![0; fields.len()],
             columns: (0..col).map(|_| Vec::new()).collect(),
             schema,
+            pb_schema,
             fields,
             knobs,
             options,
@@ -502,7 +513,7 @@ impl<W: Write + Send + 'static> FileWriter<W> {
         // Global buffer 0: the schema and row count.
         self.align()?;
         let descriptor = pb::file::FileDescriptor {
-            schema: Some(schema::pb_schema(&self.schema)?),
+            schema: Some(self.pb_schema.clone()),
             length: self.rows,
         }
         .encode_to_vec();

@@ -149,6 +149,36 @@ pub fn pb_schema(schema: &Schema) -> Result<pb::file::Schema> {
     })
 }
 
+/// The protobuf schema of `schema` with its field ids replaced by `ids`, given in the
+/// fields' pre-order (each field, then its children) — the ids a dataset's manifest
+/// assigned, which its data files must carry.
+pub fn pb_schema_with_ids(schema: &Schema, ids: &[i32]) -> Result<pb::file::Schema> {
+    let mut pb = pb_schema(schema)?;
+    if ids.len() != pb.fields.len() {
+        return Err(FormatError::OutOfRange {
+            what: format!(
+                "{} field ids for a schema of {} fields (with children)",
+                ids.len(),
+                pb.fields.len()
+            ),
+        });
+    }
+    // pb_fields numbers the fields 0.. in pre-order: each old id is an index into `ids`.
+    let map = |old: i32| -> Result<i32> {
+        usize::try_from(old)
+            .ok()
+            .and_then(|i| ids.get(i).copied())
+            .ok_or_else(|| FormatError::corrupt(format!("field id {old} out of range")))
+    };
+    for f in &mut pb.fields {
+        f.id = map(f.id)?;
+        if f.parent_id >= 0 {
+            f.parent_id = map(f.parent_id)?;
+        }
+    }
+    Ok(pb)
+}
+
 /// The Lance schema (tree) of `schema`, as a reader would see it.
 pub fn lance_schema(schema: &Schema) -> Result<LanceSchema> {
     LanceSchema::from_pb(&pb_schema(schema)?)
