@@ -274,11 +274,21 @@ fn nearest_rows(
     prefilter: Option<&dyn Fn(&RecordBatch) -> FilterResult>,
     columns: Option<&[&str]>,
 ) -> Result<(RecordBatch, Float32Array), TableError> {
-    // The vector column (and, with a prefilter, the rest) of every kept row.
-    let all = match prefilter {
-        Some(_) => ds.to_batch(None)?,
-        None => ds.to_batch(Some(&[req.column]))?,
+    let Some(prefilter) = prefilter else {
+        // No closure to evaluate over whole rows: score the vectors as the scan reads
+        // them.
+        let hits = streamed_top_k(ds, req, None).map_err(|e| match e {
+            crate::Error::Table(t) => t,
+            other => TableError::NotFound {
+                what: other.to_string(),
+            },
+        })?;
+        let addrs: Vec<u64> = hits.iter().map(|h| h.1).collect();
+        let rows = ds.take_addresses(&addrs, columns)?;
+        return Ok((rows, hits.iter().map(|h| h.0).collect()));
     };
+    // The closure sees every column of every kept row.
+    let all = ds.to_batch(None)?;
     let col = all
         .column_by_name(req.column)
         .ok_or_else(|| TableError::NotFound {
@@ -294,8 +304,8 @@ fn nearest_rows(
             ),
         });
     }
-    let mask = prefilter.map(|f| f(&all)).transpose()?;
-    let hits = top_k(&vecs, dim, col, mask.as_ref(), req);
+    let mask = prefilter(&all)?;
+    let hits = top_k(&vecs, dim, col, Some(&mask), req);
     // Fetch the result rows (only those bytes) for the columns asked for.
     let offsets: Vec<u64> = hits.iter().map(|h| h.1).collect();
     let rows = ds.take(&offsets, columns)?;
@@ -391,7 +401,7 @@ pub fn nearest_where(
     let paths = columns::resolve_all(&schema, columns)?;
     let tops = columns::tops(&paths);
     let (rows, distances) = match filtering {
-        Filtering::None => nearest_rows(ds, req, None, Some(&tops))?,
+        Filtering::None => fetch(ds, &streamed_top_k(ds, req, None)?, &tops)?,
         Filtering::Post(sql) => {
             let filter = crate::Filter::new(sql, &schema)?;
             let mut wanted = tops.clone();
@@ -400,53 +410,114 @@ pub fn nearest_where(
                     wanted.push(c);
                 }
             }
-            let (rows, distances) = nearest_rows(ds, req, None, Some(&wanted))?;
+            let (rows, distances) = fetch(ds, &streamed_top_k(ds, req, None)?, &wanted)?;
             let mask = filter.evaluate(&rows)?;
             let rows = arrow_select::filter::filter_record_batch(&rows, &mask)?;
             let distances = arrow_select::filter::filter(&distances, &mask)?;
             (rows, distances.as_primitive::<Float32Type>().clone())
         }
-        Filtering::Pre(sql) => prefiltered(ds, req, sql, &tops)?,
+        Filtering::Pre(sql) => fetch(ds, &streamed_top_k(ds, req, Some(sql))?, &tops)?,
     };
     let distance: ArrayRef = Arc::new(distances);
     columns::project(&paths, &rows, vec![(distance_field(), distance)])
 }
 
-/// Filter, then top-k: the vectors of passing rows come from a filtered scan.
-fn prefiltered(
+/// The rows `hits` point at (row addresses), with their distances.
+fn fetch(
+    ds: &Dataset,
+    hits: &[Hit],
+    columns: &[&str],
+) -> crate::Result<(RecordBatch, Float32Array)> {
+    let addrs: Vec<u64> = hits.iter().map(|h| h.1).collect();
+    let rows = ds.take_addresses(&addrs, Some(columns))?;
+    Ok((rows, hits.iter().map(|h| h.0).collect()))
+}
+
+/// Exact top-`k` by streaming: a scan of the vector column (with `filter`, the filter
+/// columns first and vectors only for passing rows) whose worker threads score each
+/// batch as it is decoded and keep its `k` nearest; the caller merges those. Memory
+/// holds about one batch per thread, never the column. Hits carry row addresses.
+fn streamed_top_k(
     ds: &Dataset,
     req: &Nearest<'_>,
-    sql: &str,
-    tops: &[&str],
-) -> crate::Result<(RecordBatch, Float32Array)> {
-    use crate::scan::DatasetExt;
-    let passing = ds
+    filter: Option<&str>,
+) -> crate::Result<Vec<Hit>> {
+    use crate::scan::{BatchMap, DatasetExt, ROW_ADDRESS};
+    let (k, metric, query) = (req.k, req.metric, Arc::new(req.query.clone()));
+    let column = req.column.to_string();
+    let qnorm = dot(&req.query, &req.query).sqrt();
+    let qbytes: Arc<Vec<u8>> = Arc::new(req.query.iter().map(|&x| x as u8).collect());
+    let schema = Arc::new(Schema::new(vec![
+        distance_field(),
+        Field::new(ROW_ADDRESS, DataType::UInt64, false),
+    ]));
+    let out_schema = schema.clone();
+    let score = move |b: RecordBatch| -> crate::Result<RecordBatch> {
+        let col = b.column(0);
+        let (vecs, dim) = vectors(col)?;
+        if query.len() != dim {
+            return Err(crate::Error::InvalidArgument {
+                what: format!(
+                    "a query of {} values for {dim}-d vectors in {column:?}",
+                    query.len()
+                ),
+            });
+        }
+        let addrs = b
+            .column(1)
+            .as_primitive_opt::<arrow_array::types::UInt64Type>()
+            .ok_or_else(|| crate::Error::InvalidArgument {
+                what: "row addresses missing from the scan".into(),
+            })?;
+        let valid = col.logical_nulls();
+        let keep = |i: usize| valid.as_ref().is_none_or(|n| n.is_valid(i));
+        let hits = scan_range(
+            0..col.len(),
+            &vecs,
+            dim,
+            &query,
+            &qbytes,
+            qnorm,
+            metric,
+            k,
+            &keep,
+        )
+        .into_sorted_vec();
+        let d: Float32Array = hits.iter().map(|h| h.0).collect();
+        let a: arrow_array::UInt64Array = hits
+            .iter()
+            .map(|h| usize::try_from(h.1).map_or(0, |i| addrs.value(i)))
+            .collect();
+        Ok(RecordBatch::try_new(
+            out_schema.clone(),
+            vec![Arc::new(d), Arc::new(a)],
+        )?)
+    };
+    let mut scan = ds
         .scan()
         .columns(&[req.column])
-        .filter(sql)
         .with_row_address(true)
-        .to_batch()?;
-    let (vecs, dim) = vectors(passing.column(0))?;
-    if req.query.len() != dim {
-        return Err(crate::Error::InvalidArgument {
-            what: format!(
-                "a query of {} values for {dim}-d vectors in {:?}",
-                req.query.len(),
-                req.column
-            ),
+        .ordered(false)
+        .map_batches(BatchMap {
+            f: Arc::new(score),
+            schema,
         });
+    if let Some(sql) = filter {
+        scan = scan.filter(sql);
     }
-    let hits = top_k(&vecs, dim, passing.column(0), None, req);
-    let addrs = passing
-        .column(1)
-        .as_primitive_opt::<arrow_array::types::UInt64Type>()
-        .ok_or_else(|| crate::Error::InvalidArgument {
-            what: "row addresses missing from the scan".into(),
-        })?;
-    let wanted: Vec<u64> = hits
-        .iter()
-        .map(|h| usize::try_from(h.1).map_or(0, |i| addrs.value(i)))
-        .collect();
-    let rows = ds.take_addresses(&wanted, Some(tops))?;
-    Ok((rows, hits.iter().map(|h| h.0).collect()))
+    let mut heap: BinaryHeap<Hit> = BinaryHeap::with_capacity(k + 1);
+    for part in scan.stream()? {
+        let part = part?;
+        let d = part.column(0).as_primitive::<Float32Type>();
+        let a = part
+            .column(1)
+            .as_primitive::<arrow_array::types::UInt64Type>();
+        for (d, a) in d.values().iter().zip(a.values()) {
+            heap.push(Hit(*d, *a));
+            if heap.len() > k {
+                heap.pop();
+            }
+        }
+    }
+    Ok(heap.into_sorted_vec())
 }

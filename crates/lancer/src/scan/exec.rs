@@ -58,6 +58,10 @@ impl Shared {
                 st.next_task - 1
             };
             let out = self.plan.run(&self.plan.tasks[i]);
+            let out = match (out, &self.plan.map) {
+                (Ok(Some(b)), Some(m)) => (m.f)(b).map(Some),
+                (out, _) => out,
+            };
             let failed = out.is_err();
             let Ok(mut st) = self.lock() else { return };
             st.ready.insert(i, out);
@@ -113,7 +117,7 @@ impl ScanStream {
 
     /// The schema of every batch.
     pub fn schema(&self) -> SchemaRef {
-        self.shared.plan.output.clone()
+        self.shared.plan.yields()
     }
 
     /// The next task result in the stream's order, or `None` at the end.

@@ -34,6 +34,22 @@ pub const ROW_ID: &str = "_rowid";
 /// Name of the row-address output column (`fragment id << 32 | row`).
 pub const ROW_ADDRESS: &str = "_rowaddr";
 
+/// A function run on every batch inside the scan's worker threads (e.g. scoring
+/// vectors), with the schema of what it returns.
+#[derive(Clone)]
+pub(crate) struct BatchMap {
+    pub(crate) f: Arc<dyn Fn(RecordBatch) -> Result<RecordBatch> + Send + Sync>,
+    pub(crate) schema: SchemaRef,
+}
+
+impl std::fmt::Debug for BatchMap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BatchMap")
+            .field("schema", &self.schema)
+            .finish()
+    }
+}
+
 /// Builds a scan of one dataset version.
 #[derive(Debug, Clone)]
 pub struct Scanner {
@@ -49,6 +65,7 @@ pub struct Scanner {
     ordered: bool,
     fragments: Option<Vec<u64>>,
     threads: Option<usize>,
+    map: Option<BatchMap>,
 }
 
 impl Scanner {
@@ -67,7 +84,15 @@ impl Scanner {
             ordered: true,
             fragments: None,
             threads: None,
+            map: None,
         }
+    }
+
+    /// Runs `map` on every batch in the worker threads; the stream yields what it
+    /// returns. Offset and limit count the scan's rows, so they cannot be combined.
+    pub(crate) fn map_batches(mut self, map: BatchMap) -> Self {
+        self.map = Some(map);
+        self
     }
 
     /// Output columns, in this order: top-level names or struct paths (`a.b`).
@@ -147,7 +172,7 @@ impl Scanner {
 
     /// The schema of the batches this scan yields.
     pub fn schema(&self) -> Result<SchemaRef> {
-        Ok(self.plan()?.output.clone())
+        Ok(self.plan()?.yields())
     }
 
     /// Starts the scan.
@@ -172,6 +197,7 @@ impl Scanner {
         let mut counting = self.clone();
         counting.columns = Some(Vec::new());
         counting.computed = None;
+        counting.map = None;
         counting.with_row_id = false;
         counting.with_row_address = false;
         if counting.filter.is_none() {
@@ -294,8 +320,14 @@ impl Scanner {
             Some(_) => (self.offset, self.limit),
             None => (0, None),
         };
+        if self.map.is_some() && (offset > 0 || limit.is_some()) {
+            return Err(Error::InvalidArgument {
+                what: "a mapped scan with an offset or limit".into(),
+            });
+        }
         Ok(Plan {
             ds: self.ds.clone(),
+            map: self.map.clone(),
             outputs,
             read,
             filter,
@@ -349,6 +381,7 @@ pub(crate) struct Task {
 #[derive(Debug)]
 pub(crate) struct Plan {
     ds: Dataset,
+    map: Option<BatchMap>,
     outputs: Vec<Output>,
     read: Vec<String>,
     filter: Option<Filter>,
@@ -382,6 +415,13 @@ fn surviving_runs(runs: &[Range<u64>], mask: &arrow_array::BooleanArray) -> Vec<
 
 impl Plan {
     /// Runs one task: its rows that pass the filter, as an output batch.
+    /// The schema of what the scan yields (after any batch map).
+    pub(crate) fn yields(&self) -> SchemaRef {
+        self.map
+            .as_ref()
+            .map_or_else(|| self.output.clone(), |m| m.schema.clone())
+    }
+
     fn run(&self, task: &Task) -> Result<Option<RecordBatch>> {
         let frag = &self.ds.fragments()[task.frag];
         let (runs, batch) = match &self.filter {
