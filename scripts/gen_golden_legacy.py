@@ -65,8 +65,8 @@ def types_table(start, n, seed):
     cols["s"] = pa.array(masked(s, nulls(r, n)), pa.utf8())
     cols["s_notnull"] = pa.array([words[i % len(words)] for i in ids], pa.utf8())
     cols["ls"] = pa.array(masked(s, nulls(r, n)), pa.large_utf8())
-    if MAJOR >= 12:
-        # pylance 11 loses the dictionary of a dictionary column written beside a
+    if MAJOR >= 14:
+        # pylance 11 and 12 lose the dictionary of a dictionary column written beside a
         # string_view column ("v1 dictionary field ... is missing dictionary metadata").
         cols["sv"] = pa.array(masked(s, nulls(r, n)), pa.string_view())
     b = [bytes(r.integers(0, 256, i % 9, dtype=np.uint8)) for i in ids]
