@@ -176,7 +176,11 @@ fn legacy_take_reads_only_needed_bytes() {
     let size = bytes.len() as u64;
     let io = Arc::new(TracingRead::new(bytes));
     let reader = FileReader::open(io.clone()).unwrap();
-    assert!(reader.legacy().unwrap().describe().contains("legacy Lance file"));
+    assert!(reader
+        .legacy()
+        .unwrap()
+        .describe()
+        .contains("legacy Lance file"));
     io.clear();
     let n = reader.num_rows();
     let got = reader.take(&[n - 1], Some(&["i64", "s", "vec"])).unwrap();

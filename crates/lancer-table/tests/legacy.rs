@@ -124,7 +124,9 @@ fn pylance_legacy_datasets_read_identically_at_every_version() {
                         ));
                     }
                     match ds.to_batch(None) {
-                        Ok(got) => same_columns(&format!("{label} v{n}"), &want, &got, &mut failures),
+                        Ok(got) => {
+                            same_columns(&format!("{label} v{n}"), &want, &got, &mut failures)
+                        }
                         Err(e) => failures.push(format!("{label} v{n}: read: {e}")),
                     }
                     let rows = want.num_rows() as u64;
@@ -188,4 +190,60 @@ fn pylance_legacy_datasets_read_identically_at_every_version() {
     assert!(sets >= 2, "checked-in legacy sets missing");
     assert!(checked >= 20, "only {checked} legacy versions checked");
     assert!(failures.is_empty(), "{} failures", failures.len());
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let t = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &t);
+        } else {
+            std::fs::copy(e.path(), t).unwrap();
+        }
+    }
+}
+
+#[test]
+fn legacy_dataset_deletes_stay_legacy_and_appends_are_refused() {
+    let root =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/lancer-datasets/legacy-edit");
+    let _ = std::fs::remove_dir_all(&root);
+    copy_dir(&checked_in().join("pylance-14/history"), &root);
+    let ds = Dataset::open(&root).unwrap();
+    assert!(ds.is_legacy_storage());
+    let before = ds.count_rows();
+    let all = ds.to_batch(None).unwrap();
+    // Delete rows whose id is odd: a new version, still recorded as legacy storage.
+    let ds2 = ds
+        .delete_where("id % 2 = 1", |b| {
+            let ids = b
+                .column_by_name("id")
+                .unwrap()
+                .as_any()
+                .downcast_ref::<arrow_array::Int64Array>()
+                .unwrap();
+            Ok(ids.iter().map(|v| v.map(|v| v % 2 == 1)).collect())
+        })
+        .unwrap();
+    assert_eq!(
+        ds2.manifest().pb.data_format.as_ref().unwrap().version,
+        "0.1"
+    );
+    let ids = all
+        .column_by_name("id")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<arrow_array::Int64Array>()
+        .unwrap();
+    let even = ids.iter().filter(|v| v.unwrap() % 2 == 0).count() as u64;
+    assert!(even < before);
+    assert_eq!(ds2.count_rows(), even);
+    assert_eq!(ds2.to_batch(None).unwrap().num_rows() as u64, even);
+    // Appending would mix 2.x files into a legacy dataset: refused, nothing written.
+    let err = ds2
+        .append(&[all.slice(0, 3)], &Default::default())
+        .unwrap_err();
+    assert!(err.to_string().contains("legacy"), "{err}");
+    assert_eq!(Dataset::open(&root).unwrap().version(), ds2.version());
 }

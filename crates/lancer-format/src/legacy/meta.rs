@@ -122,15 +122,12 @@ impl Fetch<'_> {
     /// A protobuf message stored as `[u32 length][message]` at `pos`, which must end
     /// before `limit`.
     fn message(&mut self, pos: u64, limit: u64, what: &str) -> Result<Bytes> {
-        let len_end = pos
-            .checked_add(4)
-            .filter(|&e| e <= limit)
-            .ok_or_else(|| {
-                FormatError::corrupt(format!(
-                    "legacy {what} at {pos} lies outside the {}-byte file",
-                    self.file_size
-                ))
-            })?;
+        let len_end = pos.checked_add(4).filter(|&e| e <= limit).ok_or_else(|| {
+            FormatError::corrupt(format!(
+                "legacy {what} at {pos} lies outside the {}-byte file",
+                self.file_size
+            ))
+        })?;
         let l = self.get(pos..len_end)?;
         let len = u64::from(u32::from_le_bytes([l[0], l[1], l[2], l[3]]));
         let end = len_end
@@ -189,12 +186,11 @@ impl LegacyFile {
             ));
         }
         let manifest_bytes = fetch.message(meta.manifest_position, body_end, "schema manifest")?;
-        let manifest = EmbeddedManifest::decode(manifest_bytes).map_err(|source| {
-            FormatError::Protobuf {
+        let manifest =
+            EmbeddedManifest::decode(manifest_bytes).map_err(|source| FormatError::Protobuf {
                 context: "legacy embedded Manifest",
                 source,
-            }
-        })?;
+            })?;
         let schema_metadata = manifest
             .schema_metadata
             .iter()
@@ -232,8 +228,8 @@ impl LegacyFile {
                 "legacy schema has a negative field id {min_field_id}"
             )));
         }
-        let field_span = u64::try_from(i64::from(max_field_id) - i64::from(min_field_id) + 1)
-            .unwrap_or(0);
+        let field_span =
+            u64::try_from(i64::from(max_field_id) - i64::from(min_field_id) + 1).unwrap_or(0);
         let table_bytes = field_span
             .checked_mul(batches)
             .and_then(|e| e.checked_mul(16))
