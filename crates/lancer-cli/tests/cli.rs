@@ -842,4 +842,75 @@ fn imported_shapes_are_read_by_pylance() {
         }
     }
     eprintln!("{checked} imported datasets checked by pylance");
+
+#[test]
+fn legacy_dataset_cat_count_and_inspect() {
+    for set in ["pylance-14", "pylance-11"] {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/data/legacy")
+            .join(set);
+        let root = dir.join("history");
+        let index: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("history.expected/index.json")).unwrap(),
+        )
+        .unwrap();
+        for v in index["versions"].as_array().unwrap() {
+            let n = v["version"].as_u64().unwrap().to_string();
+            // The whole version as pylance read it.
+            let out = ok(lancer()
+                .args(["cat", "--format", "arrow-ipc", "--version", &n])
+                .arg(&root));
+            let r =
+                arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(out.stdout), None)
+                    .unwrap();
+            let got: Vec<_> = r.map(|b| b.unwrap()).collect();
+            let got = arrow_select::concat::concat_batches(&got[0].schema(), &got).unwrap();
+            let want = arrow_file(&dir.join(format!("history.expected/v{n}.arrow")));
+            assert_eq!(got.columns(), want.columns(), "{set} v{n}");
+            // A filtered scan and count: pylance's rows.
+            let filter = v["filter"].as_str().unwrap();
+            let want_ids: Vec<i64> = v["filter_ids"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_i64().unwrap())
+                .collect();
+            let out = ok(lancer()
+                .args([
+                    "--json",
+                    "cat",
+                    "--columns",
+                    "id",
+                    "--filter",
+                    filter,
+                    "--version",
+                    &n,
+                ])
+                .arg(&root));
+            assert_eq!(jsonl_ids(&out.stdout), want_ids, "{set} v{n} {filter}");
+            let c = json_of(
+                &["--json", "count", "--filter", filter, "--version", &n],
+                &root,
+            );
+            assert_eq!(
+                c["rows"].as_u64(),
+                Some(want_ids.len() as u64),
+                "{set} v{n}: {c}"
+            );
+        }
+        // take by offset, and inspect of one legacy data file.
+        let out = ok(lancer().args(["--json", "take"]).arg(&root).arg("0,3"));
+        assert_eq!(jsonl_ids(&out.stdout).len(), 2);
+        let file = std::fs::read_dir(root.join("data"))
+            .unwrap()
+            .flatten()
+            .next()
+            .unwrap()
+            .path();
+        let out = ok(lancer().arg("inspect").arg(&file));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("legacy Lance file (format 0.2"), "{text}");
+        let j = json_of(&["inspect", "--json"], &file);
+        assert_eq!(j["legacy"]["format"], "0.2");
+    }
 }

@@ -39,6 +39,9 @@ const MAX_ENTRIES: u64 = 1 << 24;
 /// The data storage version of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum FileVersion {
+    /// The legacy format (0.1 / 0.2, `data_storage_version="legacy"`): read only, see
+    /// [`crate::legacy`].
+    Legacy,
     /// 2.0 (also written as 0.3 by early writers).
     V2_0,
     /// 2.1: structural (mini-block / full-zip) encodings.
@@ -61,6 +64,7 @@ impl FileVersion {
     /// The (major, minor) pair a writer puts in the footer.
     pub fn numbers(self) -> (u16, u16) {
         match self {
+            Self::Legacy => (0, 2),
             Self::V2_0 => (2, 0),
             Self::V2_1 => (2, 1),
             Self::V2_2 => (2, 2),
@@ -88,6 +92,9 @@ impl FileVersion {
 
 impl fmt::Display for FileVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if *self == Self::Legacy {
+            return write!(f, "legacy (0.1/0.2)");
+        }
         let (a, b) = self.numbers();
         write!(f, "{a}.{b}")
     }
@@ -145,7 +152,7 @@ impl Footer {
         if (footer.major, footer.minor) == (0, 1) || (footer.major, footer.minor) == (0, 2) {
             return Err(FormatError::UnsupportedEncoding {
                 name: format!("legacy Lance file format {}.{}", footer.major, footer.minor),
-                detail: "the legacy (0.1) format is not read by Lancer; rewrite the data with a 2.x writer".into(),
+                detail: "legacy files have a 16-byte footer, not this container's: open them with reader::FileReader::open".into(),
             });
         }
         let body_end = file_size.saturating_sub(FOOTER_LEN);
@@ -316,18 +323,31 @@ fn page_encoding(any: &prost_types::Any) -> Result<PageEncoding> {
     }
 }
 
+/// Reads the last `tail_read` bytes of a file (all of it when smaller): the first
+/// request of every open. Returns the offset the bytes start at, and the bytes.
+pub fn read_tail(source: &dyn RangeRead, tail_read: u64) -> Result<(u64, Bytes)> {
+    let file_size = source.size()?;
+    let start = file_size.saturating_sub(tail_read.max(FOOTER_LEN));
+    Ok((start, source.read_range(start..file_size)?))
+}
+
 impl FileMetadata {
     /// Reads and parses the metadata of the file behind `source`, reading the tail in one
     /// request when it fits in `tail_read` bytes.
     pub fn read(source: &dyn RangeRead, tail_read: u64) -> Result<Self> {
+        let (start, bytes) = read_tail(source, tail_read)?;
+        Self::from_tail(source, start, bytes)
+    }
+
+    /// Parses the metadata given the file's last bytes (`bytes`, starting at offset
+    /// `start`, as [`read_tail`] returns them), reading more only when needed.
+    pub fn from_tail(source: &dyn RangeRead, start: u64, bytes: Bytes) -> Result<Self> {
         let file_size = source.size()?;
-        if file_size < FOOTER_LEN {
+        if file_size < FOOTER_LEN || start.checked_add(bytes.len() as u64) != Some(file_size) {
             return Err(FormatError::corrupt(format!(
                 "file is {file_size} bytes, too short for the {FOOTER_LEN}-byte Lance footer"
             )));
         }
-        let start = file_size.saturating_sub(tail_read.max(FOOTER_LEN));
-        let bytes = source.read_range(start..file_size)?;
         let footer = Footer::parse(&bytes, file_size)?;
         let version = FileVersion::from_numbers(footer.major, footer.minor)?;
         let mut tail = Tail {

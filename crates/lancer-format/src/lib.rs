@@ -2,7 +2,8 @@
 //!
 //! This crate does no I/O. It parses the container (spec: "Lance File Format",
 //! footer / column metadata / global buffers), maps the stored schema to Arrow, and
-//! decodes pages of every 2.0, 2.1 and 2.2 encoding (spec: "Lance Encoding Strategy").
+//! decodes pages of every 2.0, 2.1 and 2.2 encoding (spec: "Lance Encoding Strategy");
+//! legacy 0.1/0.2 files are read too ([`legacy`]).
 //! Bytes are obtained through the [`read::RangeRead`] trait, which asks for byte
 //! ranges; storage crates implement it.
 
@@ -11,6 +12,7 @@ pub mod compression;
 pub mod container;
 pub mod error;
 pub mod inspect;
+pub mod legacy;
 pub mod pb;
 pub mod read;
 pub mod reader;

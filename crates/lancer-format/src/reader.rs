@@ -1,5 +1,6 @@
 //! The file reader: projection, full reads, row ranges and random takes over any
-//! [`RangeRead`], for 2.0, 2.1 and 2.2 files.
+//! [`RangeRead`], for 2.0, 2.1 and 2.2 files (and legacy 0.1 / 0.2 files, decoded by
+//! [`crate::legacy`]).
 //!
 //! Each top-level field is read from its columns (2.1+: one column per leaf, with the
 //! structure carried in levels; 2.0: one column per node of the type tree) and only
@@ -55,6 +56,8 @@ pub struct FileReader {
     /// First column index of each top-level field, and its column count.
     field_columns: Vec<Range<usize>>,
     cache: Mutex<HashMap<(usize, usize), Arc<PageState>>>,
+    /// Set for legacy (0.1 / 0.2) files, which decode through [`crate::legacy`].
+    legacy: Option<Arc<crate::legacy::LegacyFile>>,
 }
 
 impl std::fmt::Debug for FileReader {
@@ -116,13 +119,59 @@ fn leaves_of(f: &LanceField, first: usize, out: &mut Vec<Leaf>) -> usize {
 impl FileReader {
     /// Opens the file behind `io`, reading its metadata (one read when the tail fits
     /// in 64 KiB).
+    /// Legacy (0.1 / 0.2) files are recognised by their footer and read as well.
     pub fn open(io: Arc<dyn RangeRead>) -> Result<Self> {
-        let meta = FileMetadata::read(io.as_ref(), DEFAULT_TAIL_READ)?;
+        let (start, tail) = crate::container::read_tail(io.as_ref(), DEFAULT_TAIL_READ)?;
+        if crate::legacy::legacy_version(&tail).is_some() {
+            return Self::open_legacy(io, start, tail);
+        }
+        let meta = FileMetadata::from_tail(io.as_ref(), start, tail)?;
         Self::with_metadata(io, Arc::new(meta))
+    }
+
+    fn open_legacy(io: Arc<dyn RangeRead>, start: u64, tail: bytes::Bytes) -> Result<Self> {
+        let legacy = crate::legacy::LegacyFile::open(io.as_ref(), start, tail)?;
+        let meta = FileMetadata {
+            file_size: legacy.file_size,
+            footer: crate::container::Footer {
+                column_meta_start: 0,
+                cmo_table_start: 0,
+                gbo_table_start: 0,
+                num_global_buffers: 0,
+                num_columns: 0,
+                major: legacy.major,
+                minor: legacy.minor,
+            },
+            version: FileVersion::Legacy,
+            num_rows: legacy.num_rows(),
+            schema: legacy.schema.clone(),
+            columns: Vec::new(),
+            global_buffers: Vec::new(),
+            tail_reads: legacy.tail_reads.clone(),
+        };
+        Ok(Self {
+            io,
+            schema: Arc::new(meta.schema.to_arrow()),
+            field_columns: vec![0..0; meta.schema.fields.len()],
+            meta: Arc::new(meta),
+            cache: Mutex::new(HashMap::new()),
+            legacy: Some(Arc::new(legacy)),
+        })
+    }
+
+    /// The legacy-file structures, for a legacy (0.1 / 0.2) file.
+    pub fn legacy(&self) -> Option<&Arc<crate::legacy::LegacyFile>> {
+        self.legacy.as_ref()
     }
 
     /// Opens with metadata already parsed (e.g. cached by a dataset).
     pub fn with_metadata(io: Arc<dyn RangeRead>, meta: Arc<FileMetadata>) -> Result<Self> {
+        if meta.version == FileVersion::Legacy {
+            return Err(FormatError::unsupported(
+                "legacy file metadata",
+                "legacy files need their page table: open them with FileReader::open",
+            ));
+        }
         let schema = Arc::new(meta.schema.to_arrow());
         let mut field_columns = Vec::with_capacity(meta.schema.fields.len());
         let mut col = 0;
@@ -143,6 +192,7 @@ impl FileReader {
             schema,
             field_columns,
             cache: Mutex::new(HashMap::new()),
+            legacy: None,
         })
     }
 
@@ -339,6 +389,9 @@ impl FileReader {
 
     fn read_field(&self, i: usize, ranges: &[Range<u64>]) -> Result<ArrayRef> {
         let f = &self.meta.schema.fields[i];
+        if let Some(l) = &self.legacy {
+            return l.read_field(self.io.as_ref(), i, ranges);
+        }
         let cols = self.field_columns[i].clone();
         if !self.meta.version.is_structural() {
             return v20::read_field(self, f, cols.start, ranges);

@@ -6,6 +6,7 @@ mod corrupt;
 mod coverage;
 mod golden;
 mod interop;
+mod legacy;
 mod random;
 mod roundtrip;
 mod shred;

@@ -206,6 +206,14 @@ impl Dataset {
         batches: impl IntoIterator<Item = Result<RecordBatch>>,
         params: &WriteParams,
     ) -> Result<Dataset> {
+        if self.is_legacy_storage() {
+            return Err(lancer_format::FormatError::unsupported(
+                "appending to a legacy (0.1) dataset",
+                "Lancer reads legacy datasets but writes only 2.1 / 2.2 files; append with \
+                 pylance, or copy the dataset into a new 2.x one (e.g. lancer export + import)",
+            )
+            .into());
+        }
         let schema = self.schema();
         let storage = self.storage_version();
         if !storage.is_structural() {
@@ -233,6 +241,24 @@ impl Dataset {
             Naming::detect(self.root()),
         )?;
         Dataset::open_version(self.root(), m.version())
+    }
+
+    /// The manifest's data storage version as written (kept as is by commits that add no
+    /// data files, so a legacy "0.1" dataset stays legacy).
+    fn storage_label(&self) -> String {
+        match self.manifest().pb.data_format.as_ref() {
+            Some(f) if !f.version.is_empty() => f.version.clone(),
+            _ => self.storage_version().to_string(),
+        }
+    }
+
+    /// True for a legacy dataset (storage "0.1" / "legacy", files of format 0.1/0.2).
+    pub fn is_legacy_storage(&self) -> bool {
+        self.manifest()
+            .pb
+            .data_format
+            .as_ref()
+            .is_some_and(|f| matches!(f.version.as_str(), "0.1" | "legacy"))
     }
 
     /// The data storage version new files of this dataset use.
@@ -339,7 +365,7 @@ impl Dataset {
             self.root(),
             Some(version),
             op,
-            &self.storage_version().to_string(),
+            &self.storage_label(),
             Naming::detect(self.root()),
         )?;
         Dataset::open_version(self.root(), m.version())

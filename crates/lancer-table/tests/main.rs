@@ -5,5 +5,6 @@ mod common;
 mod concurrency;
 mod golden;
 mod hostile;
+mod legacy;
 mod mixed;
 mod write;

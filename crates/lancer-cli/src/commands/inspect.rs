@@ -47,6 +47,34 @@ fn field_text(f: &LanceField, depth: usize, out: &mut String) {
 pub fn run(path: &Path, row: Option<u64>, as_json: bool) -> CmdResult {
     let (reader, io) = open_traced(path)?;
     let meta = reader.metadata().clone();
+    if let Some(l) = reader.legacy() {
+        // Legacy (0.1 / 0.2) files: no columns or pages of the 2.x container.
+        if as_json {
+            let v = json!({
+                "path": path.display().to_string(),
+                "file_size": meta.file_size,
+                "version": meta.version.to_string(),
+                "num_rows": meta.num_rows,
+                "legacy": {
+                    "format": format!("{}.{}", l.major, l.minor),
+                    "metadata_position": l.metadata_position,
+                    "manifest_position": l.manifest_position,
+                    "page_table_position": l.page_table_position,
+                    "batch_offsets": l.batch_offsets,
+                },
+                "metadata_reads": meta.tail_reads.iter().map(|r| json!([r.start, r.end])).collect::<Vec<_>>(),
+                "schema": meta.schema.fields.iter().map(field_json).collect::<Vec<_>>(),
+                "schema_metadata": meta.schema.metadata,
+            });
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        } else {
+            print!("{}: {}", path.display(), l.describe());
+            if row.is_some() {
+                println!("(row walks are shown for 2.x files only)");
+            }
+        }
+        return Ok(());
+    }
     let paths = column_paths(&meta);
     let tail: Vec<Value> = meta
         .tail_reads

@@ -239,7 +239,7 @@ impl<W: Write + Send + 'static> FileWriter<W> {
     fn try_new_with(out: Sink<W>, schema: SchemaRef, options: WriteOptions) -> Result<Self> {
         if !options.version.is_structural() {
             return Err(FormatError::unsupported(
-                "data storage version 2.0",
+                format!("data storage version {}", options.version),
                 "Lancer writes 2.1 and 2.2 files; choose 2.1 for the widest compatibility",
             ));
         }
