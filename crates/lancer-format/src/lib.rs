@@ -11,6 +11,7 @@ pub mod compression;
 pub mod container;
 pub mod error;
 pub mod inspect;
+pub mod ipc;
 pub mod pb;
 pub mod read;
 pub mod reader;

@@ -6,6 +6,8 @@ mod corrupt;
 mod coverage;
 mod golden;
 mod interop;
+mod ipc;
+mod mutate;
 mod random;
 mod roundtrip;
 mod shred;
