@@ -236,6 +236,18 @@ impl Walk {
         Ok(b.2)
     }
 
+    /// The validity buffer of a node of `len` rows with `nulls` nulls: arrow builds
+    /// its bitmap (and asserts its size) before validating anything.
+    fn validity(&mut self, (len, nulls): (u64, u64)) -> Result<()> {
+        let size = self.buffer()?;
+        if nulls > 0 && size < len.div_ceil(8) {
+            return Err(bad(format!(
+                "validity buffer of {size} bytes for {len} rows"
+            )));
+        }
+        Ok(())
+    }
+
     fn buffers(&mut self, n: usize) -> Result<()> {
         for _ in 0..n {
             self.buffer()?;
@@ -250,8 +262,9 @@ impl Walk {
         }
         match dt {
             D::Utf8 | D::Binary | D::LargeUtf8 | D::LargeBinary => {
-                self.node()?;
-                self.buffers(3)?;
+                let n = self.node()?;
+                self.validity(n)?;
+                self.buffers(2)?;
             }
             D::Utf8View | D::BinaryView => {
                 let count = self
@@ -262,33 +275,35 @@ impl Walk {
                     .ok()
                     .filter(|&c| c <= self.buffers.len())
                     .ok_or_else(|| bad(format!("variadic buffer count {count}")))?;
+                // arrow-ipc takes the buffers before the node.
+                let first = self.next_buffer;
                 self.buffers(count + 2)?;
-                self.node()?;
+                let (len, nulls) = self.node()?;
+                let size = self.buffers.get(first).map_or(0, |b| b.2);
+                if nulls > 0 && size < len.div_ceil(8) {
+                    return Err(bad(format!("validity buffer of {size} bytes for {len} rows")));
+                }
             }
             D::List(c) | D::LargeList(c) | D::Map(c, _) => {
-                self.node()?;
-                self.buffers(2)?;
-                self.walk(c.data_type(), depth + 1)?;
-            }
-            D::ListView(c) | D::LargeListView(c) => {
-                self.node()?;
-                self.buffers(3)?;
-                self.walk(c.data_type(), depth + 1)?;
-            }
-            D::FixedSizeList(c, _) => {
-                self.node()?;
+                let n = self.node()?;
+                self.validity(n)?;
                 self.buffers(1)?;
                 self.walk(c.data_type(), depth + 1)?;
             }
+            D::ListView(c) | D::LargeListView(c) => {
+                let n = self.node()?;
+                self.validity(n)?;
+                self.buffers(2)?;
+                self.walk(c.data_type(), depth + 1)?;
+            }
+            D::FixedSizeList(c, _) => {
+                let n = self.node()?;
+                self.validity(n)?;
+                self.walk(c.data_type(), depth + 1)?;
+            }
             D::Struct(fields) => {
-                let (len, nulls) = self.node()?;
-                let validity = self.buffer()?;
-                // arrow-ipc builds a struct's validity without checking its size.
-                if nulls > 0 && validity < len.div_ceil(8) {
-                    return Err(bad(format!(
-                        "struct validity buffer of {validity} bytes for {len} rows"
-                    )));
-                }
+                let n = self.node()?;
+                self.validity(n)?;
                 for f in fields.iter() {
                     self.walk(f.data_type(), depth + 1)?;
                 }
@@ -303,8 +318,9 @@ impl Walk {
                 self.node()?;
             }
             _ => {
-                self.node()?;
-                self.buffers(2)?;
+                let n = self.node()?;
+                self.validity(n)?;
+                self.buffers(1)?;
             }
         }
         Ok(())

@@ -247,6 +247,5 @@ pub fn run(
         failures.len(),
         t.tried
     );
-    assert!(t.errors > 0, "{name}: no mutation was detected");
     t
 }

@@ -10,12 +10,12 @@ use std::sync::Arc;
 
 use arrow_array::{Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
-use lancer_table::commit::read_transaction;
+use lancer_table::commit::{decode_transaction, read_transaction};
 use lancer_table::deletion::decode_deletions;
 use lancer_table::manifest::Manifest;
 use lancer_table::pb;
 use lancer_table::rowids::decode_sequence;
-use lancer_table::versions::{latest_version, list_versions};
+use lancer_table::versions::{latest_version, list_versions, parse_version_hint};
 use lancer_table::write::WriteParams;
 use lancer_table::Dataset;
 use prost::Message;
@@ -208,18 +208,25 @@ fn mutated_row_id_sequences() {
 
 #[test]
 fn mutated_transaction_files() {
-    let root = scratch("mut-transactions");
-    std::fs::create_dir_all(root.join("_transactions")).unwrap();
     let seeds = golden(".txn");
     assert!(!seeds.is_empty());
+    let t = run("transaction file", &seeds, MUTATIONS, BOUND, 0xD4, |b| {
+        // A damaged transaction only loses the conflict information it carried.
+        decode_transaction(b)
+            .map(|_| ())
+            .ok_or_else(|| "unreadable".to_string())
+    });
+    assert!(t.errors > MUTATIONS / 4);
+    // And through the file, as commits read it.
+    let root = scratch("mut-transactions");
+    std::fs::create_dir_all(root.join("_transactions")).unwrap();
     let m = pb::Manifest {
         transaction_file: "t.txn".into(),
         ..Default::default()
     };
     let path = root.join("_transactions/t.txn");
-    run("transaction file", &seeds, MUTATIONS, BOUND, 0xD4, |b| {
+    run("transaction file on disk", &seeds, 200, BOUND, 0xD5, |b| {
         std::fs::write(&path, b).unwrap();
-        // A damaged transaction only loses the conflict information it carried.
         read_transaction(&root, &m)
             .map(|_| ())
             .ok_or_else(|| "unreadable".to_string())
@@ -239,11 +246,17 @@ fn mutated_version_hints() {
     let hint = root.join("_versions/latest_version_hint.json");
     let mut seeds = vec![std::fs::read(&hint).unwrap_or_else(|_| br#"{"version":3}"#.to_vec())];
     seeds.extend(golden("latest_version_hint.json").into_iter().take(2));
-    run("version hint", &seeds, MUTATIONS, BOUND, 0xE5, |b| {
+    let t = run("version hint", &seeds, MUTATIONS, BOUND, 0xE5, |b| {
+        parse_version_hint(b)
+            .map(|_| ())
+            .ok_or_else(|| "damaged".to_string())
+    });
+    assert!(t.errors > MUTATIONS / 4);
+    // A damaged hint is best-effort: the latest version is still found.
+    run("version hint on disk", &seeds, 200, BOUND, 0xE6, |b| {
         std::fs::write(&hint, b).unwrap();
         let v = latest_version(&root).map_err(|e| e.to_string())?;
-        // Whatever the hint says, the answer is a real version.
-        assert!(v.path.exists());
+        assert_eq!(v.version, 3);
         Ok(())
     });
     let _ = ds;
