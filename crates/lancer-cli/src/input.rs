@@ -258,24 +258,29 @@ pub fn open_parquet<T: ChunkReader + 'static>(file: &str, data: T) -> Result<Inp
     }
     let tail = ctx.guard(|| data.get_bytes(len - 8, 8))?;
     if &tail[4..] != b"PAR1" {
-        return Err(ctx.corrupt("no PAR1 magic at the end (truncated, or encrypted, or not Parquet)"));
+        return Err(
+            ctx.corrupt("no PAR1 magic at the end (truncated, or encrypted, or not Parquet)")
+        );
     }
     let meta_len = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
     let meta_start = (len - 8)
         .checked_sub(meta_len)
         .filter(|&s| s >= 4)
         .ok_or_else(|| {
-            ctx.corrupt(format_args!("footer length {meta_len} in a {len}-byte file"))
+            ctx.corrupt(format_args!(
+                "footer length {meta_len} in a {len}-byte file"
+            ))
         })?;
     let meta = ctx.guard(|| data.get_bytes(meta_start, meta_len as usize))?;
     thrift::check(&meta).map_err(|e| ctx.corrupt(format_args!("file metadata: {e}")))?;
     let data = Arc::new(data);
     let builder = ctx.guard(|| {
-        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
-            ArcChunks(data.clone()),
-        )
+        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(ArcChunks(
+            data.clone(),
+        ))
     })?;
     let md = builder.metadata().clone();
+    let schema = builder.schema().clone();
     let declared = md.file_metadata().num_rows();
     let rows = u64::try_from(declared)
         .map_err(|_| ctx.corrupt(format_args!("negative row count {declared}")))?;
@@ -303,7 +308,6 @@ pub fn open_parquet<T: ChunkReader + 'static>(file: &str, data: T) -> Result<Inp
         )));
     }
     let r = ctx.guard(|| builder.build())?;
-    let schema = r.schema();
     Ok(Input {
         schema,
         batches: guarded(ctx, r),
@@ -342,13 +346,14 @@ fn check_pages<T: ChunkReader>(ctx: &Ctx, data: &T, start: u64, end: u64) -> Res
             match thrift::page_header(&head) {
                 Ok(p) => break p,
                 Err(thrift::Error::Short) if n < end - pos => window *= 4,
-                Err(e) => {
-                    return Err(ctx.corrupt(format_args!("page header at byte {pos}: {e}")))
-                }
+                Err(e) => return Err(ctx.corrupt(format_args!("page header at byte {pos}: {e}"))),
             }
         };
         let compressed = u64::try_from(page.compressed).map_err(|_| {
-            ctx.corrupt(format_args!("page at {pos}: compressed size {}", page.compressed))
+            ctx.corrupt(format_args!(
+                "page at {pos}: compressed size {}",
+                page.compressed
+            ))
         })?;
         let uncompressed = u64::try_from(page.uncompressed).map_err(|_| {
             ctx.corrupt(format_args!(
@@ -482,8 +487,16 @@ mod thrift {
                     if n > 0 {
                         let kv = self.byte()?;
                         for _ in 0..n {
-                            let k = if kv >> 4 <= 2 && kv >> 4 >= 1 { 3 } else { kv >> 4 };
-                            let v = if kv & 0xF <= 2 && kv & 0xF >= 1 { 3 } else { kv & 0xF };
+                            let k = if kv >> 4 <= 2 && kv >> 4 >= 1 {
+                                3
+                            } else {
+                                kv >> 4
+                            };
+                            let v = if kv & 0xF <= 2 && kv & 0xF >= 1 {
+                                3
+                            } else {
+                                kv & 0xF
+                            };
                             self.value(k, depth + 1)?;
                             self.value(v, depth + 1)?;
                         }

@@ -37,9 +37,9 @@ fn batch(start: i64, n: usize) -> RecordBatch {
         ),
         (
             "name",
-            Arc::new(StringArray::from_iter(
-                (0..n).map(|i| (i % 6 != 0).then(|| ["ann", "bob", "cy"][i % 3].to_string())),
-            )),
+            Arc::new(StringArray::from_iter((0..n).map(|i| {
+                (i % 6 != 0).then(|| ["ann", "bob", "cy"][i % 3].to_string())
+            }))),
         ),
     ])
     .unwrap()
@@ -74,9 +74,8 @@ fn ipc(stream: bool, zstd: bool) -> Vec<u8> {
     let (a, b) = (batch(0, 60), batch(60, 25));
     let mut out = Vec::new();
     if stream {
-        let mut w =
-            arrow_ipc::writer::StreamWriter::try_new_with_options(&mut out, &a.schema(), o)
-                .unwrap();
+        let mut w = arrow_ipc::writer::StreamWriter::try_new_with_options(&mut out, &a.schema(), o)
+            .unwrap();
         w.write(&a).unwrap();
         w.write(&b).unwrap();
         w.finish().unwrap();

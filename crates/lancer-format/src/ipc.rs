@@ -48,7 +48,10 @@ fn bad(what: impl Into<String>) -> FormatError {
 }
 
 /// Runs a call into arrow-ipc, turning a panic into an error about `what`.
-fn guard<T>(what: &str, f: impl FnOnce() -> std::result::Result<T, arrow_schema::ArrowError>) -> Result<T> {
+fn guard<T>(
+    what: &str,
+    f: impl FnOnce() -> std::result::Result<T, arrow_schema::ArrowError>,
+) -> Result<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(bad(format!("{what}: {e}"))),
@@ -58,7 +61,9 @@ fn guard<T>(what: &str, f: impl FnOnce() -> std::result::Result<T, arrow_schema:
                 .map(String::as_str)
                 .or_else(|| p.downcast_ref::<&str>().copied())
                 .unwrap_or("(no message)");
-            Err(bad(format!("{what}: arrow-ipc failed on malformed input: {msg}")))
+            Err(bad(format!(
+                "{what}: arrow-ipc failed on malformed input: {msg}"
+            )))
         }
     }
 }
@@ -107,9 +112,9 @@ fn check_field(f: arrow_ipc::Field<'_>, depth: usize) -> Result<()> {
         check_int(it.bitWidth(), "dictionary index")?;
     }
     let children = |n: usize| -> Result<()> {
-        let c = f.children().ok_or_else(|| {
-            bad(format!("field {name:?} of a nested type has no children"))
-        })?;
+        let c = f
+            .children()
+            .ok_or_else(|| bad(format!("field {name:?} of a nested type has no children")))?;
         if c.len() != n {
             return Err(bad(format!(
                 "field {name:?} has {} children, its type needs {n}",
@@ -281,7 +286,9 @@ impl Walk {
                 let (len, nulls) = self.node()?;
                 let size = self.buffers.get(first).map_or(0, |b| b.2);
                 if nulls > 0 && size < len.div_ceil(8) {
-                    return Err(bad(format!("validity buffer of {size} bytes for {len} rows")));
+                    return Err(bad(format!(
+                        "validity buffer of {size} bytes for {len} rows"
+                    )));
                 }
             }
             D::List(c) | D::LargeList(c) | D::Map(c, _) => {
@@ -336,7 +343,10 @@ fn check_batch(rb: arrow_ipc::RecordBatch<'_>, body: &[u8], schema: &Schema) -> 
         None => false,
         Some(c) => {
             if c.method() != arrow_ipc::BodyCompressionMethod::BUFFER {
-                return Err(bad(format!("unknown body compression method {}", c.method().0)));
+                return Err(bad(format!(
+                    "unknown body compression method {}",
+                    c.method().0
+                )));
             }
             match c.codec() {
                 arrow_ipc::CompressionType::ZSTD => {}
@@ -615,7 +625,9 @@ impl<R: Read + Seek> FileReader<R> {
     pub fn try_new(mut reader: R) -> Result<Self> {
         let len = reader.seek(SeekFrom::End(0))?;
         if len < 8 + 10 {
-            return Err(bad(format!("{len} bytes are too few for an Arrow IPC file")));
+            return Err(bad(format!(
+                "{len} bytes are too few for an Arrow IPC file"
+            )));
         }
         reader.seek(SeekFrom::Start(0))?;
         let head = read_exact_vec(&mut reader, 6, "file magic")?;

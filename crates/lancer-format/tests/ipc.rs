@@ -48,22 +48,35 @@ fn mixed(n: usize) -> RecordBatch {
             Field::new("b", DataType::Utf8, true),
         ]),
         vec![
-            Arc::new(Int64Array::from_iter((0..n as i64).map(|i| (i % 4 != 0).then_some(i)))),
-            Arc::new(StringArray::from_iter_values((0..n).map(|i| format!("s{i}")))),
+            Arc::new(Int64Array::from_iter(
+                (0..n as i64).map(|i| (i % 4 != 0).then_some(i)),
+            )),
+            Arc::new(StringArray::from_iter_values(
+                (0..n).map(|i| format!("s{i}")),
+            )),
         ],
         Some((0..n).map(|i| i % 7 != 0).collect()),
     )
     .unwrap();
-    let dict: DictionaryArray<Int32Type> = (0..n)
-        .map(|i| ["red", "green", "blue"][i % 3])
-        .collect();
+    let dict: DictionaryArray<Int32Type> =
+        (0..n).map(|i| ["red", "green", "blue"][i % 3]).collect();
     RecordBatch::try_from_iter([
-        ("id", Arc::new(Int64Array::from_iter_values(0..n as i64)) as ArrayRef),
+        (
+            "id",
+            Arc::new(Int64Array::from_iter_values(0..n as i64)) as ArrayRef,
+        ),
         (
             "x",
-            Arc::new(Float64Array::from_iter((0..n).map(|i| (i % 3 != 0).then_some(i as f64)))),
+            Arc::new(Float64Array::from_iter(
+                (0..n).map(|i| (i % 3 != 0).then_some(i as f64)),
+            )),
         ),
-        ("name", Arc::new(StringArray::from_iter_values((0..n).map(|i| format!("name {i}"))))),
+        (
+            "name",
+            Arc::new(StringArray::from_iter_values(
+                (0..n).map(|i| format!("name {i}")),
+            )),
+        ),
         ("tags", Arc::new(lists.finish())),
         ("s", Arc::new(inner)),
         ("color", Arc::new(dict)),
@@ -146,13 +159,27 @@ fn ipc_round_trips() {
 
 #[test]
 fn mutated_ipc_files_end_in_errors_not_crashes() {
-    let t = run("ipc file", &seeds(file), MUTATIONS, BOUND, 0x9E37_79B9_7F4A_7C15, decode);
+    let t = run(
+        "ipc file",
+        &seeds(file),
+        MUTATIONS,
+        BOUND,
+        0x9E37_79B9_7F4A_7C15,
+        decode,
+    );
     assert!(t.errors > MUTATIONS / 4);
 }
 
 #[test]
 fn mutated_ipc_streams_end_in_errors_not_crashes() {
-    let t = run("ipc stream", &seeds(stream), MUTATIONS, BOUND, 0xD1B5_4A32_D192_ED03, decode);
+    let t = run(
+        "ipc stream",
+        &seeds(stream),
+        MUTATIONS,
+        BOUND,
+        0xD1B5_4A32_D192_ED03,
+        decode,
+    );
     assert!(t.errors > MUTATIONS / 4);
 }
 

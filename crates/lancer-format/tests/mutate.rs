@@ -6,10 +6,29 @@
 
 #![allow(dead_code)]
 
+use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use super::alloc::{reset_thread_peak, thread_peak_allocation};
+
+thread_local! {
+    static PANICS: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Counts panics per thread (also those the code under test contains itself), then
+/// reports them as usual.
+fn count_panics() {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let _ = PANICS.try_with(|p| p.set(p.get() + 1));
+            previous(info);
+        }));
+    });
+}
 
 /// xorshift64: deterministic and dependency-free.
 pub struct Rng(pub u64);
@@ -162,8 +181,8 @@ fn apply(d: &mut Vec<u8>, kind: u64, rng: &mut Rng) -> String {
         7 => {
             let n = 1 + rng.at(8);
             let p = rng.at(len);
-            for i in p..(p + n).min(len) {
-                d[i] = rng.next() as u8;
+            for b in &mut d[p..(p + n).min(len)] {
+                *b = rng.next() as u8;
             }
             format!("random bytes at {p}..{}", p + n)
         }
@@ -187,6 +206,9 @@ pub struct Tally {
     pub errors: usize,
     pub peak: usize,
     pub took: Duration,
+    /// Panics inside third-party code that the code under test caught and turned
+    /// into errors (escaped panics fail the run).
+    pub contained: usize,
 }
 
 /// Runs `n` mutations of the `seeds` (round robin) through `decode`, which returns
@@ -205,6 +227,8 @@ pub fn run(
     let mut rng = Rng(seed);
     let mut t = Tally::default();
     let mut failures = Vec::new();
+    count_panics();
+    let panics_before = PANICS.with(Cell::get);
     let start = Instant::now();
     // The unmutated seeds must decode.
     for (i, s) in seeds.iter().enumerate() {
@@ -234,12 +258,13 @@ pub fn run(
         }
     }
     t.took = start.elapsed();
+    t.contained = PANICS.with(Cell::get) - panics_before;
     for f in failures.iter().take(20) {
         eprintln!("{name}: {f}");
     }
     eprintln!(
-        "{name}: {} mutations in {:?}: {} accepted, {} typed errors, largest allocation {} bytes",
-        t.tried, t.took, t.ok, t.errors, t.peak
+        "{name}: {} mutations in {:?}: {} accepted, {} typed errors ({} from contained third-party panics), largest allocation {} bytes",
+        t.tried, t.took, t.ok, t.errors, t.contained, t.peak
     );
     assert!(
         failures.is_empty(),

@@ -133,11 +133,18 @@ fn mutated_bitmap_deletion_files() {
         runs.serialize_into(&mut b).unwrap();
         seeds.push(b);
     }
-    let t = run("bitmap deletion file", &seeds, MUTATIONS, BOUND, 0xB2, |b| {
-        decode_deletions(b, true, 1 << 20, "d.bin")
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    });
+    let t = run(
+        "bitmap deletion file",
+        &seeds,
+        MUTATIONS,
+        BOUND,
+        0xB2,
+        |b| {
+            decode_deletions(b, true, 1 << 20, "d.bin")
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        },
+    );
     assert!(t.errors > MUTATIONS / 10);
 }
 
@@ -180,12 +187,17 @@ fn mutated_row_id_sequences() {
                 offsets: (0u32..50).flat_map(|v| (v * 3).to_le_bytes()).collect(),
             }))),
             Segment::Array(arr(Array::U64Array(U64Array {
-                values: [9u64, 4, 1 << 40].iter().flat_map(|v| v.to_le_bytes()).collect(),
+                values: [9u64, 4, 1 << 40]
+                    .iter()
+                    .flat_map(|v| v.to_le_bytes())
+                    .collect(),
             }))),
         ]),
     ];
     run("row id sequence", &seeds, MUTATIONS, BOUND, 0xC3, |b| {
-        decode_sequence(b, 1000).map(|_| ()).map_err(|e| e.to_string())
+        decode_sequence(b, 1000)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     });
     // Declared counts cannot make it allocate: a range of 2^60 rows, whatever the
     // fragment claims.
