@@ -52,6 +52,13 @@ pub enum FormatError {
         /// The decoder's complaint.
         source: prost::DecodeError,
     },
+    /// Arrow IPC input (a deletion file, an imported file) is malformed; caught before
+    /// arrow-ipc could panic or allocate what the damaged lengths declare.
+    #[error("corrupt Arrow IPC data: {what}")]
+    CorruptIpc {
+        /// What was found to be wrong.
+        what: String,
+    },
     /// An Arrow error while assembling arrays.
     #[error("arrow: {0}")]
     Arrow(#[from] arrow_schema::ArrowError),

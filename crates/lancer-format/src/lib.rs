@@ -12,6 +12,7 @@ pub mod compression;
 pub mod container;
 pub mod error;
 pub mod inspect;
+pub mod ipc;
 pub mod legacy;
 pub mod pb;
 pub mod read;

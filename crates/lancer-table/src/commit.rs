@@ -167,7 +167,12 @@ pub fn read_transaction(root: &Path, m: &pb::Manifest) -> Option<pb::Transaction
     }
     let p = root.join("_transactions").join(&m.transaction_file);
     let bytes = std::fs::read(p).ok()?;
-    pb::Transaction::decode(bytes.as_slice()).ok()
+    decode_transaction(&bytes)
+}
+
+/// A transaction file's protobuf; None when damaged (it only informs conflict checks).
+pub fn decode_transaction(bytes: &[u8]) -> Option<pb::Transaction> {
+    pb::Transaction::decode(bytes).ok()
 }
 
 fn next_fragment_id(m: Option<&pb::Manifest>) -> u64 {

@@ -31,35 +31,67 @@ pub fn read_deletions(
 ) -> Result<RoaringBitmap> {
     let p = deletion_path(root, fragment_id, d);
     let bytes = std::fs::read(&p).map_err(|e| TableError::io(&p, e))?;
-    let bm = match DeletionFileType::try_from(d.file_type) {
-        Ok(DeletionFileType::Bitmap) => RoaringBitmap::deserialize_from(bytes.as_slice())
-            .map_err(|e| TableError::corrupt(format!("deletion bitmap {}: {e}", p.display())))?,
-        _ => {
-            let r = arrow_ipc::reader::FileReader::try_new(std::io::Cursor::new(bytes), None)?;
-            let mut bm = RoaringBitmap::new();
-            for b in r {
-                let b = b?;
-                let col = b
-                    .columns()
-                    .first()
-                    .and_then(|c| c.as_any().downcast_ref::<UInt32Array>())
-                    .ok_or_else(|| {
-                        TableError::corrupt(format!(
-                            "deletion file {} is not a u32 column",
-                            p.display()
-                        ))
-                    })?;
-                bm.extend(col.values().iter().copied());
-            }
-            bm
+    let bitmap = matches!(
+        DeletionFileType::try_from(d.file_type),
+        Ok(DeletionFileType::Bitmap)
+    );
+    decode_deletions(&bytes, bitmap, physical_rows, &p.display().to_string())
+}
+
+/// The error for a damaged deletion file `name`: what is wrong and what to do.
+fn damaged(name: &str, what: impl std::fmt::Display) -> TableError {
+    TableError::corrupt(format!(
+        "deletion file {name} is damaged ({what}): restore it from a backup, or read an \
+         earlier version of the dataset (--version N) and `lancer restore` that version"
+    ))
+}
+
+/// Decodes the bytes of a deletion file (`bitmap`: a roaring bitmap `.bin`, else an
+/// Arrow IPC file of one u32 column) into the deleted row offsets of a
+/// `physical_rows`-row fragment. Hostile bytes end in an error naming `name`, never a
+/// panic or an allocation beyond a small multiple of the input: the Arrow file goes
+/// through [`lancer_format::ipc`], the bitmap through roaring's checked deserializer
+/// (its containers are at most 8 KiB each), both with panics contained.
+pub fn decode_deletions(
+    bytes: &[u8],
+    bitmap: bool,
+    physical_rows: u64,
+    name: &str,
+) -> Result<RoaringBitmap> {
+    let bm = if bitmap {
+        match std::panic::catch_unwind(|| RoaringBitmap::deserialize_from(bytes)) {
+            Ok(Ok(bm)) => bm,
+            Ok(Err(e)) => return Err(damaged(name, format_args!("roaring bitmap: {e}"))),
+            Err(_) => return Err(damaged(name, "roaring bitmap decoder failed")),
         }
+    } else {
+        let (schema, batches) =
+            lancer_format::ipc::read_all(bytes).map_err(|e| damaged(name, e))?;
+        if schema.fields().len() != 1
+            || schema.field(0).data_type() != &arrow_schema::DataType::UInt32
+        {
+            return Err(damaged(
+                name,
+                format_args!("expected one u32 column, found {schema:?}"),
+            ));
+        }
+        let mut bm = RoaringBitmap::new();
+        for b in batches {
+            let col = b
+                .columns()
+                .first()
+                .and_then(|c| c.as_any().downcast_ref::<UInt32Array>())
+                .ok_or_else(|| damaged(name, "not a u32 column"))?;
+            bm.extend(col.values().iter().copied());
+        }
+        bm
     };
     if let Some(max) = bm.max() {
         if u64::from(max) >= physical_rows {
-            return Err(TableError::corrupt(format!(
-                "deletion file {} deletes row {max} of a {physical_rows}-row fragment",
-                p.display()
-            )));
+            return Err(damaged(
+                name,
+                format_args!("deletes row {max} of a {physical_rows}-row fragment"),
+            ));
         }
     }
     Ok(bm)

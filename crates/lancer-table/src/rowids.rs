@@ -53,7 +53,8 @@ fn decode_array(a: &pb::EncodedU64Array, limit: u64) -> Result<Vec<u64>> {
 
 /// Expands a serialized sequence; refuses sequences longer than `limit` ids.
 pub fn decode_sequence(bytes: &[u8], limit: u64) -> Result<Vec<u64>> {
-    let seq = pb::RowIdSequence::decode(bytes)?;
+    let seq = pb::RowIdSequence::decode(bytes)
+        .map_err(|e| TableError::corrupt(format!("row id sequence protobuf: {e}")))?;
     let mut out: Vec<u64> = Vec::new();
     let room = |out: &Vec<u64>, n: u64| -> Result<()> {
         if out.len() as u64 + n > limit {
@@ -96,7 +97,8 @@ pub fn decode_sequence(bytes: &[u8], limit: u64) -> Result<Vec<u64>> {
                 if span > limit.saturating_mul(64) {
                     return Err(TableError::corrupt("row id bitmap range absurdly large"));
                 }
-                for i in 0..span {
+                // Bits past the bitmap's bytes are unset: the loop is bounded by the input.
+                for i in 0..span.min(r.bitmap.len() as u64 * 8) {
                     let set = r
                         .bitmap
                         .get((i / 8) as usize)
@@ -152,6 +154,14 @@ pub fn fragment_row_ids(root: &Path, frag: &pb::DataFragment) -> Result<Option<V
             all[f.offset as usize..end as usize].to_vec()
         }
     };
+    // Row offsets in a fragment are u32 (row address = fragment id << 32 | offset): a
+    // larger count is damage, and would be trusted as the bound of the expansion below.
+    if frag.physical_rows > 1 << 32 {
+        return Err(TableError::corrupt(format!(
+            "fragment {} claims {} rows, more than a fragment can hold (2^32)",
+            frag.id, frag.physical_rows
+        )));
+    }
     let ids = decode_sequence(&bytes, frag.physical_rows)?;
     if ids.len() as u64 != frag.physical_rows {
         return Err(TableError::corrupt(format!(

@@ -207,14 +207,21 @@ pub fn rfc3339(secs: u64, nanos: u32) -> String {
     )
 }
 
+/// The version a `latest_version_hint.json` names; None when the hint is damaged (it
+/// is best-effort: callers fall back to a listing).
+pub fn parse_version_hint(bytes: &[u8]) -> Option<u64> {
+    serde_json::from_slice::<serde_json::Value>(bytes)
+        .ok()
+        .and_then(|v| v.get("version").and_then(|x| x.as_u64()))
+}
+
 /// The latest version: from `_versions/latest_version_hint.json` when the hinted
 /// version exists and no newer one does (a few file checks instead of a listing);
 /// otherwise from a listing.
 pub fn latest_version(root: &Path) -> Result<VersionFile> {
-    let hint = std::fs::read_to_string(root.join("_versions/latest_version_hint.json"))
+    let hint = std::fs::read(root.join("_versions/latest_version_hint.json"))
         .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|v| v.get("version").and_then(|x| x.as_u64()));
+        .and_then(|t| parse_version_hint(&t));
     if let Some(mut v) = hint {
         if let Ok(mut path) = manifest_path(root, v) {
             // The hint is best-effort: walk forward past versions committed after it.

@@ -172,70 +172,37 @@ impl<R: std::io::Seek> std::io::Seek for Counting<R> {
 
 /// Opens `input` for streaming: its schema, its batches (read as they are consumed) and
 /// whether `bar` counts rows (Parquet, whose row count is known) rather than bytes —
-/// the bar's length is set accordingly.
+/// the bar's length is set accordingly. The readers are the hardened ones of
+/// [`lancer_cli::input`]: a damaged input ends in an error naming it.
 fn read_input(
     input: &Path,
     bar: &indicatif::ProgressBar,
 ) -> Result<(SchemaRef, Batches, bool), Box<dyn std::error::Error>> {
-    let ext = input
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    let open =
-        || std::fs::File::open(input).map_err(|e| format!("cannot open {}: {e}", input.display()));
-    let counted = || -> Result<_, Box<dyn std::error::Error>> {
-        let f = open()?;
-        bar.set_length(f.metadata()?.len());
+    use lancer_cli::input::{open, open_parquet, Format};
+    let format = Format::of(input)?;
+    let f =
+        std::fs::File::open(input).map_err(|e| format!("cannot open {}: {e}", input.display()))?;
+    let name = input.display().to_string();
+    let opened = if format == Format::Parquet {
+        let opened = open_parquet(&name, f)?;
+        bar.set_length(opened.rows.unwrap_or(0));
+        opened
+    } else {
+        let len = f.metadata()?.len();
+        bar.set_length(len);
         bar.set_position(0);
-        Ok(Counting {
+        let counted = Counting {
             inner: f,
             bar: bar.clone(),
-        })
+        };
+        open(&name, format, counted, len)?
     };
-    match ext.as_str() {
-        "csv" => {
-            let (schema, _) = arrow_csv::reader::Format::default()
-                .with_header(true)
-                .infer_schema(std::io::BufReader::new(open()?), Some(10_000))?;
-            let schema = Arc::new(schema);
-            let r = arrow_csv::ReaderBuilder::new(schema.clone())
-                .with_header(true)
-                .build(counted()?)?;
-            Ok((schema, Box::new(r), false))
-        }
-        "jsonl" | "ndjson" | "json" => {
-            let (schema, _) = arrow_json::reader::infer_json_schema(
-                std::io::BufReader::new(open()?),
-                Some(10_000),
-            )?;
-            let schema = Arc::new(schema);
-            let r = arrow_json::ReaderBuilder::new(schema.clone())
-                .build(std::io::BufReader::new(counted()?))?;
-            Ok((schema, Box::new(r), false))
-        }
-        "arrow" | "arrows" | "ipc" | "feather" => {
-            if let Ok(r) = arrow_ipc::reader::FileReader::try_new(counted()?, None) {
-                let s = r.schema();
-                return Ok((s, Box::new(r), false));
-            }
-            let r = arrow_ipc::reader::StreamReader::try_new(counted()?, None)?;
-            let s = r.schema();
-            Ok((s, Box::new(r), false))
-        }
-        "parquet" | "pq" => {
-            let b = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(open()?)
-                .map_err(|e| format!("{}: not a readable Parquet file: {e}", input.display()))?;
-            bar.set_length(u64::try_from(b.metadata().file_metadata().num_rows()).unwrap_or(0));
-            let s = b.schema().clone();
-            let r = b.build()?;
-            Ok((s, Box::new(r), true))
-        }
-        other => Err(format!(
-            "unknown input format {other:?}: use .csv, .jsonl, .arrow or .parquet"
-        )
-        .into()),
-    }
+    let batches: Batches = Box::new(
+        opened
+            .batches
+            .map(|b| b.map_err(|e| arrow_schema::ArrowError::ExternalError(Box::new(e)))),
+    );
+    Ok((opened.schema, batches, format == Format::Parquet))
 }
 
 /// `lancer import`.
