@@ -842,6 +842,7 @@ fn imported_shapes_are_read_by_pylance() {
         }
     }
     eprintln!("{checked} imported datasets checked by pylance");
+}
 
 #[test]
 fn legacy_dataset_cat_count_and_inspect() {
