@@ -13,7 +13,6 @@
 //! `catch_unwind`, so a panic left in a library becomes an error naming the file.
 
 use std::io::{BufReader, Read, Seek, SeekFrom};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -137,15 +136,10 @@ impl Ctx {
         &self,
         f: impl FnOnce() -> std::result::Result<T, E>,
     ) -> Result<T> {
-        match catch_unwind(AssertUnwindSafe(f)) {
+        match lancer_format::contain::contain(f) {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(self.corrupt(e)),
-            Err(p) => {
-                let msg = p
-                    .downcast_ref::<String>()
-                    .map(String::as_str)
-                    .or_else(|| p.downcast_ref::<&str>().copied())
-                    .unwrap_or("(no message)");
+            Err(msg) => {
                 Err(self.corrupt(format_args!("the reader failed on malformed data: {msg}")))
             }
         }

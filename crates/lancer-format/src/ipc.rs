@@ -17,7 +17,6 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{Read, Seek, SeekFrom};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch};
@@ -52,19 +51,12 @@ fn guard<T>(
     what: &str,
     f: impl FnOnce() -> std::result::Result<T, arrow_schema::ArrowError>,
 ) -> Result<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    match crate::contain::contain(f) {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(bad(format!("{what}: {e}"))),
-        Err(p) => {
-            let msg = p
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| p.downcast_ref::<&str>().copied())
-                .unwrap_or("(no message)");
-            Err(bad(format!(
-                "{what}: arrow-ipc failed on malformed input: {msg}"
-            )))
-        }
+        Err(msg) => Err(bad(format!(
+            "{what}: arrow-ipc failed on malformed input: {msg}"
+        ))),
     }
 }
 

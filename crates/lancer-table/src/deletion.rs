@@ -59,7 +59,7 @@ pub fn decode_deletions(
     name: &str,
 ) -> Result<RoaringBitmap> {
     let bm = if bitmap {
-        match std::panic::catch_unwind(|| RoaringBitmap::deserialize_from(bytes)) {
+        match lancer_format::contain::contain(|| RoaringBitmap::deserialize_from(bytes)) {
             Ok(Ok(bm)) => bm,
             Ok(Err(e)) => return Err(damaged(name, format_args!("roaring bitmap: {e}"))),
             Err(_) => return Err(damaged(name, "roaring bitmap decoder failed")),
