@@ -290,7 +290,7 @@ pub(crate) fn dictionary_values(
         )));
     };
     let page = Page { position, length };
-    let all = [0..length];
+    let all = std::slice::from_ref(&(0..length)).to_vec();
     Ok(match value_type {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary => {
             // Empty dictionary values load as null, as in pylance.

@@ -170,7 +170,7 @@ impl LegacyFile {
             start: tail_start,
             bytes: tail,
             file_size,
-            reads: vec![tail_start..file_size],
+            reads: std::iter::once(tail_start..file_size).collect(),
         };
         let meta_bytes = fetch.message(metadata_position, body_end, "metadata")?;
         let meta =
@@ -296,7 +296,7 @@ impl LegacyFile {
             let DataType::Dictionary(_, value_type) = &field.data_type else {
                 continue;
             };
-            let info = pf.dictionary.clone().unwrap_or_default();
+            let info = pf.dictionary.unwrap_or_default();
             let dict = decode::dictionary_values(io, file_size, value_type, &info)?;
             file.dictionaries.insert(pf.id, dict);
         }
