@@ -220,31 +220,33 @@ pub fn row_walk(
         let located: Vec<Value> = cols
             .clone()
             .filter_map(|c| {
-                locate_row(meta, c, r).map(|l| {
-                    // 2.0 list items count items, not rows: name the page the read
-                    // actually used (the row's position in it is then not the row).
-                    let pages = meta
-                        .columns
-                        .get(c)
-                        .map(|col| col.pages.as_slice())
-                        .unwrap_or(&[]);
-                    let (page, row_in_page) = if read_in(&l.page_buffers) {
-                        (l.page, Some(l.row_in_page))
-                    } else {
-                        match pages.iter().position(|p| read_in(&p.buffers)) {
-                            Some(i) => (i, None),
-                            None => (l.page, Some(l.row_in_page)),
-                        }
-                    };
-                    let encoding = pages.get(page).map_or(l.encoding, describe_page);
-                    json!({
-                        "column": c,
-                        "field": paths.get(c).cloned().unwrap_or_default(),
-                        "page": page,
-                        "row_in_page": row_in_page,
-                        "encoding": encoding,
-                    })
-                })
+                // 2.0 list items count items, not rows: name the page the read actually
+                // used (the row's position in it is then not the row) — also when the
+                // row number is past the items column's end.
+                let pages = meta
+                    .columns
+                    .get(c)
+                    .map(|col| col.pages.as_slice())
+                    .unwrap_or(&[]);
+                let used = pages.iter().position(|p| read_in(&p.buffers));
+                let (page, row_in_page, encoding) = match locate_row(meta, c, r) {
+                    Some(l) if read_in(&l.page_buffers) || used.is_none() => {
+                        (l.page, Some(l.row_in_page), l.encoding)
+                    }
+                    Some(l) => {
+                        let page = used.unwrap_or(l.page);
+                        (page, None, l.encoding)
+                    }
+                    None => (used?, None, String::new()),
+                };
+                let encoding = pages.get(page).map_or(encoding, describe_page);
+                Some(json!({
+                    "column": c,
+                    "field": paths.get(c).cloned().unwrap_or_default(),
+                    "page": page,
+                    "row_in_page": row_in_page,
+                    "encoding": encoding,
+                }))
             })
             .collect();
         walk.push(json!({"field": f.name, "columns": located, "bytes_read": touched}));
