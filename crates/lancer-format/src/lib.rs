@@ -17,6 +17,7 @@ pub mod reader;
 pub mod schema;
 pub mod structural;
 pub mod v20;
+pub mod v23;
 pub mod writer;
 
 pub use error::{FormatError, Result};

@@ -28,6 +28,7 @@ use crate::structural::miniblock::MiniBlockPage;
 use crate::structural::unravel::{unravel, LayerOut, Unraveled};
 use crate::structural::{Layer, LeafRun};
 use crate::v20;
+use crate::v23::sparse::SparsePlan;
 use crate::{FormatError, Result};
 
 /// A page prepared for reading (metadata loaded).
@@ -37,6 +38,9 @@ enum PageState {
     Full(FullZipPage),
     Constant(ConstantPage),
     Blob(Box<PageState>, Vec<Layer>),
+    /// A 2.3 sparse page: its structure plan, its leaf values (None = all null), and the
+    /// number of values stored when null leaf slots are left out.
+    Sparse(Box<SparsePlan>, Option<Box<PageState>>, Option<u64>),
 }
 
 /// One leaf column of a 2.1+ field.
@@ -360,10 +364,15 @@ impl FileReader {
             }
         }
         let info = &self.meta.columns[column].pages[page];
-        let PageEncoding::V21(layout) = &info.encoding else {
-            return Err(FormatError::corrupt("2.0 page encoding in a 2.1+ file"));
-        };
-        let state = Arc::new(self.make_state(info, layout.layout.as_ref(), value_type)?);
+        let state = Arc::new(match &info.encoding {
+            PageEncoding::V21(layout) => {
+                self.make_state(info, layout.layout.as_ref(), value_type)?
+            }
+            PageEncoding::V23(planar) => self.make_planar_state(info, planar, value_type)?,
+            PageEncoding::V20(_) => {
+                return Err(FormatError::corrupt("2.0 page encoding in a 2.1+ file"))
+            }
+        });
         if let Ok(mut c) = self.cache.lock() {
             c.insert((column, page), state.clone());
         }
@@ -401,6 +410,68 @@ impl FileReader {
         })
     }
 
+    /// Prepares a 2.3 page: dense pages as their 2.1 equivalent, sparse pages as a plan
+    /// over their structural buffers plus a 2.1 page over the leaf value slots.
+    fn make_planar_state(
+        &self,
+        info: &crate::container::PageInfo,
+        planar: &crate::pb::enc23::PlanarLayout,
+        value_type: &DataType,
+    ) -> Result<PageState> {
+        use crate::v23::{classify, sparse, Planar, SparseValues};
+        match classify(planar)? {
+            Planar::Dense(layout) => self.make_state(info, layout.layout.as_ref(), value_type),
+            Planar::Sparse { structure, values } => {
+                let first = match &values {
+                    SparseValues::Layout { buffers, .. } => *buffers,
+                    SparseValues::AllNull => 0,
+                };
+                let n = sparse::structural_buffers(&structure);
+                let wanted = info.buffers.get(first..first + n).ok_or_else(|| {
+                    FormatError::corrupt(format!(
+                        "sparse page has {} buffers, its values and structure need {}",
+                        info.buffers.len(),
+                        first + n
+                    ))
+                })?;
+                let got: Vec<arrow_buffer::Buffer> = if wanted.is_empty() {
+                    Vec::new()
+                } else {
+                    self.io
+                        .read_ranges(wanted)?
+                        .into_iter()
+                        .map(arrow_buffer::Buffer::from)
+                        .collect()
+                };
+                let plan = SparsePlan::load(&structure, &got, info.num_rows)?;
+                let (inner, stored) = match values {
+                    SparseValues::Layout {
+                        mut layout,
+                        buffers,
+                        stored,
+                    } => {
+                        // Chunk value counts run to the page's leaf slots.
+                        if let Some(Layout::MiniBlockLayout(m)) = layout.layout.as_mut() {
+                            m.num_items = plan.leaf_slots();
+                        }
+                        let stored = stored.filter(|&s| s != plan.leaf_slots());
+                        let leaf_info = crate::container::PageInfo {
+                            buffers: info.buffers.get(..buffers).unwrap_or_default().to_vec(),
+                            num_rows: stored.unwrap_or(plan.leaf_slots()),
+                            priority: info.priority,
+                            encoding: PageEncoding::V21(layout.clone()),
+                        };
+                        let state =
+                            self.make_state(&leaf_info, layout.layout.as_ref(), value_type)?;
+                        (Some(Box::new(state)), stored)
+                    }
+                    SparseValues::AllNull => (None, None),
+                };
+                Ok(PageState::Sparse(Box::new(plan), inner, stored))
+            }
+        }
+    }
+
     fn read_page(
         &self,
         state: &PageState,
@@ -415,6 +486,50 @@ impl FileReader {
             PageState::Blob(inner, layers) => {
                 let (run, _) = self.read_page(inner, ranges, &blob_description_type())?;
                 (self.fetch_blobs(run, value_type)?, layers.clone())
+            }
+            PageState::Sparse(plan, values, stored) => {
+                let walk = plan.walk(ranges)?;
+                let visible: u64 = walk.leaf_ranges.iter().map(|r| r.end - r.start).sum();
+                let values = match (values, stored) {
+                    _ if visible == 0 => arrow_array::new_empty_array(value_type),
+                    (Some(inner), Some(stored)) => {
+                        // Only non-null slots are stored: read those, then spread them.
+                        let (value_ranges, index) = plan.compact(&walk.leaf_ranges, *stored)?;
+                        let got = if value_ranges.is_empty() {
+                            arrow_array::new_empty_array(value_type)
+                        } else {
+                            self.read_page(inner, &value_ranges, value_type)?.0.values
+                        };
+                        let idx = UInt64Array::from(index);
+                        arrow_select::take::take(got.as_ref(), &idx, None)?
+                    }
+                    (Some(inner), None) => {
+                        self.read_page(inner, &walk.leaf_ranges, value_type)?
+                            .0
+                            .values
+                    }
+                    (None, _) => arrow_array::new_null_array(value_type, visible as usize),
+                };
+                // The null type carries no validity of its own.
+                let def = if *value_type == DataType::Null && walk.rep.is_none() {
+                    None
+                } else {
+                    walk.def
+                };
+                if values.len() as u64 != visible {
+                    return Err(FormatError::corrupt(format!(
+                        "sparse page values decoded {} slots, {visible} expected",
+                        values.len()
+                    )));
+                }
+                let rows: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+                let run = LeafRun {
+                    rep: walk.rep,
+                    def,
+                    num_rows: rows,
+                    values,
+                };
+                (run, plan.layers().to_vec())
             }
         })
     }

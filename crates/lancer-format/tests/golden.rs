@@ -95,7 +95,7 @@ fn compare(label: &str, want: &RecordBatch, got: &RecordBatch, failures: &mut Ve
     }
 }
 
-fn run_file(lance: &Path, arrow: &Path, failures: &mut Vec<String>) {
+pub fn run_file(lance: &Path, arrow: &Path, failures: &mut Vec<String>) {
     let label = lance
         .strip_prefix(data_dir())
         .unwrap_or(lance)

@@ -9,3 +9,4 @@ mod interop;
 mod random;
 mod roundtrip;
 mod shred;
+mod v23;

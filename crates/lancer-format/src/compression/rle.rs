@@ -20,10 +20,12 @@ fn widths(r: &Rle) -> Result<(u64, u64)> {
     };
     let l = match super::compression_of(r.run_lengths.as_deref(), "rle run lengths")? {
         Compression::Flat(f) => f.bits_per_value,
+        // 2.3: run lengths bitpacked out of line; their count is inferred from the values.
+        Compression::OutOfLineBitpacking(b) => b.uncompressed_bits_per_value,
         other => {
             return Err(FormatError::unsupported(
                 super::name(other),
-                "rle run lengths must be flat",
+                "rle run lengths must be flat or out-of-line bitpacked",
             ))
         }
     };
@@ -81,12 +83,28 @@ pub fn expand(
     })
 }
 
+/// Run lengths as plain little-endian integers: as stored when flat, else (2.3,
+/// out-of-line bitpacked) decoded, one per run value.
+fn plain_lengths(r: &Rle, values: &[u8], vb: u64, lengths: &Buffer) -> Result<Buffer> {
+    match super::compression_of(r.run_lengths.as_deref(), "rle run lengths")? {
+        Compression::Flat(_) => Ok(lengths.clone()),
+        c => {
+            let runs = (values.len() as u64) / (vb / 8);
+            match super::block(c, lengths.clone(), runs)? {
+                DataBlock::Fixed { data, .. } => Ok(data),
+                _ => Err(FormatError::corrupt("rle run lengths are not fixed width")),
+            }
+        }
+    }
+}
+
 /// Mini-block: buffer 0 holds run values, buffer 1 run lengths.
 pub fn decode_miniblock(r: &Rle, buffers: Vec<Buffer>, num_values: u64) -> Result<DataBlock> {
     let (vb, lb) = widths(r)?;
     let [values, lengths] = <[Buffer; 2]>::try_from(buffers).map_err(|b| {
         FormatError::corrupt(format!("rle chunk has {} buffers, expected 2", b.len()))
     })?;
+    let lengths = plain_lengths(r, values.as_slice(), vb, &lengths)?;
     expand(values.as_slice(), lengths.as_slice(), vb, lb, num_values)
 }
 
@@ -103,5 +121,6 @@ pub fn decode_block(r: &Rle, buf: &Buffer, num_values: u64) -> Result<DataBlock>
         .filter(|&e| e <= b.len() as u64)
         .ok_or_else(|| FormatError::corrupt("rle block values overrun the buffer"))?
         as usize;
-    expand(&b[8..vend], &b[vend..], vb, lb, num_values)
+    let lengths = plain_lengths(r, &b[8..vend], vb, &buf.slice(vend))?;
+    expand(&b[8..vend], lengths.as_slice(), vb, lb, num_values)
 }

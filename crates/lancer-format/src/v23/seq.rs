@@ -1,0 +1,244 @@
+//! Integer sequences of 2.3 pages: the `Range` and `Delta` compressions new in 2.3,
+//! metadata-only `Constant`s, `Dictionary`s over them, and variable-width mini-block
+//! values whose offsets use them (spec: "Sparse Page Layout" → position / count sets;
+//! wire recovered from pylance 14.0.2, see `protos/encodings23.proto`).
+//!
+//! * `Range { start, step }`: value i = start + i * step; no buffer.
+//! * `Delta { base, deltas }`: value 0 = base, value i = value i-1 + delta i-1; the
+//!   `n - 1` deltas are decoded from the set's one buffer with `deltas`.
+//! * `Constant { value }`: no value = an empty set; a value = every element is it.
+//! * `Dictionary { indices, items }`: indices from the buffer, items metadata-only.
+//! * Variable mini-block values with non-flat offsets: the offsets (`n + 1`, from 0)
+//!   come from the offsets encoding — from the chunk's first buffer when it needs one —
+//!   and the bytes are the chunk's next buffer.
+
+use arrow_buffer::Buffer;
+
+use crate::block::{DataBlock, Offsets};
+use crate::compression::{self, compression_of, read_uints};
+use crate::pb::enc21::compressive_encoding::Compression;
+use crate::pb::enc21::Variable;
+use crate::{FormatError, Result};
+
+/// Most elements one sequence may hold (bounds allocations from metadata-only sets).
+pub const MAX_SEQ: u64 = 1 << 31;
+
+/// True when `c` describes its values without any buffer.
+pub fn metadata_only(c: &Compression) -> bool {
+    match c {
+        Compression::Range(_) | Compression::Constant(_) => true,
+        Compression::Dictionary(d) => [&d.indices, &d.items].iter().all(|e| {
+            e.as_deref()
+                .and_then(|e| e.compression.as_ref())
+                .is_some_and(metadata_only)
+        }),
+        _ => false,
+    }
+}
+
+fn check_n(n: u64, what: &str) -> Result<usize> {
+    if n > MAX_SEQ {
+        return Err(FormatError::corrupt(format!(
+            "{what}: {n} elements exceed the {MAX_SEQ} bound"
+        )));
+    }
+    usize::try_from(n).map_err(|_| FormatError::corrupt(format!("{what}: count overflows")))
+}
+
+/// Decodes `n` unsigned integers described by `c`; `buf` is the set's buffer (needed
+/// unless [`metadata_only`]).
+pub fn decode_u64s(c: &Compression, buf: Option<&Buffer>, n: u64) -> Result<Vec<u64>> {
+    let len = check_n(n, "integer sequence")?;
+    match c {
+        Compression::Range(r) => {
+            let mut out = Vec::with_capacity(len);
+            let mut v = r.start;
+            for _ in 0..len {
+                out.push(v);
+                v = v.wrapping_add(r.step);
+            }
+            Ok(out)
+        }
+        Compression::Constant(k) => match &k.value {
+            None if n == 0 => Ok(Vec::new()),
+            None => Err(FormatError::corrupt(format!(
+                "an empty (value-less constant) sequence claims {n} elements"
+            ))),
+            Some(v) => {
+                let x = le_uint(v)?;
+                Ok(vec![x; len])
+            }
+        },
+        Compression::Delta(d) => {
+            if n == 0 {
+                return Ok(Vec::new());
+            }
+            let dc = compression_of(d.deltas.as_deref(), "delta deltas")?;
+            let deltas = decode_u64s(dc, buf, n - 1)?;
+            let mut out = Vec::with_capacity(len);
+            let mut v = d.base;
+            out.push(v);
+            for x in deltas {
+                v = v.wrapping_add(x);
+                out.push(v);
+            }
+            Ok(out)
+        }
+        Compression::Dictionary(dict) => {
+            let ic = compression_of(dict.indices.as_deref(), "dictionary indices")?;
+            let items_c = compression_of(dict.items.as_deref(), "dictionary items")?;
+            if !metadata_only(items_c) {
+                return Err(FormatError::unsupported(
+                    "2.3 dictionary-compressed integer set with stored items",
+                    "only metadata-only dictionary items (Range / Constant) are known in 2.3 sets",
+                ));
+            }
+            let items = decode_u64s(items_c, None, u64::from(dict.num_dictionary_items))?;
+            // The payload: [indices length: u64][items length: u64][indices][items].
+            let ibuf = match buf {
+                Some(b) if !metadata_only(ic) => Some(dictionary_indices(b)?),
+                _ => None,
+            };
+            let idx = decode_u64s(ic, ibuf.as_ref(), n)?;
+            idx.into_iter()
+                .map(|i| {
+                    usize::try_from(i)
+                        .ok()
+                        .and_then(|i| items.get(i).copied())
+                        .ok_or_else(|| {
+                            FormatError::corrupt(format!(
+                                "dictionary index {i} of {} items",
+                                items.len()
+                            ))
+                        })
+                })
+                .collect()
+        }
+        other => {
+            let b = buf.ok_or_else(|| {
+                FormatError::corrupt(format!(
+                    "{} integer sequence without its buffer",
+                    compression::name(other)
+                ))
+            })?;
+            fixed_to_u64s(compression::block(other, b.clone(), n)?, len)
+        }
+    }
+}
+
+/// The indices payload of a framed dictionary buffer (items must be metadata-only).
+fn dictionary_indices(b: &Buffer) -> Result<Buffer> {
+    let h = read_uints(b.as_slice(), 8, 2)
+        .map_err(|_| FormatError::corrupt("dictionary payload shorter than its 16-byte frame"))?;
+    let (ilen, itlen) = (h[0], h[1]);
+    if itlen != 0 {
+        return Err(FormatError::corrupt(
+            "dictionary with metadata-only items stores an items payload",
+        ));
+    }
+    let end = ilen
+        .checked_add(16)
+        .filter(|&e| e <= b.len() as u64)
+        .ok_or_else(|| FormatError::corrupt("dictionary indices payload overruns its buffer"))?;
+    Ok(b.slice_with_length(16, (end - 16) as usize))
+}
+
+fn le_uint(v: &[u8]) -> Result<u64> {
+    if v.is_empty() || v.len() > 8 {
+        return Err(FormatError::corrupt(format!(
+            "constant integer of {} bytes",
+            v.len()
+        )));
+    }
+    let mut b = [0u8; 8];
+    b[..v.len()].copy_from_slice(v);
+    Ok(u64::from_le_bytes(b))
+}
+
+fn fixed_to_u64s(block: DataBlock, n: usize) -> Result<Vec<u64>> {
+    match block {
+        DataBlock::Fixed {
+            bits_per_value,
+            data,
+            ..
+        } if matches!(bits_per_value, 8 | 16 | 32 | 64) => {
+            read_uints(data.as_slice(), (bits_per_value / 8) as usize, n)
+        }
+        DataBlock::Constant { value, .. } => Ok(vec![le_uint(value.as_slice())?; n]),
+        _ => Err(FormatError::corrupt(
+            "integer sequence did not decode to 8/16/32/64-bit values",
+        )),
+    }
+}
+
+/// Packs integers into a fixed-width block of `bits` (8, 16, 32 or 64).
+pub fn to_fixed(vals: &[u64], bits: u64) -> Result<DataBlock> {
+    let w = match bits {
+        8 | 16 | 32 | 64 => (bits / 8) as usize,
+        _ => {
+            return Err(FormatError::corrupt(format!(
+                "range / delta of {bits}-bit values (must be 8, 16, 32 or 64)"
+            )))
+        }
+    };
+    let mut out = Vec::with_capacity(vals.len() * w);
+    for v in vals {
+        out.extend_from_slice(&v.to_le_bytes()[..w]);
+    }
+    Ok(DataBlock::Fixed {
+        bits_per_value: bits,
+        data: Buffer::from_vec(out),
+        num_values: vals.len() as u64,
+    })
+}
+
+fn bits_of(c: &Compression) -> u64 {
+    match c {
+        Compression::Range(r) => r.uncompressed_bits_per_value,
+        Compression::Delta(d) => d.uncompressed_bits_per_value,
+        _ => 64,
+    }
+}
+
+/// A `Range` / `Delta` block (one optional buffer) as fixed-width values.
+pub fn block(c: &Compression, buf: Option<&Buffer>, n: u64) -> Result<DataBlock> {
+    let vals = decode_u64s(c, buf, n)?;
+    to_fixed(&vals, bits_of(c))
+}
+
+/// True when variable-width offsets are stored inline with the bytes (2.1 / 2.2 form).
+pub fn inline_offsets(v: &Variable) -> bool {
+    matches!(
+        v.offsets.as_deref().and_then(|e| e.compression.as_ref()),
+        Some(Compression::Flat(_))
+    )
+}
+
+/// One mini-block chunk of variable-width values whose offsets are a 2.3 sequence.
+pub fn variable_miniblock(v: &Variable, buffers: Vec<Buffer>, n: u64) -> Result<DataBlock> {
+    let oc = compression_of(v.offsets.as_deref(), "variable offsets")?;
+    let mut it = buffers.into_iter();
+    let obuf = if metadata_only(oc) { None } else { it.next() };
+    let data = it
+        .next()
+        .ok_or_else(|| FormatError::corrupt("variable chunk without its data buffer"))?;
+    let offs = decode_u64s(oc, obuf.as_ref(), n + 1)?;
+    let mut prev = 0u64;
+    for &o in &offs {
+        if o < prev || o > data.len() as u64 {
+            return Err(FormatError::corrupt(format!(
+                "variable offsets not increasing within a {}-byte chunk buffer",
+                data.len()
+            )));
+        }
+        prev = o;
+    }
+    let first = offs.first().copied().unwrap_or(0);
+    let offsets = if data.len() < u32::MAX as usize {
+        Offsets::U32(offs.iter().map(|&o| (o - first) as u32).collect())
+    } else {
+        Offsets::U64(offs.iter().map(|&o| o - first).collect())
+    };
+    let data = data.slice_with_length(first as usize, (prev - first) as usize);
+    Ok(DataBlock::Variable { offsets, data })
+}

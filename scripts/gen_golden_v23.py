@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""Writes the golden Lance 2.3 data files used by lancer-format's tests.
+
+Run with the python of a pinned pylance venv (see scripts/setup-python.sh):
+
+    .venv/pylance-14/bin/python scripts/gen_golden_v23.py tests/data/v23
+
+For every case below it writes
+  <out>/pylance-<major>/<case>.v2.3.lance   the file, written by pylance with version="2.3"
+  <out>/pylance-<major>/<case>.v2.3.arrow   what pylance reads back (Arrow IPC file)
+and an index.json listing the files. 2.3 exists only in pylance 14 (it warns that the
+format is unstable); with an older pylance whose writer refuses version 2.3 the script
+writes nothing but an index.json saying so ({"unsupported": "2.3 not supported", ...}),
+so scripts/test.sh can run it with every pinned pylance. The data is deterministic
+(fixed seeds), so re-running reproduces the same values.
+
+Cases cover every type and shape: all integer widths, floats, bool, strings (short,
+long > 256 bytes for full-zip values, all "", "" mixed with nulls, one repeated value),
+binary, fixed-size binary, dates / timestamps / decimals, dictionaries, lists and large
+lists (empty, null, cycling [], ["x"], ["x","x"]), list<list<>>, list<struct>, structs
+with nulls, 128-d vectors, maps, the null type, all-null and constant columns, sorted
+integers, several pages, and sparse structural pages (forced with the field metadata
+lance-encoding:structural-encoding=sparse, and chosen by the writer for huge lists).
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import pyarrow as pa
+import lance
+from lance.file import LanceFileReader, LanceFileWriter
+
+N = 3000
+SPARSE = {"lance-encoding:structural-encoding": "sparse"}
+
+
+def rng(seed):
+    return np.random.default_rng(seed)
+
+
+def with_nulls(arr, seed, frac=0.2):
+    mask = rng(seed).random(len(arr)) < frac
+    return pa.compute.if_else(pa.array(mask), pa.nulls(len(arr), arr.type), arr)
+
+
+def table(cols, meta=None):
+    fields = [pa.field(k, v.type, True, meta) for k, v in cols.items()]
+    return pa.Table.from_arrays(list(cols.values()), schema=pa.schema(fields))
+
+
+def ints():
+    r = rng(1)
+    cols = {}
+    for t in [pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64()]:
+        info = np.iinfo(t.to_pandas_dtype())
+        cols[f"small_{t}"] = pa.array(r.integers(0, 100, N), t)
+        cols[f"full_{t}"] = pa.array(r.integers(info.min, info.max, N, endpoint=True, dtype=t.to_pandas_dtype()), t)
+        cols[f"null_{t}"] = with_nulls(pa.array(r.integers(0, 1000 % (info.max + 1), N), t), 2)
+    cols["neg_int32"] = pa.array(r.integers(-1000, 1000, N), pa.int32())
+    return table(cols)
+
+
+def sorted_ints():
+    r = rng(2)
+    return table({
+        "arange": pa.array(np.arange(N, dtype=np.int64)),
+        "step3": pa.array(np.arange(N, dtype=np.int32) * 3 + 7),
+        "cumsum": pa.array(np.cumsum(r.integers(0, 50, N)), pa.int64()),
+        "runs": pa.array(np.repeat(r.integers(0, 1 << 20, N // 100 + 1), 100)[:N], pa.int32()),
+        "const": pa.array(np.full(N, 42, np.int64)),
+    })
+
+
+def floats_bool():
+    r = rng(3)
+    return table({
+        "f16": pa.array(r.random(N).astype(np.float16)),
+        "f32": pa.array(r.random(N, dtype=np.float32)),
+        "f64": pa.array(r.normal(size=N)),
+        "f64_n": with_nulls(pa.array(r.normal(size=N)), 4),
+        "b": pa.array(r.random(N) < 0.3),
+        "b_n": with_nulls(pa.array(r.random(N) < 0.5), 5),
+    })
+
+
+def strings():
+    r = rng(4)
+    words = [f"w{i}_" + "ab" * (i % 7) for i in range(5000)]
+    short = pa.array([words[i] for i in r.integers(0, 5000, N)])
+    long = pa.array(["L" * 260 + str(i) * (i % 5) if i % 3 == 0 else "s" + str(i) for i in range(N)])
+    return table({
+        "short": short,
+        "short_n": with_nulls(short, 6),
+        "large": pa.array(short.to_pylist(), pa.large_utf8()),
+        "lowcard": pa.array([f"cat{i % 7}" for i in range(N)]),
+        "long": long,
+        "long_n": with_nulls(long, 7),
+        "empty": pa.array([""] * N),
+        "empty_n": pa.array(["" if i % 3 else None for i in range(N)]),
+        "same": pa.array(["same value"] * N),
+        "bin": pa.array([bytes(r.integers(0, 256, i % 17, dtype=np.uint8)) for i in range(N)], pa.binary()),
+        "fsb": pa.array([bytes([i % 256, 7, 9, i // 256 % 256]) for i in range(N)], pa.binary(4)),
+    })
+
+
+def temporal():
+    r = rng(5)
+    return table({
+        "date32": pa.array(r.integers(0, 20000, N).astype(np.int32), pa.date32()),
+        "date64": pa.array(r.integers(0, 2 ** 40, N), pa.date64()),
+        "ts_us": with_nulls(pa.array(r.integers(0, 2 ** 50, N), pa.timestamp("us", tz="UTC")), 8),
+        "ts_s": pa.array(r.integers(0, 2 ** 31, N), pa.timestamp("s")),
+        "dec": pa.array([None if i % 11 == 0 else i * 1001 for i in range(N)], pa.decimal128(12, 3)),
+        "dict": pa.array([f"k{i % 13}" for i in range(N)]).dictionary_encode(),
+    })
+
+
+def lists():
+    r = rng(6)
+    li = [None if i % 9 == 0 else list(map(int, r.integers(0, 1000, i % 5))) for i in range(N)]
+    cyc = [[], ["x"], ["x", "x"]]
+    return table({
+        "list_int": pa.array(li, pa.list_(pa.int32())),
+        "large_list_str": pa.array([None if v is None else [str(x) for x in v] for v in li], pa.large_list(pa.string())),
+        "cycle": pa.array([cyc[i % 3] for i in range(N)], pa.list_(pa.string())),
+        "empties": pa.array([[] if i % 4 else None for i in range(N)], pa.list_(pa.int64())),
+        "nested": pa.array([None if i % 7 == 0 else [[j] * (j % 3) for j in range(i % 4)] for i in range(N)],
+                           pa.list_(pa.list_(pa.int64()))),
+        "list_struct": pa.array([None if i % 6 == 0 else [{"a": j, "b": None if j % 2 else f"s{j}"} for j in range(i % 3)]
+                                 for i in range(N)], pa.list_(pa.struct([("a", pa.int32()), ("b", pa.string())]))),
+        "map": pa.array([None if i % 8 == 0 else [(f"k{j}", j * i) for j in range(i % 3)] for i in range(N)],
+                        pa.map_(pa.string(), pa.int64())),
+    })
+
+
+def structs():
+    st = pa.struct([("x", pa.int32()), ("y", pa.string()), ("z", pa.struct([("q", pa.float64())]))])
+    vals = [None if i % 7 == 0 else {"x": None if i % 5 == 0 else i, "y": f"y{i % 10}",
+                                      "z": None if i % 3 == 0 else {"q": i / 2}} for i in range(N)]
+    return table({"s": pa.array(vals, st),
+                  "s_list": pa.array([None if i % 4 == 0 else {"l": [i] * (i % 3)} for i in range(N)],
+                                     pa.struct([("l", pa.list_(pa.int32()))]))})
+
+
+def vectors():
+    r = rng(7)
+    n = 150
+    v = pa.FixedSizeListArray.from_arrays(pa.array(r.random(n * 128, dtype=np.float32)), 128)
+    small = pa.FixedSizeListArray.from_arrays(pa.array(r.random(n * 4, dtype=np.float32)), 4)
+    return table({"vec": v, "vec_n": with_nulls(v, 9), "small": with_nulls(small, 10)})
+
+
+def nulls():
+    return table({
+        "null_type": pa.nulls(N),
+        "all_null_int": pa.nulls(N, pa.int32()),
+        "all_null_str": pa.nulls(N, pa.string()),
+        "all_null_list": pa.nulls(N, pa.list_(pa.int32())),
+        "const_int": pa.array([7] * N, pa.int32()),
+        "const_str": pa.array(["constant"] * N),
+        "const_f64": pa.array([1.5] * N),
+    })
+
+
+def many_pages():
+    r = rng(8)
+    n = 200_000
+    return table({"small": pa.array(r.integers(0, 4, n), pa.int8()),
+                  "l": pa.array([[i % 3] * (i % 3) if i % 1000 else None for i in range(n)], pa.list_(pa.int8()))})
+
+
+def sparse():
+    r = rng(9)
+    li = [None if i % 5 == 0 else list(map(int, r.integers(0, 1000, i % 4))) for i in range(N)]
+    cyc = [[], ["x"], ["x", "x"]]
+    return table({
+        "int_n": with_nulls(pa.array(r.integers(0, 1 << 30, N), pa.int64()), 11),
+        "int": pa.array(r.integers(0, 100, N), pa.int32()),
+        "str_n": with_nulls(pa.array([f"s{i % 100}" for i in range(N)]), 12),
+        "str_hi": pa.array([f"str{i}" * (i % 4) for i in range(N)]),
+        "long_n": with_nulls(pa.array(["z" * 300 + str(i) for i in range(N)]), 13),
+        "list_int": pa.array(li, pa.list_(pa.int32())),
+        "list_str": pa.array([None if v is None else [f"v{x % 50}" for x in v] for v in li], pa.list_(pa.string())),
+        "cycle": pa.array([cyc[i % 3] for i in range(N)], pa.list_(pa.string())),
+        "nested": pa.array([None if i % 7 == 0 else [[int(j)] * (j % 3) for j in range(i % 4)] for i in range(N)],
+                           pa.list_(pa.list_(pa.int64()))),
+        "list_struct": pa.array([None if i % 6 == 0 else [{"a": j, "b": None if j % 2 else f"s{j}"} for j in range(i % 3)]
+                                 for i in range(N)], pa.list_(pa.struct([("a", pa.int32()), ("b", pa.string())]))),
+        "struct_n": pa.array([None if i % 7 == 0 else {"x": None if i % 5 == 0 else i} for i in range(N)],
+                             pa.struct([("x", pa.int32())])),
+        "fsl_n": with_nulls(pa.FixedSizeListArray.from_arrays(pa.array(r.random(N * 2, dtype=np.float32)), 2), 14),
+        "map": pa.array([None if i % 8 == 0 else [(f"k{j}", j * i) for j in range(i % 3)] for i in range(N)],
+                        pa.map_(pa.string(), pa.int64())),
+        "all_null": pa.nulls(N, pa.int32()),
+        "const": pa.array([5] * N, pa.int16()),
+        "large_list": pa.array([None if v is None else v for v in li], pa.large_list(pa.int16())),
+    }, SPARSE)
+
+
+def sparse_small():
+    t = sparse()
+    keep = ["int_n", "str_n", "list_int", "nested", "list_struct", "all_null", "const"]
+    return t.select(keep)
+
+
+def sparse_auto():
+    # Huge lists: one row's levels exceed the dense mini-block budget.
+    rows = [[j % 7 for j in range(70_000)] if i % 2 else [] for i in range(4)]
+    return table({"huge": pa.array(rows, pa.list_(pa.int8())),
+                  "huge_str": pa.array([[f"{j % 10}" for j in range(40_000)] if i % 3 else None for i in range(4)],
+                                       pa.list_(pa.string()))})
+
+
+CASES = {
+    "ints": (ints, {}),
+    "sorted_ints": (sorted_ints, {}),
+    "floats_bool": (floats_bool, {}),
+    "strings": (strings, {}),
+    "temporal": (temporal, {}),
+    "lists": (lists, {}),
+    "structs": (structs, {}),
+    "vectors": (vectors, {}),
+    "nulls": (nulls, {}),
+    "many_pages": (many_pages, {"data_cache_bytes": 64 * 1024}),
+    "sparse": (sparse, {}),
+    "sparse_small_pages": (sparse_small, {"data_cache_bytes": 8 * 1024}),
+    "sparse_auto": (sparse_auto, {}),
+}
+
+
+def main(out_root, only=None):
+    major = lance.__version__.split(".")[0]
+    out = os.path.join(out_root, f"pylance-{major}")
+    os.makedirs(out, exist_ok=True)
+    index = {"pylance": lance.__version__, "pyarrow": pa.__version__, "version": "2.3", "files": []}
+    probe = os.path.join(out, "probe.v2.3.lance")
+    try:
+        with LanceFileWriter(probe, pa.schema([pa.field("a", pa.int32())]), version="2.3") as w:
+            w.write_batch(pa.table({"a": pa.array([1], pa.int32())}))
+    except Exception as e:  # pylance < 14: no 2.3 writer
+        index["unsupported"] = "2.3 not supported"
+        index["error"] = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
+        with open(os.path.join(out, "index.json"), "w") as f:
+            json.dump(index, f, indent=1)
+        return
+    finally:
+        if os.path.exists(probe):
+            os.remove(probe)
+    for name, (make, opts) in CASES.items():
+        if only and name not in only:
+            continue
+        t = make()
+        stem = os.path.join(out, f"{name}.v2.3")
+        with LanceFileWriter(stem + ".lance", t.schema, version="2.3", **opts) as w:
+            for b in t.to_batches(max_chunksize=2_000 if opts else None):
+                w.write_batch(b)
+        got = LanceFileReader(stem + ".lance").read_all().to_table()
+        opts_ipc = pa.ipc.IpcWriteOptions(compression="zstd")
+        with pa.OSFile(stem + ".arrow", "wb") as f:
+            with pa.ipc.new_file(f, got.schema, options=opts_ipc) as w:
+                w.write_table(got)
+        index["files"].append({"case": name, "version": "2.3", "rows": got.num_rows, "columns": got.schema.names})
+    with open(os.path.join(out, "index.json"), "w") as f:
+        json.dump(index, f, indent=1, ensure_ascii=False)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "tests/data/v23", sys.argv[2:] or None)
