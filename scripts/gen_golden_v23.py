@@ -11,8 +11,13 @@ For every case below it writes
 and an index.json listing the files. 2.3 exists only in pylance 14 (it warns that the
 format is unstable); with an older pylance whose writer refuses version 2.3 the script
 writes nothing but an index.json saying so ({"unsupported": "2.3 not supported", ...}),
-so scripts/test.sh can run it with every pinned pylance. The data is deterministic
-(fixed seeds), so re-running reproduces the same values.
+so scripts/test.sh can run it with every pinned pylance. pylance 11 and 12 do accept
+version="2.3", but write a pre-release 2.3 (pages in the 2.1 `PageLayout` grammar, other
+level rules) that pylance 14 refuses to read; for them the script writes only
+`prerelease.v2.3.lance` (no .arrow) and an index.json with "unsupported": "2.3 not
+supported", and Lancer's tests check that Lancer refuses that file with a typed error,
+as pylance 14 does. The data is deterministic (fixed seeds), so re-running reproduces
+the same values.
 
 Cases cover every type and shape: all integer widths, floats, bool, strings (short,
 long > 256 bytes for full-zip values, all "", "" mixed with nulls, one repeated value),
@@ -234,19 +239,23 @@ def main(out_root, only=None):
     out = os.path.join(out_root, f"pylance-{major}")
     os.makedirs(out, exist_ok=True)
     index = {"pylance": lance.__version__, "pyarrow": pa.__version__, "version": "2.3", "files": []}
-    probe = os.path.join(out, "probe.v2.3.lance")
-    try:
-        with LanceFileWriter(probe, pa.schema([pa.field("a", pa.int32())]), version="2.3") as w:
-            w.write_batch(pa.table({"a": pa.array([1], pa.int32())}))
-    except Exception as e:  # pylance < 14: no 2.3 writer
+    if int(major) < 14:
+        # No 2.3 as pylance 14 defines it: at most a pre-release file, for refusal tests.
         index["unsupported"] = "2.3 not supported"
-        index["error"] = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
+        probe = os.path.join(out, "prerelease.v2.3.lance")
+        try:
+            t = pa.table({"a": pa.array([1, None, 3], pa.int32()),
+                          "l": pa.array([[1], [], None], pa.list_(pa.int64()))})
+            with LanceFileWriter(probe, t.schema, version="2.3") as w:
+                w.write_batch(t)
+            index["note"] = "the writer accepts 2.3 but writes a pre-release grammar pylance 14 cannot read"
+        except Exception as e:
+            index["error"] = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
+            if os.path.exists(probe):
+                os.remove(probe)
         with open(os.path.join(out, "index.json"), "w") as f:
             json.dump(index, f, indent=1)
         return
-    finally:
-        if os.path.exists(probe):
-            os.remove(probe)
     for name, (make, opts) in CASES.items():
         if only and name not in only:
             continue

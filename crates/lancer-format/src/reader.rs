@@ -127,6 +127,7 @@ impl FileReader {
 
     /// Opens with metadata already parsed (e.g. cached by a dataset).
     pub fn with_metadata(io: Arc<dyn RangeRead>, meta: Arc<FileMetadata>) -> Result<Self> {
+        crate::v23::check_pages(&meta)?;
         let schema = Arc::new(meta.schema.to_arrow());
         let mut field_columns = Vec::with_capacity(meta.schema.fields.len());
         let mut col = 0;
@@ -459,7 +460,7 @@ impl FileReader {
                             buffers: info.buffers.get(..buffers).unwrap_or_default().to_vec(),
                             num_rows: stored.unwrap_or(plan.leaf_slots()),
                             priority: info.priority,
-                            encoding: PageEncoding::V21(layout.clone()),
+                            encoding: PageEncoding::V21(layout.as_ref().clone()),
                         };
                         let state =
                             self.make_state(&leaf_info, layout.layout.as_ref(), value_type)?;

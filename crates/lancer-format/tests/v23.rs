@@ -54,29 +54,70 @@ fn roots() -> Vec<PathBuf> {
     roots
 }
 
-/// (lance, arrow) pairs of every 2.3 golden set.
-fn files() -> Vec<(PathBuf, PathBuf)> {
-    let mut out = Vec::new();
+/// The `.lance` files of every generator output directory, split by whether its
+/// index.json says the pylance that wrote them has no 2.3 as pylance 14 defines it.
+fn lance_files() -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let (mut supported, mut prerelease) = (Vec::new(), Vec::new());
     for root in roots() {
         let Ok(dirs) = std::fs::read_dir(&root) else {
             continue;
         };
         for d in dirs.flatten() {
+            let index = std::fs::read_to_string(d.path().join("index.json")).unwrap_or_default();
+            let unsupported = index.contains("\"unsupported\"");
             let Ok(fs) = std::fs::read_dir(d.path()) else {
                 continue;
             };
             for f in fs.flatten() {
                 let p = f.path();
                 if p.extension().is_some_and(|e| e == "lance") {
-                    let exp = p.with_extension("arrow");
-                    assert!(exp.exists(), "{} has no .arrow beside it", p.display());
-                    out.push((p, exp));
+                    if unsupported {
+                        prerelease.push(p);
+                    } else {
+                        supported.push(p);
+                    }
                 }
             }
         }
     }
-    out.sort();
-    out
+    supported.sort();
+    prerelease.sort();
+    (supported, prerelease)
+}
+
+/// (lance, arrow) pairs of every 2.3 golden set.
+fn files() -> Vec<(PathBuf, PathBuf)> {
+    lance_files()
+        .0
+        .into_iter()
+        .map(|p| {
+            let exp = p.with_extension("arrow");
+            assert!(exp.exists(), "{} has no .arrow beside it", p.display());
+            (p, exp)
+        })
+        .collect()
+}
+
+#[test]
+fn v23_prerelease_files_are_refused_like_pylance_14() {
+    // pylance 11 / 12 accept version="2.3" but write 2.1-grammar pages that pylance 14
+    // refuses; Lancer refuses them the same way, with a typed error.
+    let files = lance_files().1;
+    assert!(!files.is_empty(), "no pre-release 2.3 probe files");
+    for p in files {
+        let bytes = Bytes::from(std::fs::read(&p).unwrap());
+        match FileReader::open(Arc::new(bytes)) {
+            Err(e @ FormatError::UnsupportedEncoding { .. }) => {
+                assert!(
+                    e.to_string().contains("pre-release 2.3"),
+                    "{}: {e}",
+                    p.display()
+                )
+            }
+            Err(e) => panic!("{}: refused with an unexpected error: {e}", p.display()),
+            Ok(_) => panic!("{}: a pre-release 2.3 file was opened", p.display()),
+        }
+    }
 }
 
 #[test]

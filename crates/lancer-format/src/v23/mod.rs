@@ -57,7 +57,7 @@ pub enum SparseValues {
     /// A 2.1 layout over the leaf slots (no levels) using the page's first `buffers`.
     Layout {
         /// The layout.
-        layout: PageLayout,
+        layout: Box<PageLayout>,
         /// Page buffers it uses (the structural buffers follow).
         buffers: usize,
         /// Values stored when the null leaf slots are left out (zipped values), else None.
@@ -65,6 +65,26 @@ pub enum SparseValues {
     },
     /// Every leaf slot is null (no buffers).
     AllNull,
+}
+
+/// Refuses 2.3 files whose pages are not planar: pylance 11 and 12 write a pre-release
+/// "2.3" with 2.1-grammar pages (and other level rules) that pylance 14 refuses too.
+pub fn check_pages(meta: &crate::container::FileMetadata) -> Result<()> {
+    if meta.version != crate::container::FileVersion::V2_3 {
+        return Ok(());
+    }
+    let pre_release = meta
+        .columns
+        .iter()
+        .flat_map(|c| &c.pages)
+        .any(|p| !matches!(p.encoding, crate::container::PageEncoding::V23(_)));
+    if pre_release {
+        return Err(FormatError::unsupported(
+            "pre-release 2.3 file (2.1-grammar pages, as pylance 11 / 12 wrote)",
+            "2.3 pages are /lance.encodings23.PlanarLayout since pylance 14, which refuses these files too",
+        ));
+    }
+    Ok(())
 }
 
 fn unknown(what: &str) -> FormatError {
@@ -145,7 +165,7 @@ pub fn classify(p: &PlanarLayout) -> Result<Planar> {
                     }
                     let buffers = if c.dictionary.is_some() { 3 } else { 2 };
                     SparseValues::Layout {
-                        layout: PageLayout {
+                        layout: Box::new(PageLayout {
                             layout: Some(Layout::MiniBlockLayout(MiniBlockLayout {
                                 value_compression: c.compression.clone(),
                                 dictionary: c.dictionary.clone(),
@@ -155,7 +175,7 @@ pub fn classify(p: &PlanarLayout) -> Result<Planar> {
                                 has_large_chunk: true,
                                 ..Default::default()
                             })),
-                        },
+                        }),
                         buffers,
                         stored: None,
                     }
@@ -174,21 +194,21 @@ pub fn classify(p: &PlanarLayout) -> Result<Planar> {
                         _ => 1,
                     };
                     SparseValues::Layout {
-                        layout: PageLayout {
+                        layout: Box::new(PageLayout {
                             layout: Some(Layout::FullZipLayout(zipped(z, leaf)?)),
-                        },
+                        }),
                         buffers,
                         stored: Some(z.num_visible_items),
                     }
                 }
                 VCodec::Constant(k) => SparseValues::Layout {
-                    layout: PageLayout {
+                    layout: Box::new(PageLayout {
                         layout: Some(Layout::ConstantLayout(ConstantLayout {
                             layers: leaf,
                             inline_value: Some(k.scalar.clone()),
                             ..Default::default()
                         })),
-                    },
+                    }),
                     buffers: 0,
                     stored: None,
                 },
@@ -203,7 +223,7 @@ pub fn classify(p: &PlanarLayout) -> Result<Planar> {
 }
 
 fn zipped(z: &crate::pb::enc23::ZippedValues, layers: Vec<i32>) -> Result<FullZipLayout> {
-    let levels = z.levels.clone().unwrap_or_default();
+    let levels = z.levels.unwrap_or_default();
     Ok(FullZipLayout {
         bits_rep: levels.bits_repetition,
         bits_def: levels.bits_definition,

@@ -128,6 +128,9 @@ pub struct SparsePlan {
     num_rows: u64,
 }
 
+/// Stored value ranges, and per leaf slot its index into them (None = a null slot).
+pub type Compacted = (Vec<Range<u64>>, Vec<Option<u64>>);
+
 /// Levels and leaf slot ranges of the rows asked.
 #[derive(Debug)]
 pub struct Walk {
@@ -245,12 +248,12 @@ impl Bufs<'_> {
                     )));
                 }
             }
-            Set::Explicit(v) => {
-                if v.windows(2).any(|w| w[0] >= w[1]) || v.last().is_some_and(|&l| l >= domain) {
-                    return Err(FormatError::corrupt(format!(
-                        "{what}: positions not strictly increasing within 0..{domain}"
-                    )));
-                }
+            Set::Explicit(v)
+                if v.windows(2).any(|w| w[0] >= w[1]) || v.last().is_some_and(|&l| l >= domain) =>
+            {
+                return Err(FormatError::corrupt(format!(
+                    "{what}: positions not strictly increasing within 0..{domain}"
+                )));
             }
             _ => {}
         }
@@ -438,11 +441,7 @@ impl SparsePlan {
     /// non-null slots of `leaf_ranges`, and for every slot its index into those values
     /// (None for a null slot). Only a single validity layer below the last list can
     /// drop slots; other shapes are refused.
-    pub fn compact(
-        &self,
-        leaf_ranges: &[Range<u64>],
-        stored: u64,
-    ) -> Result<(Vec<Range<u64>>, Vec<Option<u64>>)> {
+    pub fn compact(&self, leaf_ranges: &[Range<u64>], stored: u64) -> Result<Compacted> {
         let last_list = self
             .layers
             .iter()
