@@ -150,7 +150,7 @@ def structs():
 
 def vectors():
     r = rng(7)
-    n = 150
+    n = 80
     v = pa.FixedSizeListArray.from_arrays(pa.array(r.random(n * 128, dtype=np.float32)), 128)
     small = pa.FixedSizeListArray.from_arrays(pa.array(r.random(n * 4, dtype=np.float32)), 4)
     return table({"vec": v, "vec_n": with_nulls(v, 9), "small": with_nulls(small, 10)})
@@ -203,6 +203,53 @@ def sparse():
     }, SPARSE)
 
 
+def sparse_more():
+    # Indexed values (sparse large binary), list validity stored as a set, lists of
+    # nullable lists, struct<list>, RLE with bitpacked run values, long strings in lists.
+    r = rng(20)
+    n = 600
+    return table({
+        "dict": pa.array([f"k{i % 13}" if i % 6 else None for i in range(n)]).dictionary_encode(),
+        "bool_n": with_nulls(pa.array(r.random(n) < 0.5), 1),
+        "f16": with_nulls(pa.array(r.random(n).astype(np.float16)), 2),
+        "bin": with_nulls(pa.array([bytes([i % 256]) * (i % 5) for i in range(n)], pa.binary()), 3),
+        "lbin": with_nulls(pa.array([b"x" * (i % 150) * 2 for i in range(n)], pa.large_binary()), 4),
+        "fsb": with_nulls(pa.array([bytes([i % 256, 1]) for i in range(n)], pa.binary(2)), 5),
+        "vec": with_nulls(pa.FixedSizeListArray.from_arrays(pa.array(r.random(n * 16, dtype=np.float32)), 16), 6),
+        "struct_list": pa.array([None if i % 4 == 0 else {"l": None if i % 3 == 0 else [i] * (i % 3), "v": i}
+                                 for i in range(n)], pa.struct([("l", pa.list_(pa.int32())), ("v", pa.int64())])),
+        "list_list_n": pa.array([None if i % 5 == 0 else [None if j % 2 else [j, None] for j in range(i % 4)]
+                                 for i in range(n)], pa.list_(pa.list_(pa.int32()))),
+        "list_long": pa.array([None if i % 5 == 0 else ["q" * 300 + str(j) for j in range(i % 3)] for i in range(n)],
+                              pa.list_(pa.string())),
+        "list_fsl": pa.array([None if i % 5 == 0 else [[float(i), 1.0]] * (i % 3) for i in range(n)],
+                             pa.list_(pa.list_(pa.float32(), 2))),
+        "ts": with_nulls(pa.array(r.integers(0, 2 ** 50, n), pa.timestamp("ns")), 7),
+        "dec": with_nulls(pa.array([i * 7 for i in range(n)], pa.decimal128(20, 2)), 8),
+        "all_empty": pa.array([[] for i in range(n)], pa.list_(pa.int32())),
+        "null_or_empty": pa.array([[] if i % 2 else None for i in range(n)], pa.list_(pa.int32())),
+        "all_null_list": pa.nulls(n, pa.list_(pa.string())),
+        "const_str": pa.array(["c"] * n),
+        "const_list": pa.array([[1, 2]] * n, pa.list_(pa.int32())),
+    }, SPARSE)
+
+
+def dense_more():
+    n = 2000
+    return table({
+        "const_list": pa.array([[1, 2]] * n, pa.list_(pa.int32())),
+        "const_n": pa.array([5 if i % 3 else None for i in range(n)], pa.int32()),
+        "const_list_n": pa.array([[1] if i % 3 else None for i in range(n)], pa.list_(pa.int32())),
+        "struct_const": pa.array([{"a": 1, "b": "x"}] * n, pa.struct([("a", pa.int32()), ("b", pa.string())])),
+        "all_empty": pa.array([[] for i in range(n)], pa.list_(pa.int32())),
+        "list_long": pa.array([["w" * 300] * (i % 3) for i in range(n)], pa.list_(pa.string())),
+        "lbin": with_nulls(pa.array([b"x" * (i % 400) for i in range(n)], pa.large_binary()), 4),
+        "vec_list": pa.array([[[1.0] * 8] * (i % 3) for i in range(n)], pa.list_(pa.list_(pa.float32(), 8))),
+        "sorted_u32": pa.array(np.arange(n, dtype=np.uint32) * 2),
+        "mod_int8": pa.array(np.arange(n) % 100, pa.int8()),
+    })
+
+
 def sparse_small():
     t = sparse()
     keep = ["int_n", "str_n", "list_int", "nested", "list_struct", "all_null", "const"]
@@ -231,6 +278,8 @@ CASES = {
     "sparse": (sparse, {}),
     "sparse_small_pages": (sparse_small, {"data_cache_bytes": 8 * 1024}),
     "sparse_auto": (sparse_auto, {}),
+    "sparse_more": (sparse_more, {}),
+    "dense_more": (dense_more, {}),
 }
 
 

@@ -117,6 +117,16 @@ fn describe_planar(p: &crate::pb::enc23::PlanarLayout) -> String {
             let v = match values {
                 crate::v23::SparseValues::Layout { layout, .. } => describe_layout(&layout),
                 crate::v23::SparseValues::AllNull => "all null".into(),
+                crate::v23::SparseValues::Indexed {
+                    indices,
+                    items,
+                    item_count,
+                    ..
+                } => format!(
+                    "indexed(indices={}, {item_count} items: {})",
+                    describe_compression(Some(&indices)),
+                    describe_layout(&items)
+                ),
             };
             format!("2.3 sparse [{}]: {v}", layers.join(", "))
         }
@@ -383,6 +393,11 @@ pub fn techniques(p: &PageInfo) -> Vec<String> {
                 match values {
                     crate::v23::SparseValues::Layout { layout: l, .. } => layout(&l, &mut out),
                     crate::v23::SparseValues::AllNull => out.push("all-null".into()),
+                    crate::v23::SparseValues::Indexed { indices, items, .. } => {
+                        out.push("2.3:indexed".into());
+                        walk(Some(&indices), &mut out);
+                        layout(&items, &mut out);
+                    }
                 }
             }
             Err(_) => out.push("2.3:unknown".into()),

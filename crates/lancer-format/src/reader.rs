@@ -41,6 +41,8 @@ enum PageState {
     /// A 2.3 sparse page: its structure plan, its leaf values (None = all null), and the
     /// number of values stored when null leaf slots are left out.
     Sparse(Box<SparsePlan>, Option<Box<PageState>>, Option<u64>),
+    /// 2.3 indexed values: one item index per value, and the items.
+    Indexed(Vec<u64>, Box<PageState>),
 }
 
 /// One leaf column of a 2.1+ field.
@@ -425,6 +427,7 @@ impl FileReader {
             Planar::Sparse { structure, values } => {
                 let first = match &values {
                     SparseValues::Layout { buffers, .. } => *buffers,
+                    SparseValues::Indexed { buffers, .. } => *buffers,
                     SparseValues::AllNull => 0,
                 };
                 let n = sparse::structural_buffers(&structure);
@@ -467,6 +470,43 @@ impl FileReader {
                         (Some(Box::new(state)), stored)
                     }
                     SparseValues::AllNull => (None, None),
+                    SparseValues::Indexed {
+                        indices,
+                        items,
+                        item_count,
+                        buffers,
+                    } => {
+                        let range = info.buffers.first().cloned().ok_or_else(|| {
+                            FormatError::corrupt("indexed values without an index buffer")
+                        })?;
+                        // One index per leaf slot, null slots included.
+                        let count = plan.leaf_slots();
+                        if count > (range.end - range.start).saturating_mul(8).saturating_add(1024) {
+                            return Err(FormatError::corrupt(format!(
+                                "{count} item indices claimed from a {}-byte buffer",
+                                range.end - range.start
+                            )));
+                        }
+                        let c = crate::compression::compression_of(Some(&indices), "indices")?;
+                        let bytes = arrow_buffer::Buffer::from(
+                            self.io.read_ranges(std::slice::from_ref(&range))?.concat(),
+                        );
+                        let idx = crate::v23::seq::decode_u64s(c, Some(&bytes), count)?;
+                        if let Some(bad) = idx.iter().find(|&&i| i >= item_count) {
+                            return Err(FormatError::corrupt(format!(
+                                "item index {bad} of {item_count} items"
+                            )));
+                        }
+                        let items_info = crate::container::PageInfo {
+                            buffers: info.buffers.get(1..buffers).unwrap_or_default().to_vec(),
+                            num_rows: item_count,
+                            priority: info.priority,
+                            encoding: PageEncoding::V21(items.as_ref().clone()),
+                        };
+                        let state =
+                            self.make_state(&items_info, items.layout.as_ref(), value_type)?;
+                        (Some(Box::new(PageState::Indexed(idx, Box::new(state)))), None)
+                    }
                 };
                 Ok(PageState::Sparse(Box::new(plan), inner, stored))
             }
@@ -487,6 +527,45 @@ impl FileReader {
             PageState::Blob(inner, layers) => {
                 let (run, _) = self.read_page(inner, ranges, &blob_description_type())?;
                 (self.fetch_blobs(run, value_type)?, layers.clone())
+            }
+            PageState::Indexed(idx, items) => {
+                let mut want: Vec<u64> = Vec::new();
+                for r in ranges {
+                    let part = usize::try_from(r.start)
+                        .ok()
+                        .zip(usize::try_from(r.end).ok())
+                        .and_then(|(a, b)| idx.get(a..b))
+                        .ok_or_else(|| FormatError::OutOfRange {
+                            what: format!("values {r:?} of {} indexed values", idx.len()),
+                        })?;
+                    want.extend_from_slice(part);
+                }
+                let mut uniq = want.clone();
+                uniq.sort_unstable();
+                uniq.dedup();
+                let mut item_ranges: Vec<Range<u64>> = Vec::new();
+                for &i in &uniq {
+                    match item_ranges.last_mut() {
+                        Some(r) if r.end == i => r.end = i + 1,
+                        _ => item_ranges.push(i..i + 1),
+                    }
+                }
+                let got = self.read_page(items, &item_ranges, value_type)?.0.values;
+                let pos: UInt64Array = want
+                    .iter()
+                    .map(|i| uniq.binary_search(i).map(|p| p as u64).unwrap_or(0))
+                    .collect();
+                let values = arrow_select::take::take(got.as_ref(), &pos, None)?;
+                let n = values.len() as u64;
+                (
+                    LeafRun {
+                        rep: None,
+                        def: None,
+                        num_rows: n,
+                        values,
+                    },
+                    vec![Layer::AllValidItem],
+                )
             }
             PageState::Sparse(plan, values, stored) => {
                 let walk = plan.walk(ranges)?;

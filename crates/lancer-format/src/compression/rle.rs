@@ -11,6 +11,8 @@ use crate::{FormatError, Result};
 fn widths(r: &Rle) -> Result<(u64, u64)> {
     let v = match super::compression_of(r.values.as_deref(), "rle values")? {
         Compression::Flat(f) => f.bits_per_value,
+        // 2.3: run values bitpacked out of line; their count is inferred from the lengths.
+        Compression::OutOfLineBitpacking(b) => b.uncompressed_bits_per_value,
         other => {
             return Err(FormatError::unsupported(
                 super::name(other),
@@ -83,18 +85,32 @@ pub fn expand(
     })
 }
 
-/// Run lengths as plain little-endian integers: as stored when flat, else (2.3,
-/// out-of-line bitpacked) decoded, one per run value.
-fn plain_lengths(r: &Rle, values: &[u8], vb: u64, lengths: &Buffer) -> Result<Buffer> {
-    match super::compression_of(r.run_lengths.as_deref(), "rle run lengths")? {
-        Compression::Flat(_) => Ok(lengths.clone()),
-        c => {
-            let runs = (values.len() as u64) / (vb / 8);
-            match super::block(c, lengths.clone(), runs)? {
-                DataBlock::Fixed { data, .. } => Ok(data),
-                _ => Err(FormatError::corrupt("rle run lengths are not fixed width")),
-            }
+/// Run values and lengths as plain little-endian integers: as stored when flat, else
+/// (2.3, one of them out-of-line bitpacked) decoded, the run count taken from the
+/// flat one.
+fn plain(r: &Rle, values: &Buffer, vb: u64, lengths: &Buffer, lb: u64) -> Result<(Buffer, Buffer)> {
+    let vc = super::compression_of(r.values.as_deref(), "rle values")?;
+    let lc = super::compression_of(r.run_lengths.as_deref(), "rle run lengths")?;
+    let unpack = |c: &Compression, b: &Buffer, runs: u64| -> Result<Buffer> {
+        match super::block(c, b.clone(), runs)? {
+            DataBlock::Fixed { data, .. } => Ok(data),
+            _ => Err(FormatError::corrupt("rle runs are not fixed width")),
         }
+    };
+    match (vc, lc) {
+        (Compression::Flat(_), Compression::Flat(_)) => Ok((values.clone(), lengths.clone())),
+        (Compression::Flat(_), c) => {
+            let runs = (values.len() as u64) / (vb / 8);
+            Ok((values.clone(), unpack(c, lengths, runs)?))
+        }
+        (c, Compression::Flat(_)) => {
+            let runs = (lengths.len() as u64) / (lb / 8);
+            Ok((unpack(c, values, runs)?, lengths.clone()))
+        }
+        _ => Err(FormatError::unsupported(
+            "rle",
+            "run values and run lengths both bitpacked (the run count is unknown)",
+        )),
     }
 }
 
@@ -104,7 +120,7 @@ pub fn decode_miniblock(r: &Rle, buffers: Vec<Buffer>, num_values: u64) -> Resul
     let [values, lengths] = <[Buffer; 2]>::try_from(buffers).map_err(|b| {
         FormatError::corrupt(format!("rle chunk has {} buffers, expected 2", b.len()))
     })?;
-    let lengths = plain_lengths(r, values.as_slice(), vb, &lengths)?;
+    let (values, lengths) = plain(r, &values, vb, &lengths, lb)?;
     expand(values.as_slice(), lengths.as_slice(), vb, lb, num_values)
 }
 
@@ -121,6 +137,12 @@ pub fn decode_block(r: &Rle, buf: &Buffer, num_values: u64) -> Result<DataBlock>
         .filter(|&e| e <= b.len() as u64)
         .ok_or_else(|| FormatError::corrupt("rle block values overrun the buffer"))?
         as usize;
-    let lengths = plain_lengths(r, &b[8..vend], vb, &buf.slice(vend))?;
-    expand(&b[8..vend], lengths.as_slice(), vb, lb, num_values)
+    let (values, lengths) = plain(
+        r,
+        &buf.slice_with_length(8, vend - 8),
+        vb,
+        &buf.slice(vend),
+        lb,
+    )?;
+    expand(values.as_slice(), lengths.as_slice(), vb, lb, num_values)
 }

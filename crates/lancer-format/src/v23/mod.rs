@@ -20,14 +20,20 @@
 //! 2.3 also adds the `Range` and `Delta` compressions and variable-width mini-block
 //! values with non-flat offsets ([`seq`]).
 //!
+//! Sparse binary / string leaves may also be `Indexed`: one index per leaf slot (null
+//! slots included) into full-zip items. Sparse `Zipped` values, unlike chunks, leave
+//! the null leaf slots out.
+//!
 //! Refused with a typed error (never observed from pylance 14.0.2, field numbers
-//! unknown): `Indexed` value planes and sparse fixed-size-list layers (both decode as
-//! an unknown oneof), dense `Constant` values under nullable or list layers.
+//! unknown): sparse fixed-size-list layers (an unknown oneof), dense `Constant` values
+//! under nullable or list layers, dense `Indexed` values, sparse values that leave out
+//! null slots under more than one validity layer.
 
 pub mod seq;
 pub mod sparse;
 
 use crate::pb::enc21::full_zip_layout::Details;
+use crate::pb::enc21::CompressiveEncoding;
 use crate::pb::enc21::{
     page_layout::Layout, ConstantLayout, FullZipLayout, MiniBlockLayout, PageLayout, RepDefLayer,
 };
@@ -65,6 +71,18 @@ pub enum SparseValues {
     },
     /// Every leaf slot is null (no buffers).
     AllNull,
+    /// One index per leaf slot, null slots included (buffer 0), into full-zip items (the next
+    /// `buffers - 1` buffers).
+    Indexed {
+        /// How the indices are compressed.
+        indices: CompressiveEncoding,
+        /// The items, as a full-zip layout over `item_count` rows.
+        items: Box<PageLayout>,
+        /// Number of items.
+        item_count: u64,
+        /// Page buffers used (the structural buffers follow).
+        buffers: usize,
+    },
 }
 
 /// Refuses 2.3 files whose pages are not planar: pylance 11 and 12 write a pre-release
@@ -149,6 +167,9 @@ pub fn classify(p: &PlanarLayout) -> Result<Planar> {
                     layers,
                     ..Default::default()
                 }),
+                VCodec::Indexed(_) => {
+                    return Err(unknown("indexed values on a dense page"));
+                }
             };
             Ok(Planar::Dense(PageLayout {
                 layout: Some(layout),
@@ -213,6 +234,27 @@ pub fn classify(p: &PlanarLayout) -> Result<Planar> {
                     stored: None,
                 },
                 VCodec::None(_) => SparseValues::AllNull,
+                VCodec::Indexed(x) => {
+                    let items = x
+                        .items
+                        .as_ref()
+                        .ok_or_else(|| FormatError::corrupt("2.3 indexed values without items"))?;
+                    let indices = x.indices.clone().ok_or_else(|| {
+                        FormatError::corrupt("2.3 indexed values without indices")
+                    })?;
+                    let item_buffers = match items.addressing {
+                        Some(Addressing::BitsPerOffset(_)) => 2,
+                        _ => 1,
+                    };
+                    SparseValues::Indexed {
+                        indices,
+                        items: Box::new(PageLayout {
+                            layout: Some(Layout::FullZipLayout(zipped(items, leaf)?)),
+                        }),
+                        item_count: items.num_visible_items,
+                        buffers: 1 + item_buffers,
+                    }
+                }
             };
             Ok(Planar::Sparse {
                 structure: s.clone(),

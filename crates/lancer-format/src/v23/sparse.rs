@@ -306,7 +306,7 @@ impl SparsePlan {
                     layers.push(SLayer::Item(b.validity(Some(v), domain, &what)?))
                 }
                 Some(PbLayer::List(l)) => {
-                    let validity = b.validity(l.validity.as_ref(), domain, &what)?;
+                    // Buffers follow field order: non-empty positions, counts, validity.
                     let n = l.num_non_empty_positions;
                     let non_empty =
                         b.positions(l.non_empty_positions.as_ref(), n, domain, &what)?;
@@ -338,6 +338,7 @@ impl SparsePlan {
                             Prefix::Explicit(p)
                         }
                     };
+                    let validity = b.validity(l.validity.as_ref(), domain, &what)?;
                     // Positive counts, and their sum is the child domain.
                     let total = match &prefix {
                         Prefix::Arith { first, step } => {
@@ -442,23 +443,7 @@ impl SparsePlan {
     /// (None for a null slot). Only a single validity layer below the last list can
     /// drop slots; other shapes are refused.
     pub fn compact(&self, leaf_ranges: &[Range<u64>], stored: u64) -> Result<Compacted> {
-        let last_list = self
-            .layers
-            .iter()
-            .rposition(|l| matches!(l, SLayer::List { .. }));
-        let items: Vec<&Validity> = self.layers[last_list.map_or(0, |p| p + 1)..]
-            .iter()
-            .filter_map(|l| match l {
-                SLayer::Item(v) => Some(v),
-                SLayer::List { .. } => None,
-            })
-            .collect();
-        let [leaf] = items.as_slice() else {
-            return Err(FormatError::unsupported(
-                "2.3 sparse zipped values under several validity layers",
-                "which null slots such pages leave out is unknown (not written by pylance 14.0.2 in any tried case)",
-            ));
-        };
+        let leaf = self.leaf_validity()?;
         let nulls_before = |s: u64| {
             let r = leaf.set.rank(s);
             if leaf.lists_nulls {
@@ -492,6 +477,28 @@ impl SparsePlan {
             }
         }
         Ok((ranges, index))
+    }
+
+    /// The one validity layer below the last list; other shapes are refused.
+    fn leaf_validity(&self) -> Result<&Validity> {
+        let last_list = self
+            .layers
+            .iter()
+            .rposition(|l| matches!(l, SLayer::List { .. }));
+        let items: Vec<&Validity> = self.layers[last_list.map_or(0, |p| p + 1)..]
+            .iter()
+            .filter_map(|l| match l {
+                SLayer::Item(v) => Some(v),
+                SLayer::List { .. } => None,
+            })
+            .collect();
+        match items[..] {
+            [leaf] => Ok(leaf),
+            _ => Err(FormatError::unsupported(
+                "2.3 sparse values stored without null slots under several (or no) validity layers",
+                "which slots such pages leave out is unknown (not written by pylance 14.0.2 in any tried case)",
+            )),
+        }
     }
 
     /// Equivalent 2.1 layers (inner-most first).
