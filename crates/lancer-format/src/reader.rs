@@ -481,7 +481,11 @@ impl FileReader {
                         })?;
                         // One index per leaf slot, null slots included.
                         let count = plan.leaf_slots();
-                        if count > (range.end - range.start).saturating_mul(8).saturating_add(1024) {
+                        if count
+                            > (range.end - range.start)
+                                .saturating_mul(8)
+                                .saturating_add(1024)
+                        {
                             return Err(FormatError::corrupt(format!(
                                 "{count} item indices claimed from a {}-byte buffer",
                                 range.end - range.start
@@ -505,7 +509,10 @@ impl FileReader {
                         };
                         let state =
                             self.make_state(&items_info, items.layout.as_ref(), value_type)?;
-                        (Some(Box::new(PageState::Indexed(idx, Box::new(state)))), None)
+                        (
+                            Some(Box::new(PageState::Indexed(idx, Box::new(state)))),
+                            None,
+                        )
                     }
                 };
                 Ok(PageState::Sparse(Box::new(plan), inner, stored))

@@ -75,7 +75,7 @@ pub fn miniblock(c: &Compression, buffers: Vec<Buffer>, num_values: u64) -> Resu
         }
         Compression::Variable(v) => variable::decode_miniblock(v, &first(buffers)?, num_values),
         Compression::Range(_) | Compression::Delta(_) => {
-            crate::v23::seq::block(c, buffers.first(), num_values)
+            crate::v23::seq::miniblock(c, buffers.first(), num_values)
         }
         Compression::Fsst(f) => {
             let inner = compression_of(f.values.as_deref(), "fsst values")?;

@@ -93,7 +93,7 @@ pub fn decode_u64s(c: &Compression, buf: Option<&Buffer>, n: u64) -> Result<Vec<
                     "only metadata-only dictionary items (Range / Constant) are known in 2.3 sets",
                 ));
             }
-            let items = decode_u64s(items_c, None, u64::from(dict.num_dictionary_items))?;
+            let num_items = u64::from(dict.num_dictionary_items);
             // The payload: [indices length: u64][items length: u64][indices][items].
             let ibuf = match buf {
                 Some(b) if !metadata_only(ic) => Some(dictionary_indices(b)?),
@@ -102,15 +102,12 @@ pub fn decode_u64s(c: &Compression, buf: Option<&Buffer>, n: u64) -> Result<Vec<
             let idx = decode_u64s(ic, ibuf.as_ref(), n)?;
             idx.into_iter()
                 .map(|i| {
-                    usize::try_from(i)
-                        .ok()
-                        .and_then(|i| items.get(i).copied())
-                        .ok_or_else(|| {
-                            FormatError::corrupt(format!(
-                                "dictionary index {i} of {} items",
-                                items.len()
-                            ))
-                        })
+                    if i >= num_items {
+                        return Err(FormatError::corrupt(format!(
+                            "dictionary index {i} of {num_items} items"
+                        )));
+                    }
+                    item_at(items_c, i)
                 })
                 .collect()
         }
@@ -124,6 +121,39 @@ pub fn decode_u64s(c: &Compression, buf: Option<&Buffer>, n: u64) -> Result<Vec<
             fixed_to_u64s(compression::block(other, b.clone(), n)?, len)
         }
     }
+}
+
+/// Element `i` of a metadata-only sequence (no materialisation).
+fn item_at(c: &Compression, i: u64) -> Result<u64> {
+    match c {
+        Compression::Range(r) => Ok(r.start.wrapping_add(r.step.wrapping_mul(i))),
+        Compression::Constant(k) => match &k.value {
+            Some(v) => le_uint(v),
+            None => Err(FormatError::corrupt("an index into an empty sequence")),
+        },
+        other => Err(FormatError::unsupported(
+            compression::name(other),
+            "dictionary items of 2.3 sets must be a range or a constant",
+        )),
+    }
+}
+
+/// Most values one mini-block chunk may hold (the spec allows 32,768).
+const MAX_CHUNK_VALUES: u64 = 1 << 20;
+
+fn check_chunk(n: u64) -> Result<()> {
+    if n > MAX_CHUNK_VALUES {
+        return Err(FormatError::corrupt(format!(
+            "a mini-block chunk claims {n} values"
+        )));
+    }
+    Ok(())
+}
+
+/// A `Range` / `Delta` mini-block chunk (at most one buffer).
+pub fn miniblock(c: &Compression, buf: Option<&Buffer>, n: u64) -> Result<DataBlock> {
+    check_chunk(n)?;
+    block(c, buf, n)
 }
 
 /// The indices payload of a framed dictionary buffer (items must be metadata-only).
@@ -216,6 +246,7 @@ pub fn inline_offsets(v: &Variable) -> bool {
 
 /// One mini-block chunk of variable-width values whose offsets are a 2.3 sequence.
 pub fn variable_miniblock(v: &Variable, buffers: Vec<Buffer>, n: u64) -> Result<DataBlock> {
+    check_chunk(n)?;
     let oc = compression_of(v.offsets.as_deref(), "variable offsets")?;
     let mut it = buffers.into_iter();
     let obuf = if metadata_only(oc) { None } else { it.next() };
