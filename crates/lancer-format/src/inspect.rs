@@ -111,6 +111,7 @@ fn describe_planar(p: &crate::pb::enc23::PlanarLayout) -> String {
                         l.num_child_slots,
                         describe_compression(l.counts.as_ref())
                     ),
+                    Some(L::FixedSizeList(f)) => format!("fixed-size-list({})", f.dimension),
                     None => "unknown".into(),
                 })
                 .collect();
@@ -379,6 +380,12 @@ pub fn techniques(p: &PageInfo) -> Vec<String> {
                     use crate::pb::enc23::sparse_structural_layer::Layer as L;
                     match &l.layer {
                         Some(L::Validity(v)) => walk(v.positions.as_ref(), &mut out),
+                        Some(L::FixedSizeList(f)) => {
+                            out.push("2.3:sparse-fixed-size-list".into());
+                            if let Some(v) = &f.validity {
+                                walk(v.positions.as_ref(), &mut out);
+                            }
+                        }
                         Some(L::List(l)) => {
                             out.push("2.3:sparse-list".into());
                             walk(l.non_empty_positions.as_ref(), &mut out);

@@ -343,6 +343,9 @@ impl FileReader {
         if !self.meta.version.is_structural() {
             return v20::read_field(self, f, cols.start, ranges);
         }
+        if self.meta.version == FileVersion::V2_3 {
+            crate::v23::check_field(f)?;
+        }
         let mut leaves = Vec::new();
         leaves_of(f, cols.start, &mut leaves);
         let mut decoded = std::collections::VecDeque::with_capacity(leaves.len());

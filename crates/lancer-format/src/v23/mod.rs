@@ -105,6 +105,33 @@ pub fn check_pages(meta: &crate::container::FileMetadata) -> Result<()> {
     Ok(())
 }
 
+/// Refuses fields Lancer cannot assemble from 2.3 pages: fixed-size lists of structs or
+/// lists (2.3 writes them as structure — dense item layers or a sparse fixed-size-list
+/// layer — which Lancer's structural layers do not model).
+pub fn check_field(f: &crate::schema::LanceField) -> Result<()> {
+    use arrow_schema::DataType;
+    fn walk(dt: &DataType) -> Result<()> {
+        match dt {
+            DataType::FixedSizeList(child, _) => match child.data_type() {
+                DataType::Struct(_)
+                | DataType::List(_)
+                | DataType::LargeList(_)
+                | DataType::Map(_, _)
+                | DataType::FixedSizeList(_, _) => Err(FormatError::unsupported(
+                    format!("2.3 fixed-size list of {}", child.data_type()),
+                    "2.3 stores it as structural layers Lancer does not model",
+                )),
+                other => walk(other),
+            },
+            DataType::Struct(fs) => fs.iter().try_for_each(|f| walk(f.data_type())),
+            DataType::List(f) | DataType::LargeList(f) | DataType::Map(f, _) => walk(f.data_type()),
+            _ => Ok(()),
+        }
+    }
+    walk(&f.data_type)?;
+    f.children.iter().try_for_each(check_field)
+}
+
 fn unknown(what: &str) -> FormatError {
     FormatError::unsupported(
         format!("2.3 {what}"),

@@ -156,6 +156,12 @@ pub fn structural_buffers(s: &SparseStructure) -> usize {
     for l in &s.layers {
         match &l.layer {
             Some(PbLayer::Validity(v)) => n += needs_buffer(v.positions.as_ref()),
+            Some(PbLayer::FixedSizeList(f)) => {
+                n += f
+                    .validity
+                    .as_ref()
+                    .map_or(0, |v| needs_buffer(v.positions.as_ref()))
+            }
             Some(PbLayer::List(l)) => {
                 n += needs_buffer(l.non_empty_positions.as_ref());
                 n += needs_buffer(l.counts.as_ref());
@@ -378,11 +384,13 @@ impl SparsePlan {
                         prefix,
                     });
                 }
-                None => {
-                    return Err(super::unknown(
-                        "sparse structural layer of an unknown kind (e.g. fixed-size list)",
+                Some(PbLayer::FixedSizeList(_)) => {
+                    return Err(FormatError::unsupported(
+                        "2.3 sparse fixed-size-list layer (a fixed-size list of structs)",
+                        "Lancer has no fixed-size-list structural layer to assemble it into",
                     ))
                 }
+                None => return Err(super::unknown("sparse structural layer of an unknown kind")),
             }
         }
         if b.it.next().is_some() {
