@@ -170,7 +170,7 @@ def nulls():
 
 def many_pages():
     r = rng(8)
-    n = 200_000
+    n = 120_000
     return table({"small": pa.array(r.integers(0, 4, n), pa.int8()),
                   "l": pa.array([[i % 3] * (i % 3) if i % 1000 else None for i in range(n)], pa.list_(pa.int8()))})
 
@@ -257,6 +257,22 @@ def sparse_indexed():
                   "str": with_nulls(pa.array(["y" * (i % 400) for i in range(n)]), 5)}, SPARSE)
 
 
+def sparse_zipped_nested():
+    # Long strings under struct / list<struct> validity (zipped values without nulls),
+    # struct<list<list<>>>, list<list<string>> with null inner lists; several pages.
+    n = 600
+    return table({
+        "ls_long": pa.array([None if i % 5 == 0 else [{"a": None if j % 2 else "z" * 300 + str(i)} for j in range(i % 3)]
+                             for i in range(n)], pa.list_(pa.struct([("a", pa.string())]))),
+        "s_long": pa.array([None if i % 4 == 0 else {"a": None if i % 3 == 0 else "k" * 280 + str(i)} for i in range(n)],
+                           pa.struct([("a", pa.string())])),
+        "s_l": pa.array([None if i % 4 == 0 else {"l": None if i % 3 == 0 else [[i]] * (i % 3)} for i in range(n)],
+                        pa.struct([("l", pa.list_(pa.list_(pa.int16())))])),
+        "ll_str": pa.array([None if i % 6 == 0 else [None if j == 1 else [f"s{k}" for k in range(j)] for j in range(i % 4)]
+                            for i in range(n)], pa.list_(pa.list_(pa.string()))),
+    }, SPARSE)
+
+
 def fsl_struct():
     # Refused by Lancer (typed error): a fixed-size list of structs (sparse; pylance 14
     # reads its own dense form of this type back with twice the rows, so it is left out).
@@ -297,6 +313,7 @@ CASES = {
     "sparse_more": (sparse_more, {}),
     "dense_more": (dense_more, {}),
     "sparse_indexed": (sparse_indexed, {}),
+    "sparse_zipped_nested": (sparse_zipped_nested, {"data_cache_bytes": 32 * 1024}),
     "fsl_struct": (fsl_struct, {}),
 }
 

@@ -22,12 +22,13 @@
 //!
 //! Sparse binary / string leaves may also be `Indexed`: one index per leaf slot (null
 //! slots included) into full-zip items. Sparse `Zipped` values, unlike chunks, leave
-//! the null leaf slots out.
+//! out every leaf slot that is null at any validity layer below the last list.
 //!
 //! Refused with a typed error (never observed from pylance 14.0.2, field numbers
 //! unknown): sparse fixed-size-list layers (an unknown oneof), dense `Constant` values
-//! under nullable or list layers, dense `Indexed` values, sparse values that leave out
-//! null slots under more than one validity layer.
+//! under nullable or list layers, dense `Indexed` values; fixed-size lists of structs
+//! (a sparse fixed-size-list layer, or dense item layers) — Lancer's structural layers
+//! do not model them.
 
 pub mod seq;
 pub mod sparse;

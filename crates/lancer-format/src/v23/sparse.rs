@@ -126,6 +126,8 @@ pub struct SparsePlan {
     max_rep: u16,
     leaf_slots: u64,
     num_rows: u64,
+    /// Union of null leaf slots under several validity layers, built on first use.
+    union: std::sync::OnceLock<Vec<u64>>,
 }
 
 /// Stored value ranges, and per leaf slot its index into them (None = a null slot).
@@ -437,6 +439,7 @@ impl SparsePlan {
             max_rep: nlists,
             leaf_slots: domain,
             num_rows,
+            union: std::sync::OnceLock::new(),
         })
     }
 
@@ -451,19 +454,11 @@ impl SparsePlan {
     /// (None for a null slot). Only a single validity layer below the last list can
     /// drop slots; other shapes are refused.
     pub fn compact(&self, leaf_ranges: &[Range<u64>], stored: u64) -> Result<Compacted> {
-        let leaf = self.leaf_validity()?;
-        let nulls_before = |s: u64| {
-            let r = leaf.set.rank(s);
-            if leaf.lists_nulls {
-                r
-            } else {
-                s - r
-            }
-        };
-        if self.leaf_slots - nulls_before(self.leaf_slots) != stored {
+        let dropped = self.dropped()?;
+        let kept = self.leaf_slots - dropped.count(self.leaf_slots);
+        if kept != stored {
             return Err(FormatError::corrupt(format!(
-                "sparse page stores {stored} values for {} non-null leaf slots",
-                self.leaf_slots - nulls_before(self.leaf_slots)
+                "sparse page stores {stored} values for {kept} non-null leaf slots"
             )));
         }
         let mut ranges: Vec<Range<u64>> = Vec::new();
@@ -471,11 +466,11 @@ impl SparsePlan {
         let mut next = 0u64;
         for r in leaf_ranges {
             for s in r.clone() {
-                if leaf.is_null(s) {
+                if dropped.contains(s) {
                     index.push(None);
                     continue;
                 }
-                let v = s - nulls_before(s);
+                let v = s - dropped.count(s);
                 match ranges.last_mut() {
                     Some(x) if x.end == v => x.end = v + 1,
                     _ => ranges.push(v..v + 1),
@@ -487,8 +482,10 @@ impl SparsePlan {
         Ok((ranges, index))
     }
 
-    /// The one validity layer below the last list; other shapes are refused.
-    fn leaf_validity(&self) -> Result<&Validity> {
+    /// Leaf slots left out of values stored without nulls: the slots null at any
+    /// validity layer below the last list (checked against pylance's read-back for a
+    /// leaf alone and for struct<string> / list<struct<string>> leaves).
+    fn dropped(&self) -> Result<Dropped<'_>> {
         let last_list = self
             .layers
             .iter()
@@ -500,13 +497,26 @@ impl SparsePlan {
                 SLayer::List { .. } => None,
             })
             .collect();
-        match items[..] {
-            [leaf] => Ok(leaf),
-            _ => Err(FormatError::unsupported(
-                "2.3 sparse values stored without null slots under several (or no) validity layers",
-                "which slots such pages leave out is unknown (not written by pylance 14.0.2 in any tried case)",
-            )),
+        if let [one] = items[..] {
+            return Ok(Dropped::One(one));
         }
+        // Several layers: the union of their null slots, materialised (bounded).
+        const MAX_UNION: u64 = 1 << 26;
+        if self.leaf_slots > MAX_UNION {
+            return Err(FormatError::unsupported(
+                "2.3 sparse values without null slots under several validity layers",
+                format!(
+                    "{} leaf slots exceed Lancer's bound of {MAX_UNION}",
+                    self.leaf_slots
+                ),
+            ));
+        }
+        let nulls = self.union.get_or_init(|| {
+            (0..self.leaf_slots)
+                .filter(|&s| items.iter().any(|v| v.is_null(s)))
+                .collect()
+        });
+        Ok(Dropped::Many(nulls))
     }
 
     /// Equivalent 2.1 layers (inner-most first).
@@ -594,6 +604,36 @@ impl SparsePlan {
                 }
                 Ok(())
             }
+        }
+    }
+}
+
+/// Leaf slots left out of compacted values.
+enum Dropped<'a> {
+    One(&'a Validity),
+    Many(&'a [u64]),
+}
+
+impl Dropped<'_> {
+    fn contains(&self, s: u64) -> bool {
+        match self {
+            Dropped::One(v) => v.is_null(s),
+            Dropped::Many(n) => n.binary_search(&s).is_ok(),
+        }
+    }
+
+    /// Dropped slots before `s`.
+    fn count(&self, s: u64) -> u64 {
+        match self {
+            Dropped::One(v) => {
+                let r = v.set.rank(s);
+                if v.lists_nulls {
+                    r
+                } else {
+                    s - r
+                }
+            }
+            Dropped::Many(n) => n.partition_point(|&x| x < s) as u64,
         }
     }
 }
