@@ -120,6 +120,9 @@ pub fn block(c: &Compression, buf: Buffer, num_values: u64) -> Result<DataBlock>
             None => DataBlock::AllNull { num_values },
         }),
         Compression::Variable(_) => variable::decode_block(&buf, num_values),
+        Compression::FixedSizeList(f) if f.has_validity => {
+            crate::v23::seq::fsl_with_validity_block(f, &buf, num_values)
+        }
         Compression::FixedSizeList(f) => flat::decode_fsl_miniblock(f, vec![buf], num_values),
         Compression::General(g) => {
             let inner = compression_of(g.values.as_deref(), "general values")?;

@@ -7,7 +7,8 @@
 //! * `Delta { base, deltas }`: value 0 = base, value i = value i-1 + delta i-1; the
 //!   `n - 1` deltas are decoded from the set's one buffer with `deltas`.
 //! * `Constant { value }`: no value = an empty set; a value = every element is it.
-//! * `Dictionary { indices, items }`: indices from the buffer, items metadata-only.
+//! * `Dictionary { indices, items }`: one buffer framed as `[indices length: u64]
+//!   [items length: u64][indices][items]`; items may be metadata-only (no payload).
 //! * Variable mini-block values with non-flat offsets: the offsets (`n + 1`, from 0)
 //!   come from the offsets encoding — from the chunk's first buffer when it needs one —
 //!   and the bytes are the chunk's next buffer.
@@ -27,6 +28,11 @@ pub const MAX_SEQ: u64 = 1 << 31;
 pub fn metadata_only(c: &Compression) -> bool {
     match c {
         Compression::Range(_) | Compression::Constant(_) => true,
+        Compression::Delta(d) => d
+            .deltas
+            .as_deref()
+            .and_then(|e| e.compression.as_ref())
+            .is_some_and(metadata_only),
         Compression::Dictionary(d) => [&d.indices, &d.items].iter().all(|e| {
             e.as_deref()
                 .and_then(|e| e.compression.as_ref())
@@ -87,17 +93,29 @@ pub fn decode_u64s(c: &Compression, buf: Option<&Buffer>, n: u64) -> Result<Vec<
         Compression::Dictionary(dict) => {
             let ic = compression_of(dict.indices.as_deref(), "dictionary indices")?;
             let items_c = compression_of(dict.items.as_deref(), "dictionary items")?;
-            if !metadata_only(items_c) {
-                return Err(FormatError::unsupported(
-                    "2.3 dictionary-compressed integer set with stored items",
-                    "only metadata-only dictionary items (Range / Constant) are known in 2.3 sets",
-                ));
-            }
             let num_items = u64::from(dict.num_dictionary_items);
             // The payload: [indices length: u64][items length: u64][indices][items].
-            let ibuf = match buf {
-                Some(b) if !metadata_only(ic) => Some(dictionary_indices(b)?),
-                _ => None,
+            let (ibuf, itbuf) = match buf {
+                Some(b) if !metadata_only(c) => {
+                    let (i, t) = dictionary_payloads(b)?;
+                    (Some(i), Some(t))
+                }
+                _ => (None, None),
+            };
+            let items = if metadata_only(items_c) {
+                None
+            } else {
+                let t = itbuf
+                    .as_ref()
+                    .filter(|t| !t.is_empty())
+                    .ok_or_else(|| FormatError::corrupt("dictionary items need a payload"))?;
+                if num_items > (t.len() as u64).saturating_mul(8).saturating_add(1024) {
+                    return Err(FormatError::corrupt(format!(
+                        "{num_items} dictionary items claimed from {} bytes",
+                        t.len()
+                    )));
+                }
+                Some(decode_u64s(items_c, Some(t), num_items)?)
             };
             let idx = decode_u64s(ic, ibuf.as_ref(), n)?;
             idx.into_iter()
@@ -107,7 +125,13 @@ pub fn decode_u64s(c: &Compression, buf: Option<&Buffer>, n: u64) -> Result<Vec<
                             "dictionary index {i} of {num_items} items"
                         )));
                     }
-                    item_at(items_c, i)
+                    match &items {
+                        Some(v) => v
+                            .get(i as usize)
+                            .copied()
+                            .ok_or_else(|| FormatError::corrupt("dictionary index past its items")),
+                        None => item_at(items_c, i),
+                    }
                 })
                 .collect()
         }
@@ -156,21 +180,23 @@ pub fn miniblock(c: &Compression, buf: Option<&Buffer>, n: u64) -> Result<DataBl
     block(c, buf, n)
 }
 
-/// The indices payload of a framed dictionary buffer (items must be metadata-only).
-fn dictionary_indices(b: &Buffer) -> Result<Buffer> {
+/// The indices and items payloads of a framed dictionary buffer:
+/// `[indices length: u64][items length: u64][indices][items]` (recovered from pylance
+/// 14's output: 16 + 256 bytes for 1,750 one-bit indices over range items).
+fn dictionary_payloads(b: &Buffer) -> Result<(Buffer, Buffer)> {
     let h = read_uints(b.as_slice(), 8, 2)
         .map_err(|_| FormatError::corrupt("dictionary payload shorter than its 16-byte frame"))?;
     let (ilen, itlen) = (h[0], h[1]);
-    if itlen != 0 {
-        return Err(FormatError::corrupt(
-            "dictionary with metadata-only items stores an items payload",
-        ));
-    }
     let end = ilen
-        .checked_add(16)
+        .checked_add(itlen)
+        .and_then(|x| x.checked_add(16))
         .filter(|&e| e <= b.len() as u64)
-        .ok_or_else(|| FormatError::corrupt("dictionary indices payload overruns its buffer"))?;
-    Ok(b.slice_with_length(16, (end - 16) as usize))
+        .ok_or_else(|| FormatError::corrupt("dictionary payloads overrun their buffer"))?;
+    let _ = end;
+    Ok((
+        b.slice_with_length(16, ilen as usize),
+        b.slice_with_length(16 + ilen as usize, itlen as usize),
+    ))
 }
 
 fn le_uint(v: &[u8]) -> Result<u64> {
@@ -234,6 +260,59 @@ fn bits_of(c: &Compression) -> u64 {
 pub fn block(c: &Compression, buf: Option<&Buffer>, n: u64) -> Result<DataBlock> {
     let vals = decode_u64s(c, buf, n)?;
     to_fixed(&vals, bits_of(c))
+}
+
+/// A whole-buffer fixed-size list with item validity (e.g. 2.3 dictionary items):
+/// value by value, the validity bits of its `dim` items (`ceil(dim / 8)` bytes), then
+/// its `dim` flat items (recovered from pylance 14: 87 items of 8 x f32 = 87 x 33 bytes).
+pub fn fsl_with_validity_block(
+    f: &crate::pb::enc21::FixedSizeList,
+    buf: &Buffer,
+    n: u64,
+) -> Result<DataBlock> {
+    let dim = f.items_per_value;
+    let bits = match compression_of(f.values.as_deref(), "fixed-size list items")? {
+        Compression::Flat(fl) if fl.bits_per_value % 8 == 0 && fl.bits_per_value > 0 => {
+            fl.bits_per_value
+        }
+        other => {
+            return Err(FormatError::unsupported(
+                compression::name(other),
+                "nullable fixed-size list blocks of non-byte-aligned items",
+            ))
+        }
+    };
+    let vbytes = dim.div_ceil(8);
+    let ibytes = dim
+        .checked_mul(bits / 8)
+        .ok_or_else(|| FormatError::corrupt("fixed-size list width overflows"))?;
+    let stride = vbytes + ibytes;
+    if dim == 0 || n.checked_mul(stride).is_none_or(|t| t > buf.len() as u64) {
+        return Err(FormatError::corrupt(format!(
+            "{n} nullable fixed-size lists of {dim} do not fit {} bytes",
+            buf.len()
+        )));
+    }
+    let (stride, vbytes, ibytes) = (stride as usize, vbytes as usize, ibytes as usize);
+    let b = buf.as_slice();
+    let mut validity = arrow_buffer::BooleanBufferBuilder::new((n * dim) as usize);
+    let mut data = Vec::with_capacity(n as usize * ibytes);
+    for i in 0..n as usize {
+        let row = &b[i * stride..(i + 1) * stride];
+        for k in 0..dim as usize {
+            validity.append(row[k / 8] & (1 << (k % 8)) != 0);
+        }
+        data.extend_from_slice(&row[vbytes..]);
+    }
+    Ok(DataBlock::FixedSizeList {
+        dim,
+        child: Box::new(DataBlock::Fixed {
+            bits_per_value: bits,
+            data: Buffer::from_vec(data),
+            num_values: n * dim,
+        }),
+        validity: Some(validity.finish()),
+    })
 }
 
 /// True when variable-width offsets are stored inline with the bytes (2.1 / 2.2 form).
