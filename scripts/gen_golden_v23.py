@@ -29,6 +29,7 @@ lance-encoding:structural-encoding=sparse, and chosen by the writer for huge lis
 """
 import json
 import os
+import random
 import sys
 
 import numpy as np
@@ -273,6 +274,63 @@ def sparse_zipped_nested():
     }, SPARSE)
 
 
+# Random schemas and values (seeded): the seeds kept are those whose files exercised
+# corners the hand-written cases missed (dictionary-coded sets with stored items,
+# nullable fixed-size-list dictionary items, RLE over range values).
+def rtype(r, depth):
+    prims = [pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint32(), pa.float32(), pa.float64(), pa.bool_(),
+             pa.string(), pa.large_string(), pa.binary(), pa.date32(), pa.timestamp("us")]
+    k = r.random()
+    if depth <= 0 or k < 0.45:
+        return r.choice(prims)
+    if k < 0.65:
+        return pa.list_(rtype(r, depth - 1))
+    if k < 0.72:
+        return pa.large_list(rtype(r, depth - 1))
+    if k < 0.9:
+        return pa.struct([(f"f{i}", rtype(r, depth - 1)) for i in range(r.randint(1, 3))])
+    if k < 0.95:
+        return pa.list_(pa.float32(), r.choice([2, 8]))
+    return pa.map_(pa.string(), rtype(r, depth - 1))
+
+def rval(r, t, nullp, longp):
+    if r.random() < nullp:
+        return None
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return [rval(r, t.value_type, nullp, longp) for _ in range(r.choice([0, 0, 1, 2, 3, 5]))]
+    if pa.types.is_fixed_size_list(t):
+        return [r.random() for _ in range(t.list_size)]
+    if pa.types.is_struct(t):
+        return {f.name: rval(r, f.type, nullp, longp) for f in t}
+    if pa.types.is_map(t):
+        return [(f"k{j}", rval(r, t.item_type, nullp, longp)) for j in range(r.choice([0, 1, 2]))]
+    if pa.types.is_boolean(t):
+        return r.random() < 0.5
+    if pa.types.is_floating(t):
+        return r.random()
+    if pa.types.is_integer(t) or pa.types.is_date(t) or pa.types.is_timestamp(t):
+        return r.randint(0, 100) if t != pa.uint32() else r.randint(0, 1000)
+    s = ("L" * 300 if r.random() < longp else "") + str(r.randint(0, 30))
+    return s.encode() if pa.types.is_binary(t) else s
+
+def random_case(seed):
+    r = random.Random(seed)
+    n = r.choice([50, 300, 1500])
+    cols, fields = [], []
+    for c in range(4):
+        t = rtype(r, 3)
+        nullp = r.choice([0, 0.1, 0.5, 1.0])
+        longp = r.choice([0, 0, 0.5, 1.0])
+        const = r.random() < 0.15
+        v0 = rval(r, t, nullp, longp)
+        vals = [v0 if const else rval(r, t, nullp, longp) for _ in range(n)]
+        meta = SPARSE if r.random() < 0.5 else None
+        cols.append(pa.array(vals, t))
+        fields.append(pa.field(f"c{c}", t, True, meta))
+    return pa.Table.from_arrays(cols, schema=pa.schema(fields))
+
+
+
 def fsl_struct():
     # Refused by Lancer (typed error): a fixed-size list of structs (sparse; pylance 14
     # reads its own dense form of this type back with twice the rows, so it is left out).
@@ -314,6 +372,9 @@ CASES = {
     "dense_more": (dense_more, {}),
     "sparse_indexed": (sparse_indexed, {}),
     "sparse_zipped_nested": (sparse_zipped_nested, {"data_cache_bytes": 32 * 1024}),
+    "random_11": (lambda: random_case(11), {}),
+    "random_40": (lambda: random_case(40), {}),
+    "random_89": (lambda: random_case(89), {}),
     "fsl_struct": (fsl_struct, {}),
 }
 

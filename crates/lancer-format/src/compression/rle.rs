@@ -11,8 +11,10 @@ use crate::{FormatError, Result};
 fn widths(r: &Rle) -> Result<(u64, u64)> {
     let v = match super::compression_of(r.values.as_deref(), "rle values")? {
         Compression::Flat(f) => f.bits_per_value,
-        // 2.3: run values bitpacked out of line; their count is inferred from the lengths.
+        // 2.3: run values bitpacked out of line or a range; their count is inferred
+        // from the lengths.
         Compression::OutOfLineBitpacking(b) => b.uncompressed_bits_per_value,
+        Compression::Range(r) => r.uncompressed_bits_per_value,
         other => {
             return Err(FormatError::unsupported(
                 super::name(other),
@@ -117,6 +119,13 @@ fn plain(r: &Rle, values: &Buffer, vb: u64, lengths: &Buffer, lb: u64) -> Result
 /// Mini-block: buffer 0 holds run values, buffer 1 run lengths.
 pub fn decode_miniblock(r: &Rle, buffers: Vec<Buffer>, num_values: u64) -> Result<DataBlock> {
     let (vb, lb) = widths(r)?;
+    let values_stored = super::compression_of(r.values.as_deref(), "rle values")
+        .map(|c| !crate::v23::seq::metadata_only(c))?;
+    let mut buffers = buffers;
+    if !values_stored && buffers.len() == 1 {
+        // Metadata-only run values (2.3 range): only the lengths are stored.
+        buffers.insert(0, Buffer::from_vec(Vec::<u8>::new()));
+    }
     let [values, lengths] = <[Buffer; 2]>::try_from(buffers).map_err(|b| {
         FormatError::corrupt(format!("rle chunk has {} buffers, expected 2", b.len()))
     })?;
