@@ -2,7 +2,7 @@
 //!
 //! This crate does no I/O. It parses the container (spec: "Lance File Format",
 //! footer / column metadata / global buffers), maps the stored schema to Arrow, and
-//! decodes pages of every 2.0, 2.1 and 2.2 encoding (spec: "Lance Encoding Strategy").
+//! decodes pages of every 2.0, 2.1, 2.2 and 2.3 encoding (spec: "Lance Encoding Strategy").
 //! Bytes are obtained through the [`read::RangeRead`] trait, which asks for byte
 //! ranges; storage crates implement it.
 

@@ -1,5 +1,5 @@
 //! The file reader: projection, full reads, row ranges and random takes over any
-//! [`RangeRead`], for 2.0, 2.1 and 2.2 files.
+//! [`RangeRead`], for 2.0, 2.1, 2.2 and 2.3 files (2.3 pages: see [`crate::v23`]).
 //!
 //! Each top-level field is read from its columns (2.1+: one column per leaf, with the
 //! structure carried in levels; 2.0: one column per node of the type tree) and only
