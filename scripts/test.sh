@@ -22,9 +22,13 @@ live "writing live golden files" gen_golden_files.py "$root/target/golden-live"
 live "writing live golden datasets" gen_golden_datasets.py "$root/target/golden-datasets-live"
 live "running the filter suite" gen_filter_suite.py "$root/target/filter-suite-live"
 live "writing live legacy (0.1) datasets" gen_golden_legacy.py "$root/target/golden-legacy-live"
+# 2.3 files exist only in pylance 14; with 12 and 11 the generator writes an index.json
+# saying "2.3 not supported" (and a probe file Lancer must refuse).
+live "writing live 2.3 golden files" gen_golden_v23.py "$root/target/golden-v23-live"
 export LANCER_GOLDEN_LIVE="$root/target/golden-live"
 export LANCER_GOLDEN_DATASETS_LIVE="$root/target/golden-datasets-live"
 export LANCER_FILTER_SUITE_LIVE="$root/target/filter-suite-live"
 export LANCER_GOLDEN_LEGACY_LIVE="$root/target/golden-legacy-live"
+export LANCER_GOLDEN_V23_LIVE="$root/target/golden-v23-live"
 export LANCER_REQUIRE_PYLANCE=1
 cargo test --workspace --all-targets

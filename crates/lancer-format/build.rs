@@ -5,6 +5,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "protos/file2.proto",
         "protos/encodings20.proto",
         "protos/encodings21.proto",
+        "protos/encodings23.proto",
     ];
     for p in &protos {
         println!("cargo:rerun-if-changed={p}");

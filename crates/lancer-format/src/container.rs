@@ -14,7 +14,7 @@
 //! | 4     | magic `LANC`                               |
 //!
 //! The CMO and GBO tables hold `(position: u64, size: u64)` pairs. Global buffer 0 holds
-//! the `FileDescriptor` (schema and row count). Versions: 0.3 and 2.0 are "2.0"; 2.1; 2.2.
+//! the `FileDescriptor` (schema and row count). Versions: 0.3 and 2.0 are "2.0"; 2.1; 2.2; 2.3 (read only).
 
 use std::fmt;
 use std::ops::Range;
@@ -48,6 +48,9 @@ pub enum FileVersion {
     V2_1,
     /// 2.2: adds maps, variable packed structs, larger mini-blocks, blob v2.
     V2_2,
+    /// 2.3 (read only; marked unstable by pylance 14): planar pages — structure and
+    /// values stored apart, dense levels or sparse position sets (see `crate::v23`).
+    V2_3,
 }
 
 impl FileVersion {
@@ -57,6 +60,7 @@ impl FileVersion {
             (0, 3) | (2, 0) => Ok(Self::V2_0),
             (2, 1) => Ok(Self::V2_1),
             (2, 2) => Ok(Self::V2_2),
+            (2, 3) => Ok(Self::V2_3),
             _ => Err(FormatError::UnsupportedVersion { major, minor }),
         }
     }
@@ -68,18 +72,20 @@ impl FileVersion {
             Self::V2_0 => (2, 0),
             Self::V2_1 => (2, 1),
             Self::V2_2 => (2, 2),
+            Self::V2_3 => (2, 3),
         }
     }
 
-    /// Parses "2.0", "2.1", "2.2" (and "stable" = 2.1, "next" = 2.2 aliases are not accepted).
+    /// Parses "2.0", "2.1", "2.2", "2.3" (and "stable" = 2.1, "next" = 2.2 aliases are not accepted).
     pub fn parse(s: &str) -> Result<Self> {
         match s {
             "2.0" | "0.3" => Ok(Self::V2_0),
             "2.1" => Ok(Self::V2_1),
             "2.2" => Ok(Self::V2_2),
+            "2.3" => Ok(Self::V2_3),
             other => Err(FormatError::UnsupportedEncoding {
                 name: format!("data storage version {other:?}"),
-                detail: "expected 2.0, 2.1 or 2.2".into(),
+                detail: "expected 2.0, 2.1, 2.2 or 2.3".into(),
             }),
         }
     }
@@ -191,6 +197,8 @@ pub enum PageEncoding {
     V20(pb::enc20::ArrayEncoding),
     /// A 2.1+ `PageLayout`.
     V21(pb::enc21::PageLayout),
+    /// A 2.3 `PlanarLayout`.
+    V23(Box<pb::enc23::PlanarLayout>),
 }
 
 /// One page of one column.
@@ -310,6 +318,14 @@ fn page_encoding(any: &prost_types::Any) -> Result<PageEncoding> {
                 context: "PageLayout",
                 source,
             }),
+        "/lance.encodings23.PlanarLayout" => {
+            pb::enc23::PlanarLayout::decode(any.value.as_slice())
+                .map(|l| PageEncoding::V23(Box::new(l)))
+                .map_err(|source| FormatError::Protobuf {
+                    context: "PlanarLayout",
+                    source,
+                })
+        }
         "/lance.encodings.ArrayEncoding" => pb::enc20::ArrayEncoding::decode(any.value.as_slice())
             .map(PageEncoding::V20)
             .map_err(|source| FormatError::Protobuf {

@@ -15,7 +15,7 @@ pub enum FormatError {
         what: String,
     },
     /// The file uses a version this build does not read.
-    #[error("unsupported Lance file version {major}.{minor}: this Lancer reads legacy 0.1/0.2, 2.0, 2.1 and 2.2 (a newer Lancer may read it)")]
+    #[error("unsupported Lance file version {major}.{minor}: this Lancer reads legacy 0.1/0.2, 2.0, 2.1, 2.2 and 2.3 (a newer Lancer may read it)")]
     UnsupportedVersion {
         /// Major version in the footer.
         major: u16,

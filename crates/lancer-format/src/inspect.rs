@@ -77,6 +77,61 @@ pub fn describe_compression(c: Option<&CompressiveEncoding>) -> String {
         Compression::VariablePackedStruct(v) => {
             format!("variable-packed-struct({} fields)", v.fields.len())
         }
+        Compression::Range(r) => format!(
+            "range({}, start={}, step={})",
+            r.uncompressed_bits_per_value, r.start, r.step
+        ),
+        Compression::Delta(d) => format!(
+            "delta({}, base={}, {})",
+            d.uncompressed_bits_per_value,
+            d.base,
+            inner(&d.deltas)
+        ),
+    }
+}
+
+/// Describes a 2.3 planar page.
+fn describe_planar(p: &crate::pb::enc23::PlanarLayout) -> String {
+    match crate::v23::classify(p) {
+        Ok(crate::v23::Planar::Dense(l)) => format!("2.3 dense: {}", describe_layout(&l)),
+        Ok(crate::v23::Planar::Sparse { structure, values }) => {
+            use crate::pb::enc23::sparse_structural_layer::Layer as L;
+            let layers: Vec<String> = structure
+                .layers
+                .iter()
+                .map(|l| match &l.layer {
+                    Some(L::Validity(v)) => format!(
+                        "validity({} {})",
+                        v.num_positions,
+                        if v.meaning == 2 { "valid" } else { "null" }
+                    ),
+                    Some(L::List(l)) => format!(
+                        "list({} non-empty, {} children, counts={})",
+                        l.num_non_empty_positions,
+                        l.num_child_slots,
+                        describe_compression(l.counts.as_ref())
+                    ),
+                    Some(L::FixedSizeList(f)) => format!("fixed-size-list({})", f.dimension),
+                    None => "unknown".into(),
+                })
+                .collect();
+            let v = match values {
+                crate::v23::SparseValues::Layout { layout, .. } => describe_layout(&layout),
+                crate::v23::SparseValues::AllNull => "all null".into(),
+                crate::v23::SparseValues::Indexed {
+                    indices,
+                    items,
+                    item_count,
+                    ..
+                } => format!(
+                    "indexed(indices={}, {item_count} items: {})",
+                    describe_compression(Some(&indices)),
+                    describe_layout(&items)
+                ),
+            };
+            format!("2.3 sparse [{}]: {v}", layers.join(", "))
+        }
+        Err(e) => format!("2.3 (unreadable: {e})"),
     }
 }
 
@@ -233,6 +288,7 @@ pub fn describe_page(p: &PageInfo) -> String {
     match &p.encoding {
         PageEncoding::V21(l) => describe_layout(l),
         PageEncoding::V20(e) => describe_v20(e),
+        PageEncoding::V23(p) => describe_planar(p),
     }
 }
 
@@ -313,6 +369,46 @@ pub fn techniques(p: &PageInfo) -> Vec<String> {
     match &p.encoding {
         PageEncoding::V21(l) => layout(l, &mut out),
         PageEncoding::V20(e) => walk20(e, &mut out),
+        PageEncoding::V23(p) => match crate::v23::classify(p) {
+            Ok(crate::v23::Planar::Dense(l)) => {
+                out.push("2.3:dense".into());
+                layout(&l, &mut out);
+            }
+            Ok(crate::v23::Planar::Sparse { structure, values }) => {
+                out.push("2.3:sparse".into());
+                for l in &structure.layers {
+                    use crate::pb::enc23::sparse_structural_layer::Layer as L;
+                    match &l.layer {
+                        Some(L::Validity(v)) => walk(v.positions.as_ref(), &mut out),
+                        Some(L::FixedSizeList(f)) => {
+                            out.push("2.3:sparse-fixed-size-list".into());
+                            if let Some(v) = &f.validity {
+                                walk(v.positions.as_ref(), &mut out);
+                            }
+                        }
+                        Some(L::List(l)) => {
+                            out.push("2.3:sparse-list".into());
+                            walk(l.non_empty_positions.as_ref(), &mut out);
+                            walk(l.counts.as_ref(), &mut out);
+                            if let Some(v) = &l.validity {
+                                walk(v.positions.as_ref(), &mut out);
+                            }
+                        }
+                        None => {}
+                    }
+                }
+                match values {
+                    crate::v23::SparseValues::Layout { layout: l, .. } => layout(&l, &mut out),
+                    crate::v23::SparseValues::AllNull => out.push("all-null".into()),
+                    crate::v23::SparseValues::Indexed { indices, items, .. } => {
+                        out.push("2.3:indexed".into());
+                        walk(Some(&indices), &mut out);
+                        layout(&items, &mut out);
+                    }
+                }
+            }
+            Err(_) => out.push("2.3:unknown".into()),
+        },
     }
     out.sort();
     out.dedup();

@@ -2,7 +2,7 @@
 //!
 //! This crate does no I/O. It parses the container (spec: "Lance File Format",
 //! footer / column metadata / global buffers), maps the stored schema to Arrow, and
-//! decodes pages of every 2.0, 2.1 and 2.2 encoding (spec: "Lance Encoding Strategy");
+//! decodes pages of every 2.0, 2.1, 2.2 and 2.3 encoding (spec: "Lance Encoding Strategy");
 //! legacy 0.1/0.2 files are read too ([`legacy`]).
 //! Bytes are obtained through the [`read::RangeRead`] trait, which asks for byte
 //! ranges; storage crates implement it.
@@ -21,6 +21,7 @@ pub mod reader;
 pub mod schema;
 pub mod structural;
 pub mod v20;
+pub mod v23;
 pub mod writer;
 
 pub use error::{FormatError, Result};

@@ -20,3 +20,14 @@ pub mod enc20 {
 pub mod enc21 {
     include!(concat!(env!("OUT_DIR"), "/lance.encodings21.rs"));
 }
+
+/// `lance.encodings23`: the 2.3 planar page grammar (recovered; see the .proto).
+pub mod enc23 {
+    include!(concat!(env!("OUT_DIR"), "/lance.encodings23.rs"));
+}
+
+/// Path alias so generated 2.3 code finds its shared 2.1 messages.
+#[doc(hidden)]
+pub mod encodings21 {
+    pub use super::enc21::*;
+}

@@ -1,6 +1,6 @@
 //! The file reader: projection, full reads, row ranges and random takes over any
-//! [`RangeRead`], for 2.0, 2.1 and 2.2 files (and legacy 0.1 / 0.2 files, decoded by
-//! [`crate::legacy`]).
+//! [`RangeRead`], for 2.0, 2.1, 2.2 and 2.3 files (2.3 pages: see [`crate::v23`]) and
+//! legacy 0.1 / 0.2 files (decoded by [`crate::legacy`]).
 //!
 //! Each top-level field is read from its columns (2.1+: one column per leaf, with the
 //! structure carried in levels; 2.0: one column per node of the type tree) and only
@@ -29,6 +29,7 @@ use crate::structural::miniblock::MiniBlockPage;
 use crate::structural::unravel::{unravel, LayerOut, Unraveled};
 use crate::structural::{Layer, LeafRun};
 use crate::v20;
+use crate::v23::sparse::SparsePlan;
 use crate::{FormatError, Result};
 
 /// A page prepared for reading (metadata loaded).
@@ -38,6 +39,11 @@ enum PageState {
     Full(FullZipPage),
     Constant(ConstantPage),
     Blob(Box<PageState>, Vec<Layer>),
+    /// A 2.3 sparse page: its structure plan, its leaf values (None = all null), and the
+    /// number of values stored when null leaf slots are left out.
+    Sparse(Box<SparsePlan>, Option<Box<PageState>>, Option<u64>),
+    /// 2.3 indexed values: one item index per value, and the items.
+    Indexed(Vec<u64>, Box<PageState>),
 }
 
 /// One leaf column of a 2.1+ field.
@@ -172,6 +178,7 @@ impl FileReader {
                 "legacy files need their page table: open them with FileReader::open",
             ));
         }
+        crate::v23::check_pages(&meta)?;
         let schema = Arc::new(meta.schema.to_arrow());
         let mut field_columns = Vec::with_capacity(meta.schema.fields.len());
         let mut col = 0;
@@ -396,6 +403,9 @@ impl FileReader {
         if !self.meta.version.is_structural() {
             return v20::read_field(self, f, cols.start, ranges);
         }
+        if self.meta.version == FileVersion::V2_3 {
+            crate::v23::check_field(f)?;
+        }
         let mut leaves = Vec::new();
         leaves_of(f, cols.start, &mut leaves);
         let mut decoded = std::collections::VecDeque::with_capacity(leaves.len());
@@ -420,10 +430,15 @@ impl FileReader {
             }
         }
         let info = &self.meta.columns[column].pages[page];
-        let PageEncoding::V21(layout) = &info.encoding else {
-            return Err(FormatError::corrupt("2.0 page encoding in a 2.1+ file"));
-        };
-        let state = Arc::new(self.make_state(info, layout.layout.as_ref(), value_type)?);
+        let state = Arc::new(match &info.encoding {
+            PageEncoding::V21(layout) => {
+                self.make_state(info, layout.layout.as_ref(), value_type)?
+            }
+            PageEncoding::V23(planar) => self.make_planar_state(info, planar, value_type)?,
+            PageEncoding::V20(_) => {
+                return Err(FormatError::corrupt("2.0 page encoding in a 2.1+ file"))
+            }
+        });
         if let Ok(mut c) = self.cache.lock() {
             c.insert((column, page), state.clone());
         }
@@ -461,6 +476,113 @@ impl FileReader {
         })
     }
 
+    /// Prepares a 2.3 page: dense pages as their 2.1 equivalent, sparse pages as a plan
+    /// over their structural buffers plus a 2.1 page over the leaf value slots.
+    fn make_planar_state(
+        &self,
+        info: &crate::container::PageInfo,
+        planar: &crate::pb::enc23::PlanarLayout,
+        value_type: &DataType,
+    ) -> Result<PageState> {
+        use crate::v23::{classify, sparse, Planar, SparseValues};
+        match classify(planar)? {
+            Planar::Dense(layout) => self.make_state(info, layout.layout.as_ref(), value_type),
+            Planar::Sparse { structure, values } => {
+                let first = match &values {
+                    SparseValues::Layout { buffers, .. } => *buffers,
+                    SparseValues::Indexed { buffers, .. } => *buffers,
+                    SparseValues::AllNull => 0,
+                };
+                let n = sparse::structural_buffers(&structure);
+                let wanted = info.buffers.get(first..first + n).ok_or_else(|| {
+                    FormatError::corrupt(format!(
+                        "sparse page has {} buffers, its values and structure need {}",
+                        info.buffers.len(),
+                        first + n
+                    ))
+                })?;
+                let got: Vec<arrow_buffer::Buffer> = if wanted.is_empty() {
+                    Vec::new()
+                } else {
+                    self.io
+                        .read_ranges(wanted)?
+                        .into_iter()
+                        .map(arrow_buffer::Buffer::from)
+                        .collect()
+                };
+                let plan = SparsePlan::load(&structure, &got, info.num_rows)?;
+                let (inner, stored) = match values {
+                    SparseValues::Layout {
+                        mut layout,
+                        buffers,
+                        stored,
+                    } => {
+                        // Chunk value counts run to the page's leaf slots.
+                        if let Some(Layout::MiniBlockLayout(m)) = layout.layout.as_mut() {
+                            m.num_items = plan.leaf_slots();
+                        }
+                        let stored = stored.filter(|&s| s != plan.leaf_slots());
+                        let leaf_info = crate::container::PageInfo {
+                            buffers: info.buffers.get(..buffers).unwrap_or_default().to_vec(),
+                            num_rows: stored.unwrap_or(plan.leaf_slots()),
+                            priority: info.priority,
+                            encoding: PageEncoding::V21(layout.as_ref().clone()),
+                        };
+                        let state =
+                            self.make_state(&leaf_info, layout.layout.as_ref(), value_type)?;
+                        (Some(Box::new(state)), stored)
+                    }
+                    SparseValues::AllNull => (None, None),
+                    SparseValues::Indexed {
+                        indices,
+                        items,
+                        item_count,
+                        buffers,
+                    } => {
+                        let range = info.buffers.first().cloned().ok_or_else(|| {
+                            FormatError::corrupt("indexed values without an index buffer")
+                        })?;
+                        // One index per leaf slot, null slots included.
+                        let count = plan.leaf_slots();
+                        if count
+                            > (range.end - range.start)
+                                .saturating_mul(8)
+                                .saturating_add(1024)
+                        {
+                            return Err(FormatError::corrupt(format!(
+                                "{count} item indices claimed from a {}-byte buffer",
+                                range.end - range.start
+                            )));
+                        }
+                        let c = crate::compression::compression_of(Some(&indices), "indices")?;
+                        let bytes = arrow_buffer::Buffer::from(
+                            self.io.read_ranges(std::slice::from_ref(&range))?.concat(),
+                        );
+                        let idx = crate::v23::seq::decode_u64s(c, Some(&bytes), count)?;
+                        if let Some(bad) = idx.iter().find(|&&i| i >= item_count) {
+                            return Err(FormatError::corrupt(format!(
+                                "item index {bad} of {item_count} items"
+                            )));
+                        }
+                        let items_info = crate::container::PageInfo {
+                            buffers: info.buffers.get(1..buffers).unwrap_or_default().to_vec(),
+                            num_rows: item_count,
+                            priority: info.priority,
+                            encoding: PageEncoding::V21(items.as_ref().clone()),
+                        };
+                        let state =
+                            self.make_state(&items_info, items.layout.as_ref(), value_type)?;
+                        (
+                            Some(Box::new(PageState::Indexed(idx, Box::new(state)))),
+                            None,
+                        )
+                    }
+                };
+                Ok(PageState::Sparse(Box::new(plan), inner, stored))
+            }
+        }
+    }
+
     fn read_page(
         &self,
         state: &PageState,
@@ -475,6 +597,89 @@ impl FileReader {
             PageState::Blob(inner, layers) => {
                 let (run, _) = self.read_page(inner, ranges, &blob_description_type())?;
                 (self.fetch_blobs(run, value_type)?, layers.clone())
+            }
+            PageState::Indexed(idx, items) => {
+                let mut want: Vec<u64> = Vec::new();
+                for r in ranges {
+                    let part = usize::try_from(r.start)
+                        .ok()
+                        .zip(usize::try_from(r.end).ok())
+                        .and_then(|(a, b)| idx.get(a..b))
+                        .ok_or_else(|| FormatError::OutOfRange {
+                            what: format!("values {r:?} of {} indexed values", idx.len()),
+                        })?;
+                    want.extend_from_slice(part);
+                }
+                let mut uniq = want.clone();
+                uniq.sort_unstable();
+                uniq.dedup();
+                let mut item_ranges: Vec<Range<u64>> = Vec::new();
+                for &i in &uniq {
+                    match item_ranges.last_mut() {
+                        Some(r) if r.end == i => r.end = i + 1,
+                        _ => item_ranges.push(i..i + 1),
+                    }
+                }
+                let got = self.read_page(items, &item_ranges, value_type)?.0.values;
+                let pos: UInt64Array = want
+                    .iter()
+                    .map(|i| uniq.binary_search(i).map(|p| p as u64).unwrap_or(0))
+                    .collect();
+                let values = arrow_select::take::take(got.as_ref(), &pos, None)?;
+                let n = values.len() as u64;
+                (
+                    LeafRun {
+                        rep: None,
+                        def: None,
+                        num_rows: n,
+                        values,
+                    },
+                    vec![Layer::AllValidItem],
+                )
+            }
+            PageState::Sparse(plan, values, stored) => {
+                let walk = plan.walk(ranges)?;
+                let visible: u64 = walk.leaf_ranges.iter().map(|r| r.end - r.start).sum();
+                let values = match (values, stored) {
+                    _ if visible == 0 => arrow_array::new_empty_array(value_type),
+                    (Some(inner), Some(stored)) => {
+                        // Only non-null slots are stored: read those, then spread them.
+                        let (value_ranges, index) = plan.compact(&walk.leaf_ranges, *stored)?;
+                        let got = if value_ranges.is_empty() {
+                            arrow_array::new_empty_array(value_type)
+                        } else {
+                            self.read_page(inner, &value_ranges, value_type)?.0.values
+                        };
+                        let idx = UInt64Array::from(index);
+                        arrow_select::take::take(got.as_ref(), &idx, None)?
+                    }
+                    (Some(inner), None) => {
+                        self.read_page(inner, &walk.leaf_ranges, value_type)?
+                            .0
+                            .values
+                    }
+                    (None, _) => arrow_array::new_null_array(value_type, visible as usize),
+                };
+                // The null type carries no validity of its own.
+                let def = if *value_type == DataType::Null && walk.rep.is_none() {
+                    None
+                } else {
+                    walk.def
+                };
+                if values.len() as u64 != visible {
+                    return Err(FormatError::corrupt(format!(
+                        "sparse page values decoded {} slots, {visible} expected",
+                        values.len()
+                    )));
+                }
+                let rows: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+                let run = LeafRun {
+                    rep: walk.rep,
+                    def,
+                    num_rows: rows,
+                    values,
+                };
+                (run, plan.layers().to_vec())
             }
         })
     }

@@ -12,7 +12,7 @@ use lancer_format::reader::FileReader;
 use crate::alloc::{peak_allocation, reset_peak};
 use crate::golden::golden_files;
 
-struct Rng(u64);
+pub struct Rng(pub u64);
 impl Rng {
     fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
@@ -20,7 +20,7 @@ impl Rng {
         self.0 ^= self.0 << 17;
         self.0
     }
-    fn below(&mut self, n: u64) -> u64 {
+    pub fn below(&mut self, n: u64) -> u64 {
         if n == 0 {
             0
         } else {
@@ -30,7 +30,7 @@ impl Rng {
 }
 
 /// Decodes everything it can; returns whether it succeeded (errors are fine).
-fn decode(bytes: Bytes) -> bool {
+pub fn decode(bytes: Bytes) -> bool {
     let Ok(reader) = FileReader::open(Arc::new(bytes)) else {
         return false;
     };
@@ -43,7 +43,7 @@ fn decode(bytes: Bytes) -> bool {
     ok
 }
 
-fn mutations(data: &[u8], rng: &mut Rng) -> Vec<(String, Vec<u8>)> {
+pub fn mutations(data: &[u8], rng: &mut Rng) -> Vec<(String, Vec<u8>)> {
     let len = data.len() as u64;
     let mut out = Vec::new();
     // Truncations (the tail holds the metadata: cut near the end too).

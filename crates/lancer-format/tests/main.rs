@@ -12,3 +12,4 @@ mod mutate;
 mod random;
 mod roundtrip;
 mod shred;
+mod v23;

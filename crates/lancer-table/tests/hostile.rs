@@ -115,7 +115,11 @@ fn hostile_manifests_are_refused_clearly() {
     let b = ds.to_batch(None).unwrap();
     let first = ds.fragments()[0].physical_rows as usize;
     for c in b.columns() {
-        assert_eq!(c.slice(0, first).null_count(), first, "fragment 0 reads as nulls");
+        assert_eq!(
+            c.slice(0, first).null_count(),
+            first,
+            "fragment 0 reads as nulls"
+        );
     }
     // A truncated manifest.
     let (root, _) = base("hostile-truncated");

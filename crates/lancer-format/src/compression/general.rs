@@ -38,8 +38,13 @@ pub fn lz4(input: &[u8]) -> Result<Vec<u8>> {
         .get(..4)
         .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .ok_or_else(|| FormatError::corrupt("lz4 buffer shorter than its size prefix"))?;
-    if u64::from(size) > MAX_DECOMPRESSED {
-        return Err(FormatError::corrupt("lz4 buffer claims an absurd size"));
+    // An lz4 block expands at most ~255x (one extra length byte per 255 bytes).
+    let bound = (input.len() as u64).saturating_mul(255).saturating_add(64);
+    if u64::from(size) > MAX_DECOMPRESSED || u64::from(size) > bound {
+        return Err(FormatError::corrupt(format!(
+            "lz4 buffer claims {size} bytes from {} compressed",
+            input.len()
+        )));
     }
     lz4_flex::block::decompress_size_prepended(input)
         .map_err(|e| FormatError::corrupt(format!("lz4: {e}")))
@@ -69,9 +74,13 @@ pub fn zstd(input: &[u8]) -> Result<Vec<u8>> {
             body.len()
         )));
     }
-    let mut out = vec![0u8; size as usize];
-    let n = zstd::bulk::decompress_to_buffer(body, &mut out)
+    // Stream the frame so memory follows the bytes it really holds, not the claim.
+    use std::io::Read;
+    let mut out = Vec::with_capacity(size.min((body.len() as u64).saturating_mul(64)) as usize);
+    zstd::stream::read::Decoder::new(body)
+        .map_err(|e| FormatError::corrupt(format!("zstd: {e}")))?
+        .take(size)
+        .read_to_end(&mut out)
         .map_err(|e| FormatError::corrupt(format!("zstd: {e}")))?;
-    out.truncate(n);
     Ok(out)
 }

@@ -48,6 +48,8 @@ pub fn name(c: &Compression) -> &'static str {
         Compression::FixedSizeList(_) => "fixed-size-list",
         Compression::PackedStruct(_) => "packed-struct",
         Compression::VariablePackedStruct(_) => "variable-packed-struct",
+        Compression::Range(_) => "range",
+        Compression::Delta(_) => "delta",
     }
 }
 
@@ -68,7 +70,13 @@ pub fn miniblock(c: &Compression, buffers: Vec<Buffer>, num_values: u64) -> Resu
         Compression::InlineBitpacking(b) => {
             bitpacking::decode_inline(b.uncompressed_bits_per_value, &first(buffers)?, num_values)
         }
+        Compression::Variable(v) if !crate::v23::seq::inline_offsets(v) => {
+            crate::v23::seq::variable_miniblock(v, buffers, num_values)
+        }
         Compression::Variable(v) => variable::decode_miniblock(v, &first(buffers)?, num_values),
+        Compression::Range(_) | Compression::Delta(_) => {
+            crate::v23::seq::miniblock(c, buffers.first(), num_values)
+        }
         Compression::Fsst(f) => {
             let inner = compression_of(f.values.as_deref(), "fsst values")?;
             let block = miniblock(inner, buffers, num_values)?;
@@ -112,6 +120,9 @@ pub fn block(c: &Compression, buf: Buffer, num_values: u64) -> Result<DataBlock>
             None => DataBlock::AllNull { num_values },
         }),
         Compression::Variable(_) => variable::decode_block(&buf, num_values),
+        Compression::FixedSizeList(f) if f.has_validity => {
+            crate::v23::seq::fsl_with_validity_block(f, &buf, num_values)
+        }
         Compression::FixedSizeList(f) => flat::decode_fsl_miniblock(f, vec![buf], num_values),
         Compression::General(g) => {
             let inner = compression_of(g.values.as_deref(), "general values")?;
@@ -125,6 +136,9 @@ pub fn block(c: &Compression, buf: Buffer, num_values: u64) -> Result<DataBlock>
             fsst::decode(&f.symbol_table, b)
         }
         Compression::ByteStreamSplit(b) => bss::decode(b, &buf, num_values),
+        Compression::Range(_) | Compression::Delta(_) | Compression::Dictionary(_) => {
+            crate::v23::seq::block(c, Some(&buf), num_values)
+        }
         other => Err(FormatError::unsupported(
             name(other),
             "not valid as block compression",

@@ -11,6 +11,10 @@ use crate::{FormatError, Result};
 fn widths(r: &Rle) -> Result<(u64, u64)> {
     let v = match super::compression_of(r.values.as_deref(), "rle values")? {
         Compression::Flat(f) => f.bits_per_value,
+        // 2.3: run values bitpacked out of line or a range; their count is inferred
+        // from the lengths.
+        Compression::OutOfLineBitpacking(b) => b.uncompressed_bits_per_value,
+        Compression::Range(r) => r.uncompressed_bits_per_value,
         other => {
             return Err(FormatError::unsupported(
                 super::name(other),
@@ -20,10 +24,12 @@ fn widths(r: &Rle) -> Result<(u64, u64)> {
     };
     let l = match super::compression_of(r.run_lengths.as_deref(), "rle run lengths")? {
         Compression::Flat(f) => f.bits_per_value,
+        // 2.3: run lengths bitpacked out of line; their count is inferred from the values.
+        Compression::OutOfLineBitpacking(b) => b.uncompressed_bits_per_value,
         other => {
             return Err(FormatError::unsupported(
                 super::name(other),
-                "rle run lengths must be flat",
+                "rle run lengths must be flat or out-of-line bitpacked",
             ))
         }
     };
@@ -81,12 +87,49 @@ pub fn expand(
     })
 }
 
+/// Run values and lengths as plain little-endian integers: as stored when flat, else
+/// (2.3, one of them out-of-line bitpacked) decoded, the run count taken from the
+/// flat one.
+fn plain(r: &Rle, values: &Buffer, vb: u64, lengths: &Buffer, lb: u64) -> Result<(Buffer, Buffer)> {
+    let vc = super::compression_of(r.values.as_deref(), "rle values")?;
+    let lc = super::compression_of(r.run_lengths.as_deref(), "rle run lengths")?;
+    let unpack = |c: &Compression, b: &Buffer, runs: u64| -> Result<Buffer> {
+        match super::block(c, b.clone(), runs)? {
+            DataBlock::Fixed { data, .. } => Ok(data),
+            _ => Err(FormatError::corrupt("rle runs are not fixed width")),
+        }
+    };
+    match (vc, lc) {
+        (Compression::Flat(_), Compression::Flat(_)) => Ok((values.clone(), lengths.clone())),
+        (Compression::Flat(_), c) => {
+            let runs = (values.len() as u64) / (vb / 8);
+            Ok((values.clone(), unpack(c, lengths, runs)?))
+        }
+        (c, Compression::Flat(_)) => {
+            let runs = (lengths.len() as u64) / (lb / 8);
+            Ok((unpack(c, values, runs)?, lengths.clone()))
+        }
+        _ => Err(FormatError::unsupported(
+            "rle",
+            "run values and run lengths both bitpacked (the run count is unknown)",
+        )),
+    }
+}
+
 /// Mini-block: buffer 0 holds run values, buffer 1 run lengths.
 pub fn decode_miniblock(r: &Rle, buffers: Vec<Buffer>, num_values: u64) -> Result<DataBlock> {
     let (vb, lb) = widths(r)?;
+    let values_stored = super::compression_of(r.values.as_deref(), "rle values")
+        .map(|c| !crate::v23::seq::metadata_only(c))?;
+    let mut buffers = buffers;
+    if !values_stored && buffers.len() == 1 {
+        // Metadata-only run values (2.3 range): only the lengths are stored.
+        buffers.insert(0, Buffer::from_vec(Vec::<u8>::new()));
+    }
     let [values, lengths] = <[Buffer; 2]>::try_from(buffers).map_err(|b| {
         FormatError::corrupt(format!("rle chunk has {} buffers, expected 2", b.len()))
     })?;
+    let (values, lengths) = plain(r, &values, vb, &lengths, lb)?;
     expand(values.as_slice(), lengths.as_slice(), vb, lb, num_values)
 }
 
@@ -103,5 +146,12 @@ pub fn decode_block(r: &Rle, buf: &Buffer, num_values: u64) -> Result<DataBlock>
         .filter(|&e| e <= b.len() as u64)
         .ok_or_else(|| FormatError::corrupt("rle block values overrun the buffer"))?
         as usize;
-    expand(&b[8..vend], &b[vend..], vb, lb, num_values)
+    let (values, lengths) = plain(
+        r,
+        &buf.slice_with_length(8, vend - 8),
+        vb,
+        &buf.slice(vend),
+        lb,
+    )?;
+    expand(values.as_slice(), lengths.as_slice(), vb, lb, num_values)
 }

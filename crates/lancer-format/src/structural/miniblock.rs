@@ -170,8 +170,9 @@ impl MiniBlockPage {
                     let ends = vals[c * stride];
                     let partial = vals[c * stride + 1];
                     let trailer = partial > 0;
-                    let starts = (ends + u64::from(trailer))
-                        .checked_sub(u64::from(preamble))
+                    let starts = ends
+                        .checked_add(u64::from(trailer))
+                        .and_then(|x| x.checked_sub(u64::from(preamble)))
                         .ok_or_else(|| FormatError::corrupt("repetition index is inconsistent"))?;
                     rows.push(ChunkRows {
                         first_row: first,
@@ -179,7 +180,9 @@ impl MiniBlockPage {
                         has_preamble: preamble,
                         has_trailer: trailer,
                     });
-                    first += starts;
+                    first = first
+                        .checked_add(starts)
+                        .ok_or_else(|| FormatError::corrupt("repetition index is inconsistent"))?;
                     preamble = trailer;
                 }
                 rows

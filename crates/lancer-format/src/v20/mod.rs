@@ -164,8 +164,8 @@ fn check_struct_column(col: &ColumnInfo, name: &str, index: usize) -> Result<()>
                         .unwrap_or("unknown")
                 )))
             }
-            PageEncoding::V21(_) => {
-                return Err(FormatError::corrupt("2.1 page layout in a 2.0 file"));
+            PageEncoding::V21(_) | PageEncoding::V23(_) => {
+                return Err(FormatError::corrupt("2.1+ page layout in a 2.0 file"));
             }
         }
     }

@@ -243,6 +243,12 @@ impl<W: Write + Send + 'static> FileWriter<W> {
                 "Lancer writes 2.1 and 2.2 files; choose 2.1 for the widest compatibility",
             ));
         }
+        if options.version >= FileVersion::V2_3 {
+            return Err(FormatError::unsupported(
+                "data storage version 2.3",
+                "Lancer reads 2.3 files but does not write them (pylance 14 marks 2.3 unstable); write 2.2 or 2.1",
+            ));
+        }
         for f in schema.fields() {
             check_writable(f.data_type(), options.version, f.name())?;
         }
