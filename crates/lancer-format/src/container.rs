@@ -249,23 +249,53 @@ pub struct FileMetadata {
 }
 
 /// The tail of a file that has been read, with lookups that fall back to further reads.
-struct Tail<'a> {
+pub(crate) struct Tail<'a> {
     source: &'a dyn RangeRead,
     start: u64,
     bytes: Bytes,
-    file_size: u64,
-    reads: Vec<Range<u64>>,
+    pub(crate) file_size: u64,
+    /// Every byte range read so far (the tail first).
+    pub(crate) reads: Vec<Range<u64>>,
 }
 
-impl Tail<'_> {
+impl<'a> Tail<'a> {
+    /// `bytes`, read from `start` to the end of the `file_size`-byte `source`.
+    pub(crate) fn new(source: &'a dyn RangeRead, start: u64, bytes: Bytes, file_size: u64) -> Self {
+        Self {
+            source,
+            start,
+            bytes,
+            file_size,
+            reads: std::iter::once(start..file_size).collect(),
+        }
+    }
+
+    /// `range` when it lies in the tail already read.
+    fn in_tail(&self, range: &Range<u64>) -> Result<Option<Bytes>> {
+        check_range(range, self.file_size)?;
+        if range.start < self.start {
+            return Ok(None);
+        }
+        let s = usize::try_from(range.start - self.start)
+            .map_err(|_| FormatError::corrupt("offset overflow"))?;
+        let e = usize::try_from(range.end - self.start)
+            .map_err(|_| FormatError::corrupt("offset overflow"))?;
+        Ok(Some(self.bytes.slice(s..e)))
+    }
+
+    /// `range`, from the tail or read on its own (the tail is not extended).
+    pub(crate) fn get_apart(&mut self, range: Range<u64>) -> Result<Bytes> {
+        if let Some(b) = self.in_tail(&range)? {
+            return Ok(b);
+        }
+        self.reads.push(range.clone());
+        self.source.read_range(range)
+    }
+
+    /// `range`; the tail grows down to its start, so later lookups in between are free.
     fn get(&mut self, range: Range<u64>) -> Result<Bytes> {
-        check_range(&range, self.file_size)?;
-        if range.start >= self.start {
-            let s = usize::try_from(range.start - self.start)
-                .map_err(|_| FormatError::corrupt("offset overflow"))?;
-            let e = usize::try_from(range.end - self.start)
-                .map_err(|_| FormatError::corrupt("offset overflow"))?;
-            return Ok(self.bytes.slice(s..e));
+        if let Some(b) = self.in_tail(&range)? {
+            return Ok(b);
         }
         // Read everything from range.start to the current tail start once, so later
         // lookups in between are free.
@@ -366,13 +396,7 @@ impl FileMetadata {
         }
         let footer = Footer::parse(&bytes, file_size)?;
         let version = FileVersion::from_numbers(footer.major, footer.minor)?;
-        let mut tail = Tail {
-            source,
-            start,
-            bytes,
-            file_size,
-            reads: std::iter::once(start..file_size).collect(),
-        };
+        let mut tail = Tail::new(source, start, bytes, file_size);
         // Everything after column metadata 0 is metadata: make it one read if not yet.
         let meta_start = footer
             .column_meta_start

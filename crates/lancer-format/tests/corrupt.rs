@@ -29,6 +29,36 @@ impl Rng {
     }
 }
 
+/// Decodes one mutated file. A panic, a decode slower than 10 s or a single allocation
+/// beyond the bound is recorded in `failures`; returns whether the file was refused
+/// with an error.
+pub fn check_mutant(name: &str, what: &str, bytes: Vec<u8>, failures: &mut Vec<String>) -> bool {
+    let size = bytes.len();
+    reset_peak();
+    let start = Instant::now();
+    let r = catch_unwind(AssertUnwindSafe(|| decode(Bytes::from(bytes))));
+    let took = start.elapsed();
+    let peak = peak_allocation();
+    if took > Duration::from_secs(10) {
+        failures.push(format!("{name}: {what}: took {took:?}"));
+    }
+    // Decoded output may legitimately be a few times the file (compression); a single
+    // allocation beyond this bound means a length was trusted.
+    let bound = 64 * size + (64 << 20);
+    if peak > bound {
+        failures.push(format!(
+            "{name}: {what}: allocated {peak} bytes at once (file {size})"
+        ));
+    }
+    match r {
+        Err(_) => {
+            failures.push(format!("{name}: {what}: PANIC"));
+            false
+        }
+        Ok(decoded) => !decoded,
+    }
+}
+
 /// Decodes everything it can; returns whether it succeeded (errors are fine).
 pub fn decode(bytes: Bytes) -> bool {
     let Ok(reader) = FileReader::open(Arc::new(bytes)) else {
@@ -106,30 +136,11 @@ fn corrupt_files_never_panic_hang_or_overallocate() {
     // test; the sample keeps the debug-build test fast).
     for (lance, _) in files.iter() {
         let data = std::fs::read(lance).unwrap();
+        let name = lance.file_name().unwrap().to_string_lossy().to_string();
         for (what, bytes) in mutations(&data, &mut rng) {
             tried += 1;
-            let size = bytes.len();
-            reset_peak();
-            let start = Instant::now();
-            let r = catch_unwind(AssertUnwindSafe(|| decode(Bytes::from(bytes))));
-            let took = start.elapsed();
-            let peak = peak_allocation();
-            let name = lance.file_name().unwrap().to_string_lossy().to_string();
-            match r {
-                Err(_) => failures.push(format!("{name}: {what}: PANIC")),
-                Ok(false) => errors += 1,
-                Ok(true) => {}
-            }
-            if took > Duration::from_secs(10) {
-                failures.push(format!("{name}: {what}: took {took:?}"));
-            }
-            // Decoded output may legitimately be a few times the file (compression);
-            // a single allocation beyond this bound means a length was trusted.
-            let bound = 64 * size + (64 << 20);
-            if peak > bound {
-                failures.push(format!(
-                    "{name}: {what}: allocated {peak} bytes at once (file {size})"
-                ));
+            if check_mutant(&name, &what, bytes, &mut failures) {
+                errors += 1;
             }
         }
     }

@@ -5,10 +5,8 @@
 //! pylance refuses are refused with a typed error; mutated and truncated legacy files
 //! give errors, never panics, hangs or outsized allocations.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use lancer_format::container::FileVersion;
@@ -17,7 +15,7 @@ use lancer_format::reader::FileReader;
 use lancer_format::FormatError;
 use prost::Message;
 
-use crate::alloc::{peak_allocation, reset_peak};
+use crate::corrupt::{check_mutant, Rng};
 use crate::golden::run_file;
 
 fn checked_in() -> PathBuf {
@@ -191,36 +189,6 @@ fn legacy_take_reads_only_needed_bytes() {
     let _ = io.size();
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next() % n
-        }
-    }
-}
-
-fn decode(bytes: Bytes) -> bool {
-    let Ok(reader) = FileReader::open(Arc::new(bytes)) else {
-        return false;
-    };
-    let n = reader.num_rows();
-    let mut ok = reader.read_all(None).is_ok();
-    if n > 0 {
-        ok &= reader.take(&[0, n / 2, n - 1], None).is_ok();
-        ok &= reader.read_range(n / 3..n / 3 + 1, None).is_ok();
-    }
-    ok
-}
-
 fn word(d: &mut [u8], at: usize, v: u64) {
     d[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }
@@ -297,28 +265,11 @@ fn corrupt_legacy_files_never_panic_hang_or_overallocate() {
     let (mut tried, mut errors) = (0, 0);
     for lance in &files {
         let data = std::fs::read(lance).unwrap();
+        let name = lance.file_name().unwrap().to_string_lossy().to_string();
         for (what, bytes) in mutations(&data, &mut rng) {
             tried += 1;
-            let size = bytes.len();
-            reset_peak();
-            let start = Instant::now();
-            let r = catch_unwind(AssertUnwindSafe(|| decode(Bytes::from(bytes))));
-            let took = start.elapsed();
-            let peak = peak_allocation();
-            let name = lance.file_name().unwrap().to_string_lossy().to_string();
-            match r {
-                Err(_) => failures.push(format!("{name}: {what}: PANIC")),
-                Ok(false) => errors += 1,
-                Ok(true) => {}
-            }
-            if took > Duration::from_secs(10) {
-                failures.push(format!("{name}: {what}: took {took:?}"));
-            }
-            let bound = 64 * size + (64 << 20);
-            if peak > bound {
-                failures.push(format!(
-                    "{name}: {what}: allocated {peak} bytes at once (file {size})"
-                ));
+            if check_mutant(&name, &what, bytes, &mut failures) {
+                errors += 1;
             }
         }
     }

@@ -6,10 +6,8 @@
 //! `index.json` saying "2.3 not supported" for pylance < 14). With
 //! `LANCER_REQUIRE_PYLANCE` set, missing live output is a failure.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use lancer_format::container::FileVersion;
@@ -17,8 +15,7 @@ use lancer_format::read::TracingRead;
 use lancer_format::reader::FileReader;
 use lancer_format::FormatError;
 
-use crate::alloc::{peak_allocation, reset_peak};
-use crate::corrupt::{decode, mutations, Rng};
+use crate::corrupt::{check_mutant, mutations, Rng};
 use crate::golden::run_file;
 
 fn checked_in() -> PathBuf {
@@ -267,28 +264,11 @@ fn v23_corrupt_files_give_errors_not_panics() {
             d[pos..end].fill(0xFF);
             cases.push((format!("clobber data bytes at {pos}"), d));
         }
+        let name = lance.file_name().unwrap().to_string_lossy().to_string();
         for (what, bytes) in cases {
             tried += 1;
-            let size = bytes.len();
-            reset_peak();
-            let start = Instant::now();
-            let r = catch_unwind(AssertUnwindSafe(|| decode(Bytes::from(bytes))));
-            let took = start.elapsed();
-            let peak = peak_allocation();
-            let name = lance.file_name().unwrap().to_string_lossy().to_string();
-            match r {
-                Err(_) => failures.push(format!("{name}: {what}: PANIC")),
-                Ok(false) => errors += 1,
-                Ok(true) => {}
-            }
-            if took > Duration::from_secs(10) {
-                failures.push(format!("{name}: {what}: took {took:?}"));
-            }
-            let bound = 64 * size + (64 << 20);
-            if peak > bound {
-                failures.push(format!(
-                    "{name}: {what}: allocated {peak} bytes at once (file {size})"
-                ));
+            if check_mutant(&name, &what, bytes, &mut failures) {
+                errors += 1;
             }
         }
     }

@@ -13,9 +13,9 @@ use arrow_schema::DataType;
 use bytes::Bytes;
 use prost::Message;
 
-use crate::container::MAGIC;
+use crate::container::{Tail, MAGIC};
 use crate::pb;
-use crate::read::{check_range, RangeRead};
+use crate::read::RangeRead;
 use crate::schema::{LanceField, LanceSchema};
 use crate::{FormatError, Result};
 
@@ -96,51 +96,27 @@ pub struct LegacyFile {
     pub tail_reads: Vec<Range<u64>>,
 }
 
-/// The tail already read, with reads of anything before it on demand.
-struct Fetch<'a> {
-    io: &'a dyn RangeRead,
-    start: u64,
-    bytes: Bytes,
-    file_size: u64,
-    reads: Vec<Range<u64>>,
-}
-
-impl Fetch<'_> {
-    fn get(&mut self, range: Range<u64>) -> Result<Bytes> {
-        check_range(&range, self.file_size)?;
-        if range.start >= self.start {
-            let s = usize::try_from(range.start - self.start)
-                .map_err(|_| FormatError::corrupt("offset overflow"))?;
-            let e = usize::try_from(range.end - self.start)
-                .map_err(|_| FormatError::corrupt("offset overflow"))?;
-            return Ok(self.bytes.slice(s..e));
-        }
-        self.reads.push(range.clone());
-        self.io.read_range(range)
-    }
-
-    /// A protobuf message stored as `[u32 length][message]` at `pos`, which must end
-    /// before `limit`.
-    fn message(&mut self, pos: u64, limit: u64, what: &str) -> Result<Bytes> {
-        let len_end = pos.checked_add(4).filter(|&e| e <= limit).ok_or_else(|| {
+/// A protobuf message stored as `[u32 length][message]` at `pos`, which must end
+/// before `limit`.
+fn message(tail: &mut Tail<'_>, pos: u64, limit: u64, what: &str) -> Result<Bytes> {
+    let len_end = pos.checked_add(4).filter(|&e| e <= limit).ok_or_else(|| {
+        FormatError::corrupt(format!(
+            "legacy {what} at {pos} lies outside the {}-byte file",
+            tail.file_size
+        ))
+    })?;
+    let l = tail.get_apart(pos..len_end)?;
+    let len = u64::from(u32::from_le_bytes([l[0], l[1], l[2], l[3]]));
+    let end = len_end
+        .checked_add(len)
+        .filter(|&e| e <= limit)
+        .ok_or_else(|| {
             FormatError::corrupt(format!(
-                "legacy {what} at {pos} lies outside the {}-byte file",
-                self.file_size
+                "legacy {what} of {len} bytes at {pos} overruns the {}-byte file",
+                tail.file_size
             ))
         })?;
-        let l = self.get(pos..len_end)?;
-        let len = u64::from(u32::from_le_bytes([l[0], l[1], l[2], l[3]]));
-        let end = len_end
-            .checked_add(len)
-            .filter(|&e| e <= limit)
-            .ok_or_else(|| {
-                FormatError::corrupt(format!(
-                    "legacy {what} of {len} bytes at {pos} overruns the {}-byte file",
-                    self.file_size
-                ))
-            })?;
-        self.get(len_end..end)
-    }
+    tail.get_apart(len_end..end)
 }
 
 fn all_ids(f: &LanceField, out: &mut Vec<i32>) {
@@ -165,14 +141,8 @@ impl LegacyFile {
         p.copy_from_slice(&tail[n - 16..n - 8]);
         let metadata_position = u64::from_le_bytes(p);
         let body_end = file_size - LEGACY_FOOTER_LEN;
-        let mut fetch = Fetch {
-            io,
-            start: tail_start,
-            bytes: tail,
-            file_size,
-            reads: std::iter::once(tail_start..file_size).collect(),
-        };
-        let meta_bytes = fetch.message(metadata_position, body_end, "metadata")?;
+        let mut fetch = Tail::new(io, tail_start, tail, file_size);
+        let meta_bytes = message(&mut fetch, metadata_position, body_end, "metadata")?;
         let meta =
             pb::file::Metadata::decode(meta_bytes).map_err(|source| FormatError::Protobuf {
                 context: "legacy Metadata",
@@ -185,7 +155,12 @@ impl LegacyFile {
                  read it through the dataset whose manifest lists it",
             ));
         }
-        let manifest_bytes = fetch.message(meta.manifest_position, body_end, "schema manifest")?;
+        let manifest_bytes = message(
+            &mut fetch,
+            meta.manifest_position,
+            body_end,
+            "schema manifest",
+        )?;
         let manifest =
             EmbeddedManifest::decode(manifest_bytes).map_err(|source| FormatError::Protobuf {
                 context: "legacy embedded Manifest",
@@ -249,7 +224,7 @@ impl LegacyFile {
                     meta.page_table_position
                 ))
             })?;
-        let table = fetch.get(meta.page_table_position..table_end)?;
+        let table = fetch.get_apart(meta.page_table_position..table_end)?;
         let mut pages = Vec::with_capacity(table.len() / 16);
         for (k, e) in table.chunks_exact(16).enumerate() {
             let mut a = [0u8; 8];
