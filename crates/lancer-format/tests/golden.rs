@@ -18,8 +18,20 @@ pub fn data_dir() -> PathBuf {
 /// ones written live by the test script (`LANCER_GOLDEN_LIVE`).
 pub fn golden_roots() -> Vec<PathBuf> {
     let mut roots = vec![data_dir()];
-    if let Some(live) = std::env::var_os("LANCER_GOLDEN_LIVE") {
-        roots.push(PathBuf::from(live));
+    match std::env::var_os("LANCER_GOLDEN_LIVE") {
+        Some(live) => {
+            let live = PathBuf::from(live);
+            assert!(
+                live.is_dir(),
+                "LANCER_GOLDEN_LIVE {} is not a directory",
+                live.display()
+            );
+            roots.push(live);
+        }
+        None => assert!(
+            std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
+            "LANCER_REQUIRE_PYLANCE is set but LANCER_GOLDEN_LIVE is not: run scripts/test.sh"
+        ),
     }
     roots
 }

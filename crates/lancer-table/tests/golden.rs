@@ -12,8 +12,20 @@ use lancer_table::Dataset;
 
 fn roots() -> Vec<PathBuf> {
     let mut out = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/datasets")];
-    if let Some(live) = std::env::var_os("LANCER_GOLDEN_DATASETS_LIVE") {
-        out.push(PathBuf::from(live));
+    match std::env::var_os("LANCER_GOLDEN_DATASETS_LIVE") {
+        Some(live) => {
+            let live = PathBuf::from(live);
+            assert!(
+                live.is_dir(),
+                "LANCER_GOLDEN_DATASETS_LIVE {} is not a directory",
+                live.display()
+            );
+            out.push(live);
+        }
+        None => assert!(
+            std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
+            "LANCER_REQUIRE_PYLANCE is set but LANCER_GOLDEN_DATASETS_LIVE is not: run scripts/test.sh"
+        ),
     }
     out
 }
