@@ -81,6 +81,12 @@ def run_pylance_stream(src, dst):
     return time.perf_counter() - t
 
 
+def run_pylance_read_table(src, dst):
+    t = time.perf_counter()
+    lance.write_dataset(pq.read_table(src), dst, data_storage_version="2.1")
+    return time.perf_counter() - t
+
+
 def run_pylance_table(table, dst):
     t = time.perf_counter()
     lance.write_dataset(table, dst, data_storage_version="2.1")
@@ -99,30 +105,34 @@ def main():
     make_parquet(src, a.rows)
     exe = a.lancer or lancer_binary()
     table = pq.read_table(src)
-    d_l, d_s, d_t = (os.path.join(OUT, n) for n in ("lancer.lance", "py_stream.lance", "py_table.lance"))
-    t_l, t_s, t_t = [], [], []
+    d_l, d_s, d_r, d_t = (os.path.join(OUT, n) for n in ("lancer.lance", "py_stream.lance", "py_read.lance", "py_table.lance"))
+    t_l, t_s, t_r, t_t = [], [], [], []
     for _ in range(a.runs):
         for d, run, ts in ((d_l, lambda d: run_lancer(exe, src, d), t_l),
                            (d_s, lambda d: run_pylance_stream(src, d), t_s),
+                           (d_r, lambda d: run_pylance_read_table(src, d), t_r),
                            (d_t, lambda d: run_pylance_table(table, d), t_t)):
             shutil.rmtree(d, ignore_errors=True)
             os.sync()
             ts.append(run(d))
     rows_l = lance.dataset(d_l).count_rows()
     rows_s = lance.dataset(d_s).count_rows()
+    rows_r = lance.dataset(d_r).count_rows()
     rows_t = lance.dataset(d_t).count_rows()
-    assert rows_l == rows_s == rows_t == a.rows, (rows_l, rows_s, rows_t, a.rows)
-    bl, bs, bt = min(t_l), min(t_s), min(t_t)
+    assert rows_l == rows_s == rows_r == rows_t == a.rows, (rows_l, rows_s, rows_r, rows_t, a.rows)
+    bl, bs, br, bt = min(t_l), min(t_s), min(t_r), min(t_t)
     size = lambda d: sum(os.path.getsize(os.path.join(p, f)) for p, _, fs in os.walk(d) for f in fs)
     lines = [
         f"### Import of a Parquet file, {a.rows:,} rows (int64 id, 20-value category, float64, 8-word text, 128-d float32), Lance 2.1",
         f"{datetime.date.today()}, {file_read.machine()}, pylance {lance.__version__}, best of {a.runs} alternating runs with a sync before each; "
-        f"all times: {', '.join(f'{x:.2f}' for x in t_l)} (Lancer), {', '.join(f'{x:.2f}' for x in t_s)} (pylance streamed); rows checked: {rows_l:,}",
+        f"all times: {', '.join(f'{x:.2f}' for x in t_l)} (Lancer), {', '.join(f'{x:.2f}' for x in t_s)} (pylance streamed), "
+        f"{', '.join(f'{x:.2f}' for x in t_r)} (pylance read_table), {', '.join(f'{x:.2f}' for x in t_t)} (pylance in memory); rows checked: {rows_l:,}",
         "",
         "| writer | seconds | pylance / Lancer | dataset bytes |",
         "|---|---|---|---|",
         f"| `lancer import data.parquet` (whole process) | {bl:.3f} | 1.00x | {size(d_l):,} |",
         f"| pylance `write_dataset` of a streaming Parquet reader | {bs:.3f} | {bs / bl:.2f}x | {size(d_s):,} |",
+        f"| pylance `write_dataset(pq.read_table(...))` (threaded Parquet decoding) | {br:.3f} | {br / bl:.2f}x | {size(d_r):,} |",
         f"| pylance `write_dataset` of the table in memory (no Parquet decoding) | {bt:.3f} | {bt / bl:.2f}x | {size(d_t):,} |",
     ]
     file_read.record(lines, a.no_record)

@@ -211,7 +211,7 @@ impl Dataset {
         let op = Operation::Overwrite(pb::transaction::Overwrite {
             fragments: frags,
             schema: pbs.fields,
-            schema_metadata: pbs.metadata,
+            schema_metadata: pbs.metadata.into_iter().collect(),
             config_upsert_values: Default::default(),
             initial_bases: vec![],
         });

@@ -224,11 +224,10 @@ fn read_input(
             Ok((s, Box::new(r), false))
         }
         "parquet" | "pq" => {
-            let b = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(open()?)
-                .map_err(|e| format!("{}: not a readable Parquet file: {e}", input.display()))?;
-            bar.set_length(u64::try_from(b.metadata().file_metadata().num_rows()).unwrap_or(0));
-            let s = b.schema().clone();
-            let r = b.build()?;
+            // Decoded on several threads (column groups), overlapping with the writer.
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+            let (s, rows, r) = super::parquet_in::open(input, threads)?;
+            bar.set_length(rows);
             Ok((s, Box::new(r), true))
         }
         other => Err(format!(

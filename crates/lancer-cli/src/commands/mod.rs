@@ -4,6 +4,7 @@ mod cat;
 mod dataset;
 mod demo;
 mod inspect;
+mod parquet_in;
 mod source;
 
 use std::path::Path;
