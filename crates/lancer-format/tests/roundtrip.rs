@@ -176,7 +176,9 @@ fn wide_table(rows: usize) -> RecordBatch {
         x ^= x << 17;
         x
     };
-    let words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"];
+    let words = [
+        "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta",
+    ];
     let ids = Int64Array::from_iter_values((0..rows).map(|_| (next() >> 20) as i64));
     let sorted = Int64Array::from_iter_values((0..rows as i64).map(|i| i * 3));
     let cats: arrow_array::StringArray = (0..rows)
@@ -215,7 +217,9 @@ fn wide_table(rows: usize) -> RecordBatch {
     let st = StructArray::from(vec![
         (
             Arc::new(Field::new("a", DataType::Int32, true)),
-            Arc::new(Int32Array::from_iter_values((0..rows as i32).map(|i| i % 7))) as _,
+            Arc::new(Int32Array::from_iter_values(
+                (0..rows as i32).map(|i| i % 7),
+            )) as _,
         ),
         (
             Arc::new(Field::new("b", DataType::Utf8, true)),
@@ -279,7 +283,12 @@ fn writes_are_byte_identical_whatever_the_thread_count() {
                 // Many pages per column, and every value read back.
                 let reader = FileReader::open(Arc::new(Bytes::from(one))).unwrap();
                 let got = reader.read_all(None).unwrap();
-                let pages: usize = reader.metadata().columns.iter().map(|c| c.pages.len()).sum();
+                let pages: usize = reader
+                    .metadata()
+                    .columns
+                    .iter()
+                    .map(|c| c.pages.len())
+                    .sum();
                 assert!(pages > 30, "{name} {v}: only {pages} pages");
                 for i in 0..batch.num_columns() {
                     assert!(

@@ -36,9 +36,8 @@ pub fn open(
     path: &Path,
     threads: usize,
 ) -> Result<(SchemaRef, u64, ParallelParquet), Box<dyn std::error::Error>> {
-    let open = || {
-        std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))
-    };
+    let open =
+        || std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()));
     let meta = ArrowReaderMetadata::load(&open()?, Default::default())
         .map_err(|e| format!("{}: not a readable Parquet file: {e}", path.display()))?;
     let schema = meta.schema().clone();

@@ -176,20 +176,9 @@ pub fn encode(
                     e,
                 )
             } else {
-                (
-                    Payload::Variable {
-                        lw,
-                        offsets,
-                        data,
-                    },
-                    c::variable(bits),
-                )
+                (Payload::Variable { lw, offsets, data }, c::variable(bits))
             };
-            (
-                payload,
-                e,
-                Details::BitsPerOffset(bits as u32),
-            )
+            (payload, e, Details::BitsPerOffset(bits as u32))
         }
     };
 

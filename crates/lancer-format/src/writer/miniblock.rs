@@ -227,7 +227,9 @@ fn chunk_values<'a>(
                         }
                         buffers.push(ChunkBuffer::owned(out));
                     }
-                    buffers.push(ChunkBuffer::borrowed(&data[s * row_bytes..(s + k) * row_bytes]));
+                    buffers.push(ChunkBuffer::borrowed(
+                        &data[s * row_bytes..(s + k) * row_bytes],
+                    ));
                     ValueChunk {
                         buffers,
                         num_values: k,
@@ -250,7 +252,8 @@ fn chunk_values<'a>(
                 .into_iter()
                 .map(|mut ch| {
                     if let Some(b0) = ch.buffers.first_mut() {
-                        *b0 = ChunkBuffer::owned(c::general(scheme, knobs.level, &b0.contiguous())?);
+                        *b0 =
+                            ChunkBuffer::owned(c::general(scheme, knobs.level, &b0.contiguous())?);
                     }
                     Ok(ch)
                 })

@@ -479,7 +479,9 @@ impl<W: Write + Send + 'static> FileWriter<W> {
     /// Waits for one report of the workers and writes what it completes.
     fn pump(&mut self) -> Result<()> {
         let Some(p) = &self.pool else {
-            return Err(FormatError::corrupt("pages pending without encoding threads"));
+            return Err(FormatError::corrupt(
+                "pages pending without encoding threads",
+            ));
         };
         match p.recv()? {
             pool::Done::Failed(e) => return Err(e),

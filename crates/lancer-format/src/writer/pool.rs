@@ -262,7 +262,8 @@ fn run_task(shared: &Shared, tx: &Sender<Done>, task: Task, version: FileVersion
             shredded,
         } => {
             let leaf = encode_leaf(&plan, k, shredded, version)?;
-            tx.send(Done::Leaf { seq, k, leaf }).map_err(|_| stopped())?;
+            tx.send(Done::Leaf { seq, k, leaf })
+                .map_err(|_| stopped())?;
         }
     }
     Ok(())
