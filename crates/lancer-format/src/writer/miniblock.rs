@@ -14,6 +14,42 @@ use crate::pb::enc21::{
 use crate::structural::LevelInfo;
 use crate::{FormatError, Result};
 
+/// A fast, fixed (unseeded) hash for the dictionary's value lookup: the values are
+/// short byte strings; the dictionary's order is the values' first appearance, so the
+/// hash never shows in the output.
+#[derive(Default, Clone, Copy)]
+struct ValueHasher(u64);
+
+impl std::hash::Hasher for ValueHasher {
+    fn finish(&self) -> u64 {
+        // Final avalanche (from splitmix64) so the table's low bits are well mixed.
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (self.0.rotate_left(5) ^ n as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
 fn pad8(v: &mut Vec<u8>) {
     while v.len() % 8 != 0 {
         v.push(0);
@@ -38,7 +74,8 @@ fn try_dictionary(values: &ValueParts, knobs: &Knobs) -> Option<(Vec<u64>, Value
         return None;
     }
     // Give up early once the dictionary cannot pay.
-    let mut ids: HashMap<&[u8], u64> = HashMap::new();
+    let mut ids: HashMap<&[u8], u64, std::hash::BuildHasherDefault<ValueHasher>> =
+        HashMap::default();
     let mut order: Vec<usize> = Vec::new();
     let mut indices = Vec::with_capacity(n);
     let limit = n / 2 + 1;
