@@ -75,7 +75,7 @@ fn try_dictionary(values: &ValueParts, knobs: &Knobs) -> Option<(Vec<u64>, Value
     }
     // Give up early once the dictionary cannot pay.
     let mut ids: HashMap<&[u8], u64, std::hash::BuildHasherDefault<ValueHasher>> =
-        HashMap::default();
+        HashMap::with_capacity_and_hasher((n / 10).clamp(1024, 1 << 16), Default::default());
     let mut order: Vec<usize> = Vec::new();
     let mut indices = Vec::with_capacity(n);
     let limit = n / 2 + 1;
