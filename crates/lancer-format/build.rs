@@ -12,6 +12,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let fds = protox::compile(protos, ["protos"])?;
     let mut config = prost_build::Config::new();
+    // Metadata maps are written in key order: the same schema gives the same bytes
+    // (a HashMap's order changes from one run, even one map, to the next).
+    config.btree_map([".lance.file.Field.metadata", ".lance.file.Schema.metadata"]);
     config.compile_fds(fds)?;
     Ok(())
 }

@@ -86,7 +86,7 @@ pub struct LanceSchema {
     pub metadata: HashMap<String, String>,
 }
 
-fn bytes_map(m: &HashMap<String, Vec<u8>>) -> HashMap<String, String> {
+fn bytes_map(m: &std::collections::BTreeMap<String, Vec<u8>>) -> HashMap<String, String> {
     m.iter()
         .map(|(k, v)| (k.clone(), String::from_utf8_lossy(v).into_owned()))
         .collect()

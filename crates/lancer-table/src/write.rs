@@ -48,12 +48,43 @@ fn leaf_ids(f: &lancer_format::schema::LanceField, out: &mut Vec<i32>) {
     }
 }
 
+/// Batches handed from the input to the writing thread at most (read ahead).
+const READ_AHEAD_BATCHES: usize = 4;
+
 /// Writes `batches` as new fragments (data files under `data/`), `max_rows_per_file`
 /// rows each. Fragment ids are assigned at commit.
+///
+/// The input is read on the calling thread while another thread writes: decoding the
+/// input (Parquet, CSV, …) overlaps with encoding, and at most
+/// [`READ_AHEAD_BATCHES`] batches wait between the two. The input need not be `Send`.
 fn write_fragments(
     root: &Path,
     schema: &SchemaRef,
     batches: impl IntoIterator<Item = Result<RecordBatch>>,
+    params: &WriteParams,
+    field_ids: Option<Vec<i32>>,
+) -> Result<Vec<pb::DataFragment>> {
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<RecordBatch>>(READ_AHEAD_BATCHES);
+        let writer = scope.spawn(move || write_fragments_from(root, schema, rx, params, field_ids));
+        for batch in batches {
+            let failed = batch.is_err();
+            // A closed channel: the writer stopped (its error is reported below).
+            if tx.send(batch).is_err() || failed {
+                break;
+            }
+        }
+        drop(tx);
+        writer
+            .join()
+            .map_err(|_| TableError::corrupt("the dataset writing thread panicked"))?
+    })
+}
+
+fn write_fragments_from(
+    root: &Path,
+    schema: &SchemaRef,
+    batches: std::sync::mpsc::Receiver<Result<RecordBatch>>,
     params: &WriteParams,
     field_ids: Option<Vec<i32>>,
 ) -> Result<Vec<pb::DataFragment>> {
@@ -180,7 +211,7 @@ impl Dataset {
         let op = Operation::Overwrite(pb::transaction::Overwrite {
             fragments: frags,
             schema: pbs.fields,
-            schema_metadata: pbs.metadata,
+            schema_metadata: pbs.metadata.into_iter().collect(),
             config_upsert_values: Default::default(),
             initial_bases: vec![],
         });

@@ -209,3 +209,47 @@ fn lancer_datasets_read_in_lancer_and_pylance() {
         }
     }
 }
+
+/// `write_stream` reads its input on the calling thread while another thread writes:
+/// the input need not be `Send` (here it counts batches in an `Rc`), every row arrives
+/// across several files in order, and an error from the input stops the write with
+/// that error and commits nothing.
+#[test]
+fn streamed_writes_read_ahead_and_stop_on_input_errors() {
+    let root = repo().join("target/lancer-datasets/stream-read-ahead");
+    let _ = std::fs::remove_dir_all(&root);
+    let params = WriteParams {
+        max_rows_per_file: 2_500,
+        ..Default::default()
+    };
+    let batches: Vec<RecordBatch> = (0..20).map(|k| table(k * 500, 500)).collect();
+    let schema = batches[0].schema();
+    let seen = std::rc::Rc::new(std::cell::Cell::new(0));
+    let counter = seen.clone();
+    let input = batches.clone().into_iter().map(move |b| {
+        counter.set(counter.get() + 1);
+        Ok(b)
+    });
+    let ds = Dataset::write_stream(&root, schema.clone(), input, &params).unwrap();
+    assert_eq!(seen.get(), 20);
+    assert_eq!(ds.count_rows(), 10_000);
+    assert_eq!(ds.fragments().len(), 4);
+    let got = ds.to_batch(None).unwrap();
+    let want = arrow_select::concat::concat_batches(&schema, &batches).unwrap();
+    assert_eq!(got.columns(), want.columns());
+
+    // An input error after some batches: the error comes back, no new version.
+    let failing = batches.into_iter().enumerate().map(|(k, b)| {
+        if k == 7 {
+            Err(lancer_table::TableError::corrupt("input broke at batch 7"))
+        } else {
+            Ok(b)
+        }
+    });
+    let Err(err) = Dataset::write_stream(&root, schema, failing, &params) else {
+        panic!("a failing input was committed");
+    };
+    let err = err.to_string();
+    assert!(err.contains("input broke at batch 7"), "{err}");
+    assert_eq!(Dataset::open(&root).unwrap().version(), ds.version());
+}

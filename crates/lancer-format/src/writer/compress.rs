@@ -18,11 +18,74 @@ pub const MAX_CHUNK_VALUES: usize = 4096;
 /// Target size of a chunk of variable-width values.
 pub const VARIABLE_CHUNK_BYTES: usize = 4 * 1024;
 
+/// One buffer of a chunk: `head` (owned bytes), then `body` (borrowed from the page's
+/// values, not copied), then `pad` zero bytes. Serialising a page copies each byte
+/// once, straight into the page body.
+#[derive(Debug, Clone, Default)]
+pub struct ChunkBuffer<'a> {
+    /// Owned leading bytes (offsets, packed or compressed values).
+    pub head: Vec<u8>,
+    /// Borrowed value bytes.
+    pub body: &'a [u8],
+    /// Trailing zero bytes.
+    pub pad: usize,
+}
+
+impl<'a> ChunkBuffer<'a> {
+    /// An owned buffer.
+    pub fn owned(head: Vec<u8>) -> Self {
+        Self {
+            head,
+            body: &[],
+            pad: 0,
+        }
+    }
+
+    /// A borrowed buffer.
+    pub fn borrowed(body: &'a [u8]) -> Self {
+        Self {
+            head: Vec::new(),
+            body,
+            pad: 0,
+        }
+    }
+
+    /// Bytes in all.
+    pub fn len(&self) -> usize {
+        self.head.len() + self.body.len() + self.pad
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends the bytes to `out`.
+    pub fn write_to(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.head);
+        out.extend_from_slice(self.body);
+        out.resize(out.len() + self.pad, 0);
+    }
+
+    /// The bytes, contiguous (borrowed when there is no head and no padding).
+    pub fn contiguous(&self) -> std::borrow::Cow<'_, [u8]> {
+        if self.head.is_empty() && self.pad == 0 {
+            std::borrow::Cow::Borrowed(self.body)
+        } else if self.body.is_empty() && self.pad == 0 {
+            std::borrow::Cow::Borrowed(&self.head)
+        } else {
+            let mut v = Vec::with_capacity(self.len());
+            self.write_to(&mut v);
+            std::borrow::Cow::Owned(v)
+        }
+    }
+}
+
 /// One chunk's value buffers.
 #[derive(Debug, Clone)]
-pub struct ValueChunk {
+pub struct ValueChunk<'a> {
     /// Buffers (most encodings have one).
-    pub buffers: Vec<Vec<u8>>,
+    pub buffers: Vec<ChunkBuffer<'a>>,
     /// Values in the chunk.
     pub num_values: usize,
 }
@@ -71,7 +134,7 @@ pub fn plan_chunks(
 }
 
 /// Flat chunks of fixed-width values (`bits` a multiple of 8, or 1 for booleans).
-pub fn flat_chunks(data: &[u8], bits: u64, n: usize) -> Vec<ValueChunk> {
+pub fn flat_chunks(data: &[u8], bits: u64, n: usize) -> Vec<ValueChunk<'_>> {
     let bytes = |count: usize| (count * bits as usize).div_ceil(8);
     let plan = plan_chunks(n, MAX_CHUNK_VALUES, |_, c| bytes(c) <= MAX_CHUNK_BYTES);
     plan.into_iter()
@@ -84,12 +147,10 @@ pub fn flat_chunks(data: &[u8], bits: u64, n: usize) -> Vec<ValueChunk> {
                         out[i / 8] |= 1 << (i % 8);
                     }
                 }
-                out
+                ChunkBuffer::owned(out)
             } else {
                 let w = (bits / 8) as usize;
-                data.get(s * w..(s + c) * w)
-                    .map(|d| d.to_vec())
-                    .unwrap_or_default()
+                ChunkBuffer::borrowed(data.get(s * w..(s + c) * w).unwrap_or_default())
             };
             ValueChunk {
                 buffers: vec![buf],
@@ -175,7 +236,7 @@ fn inline_chunk<T: BitPacking + arrow_buffer::ArrowNativeType>(
 }
 
 /// Inline-bitpacked chunks: 1024 values each, every chunk with its own width.
-pub fn inline_bitpack_chunks(vals: &[u64], bits: u64) -> Result<Vec<ValueChunk>> {
+pub fn inline_bitpack_chunks(vals: &[u64], bits: u64) -> Result<Vec<ValueChunk<'static>>> {
     vals.chunks(1024)
         .map(|c| {
             let width = super::page::bits_for(c.iter().fold(0, |a, &b| a | b)) as usize;
@@ -191,7 +252,7 @@ pub fn inline_bitpack_chunks(vals: &[u64], bits: u64) -> Result<Vec<ValueChunk>>
                 }
             };
             Ok(ValueChunk {
-                buffers: vec![buf],
+                buffers: vec![ChunkBuffer::owned(buf)],
                 num_values: c.len(),
             })
         })
@@ -259,7 +320,7 @@ pub fn out_of_line_bitpack(
 }
 
 /// Run-length chunks: values and u8 run lengths, power-of-two values per chunk.
-pub fn rle_chunks(data: &[u8], bits: u64, n: usize) -> Vec<ValueChunk> {
+pub fn rle_chunks(data: &[u8], bits: u64, n: usize) -> Vec<ValueChunk<'static>> {
     let w = (bits / 8) as usize;
     let runs_in = |s: usize, c: usize| -> (Vec<u8>, Vec<u8>) {
         let mut values = Vec::new();
@@ -285,7 +346,7 @@ pub fn rle_chunks(data: &[u8], bits: u64, n: usize) -> Vec<ValueChunk> {
         .map(|(s, c)| {
             let (v, l) = runs_in(s, c);
             ValueChunk {
-                buffers: vec![v, l],
+                buffers: vec![ChunkBuffer::owned(v), ChunkBuffer::owned(l)],
                 num_values: c,
             }
         })
@@ -314,7 +375,7 @@ pub fn run_count(data: &[u8], bits: u64, n: usize) -> usize {
 /// Variable-width chunks: `[offsets x (n+1)][bytes]` with 32- or 64-bit offsets
 /// (`wide`) relative to the chunk buffer, padded to a whole offset word. Chunks stop at
 /// the last power of two that keeps them near 4 KiB.
-pub fn variable_chunks(offsets: &[u64], data: &[u8], wide: bool) -> Vec<ValueChunk> {
+pub fn variable_chunks<'a>(offsets: &[u64], data: &'a [u8], wide: bool) -> Vec<ValueChunk<'a>> {
     let ow = if wide { 8 } else { 4 };
     let n = offsets.len().saturating_sub(1);
     let size = |s: usize, c: usize| (offsets[s + c] - offsets[s]) as usize + ow * (c + 1);
@@ -325,7 +386,7 @@ pub fn variable_chunks(offsets: &[u64], data: &[u8], wide: bool) -> Vec<ValueChu
         .map(|(s, c)| {
             let head = (ow * (c + 1)) as u64;
             let base = offsets[s];
-            let mut buf = Vec::with_capacity(size(s, c) + ow);
+            let mut buf = Vec::with_capacity(ow * (c + 1));
             for i in 0..=c {
                 let o = offsets[s + i] - base + head;
                 if wide {
@@ -334,13 +395,16 @@ pub fn variable_chunks(offsets: &[u64], data: &[u8], wide: bool) -> Vec<ValueChu
                     buf.extend_from_slice(&(o as u32).to_le_bytes());
                 }
             }
-            buf.extend_from_slice(&data[base as usize..offsets[s + c] as usize]);
+            // The bytes stay in `data` until the page body is assembled.
+            let body = &data[base as usize..offsets[s + c] as usize];
             // Readers expect the chunk buffer to be a whole number of offset words.
-            while buf.len() % ow != 0 {
-                buf.push(0);
-            }
+            let pad = (ow - (buf.len() + body.len()) % ow) % ow;
             ValueChunk {
-                buffers: vec![buf],
+                buffers: vec![ChunkBuffer {
+                    head: buf,
+                    body,
+                    pad,
+                }],
                 num_values: c,
             }
         })

@@ -31,12 +31,55 @@ pub fn compress(offsets: &[u64], data: &[u8]) -> Result<(Vec<u8>, Vec<u64>, Vec<
     for (i, l) in lens.iter().take(count).enumerate() {
         table[8 + count * 8 + i] = *l;
     }
-    let mut out = Vec::with_capacity(data.len());
+    // Large inputs are compressed in parts on scoped threads (the table is shared and
+    // each string is compressed alone, so the bytes are the same as in one pass).
+    let parts = if data.len() >= PARALLEL_BYTES {
+        std::thread::available_parallelism()
+            .map_or(1, |p| p.get())
+            .min(4)
+    } else {
+        1
+    };
+    let per = strings.len().div_ceil(parts.max(1)).max(1);
+    let pieces: Vec<(Vec<u64>, Vec<u8>)> = if parts > 1 {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = strings
+                .chunks(per)
+                .map(|part| scope.spawn(|| compress_part(&compressor, part)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().map_err(|_| {
+                        FormatError::Io(std::io::Error::other("an FSST thread panicked"))
+                    })
+                })
+                .collect::<Result<Vec<_>>>()
+        })?
+    } else {
+        vec![compress_part(&compressor, &strings)]
+    };
+    let mut out = Vec::with_capacity(pieces.iter().map(|p| p.1.len()).sum());
     let mut offs = Vec::with_capacity(n + 1);
     offs.push(0u64);
-    for s in strings {
-        out.extend_from_slice(&compressor.compress(s));
-        offs.push(out.len() as u64);
+    for (lens, bytes) in pieces {
+        let base = out.len() as u64;
+        offs.extend(lens.iter().map(|&end| base + end));
+        out.extend_from_slice(&bytes);
     }
     Ok((table, offs, out))
+}
+
+/// Inputs of at least this many bytes are compressed on several threads.
+const PARALLEL_BYTES: usize = 4 << 20;
+
+/// Compresses `strings`: the end offset of each (from 0) and the bytes.
+fn compress_part(compressor: &fsst::Compressor, strings: &[&[u8]]) -> (Vec<u64>, Vec<u8>) {
+    let mut out = Vec::with_capacity(strings.iter().map(|s| s.len()).sum::<usize>() / 2 + 16);
+    let mut ends = Vec::with_capacity(strings.len());
+    for s in strings {
+        out.extend_from_slice(&compressor.compress(s));
+        ends.push(out.len() as u64);
+    }
+    (ends, out)
 }

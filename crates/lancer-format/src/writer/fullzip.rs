@@ -59,8 +59,15 @@ pub fn encode(
             row: usize,
             validity: Option<(&'a [u8], usize)>,
         },
-        Variable(usize, Vec<Vec<u8>>),
+        /// Value `i` is `data[offsets[i]..offsets[i + 1]]`, behind a `lw`-byte length.
+        Variable {
+            lw: usize,
+            offsets: &'a [u64],
+            data: &'a [u8],
+        },
     }
+    // FSST-compressed strings, when the page compresses them (borrowed by `payload`).
+    let compressed: (Vec<u64>, Vec<u8>);
     let (payload, value_compression, details) = match values {
         ValueParts::Fixed { bits, data, .. } => {
             if bits % 8 != 0 {
@@ -119,10 +126,6 @@ pub fn encode(
             use crate::pb::enc21::variable_packed_struct::{
                 field_encoding::Layout as L, FieldEncoding,
             };
-            let vals = offsets
-                .windows(2)
-                .map(|w| data[w[0] as usize..w[1] as usize].to_vec())
-                .collect();
             let e = c::enc(Compression::VariablePackedStruct(
                 enc21::VariablePackedStruct {
                     fields: fields
@@ -140,7 +143,15 @@ pub fn encode(
                         .collect(),
                 },
             ));
-            (Payload::Variable(4, vals), e, Details::BitsPerOffset(32))
+            (
+                Payload::Variable {
+                    lw: 4,
+                    offsets,
+                    data,
+                },
+                e,
+                Details::BitsPerOffset(32),
+            )
         }
         ValueParts::Variable { offsets, data, .. } => {
             let bits = if large { 64 } else { 32 };
@@ -148,29 +159,26 @@ pub fn encode(
             let fsst = !knobs.no_compression
                 && (knobs.fsst_forced
                     || (max_len >= 5 && data.len() >= 32 * 1024 && max_len <= 32 * 1024));
-            let (vals, e) = if fsst {
+            let lw = bits as usize / 8;
+            let (payload, e) = if fsst {
                 let (table, coffs, cdata) = super::fsst::compress(offsets, data)?;
-                let vals = coffs
-                    .windows(2)
-                    .map(|w| cdata[w[0] as usize..w[1] as usize].to_vec())
-                    .collect();
+                compressed = (coffs, cdata);
                 let e = c::enc(Compression::Fsst(Box::new(enc21::Fsst {
                     symbol_table: table,
                     values: Some(Box::new(c::variable(bits))),
                 })));
-                (vals, e)
+                (
+                    Payload::Variable {
+                        lw,
+                        offsets: &compressed.0,
+                        data: &compressed.1,
+                    },
+                    e,
+                )
             } else {
-                let vals = offsets
-                    .windows(2)
-                    .map(|w| data[w[0] as usize..w[1] as usize].to_vec())
-                    .collect();
-                (vals, c::variable(bits))
+                (Payload::Variable { lw, offsets, data }, c::variable(bits))
             };
-            (
-                Payload::Variable(bits as usize / 8, vals),
-                e,
-                Details::BitsPerOffset(bits as u32),
-            )
+            (payload, e, Details::BitsPerOffset(bits as u32))
         }
     };
 
@@ -259,10 +267,11 @@ pub fn encode(
                     buf.extend(std::iter::repeat_n(0u8, *row));
                 }
             }
-            Payload::Variable(lw, vals) => {
+            Payload::Variable { lw, offsets, data } => {
                 if d == 0 {
-                    let v = vals
-                        .get(next_value)
+                    let v = offsets
+                        .get(next_value..next_value + 2)
+                        .and_then(|o| data.get(o[0] as usize..o[1] as usize))
                         .ok_or_else(|| FormatError::corrupt("fewer values than levels"))?;
                     buf.extend_from_slice(&(v.len() as u64).to_le_bytes()[..*lw]);
                     buf.extend_from_slice(v);

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::compress::{self as c, ValueChunk};
+use super::compress::{self as c, ChunkBuffer, ValueChunk};
 use super::page::{bits_for, EncodedPage, Knobs, ValueParts};
 use super::shred::Shredded;
 use crate::container::FileVersion;
@@ -13,6 +13,42 @@ use crate::pb::enc21::{
 };
 use crate::structural::LevelInfo;
 use crate::{FormatError, Result};
+
+/// A fast, fixed (unseeded) hash for the dictionary's value lookup: the values are
+/// short byte strings; the dictionary's order is the values' first appearance, so the
+/// hash never shows in the output.
+#[derive(Default, Clone, Copy)]
+struct ValueHasher(u64);
+
+impl std::hash::Hasher for ValueHasher {
+    fn finish(&self) -> u64 {
+        // Final avalanche (from splitmix64) so the table's low bits are well mixed.
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (self.0.rotate_left(5) ^ n as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
 
 fn pad8(v: &mut Vec<u8>) {
     while v.len() % 8 != 0 {
@@ -38,7 +74,8 @@ fn try_dictionary(values: &ValueParts, knobs: &Knobs) -> Option<(Vec<u64>, Value
         return None;
     }
     // Give up early once the dictionary cannot pay.
-    let mut ids: HashMap<&[u8], u64> = HashMap::new();
+    let mut ids: HashMap<&[u8], u64, std::hash::BuildHasherDefault<ValueHasher>> =
+        HashMap::with_capacity_and_hasher((n / 10).clamp(1024, 1 << 16), Default::default());
     let mut order: Vec<usize> = Vec::new();
     let mut indices = Vec::with_capacity(n);
     let limit = n / 2 + 1;
@@ -114,10 +151,11 @@ fn try_dictionary(values: &ValueParts, knobs: &Knobs) -> Option<(Vec<u64>, Value
 }
 
 /// Compressed chunks of the values, and their description.
-fn chunk_values(
-    values: &ValueParts,
+fn chunk_values<'a>(
+    values: &'a ValueParts,
     knobs: &Knobs,
-) -> Result<(Vec<ValueChunk>, CompressiveEncoding)> {
+    fsst_table: Option<Vec<u8>>,
+) -> Result<(Vec<ValueChunk<'a>>, CompressiveEncoding)> {
     let (chunks, e) = match values {
         ValueParts::VarPacked { .. } => {
             return Err(FormatError::unsupported(
@@ -141,7 +179,7 @@ fn chunk_values(
                 let chunks = plan
                     .into_iter()
                     .map(|(s, k)| ValueChunk {
-                        buffers: vec![c::bss(&data[s * w..(s + k) * w], w, k)],
+                        buffers: vec![ChunkBuffer::owned(c::bss(&data[s * w..(s + k) * w], w, k))],
                         num_values: k,
                     })
                     .collect();
@@ -174,12 +212,9 @@ fn chunk_values(
             wide,
         } => {
             let bits = if *wide { 64 } else { 32 };
-            let max_len = offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
-            let use_fsst = !knobs.no_compression
-                && (knobs.fsst_forced || (max_len >= 5 && data.len() >= 32 * 1024));
-            if use_fsst {
-                let (table, coffs, cdata) = super::fsst::compress(offsets, data)?;
-                let chunks = c::variable_chunks(&coffs, &cdata, *wide);
+            if let Some(table) = fsst_table {
+                // `values` are the FSST-compressed strings already (see `fsst_values`).
+                let chunks = c::variable_chunks(offsets, data, *wide);
                 let e = c::enc(Compression::Fsst(Box::new(enc21::Fsst {
                     symbol_table: table,
                     values: Some(Box::new(c::variable(bits))),
@@ -227,9 +262,11 @@ fn chunk_values(
                                 out[i / 8] |= 1 << (i % 8);
                             }
                         }
-                        buffers.push(out);
+                        buffers.push(ChunkBuffer::owned(out));
                     }
-                    buffers.push(data[s * row_bytes..(s + k) * row_bytes].to_vec());
+                    buffers.push(ChunkBuffer::borrowed(
+                        &data[s * row_bytes..(s + k) * row_bytes],
+                    ));
                     ValueChunk {
                         buffers,
                         num_values: k,
@@ -252,7 +289,8 @@ fn chunk_values(
                 .into_iter()
                 .map(|mut ch| {
                     if let Some(b0) = ch.buffers.first_mut() {
-                        *b0 = c::general(scheme, knobs.level, b0)?;
+                        *b0 =
+                            ChunkBuffer::owned(c::general(scheme, knobs.level, &b0.contiguous())?);
                     }
                     Ok(ch)
                 })
@@ -261,6 +299,34 @@ fn chunk_values(
         }
         _ => Ok((chunks, e)),
     }
+}
+
+/// FSST-compresses variable-width values when that is the rule (text of 5+ byte values,
+/// 32 KiB or more, or when the field asks for FSST): the compressed values and the
+/// serialised symbol table.
+fn fsst_values(values: ValueParts, knobs: &Knobs) -> Result<(ValueParts, Option<Vec<u8>>)> {
+    if let ValueParts::Variable {
+        offsets,
+        data,
+        wide,
+    } = &values
+    {
+        let max_len = offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+        let use_fsst = !knobs.no_compression
+            && (knobs.fsst_forced || (max_len >= 5 && data.len() >= 32 * 1024));
+        if use_fsst {
+            let (table, coffs, cdata) = super::fsst::compress(offsets, data)?;
+            return Ok((
+                ValueParts::Variable {
+                    offsets: coffs,
+                    data: arrow_buffer::Buffer::from_vec(cdata),
+                    wide: *wide,
+                },
+                Some(table),
+            ));
+        }
+    }
+    Ok((values, None))
 }
 
 /// Encodes the dictionary items as one block.
@@ -350,7 +416,8 @@ pub fn encode(
         }
         ValueParts::Variable { offsets, .. } => offsets.len() - 1,
     };
-    let (chunks, value_enc) = chunk_values(&vals, knobs)?;
+    let (vals, fsst_table) = fsst_values(vals, knobs)?;
+    let (chunks, value_enc) = chunk_values(&vals, knobs, fsst_table)?;
 
     // Level ranges of each chunk: cut the level stream at the entry of each chunk's
     // first value; entries without values stay with the chunk before.
@@ -399,7 +466,18 @@ pub fn encode(
 
     // Serialise chunks.
     let num_buffers = chunks.first().map_or(1, |c| c.buffers.len());
-    let mut body = Vec::new();
+    let level_bytes = |b: &Option<Vec<Vec<u8>>>| {
+        b.as_ref()
+            .map_or(0, |v| v.iter().map(|x| x.len() + 8).sum::<usize>())
+    };
+    let mut body = Vec::with_capacity(
+        chunks
+            .iter()
+            .map(|ch| ch.buffers.iter().map(|b| b.len() + 8).sum::<usize>() + 32)
+            .sum::<usize>()
+            + level_bytes(&rep_bufs)
+            + level_bytes(&def_bufs),
+    );
     let mut meta = Vec::new();
     for (k, ch) in chunks.iter().enumerate() {
         let start = body.len();
@@ -432,13 +510,12 @@ pub fn encode(
         }
         body.extend_from_slice(&head);
         pad8(&mut body);
-        for buf in rep_bufs
-            .iter()
-            .chain(def_bufs.iter())
-            .map(|v| &v[k])
-            .chain(ch.buffers.iter())
-        {
+        for buf in rep_bufs.iter().chain(def_bufs.iter()).map(|v| &v[k]) {
             body.extend_from_slice(buf);
+            pad8(&mut body);
+        }
+        for buf in &ch.buffers {
+            buf.write_to(&mut body);
             pad8(&mut body);
         }
         let words = (body.len() - start) / 8;

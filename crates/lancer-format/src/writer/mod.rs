@@ -5,17 +5,25 @@
 //! the field holds `max_page_bytes`, then shredded into leaf columns, encoded as one
 //! page per leaf and written out (buffers 64-byte aligned). `finish` writes global
 //! buffer 0 (the schema), the column metadata, the offset tables and the footer.
+//!
+//! Shredding and encoding run on worker threads ([`WriteOptions::threads`]): the
+//! fields' flushes (and the leaf columns of each) are encoded in parallel while the
+//! calling thread writes finished pages, in the order the flushes were made, so the
+//! bytes are the same whatever the number of threads. At most two flushes per worker
+//! are in flight.
 
 pub mod compress;
 pub mod fsst;
 pub mod fullzip;
 pub mod miniblock;
 pub mod page;
+mod pool;
 pub mod schema;
 pub mod shred;
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::io::Write;
+use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, SchemaRef};
@@ -42,6 +50,9 @@ pub struct WriteOptions {
     /// Field ids to record, in the schema's pre-order (each field, then its children);
     /// `None` numbers them 0, 1, … A dataset passes the ids its manifest assigned.
     pub field_ids: Option<Vec<i32>>,
+    /// Threads that shred and encode pages: 0 picks the number of cores (at most 8);
+    /// 1 encodes on the calling thread. The file's bytes do not depend on it.
+    pub threads: usize,
 }
 
 impl Default for WriteOptions {
@@ -50,6 +61,55 @@ impl Default for WriteOptions {
             version: FileVersion::V2_1,
             max_page_bytes: DEFAULT_MAX_PAGE_BYTES,
             field_ids: None,
+            threads: 0,
+        }
+    }
+}
+
+impl WriteOptions {
+    /// The encoding threads to start (0: encode on the calling thread).
+    fn workers(&self) -> usize {
+        let n = match self.threads {
+            0 => std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+                .min(8),
+            n => n,
+        };
+        if n <= 1 {
+            0
+        } else {
+            n
+        }
+    }
+}
+
+/// A flush on its way to the file: written once complete and every earlier flush is.
+struct Flight {
+    field: usize,
+    priority: u64,
+    kind: FlightKind,
+}
+
+enum FlightKind {
+    /// The zero-copy wide-vector page, ready.
+    Pieces {
+        layout: pb::enc21::PageLayout,
+        pieces: Vec<arrow_buffer::Buffer>,
+        rows: u64,
+    },
+    /// Leaf pages from the workers; `expected` once the flush is shredded.
+    Leaves {
+        expected: Option<usize>,
+        leaves: BTreeMap<usize, pool::Leaf>,
+    },
+}
+
+impl Flight {
+    fn complete(&self) -> bool {
+        match &self.kind {
+            FlightKind::Pieces { .. } => true,
+            FlightKind::Leaves { expected, leaves } => *expected == Some(leaves.len()),
         }
     }
 }
@@ -68,9 +128,14 @@ pub struct FileWriter<W: Write + Send + 'static> {
     schema: SchemaRef,
     /// The schema as recorded in the file (with its field ids).
     pb_schema: pb::file::Schema,
-    fields: Vec<LanceField>,
-    knobs: Vec<Vec<page::Knobs>>,
+    plans: Vec<Arc<pool::FieldPlan>>,
     options: WriteOptions,
+    /// Encoding workers (None: encode on the calling thread).
+    pool: Option<pool::Pool>,
+    /// Flushes submitted and not yet written, by sequence number.
+    flights: BTreeMap<u64, Flight>,
+    next_seq: u64,
+    next_write: u64,
     pending: Vec<(Vec<ArrayRef>, u64)>,
     rows_flushed: Vec<u64>,
     field_first_column: Vec<usize>,
@@ -258,31 +323,42 @@ impl<W: Write + Send + 'static> FileWriter<W> {
         };
         let fields = crate::schema::LanceSchema::from_pb(&pb_schema)?.fields;
         let mut field_first_column = Vec::with_capacity(fields.len());
-        let mut knobs = Vec::with_capacity(fields.len());
+        let mut plans = Vec::with_capacity(fields.len());
         let mut col = 0;
-        for f in &fields {
+        for f in fields {
             field_first_column.push(col);
             let mut leaves = Vec::new();
-            leaf_fields(f, &mut leaves);
+            leaf_fields(&f, &mut leaves);
             col += leaves.len();
-            knobs.push(
-                leaves
-                    .iter()
-                    .map(|l| page::Knobs::from_metadata(&l.metadata))
-                    .collect::<Result<Vec<_>>>()?,
-            );
+            let knobs = leaves
+                .iter()
+                .map(|l| page::Knobs::from_metadata(&l.metadata))
+                .collect::<Result<Vec<_>>>()?;
+            let blobs = leaves.iter().map(|l| l.is_blob()).collect();
+            plans.push(Arc::new(pool::FieldPlan {
+                field: f,
+                knobs,
+                blobs,
+            }));
         }
+        let pool = match options.workers() {
+            0 => None,
+            n => Some(pool::Pool::new(n, options.version)?),
+        };
         Ok(Self {
             out,
             pos: 0,
-            pending: fields.iter().map(|_| (Vec::new(), 0)).collect(),
-            rows_flushed: vec![0; fields.len()],
+            pending: plans.iter().map(|_| (Vec::new(), 0)).collect(),
+            rows_flushed: vec![0; plans.len()],
             columns: (0..col).map(|_| Vec::new()).collect(),
             schema,
             pb_schema,
-            fields,
-            knobs,
+            plans,
             options,
+            pool,
+            flights: BTreeMap::new(),
+            next_seq: 0,
+            next_write: 0,
             field_first_column,
             rows: 0,
         })
@@ -346,72 +422,163 @@ impl<W: Write + Send + 'static> FileWriter<W> {
         Ok(())
     }
 
+    /// Hands field `i`'s buffered rows to the encoders (or encodes them here, without
+    /// workers); pages are written as they complete, in flush order.
     fn flush_field(&mut self, i: usize) -> Result<()> {
         let (arrays, _) = std::mem::take(&mut self.pending[i]);
         if arrays.is_empty() {
             return Ok(());
         }
-        // Wide vectors without nulls: written straight from the input buffers.
-        let knobs0 = self.knobs[i].first().cloned().unwrap_or_default();
-        if let Some((layout, pieces, rows)) =
-            fullzip::encode_pieces(&self.fields[i], &knobs0, &arrays)
-        {
-            self.align()?;
-            let at = self.pos;
-            let mut len = 0;
-            for p in pieces {
-                len += p.len() as u64;
-                self.write_buffer(p)?;
-            }
-            let col = self.field_first_column[i];
-            self.columns[col].push(PageMeta {
-                buffers: vec![(at, len)],
-                num_rows: rows,
-                priority: self.rows_flushed[i],
-                layout,
-            });
-            self.rows_flushed[i] += rows;
-            return Ok(());
-        }
-        let refs: Vec<&dyn Array> = arrays.iter().map(|a| a.as_ref()).collect();
-        let array = if refs.len() == 1 {
-            arrays[0].clone()
-        } else {
-            arrow_select::concat::concat(&refs)?
-        };
-        let rows = array.len() as u64;
-        if rows == 0 {
-            return Ok(());
-        }
-        let shredded = shred::shred(&self.fields[i], &array)?;
-        let first = self.field_first_column[i];
+        let plan = self.plans[i].clone();
         let priority = self.rows_flushed[i];
-        let mut leaves = Vec::new();
-        leaf_fields(&self.fields[i], &mut leaves);
-        let blobs: Vec<bool> = leaves.iter().map(|l| l.is_blob()).collect();
-        for (k, s) in shredded.iter().enumerate() {
-            let knobs = self.knobs[i].get(k).cloned().unwrap_or_default();
-            let page = if blobs.get(k).copied().unwrap_or(false) {
-                self.encode_blob_page(s, &knobs)?
+        // Wide vectors without nulls: written straight from the input buffers.
+        let knobs0 = plan.knobs.first().cloned().unwrap_or_default();
+        let kind = if let Some((layout, pieces, rows)) =
+            fullzip::encode_pieces(&plan.field, &knobs0, &arrays)
+        {
+            self.rows_flushed[i] += rows;
+            FlightKind::Pieces {
+                layout,
+                pieces,
+                rows,
+            }
+        } else {
+            let rows: u64 = arrays.iter().map(|a| a.len() as u64).sum();
+            if rows == 0 {
+                return Ok(());
+            }
+            self.rows_flushed[i] += rows;
+            if self.pool.is_none() {
+                let leaves = pool::encode_inline(&plan, &arrays, self.options.version)?;
+                FlightKind::Leaves {
+                    expected: Some(leaves.len()),
+                    leaves: leaves.into_iter().enumerate().collect(),
+                }
             } else {
-                page::encode_page(s, &knobs, self.options.version)?
-            };
-            let mut buffers = Vec::with_capacity(page.buffers.len());
-            for b in page.buffers {
+                // Bounded memory: at most two flushes per worker in flight.
+                let limit = 2 * self.options.workers().max(1);
+                while self.flights.len() >= limit {
+                    self.pump()?;
+                }
+                if let Some(p) = &self.pool {
+                    p.submit(self.next_seq, plan, arrays);
+                }
+                FlightKind::Leaves {
+                    expected: None,
+                    leaves: BTreeMap::new(),
+                }
+            }
+        };
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.flights.insert(
+            seq,
+            Flight {
+                field: i,
+                priority,
+                kind,
+            },
+        );
+        self.write_ready()
+    }
+
+    /// Waits for one report of the workers and writes what it completes.
+    fn pump(&mut self) -> Result<()> {
+        let Some(p) = &self.pool else {
+            return Err(FormatError::corrupt(
+                "pages pending without encoding threads",
+            ));
+        };
+        match p.recv()? {
+            pool::Done::Failed(e) => return Err(e),
+            pool::Done::Shredded { seq, leaves: n } => {
+                if let Some(Flight {
+                    kind: FlightKind::Leaves { expected, .. },
+                    ..
+                }) = self.flights.get_mut(&seq)
+                {
+                    *expected = Some(n);
+                }
+            }
+            pool::Done::Leaf { seq, k, leaf } => {
+                if let Some(Flight {
+                    kind: FlightKind::Leaves { leaves, .. },
+                    ..
+                }) = self.flights.get_mut(&seq)
+                {
+                    leaves.insert(k, leaf);
+                }
+            }
+        }
+        self.write_ready()
+    }
+
+    /// Writes the complete flushes at the head of the order.
+    fn write_ready(&mut self) -> Result<()> {
+        while let Some(entry) = self.flights.first_entry() {
+            if *entry.key() != self.next_write || !entry.get().complete() {
+                break;
+            }
+            let flight = entry.remove();
+            self.next_write += 1;
+            self.write_flight(flight)?;
+        }
+        Ok(())
+    }
+
+    fn write_flight(&mut self, flight: Flight) -> Result<()> {
+        let Flight {
+            field: i,
+            priority,
+            kind,
+        } = flight;
+        let first = self.field_first_column[i];
+        match kind {
+            FlightKind::Pieces {
+                layout,
+                pieces,
+                rows,
+            } => {
                 self.align()?;
                 let at = self.pos;
-                let len = b.len() as u64;
-                self.write_buffer(b)?;
-                buffers.push((at, len));
+                let mut len = 0;
+                for p in pieces {
+                    len += p.len() as u64;
+                    self.write_buffer(p)?;
+                }
+                self.columns[first].push(PageMeta {
+                    buffers: vec![(at, len)],
+                    num_rows: rows,
+                    priority,
+                    layout,
+                });
             }
-            self.columns[first + k].push(PageMeta {
-                buffers,
-                num_rows: page.num_rows,
-                priority,
-                layout: page.layout,
-            });
+            FlightKind::Leaves { leaves, .. } => {
+                for (k, leaf) in leaves {
+                    let page = match leaf {
+                        pool::Leaf::Page(p) => p,
+                        pool::Leaf::Blob(s) => {
+                            let knobs = self.plans[i].knobs.get(k).cloned().unwrap_or_default();
+                            self.encode_blob_page(&s, &knobs)?
+                        }
+                    };
+                    let mut buffers = Vec::with_capacity(page.buffers.len());
+                    for b in page.buffers {
+                        self.align()?;
+                        let at = self.pos;
+                        let len = b.len() as u64;
+                        self.write_buffer(b)?;
+                        buffers.push((at, len));
+                    }
+                    self.columns[first + k].push(PageMeta {
+                        buffers,
+                        num_rows: page.num_rows,
+                        priority,
+                        layout: page.layout,
+                    });
+                }
+            }
         }
-        self.rows_flushed[i] += rows;
         Ok(())
     }
 
@@ -513,9 +680,14 @@ impl<W: Write + Send + 'static> FileWriter<W> {
 
     /// Writes the remaining pages and the file's metadata; returns the output.
     pub fn finish(mut self) -> Result<W> {
-        for i in 0..self.fields.len() {
+        for i in 0..self.plans.len() {
             self.flush_field(i)?;
         }
+        while !self.flights.is_empty() {
+            self.pump()?;
+        }
+        // The workers are done: stop them before the metadata is written.
+        self.pool = None;
         // Global buffer 0: the schema and row count.
         self.align()?;
         let descriptor = pb::file::FileDescriptor {

@@ -273,19 +273,11 @@ fn flatten(a: &ArrayRef) -> Result<Values> {
                     fields: kinds,
                 });
             }
+            // Fixed-width children only: reuse the children flattened above.
             let mut bits = Vec::with_capacity(fields.len());
             let mut cols = Vec::with_capacity(fields.len());
-            for (f, c) in fields.iter().zip(st.columns()) {
-                if c.null_count() > 0 {
-                    return Err(FormatError::UnsupportedType {
-                        logical_type: dt.to_string(),
-                        detail: format!(
-                            "packed struct child {:?} has nulls; packed structs store none",
-                            f.name()
-                        ),
-                    });
-                }
-                match flatten(c)? {
+            for (f, c) in fields.iter().zip(flat_children) {
+                match c {
                     Values::Fixed { bits: b, data, .. } if b % 8 == 0 => {
                         bits.push(b);
                         cols.push(data);
@@ -307,7 +299,9 @@ fn flatten(a: &ArrayRef) -> Result<Values> {
             let mut out = Vec::with_capacity(row * n);
             for i in 0..n {
                 for (c, w) in cols.iter().zip(&widths) {
-                    out.extend_from_slice(&c[i * w..(i + 1) * w]);
+                    out.extend_from_slice(c.get(i * w..(i + 1) * w).ok_or_else(|| {
+                        FormatError::corrupt("packed struct child shorter than the struct")
+                    })?);
                 }
             }
             Ok(Values::Packed {

@@ -2,8 +2,6 @@
 //! field ids in pre-order from 0, parent ids (-1 at the top), logical type strings,
 //! the legacy per-field encoding hint (plain / var-binary) and metadata.
 
-use std::collections::HashMap;
-
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 
 use crate::pb;
@@ -83,7 +81,7 @@ pub fn logical_type(dt: &DataType) -> Result<String> {
 fn push(f: &Field, parent: i32, next_id: &mut i32, out: &mut Vec<pb::file::Field>) -> Result<()> {
     let id = *next_id;
     *next_id += 1;
-    let mut metadata: HashMap<String, Vec<u8>> = HashMap::new();
+    let mut metadata: std::collections::BTreeMap<String, Vec<u8>> = Default::default();
     let mut extension_name = String::new();
     // Like the reference writer, extension keys stay in the metadata and the name is
     // also recorded as the field's extension name.
