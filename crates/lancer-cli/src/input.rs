@@ -301,7 +301,47 @@ pub fn open_parquet<T: ChunkReader + 'static>(file: &str, data: T) -> Result<Inp
             "row groups hold {row_sum} rows, the footer says {rows}"
         )));
     }
-    let r = ctx.guard(|| builder.build())?;
+    // Decoding on several threads (column groups of about equal size) pays when there
+    // are several columns to share; each group's decoder is contained like the rest.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let sizes = ctx.guard(|| -> std::result::Result<Vec<u64>, String> {
+        let descr = md.file_metadata().schema_descr_ptr();
+        let mut size = vec![0u64; schema.fields().len()];
+        for rg in md.row_groups() {
+            for (leaf, c) in rg.columns().iter().enumerate() {
+                if leaf >= descr.num_columns() {
+                    return Err(format!(
+                        "row group has more than {} columns",
+                        descr.num_columns()
+                    ));
+                }
+                if let Some(s) = size.get_mut(descr.get_column_root_idx(leaf)) {
+                    *s += u64::try_from(c.uncompressed_size()).unwrap_or(0);
+                }
+            }
+        }
+        Ok(size)
+    })?;
+    let roots = crate::parquet_par::groups(&sizes, threads);
+    if roots.len() <= 1 {
+        let r = ctx.guard(|| {
+            builder
+                .with_batch_size(crate::parquet_par::BATCH_ROWS)
+                .build()
+        })?;
+        return Ok(Input {
+            schema,
+            batches: guarded(ctx, r),
+            rows: Some(rows),
+        });
+    }
+    let r = ctx.guard(|| {
+        crate::parquet_par::start(schema.clone(), roots, || {
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(ArcChunks(
+                data.clone(),
+            ))
+        })
+    })?;
     Ok(Input {
         schema,
         batches: guarded(ctx, r),

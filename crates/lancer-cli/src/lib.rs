@@ -2,3 +2,4 @@
 //! hardened readers of `lancer import` inputs.
 
 pub mod input;
+pub mod parquet_par;
