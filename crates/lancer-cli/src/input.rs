@@ -349,6 +349,64 @@ pub fn open_parquet<T: ChunkReader + 'static>(file: &str, data: T) -> Result<Inp
     })
 }
 
+/// A file read with positional reads (`pread`): several Parquet decoders can share it
+/// from their threads. (A `std::fs::File` as a `ChunkReader` seeks a file offset that
+/// its clones share, so concurrent readers would read each other's bytes.)
+pub struct PositionalFile {
+    file: Arc<std::fs::File>,
+    len: u64,
+}
+
+impl PositionalFile {
+    /// Wraps an open file.
+    pub fn new(file: std::fs::File) -> std::io::Result<Self> {
+        let len = file.metadata()?.len();
+        Ok(Self {
+            file: Arc::new(file),
+            len,
+        })
+    }
+}
+
+/// Reads from a byte position onward, by positional reads.
+pub struct PositionalRead {
+    file: Arc<std::fs::File>,
+    pos: u64,
+}
+
+impl Read for PositionalRead {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let n = self.file.read_at(buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl parquet::file::reader::Length for PositionalFile {
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+impl ChunkReader for PositionalFile {
+    type T = PositionalRead;
+    fn get_read(&self, start: u64) -> parquet::errors::Result<PositionalRead> {
+        Ok(PositionalRead {
+            file: self.file.clone(),
+            pos: start,
+        })
+    }
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
+        use std::os::unix::fs::FileExt;
+        let mut buf = vec![0u8; length];
+        self.file
+            .read_exact_at(&mut buf, start)
+            .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))?;
+        Ok(bytes::Bytes::from(buf))
+    }
+}
+
 /// A shared [`ChunkReader`] (the builder takes ownership; the checks keep a handle).
 struct ArcChunks<T>(Arc<T>);
 

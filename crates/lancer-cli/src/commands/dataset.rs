@@ -184,6 +184,8 @@ fn read_input(
         std::fs::File::open(input).map_err(|e| format!("cannot open {}: {e}", input.display()))?;
     let name = input.display().to_string();
     let opened = if format == Format::Parquet {
+        let f = lancer_cli::input::PositionalFile::new(f)
+            .map_err(|e| format!("cannot open {}: {e}", input.display()))?;
         let opened = open_parquet(&name, f)?;
         bar.set_length(opened.rows.unwrap_or(0));
         opened
