@@ -8,39 +8,16 @@
 use std::path::{Path, PathBuf};
 
 use arrow_array::{Array, RecordBatch, UInt64Array};
-use lancer_table::versions::list_versions;
 use lancer_table::Dataset;
+
+use crate::common::{golden_cases, golden_roots, read_arrow};
 
 fn checked_in() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/legacy")
 }
 
 fn roots() -> Vec<PathBuf> {
-    let mut out = vec![checked_in()];
-    let required = std::env::var_os("LANCER_REQUIRE_PYLANCE").is_some();
-    match std::env::var_os("LANCER_GOLDEN_LEGACY_LIVE") {
-        Some(live) => {
-            let live = PathBuf::from(live);
-            assert!(
-                !required || live.is_dir(),
-                "{} missing (scripts/test.sh writes it)",
-                live.display()
-            );
-            out.push(live);
-        }
-        None => assert!(
-            !required,
-            "LANCER_REQUIRE_PYLANCE is set but LANCER_GOLDEN_LEGACY_LIVE is not"
-        ),
-    }
-    out
-}
-
-fn expected(p: &Path) -> RecordBatch {
-    let r = arrow_ipc::reader::FileReader::try_new(std::fs::File::open(p).unwrap(), None).unwrap();
-    let schema = r.schema();
-    let b: Vec<_> = r.map(|b| b.unwrap()).collect();
-    arrow_select::concat::concat_batches(&schema, &b).unwrap()
+    golden_roots(checked_in(), "LANCER_GOLDEN_LEGACY_LIVE")
 }
 
 fn same_columns(label: &str, want: &RecordBatch, got: &RecordBatch, failures: &mut Vec<String>) {
@@ -64,123 +41,85 @@ fn same_columns(label: &str, want: &RecordBatch, got: &RecordBatch, failures: &m
 fn pylance_legacy_datasets_read_identically_at_every_version() {
     let mut failures = Vec::new();
     let mut checked = 0;
-    let mut sets = 0;
-    for root in roots() {
-        let Ok(dirs) = std::fs::read_dir(&root) else {
-            continue;
-        };
-        for set in dirs.flatten() {
-            let Ok(cases) = std::fs::read_dir(set.path()) else {
-                continue;
-            };
-            sets += 1;
-            for case in cases.flatten() {
-                let exp_dir = case.path();
-                let Some(name) = exp_dir
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .and_then(|n| n.strip_suffix(".expected"))
-                else {
+    let (cases, sets) = golden_cases(&roots());
+    for case in &cases {
+        let (label, ds_path, exp_dir, index) =
+            (&case.label, &case.dataset, &case.expected, &case.index);
+        if let Some(f) = case.version_mismatch() {
+            failures.push(f);
+        }
+        for v in index["versions"].as_array().unwrap() {
+            let n = v["version"].as_u64().unwrap();
+            let want = read_arrow(&exp_dir.join(format!("v{n}.arrow")));
+            let ds = match Dataset::open_version(ds_path, n) {
+                Ok(d) => d,
+                Err(e) => {
+                    failures.push(format!("{label} v{n}: open: {e}"));
                     continue;
-                };
-                let ds_path = set.path().join(name);
-                let label = format!("{}/{name}", set.file_name().to_string_lossy());
-                let index: serde_json::Value = serde_json::from_str(
-                    &std::fs::read_to_string(exp_dir.join("index.json")).unwrap(),
-                )
-                .unwrap();
-                let versions: Vec<u64> = list_versions(&ds_path)
-                    .unwrap()
-                    .iter()
-                    .map(|v| v.version)
-                    .collect();
-                let want_versions: Vec<u64> = index["versions"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|v| v["version"].as_u64().unwrap())
-                    .collect();
-                if versions != want_versions {
-                    failures.push(format!(
-                        "{label}: versions {versions:?}, expected {want_versions:?}"
-                    ));
                 }
-                for v in index["versions"].as_array().unwrap() {
-                    let n = v["version"].as_u64().unwrap();
-                    let want = expected(&exp_dir.join(format!("v{n}.arrow")));
-                    let ds = match Dataset::open_version(&ds_path, n) {
-                        Ok(d) => d,
-                        Err(e) => {
-                            failures.push(format!("{label} v{n}: open: {e}"));
-                            continue;
-                        }
-                    };
-                    checked += 1;
-                    if ds.count_rows() != v["count_rows"].as_u64().unwrap() {
-                        failures.push(format!(
-                            "{label} v{n}: count_rows {} expected {}",
-                            ds.count_rows(),
-                            v["count_rows"]
-                        ));
-                    }
-                    match ds.to_batch(None) {
-                        Ok(got) => {
-                            same_columns(&format!("{label} v{n}"), &want, &got, &mut failures)
-                        }
-                        Err(e) => failures.push(format!("{label} v{n}: read: {e}")),
-                    }
-                    let rows = want.num_rows() as u64;
-                    if rows == 0 {
-                        continue;
-                    }
-                    // Random takes, unsorted, duplicated, across fragments.
-                    let mut x = 0x2545_F491_4F6C_DD1Du64 ^ rows;
-                    let idx: Vec<u64> = (0..40)
-                        .map(|_| {
-                            x ^= x << 13;
-                            x ^= x >> 7;
-                            x ^= x << 17;
-                            x % rows
-                        })
-                        .chain([rows - 1, 0])
-                        .collect();
-                    let ids = UInt64Array::from(idx.clone());
-                    let cols = want
-                        .columns()
-                        .iter()
-                        .map(|c| arrow_select::take::take(c.as_ref(), &ids, None).unwrap())
-                        .collect();
-                    let want_take = RecordBatch::try_new(want.schema(), cols).unwrap();
-                    match ds.take(&idx, None) {
-                        Ok(got) => same_columns(
-                            &format!("{label} v{n} take"),
-                            &want_take,
-                            &got,
-                            &mut failures,
-                        ),
-                        Err(e) => failures.push(format!("{label} v{n}: take: {e}")),
-                    }
-                    match ds
-                        .row_addresses(&idx)
-                        .and_then(|a| ds.take_addresses(&a, Some(&["id"])))
-                    {
-                        Ok(got) => {
-                            if got.column(0).to_data() != want_take.column(0).to_data() {
-                                failures.push(format!("{label} v{n}: take by address differs"));
-                            }
-                        }
-                        Err(e) => failures.push(format!("{label} v{n}: take by address: {e}")),
-                    }
-                    // A projection of a later column only.
-                    let last = want.schema().field(want.num_columns() - 1).name().clone();
-                    match ds.to_batch(Some(&[last.as_str()])) {
-                        Ok(got) => {
-                            let w = want.project(&[want.num_columns() - 1]).unwrap();
-                            same_columns(&format!("{label} v{n} {last}"), &w, &got, &mut failures)
-                        }
-                        Err(e) => failures.push(format!("{label} v{n}: column {last}: {e}")),
+            };
+            checked += 1;
+            if ds.count_rows() != v["count_rows"].as_u64().unwrap() {
+                failures.push(format!(
+                    "{label} v{n}: count_rows {} expected {}",
+                    ds.count_rows(),
+                    v["count_rows"]
+                ));
+            }
+            match ds.to_batch(None) {
+                Ok(got) => same_columns(&format!("{label} v{n}"), &want, &got, &mut failures),
+                Err(e) => failures.push(format!("{label} v{n}: read: {e}")),
+            }
+            let rows = want.num_rows() as u64;
+            if rows == 0 {
+                continue;
+            }
+            // Random takes, unsorted, duplicated, across fragments.
+            let mut x = 0x2545_F491_4F6C_DD1Du64 ^ rows;
+            let idx: Vec<u64> = (0..40)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x % rows
+                })
+                .chain([rows - 1, 0])
+                .collect();
+            let ids = UInt64Array::from(idx.clone());
+            let cols = want
+                .columns()
+                .iter()
+                .map(|c| arrow_select::take::take(c.as_ref(), &ids, None).unwrap())
+                .collect();
+            let want_take = RecordBatch::try_new(want.schema(), cols).unwrap();
+            match ds.take(&idx, None) {
+                Ok(got) => same_columns(
+                    &format!("{label} v{n} take"),
+                    &want_take,
+                    &got,
+                    &mut failures,
+                ),
+                Err(e) => failures.push(format!("{label} v{n}: take: {e}")),
+            }
+            match ds
+                .row_addresses(&idx)
+                .and_then(|a| ds.take_addresses(&a, Some(&["id"])))
+            {
+                Ok(got) => {
+                    if got.column(0).to_data() != want_take.column(0).to_data() {
+                        failures.push(format!("{label} v{n}: take by address differs"));
                     }
                 }
+                Err(e) => failures.push(format!("{label} v{n}: take by address: {e}")),
+            }
+            // A projection of a later column only.
+            let last = want.schema().field(want.num_columns() - 1).name().clone();
+            match ds.to_batch(Some(&[last.as_str()])) {
+                Ok(got) => {
+                    let w = want.project(&[want.num_columns() - 1]).unwrap();
+                    same_columns(&format!("{label} v{n} {last}"), &w, &got, &mut failures)
+                }
+                Err(e) => failures.push(format!("{label} v{n}: column {last}: {e}")),
             }
         }
     }
