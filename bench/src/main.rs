@@ -8,6 +8,10 @@
 //! the same as pylance's `LanceFileReader(path)` + operation; the OS page cache is warm
 //! for both.
 
+use std::alloc::{GlobalAlloc, Layout};
+
+use mimalloc::MiMalloc as System;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -15,6 +19,50 @@ use lancer_format::read::RangeRead;
 use lancer_format::reader::FileReader;
 use lancer_io::MmapFile;
 use serde_json::json;
+
+/// The CLI's allocator (mimalloc), counting live and peak heap bytes while `COUNTING` is set (one
+/// relaxed load per call otherwise), for the memory figures of `search-mem`.
+struct Counting;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is forwarded unchanged to mimalloc; only counters are added.
+#[allow(unsafe_code)]
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            let now = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        // SAFETY: same layout contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if COUNTING.load(Ordering::Relaxed) {
+            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        }
+        // SAFETY: `ptr` came from `alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new: usize) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            if new >= layout.size() {
+                let now =
+                    LIVE.fetch_add(new - layout.size(), Ordering::Relaxed) + new - layout.size();
+                PEAK.fetch_max(now, Ordering::Relaxed);
+            } else {
+                LIVE.fetch_sub(layout.size() - new, Ordering::Relaxed);
+            }
+        }
+        // SAFETY: forwarded as received.
+        unsafe { System.realloc(ptr, layout, new) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
 
 fn open(path: &str) -> Result<FileReader, Box<dyn std::error::Error>> {
     let io: Arc<dyn RangeRead> = Arc::new(MmapFile::open(path)?);
@@ -193,6 +241,125 @@ fn dataset_take(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// `takes PATH ITERS COLUMNS INDICES_FILE...`: like `dataset-take` with the columns
+/// given (comma separated); the first column must be int64 (its sum is printed).
+fn takes(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    let iters: usize = args[3].parse()?;
+    let cols: Vec<&str> = args[4].split(',').collect();
+    let ds = lancer_table::Dataset::open(&args[2])?;
+    let mut out = serde_json::Map::new();
+    for f in &args[5..] {
+        let idx = read_indices(f)?;
+        let mut times = Vec::new();
+        let mut sum = 0i64;
+        for _ in 0..iters {
+            let t = Instant::now();
+            let b = ds.take(&idx, Some(&cols))?;
+            times.push(t.elapsed().as_secs_f64());
+            let ids = b
+                .column(0)
+                .as_any()
+                .downcast_ref::<arrow_array::Int64Array>()
+                .ok_or("the first column is not int64")?;
+            sum = ids.values().iter().sum();
+        }
+        out.insert(
+            format!("take_{}", idx.len()),
+            json!({"t": stats(times), "id_sum": sum}),
+        );
+    }
+    println!("{}", serde_json::Value::Object(out));
+    Ok(())
+}
+
+/// `search-mem PATH COLUMN QUERY_FILE K [PREFILTER]`: one exact search through the
+/// public streamed path (`nearest_where`, id column only); prints its seconds, the peak
+/// heap bytes allocated during it (above what was live before), the scan's threads and
+/// batch rows, and the memcpy rate over a buffer of `vector_bytes` (the column's bytes
+/// over all physical rows, which a scan must read).
+fn search_mem(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    use lancer::search::{nearest_where, Filtering, Metric, Nearest};
+    let ds = lancer::Dataset::open(&args[2])?;
+    let q: Vec<f32> = serde_json::from_str(&std::fs::read_to_string(&args[4])?)?;
+    let k: usize = args[5].parse()?;
+    let req = Nearest {
+        column: &args[3],
+        query: q.clone(),
+        k,
+        metric: Metric::L2,
+    };
+    let filtering = match args.get(6) {
+        Some(f) => Filtering::Pre(f),
+        None => Filtering::None,
+    };
+    let base = LIVE.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    COUNTING.store(true, Ordering::SeqCst);
+    let t = Instant::now();
+    let r = nearest_where(&ds, &req, filtering, Some(&["id"]))?;
+    let secs = t.elapsed().as_secs_f64();
+    COUNTING.store(false, Ordering::SeqCst);
+    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+    // The process's resident memory after the search (kB lines of /proc/self/status).
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kb = |key: &str| -> u64 {
+        status
+            .lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+            * 1024
+    };
+    let (hwm, anon, file) = (kb("VmHWM:"), kb("RssAnon:"), kb("RssFile:"));
+    let ids: Vec<i64> = r
+        .column(0)
+        .as_any()
+        .downcast_ref::<arrow_array::Int64Array>()
+        .map(|a| a.values().to_vec())
+        .unwrap_or_default();
+    let physical: u64 = ds
+        .manifest()
+        .pb
+        .fragments
+        .iter()
+        .map(|f| f.physical_rows)
+        .sum();
+    let bytes = physical as usize * q.len() * 4;
+    let src = vec![1u8; bytes];
+    let mut dst = vec![0u8; bytes];
+    let mut rate = 0.0f64;
+    for _ in 0..3 {
+        let t = Instant::now();
+        dst.copy_from_slice(&src);
+        rate = rate.max(bytes as f64 / t.elapsed().as_secs_f64());
+    }
+    // The page-cache read rate: every data file read through one reused 4 MiB buffer
+    // on one thread (what an engine must at least do to get file bytes it has not
+    // mapped or cached itself).
+    let mut buf = vec![0u8; 4 << 20];
+    let (mut file_bytes, t) = (0u64, Instant::now());
+    for e in std::fs::read_dir(std::path::Path::new(&args[2]).join("data"))? {
+        let mut f = std::fs::File::open(e?.path())?;
+        loop {
+            let n = std::io::Read::read(&mut f, &mut buf)?;
+            if n == 0 {
+                break;
+            }
+            file_bytes += n as u64;
+        }
+    }
+    let page_cache_rate = file_bytes as f64 / t.elapsed().as_secs_f64();
+    let threads = std::thread::available_parallelism().map_or(1, |p| p.get());
+    println!(
+        "{}",
+        json!({"seconds": secs, "ids": ids, "peak_heap": peak, "vm_hwm": hwm, "rss_anon_after": anon, "rss_file_after": file, "threads": threads,
+               "batch_rows": lancer::scan::DEFAULT_BATCH_SIZE, "dim": q.len(),
+               "vector_bytes": bytes, "memcpy_bytes_per_s": rate, "page_cache_bytes_per_s": page_cache_rate, "check": dst[bytes / 2]})
+    );
+    Ok(())
+}
+
 fn read_indices(f: &str) -> Result<Vec<u64>, Box<dyn std::error::Error>> {
     let raw = std::fs::read(f)?;
     Ok(raw
@@ -205,6 +372,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     if args.len() >= 5 && args[1] == "dataset-take" {
         return dataset_take(&args);
+    }
+    if args.len() >= 6 && args[1] == "takes" {
+        return takes(&args);
+    }
+    if (args.len() == 6 || args.len() == 7) && args[1] == "search-mem" {
+        return search_mem(&args);
     }
     if (args.len() == 4 || args.len() == 5) && args[1] == "scan" {
         return scan(&args);

@@ -11,6 +11,12 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// mimalloc instead of the C library's allocator: decoded batches and encoded pages are
+/// large, short-lived buffers, which glibc unmaps on free and faults in afresh (zeroed)
+/// on the next allocation — measured at ~30% of an import's time (`bench/RESULTS.md`).
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = args::Cli::parse();
     match commands::run(cli) {

@@ -12,7 +12,7 @@ use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
 use bytes::Bytes;
 use lancer_format::read::{check_range, RangeRead};
@@ -80,30 +80,96 @@ impl RangeRead for LocalFile {
 /// decoder can hand file bytes straight to Arrow (e.g. a vector column's values).
 ///
 /// Mapped pages a process has touched count toward its resident memory until they are
-/// unmapped, so a scan of a large file would look like it holds the whole file. After
-/// every [`RELEASE_EVERY`] bytes read the mapping's pages are handed back
-/// (`MADV_DONTNEED`); the data stay in the page cache and a later access of a released
-/// page — including through slices handed out earlier — maps it again from the file.
+/// unmapped, so a scan would look like it holds every file it read (a dataset handle
+/// keeps its files open). The process therefore counts the bytes read through all its
+/// mappings, and at the end of every interval of [`RELEASE_EVERY`] bytes hands back to
+/// the kernel (`MADV_DONTNEED`) the pages of every mapping read in the interval before:
+/// by then decoders are done with the slices they took (releasing the current
+/// interval's mappings would make them fault pages in again). The data
+/// stay in the page cache, and a later access of a released page — including through
+/// slices handed out earlier — maps it again from the file. Resident mapped memory thus
+/// stays near two intervals plus what decoders hold, however many files a scan spans.
 ///
 /// Lance data files are immutable once written; mapping one that another process
 /// truncates would fault, which is why [`LocalFile`] remains available.
 #[derive(Debug)]
 pub struct MmapFile {
     map: Bytes,
-    raw: Option<Arc<memmap2::Mmap>>,
-    read_since_release: AtomicU64,
+    raw: Option<Arc<Mapping>>,
     path: PathBuf,
 }
 
-/// Bytes read from a mapping between two releases of its pages.
-pub const RELEASE_EVERY: u64 = 32 << 20;
+/// Bytes read through the process's mappings between two releases of their pages.
+pub const RELEASE_EVERY: u64 = 8 << 20;
+
+/// One mapping and the last interval (see [`MmapFile`]) in which it was read.
+#[derive(Debug)]
+struct Mapping {
+    map: memmap2::Mmap,
+    read_in: AtomicU64,
+}
+
+/// Ranges at least this long are mapped in with one call ([`Mapping::populate`]).
+const POPULATE_FROM: u64 = 256 << 10;
+
+impl Mapping {
+    /// Maps the pages of a long range in one call (`MADV_POPULATE_READ`), where the
+    /// decoder would otherwise take one page fault per 4 KiB; a kernel without it
+    /// leaves the pages to fault in on access as before.
+    fn populate(&self, r: &Range<u64>) {
+        let len = r.end.saturating_sub(r.start);
+        if len < POPULATE_FROM {
+            return;
+        }
+        let (Ok(start), Ok(len)) = (usize::try_from(r.start), usize::try_from(len)) else {
+            return;
+        };
+        let _ = self
+            .map
+            .advise_range(memmap2::Advice::PopulateRead, start, len);
+    }
+
+    /// Hands the mapping's resident pages back (see [`MmapFile`]).
+    #[allow(unsafe_code)]
+    fn release(&self) {
+        // SAFETY: the mapping is read-only, so no page holds data that is not in the
+        // (immutable) file; a released page is re-read from the file on next access, so
+        // slices handed out earlier keep their contents.
+        let _ = unsafe {
+            self.map
+                .unchecked_advise(memmap2::UncheckedAdvice::DontNeed)
+        };
+    }
+}
+
+/// Bytes read through all mappings since the last release.
+static READ_SINCE_RELEASE: AtomicU64 = AtomicU64::new(0);
+/// The current interval between releases (starts at 1; 0 = never read).
+static INTERVAL: AtomicU64 = AtomicU64::new(1);
+/// The mappings read in the current and in the previous interval (dropped ones are
+/// skipped when released).
+static READ_IN: Mutex<[Vec<Weak<Mapping>>; 2]> = Mutex::new([Vec::new(), Vec::new()]);
+
+/// Ends the current interval: releases the pages of every mapping read in the previous
+/// one.
+fn release_read_mappings() {
+    let before = {
+        let mut lists = READ_IN.lock().unwrap_or_else(|e| e.into_inner());
+        INTERVAL.fetch_add(1, Ordering::Relaxed);
+        let now = std::mem::take(&mut lists[0]);
+        std::mem::replace(&mut lists[1], now)
+    };
+    for m in before.iter().filter_map(Weak::upgrade) {
+        m.release();
+    }
+}
 
 /// Lets `Bytes` own a shared mapping.
-struct SharedMap(Arc<memmap2::Mmap>);
+struct SharedMap(Arc<Mapping>);
 
 impl AsRef<[u8]> for SharedMap {
     fn as_ref(&self) -> &[u8] {
-        &self.0
+        &self.0.map
     }
 }
 
@@ -122,17 +188,18 @@ impl MmapFile {
             return Ok(Self {
                 map: Bytes::new(),
                 raw: None,
-                read_since_release: AtomicU64::new(0),
                 path,
             });
         }
         // SAFETY: the mapping is read-only and Lance files are never modified in place
         // after they are written (new versions write new files).
-        let map = Arc::new(unsafe { memmap2::Mmap::map(&file) }?);
+        let map = Arc::new(Mapping {
+            map: unsafe { memmap2::Mmap::map(&file) }?,
+            read_in: AtomicU64::new(0),
+        });
         Ok(Self {
             map: Bytes::from_owner(SharedMap(map.clone())),
             raw: Some(map),
-            read_since_release: AtomicU64::new(0),
             path,
         })
     }
@@ -142,14 +209,10 @@ impl MmapFile {
         &self.path
     }
 
-    /// Hands the mapping's resident pages back to the kernel (see the type's docs).
-    #[allow(unsafe_code)]
+    /// Hands this mapping's resident pages back to the kernel now (see the type's docs).
     pub fn release(&self) {
         if let Some(m) = &self.raw {
-            // SAFETY: the mapping is read-only, so no page holds data that is not in the
-            // (immutable) file; a released page is re-read from the file on next access,
-            // so slices handed out earlier keep their contents.
-            let _ = unsafe { m.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+            m.release();
         }
     }
 }
@@ -161,15 +224,22 @@ impl RangeRead for MmapFile {
 
     fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
         let out = self.map.read_ranges(ranges)?;
+        let Some(m) = &self.raw else { return Ok(out) };
+        for r in ranges {
+            m.populate(r);
+        }
+        let interval = INTERVAL.load(Ordering::Relaxed);
+        if m.read_in.swap(interval, Ordering::Relaxed) != interval {
+            READ_IN.lock().unwrap_or_else(|e| e.into_inner())[0].push(Arc::downgrade(m));
+        }
         let n: u64 = ranges.iter().map(|r| r.end.saturating_sub(r.start)).sum();
-        let before = self.read_since_release.fetch_add(n, Ordering::Relaxed);
+        let before = READ_SINCE_RELEASE.fetch_add(n, Ordering::Relaxed);
         if before + n >= RELEASE_EVERY
-            && self
-                .read_since_release
+            && READ_SINCE_RELEASE
                 .compare_exchange(before + n, 0, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
         {
-            self.release();
+            release_read_mappings();
         }
         Ok(out)
     }
@@ -357,6 +427,54 @@ mod tests {
         for (start, b) in &held {
             assert_eq!(&b[..], &data[*start..*start + b.len()]);
         }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn pages_are_handed_back_across_files() {
+        let dir = std::env::temp_dir().join(format!("lancer-io-maps-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let len = (RELEASE_EVERY as usize) / 2 + 4097;
+        let files: Vec<MmapFile> = (0..3)
+            .filter_map(|k| {
+                let p = dir.join(format!("f{k}.bin"));
+                let data: Vec<u8> = (0..len).map(|i| ((i + k) * 7 % 253) as u8).collect();
+                std::fs::write(&p, &data).ok()?;
+                MmapFile::open(&p).ok()
+            })
+            .collect();
+        assert_eq!(
+            files.len(),
+            3,
+            "cannot map the test files in {}",
+            dir.display()
+        );
+        let early = files[0].read_range(0..len as u64).unwrap_or_default();
+        let _ = files[1].read_range(0..len as u64);
+        // Listed until released at the end of the interval after the one it was last
+        // read in.
+        let listed = |f: &MmapFile| {
+            f.raw.as_ref().is_some_and(|m| {
+                m.read_in.load(Ordering::Relaxed) + 2 > INTERVAL.load(Ordering::Relaxed)
+            })
+        };
+        // Reading on through another file hands the first file's pages back within a
+        // bounded number of bytes (other tests of this binary may share the counter).
+        let mut read = 0u64;
+        while listed(&files[0]) && read < 4 * RELEASE_EVERY {
+            let _ = files[2].read_range(0..len as u64);
+            read += len as u64;
+        }
+        assert!(
+            !listed(&files[0]),
+            "the first mapping was never handed back"
+        );
+        let want: Vec<u8> = (0..len).map(|i| (i * 7 % 253) as u8).collect();
+        assert_eq!(
+            &early[..],
+            &want[..],
+            "a slice read before the hand-back changed"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

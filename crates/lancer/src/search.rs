@@ -45,48 +45,8 @@ impl Metric {
     }
 }
 
-/// Squared Euclidean distance.
-pub fn l2(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        for i in 0..8 {
-            let d = x[i] - y[i];
-            acc[i] += d * d;
-        }
-    }
-    let mut s: f32 = acc.iter().sum();
-    for (x, y) in ra.iter().zip(rb) {
-        s += (x - y) * (x - y);
-    }
-    s
-}
-
-/// Dot product.
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        for i in 0..8 {
-            acc[i] += x[i] * y[i];
-        }
-    }
-    let mut s: f32 = acc.iter().sum();
-    for (x, y) in ra.iter().zip(rb) {
-        s += x * y;
-    }
-    s
-}
-
-/// Differing bits.
-pub fn hamming(a: &[u8], b: &[u8]) -> f32 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x ^ y).count_ones())
-        .sum::<u32>() as f32
-}
+/// The distance kernels (vectorized, in `lancer-index`).
+pub use lancer_index::kernels::{dot, hamming, l2};
 
 #[derive(PartialEq)]
 struct Hit(f32, u64);
@@ -498,6 +458,7 @@ fn streamed_top_k(
         .columns(&[req.column])
         .with_row_address(true)
         .ordered(false)
+        .deleted_as_null()
         .map_batches(BatchMap {
             f: Arc::new(score),
             schema,

@@ -56,6 +56,33 @@ fn pad8(v: &mut Vec<u8>) {
     }
 }
 
+/// The largest dictionary cardinality `try_dictionary` could accept for these values
+/// (`usize::MAX` when forced by `dict_key_bits`).
+fn max_useful_cardinality(values: &ValueParts, n: usize, knobs: &Knobs) -> usize {
+    if knobs.dict_key_bits.is_some() {
+        return usize::MAX;
+    }
+    let n64 = n as u64;
+    // encoded = card * per_entry + 4n must stay below dict_ratio * raw.
+    let (raw, per_entry) = match values {
+        ValueParts::Fixed { bits, .. } => (n64 * bits / 8, 16u64),
+        ValueParts::Variable { data, .. } => {
+            let avg = data.len() as u64 / n64.max(1);
+            (data.len() as u64 + 4 * n64, avg + 4)
+        }
+        _ => return usize::MAX,
+    };
+    let budget = knobs.dict_ratio * raw as f64 - 4.0 * n64 as f64;
+    if budget <= 0.0 {
+        return 0;
+    }
+    let mut cap = (budget / per_entry.max(1) as f64).ceil() as u64 + 1;
+    if let Some(d) = knobs.dict_divisor {
+        cap = cap.min(n64 / d.max(1) + 1);
+    }
+    usize::try_from(cap).unwrap_or(usize::MAX)
+}
+
 /// Dictionary-encodes when it is estimated to pay: returns (indices, dictionary).
 fn try_dictionary(values: &ValueParts, knobs: &Knobs) -> Option<(Vec<u64>, ValueParts)> {
     type Getter<'a> = Box<dyn Fn(usize) -> &'a [u8] + 'a>;
@@ -78,7 +105,11 @@ fn try_dictionary(values: &ValueParts, knobs: &Knobs) -> Option<(Vec<u64>, Value
         HashMap::with_capacity_and_hasher((n / 10).clamp(1024, 1 << 16), Default::default());
     let mut order: Vec<usize> = Vec::new();
     let mut indices = Vec::with_capacity(n);
-    let limit = n / 2 + 1;
+    // Both refusals below (`too_many`, `no_gain`) only grow with the number of distinct
+    // values, so counting can stop as soon as the count passes the largest one that could
+    // still be accepted (e.g. 32-bit values can never pay: 4-byte indices alone match
+    // the plain size).
+    let limit = (n / 2 + 1).min(max_useful_cardinality(values, n, knobs));
     // Sample first: when the first tenth is mostly distinct a dictionary cannot pay.
     let probe = (n / 10).max(1000).min(n);
     for i in 0..n {

@@ -66,6 +66,7 @@ pub struct Scanner {
     fragments: Option<Vec<u64>>,
     threads: Option<usize>,
     map: Option<BatchMap>,
+    deleted_as_null: bool,
 }
 
 impl Scanner {
@@ -85,6 +86,7 @@ impl Scanner {
             fragments: None,
             threads: None,
             map: None,
+            deleted_as_null: false,
         }
     }
 
@@ -92,6 +94,16 @@ impl Scanner {
     /// returns. Offset and limit count the scan's rows, so they cannot be combined.
     pub(crate) fn map_batches(mut self, map: BatchMap) -> Self {
         self.map = Some(map);
+        self
+    }
+
+    /// For a mapped scan without a filter: each task reads the span of physical rows
+    /// from its first kept row to its last in one piece (zero-copy where the encoding
+    /// allows, e.g. full-zip vectors) and hands deleted rows to the map as nulls in every
+    /// column (row ids / addresses cover the whole span). Output columns become nullable.
+    /// This keeps an exact search from copying every batch to drop deleted rows.
+    pub(crate) fn deleted_as_null(mut self) -> Self {
+        self.deleted_as_null = true;
         self
     }
 
@@ -244,7 +256,15 @@ impl Scanner {
                 read.push(n.clone());
             }
         }
-        let mut fields: Vec<Field> = outputs.iter().map(Output::field).collect();
+        let deleted_as_null = self.deleted_as_null && self.map.is_some() && filter.is_none();
+        let mut fields: Vec<Field> = outputs
+            .iter()
+            .map(|o| {
+                let f = o.field();
+                let nullable = f.is_nullable() || deleted_as_null;
+                f.with_nullable(nullable)
+            })
+            .collect();
         if self.with_row_id {
             fields.push(Field::new(ROW_ID, DataType::UInt64, true));
         }
@@ -338,6 +358,7 @@ impl Scanner {
             with_row_id: self.with_row_id,
             with_row_address: self.with_row_address,
             ordered: self.ordered,
+            deleted_as_null,
         })
     }
 }
@@ -393,6 +414,7 @@ pub(crate) struct Plan {
     with_row_id: bool,
     with_row_address: bool,
     ordered: bool,
+    deleted_as_null: bool,
 }
 
 /// The physical rows where `mask` is true, `mask` laid over `runs` in order.
@@ -425,6 +447,17 @@ impl Plan {
     fn run(&self, task: &Task) -> Result<Option<RecordBatch>> {
         let frag = &self.ds.fragments()[task.frag];
         let (runs, batch) = match &self.filter {
+            None if self.deleted_as_null && task.runs.len() > 1 => {
+                let cols: Vec<&str> = self.read.iter().map(String::as_str).collect();
+                let span = task.runs[0].start..task.runs[task.runs.len() - 1].end;
+                let whole = self
+                    .ds
+                    .read_runs(frag, Some(&cols), std::slice::from_ref(&span))?;
+                (
+                    vec![span.clone()],
+                    null_out_gaps(&whole, &task.runs, span.start)?,
+                )
+            }
             None => {
                 let cols: Vec<&str> = self.read.iter().map(String::as_str).collect();
                 (
@@ -504,6 +537,32 @@ impl Plan {
             &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows)),
         )?))
     }
+}
+
+/// `batch` (physical rows from `first`) with the rows outside `runs` made null in every
+/// column; only validity bitmaps are new, values are shared.
+fn null_out_gaps(batch: &RecordBatch, runs: &[Range<u64>], first: u64) -> Result<RecordBatch> {
+    let n = batch.num_rows();
+    let mut keep = arrow_buffer::BooleanBufferBuilder::new(n);
+    let mut at = first;
+    for r in runs {
+        keep.append_n((r.start - at) as usize, false);
+        keep.append_n((r.end - r.start) as usize, true);
+        at = r.end;
+    }
+    let keep = arrow_buffer::NullBuffer::new(keep.finish());
+    let mut fields = Vec::with_capacity(batch.num_columns());
+    let mut cols = Vec::with_capacity(batch.num_columns());
+    for (f, c) in batch.schema().fields().iter().zip(batch.columns()) {
+        let nulls = arrow_buffer::NullBuffer::union(Some(&keep), c.logical_nulls().as_ref());
+        let data = c.to_data().into_builder().nulls(nulls).build()?;
+        cols.push(arrow_array::make_array(data));
+        fields.push(f.as_ref().clone().with_nullable(true));
+    }
+    Ok(RecordBatch::try_new(
+        Arc::new(Schema::new(fields).with_metadata(batch.schema().metadata().clone())),
+        cols,
+    )?)
 }
 
 /// The columns of `a` and `b` (same rows) in one batch.
