@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Writes golden IVF vector-index datasets and pylance's query answers for them.
 
-    .venv/pylance-14/bin/python scripts/gen_golden_indexes.py /tmp/golden-indexes-14 [CASE ...]
+    .venv/pylance-14/bin/python scripts/gen_golden_indexes.py DIR [CASE ...]
 
-Run it once per pylance venv (11, 12, 14). For every case it builds a small dataset
-with one vector index and records what pylance answers:
+writes into DIR/pylance-<major version>. Run it once per pylance venv (11, 12, 14;
+scripts/test.sh does). For every case it builds a small dataset with one vector index
+and records what pylance answers:
 
   <out>/<case>/          the dataset (2 indexed fragments with deletions made before
                          and after the index was built, plus one unindexed fragment
@@ -467,4 +468,4 @@ def main(out):
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    main(sys.argv[1])
+    main(os.path.join(sys.argv[1], "pylance-" + lance.__version__.split(".")[0]))

@@ -4,11 +4,21 @@
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
     /// An index file or section is damaged or not what its metadata says.
-    #[error("corrupt index {index}: {what} (rebuild it, or drop it to search exactly)")]
+    #[error(
+        "corrupt index {index}: {what} (drop the index and rebuild it, or search with --no-index)"
+    )]
     Corrupt {
-        /// The index (name or path).
+        /// The index (name and uuid).
         index: String,
         /// What is wrong.
+        what: String,
+    },
+    /// An index kind or layout this Lancer cannot search yet.
+    #[error("index {index}: {what} is not supported by this Lancer yet (search with --no-index, or rebuild as IVF_FLAT / IVF_PQ / IVF_SQ)")]
+    Unsupported {
+        /// The index (name and uuid).
+        index: String,
+        /// What is not supported.
         what: String,
     },
     /// A request the index cannot serve (wrong dimension, type, metric...).
@@ -17,6 +27,12 @@ pub enum IndexError {
         /// What is wrong.
         what: String,
     },
+    /// Reading the dataset or its files failed.
+    #[error(transparent)]
+    Table(#[from] lancer_table::TableError),
+    /// Decoding an index file failed.
+    #[error(transparent)]
+    Format(#[from] lancer_format::FormatError),
 }
 
 /// The index layer's result.

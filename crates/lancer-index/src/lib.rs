@@ -1,11 +1,14 @@
 //! `lancer-index`: the indexes of a Lance dataset (reference: "Indices", lines ~1300–3160
 //! of the format guide) and the distance kernels they and exact search share.
 //!
-//! One module per kind grows here (IVF with its quantizers, HNSW, scalar, inverted);
-//! the layer sits between `lancer-table` (manifests, files) and `lancer` (the planner
-//! that picks an index for a query).
+//! One module per kind: [`ivf`] (IVF with FLAT / PQ / SQ storage, read and searched as
+//! pylance 11–14 write them); HNSW, scalar and inverted indexes grow beside it. The
+//! layer sits between `lancer-table` (manifests, files) and `lancer` (the planner that
+//! picks an index for a query).
 
 pub mod error;
+pub mod ivf;
 pub mod kernels;
+pub mod pb;
 
 pub use error::{IndexError, Result};

@@ -109,6 +109,9 @@ struct Mapping {
     read_in: AtomicU64,
 }
 
+/// The page size the release accounting assumes.
+const PAGE: u64 = 4096;
+
 /// Ranges at least this long are mapped in with one call ([`Mapping::populate`]).
 const POPULATE_FROM: u64 = 256 << 10;
 
@@ -232,7 +235,13 @@ impl RangeRead for MmapFile {
         if m.read_in.swap(interval, Ordering::Relaxed) != interval {
             READ_IN.lock().unwrap_or_else(|e| e.into_inner())[0].push(Arc::downgrade(m));
         }
-        let n: u64 = ranges.iter().map(|r| r.end.saturating_sub(r.start)).sum();
+        // Count the pages touched, not the bytes asked: scattered small reads (a
+        // prefilter's passing rows) map a whole page each.
+        let n: u64 = ranges
+            .iter()
+            .filter(|r| r.end > r.start)
+            .map(|r| (r.end.div_ceil(PAGE) - r.start / PAGE) * PAGE)
+            .sum();
         let before = READ_SINCE_RELEASE.fetch_add(n, Ordering::Relaxed);
         if before + n >= RELEASE_EVERY
             && READ_SINCE_RELEASE

@@ -31,6 +31,9 @@ pub struct Dataset {
     manifest: Arc<Manifest>,
     schema: SchemaRef,
     cache: Arc<ReadCache>,
+    /// The manifest's index section, decoded at open (an error is kept, not raised:
+    /// a damaged index section must not stop reads that use no index).
+    indices: Arc<std::result::Result<Vec<pb::IndexMetadata>, String>>,
 }
 
 /// What repeated reads of one opened dataset reuse: opened data files (footer and
@@ -69,6 +72,45 @@ type DeletionKey = (u64, u64, u64, i32);
 struct Deleted {
     rows: RoaringBitmap,
     kept: Arc<KeptRuns>,
+}
+
+/// The live row addresses of one dataset version (see [`Dataset::live_addresses`]).
+pub struct LiveAddresses {
+    frags: HashMap<u64, (u64, Option<Arc<Deleted>>)>,
+}
+
+impl LiveAddresses {
+    /// Whether the row at address `(fragment << 32) | row` is live.
+    pub fn contains(&self, addr: u64) -> bool {
+        let (frag, row) = (addr >> 32, addr & 0xffff_ffff);
+        match self.frags.get(&frag) {
+            Some((rows, deleted)) => {
+                row < *rows
+                    && deleted
+                        .as_ref()
+                        .is_none_or(|d| !d.rows.contains(row as u32))
+            }
+            None => false,
+        }
+    }
+}
+
+/// The directory name of an index segment: its uuid, hyphenated lowercase hex.
+pub fn uuid_dir(uuid: &[u8]) -> Result<String> {
+    if uuid.len() != 16 {
+        return Err(TableError::corrupt(format!(
+            "index uuid of {} bytes (16 expected)",
+            uuid.len()
+        )));
+    }
+    let mut s = String::with_capacity(36);
+    for (i, b) in uuid.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            s.push('-');
+        }
+        s.push_str(&format!("{b:02x}"));
+    }
+    Ok(s)
 }
 
 /// The runs of rows a fragment keeps, with the count of kept rows before each run so
@@ -179,11 +221,22 @@ impl Dataset {
         let bytes = std::fs::read(path).map_err(|e| TableError::io(path, e))?;
         let manifest = Manifest::parse(&bytes)?;
         let schema = Arc::new(manifest.schema.to_arrow());
+        let indices = match manifest.pb.index_section {
+            None => Ok(Vec::new()),
+            Some(pos) => crate::commit::read_section(&bytes, pos)
+                .map_err(|e| e.to_string())
+                .and_then(|sec| {
+                    <pb::IndexSection as prost::Message>::decode(sec)
+                        .map(|s| s.indices)
+                        .map_err(|e| format!("index section does not decode: {e}"))
+                }),
+        };
         Ok(Self {
             root,
             manifest: Arc::new(manifest),
             schema,
             cache: Arc::default(),
+            indices: Arc::new(indices),
         })
     }
 
@@ -244,6 +297,47 @@ impl Dataset {
                 })
             }
         }
+    }
+
+    /// The index segments of this version (the manifest's index section).
+    pub fn indices(&self) -> Result<&[pb::IndexMetadata]> {
+        match self.indices.as_ref() {
+            Ok(v) => Ok(v),
+            Err(e) => Err(TableError::corrupt(format!(
+                "{e} (version {}); drop and rebuild the dataset's indices",
+                self.version()
+            ))),
+        }
+    }
+
+    /// Opens a file of an index segment, `_indices/<uuid>/<name>` (cached like data
+    /// files). `uuid` is the segment's 16-byte id.
+    pub fn open_index_file(&self, uuid: &[u8], name: &str) -> Result<Arc<FileReader>> {
+        let dir = uuid_dir(uuid)?;
+        let rel = safe_relative(name)?;
+        let path = self.root.join("_indices").join(dir).join(rel);
+        if let Some(hit) = self.cache.readers.get(&path) {
+            return Ok(hit);
+        }
+        let io: Arc<dyn RangeRead> = Arc::new(MmapFile::open(&path).map_err(|e| {
+            TableError::corrupt(format!(
+                "index file {} cannot be opened ({e}); drop the index or restore the file",
+                path.display()
+            ))
+        })?);
+        let r = Arc::new(FileReader::open(io)?);
+        self.cache.readers.insert(path, r.clone());
+        Ok(r)
+    }
+
+    /// Which row addresses of this version are live: in a fragment of the version and
+    /// not deleted (what an index search keeps of the rows it stored).
+    pub fn live_addresses(&self) -> Result<LiveAddresses> {
+        let mut frags = HashMap::with_capacity(self.fragments().len());
+        for f in self.fragments() {
+            frags.insert(f.id, (f.physical_rows, self.deleted(f)?));
+        }
+        Ok(LiveAddresses { frags })
     }
 
     /// Deleted row offsets of a fragment (empty when it has no deletion file).

@@ -2,6 +2,7 @@
 //! `lancer-table`), SQL filters ([`filter`]), scans ([`scan`]) and exact nearest-neighbour
 //! search ([`search`]).
 
+pub mod ann;
 mod error;
 pub mod filter;
 pub mod scan;

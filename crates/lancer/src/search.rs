@@ -48,8 +48,9 @@ impl Metric {
 /// The distance kernels (vectorized, in `lancer-index`).
 pub use lancer_index::kernels::{dot, hamming, l2};
 
-#[derive(PartialEq)]
-struct Hit(f32, u64);
+/// A scored row: distance and row address.
+#[derive(PartialEq, Clone, Copy, Debug)]
+pub(crate) struct Hit(pub(crate) f32, pub(crate) u64);
 impl Eq for Hit {}
 impl PartialOrd for Hit {
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
@@ -63,7 +64,7 @@ impl Ord for Hit {
 }
 
 /// The values of a vector column: borrowed when already f32 or u8.
-enum Vectors {
+pub(crate) enum Vectors {
     F32(Float32Array),
     Owned(Vec<f32>),
     U8(arrow_array::UInt8Array),
@@ -79,7 +80,7 @@ impl Vectors {
     }
 }
 
-fn vectors(col: &ArrayRef) -> Result<(Vectors, usize), TableError> {
+pub(crate) fn vectors(col: &ArrayRef) -> Result<(Vectors, usize), TableError> {
     let fsl = col
         .as_fixed_size_list_opt()
         .ok_or_else(|| TableError::NotFound {
@@ -120,7 +121,7 @@ fn vectors(col: &ArrayRef) -> Result<(Vectors, usize), TableError> {
 
 /// Top-k of rows `range` (row indexes), by distance then row.
 #[allow(clippy::too_many_arguments)]
-fn scan_range(
+pub(crate) fn scan_range(
     range: std::ops::Range<usize>,
     vecs: &Vectors,
     dim: usize,
@@ -237,7 +238,7 @@ fn nearest_rows(
     let Some(prefilter) = prefilter else {
         // No closure to evaluate over whole rows: score the vectors as the scan reads
         // them.
-        let hits = streamed_top_k(ds, req, None).map_err(|e| match e {
+        let hits = streamed_top_k(ds, req, None, None).map_err(|e| match e {
             crate::Error::Table(t) => t,
             other => TableError::NotFound {
                 what: other.to_string(),
@@ -356,12 +357,31 @@ pub fn nearest_where(
     filtering: Filtering<'_>,
     columns: Option<&[&str]>,
 ) -> crate::Result<RecordBatch> {
+    nearest_with(
+        ds,
+        req,
+        filtering,
+        columns,
+        &crate::ann::AnnParams::default(),
+    )
+}
+
+/// [`nearest_where`] with the index settings `ann`: through the column's vector index
+/// when it has one of the request's metric and `ann.use_index` (rows appended after
+/// the index are searched exactly and merged; deleted rows never returned), else exact.
+pub fn nearest_with(
+    ds: &Dataset,
+    req: &Nearest<'_>,
+    filtering: Filtering<'_>,
+    columns: Option<&[&str]>,
+    ann: &crate::ann::AnnParams,
+) -> crate::Result<RecordBatch> {
     use crate::scan::columns;
     let schema = ds.schema();
     let paths = columns::resolve_all(&schema, columns)?;
     let tops = columns::tops(&paths);
     let (rows, distances) = match filtering {
-        Filtering::None => fetch(ds, &streamed_top_k(ds, req, None)?, &tops)?,
+        Filtering::None => fetch(ds, &crate::ann::top_k(ds, req, None, ann)?, &tops)?,
         Filtering::Post(sql) => {
             let filter = crate::Filter::new(sql, &schema)?;
             let mut wanted = tops.clone();
@@ -370,13 +390,13 @@ pub fn nearest_where(
                     wanted.push(c);
                 }
             }
-            let (rows, distances) = fetch(ds, &streamed_top_k(ds, req, None)?, &wanted)?;
+            let (rows, distances) = fetch(ds, &crate::ann::top_k(ds, req, None, ann)?, &wanted)?;
             let mask = filter.evaluate(&rows)?;
             let rows = arrow_select::filter::filter_record_batch(&rows, &mask)?;
             let distances = arrow_select::filter::filter(&distances, &mask)?;
             (rows, distances.as_primitive::<Float32Type>().clone())
         }
-        Filtering::Pre(sql) => fetch(ds, &streamed_top_k(ds, req, Some(sql))?, &tops)?,
+        Filtering::Pre(sql) => fetch(ds, &crate::ann::top_k(ds, req, Some(sql), ann)?, &tops)?,
     };
     let distance: ArrayRef = Arc::new(distances);
     columns::project(&paths, &rows, vec![(distance_field(), distance)])
@@ -397,10 +417,11 @@ fn fetch(
 /// columns first and vectors only for passing rows) whose worker threads score each
 /// batch as it is decoded and keep its `k` nearest; the caller merges those. Memory
 /// holds about one batch per thread, never the column. Hits carry row addresses.
-fn streamed_top_k(
+pub(crate) fn streamed_top_k(
     ds: &Dataset,
     req: &Nearest<'_>,
     filter: Option<&str>,
+    fragments: Option<&[u64]>,
 ) -> crate::Result<Vec<Hit>> {
     use crate::scan::{BatchMap, DatasetExt, ROW_ADDRESS};
     let (k, metric, query) = (req.k, req.metric, Arc::new(req.query.clone()));
@@ -465,6 +486,9 @@ fn streamed_top_k(
         });
     if let Some(sql) = filter {
         scan = scan.filter(sql);
+    }
+    if let Some(ids) = fragments {
+        scan = scan.fragments(ids);
     }
     let mut heap: BinaryHeap<Hit> = BinaryHeap::with_capacity(k + 1);
     for part in scan.stream()? {

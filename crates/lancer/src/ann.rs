@@ -1,0 +1,293 @@
+//! Approximate nearest-neighbour search through a dataset's vector index, combined the
+//! way the reference combines it (format guide "Vector Indices"; query semantics in
+//! `docs/vector-index-format.md` §6):
+//!
+//! 1. every segment of the column's index is searched over its nearest partitions
+//!    (`nprobes`, or `min_nprobes`..`max_nprobes` while fewer than the wanted
+//!    candidates were found); rows deleted since the build, rows of fragments no
+//!    longer in the version and rows a prefilter rejects are skipped before ranking;
+//! 2. candidates of all segments are merged by the index's estimated distance, `k`
+//!    of them (`k × refine_factor` with refine);
+//! 3. unless `fast_search`, when fragments are not covered by the index (rows appended
+//!    after it was built) their exact top-`k` is added; with refine or such fragments
+//!    every candidate is re-ranked by its exact distance — so `_distance` is exact
+//!    exactly when pylance's is.
+//!
+//! Without an index of the request's metric on the column, or with `use_index` off,
+//! the search is exact (`search::streamed_top_k`).
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use lancer_index::ivf::{self, IvfSegment, Probe};
+
+use crate::search::{self, Hit, Metric, Nearest};
+use crate::{Dataset, Error, Result};
+
+/// How a search may use a vector index (the reference's query parameters).
+#[derive(Clone, Debug)]
+pub struct AnnParams {
+    /// Use the column's index when it has one (the reference's `use_index`, default
+    /// true); false forces an exact search.
+    pub use_index: bool,
+    /// Partitions to search (sets both bounds below).
+    pub nprobes: Option<usize>,
+    /// Partitions always searched (default 1, or `nprobes`; raised by the reference's
+    /// early pruning to the partitions whose centroids are about as near as the
+    /// nearest).
+    pub min_nprobes: Option<usize>,
+    /// Partitions searched at most while fewer than `k` rows were found (default: all,
+    /// or `nprobes`).
+    pub max_nprobes: Option<usize>,
+    /// Re-rank `k × refine_factor` candidates by their exact distance.
+    pub refine_factor: Option<u32>,
+    /// Search only what the index covers, with its estimated distances (the
+    /// reference's `fast_search`).
+    pub fast_search: bool,
+}
+
+impl Default for AnnParams {
+    fn default() -> Self {
+        Self {
+            use_index: true,
+            nprobes: None,
+            min_nprobes: None,
+            max_nprobes: None,
+            refine_factor: None,
+            fast_search: false,
+        }
+    }
+}
+
+/// The reference's default minimum of partitions searched.
+pub const DEFAULT_MIN_NPROBES: usize = 1;
+
+impl AnnParams {
+    fn probe(&self, k: usize, wanted: usize) -> Probe {
+        let (min, max) = match self.nprobes {
+            Some(n) => (n, Some(n)),
+            None => (
+                self.min_nprobes.unwrap_or(DEFAULT_MIN_NPROBES),
+                self.max_nprobes,
+            ),
+        };
+        Probe {
+            k,
+            min_nprobes: min.max(1),
+            max_nprobes: max.map(|m| m.max(1)),
+            wanted,
+            round: std::thread::available_parallelism().map_or(1, |p| p.get()),
+        }
+    }
+}
+
+fn index_metric(m: Metric) -> Option<ivf::Metric> {
+    match m {
+        Metric::L2 => Some(ivf::Metric::L2),
+        Metric::Cosine => Some(ivf::Metric::Cosine),
+        Metric::Dot => Some(ivf::Metric::Dot),
+        Metric::Hamming => None,
+    }
+}
+
+/// Opened segments by dataset root and segment uuid (index files never change once
+/// written, so entries never go stale); bounded.
+type SegmentCache = Mutex<HashMap<(PathBuf, Vec<u8>), Arc<IvfSegment>>>;
+static SEGMENTS: std::sync::LazyLock<SegmentCache> = std::sync::LazyLock::new(Default::default);
+const CACHED_SEGMENTS: usize = 64;
+
+/// The top-level field id of `column`.
+fn field_id(ds: &Dataset, column: &str) -> Result<i32> {
+    ds.manifest()
+        .schema
+        .fields
+        .iter()
+        .find(|f| f.name == column)
+        .map(|f| f.id)
+        .ok_or_else(|| Error::InvalidArgument {
+            what: format!("no column {column:?} in the dataset"),
+        })
+}
+
+/// The segments of the vector index on `column` (the first index by name when there
+/// are several), opened or from the cache. Empty when the column has none.
+pub fn index_segments(ds: &Dataset, column: &str) -> Result<Vec<Arc<IvfSegment>>> {
+    let id = field_id(ds, column)?;
+    let mut metas: Vec<_> = ds
+        .indices()?
+        .iter()
+        .filter(|m| m.fields.as_slice() == [id] && ivf::is_vector_index(m))
+        .collect();
+    let Some(first) = metas.iter().map(|m| m.name.clone()).min() else {
+        return Ok(Vec::new());
+    };
+    metas.retain(|m| m.name == first);
+    let mut out = Vec::with_capacity(metas.len());
+    for m in metas {
+        let uuid = m.uuid.as_ref().map(|u| u.uuid.clone()).unwrap_or_default();
+        let key = (ds.root().to_path_buf(), uuid);
+        let hit = SEGMENTS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .cloned();
+        let seg = match hit {
+            Some(s) => s,
+            None => {
+                let s = Arc::new(IvfSegment::open(ds, m).map_err(index_error)?);
+                let mut cache = SEGMENTS.lock().unwrap_or_else(|e| e.into_inner());
+                if cache.len() >= CACHED_SEGMENTS {
+                    cache.clear();
+                }
+                cache.insert(key, s.clone());
+                s
+            }
+        };
+        out.push(seg);
+    }
+    Ok(out)
+}
+
+/// The metric of the vector index on `column`, if it has one (what a search of that
+/// column should use when the caller names none).
+pub fn column_index_metric(ds: &Dataset, column: &str) -> Result<Option<Metric>> {
+    Ok(index_segments(ds, column)?.first().map(|s| match s.metric {
+        ivf::Metric::L2 => Metric::L2,
+        ivf::Metric::Cosine => Metric::Cosine,
+        ivf::Metric::Dot => Metric::Dot,
+    }))
+}
+
+fn index_error(e: lancer_index::IndexError) -> Error {
+    match e {
+        lancer_index::IndexError::Table(t) => Error::Table(t),
+        other => Error::InvalidArgument {
+            what: other.to_string(),
+        },
+    }
+}
+
+/// Row addresses that pass `sql` (the index search's prefilter).
+fn passing(ds: &Dataset, sql: &str) -> Result<HashSet<u64>> {
+    use crate::scan::{DatasetExt, ROW_ADDRESS};
+    use arrow_array::cast::AsArray;
+    let filter = crate::Filter::new(sql, &ds.schema())?;
+    let cols = filter.columns();
+    let first: Vec<&str> = cols.iter().take(1).map(String::as_str).collect();
+    let mut out = HashSet::new();
+    let scan = ds
+        .scan()
+        .columns(&first)
+        .filter(sql)
+        .with_row_address(true)
+        .ordered(false);
+    for b in scan.stream()? {
+        let b = b?;
+        let col = b
+            .column_by_name(ROW_ADDRESS)
+            .and_then(|c| c.as_primitive_opt::<arrow_array::types::UInt64Type>())
+            .ok_or_else(|| Error::InvalidArgument {
+                what: "row addresses missing from the prefilter scan".into(),
+            })?;
+        out.extend(col.values().iter().copied());
+    }
+    Ok(out)
+}
+
+/// Exact distances of the rows at `addrs` (re-ranking), nearest first.
+fn exact(ds: &Dataset, req: &Nearest<'_>, addrs: &[u64]) -> Result<Vec<Hit>> {
+    if addrs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let b = ds.take_addresses(addrs, Some(&[req.column]))?;
+    let (vecs, dim) = search::vectors(b.column(0))?;
+    let qnorm = lancer_index::kernels::dot(&req.query, &req.query).sqrt();
+    let qbytes: Vec<u8> = req.query.iter().map(|&x| x as u8).collect();
+    let valid = b.column(0).logical_nulls();
+    let keep = |i: usize| valid.as_ref().is_none_or(|n| n.is_valid(i));
+    let heap = search::scan_range(
+        0..b.num_rows(),
+        &vecs,
+        dim,
+        &req.query,
+        &qbytes,
+        qnorm,
+        req.metric,
+        addrs.len(),
+        &keep,
+    );
+    Ok(heap
+        .into_sorted_vec()
+        .into_iter()
+        .map(|h| Hit(h.0, addrs[h.1 as usize]))
+        .collect())
+}
+
+/// The `k` nearest rows (distance, row address), through the index when one applies.
+pub(crate) fn top_k(
+    ds: &Dataset,
+    req: &Nearest<'_>,
+    prefilter: Option<&str>,
+    params: &AnnParams,
+) -> Result<Vec<Hit>> {
+    let segments = if params.use_index {
+        index_segments(ds, req.column)?
+    } else {
+        Vec::new()
+    };
+    let metric = index_metric(req.metric);
+    // Stable row ids: the index stores ids, not addresses (mapping them is not built
+    // yet), so such datasets are searched exactly.
+    let stable_ids = ds.manifest().pb.reader_feature_flags & 2 != 0;
+    if segments.is_empty() || stable_ids || segments.iter().any(|s| Some(s.metric) != metric) {
+        return search::streamed_top_k(ds, req, prefilter, None);
+    }
+    let live = ds.live_addresses()?;
+    let pass = prefilter.map(|sql| passing(ds, sql)).transpose()?;
+    let keep = |a: u64| live.contains(a) && pass.as_ref().is_none_or(|p| p.contains(&a));
+    let wanted = req.k * params.refine_factor.unwrap_or(1).max(1) as usize;
+    let probe = params.probe(wanted, req.k);
+    let mut cands = Vec::new();
+    for s in &segments {
+        cands.extend(s.search(&req.query, &probe, &keep).map_err(index_error)?);
+    }
+    cands.sort_by(|a, b| {
+        a.distance
+            .total_cmp(&b.distance)
+            .then(a.row_id.cmp(&b.row_id))
+    });
+    cands.truncate(wanted);
+    let mut covered = roaring::RoaringBitmap::new();
+    for s in &segments {
+        covered |= &s.fragments;
+    }
+    // fast_search leaves out the rows the index does not cover.
+    let unindexed: Vec<u64> = if params.fast_search {
+        Vec::new()
+    } else {
+        ds.fragments()
+            .iter()
+            .map(|f| f.id)
+            .filter(|&id| u32::try_from(id).map_or(true, |i| !covered.contains(i)))
+            .collect()
+    };
+    if params.refine_factor.is_none() && unindexed.is_empty() {
+        cands.truncate(req.k);
+        return Ok(cands.iter().map(|c| Hit(c.distance, c.row_id)).collect());
+    }
+    let addrs: Vec<u64> = cands.iter().map(|c| c.row_id).collect();
+    let mut hits = exact(ds, req, &addrs)?;
+    if !unindexed.is_empty() {
+        hits.extend(search::streamed_top_k(
+            ds,
+            req,
+            prefilter,
+            Some(&unindexed),
+        )?);
+    }
+    hits.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    hits.dedup_by_key(|h| h.1);
+    hits.truncate(req.k);
+    Ok(hits)
+}
