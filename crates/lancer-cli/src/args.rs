@@ -226,9 +226,23 @@ pub enum Command {
         /// Results wanted.
         #[arg(short, long, default_value_t = 10)]
         k: usize,
-        /// Distance: l2 (squared), cosine, dot or hamming.
-        #[arg(long, default_value = "l2")]
-        metric: String,
+        /// Distance: l2 (squared), cosine, dot or hamming (default: the column's vector
+        /// index's, else l2).
+        #[arg(long)]
+        metric: Option<String>,
+        /// Search exactly even when the column has a vector index.
+        #[arg(long)]
+        no_index: bool,
+        /// Index partitions to search (default: the reference's: at least 1, more by
+        /// its early pruning, all while fewer than k rows were found).
+        #[arg(long)]
+        nprobes: Option<usize>,
+        /// Re-rank k x this many index candidates by their exact distance.
+        #[arg(long)]
+        refine_factor: Option<u32>,
+        /// Search only the rows the index covers, with its estimated distances.
+        #[arg(long)]
+        fast_search: bool,
         /// Columns to print besides _distance (comma separated; default all but the vector).
         #[arg(long, value_delimiter = ',')]
         columns: Vec<String>,

@@ -915,3 +915,59 @@ fn legacy_dataset_cat_count_and_inspect() {
         assert_eq!(j["legacy"]["format"], "0.2");
     }
 }
+
+/// `lancer search` uses a pylance-built index by default (its metric too), and
+/// `--nprobes` / `--fast-search` / `--no-index` give pylance's answers for those
+/// settings (tests/data/indexes: pylance 14's recorded answers).
+#[test]
+fn search_uses_a_pylance_built_index() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data/indexes/pylance-14");
+    let case: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("ivf_pq8_cosine_d16.json")).unwrap(),
+    )
+    .unwrap();
+    let q = &case["queries"][0];
+    let query: Vec<String> = q["query"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap().to_string())
+        .collect();
+    let query = query.join(",");
+    let ds = root.join("ivf_pq8_cosine_d16");
+    for (label, extra) in [
+        ("np8", vec!["--nprobes", "8"]),
+        ("fast_np1", vec!["--nprobes", "1", "--fast-search"]),
+        ("exact", vec!["--no-index", "--metric", "cosine"]),
+    ] {
+        let out = ok(lancer()
+            .args([
+                "search",
+                "--column",
+                "vec",
+                "--query",
+                &query,
+                "--columns",
+                "id",
+                "--json",
+            ])
+            .args(&extra)
+            .arg(&ds));
+        let ids: Vec<i64> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                    .as_i64()
+                    .unwrap()
+            })
+            .collect();
+        let want: Vec<i64> = q["results"][label]["ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_i64().unwrap())
+            .collect();
+        assert_eq!(ids, want, "{label}");
+    }
+}

@@ -7,7 +7,9 @@
 //! of the new rows, exact re-rank) and the deletion filter inside the index are both
 //! exercised. Exceptions, each from the format notes (docs/vector-index-format.md):
 //! 4-bit PQ picks rows past 200 per partition with a quantized table in pylance
-//! (compared by overlap); IVF_RQ is not searched by Lancer yet (a typed error).
+//! (pylance 14: compared by overlap; pylance 11/12, which also report the quantized
+//! values, only the exact setting); IVF_RQ is not searched by Lancer yet (a
+//! typed error).
 
 use std::path::{Path, PathBuf};
 
@@ -57,6 +59,10 @@ fn pylance_built_ivf_indexes_answer_like_pylance() {
             serde_json::from_str(&std::fs::read_to_string(root.join("index.json")).unwrap())
                 .unwrap();
         let settings = index["settings"].as_array().unwrap();
+        let old_pq4 = !index["pylance_version"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("14.");
         for case in index["cases"].as_array().unwrap() {
             if case["status"] != "ok" {
                 continue;
@@ -118,6 +124,13 @@ fn pylance_built_ivf_indexes_answer_like_pylance() {
                         .iter()
                         .map(|v| v.as_f64().unwrap())
                         .collect();
+                    if pq4 && p.use_index && old_pq4 {
+                        // pylance 11/12 select (and with fast_search report) 4-bit PQ
+                        // rows past 200 per partition by a u8-quantized table whose
+                        // estimates tie: their candidates differ from exact ADC by
+                        // design (up to half of them seen); not compared.
+                        continue;
+                    }
                     if pq4 && p.use_index {
                         // pylance ranks most rows of a 4-bit PQ partition with a
                         // quantized table: compare the sets.

@@ -608,7 +608,8 @@ pub fn search(
     query: Vec<f32>,
     query_row: Option<u64>,
     k: usize,
-    metric: &str,
+    metric: Option<&str>,
+    ann: &lancer::ann::AnnParams,
     columns: &[String],
     filtering: lancer::search::Filtering<'_>,
     format: crate::args::Format,
@@ -616,7 +617,13 @@ pub fn search(
 ) -> CmdResult {
     use arrow_array::cast::AsArray;
     let ds = super::source::open_dataset(path, at)?;
-    let metric = lancer::search::Metric::parse(metric)?;
+    let metric = match metric {
+        Some(m) => lancer::search::Metric::parse(m)?,
+        None if ann.use_index => {
+            lancer::ann::column_index_metric(&ds, column)?.unwrap_or(lancer::search::Metric::L2)
+        }
+        None => lancer::search::Metric::L2,
+    };
     let query = match query_row {
         Some(r) => {
             let b = ds.take(&[r], Some(&[column]))?;
@@ -650,7 +657,7 @@ pub fn search(
         metric,
     };
     let t = std::time::Instant::now();
-    let hits = lancer::search::nearest_where(&ds, &req, filtering, Some(&names))?;
+    let hits = lancer::search::nearest_with(&ds, &req, filtering, Some(&names), ann)?;
     eprintln!(
         "{} nearest of {} rows in {:?}",
         hits.num_rows(),

@@ -91,12 +91,23 @@ pub fn run(cli: Cli) -> CmdResult {
             query_row,
             k,
             metric,
+            no_index,
+            nprobes,
+            refine_factor,
+            fast_search,
             columns,
             filter,
             postfilter,
             format,
             at,
         } => {
+            let ann = lancer::ann::AnnParams {
+                use_index: !no_index,
+                nprobes,
+                refine_factor,
+                fast_search,
+                ..Default::default()
+            };
             let filtering = match (&filter, postfilter) {
                 (None, _) => lancer::search::Filtering::None,
                 (Some(f), false) => lancer::search::Filtering::Pre(f),
@@ -108,7 +119,8 @@ pub fn run(cli: Cli) -> CmdResult {
                 query,
                 query_row,
                 k,
-                &metric,
+                metric.as_deref(),
+                &ann,
                 &columns,
                 filtering,
                 rows_as(format),
