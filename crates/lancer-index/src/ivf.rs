@@ -226,8 +226,12 @@ fn f32_tensor(t: &pb::Tensor, name: &str, what: &str) -> Result<(Vec<u32>, Vec<f
             format!("{what} of element type {} (float32 supported)", t.data_type),
         ));
     }
-    let n: u64 = t.shape.iter().map(|&d| u64::from(d)).product();
-    if t.data.len() as u64 != n * 4 {
+    let n = t
+        .shape
+        .iter()
+        .try_fold(1u64, |acc, &d| acc.checked_mul(u64::from(d)))
+        .and_then(|n| n.checked_mul(4));
+    if n != Some(t.data.len() as u64) {
         return Err(corrupt(
             name,
             format!("{what} of shape {:?} holds {} bytes", t.shape, t.data.len()),
