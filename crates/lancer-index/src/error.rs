@@ -30,9 +30,15 @@ pub enum IndexError {
     /// Reading the dataset or its files failed.
     #[error(transparent)]
     Table(#[from] lancer_table::TableError),
-    /// Decoding an index file failed.
+    /// Decoding or writing an index file failed.
     #[error(transparent)]
     Format(#[from] lancer_format::FormatError),
+    /// Arrow refused an array of the index.
+    #[error("arrow: {0}")]
+    Arrow(#[from] arrow_schema::ArrowError),
+    /// Index metadata JSON.
+    #[error("index metadata JSON: {0}")]
+    Json(#[from] serde_json::Error),
 }
 
 /// The index layer's result.

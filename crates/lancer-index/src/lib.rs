@@ -8,7 +8,9 @@
 
 pub mod error;
 pub mod ivf;
+pub mod ivf_build;
 pub mod kernels;
+pub mod kmeans;
 pub mod pb;
 
 pub use error::{IndexError, Result};

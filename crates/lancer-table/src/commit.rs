@@ -227,6 +227,11 @@ fn apply(base: Option<&pb::Manifest>, op: &Operation, storage: &str) -> Result<p
             m.fragments
                 .retain(|f| !d.deleted_fragment_ids.contains(&f.id));
         }
+        Operation::CreateIndex(_) => {
+            base.ok_or_else(|| TableError::NotFound {
+                what: "a dataset to index".into(),
+            })?;
+        }
         Operation::Restore(_) | Operation::ReserveFragments(_) => {
             return Err(TableError::corrupt(
                 "restore is applied by Dataset::restore",
@@ -286,6 +291,21 @@ fn compatible(ours: &Operation, theirs: Option<&Operation>) -> bool {
     match (ours, theirs) {
         (_, None) => false,
         (Operation::Append(_), Some(Operation::Append(_) | Operation::Delete(_))) => true,
+        // An index build and data changes commute: the index's fragment bitmap says
+        // what it covers, deleted rows are filtered when it is searched.
+        (Operation::Append(_) | Operation::Delete(_), Some(Operation::CreateIndex(_))) => true,
+        (Operation::CreateIndex(_), Some(Operation::Append(_) | Operation::Delete(_))) => true,
+        (Operation::CreateIndex(mine), Some(Operation::CreateIndex(theirs))) => {
+            let names = |c: &pb::transaction::CreateIndex| -> Vec<String> {
+                c.new_indices
+                    .iter()
+                    .chain(&c.removed_indices)
+                    .map(|i| i.name.clone())
+                    .collect()
+            };
+            let theirs = names(theirs);
+            !names(mine).iter().any(|n| theirs.contains(n))
+        }
         (Operation::Delete(mine), Some(Operation::Append(_))) => {
             let _ = mine;
             true
@@ -365,6 +385,10 @@ pub fn commit(
             },
             _ => None,
         };
+        let index_section = match &op {
+            Operation::CreateIndex(c) => Some(updated_index_section(index_section.as_deref(), c)?),
+            _ => index_section,
+        };
         let mut m = apply(base.as_ref(), &op, storage)?;
         let uuid = random_uuid();
         let txn_name = format!("{}-{uuid}.txn", base_version.unwrap_or(0));
@@ -393,6 +417,59 @@ pub fn commit(
     Err(TableError::Conflict {
         what: format!("gave up after {MAX_COMMIT_ATTEMPTS} attempts racing other writers"),
     })
+}
+
+/// The index section after `change`: the old segments minus those it removes (by
+/// uuid), plus its new ones.
+fn updated_index_section(
+    old: Option<&[u8]>,
+    change: &pb::transaction::CreateIndex,
+) -> Result<Vec<u8>> {
+    let mut sec = match old {
+        Some(b) => pb::IndexSection::decode(b)
+            .map_err(|e| TableError::corrupt(format!("index section does not decode: {e}")))?,
+        None => pb::IndexSection::default(),
+    };
+    let gone: Vec<_> = change
+        .removed_indices
+        .iter()
+        .map(|i| i.uuid.clone())
+        .collect();
+    sec.indices.retain(|i| !gone.contains(&i.uuid));
+    sec.indices.extend(change.new_indices.iter().cloned());
+    Ok(sec.encode_to_vec())
+}
+
+/// Writes the files of a new index segment under `_indices/<uuid>/` (before the commit
+/// that references them); returns their manifest entries.
+pub fn write_index_files(
+    root: &Path,
+    uuid: &[u8],
+    files: &[(&str, &[u8])],
+) -> Result<Vec<pb::IndexFile>> {
+    let dir = root.join("_indices").join(crate::dataset::uuid_dir(uuid)?);
+    std::fs::create_dir_all(&dir).map_err(|e| TableError::io(&dir, e))?;
+    let mut out = Vec::with_capacity(files.len());
+    for (name, bytes) in files {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).map_err(|e| TableError::io(&p, e))?;
+        out.push(pb::IndexFile {
+            path: (*name).to_string(),
+            size_bytes: bytes.len() as u64,
+        });
+    }
+    Ok(out)
+}
+
+/// 16 random bytes for an index segment's uuid (version-4 layout).
+pub fn random_uuid_bytes() -> Vec<u8> {
+    let h = random_hex(32);
+    let mut b: Vec<u8> = (0..16)
+        .map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).unwrap_or(0))
+        .collect();
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    b
 }
 
 /// The bytes of the length-prefixed message at `pos` of a manifest file.

@@ -274,6 +274,28 @@ impl Dataset {
         Dataset::open_version(self.root(), m.version())
     }
 
+    /// Commits index segments whose files are written (`commit::write_index_files`):
+    /// `new` added, `removed` (e.g. the segments of a replaced index) dropped. The data
+    /// is unchanged; a concurrent append or delete rebases over it (and it over them).
+    pub fn commit_indices(
+        &self,
+        new: Vec<pb::IndexMetadata>,
+        removed: Vec<pb::IndexMetadata>,
+    ) -> Result<Dataset> {
+        let op = Operation::CreateIndex(pb::transaction::CreateIndex {
+            new_indices: new,
+            removed_indices: removed,
+        });
+        let m = commit(
+            self.root(),
+            Some(self.version()),
+            op,
+            &self.storage_label(),
+            Naming::detect(self.root()),
+        )?;
+        Dataset::open_version(self.root(), m.version())
+    }
+
     /// The manifest's data storage version as written (kept as is by commits that add no
     /// data files, so a legacy "0.1" dataset stays legacy).
     fn storage_label(&self) -> String {

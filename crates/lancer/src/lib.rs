@@ -5,6 +5,7 @@
 pub mod ann;
 mod error;
 pub mod filter;
+pub mod index;
 pub mod scan;
 pub mod search;
 

@@ -119,6 +119,17 @@ pub(crate) fn vectors(col: &ArrayRef) -> Result<(Vectors, usize), TableError> {
     Ok((v, dim))
 }
 
+impl Vectors {
+    /// The values as f32 (None for uint8 vectors).
+    pub(crate) fn as_f32(&self) -> Option<&[f32]> {
+        match self {
+            Vectors::F32(a) => Some(a.values()),
+            Vectors::Owned(v) => Some(v),
+            Vectors::U8(_) => None,
+        }
+    }
+}
+
 /// Top-k of rows `range` (row indexes), by distance then row.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn scan_range(

@@ -2,5 +2,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod filters;
+mod index_build;
 mod indexes;
 mod search;

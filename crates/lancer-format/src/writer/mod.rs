@@ -141,6 +141,8 @@ pub struct FileWriter<W: Write + Send + 'static> {
     field_first_column: Vec<usize>,
     columns: Vec<Vec<PageMeta>>,
     rows: u64,
+    /// Global buffers after the schema (buffer 0), written by `finish`.
+    extra_buffers: Vec<Vec<u8>>,
 }
 
 fn check_writable(dt: &DataType, version: FileVersion, name: &str) -> Result<()> {
@@ -363,7 +365,15 @@ impl<W: Write + Send + 'static> FileWriter<W> {
             next_write: 0,
             field_first_column,
             rows: 0,
+            extra_buffers: Vec::new(),
         })
+    }
+
+    /// Adds a global buffer (e.g. an index's centroids) and returns its position in
+    /// the file's global buffer table: 1 for the first (0 is the schema).
+    pub fn add_global_buffer(&mut self, bytes: Vec<u8>) -> u32 {
+        self.extra_buffers.push(bytes);
+        self.extra_buffers.len() as u32
     }
 
     /// Rows written so far.
@@ -699,6 +709,12 @@ impl<W: Write + Send + 'static> FileWriter<W> {
         .encode_to_vec();
         let gb0 = (self.pos, descriptor.len() as u64);
         self.write_bytes(&descriptor)?;
+        let mut globals = vec![gb0];
+        for b in std::mem::take(&mut self.extra_buffers) {
+            self.align()?;
+            globals.push((self.pos, b.len() as u64));
+            self.write_bytes(&b)?;
+        }
         // Column metadata.
         let column_encoding = prost_types::Any {
             type_url: "/lance.encodings.ColumnEncoding".into(),
@@ -749,16 +765,18 @@ impl<W: Write + Send + 'static> FileWriter<W> {
         }
         self.write_bytes(&table)?;
         let gbo_start = self.pos;
-        let mut gbo = Vec::with_capacity(16);
-        gbo.extend_from_slice(&gb0.0.to_le_bytes());
-        gbo.extend_from_slice(&gb0.1.to_le_bytes());
+        let mut gbo = Vec::with_capacity(16 * globals.len());
+        for (p, n) in &globals {
+            gbo.extend_from_slice(&p.to_le_bytes());
+            gbo.extend_from_slice(&n.to_le_bytes());
+        }
         self.write_bytes(&gbo)?;
         let (major, minor) = self.options.version.numbers();
         let mut footer = Vec::with_capacity(FOOTER_LEN as usize);
         footer.extend_from_slice(&column_meta_start.to_le_bytes());
         footer.extend_from_slice(&cmo_start.to_le_bytes());
         footer.extend_from_slice(&gbo_start.to_le_bytes());
-        footer.extend_from_slice(&1u32.to_le_bytes());
+        footer.extend_from_slice(&(globals.len() as u32).to_le_bytes());
         footer.extend_from_slice(&(cmo.len() as u32).to_le_bytes());
         footer.extend_from_slice(&major.to_le_bytes());
         footer.extend_from_slice(&minor.to_le_bytes());

@@ -1,0 +1,245 @@
+//! k-means as the IVF and PQ trainers use it (reference defaults: format guide "Vector
+//! Indices" → IVF training; `docs/vector-index-format.md` §7): k-means++ seeding on the
+//! training sample, Lloyd iterations until the loss improves by less than `tolerance`
+//! (relative) or `max_iters`, empty clusters re-seeded from the point farthest from its
+//! centroid. Assignment runs on all cores.
+//!
+//! Two geometries: squared L2 (l2, and cosine on normalized vectors), and spherical
+//! (dot: maximize `x·c` with unit-norm centroids, as pylance 14 trains dot indexes).
+
+use crate::kernels::{dot, l2};
+
+/// The clustering objective.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Geometry {
+    /// Minimize squared Euclidean distance.
+    L2,
+    /// Maximize the dot product with unit-norm centroids.
+    Spherical,
+}
+
+/// Training settings.
+#[derive(Clone, Copy, Debug)]
+pub struct KMeansParams {
+    /// Clusters.
+    pub k: usize,
+    /// Iterations at most.
+    pub max_iters: usize,
+    /// Stop when the loss improves by less than this fraction.
+    pub tolerance: f64,
+    /// Seed of the initialization.
+    pub seed: u64,
+    /// The objective.
+    pub geometry: Geometry,
+}
+
+/// A small deterministic generator (xorshift64*), enough for seeding and sampling.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from `seed` (any value).
+    pub fn new(seed: u64) -> Self {
+        Self(seed ^ 0x9e37_79b9_7f4a_7c15 | 1)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A uniform value in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// A uniform value in `[0, 1)`.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+fn score(geometry: Geometry, x: &[f32], c: &[f32]) -> f32 {
+    match geometry {
+        Geometry::L2 => l2(x, c),
+        Geometry::Spherical => 1.0 - dot(x, c),
+    }
+}
+
+/// The nearest centroid of each vector and its distance, on all cores.
+pub fn assign(data: &[f32], dim: usize, centroids: &[f32], geometry: Geometry) -> Vec<(u32, f32)> {
+    let n = data.len() / dim.max(1);
+    let mut out = vec![(0u32, 0f32); n];
+    let threads = std::thread::available_parallelism().map_or(1, |p| p.get());
+    let per = n.div_ceil(threads.max(1)).max(1024);
+    std::thread::scope(|s| {
+        for (chunk, rows) in out.chunks_mut(per).zip(data.chunks(per * dim)) {
+            s.spawn(move || {
+                for (slot, x) in chunk.iter_mut().zip(rows.chunks_exact(dim)) {
+                    let mut best = (0u32, f32::INFINITY);
+                    for (j, c) in centroids.chunks_exact(dim).enumerate() {
+                        let d = score(geometry, x, c);
+                        if d < best.1 {
+                            best = (j as u32, d);
+                        }
+                    }
+                    *slot = best;
+                }
+            });
+        }
+    });
+    out
+}
+
+fn normalize(v: &mut [f32]) {
+    let n = dot(v, v).sqrt();
+    if n > 0.0 {
+        v.iter_mut().for_each(|x| *x /= n);
+    }
+}
+
+/// k-means++ seeding: the first centroid at random, each next one drawn with
+/// probability proportional to its distance to the nearest chosen so far.
+fn seed(data: &[f32], dim: usize, k: usize, geometry: Geometry, rng: &mut Rng) -> Vec<f32> {
+    let n = data.len() / dim;
+    let mut centroids = Vec::with_capacity(k * dim);
+    let first = rng.below(n);
+    centroids.extend_from_slice(&data[first * dim..(first + 1) * dim]);
+    let mut nearest: Vec<f32> = data
+        .chunks_exact(dim)
+        .map(|x| score(geometry, x, &centroids[..dim]).max(0.0))
+        .collect();
+    while centroids.len() < k * dim {
+        let total: f64 = nearest.iter().map(|&d| f64::from(d)).sum();
+        let pick = if total > 0.0 {
+            let mut t = rng.unit() * total;
+            let mut i = 0;
+            while i + 1 < n && t >= f64::from(nearest[i]) {
+                t -= f64::from(nearest[i]);
+                i += 1;
+            }
+            i
+        } else {
+            rng.below(n)
+        };
+        let c = data[pick * dim..(pick + 1) * dim].to_vec();
+        for (d, x) in nearest.iter_mut().zip(data.chunks_exact(dim)) {
+            *d = d.min(score(geometry, x, &c).max(0.0));
+        }
+        centroids.extend_from_slice(&c);
+    }
+    centroids
+}
+
+/// Trains `params.k` centroids (`k × dim`, row-major) on `data` (`n × dim`); returns
+/// them and the final loss (sum of distances to the assigned centroids). With fewer
+/// points than clusters, points are repeated as centroids.
+pub fn train(data: &[f32], dim: usize, params: &KMeansParams) -> (Vec<f32>, f64) {
+    let n = data.len() / dim.max(1);
+    let k = params.k.max(1);
+    if n == 0 {
+        return (vec![0.0; k * dim], 0.0);
+    }
+    let mut rng = Rng::new(params.seed);
+    let mut centroids = if n <= k {
+        (0..k)
+            .flat_map(|i| data[(i % n) * dim..(i % n + 1) * dim].iter().copied())
+            .collect()
+    } else {
+        seed(data, dim, k, params.geometry, &mut rng)
+    };
+    if params.geometry == Geometry::Spherical {
+        centroids.chunks_exact_mut(dim).for_each(normalize);
+    }
+    let mut last = f64::INFINITY;
+    let mut loss = 0.0;
+    for _ in 0..params.max_iters.max(1) {
+        let a = assign(data, dim, &centroids, params.geometry);
+        loss = a.iter().map(|&(_, d)| f64::from(d)).sum();
+        let mut sums = vec![0f64; k * dim];
+        let mut counts = vec![0usize; k];
+        for (x, &(j, _)) in data.chunks_exact(dim).zip(&a) {
+            let j = j as usize;
+            counts[j] += 1;
+            for (s, &v) in sums[j * dim..(j + 1) * dim].iter_mut().zip(x) {
+                *s += f64::from(v);
+            }
+        }
+        // Empty clusters take the points farthest from their centroids.
+        let mut far: Vec<usize> = (0..n).collect();
+        far.sort_by(|&p, &q| a[q].1.total_cmp(&a[p].1));
+        let mut far = far.into_iter();
+        for j in 0..k {
+            let c = &mut centroids[j * dim..(j + 1) * dim];
+            if counts[j] == 0 {
+                if let Some(p) = far.next() {
+                    c.copy_from_slice(&data[p * dim..(p + 1) * dim]);
+                }
+            } else {
+                for (cv, s) in c.iter_mut().zip(&sums[j * dim..(j + 1) * dim]) {
+                    *cv = (s / counts[j] as f64) as f32;
+                }
+            }
+            if params.geometry == Geometry::Spherical {
+                normalize(c);
+            }
+        }
+        if last.is_finite()
+            && (last - loss).abs() <= params.tolerance * last.abs().max(f64::MIN_POSITIVE)
+        {
+            break;
+        }
+        last = loss;
+    }
+    (centroids, loss)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_well_separated_clusters() {
+        let mut rng = Rng::new(5);
+        let centers = [[0.0f32, 0.0], [10.0, 10.0], [-10.0, 10.0]];
+        let mut data = Vec::new();
+        for i in 0..600 {
+            let c = centers[i % 3];
+            data.push(c[0] + rng.unit() as f32 - 0.5);
+            data.push(c[1] + rng.unit() as f32 - 0.5);
+        }
+        let p = KMeansParams {
+            k: 3,
+            max_iters: 50,
+            tolerance: 1e-4,
+            seed: 1,
+            geometry: Geometry::L2,
+        };
+        let (c, loss) = train(&data, 2, &p);
+        for want in centers {
+            let near = c.chunks_exact(2).any(|x| l2(x, &want) < 0.1);
+            assert!(near, "no centroid near {want:?}: {c:?}");
+        }
+        assert!(loss < 600.0 * 0.5, "loss {loss}");
+    }
+
+    #[test]
+    fn spherical_centroids_are_unit_and_fewer_points_than_clusters_work() {
+        let data = [1.0f32, 0.0, 0.0, 2.0, 3.0, 3.0];
+        let p = KMeansParams {
+            k: 5,
+            max_iters: 5,
+            tolerance: 1e-4,
+            seed: 1,
+            geometry: Geometry::Spherical,
+        };
+        let (c, _) = train(&data, 2, &p);
+        assert_eq!(c.len(), 10);
+        for x in c.chunks_exact(2) {
+            assert!((dot(x, x) - 1.0).abs() < 1e-5);
+        }
+    }
+}

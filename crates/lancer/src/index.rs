@@ -1,0 +1,268 @@
+//! Creating, listing and dropping a dataset's vector indexes (format guide "Vector
+//! Indices" and "Index section"; layout in `docs/vector-index-format.md`). A build
+//! reads the column's live vectors with their row addresses, trains and writes the
+//! segment (`lancer_index::ivf_build`), writes its files under `_indices/<uuid>/` and
+//! commits them (a `CreateIndex` transaction through the usual OCC path, so a
+//! concurrent append or delete and the build both land).
+
+use lancer_index::ivf::{self, Metric};
+use lancer_index::ivf_build::{self, BuildParams, Quantizer};
+use lancer_table::pb;
+
+use crate::scan::{DatasetExt, ROW_ADDRESS};
+use crate::{Dataset, Error, Result};
+
+/// What to build.
+#[derive(Clone, Debug)]
+pub struct VectorIndexOptions {
+    /// Index name (default `<column>_idx`, as the reference names it).
+    pub name: Option<String>,
+    /// Replace an index of the same name (else that is an error).
+    pub replace: bool,
+    /// The quantizer.
+    pub quantizer: Quantizer,
+    /// Distance.
+    pub metric: Metric,
+    /// Partitions (default: the reference's rows / target size).
+    pub num_partitions: Option<usize>,
+    /// Training vectors per centroid (default 256).
+    pub sample_rate: Option<usize>,
+    /// k-means iterations at most (default 50).
+    pub max_iters: Option<usize>,
+}
+
+impl VectorIndexOptions {
+    /// An index of `quantizer` for `metric`, every other setting the reference's.
+    pub fn new(quantizer: Quantizer, metric: Metric) -> Self {
+        Self {
+            name: None,
+            replace: false,
+            quantizer,
+            metric,
+            num_partitions: None,
+            sample_rate: None,
+            max_iters: None,
+        }
+    }
+}
+
+/// One index of a dataset, for listing.
+#[derive(Clone, Debug)]
+pub struct IndexInfo {
+    /// Name (shared by its segments).
+    pub name: String,
+    /// Indexed columns.
+    pub columns: Vec<String>,
+    /// Segment uuids (hyphenated).
+    pub segments: Vec<String>,
+    /// Type (`IVF_PQ`, ...) from the first segment's files, when readable.
+    pub index_type: Option<String>,
+    /// Metric name, when readable.
+    pub metric: Option<String>,
+    /// Fragments covered by any segment.
+    pub fragments: Vec<u32>,
+    /// Fragments of the version no segment covers (searched exactly).
+    pub unindexed_fragments: Vec<u64>,
+}
+
+fn index_err(e: lancer_index::IndexError) -> Error {
+    match e {
+        lancer_index::IndexError::Table(t) => Error::Table(t),
+        other => Error::InvalidArgument {
+            what: other.to_string(),
+        },
+    }
+}
+
+/// Builds a vector index on `column` of `ds` and commits it; returns the new version.
+pub fn create_vector_index(
+    ds: &Dataset,
+    column: &str,
+    opts: &VectorIndexOptions,
+) -> Result<Dataset> {
+    use arrow_array::cast::AsArray;
+    let field = ds
+        .manifest()
+        .schema
+        .fields
+        .iter()
+        .find(|f| f.name == column)
+        .ok_or_else(|| Error::InvalidArgument {
+            what: format!("no column {column:?} to index"),
+        })?;
+    let field_id = field.id;
+    let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
+    let existing: Vec<pb::IndexMetadata> = ds
+        .indices()?
+        .iter()
+        .filter(|m| m.name == name)
+        .cloned()
+        .collect();
+    if !existing.is_empty() && !opts.replace {
+        return Err(Error::InvalidArgument {
+            what: format!("an index named {name:?} exists; pass replace to rebuild it, or choose another name"),
+        });
+    }
+    // The live, non-null, finite vectors with their row addresses.
+    let (mut vectors, mut ids, mut dim) = (Vec::<f32>::new(), Vec::<u64>::new(), 0usize);
+    let scan = ds.scan().columns(&[column]).with_row_address(true);
+    for b in scan.stream()? {
+        let b = b?;
+        let (vecs, d) = crate::search::vectors(b.column(0))?;
+        let addrs = b
+            .column_by_name(ROW_ADDRESS)
+            .and_then(|c| c.as_primitive_opt::<arrow_array::types::UInt64Type>())
+            .ok_or_else(|| Error::InvalidArgument {
+                what: "row addresses missing from the index scan".into(),
+            })?;
+        dim = d;
+        let valid = b.column(0).logical_nulls();
+        let values = vecs.as_f32().ok_or_else(|| Error::InvalidArgument {
+            what: format!(
+                "column {column:?} holds uint8 vectors; IVF indexes of float vectors only"
+            ),
+        })?;
+        for i in 0..b.num_rows() {
+            if valid.as_ref().is_some_and(|n| n.is_null(i)) {
+                continue;
+            }
+            let v = &values[i * d..(i + 1) * d];
+            if v.iter().all(|x| x.is_finite()) {
+                vectors.extend_from_slice(v);
+                ids.push(addrs.value(i));
+            }
+        }
+    }
+    let mut params = BuildParams::new(opts.quantizer, opts.metric);
+    params.num_partitions = opts.num_partitions;
+    if let Some(s) = opts.sample_rate {
+        params.sample_rate = s;
+    }
+    if let Some(m) = opts.max_iters {
+        params.max_iters = m;
+    }
+    params.file_version = match ds.storage_version() {
+        v @ (lancer_format::container::FileVersion::V2_1
+        | lancer_format::container::FileVersion::V2_2) => v,
+        _ => lancer_format::container::FileVersion::V2_1,
+    };
+    let built = ivf_build::build(&vectors, &ids, dim, &params).map_err(index_err)?;
+    let uuid = lancer_table::commit::random_uuid_bytes();
+    let files = lancer_table::commit::write_index_files(
+        ds.root(),
+        &uuid,
+        &[
+            ("auxiliary.idx", &built.auxiliary_file),
+            ("index.idx", &built.index_file),
+        ],
+    )?;
+    let mut covered = roaring::RoaringBitmap::new();
+    for f in ds.fragments() {
+        covered.insert(u32::try_from(f.id).map_err(|_| Error::InvalidArgument {
+            what: format!("fragment id {} too large for an index bitmap", f.id),
+        })?);
+    }
+    let mut bitmap = Vec::new();
+    covered
+        .serialize_into(&mut bitmap)
+        .map_err(|e| Error::InvalidArgument {
+            what: format!("fragment bitmap: {e}"),
+        })?;
+    let created = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let meta = pb::IndexMetadata {
+        uuid: Some(pb::Uuid { uuid }),
+        fields: vec![field_id],
+        name,
+        dataset_version: ds.version(),
+        fragment_bitmap: bitmap,
+        index_details: Some(prost_types::Any {
+            type_url: ivf::VECTOR_DETAILS_URL.into(),
+            value: built.details,
+        }),
+        index_version: Some(built.index_version),
+        created_at: Some(created),
+        base_id: None,
+        files,
+    };
+    Ok(ds.commit_indices(vec![meta], existing)?)
+}
+
+/// The indexes of `ds`, one entry per name.
+pub fn list_indices(ds: &Dataset) -> Result<Vec<IndexInfo>> {
+    let schema = &ds.manifest().schema;
+    let column_of = |id: i32| {
+        schema
+            .fields
+            .iter()
+            .find(|f| f.id == id)
+            .map_or_else(|| format!("field {id}"), |f| f.name.clone())
+    };
+    let mut out: Vec<IndexInfo> = Vec::new();
+    for m in ds.indices()? {
+        let uuid = m
+            .uuid
+            .as_ref()
+            .and_then(|u| lancer_table::dataset::uuid_dir(&u.uuid).ok())
+            .unwrap_or_default();
+        let frags = roaring::RoaringBitmap::deserialize_from(m.fragment_bitmap.as_slice())
+            .unwrap_or_default();
+        let entry = match out.iter_mut().position(|e| e.name == m.name) {
+            Some(i) => &mut out[i],
+            None => {
+                let (kind, metric) = match ivf::IvfSegment::open(ds, m) {
+                    Ok(s) => (
+                        Some(s.index_type.clone()),
+                        Some(s.metric.name().to_string()),
+                    ),
+                    Err(_) => (None, None),
+                };
+                out.push(IndexInfo {
+                    name: m.name.clone(),
+                    columns: m.fields.iter().map(|&f| column_of(f)).collect(),
+                    segments: Vec::new(),
+                    index_type: kind,
+                    metric,
+                    fragments: Vec::new(),
+                    unindexed_fragments: Vec::new(),
+                });
+                out.last_mut().ok_or_else(|| Error::InvalidArgument {
+                    what: "index list".into(),
+                })?
+            }
+        };
+        entry.segments.push(uuid);
+        entry.fragments.extend(frags.iter());
+    }
+    for e in &mut out {
+        e.fragments.sort_unstable();
+        e.fragments.dedup();
+        e.unindexed_fragments = ds
+            .fragments()
+            .iter()
+            .map(|f| f.id)
+            .filter(|id| {
+                u32::try_from(*id).map_or(true, |i| e.fragments.binary_search(&i).is_err())
+            })
+            .collect();
+    }
+    Ok(out)
+}
+
+/// Drops the index `name` (all its segments) as a new version; its files stay until
+/// `cleanup` removes versions that reference them.
+pub fn drop_index(ds: &Dataset, name: &str) -> Result<Dataset> {
+    let gone: Vec<pb::IndexMetadata> = ds
+        .indices()?
+        .iter()
+        .filter(|m| m.name == name)
+        .cloned()
+        .collect();
+    if gone.is_empty() {
+        return Err(Error::InvalidArgument {
+            what: format!("no index named {name:?} (see `lancer index list`)"),
+        });
+    }
+    Ok(ds.commit_indices(Vec::new(), gone)?)
+}

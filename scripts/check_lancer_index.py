@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Reads an index Lancer built, with pylance, and prints what pylance sees as JSON.
+
+    .venv/pylance-14/bin/python scripts/check_lancer_index.py DATASET QUERIES.json K NPROBES
+
+QUERIES.json is a list of query vectors. Prints {"indices": list_indices(),
+"plan": the query plan of an indexed search, "results": [...]} where each result has
+pylance's ids for the indexed search with every partition probed and a refine factor
+large enough to re-rank every candidate ("full"), the index alone with one probe
+("np1"), and the exact answer ("exact", use_index=False, the index's metric).
+"""
+import json
+import sys
+
+import numpy as np
+import lance
+
+
+def main(path, queries_path, k, nprobes):
+    ds = lance.dataset(path)
+    idx = ds.list_indices()
+    metric = None
+    try:
+        stats = ds.stats.index_stats(idx[0]["name"])
+        metric = stats.get("indices", [{}])[0].get("metric_type") or stats.get("metric_type")
+    except Exception as e:  # noqa: BLE001
+        stats = {"error": str(e)}
+    out = {"indices": [{k2: (sorted(v) if isinstance(v, set) else v) for k2, v in i.items() if k2 != "uuid"} for i in idx],
+           "metric": metric, "results": []}
+    queries = json.load(open(queries_path))
+    col = ds.schema.field(idx[0]["fields"][0]).name if isinstance(idx[0]["fields"][0], int) else idx[0]["fields"][0]
+    for q in queries:
+        q = np.array(q, dtype=np.float32)
+        r = {}
+        base = {"column": col, "q": q, "k": k}
+        full = ds.to_table(columns=["id", "_distance"], nearest={**base, "nprobes": nprobes, "refine_factor": 1000})
+        r["full"] = full.column("id").to_pylist()
+        r["full_distances"] = full.column("_distance").to_pylist()
+        np1 = ds.to_table(columns=["id", "_distance"], nearest={**base, "nprobes": 1})
+        r["np1"] = np1.column("id").to_pylist()
+        if metric:
+            ex = ds.to_table(columns=["id", "_distance"], nearest={**base, "use_index": False, "metric": metric})
+            r["exact"] = ex.column("id").to_pylist()
+        out["results"].append(r)
+    out["plan"] = ds.scanner(columns=["id"], nearest={"column": col, "q": np.array(queries[0], dtype=np.float32), "k": k}).explain_plan()
+    print(json.dumps(out, default=str))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
