@@ -156,6 +156,12 @@ pub enum Command {
         #[command(subcommand)]
         action: TagAction,
     },
+    /// Build, list or drop vector indexes (IVF_FLAT, IVF_PQ, IVF_SQ in the reference's
+    /// format: pylance uses them too).
+    Index {
+        #[command(subcommand)]
+        action: IndexAction,
+    },
     /// Delete the rows matching a SQL filter (a new version; old versions keep them).
     Delete {
         /// A dataset directory.
@@ -264,6 +270,57 @@ pub enum Command {
     Verify {
         /// A dataset directory.
         path: PathBuf,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum IndexAction {
+    /// Build an index on a vector column and commit it as a new version.
+    Create {
+        /// Dataset directory.
+        path: PathBuf,
+        /// The vector column (fixed-size list of floats).
+        #[arg(long)]
+        column: String,
+        /// ivf_flat, ivf_pq or ivf_sq.
+        #[arg(long = "type", default_value = "ivf_pq")]
+        index_type: String,
+        /// Distance: l2, cosine or dot.
+        #[arg(long, default_value = "l2")]
+        metric: String,
+        /// IVF partitions (default: rows / 4096 for ivf_flat, rows / 8192 otherwise).
+        #[arg(long)]
+        partitions: Option<usize>,
+        /// PQ sub-vectors (must divide the dimension).
+        #[arg(long)]
+        sub_vectors: Option<usize>,
+        /// PQ bits per code: 8 (default) or 4.
+        #[arg(long)]
+        bits: Option<u32>,
+        /// Index name (default COLUMN_idx).
+        #[arg(long)]
+        name: Option<String>,
+        /// Replace an index of the same name.
+        #[arg(long)]
+        replace: bool,
+        /// Training vectors per centroid (default 256).
+        #[arg(long)]
+        sample_rate: Option<usize>,
+        /// k-means iterations at most (default 50).
+        #[arg(long)]
+        max_iters: Option<usize>,
+    },
+    /// List the indexes: type, metric, segments, covered and unindexed fragments.
+    List {
+        /// Dataset directory.
+        path: PathBuf,
+    },
+    /// Drop an index (a new version; old versions keep it).
+    Drop {
+        /// Dataset directory.
+        path: PathBuf,
+        /// Index name.
+        name: String,
     },
 }
 

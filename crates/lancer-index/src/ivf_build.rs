@@ -60,7 +60,7 @@ impl Quantizer {
 }
 
 /// Settings of a build (reference defaults in [`BuildParams::new`]).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct BuildParams {
     /// The quantizer.
     pub quantizer: Quantizer,
@@ -76,7 +76,12 @@ pub struct BuildParams {
     pub seed: u64,
     /// Lance file version of the index files.
     pub file_version: FileVersion,
+    /// Told the name of each phase as it starts (train, assign, quantize, write).
+    pub progress: Option<Progress>,
 }
+
+/// A phase reporter: called with a short description of the phase starting.
+pub type Progress = Arc<dyn Fn(&str) + Send + Sync>;
 
 impl BuildParams {
     /// The reference's defaults for `quantizer` and `metric`.
@@ -89,6 +94,7 @@ impl BuildParams {
             max_iters: 50,
             seed: 42,
             file_version: FileVersion::V2_1,
+            progress: None,
         }
     }
 }
@@ -199,6 +205,11 @@ pub fn build(
         .unwrap_or(rows / params.quantizer.target_partition_size())
         .clamp(1, 4096)
         .min(rows);
+    let phase = |what: &str| {
+        if let Some(p) = &params.progress {
+            p(what);
+        }
+    };
     let mut rng = Rng::new(params.seed);
     // Cosine works on unit vectors throughout; dot trains spherical centroids.
     let data: Vec<f32> = if params.metric == Metric::Cosine {
@@ -219,7 +230,12 @@ pub fn build(
         seed: rng.next_u64(),
         geometry,
     };
+    phase(&format!(
+        "training {parts} IVF centroids on {} vectors",
+        train.len() / dim
+    ));
     let (centroids, loss) = kmeans::train(&train, dim, &kp);
+    phase(&format!("assigning {rows} vectors to partitions"));
     let assignment = kmeans::assign(&data, dim, &centroids, geometry);
     // Rows grouped by partition, then by row address.
     let mut order: Vec<usize> = (0..rows).collect();
@@ -315,6 +331,7 @@ pub fn build(
                 .iter()
                 .map(|&i| target(i, assignment[i].0 as usize))
                 .collect();
+            phase(&format!("training {m} PQ codebooks of {ks} entries"));
             let mut codebook = vec![0f32; m * ks * sub];
             for s in 0..m {
                 let part: Vec<f32> = tr
@@ -331,6 +348,7 @@ pub fn build(
                 let (c, _) = kmeans::train(&part, sub, &kp);
                 codebook[s * ks * sub..(s + 1) * ks * sub].copy_from_slice(&c);
             }
+            phase(&format!("encoding {rows} vectors"));
             // Codes, row-major in partition order, then column-major per partition.
             let width = m * bits as usize / 8;
             let mut row_major = vec![0u8; rows * width];
@@ -383,6 +401,7 @@ pub fn build(
         }
     };
 
+    phase("writing the index files");
     // auxiliary.idx
     let mut meta = std::collections::HashMap::new();
     meta.insert(

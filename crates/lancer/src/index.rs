@@ -13,7 +13,7 @@ use crate::scan::{DatasetExt, ROW_ADDRESS};
 use crate::{Dataset, Error, Result};
 
 /// What to build.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct VectorIndexOptions {
     /// Index name (default `<column>_idx`, as the reference names it).
     pub name: Option<String>,
@@ -29,6 +29,8 @@ pub struct VectorIndexOptions {
     pub sample_rate: Option<usize>,
     /// k-means iterations at most (default 50).
     pub max_iters: Option<usize>,
+    /// Told each phase as it starts (reading, training, assigning, writing).
+    pub progress: Option<ivf_build::Progress>,
 }
 
 impl VectorIndexOptions {
@@ -42,6 +44,7 @@ impl VectorIndexOptions {
             num_partitions: None,
             sample_rate: None,
             max_iters: None,
+            progress: None,
         }
     }
 }
@@ -103,6 +106,9 @@ pub fn create_vector_index(
             what: format!("an index named {name:?} exists; pass replace to rebuild it, or choose another name"),
         });
     }
+    if let Some(p) = &opts.progress {
+        p(&format!("reading {} rows of {column:?}", ds.count_rows()));
+    }
     // The live, non-null, finite vectors with their row addresses.
     let (mut vectors, mut ids, mut dim) = (Vec::<f32>::new(), Vec::<u64>::new(), 0usize);
     let scan = ds.scan().columns(&[column]).with_row_address(true);
@@ -135,6 +141,7 @@ pub fn create_vector_index(
     }
     let mut params = BuildParams::new(opts.quantizer, opts.metric);
     params.num_partitions = opts.num_partitions;
+    params.progress = opts.progress.clone();
     if let Some(s) = opts.sample_rate {
         params.sample_rate = s;
     }
@@ -186,6 +193,9 @@ pub fn create_vector_index(
         base_id: None,
         files,
     };
+    if let Some(p) = &opts.progress {
+        p("committing");
+    }
     Ok(ds.commit_indices(vec![meta], existing)?)
 }
 

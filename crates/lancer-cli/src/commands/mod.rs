@@ -3,6 +3,7 @@
 mod cat;
 mod dataset;
 mod demo;
+mod index;
 mod inspect;
 mod source;
 
@@ -66,6 +67,7 @@ pub fn run(cli: Cli) -> CmdResult {
         Command::Schema { path, at } => source::schema(&path, &at, json),
         Command::Versions { path } => dataset::versions(&path, json),
         Command::Tag { action } => dataset::tag(action, json),
+        Command::Index { action } => index::run(action, json),
         Command::Restore { path, version } => dataset::restore(&path, version, json),
         Command::Cleanup { path, older_than } => dataset::cleanup(&path, &older_than, json),
         Command::Import {
