@@ -360,6 +360,56 @@ fn search_mem(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// `ann PATH COLUMN QUERIES_JSON K NPROBES REFINE(0 = none) USE_INDEX(0/1)`: every query
+/// once through `nearest_with` (the dataset opened once, its index segments cached
+/// after the first query); prints total seconds of the timed pass (after one warm-up
+/// pass) and each query's `id`s.
+fn ann(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    use lancer::ann::AnnParams;
+    use lancer::search::{nearest_with, Filtering, Metric, Nearest};
+    let ds = lancer::Dataset::open(&args[2])?;
+    let queries: Vec<Vec<f32>> = serde_json::from_str(&std::fs::read_to_string(&args[4])?)?;
+    let k: usize = args[5].parse()?;
+    let nprobes: usize = args[6].parse()?;
+    let refine: u32 = args[7].parse()?;
+    let use_index = args[8] == "1";
+    let metric = match lancer::ann::column_index_metric(&ds, &args[3])? {
+        Some(m) if use_index => m,
+        _ => Metric::L2,
+    };
+    let params = AnnParams {
+        use_index,
+        nprobes: Some(nprobes),
+        refine_factor: (refine > 0).then_some(refine),
+        ..Default::default()
+    };
+    let run = |q: &Vec<f32>| -> Result<Vec<i64>, Box<dyn std::error::Error>> {
+        let req = Nearest {
+            column: &args[3],
+            query: q.clone(),
+            k,
+            metric,
+        };
+        let b = nearest_with(&ds, &req, Filtering::None, Some(&["id"]), &params)?;
+        Ok(b.column(0)
+            .as_any()
+            .downcast_ref::<arrow_array::Int64Array>()
+            .map(|a| a.values().to_vec())
+            .unwrap_or_default())
+    };
+    for q in queries.iter().take(5) {
+        run(q)?;
+    }
+    let t = Instant::now();
+    let mut ids = Vec::with_capacity(queries.len());
+    for q in &queries {
+        ids.push(run(q)?);
+    }
+    let secs = t.elapsed().as_secs_f64();
+    println!("{}", json!({"seconds": secs, "ids": ids}));
+    Ok(())
+}
+
 fn read_indices(f: &str) -> Result<Vec<u64>, Box<dyn std::error::Error>> {
     let raw = std::fs::read(f)?;
     Ok(raw
@@ -372,6 +422,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     if args.len() >= 5 && args[1] == "dataset-take" {
         return dataset_take(&args);
+    }
+    if args.len() == 9 && args[1] == "ann" {
+        return ann(&args);
     }
     if args.len() >= 6 && args[1] == "takes" {
         return takes(&args);

@@ -352,22 +352,32 @@ pub fn build(
             // Codes, row-major in partition order, then column-major per partition.
             let width = m * bits as usize / 8;
             let mut row_major = vec![0u8; rows * width];
-            let mut codes_s = vec![0u8; m];
-            for (r, &i) in order.iter().enumerate() {
-                let t = target(i, assignment[i].0 as usize);
-                for (s, code) in codes_s.iter_mut().enumerate() {
-                    let cb = &codebook[s * ks * sub..(s + 1) * ks * sub];
-                    *code = nearest(&t[s * sub..(s + 1) * sub], cb, sub) as u8;
+            let threads = std::thread::available_parallelism().map_or(1, |p| p.get());
+            let per = rows.div_ceil(threads).max(256);
+            let (codebook, order, assignment) = (&codebook, &order, &assignment);
+            std::thread::scope(|sc| {
+                for (ci, chunk) in row_major.chunks_mut(per * width).enumerate() {
+                    let target = &target;
+                    sc.spawn(move || {
+                        let mut codes_s = vec![0u8; m];
+                        for (j, out) in chunk.chunks_exact_mut(width).enumerate() {
+                            let i = order[ci * per + j];
+                            let t = target(i, assignment[i].0 as usize);
+                            for (s, code) in codes_s.iter_mut().enumerate() {
+                                let cb = &codebook[s * ks * sub..(s + 1) * ks * sub];
+                                *code = nearest(&t[s * sub..(s + 1) * sub], cb, sub) as u8;
+                            }
+                            if bits == 8 {
+                                out.copy_from_slice(&codes_s);
+                            } else {
+                                for (b, o) in out.iter_mut().enumerate() {
+                                    *o = codes_s[2 * b] | (codes_s[2 * b + 1] << 4);
+                                }
+                            }
+                        }
+                    });
                 }
-                let out = &mut row_major[r * width..(r + 1) * width];
-                if bits == 8 {
-                    out.copy_from_slice(&codes_s);
-                } else {
-                    for (b, o) in out.iter_mut().enumerate() {
-                        *o = codes_s[2 * b] | (codes_s[2 * b + 1] << 4);
-                    }
-                }
-            }
+            });
             let mut transposed = vec![0u8; rows * width];
             for (p, &len) in lengths.iter().enumerate() {
                 let (start, n) = (offsets[p] as usize, len as usize);

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Vector index benchmark: build time and recall@10 / QPS curves, Lancer vs pylance vs
+FAISS on the same clustered vectors, in one run.
+
+    .venv/bench/bin/python bench/index.py [--rows 200000] [--dim 128] [--partitions 256]
+                                          [--sub-vectors 16] [--queries 200] [--no-record]
+
+Data: `--rows` float32 vectors around 1,000 Gaussian centres, written by pylance as a
+dataset of 4 fragments. For IVF_PQ (8-bit, `--sub-vectors`) and IVF_SQ with
+`--partitions` partitions, l2:
+- build: pylance `create_index` in-process vs `lancer index create` (whole process,
+  peak RSS measured); each on its own copy of the dataset;
+- queries (held-out perturbed rows): recall@10 against exact NumPy answers and queries
+  per second at nprobes 1..64 — pylance (`to_table(nearest=…)`, one query at a time),
+  Lancer in-process (`lancer-bench ann`, one query at a time) and FAISS
+  (IndexIVFPQ / IndexIVFScalarQuantizer over the same partitions, trained on the same
+  vectors, 1 and 2 threads). IVF_PQ also with refine_factor 10 (FAISS: none).
+Appends the tables to bench/RESULTS.md.
+"""
+import argparse
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import faiss
+import lance
+import numpy as np
+import pyarrow as pa
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import file_read  # noqa: E402
+from run import run_cli  # noqa: E402
+
+OUT = os.path.join(file_read.ROOT, "bench", "out", "index")
+NPROBES = [1, 2, 4, 8, 16, 32, 64]
+
+
+def make(rows, dim, nq):
+    path = os.path.join(OUT, f"vec_{rows}_{dim}")
+    rng = np.random.default_rng(17)
+    centres = rng.standard_normal((1000, dim), dtype=np.float32) * 4
+    which = rng.integers(0, 1000, rows)
+    vec = centres[which] + rng.standard_normal((rows, dim), dtype=np.float32)
+    pick = rng.choice(rows, nq, replace=False)
+    queries = vec[pick] + rng.standard_normal((nq, dim), dtype=np.float32) * 0.5
+    if not os.path.exists(path + "/done"):
+        shutil.rmtree(path, ignore_errors=True)
+        t = pa.table({"id": pa.array(np.arange(rows)), "vec": pa.FixedSizeListArray.from_arrays(pa.array(vec.ravel()), dim)})
+        lance.write_dataset(t, path + "/ds", max_rows_per_file=rows // 4, data_storage_version="2.1")
+        open(path + "/done", "w").write("ok")
+    return path, vec, queries
+
+
+def exact(vec, queries, k=10):
+    out = []
+    for q in queries:
+        d = ((vec - q) ** 2).sum(axis=1)
+        out.append(np.argsort(d, kind="stable")[:k].tolist())
+    return out
+
+
+def recall(got, truth):
+    return float(np.mean([len(set(g) & set(t)) / len(t) for g, t in zip(got, truth)]))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=200_000)
+    ap.add_argument("--dim", type=int, default=128)
+    ap.add_argument("--partitions", type=int, default=256)
+    ap.add_argument("--sub-vectors", type=int, default=16)
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--no-record", action="store_true")
+    a = ap.parse_args()
+    os.makedirs(OUT, exist_ok=True)
+    subprocess.run(["cargo", "build", "--release", "-p", "lancer-cli", "-p", "lancer-bench"], cwd=file_read.ROOT, check=True)
+    exe = os.path.join(file_read.ROOT, "target", "release", "lancer")
+    bench = os.path.join(file_read.ROOT, "target", "release", "lancer-bench")
+    base, vec, queries = make(a.rows, a.dim, a.queries)
+    truth = exact(vec, queries)
+    qfile = os.path.join(base, "queries.json")
+    json.dump(queries.tolist(), open(qfile, "w"))
+    build_rows, curve_rows = [], []
+    for kind in ["IVF_PQ", "IVF_SQ"]:
+        py_ds, lan_ds = os.path.join(base, f"py_{kind}"), os.path.join(base, f"lan_{kind}")
+        for d in (py_ds, lan_ds):
+            shutil.rmtree(d, ignore_errors=True)
+            shutil.copytree(os.path.join(base, "ds"), d)
+        params = dict(num_partitions=a.partitions)
+        if kind == "IVF_PQ":
+            params.update(num_sub_vectors=a.sub_vectors, num_bits=8)
+        t = time.perf_counter()
+        lance.dataset(py_ds).create_index("vec", kind, metric="l2", **params)
+        py_build = time.perf_counter() - t
+        args = [exe, "index", "create", lan_ds, "--column", "vec", "--type", kind.lower(), "--metric", "l2",
+                "--partitions", str(a.partitions)]
+        if kind == "IVF_PQ":
+            args += ["--sub-vectors", str(a.sub_vectors)]
+        lan_build, _, lan_rss = run_cli(1, args)
+        # FAISS with the same partitions / sub-vectors, trained on the same vectors.
+        faiss.omp_set_num_threads(os.cpu_count())
+        t = time.perf_counter()
+        quant = faiss.IndexFlatL2(a.dim)
+        if kind == "IVF_PQ":
+            fi = faiss.IndexIVFPQ(quant, a.dim, a.partitions, a.sub_vectors, 8)
+        else:
+            fi = faiss.IndexIVFScalarQuantizer(quant, a.dim, a.partitions, faiss.ScalarQuantizer.QT_8bit)
+        fi.train(vec[np.random.default_rng(1).choice(a.rows, min(a.rows, a.partitions * 256), replace=False)])
+        fi.add(vec)
+        faiss_build = time.perf_counter() - t
+        build_rows.append((kind, py_build, lan_build, lan_rss, faiss_build))
+        print(f"{kind} build: pylance {py_build:.2f} s, Lancer {lan_build:.2f} s ({lan_rss / 2**20:.0f} MiB), FAISS {faiss_build:.2f} s", flush=True)
+        pyds = lance.dataset(py_ds)
+        refines = [0, 10] if kind == "IVF_PQ" else [0]
+        for refine in refines:
+            for n in NPROBES:
+                if n > a.partitions:
+                    continue
+                kw = {"column": "vec", "k": 10, "nprobes": n}
+                if refine:
+                    kw["refine_factor"] = refine
+                got = []
+                t = time.perf_counter()
+                for q in queries:
+                    got.append(pyds.to_table(columns=["id"], nearest={**kw, "q": q}).column("id").to_pylist())
+                py_qps = len(queries) / (time.perf_counter() - t)
+                py_rec = recall(got, truth)
+                r = json.loads(subprocess.run([bench, "ann", lan_ds, "vec", qfile, "10", str(n), str(refine), "1"],
+                                              capture_output=True, check=True).stdout)
+                lan_qps, lan_rec = len(queries) / r["seconds"], recall(r["ids"], truth)
+                fi.nprobe = n
+                fq = {}
+                for th in (1, 2):
+                    faiss.omp_set_num_threads(th)
+                    t = time.perf_counter()
+                    for q in queries:
+                        _, I = fi.search(q[None, :], 10)
+                    fq[th] = len(queries) / (time.perf_counter() - t)
+                _, I = fi.search(queries, 10)
+                f_rec = recall(I.tolist(), truth)
+                curve_rows.append((kind, refine, n, py_rec, py_qps, lan_rec, lan_qps, f_rec, fq[1], fq[2]))
+                print(f"  {kind} rf{refine} np{n}: recall pylance {py_rec:.3f} Lancer {lan_rec:.3f} FAISS {f_rec:.3f}; "
+                      f"QPS pylance {py_qps:.0f} Lancer {lan_qps:.0f} FAISS {fq[1]:.0f}/{fq[2]:.0f}", flush=True)
+        for d in (py_ds, lan_ds):
+            shutil.rmtree(d, ignore_errors=True)
+
+    lines = [f"### Vector indexes, {a.rows:,} x {a.dim}-d clustered float32 (4 fragments), {a.partitions} partitions, PQ {a.sub_vectors}x8 bits, l2",
+             f"{datetime.date.today()}, {file_read.machine()}, pylance {lance.__version__}, faiss {faiss.__version__}; "
+             f"{a.queries} queries one at a time (pylance in-process, Lancer in-process `lancer-bench ann`, FAISS 1 / 2 threads)", "",
+             "| index | pylance build (s) | Lancer build (s) | Lancer / pylance | Lancer peak RSS | FAISS build (s) |",
+             "|---|---|---|---|---|---|"]
+    for kind, p, l, rss, f in build_rows:
+        lines.append(f"| {kind} | {p:.2f} | {l:.2f} | {l / p:.2f} | {rss / 2**20:.0f} MiB | {f:.2f} |")
+    lines += ["", "| index | refine | nprobes | recall pylance | recall Lancer | recall FAISS | QPS pylance | QPS Lancer | Lancer / pylance | QPS FAISS 1 thr | QPS FAISS 2 thr | Lancer / FAISS 1 thr |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for kind, rf, n, pr, pq, lr, lq, fr, f1, f2 in curve_rows:
+        lines.append(f"| {kind} | {rf or ''} | {n} | {pr:.3f} | {lr:.3f} | {fr:.3f} | {pq:.0f} | {lq:.0f} | {lq / pq:.2f}x | {f1:.0f} | {f2:.0f} | {lq / f1:.2f}x |")
+    file_read.record(lines, a.no_record)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
