@@ -74,6 +74,8 @@ pub enum Storage {
         m: usize,
         nbits: u32,
         codebook: Vec<f32>,
+        /// The codebook per sub-vector, laid out for building lookup tables.
+        books: Vec<crate::kmeans::Transposed>,
         codes: Vec<u8>,
         residual: bool,
     },
@@ -394,10 +396,17 @@ impl IvfSegment {
                 ));
             }
             let width = m * nbits as usize / 8;
+            let (ks, sub) = (1usize << nbits, dim / m);
+            let books = (0..m)
+                .map(|s| {
+                    crate::kmeans::Transposed::new(&codebook[s * ks * sub..(s + 1) * ks * sub], sub)
+                })
+                .collect();
             Storage::Pq {
                 m,
                 nbits,
                 codebook,
+                books,
                 codes: u8_codes(col.as_ref(), width, &label, "__pq_code")?,
                 residual: metric != Metric::Dot,
             }
@@ -525,19 +534,26 @@ impl IvfSegment {
             let c = &self.centroids[p * self.dim..(p + 1) * self.dim];
             let mut push = |d: f32, row: usize| {
                 let id = self.row_ids[row];
-                if d.is_nan() || !keep(id) {
+                if d.is_nan() {
+                    return;
+                }
+                let enters =
+                    heap.len() < probe.k || heap.peek().is_some_and(|top| Ranked(d, id) < *top);
+                // Once k rows were found, a row that would not enter the heap needs no
+                // liveness check (the count only decides whether to probe further).
+                if !enters && found >= probe.k {
+                    return;
+                }
+                if !keep(id) {
                     return;
                 }
                 found += 1;
-                if heap.len() == probe.k {
-                    match heap.peek() {
-                        Some(top) if Ranked(d, id) < *top => {
-                            heap.pop();
-                        }
-                        _ => return,
+                if enters {
+                    if heap.len() == probe.k {
+                        heap.pop();
                     }
+                    heap.push(Ranked(d, id));
                 }
-                heap.push(Ranked(d, id));
             };
             match &self.storage {
                 Storage::Flat { vectors } => {
@@ -554,11 +570,12 @@ impl IvfSegment {
                 Storage::Pq {
                     m,
                     nbits,
-                    codebook,
+                    books,
                     codes,
                     residual,
+                    ..
                 } => {
-                    let table = pq_table(&q, c, codebook, *m, *nbits, *residual, self.dim);
+                    let table = pq_table(&q, c, books, *m, *nbits, *residual, self.dim);
                     let width = m * *nbits as usize / 8;
                     let part = &codes[start * width..(start + len) * width];
                     let ks = 1usize << nbits;
@@ -584,24 +601,24 @@ impl IvfSegment {
                 } => {
                     let span = hi - lo;
                     let step = (span / 255.0) as f32;
-                    let qc: Vec<f32> = q.iter().map(|&x| f32::from(sq_code(x, *lo, *hi))).collect();
+                    let qc: Vec<u8> = q.iter().map(|&x| sq_code(x, *lo, *hi)).collect();
+                    let qs: Vec<f32> = q.iter().map(|&x| x * step).collect();
+                    let qlo: f32 = q.iter().map(|&x| x * *lo as f32).sum();
                     for r in start..start + len {
                         let code = &codes[r * self.dim..(r + 1) * self.dim];
                         let d = match self.metric {
                             Metric::Dot => {
+                                // q · (lo + code · step) = q·lo + (q · step) · code
                                 let mut s = 0f32;
-                                for (x, &cd) in q.iter().zip(code) {
-                                    s += x * (*lo as f32 + f32::from(cd) * step);
+                                for (x, &cd) in qs.iter().zip(code) {
+                                    s += x * f32::from(cd);
                                 }
-                                1.0 - s
+                                1.0 - (qlo + s)
                             }
                             _ => {
-                                let mut s = 0f32;
-                                for (a, &cd) in qc.iter().zip(code) {
-                                    let t = f32::from(cd) - a;
-                                    s += t * t;
-                                }
-                                s * step * step
+                                // Codes and the quantized query are integers: exact
+                                // in integer arithmetic, which vectorizes well.
+                                crate::kernels::sq_l2(&qc, code) as f32 * step * step
                             }
                         };
                         push(d, r);
@@ -632,12 +649,13 @@ fn sq_code(v: f32, start: f64, end: f64) -> u8 {
 fn pq_table(
     q: &[f32],
     c: &[f32],
-    codebook: &[f32],
+    books: &[crate::kmeans::Transposed],
     m: usize,
     nbits: u32,
     residual: bool,
     dim: usize,
 ) -> Vec<f32> {
+    use crate::kmeans::Geometry;
     let ks = 1usize << nbits;
     let sub = dim / m;
     let target: Vec<f32> = if residual {
@@ -645,17 +663,18 @@ fn pq_table(
     } else {
         q.to_vec()
     };
+    let geometry = if residual {
+        Geometry::L2
+    } else {
+        Geometry::Spherical
+    };
     let mut table = vec![0f32; m * ks];
-    for s in 0..m {
-        let qs = &target[s * sub..(s + 1) * sub];
-        for j in 0..ks {
-            let e = &codebook[(s * ks + j) * sub..(s * ks + j + 1) * sub];
-            table[s * ks + j] = if residual {
-                l2(qs, e)
-            } else {
-                1.0 - dot(qs, e)
-            };
-        }
+    for (s, book) in books.iter().enumerate().take(m) {
+        book.scores(
+            &target[s * sub..(s + 1) * sub],
+            geometry,
+            &mut table[s * ks..(s + 1) * ks],
+        );
     }
     table
 }
@@ -694,7 +713,10 @@ mod tests {
                 cb.extend([(s * 100 + j) as f32; 2]);
             }
         }
-        let t = pq_table(&[1.0, 1.0, 101.0, 101.0], &[0.0; 4], &cb, 2, 4, true, 4);
+        let books: Vec<_> = (0..2)
+            .map(|s| crate::kmeans::Transposed::new(&cb[s * 32..(s + 1) * 32], 2))
+            .collect();
+        let t = pq_table(&[1.0, 1.0, 101.0, 101.0], &[0.0; 4], &books, 2, 4, true, 4);
         assert_eq!(t[1], 0.0);
         assert_eq!(t[16 + 1], 0.0);
         assert_eq!(t[3], 8.0);

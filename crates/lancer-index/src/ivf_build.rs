@@ -150,18 +150,6 @@ fn sample(data: &[f32], dim: usize, n: usize, rng: &mut Rng) -> Vec<f32> {
         .collect()
 }
 
-/// The entry of `book` (`n × sub`) nearest to `x` in squared L2 (first on ties).
-fn nearest(x: &[f32], book: &[f32], sub: usize) -> usize {
-    let mut best = (0usize, f32::INFINITY);
-    for (j, e) in book.chunks_exact(sub).enumerate() {
-        let d = crate::kernels::l2(x, e);
-        if d < best.1 {
-            best = (j, d);
-        }
-    }
-    best.0
-}
-
 fn tensor_f32(shape: Vec<u32>, values: &[f32]) -> pb::Tensor {
     pb::Tensor {
         data_type: pb::tensor::DataType::Float32 as i32,
@@ -354,18 +342,22 @@ pub fn build(
             let mut row_major = vec![0u8; rows * width];
             let threads = std::thread::available_parallelism().map_or(1, |p| p.get());
             let per = rows.div_ceil(threads).max(256);
-            let (codebook, order, assignment) = (&codebook, &order, &assignment);
+            let books: Vec<kmeans::Transposed> = (0..m)
+                .map(|s| kmeans::Transposed::new(&codebook[s * ks * sub..(s + 1) * ks * sub], sub))
+                .collect();
+            let (books, order, assignment) = (&books, &order, &assignment);
             std::thread::scope(|sc| {
                 for (ci, chunk) in row_major.chunks_mut(per * width).enumerate() {
                     let target = &target;
                     sc.spawn(move || {
                         let mut codes_s = vec![0u8; m];
+                        let mut scratch = Vec::new();
                         for (j, out) in chunk.chunks_exact_mut(width).enumerate() {
                             let i = order[ci * per + j];
                             let t = target(i, assignment[i].0 as usize);
                             for (s, code) in codes_s.iter_mut().enumerate() {
-                                let cb = &codebook[s * ks * sub..(s + 1) * ks * sub];
-                                *code = nearest(&t[s * sub..(s + 1) * sub], cb, sub) as u8;
+                                let x = &t[s * sub..(s + 1) * sub];
+                                *code = books[s].nearest(x, Geometry::L2, &mut scratch).0 as u8;
                             }
                             if bits == 8 {
                                 out.copy_from_slice(&codes_s);

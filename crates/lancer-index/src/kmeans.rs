@@ -69,15 +69,112 @@ fn score(geometry: Geometry, x: &[f32], c: &[f32]) -> f32 {
     }
 }
 
+/// Centroids laid out for scoring one short vector against all of them at once:
+/// transposed (`dim × k`), so the inner loop runs over centroids and vectorizes (PQ
+/// sub-vectors are 4–32 values; one kernel call per centroid would cost more than the
+/// arithmetic).
+#[derive(Debug)]
+pub struct Transposed {
+    cols: Vec<f32>,
+    k: usize,
+    dim: usize,
+}
+
+impl Transposed {
+    /// Lays out `centroids` (`k × dim`, row-major).
+    pub fn new(centroids: &[f32], dim: usize) -> Self {
+        let k = centroids.len() / dim.max(1);
+        let mut cols = vec![0f32; k * dim];
+        for (j, c) in centroids.chunks_exact(dim).enumerate() {
+            for (i, &v) in c.iter().enumerate() {
+                cols[i * k + j] = v;
+            }
+        }
+        Self { cols, k, dim }
+    }
+
+    /// The score of `x` against every centroid into `out` (`k` values): squared L2, or
+    /// for the spherical geometry `1 - x·c`.
+    pub fn scores(&self, x: &[f32], geometry: Geometry, out: &mut [f32]) {
+        out.iter_mut().for_each(|s| *s = 0.0);
+        for (i, &xi) in x.iter().enumerate().take(self.dim) {
+            let col = &self.cols[i * self.k..(i + 1) * self.k];
+            match geometry {
+                Geometry::L2 => {
+                    for (s, &c) in out.iter_mut().zip(col) {
+                        let d = xi - c;
+                        *s += d * d;
+                    }
+                }
+                Geometry::Spherical => {
+                    for (s, &c) in out.iter_mut().zip(col) {
+                        *s -= xi * c;
+                    }
+                }
+            }
+        }
+        if geometry == Geometry::Spherical {
+            out.iter_mut().for_each(|s| *s += 1.0);
+        }
+    }
+
+    /// The nearest centroid to `x` (first on ties) and its score, using `scratch`
+    /// (`k` values).
+    pub fn nearest(&self, x: &[f32], geometry: Geometry, scratch: &mut Vec<f32>) -> (u32, f32) {
+        scratch.clear();
+        scratch.resize(self.k, 0.0);
+        for (i, &xi) in x.iter().enumerate().take(self.dim) {
+            let col = &self.cols[i * self.k..(i + 1) * self.k];
+            match geometry {
+                Geometry::L2 => {
+                    for (s, &c) in scratch.iter_mut().zip(col) {
+                        let d = xi - c;
+                        *s += d * d;
+                    }
+                }
+                Geometry::Spherical => {
+                    for (s, &c) in scratch.iter_mut().zip(col) {
+                        *s -= xi * c;
+                    }
+                }
+            }
+        }
+        let mut best = (0u32, f32::INFINITY);
+        for (j, &s) in scratch.iter().enumerate() {
+            let s = if geometry == Geometry::Spherical {
+                1.0 + s
+            } else {
+                s
+            };
+            if s < best.1 {
+                best = (j as u32, s);
+            }
+        }
+        best
+    }
+}
+
+/// Vectors at most this long are scored through [`Transposed`].
+const SHORT: usize = 32;
+
 /// The nearest centroid of each vector and its distance, on all cores.
 pub fn assign(data: &[f32], dim: usize, centroids: &[f32], geometry: Geometry) -> Vec<(u32, f32)> {
     let n = data.len() / dim.max(1);
     let mut out = vec![(0u32, 0f32); n];
+    let short = (dim <= SHORT).then(|| Transposed::new(centroids, dim));
+    let short = short.as_ref();
     let threads = std::thread::available_parallelism().map_or(1, |p| p.get());
     let per = n.div_ceil(threads.max(1)).max(1024);
     std::thread::scope(|s| {
         for (chunk, rows) in out.chunks_mut(per).zip(data.chunks(per * dim)) {
             s.spawn(move || {
+                if let Some(t) = short {
+                    let mut scratch = Vec::new();
+                    for (slot, x) in chunk.iter_mut().zip(rows.chunks_exact(dim)) {
+                        *slot = t.nearest(x, geometry, &mut scratch);
+                    }
+                    return;
+                }
                 for (slot, x) in chunk.iter_mut().zip(rows.chunks_exact(dim)) {
                     let mut best = (0u32, f32::INFINITY);
                     for (j, c) in centroids.chunks_exact(dim).enumerate() {
