@@ -25,8 +25,18 @@ def main(path, queries_path, k, nprobes):
         metric = stats.get("indices", [{}])[0].get("metric_type") or stats.get("metric_type")
     except Exception as e:  # noqa: BLE001
         stats = {"error": str(e)}
-    out = {"indices": [{k2: (sorted(v) if isinstance(v, set) else v) for k2, v in i.items() if k2 != "uuid"} for i in idx],
-           "metric": metric, "results": []}
+    def plain(v):
+        if isinstance(v, (str, int, float, bool, type(None), list, dict)):
+            return v
+        try:
+            return sorted(int(x) for x in v)
+        except TypeError:
+            return str(v)
+
+    out = {"indices": [{k2: plain(v) for k2, v in i.items() if k2 != "uuid"} for i in idx],
+           "metric": metric, "results": [],
+           "unindexed_rows": stats.get("num_unindexed_rows") if isinstance(stats, dict) else None,
+           "segments": stats.get("num_segments", stats.get("num_indices")) if isinstance(stats, dict) else None}
     queries = json.load(open(queries_path))
     col = ds.schema.field(idx[0]["fields"][0]).name if isinstance(idx[0]["fields"][0], int) else idx[0]["fields"][0]
     for q in queries:

@@ -75,6 +75,25 @@ pub enum Command {
         /// data files; in each file, every column to its page and buffers.
         #[arg(long)]
         row: Option<u64>,
+        /// Walk a vector index of the dataset instead: each segment's type, metric,
+        /// partitions and their sizes, centroid and codebook shapes, files.
+        #[arg(long, conflicts_with = "row")]
+        index: Option<String>,
+        /// With --index: a query vector (comma separated) whose probe path to show —
+        /// partitions in search order, which are searched, candidates scored.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            allow_hyphen_values = true,
+            requires = "index"
+        )]
+        query: Vec<f32>,
+        /// With --query: results wanted (sets the reference's early pruning).
+        #[arg(short, long, default_value_t = 10)]
+        k: usize,
+        /// With --query: partitions always searched.
+        #[arg(long, default_value_t = 1)]
+        nprobes: usize,
         #[command(flatten)]
         at: VersionArgs,
     },
@@ -314,6 +333,14 @@ pub enum IndexAction {
     List {
         /// Dataset directory.
         path: PathBuf,
+    },
+    /// Add the rows of fragments appended since the index was built, as a new segment
+    /// with the index's centroids and quantizer (the reference's delta; no retraining).
+    Optimize {
+        /// Dataset directory.
+        path: PathBuf,
+        /// Index name.
+        name: String,
     },
     /// Drop an index (a new version; old versions keep it).
     Drop {

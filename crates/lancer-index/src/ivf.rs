@@ -461,6 +461,88 @@ impl IvfSegment {
             .collect()
     }
 
+    /// What the segment holds, as JSON for `lancer inspect --index`: type, metric,
+    /// dimension, fragments, rows, partition sizes, the quantizer's parameters.
+    pub fn describe(&self) -> serde_json::Value {
+        let mut sizes: Vec<usize> = self.partitions.iter().map(|p| p.1).collect();
+        sizes.sort_unstable();
+        let quantizer = match &self.storage {
+            Storage::Flat { .. } => {
+                serde_json::json!({"kind": "flat", "bytes_per_vector": self.dim * 4})
+            }
+            Storage::Pq {
+                m, nbits, residual, ..
+            } => serde_json::json!({
+                "kind": "pq", "sub_vectors": m, "bits": nbits, "residual": residual,
+                "codebook_shape": [m, 1usize << nbits, self.dim / m],
+                "bytes_per_vector": m * *nbits as usize / 8, "codes_layout": "column-major per partition"}),
+            Storage::Sq { start, end, .. } => serde_json::json!({
+                "kind": "sq", "bits": 8, "bounds": [start, end], "bytes_per_vector": self.dim}),
+        };
+        serde_json::json!({
+            "name": self.name,
+            "uuid": lancer_table::dataset::uuid_dir(&self.uuid).unwrap_or_default(),
+            "type": self.index_type,
+            "metric": self.metric.name(),
+            "dim": self.dim,
+            "fragments": self.fragments.iter().collect::<Vec<u32>>(),
+            "rows": self.row_ids.len(),
+            "partitions": self.partitions.len(),
+            "centroids_shape": [self.partitions.len(), self.dim],
+            "partition_rows": {
+                "min": sizes.first().copied().unwrap_or(0),
+                "median": sizes.get(sizes.len() / 2).copied().unwrap_or(0),
+                "max": sizes.last().copied().unwrap_or(0),
+                "empty": sizes.iter().filter(|&&s| s == 0).count(),
+            },
+            "quantizer": quantizer,
+        })
+    }
+
+    /// The probe path of `query` as JSON: partitions in search order with centroid
+    /// distance and rows, and how many the reference's rule searches for `k` results
+    /// with `min_nprobes` (before any extra rounds for too few live rows).
+    pub fn probe_path(
+        &self,
+        query: &[f32],
+        k: usize,
+        min_nprobes: usize,
+    ) -> Result<serde_json::Value> {
+        if query.len() != self.dim {
+            return Err(IndexError::InvalidArgument {
+                what: format!(
+                    "a query of {} values for {}-d index {}",
+                    query.len(),
+                    self.dim,
+                    self.name
+                ),
+            });
+        }
+        let d = self.probe_distances(query);
+        let cd: Vec<f32> = d.iter().map(|x| x.0).collect();
+        let searched = min_nprobes.max(early_pruning(&cd, k)).max(1).min(d.len());
+        let mut cumulative = 0usize;
+        let order: Vec<serde_json::Value> = d
+            .iter()
+            .enumerate()
+            .map(|(i, &(dist, p))| {
+                let rows = self.partitions[p].1;
+                cumulative += rows;
+                serde_json::json!({"rank": i + 1, "partition": p, "centroid_distance": dist,
+                                   "rows": rows, "cumulative_rows": cumulative, "searched": i < searched})
+            })
+            .collect();
+        let candidates: usize = d
+            .iter()
+            .take(searched)
+            .map(|x| self.partitions[x.1].1)
+            .sum();
+        Ok(
+            serde_json::json!({"k": k, "partitions_searched": searched, "candidates_scored": candidates,
+                              "order": order}),
+        )
+    }
+
     /// [`Self::probe_order`] with each partition's centroid distance.
     pub fn probe_distances(&self, query: &[f32]) -> Vec<(f32, usize)> {
         let q = self.prepare(query);

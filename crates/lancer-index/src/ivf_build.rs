@@ -78,6 +78,49 @@ pub struct BuildParams {
     pub file_version: FileVersion,
     /// Told the name of each phase as it starts (train, assign, quantize, write).
     pub progress: Option<Progress>,
+    /// A trained model to reuse instead of training (a delta segment for new rows, as
+    /// the reference's `optimize_indices` writes: same centroids and codebook).
+    pub fixed: Option<FixedModel>,
+}
+
+/// The trained parts of an existing segment.
+#[derive(Clone, Debug)]
+pub struct FixedModel {
+    /// Centroids, `partitions × dim`.
+    pub centroids: Vec<f32>,
+    /// PQ codebook (`[m][2^bits][dim/m]`), for IVF_PQ.
+    pub codebook: Option<Vec<f32>>,
+    /// SQ bounds, for IVF_SQ.
+    pub bounds: Option<(f64, f64)>,
+}
+
+impl FixedModel {
+    /// The model of an opened segment, with the quantizer it uses.
+    pub fn of(seg: &crate::ivf::IvfSegment) -> (Self, Quantizer) {
+        use crate::ivf::Storage;
+        let (codebook, bounds, q) = match &seg.storage {
+            Storage::Flat { .. } => (None, None, Quantizer::Flat),
+            Storage::Pq {
+                m, nbits, codebook, ..
+            } => (
+                Some(codebook.clone()),
+                None,
+                Quantizer::Pq {
+                    sub_vectors: *m,
+                    bits: *nbits,
+                },
+            ),
+            Storage::Sq { start, end, .. } => (None, Some((*start, *end)), Quantizer::Sq),
+        };
+        (
+            Self {
+                centroids: seg.centroids.clone(),
+                codebook,
+                bounds,
+            },
+            q,
+        )
+    }
 }
 
 /// A phase reporter: called with a short description of the phase starting.
@@ -95,6 +138,7 @@ impl BuildParams {
             seed: 42,
             file_version: FileVersion::V2_1,
             progress: None,
+            fixed: None,
         }
     }
 }
@@ -188,11 +232,14 @@ pub fn build(
             return Err(invalid(format!("PQ codes of {bits} bits over {sub_vectors} sub-vectors (8 bits, or 4 with an even count)")));
         }
     }
-    let parts = params
-        .num_partitions
-        .unwrap_or(rows / params.quantizer.target_partition_size())
-        .clamp(1, 4096)
-        .min(rows);
+    let parts = match &params.fixed {
+        Some(f) => f.centroids.len() / dim,
+        None => params
+            .num_partitions
+            .unwrap_or(rows / params.quantizer.target_partition_size())
+            .clamp(1, 4096)
+            .min(rows),
+    };
     let phase = |what: &str| {
         if let Some(p) = &params.progress {
             p(what);
@@ -210,19 +257,24 @@ pub fn build(
     } else {
         Geometry::L2
     };
-    let train = sample(&data, dim, parts * params.sample_rate.max(1), &mut rng);
-    let kp = KMeansParams {
-        k: parts,
-        max_iters: params.max_iters,
-        tolerance: 1e-4,
-        seed: rng.next_u64(),
-        geometry,
+    let (centroids, loss) = match &params.fixed {
+        Some(f) => (f.centroids.clone(), 0.0),
+        None => {
+            let train = sample(&data, dim, parts * params.sample_rate.max(1), &mut rng);
+            let kp = KMeansParams {
+                k: parts,
+                max_iters: params.max_iters,
+                tolerance: 1e-4,
+                seed: rng.next_u64(),
+                geometry,
+            };
+            phase(&format!(
+                "training {parts} IVF centroids on {} vectors",
+                train.len() / dim
+            ));
+            kmeans::train(&train, dim, &kp)
+        }
     };
-    phase(&format!(
-        "training {parts} IVF centroids on {} vectors",
-        train.len() / dim
-    ));
-    let (centroids, loss) = kmeans::train(&train, dim, &kp);
     phase(&format!("assigning {rows} vectors to partitions"));
     let assignment = kmeans::assign(&data, dim, &centroids, geometry);
     // Rows grouped by partition, then by row address.
@@ -263,11 +315,17 @@ pub fn build(
             (Arc::new(arr), f, format!("{{\"dim\":{dim}}}"), None)
         }
         Quantizer::Sq => {
-            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-            for &v in &data {
-                lo = lo.min(f64::from(v));
-                hi = hi.max(f64::from(v));
-            }
+            let (lo, hi) = match params.fixed.as_ref().and_then(|f| f.bounds) {
+                Some(b) => b,
+                None => {
+                    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+                    for &v in &data {
+                        lo = lo.min(f64::from(v));
+                        hi = hi.max(f64::from(v));
+                    }
+                    (lo, hi)
+                }
+            };
             let code = |v: f32| -> u8 {
                 if hi == lo {
                     0
@@ -309,7 +367,12 @@ pub fn build(
             let ks = 1usize << bits;
             let sub = dim / m;
             // Training residuals: a sample of the rows with their partitions.
-            let want = (ks * params.sample_rate.max(1)).min(rows);
+            let fixed_book = params.fixed.as_ref().and_then(|f| f.codebook.clone());
+            let want = if fixed_book.is_some() {
+                0
+            } else {
+                (ks * params.sample_rate.max(1)).min(rows)
+            };
             let mut pick: Vec<usize> = (0..rows).collect();
             for i in 0..want {
                 let j = i + rng.below(rows - i);
@@ -319,9 +382,16 @@ pub fn build(
                 .iter()
                 .map(|&i| target(i, assignment[i].0 as usize))
                 .collect();
-            phase(&format!("training {m} PQ codebooks of {ks} entries"));
-            let mut codebook = vec![0f32; m * ks * sub];
-            for s in 0..m {
+            let mut codebook = fixed_book
+                .clone()
+                .unwrap_or_else(|| vec![0f32; m * ks * sub]);
+            if codebook.len() != m * ks * sub {
+                return Err(invalid("the reused PQ codebook has another shape"));
+            }
+            if fixed_book.is_none() {
+                phase(&format!("training {m} PQ codebooks of {ks} entries"));
+            }
+            for s in (0..m).filter(|_| fixed_book.is_none()) {
                 let part: Vec<f32> = tr
                     .iter()
                     .flat_map(|t| t[s * sub..(s + 1) * sub].iter().copied())

@@ -83,7 +83,6 @@ pub fn create_vector_index(
     column: &str,
     opts: &VectorIndexOptions,
 ) -> Result<Dataset> {
-    use arrow_array::cast::AsArray;
     let field = ds
         .manifest()
         .schema
@@ -109,9 +108,42 @@ pub fn create_vector_index(
     if let Some(p) = &opts.progress {
         p(&format!("reading {} rows of {column:?}", ds.count_rows()));
     }
-    // The live, non-null, finite vectors with their row addresses.
+    let (vectors, ids, dim) = read_vectors(ds, column, None)?;
+    let mut params = BuildParams::new(opts.quantizer, opts.metric);
+    params.num_partitions = opts.num_partitions;
+    params.progress = opts.progress.clone();
+    if let Some(s) = opts.sample_rate {
+        params.sample_rate = s;
+    }
+    if let Some(m) = opts.max_iters {
+        params.max_iters = m;
+    }
+    params.file_version = match ds.storage_version() {
+        v @ (lancer_format::container::FileVersion::V2_1
+        | lancer_format::container::FileVersion::V2_2) => v,
+        _ => lancer_format::container::FileVersion::V2_1,
+    };
+    let built = ivf_build::build(&vectors, &ids, dim, &params).map_err(index_err)?;
+    if let Some(p) = &opts.progress {
+        p("committing");
+    }
+    let all: Vec<u64> = ds.fragments().iter().map(|f| f.id).collect();
+    commit_segment(ds, field_id, name, built, &all, existing)
+}
+
+/// The live, non-null, finite vectors of `column` (of `fragments`, default all) with
+/// their row addresses, and the dimension.
+fn read_vectors(
+    ds: &Dataset,
+    column: &str,
+    fragments: Option<&[u64]>,
+) -> Result<(Vec<f32>, Vec<u64>, usize)> {
+    use arrow_array::cast::AsArray;
     let (mut vectors, mut ids, mut dim) = (Vec::<f32>::new(), Vec::<u64>::new(), 0usize);
-    let scan = ds.scan().columns(&[column]).with_row_address(true);
+    let mut scan = ds.scan().columns(&[column]).with_row_address(true);
+    if let Some(f) = fragments {
+        scan = scan.fragments(f);
+    }
     for b in scan.stream()? {
         let b = b?;
         let (vecs, d) = crate::search::vectors(b.column(0))?;
@@ -139,21 +171,19 @@ pub fn create_vector_index(
             }
         }
     }
-    let mut params = BuildParams::new(opts.quantizer, opts.metric);
-    params.num_partitions = opts.num_partitions;
-    params.progress = opts.progress.clone();
-    if let Some(s) = opts.sample_rate {
-        params.sample_rate = s;
-    }
-    if let Some(m) = opts.max_iters {
-        params.max_iters = m;
-    }
-    params.file_version = match ds.storage_version() {
-        v @ (lancer_format::container::FileVersion::V2_1
-        | lancer_format::container::FileVersion::V2_2) => v,
-        _ => lancer_format::container::FileVersion::V2_1,
-    };
-    let built = ivf_build::build(&vectors, &ids, dim, &params).map_err(index_err)?;
+    Ok((vectors, ids, dim))
+}
+
+/// Writes a built segment's files and commits it as covering `fragments`, dropping
+/// the segments `removed`.
+fn commit_segment(
+    ds: &Dataset,
+    field_id: i32,
+    name: String,
+    built: ivf_build::BuiltIndex,
+    fragments: &[u64],
+    removed: Vec<pb::IndexMetadata>,
+) -> Result<Dataset> {
     let uuid = lancer_table::commit::random_uuid_bytes();
     let files = lancer_table::commit::write_index_files(
         ds.root(),
@@ -164,9 +194,9 @@ pub fn create_vector_index(
         ],
     )?;
     let mut covered = roaring::RoaringBitmap::new();
-    for f in ds.fragments() {
-        covered.insert(u32::try_from(f.id).map_err(|_| Error::InvalidArgument {
-            what: format!("fragment id {} too large for an index bitmap", f.id),
+    for &f in fragments {
+        covered.insert(u32::try_from(f).map_err(|_| Error::InvalidArgument {
+            what: format!("fragment id {f} too large for an index bitmap"),
         })?);
     }
     let mut bitmap = Vec::new();
@@ -193,10 +223,67 @@ pub fn create_vector_index(
         base_id: None,
         files,
     };
-    if let Some(p) = &opts.progress {
-        p("committing");
+    Ok(ds.commit_indices(vec![meta], removed)?)
+}
+
+/// Adds the rows of fragments the index `name` does not cover yet (appended since it
+/// was built) as a new segment of it, with the same centroids and quantizer as its
+/// existing segments (the reference's `optimize_indices` delta). Returns `ds` itself
+/// when every fragment is covered.
+pub fn optimize_index(ds: &Dataset, name: &str) -> Result<Dataset> {
+    let metas: Vec<pb::IndexMetadata> = ds
+        .indices()?
+        .iter()
+        .filter(|m| m.name == name)
+        .cloned()
+        .collect();
+    let Some(first) = metas.first() else {
+        return Err(Error::InvalidArgument {
+            what: format!("no index named {name:?} (see `lancer index list`)"),
+        });
+    };
+    let mut covered = roaring::RoaringBitmap::new();
+    for m in &metas {
+        covered |= roaring::RoaringBitmap::deserialize_from(m.fragment_bitmap.as_slice())
+            .unwrap_or_default();
     }
-    Ok(ds.commit_indices(vec![meta], existing)?)
+    let new: Vec<u64> = ds
+        .fragments()
+        .iter()
+        .map(|f| f.id)
+        .filter(|&id| u32::try_from(id).map_or(true, |i| !covered.contains(i)))
+        .collect();
+    if new.is_empty() {
+        return Ok(ds.clone());
+    }
+    let field_id = *first.fields.first().ok_or_else(|| Error::InvalidArgument {
+        what: format!("index {name:?} names no column"),
+    })?;
+    let column = ds
+        .manifest()
+        .schema
+        .fields
+        .iter()
+        .find(|f| f.id == field_id)
+        .map(|f| f.name.clone())
+        .ok_or_else(|| Error::InvalidArgument {
+            what: format!("index {name:?} is on field {field_id}, which is not a top-level column"),
+        })?;
+    let base = ivf::IvfSegment::open(ds, first).map_err(index_err)?;
+    let (fixed, quantizer) = ivf_build::FixedModel::of(&base);
+    let (vectors, ids, dim) = read_vectors(ds, &column, Some(&new))?;
+    if ids.is_empty() {
+        return Ok(ds.clone());
+    }
+    let mut params = BuildParams::new(quantizer, base.metric);
+    params.fixed = Some(fixed);
+    params.file_version = match ds.storage_version() {
+        v @ (lancer_format::container::FileVersion::V2_1
+        | lancer_format::container::FileVersion::V2_2) => v,
+        _ => lancer_format::container::FileVersion::V2_1,
+    };
+    let built = ivf_build::build(&vectors, &ids, dim, &params).map_err(index_err)?;
+    commit_segment(ds, field_id, name.to_string(), built, &new, Vec::new())
 }
 
 /// The indexes of `ds`, one entry per name.

@@ -12,7 +12,9 @@ use std::process::Command;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use lancer::ann::AnnParams;
-use lancer::index::{create_vector_index, drop_index, list_indices, VectorIndexOptions};
+use lancer::index::{
+    create_vector_index, drop_index, list_indices, optimize_index, VectorIndexOptions,
+};
 use lancer::search::{nearest_with, Filtering, Metric, Nearest};
 use lancer::Dataset;
 use lancer_index::ivf::Metric as IndexMetric;
@@ -213,6 +215,137 @@ fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
                         "{label} pylance {v} query {i}: one probe"
                     );
                 }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// `optimize_index` adds the rows appended after pylance built its index as a delta
+/// segment (same centroids and codebook); pylance 14, 12 and 11 then see no unindexed
+/// rows, two segments, and answer a fully probed, refined search exactly; their
+/// one-probe answers equal Lancer's.
+#[test]
+fn lancer_optimize_adds_a_delta_segment_pylance_uses() {
+    let golden = repo().join("tests/data/indexes/pylance-14");
+    let tmp = std::env::temp_dir().join(format!("lancer-index-optimize-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    for (case, metric) in [
+        ("ivf_pq8_l2_d16", Metric::L2),
+        ("ivf_sq_cosine_d16", Metric::Cosine),
+        ("ivf_flat_dot_d16", Metric::Dot),
+    ] {
+        let detail: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(golden.join(format!("{case}.json"))).unwrap(),
+        )
+        .unwrap();
+        let queries: Vec<Vec<f32>> = detail["queries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| {
+                q["query"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_f64().unwrap() as f32)
+                    .collect()
+            })
+            .collect();
+        let qfile = tmp.join(format!("{case}.json"));
+        std::fs::write(&qfile, serde_json::to_string(&queries).unwrap()).unwrap();
+        let dir = tmp.join(case);
+        copy_dir(&golden.join(case), &dir);
+        let ds = Dataset::open(&dir).unwrap();
+        assert_eq!(
+            list_indices(&ds).unwrap()[0].unindexed_fragments,
+            vec![2],
+            "{case}"
+        );
+        let ds = optimize_index(&ds, "vec_idx").unwrap();
+        let info = list_indices(&ds).unwrap();
+        assert_eq!(info[0].segments.len(), 2, "{case}");
+        assert!(info[0].unindexed_fragments.is_empty(), "{case}");
+        let again = optimize_index(&ds, "vec_idx").unwrap();
+        assert_eq!(again.version(), ds.version(), "{case}: nothing left to add");
+        let one = AnnParams {
+            nprobes: Some(1),
+            ..Default::default()
+        };
+        let exact = AnnParams {
+            use_index: false,
+            ..Default::default()
+        };
+        let full = AnnParams {
+            nprobes: Some(64),
+            refine_factor: Some(1000),
+            ..Default::default()
+        };
+        let mut lancer_np1 = Vec::new();
+        for q in &queries {
+            assert_eq!(
+                search(&ds, q, metric, &full),
+                search(&ds, q, metric, &exact),
+                "{case}"
+            );
+            lancer_np1.push(search(&ds, q, metric, &one));
+        }
+        for v in ["14", "12", "11"] {
+            let py = repo().join(format!(".venv/pylance-{v}/bin/python"));
+            if !py.exists() {
+                assert!(
+                    std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
+                    "{} missing",
+                    py.display()
+                );
+                continue;
+            }
+            let out = Command::new(&py)
+                .env("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
+                .arg(repo().join("scripts/check_lancer_index.py"))
+                .arg(&dir)
+                .arg(&qfile)
+                .args(["10", "64"])
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{case} pylance {v}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let seen: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(seen["unindexed_rows"], 0, "{case} pylance {v}: {seen}");
+            let mut frags: Vec<i64> = seen["indices"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|i| i["name"] == "vec_idx")
+                .flat_map(|i| {
+                    i["fragment_ids"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.as_i64().unwrap())
+                })
+                .collect();
+            frags.sort_unstable();
+            frags.dedup();
+            assert_eq!(frags, vec![0, 1, 2], "{case} pylance {v}: {seen}");
+            for (i, r) in seen["results"].as_array().unwrap().iter().enumerate() {
+                let ids = |k: &str| -> Vec<i64> {
+                    r[k].as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.as_i64().unwrap())
+                        .collect()
+                };
+                assert_eq!(ids("full"), ids("exact"), "{case} pylance {v} query {i}");
+                assert_eq!(
+                    ids("np1"),
+                    lancer_np1[i],
+                    "{case} pylance {v} query {i}: one probe"
+                );
             }
         }
     }

@@ -13,6 +13,7 @@ use lancer_index::ivf_build::Quantizer;
 
 use super::{report, CmdResult};
 use crate::args::IndexAction;
+use crate::args::VersionArgs;
 
 /// Runs one `lancer index` action.
 pub fn run(action: IndexAction, json: bool) -> CmdResult {
@@ -56,6 +57,26 @@ pub fn run(action: IndexAction, json: bool) -> CmdResult {
             create(&path, &column, opts, json)
         }
         IndexAction::List { path } => list(&path, json),
+        IndexAction::Optimize { path, name } => {
+            let ds = Dataset::open(&path)?;
+            let t = Instant::now();
+            let after = lancer::index::optimize_index(&ds, &name)?;
+            let added = after.version() != ds.version();
+            report(
+                json,
+                serde_json::json!({"index": name, "version": after.version(), "added_segment": added, "seconds": t.elapsed().as_secs_f64()}),
+                || {
+                    if added {
+                        format!("index {name:?}: new fragments added as a segment in {:.1?}: version {}", t.elapsed(), after.version())
+                    } else {
+                        format!(
+                            "index {name:?} already covers every fragment; version {} unchanged",
+                            ds.version()
+                        )
+                    }
+                },
+            )
+        }
         IndexAction::Drop { path, name } => {
             let ds = Dataset::open(&path)?;
             let after = drop_index(&ds, &name)?;
@@ -148,5 +169,100 @@ fn list(path: &Path, json: bool) -> CmdResult {
         ]);
     }
     println!("{t}");
+    Ok(())
+}
+
+/// `lancer inspect DATASET --index NAME [--query …]`: the index's segments and, for a
+/// query, its probe path.
+pub fn inspect(
+    path: &Path,
+    name: &str,
+    query: &[f32],
+    k: usize,
+    nprobes: usize,
+    at: &VersionArgs,
+    json: bool,
+) -> CmdResult {
+    let ds = super::source::open_dataset(path, at)?;
+    let metas: Vec<_> = ds
+        .indices()?
+        .iter()
+        .filter(|m| m.name == name)
+        .cloned()
+        .collect();
+    if metas.is_empty() {
+        return Err(format!("no index named {name:?} (see `lancer index list`)").into());
+    }
+    let mut segments = Vec::new();
+    for m in &metas {
+        let seg = lancer_index::ivf::IvfSegment::open(&ds, m)?;
+        let mut v = seg.describe();
+        v["files"] = serde_json::json!(m
+            .files
+            .iter()
+            .map(|f| serde_json::json!({"path": f.path, "bytes": f.size_bytes}))
+            .collect::<Vec<_>>());
+        v["dataset_version"] = serde_json::json!(m.dataset_version);
+        if !query.is_empty() {
+            v["probe"] = seg.probe_path(query, k, nprobes)?;
+        }
+        segments.push(v);
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({"index": name, "segments": segments})
+            )?
+        );
+        return Ok(());
+    }
+    for v in &segments {
+        println!(
+            "index {name:?} segment {} ({} {}, dim {}, built from version {})",
+            v["uuid"].as_str().unwrap_or(""),
+            v["type"].as_str().unwrap_or(""),
+            v["metric"].as_str().unwrap_or(""),
+            v["dim"],
+            v["dataset_version"]
+        );
+        println!("  fragments {}  rows {}", v["fragments"], v["rows"]);
+        let pr = &v["partition_rows"];
+        println!(
+            "  {} partitions (centroids {}), rows per partition min {} / median {} / max {}, {} empty",
+            v["partitions"], v["centroids_shape"], pr["min"], pr["median"], pr["max"], pr["empty"]
+        );
+        println!("  quantizer {}", v["quantizer"]);
+        for f in v["files"].as_array().into_iter().flatten() {
+            println!(
+                "  file {} ({} bytes)",
+                f["path"].as_str().unwrap_or(""),
+                f["bytes"]
+            );
+        }
+        if let Some(p) = v.get("probe") {
+            println!(
+                "  probe path (k={}): {} partitions searched, {} candidates scored",
+                p["k"], p["partitions_searched"], p["candidates_scored"]
+            );
+            for o in p["order"].as_array().into_iter().flatten().take(16) {
+                println!(
+                    "    #{:<3} partition {:<5} distance {:<12} rows {:<7} cumulative {:<8} {}",
+                    o["rank"].to_string(),
+                    o["partition"].to_string(),
+                    o["centroid_distance"]
+                        .as_f64()
+                        .map_or_else(String::new, |d| format!("{d:.4}")),
+                    o["rows"].to_string(),
+                    o["cumulative_rows"].to_string(),
+                    if o["searched"] == true {
+                        "searched"
+                    } else {
+                        ""
+                    }
+                );
+            }
+        }
+    }
     Ok(())
 }

@@ -25,7 +25,19 @@ pub fn run(cli: Cli) -> CmdResult {
     let rows_as = |f: Format| if json { Format::Jsonl } else { f };
     match cli.command {
         Command::Demo => demo::run(),
-        Command::Inspect { path, row, at } => {
+        Command::Inspect {
+            path,
+            row,
+            index: Some(name),
+            query,
+            k,
+            nprobes,
+            at,
+        } => {
+            let _ = row;
+            index::inspect(&path, &name, &query, k, nprobes, &at, json)
+        }
+        Command::Inspect { path, row, at, .. } => {
             if source::is_dataset(&path) {
                 dataset::inspect(&path, row, json, &at)
             } else {
