@@ -79,6 +79,8 @@ pub enum Storage {
         codes: Vec<u8>,
         residual: bool,
     },
+    /// RabitQ: rotated sign bits (and ex bits) with per-row factors.
+    Rq(crate::rabitq::Rabit),
     /// Scalar quantization to 8 bits over one range `[start, end]`, row-major codes.
     Sq {
         start: f64,
@@ -93,6 +95,7 @@ impl Storage {
             Storage::Flat { .. } => "IVF_FLAT",
             Storage::Pq { .. } => "IVF_PQ",
             Storage::Sq { .. } => "IVF_SQ",
+            Storage::Rq(_) => "IVF_RQ",
         }
     }
 }
@@ -424,11 +427,53 @@ impl IvfSegment {
                 end,
                 codes: u8_codes(col.as_ref(), dim, &label, "__sq_code")?,
             }
-        } else if batch.column_by_name("_rabit_codes").is_some() {
-            return Err(IndexError::Unsupported {
-                index: label,
-                what: "IVF_RQ (RabitQ) search".into(),
-            });
+        } else if let Some(col) = batch.column_by_name("_rabit_codes") {
+            let code_dim = meta_json["code_dim"].as_u64().unwrap_or(0) as usize;
+            if code_dim != dim {
+                return Err(corrupt(
+                    &label,
+                    format!("RabitQ codes of {code_dim} dims for {dim}-d centroids"),
+                ));
+            }
+            let bits = meta_json["num_bits"].as_u64().unwrap_or(1) as usize;
+            let floats = |name: &str| -> Result<Vec<f32>> {
+                Ok(batch
+                    .column_by_name(name)
+                    .and_then(|c| c.as_primitive_opt::<arrow_array::types::Float32Type>())
+                    .ok_or_else(|| corrupt(&label, format!("no float32 {name} column")))?
+                    .values()
+                    .to_vec())
+            };
+            let codes = u8_codes(col.as_ref(), dim / 8, &label, "_rabit_codes")?;
+            let (add, scale) = (floats("__add_factors")?, floats("__scale_factors")?);
+            let (ex, add_ex, scale_ex) = if bits > 1 {
+                let width = dim.div_ceil(64) * 64 * (bits - 1) / 8;
+                let exc = batch
+                    .column_by_name("__blocked_ex_codes")
+                    .ok_or_else(|| corrupt(&label, "no __blocked_ex_codes column"))?;
+                (
+                    u8_codes(exc.as_ref(), width, &label, "__blocked_ex_codes")?,
+                    floats("__add_factors_ex")?,
+                    floats("__scale_factors_ex")?,
+                )
+            } else {
+                (Vec::new(), Vec::new(), Vec::new())
+            };
+            let cols = crate::rabitq::RabitColumns {
+                codes: &codes,
+                add: &add,
+                scale: &scale,
+                ex: &ex,
+                add_ex: &add_ex,
+                scale_ex: &scale_ex,
+            };
+            Storage::Rq(crate::rabitq::Rabit::new(
+                &label,
+                &meta_json,
+                &cols,
+                &partitions,
+                n,
+            )?)
         } else {
             return Err(corrupt(&label, format!("unknown storage ({index_type})")));
         };
@@ -476,6 +521,9 @@ impl IvfSegment {
                 "kind": "pq", "sub_vectors": m, "bits": nbits, "residual": residual,
                 "codebook_shape": [m, 1usize << nbits, self.dim / m],
                 "bytes_per_vector": m * *nbits as usize / 8, "codes_layout": "column-major per partition"}),
+            Storage::Rq(r) => serde_json::json!({
+                "kind": "rabitq", "bits": r.num_bits, "rotation": "fast", "code_dim": r.code_dim,
+                "bytes_per_vector": r.code_dim / 8 + 8 + if r.num_bits > 1 { r.code_dim.div_ceil(64) * 64 * (r.num_bits as usize - 1) / 8 + 8 } else { 0 }}),
             Storage::Sq { start, end, .. } => serde_json::json!({
                 "kind": "sq", "bits": 8, "bounds": [start, end], "bytes_per_vector": self.dim}),
         };
@@ -605,6 +653,10 @@ impl IvfSegment {
         let round = probe.round.max(1);
         let mut heap: BinaryHeap<Ranked> = BinaryHeap::with_capacity(probe.k + 1);
         let mut found = 0usize;
+        let rq_tables = match &self.storage {
+            Storage::Rq(r) => Some(crate::rabitq::QueryTables::new(r.rotate(&q))),
+            _ => None,
+        };
         for (searched, &p) in order.iter().enumerate() {
             // After the minimum, partitions go in rounds; a round starts only while
             // fewer than k candidates were found.
@@ -674,6 +726,11 @@ impl IvfSegment {
                             }
                         }
                         push(d + bias, start + i);
+                    }
+                }
+                Storage::Rq(r) => {
+                    if let Some(t) = &rq_tables {
+                        r.score_partition(self.metric, &q, c, t, start, len, &mut push);
                     }
                 }
                 Storage::Sq {

@@ -95,10 +95,12 @@ pub struct FixedModel {
 }
 
 impl FixedModel {
-    /// The model of an opened segment, with the quantizer it uses.
-    pub fn of(seg: &crate::ivf::IvfSegment) -> (Self, Quantizer) {
+    /// The model of an opened segment, with the quantizer it uses (None for kinds
+    /// Lancer cannot build: IVF_RQ).
+    pub fn of(seg: &crate::ivf::IvfSegment) -> Option<(Self, Quantizer)> {
         use crate::ivf::Storage;
         let (codebook, bounds, q) = match &seg.storage {
+            Storage::Rq(_) => return None,
             Storage::Flat { .. } => (None, None, Quantizer::Flat),
             Storage::Pq {
                 m, nbits, codebook, ..
@@ -112,14 +114,14 @@ impl FixedModel {
             ),
             Storage::Sq { start, end, .. } => (None, Some((*start, *end)), Quantizer::Sq),
         };
-        (
+        Some((
             Self {
                 centroids: seg.centroids.clone(),
                 codebook,
                 bounds,
             },
             q,
-        )
+        ))
     }
 }
 

@@ -12,5 +12,6 @@ pub mod ivf_build;
 pub mod kernels;
 pub mod kmeans;
 pub mod pb;
+pub mod rabitq;
 
 pub use error::{IndexError, Result};

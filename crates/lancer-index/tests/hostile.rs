@@ -1,5 +1,6 @@
 //! Damaged index files never panic: bytes of a pylance-built segment's `index.idx` and
-//! `auxiliary.idx` are flipped, truncated or overwritten at random (2,000 mutations);
+//! `auxiliary.idx` are flipped, truncated or overwritten at random (3,500 mutations over
+//! FLAT, PQ, SQ and RabitQ segments);
 //! opening and searching the segment either works or returns a typed error.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -270,7 +270,9 @@ pub fn optimize_index(ds: &Dataset, name: &str) -> Result<Dataset> {
             what: format!("index {name:?} is on field {field_id}, which is not a top-level column"),
         })?;
     let base = ivf::IvfSegment::open(ds, first).map_err(index_err)?;
-    let (fixed, quantizer) = ivf_build::FixedModel::of(&base);
+    let (fixed, quantizer) = ivf_build::FixedModel::of(&base).ok_or_else(|| Error::InvalidArgument {
+        what: format!("index {name:?} is {}: adding rows to it is not supported yet (rebuild it with replace)", base.index_type),
+    })?;
     let (vectors, ids, dim) = read_vectors(ds, &column, Some(&new))?;
     if ids.is_empty() {
         return Ok(ds.clone());

@@ -8,8 +8,8 @@
 //! exercised. Exceptions, each from the format notes (docs/vector-index-format.md):
 //! 4-bit PQ picks rows past 200 per partition with a quantized table in pylance
 //! (pylance 14: compared by overlap; pylance 11/12, which also report the quantized
-//! values, only the exact setting); IVF_RQ is not searched by Lancer yet (a
-//! typed error).
+//! values, only the exact setting); IVF_RQ dot estimates of pylance 11/12 (an older
+//! formula: Lancer follows pylance 14) are not compared.
 
 use std::path::{Path, PathBuf};
 
@@ -53,7 +53,7 @@ fn params(setting: &Value) -> AnnParams {
 
 #[test]
 fn pylance_built_ivf_indexes_answer_like_pylance() {
-    let (mut compared, mut overlap_checked, mut unsupported) = (0usize, 0usize, 0usize);
+    let (mut compared, mut overlap_checked, mut skipped_rq_dot) = (0usize, 0usize, 0usize);
     for root in roots() {
         let index: Value =
             serde_json::from_str(&std::fs::read_to_string(root.join("index.json")).unwrap())
@@ -70,6 +70,10 @@ fn pylance_built_ivf_indexes_answer_like_pylance() {
             let name = case["name"].as_str().unwrap();
             let kind = case["index_type"].as_str().unwrap();
             let pq4 = case["params"]["num_bits"] == 4 && kind == "IVF_PQ";
+            // pylance skips multi-bit RabitQ rows whose error bound says they cannot
+            // beat the current k-th estimate before estimating them fully; Lancer
+            // estimates every row, so a rare near-tie row can differ: by overlap.
+            let rq_multi = kind == "IVF_RQ" && case["params"]["num_bits"].as_u64().unwrap_or(5) > 1;
             let detail: Value = serde_json::from_str(
                 &std::fs::read_to_string(root.join(format!("{name}.json"))).unwrap(),
             )
@@ -98,10 +102,11 @@ fn pylance_built_ivf_indexes_answer_like_pylance() {
                     };
                     let at = format!("{} {name} query {qi} {label}", root.display());
                     let got = nearest_with(&ds, &req, Filtering::None, Some(&["id"]), &p);
-                    if kind == "IVF_RQ" && p.use_index {
-                        let e = got.expect_err(&at).to_string();
-                        assert!(e.contains("not supported"), "{at}: {e}");
-                        unsupported += 1;
+                    if kind == "IVF_RQ" && p.use_index && old_pq4 && metric == Metric::Dot {
+                        // pylance 11/12 estimate dot distances of RabitQ rows with an
+                        // older formula (pylance 14 changed it, also for old indexes);
+                        // Lancer estimates as pylance 14 does.
+                        skipped_rq_dot += 1;
                         continue;
                     }
                     let got = got.unwrap_or_else(|e| panic!("{at}: {e}"));
@@ -131,7 +136,7 @@ fn pylance_built_ivf_indexes_answer_like_pylance() {
                         // design (up to half of them seen); not compared.
                         continue;
                     }
-                    if pq4 && p.use_index {
+                    if (pq4 || rq_multi) && p.use_index {
                         // pylance ranks most rows of a 4-bit PQ partition with a
                         // quantized table: compare the sets.
                         let common = ids.iter().filter(|i| want_ids.contains(i)).count();
@@ -158,5 +163,6 @@ fn pylance_built_ivf_indexes_answer_like_pylance() {
         }
     }
     assert!(compared > 500, "only {compared} answers compared");
-    assert!(overlap_checked > 0 && unsupported > 0);
+    assert!(overlap_checked > 0);
+    eprintln!("{compared} answers compared, {overlap_checked} by overlap, {skipped_rq_dot} RQ dot answers of pylance 11/12 skipped");
 }
