@@ -66,8 +66,9 @@ fn reduce(acc: &[f32; LANES]) -> f32 {
     v[0]
 }
 
+/// Whether the AVX2 + FMA builds of the kernels run on this CPU.
 #[cfg(target_arch = "x86_64")]
-fn has_avx2() -> bool {
+pub(crate) fn has_avx2() -> bool {
     std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
 }
 

@@ -1,6 +1,6 @@
 //! k-means as the IVF and PQ trainers use it (reference defaults: format guide "Vector
-//! Indices" → IVF training; `docs/vector-index-format.md` §7): k-means++ seeding on the
-//! training sample, Lloyd iterations until the loss improves by less than `tolerance`
+//! Indices" → IVF training; `docs/vector-index-format.md` §7): random initialization on
+//! the training sample, Lloyd iterations until the loss improves by less than `tolerance`
 //! (relative) or `max_iters`, empty clusters re-seeded from the point farthest from its
 //! centroid. Assignment runs on all cores.
 //!
@@ -76,6 +76,8 @@ fn score(geometry: Geometry, x: &[f32], c: &[f32]) -> f32 {
 #[derive(Debug)]
 pub struct Transposed {
     cols: Vec<f32>,
+    /// Squared norm of each centroid.
+    norms: Vec<f32>,
     k: usize,
     dim: usize,
 }
@@ -90,7 +92,13 @@ impl Transposed {
                 cols[i * k + j] = v;
             }
         }
-        Self { cols, k, dim }
+        let norms = centroids.chunks_exact(dim).map(|c| dot(c, c)).collect();
+        Self {
+            cols,
+            norms,
+            k,
+            dim,
+        }
     }
 
     /// The score of `x` against every centroid into `out` (`k` values): squared L2, or
@@ -119,49 +127,85 @@ impl Transposed {
     }
 
     /// The nearest centroid to `x` (first on ties) and its score, using `scratch`
-    /// (`k` values).
+    /// (`k` values). L2 ranks by `‖c‖² − 2x·c` (one multiply-add per value; the score
+    /// returned adds `‖x‖²` back), so near-ties may resolve differently from an exact
+    /// distance — fine for training and encoding, not used for reported distances.
+    #[allow(unsafe_code)]
     pub fn nearest(&self, x: &[f32], geometry: Geometry, scratch: &mut Vec<f32>) -> (u32, f32) {
         scratch.clear();
         scratch.resize(self.k, 0.0);
-        for (i, &xi) in x.iter().enumerate().take(self.dim) {
-            let col = &self.cols[i * self.k..(i + 1) * self.k];
-            match geometry {
-                Geometry::L2 => {
-                    for (s, &c) in scratch.iter_mut().zip(col) {
-                        let d = xi - c;
-                        *s += d * d;
-                    }
+        #[cfg(target_arch = "x86_64")]
+        if crate::kernels::has_avx2() {
+            // SAFETY: the CPU supports AVX2 and FMA (checked just above).
+            return unsafe { self.nearest_avx2(x, geometry, scratch) };
+        }
+        self.nearest_body(x, geometry, scratch)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[allow(unsafe_code)]
+    #[target_feature(enable = "avx2,fma")]
+    fn nearest_avx2(&self, x: &[f32], geometry: Geometry, scratch: &mut [f32]) -> (u32, f32) {
+        self.nearest_body(x, geometry, scratch)
+    }
+
+    #[inline(always)]
+    fn nearest_body(&self, x: &[f32], geometry: Geometry, scratch: &mut [f32]) -> (u32, f32) {
+        // Blocks of 64 centroids keep their sums in registers across the dimensions.
+        const B: usize = 64;
+        let (k, dim) = (self.k, self.dim.min(x.len()));
+        let full = k / B * B;
+        for jb in (0..full).step_by(B) {
+            let mut acc = [0f32; B];
+            for (i, &xi) in x.iter().enumerate().take(dim) {
+                let col = &self.cols[i * k + jb..i * k + jb + B];
+                for t in 0..B {
+                    acc[t] += xi * col[t];
                 }
-                Geometry::Spherical => {
-                    for (s, &c) in scratch.iter_mut().zip(col) {
-                        *s -= xi * c;
-                    }
+            }
+            scratch[jb..jb + B].copy_from_slice(&acc);
+        }
+        for (i, &xi) in x.iter().enumerate().take(dim) {
+            let col = &self.cols[i * k + full..(i + 1) * k];
+            for (s, &c) in scratch[full..].iter_mut().zip(col) {
+                *s += xi * c;
+            }
+        }
+        // Scores in place, then the minimum and its first position: two passes that
+        // vectorize (a running argmin branches on every centroid).
+        match geometry {
+            Geometry::L2 => {
+                for (d, &n) in scratch.iter_mut().zip(&self.norms) {
+                    *d = n - 2.0 * *d;
+                }
+            }
+            Geometry::Spherical => {
+                for d in scratch.iter_mut() {
+                    *d = 1.0 - *d;
                 }
             }
         }
-        let mut best = (0u32, f32::INFINITY);
-        for (j, &s) in scratch.iter().enumerate() {
-            let s = if geometry == Geometry::Spherical {
-                1.0 + s
-            } else {
-                s
-            };
-            if s < best.1 {
-                best = (j as u32, s);
-            }
+        let min = scratch.iter().copied().fold(f32::INFINITY, f32::min);
+        let j = scratch.iter().position(|&v| v == min).unwrap_or(0);
+        let mut best = (j as u32, min);
+        if geometry == Geometry::L2 {
+            let xx: f32 = x.iter().map(|v| v * v).sum();
+            best.1 = (best.1 + xx).max(0.0);
         }
         best
     }
 }
 
-/// Vectors at most this long are scored through [`Transposed`].
+/// Vectors at most this long are always scored through [`Transposed`] (longer ones
+/// too when there are at least 64 centroids: a block of 64 sums stays in registers).
 const SHORT: usize = 32;
 
 /// The nearest centroid of each vector and its distance, on all cores.
 pub fn assign(data: &[f32], dim: usize, centroids: &[f32], geometry: Geometry) -> Vec<(u32, f32)> {
     let n = data.len() / dim.max(1);
     let mut out = vec![(0u32, 0f32); n];
-    let short = (dim <= SHORT).then(|| Transposed::new(centroids, dim));
+    let short = (dim <= SHORT || centroids.len() / dim.max(1) >= 64)
+        .then(|| Transposed::new(centroids, dim));
     let short = short.as_ref();
     let threads = std::thread::available_parallelism().map_or(1, |p| p.get());
     let per = n.div_ceil(threads.max(1)).max(1024);
@@ -198,37 +242,18 @@ fn normalize(v: &mut [f32]) {
     }
 }
 
-/// k-means++ seeding: the first centroid at random, each next one drawn with
-/// probability proportional to its distance to the nearest chosen so far.
-fn seed(data: &[f32], dim: usize, k: usize, geometry: Geometry, rng: &mut Rng) -> Vec<f32> {
+/// Random initialization (the reference's): `k` distinct points drawn at random.
+fn random_init(data: &[f32], dim: usize, k: usize, rng: &mut Rng) -> Vec<f32> {
     let n = data.len() / dim;
-    let mut centroids = Vec::with_capacity(k * dim);
-    let first = rng.below(n);
-    centroids.extend_from_slice(&data[first * dim..(first + 1) * dim]);
-    let mut nearest: Vec<f32> = data
-        .chunks_exact(dim)
-        .map(|x| score(geometry, x, &centroids[..dim]).max(0.0))
-        .collect();
-    while centroids.len() < k * dim {
-        let total: f64 = nearest.iter().map(|&d| f64::from(d)).sum();
-        let pick = if total > 0.0 {
-            let mut t = rng.unit() * total;
-            let mut i = 0;
-            while i + 1 < n && t >= f64::from(nearest[i]) {
-                t -= f64::from(nearest[i]);
-                i += 1;
-            }
-            i
-        } else {
-            rng.below(n)
-        };
-        let c = data[pick * dim..(pick + 1) * dim].to_vec();
-        for (d, x) in nearest.iter_mut().zip(data.chunks_exact(dim)) {
-            *d = d.min(score(geometry, x, &c).max(0.0));
-        }
-        centroids.extend_from_slice(&c);
+    let mut idx: Vec<usize> = (0..n).collect();
+    for i in 0..k.min(n) {
+        let j = i + rng.below(n - i);
+        idx.swap(i, j);
     }
-    centroids
+    idx[..k.min(n)]
+        .iter()
+        .flat_map(|&p| data[p * dim..(p + 1) * dim].iter().copied())
+        .collect()
 }
 
 /// Trains `params.k` centroids (`k × dim`, row-major) on `data` (`n × dim`); returns
@@ -246,7 +271,7 @@ pub fn train(data: &[f32], dim: usize, params: &KMeansParams) -> (Vec<f32>, f64)
             .flat_map(|i| data[(i % n) * dim..(i % n + 1) * dim].iter().copied())
             .collect()
     } else {
-        seed(data, dim, k, params.geometry, &mut rng)
+        random_init(data, dim, k, &mut rng)
     };
     if params.geometry == Geometry::Spherical {
         centroids.chunks_exact_mut(dim).for_each(normalize);
@@ -265,9 +290,13 @@ pub fn train(data: &[f32], dim: usize, params: &KMeansParams) -> (Vec<f32>, f64)
                 *s += f64::from(v);
             }
         }
-        // Empty clusters take the points farthest from their centroids.
-        let mut far: Vec<usize> = (0..n).collect();
-        far.sort_by(|&p, &q| a[q].1.total_cmp(&a[p].1));
+        // Empty clusters take the points farthest from their centroids (sorted only
+        // when a cluster is empty).
+        let mut far: Vec<usize> = Vec::new();
+        if counts.contains(&0) {
+            far = (0..n).collect();
+            far.sort_by(|&p, &q| a[q].1.total_cmp(&a[p].1));
+        }
         let mut far = far.into_iter();
         for j in 0..k {
             let c = &mut centroids[j * dim..(j + 1) * dim];

@@ -224,6 +224,21 @@ fn exact(ds: &Dataset, req: &Nearest<'_>, addrs: &[u64]) -> Result<Vec<Hit>> {
         .collect())
 }
 
+/// The `k` nearest rows as `(distance, row address)`, nearest first, through the index
+/// when one applies — the search without fetching any column (what an ANN library
+/// returns).
+pub fn nearest_addresses(
+    ds: &Dataset,
+    req: &Nearest<'_>,
+    prefilter: Option<&str>,
+    params: &AnnParams,
+) -> Result<Vec<(f32, u64)>> {
+    Ok(top_k(ds, req, prefilter, params)?
+        .into_iter()
+        .map(|h| (h.0, h.1))
+        .collect())
+}
+
 /// The `k` nearest rows (distance, row address), through the index when one applies.
 pub(crate) fn top_k(
     ds: &Dataset,
