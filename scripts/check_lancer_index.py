@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Reads an index Lancer built, with pylance, and prints what pylance sees as JSON.
 
-    .venv/pylance-14/bin/python scripts/check_lancer_index.py DATASET QUERIES.json K NPROBES
+    .venv/pylance-14/bin/python scripts/check_lancer_index.py DATASET QUERIES.json K NPROBES [FILTER]
 
 QUERIES.json is a list of query vectors. Prints {"indices": list_indices(),
 "plan": the query plan of an indexed search, "results": [...]} where each result has
 pylance's ids for the indexed search with every partition probed and a refine factor
 large enough to re-rank every candidate ("full"), the index alone with one probe
-("np1"), and the exact answer ("exact", use_index=False, the index's metric).
+("np1"), and the exact answer ("exact", use_index=False, the index's metric); with FILTER also the one-probe
+search with that SQL prefilter ("pre_np1").
 """
 import json
 import sys
@@ -16,7 +17,7 @@ import numpy as np
 import lance
 
 
-def main(path, queries_path, k, nprobes):
+def main(path, queries_path, k, nprobes, flt=None):
     ds = lance.dataset(path)
     idx = ds.list_indices()
     metric = None
@@ -48,6 +49,9 @@ def main(path, queries_path, k, nprobes):
         r["full_distances"] = full.column("_distance").to_pylist()
         np1 = ds.to_table(columns=["id", "_distance"], nearest={**base, "nprobes": 1})
         r["np1"] = np1.column("id").to_pylist()
+        if flt:
+            pre = ds.to_table(columns=["id", "_distance"], nearest={**base, "nprobes": 1}, filter=flt, prefilter=True)
+            r["pre_np1"] = pre.column("id").to_pylist()
         if metric:
             ex = ds.to_table(columns=["id", "_distance"], nearest={**base, "use_index": False, "metric": metric})
             r["exact"] = ex.column("id").to_pylist()
@@ -57,4 +61,4 @@ def main(path, queries_path, k, nprobes):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] if len(sys.argv) > 5 else None)

@@ -3,8 +3,8 @@
 //! searches them (every partition + full refine = the exact answer; recall of one
 //! probe reported), and pylance 14, 12 and 11 open them: `list_indices` names the index,
 //! the query plan uses it, the fully probed and refined search equals pylance's exact
-//! answer, and pylance's one-probe answer equals Lancer's (4-bit PQ: pylance ranks with
-//! a quantized table, so by overlap).
+//! answer, and pylance's one-probe answers — plain and with a SQL prefilter — equal
+//! Lancer's (4-bit PQ: pylance ranks with a quantized table, so by overlap).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -36,6 +36,10 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A prefilter passing a third of the rows: the one-probe search must go on probing
+/// until k rows pass.
+const PREFILTER: &str = "id % 3 = 0";
 
 fn search(ds: &Dataset, q: &[f32], metric: Metric, p: &AnnParams) -> Vec<i64> {
     let req = Nearest {
@@ -136,7 +140,17 @@ fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
         };
         let mut hits = 0;
         let mut lancer_np1 = Vec::new();
+        let mut lancer_pre = Vec::new();
         for q in &queries {
+            let req = Nearest {
+                column: "vec",
+                query: q.to_vec(),
+                k: 10,
+                metric,
+            };
+            let b =
+                nearest_with(&ds, &req, Filtering::Pre(PREFILTER), Some(&["id"]), &one).unwrap();
+            lancer_pre.push(b.column(0).as_primitive::<Int64Type>().values().to_vec());
             let want = search(&ds, q, metric, &exact);
             assert_eq!(
                 search(&ds, q, metric, &full),
@@ -167,7 +181,7 @@ fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
                 .arg(repo().join("scripts/check_lancer_index.py"))
                 .arg(&dir)
                 .arg(&qfile)
-                .args(["10", "4"])
+                .args(["10", "4", PREFILTER])
                 .output()
                 .unwrap();
             assert!(
@@ -202,6 +216,13 @@ fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
                     "{label} pylance {v} query {i}: full probe + refine"
                 );
                 let theirs = ids("np1");
+                if !matches!(quantizer, Quantizer::Pq { bits: 4, .. }) {
+                    assert_eq!(
+                        ids("pre_np1"),
+                        lancer_pre[i],
+                        "{label} pylance {v} query {i}: prefilter, one probe"
+                    );
+                }
                 if matches!(quantizer, Quantizer::Pq { bits: 4, .. }) {
                     let common = theirs.iter().filter(|x| lancer_np1[i].contains(x)).count();
                     assert!(
