@@ -247,12 +247,13 @@ pub fn build(
             p(what);
         }
     };
+    phase(&format!("preparing {rows} vectors"));
     let mut rng = Rng::new(params.seed);
     // Cosine works on unit vectors throughout; dot trains spherical centroids.
-    let data: Vec<f32> = if params.metric == Metric::Cosine {
-        normalized(vectors, dim)
+    let data: std::borrow::Cow<'_, [f32]> = if params.metric == Metric::Cosine {
+        std::borrow::Cow::Owned(normalized(vectors, dim))
     } else {
-        vectors.to_vec()
+        std::borrow::Cow::Borrowed(vectors)
     };
     let geometry = if params.metric == Metric::Dot {
         Geometry::Spherical
@@ -321,7 +322,7 @@ pub fn build(
                 Some(b) => b,
                 None => {
                     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-                    for &v in &data {
+                    for &v in data.iter() {
                         lo = lo.min(f64::from(v));
                         hi = hi.max(f64::from(v));
                     }

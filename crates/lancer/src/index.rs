@@ -140,6 +140,20 @@ fn read_vectors(
 ) -> Result<(Vec<f32>, Vec<u64>, usize)> {
     use arrow_array::cast::AsArray;
     let (mut vectors, mut ids, mut dim) = (Vec::<f32>::new(), Vec::<u64>::new(), 0usize);
+    // Reserve for every live row when the column's dimension is known from the schema.
+    if let Some(arrow_schema::DataType::FixedSizeList(_, d)) = ds
+        .schema()
+        .field_with_name(column)
+        .ok()
+        .map(|f| f.data_type().clone())
+    {
+        let rows = match fragments {
+            None => ds.count_rows() as usize,
+            Some(_) => 0,
+        };
+        vectors.reserve(rows.saturating_mul(d.max(0) as usize));
+        ids.reserve(rows);
+    }
     let mut scan = ds.scan().columns(&[column]).with_row_address(true);
     if let Some(f) = fragments {
         scan = scan.fragments(f);
