@@ -372,3 +372,80 @@ fn lancer_optimize_adds_a_delta_segment_pylance_uses() {
     }
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+/// Damaged index setups end in an error that names the index and what to do, and an
+/// exact search (`use_index = false`) still answers: a missing index file, a query of
+/// the wrong dimension.
+#[test]
+fn broken_indexes_fail_clearly_and_exact_search_still_works() {
+    let golden = repo().join("tests/data/indexes/pylance-14");
+    let tmp = std::env::temp_dir().join(format!("lancer-index-broken-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let dir = tmp.join("ds");
+    copy_dir(&golden.join("ivf_pq8_l2_d16"), &dir);
+    let q = vec![0.5f32; 16];
+    let exact = AnnParams {
+        use_index: false,
+        ..Default::default()
+    };
+    // Wrong dimension.
+    let ds = Dataset::open(&dir).unwrap();
+    let req = Nearest {
+        column: "vec",
+        query: vec![0.5f32; 15],
+        k: 10,
+        metric: Metric::L2,
+    };
+    let e = nearest_with(
+        &ds,
+        &req,
+        Filtering::None,
+        Some(&["id"]),
+        &AnnParams::default(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("15"), "{e}");
+    // A missing auxiliary file (a second copy: opened segments are cached per path).
+    let dir = tmp.join("ds2");
+    copy_dir(&golden.join("ivf_pq8_l2_d16"), &dir);
+    for entry in walk(&dir.join("_indices")) {
+        if entry.ends_with("auxiliary.idx") {
+            std::fs::remove_file(&entry).unwrap();
+        }
+    }
+    let ds = Dataset::open(&dir).unwrap();
+    let req = Nearest {
+        column: "vec",
+        query: q.clone(),
+        k: 10,
+        metric: Metric::L2,
+    };
+    let e = nearest_with(
+        &ds,
+        &req,
+        Filtering::None,
+        Some(&["id"]),
+        &AnnParams::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("auxiliary.idx") && e.contains("drop the index"),
+        "{e}"
+    );
+    assert_eq!(search(&ds, &q, Metric::L2, &exact).len(), 10);
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
