@@ -653,6 +653,7 @@ impl IvfSegment {
         let round = probe.round.max(1);
         let mut heap: BinaryHeap<Ranked> = BinaryHeap::with_capacity(probe.k + 1);
         let mut found = 0usize;
+        let mut pq_sums: Vec<f32> = Vec::new();
         let rq_tables = match &self.storage {
             Storage::Rq(r) => Some(crate::rabitq::QueryTables::new(r.rotate(&q))),
             _ => None,
@@ -714,17 +715,28 @@ impl IvfSegment {
                     let part = &codes[start * width..(start + len) * width];
                     let ks = 1usize << nbits;
                     let bias = if *residual { 0.0 } else { 1.0 - *m as f32 };
-                    for i in 0..len {
-                        let mut d = 0f32;
-                        for b in 0..width {
-                            let byte = part[b * len + i] as usize;
-                            if *nbits == 8 {
-                                d += table[b * ks + byte];
-                            } else {
-                                d += table[2 * b * ks + (byte & 15)];
-                                d += table[(2 * b + 1) * ks + (byte >> 4)];
+                    // Codes are column-major per partition: walk one code byte of
+                    // every row at a time (sequential reads, one table row in cache),
+                    // summing in the same order per row as a row-at-a-time walk.
+                    pq_sums.clear();
+                    pq_sums.resize(len, 0.0);
+                    for b in 0..width {
+                        let col = &part[b * len..(b + 1) * len];
+                        if *nbits == 8 {
+                            let t = &table[b * ks..(b + 1) * ks];
+                            for (d, &c) in pq_sums.iter_mut().zip(col) {
+                                *d += t[c as usize];
+                            }
+                        } else {
+                            let lo = &table[2 * b * ks..(2 * b + 1) * ks];
+                            let hi = &table[(2 * b + 1) * ks..(2 * b + 2) * ks];
+                            for (d, &c) in pq_sums.iter_mut().zip(col) {
+                                *d += lo[(c & 15) as usize];
+                                *d += hi[(c >> 4) as usize];
                             }
                         }
+                    }
+                    for (i, &d) in pq_sums.iter().enumerate() {
                         push(d + bias, start + i);
                     }
                 }
