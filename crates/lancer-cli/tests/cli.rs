@@ -33,6 +33,14 @@ fn demo_runs() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("identical to what was written"), "{text}");
     assert!(text.contains("id   4242  distance 0.0000"), "{text}");
+    // The index step reports a recall well above chance (the index is used).
+    let recall: f64 = text
+        .split("recall@10 ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(0.0);
+    assert!(recall >= 0.5, "{text}");
     assert!(
         text.contains("time travel: version 1 still has 10000 rows"),
         "{text}"
