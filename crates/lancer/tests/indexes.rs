@@ -80,6 +80,7 @@ fn pylance_built_ivf_indexes_answer_like_pylance() {
             .unwrap();
             let metric = Metric::parse(case["metric"].as_str().unwrap()).unwrap();
             let ds = Dataset::open(root.join(name)).unwrap();
+            let mut case_overlap = (0usize, 0usize);
             for (qi, q) in detail["queries"].as_array().unwrap().iter().enumerate() {
                 let query: Vec<f32> = q["query"]
                     .as_array()
@@ -145,11 +146,12 @@ fn pylance_built_ivf_indexes_answer_like_pylance() {
                     if (pq4 || rq_multi || dot_range) && p.use_index {
                         // pylance ranks most rows of a 4-bit PQ partition with a
                         // quantized table: compare the sets.
+                        // Per case, not per answer: the live indexes are trained anew
+                        // (randomly) every run, and single answers of a quantized
+                        // ranking vary.
                         let common = ids.iter().filter(|i| want_ids.contains(i)).count();
-                        assert!(
-                            common * 10 >= want_ids.len() * 7,
-                            "{at}: {ids:?} vs pylance {want_ids:?}"
-                        );
+                        case_overlap.0 += common;
+                        case_overlap.1 += want_ids.len();
                         overlap_checked += 1;
                         continue;
                     }
@@ -165,6 +167,15 @@ fn pylance_built_ivf_indexes_answer_like_pylance() {
                     }
                     compared += 1;
                 }
+            }
+            if case_overlap.1 > 0 {
+                let share = case_overlap.0 as f64 / case_overlap.1 as f64;
+                eprintln!("{} {name}: overlap {share:.2}", root.display());
+                assert!(
+                    share >= 0.7,
+                    "{} {name}: only {share:.2} of pylance's ids found",
+                    root.display()
+                );
             }
         }
     }
