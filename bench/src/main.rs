@@ -210,39 +210,11 @@ fn stream(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// `dataset-take PATH ITERS INDICES_FILE...`: takes by row offset from an opened
-/// dataset (the handle opened once, as a loader holds it); prints timings and the sum
-/// of the `id` column so the caller can check both engines returned the same rows.
-fn dataset_take(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
-    let iters: usize = args[3].parse()?;
-    let ds = lancer_table::Dataset::open(&args[2])?;
-    let mut out = serde_json::Map::new();
-    for f in &args[4..] {
-        let idx = read_indices(f)?;
-        let mut times = Vec::new();
-        let mut sum = 0i64;
-        for _ in 0..iters {
-            let t = Instant::now();
-            let b = ds.take(&idx, Some(&["id", "text", "vec"]))?;
-            times.push(t.elapsed().as_secs_f64());
-            let ids = b
-                .column(0)
-                .as_any()
-                .downcast_ref::<arrow_array::Int64Array>()
-                .ok_or("id is not int64")?;
-            sum = ids.values().iter().sum();
-        }
-        out.insert(
-            format!("take_{}", idx.len()),
-            json!({"t": stats(times), "id_sum": sum}),
-        );
-    }
-    println!("{}", serde_json::Value::Object(out));
-    Ok(())
-}
-
-/// `takes PATH ITERS COLUMNS INDICES_FILE...`: like `dataset-take` with the columns
-/// given (comma separated); the first column must be int64 (its sum is printed).
+/// `takes PATH ITERS COLUMNS INDICES_FILE...`: takes by row offset from an opened
+/// dataset (the handle opened once, as a loader holds it) of the columns given (comma
+/// separated); prints timings and the sum of the first column (int64) so the caller
+/// can check both engines returned the same rows. `dataset-take PATH ITERS
+/// INDICES_FILE...` is the same with the columns `id,text,vec`.
 fn takes(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     let iters: usize = args[3].parse()?;
     let cols: Vec<&str> = args[4].split(',').collect();
@@ -436,7 +408,10 @@ fn read_indices(f: &str) -> Result<Vec<u64>, Box<dyn std::error::Error>> {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     if args.len() >= 5 && args[1] == "dataset-take" {
-        return dataset_take(&args);
+        let mut with_cols = args[..4].to_vec();
+        with_cols.push("id,text,vec".into());
+        with_cols.extend_from_slice(&args[4..]);
+        return takes(&with_cols);
     }
     if args.len() == 9 && args[1] == "ann" {
         return ann(&args);

@@ -196,6 +196,20 @@ fn sample(data: &[f32], dim: usize, n: usize, rng: &mut Rng) -> Vec<f32> {
         .collect()
 }
 
+/// A fixed-size-list column of `width` items per row (items nullable, as the
+/// reference writes them) and its field.
+fn list_column(
+    name: &str,
+    values: ArrayRef,
+    width: usize,
+    nullable: bool,
+) -> Result<(ArrayRef, Field)> {
+    let item = Arc::new(Field::new("item", values.data_type().clone(), true));
+    let arr = FixedSizeListArray::try_new(item.clone(), width as i32, values, None)?;
+    let field = Field::new(name, DataType::FixedSizeList(item, width as i32), nullable);
+    Ok((Arc::new(arr), field))
+}
+
 fn tensor_f32(shape: Vec<u32>, values: &[f32]) -> pb::Tensor {
     pb::Tensor {
         data_type: pb::tensor::DataType::Float32 as i32,
@@ -307,15 +321,8 @@ pub fn build(
                 .iter()
                 .flat_map(|&i| row_vec(i).iter().copied())
                 .collect();
-            let item = Arc::new(Field::new("item", DataType::Float32, true));
-            let arr = FixedSizeListArray::try_new(
-                item.clone(),
-                dim as i32,
-                Arc::new(Float32Array::from(values)),
-                None,
-            )?;
-            let f = Field::new("flat", DataType::FixedSizeList(item, dim as i32), false);
-            (Arc::new(arr), f, format!("{{\"dim\":{dim}}}"), None)
+            let (arr, f) = list_column("flat", Arc::new(Float32Array::from(values)), dim, false)?;
+            (arr, f, format!("{{\"dim\":{dim}}}"), None)
         }
         Quantizer::Sq => {
             let (lo, hi) = match params.fixed.as_ref().and_then(|f| f.bounds) {
@@ -340,18 +347,11 @@ pub fn build(
                 .iter()
                 .flat_map(|&i| row_vec(i).iter().map(|&v| code(v)))
                 .collect();
-            let item = Arc::new(Field::new("item", DataType::UInt8, true));
-            let arr = FixedSizeListArray::try_new(
-                item.clone(),
-                dim as i32,
-                Arc::new(UInt8Array::from(codes)),
-                None,
-            )?;
-            let f = Field::new("__sq_code", DataType::FixedSizeList(item, dim as i32), true);
+            let (arr, f) = list_column("__sq_code", Arc::new(UInt8Array::from(codes)), dim, true)?;
             let meta =
                 serde_json::json!({"dim": dim, "num_bits": 8, "bounds": {"start": lo, "end": hi}})
                     .to_string();
-            (Arc::new(arr), f, meta, None)
+            (arr, f, meta, None)
         }
         Quantizer::Pq {
             sub_vectors: m,
@@ -452,23 +452,17 @@ pub fn build(
                     }
                 }
             }
-            let item = Arc::new(Field::new("item", DataType::UInt8, true));
-            let arr = FixedSizeListArray::try_new(
-                item.clone(),
-                width as i32,
-                Arc::new(UInt8Array::from(transposed)),
-                None,
-            )?;
-            let f = Field::new(
+            let (arr, f) = list_column(
                 "__pq_code",
-                DataType::FixedSizeList(item, width as i32),
+                Arc::new(UInt8Array::from(transposed)),
+                width,
                 true,
-            );
+            )?;
             let meta = format!(
                     "{{\"codebook_position\":2,\"nbits\":{bits},\"num_sub_vectors\":{m},\"dimension\":{dim},\"codebook_tensor\":[],\"transposed\":true}}"
                 );
             (
-                Arc::new(arr),
+                arr,
                 f,
                 meta,
                 Some(tensor_f32(vec![ks as u32, dim as u32], &codebook)),

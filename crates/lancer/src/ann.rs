@@ -159,7 +159,9 @@ pub fn column_index_metric(ds: &Dataset, column: &str) -> Result<Option<Metric>>
     }))
 }
 
-fn index_error(e: lancer_index::IndexError) -> Error {
+/// An index-layer error as this layer reports it: table errors as such, the rest
+/// (corrupt or unsupported index, bad query) as invalid arguments naming the index.
+pub(crate) fn index_error(e: lancer_index::IndexError) -> Error {
     match e {
         lancer_index::IndexError::Table(t) => Error::Table(t),
         other => Error::InvalidArgument {

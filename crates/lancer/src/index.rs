@@ -68,12 +68,13 @@ pub struct IndexInfo {
     pub unindexed_fragments: Vec<u64>,
 }
 
-fn index_err(e: lancer_index::IndexError) -> Error {
-    match e {
-        lancer_index::IndexError::Table(t) => Error::Table(t),
-        other => Error::InvalidArgument {
-            what: other.to_string(),
-        },
+/// Index files use the dataset's file version when Lancer writes it (2.1 / 2.2), else
+/// 2.1 (pylance reads index files of every version).
+fn index_file_version(ds: &Dataset) -> lancer_format::container::FileVersion {
+    use lancer_format::container::FileVersion;
+    match ds.storage_version() {
+        v @ (FileVersion::V2_1 | FileVersion::V2_2) => v,
+        _ => FileVersion::V2_1,
     }
 }
 
@@ -118,12 +119,8 @@ pub fn create_vector_index(
     if let Some(m) = opts.max_iters {
         params.max_iters = m;
     }
-    params.file_version = match ds.storage_version() {
-        v @ (lancer_format::container::FileVersion::V2_1
-        | lancer_format::container::FileVersion::V2_2) => v,
-        _ => lancer_format::container::FileVersion::V2_1,
-    };
-    let built = ivf_build::build(&vectors, &ids, dim, &params).map_err(index_err)?;
+    params.file_version = index_file_version(ds);
+    let built = ivf_build::build(&vectors, &ids, dim, &params).map_err(crate::ann::index_error)?;
     if let Some(p) = &opts.progress {
         p("committing");
     }
@@ -283,7 +280,7 @@ pub fn optimize_index(ds: &Dataset, name: &str) -> Result<Dataset> {
         .ok_or_else(|| Error::InvalidArgument {
             what: format!("index {name:?} is on field {field_id}, which is not a top-level column"),
         })?;
-    let base = ivf::IvfSegment::open(ds, first).map_err(index_err)?;
+    let base = ivf::IvfSegment::open(ds, first).map_err(crate::ann::index_error)?;
     let (fixed, quantizer) = ivf_build::FixedModel::of(&base).ok_or_else(|| Error::InvalidArgument {
         what: format!("index {name:?} is {}: adding rows to it is not supported yet (rebuild it with replace)", base.index_type),
     })?;
@@ -293,12 +290,8 @@ pub fn optimize_index(ds: &Dataset, name: &str) -> Result<Dataset> {
     }
     let mut params = BuildParams::new(quantizer, base.metric);
     params.fixed = Some(fixed);
-    params.file_version = match ds.storage_version() {
-        v @ (lancer_format::container::FileVersion::V2_1
-        | lancer_format::container::FileVersion::V2_2) => v,
-        _ => lancer_format::container::FileVersion::V2_1,
-    };
-    let built = ivf_build::build(&vectors, &ids, dim, &params).map_err(index_err)?;
+    params.file_version = index_file_version(ds);
+    let built = ivf_build::build(&vectors, &ids, dim, &params).map_err(crate::ann::index_error)?;
     commit_segment(ds, field_id, name.to_string(), built, &new, Vec::new())
 }
 

@@ -13,26 +13,14 @@ use arrow_array::{Array, RecordBatch};
 use lancer::{Dataset, DatasetExt, Error};
 use serde_json::Value;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use crate::common::{copy_dir, pylance, repo};
 
 /// Suite directories: checked-in, then live ones when the test script made them.
 fn suites() -> Vec<PathBuf> {
-    let mut out = vec![repo().join("tests/data/filter-suite/pylance-14")];
-    if let Some(live) = std::env::var_os("LANCER_FILTER_SUITE_LIVE") {
-        for v in ["14", "12", "11"] {
-            let d = Path::new(&live).join(format!("pylance-{v}"));
-            assert!(d.exists(), "{} missing", d.display());
-            out.push(d);
-        }
-    } else {
-        assert!(
-            std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
-            "LANCER_FILTER_SUITE_LIVE unset: run scripts/test.sh"
-        );
-    }
-    out
+    crate::common::golden_roots(
+        "tests/data/filter-suite/pylance-14",
+        "LANCER_FILTER_SUITE_LIVE",
+    )
 }
 
 fn expected(dir: &Path) -> Value {
@@ -324,33 +312,6 @@ fn delete_by_sql_filter_reads_identically_in_pylance() {
     assert_eq!(ours, theirs);
     assert_eq!(ours, kept_by_pylance);
     let _ = std::fs::remove_dir_all(&tmp);
-}
-
-fn pylance(v: &str) -> Option<PathBuf> {
-    let py = repo().join(format!(".venv/pylance-{v}/bin/python"));
-    if py.exists() {
-        return Some(py);
-    }
-    assert!(
-        std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
-        "{} missing: run scripts/setup-python.sh",
-        py.display()
-    );
-    eprintln!("SKIPPED: pylance {v} venv missing");
-    None
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let p = e.path();
-        if p.is_dir() {
-            copy_dir(&p, &to.join(e.file_name()));
-        } else {
-            std::fs::copy(&p, to.join(e.file_name())).unwrap();
-        }
-    }
 }
 
 /// Mangled filters (every truncation, random byte edits, deep nesting) never panic:

@@ -20,21 +20,33 @@ use lancer::Dataset;
 use lancer_index::ivf::Metric as IndexMetric;
 use lancer_index::ivf_build::Quantizer;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use crate::common::{case_queries, copy_dir, pylance, repo};
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let p = e.path();
-        if p.is_dir() {
-            copy_dir(&p, &to.join(e.file_name()));
-        } else {
-            std::fs::copy(&p, to.join(e.file_name())).unwrap();
-        }
-    }
+/// Runs scripts/check_lancer_index.py with pylance `py` on `dir` (queries in `qfile`,
+/// k = 10, `nprobes`, optional prefilter) and returns what pylance saw.
+fn pylance_sees(
+    py: &Path,
+    dir: &Path,
+    qfile: &Path,
+    nprobes: &str,
+    filter: Option<&str>,
+    at: &str,
+) -> serde_json::Value {
+    let out = Command::new(py)
+        .env("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
+        .arg(repo().join("scripts/check_lancer_index.py"))
+        .arg(dir)
+        .arg(qfile)
+        .args(["10", nprobes])
+        .args(filter)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{at}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// A prefilter passing a third of the rows: the one-probe search must go on probing
@@ -59,19 +71,7 @@ fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
         &std::fs::read_to_string(golden.join("ivf_flat_l2_d16.json")).unwrap(),
     )
     .unwrap();
-    let queries: Vec<Vec<f32>> = case["queries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|q| {
-            q["query"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|v| v.as_f64().unwrap() as f32)
-                .collect()
-        })
-        .collect();
+    let queries = case_queries(&case);
     let tmp = std::env::temp_dir().join(format!("lancer-index-build-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).unwrap();
@@ -167,29 +167,15 @@ fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
         );
 
         for v in ["14", "12", "11"] {
-            let py = repo().join(format!(".venv/pylance-{v}/bin/python"));
-            if !py.exists() {
-                assert!(
-                    std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
-                    "{} missing",
-                    py.display()
-                );
-                continue;
-            }
-            let out = Command::new(&py)
-                .env("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
-                .arg(repo().join("scripts/check_lancer_index.py"))
-                .arg(&dir)
-                .arg(&qfile)
-                .args(["10", "4", PREFILTER])
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{label} pylance {v}: {}",
-                String::from_utf8_lossy(&out.stderr)
+            let Some(py) = pylance(v) else { continue };
+            let seen = pylance_sees(
+                &py,
+                &dir,
+                &qfile,
+                "4",
+                Some(PREFILTER),
+                &format!("{label} pylance {v}"),
             );
-            let seen: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
             assert_eq!(seen["indices"][0]["name"], "vec_idx", "{label} pylance {v}");
             assert_eq!(
                 seen["indices"][0]["type"],
@@ -261,19 +247,7 @@ fn lancer_optimize_adds_a_delta_segment_pylance_uses() {
             &std::fs::read_to_string(golden.join(format!("{case}.json"))).unwrap(),
         )
         .unwrap();
-        let queries: Vec<Vec<f32>> = detail["queries"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|q| {
-                q["query"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|v| v.as_f64().unwrap() as f32)
-                    .collect()
-            })
-            .collect();
+        let queries = case_queries(&detail);
         let qfile = tmp.join(format!("{case}.json"));
         std::fs::write(&qfile, serde_json::to_string(&queries).unwrap()).unwrap();
         let dir = tmp.join(case);
@@ -313,29 +287,15 @@ fn lancer_optimize_adds_a_delta_segment_pylance_uses() {
             lancer_np1.push(search(&ds, q, metric, &one));
         }
         for v in ["14", "12", "11"] {
-            let py = repo().join(format!(".venv/pylance-{v}/bin/python"));
-            if !py.exists() {
-                assert!(
-                    std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
-                    "{} missing",
-                    py.display()
-                );
-                continue;
-            }
-            let out = Command::new(&py)
-                .env("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
-                .arg(repo().join("scripts/check_lancer_index.py"))
-                .arg(&dir)
-                .arg(&qfile)
-                .args(["10", "64"])
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{case} pylance {v}: {}",
-                String::from_utf8_lossy(&out.stderr)
+            let Some(py) = pylance(v) else { continue };
+            let seen = pylance_sees(
+                &py,
+                &dir,
+                &qfile,
+                "64",
+                None,
+                &format!("{case} pylance {v}"),
             );
-            let seen: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
             assert_eq!(seen["unindexed_rows"], 0, "{case} pylance {v}: {seen}");
             let mut frags: Vec<i64> = seen["indices"]
                 .as_array()

@@ -11,7 +11,7 @@
 //! values, only the exact setting); IVF_RQ dot estimates of pylance 11/12 (an older
 //! formula: Lancer follows pylance 14) are not compared.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Int64Type};
@@ -21,21 +21,10 @@ use lancer::Dataset;
 use serde_json::Value;
 
 fn roots() -> Vec<PathBuf> {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut out = vec![repo.join("tests/data/indexes/pylance-14")];
-    if let Some(live) = std::env::var_os("LANCER_GOLDEN_INDEXES_LIVE") {
-        for v in ["14", "12", "11"] {
-            let d = Path::new(&live).join(format!("pylance-{v}"));
-            assert!(d.exists(), "{} missing", d.display());
-            out.push(d);
-        }
-    } else {
-        assert!(
-            std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
-            "LANCER_GOLDEN_INDEXES_LIVE unset: run scripts/test.sh"
-        );
-    }
-    out
+    crate::common::golden_roots(
+        "tests/data/indexes/pylance-14",
+        "LANCER_GOLDEN_INDEXES_LIVE",
+    )
 }
 
 fn params(setting: &Value) -> AnnParams {
