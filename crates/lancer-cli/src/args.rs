@@ -301,7 +301,7 @@ pub enum IndexAction {
         /// The vector column (fixed-size list of floats).
         #[arg(long)]
         column: String,
-        /// ivf_flat, ivf_pq or ivf_sq.
+        /// ivf_flat, ivf_pq, ivf_sq or ivf_rq.
         #[arg(long = "type", default_value = "ivf_pq")]
         index_type: String,
         /// Distance: l2, cosine or dot.
@@ -313,7 +313,8 @@ pub enum IndexAction {
         /// PQ sub-vectors (must divide the dimension).
         #[arg(long)]
         sub_vectors: Option<usize>,
-        /// PQ bits per code: 8 (default) or 4.
+        /// Bits: PQ bits per code, 8 (default) or 4; RQ bits per dimension, 1 to 9
+        /// (default 5, as pylance 12+).
         #[arg(long)]
         bits: Option<u32>,
         /// Index name (default COLUMN_idx).

@@ -22,6 +22,7 @@ use crate::ivf::Metric;
 use crate::kernels::dot;
 use crate::kmeans::{self, Geometry, KMeansParams, Rng};
 use crate::pb;
+use crate::rabitq_build::RabitEncoder;
 use crate::{IndexError, Result};
 
 /// The quantizer of a new index.
@@ -38,6 +39,11 @@ pub enum Quantizer {
     },
     /// 8-bit scalar quantization.
     Sq,
+    /// RabitQ: a sign bit per dimension, plus `bits − 1` magnitude bits (1..=9).
+    Rq {
+        /// Bits per dimension.
+        bits: u32,
+    },
 }
 
 impl Quantizer {
@@ -47,6 +53,7 @@ impl Quantizer {
             Quantizer::Flat => "IVF_FLAT",
             Quantizer::Pq { .. } => "IVF_PQ",
             Quantizer::Sq => "IVF_SQ",
+            Quantizer::Rq { .. } => "IVF_RQ",
         }
     }
 
@@ -92,13 +99,27 @@ pub struct FixedModel {
     pub codebook: Option<Vec<f32>>,
     /// SQ bounds, for IVF_SQ.
     pub bounds: Option<(f64, f64)>,
+    /// RabitQ rotation and bits, for IVF_RQ.
+    pub rabit: Option<RabitEncoder>,
 }
 
 impl FixedModel {
-    /// The model of an opened segment, with the quantizer it uses (None for kinds
-    /// Lancer cannot build: IVF_RQ).
+    /// The model of an opened segment, with the quantizer it uses.
     pub fn of(seg: &crate::ivf::IvfSegment) -> Option<(Self, Quantizer)> {
         use crate::ivf::Storage;
+        if let Storage::Rq(r) = &seg.storage {
+            let enc = r.encoder();
+            let q = Quantizer::Rq { bits: enc.num_bits };
+            return Some((
+                Self {
+                    centroids: seg.centroids.clone(),
+                    codebook: None,
+                    bounds: None,
+                    rabit: Some(enc),
+                },
+                q,
+            ));
+        }
         let (codebook, bounds, q) = match &seg.storage {
             Storage::Rq(_) => return None,
             Storage::Flat { .. } => (None, None, Quantizer::Flat),
@@ -119,6 +140,7 @@ impl FixedModel {
                 centroids: seg.centroids.clone(),
                 codebook,
                 bounds,
+                rabit: None,
             },
             q,
         ))
@@ -153,7 +175,7 @@ pub struct BuiltIndex {
     pub auxiliary_file: Vec<u8>,
     /// `VectorIndexDetails` bytes for the manifest's `index_details`.
     pub details: Vec<u8>,
-    /// The manifest's `index_version` (1 for FLAT / PQ / SQ).
+    /// The manifest's `index_version` (1 for FLAT / PQ / SQ, 2 for RQ).
     pub index_version: i32,
     /// Partitions built.
     pub partitions: usize,
@@ -248,6 +270,13 @@ pub fn build(
             return Err(invalid(format!("PQ codes of {bits} bits over {sub_vectors} sub-vectors (8 bits, or 4 with an even count)")));
         }
     }
+    if let Quantizer::Rq { bits } = params.quantizer {
+        if dim % 8 != 0 || !(1..=9).contains(&bits) {
+            return Err(invalid(format!(
+                "IVF_RQ of {bits} bits over {dim} dimensions (1 to 9 bits; dimensions a multiple of 8)"
+            )));
+        }
+    }
     let parts = match &params.fixed {
         Some(f) => f.centroids.len() / dim,
         None => params
@@ -310,9 +339,8 @@ pub fn build(
     let sorted_ids: Vec<u64> = order.iter().map(|&i| row_ids[i]).collect();
     let row_vec = |i: usize| &data[i * dim..(i + 1) * dim];
 
-    let (storage_col, storage_field, storage_meta, codebook): (
-        ArrayRef,
-        Field,
+    let (storage_cols, storage_meta, codebook): (
+        Vec<(ArrayRef, Field)>,
         String,
         Option<pb::Tensor>,
     ) = match params.quantizer {
@@ -321,8 +349,8 @@ pub fn build(
                 .iter()
                 .flat_map(|&i| row_vec(i).iter().copied())
                 .collect();
-            let (arr, f) = list_column("flat", Arc::new(Float32Array::from(values)), dim, false)?;
-            (arr, f, format!("{{\"dim\":{dim}}}"), None)
+            let col = list_column("flat", Arc::new(Float32Array::from(values)), dim, false)?;
+            (vec![col], format!("{{\"dim\":{dim}}}"), None)
         }
         Quantizer::Sq => {
             let (lo, hi) = match params.fixed.as_ref().and_then(|f| f.bounds) {
@@ -347,11 +375,11 @@ pub fn build(
                 .iter()
                 .flat_map(|&i| row_vec(i).iter().map(|&v| code(v)))
                 .collect();
-            let (arr, f) = list_column("__sq_code", Arc::new(UInt8Array::from(codes)), dim, true)?;
+            let col = list_column("__sq_code", Arc::new(UInt8Array::from(codes)), dim, true)?;
             let meta =
                 serde_json::json!({"dim": dim, "num_bits": 8, "bounds": {"start": lo, "end": hi}})
                     .to_string();
-            (arr, f, meta, None)
+            (vec![col], meta, None)
         }
         Quantizer::Pq {
             sub_vectors: m,
@@ -452,7 +480,7 @@ pub fn build(
                     }
                 }
             }
-            let (arr, f) = list_column(
+            let col = list_column(
                 "__pq_code",
                 Arc::new(UInt8Array::from(transposed)),
                 width,
@@ -462,11 +490,35 @@ pub fn build(
                     "{{\"codebook_position\":2,\"nbits\":{bits},\"num_sub_vectors\":{m},\"dimension\":{dim},\"codebook_tensor\":[],\"transposed\":true}}"
                 );
             (
-                arr,
-                f,
+                vec![col],
                 meta,
                 Some(tensor_f32(vec![ks as u32, dim as u32], &codebook)),
             )
+        }
+        Quantizer::Rq { bits } => {
+            let enc = match params.fixed.as_ref().and_then(|f| f.rabit.clone()) {
+                Some(e) if e.code_dim == dim => e,
+                Some(_) => return Err(invalid("the reused RabitQ model has another dimension")),
+                None => RabitEncoder::new(dim, bits, &mut rng),
+            };
+            phase(&format!(
+                "encoding {rows} vectors ({} bits per dimension)",
+                enc.num_bits
+            ));
+            let rotated: Vec<Vec<f32>> = (0..parts)
+                .map(|p| enc.rotate(&centroids[p * dim..(p + 1) * dim]))
+                .collect();
+            let encoded = rabit_encode(
+                &enc,
+                params.metric,
+                &order,
+                &assignment,
+                &data,
+                &centroids,
+                &rotated,
+                dim,
+            );
+            (rabit_columns(&enc, encoded)?, enc.metadata(), None)
         }
     };
 
@@ -482,17 +534,14 @@ pub fn build(
         "storage_metadata".to_string(),
         serde_json::to_string(&vec![storage_meta])?,
     );
-    let schema = Arc::new(
-        Schema::new(vec![
-            Field::new("_rowid", DataType::UInt64, true),
-            storage_field,
-        ])
-        .with_metadata(meta),
-    );
-    let batch = RecordBatch::try_new(
-        schema.clone(),
-        vec![Arc::new(UInt64Array::from(sorted_ids)), storage_col],
-    )?;
+    let mut fields = vec![Field::new("_rowid", DataType::UInt64, true)];
+    let mut columns: Vec<ArrayRef> = vec![Arc::new(UInt64Array::from(sorted_ids))];
+    for (col, field) in storage_cols {
+        fields.push(field);
+        columns.push(col);
+    }
+    let schema = Arc::new(Schema::new(fields).with_metadata(meta));
+    let batch = RecordBatch::try_new(schema.clone(), columns)?;
     let opts = || WriteOptions {
         version: params.file_version,
         ..Default::default()
@@ -539,7 +588,7 @@ pub fn build(
     w.add_global_buffer(model.encode_to_vec());
     let index_file = w.finish()?;
 
-    use pb::vector_index_details::{Compression, Flat, Metric as PbMetric, Pq, Sq};
+    use pb::vector_index_details::{Compression, Flat, Metric as PbMetric, Pq, Rq, Sq};
     let details = pb::VectorIndexDetails {
         metric_type: match params.metric {
             Metric::L2 => PbMetric::L2,
@@ -553,6 +602,7 @@ pub fn build(
                 num_bits: bits,
                 num_sub_vectors: sub_vectors as u32,
             }),
+            Quantizer::Rq { bits } => Compression::Rq(Rq { num_bits: bits }),
         }),
         ..Default::default()
     }
@@ -561,8 +611,78 @@ pub fn build(
         index_file,
         auxiliary_file,
         details,
-        index_version: 1,
+        index_version: if matches!(params.quantizer, Quantizer::Rq { .. }) {
+            2
+        } else {
+            1
+        },
         partitions: parts,
         rows,
     })
+}
+
+/// Every row's RabitQ encoding, in partition order (`order`), on all cores.
+#[allow(clippy::too_many_arguments)]
+fn rabit_encode(
+    enc: &RabitEncoder,
+    metric: Metric,
+    order: &[usize],
+    assignment: &[(u32, f32)],
+    data: &[f32],
+    centroids: &[f32],
+    rotated: &[Vec<f32>],
+    dim: usize,
+) -> Vec<crate::rabitq_build::RowCode> {
+    let rows = order.len();
+    let mut out = vec![crate::rabitq_build::RowCode::default(); rows];
+    let threads = std::thread::available_parallelism().map_or(1, |p| p.get());
+    let per = rows.div_ceil(threads).max(256);
+    std::thread::scope(|sc| {
+        for (ci, chunk) in out.chunks_mut(per).enumerate() {
+            sc.spawn(move || {
+                let mut r = vec![0f32; dim];
+                for (j, slot) in chunk.iter_mut().enumerate() {
+                    let i = order[ci * per + j];
+                    let p = assignment[i].0 as usize;
+                    let c = &centroids[p * dim..(p + 1) * dim];
+                    for ((ri, xi), ci) in r.iter_mut().zip(&data[i * dim..(i + 1) * dim]).zip(c) {
+                        *ri = xi - ci;
+                    }
+                    *slot = enc.encode(metric, &r, &rotated[p]);
+                }
+            });
+        }
+    });
+    out
+}
+
+/// The auxiliary file's RabitQ columns (as pylance names and types them).
+fn rabit_columns(
+    enc: &RabitEncoder,
+    rows: Vec<crate::rabitq_build::RowCode>,
+) -> Result<Vec<(ArrayRef, Field)>> {
+    let l = enc.code_dim / 8;
+    let f32_col = |name: &str, get: &dyn Fn(&crate::rabitq_build::RowCode) -> f32| {
+        let a: ArrayRef = Arc::new(Float32Array::from_iter_values(rows.iter().map(get)));
+        (a, Field::new(name, DataType::Float32, true))
+    };
+    let codes: Vec<u8> = rows.iter().flat_map(|r| r.codes.iter().copied()).collect();
+    let mut cols = vec![
+        list_column("_rabit_codes", Arc::new(UInt8Array::from(codes)), l, true)?,
+        f32_col("__add_factors", &|r| r.add),
+        f32_col("__scale_factors", &|r| r.scale),
+        f32_col("__error_factors", &|r| r.error),
+    ];
+    if enc.num_bits > 1 {
+        let ex: Vec<u8> = rows.iter().flat_map(|r| r.ex.iter().copied()).collect();
+        cols.push(list_column(
+            "__blocked_ex_codes",
+            Arc::new(UInt8Array::from(ex)),
+            enc.ex_width(),
+            true,
+        )?);
+        cols.push(f32_col("__add_factors_ex", &|r| r.add_ex));
+        cols.push(f32_col("__scale_factors_ex", &|r| r.scale_ex));
+    }
+    Ok(cols)
 }

@@ -13,5 +13,6 @@ pub mod kernels;
 pub mod kmeans;
 pub mod pb;
 pub mod rabitq;
+pub mod rabitq_build;
 
 pub use error::{IndexError, Result};

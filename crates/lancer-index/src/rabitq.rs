@@ -123,11 +123,14 @@ impl Rabit {
         for &(start, n) in partitions {
             let src = &cols.codes[start * l..(start + n) * l];
             let dst = &mut codes[start * l..(start + n) * l];
+            let blocks = n / 32;
+            // pylance packs row-major codes into blocks when it loads them, so rows of
+            // complete blocks are ranked with the quantized table either way.
+            in_block[start..start + 32 * blocks].fill(true);
             if !packed {
                 dst.copy_from_slice(src);
                 continue;
             }
-            let blocks = n / 32;
             for k in 0..blocks {
                 for i in 0..l {
                     let base = 32 * l * k + 32 * i;
@@ -138,9 +141,6 @@ impl Rabit {
                         dst[r0 * l + i] = (lo & 15) | ((hi & 15) << 4);
                         dst[r1 * l + i] = (lo >> 4) | ((hi >> 4) << 4);
                     }
-                }
-                for r in 0..32 {
-                    in_block[start + 32 * k + r] = true;
                 }
             }
             let tail = n - 32 * blocks;
@@ -176,42 +176,16 @@ impl Rabit {
 
     /// The fast rotation of `v` (length `code_dim`).
     pub fn rotate(&self, v: &[f32]) -> Vec<f32> {
-        let d = self.code_dim;
-        let mut x = v.to_vec();
-        x.resize(d, 0.0);
-        let t = 1usize << (usize::BITS - 1 - d.leading_zeros());
-        let s = 1.0 / (t as f32).sqrt();
-        let per = d.div_ceil(8);
-        for round in 0..4 {
-            let signs = &self.signs[round * per..(round + 1) * per];
-            for (i, xi) in x.iter_mut().enumerate() {
-                if signs[i / 8] >> (i % 8) & 1 == 1 {
-                    *xi = -*xi;
-                }
-            }
-            if d == t {
-                fwht(&mut x);
-                x.iter_mut().for_each(|v| *v *= s);
-            } else {
-                let part = if round % 2 == 0 {
-                    &mut x[..t]
-                } else {
-                    &mut x[d - t..]
-                };
-                fwht(part);
-                part.iter_mut().for_each(|v| *v *= s);
-                let h = d / 2;
-                for i in 0..h {
-                    let (a, b) = (x[i], x[i + h]);
-                    x[i] = a + b;
-                    x[i + h] = a - b;
-                }
-            }
+        fast_rotate(&self.signs, self.code_dim, v)
+    }
+
+    /// The model that encoded this storage (to encode more rows the same way).
+    pub fn encoder(&self) -> crate::rabitq_build::RabitEncoder {
+        crate::rabitq_build::RabitEncoder {
+            code_dim: self.code_dim,
+            num_bits: self.num_bits,
+            signs: self.signs.clone(),
         }
-        if d != t {
-            x.iter_mut().for_each(|v| *v *= 0.25);
-        }
-        x
     }
 
     /// Estimated distances of the rows `start..start + n` (one partition with centroid
@@ -267,6 +241,47 @@ impl Rabit {
             push(d, r);
         }
     }
+}
+
+/// The fast rotation of `v` into `d` dimensions with the sign bytes `signs`
+/// (`4 · ceil(d/8)`: four rounds of sign flips, each followed by a Walsh–Hadamard
+/// transform; a Kac walk mixes the halves when `d` is not a power of two).
+pub(crate) fn fast_rotate(signs: &[u8], d: usize, v: &[f32]) -> Vec<f32> {
+    let mut x = v.to_vec();
+    x.resize(d, 0.0);
+    let t = 1usize << (usize::BITS - 1 - d.leading_zeros());
+    let s = 1.0 / (t as f32).sqrt();
+    let per = d.div_ceil(8);
+    for round in 0..4 {
+        let signs = &signs[round * per..(round + 1) * per];
+        for (i, xi) in x.iter_mut().enumerate() {
+            if signs[i / 8] >> (i % 8) & 1 == 1 {
+                *xi = -*xi;
+            }
+        }
+        if d == t {
+            fwht(&mut x);
+            x.iter_mut().for_each(|v| *v *= s);
+        } else {
+            let part = if round % 2 == 0 {
+                &mut x[..t]
+            } else {
+                &mut x[d - t..]
+            };
+            fwht(part);
+            part.iter_mut().for_each(|v| *v *= s);
+            let h = d / 2;
+            for i in 0..h {
+                let (a, b) = (x[i], x[i + h]);
+                x[i] = a + b;
+                x[i + h] = a - b;
+            }
+        }
+    }
+    if d != t {
+        x.iter_mut().for_each(|v| *v *= 0.25);
+    }
+    x
 }
 
 /// In-place fast Walsh–Hadamard transform (length a power of two).
@@ -362,7 +377,7 @@ impl QueryTables {
 
 /// Unpacks one row's blocked ex codes (`e` bits per dimension, 64-dimension blocks)
 /// into `out` (`code_dim` values).
-fn unpack_ex(
+pub(crate) fn unpack_ex(
     row: &[u8],
     e: usize,
     code_dim: usize,

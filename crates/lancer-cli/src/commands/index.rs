@@ -40,10 +40,14 @@ pub fn run(action: IndexAction, json: bool) -> CmdResult {
                     )?,
                     bits: bits.unwrap_or(8),
                 },
+                "ivf_rq" => Quantizer::Rq {
+                    bits: bits.unwrap_or(5),
+                },
                 other => {
-                    return Err(
-                        format!("unknown index type {other:?}: ivf_flat, ivf_pq or ivf_sq").into(),
+                    return Err(format!(
+                        "unknown index type {other:?}: ivf_flat, ivf_pq, ivf_sq or ivf_rq"
                     )
+                    .into())
                 }
             };
             let metric = Metric::parse(&metric)
