@@ -160,16 +160,43 @@ pub fn flat_chunks(data: &[u8], bits: u64, n: usize) -> Vec<ValueChunk<'_>> {
         .collect()
 }
 
-/// Values widened to u64 (8/16/32/64-bit little-endian input).
-pub fn to_u64s(data: &[u8], bits: u64) -> Vec<u64> {
+/// Calls `f` with each block of up to 1024 values of `data` (8/16/32/64-bit little
+/// endian) widened to u64, in one reused buffer (the page's values are never widened
+/// all at once).
+fn widened_blocks(data: &[u8], bits: u64, mut f: impl FnMut(&[u64]) -> Result<()>) -> Result<()> {
     let w = (bits / 8) as usize;
-    data.chunks_exact(w)
-        .map(|c| {
-            let mut b = [0u8; 8];
-            b[..w].copy_from_slice(c);
-            u64::from_le_bytes(b)
-        })
-        .collect()
+    if !matches!(w, 1 | 2 | 4 | 8) {
+        return Err(FormatError::corrupt(
+            "bitpacking needs 8/16/32/64-bit values",
+        ));
+    }
+    let mut buf = [0u64; 1024];
+    for block in data.chunks(1024 * w) {
+        let n = block.len() / w;
+        let out = &mut buf[..n];
+        match w {
+            1 => out
+                .iter_mut()
+                .zip(block)
+                .for_each(|(o, &b)| *o = u64::from(b)),
+            2 => out
+                .iter_mut()
+                .zip(block.chunks_exact(2))
+                .for_each(|(o, c)| *o = u64::from(u16::from_le_bytes([c[0], c[1]]))),
+            4 => out
+                .iter_mut()
+                .zip(block.chunks_exact(4))
+                .for_each(|(o, c)| *o = u64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]]))),
+            _ => out
+                .iter_mut()
+                .zip(block.chunks_exact(8))
+                .for_each(|(o, c)| {
+                    *o = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])
+                }),
+        }
+        f(out)?;
+    }
+    Ok(())
 }
 
 /// Packs one block of 1024 values (padded with zeros) at `width` bits.
@@ -216,11 +243,15 @@ fn typed<T: arrow_buffer::ArrowNativeType>(vals: &[u64]) -> Vec<T> {
     vals.iter().map(|&v| T::usize_as(v as usize)).collect()
 }
 
-/// Bit width each 1024-value block needs (unsigned view of the values).
-pub fn block_widths(vals: &[u64]) -> Vec<usize> {
-    vals.chunks(1024)
-        .map(|c| super::page::bits_for(c.iter().fold(0, |a, &b| a | b)) as usize)
-        .collect()
+/// Bit width each 1024-value block of `data` (`bits`-wide values) needs (unsigned view
+/// of the values).
+pub fn block_widths(data: &[u8], bits: u64) -> Result<Vec<usize>> {
+    let mut widths = Vec::new();
+    widened_blocks(data, bits, |c| {
+        widths.push(super::page::bits_for(c.iter().fold(0, |a, &b| a | b)) as usize);
+        Ok(())
+    })?;
+    Ok(widths)
 }
 
 fn inline_chunk<T: BitPacking + arrow_buffer::ArrowNativeType>(
@@ -235,28 +266,25 @@ fn inline_chunk<T: BitPacking + arrow_buffer::ArrowNativeType>(
     Ok(out)
 }
 
-/// Inline-bitpacked chunks: 1024 values each, every chunk with its own width.
-pub fn inline_bitpack_chunks(vals: &[u64], bits: u64) -> Result<Vec<ValueChunk<'static>>> {
-    vals.chunks(1024)
-        .map(|c| {
-            let width = super::page::bits_for(c.iter().fold(0, |a, &b| a | b)) as usize;
-            let buf = match bits {
-                8 => inline_chunk::<u8>(c, width)?,
-                16 => inline_chunk::<u16>(c, width)?,
-                32 => inline_chunk::<u32>(c, width)?,
-                64 => inline_chunk::<u64>(c, width)?,
-                _ => {
-                    return Err(FormatError::corrupt(
-                        "bitpacking needs 8/16/32/64-bit values",
-                    ))
-                }
-            };
-            Ok(ValueChunk {
-                buffers: vec![ChunkBuffer::owned(buf)],
-                num_values: c.len(),
-            })
-        })
-        .collect()
+/// Inline-bitpacked chunks of `data` (`bits`-wide values): 1024 values each, every
+/// chunk with its own width.
+pub fn inline_bitpack_chunks(data: &[u8], bits: u64) -> Result<Vec<ValueChunk<'static>>> {
+    let mut chunks = Vec::with_capacity(data.len().div_ceil(1024 * (bits as usize / 8).max(1)));
+    widened_blocks(data, bits, |c| {
+        let width = super::page::bits_for(c.iter().fold(0, |a, &b| a | b)) as usize;
+        let buf = match bits {
+            8 => inline_chunk::<u8>(c, width)?,
+            16 => inline_chunk::<u16>(c, width)?,
+            32 => inline_chunk::<u32>(c, width)?,
+            _ => inline_chunk::<u64>(c, width)?,
+        };
+        chunks.push(ValueChunk {
+            buffers: vec![ChunkBuffer::owned(buf)],
+            num_values: c.len(),
+        });
+        Ok(())
+    })?;
+    Ok(chunks)
 }
 
 /// The encoding of inline-bitpacked chunks.

@@ -223,13 +223,12 @@ fn chunk_values<'a>(
             } else if (c::run_count(data, bits, *n) as f64) < (*n as f64) * knobs.rle_threshold {
                 (c::rle_chunks(data, bits, *n), c::rle(bits))
             } else {
-                let vals = c::to_u64s(data, bits);
-                let widths = c::block_widths(&vals);
+                let widths = c::block_widths(data, bits)?;
                 let saves = widths.iter().any(|&w| (w as u64) < bits);
                 let too_small = widths.len() == 1 && (1024 * widths[0]).div_ceil(8) >= data.len();
                 if saves && !too_small {
                     (
-                        c::inline_bitpack_chunks(&vals, bits)?,
+                        c::inline_bitpack_chunks(data, bits)?,
                         c::inline_bitpacking(bits),
                     )
                 } else {
