@@ -395,9 +395,36 @@ pub fn run_count(data: &[u8], bits: u64, n: usize) -> usize {
     if n == 0 {
         return 0;
     }
-    1 + (1..n)
-        .filter(|&i| data[i * w..(i + 1) * w] != data[(i - 1) * w..i * w])
-        .count()
+    let data = data.get(..n * w).unwrap_or(data);
+    // Fixed widths compare as integers (a slice comparison per value is a memcmp call).
+    fn changes<const W: usize>(data: &[u8]) -> usize {
+        let mut it = data.chunks_exact(W).map(|c| {
+            let mut a = [0u8; W];
+            a.copy_from_slice(c);
+            a
+        });
+        let Some(mut prev) = it.next() else {
+            return 0;
+        };
+        let mut runs = 1;
+        for v in it {
+            runs += usize::from(v != prev);
+            prev = v;
+        }
+        runs
+    }
+    match w {
+        1 => changes::<1>(data),
+        2 => changes::<2>(data),
+        4 => changes::<4>(data),
+        8 => changes::<8>(data),
+        16 => changes::<16>(data),
+        _ => {
+            1 + (1..n)
+                .filter(|&i| data[i * w..(i + 1) * w] != data[(i - 1) * w..i * w])
+                .count()
+        }
+    }
 }
 
 /// Variable-width chunks: `[offsets x (n+1)][bytes]` with 32- or 64-bit offsets
