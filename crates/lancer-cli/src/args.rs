@@ -329,6 +329,11 @@ pub enum IndexAction {
         /// k-means iterations at most (default 50).
         #[arg(long)]
         max_iters: Option<usize>,
+        /// Encoded rows held in memory before they spill to scratch files under
+        /// $LANCER_SCRATCH_DIR or the temporary directory (default 1024, or
+        /// $LANCER_INDEX_MEMORY_MB). The vectors themselves are streamed twice.
+        #[arg(long)]
+        memory_mb: Option<usize>,
     },
     /// List the indexes: type, metric, segments, covered and unindexed fragments.
     List {

@@ -16,7 +16,7 @@ use parquet::arrow::ProjectionMask;
 use parquet::file::reader::ChunkReader;
 
 /// Rows per batch.
-pub const BATCH_ROWS: usize = 65536;
+pub const BATCH_ROWS: usize = 8192;
 /// Batches each group decodes ahead.
 const AHEAD: usize = 2;
 

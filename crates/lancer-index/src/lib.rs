@@ -9,6 +9,7 @@
 pub mod error;
 pub mod ivf;
 pub mod ivf_build;
+pub mod ivf_partition;
 pub mod kernels;
 pub mod kmeans;
 pub mod pb;

@@ -5,6 +5,7 @@
 //! merges nearby ranges of one request into fewer, larger reads — the right trade on
 //! object stores and spinning disks, where a request costs more than the bytes.
 
+pub mod scratch;
 pub mod store;
 
 use std::fs::File;

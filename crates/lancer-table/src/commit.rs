@@ -445,20 +445,36 @@ fn updated_index_section(
 pub fn write_index_files(
     root: &Path,
     uuid: &[u8],
-    files: &[(&str, &[u8])],
+    files: &[(&str, IndexSource<'_>)],
 ) -> Result<Vec<pb::IndexFile>> {
     let dir = root.join("_indices").join(crate::dataset::uuid_dir(uuid)?);
     std::fs::create_dir_all(&dir).map_err(|e| TableError::io(&dir, e))?;
     let mut out = Vec::with_capacity(files.len());
-    for (name, bytes) in files {
+    for (name, source) in files {
         let p = dir.join(name);
-        std::fs::write(&p, bytes).map_err(|e| TableError::io(&p, e))?;
+        let size = match source {
+            IndexSource::Bytes(bytes) => {
+                std::fs::write(&p, bytes).map_err(|e| TableError::io(&p, e))?;
+                bytes.len() as u64
+            }
+            IndexSource::File(from) => {
+                std::fs::copy(from, &p).map_err(|e| TableError::io(&p, e))?
+            }
+        };
         out.push(pb::IndexFile {
             path: (*name).to_string(),
-            size_bytes: bytes.len() as u64,
+            size_bytes: size,
         });
     }
     Ok(out)
+}
+
+/// Where an index file's bytes come from.
+pub enum IndexSource<'a> {
+    /// In memory.
+    Bytes(&'a [u8]),
+    /// A local (scratch) file, copied in.
+    File(&'a Path),
 }
 
 /// 16 random bytes for an index segment's uuid (version-4 layout).

@@ -31,6 +31,9 @@ pub struct VectorIndexOptions {
     pub max_iters: Option<usize>,
     /// Told each phase as it starts (reading, training, assigning, writing).
     pub progress: Option<ivf_build::Progress>,
+    /// Encoded rows held in memory before spilling to scratch files (default 1 GiB or
+    /// `$LANCER_INDEX_MEMORY_MB`).
+    pub memory_budget: Option<usize>,
 }
 
 impl VectorIndexOptions {
@@ -45,6 +48,7 @@ impl VectorIndexOptions {
             sample_rate: None,
             max_iters: None,
             progress: None,
+            memory_budget: None,
         }
     }
 }
@@ -109,7 +113,6 @@ pub fn create_vector_index(
     if let Some(p) = &opts.progress {
         p(&format!("reading {} rows of {column:?}", ds.count_rows()));
     }
-    let (vectors, ids, dim) = read_vectors(ds, column, None)?;
     let mut params = BuildParams::new(opts.quantizer, opts.metric);
     params.num_partitions = opts.num_partitions;
     params.progress = opts.progress.clone();
@@ -119,8 +122,11 @@ pub fn create_vector_index(
     if let Some(m) = opts.max_iters {
         params.max_iters = m;
     }
+    if let Some(b) = opts.memory_budget {
+        params.memory_budget = b;
+    }
     params.file_version = index_file_version(ds);
-    let built = ivf_build::build(&vectors, &ids, dim, &params).map_err(crate::ann::index_error)?;
+    let built = build_streaming(ds, column, None, &params)?;
     if let Some(p) = &opts.progress {
         p("committing");
     }
@@ -128,33 +134,22 @@ pub fn create_vector_index(
     commit_segment(ds, field_id, name, built, &all, existing)
 }
 
-/// The live, non-null, finite vectors of `column` (of `fragments`, default all) with
-/// their row addresses, and the dimension.
-fn read_vectors(
+/// Calls `f` with each scan batch's live, non-null, finite vectors of `column` (of
+/// `fragments`, default all) and their row addresses; returns the dimension (0 when no
+/// batch had rows).
+fn for_each_vectors(
     ds: &Dataset,
     column: &str,
     fragments: Option<&[u64]>,
-) -> Result<(Vec<f32>, Vec<u64>, usize)> {
+    mut f: impl FnMut(&[f32], &[u64], usize) -> Result<()>,
+) -> Result<usize> {
     use arrow_array::cast::AsArray;
-    let (mut vectors, mut ids, mut dim) = (Vec::<f32>::new(), Vec::<u64>::new(), 0usize);
-    // Reserve for every live row when the column's dimension is known from the schema.
-    if let Some(arrow_schema::DataType::FixedSizeList(_, d)) = ds
-        .schema()
-        .field_with_name(column)
-        .ok()
-        .map(|f| f.data_type().clone())
-    {
-        let rows = match fragments {
-            None => ds.count_rows() as usize,
-            Some(_) => 0,
-        };
-        vectors.reserve(rows.saturating_mul(d.max(0) as usize));
-        ids.reserve(rows);
-    }
+    let mut dim = 0usize;
     let mut scan = ds.scan().columns(&[column]).with_row_address(true);
-    if let Some(f) = fragments {
-        scan = scan.fragments(f);
+    if let Some(fr) = fragments {
+        scan = scan.fragments(fr);
     }
+    let (mut vectors, mut ids) = (Vec::<f32>::new(), Vec::<u64>::new());
     for b in scan.stream()? {
         let b = b?;
         let (vecs, d) = crate::search::vectors(b.column(0))?;
@@ -171,6 +166,8 @@ fn read_vectors(
                 "column {column:?} holds uint8 vectors; IVF indexes of float vectors only"
             ),
         })?;
+        vectors.clear();
+        ids.clear();
         for i in 0..b.num_rows() {
             if valid.as_ref().is_some_and(|n| n.is_null(i)) {
                 continue;
@@ -181,8 +178,55 @@ fn read_vectors(
                 ids.push(addrs.value(i));
             }
         }
+        if !ids.is_empty() {
+            f(&vectors, &ids, d)?;
+        }
     }
-    Ok((vectors, ids, dim))
+    Ok(dim)
+}
+
+/// Builds a segment over `column` (of `fragments`, default all) in two scans and
+/// bounded memory: a sample to train on, then every row assigned and encoded (spilled
+/// past `params.memory_budget`).
+fn build_streaming(
+    ds: &Dataset,
+    column: &str,
+    fragments: Option<&[u64]>,
+    params: &BuildParams,
+) -> Result<ivf_build::BuiltIndex> {
+    use lancer_index::ivf_partition::{train, PartitionWriter, Sampler};
+    let hint = match fragments {
+        None => ds.count_rows() as usize,
+        Some(fr) => ds
+            .fragments()
+            .iter()
+            .filter(|f| fr.contains(&f.id))
+            .map(|f| f.physical_rows as usize)
+            .sum(),
+    };
+    let mut sampler: Option<Sampler> = None;
+    for_each_vectors(ds, column, fragments, |v, _, d| {
+        sampler
+            .get_or_insert_with(|| Sampler::new(d, hint, params))
+            .push(v);
+        Ok(())
+    })?;
+    let Some(sampler) = sampler else {
+        return Err(Error::InvalidArgument {
+            what: format!(
+                "no vectors to index in {column:?} (every row is null, deleted or non-finite)"
+            ),
+        });
+    };
+    let model = train(sampler, params).map_err(crate::ann::index_error)?;
+    if let Some(p) = &params.progress {
+        p("assigning and encoding the vectors");
+    }
+    let mut writer = PartitionWriter::new(model, params).map_err(crate::ann::index_error)?;
+    for_each_vectors(ds, column, fragments, |v, ids, _| {
+        writer.push(v, ids).map_err(crate::ann::index_error)
+    })?;
+    writer.finish().map_err(crate::ann::index_error)
 }
 
 /// Writes a built segment's files and commits it as covering `fragments`, dropping
@@ -196,12 +240,17 @@ fn commit_segment(
     removed: Vec<pb::IndexMetadata>,
 ) -> Result<Dataset> {
     let uuid = lancer_table::commit::random_uuid_bytes();
+    use lancer_table::commit::IndexSource;
+    let aux = match &built.auxiliary_file {
+        ivf_build::IndexBytes::Memory(b) => IndexSource::Bytes(b),
+        ivf_build::IndexBytes::Spilled { file, .. } => IndexSource::File(file.path()),
+    };
     let files = lancer_table::commit::write_index_files(
         ds.root(),
         &uuid,
         &[
-            ("auxiliary.idx", &built.auxiliary_file),
-            ("index.idx", &built.index_file),
+            ("auxiliary.idx", aux),
+            ("index.idx", IndexSource::Bytes(&built.index_file)),
         ],
     )?;
     let mut covered = roaring::RoaringBitmap::new();
@@ -284,14 +333,15 @@ pub fn optimize_index(ds: &Dataset, name: &str) -> Result<Dataset> {
     let (fixed, quantizer) = ivf_build::FixedModel::of(&base).ok_or_else(|| Error::InvalidArgument {
         what: format!("index {name:?} is {}: adding rows to it is not supported yet (rebuild it with replace)", base.index_type),
     })?;
-    let (vectors, ids, dim) = read_vectors(ds, &column, Some(&new))?;
-    if ids.is_empty() {
-        return Ok(ds.clone());
-    }
     let mut params = BuildParams::new(quantizer, base.metric);
     params.fixed = Some(fixed);
     params.file_version = index_file_version(ds);
-    let built = ivf_build::build(&vectors, &ids, dim, &params).map_err(crate::ann::index_error)?;
+    let built = match build_streaming(ds, &column, Some(&new), &params) {
+        Err(Error::InvalidArgument { what }) if what.starts_with("no vectors") => {
+            return Ok(ds.clone())
+        }
+        other => other?,
+    };
     commit_segment(ds, field_id, name.to_string(), built, &new, Vec::new())
 }
 

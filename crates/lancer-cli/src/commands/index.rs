@@ -30,6 +30,7 @@ pub fn run(action: IndexAction, json: bool) -> CmdResult {
             replace,
             sample_rate,
             max_iters,
+            memory_mb,
         } => {
             let quantizer = match index_type.to_ascii_lowercase().as_str() {
                 "ivf_flat" => Quantizer::Flat,
@@ -58,6 +59,7 @@ pub fn run(action: IndexAction, json: bool) -> CmdResult {
             opts.num_partitions = partitions;
             opts.sample_rate = sample_rate;
             opts.max_iters = max_iters;
+            opts.memory_budget = memory_mb.map(|mb| mb.saturating_mul(1 << 20));
             create(&path, &column, opts, json)
         }
         IndexAction::List { path } => list(&path, json),

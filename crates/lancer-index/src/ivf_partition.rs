@@ -1,0 +1,760 @@
+//! The two passes of an IVF build in bounded memory (the reference's "transform and
+//! shuffle": format guide "Vector Indices" → IVF; layout in
+//! `docs/vector-index-format.md` §3–§5).
+//!
+//! 1. [`Sampler`] sees every vector once and keeps a uniform random sample (a
+//!    reservoir of partitions × `sample_rate` rows, or 2^bits × `sample_rate` for PQ),
+//!    the row count and the value range; [`train`] fits the [`Model`] on the sample:
+//!    k-means centroids, the PQ codebooks (on residuals), the SQ bounds, the RabitQ
+//!    rotation.
+//! 2. [`PartitionWriter`] sees every vector again, assigns and encodes it, and keeps
+//!    the encoded rows per partition; past `memory_budget` bytes it appends every
+//!    partition's rows to a scratch file ([`lancer_io::scratch`]) and starts over.
+//!    `finish` writes `auxiliary.idx` one partition at a time (rows sorted by row
+//!    address), to a scratch file when anything was spilled, and `index.idx`.
+//!
+//! Memory is the sample, the model, at most `memory_budget` bytes of encoded rows and
+//! one partition at write time — not the vectors.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Float32Array, RecordBatch, UInt64Array, UInt8Array};
+use arrow_schema::{DataType, Field, Schema};
+use lancer_format::writer::{FileWriter, WriteOptions};
+use lancer_io::scratch::{Scratch, ScratchFile};
+use prost::Message;
+
+use crate::ivf::Metric;
+use crate::ivf_build::{
+    invalid, list_column, normalized, tensor_f32, BuildParams, BuiltIndex, IndexBytes, Quantizer,
+};
+use crate::kmeans::{self, Geometry, KMeansParams, Rng, Transposed};
+use crate::pb;
+use crate::rabitq_build::RabitEncoder;
+use crate::Result;
+
+fn geometry(metric: Metric) -> Geometry {
+    if metric == Metric::Dot {
+        Geometry::Spherical
+    } else {
+        Geometry::L2
+    }
+}
+
+/// Partitions of an index over `rows` vectors.
+fn partitions(rows: usize, dim: usize, params: &BuildParams) -> usize {
+    match &params.fixed {
+        Some(f) => f.centroids.len() / dim.max(1),
+        None => params
+            .num_partitions
+            .unwrap_or(rows / params.quantizer.target_partition_size())
+            .clamp(1, 4096)
+            .min(rows.max(1)),
+    }
+}
+
+/// Training rows wanted for `rows` vectors.
+fn sample_size(rows: usize, dim: usize, params: &BuildParams) -> usize {
+    let sr = params.sample_rate.max(1);
+    let ivf = partitions(rows, dim, params) * sr;
+    let pq = match params.quantizer {
+        Quantizer::Pq { bits, .. } if params.fixed.is_none() => (1usize << bits) * sr,
+        _ => 0,
+    };
+    ivf.max(pq).max(1)
+}
+
+/// Pass one: a uniform random sample of the vectors (cosine: normalized), their count
+/// and value range.
+pub struct Sampler {
+    dim: usize,
+    cap: usize,
+    seen: u64,
+    sample: Vec<f32>,
+    rng: Rng,
+    lo: f64,
+    hi: f64,
+    cosine: bool,
+}
+
+impl Sampler {
+    /// A sampler for about `rows_hint` vectors of `dim` dimensions (the hint sizes the
+    /// sample; an upper bound is right).
+    pub fn new(dim: usize, rows_hint: usize, params: &BuildParams) -> Self {
+        Self {
+            dim,
+            cap: sample_size(rows_hint, dim, params),
+            seen: 0,
+            sample: Vec::new(),
+            rng: Rng::new(params.seed ^ SAMPLER_SEED),
+            lo: f64::INFINITY,
+            hi: f64::NEG_INFINITY,
+            cosine: params.metric == Metric::Cosine,
+        }
+    }
+
+    /// Sees `vectors` (`rows × dim`, finite).
+    pub fn push(&mut self, vectors: &[f32]) {
+        let dim = self.dim;
+        let data = if self.cosine {
+            std::borrow::Cow::Owned(normalized(vectors, dim))
+        } else {
+            std::borrow::Cow::Borrowed(vectors)
+        };
+        for &v in data.iter() {
+            self.lo = self.lo.min(f64::from(v));
+            self.hi = self.hi.max(f64::from(v));
+        }
+        for v in data.chunks_exact(dim) {
+            let k = self.sample.len() / dim;
+            if k < self.cap {
+                self.sample.extend_from_slice(v);
+            } else {
+                let j = self.rng.below(self.seen as usize + 1);
+                if j < self.cap {
+                    self.sample[j * dim..(j + 1) * dim].copy_from_slice(v);
+                }
+            }
+            self.seen += 1;
+        }
+    }
+
+    /// Vectors seen.
+    pub fn rows(&self) -> usize {
+        self.seen as usize
+    }
+}
+
+/// Mixed into the seed of the sampler's generator (apart from the model's).
+const SAMPLER_SEED: u64 = 0x5eed_5a11;
+
+/// A trained IVF model: what every row is encoded with.
+#[derive(Clone)]
+pub struct Model {
+    /// Dimension.
+    pub dim: usize,
+    /// Partitions.
+    pub parts: usize,
+    /// Centroids, `parts × dim`.
+    pub centroids: Vec<f32>,
+    /// k-means loss of the centroids (0 for a reused model).
+    pub loss: f64,
+    /// PQ codebook `[m][2^bits][dim/m]`.
+    pub codebook: Option<Vec<f32>>,
+    /// SQ bounds.
+    pub bounds: Option<(f64, f64)>,
+    /// RabitQ rotation and bits.
+    pub rabit: Option<RabitEncoder>,
+}
+
+/// Fits the model on the sample of `s` (or takes the fixed one of `params`).
+pub fn train(s: Sampler, params: &BuildParams) -> Result<Model> {
+    let dim = s.dim;
+    let rows = s.rows();
+    if rows == 0 {
+        return Err(invalid(
+            "no vectors to index (every row is null, deleted or non-finite)",
+        ));
+    }
+    let phase = |what: &str| {
+        if let Some(p) = &params.progress {
+            p(what);
+        }
+    };
+    let parts = partitions(rows, dim, params);
+    let mut rng = Rng::new(params.seed);
+    // Shuffled, so that any prefix of the reservoir is a uniform sample too.
+    let mut sample = s.sample;
+    let n = sample.len() / dim;
+    for i in (1..n).rev() {
+        let j = rng.below(i + 1);
+        if i != j {
+            for d in 0..dim {
+                sample.swap(i * dim + d, j * dim + d);
+            }
+        }
+    }
+    let geometry = geometry(params.metric);
+    let (centroids, loss) = match &params.fixed {
+        Some(f) => (f.centroids.clone(), 0.0),
+        None => {
+            let take = (parts * params.sample_rate.max(1)).min(n);
+            let kp = KMeansParams {
+                k: parts,
+                max_iters: params.max_iters,
+                tolerance: 1e-4,
+                seed: rng.next_u64(),
+                geometry,
+            };
+            phase(&format!("training {parts} IVF centroids on {take} vectors"));
+            kmeans::train(&sample[..take * dim], dim, &kp)
+        }
+    };
+    let fixed = params.fixed.as_ref();
+    let mut model = Model {
+        dim,
+        parts,
+        centroids,
+        loss,
+        codebook: None,
+        bounds: None,
+        rabit: None,
+    };
+    match params.quantizer {
+        Quantizer::Flat => {}
+        Quantizer::Sq => {
+            model.bounds = Some(fixed.and_then(|f| f.bounds).unwrap_or((s.lo, s.hi)));
+        }
+        Quantizer::Rq { bits } => {
+            model.rabit = Some(match fixed.and_then(|f| f.rabit.clone()) {
+                Some(e) if e.code_dim == dim => e,
+                Some(_) => return Err(invalid("the reused RabitQ model has another dimension")),
+                None => RabitEncoder::new(dim, bits, &mut rng),
+            });
+        }
+        Quantizer::Pq {
+            sub_vectors: m,
+            bits,
+        } => {
+            let ks = 1usize << bits;
+            let sub = dim / m;
+            if let Some(book) = fixed.and_then(|f| f.codebook.clone()) {
+                if book.len() != m * ks * sub {
+                    return Err(invalid("the reused PQ codebook has another shape"));
+                }
+                model.codebook = Some(book);
+            } else {
+                let take = (ks * params.sample_rate.max(1)).min(n);
+                let tr = &sample[..take * dim];
+                let assign = kmeans::assign(tr, dim, &model.centroids, geometry);
+                let residual = params.metric != Metric::Dot;
+                let mut targets = tr.to_vec();
+                if residual {
+                    for (i, &(p, _)) in assign.iter().enumerate() {
+                        let c = &model.centroids[p as usize * dim..(p as usize + 1) * dim];
+                        for (t, ci) in targets[i * dim..(i + 1) * dim].iter_mut().zip(c) {
+                            *t -= ci;
+                        }
+                    }
+                }
+                phase(&format!("training {m} PQ codebooks of {ks} entries"));
+                let mut book = vec![0f32; m * ks * sub];
+                for s in 0..m {
+                    let part: Vec<f32> = targets
+                        .chunks_exact(dim)
+                        .flat_map(|t| t[s * sub..(s + 1) * sub].iter().copied())
+                        .collect();
+                    let kp = KMeansParams {
+                        k: ks,
+                        max_iters: params.max_iters,
+                        tolerance: 1e-4,
+                        seed: rng.next_u64(),
+                        geometry: Geometry::L2,
+                    };
+                    let (c, _) = kmeans::train(&part, sub, &kp);
+                    book[s * ks * sub..(s + 1) * ks * sub].copy_from_slice(&c);
+                }
+                model.codebook = Some(book);
+            }
+        }
+    }
+    Ok(model)
+}
+
+/// One partition's encoded rows: in memory, and blocks of them in the scratch file.
+#[derive(Default)]
+struct Part {
+    ids: Vec<u64>,
+    recs: Vec<u8>,
+    /// `(offset, rows)` of spilled blocks: `rows` row addresses then their records.
+    spilled: Vec<(u64, usize)>,
+}
+
+/// Pass two: assigns and encodes rows into partitions, spilling past the budget.
+pub struct PartitionWriter {
+    model: Model,
+    params: BuildParams,
+    /// Bytes of one encoded row (without its row address).
+    rec: usize,
+    parts: Vec<Part>,
+    buffered: usize,
+    scratch: Option<(Scratch, ScratchFile)>,
+    rows: usize,
+    books: Vec<Transposed>,
+    rotated: Vec<Vec<f32>>,
+}
+
+impl PartitionWriter {
+    /// A writer encoding with `model`.
+    pub fn new(model: Model, params: &BuildParams) -> Result<Self> {
+        let dim = model.dim;
+        let (rec, books, rotated) = match params.quantizer {
+            Quantizer::Flat => (dim * 4, Vec::new(), Vec::new()),
+            Quantizer::Sq => (dim, Vec::new(), Vec::new()),
+            Quantizer::Pq {
+                sub_vectors: m,
+                bits,
+            } => {
+                let ks = 1usize << bits;
+                let sub = dim / m;
+                let book = model.codebook.as_deref().unwrap_or_default();
+                if book.len() != m * ks * sub {
+                    return Err(invalid("PQ codebook missing from the model"));
+                }
+                let books = (0..m)
+                    .map(|s| Transposed::new(&book[s * ks * sub..(s + 1) * ks * sub], sub))
+                    .collect();
+                (m * bits as usize / 8, books, Vec::new())
+            }
+            Quantizer::Rq { .. } => {
+                let enc = model
+                    .rabit
+                    .as_ref()
+                    .ok_or_else(|| invalid("RabitQ rotation missing from the model"))?;
+                let rotated = (0..model.parts)
+                    .map(|p| enc.rotate(&model.centroids[p * dim..(p + 1) * dim]))
+                    .collect();
+                let ex = if enc.num_bits > 1 {
+                    enc.ex_width() + 8
+                } else {
+                    0
+                };
+                (dim / 8 + 12 + ex, Vec::new(), rotated)
+            }
+        };
+        let parts = (0..model.parts).map(|_| Part::default()).collect();
+        Ok(Self {
+            model,
+            params: params.clone(),
+            rec,
+            parts,
+            buffered: 0,
+            scratch: None,
+            rows: 0,
+            books,
+            rotated,
+        })
+    }
+
+    /// Assigns, encodes and keeps `vectors` (`rows × dim`, finite) with their row
+    /// addresses `ids`.
+    pub fn push(&mut self, vectors: &[f32], ids: &[u64]) -> Result<()> {
+        let dim = self.model.dim;
+        if vectors.len() != ids.len() * dim {
+            return Err(invalid(format!(
+                "{} values for {} vectors of {dim} dims",
+                vectors.len(),
+                ids.len()
+            )));
+        }
+        let data = if self.params.metric == Metric::Cosine {
+            std::borrow::Cow::Owned(normalized(vectors, dim))
+        } else {
+            std::borrow::Cow::Borrowed(vectors)
+        };
+        let assignment = kmeans::assign(
+            &data,
+            dim,
+            &self.model.centroids,
+            geometry(self.params.metric),
+        );
+        let recs = self.encode(&data, &assignment);
+        let rec = self.rec;
+        for (i, &(p, _)) in assignment.iter().enumerate() {
+            let part = &mut self.parts[p as usize];
+            part.ids.push(ids[i]);
+            part.recs.extend_from_slice(&recs[i * rec..(i + 1) * rec]);
+        }
+        self.rows += ids.len();
+        self.buffered += ids.len() * (rec + 8);
+        if self.buffered > self.params.memory_budget {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    /// Encoded records of `data` (rows in order), on all cores.
+    fn encode(&self, data: &[f32], assignment: &[(u32, f32)]) -> Vec<u8> {
+        let (dim, rec) = (self.model.dim, self.rec);
+        let rows = assignment.len();
+        let mut out = vec![0u8; rows * rec];
+        let threads = std::thread::available_parallelism().map_or(1, |p| p.get());
+        let per = rows.div_ceil(threads).max(256);
+        let this = self;
+        std::thread::scope(|sc| {
+            for (ci, chunk) in out.chunks_mut(per * rec).enumerate() {
+                sc.spawn(move || {
+                    let mut scratch = Vec::new();
+                    let mut resid = vec![0f32; dim];
+                    for (j, slot) in chunk.chunks_exact_mut(rec).enumerate() {
+                        let i = ci * per + j;
+                        let p = assignment[i].0 as usize;
+                        this.encode_row(
+                            &data[i * dim..(i + 1) * dim],
+                            p,
+                            slot,
+                            &mut resid,
+                            &mut scratch,
+                        );
+                    }
+                });
+            }
+        });
+        out
+    }
+
+    fn encode_row(
+        &self,
+        x: &[f32],
+        p: usize,
+        out: &mut [u8],
+        resid: &mut [f32],
+        scratch: &mut Vec<f32>,
+    ) {
+        let dim = self.model.dim;
+        let c = &self.model.centroids[p * dim..(p + 1) * dim];
+        match self.params.quantizer {
+            Quantizer::Flat => {
+                for (o, v) in out.chunks_exact_mut(4).zip(x) {
+                    o.copy_from_slice(&v.to_le_bytes());
+                }
+            }
+            Quantizer::Sq => {
+                let (lo, hi) = self.model.bounds.unwrap_or((0.0, 0.0));
+                for (o, &v) in out.iter_mut().zip(x) {
+                    *o = if hi == lo {
+                        0
+                    } else {
+                        ((f64::from(v) - lo) * 255.0 / (hi - lo)) as u8
+                    };
+                }
+            }
+            Quantizer::Pq {
+                sub_vectors: m,
+                bits,
+            } => {
+                let t: &[f32] = if self.params.metric != Metric::Dot {
+                    for ((r, a), b) in resid.iter_mut().zip(x).zip(c) {
+                        *r = a - b;
+                    }
+                    resid
+                } else {
+                    x
+                };
+                let sub = dim / m;
+                let code = |s: usize, scratch: &mut Vec<f32>| {
+                    self.books[s]
+                        .nearest(&t[s * sub..(s + 1) * sub], Geometry::L2, scratch)
+                        .0 as u8
+                };
+                if bits == 8 {
+                    for (s, o) in out.iter_mut().enumerate() {
+                        *o = code(s, scratch);
+                    }
+                } else {
+                    for (b, o) in out.iter_mut().enumerate() {
+                        *o = code(2 * b, scratch) | (code(2 * b + 1, scratch) << 4);
+                    }
+                }
+            }
+            Quantizer::Rq { .. } => {
+                let Some(enc) = &self.model.rabit else { return };
+                for ((r, a), b) in resid.iter_mut().zip(x).zip(c) {
+                    *r = a - b;
+                }
+                let code = enc.encode(self.params.metric, resid, &self.rotated[p]);
+                let mut at = 0;
+                let mut put = |b: &[u8]| {
+                    out[at..at + b.len()].copy_from_slice(b);
+                    at += b.len();
+                };
+                put(&code.codes);
+                put(&code.add.to_le_bytes());
+                put(&code.scale.to_le_bytes());
+                put(&code.error.to_le_bytes());
+                if enc.num_bits > 1 {
+                    put(&code.ex);
+                    put(&code.add_ex.to_le_bytes());
+                    put(&code.scale_ex.to_le_bytes());
+                }
+            }
+        }
+    }
+
+    /// Appends every partition's rows to the scratch file and frees them.
+    fn spill(&mut self) -> Result<()> {
+        if self.scratch.is_none() {
+            let s = Scratch::new("index-build")?;
+            let f = s.file("partitions")?;
+            self.scratch = Some((s, f));
+        }
+        let Some((_, file)) = self.scratch.as_mut() else {
+            return Ok(());
+        };
+        for part in &mut self.parts {
+            if part.ids.is_empty() {
+                continue;
+            }
+            let mut block = Vec::with_capacity(part.ids.len() * 8 + part.recs.len());
+            for id in &part.ids {
+                block.extend_from_slice(&id.to_le_bytes());
+            }
+            block.extend_from_slice(&part.recs);
+            let at = file.append(&block)?;
+            part.spilled.push((at, part.ids.len()));
+            part.ids = Vec::new();
+            part.recs = Vec::new();
+        }
+        self.buffered = 0;
+        Ok(())
+    }
+
+    /// Whether rows were spilled to scratch files.
+    pub fn spilled(&self) -> bool {
+        self.scratch.is_some()
+    }
+
+    /// Partition `p`'s rows sorted by row address: addresses and records.
+    fn take_part(&mut self, p: usize) -> Result<(Vec<u64>, Vec<u8>)> {
+        let rec = self.rec;
+        let part = std::mem::take(&mut self.parts[p]);
+        let mut ids = Vec::new();
+        let mut recs = Vec::new();
+        if let Some((_, file)) = &self.scratch {
+            for &(at, n) in &part.spilled {
+                let block = file.read_at(at, n * (8 + rec))?;
+                let (head, body) = block.split_at(n * 8);
+                ids.extend(
+                    head.chunks_exact(8).map(|b| {
+                        u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
+                    }),
+                );
+                recs.extend_from_slice(body);
+            }
+        }
+        ids.extend_from_slice(&part.ids);
+        recs.extend_from_slice(&part.recs);
+        if ids.windows(2).any(|w| w[0] > w[1]) {
+            let mut order: Vec<usize> = (0..ids.len()).collect();
+            order.sort_by_key(|&i| ids[i]);
+            let ids2 = order.iter().map(|&i| ids[i]).collect();
+            let mut recs2 = Vec::with_capacity(recs.len());
+            for &i in &order {
+                recs2.extend_from_slice(&recs[i * rec..(i + 1) * rec]);
+            }
+            return Ok((ids2, recs2));
+        }
+        Ok((ids, recs))
+    }
+
+    /// The storage columns of one partition's sorted records, and their fields.
+    fn columns(&self, n: usize, recs: Vec<u8>) -> Result<Vec<(ArrayRef, Field)>> {
+        let dim = self.model.dim;
+        Ok(match self.params.quantizer {
+            Quantizer::Flat => {
+                let values: Vec<f32> = recs
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect();
+                vec![list_column(
+                    "flat",
+                    Arc::new(Float32Array::from(values)),
+                    dim,
+                    false,
+                )?]
+            }
+            Quantizer::Sq => vec![list_column(
+                "__sq_code",
+                Arc::new(UInt8Array::from(recs)),
+                dim,
+                true,
+            )?],
+            Quantizer::Pq { .. } => {
+                // Column-major within the partition: byte b of every row, then b + 1.
+                let width = self.rec;
+                let mut t = vec![0u8; recs.len()];
+                for i in 0..n {
+                    for b in 0..width {
+                        t[b * n + i] = recs[i * width + b];
+                    }
+                }
+                vec![list_column(
+                    "__pq_code",
+                    Arc::new(UInt8Array::from(t)),
+                    width,
+                    true,
+                )?]
+            }
+            Quantizer::Rq { .. } => {
+                let Some(enc) = &self.model.rabit else {
+                    return Err(invalid("RabitQ rotation missing from the model"));
+                };
+                let l = dim / 8;
+                let exw = enc.ex_width();
+                let rec = self.rec;
+                let f32_at = |r: &[u8], at: usize| {
+                    f32::from_le_bytes([r[at], r[at + 1], r[at + 2], r[at + 3]])
+                };
+                let rows = || recs.chunks_exact(rec);
+                let f32_col = |name: &str, at: usize| {
+                    let a: ArrayRef = Arc::new(Float32Array::from_iter_values(
+                        rows().map(|r| f32_at(r, at)),
+                    ));
+                    (a, Field::new(name, DataType::Float32, true))
+                };
+                let codes: Vec<u8> = rows().flat_map(|r| r[..l].iter().copied()).collect();
+                let mut cols = vec![
+                    list_column("_rabit_codes", Arc::new(UInt8Array::from(codes)), l, true)?,
+                    f32_col("__add_factors", l),
+                    f32_col("__scale_factors", l + 4),
+                    f32_col("__error_factors", l + 8),
+                ];
+                if enc.num_bits > 1 {
+                    let ex: Vec<u8> = rows()
+                        .flat_map(|r| r[l + 12..l + 12 + exw].iter().copied())
+                        .collect();
+                    cols.push(list_column(
+                        "__blocked_ex_codes",
+                        Arc::new(UInt8Array::from(ex)),
+                        exw,
+                        true,
+                    )?);
+                    cols.push(f32_col("__add_factors_ex", l + 12 + exw));
+                    cols.push(f32_col("__scale_factors_ex", l + 16 + exw));
+                }
+                cols
+            }
+        })
+    }
+
+    /// The `storage_metadata` element of the auxiliary file.
+    fn storage_meta(&self) -> String {
+        let dim = self.model.dim;
+        match self.params.quantizer {
+            Quantizer::Flat => format!("{{\"dim\":{dim}}}"),
+            Quantizer::Sq => {
+                let (lo, hi) = self.model.bounds.unwrap_or((0.0, 0.0));
+                serde_json::json!({"dim": dim, "num_bits": 8, "bounds": {"start": lo, "end": hi}}).to_string()
+            }
+            Quantizer::Pq { sub_vectors: m, bits } => format!(
+                "{{\"codebook_position\":2,\"nbits\":{bits},\"num_sub_vectors\":{m},\"dimension\":{dim},\"codebook_tensor\":[],\"transposed\":true}}"
+            ),
+            Quantizer::Rq { .. } => self.model.rabit.as_ref().map(|e| e.metadata()).unwrap_or_default(),
+        }
+    }
+
+    /// Writes the index files.
+    pub fn finish(mut self) -> Result<BuiltIndex> {
+        let (dim, parts) = (self.model.dim, self.model.parts);
+        if self.rows == 0 {
+            return Err(invalid(
+                "no vectors to index (every row is null, deleted or non-finite)",
+            ));
+        }
+        if let Some(p) = &self.params.progress {
+            p("writing the index files");
+        }
+        let mut lengths = Vec::with_capacity(parts);
+        for part in &self.parts {
+            let spilled: usize = part.spilled.iter().map(|&(_, n)| n).sum();
+            lengths.push((spilled + part.ids.len()) as u32);
+        }
+        let mut offsets = Vec::with_capacity(parts);
+        let mut at = 0u64;
+        for &l in &lengths {
+            offsets.push(at);
+            at += u64::from(l);
+        }
+        let mut meta = std::collections::HashMap::new();
+        meta.insert(
+            "distance_type".to_string(),
+            self.params.metric.name().to_string(),
+        );
+        meta.insert("lance:ivf".to_string(), "1".to_string());
+        meta.insert(
+            "storage_metadata".to_string(),
+            serde_json::to_string(&vec![self.storage_meta()])?,
+        );
+        let version = self.params.file_version;
+        let opts = || WriteOptions {
+            version,
+            ..Default::default()
+        };
+        let mut schema: Option<Arc<Schema>> = None;
+        // The auxiliary file streams to scratch when the rows did not fit in memory.
+        enum Out {
+            Memory(FileWriter<Vec<u8>>),
+            File(FileWriter<ScratchFile>),
+        }
+        let mut out: Option<Out> = None;
+        let aux_file = match &self.scratch {
+            Some((s, _)) => Some(s.file("auxiliary.idx")?),
+            None => None,
+        };
+        let mut aux_file = aux_file;
+        for p in 0..parts {
+            let (ids, recs) = self.take_part(p)?;
+            let n = ids.len();
+            if n == 0 && p + 1 < parts {
+                continue;
+            }
+            let cols = self.columns(n, recs)?;
+            let mut fields = vec![Field::new("_rowid", DataType::UInt64, true)];
+            let mut arrays: Vec<ArrayRef> = vec![Arc::new(UInt64Array::from(ids))];
+            for (a, f) in cols {
+                fields.push(f);
+                arrays.push(a);
+            }
+            let sch = schema
+                .get_or_insert_with(|| Arc::new(Schema::new(fields).with_metadata(meta.clone())))
+                .clone();
+            if out.is_none() {
+                out = Some(match aux_file.take() {
+                    Some(f) => Out::File(FileWriter::try_new(f, sch.clone(), opts())?),
+                    None => Out::Memory(FileWriter::try_new(Vec::new(), sch.clone(), opts())?),
+                });
+            }
+            if n == 0 {
+                continue;
+            }
+            let batch = RecordBatch::try_new(sch, arrays)?;
+            match out.as_mut() {
+                Some(Out::Memory(w)) => w.write_batch(&batch)?,
+                Some(Out::File(w)) => w.write_batch(&batch)?,
+                None => {}
+            }
+        }
+        let layout = pb::Ivf {
+            offsets: offsets.clone(),
+            lengths: lengths.clone(),
+            ..Default::default()
+        }
+        .encode_to_vec();
+        let codebook = self.model.codebook.as_ref().map(|b| {
+            let ks = b.len() / dim;
+            tensor_f32(vec![ks as u32, dim as u32], b).encode_to_vec()
+        });
+        let auxiliary_file = match out {
+            Some(Out::Memory(mut w)) => {
+                w.add_global_buffer(layout);
+                if let Some(cb) = codebook {
+                    w.add_global_buffer(cb);
+                }
+                IndexBytes::Memory(w.finish()?)
+            }
+            Some(Out::File(mut w)) => {
+                w.add_global_buffer(layout);
+                if let Some(cb) = codebook {
+                    w.add_global_buffer(cb);
+                }
+                let file = w.finish()?;
+                let Some((dir, _)) = self.scratch.take() else {
+                    return Err(invalid("scratch directory vanished"));
+                };
+                IndexBytes::Spilled { file, dir }
+            }
+            None => return Err(invalid("no partitions to write")),
+        };
+        crate::ivf_build::finish_index(&self.params, &self.model, auxiliary_file, self.rows)
+    }
+}
