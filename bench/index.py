@@ -6,10 +6,11 @@ FAISS on the same clustered vectors, in one run.
                                           [--sub-vectors 16] [--queries 200] [--no-record]
 
 Data: `--rows` float32 vectors around 1,000 Gaussian centres, written by pylance as a
-dataset of 4 fragments. For IVF_PQ (8-bit, `--sub-vectors`) and IVF_SQ with
-`--partitions` partitions, l2:
+dataset of 4 fragments. For IVF_PQ (8-bit, `--sub-vectors`), IVF_SQ and IVF_RQ
+(5 bits; FAISS's IndexIVFRaBitQ has 1 bit) with `--partitions` partitions, l2 (`--kinds`):
 - build: pylance `create_index` in-process vs `lancer index create` (whole process,
-  peak RSS measured); each on its own copy of the dataset;
+  peak RSS measured), and Lancer again with `--memory-mb` (`--spill-mb`) so that its
+  encoded rows spill to scratch files; each on its own copy of the dataset;
 - queries (held-out perturbed rows): recall@10 against exact NumPy answers and queries
   per second at nprobes 1..64 — pylance (`to_table(nearest=…)`, one query at a time),
   Lancer in-process (`lancer-bench ann`, one query at a time) and FAISS
@@ -74,6 +75,9 @@ def main():
     ap.add_argument("--partitions", type=int, default=256)
     ap.add_argument("--sub-vectors", type=int, default=16)
     ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--kinds", default="IVF_PQ,IVF_SQ,IVF_RQ", help="comma-separated: IVF_FLAT, IVF_PQ, IVF_SQ, IVF_RQ")
+    ap.add_argument("--spill-mb", type=int, default=32,
+                    help="also time a Lancer build whose encoded rows spill past this many MiB (0: skip)")
     ap.add_argument("--no-record", action="store_true")
     a = ap.parse_args()
     os.makedirs(OUT, exist_ok=True)
@@ -85,7 +89,7 @@ def main():
     qfile = os.path.join(base, "queries.json")
     json.dump(queries.tolist(), open(qfile, "w"))
     build_rows, curve_rows = [], []
-    for kind in ["IVF_PQ", "IVF_SQ"]:
+    for kind in a.kinds.split(","):
         py_ds, lan_ds = os.path.join(base, f"py_{kind}"), os.path.join(base, f"lan_{kind}")
         for d in (py_ds, lan_ds):
             shutil.rmtree(d, ignore_errors=True)
@@ -93,6 +97,8 @@ def main():
         params = dict(num_partitions=a.partitions)
         if kind == "IVF_PQ":
             params.update(num_sub_vectors=a.sub_vectors, num_bits=8)
+        if kind == "IVF_RQ":
+            params.update(num_bits=5)
         t = time.perf_counter()
         lance.dataset(py_ds).create_index("vec", kind, metric="l2", **params)
         py_build = time.perf_counter() - t
@@ -100,20 +106,34 @@ def main():
                 "--partitions", str(a.partitions)]
         if kind == "IVF_PQ":
             args += ["--sub-vectors", str(a.sub_vectors)]
+        if kind == "IVF_RQ":
+            args += ["--bits", "5"]
         lan_build, _, lan_rss = run_cli(1, args)
+        spill = None
+        if a.spill_mb:
+            sp_ds = os.path.join(base, f"spill_{kind}")
+            shutil.rmtree(sp_ds, ignore_errors=True)
+            shutil.copytree(os.path.join(base, "ds"), sp_ds)
+            spill = run_cli(1, [*[x if x != lan_ds else sp_ds for x in args], "--memory-mb", str(a.spill_mb)])
+            shutil.rmtree(sp_ds, ignore_errors=True)
         # FAISS with the same partitions / sub-vectors, trained on the same vectors.
         faiss.omp_set_num_threads(os.cpu_count())
         t = time.perf_counter()
         quant = faiss.IndexFlatL2(a.dim)
         if kind == "IVF_PQ":
             fi = faiss.IndexIVFPQ(quant, a.dim, a.partitions, a.sub_vectors, 8)
-        else:
+        elif kind == "IVF_SQ":
             fi = faiss.IndexIVFScalarQuantizer(quant, a.dim, a.partitions, faiss.ScalarQuantizer.QT_8bit)
+        elif kind == "IVF_RQ":
+            fi = faiss.IndexIVFRaBitQ(quant, a.dim, a.partitions)  # 1-bit RaBitQ (FAISS's only width)
+        else:
+            fi = faiss.IndexIVFFlat(quant, a.dim, a.partitions)
         fi.train(vec[np.random.default_rng(1).choice(a.rows, min(a.rows, a.partitions * 256), replace=False)])
         fi.add(vec)
         faiss_build = time.perf_counter() - t
-        build_rows.append((kind, py_build, lan_build, lan_rss, faiss_build))
-        print(f"{kind} build: pylance {py_build:.2f} s, Lancer {lan_build:.2f} s ({lan_rss / 2**20:.0f} MiB), FAISS {faiss_build:.2f} s", flush=True)
+        build_rows.append((kind, py_build, lan_build, lan_rss, faiss_build, spill))
+        print(f"{kind} build: pylance {py_build:.2f} s, Lancer {lan_build:.2f} s ({lan_rss / 2**20:.0f} MiB), FAISS {faiss_build:.2f} s"
+              + (f"; Lancer spilling past {a.spill_mb} MiB {spill[0]:.2f} s ({spill[2] / 2**20:.0f} MiB)" if spill else ""), flush=True)
         pyds = lance.dataset(py_ds)
         refines = [0, 10] if kind == "IVF_PQ" else [0]
         for refine in refines:
@@ -152,10 +172,11 @@ def main():
     lines = [f"### Vector indexes, {a.rows:,} x {a.dim}-d clustered float32 (4 fragments), {a.partitions} partitions, PQ {a.sub_vectors}x8 bits, l2",
              f"{datetime.date.today()}, {file_read.machine()}, pylance {lance.__version__}, faiss {faiss.__version__}; "
              f"{a.queries} queries one at a time (pylance in-process, Lancer in-process `lancer-bench ann`, FAISS 1 / 2 threads)", "",
-             "| index | pylance build (s) | Lancer build (s) | Lancer / pylance | Lancer peak RSS | FAISS build (s) |",
-             "|---|---|---|---|---|---|"]
-    for kind, p, l, rss, f in build_rows:
-        lines.append(f"| {kind} | {p:.2f} | {l:.2f} | {l / p:.2f} | {rss / 2**20:.0f} MiB | {f:.2f} |")
+             f"| index | pylance build (s) | Lancer build (s) | Lancer / pylance | Lancer peak RSS | Lancer build, spilling past {a.spill_mb} MiB (s) | its peak RSS | FAISS build (s) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for kind, p, l, rss, f, sp in build_rows:
+        spl = f"{sp[0]:.2f} | {sp[2] / 2**20:.0f} MiB" if sp else " | "
+        lines.append(f"| {kind} | {p:.2f} | {l:.2f} | {l / p:.2f} | {rss / 2**20:.0f} MiB | {spl} | {f:.2f} |")
     lines += ["", "QPS Lancer = query with the `id` column fetched (as pylance answers); Lancer search = row addresses only "
               "(as FAISS answers), compared with FAISS on one thread.", "",
               "| index | refine | nprobes | recall pylance | recall Lancer | recall FAISS | QPS pylance | QPS Lancer | Lancer / pylance | QPS Lancer search | QPS FAISS 1 thr | QPS FAISS 2 thr | Lancer search / FAISS 1 thr |",

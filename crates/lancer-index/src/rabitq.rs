@@ -224,10 +224,7 @@ impl Rabit {
                 (bq - qr.sum / 2.0, self.scale[r], self.add[r])
             } else {
                 let x = &self.ex[r * self.code_dim..(r + 1) * self.code_dim];
-                let mut sx = 0f32;
-                for (a, &b) in qr.rotated.iter().zip(x) {
-                    sx += a * f32::from(b);
-                }
+                let sx = crate::kernels::dot_u8(&qr.rotated, x);
                 (
                     two_e * bq + sx - (two_e - 0.5) * qr.sum,
                     self.scale_ex[r],
@@ -356,20 +353,23 @@ impl QueryTables {
         }
     }
 
+    // The tables hold 32 entries per code byte (16 for its low nibble, 16 for its
+    // high one): as arrays, the masked nibbles index them without bounds checks.
     fn exact(&self, code: &[u8]) -> f32 {
         let mut s = 0f32;
-        for (b, &byte) in code.iter().enumerate() {
-            s += self.table[(2 * b) * 16 + (byte & 15) as usize];
-            s += self.table[(2 * b + 1) * 16 + (byte >> 4) as usize];
+        let (pairs, _) = self.table.as_chunks::<32>();
+        for (pair, &byte) in pairs.iter().zip(code) {
+            s += pair[(byte & 15) as usize];
+            s += pair[16 + (byte >> 4) as usize];
         }
         s
     }
 
     fn quantized(&self, code: &[u8]) -> f32 {
         let mut s = 0u32;
-        for (b, &byte) in code.iter().enumerate() {
-            s += u32::from(self.table8[(2 * b) * 16 + (byte & 15) as usize]);
-            s += u32::from(self.table8[(2 * b + 1) * 16 + (byte >> 4) as usize]);
+        let (pairs, _) = self.table8.as_chunks::<32>();
+        for (pair, &byte) in pairs.iter().zip(code) {
+            s += u32::from(pair[(byte & 15) as usize]) + u32::from(pair[16 + (byte >> 4) as usize]);
         }
         s as f32 * self.delta + (2 * code.len()) as f32 * self.qmin
     }
