@@ -301,10 +301,11 @@ fn fwht(x: &mut [f32]) {
 pub struct QueryTables {
     rotated: Vec<f32>,
     sum: f32,
-    /// Per group of 4 dimensions, the sum of the rotated query over each 4-bit pattern.
-    table: Vec<f32>,
+    /// Per group of 4 dimensions, the sum of the rotated query over each 4-bit pattern;
+    /// 32 entries per code byte (16 for its low nibble, 16 for its high one).
+    table: Vec<[f32; 32]>,
     /// The same quantized to u8 over the table's range.
-    table8: Vec<u8>,
+    table8: Vec<[u8; 32]>,
     qmin: f32,
     delta: f32,
 }
@@ -332,7 +333,7 @@ impl QueryTables {
         } else {
             0.0
         };
-        let table8 = table
+        let table8: Vec<u8> = table
             .iter()
             .map(|&v| {
                 if delta > 0.0 {
@@ -341,6 +342,15 @@ impl QueryTables {
                     0
                 }
             })
+            .collect();
+        // As arrays, the masked nibbles index them without bounds checks.
+        let table = table
+            .chunks_exact(32)
+            .map(|c| <[f32; 32]>::try_from(c).unwrap_or([0.0; 32]))
+            .collect();
+        let table8 = table8
+            .chunks_exact(32)
+            .map(|c| <[u8; 32]>::try_from(c).unwrap_or([0; 32]))
             .collect();
         let sum = rotated.iter().sum();
         Self {
@@ -353,12 +363,9 @@ impl QueryTables {
         }
     }
 
-    // The tables hold 32 entries per code byte (16 for its low nibble, 16 for its
-    // high one): as arrays, the masked nibbles index them without bounds checks.
     fn exact(&self, code: &[u8]) -> f32 {
         let mut s = 0f32;
-        let (pairs, _) = self.table.as_chunks::<32>();
-        for (pair, &byte) in pairs.iter().zip(code) {
+        for (pair, &byte) in self.table.iter().zip(code) {
             s += pair[(byte & 15) as usize];
             s += pair[16 + (byte >> 4) as usize];
         }
@@ -367,8 +374,7 @@ impl QueryTables {
 
     fn quantized(&self, code: &[u8]) -> f32 {
         let mut s = 0u32;
-        let (pairs, _) = self.table8.as_chunks::<32>();
-        for (pair, &byte) in pairs.iter().zip(code) {
+        for (pair, &byte) in self.table8.iter().zip(code) {
             s += u32::from(pair[(byte & 15) as usize]) + u32::from(pair[16 + (byte >> 4) as usize]);
         }
         s as f32 * self.delta + (2 * code.len()) as f32 * self.qmin
