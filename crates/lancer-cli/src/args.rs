@@ -340,6 +340,14 @@ pub enum IndexAction {
         /// Dataset directory.
         path: PathBuf,
     },
+    /// Everything about one index: type, metric, rows indexed, unindexed fragments
+    /// and rows, and per segment its partitions, quantizer parameters and files.
+    Describe {
+        /// Dataset directory.
+        path: PathBuf,
+        /// Index name.
+        name: String,
+    },
     /// Add the rows of fragments appended since the index was built, as a new segment
     /// with the index's centroids and quantizer (the reference's delta; no retraining).
     Optimize {

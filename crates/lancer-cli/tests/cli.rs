@@ -979,3 +979,73 @@ fn search_uses_a_pylance_built_index() {
         assert_eq!(ids, want, "{label}");
     }
 }
+
+/// `lancer index describe / create / optimize` on pylance 14's IVF_FLAT golden dataset
+/// (an appended fragment it does not cover): describe names the unindexed fragment and
+/// its rows, optimize covers it with a second segment, a RabitQ index built with a zero
+/// memory budget (every batch spilled) describes its quantizer, partitions and
+/// coverage; an unknown name is a one-line error.
+#[test]
+fn index_describe_optimize_and_spilled_rq_build() {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data/indexes/pylance-14/ivf_flat_l2_d16");
+    let ds = std::env::temp_dir().join(format!("lancer-cli-index-{}", std::process::id()));
+    copy_dir(&src, &ds);
+    let describe = |name: &str| -> serde_json::Value {
+        let out = ok(lancer()
+            .args(["index", "describe", "--json"])
+            .arg(&ds)
+            .arg(name));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let d = describe("vec_idx");
+    assert_eq!(d["type"], "IVF_FLAT");
+    assert_eq!(d["metric"], "l2");
+    assert_eq!(d["segments"].as_array().unwrap().len(), 1);
+    let unindexed = d["unindexed_fragments"].as_array().unwrap().clone();
+    assert_eq!(unindexed.len(), 1, "{d}");
+    assert!(d["unindexed_rows"].as_u64().unwrap() > 0, "{d}");
+    let indexed = d["rows_indexed"].as_u64().unwrap();
+    assert!(d["segments"][0]["partitions"].as_u64().unwrap() > 0);
+    let text =
+        String::from_utf8(ok(lancer().args(["index", "describe"]).arg(&ds).arg("vec_idx")).stdout)
+            .unwrap();
+    assert!(text.contains("not indexed"), "{text}");
+
+    ok(lancer().args(["index", "optimize"]).arg(&ds).arg("vec_idx"));
+    let d = describe("vec_idx");
+    assert_eq!(d["segments"].as_array().unwrap().len(), 2, "{d}");
+    assert_eq!(d["unindexed_fragments"].as_array().unwrap().len(), 0, "{d}");
+    assert_eq!(d["unindexed_rows"], 0);
+    assert!(d["rows_indexed"].as_u64().unwrap() > indexed);
+
+    ok(lancer()
+        .args(["index", "create"])
+        .arg(&ds)
+        .args([
+            "--column",
+            "vec",
+            "--type",
+            "ivf_rq",
+            "--bits",
+            "3",
+            "--partitions",
+            "4",
+        ])
+        .args(["--name", "rq", "--memory-mb", "0"]));
+    let d = describe("rq");
+    assert_eq!(d["type"], "IVF_RQ");
+    assert_eq!(d["segments"][0]["quantizer"]["kind"], "rabitq");
+    assert_eq!(d["segments"][0]["quantizer"]["bits"], 3);
+    assert_eq!(d["segments"][0]["partitions"], 4);
+    assert_eq!(d["unindexed_rows"], 0);
+    let err = lancer()
+        .args(["index", "describe"])
+        .arg(&ds)
+        .arg("nope")
+        .output()
+        .unwrap();
+    assert!(!err.status.success());
+    assert!(String::from_utf8_lossy(&err.stderr).contains("no index named"));
+    let _ = std::fs::remove_dir_all(&ds);
+}

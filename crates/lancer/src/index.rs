@@ -406,6 +406,65 @@ pub fn list_indices(ds: &Dataset) -> Result<Vec<IndexInfo>> {
     Ok(out)
 }
 
+/// Everything about the index `name` as JSON: type, metric, column, per segment (uuid,
+/// partitions and their sizes, quantizer parameters, rows, fragments, dataset version
+/// it was built at, creation time, files and sizes), rows indexed, and the fragments
+/// (with their live rows) no segment covers — searched exactly until `optimize_index`.
+pub fn describe_index(ds: &Dataset, name: &str) -> Result<serde_json::Value> {
+    let info = list_indices(ds)?
+        .into_iter()
+        .find(|i| i.name == name)
+        .ok_or_else(|| Error::InvalidArgument {
+            what: format!("no index named {name:?} (see `lancer index list`)"),
+        })?;
+    let mut segments = Vec::new();
+    let mut rows = 0usize;
+    for m in ds.indices()?.iter().filter(|m| m.name == name) {
+        let seg = ivf::IvfSegment::open(ds, m).map_err(crate::ann::index_error)?;
+        rows += seg.row_ids.len();
+        let mut d = seg.describe();
+        if let Some(o) = d.as_object_mut() {
+            o.insert("dataset_version".into(), m.dataset_version.into());
+            o.insert("index_version".into(), m.index_version.unwrap_or(0).into());
+            o.insert("created_at_ms".into(), m.created_at.into());
+            o.insert(
+                "files".into(),
+                m.files
+                    .iter()
+                    .map(|f| serde_json::json!({"path": f.path, "bytes": f.size_bytes}))
+                    .collect::<Vec<_>>()
+                    .into(),
+            );
+        }
+        segments.push(d);
+    }
+    let unindexed: Vec<serde_json::Value> = ds
+        .fragments()
+        .iter()
+        .filter(|f| info.unindexed_fragments.contains(&f.id))
+        .map(|f| {
+            let deleted = f.deletion_file.as_ref().map_or(0, |d| d.num_deleted_rows);
+            serde_json::json!({"id": f.id, "live_rows": f.physical_rows.saturating_sub(deleted)})
+        })
+        .collect();
+    let unindexed_rows: u64 = unindexed
+        .iter()
+        .map(|f| f["live_rows"].as_u64().unwrap_or(0))
+        .sum();
+    Ok(serde_json::json!({
+        "name": info.name,
+        "columns": info.columns,
+        "type": info.index_type,
+        "metric": info.metric,
+        "dataset_version": ds.version(),
+        "rows_indexed": rows,
+        "fragments_indexed": info.fragments,
+        "unindexed_fragments": unindexed,
+        "unindexed_rows": unindexed_rows,
+        "segments": segments,
+    }))
+}
+
 /// Drops the index `name` (all its segments) as a new version; its files stay until
 /// `cleanup` removes versions that reference them.
 pub fn drop_index(ds: &Dataset, name: &str) -> Result<Dataset> {

@@ -63,6 +63,7 @@ pub fn run(action: IndexAction, json: bool) -> CmdResult {
             create(&path, &column, opts, json)
         }
         IndexAction::List { path } => list(&path, json),
+        IndexAction::Describe { path, name } => describe(&path, &name, json),
         IndexAction::Optimize { path, name } => {
             let ds = Dataset::open(&path)?;
             let t = Instant::now();
@@ -136,6 +137,96 @@ fn create(path: &Path, column: &str, mut opts: VectorIndexOptions, json: bool) -
             )
         },
     )
+}
+
+fn describe(path: &Path, name: &str, json: bool) -> CmdResult {
+    let ds = Dataset::open(path)?;
+    let d = lancer::index::describe_index(&ds, name)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&d)?);
+        return Ok(());
+    }
+    let s = |v: &serde_json::Value| match v {
+        serde_json::Value::String(x) => x.clone(),
+        serde_json::Value::Null => "?".into(),
+        other => other.to_string(),
+    };
+    println!(
+        "index {:?} on {}: {} ({}), {} rows indexed in {} segment(s) at version {}",
+        name,
+        d["columns"].as_array().map_or(String::new(), |c| c
+            .iter()
+            .map(s)
+            .collect::<Vec<_>>()
+            .join(", ")),
+        s(&d["type"]),
+        s(&d["metric"]),
+        s(&d["rows_indexed"]),
+        d["segments"].as_array().map_or(0, Vec::len),
+        s(&d["dataset_version"]),
+    );
+    let unindexed = d["unindexed_fragments"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if unindexed.is_empty() {
+        println!("every fragment is indexed");
+    } else {
+        println!(
+            "{} fragment(s) with {} live rows not indexed (searched exactly; `lancer index optimize` adds them): {}",
+            unindexed.len(),
+            s(&d["unindexed_rows"]),
+            unindexed.iter().map(|f| s(&f["id"])).collect::<Vec<_>>().join(", ")
+        );
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header([
+        "segment",
+        "rows",
+        "fragments",
+        "partitions (min / median / max rows)",
+        "quantizer",
+        "built at version",
+        "files",
+    ]);
+    for seg in d["segments"].as_array().cloned().unwrap_or_default() {
+        let p = &seg["partition_rows"];
+        let q = &seg["quantizer"];
+        let quant = match q["kind"].as_str() {
+            Some("pq") => format!("PQ {}x{} bits", s(&q["sub_vectors"]), s(&q["bits"])),
+            Some("sq") => format!("SQ 8 bits, bounds {}", s(&q["bounds"])),
+            Some("rabitq") => format!("RabitQ {} bits", s(&q["bits"])),
+            Some("flat") => "flat".into(),
+            _ => "?".into(),
+        };
+        let files = seg["files"]
+            .as_array()
+            .map(|fs| {
+                fs.iter()
+                    .map(|f| format!("{} ({} B)", s(&f["path"]), s(&f["bytes"])))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default();
+        t.add_row([
+            s(&seg["uuid"]),
+            s(&seg["rows"]),
+            seg["fragments"].as_array().map_or(0, Vec::len).to_string(),
+            format!(
+                "{} ({} / {} / {})",
+                s(&seg["partitions"]),
+                s(&p["min"]),
+                s(&p["median"]),
+                s(&p["max"])
+            ),
+            quant,
+            s(&seg["dataset_version"]),
+            files,
+        ]);
+    }
+    println!("{t}");
+    Ok(())
 }
 
 fn list(path: &Path, json: bool) -> CmdResult {
