@@ -323,12 +323,9 @@ pub fn open_parquet<T: ChunkReader + 'static>(file: &str, data: T) -> Result<Inp
         Ok(size)
     })?;
     let roots = crate::parquet_par::groups(&sizes, threads);
+    let batch_rows = crate::parquet_par::batch_rows(sizes.iter().sum::<u64>() / rows.max(1));
     if roots.len() <= 1 {
-        let r = ctx.guard(|| {
-            builder
-                .with_batch_size(crate::parquet_par::BATCH_ROWS)
-                .build()
-        })?;
+        let r = ctx.guard(|| builder.with_batch_size(batch_rows).build())?;
         return Ok(Input {
             schema,
             batches: guarded(ctx, r),
@@ -336,7 +333,7 @@ pub fn open_parquet<T: ChunkReader + 'static>(file: &str, data: T) -> Result<Inp
         });
     }
     let r = ctx.guard(|| {
-        crate::parquet_par::start(schema.clone(), roots, || {
+        crate::parquet_par::start(schema.clone(), roots, batch_rows, || {
             parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(ArcChunks(
                 data.clone(),
             ))

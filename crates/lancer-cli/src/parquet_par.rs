@@ -15,8 +15,18 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 use parquet::file::reader::ChunkReader;
 
-/// Rows per batch.
-pub const BATCH_ROWS: usize = 8192;
+/// Bytes (decoded) a batch aims at: narrow rows come in long batches (fewer per-batch
+/// costs), wide rows in short ones (a batch never makes a page many times the writer's
+/// page size, and memory stays bounded).
+const BATCH_BYTES: u64 = 2 << 20;
+/// Rows per batch at least and at most.
+const BATCH_ROWS: (usize, usize) = (8192, 65_536);
+
+/// Rows per batch for rows of `row_bytes` decoded bytes on average.
+pub fn batch_rows(row_bytes: u64) -> usize {
+    let rows = BATCH_BYTES / row_bytes.max(1);
+    (rows as usize).clamp(BATCH_ROWS.0, BATCH_ROWS.1)
+}
 /// Batches each group decodes ahead.
 const AHEAD: usize = 2;
 
@@ -59,6 +69,7 @@ pub fn groups(size: &[u64], threads: usize) -> Vec<Vec<usize>> {
 pub fn start<R: ChunkReader + 'static>(
     schema: SchemaRef,
     roots: Vec<Vec<usize>>,
+    batch_rows: usize,
     open: impl Fn() -> parquet::errors::Result<ParquetRecordBatchReaderBuilder<R>>,
 ) -> Result<ParallelParquet, ArrowError> {
     let mut groups = Vec::with_capacity(roots.len());
@@ -66,7 +77,7 @@ pub fn start<R: ChunkReader + 'static>(
         let builder = open()?;
         let mask = ProjectionMask::roots(builder.parquet_schema(), rs.iter().copied());
         let reader = builder
-            .with_batch_size(BATCH_ROWS)
+            .with_batch_size(batch_rows)
             .with_projection(mask)
             .build()?;
         let (tx, rx) = std::sync::mpsc::sync_channel(AHEAD);
