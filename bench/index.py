@@ -76,7 +76,7 @@ def main():
     ap.add_argument("--sub-vectors", type=int, default=16)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--kinds", default="IVF_PQ,IVF_SQ,IVF_RQ", help="comma-separated: IVF_FLAT, IVF_PQ, IVF_SQ, IVF_RQ")
-    ap.add_argument("--spill-mb", type=int, default=32,
+    ap.add_argument("--spill-mb", type=int, default=4,
                     help="also time a Lancer build whose encoded rows spill past this many MiB (0: skip)")
     ap.add_argument("--no-record", action="store_true")
     a = ap.parse_args()
