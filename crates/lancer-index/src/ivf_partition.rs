@@ -147,6 +147,45 @@ pub struct Model {
     pub rabit: Option<RabitEncoder>,
 }
 
+/// The model of `params.fixed` as it is (a delta segment needs no sample: one pass).
+pub fn fixed_model(dim: usize, params: &BuildParams) -> Result<Model> {
+    let f = params
+        .fixed
+        .as_ref()
+        .ok_or_else(|| invalid("no fixed model to reuse"))?;
+    if dim == 0 || f.centroids.is_empty() || f.centroids.len() % dim != 0 {
+        return Err(invalid(format!(
+            "{} centroid values for {dim}-dimensional vectors",
+            f.centroids.len()
+        )));
+    }
+    let need = |ok: bool, what: &str| {
+        if ok {
+            Ok(())
+        } else {
+            Err(invalid(format!("the reused model has no {what}")))
+        }
+    };
+    match params.quantizer {
+        Quantizer::Pq { .. } => need(f.codebook.is_some(), "PQ codebook")?,
+        Quantizer::Sq => need(f.bounds.is_some(), "SQ bounds")?,
+        Quantizer::Rq { .. } => need(
+            f.rabit.as_ref().is_some_and(|e| e.code_dim == dim),
+            "RabitQ rotation of this dimension",
+        )?,
+        Quantizer::Flat => {}
+    }
+    Ok(Model {
+        dim,
+        parts: f.centroids.len() / dim,
+        centroids: f.centroids.clone(),
+        loss: 0.0,
+        codebook: f.codebook.clone(),
+        bounds: f.bounds,
+        rabit: f.rabit.clone(),
+    })
+}
+
 /// Fits the model on the sample of `s` (or takes the fixed one of `params`).
 pub fn train(s: Sampler, params: &BuildParams) -> Result<Model> {
     let dim = s.dim;

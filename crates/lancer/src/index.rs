@@ -204,6 +204,26 @@ fn build_streaming(
             .map(|f| f.physical_rows as usize)
             .sum(),
     };
+    // A delta segment reuses the index's model: one pass over the rows.
+    let fixed_dim = match ds
+        .schema()
+        .field_with_name(column)
+        .map(|f| f.data_type().clone())
+    {
+        Ok(arrow_schema::DataType::FixedSizeList(_, d)) if params.fixed.is_some() => {
+            Some(d.max(0) as usize)
+        }
+        _ => None,
+    };
+    if let Some(dim) = fixed_dim {
+        let model = lancer_index::ivf_partition::fixed_model(dim, params)
+            .map_err(crate::ann::index_error)?;
+        let mut writer = PartitionWriter::new(model, params).map_err(crate::ann::index_error)?;
+        for_each_vectors(ds, column, fragments, |v, ids, _| {
+            writer.push(v, ids).map_err(crate::ann::index_error)
+        })?;
+        return writer.finish().map_err(crate::ann::index_error);
+    }
     let mut sampler: Option<Sampler> = None;
     for_each_vectors(ds, column, fragments, |v, _, d| {
         sampler
