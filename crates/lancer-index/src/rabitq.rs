@@ -37,6 +37,9 @@ pub struct Rabit {
     scale_ex: Vec<f32>,
     /// Whether each row lies in a complete 32-row block of its partition.
     in_block: Vec<bool>,
+    /// Sign codes of the complete 32-row blocks in the packed layout (block `k` of the
+    /// partition starting at row `s` at byte `L·s + 32·L·k`), for the block kernel.
+    packed: Vec<u8>,
 }
 
 fn corrupt(index: &str, what: impl Into<String>) -> IndexError {
@@ -160,10 +163,20 @@ impl Rabit {
                     .map_err(|w| corrupt(label, w))?;
             }
         }
+        let mut packed_codes = vec![0u8; rows * l];
+        for &(start, n) in partitions {
+            pack_blocks(
+                &codes[start * l..(start + n) * l],
+                l,
+                n / 32,
+                &mut packed_codes[start * l..(start + n) * l],
+            );
+        }
         Ok(Self {
             code_dim,
             num_bits,
             signs,
+            packed: packed_codes,
             codes,
             add: cols.add.to_vec(),
             scale: cols.scale.to_vec(),
@@ -213,10 +226,21 @@ impl Rabit {
             _ => (crate::kernels::l2(q, c), 0.0, 0.0),
         };
         let two_e = (1u32 << e) as f32;
+        let blocks = n / 32;
+        let mut sums = [0u32; 32];
         for r in start..start + n {
             let code = &self.codes[r * l..(r + 1) * l];
             let bq = if self.in_block[r] {
-                qr.quantized(code)
+                let k = (r - start) / 32;
+                if (r - start) % 32 == 0 && k < blocks {
+                    let at = start * l + 32 * l * k;
+                    qr.block_sums(
+                        &self.packed[at..at + 32 * l],
+                        &self.codes[(start + 32 * k) * l..(start + 32 * k + 32) * l],
+                        &mut sums,
+                    );
+                }
+                qr.estimate_of_sum(sums[(r - start) % 32], l)
             } else {
                 qr.exact(code)
             };
@@ -372,12 +396,125 @@ impl QueryTables {
         s
     }
 
+    /// The quantized table's estimate from a row's integer sum (`l` code bytes).
+    fn estimate_of_sum(&self, s: u32, l: usize) -> f32 {
+        s as f32 * self.delta + (2 * l) as f32 * self.qmin
+    }
+
+    /// The quantized tables' integer sums of the 32 rows of one block (`packed`: its
+    /// `32·L` bytes in the packed layout; `rows`: the same rows' codes row-major), by
+    /// block-relative row. Exact integers either way, so equal to a row-at-a-time sum.
+    #[allow(unsafe_code)]
+    fn block_sums(&self, packed: &[u8], rows: &[u8], out: &mut [u32; 32]) {
+        let l = rows.len() / 32;
+        #[cfg(target_arch = "x86_64")]
+        if crate::kernels::has_avx2() && self.table8.len() >= l && packed.len() == 32 * l {
+            // SAFETY: AVX2 (with SSSE3) is available (checked just above); the slices
+            // hold the `32·L` packed bytes and `L` tables the kernel reads.
+            unsafe { block_sums_avx2(packed, &self.table8[..l], out) };
+            return;
+        }
+        for (o, code) in out.iter_mut().zip(rows.chunks_exact(l.max(1))) {
+            let mut s = 0u32;
+            for (pair, &byte) in self.table8.iter().zip(code) {
+                s += u32::from(pair[(byte & 15) as usize])
+                    + u32::from(pair[16 + (byte >> 4) as usize]);
+            }
+            *o = s;
+        }
+    }
+
+    #[cfg(test)]
     fn quantized(&self, code: &[u8]) -> f32 {
         let mut s = 0u32;
         for (pair, &byte) in self.table8.iter().zip(code) {
             s += u32::from(pair[(byte & 15) as usize]) + u32::from(pair[16 + (byte >> 4) as usize]);
         }
         s as f32 * self.delta + (2 * code.len()) as f32 * self.qmin
+    }
+}
+
+/// Writes the complete 32-row blocks of one partition's row-major sign codes (`rows`,
+/// `l` bytes each) in the packed layout (see [`Rabit::new`]) into `out`.
+fn pack_blocks(rows: &[u8], l: usize, blocks: usize, out: &mut [u8]) {
+    for k in 0..blocks {
+        for i in 0..l {
+            let base = 32 * l * k + 32 * i;
+            for (j, &p) in PERM0.iter().enumerate() {
+                let (r0, r1) = (32 * k + p, 32 * k + p + 16);
+                let (a, b) = (rows[r0 * l + i], rows[r1 * l + i]);
+                out[base + j] = (a & 15) | ((b & 15) << 4);
+                out[base + 16 + j] = (a >> 4) | ((b >> 4) << 4);
+            }
+        }
+    }
+}
+
+/// The block kernel: for each code byte, 16-entry byte lookups (`pshufb`) of the low
+/// and high nibbles of 32 rows at once, summed in 16-bit lanes that are drained into
+/// 32-bit sums every 128 code bytes (`2·128·255` < 65,536).
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+#[target_feature(enable = "avx2")]
+fn block_sums_avx2(packed: &[u8], tables: &[[u8; 32]], out: &mut [u32; 32]) {
+    use std::arch::x86_64::*;
+    let l = tables.len();
+    let mask = _mm_set1_epi8(0x0f);
+    let zero = _mm_setzero_si128();
+    let (mut a_lo, mut a_hi, mut b_lo, mut b_hi) = (zero, zero, zero, zero);
+    let mut wide = [0u32; 32];
+    for (i, t) in tables.iter().enumerate() {
+        // SAFETY: `packed` holds 32·L bytes (checked by the caller), `t` 32 bytes.
+        let (a, b, tlo, thi) = unsafe {
+            (
+                _mm_loadu_si128(packed.as_ptr().add(32 * i).cast()),
+                _mm_loadu_si128(packed.as_ptr().add(32 * i + 16).cast()),
+                _mm_loadu_si128(t.as_ptr().cast()),
+                _mm_loadu_si128(t.as_ptr().add(16).cast()),
+            )
+        };
+        let ra = _mm_add_epi16(
+            _mm_unpacklo_epi8(_mm_shuffle_epi8(tlo, _mm_and_si128(a, mask)), zero),
+            _mm_unpacklo_epi8(_mm_shuffle_epi8(thi, _mm_and_si128(b, mask)), zero),
+        );
+        let ra2 = _mm_add_epi16(
+            _mm_unpackhi_epi8(_mm_shuffle_epi8(tlo, _mm_and_si128(a, mask)), zero),
+            _mm_unpackhi_epi8(_mm_shuffle_epi8(thi, _mm_and_si128(b, mask)), zero),
+        );
+        let ah = _mm_and_si128(_mm_srli_epi16(a, 4), mask);
+        let bh = _mm_and_si128(_mm_srli_epi16(b, 4), mask);
+        let rb = _mm_add_epi16(
+            _mm_unpacklo_epi8(_mm_shuffle_epi8(tlo, ah), zero),
+            _mm_unpacklo_epi8(_mm_shuffle_epi8(thi, bh), zero),
+        );
+        let rb2 = _mm_add_epi16(
+            _mm_unpackhi_epi8(_mm_shuffle_epi8(tlo, ah), zero),
+            _mm_unpackhi_epi8(_mm_shuffle_epi8(thi, bh), zero),
+        );
+        a_lo = _mm_add_epi16(a_lo, ra);
+        a_hi = _mm_add_epi16(a_hi, ra2);
+        b_lo = _mm_add_epi16(b_lo, rb);
+        b_hi = _mm_add_epi16(b_hi, rb2);
+        // Drain the 16-bit lanes before they could overflow (every 128 code bytes).
+        if (i + 1) % 128 == 0 || i + 1 == l {
+            let mut v = [0u16; 32];
+            // SAFETY: `v` holds 32 u16: four unaligned 8-lane stores.
+            unsafe {
+                _mm_storeu_si128(v.as_mut_ptr().cast(), a_lo);
+                _mm_storeu_si128(v.as_mut_ptr().add(8).cast(), a_hi);
+                _mm_storeu_si128(v.as_mut_ptr().add(16).cast(), b_lo);
+                _mm_storeu_si128(v.as_mut_ptr().add(24).cast(), b_hi);
+            }
+            for (w, x) in wide.iter_mut().zip(v) {
+                *w += u32::from(x);
+            }
+            (a_lo, a_hi, b_lo, b_hi) = (zero, zero, zero, zero);
+        }
+    }
+    // Lanes 0..16 are rows PERM0[j], lanes 16..32 rows PERM0[j] + 16.
+    for (j, &p) in PERM0.iter().enumerate() {
+        out[p] = wide[j];
+        out[p + 16] = wide[16 + j];
     }
 }
 
@@ -481,6 +618,32 @@ mod tests {
         let mut x = vec![1.0, 0.0, 0.0, 0.0];
         fwht(&mut x);
         assert_eq!(x, vec![1.0; 4]);
+    }
+
+    /// The block kernel's sums equal row-at-a-time sums of the quantized table, for
+    /// code lengths on both sides of the 16-bit drain.
+    #[test]
+    fn block_sums_equal_row_sums() {
+        let mut rng = crate::kmeans::Rng::new(9);
+        for l in [1usize, 2, 16, 24, 96, 130] {
+            let q: Vec<f32> = (0..8 * l).map(|_| rng.unit() as f32 - 0.5).collect();
+            let t = QueryTables::new(q);
+            let rows: Vec<u8> = (0..32 * l).map(|_| rng.next_u64() as u8).collect();
+            let mut packed = vec![0u8; 32 * l];
+            pack_blocks(&rows, l, 1, &mut packed);
+            let mut got = [0u32; 32];
+            t.block_sums(&packed, &rows, &mut got);
+            for (r, code) in rows.chunks_exact(l).enumerate() {
+                let want = code.iter().zip(&t.table8).fold(0u32, |s, (&b, pair)| {
+                    s + u32::from(pair[(b & 15) as usize]) + u32::from(pair[16 + (b >> 4) as usize])
+                });
+                assert_eq!(got[r], want, "l={l} row {r}");
+                assert_eq!(
+                    t.estimate_of_sum(got[r], l).to_bits(),
+                    t.quantized(code).to_bits()
+                );
+            }
+        }
     }
 
     #[test]
