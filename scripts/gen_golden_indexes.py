@@ -74,6 +74,10 @@ CASES = [
     # segments with the same name; then the usual unindexed fragment is appended.
     ("ivf_pq8_l2_d16_delta", "IVF_PQ", "l2", 16, {"num_sub_vectors": 4, "num_bits": 8}, {"delta": True}),
     ("ivf_flat_cosine_d16_delta", "IVF_FLAT", "cosine", 16, {}, {"delta": True}),
+    # stable row ids: the index holds row ids, not addresses; compaction after the
+    # build moves every row to a new address (ids kept), so the two differ.
+    ("ivf_pq8_l2_d16_stable", "IVF_PQ", "l2", 16, {"num_sub_vectors": 4, "num_bits": 8}, {"stable": True, "compact": True}),
+    ("ivf_sq_cosine_d16_stable", "IVF_SQ", "cosine", 16, {}, {"stable": True, "compact": True}),
 ]
 
 # (label, nearest-dict extras, scanner kwargs)
@@ -343,8 +347,11 @@ def build_case(out, name, kind, metric, dim, params, extra):
     kw = {"max_rows_per_file": N_ROWS // 2}
     if extra.get("storage"):
         kw["data_storage_version"] = extra["storage"]
+    if extra.get("stable"):
+        kw["enable_stable_row_ids"] = True
     ds = lance.write_dataset(table(0, base), path, **kw)
-    steps.append(f"write {N_ROWS} rows (ids 0..{N_ROWS - 1}) as 2 fragments" + (f", storage {extra['storage']}" if extra.get("storage") else ""))
+    steps.append(f"write {N_ROWS} rows (ids 0..{N_ROWS - 1}) as 2 fragments" + (f", storage {extra['storage']}" if extra.get("storage") else "")
+                 + (", stable row ids" if extra.get("stable") else ""))
     ds.delete("id % 10 = 3")
     steps.append("delete id % 10 = 3 (before indexing)")
     ds.create_index("vec", kind, metric=metric, num_partitions=NUM_PARTITIONS, **params)
@@ -352,6 +359,10 @@ def build_case(out, name, kind, metric, dim, params, extra):
     ds = lance.dataset(path)
     ds.delete("id % 17 = 5")
     steps.append("delete id % 17 = 5 (after indexing; the index still holds these rows)")
+    if extra.get("compact"):
+        ds.optimize.compact_files(target_rows_per_fragment=N_ROWS)
+        ds = lance.dataset(path)
+        steps.append("compact_files: the two fragments rewritten as one (new addresses, same row ids)")
     start = N_ROWS
     if extra.get("delta"):
         more = vectors(dim, 120, 13)

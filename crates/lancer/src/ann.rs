@@ -241,6 +241,25 @@ pub fn nearest_addresses(
         .collect())
 }
 
+/// For a dataset with stable row ids, each live fragment row's id mapped to its
+/// address (`None` without stable row ids: ids are addresses).
+fn stable_id_addresses(ds: &Dataset) -> Result<Option<std::collections::HashMap<u64, u64>>> {
+    if ds.manifest().pb.reader_feature_flags & 2 == 0 {
+        return Ok(None);
+    }
+    let mut map = std::collections::HashMap::new();
+    for f in ds.fragments() {
+        let Some(ids) = ds.fragment_row_ids(f)? else {
+            return Ok(None);
+        };
+        map.reserve(ids.len());
+        for (offset, &id) in ids.iter().enumerate() {
+            map.insert(id, (f.id << 32) | offset as u64);
+        }
+    }
+    Ok(Some(map))
+}
+
 /// The `k` nearest rows (distance, row address), through the index when one applies.
 pub(crate) fn top_k(
     ds: &Dataset,
@@ -254,15 +273,22 @@ pub(crate) fn top_k(
         Vec::new()
     };
     let metric = index_metric(req.metric);
-    // Stable row ids: the index stores ids, not addresses (mapping them is not built
-    // yet), so such datasets are searched exactly.
-    let stable_ids = ds.manifest().pb.reader_feature_flags & 2 != 0;
-    if segments.is_empty() || stable_ids || segments.iter().any(|s| Some(s.metric) != metric) {
+    if segments.is_empty() || segments.iter().any(|s| Some(s.metric) != metric) {
         return search::streamed_top_k(ds, req, prefilter, None);
     }
+    // With stable row ids the index holds ids, not addresses: they are mapped to the
+    // rows' current addresses (compaction moves rows and keeps their ids).
+    let addresses = stable_id_addresses(ds)?;
+    let address = |id: u64| match &addresses {
+        Some(m) => m.get(&id).copied(),
+        None => Some(id),
+    };
     let live = ds.live_addresses()?;
     let pass = prefilter.map(|sql| passing(ds, sql)).transpose()?;
-    let keep = |a: u64| live.contains(a) && pass.as_ref().is_none_or(|p| p.contains(&a));
+    let keep = |id: u64| {
+        address(id)
+            .is_some_and(|a| live.contains(a) && pass.as_ref().is_none_or(|p| p.contains(&a)))
+    };
     let wanted = req.k * params.refine_factor.unwrap_or(1).max(1) as usize;
     let probe = params.probe(wanted, req.k);
     let mut cands = Vec::new();
@@ -275,6 +301,10 @@ pub(crate) fn top_k(
             .then(a.row_id.cmp(&b.row_id))
     });
     cands.truncate(wanted);
+    for c in &mut cands {
+        c.row_id = address(c.row_id).unwrap_or(u64::MAX);
+    }
+    cands.retain(|c| c.row_id != u64::MAX);
     let mut covered = roaring::RoaringBitmap::new();
     for s in &segments {
         covered |= &s.fragments;

@@ -9,7 +9,7 @@ use lancer_index::ivf::{self, Metric};
 use lancer_index::ivf_build::{self, BuildParams, Quantizer};
 use lancer_table::pb;
 
-use crate::scan::{DatasetExt, ROW_ADDRESS};
+use crate::scan::{DatasetExt, ROW_ADDRESS, ROW_ID};
 use crate::{Dataset, Error, Result};
 
 /// What to build.
@@ -145,7 +145,15 @@ fn for_each_vectors(
 ) -> Result<usize> {
     use arrow_array::cast::AsArray;
     let mut dim = 0usize;
-    let mut scan = ds.scan().columns(&[column]).with_row_address(true);
+    // The index records stable row ids when the dataset has them, else addresses.
+    let stable = ds.manifest().pb.reader_feature_flags & 2 != 0;
+    let id_column = if stable { ROW_ID } else { ROW_ADDRESS };
+    let mut scan = ds.scan().columns(&[column]);
+    scan = if stable {
+        scan.with_row_id(true)
+    } else {
+        scan.with_row_address(true)
+    };
     if let Some(fr) = fragments {
         scan = scan.fragments(fr);
     }
@@ -154,10 +162,10 @@ fn for_each_vectors(
         let b = b?;
         let (vecs, d) = crate::search::vectors(b.column(0))?;
         let addrs = b
-            .column_by_name(ROW_ADDRESS)
+            .column_by_name(id_column)
             .and_then(|c| c.as_primitive_opt::<arrow_array::types::UInt64Type>())
             .ok_or_else(|| Error::InvalidArgument {
-                what: "row addresses missing from the index scan".into(),
+                what: "row ids missing from the index scan".into(),
             })?;
         dim = d;
         let valid = b.column(0).logical_nulls();

@@ -429,3 +429,76 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// On a dataset with stable row ids whose rows were moved by compaction (ids kept,
+/// addresses changed), a Lancer-built index records row ids: Lancer's fully probed and
+/// refined search is exact, and pylance 14 / 12 / 11 plan with the index, answer
+/// exactly when fully probed and give Lancer's one-probe answers.
+#[test]
+fn lancer_built_index_on_stable_row_ids() {
+    let golden = repo().join("tests/data/indexes/pylance-14");
+    let case: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(golden.join("ivf_pq8_l2_d16_stable.json")).unwrap(),
+    )
+    .unwrap();
+    let queries = case_queries(&case);
+    let tmp = std::env::temp_dir().join(format!("lancer-index-stable-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    let qfile = tmp.join("queries.json");
+    std::fs::write(&qfile, serde_json::to_string(&queries).unwrap()).unwrap();
+    let dir = tmp.join("ds");
+    copy_dir(&golden.join("ivf_pq8_l2_d16_stable"), &dir);
+    let ds = Dataset::open(&dir).unwrap();
+    let ds = drop_index(&ds, "vec_idx").unwrap();
+    let mut opts = VectorIndexOptions::new(Quantizer::Sq, IndexMetric::L2);
+    opts.num_partitions = Some(4);
+    let ds = create_vector_index(&ds, "vec", &opts).unwrap();
+    let full = AnnParams {
+        nprobes: Some(4),
+        refine_factor: Some(1000),
+        ..Default::default()
+    };
+    let exact = AnnParams {
+        use_index: false,
+        ..Default::default()
+    };
+    let one = AnnParams {
+        nprobes: Some(1),
+        ..Default::default()
+    };
+    let mut lancer_np1 = Vec::new();
+    for q in &queries {
+        assert_eq!(
+            search(&ds, q, Metric::L2, &full),
+            search(&ds, q, Metric::L2, &exact),
+            "stable ids: full probe + refine"
+        );
+        lancer_np1.push(search(&ds, q, Metric::L2, &one));
+    }
+    for v in ["14", "12", "11"] {
+        let Some(py) = pylance(v) else { continue };
+        let seen = pylance_sees(&py, &dir, &qfile, "4", None, &format!("stable pylance {v}"));
+        assert_eq!(seen["indices"][0]["type"], "IVF_SQ", "pylance {v}");
+        assert!(
+            seen["plan"].as_str().unwrap().contains("ANN"),
+            "pylance {v}"
+        );
+        for (i, r) in seen["results"].as_array().unwrap().iter().enumerate() {
+            let ids = |k: &str| -> Vec<i64> {
+                r[k].as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_i64().unwrap())
+                    .collect()
+            };
+            assert_eq!(ids("full"), ids("exact"), "pylance {v} query {i}: full");
+            assert_eq!(
+                ids("np1"),
+                lancer_np1[i],
+                "pylance {v} query {i}: one probe"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}
