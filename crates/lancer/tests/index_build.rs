@@ -51,6 +51,32 @@ fn pylance_sees(
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// Ids of one result list (`k`) of what `check_lancer_index.py` printed for a query.
+fn result_ids(r: &serde_json::Value, k: &str) -> Vec<i64> {
+    r[k].as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_i64().unwrap())
+        .collect()
+}
+
+/// pylance's fully probed, refined answers equal its exact ones and its one-probe
+/// answers equal Lancer's (`lancer_np1`, per query).
+fn assert_pylance_full_exact_and_np1(seen: &serde_json::Value, lancer_np1: &[Vec<i64>], at: &str) {
+    for (i, r) in seen["results"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(
+            result_ids(r, "full"),
+            result_ids(r, "exact"),
+            "{at} query {i}: full"
+        );
+        assert_eq!(
+            result_ids(r, "np1"),
+            lancer_np1[i],
+            "{at} query {i}: one probe"
+        );
+    }
+}
+
 /// A prefilter passing a third of the rows: the one-probe search must go on probing
 /// until k rows pass.
 const PREFILTER: &str = "id % 3 = 0";
@@ -333,21 +359,7 @@ fn lancer_optimize_adds_a_delta_segment_pylance_uses() {
             frags.sort_unstable();
             frags.dedup();
             assert_eq!(frags, vec![0, 1, 2], "{case} pylance {v}: {seen}");
-            for (i, r) in seen["results"].as_array().unwrap().iter().enumerate() {
-                let ids = |k: &str| -> Vec<i64> {
-                    r[k].as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|x| x.as_i64().unwrap())
-                        .collect()
-                };
-                assert_eq!(ids("full"), ids("exact"), "{case} pylance {v} query {i}");
-                assert_eq!(
-                    ids("np1"),
-                    lancer_np1[i],
-                    "{case} pylance {v} query {i}: one probe"
-                );
-            }
+            assert_pylance_full_exact_and_np1(&seen, &lancer_np1, &format!("{case} pylance {v}"));
         }
     }
     let _ = std::fs::remove_dir_all(&tmp);
@@ -484,21 +496,7 @@ fn lancer_built_index_on_stable_row_ids() {
             seen["plan"].as_str().unwrap().contains("ANN"),
             "pylance {v}"
         );
-        for (i, r) in seen["results"].as_array().unwrap().iter().enumerate() {
-            let ids = |k: &str| -> Vec<i64> {
-                r[k].as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|x| x.as_i64().unwrap())
-                    .collect()
-            };
-            assert_eq!(ids("full"), ids("exact"), "pylance {v} query {i}: full");
-            assert_eq!(
-                ids("np1"),
-                lancer_np1[i],
-                "pylance {v} query {i}: one probe"
-            );
-        }
+        assert_pylance_full_exact_and_np1(&seen, &lancer_np1, &format!("stable pylance {v}"));
     }
     let _ = std::fs::remove_dir_all(&tmp);
 }
