@@ -77,6 +77,23 @@ fn assert_pylance_full_exact_and_np1(seen: &serde_json::Value, lancer_np1: &[Vec
     }
 }
 
+/// A fresh temporary directory named `tag` holding the queries of the pylance-14 golden
+/// `case` as `queries.json`: the directory, that file and the queries.
+fn scratch_with_queries(case: &str, tag: &str) -> (PathBuf, PathBuf, Vec<Vec<f32>>) {
+    let golden = repo().join("tests/data/indexes/pylance-14");
+    let detail: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(golden.join(format!("{case}.json"))).unwrap(),
+    )
+    .unwrap();
+    let queries = case_queries(&detail);
+    let tmp = std::env::temp_dir().join(format!("{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    let qfile = tmp.join("queries.json");
+    std::fs::write(&qfile, serde_json::to_string(&queries).unwrap()).unwrap();
+    (tmp, qfile, queries)
+}
+
 /// A prefilter passing a third of the rows: the one-probe search must go on probing
 /// until k rows pass.
 const PREFILTER: &str = "id % 3 = 0";
@@ -95,16 +112,7 @@ fn search(ds: &Dataset, q: &[f32], metric: Metric, p: &AnnParams) -> Vec<i64> {
 #[test]
 fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
     let golden = repo().join("tests/data/indexes/pylance-14");
-    let case: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(golden.join("ivf_flat_l2_d16.json")).unwrap(),
-    )
-    .unwrap();
-    let queries = case_queries(&case);
-    let tmp = std::env::temp_dir().join(format!("lancer-index-build-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).unwrap();
-    let qfile = tmp.join("queries.json");
-    std::fs::write(&qfile, serde_json::to_string(&queries).unwrap()).unwrap();
+    let (tmp, qfile, queries) = scratch_with_queries("ivf_flat_l2_d16", "lancer-index-build");
     let kinds = [
         (Quantizer::Flat, IndexMetric::L2, Metric::L2),
         (Quantizer::Flat, IndexMetric::Cosine, Metric::Cosine),
@@ -449,16 +457,8 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn lancer_built_index_on_stable_row_ids() {
     let golden = repo().join("tests/data/indexes/pylance-14");
-    let case: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(golden.join("ivf_pq8_l2_d16_stable.json")).unwrap(),
-    )
-    .unwrap();
-    let queries = case_queries(&case);
-    let tmp = std::env::temp_dir().join(format!("lancer-index-stable-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).unwrap();
-    let qfile = tmp.join("queries.json");
-    std::fs::write(&qfile, serde_json::to_string(&queries).unwrap()).unwrap();
+    let (tmp, qfile, queries) =
+        scratch_with_queries("ivf_pq8_l2_d16_stable", "lancer-index-stable");
     let dir = tmp.join("ds");
     copy_dir(&golden.join("ivf_pq8_l2_d16_stable"), &dir);
     let ds = Dataset::open(&dir).unwrap();
