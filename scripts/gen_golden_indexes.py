@@ -131,80 +131,10 @@ def queries(dim, base, appended):
 
 # ---------------------------------------------------------------- manifest decoding
 
-def _varint(b, i):
-    shift = v = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7F) << shift
-        shift += 7
-        if c < 0x80:
-            return v, i
-
-
-def _fields(b):
-    i, out = 0, []
-    while i < len(b):
-        key, i = _varint(b, i)
-        num, wt = key >> 3, key & 7
-        if wt == 0:
-            v, i = _varint(b, i)
-        elif wt == 1:
-            v = bytes(b[i:i + 8])
-            i += 8
-        elif wt == 5:
-            v = bytes(b[i:i + 4])
-            i += 4
-        elif wt == 2:
-            n, i = _varint(b, i)
-            v = bytes(b[i:i + n])
-            i += n
-        else:
-            raise ValueError(f"wire type {wt}")
-        out.append((num, wt, v))
-    return out
-
-
-def _packed(b):
-    i, out = 0, []
-    while i < len(b):
-        v, i = _varint(b, i)
-        out.append(v)
-    return out
-
-
-def _roaring(b):
-    """Fragment ids from a portable-format 32-bit roaring bitmap (array/bitset/run)."""
-    cookie, = struct.unpack_from("<I", b, 0)
-    ids = []
-    if cookie & 0xFFFF == 12347:
-        n = (cookie >> 16) + 1
-        runs = b[4:4 + (n + 7) // 8]
-        pos = 4 + (n + 7) // 8
-        hdr = [struct.unpack_from("<HH", b, pos + 4 * k) for k in range(n)]
-        pos += 4 * n + (4 * n if n >= 4 else 0)
-    else:
-        n, = struct.unpack_from("<I", b, 4)
-        runs = None
-        hdr = [struct.unpack_from("<HH", b, 8 + 4 * k) for k in range(n)]
-        pos = 8 + 8 * n
-    for k, (key, card) in enumerate(hdr):
-        card += 1
-        if runs is not None and runs[k // 8] >> (k % 8) & 1:
-            nr, = struct.unpack_from("<H", b, pos)
-            pos += 2
-            for _ in range(nr):
-                s, ln = struct.unpack_from("<HH", b, pos)
-                pos += 4
-                ids.extend((key << 16) | x for x in range(s, s + ln + 1))
-        elif card <= 4096:
-            ids.extend((key << 16) | x for x in struct.unpack_from(f"<{card}H", b, pos))
-            pos += 2 * card
-        else:
-            words = struct.unpack_from("<1024Q", b, pos)
-            pos += 8192
-            ids.extend((key << 16) | (w * 64 + t) for w, x in enumerate(words) for t in range(64) if x >> t & 1)
-    return ids
+# Protobuf wire decoding and the manifest's index section, shared with the other
+# generators (this script's directory is on sys.path when it runs).
+from pbraw import fields as _fields, varint as _varint  # noqa: E402,F401
+from lance_manifest import manifest_indices as _manifest_indices, packed as _packed  # noqa: E402
 
 
 METRICS = {0: "l2", 1: "cosine", 2: "dot", 3: "hamming"}
@@ -230,63 +160,6 @@ def _vector_details(b):
     if "runtime_hints" in d:
         d["runtime_hints"] = dict(sorted(d["runtime_hints"].items()))
     return d
-
-
-def _index_metadata(b):
-    d = {"field_numbers": sorted({n for n, _, _ in _fields(b)})}
-    for num, wt, v in _fields(b):
-        if num == 1:
-            d["uuid"] = str(uuid_mod.UUID(bytes=dict((n, x) for n, _, x in _fields(v))[1]))
-        elif num == 2:
-            d.setdefault("fields", []).extend(_packed(v) if wt == 2 else [v])
-        elif num == 3:
-            d["name"] = v.decode()
-        elif num == 4:
-            d["dataset_version"] = v
-        elif num == 5:
-            d["fragment_bitmap_hex"] = v.hex()
-            d["fragment_ids"] = _roaring(v)
-        elif num == 6:
-            a = {n: x for n, _, x in _fields(v)}
-            d["index_details_type_url"] = a.get(1, b"").decode()
-            d["index_details_hex"] = a.get(2, b"").hex()
-            if d["index_details_type_url"].endswith("VectorIndexDetails"):
-                d["index_details"] = _vector_details(a.get(2, b""))
-        elif num == 7:
-            d["index_version"] = v
-        elif num == 8:
-            d["created_at_ms"] = v
-        elif num == 9:
-            d["base_id"] = v
-        elif num == 10:
-            f = {n: x for n, _, x in _fields(v)}
-            d.setdefault("files", []).append({"path": f.get(1, b"").decode(), "size": f.get(2)})
-        else:
-            d.setdefault("unknown_fields", []).append([num, wt, v if wt == 0 else v.hex()])
-    return d
-
-
-def manifest_indices(path):
-    """Decode the IndexSection of the latest manifest (no protobuf dependency)."""
-    best = None
-    vdir = os.path.join(path, "_versions")
-    for name in os.listdir(vdir):
-        if not name.endswith(".manifest"):
-            continue
-        b = open(os.path.join(vdir, name), "rb").read()
-        pos, = struct.unpack("<Q", b[-16:-8])
-        n, = struct.unpack("<I", b[pos:pos + 4])
-        man = _fields(b[pos + 4:pos + 4 + n])
-        ver = next((v for num, _, v in man if num == 3), None)
-        if best is None or ver > best[0]:
-            best = (ver, b, man)
-    ver, b, man = best
-    for num, _, v in man:
-        if num == 6:
-            ln, = struct.unpack("<I", b[v:v + 4])
-            sec = b[v + 4:v + 4 + ln]
-            return ver, [_index_metadata(x) for n2, _, x in _fields(sec) if n2 == 1]
-    return ver, []
 
 
 # ---------------------------------------------------------------- index files
@@ -375,7 +248,7 @@ def build_case(out, name, kind, metric, dim, params, extra):
     steps.append(f"append {N_APPEND} rows (ids {start}..{start + N_APPEND - 1}), left unindexed")
     ds = lance.dataset(path)
 
-    version, indices = manifest_indices(path)
+    version, indices = _manifest_indices(path, lambda url, b: _vector_details(b) if url.endswith("VectorIndexDetails") else None)
     files = {}
     for im in indices:
         d = os.path.join(path, "_indices", im["uuid"])
