@@ -178,22 +178,31 @@ fn ex_codes(u: &[f32], e: usize, out: &mut [u8]) -> f32 {
         num += (c as f32 + 0.5) * x;
         den += (c * c + c) as f32;
     }
-    // Thresholds at which a component's code grows, smallest first.
-    let mut heap = std::collections::BinaryHeap::new();
-    let push = |heap: &mut std::collections::BinaryHeap<_>, i: usize, c: u32| {
-        if c < max_code && usable(a[i]) {
-            let t = (c + 1) as f32 / a[i];
-            if t < t_end {
-                heap.push(std::cmp::Reverse((OrdF32(t), i)));
-            }
+    // Every threshold at which a component's code grows, in increasing order: keyed by
+    // (threshold, component) packed in a u64 (thresholds are positive and finite, so
+    // their bit patterns order as the values do), generated per component and sorted
+    // once (the same order a heap merge would give).
+    let mut events: Vec<u64> = Vec::with_capacity(4 * d);
+    for (i, &c0) in cur.iter().enumerate() {
+        if !usable(a[i]) {
+            continue;
         }
-    };
-    for (i, &c) in cur.iter().enumerate() {
-        push(&mut heap, i, c);
+        for c in c0..max_code {
+            let t = (c + 1) as f32 / a[i];
+            if t >= t_end {
+                break;
+            }
+            events.push((u64::from(t.to_bits()) << 32) | i as u64);
+        }
     }
+    events.sort_unstable();
     let mut best = num / den.sqrt();
     let mut best_t = t_start;
-    while let Some(std::cmp::Reverse((OrdF32(t), i))) = heap.pop() {
+    for key in events {
+        let (t, i) = (
+            f32::from_bits((key >> 32) as u32),
+            (key & 0xffff_ffff) as usize,
+        );
         cur[i] += 1;
         den += 2.0 * cur[i] as f32;
         num += a[i];
@@ -202,7 +211,6 @@ fn ex_codes(u: &[f32], e: usize, out: &mut [u8]) -> f32 {
             best = v;
             best_t = t;
         }
-        push(&mut heap, i, cur[i]);
     }
     let centre = (1u32 << e) as f32 - 0.5;
     let mut dot = 0f32;
@@ -216,24 +224,6 @@ fn ex_codes(u: &[f32], e: usize, out: &mut [u8]) -> f32 {
         dot += ui * (((sign << e) + c) as f32 - centre);
     }
     dot
-}
-
-/// A total order on finite f32 thresholds.
-#[derive(Clone, Copy, PartialEq)]
-struct OrdF32(f32);
-
-impl Eq for OrdF32 {}
-
-impl PartialOrd for OrdF32 {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for OrdF32 {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&other.0)
-    }
 }
 
 /// Packs one row's `e`-bit codes (`vals`, one per dimension) into the blocked layout
