@@ -101,10 +101,9 @@ impl Sampler {
         } else {
             std::borrow::Cow::Borrowed(vectors)
         };
-        for &v in data.iter() {
-            self.lo = self.lo.min(f64::from(v));
-            self.hi = self.hi.max(f64::from(v));
-        }
+        let (lo, hi) = value_range(&data);
+        self.lo = self.lo.min(f64::from(lo));
+        self.hi = self.hi.max(f64::from(hi));
         for v in data.chunks_exact(dim) {
             let k = self.sample.len() / dim;
             if k < self.cap {
@@ -123,6 +122,28 @@ impl Sampler {
     pub fn rows(&self) -> usize {
         self.seen as usize
     }
+}
+
+/// The least and greatest of `values` (finite), in 16 independent lanes (the widening
+/// to f64 is exact and monotone, so taking it afterwards changes nothing).
+fn value_range(values: &[f32]) -> (f32, f32) {
+    let mut lo = [f32::INFINITY; 16];
+    let mut hi = [f32::NEG_INFINITY; 16];
+    let chunks = values.chunks_exact(16);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for k in 0..16 {
+            lo[k] = if c[k] < lo[k] { c[k] } else { lo[k] };
+            hi[k] = if c[k] > hi[k] { c[k] } else { hi[k] };
+        }
+    }
+    let mut l = lo.iter().copied().fold(f32::INFINITY, f32::min);
+    let mut h = hi.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    for &v in rest {
+        l = l.min(v);
+        h = h.max(v);
+    }
+    (l, h)
 }
 
 /// Mixed into the seed of the sampler's generator (apart from the model's).
@@ -795,5 +816,24 @@ impl PartitionWriter {
             None => return Err(invalid("no partitions to write")),
         };
         crate::ivf_build::finish_index(&self.params, &self.model, auxiliary_file, self.rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_range_matches_a_plain_fold() {
+        let mut rng = Rng::new(3);
+        for n in (0..40).chain([255, 1000]) {
+            let v: Vec<f32> = (0..n).map(|_| (rng.unit() as f32 - 0.5) * 100.0).collect();
+            let want = v
+                .iter()
+                .fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), &x| {
+                    (l.min(x), h.max(x))
+                });
+            assert_eq!(value_range(&v), want, "n = {n}");
+        }
     }
 }
