@@ -322,7 +322,7 @@ fn search_mem(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let page_cache_rate = file_bytes as f64 / t.elapsed().as_secs_f64();
-    let threads = std::thread::available_parallelism().map_or(1, |p| p.get());
+    let threads = lancer_format::cores();
     println!(
         "{}",
         json!({"seconds": secs, "ids": ids, "peak_heap": peak, "vm_hwm": hwm, "rss_anon_after": anon, "rss_file_after": file, "threads": threads,

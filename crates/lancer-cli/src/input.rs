@@ -303,7 +303,7 @@ pub fn open_parquet<T: ChunkReader + 'static>(file: &str, data: T) -> Result<Inp
     }
     // Decoding on several threads (column groups of about equal size) pays when there
     // are several columns to share; each group's decoder is contained like the rest.
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let threads = lancer_format::cores().min(4);
     let sizes = ctx.guard(|| -> std::result::Result<Vec<u64>, String> {
         let descr = md.file_metadata().schema_descr_ptr();
         let mut size = vec![0u64; schema.fields().len()];

@@ -25,3 +25,11 @@ pub mod v23;
 pub mod writer;
 
 pub use error::{FormatError, Result};
+
+/// Cores this process may use (`std::thread::available_parallelism`, at least 1),
+/// asked once: on Linux each ask reads cgroup files, ~20 µs, which showed in the
+/// per-query time of index searches.
+pub fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |p| p.get()))
+}

@@ -366,10 +366,7 @@ impl FileReader {
         rows: u64,
     ) -> Result<Vec<ArrayRef>> {
         const PARALLEL_MIN_ROWS: u64 = 16 * 1024;
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .min(idx.len());
+        let threads = crate::cores().min(idx.len());
         if threads <= 1 || rows < PARALLEL_MIN_ROWS {
             return idx.iter().map(|&i| self.read_field(i, ranges)).collect();
         }

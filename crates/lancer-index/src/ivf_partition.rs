@@ -438,7 +438,7 @@ impl PartitionWriter {
         let (dim, rec) = (self.model.dim, self.rec);
         let rows = assignment.len();
         let mut out = vec![0u8; rows * rec];
-        let threads = std::thread::available_parallelism().map_or(1, |p| p.get());
+        let threads = lancer_format::cores();
         let per = rows.div_ceil(threads).max(256);
         let this = self;
         std::thread::scope(|sc| {

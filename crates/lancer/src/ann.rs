@@ -77,7 +77,7 @@ impl AnnParams {
             min_nprobes: min.max(1),
             max_nprobes: max.map(|m| m.max(1)),
             wanted,
-            round: std::thread::available_parallelism().map_or(1, |p| p.get()),
+            round: lancer_format::cores(),
         }
     }
 }

@@ -190,9 +190,7 @@ impl Scanner {
     /// Starts the scan.
     pub fn stream(&self) -> Result<ScanStream> {
         let plan = Arc::new(self.plan()?);
-        let threads = self
-            .threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
+        let threads = self.threads.unwrap_or_else(lancer_format::cores);
         Ok(ScanStream::start(plan, threads))
     }
 
