@@ -106,45 +106,35 @@ pub struct FixedModel {
 
 impl FixedModel {
     /// The model of an opened segment, with the quantizer it uses.
-    pub fn of(seg: &crate::ivf::IvfSegment) -> Option<(Self, Quantizer)> {
+    pub fn of(seg: &crate::ivf::IvfSegment) -> (Self, Quantizer) {
         use crate::ivf::Storage;
-        if let Storage::Rq(r) = &seg.storage {
-            let enc = r.encoder();
-            let q = Quantizer::Rq { bits: enc.num_bits };
-            return Some((
-                Self {
-                    centroids: seg.centroids.clone(),
-                    codebook: None,
-                    bounds: None,
-                    rabit: Some(enc),
-                },
-                q,
-            ));
-        }
-        let (codebook, bounds, q) = match &seg.storage {
-            Storage::Rq(_) => return None,
-            Storage::Flat { .. } => (None, None, Quantizer::Flat),
+        let (codebook, bounds, rabit, q) = match &seg.storage {
+            Storage::Flat { .. } => (None, None, None, Quantizer::Flat),
             Storage::Pq {
                 m, nbits, codebook, ..
             } => (
                 Some(codebook.clone()),
+                None,
                 None,
                 Quantizer::Pq {
                     sub_vectors: *m,
                     bits: *nbits,
                 },
             ),
-            Storage::Sq { start, end, .. } => (None, Some((*start, *end)), Quantizer::Sq),
+            Storage::Sq { start, end, .. } => (None, Some((*start, *end)), None, Quantizer::Sq),
+            Storage::Rq(r) => {
+                let enc = r.encoder();
+                let q = Quantizer::Rq { bits: enc.num_bits };
+                (None, None, Some(enc), q)
+            }
         };
-        Some((
-            Self {
-                centroids: seg.centroids.clone(),
-                codebook,
-                bounds,
-                rabit: None,
-            },
-            q,
-        ))
+        let model = Self {
+            centroids: seg.centroids.clone(),
+            codebook,
+            bounds,
+            rabit,
+        };
+        (model, q)
     }
 }
 

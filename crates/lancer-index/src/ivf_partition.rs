@@ -188,7 +188,12 @@ pub fn fixed_model(dim: usize, params: &BuildParams) -> Result<Model> {
         }
     };
     match params.quantizer {
-        Quantizer::Pq { .. } => need(f.codebook.is_some(), "PQ codebook")?,
+        Quantizer::Pq { sub_vectors, bits } => need(
+            f.codebook
+                .as_ref()
+                .is_some_and(|b| sub_vectors > 0 && b.len() == (1usize << bits) * dim),
+            "PQ codebook of this shape",
+        )?,
         Quantizer::Sq => need(f.bounds.is_some(), "SQ bounds")?,
         Quantizer::Rq { .. } => need(
             f.rabit.as_ref().is_some_and(|e| e.code_dim == dim),
@@ -207,7 +212,8 @@ pub fn fixed_model(dim: usize, params: &BuildParams) -> Result<Model> {
     })
 }
 
-/// Fits the model on the sample of `s` (or takes the fixed one of `params`).
+/// Fits the model on the sample of `s` (or takes the fixed one of `params`, see
+/// [`fixed_model`]).
 pub fn train(s: Sampler, params: &BuildParams) -> Result<Model> {
     let dim = s.dim;
     let rows = s.rows();
@@ -215,6 +221,9 @@ pub fn train(s: Sampler, params: &BuildParams) -> Result<Model> {
         return Err(invalid(
             "no vectors to index (every row is null, deleted or non-finite)",
         ));
+    }
+    if params.fixed.is_some() {
+        return fixed_model(dim, params);
     }
     let phase = |what: &str| {
         if let Some(p) = &params.progress {
@@ -235,22 +244,16 @@ pub fn train(s: Sampler, params: &BuildParams) -> Result<Model> {
         }
     }
     let geometry = geometry(params.metric);
-    let (centroids, loss) = match &params.fixed {
-        Some(f) => (f.centroids.clone(), 0.0),
-        None => {
-            let take = (parts * params.sample_rate.max(1)).min(n);
-            let kp = KMeansParams {
-                k: parts,
-                max_iters: params.max_iters,
-                tolerance: 1e-4,
-                seed: rng.next_u64(),
-                geometry,
-            };
-            phase(&format!("training {parts} IVF centroids on {take} vectors"));
-            kmeans::train(&sample[..take * dim], dim, &kp)
-        }
+    let take = (parts * params.sample_rate.max(1)).min(n);
+    let kp = KMeansParams {
+        k: parts,
+        max_iters: params.max_iters,
+        tolerance: 1e-4,
+        seed: rng.next_u64(),
+        geometry,
     };
-    let fixed = params.fixed.as_ref();
+    phase(&format!("training {parts} IVF centroids on {take} vectors"));
+    let (centroids, loss) = kmeans::train(&sample[..take * dim], dim, &kp);
     let mut model = Model {
         dim,
         parts,
@@ -263,14 +266,10 @@ pub fn train(s: Sampler, params: &BuildParams) -> Result<Model> {
     match params.quantizer {
         Quantizer::Flat => {}
         Quantizer::Sq => {
-            model.bounds = Some(fixed.and_then(|f| f.bounds).unwrap_or((s.lo, s.hi)));
+            model.bounds = Some((s.lo, s.hi));
         }
         Quantizer::Rq { bits } => {
-            model.rabit = Some(match fixed.and_then(|f| f.rabit.clone()) {
-                Some(e) if e.code_dim == dim => e,
-                Some(_) => return Err(invalid("the reused RabitQ model has another dimension")),
-                None => RabitEncoder::new(dim, bits, &mut rng),
-            });
+            model.rabit = Some(RabitEncoder::new(dim, bits, &mut rng));
         }
         Quantizer::Pq {
             sub_vectors: m,
@@ -278,44 +277,37 @@ pub fn train(s: Sampler, params: &BuildParams) -> Result<Model> {
         } => {
             let ks = 1usize << bits;
             let sub = dim / m;
-            if let Some(book) = fixed.and_then(|f| f.codebook.clone()) {
-                if book.len() != m * ks * sub {
-                    return Err(invalid("the reused PQ codebook has another shape"));
-                }
-                model.codebook = Some(book);
-            } else {
-                let take = (ks * params.sample_rate.max(1)).min(n);
-                let tr = &sample[..take * dim];
-                let assign = kmeans::assign(tr, dim, &model.centroids, geometry);
-                let residual = params.metric != Metric::Dot;
-                let mut targets = tr.to_vec();
-                if residual {
-                    for (i, &(p, _)) in assign.iter().enumerate() {
-                        let c = &model.centroids[p as usize * dim..(p as usize + 1) * dim];
-                        for (t, ci) in targets[i * dim..(i + 1) * dim].iter_mut().zip(c) {
-                            *t -= ci;
-                        }
+            let take = (ks * params.sample_rate.max(1)).min(n);
+            let tr = &sample[..take * dim];
+            let assign = kmeans::assign(tr, dim, &model.centroids, geometry);
+            let residual = params.metric != Metric::Dot;
+            let mut targets = tr.to_vec();
+            if residual {
+                for (i, &(p, _)) in assign.iter().enumerate() {
+                    let c = &model.centroids[p as usize * dim..(p as usize + 1) * dim];
+                    for (t, ci) in targets[i * dim..(i + 1) * dim].iter_mut().zip(c) {
+                        *t -= ci;
                     }
                 }
-                phase(&format!("training {m} PQ codebooks of {ks} entries"));
-                let mut book = vec![0f32; m * ks * sub];
-                for s in 0..m {
-                    let part: Vec<f32> = targets
-                        .chunks_exact(dim)
-                        .flat_map(|t| t[s * sub..(s + 1) * sub].iter().copied())
-                        .collect();
-                    let kp = KMeansParams {
-                        k: ks,
-                        max_iters: params.max_iters,
-                        tolerance: 1e-4,
-                        seed: rng.next_u64(),
-                        geometry: Geometry::L2,
-                    };
-                    let (c, _) = kmeans::train(&part, sub, &kp);
-                    book[s * ks * sub..(s + 1) * ks * sub].copy_from_slice(&c);
-                }
-                model.codebook = Some(book);
             }
+            phase(&format!("training {m} PQ codebooks of {ks} entries"));
+            let mut book = vec![0f32; m * ks * sub];
+            for s in 0..m {
+                let part: Vec<f32> = targets
+                    .chunks_exact(dim)
+                    .flat_map(|t| t[s * sub..(s + 1) * sub].iter().copied())
+                    .collect();
+                let kp = KMeansParams {
+                    k: ks,
+                    max_iters: params.max_iters,
+                    tolerance: 1e-4,
+                    seed: rng.next_u64(),
+                    geometry: Geometry::L2,
+                };
+                let (c, _) = kmeans::train(&part, sub, &kp);
+                book[s * ks * sub..(s + 1) * ks * sub].copy_from_slice(&c);
+            }
+            model.codebook = Some(book);
         }
     }
     Ok(model)

@@ -35,8 +35,6 @@ pub struct Rabit {
     ex: Vec<u8>,
     add_ex: Vec<f32>,
     scale_ex: Vec<f32>,
-    /// Whether each row lies in a complete 32-row block of its partition.
-    in_block: Vec<bool>,
     /// Sign codes of the complete 32-row blocks in the packed layout (block `k` of the
     /// partition starting at row `s` at byte `L·s + 32·L·k`), for the block kernel.
     packed: Vec<u8>,
@@ -122,18 +120,21 @@ impl Rabit {
         }
         let packed = meta["packed"].as_bool().unwrap_or(false);
         let mut codes = vec![0u8; rows * l];
-        let mut in_block = vec![false; rows];
+        let mut packed_codes = vec![0u8; rows * l];
         for &(start, n) in partitions {
             let src = &cols.codes[start * l..(start + n) * l];
             let dst = &mut codes[start * l..(start + n) * l];
             let blocks = n / 32;
-            // pylance packs row-major codes into blocks when it loads them, so rows of
-            // complete blocks are ranked with the quantized table either way.
-            in_block[start..start + 32 * blocks].fill(true);
+            // Complete 32-row blocks are also kept in the packed layout for the block
+            // kernel: as stored, or packed here from row-major codes (pylance packs
+            // those when it loads them, so both rank full blocks with the u8 table).
+            let keep = &mut packed_codes[start * l..(start + 32 * blocks) * l];
             if !packed {
                 dst.copy_from_slice(src);
+                pack_blocks(src, l, blocks, keep);
                 continue;
             }
+            keep.copy_from_slice(&src[..32 * l * blocks]);
             for k in 0..blocks {
                 for i in 0..l {
                     let base = 32 * l * k + 32 * i;
@@ -163,15 +164,6 @@ impl Rabit {
                     .map_err(|w| corrupt(label, w))?;
             }
         }
-        let mut packed_codes = vec![0u8; rows * l];
-        for &(start, n) in partitions {
-            pack_blocks(
-                &codes[start * l..(start + n) * l],
-                l,
-                n / 32,
-                &mut packed_codes[start * l..(start + n) * l],
-            );
-        }
         Ok(Self {
             code_dim,
             num_bits,
@@ -183,7 +175,6 @@ impl Rabit {
             ex,
             add_ex: cols.add_ex.to_vec(),
             scale_ex: cols.scale_ex.to_vec(),
-            in_block,
         })
     }
 
@@ -230,9 +221,10 @@ impl Rabit {
         let mut sums = [0u32; 32];
         for r in start..start + n {
             let code = &self.codes[r * l..(r + 1) * l];
-            let bq = if self.in_block[r] {
+            // Rows of the partition's complete 32-row blocks rank with the u8 table.
+            let bq = if r - start < 32 * blocks {
                 let k = (r - start) / 32;
-                if (r - start) % 32 == 0 && k < blocks {
+                if (r - start) % 32 == 0 {
                     let at = start * l + 32 * l * k;
                     qr.block_sums(
                         &self.packed[at..at + 32 * l],

@@ -21,6 +21,8 @@ use crate::{Result, TableError};
 
 /// Reader/writer feature flag: the dataset has deletion files.
 pub const FLAG_DELETION_FILES: u64 = 1;
+/// Reader/writer feature flag: rows carry stable row ids (kept when rows move).
+pub const FLAG_STABLE_ROW_IDS: u64 = 2;
 /// Reader/writer feature flag: data files of format versions other than the dataset's
 /// (a 2.x dataset appended to at another 2.x version; pylance 12+ writes and honours
 /// it). Each data file records its own version, which readers follow.

@@ -305,6 +305,12 @@ impl Dataset {
         }
     }
 
+    /// True when the dataset's rows carry stable row ids (an index then records ids,
+    /// not addresses).
+    pub fn uses_stable_row_ids(&self) -> bool {
+        self.manifest().pb.reader_feature_flags & crate::commit::FLAG_STABLE_ROW_IDS != 0
+    }
+
     /// True for a legacy dataset (storage "0.1" / "legacy", files of format 0.1/0.2).
     pub fn is_legacy_storage(&self) -> bool {
         self.manifest()

@@ -243,11 +243,23 @@ pub fn nearest_addresses(
 
 /// For a dataset with stable row ids, each live fragment row's id mapped to its
 /// address (`None` without stable row ids: ids are addresses).
-fn stable_id_addresses(ds: &Dataset) -> Result<Option<std::collections::HashMap<u64, u64>>> {
-    if ds.manifest().pb.reader_feature_flags & 2 == 0 {
+fn stable_id_addresses(ds: &Dataset) -> Result<Option<Arc<HashMap<u64, u64>>>> {
+    if !ds.uses_stable_row_ids() {
         return Ok(None);
     }
-    let mut map = std::collections::HashMap::new();
+    // A version's rows never move, so the map of the last version searched is kept
+    // (one entry: it holds every row).
+    let key = (ds.root().to_path_buf(), ds.version());
+    if let Some((k, m)) = STABLE_ADDRESSES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+    {
+        if *k == key {
+            return Ok(Some(m.clone()));
+        }
+    }
+    let mut map = HashMap::new();
     for f in ds.fragments() {
         let Some(ids) = ds.fragment_row_ids(f)? else {
             return Ok(None);
@@ -257,8 +269,14 @@ fn stable_id_addresses(ds: &Dataset) -> Result<Option<std::collections::HashMap<
             map.insert(id, (f.id << 32) | offset as u64);
         }
     }
+    let map = Arc::new(map);
+    *STABLE_ADDRESSES.lock().unwrap_or_else(|e| e.into_inner()) = Some((key, map.clone()));
     Ok(Some(map))
 }
+
+/// The stable-id map of the last (dataset root, version) searched.
+type AddressCache = Mutex<Option<((PathBuf, u64), Arc<HashMap<u64, u64>>)>>;
+static STABLE_ADDRESSES: AddressCache = Mutex::new(None);
 
 /// The `k` nearest rows (distance, row address), through the index when one applies.
 pub(crate) fn top_k(

@@ -146,7 +146,7 @@ fn for_each_vectors(
     use arrow_array::cast::AsArray;
     let mut dim = 0usize;
     // The index records stable row ids when the dataset has them, else addresses.
-    let stable = ds.manifest().pb.reader_feature_flags & 2 != 0;
+    let stable = ds.uses_stable_row_ids();
     let id_column = if stable { ROW_ID } else { ROW_ADDRESS };
     let mut scan = ds.scan().columns(&[column]);
     scan = if stable {
@@ -358,9 +358,7 @@ pub fn optimize_index(ds: &Dataset, name: &str) -> Result<Dataset> {
             what: format!("index {name:?} is on field {field_id}, which is not a top-level column"),
         })?;
     let base = ivf::IvfSegment::open(ds, first).map_err(crate::ann::index_error)?;
-    let (fixed, quantizer) = ivf_build::FixedModel::of(&base).ok_or_else(|| Error::InvalidArgument {
-        what: format!("index {name:?} is {}: adding rows to it is not supported yet (rebuild it with replace)", base.index_type),
-    })?;
+    let (fixed, quantizer) = ivf_build::FixedModel::of(&base);
     let mut params = BuildParams::new(quantizer, base.metric);
     params.fixed = Some(fixed);
     params.file_version = index_file_version(ds);

@@ -94,6 +94,31 @@ fn scratch_with_queries(case: &str, tag: &str) -> (PathBuf, PathBuf, Vec<Vec<f32
     (tmp, qfile, queries)
 }
 
+/// Every one of `n` partitions probed and every candidate re-ranked: the exact answer.
+fn full_probe(n: usize) -> AnnParams {
+    AnnParams {
+        nprobes: Some(n),
+        refine_factor: Some(1000),
+        ..Default::default()
+    }
+}
+
+/// No index: exact search.
+fn exact_search() -> AnnParams {
+    AnnParams {
+        use_index: false,
+        ..Default::default()
+    }
+}
+
+/// The index alone, one partition probed.
+fn one_probe() -> AnnParams {
+    AnnParams {
+        nprobes: Some(1),
+        ..Default::default()
+    }
+}
+
 /// A prefilter passing a third of the rows: the one-probe search must go on probing
 /// until k rows pass.
 const PREFILTER: &str = "id % 3 = 0";
@@ -172,19 +197,9 @@ fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
         );
         assert_eq!(listed[0].unindexed_fragments, Vec::<u64>::new(), "{label}");
 
-        let full = AnnParams {
-            nprobes: Some(4),
-            refine_factor: Some(1000),
-            ..Default::default()
-        };
-        let exact = AnnParams {
-            use_index: false,
-            ..Default::default()
-        };
-        let one = AnnParams {
-            nprobes: Some(1),
-            ..Default::default()
-        };
+        let full = full_probe(4);
+        let exact = exact_search();
+        let one = one_probe();
         let mut hits = 0;
         let mut lancer_np1 = Vec::new();
         let mut lancer_pre = Vec::new();
@@ -318,19 +333,9 @@ fn lancer_optimize_adds_a_delta_segment_pylance_uses() {
         assert!(info[0].unindexed_fragments.is_empty(), "{case}");
         let again = optimize_index(&ds, "vec_idx").unwrap();
         assert_eq!(again.version(), ds.version(), "{case}: nothing left to add");
-        let one = AnnParams {
-            nprobes: Some(1),
-            ..Default::default()
-        };
-        let exact = AnnParams {
-            use_index: false,
-            ..Default::default()
-        };
-        let full = AnnParams {
-            nprobes: Some(64),
-            refine_factor: Some(1000),
-            ..Default::default()
-        };
+        let one = one_probe();
+        let exact = exact_search();
+        let full = full_probe(64);
         let mut lancer_np1 = Vec::new();
         for q in &queries {
             assert_eq!(
@@ -384,10 +389,7 @@ fn broken_indexes_fail_clearly_and_exact_search_still_works() {
     let dir = tmp.join("ds");
     copy_dir(&golden.join("ivf_pq8_l2_d16"), &dir);
     let q = vec![0.5f32; 16];
-    let exact = AnnParams {
-        use_index: false,
-        ..Default::default()
-    };
+    let exact = exact_search();
     // Wrong dimension.
     let ds = Dataset::open(&dir).unwrap();
     let req = Nearest {
@@ -466,19 +468,9 @@ fn lancer_built_index_on_stable_row_ids() {
     let mut opts = VectorIndexOptions::new(Quantizer::Sq, IndexMetric::L2);
     opts.num_partitions = Some(4);
     let ds = create_vector_index(&ds, "vec", &opts).unwrap();
-    let full = AnnParams {
-        nprobes: Some(4),
-        refine_factor: Some(1000),
-        ..Default::default()
-    };
-    let exact = AnnParams {
-        use_index: false,
-        ..Default::default()
-    };
-    let one = AnnParams {
-        nprobes: Some(1),
-        ..Default::default()
-    };
+    let full = full_probe(4);
+    let exact = exact_search();
+    let one = one_probe();
     let mut lancer_np1 = Vec::new();
     for q in &queries {
         assert_eq!(
