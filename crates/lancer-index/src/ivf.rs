@@ -201,7 +201,7 @@ fn schema_meta<'a>(r: &'a FileReader, key: &str) -> Option<&'a String> {
     r.metadata().schema.metadata.get(key)
 }
 
-fn global_buffer(r: &FileReader, name: &str, pos: &str) -> Result<Vec<u8>> {
+pub(crate) fn global_buffer(r: &FileReader, name: &str, pos: &str) -> Result<Vec<u8>> {
     let i: usize = pos
         .trim()
         .parse()

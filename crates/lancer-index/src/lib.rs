@@ -15,5 +15,6 @@ pub mod kmeans;
 pub mod pb;
 pub mod rabitq;
 pub mod rabitq_build;
+pub mod scalar;
 
 pub use error::{IndexError, Result};

@@ -1,0 +1,124 @@
+//! BITMAP and LABEL_LIST segments (`bitmap_page_lookup.lance`, docs/scalar-index-format.md
+//! §5–§6; reference "Bitmap Index", "Label List Index"): one row per distinct value (for
+//! LABEL_LIST, per distinct list element) with the RowAddrTreeMap of the rows holding
+//! it; the null key holds the null rows (null elements). The keys are read at open;
+//! bitmaps are read when a query needs them.
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, BooleanArray};
+use lancer_format::reader::FileReader;
+use roaring::RoaringTreemap;
+
+use super::{compare, corrupt, equals_any, rowmap, Query};
+use crate::Result;
+
+/// An opened BITMAP or LABEL_LIST segment.
+pub struct BitmapIndex {
+    label: String,
+    keys: ArrayRef,
+    file: Arc<FileReader>,
+    label_list: bool,
+}
+
+impl BitmapIndex {
+    /// Reads the keys.
+    pub fn open(label: &str, file: Arc<FileReader>, label_list: bool) -> Result<Self> {
+        let names: Vec<String> = file
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        if names != ["keys", "bitmaps"] {
+            return Err(corrupt(
+                label,
+                format!("bitmap_page_lookup.lance has columns {names:?}, not keys / bitmaps"),
+            ));
+        }
+        let keys = file.read_all(Some(&["keys"]))?.column(0).clone();
+        Ok(Self {
+            label: label.to_string(),
+            keys,
+            file,
+            label_list,
+        })
+    }
+
+    /// The union of the bitmaps of the key rows where `mask` is true.
+    fn union_of(&self, mask: &BooleanArray) -> Result<RoaringTreemap> {
+        let rows: Vec<u64> = (0..mask.len())
+            .filter(|&i| mask.value(i))
+            .map(|i| i as u64)
+            .collect();
+        let mut out = RoaringTreemap::new();
+        for chunk in rows.chunks(1024) {
+            let b = self.file.take(chunk, Some(&["bitmaps"]))?;
+            for bytes in binary_values(&self.label, b.column(0))? {
+                out |= rowmap::decode_addr_map(bytes).map_err(|e| corrupt(&self.label, e))?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Rows matching `q` (exact).
+    pub fn query(&self, q: &Query) -> Result<Option<RoaringTreemap>> {
+        let keys = self.keys.as_ref();
+        let mask = match (q, self.label_list) {
+            (Query::IsNull, false) => {
+                BooleanArray::from((0..keys.len()).map(|i| keys.is_null(i)).collect::<Vec<_>>())
+            }
+            (Query::In(set), false) => equals_any(keys, set.as_ref())?,
+            (Query::Range { lower, upper }, false) => {
+                let lo = compare(keys, lower, false, false)?;
+                let hi = compare(keys, upper, true, false)?;
+                BooleanArray::new(lo.values() & hi.values(), None)
+            }
+            (Query::HasAny(set), true) => equals_any(keys, set.as_ref())?,
+            (Query::HasAll(set), true) => {
+                let mut acc: Option<RoaringTreemap> = None;
+                for i in 0..set.len() {
+                    let one = if set.is_null(i) {
+                        // A null element is never "held" by SQL's array_has_all.
+                        RoaringTreemap::new()
+                    } else {
+                        let b = Bound::Included(set.slice(i, 1));
+                        let lo = compare(keys, &b, false, false)?;
+                        let hi = compare(keys, &b, true, false)?;
+                        self.union_of(&BooleanArray::new(lo.values() & hi.values(), None))?
+                    };
+                    acc = Some(match acc {
+                        None => one,
+                        Some(a) => a & one,
+                    });
+                }
+                // An empty list: array_has_all is true for every non-null list, which
+                // the index cannot enumerate.
+                return Ok(acc);
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(self.union_of(&mask)?))
+    }
+}
+
+/// The values of a binary / large binary column (a null reads as empty, which decodes
+/// as an error).
+pub(crate) fn binary_values<'a>(label: &str, col: &'a ArrayRef) -> Result<Vec<&'a [u8]>> {
+    if let Some(b) = col.as_binary_opt::<i32>() {
+        return Ok((0..b.len())
+            .map(|i| if b.is_null(i) { &[][..] } else { b.value(i) })
+            .collect());
+    }
+    if let Some(b) = col.as_binary_opt::<i64>() {
+        return Ok((0..b.len())
+            .map(|i| if b.is_null(i) { &[][..] } else { b.value(i) })
+            .collect());
+    }
+    Err(corrupt(
+        label,
+        format!("bitmaps of type {}", col.data_type()),
+    ))
+}

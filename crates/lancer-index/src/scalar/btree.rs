@@ -1,0 +1,178 @@
+//! BTREE segments (`page_lookup.lance` + `page_data.lance`, docs/scalar-index-format.md
+//! §4; reference "BTree Index"): every indexed (value, row) pair sorted by value in
+//! pages of `batch_size` rows, and one lookup row per page with its first and last value
+//! and null count. A query reads the lookup once, picks the pages whose value span can
+//! meet it, reads just those rows and filters them exactly.
+
+use std::ops::{Bound, Range};
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{UInt32Type, UInt64Type};
+use arrow_array::{Array, ArrayRef, BooleanArray};
+use lancer_format::reader::FileReader;
+use roaring::RoaringTreemap;
+
+use super::{compare, corrupt, equals_any, fill_nulls, prefix_range, starts_with_at, Query};
+use crate::Result;
+
+/// An opened BTREE segment.
+pub struct BTreeIndex {
+    label: String,
+    min: ArrayRef,
+    max: ArrayRef,
+    null_count: Vec<u32>,
+    batch_size: u64,
+    data: Arc<FileReader>,
+}
+
+impl BTreeIndex {
+    /// Reads the page lookup and checks it against the data file.
+    pub fn open(label: &str, lookup: Arc<FileReader>, data: Arc<FileReader>) -> Result<Self> {
+        let meta = lookup.schema().metadata().clone();
+        let batch_size: u64 = meta
+            .get("batch_size")
+            .ok_or_else(|| corrupt(label, "page_lookup.lance has no batch_size key"))?
+            .parse()
+            .ok()
+            .filter(|&b| b > 0)
+            .ok_or_else(|| corrupt(label, "batch_size is not a positive integer"))?;
+        let b = lookup.read_all(Some(&["min", "max", "null_count"]))?;
+        let null_count = b
+            .column(2)
+            .as_primitive_opt::<UInt32Type>()
+            .ok_or_else(|| corrupt(label, "null_count is not uint32"))?
+            .values()
+            .to_vec();
+        let pages = null_count.len() as u64;
+        let rows = data.num_rows();
+        if pages != rows.div_ceil(batch_size) {
+            return Err(corrupt(
+                label,
+                format!("{pages} lookup pages for {rows} rows in pages of {batch_size}"),
+            ));
+        }
+        let names: Vec<String> = data
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        if !names.iter().any(|n| n == "values") || !names.iter().any(|n| n == "ids") {
+            return Err(corrupt(label, "page_data.lance lacks values / ids columns"));
+        }
+        Ok(Self {
+            label: label.to_string(),
+            min: b.column(0).clone(),
+            max: b.column(1).clone(),
+            null_count,
+            batch_size,
+            data,
+        })
+    }
+
+    /// Rows matching `q` (exact).
+    pub fn query(&self, q: &Query) -> Result<Option<RoaringTreemap>> {
+        let pages = self.null_count.len();
+        let all_null: Vec<bool> = (0..pages).map(|p| self.max.is_null(p)).collect();
+        // Candidate pages, then the exact row test.
+        let (cands, test): (Vec<bool>, Box<dyn Fn(&dyn Array) -> Result<BooleanArray>>) = match q {
+            Query::IsNull => (
+                self.null_count.iter().map(|&n| n > 0).collect(),
+                Box::new(|v: &dyn Array| {
+                    Ok(BooleanArray::from(
+                        (0..v.len()).map(|i| v.is_null(i)).collect::<Vec<_>>(),
+                    ))
+                }),
+            ),
+            Query::Range { lower, upper } => {
+                let c = self.pages_in(lower, upper, &all_null)?;
+                let (lower, upper) = (lower.clone(), upper.clone());
+                (
+                    c,
+                    Box::new(move |v: &dyn Array| {
+                        let lo = compare(v, &lower, false, false)?;
+                        let hi = compare(v, &upper, true, false)?;
+                        Ok(BooleanArray::new(lo.values() & hi.values(), None))
+                    }),
+                )
+            }
+            Query::In(set) => {
+                let mut c = vec![false; pages];
+                for i in 0..set.len() {
+                    if set.is_null(i) {
+                        continue;
+                    }
+                    let b = Bound::Included(set.slice(i, 1));
+                    for (p, hit) in self.pages_in(&b, &b, &all_null)?.into_iter().enumerate() {
+                        c[p] |= hit;
+                    }
+                }
+                let set = set.clone();
+                (
+                    c,
+                    Box::new(move |v: &dyn Array| equals_any(v, set.as_ref())),
+                )
+            }
+            Query::Prefix(p) => {
+                let (lo, hi) = prefix_range(p, self.min.as_ref())?;
+                let c = self.pages_in(&lo, &hi, &all_null)?;
+                let p = p.clone();
+                (
+                    c,
+                    Box::new(move |v: &dyn Array| {
+                        Ok(BooleanArray::from(
+                            (0..v.len())
+                                .map(|i| starts_with_at(v, i, &p))
+                                .collect::<Vec<_>>(),
+                        ))
+                    }),
+                )
+            }
+            _ => return Ok(None),
+        };
+        let rows = self.data.num_rows();
+        let mut ranges: Vec<Range<u64>> = Vec::new();
+        for (p, _) in cands.iter().enumerate().filter(|(_, &c)| c) {
+            let start = p as u64 * self.batch_size;
+            let end = (start + self.batch_size).min(rows);
+            match ranges.last_mut() {
+                Some(r) if r.end == start => r.end = end,
+                _ => ranges.push(start..end),
+            }
+        }
+        let mut out = RoaringTreemap::new();
+        if ranges.is_empty() {
+            return Ok(Some(out));
+        }
+        let batch = self.data.read_ranges(&ranges, Some(&["values", "ids"]))?;
+        let mask = test(batch.column(0).as_ref())?;
+        let ids = batch
+            .column(1)
+            .as_primitive_opt::<UInt64Type>()
+            .ok_or_else(|| corrupt(&self.label, "ids are not uint64"))?;
+        for i in 0..mask.len() {
+            if mask.value(i) {
+                out.insert(ids.value(i));
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// Pages whose span `[min, max]` can meet `[lower, upper]` (a null min lies below
+    /// everything; an all-null page meets no value range).
+    fn pages_in(
+        &self,
+        lower: &Bound<ArrayRef>,
+        upper: &Bound<ArrayRef>,
+        all_null: &[bool],
+    ) -> Result<Vec<bool>> {
+        // max >= lower (null max: all-null page, no), min <= upper (null min: yes).
+        let hi_ok = compare(self.max.as_ref(), lower, false, false)?;
+        let lo_ok = compare(self.min.as_ref(), upper, true, true)?;
+        let hi_ok = fill_nulls(&hi_ok, false);
+        Ok((0..all_null.len())
+            .map(|p| !all_null[p] && hi_ok.value(p) && lo_ok.value(p))
+            .collect())
+    }
+}

@@ -1,0 +1,544 @@
+//! Building scalar index segments in pylance's format (docs/scalar-index-format.md §4–§9
+//! and the writer checklist §14). The caller feeds the column's live values in dataset
+//! order with each row's stored id (row address, or stable row id where the kind stores
+//! those) and address; [`ScalarBuilder::finish`] sorts, groups or zones them and returns
+//! the segment's files, details and index version.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{
+    Array, ArrayRef, BinaryArray, BooleanArray, RecordBatch, UInt32Array, UInt64Array,
+};
+use arrow_ord::ord::make_comparator;
+use arrow_schema::{DataType, Field, Schema, SortOptions};
+use lancer_format::container::FileVersion;
+use lancer_format::writer::{FileWriter, WriteOptions};
+use roaring::RoaringTreemap;
+
+use super::{bloom, ngram, rowmap, ScalarKind};
+use crate::{IndexError, Result};
+
+/// How to build.
+#[derive(Clone, Debug)]
+pub struct ScalarParams {
+    /// The kind.
+    pub kind: ScalarKind,
+    /// Lance file version of the index files.
+    pub file_version: FileVersion,
+    /// BTREE rows per page (pylance's `zone_size`, default 4096).
+    pub btree_page_rows: usize,
+    /// ZONEMAP rows per zone (default 8192).
+    pub zone_rows: u64,
+    /// BLOOMFILTER items per zone (default 8192) and false-positive rate (0.00057).
+    pub bloom_items: u64,
+    /// See `bloom_items`.
+    pub bloom_probability: f64,
+}
+
+impl ScalarParams {
+    /// The reference's defaults for `kind`.
+    pub fn new(kind: ScalarKind) -> Self {
+        Self {
+            kind,
+            file_version: FileVersion::V2_1,
+            btree_page_rows: 4096,
+            zone_rows: 8192,
+            bloom_items: 8192,
+            bloom_probability: 0.00057,
+        }
+    }
+}
+
+/// A built segment.
+#[derive(Debug)]
+pub struct BuiltScalar {
+    /// (file name, bytes), sorted by name.
+    pub files: Vec<(String, Vec<u8>)>,
+    /// `index_details` value bytes (the type URL is [`ScalarKind::type_url`]).
+    pub details: Vec<u8>,
+    /// `index_version` to record.
+    pub index_version: i32,
+    /// Rows indexed.
+    pub rows: u64,
+}
+
+/// Collects a column's values and builds one segment.
+pub struct ScalarBuilder {
+    params: ScalarParams,
+    field: Field,
+    values: Vec<ArrayRef>,
+    ids: Vec<u64>,
+    addrs: Vec<u64>,
+}
+
+fn invalid(what: impl Into<String>) -> IndexError {
+    IndexError::InvalidArgument { what: what.into() }
+}
+
+/// Whether `kind` can index a column of type `t` (the types pylance accepts).
+pub fn supports(kind: ScalarKind, t: &DataType) -> bool {
+    let ordered = |t: &DataType| {
+        !t.is_nested()
+            && !matches!(t, DataType::Null | DataType::Dictionary(..))
+            && make_comparator(
+                arrow_array::new_null_array(t, 1).as_ref(),
+                arrow_array::new_null_array(t, 1).as_ref(),
+                SortOptions::default(),
+            )
+            .is_ok()
+    };
+    match kind {
+        ScalarKind::BTree | ScalarKind::Bitmap | ScalarKind::ZoneMap => ordered(t),
+        ScalarKind::BloomFilter => bloom::indexable(t),
+        ScalarKind::NGram => matches!(t, DataType::Utf8 | DataType::LargeUtf8),
+        ScalarKind::LabelList => match t {
+            DataType::List(f) | DataType::LargeList(f) => ordered(f.data_type()),
+            _ => false,
+        },
+    }
+}
+
+impl ScalarBuilder {
+    /// A builder for a column `field` (its type must suit the kind).
+    pub fn new(params: ScalarParams, field: &Field) -> Result<Self> {
+        if !supports(params.kind, field.data_type()) {
+            return Err(invalid(format!(
+                "a {} index cannot be built on column {:?} of type {}",
+                params.kind.type_name(),
+                field.name(),
+                field.data_type()
+            )));
+        }
+        if params.btree_page_rows == 0 || params.zone_rows == 0 || params.bloom_items == 0 {
+            return Err(invalid("page, zone and bloom sizes must be positive"));
+        }
+        if !(params.bloom_probability > 0.0 && params.bloom_probability < 1.0) {
+            return Err(invalid("the bloom false-positive rate must lie in (0, 1)"));
+        }
+        Ok(Self {
+            params,
+            field: field.clone(),
+            values: Vec::new(),
+            ids: Vec::new(),
+            addrs: Vec::new(),
+        })
+    }
+
+    /// Adds rows: values, stored ids and addresses (same length, addresses ascending
+    /// across calls).
+    pub fn push(&mut self, values: ArrayRef, ids: &[u64], addrs: &[u64]) -> Result<()> {
+        if values.len() != ids.len() || ids.len() != addrs.len() {
+            return Err(invalid("values, ids and addresses differ in length"));
+        }
+        if values.data_type() != self.field.data_type() {
+            return Err(invalid(format!(
+                "values of type {} for a {} column",
+                values.data_type(),
+                self.field.data_type()
+            )));
+        }
+        self.values.push(values);
+        self.ids.extend_from_slice(ids);
+        self.addrs.extend_from_slice(addrs);
+        Ok(())
+    }
+
+    /// Builds the segment.
+    pub fn finish(self) -> Result<BuiltScalar> {
+        let refs: Vec<&dyn Array> = self.values.iter().map(|a| a.as_ref()).collect();
+        let values = if refs.is_empty() {
+            arrow_array::new_empty_array(self.field.data_type())
+        } else {
+            arrow_select::concat::concat(&refs)?
+        };
+        let rows = values.len() as u64;
+        let p = &self.params;
+        let (files, details, index_version) = match p.kind {
+            ScalarKind::BTree => (btree(p, &values, &self.ids)?, Vec::new(), 0),
+            ScalarKind::Bitmap => (bitmap_file(p, &values, &self.ids, None)?, Vec::new(), 0),
+            ScalarKind::LabelList => (label_list(p, &values, &self.ids)?, Vec::new(), 1),
+            ScalarKind::ZoneMap => {
+                let seeds = matches!(
+                    values.data_type(),
+                    DataType::Utf8
+                        | DataType::LargeUtf8
+                        | DataType::Binary
+                        | DataType::LargeBinary
+                        | DataType::Decimal128(..)
+                        | DataType::Decimal256(..)
+                        | DataType::FixedSizeBinary(_)
+                );
+                let mut d = vec![0x08];
+                varint(p.zone_rows, &mut d);
+                d.extend_from_slice(&[0x10, u8::from(seeds), 0x18, 0x01]);
+                (zoned(p, &values, &self.addrs)?, d, 0)
+            }
+            ScalarKind::BloomFilter => (zoned(p, &values, &self.addrs)?, Vec::new(), 0),
+            ScalarKind::NGram => (ngram_file(p, &values, &self.ids)?, Vec::new(), 0),
+        };
+        Ok(BuiltScalar {
+            files,
+            details,
+            index_version,
+            rows,
+        })
+    }
+}
+
+fn varint(mut v: u64, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn write_file(
+    p: &ScalarParams,
+    schema: Schema,
+    batches: &[RecordBatch],
+    buffers: Vec<Vec<u8>>,
+) -> Result<Vec<u8>> {
+    let opts = WriteOptions {
+        version: p.file_version,
+        threads: 1,
+        ..WriteOptions::default()
+    };
+    let mut w = FileWriter::try_new(Vec::new(), Arc::new(schema), opts)?;
+    for b in buffers {
+        w.add_global_buffer(b);
+    }
+    for b in batches {
+        w.write_batch(b)?;
+    }
+    Ok(w.finish()?)
+}
+
+/// Row positions of `values` in the indexes' total order (nulls first).
+fn sorted(values: &ArrayRef) -> Result<Vec<u32>> {
+    let opts = SortOptions {
+        descending: false,
+        nulls_first: true,
+    };
+    Ok(arrow_ord::sort::sort_to_indices(values, Some(opts), None)?
+        .values()
+        .to_vec())
+}
+
+fn btree(p: &ScalarParams, values: &ArrayRef, ids: &[u64]) -> Result<Vec<(String, Vec<u8>)>> {
+    let order = sorted(values)?;
+    let idx = UInt32Array::from(order.clone());
+    let vals = arrow_select::take::take(values, &idx, None)?;
+    let ids: ArrayRef = Arc::new(UInt64Array::from_iter_values(
+        order.iter().map(|&i| ids[i as usize]),
+    ));
+    let vfield = Field::new("values", values.data_type().clone(), true);
+    let data_schema = Schema::new(vec![
+        vfield.clone(),
+        Field::new("ids", DataType::UInt64, false),
+    ]);
+    let data = RecordBatch::try_new(Arc::new(data_schema.clone()), vec![vals.clone(), ids])?;
+    let n = vals.len();
+    let page = p.btree_page_rows;
+    let pages = n.div_ceil(page);
+    let firsts = UInt32Array::from_iter_values((0..pages).map(|i| (i * page) as u32));
+    let lasts =
+        UInt32Array::from_iter_values((0..pages).map(|i| (((i + 1) * page).min(n) - 1) as u32));
+    let nulls = UInt32Array::from_iter_values(
+        (0..pages).map(|i| vals.slice(i * page, page.min(n - i * page)).null_count() as u32),
+    );
+    let lookup_schema = Schema::new(vec![
+        Field::new("min", values.data_type().clone(), true),
+        Field::new("max", values.data_type().clone(), true),
+        Field::new("null_count", DataType::UInt32, false),
+        Field::new("page_idx", DataType::UInt32, false),
+    ])
+    .with_metadata(HashMap::from([
+        ("batch_size".to_string(), page.to_string()),
+        ("range_partitioned".to_string(), "false".to_string()),
+    ]));
+    let lookup = RecordBatch::try_new(
+        Arc::new(lookup_schema.clone()),
+        vec![
+            arrow_select::take::take(&vals, &firsts, None)?,
+            arrow_select::take::take(&vals, &lasts, None)?,
+            Arc::new(nulls),
+            Arc::new(UInt32Array::from_iter_values(0..pages as u32)),
+        ],
+    )?;
+    Ok(vec![
+        (
+            "page_data.lance".into(),
+            write_file(p, data_schema, &[data], Vec::new())?,
+        ),
+        (
+            "page_lookup.lance".into(),
+            write_file(p, lookup_schema, &[lookup], Vec::new())?,
+        ),
+    ])
+}
+
+/// The BITMAP file of `values` (LABEL_LIST: list elements) with `ids`; `null_lists`
+/// adds LABEL_LIST's null-list buffer.
+fn bitmap_file(
+    p: &ScalarParams,
+    values: &ArrayRef,
+    ids: &[u64],
+    null_lists: Option<&RoaringTreemap>,
+) -> Result<Vec<(String, Vec<u8>)>> {
+    let order = sorted(values)?;
+    let cmp = make_comparator(values.as_ref(), values.as_ref(), SortOptions::default())?;
+    let mut firsts: Vec<u32> = Vec::new();
+    let mut maps: Vec<Vec<u8>> = Vec::new();
+    let mut cur = RoaringTreemap::new();
+    for (k, &i) in order.iter().enumerate() {
+        if k > 0 && cmp(order[k - 1] as usize, i as usize) != std::cmp::Ordering::Equal {
+            maps.push(rowmap::encode_addr_map(&std::mem::take(&mut cur)));
+        }
+        if k == 0 || cmp(order[k - 1] as usize, i as usize) != std::cmp::Ordering::Equal {
+            firsts.push(i);
+        }
+        cur.insert(ids[i as usize]);
+    }
+    if !order.is_empty() {
+        maps.push(rowmap::encode_addr_map(&cur));
+    }
+    let keys = arrow_select::take::take(values, &UInt32Array::from(firsts), None)?;
+    let mut meta = HashMap::from([(
+        "lance:index_stats".to_string(),
+        format!("{{\"num_bitmaps\":{}}}", maps.len()),
+    )]);
+    let mut buffers = Vec::new();
+    if let Some(n) = null_lists {
+        buffers.push(rowmap::encode_addr_map(n));
+        meta.insert("lance:label_list_nulls".into(), "1".into());
+    }
+    let schema = Schema::new(vec![
+        Field::new("keys", values.data_type().clone(), true),
+        Field::new("bitmaps", DataType::Binary, true),
+    ])
+    .with_metadata(meta);
+    let bitmaps = BinaryArray::from_iter_values(maps.iter());
+    let batch = RecordBatch::try_new(Arc::new(schema.clone()), vec![keys, Arc::new(bitmaps)])?;
+    Ok(vec![(
+        "bitmap_page_lookup.lance".into(),
+        write_file(p, schema, &[batch], buffers)?,
+    )])
+}
+
+fn label_list(p: &ScalarParams, lists: &ArrayRef, ids: &[u64]) -> Result<Vec<(String, Vec<u8>)>> {
+    let (offsets, child): (Vec<usize>, ArrayRef) = match lists.data_type() {
+        DataType::List(_) => {
+            let l = lists.as_list::<i32>();
+            (
+                l.offsets().iter().map(|&o| o as usize).collect(),
+                l.values().clone(),
+            )
+        }
+        DataType::LargeList(_) => {
+            let l = lists.as_list::<i64>();
+            (
+                l.offsets().iter().map(|&o| o as usize).collect(),
+                l.values().clone(),
+            )
+        }
+        t => return Err(invalid(format!("LABEL_LIST on {t}"))),
+    };
+    let mut take = Vec::new();
+    let mut elem_ids = Vec::new();
+    let mut null_lists = RoaringTreemap::new();
+    for (row, id) in ids.iter().enumerate() {
+        if lists.is_null(row) {
+            null_lists.insert(*id);
+            continue;
+        }
+        for e in offsets[row]..offsets[row + 1] {
+            take.push(e as u64);
+            elem_ids.push(*id);
+        }
+    }
+    let elems = arrow_select::take::take(&child, &UInt64Array::from(take), None)?;
+    bitmap_file(p, &elems, &elem_ids, Some(&null_lists))
+}
+
+/// ZONEMAP and BLOOMFILTER files: zones of live rows per fragment.
+fn zoned(p: &ScalarParams, values: &ArrayRef, addrs: &[u64]) -> Result<Vec<(String, Vec<u8>)>> {
+    let bloom = p.kind == ScalarKind::BloomFilter;
+    let per_zone = if bloom { p.bloom_items } else { p.zone_rows } as usize;
+    // Zones: runs of `per_zone` rows that never cross a fragment.
+    let mut zones: Vec<(usize, usize)> = Vec::new();
+    let mut start = 0usize;
+    for i in 1..=addrs.len() {
+        if i == addrs.len() || addrs[i] >> 32 != addrs[start] >> 32 || i - start == per_zone {
+            if i > start {
+                zones.push((start, i));
+            }
+            start = i;
+        }
+    }
+    let mut nulls = RoaringTreemap::new();
+    for (i, &a) in addrs.iter().enumerate() {
+        if values.is_null(i) {
+            nulls.insert(a);
+        }
+    }
+    let frag = UInt64Array::from_iter_values(zones.iter().map(|&(s, _)| addrs[s] >> 32));
+    let zstart = UInt64Array::from_iter_values(zones.iter().map(|&(s, _)| addrs[s] & 0xFFFF_FFFF));
+    let zlen =
+        UInt64Array::from_iter_values(zones.iter().map(|&(s, e)| addrs[e - 1] - addrs[s] + 1));
+    let u64f = |n: &str| Field::new(n, DataType::UInt64, false);
+    if bloom {
+        let bytes = bloom::filter_bytes(p.bloom_items, p.bloom_probability);
+        let mut has_null = Vec::with_capacity(zones.len());
+        let mut filters = Vec::with_capacity(zones.len());
+        let mut buf = Vec::new();
+        for &(s, e) in &zones {
+            let mut f = vec![0u8; bytes];
+            has_null.push((s..e).any(|i| values.is_null(i)));
+            for i in (s..e).filter(|&i| values.is_valid(i)) {
+                buf.clear();
+                bloom::value_bytes(values.as_ref(), i, &mut buf)
+                    .ok_or_else(|| invalid(format!("bloom filter on {}", values.data_type())))?;
+                bloom::insert(&mut f, bloom::hash(&buf));
+            }
+            filters.push(f);
+        }
+        let schema = Schema::new(vec![
+            u64f("fragment_id"),
+            u64f("zone_start"),
+            u64f("zone_length"),
+            Field::new("has_null", DataType::Boolean, false),
+            Field::new("bloom_filter_data", DataType::Binary, false),
+        ])
+        .with_metadata(HashMap::from([
+            ("bloomfilter_item".to_string(), p.bloom_items.to_string()),
+            (
+                "bloomfilter_probability".to_string(),
+                p.bloom_probability.to_string(),
+            ),
+            ("null_bitmap".to_string(), "1".to_string()),
+        ]));
+        let batch = RecordBatch::try_new(
+            Arc::new(schema.clone()),
+            vec![
+                Arc::new(frag),
+                Arc::new(zstart),
+                Arc::new(zlen),
+                Arc::new(BooleanArray::from(has_null)),
+                Arc::new(BinaryArray::from_iter_values(filters.iter())),
+            ],
+        )?;
+        let file = write_file(p, schema, &[batch], vec![rowmap::encode_addr_map(&nulls)])?;
+        return Ok(vec![("bloomfilter.lance".into(), file)]);
+    }
+    let cmp = make_comparator(values.as_ref(), values.as_ref(), SortOptions::default())?;
+    let is_nan = |i: usize| -> bool {
+        match values.data_type() {
+            DataType::Float32 => values
+                .as_primitive::<arrow_array::types::Float32Type>()
+                .value(i)
+                .is_nan(),
+            DataType::Float64 => values
+                .as_primitive::<arrow_array::types::Float64Type>()
+                .value(i)
+                .is_nan(),
+            DataType::Float16 => values
+                .as_primitive::<arrow_array::types::Float16Type>()
+                .value(i)
+                .is_nan(),
+            _ => false,
+        }
+    };
+    let mut mins: Vec<Option<u32>> = Vec::with_capacity(zones.len());
+    let mut maxs: Vec<Option<u32>> = Vec::with_capacity(zones.len());
+    let mut null_counts = Vec::with_capacity(zones.len());
+    let mut nan_counts = Vec::with_capacity(zones.len());
+    for &(s, e) in &zones {
+        let (mut lo, mut hi): (Option<usize>, Option<usize>) = (None, None);
+        let mut nans = 0u32;
+        for i in (s..e).filter(|&i| values.is_valid(i)) {
+            nans += u32::from(is_nan(i));
+            // NaN sorts last: it is the max when present, the min only when alone.
+            if lo.is_none_or(|l| cmp(i, l).is_lt()) {
+                lo = Some(i);
+            }
+            if hi.is_none_or(|h| cmp(i, h).is_gt()) {
+                hi = Some(i);
+            }
+        }
+        mins.push(lo.map(|i| i as u32));
+        maxs.push(hi.map(|i| i as u32));
+        null_counts.push((s..e).filter(|&i| values.is_null(i)).count() as u32);
+        nan_counts.push(nans);
+    }
+    let min = arrow_select::take::take(values, &UInt32Array::from(mins), None)?;
+    let max = arrow_select::take::take(values, &UInt32Array::from(maxs), None)?;
+    let t = values.data_type().clone();
+    let schema = Schema::new(vec![
+        Field::new("min", t.clone(), true),
+        Field::new("max", t, true),
+        Field::new("null_count", DataType::UInt32, false),
+        Field::new("nan_count", DataType::UInt32, false),
+        u64f("fragment_id"),
+        u64f("zone_start"),
+        u64f("zone_length"),
+    ])
+    .with_metadata(HashMap::from([
+        ("rows_per_zone".to_string(), p.zone_rows.to_string()),
+        ("null_bitmap".to_string(), "1".to_string()),
+    ]));
+    let batch = RecordBatch::try_new(
+        Arc::new(schema.clone()),
+        vec![
+            min,
+            max,
+            Arc::new(UInt32Array::from(null_counts)),
+            Arc::new(UInt32Array::from(nan_counts)),
+            Arc::new(frag),
+            Arc::new(zstart),
+            Arc::new(zlen),
+        ],
+    )?;
+    let file = write_file(p, schema, &[batch], vec![rowmap::encode_addr_map(&nulls)])?;
+    Ok(vec![("zonemap.lance".into(), file)])
+}
+
+fn ngram_file(p: &ScalarParams, values: &ArrayRef, ids: &[u64]) -> Result<Vec<(String, Vec<u8>)>> {
+    let mut postings: BTreeMap<u32, RoaringTreemap> = BTreeMap::new();
+    let text = |i: usize| -> Option<&str> {
+        match values.data_type() {
+            DataType::Utf8 => Some(values.as_string::<i32>().value(i)),
+            DataType::LargeUtf8 => Some(values.as_string::<i64>().value(i)),
+            _ => None,
+        }
+    };
+    for (i, &id) in ids.iter().enumerate() {
+        if values.is_null(i) {
+            postings.entry(ngram::NULL_TOKEN).or_default().insert(id);
+            continue;
+        }
+        let t = text(i).ok_or_else(|| invalid("NGRAM on a non-string column"))?;
+        for tok in ngram::tokens(t) {
+            postings.entry(tok).or_default().insert(id);
+        }
+    }
+    let tokens = UInt32Array::from_iter_values(postings.keys().copied());
+    let lists = BinaryArray::from_iter_values(postings.values().map(rowmap::encode_treemap));
+    let schema = Schema::new(vec![
+        Field::new("tokens", DataType::UInt32, true),
+        Field::new("posting_list", DataType::Binary, false).with_metadata(HashMap::from([(
+            "lance-encoding:compression".to_string(),
+            "none".to_string(),
+        )])),
+    ]);
+    let batch = RecordBatch::try_new(
+        Arc::new(schema.clone()),
+        vec![Arc::new(tokens), Arc::new(lists)],
+    )?;
+    Ok(vec![(
+        "ngram_postings.lance".into(),
+        write_file(p, schema, &[batch], Vec::new())?,
+    )])
+}
