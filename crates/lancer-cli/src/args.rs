@@ -125,6 +125,13 @@ pub enum Command {
         /// Add the _rowaddr column (fragment id << 32 | row in fragment).
         #[arg(long)]
         with_row_address: bool,
+        /// Print how the scan would run instead of rows: which scalar index answers
+        /// which part of the filter, fragments and rows left to read.
+        #[arg(long)]
+        explain: bool,
+        /// Evaluate the filter on every row instead of through scalar indexes.
+        #[arg(long)]
+        no_index: bool,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
@@ -292,18 +299,37 @@ pub enum Command {
     },
 }
 
+/// (Parsed once per run: the size of the `Create` variant does not matter.)
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum IndexAction {
-    /// Build an index on a vector column and commit it as a new version.
+    /// Build an index and commit it as a new version: a vector index (ivf_*) on a
+    /// fixed-size list of floats, or a scalar index that filters use (btree, bitmap,
+    /// label_list, zonemap, bloomfilter, ngram).
     Create {
         /// Dataset directory.
         path: PathBuf,
-        /// The vector column (fixed-size list of floats).
+        /// The column to index.
         #[arg(long)]
         column: String,
-        /// ivf_flat, ivf_pq, ivf_sq or ivf_rq.
+        /// Vector: ivf_flat, ivf_pq, ivf_sq, ivf_rq. Scalar: btree (ranges, equality;
+        /// exact), bitmap (few distinct values; exact), label_list (array_has_any/all
+        /// on lists), zonemap (min/max per zone of rows), bloomfilter (equality per
+        /// zone), ngram (contains / LIKE '%x%' on strings).
         #[arg(long = "type", default_value = "ivf_pq")]
         index_type: String,
+        /// BTREE rows per page (default 4096).
+        #[arg(long)]
+        zone_size: Option<usize>,
+        /// ZONEMAP rows per zone (default 8192).
+        #[arg(long)]
+        rows_per_zone: Option<u64>,
+        /// BLOOMFILTER rows per zone (default 8192).
+        #[arg(long)]
+        bloom_items: Option<u64>,
+        /// BLOOMFILTER false-positive rate (default 0.00057).
+        #[arg(long)]
+        bloom_probability: Option<f64>,
         /// Distance: l2, cosine or dot.
         #[arg(long, default_value = "l2")]
         metric: String,

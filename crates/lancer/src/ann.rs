@@ -243,7 +243,7 @@ pub fn nearest_addresses(
 
 /// For a dataset with stable row ids, each live fragment row's id mapped to its
 /// address (`None` without stable row ids: ids are addresses).
-fn stable_id_addresses(ds: &Dataset) -> Result<Option<Arc<HashMap<u64, u64>>>> {
+pub(crate) fn stable_id_addresses(ds: &Dataset) -> Result<Option<Arc<HashMap<u64, u64>>>> {
     if !ds.uses_stable_row_ids() {
         return Ok(None);
     }

@@ -74,7 +74,7 @@ pub struct IndexInfo {
 
 /// Index files use the dataset's file version when Lancer writes it (2.1 / 2.2), else
 /// 2.1 (pylance reads index files of every version).
-fn index_file_version(ds: &Dataset) -> lancer_format::container::FileVersion {
+pub(crate) fn index_file_version(ds: &Dataset) -> lancer_format::container::FileVersion {
     use lancer_format::container::FileVersion;
     match ds.storage_version() {
         v @ (FileVersion::V2_1 | FileVersion::V2_2) => v,
@@ -357,6 +357,9 @@ pub fn optimize_index(ds: &Dataset, name: &str) -> Result<Dataset> {
         .ok_or_else(|| Error::InvalidArgument {
             what: format!("index {name:?} is on field {field_id}, which is not a top-level column"),
         })?;
+    if let Some(kind) = lancer_index::scalar::kind_of(ds, first) {
+        return crate::scalar_index::optimize(ds, name, kind, first, &new);
+    }
     let base = ivf::IvfSegment::open(ds, first).map_err(crate::ann::index_error)?;
     let (fixed, quantizer) = ivf_build::FixedModel::of(&base);
     let mut params = BuildParams::new(quantizer, base.metric);
@@ -393,12 +396,15 @@ pub fn list_indices(ds: &Dataset) -> Result<Vec<IndexInfo>> {
         let entry = match out.iter_mut().position(|e| e.name == m.name) {
             Some(i) => &mut out[i],
             None => {
-                let (kind, metric) = match ivf::IvfSegment::open(ds, m) {
-                    Ok(s) => (
-                        Some(s.index_type.clone()),
-                        Some(s.metric.name().to_string()),
-                    ),
-                    Err(_) => (None, None),
+                let (kind, metric) = match lancer_index::scalar::kind_of(ds, m) {
+                    Some(k) => (Some(k.type_name().to_string()), None),
+                    None => match ivf::IvfSegment::open(ds, m) {
+                        Ok(s) => (
+                            Some(s.index_type.clone()),
+                            Some(s.metric.name().to_string()),
+                        ),
+                        Err(_) => (None, None),
+                    },
                 };
                 out.push(IndexInfo {
                     name: m.name.clone(),
@@ -446,9 +452,23 @@ pub fn describe_index(ds: &Dataset, name: &str) -> Result<serde_json::Value> {
     let mut segments = Vec::new();
     let mut rows = 0usize;
     for m in ds.indices()?.iter().filter(|m| m.name == name) {
-        let seg = ivf::IvfSegment::open(ds, m).map_err(crate::ann::index_error)?;
-        rows += seg.row_ids.len();
-        let mut d = seg.describe();
+        let mut d = match lancer_index::scalar::kind_of(ds, m) {
+            Some(kind) => {
+                let frags = roaring::RoaringBitmap::deserialize_from(m.fragment_bitmap.as_slice())
+                    .unwrap_or_default();
+                serde_json::json!({
+                    "uuid": m.uuid.as_ref().and_then(|u| lancer_table::dataset::uuid_dir(&u.uuid).ok()),
+                    "type": kind.type_name(),
+                    "fragments": frags.iter().collect::<Vec<_>>(),
+                    "details_bytes": m.index_details.as_ref().map_or(0, |d| d.value.len()),
+                })
+            }
+            None => {
+                let seg = ivf::IvfSegment::open(ds, m).map_err(crate::ann::index_error)?;
+                rows += seg.row_ids.len();
+                seg.describe()
+            }
+        };
         if let Some(o) = d.as_object_mut() {
             o.insert("dataset_version".into(), m.dataset_version.into());
             o.insert("index_version".into(), m.index_version.unwrap_or(0).into());

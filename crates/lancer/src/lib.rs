@@ -6,6 +6,8 @@ pub mod ann;
 mod error;
 pub mod filter;
 pub mod index;
+pub mod scalar_index;
+mod scalar_plan;
 pub mod scan;
 pub mod search;
 

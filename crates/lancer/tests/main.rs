@@ -5,4 +5,5 @@ mod common;
 mod filters;
 mod index_build;
 mod indexes;
+mod scalar_indexes;
 mod search;

@@ -28,6 +28,10 @@ pub struct CatArgs<'a> {
     pub with_row_id: bool,
     /// Add `_rowaddr`.
     pub with_row_address: bool,
+    /// Print the plan instead of rows.
+    pub explain: bool,
+    /// Do not use scalar indexes.
+    pub no_index: bool,
 }
 
 /// Prints the rows `args` selects; datasets stream through the scanner.
@@ -48,7 +52,12 @@ pub fn cat(path: &Path, args: &CatArgs<'_>, format: Format, at: &VersionArgs) ->
             }
             let scan = scan
                 .with_row_id(args.with_row_id)
-                .with_row_address(args.with_row_address);
+                .with_row_address(args.with_row_address)
+                .use_scalar_index(!args.no_index);
+            if args.explain {
+                print!("{}", scan.explain()?);
+                return Ok(());
+            }
             let stream = scan.stream()?;
             let mut sink = RowSink::new(format, stream.schema())?;
             let mut shown = 0u64;
@@ -66,9 +75,10 @@ pub fn cat(path: &Path, args: &CatArgs<'_>, format: Format, at: &VersionArgs) ->
             Ok(())
         }
         src @ Source::File(_) => {
-            if args.with_row_id || args.with_row_address || !args.exprs.is_empty() {
+            if args.with_row_id || args.with_row_address || !args.exprs.is_empty() || args.explain {
                 return Err(
-                    "--with-row-id, --with-row-address and --expr apply to datasets".into(),
+                    "--with-row-id, --with-row-address, --expr and --explain apply to datasets"
+                        .into(),
                 );
             }
             let n = src.num_rows();

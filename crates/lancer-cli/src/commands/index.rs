@@ -22,6 +22,10 @@ pub fn run(action: IndexAction, json: bool) -> CmdResult {
             path,
             column,
             index_type,
+            zone_size,
+            rows_per_zone,
+            bloom_items,
+            bloom_probability,
             metric,
             partitions,
             sub_vectors,
@@ -32,6 +36,24 @@ pub fn run(action: IndexAction, json: bool) -> CmdResult {
             max_iters,
             memory_mb,
         } => {
+            if let Some(kind) = lancer_index::scalar::ScalarKind::parse(&index_type) {
+                let mut opts = lancer::scalar_index::ScalarIndexOptions::new(kind);
+                opts.name = name;
+                opts.replace = replace;
+                if let Some(z) = zone_size {
+                    opts.params.btree_page_rows = z;
+                }
+                if let Some(z) = rows_per_zone {
+                    opts.params.zone_rows = z;
+                }
+                if let Some(z) = bloom_items {
+                    opts.params.bloom_items = z;
+                }
+                if let Some(p) = bloom_probability {
+                    opts.params.bloom_probability = p;
+                }
+                return create_scalar(&path, &column, &opts, json);
+            }
             let quantizer = match index_type.to_ascii_lowercase().as_str() {
                 "ivf_flat" => Quantizer::Flat,
                 "ivf_sq" => Quantizer::Sq,
@@ -46,7 +68,7 @@ pub fn run(action: IndexAction, json: bool) -> CmdResult {
                 },
                 other => {
                     return Err(format!(
-                        "unknown index type {other:?}: ivf_flat, ivf_pq, ivf_sq or ivf_rq"
+                        "unknown index type {other:?}: ivf_flat, ivf_pq, ivf_sq, ivf_rq, btree, bitmap, label_list, zonemap, bloomfilter or ngram"
                     )
                     .into())
                 }
@@ -132,6 +154,47 @@ fn create(path: &Path, column: &str, mut opts: VectorIndexOptions, json: bool) -
         || {
             format!(
                 "built {kind} index {name:?} on {column:?} in {:.1?}: version {}",
+                started.elapsed(),
+                after.version()
+            )
+        },
+    )
+}
+
+fn create_scalar(
+    path: &Path,
+    column: &str,
+    opts: &lancer::scalar_index::ScalarIndexOptions,
+    json: bool,
+) -> CmdResult {
+    let ds = Dataset::open(path)?;
+    let kind = opts.params.kind.type_name();
+    let bar = indicatif::ProgressBar::new_spinner();
+    if let Ok(st) = indicatif::ProgressStyle::with_template("{spinner} {elapsed:>4} {msg}") {
+        bar.set_style(st);
+    }
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar.set_message(format!(
+        "building {kind} on {column:?} ({} rows)",
+        ds.count_rows()
+    ));
+    let started = Instant::now();
+    let after = lancer::scalar_index::create_scalar_index(&ds, column, opts)?;
+    bar.finish_and_clear();
+    let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
+    let bytes: u64 = after
+        .indices()?
+        .iter()
+        .filter(|m| m.name == name)
+        .flat_map(|m| m.files.iter().map(|f| f.size_bytes))
+        .sum();
+    report(
+        json,
+        serde_json::json!({"name": name, "type": kind, "version": after.version(),
+                           "seconds": started.elapsed().as_secs_f64(), "bytes": bytes}),
+        || {
+            format!(
+                "built {kind} index {name:?} on {column:?} in {:.1?} ({bytes} bytes): version {}",
                 started.elapsed(),
                 after.version()
             )

@@ -53,10 +53,14 @@ pub fn run(cli: Cli) -> CmdResult {
             limit,
             with_row_id,
             with_row_address,
+            explain,
+            no_index,
             format,
             at,
         } => {
             let args = cat::CatArgs {
+                explain,
+                no_index,
                 columns: &columns,
                 exprs: &exprs,
                 filter: filter.as_deref(),

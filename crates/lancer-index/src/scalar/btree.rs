@@ -16,6 +16,9 @@ use roaring::RoaringTreemap;
 use super::{compare, corrupt, equals_any, fill_nulls, prefix_range, starts_with_at, Query};
 use crate::Result;
 
+/// The exact per-row test of a query, run on candidate pages.
+type RowTest = Box<dyn Fn(&dyn Array) -> Result<BooleanArray>>;
+
 /// An opened BTREE segment.
 pub struct BTreeIndex {
     label: String,
@@ -76,7 +79,7 @@ impl BTreeIndex {
         let pages = self.null_count.len();
         let all_null: Vec<bool> = (0..pages).map(|p| self.max.is_null(p)).collect();
         // Candidate pages, then the exact row test.
-        let (cands, test): (Vec<bool>, Box<dyn Fn(&dyn Array) -> Result<BooleanArray>>) = match q {
+        let (cands, test): (Vec<bool>, RowTest) = match q {
             Query::IsNull => (
                 self.null_count.iter().map(|&n| n > 0).collect(),
                 Box::new(|v: &dyn Array| {

@@ -67,6 +67,7 @@ pub struct Scanner {
     threads: Option<usize>,
     map: Option<BatchMap>,
     deleted_as_null: bool,
+    use_scalar_index: bool,
 }
 
 impl Scanner {
@@ -87,7 +88,58 @@ impl Scanner {
             threads: None,
             map: None,
             deleted_as_null: false,
+            use_scalar_index: true,
         }
+    }
+
+    /// Whether the filter may be answered through the dataset's scalar indexes (default
+    /// yes; the rows are the same either way).
+    pub fn use_scalar_index(mut self, yes: bool) -> Self {
+        self.use_scalar_index = yes;
+        self
+    }
+
+    /// How the scan would run: the filter, which index answered which part of it, and
+    /// how many fragments and rows are left to read.
+    pub fn explain(&self) -> Result<String> {
+        let plan = self.plan()?;
+        let mut out = String::new();
+        let frags = self.ds.fragments().len();
+        let rows: u64 = plan.tasks.iter().map(|t| run_rows(&t.runs)).sum();
+        let read_frags = {
+            let mut f: Vec<usize> = plan.tasks.iter().map(|t| t.frag).collect();
+            f.dedup();
+            f.len()
+        };
+        if let Some(f) = &plan.filter {
+            out.push_str(&format!("filter: {}\n", f.sql()));
+        }
+        match &plan.indexed {
+            Some(ix) => {
+                out.push_str(&format!(
+                    "scalar index: {} ({})\n",
+                    ix.explain,
+                    if ix.exact {
+                        "exact"
+                    } else {
+                        "candidates, rechecked"
+                    }
+                ));
+                out.push_str(&format!(
+                    "  fragments covered by the index: {} of {frags}; rows it leaves in them: {}\n",
+                    ix.covered.len(),
+                    ix.rows.len()
+                ));
+            }
+            None if plan.filter.is_some() => out.push_str("scalar index: none applies\n"),
+            None => {}
+        }
+        out.push_str(&format!(
+            "read: {rows} rows of {} live, in {read_frags} of {frags} fragments, {} tasks\n",
+            self.ds.count_rows(),
+            plan.tasks.len()
+        ));
+        Ok(out)
     }
 
     /// Runs `map` on every batch in the worker threads; the stream yields what it
@@ -214,6 +266,40 @@ impl Scanner {
             let plan = counting.plan()?;
             return Ok(plan.tasks.iter().map(|t| run_rows(&t.runs)).sum());
         }
+        // An exact index answer counts its fragments without reading them.
+        let plan = counting.plan()?;
+        if let Some(ix) = plan
+            .indexed
+            .as_ref()
+            .filter(|ix| ix.exact && self.offset == 0 && self.limit.is_none())
+        {
+            let counted: u64 = plan
+                .tasks
+                .iter()
+                .filter(|t| t.indexed)
+                .map(|t| run_rows(&t.runs))
+                .sum();
+            let rest: Vec<u64> = {
+                let frags = self.ds.fragments();
+                let mut ids: Vec<u64> = plan
+                    .tasks
+                    .iter()
+                    .filter(|t| !t.indexed)
+                    .map(|t| frags[t.frag].id)
+                    .collect();
+                ids.dedup();
+                ids
+            };
+            let _ = ix;
+            if rest.is_empty() {
+                return Ok(counted);
+            }
+            let mut n = counted;
+            for b in counting.fragments(&rest).ordered(false).stream()? {
+                n += b?.num_rows() as u64;
+            }
+            return Ok(n);
+        }
         let mut n = 0u64;
         for b in counting.ordered(false).stream()? {
             n += b?.num_rows() as u64;
@@ -244,6 +330,10 @@ impl Scanner {
             .as_deref()
             .map(|f| Filter::new(f, &schema))
             .transpose()?;
+        let indexed = match &filter {
+            Some(f) if self.use_scalar_index => crate::scalar_plan::plan(&self.ds, f)?,
+            _ => None,
+        };
         // Top-level columns to read, in schema order.
         let mut read = Vec::new();
         for f in schema.fields() {
@@ -300,13 +390,25 @@ impl Scanner {
                 break;
             }
             let kept = self.ds.kept_runs(&frags[fi])?;
-            if skip >= kept.total() {
-                skip -= kept.total();
+            let covered = indexed
+                .as_ref()
+                .filter(|ix| u32::try_from(frags[fi].id).is_ok_and(|id| ix.covered.contains(id)));
+            let narrowed;
+            let runs: &[Range<u64>] = match covered {
+                Some(ix) => {
+                    narrowed = index_runs(kept.runs(), &ix.rows, frags[fi].id);
+                    &narrowed
+                }
+                None => kept.runs(),
+            };
+            let total = run_rows(runs);
+            if skip >= total {
+                skip -= total;
                 continue;
             }
             let mut chunk: Vec<Range<u64>> = Vec::new();
             let mut in_chunk = 0u64;
-            for r in kept.runs() {
+            for r in runs {
                 let mut r = r.clone();
                 let cut = skip.min(r.end - r.start);
                 r.start += cut;
@@ -322,6 +424,7 @@ impl Scanner {
                         tasks.push(Task {
                             frag: fi,
                             runs: std::mem::take(&mut chunk),
+                            indexed: covered.is_some(),
                         });
                         in_chunk = 0;
                     }
@@ -331,6 +434,7 @@ impl Scanner {
                 tasks.push(Task {
                     frag: fi,
                     runs: chunk,
+                    indexed: covered.is_some(),
                 });
             }
         }
@@ -349,6 +453,7 @@ impl Scanner {
             outputs,
             read,
             filter,
+            indexed,
             output,
             tasks,
             offset,
@@ -359,6 +464,32 @@ impl Scanner {
             deleted_as_null,
         })
     }
+}
+
+/// The kept rows (`kept`, physical ranges of fragment `frag`) that the index left.
+fn index_runs(kept: &[Range<u64>], rows: &roaring::RoaringTreemap, frag: u64) -> Vec<Range<u64>> {
+    let Some(bm) = u32::try_from(frag)
+        .ok()
+        .and_then(|f| rows.bitmaps().find(|(hi, _)| *hi == f).map(|(_, b)| b))
+    else {
+        return Vec::new();
+    };
+    let mut out: Vec<Range<u64>> = Vec::new();
+    let mut k = kept.iter().peekable();
+    for row in bm.iter().map(u64::from) {
+        while k.peek().is_some_and(|r| r.end <= row) {
+            k.next();
+        }
+        let Some(r) = k.peek() else { break };
+        if row < r.start {
+            continue;
+        }
+        match out.last_mut() {
+            Some(last) if last.end == row => last.end = row + 1,
+            _ => out.push(row..row + 1),
+        }
+    }
+    out
 }
 
 fn run_rows(runs: &[Range<u64>]) -> u64 {
@@ -394,6 +525,8 @@ impl Output {
 pub(crate) struct Task {
     frag: usize,
     runs: Vec<Range<u64>>,
+    /// Its rows are what a scalar index left (see [`Plan::indexed`]).
+    indexed: bool,
 }
 
 /// A planned scan: what to read, how to filter and what to output.
@@ -404,6 +537,8 @@ pub(crate) struct Plan {
     outputs: Vec<Output>,
     read: Vec<String>,
     filter: Option<Filter>,
+    /// What the scalar indexes left of the filter's rows, if they apply.
+    indexed: Option<crate::scalar_plan::IndexedRows>,
     output: SchemaRef,
     tasks: Vec<Task>,
     /// Rows to skip / keep after filtering (0 / None when pushed into the tasks).

@@ -1,0 +1,237 @@
+//! Building scalar indexes (format guide "Scalar Indices"; the files pylance 11–14 write
+//! and accept, `docs/scalar-index-format.md` §4–§9 and §14): the column's live values of
+//! the fragments to cover are scanned in dataset order with their row addresses (and
+//! stable row ids where the kind stores those), built into a segment by
+//! `lancer_index::scalar::build`, written under `_indices/<uuid>/` and committed as a
+//! `CreateIndex` through the usual OCC path. Filters use them through the scan planner.
+
+use lancer_index::scalar::build::{BuiltScalar, ScalarBuilder, ScalarParams};
+use lancer_index::scalar::ScalarKind;
+use lancer_table::pb;
+
+use crate::scan::{DatasetExt, ROW_ADDRESS, ROW_ID};
+use crate::{Dataset, Error, Result};
+
+/// What to build.
+#[derive(Clone, Debug)]
+pub struct ScalarIndexOptions {
+    /// Index name (default `<column>_idx`).
+    pub name: Option<String>,
+    /// Replace an index of the same name (else that is an error).
+    pub replace: bool,
+    /// Kind and its parameters (page, zone and bloom sizes).
+    pub params: ScalarParams,
+}
+
+impl ScalarIndexOptions {
+    /// An index of `kind` with the reference's defaults.
+    pub fn new(kind: ScalarKind) -> Self {
+        Self {
+            name: None,
+            replace: false,
+            params: ScalarParams::new(kind),
+        }
+    }
+}
+
+fn invalid(what: impl Into<String>) -> Error {
+    Error::InvalidArgument { what: what.into() }
+}
+
+/// Scans `column` of `fragments` (all when None) into a built segment.
+fn build(
+    ds: &Dataset,
+    column: &str,
+    fragments: Option<&[u64]>,
+    params: &ScalarParams,
+) -> Result<BuiltScalar> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::UInt64Type;
+    let schema = ds.schema();
+    let field = schema
+        .field_with_name(column)
+        .map_err(|_| invalid(format!("no column {column:?} to index")))?;
+    let mut params = params.clone();
+    params.file_version = crate::index::index_file_version(ds);
+    let mut builder = ScalarBuilder::new(params.clone(), field).map_err(crate::ann::index_error)?;
+    // Which id a kind stores on a dataset with stable row ids (§1, §4.5).
+    let store_ids = ds.uses_stable_row_ids()
+        && !matches!(params.kind, ScalarKind::ZoneMap | ScalarKind::BloomFilter);
+    let mut scan = ds
+        .scan()
+        .columns(&[column])
+        .with_row_address(true)
+        .with_row_id(store_ids);
+    if let Some(f) = fragments {
+        scan = scan.fragments(f);
+    }
+    for b in scan.stream()? {
+        let b = b?;
+        let col = |name: &str| -> Result<Vec<u64>> {
+            Ok(b.column_by_name(name)
+                .and_then(|c| c.as_primitive_opt::<UInt64Type>())
+                .ok_or_else(|| invalid(format!("{name} missing from the index scan")))?
+                .values()
+                .to_vec())
+        };
+        let addrs = col(ROW_ADDRESS)?;
+        let ids = if store_ids {
+            col(ROW_ID)?
+        } else {
+            addrs.clone()
+        };
+        builder
+            .push(b.column(0).clone(), &ids, &addrs)
+            .map_err(crate::ann::index_error)?;
+    }
+    builder.finish().map_err(crate::ann::index_error)
+}
+
+/// Builds a scalar index on `column` of `ds` and commits it; returns the new version.
+pub fn create_scalar_index(
+    ds: &Dataset,
+    column: &str,
+    opts: &ScalarIndexOptions,
+) -> Result<Dataset> {
+    let field_id = ds
+        .manifest()
+        .schema
+        .fields
+        .iter()
+        .find(|f| f.name == column && f.parent_id == -1)
+        .map(|f| f.id)
+        .ok_or_else(|| invalid(format!("no column {column:?} to index")))?;
+    let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
+    let existing: Vec<pb::IndexMetadata> = ds
+        .indices()?
+        .iter()
+        .filter(|m| m.name == name)
+        .cloned()
+        .collect();
+    if !existing.is_empty() && !opts.replace {
+        return Err(invalid(format!(
+            "an index named {name:?} exists; pass replace to rebuild it, or choose another name"
+        )));
+    }
+    let built = build(ds, column, None, &opts.params)?;
+    let all: Vec<u64> = ds.fragments().iter().map(|f| f.id).collect();
+    commit(ds, field_id, name, opts.params.kind, built, &all, existing)
+}
+
+/// Adds the fragments the scalar index `name` does not cover as a delta segment with the
+/// same parameters (pylance's `optimize_indices(num_indices_to_merge=0)`).
+pub(crate) fn optimize(
+    ds: &Dataset,
+    name: &str,
+    kind: ScalarKind,
+    first: &pb::IndexMetadata,
+    new: &[u64],
+) -> Result<Dataset> {
+    let field_id = *first
+        .fields
+        .first()
+        .ok_or_else(|| invalid(format!("index {name:?} names no column")))?;
+    let column = ds
+        .manifest()
+        .schema
+        .fields
+        .iter()
+        .find(|f| f.id == field_id && f.parent_id == -1)
+        .map(|f| f.name.clone())
+        .ok_or_else(|| {
+            invalid(format!(
+                "index {name:?} is on field {field_id}, which is not a top-level column"
+            ))
+        })?;
+    let params = params_of(ds, first, kind)?;
+    let built = build(ds, &column, Some(new), &params)?;
+    commit(ds, field_id, name.to_string(), kind, built, new, Vec::new())
+}
+
+/// The build parameters an existing segment was made with (page / zone / bloom sizes).
+fn params_of(ds: &Dataset, meta: &pb::IndexMetadata, kind: ScalarKind) -> Result<ScalarParams> {
+    let mut p = ScalarParams::new(kind);
+    let Some(uuid) = meta.uuid.as_ref().map(|u| u.uuid.clone()) else {
+        return Ok(p);
+    };
+    let key = |file: &str, key: &str| -> Option<String> {
+        let r = ds.open_index_file(&uuid, file).ok()?;
+        let v = r.metadata().schema.metadata.get(key).cloned();
+        v
+    };
+    match kind {
+        ScalarKind::BTree => {
+            if let Some(v) = key("page_lookup.lance", "batch_size").and_then(|v| v.parse().ok()) {
+                p.btree_page_rows = v;
+            }
+        }
+        ScalarKind::ZoneMap => {
+            if let Some(v) = key("zonemap.lance", "rows_per_zone").and_then(|v| v.parse().ok()) {
+                p.zone_rows = v;
+            }
+        }
+        ScalarKind::BloomFilter => {
+            if let Some(v) =
+                key("bloomfilter.lance", "bloomfilter_item").and_then(|v| v.parse().ok())
+            {
+                p.bloom_items = v;
+            }
+            if let Some(v) =
+                key("bloomfilter.lance", "bloomfilter_probability").and_then(|v| v.parse().ok())
+            {
+                p.bloom_probability = v;
+            }
+        }
+        _ => {}
+    }
+    Ok(p)
+}
+
+fn commit(
+    ds: &Dataset,
+    field_id: i32,
+    name: String,
+    kind: ScalarKind,
+    built: BuiltScalar,
+    fragments: &[u64],
+    removed: Vec<pb::IndexMetadata>,
+) -> Result<Dataset> {
+    use lancer_table::commit::IndexSource;
+    let uuid = lancer_table::commit::random_uuid_bytes();
+    let sources: Vec<(&str, IndexSource<'_>)> = built
+        .files
+        .iter()
+        .map(|(n, b)| (n.as_str(), IndexSource::Bytes(b)))
+        .collect();
+    let files = lancer_table::commit::write_index_files(ds.root(), &uuid, &sources)?;
+    let mut covered = roaring::RoaringBitmap::new();
+    for &f in fragments {
+        covered.insert(
+            u32::try_from(f)
+                .map_err(|_| invalid(format!("fragment id {f} too large for an index bitmap")))?,
+        );
+    }
+    let mut bitmap = Vec::new();
+    covered
+        .serialize_into(&mut bitmap)
+        .map_err(|e| invalid(format!("fragment bitmap: {e}")))?;
+    let created = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let meta = pb::IndexMetadata {
+        uuid: Some(pb::Uuid { uuid }),
+        fields: vec![field_id],
+        name,
+        dataset_version: ds.version(),
+        fragment_bitmap: bitmap,
+        index_details: Some(prost_types::Any {
+            type_url: kind.type_url().into(),
+            value: built.details,
+        }),
+        index_version: Some(built.index_version),
+        created_at: Some(created),
+        base_id: None,
+        files,
+    };
+    Ok(ds.commit_indices(vec![meta], removed)?)
+}

@@ -1,0 +1,560 @@
+//! Filters answered by scalar indexes (reference: "Scalar Indices" and the performance
+//! guide's "use scalar indices for filters"; what pylance 11–14 index, in
+//! `docs/scalar-index-format.md` §10). A filter's expression is walked: comparisons of a
+//! column with literals, `IN`, `BETWEEN`, `IS NULL`, `LIKE 'p%'` / `starts_with`,
+//! `contains` / `LIKE '%s%'` and `array_has_*` on an indexed column become index
+//! [`Query`]s; `AND` intersects their answers, `OR` unites them (only when both sides are
+//! indexed). The result is, for the fragments the indexes cover, a superset of the rows
+//! the filter keeps: the scan reads only those rows and evaluates the whole filter on
+//! them (the recheck), and scans uncovered fragments whole.
+
+use std::collections::HashMap;
+use std::ops::Bound;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use arrow_array::{Array, ArrayRef};
+use arrow_schema::DataType;
+use datafusion_common::ScalarValue;
+use datafusion_expr::expr::{Between, BinaryExpr, InList, Like};
+use datafusion_expr::{Expr, Operator};
+use lancer_index::scalar::{Query, ScalarKind, ScalarSegment};
+use roaring::{RoaringBitmap, RoaringTreemap};
+
+use crate::filter::Filter;
+use crate::{Dataset, Result};
+
+/// Rows an index leaves for a filter.
+#[derive(Clone, Debug)]
+pub(crate) struct IndexedRows {
+    /// Fragments (live ones) for which `rows` holds every row the filter can keep.
+    pub covered: RoaringBitmap,
+    /// Row addresses.
+    pub rows: RoaringTreemap,
+    /// `rows` are exactly the rows the filter keeps in the covered fragments.
+    pub exact: bool,
+    /// What was asked of which index, pylance's notation (`[v = 7]@v_idx(BTree)`).
+    pub explain: String,
+}
+
+/// Opened segments by uuid (segments never change once written).
+type SegmentCache = Mutex<HashMap<(PathBuf, Vec<u8>), Arc<ScalarSegment>>>;
+static SEGMENTS: std::sync::LazyLock<SegmentCache> = std::sync::LazyLock::new(Default::default);
+
+/// The scalar segments of `ds` on top-level field `field_id`.
+fn segments_on(ds: &Dataset, field_id: i32) -> Result<Vec<Arc<ScalarSegment>>> {
+    let mut out = Vec::new();
+    for meta in ds.indices()? {
+        if meta.fields != [field_id] {
+            continue;
+        }
+        let Some(uuid) = meta.uuid.as_ref().map(|u| u.uuid.clone()) else {
+            continue;
+        };
+        let key = (ds.root().to_path_buf(), uuid);
+        let hit = SEGMENTS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .cloned();
+        let seg = match hit {
+            Some(s) => s,
+            None => match ScalarSegment::open(ds, meta).map_err(crate::ann::index_error)? {
+                Some(s) => {
+                    let s = Arc::new(s);
+                    let mut cache = SEGMENTS.lock().unwrap_or_else(|e| e.into_inner());
+                    if cache.len() >= 256 {
+                        cache.clear();
+                    }
+                    cache.insert(key, s.clone());
+                    s
+                }
+                None => continue,
+            },
+        };
+        out.push(seg);
+    }
+    Ok(out)
+}
+
+/// Plans `filter` on `ds` with its scalar indexes; None when no index helps.
+pub(crate) fn plan(ds: &Dataset, filter: &Filter) -> Result<Option<IndexedRows>> {
+    if ds.indices().map(|i| i.is_empty()).unwrap_or(true) {
+        return Ok(None);
+    }
+    let live: RoaringBitmap = ds
+        .fragments()
+        .iter()
+        .filter_map(|f| u32::try_from(f.id).ok())
+        .collect();
+    let mut p = Planner {
+        ds,
+        live,
+        addresses: None,
+    };
+    p.expr(filter.expr())
+}
+
+struct Planner<'a> {
+    ds: &'a Dataset,
+    live: RoaringBitmap,
+    addresses: Option<Option<Arc<HashMap<u64, u64>>>>,
+}
+
+/// A column reference and its type: the column itself, or the column under an
+/// order-preserving cast (a wider integer or float, another timestamp unit), whose
+/// literals are then cast back (see [`Planner::bounds`]).
+fn column<'e>(e: &'e Expr, ds: &Dataset) -> Option<(&'e str, i32, DataType)> {
+    if let Expr::Cast(datafusion_expr::expr::Cast { expr, field }) = e {
+        let col = column(expr, ds)?;
+        let to = field.data_type();
+        let widening = match (&col.2, to) {
+            (DataType::Timestamp(_, a), DataType::Timestamp(_, b)) => a == b,
+            (a, b) if a.is_integer() => b.is_integer() || b.is_floating(),
+            (DataType::Float16 | DataType::Float32, DataType::Float32 | DataType::Float64) => true,
+            (DataType::Date32, DataType::Date64) => true,
+            _ => false,
+        };
+        return widening.then_some(col);
+    }
+    let Expr::Column(c) = e else { return None };
+    let schema = ds.schema();
+    let field = schema.field_with_name(&c.name).ok()?;
+    let id = ds
+        .manifest()
+        .schema
+        .fields
+        .iter()
+        .find(|f| f.parent_id == -1 && f.name == c.name)?
+        .id;
+    Some((c.name.as_str(), id, field.data_type().clone()))
+}
+
+/// A literal as a one-value array of type `t`: of that type, or cast to it from the
+/// type of a widening cast of the column (then rounded toward zero, which keeps an
+/// inclusive bound a superset; the caller rechecks).
+fn literal(e: &Expr, t: &DataType) -> Option<ArrayRef> {
+    let Expr::Literal(v, _) = e else { return None };
+    let a = v.to_array().ok()?;
+    if a.data_type() == t {
+        return Some(a);
+    }
+    let opts = arrow_cast::CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    let c = arrow_cast::cast_with_options(&a, t, &opts).ok()?;
+    (c.null_count() == a.null_count()).then_some(c)
+}
+
+/// Whether `e` is a cast of a column (its literals were cast back: inclusive bounds).
+fn is_cast(e: &Expr) -> bool {
+    matches!(e, Expr::Cast(_))
+}
+
+/// For floats, SQL's equal zeros: a bound at ±0 widened to cover both (the indexes
+/// order `-0.0` before `+0.0`).
+fn widen_zero(b: Bound<ArrayRef>, upper: bool) -> Bound<ArrayRef> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float32Type, Float64Type};
+    let zero = |a: &ArrayRef| -> Option<ArrayRef> {
+        // The zero on the widening side: +0 for an upper bound, -0 for a lower one.
+        let want = if upper { 0.0f64 } else { -0.0f64 };
+        match a.data_type() {
+            DataType::Float64 if a.as_primitive::<Float64Type>().value(0) == 0.0 => {
+                Some(Arc::new(arrow_array::Float64Array::from(vec![want])))
+            }
+            DataType::Float32 if a.as_primitive::<Float32Type>().value(0) == 0.0 => {
+                Some(Arc::new(arrow_array::Float32Array::from(vec![want as f32])))
+            }
+            _ => None,
+        }
+    };
+    match b {
+        // Inclusive: both zeros inside. Exclusive: both zeros outside (`v > 0` keeps
+        // neither zero), so the exclusive bound moves to the far zero.
+        Bound::Included(a) => Bound::Included(zero(&a).unwrap_or(a)),
+        Bound::Excluded(a) => {
+            let far = if upper { -0.0f64 } else { 0.0 };
+            let moved: Option<ArrayRef> = zero(&a).map(|z| match z.data_type() {
+                DataType::Float32 => {
+                    Arc::new(arrow_array::Float32Array::from(vec![far as f32])) as ArrayRef
+                }
+                _ => Arc::new(arrow_array::Float64Array::from(vec![far])) as ArrayRef,
+            });
+            Bound::Excluded(moved.unwrap_or(a))
+        }
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+fn string_literal(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Literal(
+            ScalarValue::Utf8(Some(s))
+            | ScalarValue::LargeUtf8(Some(s))
+            | ScalarValue::Utf8View(Some(s)),
+            _,
+        ) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+fn flip(op: Operator) -> Operator {
+    match op {
+        Operator::Lt => Operator::Gt,
+        Operator::LtEq => Operator::GtEq,
+        Operator::Gt => Operator::Lt,
+        Operator::GtEq => Operator::LtEq,
+        o => o,
+    }
+}
+
+/// Restricts `rows` to the fragments in `frags`.
+fn restrict(rows: &RoaringTreemap, frags: &RoaringBitmap) -> RoaringTreemap {
+    RoaringTreemap::from_bitmaps(
+        rows.bitmaps()
+            .filter(|(hi, _)| frags.contains(*hi))
+            .map(|(hi, b)| (hi, b.clone())),
+    )
+}
+
+impl Planner<'_> {
+    fn expr(&mut self, e: &Expr) -> Result<Option<IndexedRows>> {
+        match e {
+            Expr::Alias(a) => self.expr(&a.expr),
+            Expr::BinaryExpr(BinaryExpr { left, op, right }) => match op {
+                Operator::And => {
+                    let (a, b) = (self.expr(left)?, self.expr(right)?);
+                    Ok(match (a, b) {
+                        (Some(a), Some(b)) => Some(and(a, b)),
+                        (Some(a), None) | (None, Some(a)) => {
+                            Some(IndexedRows { exact: false, ..a })
+                        }
+                        (None, None) => None,
+                    })
+                }
+                Operator::Or => {
+                    let Some(a) = self.expr(left)? else {
+                        return Ok(None);
+                    };
+                    let Some(b) = self.expr(right)? else {
+                        return Ok(None);
+                    };
+                    let covered = &a.covered & &b.covered;
+                    Ok(Some(IndexedRows {
+                        rows: restrict(&(a.rows | b.rows), &covered),
+                        covered,
+                        exact: a.exact && b.exact,
+                        explain: format!("OR({},{})", a.explain, b.explain),
+                    }))
+                }
+                Operator::Eq | Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq => {
+                    let (col, lit, op, cast) = match (column(left, self.ds), column(right, self.ds))
+                    {
+                        (Some(c), None) => (c, right.as_ref(), *op, is_cast(left)),
+                        (None, Some(c)) => (c, left.as_ref(), flip(*op), is_cast(right)),
+                        _ => return Ok(None),
+                    };
+                    let Some(v) = literal(lit, &col.2) else {
+                        return Ok(None);
+                    };
+                    let (mut lower, mut upper) = match op {
+                        Operator::Eq => (Bound::Included(v.clone()), Bound::Included(v)),
+                        Operator::Lt => (Bound::Unbounded, Bound::Excluded(v)),
+                        Operator::LtEq => (Bound::Unbounded, Bound::Included(v)),
+                        Operator::Gt => (Bound::Excluded(v), Bound::Unbounded),
+                        _ => (Bound::Included(v), Bound::Unbounded),
+                    };
+                    if cast {
+                        let incl = |b: Bound<ArrayRef>| match b {
+                            Bound::Excluded(a) => Bound::Included(a),
+                            o => o,
+                        };
+                        (lower, upper) = (incl(lower), incl(upper));
+                    }
+                    let float = col.2.is_floating();
+                    if float {
+                        (lower, upper) = (widen_zero(lower, false), widen_zero(upper, true));
+                    }
+                    let text = format!("{e}");
+                    let q = match (op, &lower) {
+                        // Equality is a set (both zeros for a float zero): the bloom
+                        // filter answers sets only.
+                        (Operator::Eq, Bound::Included(a)) => {
+                            let mut set = vec![a.clone()];
+                            if let Bound::Included(b) = &upper {
+                                if !Arc::ptr_eq(a, b) {
+                                    set.push(b.clone());
+                                }
+                            }
+                            let refs: Vec<&dyn Array> = set.iter().map(|a| a.as_ref()).collect();
+                            let Ok(set) = arrow_select::concat::concat(&refs) else {
+                                return Ok(None);
+                            };
+                            Query::In(set)
+                        }
+                        _ => Query::Range { lower, upper },
+                    };
+                    let r = self.ask(col, q, text)?;
+                    Ok(r.map(|r| IndexedRows {
+                        exact: r.exact && !cast && !float,
+                        ..r
+                    }))
+                }
+                _ => Ok(None),
+            },
+            Expr::Column(_) => {
+                let Some(col) = column(e, self.ds) else {
+                    return Ok(None);
+                };
+                if col.2 != DataType::Boolean {
+                    return Ok(None);
+                }
+                let t: ArrayRef = Arc::new(arrow_array::BooleanArray::from(vec![true]));
+                let text = format!("{} = true", col.0);
+                self.ask(col, Query::In(t), text)
+            }
+            Expr::InList(InList {
+                expr,
+                list,
+                negated: false,
+            }) => {
+                let Some(col) = column(expr, self.ds) else {
+                    return Ok(None);
+                };
+                let mut vals = Vec::with_capacity(list.len());
+                for l in list {
+                    let Some(v) = literal(l, &col.2) else {
+                        return Ok(None);
+                    };
+                    vals.push(v);
+                }
+                let float = col.2.is_floating();
+                if float {
+                    for z in [-0.0f64, 0.0] {
+                        let a: ArrayRef = Arc::new(arrow_array::Float64Array::from(vec![z]));
+                        if let Ok(c) = arrow_cast::cast(&a, &col.2) {
+                            vals.push(c);
+                        }
+                    }
+                }
+                let refs: Vec<&dyn Array> = vals.iter().map(|a| a.as_ref()).collect();
+                let Ok(set) = arrow_select::concat::concat(&refs) else {
+                    return Ok(None);
+                };
+                let text = format!("{e}");
+                // With floats the set holds both zeros: a superset, rechecked.
+                let r = self.ask(col, Query::In(set), text)?;
+                Ok(r.map(|r| IndexedRows {
+                    exact: r.exact && !float,
+                    ..r
+                }))
+            }
+            Expr::Between(Between {
+                expr,
+                negated: false,
+                low,
+                high,
+            }) => {
+                let Some(col) = column(expr, self.ds) else {
+                    return Ok(None);
+                };
+                let (Some(lo), Some(hi)) = (literal(low, &col.2), literal(high, &col.2)) else {
+                    return Ok(None);
+                };
+                let float = col.2.is_floating();
+                let q = Query::Range {
+                    lower: widen_zero(Bound::Included(lo), false),
+                    upper: widen_zero(Bound::Included(hi), true),
+                };
+                let text = format!("{e}");
+                let r = self.ask(col, q, text)?;
+                Ok(r.map(|r| IndexedRows {
+                    exact: r.exact && !float,
+                    ..r
+                }))
+            }
+            Expr::IsNull(inner) => {
+                let Some(col) = column(inner, self.ds) else {
+                    return Ok(None);
+                };
+                let text = format!("{e}");
+                self.ask(col, Query::IsNull, text)
+            }
+            Expr::Like(Like {
+                negated: false,
+                expr,
+                pattern,
+                escape_char: None,
+                case_insensitive: false,
+            }) => {
+                let Some(col) = column(expr, self.ds) else {
+                    return Ok(None);
+                };
+                let Some(p) = string_literal(pattern) else {
+                    return Ok(None);
+                };
+                if p.contains('\\') {
+                    return Ok(None);
+                }
+                let text = format!("{e}");
+                let inner = p.trim_start_matches('%').trim_end_matches('%');
+                if inner.contains(['%', '_']) {
+                    // `a_ple`, `ab%c`: the literal head is a prefix; the filter decides.
+                    let head: String = p.chars().take_while(|c| *c != '%' && *c != '_').collect();
+                    if head.is_empty() {
+                        return Ok(None);
+                    }
+                    let r = self.ask(col, Query::Prefix(head), text)?;
+                    return Ok(r.map(|r| IndexedRows { exact: false, ..r }));
+                }
+                if !p.starts_with('%') && p.ends_with('%') {
+                    if let Some(r) =
+                        self.ask(col.clone(), Query::Prefix(inner.to_string()), text.clone())?
+                    {
+                        return Ok(Some(r));
+                    }
+                }
+                let r = self.ask(col, Query::Contains(inner.to_string()), text)?;
+                // A candidate answer for a substring: the filter decides.
+                Ok(r.map(|r| IndexedRows { exact: false, ..r }))
+            }
+            Expr::ScalarFunction(f) => {
+                let name = f.name();
+                let [c, arg] = f.args.as_slice() else {
+                    return Ok(None);
+                };
+                let Some(col) = column(c, self.ds) else {
+                    return Ok(None);
+                };
+                let text = format!("{e}");
+                match name {
+                    "starts_with" => {
+                        let Some(p) = string_literal(arg) else {
+                            return Ok(None);
+                        };
+                        self.ask(col, Query::Prefix(p), text)
+                    }
+                    "contains" => {
+                        let Some(p) = string_literal(arg) else {
+                            return Ok(None);
+                        };
+                        Ok(self
+                            .ask(col, Query::Contains(p), text)?
+                            .map(|r| IndexedRows { exact: false, ..r }))
+                    }
+                    "array_has_any" | "array_has_all" | "array_has" | "array_contains" => {
+                        let elem = match &col.2 {
+                            DataType::List(f) | DataType::LargeList(f) => f.data_type().clone(),
+                            _ => return Ok(None),
+                        };
+                        let set = if name.starts_with("array_has_a") {
+                            let Expr::Literal(v, _) = arg else {
+                                return Ok(None);
+                            };
+                            let Ok(a) = v.to_array() else { return Ok(None) };
+                            let values = match a.data_type() {
+                                DataType::List(_) => {
+                                    arrow_array::cast::AsArray::as_list::<i32>(&a).value(0)
+                                }
+                                DataType::LargeList(_) => {
+                                    arrow_array::cast::AsArray::as_list::<i64>(&a).value(0)
+                                }
+                                _ => return Ok(None),
+                            };
+                            if values.data_type() != &elem {
+                                return Ok(None);
+                            }
+                            values
+                        } else {
+                            let Some(v) = literal(arg, &elem) else {
+                                return Ok(None);
+                            };
+                            v
+                        };
+                        let q = if name == "array_has_all" {
+                            if set.is_empty() {
+                                return Ok(None);
+                            }
+                            Query::HasAll(set)
+                        } else {
+                            Query::HasAny(set)
+                        };
+                        self.ask(col, q, text)
+                    }
+                    _ => Ok(None),
+                }
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Asks the best index on `col` that answers `q`.
+    fn ask(
+        &mut self,
+        col: (&str, i32, DataType),
+        q: Query,
+        text: String,
+    ) -> Result<Option<IndexedRows>> {
+        let segs = segments_on(self.ds, col.1)?;
+        // Exact kinds first; the segments of one index (name) together.
+        let mut names: Vec<(bool, String, ScalarKind)> = segs
+            .iter()
+            .filter(|s| s.kind.answers(&q))
+            .map(|s| (!s.kind.exact(), s.name.clone(), s.kind))
+            .collect();
+        names.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+        names.dedup();
+        let Some((_, name, kind)) = names.into_iter().next() else {
+            return Ok(None);
+        };
+        let mut covered = RoaringBitmap::new();
+        let mut rows = RoaringTreemap::new();
+        let mut exact = true;
+        for s in segs.iter().filter(|s| s.name == name && s.kind == kind) {
+            let Some(a) = s.query(&q).map_err(crate::ann::index_error)? else {
+                return Ok(None);
+            };
+            exact &= a.exact;
+            let mut part = a.rows;
+            if s.row_ids {
+                let map = self.stable_ids()?;
+                part = part
+                    .iter()
+                    .filter_map(|id| map.as_ref().map_or(Some(id), |m| m.get(&id).copied()))
+                    .collect();
+            }
+            let frags = &s.fragments & &self.live;
+            rows |= restrict(&part, &frags);
+            covered |= frags;
+        }
+        Ok(Some(IndexedRows {
+            covered,
+            rows,
+            exact,
+            explain: format!("[{text}]@{name}({})", kind.plan_name()),
+        }))
+    }
+
+    fn stable_ids(&mut self) -> Result<Option<Arc<HashMap<u64, u64>>>> {
+        if self.addresses.is_none() {
+            self.addresses = Some(crate::ann::stable_id_addresses(self.ds)?);
+        }
+        Ok(self.addresses.clone().flatten())
+    }
+}
+
+/// Both conditions: intersected where both indexes cover a fragment, one side's rows
+/// where only it does.
+fn and(a: IndexedRows, b: IndexedRows) -> IndexedRows {
+    let only_a = &a.covered - &b.covered;
+    let only_b = &b.covered - &a.covered;
+    let rows = (&a.rows & &b.rows) | restrict(&a.rows, &only_a) | restrict(&b.rows, &only_b);
+    IndexedRows {
+        exact: a.exact && b.exact && a.covered == b.covered,
+        covered: &a.covered | &b.covered,
+        rows,
+        explain: format!("AND({},{})", a.explain, b.explain),
+    }
+}
