@@ -37,6 +37,19 @@ pub(crate) struct IndexedRows {
     pub explain: String,
 }
 
+/// Prints a warning to stderr once per message (unless `LANCER_QUIET` is set).
+fn warn(message: &str) {
+    static SEEN: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if seen.iter().any(|m| m == message) || seen.len() > 1000 {
+        return;
+    }
+    seen.push(message.to_string());
+    if std::env::var_os("LANCER_QUIET").is_none() {
+        eprintln!("warning: {message}");
+    }
+}
+
 /// Opened segments by uuid (segments never change once written).
 type SegmentCache = Mutex<HashMap<(PathBuf, Vec<u8>), Arc<ScalarSegment>>>;
 static SEGMENTS: std::sync::LazyLock<SegmentCache> = std::sync::LazyLock::new(Default::default);
@@ -59,8 +72,17 @@ fn segments_on(ds: &Dataset, field_id: i32) -> Result<Vec<Arc<ScalarSegment>>> {
             .cloned();
         let seg = match hit {
             Some(s) => s,
-            None => match ScalarSegment::open(ds, meta).map_err(crate::ann::index_error)? {
-                Some(s) => {
+            None => match ScalarSegment::open(ds, meta) {
+                Err(e) => {
+                    // A damaged index is skipped (the filter scans those fragments):
+                    // the answer stays right, and the warning says what to rebuild.
+                    warn(&format!(
+                        "scalar index skipped, rows are scanned instead: {e}"
+                    ));
+                    continue;
+                }
+                Ok(None) => continue,
+                Ok(Some(s)) => {
                     let s = Arc::new(s);
                     let mut cache = SEGMENTS.lock().unwrap_or_else(|e| e.into_inner());
                     if cache.len() >= 256 {
@@ -69,7 +91,6 @@ fn segments_on(ds: &Dataset, field_id: i32) -> Result<Vec<Arc<ScalarSegment>>> {
                     cache.insert(key, s.clone());
                     s
                 }
-                None => continue,
             },
         };
         out.push(seg);
@@ -513,8 +534,15 @@ impl Planner<'_> {
         let mut rows = RoaringTreemap::new();
         let mut exact = true;
         for s in segs.iter().filter(|s| s.name == name && s.kind == kind) {
-            let Some(a) = s.query(&q).map_err(crate::ann::index_error)? else {
-                return Ok(None);
+            let a = match s.query(&q) {
+                Ok(Some(a)) => a,
+                Ok(None) => return Ok(None),
+                Err(e) => {
+                    warn(&format!(
+                        "scalar index skipped, rows are scanned instead: {e}"
+                    ));
+                    return Ok(None);
+                }
             };
             exact &= a.exact;
             let mut part = a.rows;
