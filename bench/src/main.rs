@@ -405,8 +405,52 @@ fn read_indices(f: &str) -> Result<Vec<u64>, Box<dyn std::error::Error>> {
         .collect())
 }
 
+/// `filter DATASET ITERS SCAN_ITERS FILTER...`: per filter, on one opened dataset, the
+/// rows of `id` it keeps, the first and best of ITERS times through the scalar indexes,
+/// and the best of SCAN_ITERS times without them (JSON lines).
+fn filters(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    use lancer::DatasetExt;
+    let ds = lancer::Dataset::open(&args[2])?;
+    let iters: usize = args[3].parse()?;
+    let scan_iters: usize = args[4].parse()?;
+    for f in &args[5..] {
+        let run = |index: bool| -> Result<(f64, usize), Box<dyn std::error::Error>> {
+            let t = Instant::now();
+            let b = ds
+                .scan()
+                .columns(&["id"])
+                .filter(f)
+                .use_scalar_index(index)
+                .to_batch()?;
+            Ok((t.elapsed().as_secs_f64(), b.num_rows()))
+        };
+        let (first, rows) = run(true)?;
+        let mut best = first;
+        for _ in 1..iters {
+            best = best.min(run(true)?.0);
+        }
+        let mut scan = f64::INFINITY;
+        let mut scan_rows = rows;
+        for _ in 0..scan_iters {
+            let (t, n) = run(false)?;
+            scan = scan.min(t);
+            scan_rows = n;
+        }
+        let plan = ds.scan().filter(f).explain()?;
+        println!(
+            "{}",
+            json!({"filter": f, "rows": rows, "scan_rows": scan_rows, "first": first, "best": best,
+                   "scan": if scan.is_finite() { json!(scan) } else { json!(null) }, "plan": plan})
+        );
+    }
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
+    if args.len() >= 6 && args[1] == "filter" {
+        return filters(&args);
+    }
     if args.len() >= 5 && args[1] == "dataset-take" {
         let mut with_cols = args[..4].to_vec();
         with_cols.push("id,text,vec".into());

@@ -246,6 +246,9 @@ impl Planner<'_> {
             Expr::Alias(a) => self.expr(&a.expr),
             Expr::BinaryExpr(BinaryExpr { left, op, right }) => match op {
                 Operator::And => {
+                    if let Some(r) = self.one_range(e)? {
+                        return Ok(Some(r));
+                    }
                     let (a, b) = (self.expr(left)?, self.expr(right)?);
                     Ok(match (a, b) {
                         (Some(a), Some(b)) => Some(and(a, b)),
@@ -509,6 +512,104 @@ impl Planner<'_> {
             }
             _ => Ok(None),
         }
+    }
+
+    /// `a > x AND a < y` (any comparisons of one column, as an AND chain): one range
+    /// asked once, as pylance plans it (two half-open ranges would each read half the
+    /// index). None when the chain holds anything else.
+    fn one_range(&mut self, e: &Expr) -> Result<Option<IndexedRows>> {
+        fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+            match e {
+                Expr::BinaryExpr(BinaryExpr {
+                    left,
+                    op: Operator::And,
+                    right,
+                }) => {
+                    conjuncts(left, out);
+                    conjuncts(right, out);
+                }
+                Expr::Alias(a) => conjuncts(&a.expr, out),
+                other => out.push(other),
+            }
+        }
+        let mut parts = Vec::new();
+        conjuncts(e, &mut parts);
+        let mut name: Option<String> = None;
+        let mut lower: Bound<ArrayRef> = Bound::Unbounded;
+        let mut upper: Bound<ArrayRef> = Bound::Unbounded;
+        let mut col_info = None;
+        for p in &parts {
+            let Expr::BinaryExpr(BinaryExpr { left, op, right }) = p else {
+                return Ok(None);
+            };
+            let (col, lit, op) = match (column(left, self.ds), column(right, self.ds)) {
+                (Some(c), None) if !is_cast(left) => (c, right.as_ref(), *op),
+                (None, Some(c)) if !is_cast(right) => (c, left.as_ref(), flip(*op)),
+                _ => return Ok(None),
+            };
+            if name.as_deref().is_some_and(|n| n != col.0) || col.2.is_floating() {
+                return Ok(None);
+            }
+            name = Some(col.0.to_string());
+            let Some(v) = literal(lit, &col.2) else {
+                return Ok(None);
+            };
+            // Whether `new` (exclusive or not) bounds tighter than `old`: a stricter
+            // value, or the same value made exclusive.
+            let tighter =
+                |new: &ArrayRef, exclusive: bool, old: &Bound<ArrayRef>, is_lower: bool| -> bool {
+                    let (o, old_excl) = match old {
+                        Bound::Unbounded => return true,
+                        Bound::Included(o) => (o, false),
+                        Bound::Excluded(o) => (o, true),
+                    };
+                    let s = arrow_array::Scalar::new(o.clone());
+                    let stricter = if is_lower {
+                        arrow_ord::cmp::gt(new, &s)
+                    } else {
+                        arrow_ord::cmp::lt(new, &s)
+                    };
+                    let same = arrow_ord::cmp::eq(new, &s);
+                    match (stricter, same) {
+                        (Ok(st), Ok(eq)) => st.value(0) || (eq.value(0) && exclusive && !old_excl),
+                        _ => false,
+                    }
+                };
+            match op {
+                Operator::Gt | Operator::GtEq => {
+                    let excl = op == Operator::Gt;
+                    if tighter(&v, excl, &lower, true) {
+                        lower = if excl {
+                            Bound::Excluded(v)
+                        } else {
+                            Bound::Included(v)
+                        };
+                    }
+                }
+                Operator::Lt | Operator::LtEq => {
+                    let excl = op == Operator::Lt;
+                    if tighter(&v, excl, &upper, false) {
+                        upper = if excl {
+                            Bound::Excluded(v)
+                        } else {
+                            Bound::Included(v)
+                        };
+                    }
+                }
+                _ => return Ok(None),
+            }
+            col_info = Some(col);
+        }
+        let Some(col) = col_info else { return Ok(None) };
+        if parts.len() < 2 {
+            return Ok(None);
+        }
+        let text = parts
+            .iter()
+            .map(|p| format!("{p}"))
+            .collect::<Vec<_>>()
+            .join(" && ");
+        self.ask(col, Query::Range { lower, upper }, text)
     }
 
     /// Asks the best index on `col` that answers `q`.

@@ -514,6 +514,37 @@ fn scalar_index_lifecycle_append_optimize_delete_drop_overwrite() {
             .unwrap()
     );
 
+    // Comparisons of one column merge into one range (ties keep the exclusive bound).
+    for f in [
+        "id >= 990 AND id > 990 AND id < 995",
+        "id > 990 AND id >= 990 AND id <= 995 AND id <= 994",
+        "id < 5 AND id >= 5",
+        "990 < id AND id < 1000 AND cat = 'c2'",
+        "id BETWEEN 10 AND 20 AND id != 12",
+    ] {
+        assert_eq!(
+            ids(&ds, f, true).unwrap(),
+            ids(&ds, f, false).unwrap(),
+            "{f}"
+        );
+        assert_eq!(
+            ds.count_where(f).unwrap(),
+            ids(&ds, f, false).unwrap().len() as u64,
+            "{f}"
+        );
+    }
+    let plan = ds
+        .scan()
+        .filter("id >= 990 AND id > 990 AND id < 995")
+        .explain()
+        .unwrap();
+    assert!(
+        plan.contains(
+            "[id >= Int64(990) && id > Int64(990) && id < Int64(995)]@id_idx(BTree) (exact)"
+        ),
+        "{plan}"
+    );
+
     let ds = drop_index(&ds, "cat_idx").unwrap();
     assert!(!ds
         .scan()

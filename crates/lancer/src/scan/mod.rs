@@ -334,14 +334,18 @@ impl Scanner {
             Some(f) if self.use_scalar_index => crate::scalar_plan::plan(&self.ds, f)?,
             _ => None,
         };
-        // Top-level columns to read, in schema order.
+        // Top-level columns to read, in schema order (and those the outputs alone need,
+        // for rows an exact index answer leaves: no filter to evaluate there).
         let mut read = Vec::new();
+        let mut out_read = Vec::new();
         for f in schema.fields() {
             let n = f.name();
-            let wanted = outputs.iter().any(|o| o.reads(n))
-                || filter.as_ref().is_some_and(|fl| fl.columns().contains(n));
-            if wanted {
+            let by_output = outputs.iter().any(|o| o.reads(n));
+            if by_output || filter.as_ref().is_some_and(|fl| fl.columns().contains(n)) {
                 read.push(n.clone());
+            }
+            if by_output {
+                out_read.push(n.clone());
             }
         }
         let deleted_as_null = self.deleted_as_null && self.map.is_some() && filter.is_none();
@@ -452,6 +456,7 @@ impl Scanner {
             map: self.map.clone(),
             outputs,
             read,
+            out_read,
             filter,
             indexed,
             output,
@@ -536,6 +541,8 @@ pub(crate) struct Plan {
     map: Option<BatchMap>,
     outputs: Vec<Output>,
     read: Vec<String>,
+    /// The columns the outputs need (`read` minus filter-only columns).
+    out_read: Vec<String>,
     filter: Option<Filter>,
     /// What the scalar indexes left of the filter's rows, if they apply.
     indexed: Option<crate::scalar_plan::IndexedRows>,
@@ -579,7 +586,17 @@ impl Plan {
 
     fn run(&self, task: &Task) -> Result<Option<RecordBatch>> {
         let frag = &self.ds.fragments()[task.frag];
-        let (runs, batch) = match &self.filter {
+        // Rows an exact index answer left need no filter: only the outputs are read.
+        let exact = task.indexed && self.indexed.as_ref().is_some_and(|ix| ix.exact);
+        let filter = if exact { None } else { self.filter.as_ref() };
+        let (runs, batch) = match filter {
+            None if exact => {
+                let cols: Vec<&str> = self.out_read.iter().map(String::as_str).collect();
+                (
+                    task.runs.clone(),
+                    self.ds.read_runs(frag, Some(&cols), &task.runs)?,
+                )
+            }
             None if self.deleted_as_null && task.runs.len() > 1 => {
                 let cols: Vec<&str> = self.read.iter().map(String::as_str).collect();
                 let span = task.runs[0].start..task.runs[task.runs.len() - 1].end;
