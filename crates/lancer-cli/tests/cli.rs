@@ -1049,3 +1049,84 @@ fn index_describe_optimize_and_spilled_rq_build() {
     assert!(String::from_utf8_lossy(&err.stderr).contains("no index named"));
     let _ = std::fs::remove_dir_all(&ds);
 }
+
+#[test]
+fn scalar_index_create_explain_count_list_and_describe() {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data/filter-suite/pylance-14/filters");
+    let ds = std::env::temp_dir().join(format!("lancer-cli-scalar-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&ds);
+    copy_dir(&src, &ds);
+    ok(lancer().args(["index", "create"]).arg(&ds).args([
+        "--column",
+        "id",
+        "--type",
+        "btree",
+        "--zone-size",
+        "64",
+    ]));
+    ok(lancer()
+        .args(["index", "create"])
+        .arg(&ds)
+        .args(["--column", "s", "--type", "BITMAP", "--name", "s_bitmap"]));
+    let filter = "id < 100 AND s = 'kiwi'";
+    let plan = String::from_utf8(
+        ok(lancer()
+            .args(["cat", "--explain", "--filter", filter])
+            .arg(&ds))
+        .stdout,
+    )
+    .unwrap();
+    assert!(
+        plan.contains("@id_idx(BTree)") && plan.contains("@s_bitmap(Bitmap)"),
+        "{plan}"
+    );
+    assert!(plan.contains("(exact)"), "{plan}");
+    let rows = |extra: &[&str]| {
+        let out = ok(lancer()
+            .args([
+                "cat",
+                "--format",
+                "jsonl",
+                "--columns",
+                "id",
+                "--filter",
+                filter,
+            ])
+            .args(extra)
+            .arg(&ds));
+        jsonl_ids(&out.stdout)
+    };
+    let want = rows(&["--no-index"]);
+    assert!(!want.is_empty());
+    assert_eq!(rows(&[]), want);
+    let n = ok(lancer().args(["count", "--filter", filter]).arg(&ds)).stdout;
+    assert_eq!(String::from_utf8(n).unwrap().trim(), want.len().to_string());
+    let list = json_of(&["index", "list", "--json"], &ds);
+    let types: Vec<&str> = list
+        .as_array()
+        .map(|a| a.iter().filter_map(|i| i["type"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(types, ["BTREE", "BITMAP"], "{list}");
+    let out = ok(lancer()
+        .args(["index", "describe", "--json"])
+        .arg(&ds)
+        .arg("id_idx"));
+    let d: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(d["type"], "BTREE");
+    assert_eq!(d["rows_indexed"], 1665, "{d}");
+    // A kind that cannot index the column says so.
+    let err = lancer()
+        .args(["index", "create"])
+        .arg(&ds)
+        .args(["--column", "vec", "--type", "btree"])
+        .output()
+        .unwrap();
+    assert!(!err.status.success());
+    assert!(
+        String::from_utf8_lossy(&err.stderr).contains("cannot be built on column"),
+        "{}",
+        String::from_utf8_lossy(&err.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&ds);
+}

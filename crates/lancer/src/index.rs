@@ -456,6 +456,16 @@ pub fn describe_index(ds: &Dataset, name: &str) -> Result<serde_json::Value> {
             Some(kind) => {
                 let frags = roaring::RoaringBitmap::deserialize_from(m.fragment_bitmap.as_slice())
                     .unwrap_or_default();
+                // Rows indexed: the live rows of the covered fragments still present.
+                rows += ds
+                    .fragments()
+                    .iter()
+                    .filter(|f| u32::try_from(f.id).is_ok_and(|id| frags.contains(id)))
+                    .map(|f| {
+                        let deleted = f.deletion_file.as_ref().map_or(0, |d| d.num_deleted_rows);
+                        f.physical_rows.saturating_sub(deleted) as usize
+                    })
+                    .sum::<usize>();
                 serde_json::json!({
                     "uuid": m.uuid.as_ref().and_then(|u| lancer_table::dataset::uuid_dir(&u.uuid).ok()),
                     "type": kind.type_name(),
