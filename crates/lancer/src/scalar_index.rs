@@ -54,6 +54,16 @@ fn build(
     let mut params = params.clone();
     params.file_version = crate::index::index_file_version(ds);
     let mut builder = ScalarBuilder::new(params.clone(), field).map_err(crate::ann::index_error)?;
+    let rows: u64 = match fragments {
+        None => ds.count_rows(),
+        Some(f) => ds
+            .fragments()
+            .iter()
+            .filter(|x| f.contains(&x.id))
+            .map(|x| x.physical_rows)
+            .sum(),
+    };
+    builder.reserve(usize::try_from(rows).unwrap_or(0));
     // Which id a kind stores on a dataset with stable row ids (§1, §4.5).
     let store_ids = ds.uses_stable_row_ids()
         && !matches!(params.kind, ScalarKind::ZoneMap | ScalarKind::BloomFilter);

@@ -354,6 +354,35 @@ impl MiniBlockPage {
             let stream = self.decode_span(span, Buffer::from(bytes), value_c, stream_type)?;
             let first_row = self.rows[span.start].first_row;
             let skip = self.rows[span.start].has_preamble;
+            if stream.rep.is_none() && rs.len() > 2 {
+                // Many short runs of a flat column (an index's scattered rows): one take
+                // instead of a slice per run.
+                let n = stream.num_entries().min(stream.values.len());
+                let mut idx: Vec<u32> =
+                    Vec::with_capacity(rs.iter().map(|r| (r.end - r.start) as usize).sum());
+                for r in rs {
+                    let (a, b) = (r.start - first_row, r.end - first_row);
+                    if b as usize > n || b > u64::from(u32::MAX) {
+                        return Err(FormatError::corrupt(format!(
+                            "asked for rows {a}..{b} of a stream of {n} entries"
+                        )));
+                    }
+                    idx.extend(a as u32..b as u32);
+                }
+                let take = arrow_array::UInt32Array::from(idx);
+                let values = arrow_select::take::take(stream.values.as_ref(), &take, None)?;
+                let def = stream
+                    .def
+                    .as_ref()
+                    .map(|d| take.values().iter().map(|&i| d[i as usize]).collect());
+                runs.push(LeafRun {
+                    rep: None,
+                    def,
+                    num_rows: take.len() as u64,
+                    values,
+                });
+                continue;
+            }
             for r in rs {
                 runs.push(stream.slice_rows(
                     self.info,

@@ -116,6 +116,11 @@ fn try_dictionary(values: &ValueParts, knobs: &Knobs) -> Option<(Vec<u64>, Value
         if i == probe && ids.len() * 2 > probe && knobs.dict_key_bits.is_none() {
             return None;
         }
+        // Nearly every one of the first 1,024 values distinct: the page is all but
+        // unique, no dictionary can pay (saves hashing a tenth of a unique page).
+        if i == 1024 && probe > 1024 && ids.len() > 1000 && knobs.dict_key_bits.is_none() {
+            return None;
+        }
         let v = get(i);
         let next = ids.len() as u64;
         let id = *ids.entry(v).or_insert_with(|| {

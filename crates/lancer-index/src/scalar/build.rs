@@ -4,7 +4,7 @@
 //! those) and address; [`ScalarBuilder::finish`] sorts, groups or zones them and returns
 //! the segment's files, details and index version.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -17,6 +17,7 @@ use lancer_format::container::FileVersion;
 use lancer_format::writer::{FileWriter, WriteOptions};
 use roaring::RoaringTreemap;
 
+use super::group::{encode_sorted, Grouped, Grouper};
 use super::{bloom, ngram, rowmap, ScalarKind};
 use crate::{IndexError, Result};
 
@@ -68,9 +69,128 @@ pub struct BuiltScalar {
 pub struct ScalarBuilder {
     params: ScalarParams,
     field: Field,
-    values: Vec<ArrayRef>,
-    ids: Vec<u64>,
-    addrs: Vec<u64>,
+    acc: Acc,
+    rows: u64,
+}
+
+/// What a kind keeps while rows arrive.
+enum Acc {
+    /// BTREE (a global sort), ZONEMAP and BLOOMFILTER (zones): the values themselves.
+    Values {
+        values: Vec<ArrayRef>,
+        ids: Vec<u64>,
+        addrs: Vec<u64>,
+    },
+    /// BITMAP / LABEL_LIST: values (list elements) grouped by key as they come, and
+    /// LABEL_LIST's null lists.
+    Group {
+        grouper: Grouper,
+        null_lists: Vec<u64>,
+    },
+    /// NGRAM: posting lists by token.
+    NGram(NGramAcc),
+}
+
+/// Posting lists under construction: ids per token, moved into compressed treemaps
+/// every few million ids so memory stays near the finished index's size.
+struct NGramAcc {
+    pending: Vec<Vec<u64>>,
+    pending_len: usize,
+    trees: Vec<RoaringTreemap>,
+}
+
+/// Tokens 0 (null) to zzz.
+const TOKENS: usize = 37 * 37 * 37;
+/// Ids held in plain vectors before they are compressed.
+const NGRAM_PENDING: usize = 8 << 20;
+
+impl NGramAcc {
+    fn new() -> Self {
+        Self {
+            pending: vec![Vec::new(); TOKENS],
+            pending_len: 0,
+            trees: vec![RoaringTreemap::new(); TOKENS],
+        }
+    }
+
+    fn add(&mut self, token: u32, id: u64) {
+        if let Some(p) = self.pending.get_mut(token as usize) {
+            p.push(id);
+            self.pending_len += 1;
+        }
+    }
+
+    fn flush(&mut self) {
+        for (p, t) in self.pending.iter_mut().zip(self.trees.iter_mut()) {
+            if p.is_empty() {
+                continue;
+            }
+            if t.append(p.iter().copied()).is_err() {
+                // Ids not ascending (stable row ids may not be): one at a time.
+                t.extend(p.iter().copied());
+            }
+            p.clear();
+        }
+        self.pending_len = 0;
+    }
+
+    /// Tokenizes `values` (utf8 / large utf8) held by `ids`, the rows split across two
+    /// threads for long batches.
+    fn push(&mut self, values: &ArrayRef, ids: &[u64]) -> Result<()> {
+        let text = |i: usize| -> Option<&str> {
+            match values.data_type() {
+                DataType::Utf8 => Some(values.as_string::<i32>().value(i)),
+                DataType::LargeUtf8 => Some(values.as_string::<i64>().value(i)),
+                _ => None,
+            }
+        };
+        if !matches!(values.data_type(), DataType::Utf8 | DataType::LargeUtf8) {
+            return Err(invalid("NGRAM on a non-string column"));
+        }
+        // Per row its tokens (flattened) and where they end; null rows get token 0.
+        let tokenize = |range: std::ops::Range<usize>| -> (Vec<u32>, Vec<usize>) {
+            let mut toks = Vec::with_capacity(range.len() * 16);
+            let mut ends = Vec::with_capacity(range.len());
+            for i in range {
+                if values.is_null(i) {
+                    toks.push(ngram::NULL_TOKEN);
+                } else if let Some(t) = text(i) {
+                    ngram::tokens_into(t, &mut toks);
+                }
+                ends.push(toks.len());
+            }
+            (toks, ends)
+        };
+        let n = values.len();
+        let parts: Vec<(Vec<u32>, Vec<usize>)> = if n >= 4096 && lancer_format::cores() > 1 {
+            let mid = n / 2;
+            std::thread::scope(|s| {
+                let a = s.spawn(|| tokenize(0..mid));
+                let b = tokenize(mid..n);
+                vec![a.join().unwrap_or_default(), b]
+            })
+        } else {
+            vec![tokenize(0..n)]
+        };
+        let mut row = 0usize;
+        for (toks, ends) in parts {
+            let mut start = 0;
+            for end in ends {
+                for &t in &toks[start..end] {
+                    self.add(t, ids[row]);
+                }
+                start = end;
+                row += 1;
+            }
+        }
+        if row != n {
+            return Err(invalid("NGRAM tokenizer thread failed"));
+        }
+        if self.pending_len >= NGRAM_PENDING {
+            self.flush();
+        }
+        Ok(())
+    }
 }
 
 fn invalid(what: impl Into<String>) -> IndexError {
@@ -117,13 +237,45 @@ impl ScalarBuilder {
         if !(params.bloom_probability > 0.0 && params.bloom_probability < 1.0) {
             return Err(invalid("the bloom false-positive rate must lie in (0, 1)"));
         }
+        let acc = match params.kind {
+            ScalarKind::Bitmap => Acc::Group {
+                grouper: Grouper::new(field.data_type())?,
+                null_lists: Vec::new(),
+            },
+            ScalarKind::LabelList => {
+                let elem = match field.data_type() {
+                    DataType::List(f) | DataType::LargeList(f) => f.data_type().clone(),
+                    t => return Err(invalid(format!("LABEL_LIST on {t}"))),
+                };
+                Acc::Group {
+                    grouper: Grouper::new(&elem)?,
+                    null_lists: Vec::new(),
+                }
+            }
+            ScalarKind::NGram => Acc::NGram(NGramAcc::new()),
+            _ => Acc::Values {
+                values: Vec::new(),
+                ids: Vec::new(),
+                addrs: Vec::new(),
+            },
+        };
         Ok(Self {
             params,
             field: field.clone(),
-            values: Vec::new(),
-            ids: Vec::new(),
-            addrs: Vec::new(),
+            acc,
+            rows: 0,
         })
+    }
+
+    /// Makes room for `rows` more rows (a hint: avoids regrowing the buffers).
+    pub fn reserve(&mut self, rows: usize) {
+        if let Acc::Values { ids, addrs, .. } = &mut self.acc {
+            if self.params.kind == ScalarKind::BTree {
+                ids.reserve(rows);
+            } else {
+                addrs.reserve(rows);
+            }
+        }
     }
 
     /// Adds rows: values, stored ids and addresses (same length, addresses ascending
@@ -139,44 +291,87 @@ impl ScalarBuilder {
                 self.field.data_type()
             )));
         }
-        self.values.push(values);
-        self.ids.extend_from_slice(ids);
-        self.addrs.extend_from_slice(addrs);
+        self.rows += ids.len() as u64;
+        match &mut self.acc {
+            Acc::Values {
+                values: v,
+                ids: i,
+                addrs: a,
+            } => {
+                v.push(values);
+                // BTREE keeps the stored ids; the zoned kinds the addresses.
+                if self.params.kind == ScalarKind::BTree {
+                    i.extend_from_slice(ids);
+                } else {
+                    a.extend_from_slice(addrs);
+                }
+            }
+            Acc::Group {
+                grouper,
+                null_lists,
+            } => {
+                if self.params.kind == ScalarKind::LabelList {
+                    let (elems, elem_ids, nulls) = flatten_lists(&values, ids)?;
+                    null_lists.extend(nulls);
+                    grouper.push(&elems, &elem_ids)?;
+                } else {
+                    grouper.push(&values, ids)?;
+                }
+            }
+            Acc::NGram(acc) => acc.push(&values, ids)?,
+        }
         Ok(())
     }
 
     /// Builds the segment.
     pub fn finish(self) -> Result<BuiltScalar> {
-        let refs: Vec<&dyn Array> = self.values.iter().map(|a| a.as_ref()).collect();
-        let values = if refs.is_empty() {
-            arrow_array::new_empty_array(self.field.data_type())
-        } else {
-            arrow_select::concat::concat(&refs)?
-        };
-        let rows = values.len() as u64;
         let p = &self.params;
-        let (files, details, index_version) = match p.kind {
-            ScalarKind::BTree => (btree(p, &values, &self.ids)?, Vec::new(), 0),
-            ScalarKind::Bitmap => (bitmap_file(p, &values, &self.ids, None)?, Vec::new(), 0),
-            ScalarKind::LabelList => (label_list(p, &values, &self.ids)?, Vec::new(), 1),
-            ScalarKind::ZoneMap => {
-                let seeds = matches!(
-                    values.data_type(),
-                    DataType::Utf8
-                        | DataType::LargeUtf8
-                        | DataType::Binary
-                        | DataType::LargeBinary
-                        | DataType::Decimal128(..)
-                        | DataType::Decimal256(..)
-                        | DataType::FixedSizeBinary(_)
-                );
-                let mut d = vec![0x08];
-                varint(p.zone_rows, &mut d);
-                d.extend_from_slice(&[0x10, u8::from(seeds), 0x18, 0x01]);
-                (zoned(p, &values, &self.addrs)?, d, 0)
+        let rows = self.rows;
+        let (files, details, index_version) = match self.acc {
+            Acc::Group {
+                grouper,
+                null_lists,
+            } => {
+                let label_list = p.kind == ScalarKind::LabelList;
+                let nulls = label_list.then_some(null_lists.as_slice());
+                let files = bitmap_file(p, grouper.finish()?, nulls)?;
+                (files, Vec::new(), if label_list { 1 } else { 0 })
             }
-            ScalarKind::BloomFilter => (zoned(p, &values, &self.addrs)?, Vec::new(), 0),
-            ScalarKind::NGram => (ngram_file(p, &values, &self.ids)?, Vec::new(), 0),
+            Acc::NGram(mut acc) => {
+                acc.flush();
+                (ngram_file(p, acc.trees)?, Vec::new(), 0)
+            }
+            Acc::Values { values, ids, addrs } => {
+                let parts = values;
+                let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
+                let values = if refs.is_empty() {
+                    arrow_array::new_empty_array(self.field.data_type())
+                } else {
+                    arrow_select::concat::concat(&refs)?
+                };
+                drop(refs);
+                drop(parts);
+                match p.kind {
+                    ScalarKind::ZoneMap => {
+                        let seeds = matches!(
+                            values.data_type(),
+                            DataType::Utf8
+                                | DataType::LargeUtf8
+                                | DataType::Binary
+                                | DataType::LargeBinary
+                                | DataType::Decimal128(..)
+                                | DataType::Decimal256(..)
+                                | DataType::FixedSizeBinary(_)
+                        );
+                        let mut d = vec![0x08];
+                        varint(p.zone_rows, &mut d);
+                        d.extend_from_slice(&[0x10, u8::from(seeds), 0x18, 0x01]);
+                        (zoned(p, &values, &addrs)?, d, 0)
+                    }
+                    ScalarKind::BloomFilter => (zoned(p, &values, &addrs)?, Vec::new(), 0),
+                    _ => (btree(p, values, ids)?, Vec::new(), 0),
+                }
+            }
         };
         Ok(BuiltScalar {
             files,
@@ -185,6 +380,43 @@ impl ScalarBuilder {
             rows,
         })
     }
+}
+
+/// A batch of lists as their elements with each element's row id (elements repeated
+/// within a row are kept: grouping removes them), and the ids of the null lists.
+fn flatten_lists(lists: &ArrayRef, ids: &[u64]) -> Result<(ArrayRef, Vec<u64>, Vec<u64>)> {
+    let (offsets, child): (Vec<usize>, ArrayRef) = match lists.data_type() {
+        DataType::List(_) => {
+            let l = lists.as_list::<i32>();
+            (
+                l.offsets().iter().map(|&o| o as usize).collect(),
+                l.values().clone(),
+            )
+        }
+        DataType::LargeList(_) => {
+            let l = lists.as_list::<i64>();
+            (
+                l.offsets().iter().map(|&o| o as usize).collect(),
+                l.values().clone(),
+            )
+        }
+        t => return Err(invalid(format!("LABEL_LIST on {t}"))),
+    };
+    let mut take = Vec::new();
+    let mut elem_ids = Vec::new();
+    let mut null_lists = Vec::new();
+    for (row, id) in ids.iter().enumerate() {
+        if lists.is_null(row) {
+            null_lists.push(*id);
+            continue;
+        }
+        for e in offsets[row]..offsets[row + 1] {
+            take.push(e as u64);
+            elem_ids.push(*id);
+        }
+    }
+    let elems = arrow_select::take::take(&child, &UInt64Array::from(take), None)?;
+    Ok((elems, elem_ids, null_lists))
 }
 
 fn varint(mut v: u64, out: &mut Vec<u8>) {
@@ -217,24 +449,24 @@ fn write_file(
 }
 
 /// Row positions of `values` in the indexes' total order (nulls first).
-fn sorted(values: &ArrayRef) -> Result<Vec<u32>> {
+fn sorted(values: &ArrayRef) -> Result<UInt32Array> {
     let opts = SortOptions {
         descending: false,
         nulls_first: true,
     };
-    Ok(arrow_ord::sort::sort_to_indices(values, Some(opts), None)?
-        .values()
-        .to_vec())
+    Ok(arrow_ord::sort::sort_to_indices(values, Some(opts), None)?)
 }
 
-fn btree(p: &ScalarParams, values: &ArrayRef, ids: &[u64]) -> Result<Vec<(String, Vec<u8>)>> {
-    let order = sorted(values)?;
-    let idx = UInt32Array::from(order.clone());
-    let vals = arrow_select::take::take(values, &idx, None)?;
+fn btree(p: &ScalarParams, values: ArrayRef, ids: Vec<u64>) -> Result<Vec<(String, Vec<u8>)>> {
+    let order = sorted(&values)?;
+    let vals = arrow_select::take::take(&values, &order, None)?;
     let ids: ArrayRef = Arc::new(UInt64Array::from_iter_values(
-        order.iter().map(|&i| ids[i as usize]),
+        order.values().iter().map(|&i| ids[i as usize]),
     ));
-    let vfield = Field::new("values", values.data_type().clone(), true);
+    drop(order);
+    let dtype = values.data_type().clone();
+    drop(values);
+    let vfield = Field::new("values", dtype.clone(), true);
     let data_schema = Schema::new(vec![
         vfield.clone(),
         Field::new("ids", DataType::UInt64, false),
@@ -250,8 +482,8 @@ fn btree(p: &ScalarParams, values: &ArrayRef, ids: &[u64]) -> Result<Vec<(String
         (0..pages).map(|i| vals.slice(i * page, page.min(n - i * page)).null_count() as u32),
     );
     let lookup_schema = Schema::new(vec![
-        Field::new("min", values.data_type().clone(), true),
-        Field::new("max", values.data_type().clone(), true),
+        Field::new("min", dtype.clone(), true),
+        Field::new("max", dtype.clone(), true),
         Field::new("null_count", DataType::UInt32, false),
         Field::new("page_idx", DataType::UInt32, false),
     ])
@@ -280,87 +512,42 @@ fn btree(p: &ScalarParams, values: &ArrayRef, ids: &[u64]) -> Result<Vec<(String
     ])
 }
 
-/// The BITMAP file of `values` (LABEL_LIST: list elements) with `ids`; `null_lists`
-/// adds LABEL_LIST's null-list buffer.
+/// The BITMAP / LABEL_LIST file of grouped keys; `null_lists` adds LABEL_LIST's
+/// null-list buffer.
 fn bitmap_file(
     p: &ScalarParams,
-    values: &ArrayRef,
-    ids: &[u64],
-    null_lists: Option<&RoaringTreemap>,
+    groups: Grouped,
+    null_lists: Option<&[u64]>,
 ) -> Result<Vec<(String, Vec<u8>)>> {
-    let order = sorted(values)?;
-    let cmp = make_comparator(values.as_ref(), values.as_ref(), SortOptions::default())?;
-    let mut firsts: Vec<u32> = Vec::new();
-    let mut maps: Vec<Vec<u8>> = Vec::new();
-    let mut cur = RoaringTreemap::new();
-    for (k, &i) in order.iter().enumerate() {
-        if k > 0 && cmp(order[k - 1] as usize, i as usize) != std::cmp::Ordering::Equal {
-            maps.push(rowmap::encode_addr_map(&std::mem::take(&mut cur)));
-        }
-        if k == 0 || cmp(order[k - 1] as usize, i as usize) != std::cmp::Ordering::Equal {
-            firsts.push(i);
-        }
-        cur.insert(ids[i as usize]);
-    }
-    if !order.is_empty() {
-        maps.push(rowmap::encode_addr_map(&cur));
-    }
-    let keys = arrow_select::take::take(values, &UInt32Array::from(firsts), None)?;
+    let maps: Vec<Vec<u8>> = groups.ids.iter().map(|ids| encode_sorted(ids)).collect();
     let mut meta = HashMap::from([(
         "lance:index_stats".to_string(),
         format!("{{\"num_bitmaps\":{}}}", maps.len()),
     )]);
     let mut buffers = Vec::new();
     if let Some(n) = null_lists {
-        buffers.push(rowmap::encode_addr_map(n));
+        let mut n = n.to_vec();
+        if n.windows(2).any(|w| w[0] >= w[1]) {
+            n.sort_unstable();
+            n.dedup();
+        }
+        buffers.push(encode_sorted(&n));
         meta.insert("lance:label_list_nulls".into(), "1".into());
     }
     let schema = Schema::new(vec![
-        Field::new("keys", values.data_type().clone(), true),
+        Field::new("keys", groups.keys.data_type().clone(), true),
         Field::new("bitmaps", DataType::Binary, true),
     ])
     .with_metadata(meta);
     let bitmaps = BinaryArray::from_iter_values(maps.iter());
-    let batch = RecordBatch::try_new(Arc::new(schema.clone()), vec![keys, Arc::new(bitmaps)])?;
+    let batch = RecordBatch::try_new(
+        Arc::new(schema.clone()),
+        vec![groups.keys, Arc::new(bitmaps)],
+    )?;
     Ok(vec![(
         "bitmap_page_lookup.lance".into(),
         write_file(p, schema, &[batch], buffers)?,
     )])
-}
-
-fn label_list(p: &ScalarParams, lists: &ArrayRef, ids: &[u64]) -> Result<Vec<(String, Vec<u8>)>> {
-    let (offsets, child): (Vec<usize>, ArrayRef) = match lists.data_type() {
-        DataType::List(_) => {
-            let l = lists.as_list::<i32>();
-            (
-                l.offsets().iter().map(|&o| o as usize).collect(),
-                l.values().clone(),
-            )
-        }
-        DataType::LargeList(_) => {
-            let l = lists.as_list::<i64>();
-            (
-                l.offsets().iter().map(|&o| o as usize).collect(),
-                l.values().clone(),
-            )
-        }
-        t => return Err(invalid(format!("LABEL_LIST on {t}"))),
-    };
-    let mut take = Vec::new();
-    let mut elem_ids = Vec::new();
-    let mut null_lists = RoaringTreemap::new();
-    for (row, id) in ids.iter().enumerate() {
-        if lists.is_null(row) {
-            null_lists.insert(*id);
-            continue;
-        }
-        for e in offsets[row]..offsets[row + 1] {
-            take.push(e as u64);
-            elem_ids.push(*id);
-        }
-    }
-    let elems = arrow_select::take::take(&child, &UInt64Array::from(take), None)?;
-    bitmap_file(p, &elems, &elem_ids, Some(&null_lists))
 }
 
 /// ZONEMAP and BLOOMFILTER files: zones of live rows per fragment.
@@ -505,27 +692,15 @@ fn zoned(p: &ScalarParams, values: &ArrayRef, addrs: &[u64]) -> Result<Vec<(Stri
     Ok(vec![("zonemap.lance".into(), file)])
 }
 
-fn ngram_file(p: &ScalarParams, values: &ArrayRef, ids: &[u64]) -> Result<Vec<(String, Vec<u8>)>> {
-    let mut postings: BTreeMap<u32, RoaringTreemap> = BTreeMap::new();
-    let text = |i: usize| -> Option<&str> {
-        match values.data_type() {
-            DataType::Utf8 => Some(values.as_string::<i32>().value(i)),
-            DataType::LargeUtf8 => Some(values.as_string::<i64>().value(i)),
-            _ => None,
-        }
-    };
-    for (i, &id) in ids.iter().enumerate() {
-        if values.is_null(i) {
-            postings.entry(ngram::NULL_TOKEN).or_default().insert(id);
-            continue;
-        }
-        let t = text(i).ok_or_else(|| invalid("NGRAM on a non-string column"))?;
-        for tok in ngram::tokens(t) {
-            postings.entry(tok).or_default().insert(id);
+fn ngram_file(p: &ScalarParams, trees: Vec<RoaringTreemap>) -> Result<Vec<(String, Vec<u8>)>> {
+    let mut tokens = Vec::new();
+    let mut lists = Vec::new();
+    for (t, tree) in trees.iter().enumerate() {
+        if !tree.is_empty() {
+            tokens.push(t as u32);
+            lists.push(rowmap::encode_treemap(tree));
         }
     }
-    let tokens = UInt32Array::from_iter_values(postings.keys().copied());
-    let lists = BinaryArray::from_iter_values(postings.values().map(rowmap::encode_treemap));
     let schema = Schema::new(vec![
         Field::new("tokens", DataType::UInt32, true),
         Field::new("posting_list", DataType::Binary, false).with_metadata(HashMap::from([(
@@ -535,7 +710,10 @@ fn ngram_file(p: &ScalarParams, values: &ArrayRef, ids: &[u64]) -> Result<Vec<(S
     ]);
     let batch = RecordBatch::try_new(
         Arc::new(schema.clone()),
-        vec![Arc::new(tokens), Arc::new(lists)],
+        vec![
+            Arc::new(UInt32Array::from(tokens)),
+            Arc::new(BinaryArray::from_iter_values(lists.iter())),
+        ],
     )?;
     Ok(vec![(
         "ngram_postings.lance".into(),

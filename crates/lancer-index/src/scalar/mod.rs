@@ -13,6 +13,7 @@ pub mod bloom;
 pub mod btree;
 pub mod build;
 mod fold_table;
+mod group;
 pub mod ngram;
 pub mod rowmap;
 pub mod zonemap;

@@ -47,6 +47,54 @@ fn folded(text: &str) -> Vec<char> {
     out
 }
 
+/// Position of an ASCII byte after lower-casing (0: not a letter or digit).
+static ASCII_POS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = match b {
+            b'0'..=b'9' => b - b'0' + 1,
+            b'a'..=b'z' => b - b'a' + 11,
+            b'A'..=b'Z' => b - b'A' + 11,
+            _ => 0,
+        };
+        c += 1;
+    }
+    t
+};
+
+/// Appends the distinct trigram tokens of `text` to `out`, ascending (ASCII text takes
+/// a table lookup per byte; other text the full lower-casing and folding).
+pub fn tokens_into(text: &str, out: &mut Vec<u32>) {
+    let start = out.len();
+    if text.is_ascii() {
+        let b = text.as_bytes();
+        for w in b.windows(3) {
+            let (p0, p1, p2) = (
+                ASCII_POS[w[0] as usize],
+                ASCII_POS[w[1] as usize],
+                ASCII_POS[w[2] as usize],
+            );
+            if p0 != 0 && p1 != 0 && p2 != 0 {
+                out.push(u32::from(p0) * 37 * 37 + u32::from(p1) * 37 + u32::from(p2));
+            }
+        }
+    } else {
+        out.extend(tokens(text));
+    }
+    let tail = &mut out[start..];
+    tail.sort_unstable();
+    let mut k = 0;
+    for i in 0..tail.len() {
+        if i == 0 || tail[i] != tail[k - 1] {
+            tail[k] = tail[i];
+            k += 1;
+        }
+    }
+    out.truncate(start + k);
+}
+
 /// The distinct trigram tokens of `text`, ascending.
 pub fn tokens(text: &str) -> BTreeSet<u32> {
     let chars = folded(text);
@@ -133,5 +181,21 @@ mod tests {
         assert_eq!(t("naïve café"), t("naive cafe"));
         assert!(t("日本語テキスト").is_empty());
         assert!(t("a-b").is_empty());
+        // The ASCII fast path gives the same tokens as the general one.
+        for text in [
+            "Hello, World 42!",
+            "abcabc",
+            "a-b c",
+            "",
+            "xy",
+            "UPPER lower 0a9Z",
+        ] {
+            let mut fast = Vec::new();
+            tokens_into(text, &mut fast);
+            let slow: Vec<u32> = tokens(&format!("{text}\u{e9}")).into_iter().collect();
+            let plain: Vec<u32> = tokens(text).into_iter().collect();
+            assert_eq!(fast, plain, "{text}");
+            assert!(plain.iter().all(|t| slow.contains(t)));
+        }
     }
 }

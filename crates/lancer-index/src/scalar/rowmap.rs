@@ -33,7 +33,7 @@ pub fn decode_addr_map(bytes: &[u8]) -> Result<RoaringTreemap, Bad> {
         ));
     }
     let mut at = 4usize;
-    let mut out = RoaringTreemap::new();
+    let mut parts: Vec<(u32, RoaringBitmap)> = Vec::with_capacity(n);
     let mut last: Option<u32> = None;
     for _ in 0..n {
         let frag = u32_at(bytes, at)?;
@@ -60,10 +60,9 @@ pub fn decode_addr_map(bytes: &[u8]) -> Result<RoaringTreemap, Bad> {
         let rows = RoaringBitmap::deserialize_from(&bytes[at..end])
             .map_err(|e| format!("row map bitmap of fragment {frag}: {e}"))?;
         at = end;
-        let high = u64::from(frag) << 32;
-        out.extend(rows.iter().map(|r| high | u64::from(r)));
+        parts.push((frag, rows));
     }
-    Ok(out)
+    Ok(RoaringTreemap::from_bitmaps(parts))
 }
 
 /// Encodes a RowAddrTreeMap (fragments ascending, no run containers).
@@ -96,7 +95,7 @@ pub fn decode_treemap(bytes: &[u8]) -> Result<RoaringTreemap, Bad> {
         ));
     }
     let mut rest = &bytes[8..];
-    let mut out = RoaringTreemap::new();
+    let mut parts: Vec<(u32, RoaringBitmap)> = Vec::new();
     let mut last: Option<u32> = None;
     for _ in 0..n {
         let high = u32_at(rest, 0)?;
@@ -108,13 +107,12 @@ pub fn decode_treemap(bytes: &[u8]) -> Result<RoaringTreemap, Bad> {
         // The reader advances `rest` past the bitmap it reads.
         let bm = RoaringBitmap::deserialize_from(&mut rest)
             .map_err(|e| format!("posting list bitmap {high}: {e}"))?;
-        let h = u64::from(high) << 32;
-        out.extend(bm.iter().map(|r| h | u64::from(r)));
+        parts.push((high, bm));
     }
     if !rest.is_empty() {
         return Err(format!("{} bytes after the posting list", rest.len()));
     }
-    Ok(out)
+    Ok(RoaringTreemap::from_bitmaps(parts))
 }
 
 /// Encodes a RoaringTreemap (roaring-rs 64-bit format).
