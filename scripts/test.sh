@@ -27,6 +27,8 @@ live "writing live legacy (0.1) datasets" gen_golden_legacy.py "$root/target/gol
 live "writing live 2.3 golden files" gen_golden_v23.py "$root/target/golden-v23-live"
 live "writing live vector-index datasets" gen_golden_indexes.py "$root/target/golden-indexes-live"
 live "writing live scalar-index datasets" gen_golden_scalar_indexes.py "$root/target/golden-scalar-live"
+live "writing live vector shapes" gen_vector_shapes.py "$root/target/vector-shapes-live"
+export LANCER_VECTOR_SHAPES_LIVE="$root/target/vector-shapes-live"
 export LANCER_GOLDEN_INDEXES_LIVE="$root/target/golden-indexes-live"
 export LANCER_GOLDEN_SCALAR_LIVE="$root/target/golden-scalar-live"
 export LANCER_GOLDEN_LIVE="$root/target/golden-live"

@@ -182,8 +182,9 @@ pub enum Command {
         #[command(subcommand)]
         action: TagAction,
     },
-    /// Build, list or drop vector indexes (IVF_FLAT, IVF_PQ, IVF_SQ in the reference's
-    /// format: pylance uses them too).
+    /// Build, optimize, list, describe or drop indexes in the reference's format (pylance
+    /// uses them too): vector (IVF_FLAT, IVF_PQ, IVF_SQ, IVF_RQ) and scalar (BTREE,
+    /// BITMAP, LABEL_LIST, ZONEMAP, BLOOMFILTER, NGRAM).
     Index {
         #[command(subcommand)]
         action: IndexAction,
@@ -237,7 +238,8 @@ pub enum Command {
         #[command(flatten)]
         at: VersionArgs,
     },
-    /// Exact nearest-neighbour search over a vector column.
+    /// Nearest-neighbour search over a vector column: through its vector index when it
+    /// has one (--nprobes, --refine-factor), else exact; optional SQL prefilter.
     Search {
         /// A dataset directory.
         path: PathBuf,

@@ -189,6 +189,14 @@ pub fn is_vector_index(meta: &tpb::IndexMetadata) -> bool {
     }
 }
 
+/// Whether the segment `meta` covers no fragment: it adds no rows to a search and may
+/// have no files (pylance 14 commits such an entry, details only, when the dataset has
+/// no vectors to index; so does Lancer). A bitmap that does not decode is not "empty":
+/// opening the segment reports it.
+pub fn covers_nothing(meta: &tpb::IndexMetadata) -> bool {
+    RoaringBitmap::deserialize_from(meta.fragment_bitmap.as_slice()).is_ok_and(|b| b.is_empty())
+}
+
 fn corrupt(index: &str, what: impl Into<String>) -> IndexError {
     IndexError::Corrupt {
         index: index.to_string(),
@@ -224,29 +232,57 @@ fn ivf_message(r: &FileReader, name: &str) -> Result<pb::Ivf> {
     pb::Ivf::decode(bytes.as_slice()).map_err(|e| corrupt(name, format!("IVF message: {e}")))
 }
 
+/// A tensor's values as f32: float32 as they are, float16 / bfloat16 / float64 (what
+/// pylance writes for vectors of those types) converted.
 fn f32_tensor(t: &pb::Tensor, name: &str, what: &str) -> Result<(Vec<u32>, Vec<f32>)> {
-    if t.data_type != pb::tensor::DataType::Float32 as i32 {
-        return Err(corrupt(
-            name,
-            format!("{what} of element type {} (float32 supported)", t.data_type),
-        ));
-    }
+    use pb::tensor::DataType as T;
+    let width = match T::try_from(t.data_type) {
+        Ok(T::Float32) => 4,
+        Ok(T::Float16 | T::Bfloat16) => 2,
+        Ok(T::Float64) => 8,
+        _ => {
+            return Err(corrupt(
+                name,
+                format!(
+                    "{what} of element type {} (float16 / bfloat16 / float32 / float64 supported)",
+                    t.data_type
+                ),
+            ))
+        }
+    };
     let n = t
         .shape
         .iter()
         .try_fold(1u64, |acc, &d| acc.checked_mul(u64::from(d)))
-        .and_then(|n| n.checked_mul(4));
+        .and_then(|n| n.checked_mul(width));
     if n != Some(t.data.len() as u64) {
         return Err(corrupt(
             name,
             format!("{what} of shape {:?} holds {} bytes", t.shape, t.data.len()),
         ));
     }
-    let v = t
-        .data
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
+    let v = match T::try_from(t.data_type) {
+        Ok(T::Float16) => t
+            .data
+            .chunks_exact(2)
+            .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
+            .collect(),
+        Ok(T::Bfloat16) => t
+            .data
+            .chunks_exact(2)
+            .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f32())
+            .collect(),
+        Ok(T::Float64) => t
+            .data
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]) as f32)
+            .collect(),
+        _ => t
+            .data
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+    };
     Ok((t.shape.clone(), v))
 }
 
@@ -362,13 +398,24 @@ impl IvfSegment {
             if fsl.value_length() as usize != dim {
                 return Err(corrupt(&label, "flat vectors of another dimension"));
             }
-            let vals = fsl
-                .values()
-                .as_primitive_opt::<arrow_array::types::Float32Type>()
-                .ok_or_else(|| corrupt(&label, "flat vectors are not float32"))?;
             let start = fsl.offset() * dim;
+            if fsl.values().len() < start + n * dim {
+                return Err(corrupt(&label, "fewer flat vectors than row ids"));
+            }
+            // float16 / float64 vectors (pylance keeps the column's type) as f32
+            let values = fsl.values().slice(start, n * dim);
+            let values = match values.data_type() {
+                arrow_schema::DataType::Float16 | arrow_schema::DataType::Float64 => {
+                    arrow_cast::cast(&values, &arrow_schema::DataType::Float32)
+                        .map_err(|e| corrupt(&label, format!("flat vectors: {e}")))?
+                }
+                _ => values,
+            };
+            let vals = values
+                .as_primitive_opt::<arrow_array::types::Float32Type>()
+                .ok_or_else(|| corrupt(&label, "flat vectors are not float16 / 32 / 64"))?;
             Storage::Flat {
-                vectors: vals.values()[start..start + n * dim].to_vec(),
+                vectors: vals.values().to_vec(),
             }
         } else if let Some(col) = batch.column_by_name("__pq_code") {
             let m = meta_json["num_sub_vectors"].as_u64().unwrap_or(0) as usize;
@@ -831,11 +878,12 @@ fn pq_table(
 }
 
 /// Opens every vector index segment of `ds` over field `field_id` (all names; the
-/// caller groups by name). Segments of kinds Lancer cannot search yet are errors.
+/// caller groups by name; segments covering no fragment are left out). Segments of
+/// kinds Lancer cannot search yet are errors.
 pub fn segments_for_field(ds: &Dataset, field_id: i32) -> Result<Vec<Arc<IvfSegment>>> {
     let mut out = Vec::new();
     for meta in ds.indices()? {
-        if meta.fields.as_slice() == [field_id] && is_vector_index(meta) {
+        if meta.fields.as_slice() == [field_id] && is_vector_index(meta) && !covers_nothing(meta) {
             out.push(Arc::new(IvfSegment::open(ds, meta)?));
         }
     }

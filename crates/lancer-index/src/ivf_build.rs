@@ -89,6 +89,50 @@ pub struct BuildParams {
     /// Encoded rows kept in memory before they are spilled to scratch files (default
     /// 1 GiB, or `$LANCER_INDEX_MEMORY_MB`).
     pub memory_budget: usize,
+    /// Element type of the indexed column. Training and encoding run in f32; the
+    /// centroids, the PQ codebook and IVF_FLAT's stored vectors are written in this
+    /// type, as the reference writes them (it refuses centroids of another type than
+    /// the column's when it searches).
+    pub element: Element,
+}
+
+/// Element type of a vector column (and of an index's stored floats).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Element {
+    /// float16.
+    F16,
+    /// float32.
+    F32,
+    /// float64.
+    F64,
+}
+
+impl Element {
+    /// The element type of `t`, a vector column's item type (float32 for any other).
+    pub fn of(t: &DataType) -> Self {
+        match t {
+            DataType::Float16 => Element::F16,
+            DataType::Float64 => Element::F64,
+            _ => Element::F32,
+        }
+    }
+
+    fn arrow(self) -> DataType {
+        match self {
+            Element::F16 => DataType::Float16,
+            Element::F32 => DataType::Float32,
+            Element::F64 => DataType::Float64,
+        }
+    }
+}
+
+/// `values` (f32) as an array of `element`.
+pub(crate) fn float_values(values: Vec<f32>, element: Element) -> Result<ArrayRef> {
+    let a: ArrayRef = Arc::new(arrow_array::Float32Array::from(values));
+    if element == Element::F32 {
+        return Ok(a);
+    }
+    Ok(arrow_cast::cast(&a, &element.arrow())?)
 }
 
 /// The trained parts of an existing segment.
@@ -158,6 +202,7 @@ impl BuildParams {
                 .ok()
                 .and_then(|v| v.parse::<usize>().ok())
                 .map_or(1 << 30, |mb| mb << 20),
+            element: Element::F32,
         }
     }
 }
@@ -196,6 +241,70 @@ impl IndexBytes {
             IndexBytes::Spilled { file, .. } => Ok(file.read_at(0, file.len() as usize)?),
         }
     }
+}
+
+/// The manifest's `index_version` of a segment of `quantizer` (1 for FLAT / PQ / SQ,
+/// 2 for RQ, as the reference records them).
+pub fn index_version(quantizer: Quantizer) -> i32 {
+    if matches!(quantizer, Quantizer::Rq { .. }) {
+        2
+    } else {
+        1
+    }
+}
+
+/// The `VectorIndexDetails` bytes of an index of `quantizer` for `metric` (the
+/// manifest's `index_details`; index.proto).
+pub fn details_bytes(quantizer: Quantizer, metric: Metric) -> Vec<u8> {
+    use pb::vector_index_details::{Compression, Flat, Metric as PbMetric, Pq, Rq, Sq};
+    pb::VectorIndexDetails {
+        metric_type: match metric {
+            Metric::L2 => PbMetric::L2,
+            Metric::Cosine => PbMetric::Cosine,
+            Metric::Dot => PbMetric::Dot,
+        } as i32,
+        compression: Some(match quantizer {
+            Quantizer::Flat => Compression::Flat(Flat {}),
+            Quantizer::Sq => Compression::Sq(Sq { num_bits: 8 }),
+            Quantizer::Pq { sub_vectors, bits } => Compression::Pq(Pq {
+                num_bits: bits,
+                num_sub_vectors: sub_vectors as u32,
+            }),
+            Quantizer::Rq { bits } => Compression::Rq(Rq { num_bits: bits }),
+        }),
+        ..Default::default()
+    }
+    .encode_to_vec()
+}
+
+/// The quantizer and metric the `VectorIndexDetails` of a manifest entry record, when it
+/// has decodable details naming both (pylance 0.2x+ and Lancer write them; an entry
+/// without files — an index of a dataset with no vectors — has nothing else).
+pub fn details_model(meta: &lancer_table::pb::IndexMetadata) -> Option<(Quantizer, Metric)> {
+    use pb::vector_index_details::{Compression, Metric as PbMetric};
+    let d = meta.index_details.as_ref()?;
+    if !d.type_url.ends_with("VectorIndexDetails") {
+        return None;
+    }
+    let v = pb::VectorIndexDetails::decode(d.value.as_slice()).ok()?;
+    let metric = match PbMetric::try_from(v.metric_type).ok()? {
+        PbMetric::L2 => Metric::L2,
+        PbMetric::Cosine => Metric::Cosine,
+        PbMetric::Dot => Metric::Dot,
+        PbMetric::Hamming => return None,
+    };
+    let quantizer = match v.compression? {
+        Compression::Flat(_) => Quantizer::Flat,
+        Compression::Sq(_) => Quantizer::Sq,
+        Compression::Pq(p) => Quantizer::Pq {
+            sub_vectors: p.num_sub_vectors as usize,
+            bits: p.num_bits,
+        },
+        Compression::Rq(r) => Quantizer::Rq {
+            bits: r.num_bits.max(1),
+        },
+    };
+    Some((quantizer, metric))
 }
 
 /// A built segment: the two files' bytes and what the manifest entry needs.
@@ -243,11 +352,33 @@ pub(crate) fn list_column(
     Ok((Arc::new(arr), field))
 }
 
-pub(crate) fn tensor_f32(shape: Vec<u32>, values: &[f32]) -> pb::Tensor {
+/// A tensor of `values` stored as `element` (float16 / float32 / float64).
+pub(crate) fn tensor_of(shape: Vec<u32>, values: &[f32], element: Element) -> pb::Tensor {
+    use pb::tensor::DataType as T;
+    let (data_type, data) = match element {
+        Element::F32 => (
+            T::Float32,
+            values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ),
+        Element::F16 => (
+            T::Float16,
+            values
+                .iter()
+                .flat_map(|v| half::f16::from_f32(*v).to_le_bytes())
+                .collect(),
+        ),
+        Element::F64 => (
+            T::Float64,
+            values
+                .iter()
+                .flat_map(|v| f64::from(*v).to_le_bytes())
+                .collect(),
+        ),
+    };
     pb::Tensor {
-        data_type: pb::tensor::DataType::Float32 as i32,
+        data_type: data_type as i32,
         shape,
-        data: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        data,
     }
 }
 
@@ -338,41 +469,23 @@ pub(crate) fn finish_index(
     let model = pb::Ivf {
         offsets: vec![0; parts],
         lengths: vec![0; parts],
-        centroids_tensor: Some(tensor_f32(vec![parts as u32, dim as u32], centroids)),
+        centroids_tensor: Some(tensor_of(
+            vec![parts as u32, dim as u32],
+            centroids,
+            params.element,
+        )),
         loss: Some(loss),
         ..Default::default()
     };
     w.add_global_buffer(model.encode_to_vec());
     let index_file = w.finish()?;
 
-    use pb::vector_index_details::{Compression, Flat, Metric as PbMetric, Pq, Rq, Sq};
-    let details = pb::VectorIndexDetails {
-        metric_type: match params.metric {
-            Metric::L2 => PbMetric::L2,
-            Metric::Cosine => PbMetric::Cosine,
-            Metric::Dot => PbMetric::Dot,
-        } as i32,
-        compression: Some(match params.quantizer {
-            Quantizer::Flat => Compression::Flat(Flat {}),
-            Quantizer::Sq => Compression::Sq(Sq { num_bits: 8 }),
-            Quantizer::Pq { sub_vectors, bits } => Compression::Pq(Pq {
-                num_bits: bits,
-                num_sub_vectors: sub_vectors as u32,
-            }),
-            Quantizer::Rq { bits } => Compression::Rq(Rq { num_bits: bits }),
-        }),
-        ..Default::default()
-    }
-    .encode_to_vec();
+    let details = details_bytes(params.quantizer, params.metric);
     Ok(BuiltIndex {
         index_file,
         auxiliary_file,
         details,
-        index_version: if matches!(params.quantizer, Quantizer::Rq { .. }) {
-            2
-        } else {
-            1
-        },
+        index_version: index_version(params.quantizer),
         partitions: parts,
         rows,
     })

@@ -26,7 +26,8 @@ use prost::Message;
 
 use crate::ivf::Metric;
 use crate::ivf_build::{
-    invalid, list_column, normalized, tensor_f32, BuildParams, BuiltIndex, IndexBytes, Quantizer,
+    float_values, invalid, list_column, normalized, tensor_of, BuildParams, BuiltIndex, IndexBytes,
+    Quantizer,
 };
 use crate::kmeans::{self, Geometry, KMeansParams, Rng, Transposed};
 use crate::pb;
@@ -610,7 +611,7 @@ impl PartitionWriter {
                     .collect();
                 vec![list_column(
                     "flat",
-                    Arc::new(Float32Array::from(values)),
+                    float_values(values, self.params.element)?,
                     dim,
                     false,
                 )?]
@@ -784,7 +785,7 @@ impl PartitionWriter {
         .encode_to_vec();
         let codebook = self.model.codebook.as_ref().map(|b| {
             let ks = b.len() / dim;
-            tensor_f32(vec![ks as u32, dim as u32], b).encode_to_vec()
+            tensor_of(vec![ks as u32, dim as u32], b, self.params.element).encode_to_vec()
         });
         let auxiliary_file = match out {
             Some(Out::Memory(mut w)) => {

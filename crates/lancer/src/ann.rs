@@ -122,7 +122,8 @@ pub fn index_segments(ds: &Dataset, column: &str) -> Result<Vec<Arc<IvfSegment>>
     let Some(first) = metas.iter().map(|m| m.name.clone()).min() else {
         return Ok(Vec::new());
     };
-    metas.retain(|m| m.name == first);
+    // Segments covering no fragment add no rows (and may have no files).
+    metas.retain(|m| m.name == first && !ivf::covers_nothing(m));
     let mut out = Vec::with_capacity(metas.len());
     for m in metas {
         let uuid = m.uuid.as_ref().map(|u| u.uuid.clone()).unwrap_or_default();
@@ -152,11 +153,26 @@ pub fn index_segments(ds: &Dataset, column: &str) -> Result<Vec<Arc<IvfSegment>>
 /// The metric of the vector index on `column`, if it has one (what a search of that
 /// column should use when the caller names none).
 pub fn column_index_metric(ds: &Dataset, column: &str) -> Result<Option<Metric>> {
-    Ok(index_segments(ds, column)?.first().map(|s| match s.metric {
+    let of = |m: ivf::Metric| match m {
         ivf::Metric::L2 => Metric::L2,
         ivf::Metric::Cosine => Metric::Cosine,
         ivf::Metric::Dot => Metric::Dot,
-    }))
+    };
+    if let Some(s) = index_segments(ds, column)?.first() {
+        return Ok(Some(of(s.metric)));
+    }
+    // An index of no rows yet: the metric its details record.
+    let id = field_id(ds, column)?;
+    let mut metas: Vec<_> = ds
+        .indices()?
+        .iter()
+        .filter(|m| m.fields.as_slice() == [id] && ivf::is_vector_index(m))
+        .collect();
+    metas.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(metas
+        .first()
+        .and_then(|m| lancer_index::ivf_build::details_model(m))
+        .map(|(_, m)| of(m)))
 }
 
 /// An index-layer error as this layer reports it: table errors as such, the rest

@@ -126,12 +126,79 @@ pub fn create_vector_index(
         params.memory_budget = b;
     }
     params.file_version = index_file_version(ds);
-    let built = build_streaming(ds, column, None, &params)?;
+    let built = match build_streaming(ds, column, None, &params) {
+        Err(Error::InvalidArgument { what }) if what.starts_with(NO_VECTORS) => {
+            // Nothing to train on (no rows, all deleted, all null): the index is
+            // recorded with its settings and no files, covering no fragment, as
+            // pylance 14 does; searches scan exactly until `optimize_index` builds it.
+            if let Some(p) = &opts.progress {
+                p("no vectors to index: committing an empty index");
+            }
+            return commit_empty(ds, field_id, name, opts.quantizer, opts.metric, existing);
+        }
+        other => other?,
+    };
     if let Some(p) = &opts.progress {
         p("committing");
     }
     let all: Vec<u64> = ds.fragments().iter().map(|f| f.id).collect();
     commit_segment(ds, field_id, name, built, &all, existing)
+}
+
+/// How a build that found no vectors to train on starts its error.
+const NO_VECTORS: &str = "no vectors to index";
+
+/// Commits an index entry of `quantizer` / `metric` with no files covering no fragment
+/// (replacing `removed`).
+fn commit_empty(
+    ds: &Dataset,
+    field_id: i32,
+    name: String,
+    quantizer: Quantizer,
+    metric: ivf::Metric,
+    removed: Vec<pb::IndexMetadata>,
+) -> Result<Dataset> {
+    let meta = pb::IndexMetadata {
+        uuid: Some(pb::Uuid {
+            uuid: lancer_table::commit::random_uuid_bytes(),
+        }),
+        fields: vec![field_id],
+        name,
+        dataset_version: ds.version(),
+        fragment_bitmap: bitmap_of(&[])?,
+        index_details: Some(prost_types::Any {
+            type_url: ivf::VECTOR_DETAILS_URL.into(),
+            value: ivf_build::details_bytes(quantizer, metric),
+        }),
+        index_version: Some(ivf_build::index_version(quantizer)),
+        created_at: Some(now_ms()),
+        base_id: None,
+        files: Vec::new(),
+    };
+    Ok(ds.commit_indices(vec![meta], removed)?)
+}
+
+/// A fragment bitmap (the manifest's serialized roaring bitmap) of `fragments`.
+fn bitmap_of(fragments: &[u64]) -> Result<Vec<u8>> {
+    let mut covered = roaring::RoaringBitmap::new();
+    for &f in fragments {
+        covered.insert(u32::try_from(f).map_err(|_| Error::InvalidArgument {
+            what: format!("fragment id {f} too large for an index bitmap"),
+        })?);
+    }
+    let mut bitmap = Vec::new();
+    covered
+        .serialize_into(&mut bitmap)
+        .map_err(|e| Error::InvalidArgument {
+            what: format!("fragment bitmap: {e}"),
+        })?;
+    Ok(bitmap)
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Calls `f` with each scan batch's live, non-null, finite vectors of `column` (of
@@ -203,6 +270,16 @@ fn build_streaming(
     params: &BuildParams,
 ) -> Result<ivf_build::BuiltIndex> {
     use lancer_index::ivf_partition::{train, PartitionWriter, Sampler};
+    // Stored floats (centroids, codebook, IVF_FLAT vectors) in the column's type.
+    let mut params = params.clone();
+    if let Ok(arrow_schema::DataType::FixedSizeList(item, _)) = ds
+        .schema()
+        .field_with_name(column)
+        .map(|f| f.data_type().clone())
+    {
+        params.element = ivf_build::Element::of(item.data_type());
+    }
+    let params = &params;
     let hint = match fragments {
         None => ds.count_rows() as usize,
         Some(fr) => ds
@@ -241,9 +318,7 @@ fn build_streaming(
     })?;
     let Some(sampler) = sampler else {
         return Err(Error::InvalidArgument {
-            what: format!(
-                "no vectors to index in {column:?} (every row is null, deleted or non-finite)"
-            ),
+            what: format!("{NO_VECTORS} in {column:?} (every row is null, deleted or non-finite)"),
         });
     };
     let model = train(sampler, params).map_err(crate::ann::index_error)?;
@@ -281,21 +356,8 @@ fn commit_segment(
             ("index.idx", IndexSource::Bytes(&built.index_file)),
         ],
     )?;
-    let mut covered = roaring::RoaringBitmap::new();
-    for &f in fragments {
-        covered.insert(u32::try_from(f).map_err(|_| Error::InvalidArgument {
-            what: format!("fragment id {f} too large for an index bitmap"),
-        })?);
-    }
-    let mut bitmap = Vec::new();
-    covered
-        .serialize_into(&mut bitmap)
-        .map_err(|e| Error::InvalidArgument {
-            what: format!("fragment bitmap: {e}"),
-        })?;
-    let created = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
+    let bitmap = bitmap_of(fragments)?;
+    let created = now_ms();
     let meta = pb::IndexMetadata {
         uuid: Some(pb::Uuid { uuid }),
         fields: vec![field_id],
@@ -360,13 +422,32 @@ pub fn optimize_index(ds: &Dataset, name: &str) -> Result<Dataset> {
     if let Some(kind) = lancer_index::scalar::kind_of(ds, first) {
         return crate::scalar_index::optimize(ds, name, kind, first, &new);
     }
-    let base = ivf::IvfSegment::open(ds, first).map_err(crate::ann::index_error)?;
+    let Some(trained) = metas.iter().find(|m| !ivf::covers_nothing(m)) else {
+        // Only entries of no rows (the dataset had no vectors when it was built):
+        // train now, on every fragment, with the settings they record.
+        let (quantizer, metric) = ivf_build::details_model(first).ok_or_else(|| {
+            Error::InvalidArgument {
+                what: format!("index {name:?} records no quantizer or metric to build with; drop it and create it again"),
+            }
+        })?;
+        let mut params = BuildParams::new(quantizer, metric);
+        params.file_version = index_file_version(ds);
+        let built = match build_streaming(ds, &column, None, &params) {
+            Err(Error::InvalidArgument { what }) if what.starts_with(NO_VECTORS) => {
+                return Ok(ds.clone())
+            }
+            other => other?,
+        };
+        let all: Vec<u64> = ds.fragments().iter().map(|f| f.id).collect();
+        return commit_segment(ds, field_id, name.to_string(), built, &all, metas);
+    };
+    let base = ivf::IvfSegment::open(ds, trained).map_err(crate::ann::index_error)?;
     let (fixed, quantizer) = ivf_build::FixedModel::of(&base);
     let mut params = BuildParams::new(quantizer, base.metric);
     params.fixed = Some(fixed);
     params.file_version = index_file_version(ds);
     let built = match build_streaming(ds, &column, Some(&new), &params) {
-        Err(Error::InvalidArgument { what }) if what.starts_with("no vectors") => {
+        Err(Error::InvalidArgument { what }) if what.starts_with(NO_VECTORS) => {
             return Ok(ds.clone())
         }
         other => other?,
@@ -398,6 +479,13 @@ pub fn list_indices(ds: &Dataset) -> Result<Vec<IndexInfo>> {
             None => {
                 let (kind, metric) = match lancer_index::scalar::kind_of(ds, m) {
                     Some(k) => (Some(k.type_name().to_string()), None),
+                    None if ivf::covers_nothing(m) => match ivf_build::details_model(m) {
+                        Some((q, metric)) => (
+                            Some(q.type_name().to_string()),
+                            Some(metric.name().to_string()),
+                        ),
+                        None => (None, None),
+                    },
                     None => match ivf::IvfSegment::open(ds, m) {
                         Ok(s) => (
                             Some(s.index_type.clone()),
@@ -471,6 +559,17 @@ pub fn describe_index(ds: &Dataset, name: &str) -> Result<serde_json::Value> {
                     "type": kind.type_name(),
                     "fragments": frags.iter().collect::<Vec<_>>(),
                     "details_bytes": m.index_details.as_ref().map_or(0, |d| d.value.len()),
+                })
+            }
+            None if ivf::covers_nothing(m) => {
+                let model = ivf_build::details_model(m);
+                serde_json::json!({
+                    "uuid": m.uuid.as_ref().and_then(|u| lancer_table::dataset::uuid_dir(&u.uuid).ok()),
+                    "type": model.map(|(q, _)| q.type_name()),
+                    "metric": model.map(|(_, metric)| metric.name()),
+                    "rows": 0,
+                    "partitions": 0,
+                    "note": "built when the dataset had no vectors: covers no fragment; optimize trains it",
                 })
             }
             None => {

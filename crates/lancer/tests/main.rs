@@ -7,3 +7,4 @@ mod index_build;
 mod indexes;
 mod scalar_indexes;
 mod search;
+mod vector_shapes;

@@ -355,6 +355,15 @@ pub fn inspect(
     }
     let mut segments = Vec::new();
     for m in &metas {
+        if lancer_index::ivf::covers_nothing(m) {
+            segments.push(serde_json::json!({
+                "uuid": m.uuid.as_ref().and_then(|u| lancer_table::dataset::uuid_dir(&u.uuid).ok()),
+                "partitions": 0,
+                "rows": 0,
+                "note": "built when the dataset had no vectors: covers no fragment, has no files",
+            }));
+            continue;
+        }
         let seg = lancer_index::ivf::IvfSegment::open(&ds, m)?;
         let mut v = seg.describe();
         v["files"] = serde_json::json!(m
@@ -378,6 +387,13 @@ pub fn inspect(
         return Ok(());
     }
     for v in &segments {
+        if let Some(note) = v.get("note").and_then(|n| n.as_str()) {
+            println!(
+                "index {name:?} segment {}: {note}",
+                v["uuid"].as_str().unwrap_or("")
+            );
+            continue;
+        }
         println!(
             "index {name:?} segment {} ({} {}, dim {}, built from version {})",
             v["uuid"].as_str().unwrap_or(""),
