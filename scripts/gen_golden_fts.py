@@ -621,12 +621,15 @@ class Model:
         self.n0 = sum(len(p["docs"]["num_tokens"]) for _, p in self.parts)
         self.t0 = sum(sum(p["docs"]["num_tokens"]) for _, p in self.parts)
         self.unindexed = []  # (id, tokens) of live unindexed rows with at least one token
+        self.unindexed_pos = []
+        self._pos = None
         for ra, txt in text_of.items():
             if (ra >> 32) in covered:
                 continue
-            toks = [x for x, _ in self.tokens(txt)]
-            if toks:
-                self.unindexed.append((self.live[ra], toks))
+            tp = self.tokens(txt)
+            if tp:
+                self.unindexed.append((self.live[ra], [x for x, _ in tp]))
+                self.unindexed_pos.append((self.live[ra], tp))
         self.n1 = self.n0 + len(self.unindexed)
         self.t1 = self.t0 + sum(len(x) for _, x in self.unindexed)
 
@@ -688,6 +691,50 @@ class Model:
             scores = {i: F32(s * F32(boost)) for i, s in scores.items()}
         return scores
 
+    def doc_positions(self):
+        """id -> {token: [positions]} for live rows (indexed from the decoded postings, unindexed
+        from lance.tokenize); None when the index has no positions."""
+        if getattr(self, "_pos", None) is None:
+            if any("positions" not in e for _, p in self.parts for e in p["postings"][:1]):
+                return None
+            pos = {}
+            for ti, p in self.parts:
+                for tkn, k in ti.items():
+                    e = p["postings"][k]
+                    for dd, ps in zip(e["doc_ids"], e["positions"]):
+                        ra = p["docs"]["row_ids"][dd]
+                        if ra in self.live:
+                            pos.setdefault(self.live[ra], {})[tkn] = ps
+            for i, toks in self.unindexed_pos:
+                d = pos.setdefault(i, {})
+                for t, q in toks:
+                    d.setdefault(t, []).append(q)
+            self._pos = pos
+        return self._pos
+
+    def phrase(self, text, slop=0, keep=None):
+        """Rows where the query tokens occur in query order, each gap between consecutive
+        tokens exceeding the query's by at most `slop`; scored like an AND match."""
+        pos = self.doc_positions()
+        if pos is None:
+            return None
+        qt = self.tokens(text)
+        scores = self.match(text, "AND", 1.0, keep)
+        if len(qt) < 2:
+            return scores
+
+        def ok(dp):
+            def rec(k, prev):
+                if k == len(qt):
+                    return True
+                for pk in dp.get(qt[k][0], []):
+                    d = pk - prev - (qt[k][1] - qt[k - 1][1])
+                    if 0 <= d <= slop and rec(k + 1, pk):
+                        return True
+                return False
+            return any(rec(1, p0) for p0 in dp.get(qt[0][0], []))
+        return {i: s for i, s in scores.items() if ok(pos.get(i, {}))}
+
     def fuzzy(self, text, fuzziness, prefix_length=0, max_expansions=50, boost=1.0, keep=None):
         """Index part: every query token of the analyzer *without stemming* is replaced by the
         index tokens within Levenshtein distance `fuzziness` sharing its first `prefix_length`
@@ -725,7 +772,7 @@ def levenshtein(a, b):
 
 def model_scores(models, spec, keep):
     """pylance's answer set and scores under the model, or None where the model does not
-    cover the query (phrase queries)."""
+    cover the query (fuzzy AND / automatic fuzziness / fuzzy on ngram, phrases without positions)."""
     t = spec["type"]
     if t in ("string", "dict"):
         cols = spec.get("columns") or list(models)
@@ -740,6 +787,8 @@ def model_scores(models, spec, keep):
             return m.fuzzy(spec["query"], spec["fuzziness"], spec.get("prefix_length", 0),
                            spec.get("max_expansions", 50), spec.get("boost", 1.0), keep)
         return m.match(spec["query"], spec.get("operator", "OR"), spec.get("boost", 1.0), keep)
+    if t == "phrase":
+        return models[spec.get("column", "text")].phrase(spec["query"], spec.get("slop", 0), keep)
     if t == "multi_match":
         boosts = spec.get("boosts") or [1.0] * len(spec["columns"])
         out = {}
@@ -865,6 +914,11 @@ PHRASE_QUERIES = [
     (dict(type="phrase", query="connection search", slop=3), {"limit": 5}),
     (dict(type="phrase", query="the quick", slop=0), {}),
     (dict(type="phrase", query="fox"), {"limit": 10}),
+    (dict(type="phrase", query="fox brown", slop=5), {}),
+    (dict(type="phrase", query="quick brown fox", slop=2), {}),
+    (dict(type="phrase", query="fox jumps over the lazy dog", slop=0), {}),
+    (dict(type="phrase", query="jumps lazy", slop=2), {"limit": 100}),
+    (dict(type="phrase", query="lazy dog", slop=1), {"limit": 5, "filter": "id > 100", "prefilter": True}),
     (dict(type="phrase", query="東京タワー 中文分词测试", slop=5), {}),
     (dict(type="boolean", clauses=[["MUST", dict(type="phrase", query="brown fox", slop=1)], ["SHOULD", M("quick")]]), {}),
 ]
@@ -897,6 +951,69 @@ TOKEN_SAMPLES = ["The Quick Brown Fox jumps over the lazy dog!", "Café naïve S
                  "日本語のテキスト 東京タワー 한국어 문장", "don't e-mail C++ foo_bar U.S.A. 3.14 1,000 2024-01-15",
                  "running runs ran runner connections happily", "supercalifragilisticexpialidocious x",
                  "", "   ", "Hello, HELLO; hello."]
+
+
+# candidate English stop words (union of the NLTK, Snowball and Lucene/tantivy lists plus
+# contractions); the probe records which ones each pylance version removes
+STOP_CANDIDATES = """i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself
+yourselves he him his himself she she's her hers herself it it's its itself they them their theirs
+themselves what which who whom this that that'll these those am is are was were be been being have has
+had having do does did doing a an the and but if or because as until while of at by for with about
+against between into through during before after above below to from up down in out on off over under
+again further then once here there when where why how all any both each few more most other some such no
+nor not only own same so than too very s t can will just don don't should should've now d ll m o re ve y
+ain aren aren't couldn couldn't didn didn't doesn doesn't hadn hadn't hasn hasn't haven haven't isn isn't
+ma mightn mightn't mustn mustn't needn needn't shan shan't shouldn shouldn't wasn wasn't weren weren't won
+won't wouldn wouldn't i'm i've i'll i'd we're we've we'll we'd he'd he'll he's she'd she'll they're
+they've they'll they'd let's there's here's what's when's where's why's how's who's can't cannot could
+ought would b c e f g h j k l n p q r u v w x z also however yet whose upon via etc one two""".split()
+
+STEM_PROBES = ("running runs ran runner connection connections connected connecting happily happiness "
+               "studies studying generously internal added emergency evening interfering erring anthropologist "
+               "ponies caresses cats feed agreed plastered motoring sing conflated troubled sized hopping tanned "
+               "falling hissing fizzed failing filing happy sky relational conditional rational valenci hesitanci "
+               "digitizer conformabli radicalli differentli vileli analogousli vietnamization predication operator "
+               "feudalism decisiveness hopefulness callousness formaliti sensitiviti sensibiliti triplicate formative "
+               "formalize electriciti electrical hopeful goodness revival allowance inference airliner gyroscopic "
+               "adjustable defensible irritant replacement adjustment dependent adoption homologou communism activate "
+               "angulariti homologous effective bowdlerize probate rate cease controll roll generalization oscillators "
+               "cafés naïve straße").split()
+
+
+def tokenizer_probes():
+    out = {"stop_words_english": {}, "stems_english": {}, "samples": []}
+    base = dict(base_tokenizer="simple", language="English", stem=False, remove_stop_words=True,
+                lower_case=True, ascii_folding=False, max_token_length=None)
+    removed = []
+    for w in STOP_CANDIDATES:
+        toks = [x.text for x in lance.tokenize(w, **base)]
+        plain = [x.text for x in lance.tokenize(w, **dict(base, remove_stop_words=False))]
+        out["stop_words_english"][w] = {"plain": plain, "kept": toks}
+        if plain and not toks:
+            removed.append(w)
+    out["stop_words_removed"] = removed
+    st = dict(base, stem=True, remove_stop_words=False)
+    for w in STEM_PROBES:
+        out["stems_english"][w] = [x.text for x in lance.tokenize(w, **st)]
+    samples = [
+        ("simple", "Hello, World! ĲSSEL Ǆungla ﬁnance ½ café-au-lait über_cool l'été"),
+        ("whitespace", "Hello, World! don't C++ a-b"),
+        ("raw", "Hello, World!  Two  spaces"),
+        ("icu", "hello_world こんにちは世界 東京タワー 中文分词测试"),
+        ("icu/split", "hello_world こんにちは世界"),
+        ("simple", "东京 北京上海 한국어문장 ไทย ελληνικά Русский текст"),
+        ("simple", "x" * 45 + " " + "y" * 40 + " " + "é" * 25),
+    ]
+    for bt, text in samples:
+        for kw in ({}, {"max_token_length": None}, {"ascii_folding": False, "lower_case": False}):
+            try:
+                toks = [[x.text, x.position] for x in lance.tokenize(text, base_tokenizer=bt, **kw)]
+                out["samples"].append({"base_tokenizer": bt, "options": kw, "text": text, "tokens": toks})
+            except BaseException as e:  # noqa: BLE001
+                if isinstance(e, KeyboardInterrupt):
+                    raise
+                out["samples"].append({"base_tokenizer": bt, "options": kw, "text": text, "error": str(e)[:200]})
+    return out
 
 
 def run_query(ds, spec, opts, models):
@@ -1164,6 +1281,7 @@ def main(out):
                          traceback=traceback.format_exc(limit=4)[-2000:])
             print(f"{name}: FAILED {entry['error'][:300]}")
         summary["cases"].append(entry)
+    summary["tokenizer_probes"] = tokenizer_probes()
     summary["seconds"] = round(time.time() - t0, 1)
     summary["total_queries"] = sum(c.get("queries", 0) for c in summary["cases"])
     index_path = os.path.join(out, "index.json")

@@ -168,6 +168,16 @@ fn literal(e: &Expr, t: &DataType) -> Option<ArrayRef> {
     (c.null_count() == a.null_count()).then_some(c)
 }
 
+/// Whether the literal `e`, converted to the column's type as `v`, converts back to
+/// itself.
+fn roundtrips(e: &Expr, v: &ArrayRef) -> bool {
+    let Expr::Literal(lit, _) = e else {
+        return false;
+    };
+    let Ok(a) = lit.to_array() else { return false };
+    arrow_cast::cast(v, a.data_type()).is_ok_and(|back| back.as_ref() == a.as_ref())
+}
+
 /// Whether `e` is a cast of a column (its literals were cast back: inclusive bounds).
 fn is_cast(e: &Expr) -> bool {
     matches!(e, Expr::Cast(_))
@@ -207,6 +217,15 @@ fn widen_zero(b: Bound<ArrayRef>, upper: bool) -> Bound<ArrayRef> {
         }
         Bound::Unbounded => Bound::Unbounded,
     }
+}
+
+/// Whether the one value of the float array `a` is finite and not ±0.
+fn finite_nonzero(a: &ArrayRef) -> bool {
+    let Ok(f) = arrow_cast::cast(a, &DataType::Float64) else {
+        return false;
+    };
+    let f = arrow_array::cast::AsArray::as_primitive::<arrow_array::types::Float64Type>(&f);
+    f.len() == 1 && f.is_valid(0) && f.value(0).is_finite() && f.value(0) != 0.0
 }
 
 fn string_literal(e: &Expr) -> Option<String> {
@@ -273,6 +292,14 @@ impl Planner<'_> {
                         explain: format!("OR({},{})", a.explain, b.explain),
                     }))
                 }
+                Operator::NotEq => {
+                    let eq = Expr::BinaryExpr(BinaryExpr {
+                        left: left.clone(),
+                        op: Operator::Eq,
+                        right: right.clone(),
+                    });
+                    self.negate(&eq)
+                }
                 Operator::Eq | Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq => {
                     let (col, lit, op, cast) = match (column(left, self.ds), column(right, self.ds))
                     {
@@ -283,6 +310,9 @@ impl Planner<'_> {
                     let Some(v) = literal(lit, &col.2) else {
                         return Ok(None);
                     };
+                    // Equality through a widening cast is exact when the literal is a
+                    // value of the column's type (it converts back unchanged).
+                    let lossless = cast && op == Operator::Eq && roundtrips(lit, &v);
                     let (mut lower, mut upper) = match op {
                         Operator::Eq => (Bound::Included(v.clone()), Bound::Included(v)),
                         Operator::Lt => (Bound::Unbounded, Bound::Excluded(v)),
@@ -320,9 +350,14 @@ impl Planner<'_> {
                         }
                         _ => Query::Range { lower, upper },
                     };
+                    // Float equality with a finite, non-zero literal is one value in
+                    // every order: exact. Zeros (two of them) and ranges are rechecked.
+                    let plain_float = float
+                        && op == Operator::Eq
+                        && matches!(&q, Query::In(set) if set.len() == 1 && finite_nonzero(set));
                     let r = self.ask(col, q, text)?;
                     Ok(r.map(|r| IndexedRows {
-                        exact: r.exact && !cast && !float,
+                        exact: r.exact && (!cast || lossless) && (!float || plain_float),
                         ..r
                     }))
                 }
@@ -405,6 +440,43 @@ impl Planner<'_> {
                 };
                 let text = format!("{e}");
                 self.ask(col, Query::IsNull, text)
+            }
+            Expr::IsNotNull(inner) => {
+                let Some(col) = column(inner, self.ds) else {
+                    return Ok(None);
+                };
+                let Some(n) = self.ask(col, Query::IsNull, format!("{inner} IS NULL"))? else {
+                    return Ok(None);
+                };
+                if !n.exact {
+                    return Ok(None);
+                }
+                Ok(Some(IndexedRows {
+                    rows: self.all_rows(&n.covered) - &n.rows,
+                    covered: n.covered,
+                    exact: true,
+                    explain: format!("NOT({})", n.explain),
+                }))
+            }
+            Expr::Not(inner) => self.negate(inner),
+            Expr::InList(InList {
+                expr,
+                list,
+                negated: true,
+            }) => {
+                let positive = Expr::InList(InList {
+                    expr: expr.clone(),
+                    list: list.clone(),
+                    negated: false,
+                });
+                self.negate(&positive)
+            }
+            Expr::Between(b) if b.negated => {
+                let positive = Expr::Between(Between {
+                    negated: false,
+                    ..b.clone()
+                });
+                self.negate(&positive)
             }
             Expr::Like(Like {
                 negated: false,
@@ -664,6 +736,75 @@ impl Planner<'_> {
             exact,
             explain: format!("[{text}]@{name}({})", kind.plan_name()),
         }))
+    }
+
+    /// `NOT inner` (also `!=`, `NOT IN`, `NOT BETWEEN`) from an exact answer of `inner`:
+    /// every row of the covered fragments but those. SQL keeps a row only where `inner`
+    /// is FALSE, not NULL: for the forms that are NULL exactly when their column is
+    /// (a comparison, `IN`, `BETWEEN`, `LIKE`, a boolean column) the rows where the
+    /// column is null are taken out too, through an exact `IS NULL` answer of an index
+    /// on it, and the answer is exact; otherwise it is a superset, rechecked. An inexact
+    /// answer of `inner` cannot be complemented (it would lose rows). pylance answers
+    /// these the same way.
+    fn negate(&mut self, inner: &Expr) -> Result<Option<IndexedRows>> {
+        let Some(a) = self.expr(inner)? else {
+            return Ok(None);
+        };
+        if !a.exact {
+            return Ok(None);
+        }
+        let explain = format!("NOT({})", a.explain);
+        let tested = match inner {
+            Expr::BinaryExpr(BinaryExpr { left, op, right })
+                if matches!(
+                    op,
+                    Operator::Eq | Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq
+                ) =>
+            {
+                column(left, self.ds).or_else(|| column(right, self.ds))
+            }
+            Expr::InList(InList { expr, .. })
+            | Expr::Between(Between { expr, .. })
+            | Expr::Like(Like { expr, .. }) => column(expr, self.ds),
+            Expr::Column(_) => column(inner, self.ds),
+            _ => None,
+        };
+        let nulls = match tested {
+            Some(col) => {
+                let text = format!("{} IS NULL", col.0);
+                self.ask(col, Query::IsNull, text)?.filter(|n| n.exact)
+            }
+            None => None,
+        };
+        Ok(Some(match nulls {
+            Some(n) => {
+                let covered = &a.covered & &n.covered;
+                IndexedRows {
+                    rows: restrict(&(self.all_rows(&covered) - &a.rows - &n.rows), &covered),
+                    covered,
+                    exact: true,
+                    explain,
+                }
+            }
+            None => IndexedRows {
+                rows: self.all_rows(&a.covered) - &a.rows,
+                covered: a.covered,
+                exact: false,
+                explain,
+            },
+        }))
+    }
+
+    /// Every row address (live or deleted: the scan keeps live rows) of `fragments`.
+    fn all_rows(&self, fragments: &RoaringBitmap) -> RoaringTreemap {
+        let mut out = RoaringTreemap::new();
+        for f in self.ds.fragments() {
+            if u32::try_from(f.id).is_ok_and(|id| fragments.contains(id)) {
+                let base = f.id << 32;
+                out.insert_range(base..base + f.physical_rows);
+            }
+        }
+        out
     }
 
     fn stable_ids(&mut self) -> Result<Option<Arc<HashMap<u64, u64>>>> {
