@@ -755,14 +755,11 @@ impl Planner<'_> {
         }
         let explain = format!("NOT({})", a.explain);
         let tested = match inner {
-            Expr::BinaryExpr(BinaryExpr { left, op, right })
-                if matches!(
-                    op,
-                    Operator::Eq | Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq
-                ) =>
-            {
-                column(left, self.ds).or_else(|| column(right, self.ds))
-            }
+            Expr::BinaryExpr(BinaryExpr {
+                left,
+                op: Operator::Eq | Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq,
+                right,
+            }) => column(left, self.ds).or_else(|| column(right, self.ds)),
             Expr::InList(InList { expr, .. })
             | Expr::Between(Between { expr, .. })
             | Expr::Like(Like { expr, .. }) => column(expr, self.ds),
