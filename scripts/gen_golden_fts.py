@@ -26,13 +26,18 @@ Format notes: docs/fts-index-format.md. For every case it builds a small dataset
                          the score of the same rows under the BM25 model of the doc
                          (`model_*` fields; only for query kinds the model covers)
   <out>/index.json       pylance version, cases, status per case (ok / failed + error),
-                         query counts, model agreement summary
+                         query counts, model agreement summary, and tokenizer probes (which
+                         English stop-word candidates are removed, English stems, token
+                         streams of tricky samples)
 
-Every value except the manifest timestamps and uuids is deterministic (the index is built with
-num_workers=1); the datasets are the same for every pylance version except for the data
-storage version (11 writes Lance file 2.1, 12/14 write 2.2), so answers can be compared across
-versions. A failure in one case is recorded and the run continues. Runtime: ~10-15 s per
-version (2 cores).
+The index files are deterministic (built with num_workers=1; uuids and timestamps aside); the
+input data is the same for every pylance version (11 writes Lance file 2.1, 12/14 write 2.2),
+so answers can be compared across versions. NOT deterministic in pylance: the order of rows
+with equal scores for plain string/match/phrase queries, and which tied rows survive a limit
+(`tied_at_cut` marks the latter); compare score sequences and the rows above the last score.
+Segments with more than MAX_FULL_POSTINGS tokens keep per-token summaries only in the json.
+A failure in one case is recorded and the run continues. Runtime: 6-8 s per version on
+2 cores, 12-15 MB of output per version.
 """
 import json
 import math
@@ -62,6 +67,7 @@ N_ROWS = 480
 ROWS_PER_FILE = 160
 N_DELTA = 30
 N_APPEND = 40
+MAX_FULL_POSTINGS = 8000  # larger segments keep only per-token summaries in the json
 MAJOR = int(lance.__version__.split(".")[0])
 
 # ---------------------------------------------------------------- corpus
@@ -781,9 +787,12 @@ def model_scores(models, spec, keep):
         return model_scores(models, dict(type="multi_match", query=spec["query"], columns=cols), keep)
     if t == "match":
         m = models[spec.get("column", "text")]
+        if spec.get("fuzziness", 0) is None and not m.ngram:
+            # documented as "automatic", but pylance 11/12/14 treat None like 0 (exact)
+            return m.match(spec["query"], spec.get("operator", "OR"), spec.get("boost", 1.0), keep)
         if spec.get("fuzziness", 0) != 0:
             if spec.get("operator", "OR") != "OR" or spec["fuzziness"] is None or m.ngram:
-                return None  # not modelled: AND, automatic fuzziness, ngram expansions
+                return None  # not modelled: fuzzy AND, fuzzy on ngram indexes
             return m.fuzzy(spec["query"], spec["fuzziness"], spec.get("prefix_length", 0),
                            spec.get("max_expansions", 50), spec.get("boost", 1.0), keep)
         return m.match(spec["query"], spec.get("operator", "OR"), spec.get("boost", 1.0), keep)
@@ -881,6 +890,8 @@ BASE_QUERIES = [
     (S("apple"), {"limit": 5}),
     (S("fox"), {"limit": 5, "filter": "id < 200", "prefilter": True}),
     (S("fox"), {"limit": 5, "filter": "id < 200", "prefilter": False}),
+    (S("fox"), {"limit": 5, "filter": "id < 200"}),
+    (S("fox dog"), {"filter": "id >= 400"}),
     (S("fox dog"), {"limit": 100, "filter": "title IS NOT NULL AND id % 2 = 0", "prefilter": True}),
     (S("fox"), {"limit": 10, "fast_search": True}),
     (dict(type="dict", query="connection search", columns=["text"]), {"limit": 10}),
@@ -1032,13 +1043,16 @@ def run_query(ds, spec, opts, models):
             raise
         res["error"] = f"{type(e).__name__}: {str(e)[:400]}"
         return res
-    if models and not opts.get("fast_search"):
+    if models:
         try:
             keep = None
             if "filter" in opts:
                 keep = set(ds.to_table(columns=["id"], filter=opts["filter"])["id"].to_pylist())
             # a prefilter also restricts the unindexed rows that feed the statistics
-            scores = model_scores(models, spec, keep if opts.get("prefilter") else None)
+            if opts.get("fast_search"):  # only the indexed fragments are searched
+                scores = model_scores(models, spec, set())
+            else:
+                scores = model_scores(models, spec, keep if opts.get("prefilter") else None)
             if scores is None:
                 return res
             if keep is not None:
@@ -1049,11 +1063,13 @@ def run_query(ds, spec, opts, models):
             res["model_missing"] = sum(1 for b in res["model_scores"] if b is None)
             want = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
             lim = opts.get("limit")
-            if lim is not None and opts.get("prefilter") is False and "filter" in opts:
+            if lim is not None and not opts.get("prefilter") and "filter" in opts:
                 res["model_count"] = None  # postfilter: the count depends on the unfiltered top-k
             else:
                 res["model_count"] = len(want) if lim is None else min(lim, len(want))
             # pylance's scores must be the model's top scores (ties may be ordered differently)
+            res["tied_at_cut"] = bool(lim is not None and len(want) > lim and want[lim][1] == want[lim - 1][1]) \
+                if res["model_count"] is not None else None
             res["model_top_scores_match"] = [float(s) for _, s in want[:len(res["ids"])]] == [float(F32(x)) for x in res["scores"]] \
                 if res["model_count"] is not None else None
         except Exception as e:  # noqa: BLE001
@@ -1249,6 +1265,13 @@ def main(out):
         c0 = time.time()
         try:
             case = build_case(out, name, params, extra)
+            for seg in case["segments"]:
+                big = sum(len(part["postings"]) for part in seg["partitions"]) > MAX_FULL_POSTINGS
+                for part in seg["partitions"]:
+                    part["postings_abridged"] = big
+                    if big:
+                        part["postings"] = [{k: e[k] for k in ("token", "length", "max_score", "blocks")}
+                                            for e in part["postings"]]
             with open(os.path.join(out, name + ".json"), "w") as f:
                 json.dump(case, f, default=_json_default, ensure_ascii=False, separators=(",", ":"))
             qs = case["queries"]
@@ -1283,7 +1306,6 @@ def main(out):
         summary["cases"].append(entry)
     summary["tokenizer_probes"] = tokenizer_probes()
     summary["seconds"] = round(time.time() - t0, 1)
-    summary["total_queries"] = sum(c.get("queries", 0) for c in summary["cases"])
     index_path = os.path.join(out, "index.json")
     if only and os.path.exists(index_path):
         with open(index_path) as f:
@@ -1292,6 +1314,8 @@ def main(out):
         summary["cases"] = [c for c in previous.get("cases", []) if c["name"] not in done] + summary["cases"]
         order = [c[0] for c in CASES]
         summary["cases"].sort(key=lambda c: order.index(c["name"]) if c["name"] in order else len(order))
+    summary["total_queries"] = sum(c.get("queries", 0) for c in summary["cases"])
+    summary["modeled_queries"] = sum(c.get("modeled_queries", 0) for c in summary["cases"])
     with open(index_path, "w") as f:
         json.dump(summary, f, indent=1, default=_json_default, ensure_ascii=False)
     print(f"total {dir_size(out)} bytes in {out}, {summary['seconds']} s, {summary['total_queries']} queries")
