@@ -47,6 +47,49 @@ pub enum Mode {
     Overwrite,
 }
 
+/// What `lancer fts` searches for and how.
+#[derive(Debug, Clone, Args)]
+pub struct FtsArgs {
+    /// The query text (tokenized with the index's analyzer).
+    pub query: String,
+    /// The column (default: every column with an INVERTED index, best field).
+    #[arg(long)]
+    pub column: Option<String>,
+    /// Every query token must occur (AND; default OR).
+    #[arg(long)]
+    pub all: bool,
+    /// The tokens must occur in order (needs an index with positions).
+    #[arg(long)]
+    pub phrase: bool,
+    /// With --phrase: extra positions allowed between consecutive tokens.
+    #[arg(long, default_value_t = 0)]
+    pub slop: u32,
+    /// Match index tokens within this many edits of each query token.
+    #[arg(long, default_value_t = 0)]
+    pub fuzzy: u32,
+    /// With --fuzzy: leading characters that must match exactly.
+    #[arg(long, default_value_t = 0)]
+    pub prefix_length: u32,
+    /// With --fuzzy: expansions kept per query token.
+    #[arg(long, default_value_t = 50)]
+    pub max_expansions: usize,
+    /// Rows wanted.
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+    /// Search only rows where this SQL boolean expression is true.
+    #[arg(long, short = 'w')]
+    pub filter: Option<String>,
+    /// Apply --filter to the best rows after ranking instead of before.
+    #[arg(long, requires = "filter")]
+    pub postfilter: bool,
+    /// Search only the rows the index covers (not rows appended since).
+    #[arg(long)]
+    pub fast_search: bool,
+    /// Columns to print besides _score (comma separated; default all).
+    #[arg(long, value_delimiter = ',')]
+    pub columns: Vec<String>,
+}
+
 /// Which version of a dataset to read.
 #[derive(Debug, Clone, Args, Default)]
 pub struct VersionArgs {
@@ -235,6 +278,19 @@ pub enum Command {
         path: PathBuf,
         /// Output file; its extension picks the format (.csv, .jsonl, .arrow, .parquet).
         output: PathBuf,
+        #[command(flatten)]
+        at: VersionArgs,
+    },
+    /// Full-text search over a string column's INVERTED index (BM25, pylance's
+    /// scores): the rows holding the query's tokens, best first, with `_score`.
+    Fts {
+        /// A dataset directory.
+        path: PathBuf,
+        #[command(flatten)]
+        args: FtsArgs,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
         #[command(flatten)]
         at: VersionArgs,
     },

@@ -7,6 +7,7 @@
 //! picks an index for a query).
 
 pub mod error;
+pub mod inverted;
 pub mod ivf;
 pub mod ivf_build;
 pub mod ivf_partition;

@@ -187,7 +187,7 @@ pub(crate) fn index_error(e: lancer_index::IndexError) -> Error {
 }
 
 /// Row addresses that pass `sql` (the index search's prefilter).
-fn passing(ds: &Dataset, sql: &str) -> Result<HashSet<u64>> {
+pub(crate) fn passing(ds: &Dataset, sql: &str) -> Result<HashSet<u64>> {
     use crate::scan::{DatasetExt, ROW_ADDRESS};
     use arrow_array::cast::AsArray;
     let filter = crate::Filter::new(sql, &ds.schema())?;

@@ -1,10 +1,11 @@
 //! `lancer`: the public API over Lance datasets — reading and writing (re-exported from
-//! `lancer-table`), SQL filters ([`filter`]), scans ([`scan`]) and exact nearest-neighbour
-//! search ([`search`]).
+//! `lancer-table`), SQL filters ([`filter`]), scans ([`scan`]), nearest-neighbour
+//! search ([`search`], [`ann`]) and full-text search ([`fts`]).
 
 pub mod ann;
 mod error;
 pub mod filter;
+pub mod fts;
 pub mod index;
 pub mod scalar_index;
 mod scalar_plan;

@@ -3,6 +3,7 @@
 
 mod common;
 mod filters;
+mod fts;
 mod index_build;
 mod indexes;
 mod scalar_indexes;

@@ -3,6 +3,7 @@
 mod cat;
 mod dataset;
 mod demo;
+mod fts;
 mod index;
 mod inspect;
 mod source;
@@ -102,6 +103,12 @@ pub fn run(cli: Cli) -> CmdResult {
         ),
         Command::Export { path, output, at } => dataset::export(&path, &output, &at, json),
         Command::Verify { path } => dataset::verify(&path, json),
+        Command::Fts {
+            path,
+            args,
+            format,
+            at,
+        } => fts::fts(&path, &args, rows_as(format), &at),
         Command::Search {
             path,
             column,

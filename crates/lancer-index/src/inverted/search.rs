@@ -1,0 +1,670 @@
+//! Full-text queries over INVERTED indexes, scored with BM25 exactly as pylance scores
+//! them (docs/fts-index-format.md §8–§9): match (OR / AND, boost, fuzzy), phrase (with
+//! slop, from positions), boolean (must / should / must not), boosting, multi-column
+//! best-field. Indexed rows use the index's statistics over all its segments and
+//! partitions; rows the index does not cover yet (handed in as text) are tokenized here
+//! and scored with the index's statistics plus theirs (§8.3).
+//!
+//! Every arithmetic step is f32 in pylance's order, and `ln` is the platform's `logf`
+//! (Rust's `f32::ln`), so `_score` values are bit-identical to pylance's.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+use super::posting::Postings;
+use super::segment::InvertedSegment;
+use super::tokenizer::{Analyzer, Token};
+use crate::{IndexError, Result};
+
+/// BM25 `k1`.
+pub const K1: f32 = 1.2;
+/// BM25 `b`.
+pub const B: f32 = 0.75;
+
+/// `ln((N − n + 0.5) / (n + 0.5) + 1)` in f32.
+pub fn idf(n: u64, docs: u64) -> f32 {
+    let (n, docs) = (n as f32, docs as f32);
+    ((docs - n + 0.5) / (n + 0.5) + 1.0).ln()
+}
+
+/// The BM25 weight of a term of frequency `f` in a document of `dl` tokens.
+pub fn doc_weight(f: u32, dl: f32, avgdl: f32) -> f32 {
+    let f = f as f32;
+    ((K1 + 1.0) * f) / (f + K1 * ((1.0 - B) + (B * dl) / avgdl))
+}
+
+/// The length code of format 3's 256-document blocks (§6.4).
+pub fn quantize(v: u32) -> u32 {
+    if v < 8 {
+        return v;
+    }
+    let s = 32 - v.leading_zeros() - 4;
+    ((v >> s) & 7) | ((s + 1) << 3)
+}
+
+/// The length a code stands for.
+pub fn dequantize(c: u32) -> u32 {
+    if c < 8 {
+        c
+    } else {
+        ((c & 7) | 8) << ((c >> 3) - 1).min(24)
+    }
+}
+
+/// A clause's role in a boolean query.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Occur {
+    /// Rows must match.
+    Must,
+    /// Rows may match (adds to the score).
+    Should,
+    /// Rows must not match.
+    MustNot,
+}
+
+/// A full-text query (pylance's `lance.query` classes).
+#[derive(Clone, Debug, PartialEq)]
+pub enum FtsQuery {
+    /// Rows holding the query's tokens (any, or all with `and`).
+    Match {
+        /// Column (None: every indexed column, best field).
+        column: Option<String>,
+        /// The query text.
+        text: String,
+        /// All tokens required (ignored on ngram indexes, as pylance does).
+        and: bool,
+        /// Score multiplier.
+        boost: f32,
+        /// Levenshtein distance of fuzzy expansion (0: exact tokens).
+        fuzziness: u32,
+        /// Leading characters an expansion must share with the query token.
+        prefix_length: u32,
+        /// Expansions kept per query token (the first in byte order).
+        max_expansions: usize,
+    },
+    /// Rows holding the tokens in order, each gap at most `slop` wider than the query's.
+    Phrase {
+        /// Column (None: the only indexed one).
+        column: Option<String>,
+        /// The phrase.
+        text: String,
+        /// Extra positions allowed per gap.
+        slop: u32,
+    },
+    /// Must / should / must-not clauses.
+    Boolean(Vec<(Occur, FtsQuery)>),
+    /// Rows of `positive`, their score lowered by `negative_boost` × `negative`'s.
+    Boost {
+        /// The query rows come from.
+        positive: Box<FtsQuery>,
+        /// The query that demotes.
+        negative: Box<FtsQuery>,
+        /// Weight of the demotion.
+        negative_boost: f32,
+    },
+    /// The best of a match query on each column.
+    MultiMatch {
+        /// The query text.
+        text: String,
+        /// Columns.
+        columns: Vec<String>,
+        /// Per-column boosts (default 1).
+        boosts: Vec<f32>,
+        /// All tokens required.
+        and: bool,
+    },
+}
+
+impl FtsQuery {
+    /// A plain OR match of `text` on `column` (None: every indexed column).
+    pub fn matching(text: &str, column: Option<&str>) -> Self {
+        FtsQuery::Match {
+            column: column.map(str::to_string),
+            text: text.to_string(),
+            and: false,
+            boost: 1.0,
+            fuzziness: 0,
+            prefix_length: 0,
+            max_expansions: 50,
+        }
+    }
+}
+
+/// One indexed column: the segments of its index and the rows they do not cover.
+pub struct ColumnIndex {
+    /// Column name.
+    pub column: String,
+    /// Every segment of the column's INVERTED index (one name).
+    pub segments: Vec<Arc<InvertedSegment>>,
+    /// Rows no segment covers (appended since), with their text: searched by
+    /// tokenizing them (already restricted to a prefilter's rows).
+    pub unindexed: Vec<(u64, String)>,
+}
+
+/// Scores of matching rows (row address or stable row id → score).
+pub type Scores = HashMap<u64, f32>;
+
+/// Runs `q` over `columns`; returns every matching row with its score (deleted rows
+/// included: the caller drops them).
+pub fn search(q: &FtsQuery, columns: &[ColumnIndex]) -> Result<Scores> {
+    let mut ctx = Ctx {
+        columns,
+        analyzers: HashMap::new(),
+        unindexed_tokens: HashMap::new(),
+    };
+    ctx.eval(q)
+}
+
+struct Ctx<'a> {
+    columns: &'a [ColumnIndex],
+    analyzers: HashMap<(usize, bool), Analyzer>,
+    /// Per column: every unindexed row's tokens.
+    unindexed_tokens: HashMap<usize, Arc<Vec<(u64, Vec<Token>)>>>,
+}
+
+fn invalid(what: impl Into<String>) -> IndexError {
+    IndexError::InvalidArgument { what: what.into() }
+}
+
+/// Statistics of one column: its index's, and those plus the unindexed rows'.
+struct Stats {
+    docs: u64,
+    avgdl: f32,
+    all_docs: u64,
+    all_avgdl: f32,
+}
+
+impl<'a> Ctx<'a> {
+    fn column_of(&self, name: Option<&str>) -> Result<usize> {
+        match name {
+            Some(n) => self
+                .columns
+                .iter()
+                .position(|c| c.column == n)
+                .ok_or_else(|| invalid(format!("column {n:?} has no INVERTED index"))),
+            None if self.columns.len() == 1 => Ok(0),
+            None => Err(invalid(
+                "the query names no column and several columns are indexed: name one",
+            )),
+        }
+    }
+
+    fn analyzer(&mut self, col: usize, stem: bool) -> Result<&mut Analyzer> {
+        if !self.analyzers.contains_key(&(col, stem)) {
+            let seg = self.columns[col].segments.first().ok_or_else(|| {
+                invalid(format!(
+                    "column {:?} has no index segment",
+                    self.columns[col].column
+                ))
+            })?;
+            let a = seg.params.analyzer()?;
+            let a = if stem { a } else { a.without_stemming()? };
+            self.analyzers.insert((col, stem), a);
+        }
+        self.analyzers
+            .get_mut(&(col, stem))
+            .ok_or_else(|| invalid("analyzer"))
+    }
+
+    fn tokens(&mut self, col: usize, text: &str, stem: bool) -> Result<Vec<Token>> {
+        let mut out = Vec::new();
+        self.analyzer(col, stem)?.tokens(text, &mut out);
+        Ok(out)
+    }
+
+    fn unindexed(&mut self, col: usize) -> Result<Arc<Vec<(u64, Vec<Token>)>>> {
+        if let Some(t) = self.unindexed_tokens.get(&col) {
+            return Ok(t.clone());
+        }
+        let rows = &self.columns[col].unindexed;
+        let mut out = Vec::with_capacity(rows.len());
+        for (addr, text) in rows {
+            let mut toks = Vec::new();
+            self.analyzer(col, true)?.tokens(text, &mut toks);
+            if !toks.is_empty() {
+                out.push((*addr, toks));
+            }
+        }
+        let out = Arc::new(out);
+        self.unindexed_tokens.insert(col, out.clone());
+        Ok(out)
+    }
+
+    fn stats(&mut self, col: usize) -> Result<Stats> {
+        let segs = &self.columns[col].segments;
+        let docs: u64 = segs.iter().map(|s| s.num_docs()).sum();
+        let total: u64 = segs.iter().map(|s| s.total_tokens()).sum();
+        let un = self.unindexed(col)?;
+        let un_docs = un.len() as u64;
+        let un_total: u64 = un.iter().map(|(_, t)| t.len() as u64).sum();
+        let (all_docs, all_total) = (docs + un_docs, total + un_total);
+        Ok(Stats {
+            docs,
+            avgdl: total as f32 / docs as f32,
+            all_docs,
+            all_avgdl: all_total as f32 / all_docs as f32,
+        })
+    }
+
+    fn eval(&mut self, q: &FtsQuery) -> Result<Scores> {
+        match q {
+            FtsQuery::Match {
+                column: None,
+                text,
+                and,
+                boost,
+                fuzziness,
+                prefix_length,
+                max_expansions,
+            } if self.columns.len() > 1 => {
+                let mut best = Scores::new();
+                for col in 0..self.columns.len() {
+                    let s = self.match_column(
+                        col,
+                        text,
+                        *and,
+                        *boost,
+                        *fuzziness,
+                        *prefix_length,
+                        *max_expansions,
+                    )?;
+                    max_into(&mut best, s);
+                }
+                Ok(best)
+            }
+            FtsQuery::Match {
+                column,
+                text,
+                and,
+                boost,
+                fuzziness,
+                prefix_length,
+                max_expansions,
+            } => {
+                let col = self.column_of(column.as_deref())?;
+                self.match_column(
+                    col,
+                    text,
+                    *and,
+                    *boost,
+                    *fuzziness,
+                    *prefix_length,
+                    *max_expansions,
+                )
+            }
+            FtsQuery::MultiMatch {
+                text,
+                columns,
+                boosts,
+                and,
+            } => {
+                let mut best = Scores::new();
+                for (i, c) in columns.iter().enumerate() {
+                    let col = self.column_of(Some(c))?;
+                    let boost = boosts.get(i).copied().unwrap_or(1.0);
+                    let s = self.match_column(col, text, *and, boost, 0, 0, 50)?;
+                    max_into(&mut best, s);
+                }
+                Ok(best)
+            }
+            FtsQuery::Phrase { column, text, slop } => {
+                let col = self.column_of(column.as_deref())?;
+                self.phrase(col, text, *slop)
+            }
+            FtsQuery::Boolean(clauses) => {
+                if !clauses.iter().any(|(o, _)| *o != Occur::MustNot) {
+                    return Err(invalid(
+                        "a boolean query needs at least one should or must clause",
+                    ));
+                }
+                let mut results = Vec::with_capacity(clauses.len());
+                for (o, c) in clauses {
+                    results.push((*o, self.eval(c)?));
+                }
+                let musts: Vec<&Scores> = results
+                    .iter()
+                    .filter(|(o, _)| *o == Occur::Must)
+                    .map(|(_, s)| s)
+                    .collect();
+                let mut candidates: HashSet<u64> = match musts.split_first() {
+                    Some((first, rest)) => first
+                        .keys()
+                        .filter(|r| rest.iter().all(|m| m.contains_key(r)))
+                        .copied()
+                        .collect(),
+                    None => results
+                        .iter()
+                        .filter(|(o, _)| *o == Occur::Should)
+                        .flat_map(|(_, s)| s.keys().copied())
+                        .collect(),
+                };
+                for (o, s) in &results {
+                    if *o == Occur::MustNot {
+                        candidates.retain(|r| !s.contains_key(r));
+                    }
+                }
+                let mut out = Scores::with_capacity(candidates.len());
+                for r in candidates {
+                    let mut score = 0f32;
+                    for (o, s) in &results {
+                        if *o != Occur::MustNot {
+                            if let Some(v) = s.get(&r) {
+                                score += *v;
+                            }
+                        }
+                    }
+                    out.insert(r, score);
+                }
+                Ok(out)
+            }
+            FtsQuery::Boost {
+                positive,
+                negative,
+                negative_boost,
+            } => {
+                let pos = self.eval(positive)?;
+                let neg = self.eval(negative)?;
+                Ok(pos
+                    .into_iter()
+                    .map(|(r, s)| match neg.get(&r) {
+                        Some(n) => (r, s - negative_boost * n),
+                        None => (r, s),
+                    })
+                    .collect())
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn match_column(
+        &mut self,
+        col: usize,
+        text: &str,
+        and: bool,
+        boost: f32,
+        fuzziness: u32,
+        prefix_length: u32,
+        max_expansions: usize,
+    ) -> Result<Scores> {
+        let ngram = self.columns[col]
+            .segments
+            .first()
+            .is_some_and(|s| s.params.base_tokenizer == "ngram");
+        let and = and && !ngram;
+        let stats = self.stats(col)?;
+        let query = self.tokens(col, text, true)?;
+        let mut out = Scores::new();
+        if query.is_empty() {
+            return Ok(out);
+        }
+        // Index part: tokens deduplicated on (text, position); each fuzzy query token
+        // becomes its expansions.
+        let terms: Vec<(u32, String, usize)> = if fuzziness > 0 {
+            let plain = self.tokens(col, text, false)?;
+            let mut t = Vec::new();
+            for (i, tok) in plain.iter().enumerate() {
+                for e in self.expand(col, &tok.text, fuzziness, prefix_length, max_expansions)? {
+                    t.push((tok.position, e, i));
+                }
+            }
+            t
+        } else {
+            let mut seen = HashSet::new();
+            query
+                .iter()
+                .filter(|t| seen.insert((t.text.clone(), t.position)))
+                .map(|t| (t.position, t.text.clone(), distinct_index(&query, &t.text)))
+                .collect()
+        };
+        let required: usize = if fuzziness > 0 {
+            self.tokens(col, text, false)?.len()
+        } else {
+            query
+                .iter()
+                .map(|t| t.text.as_str())
+                .collect::<BTreeSet<_>>()
+                .len()
+        };
+        let segs = self.columns[col].segments.clone();
+        // n per term text over every segment and partition
+        let mut n_of: HashMap<&str, u64> = HashMap::new();
+        let mut lists = Vec::new();
+        for seg in &segs {
+            let quantized = seg.format >= 3 && seg.layout.block == 256;
+            for part in &seg.partitions {
+                // each distinct token's list once (a token may recur at other positions)
+                let mut lists_of: HashMap<&str, (u32, Arc<Postings>)> = HashMap::new();
+                for (_, term, _) in &terms {
+                    if lists_of.contains_key(term.as_str()) {
+                        continue;
+                    }
+                    if let Some(id) = part.token_id(term) {
+                        let p = part.postings(seg, id)?;
+                        *n_of.entry(term.as_str()).or_default() += p.docs.len() as u64;
+                        lists_of.insert(term.as_str(), (id, Arc::new(p)));
+                    }
+                }
+                let mut per_part = Vec::new();
+                for (pos, term, which) in &terms {
+                    if let Some((id, p)) = lists_of.get(term.as_str()) {
+                        per_part.push((*pos, *id, term.as_str(), *which, p.clone()));
+                    }
+                }
+                per_part.sort_by_key(|(pos, id, ..)| (*pos, *id));
+                lists.push((part, quantized, per_part));
+            }
+        }
+        for (part, quantized, per_part) in &lists {
+            let mut acc: HashMap<u32, (f32, u64)> = HashMap::new();
+            for (_, _, term, which, p) in per_part {
+                let w = idf(n_of[term], stats.docs);
+                for (&d, &f) in p.docs.iter().zip(&p.freqs) {
+                    let dl = part.lengths[d as usize];
+                    let dl = if *quantized {
+                        dequantize(quantize(dl))
+                    } else {
+                        dl
+                    };
+                    let e = acc.entry(d).or_insert((0.0, 0));
+                    e.0 += w * doc_weight(f, dl as f32, stats.avgdl);
+                    if *which < 64 {
+                        e.1 |= 1 << which;
+                    }
+                }
+            }
+            for (d, (score, mask)) in acc {
+                if and && (mask.count_ones() as usize) < required.min(64) {
+                    continue;
+                }
+                out.insert(part.row_ids[d as usize], score * boost);
+            }
+        }
+        // Unindexed rows: every query token (stemmed, exact), combined statistics.
+        let un = self.unindexed(col)?;
+        if !un.is_empty() {
+            let mut n_all: HashMap<&str, u64> = HashMap::new();
+            for t in &query {
+                if n_all.contains_key(t.text.as_str()) {
+                    continue;
+                }
+                let extra = un
+                    .iter()
+                    .filter(|(_, toks)| toks.iter().any(|x| x.text == t.text))
+                    .count() as u64;
+                n_all.insert(
+                    &t.text,
+                    n_of.get(t.text.as_str()).copied().unwrap_or(0) + extra,
+                );
+            }
+            let distinct: BTreeSet<&str> = query.iter().map(|t| t.text.as_str()).collect();
+            for (addr, toks) in un.iter() {
+                let mut score = 0f32;
+                let mut hit = false;
+                for t in &query {
+                    let f = toks.iter().filter(|x| x.text == t.text).count() as u32;
+                    if f > 0 {
+                        hit = true;
+                        score += idf(n_all[t.text.as_str()], stats.all_docs)
+                            * doc_weight(f, toks.len() as f32, stats.all_avgdl);
+                    }
+                }
+                if !hit {
+                    continue;
+                }
+                if and && !distinct.iter().all(|d| toks.iter().any(|x| x.text == *d)) {
+                    continue;
+                }
+                out.insert(*addr, score * boost);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The index tokens (all segments and partitions) within `fuzziness` edits of
+    /// `token` sharing its first `prefix` characters: the first `max` in byte order.
+    fn expand(
+        &self,
+        col: usize,
+        token: &str,
+        fuzziness: u32,
+        prefix: u32,
+        max: usize,
+    ) -> Result<Vec<String>> {
+        let lev = fst::automaton::Levenshtein::new(token, fuzziness)
+            .map_err(|e| invalid(format!("fuzzy query {token:?}: {e}")))?;
+        let head: String = token.chars().take(prefix as usize).collect();
+        let mut all = BTreeSet::new();
+        for seg in &self.columns[col].segments {
+            for part in &seg.partitions {
+                for (t, _) in part.tokens_matching(&lev) {
+                    if t.starts_with(&head) {
+                        all.insert(t);
+                    }
+                }
+            }
+        }
+        Ok(all.into_iter().take(max).collect())
+    }
+
+    fn phrase(&mut self, col: usize, text: &str, slop: u32) -> Result<Scores> {
+        let query = self.tokens(col, text, true)?;
+        let and = self.match_column(col, text, true, 1.0, 0, 0, 50)?;
+        if query.is_empty() || and.is_empty() {
+            return Ok(and);
+        }
+        let segs = self.columns[col].segments.clone();
+        // Positions of each query token per row, from the index
+        let mut positions: HashMap<u64, HashMap<String, Vec<u32>>> = HashMap::new();
+        for seg in &segs {
+            for part in &seg.partitions {
+                for t in &query {
+                    let Some(id) = part.token_id(&t.text) else {
+                        continue;
+                    };
+                    let p = part.postings(seg, id)?;
+                    let pos = part.positions(seg, id, &p)?;
+                    for (d, ps) in p.docs.iter().zip(pos) {
+                        let row = part.row_ids[*d as usize];
+                        if and.contains_key(&row) {
+                            positions.entry(row).or_default().insert(t.text.clone(), ps);
+                        }
+                    }
+                }
+            }
+        }
+        let un = self.unindexed(col)?;
+        for (addr, toks) in un.iter() {
+            if !and.contains_key(addr) {
+                continue;
+            }
+            let e = positions.entry(*addr).or_default();
+            for t in toks {
+                e.entry(t.text.clone()).or_default().push(t.position);
+            }
+        }
+        Ok(and
+            .into_iter()
+            .filter(|(row, _)| {
+                positions
+                    .get(row)
+                    .is_some_and(|p| phrase_at(&query, p, slop))
+            })
+            .collect())
+    }
+}
+
+/// Index of `text` among the query's distinct tokens (first-appearance order).
+fn distinct_index(query: &[Token], text: &str) -> usize {
+    let mut seen: Vec<&str> = Vec::new();
+    for t in query {
+        if !seen.contains(&t.text.as_str()) {
+            seen.push(&t.text);
+        }
+        if t.text == text {
+            break;
+        }
+    }
+    seen.iter().position(|s| *s == text).unwrap_or(0)
+}
+
+/// Whether the row's positions hold the query tokens in order, each gap exceeding the
+/// query's own by 0..=slop.
+fn phrase_at(query: &[Token], pos: &HashMap<String, Vec<u32>>, slop: u32) -> bool {
+    fn from(
+        i: usize,
+        at: u32,
+        query: &[Token],
+        pos: &HashMap<String, Vec<u32>>,
+        slop: u32,
+    ) -> bool {
+        if i == query.len() {
+            return true;
+        }
+        let gap = query[i].position.saturating_sub(query[i - 1].position);
+        let Some(list) = pos.get(&query[i].text) else {
+            return false;
+        };
+        list.iter().any(|&p| {
+            p > at && (p - at) >= gap && (p - at) - gap <= slop && from(i + 1, p, query, pos, slop)
+        })
+    }
+    let Some(first) = pos.get(&query[0].text) else {
+        return false;
+    };
+    first.iter().any(|&p| from(1, p, query, pos, slop))
+}
+
+fn max_into(best: &mut Scores, s: Scores) {
+    for (r, v) in s {
+        let e = best.entry(r).or_insert(v);
+        if v > *e {
+            *e = v;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bm25_worked_example() {
+        // docs/fts-index-format.md §8.1: N 6, 15 tokens, `dog` in 3 documents
+        let w = idf(3, 6);
+        assert_eq!(w, 0.693_147_2);
+        let avgdl = 15f32 / 6f32;
+        assert_eq!(w * doc_weight(3, 3.0, avgdl), 1.044_468_4);
+        assert_eq!(w * doc_weight(1, 1.0, avgdl), 0.918_628_75);
+        assert_eq!(w * doc_weight(1, 3.0, avgdl), 0.640_724_3);
+    }
+
+    #[test]
+    fn length_codes() {
+        for v in [0u32, 7, 8, 9, 15, 16, 100, 1000, 65_535, u32::MAX] {
+            let c = quantize(v);
+            assert!(dequantize(c) <= v, "{v}");
+        }
+        assert_eq!(quantize(7), 7);
+        assert_eq!(dequantize(quantize(8)), 8);
+    }
+}

@@ -1,0 +1,435 @@
+//! One segment of an INVERTED index (docs/fts-index-format.md §2–§6): `metadata.lance`
+//! (analyzer params, partition ids, format keys), and per partition the token map (an
+//! fst, checksum verified), the documents (row address and token count, read at open)
+//! and the posting lists (read per token when a query needs them).
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{UInt32Type, UInt64Type};
+use arrow_array::{Array, RecordBatch};
+use lancer_format::reader::FileReader;
+use lancer_table::pb;
+use lancer_table::Dataset;
+use roaring::RoaringBitmap;
+
+use super::posting::{self, Layout, Postings};
+use super::tokenizer::{
+    AnalyzerParams, StopWordLists, ENGLISH_STOP_WORDS_NLTK, ENGLISH_STOP_WORDS_PYLANCE14,
+};
+use crate::scalar::corrupt;
+use crate::{IndexError, Result};
+
+/// The manifest's type URL of an INVERTED index.
+pub const INVERTED_DETAILS_URL: &str = "/lance.table.InvertedIndexDetails";
+
+/// The highest on-disk format (`index_version`) Lancer reads.
+pub const MAX_FORMAT: u32 = 3;
+
+/// Whether `meta` is an INVERTED (full-text) index segment.
+pub fn is_inverted(meta: &pb::IndexMetadata) -> bool {
+    meta.index_details
+        .as_ref()
+        .is_some_and(|d| d.type_url.ends_with("InvertedIndexDetails"))
+}
+
+/// How positions are stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Positions {
+    /// Not stored (phrase queries are refused).
+    None,
+    /// Formats 2 / 3: one stream per token, offsets per block.
+    Shared,
+    /// Format 1: a list per document.
+    PerDocument,
+}
+
+/// One partition: its tokens, documents and posting lists.
+pub struct Partition {
+    /// Partition id (the `part_<id>_` file prefix).
+    pub id: u32,
+    tokens: fst::Map<Vec<u8>>,
+    num_token_ids: u32,
+    /// Row address (or stable row id) of each document.
+    pub row_ids: Vec<u64>,
+    /// Token count of each document.
+    pub lengths: Vec<u32>,
+    /// Sum of `lengths`.
+    pub total_tokens: u64,
+    invert: Arc<FileReader>,
+}
+
+/// An opened INVERTED segment.
+pub struct InvertedSegment {
+    /// Index name.
+    pub name: String,
+    /// `name (uuid)`, for messages.
+    pub label: String,
+    /// The indexed column's field id.
+    pub field_id: i32,
+    /// Fragments whose rows the segment indexed.
+    pub fragments: RoaringBitmap,
+    /// The analyzer's settings.
+    pub params: AnalyzerParams,
+    /// On-disk format (1, 2, 3).
+    pub format: u32,
+    /// Posting layout.
+    pub layout: Layout,
+    /// How positions are stored.
+    pub positions: Positions,
+    /// The partitions.
+    pub partitions: Vec<Partition>,
+}
+
+impl std::fmt::Debug for InvertedSegment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InvertedSegment")
+            .field("label", &self.label)
+            .field("partitions", &self.partitions.len())
+            .finish()
+    }
+}
+
+fn meta_key<'a>(r: &'a FileReader, key: &str) -> Option<&'a String> {
+    r.metadata().schema.metadata.get(key)
+}
+
+fn column<'a>(b: &'a RecordBatch, name: &str, label: &str) -> Result<&'a dyn Array> {
+    b.column_by_name(name)
+        .map(|c| c.as_ref())
+        .ok_or_else(|| corrupt(label, format!("no {name} column")))
+}
+
+impl InvertedSegment {
+    /// Opens the segment `meta` of `ds`: `Ok(None)` when it is not an INVERTED index or
+    /// of a newer format than Lancer reads.
+    pub fn open(ds: &Dataset, meta: &pb::IndexMetadata) -> Result<Option<Self>> {
+        if !is_inverted(meta) {
+            return Ok(None);
+        }
+        let format = meta.index_version.unwrap_or(1).max(0) as u32;
+        if format > MAX_FORMAT {
+            return Ok(None);
+        }
+        let uuid = meta
+            .uuid
+            .as_ref()
+            .map(|u| u.uuid.clone())
+            .ok_or_else(|| corrupt(&meta.name, "segment without uuid"))?;
+        let label = format!(
+            "{} ({})",
+            meta.name,
+            lancer_table::dataset::uuid_dir(&uuid).unwrap_or_default()
+        );
+        let fragments = RoaringBitmap::deserialize_from(meta.fragment_bitmap.as_slice())
+            .map_err(|e| corrupt(&label, format!("fragment bitmap: {e}")))?;
+        let [field_id] = meta.fields[..] else {
+            return Err(corrupt(
+                &label,
+                format!("an INVERTED index on {} fields", meta.fields.len()),
+            ));
+        };
+        let open = |name: &str| -> Result<Arc<FileReader>> { Ok(ds.open_index_file(&uuid, name)?) };
+        let md = open("metadata.lance")?;
+        let params_json = meta_key(&md, "params")
+            .ok_or_else(|| corrupt(&label, "metadata.lance has no params"))?;
+        let mut params = AnalyzerParams::from_json(params_json)
+            .map_err(|e| corrupt(&label, format!("analyzer params: {e}")))?;
+        let ids: Vec<u32> = match meta_key(&md, "partitions") {
+            Some(p) => serde_json::from_str(p)
+                .map_err(|e| corrupt(&label, format!("partitions {p:?}: {e}")))?,
+            None => vec![0],
+        };
+        if ids.len() > 1 << 16 {
+            return Err(corrupt(&label, format!("{} partitions", ids.len())));
+        }
+        let block = match meta_key(&md, "posting_block_size").map(|s| s.as_str()) {
+            None | Some("128") => 128,
+            Some("256") => 256,
+            Some(other) => {
+                return Err(corrupt(&label, format!("posting block size {other}")));
+            }
+        };
+        let varint_tail = match meta_key(&md, "posting_tail_codec").map(|s| s.as_str()) {
+            Some("varint_delta_v1") => true,
+            Some("fixed32_v1") => false,
+            None => format >= 2,
+            Some(other) => return Err(corrupt(&label, format!("posting tail codec {other}"))),
+        };
+        let mut partitions = Vec::with_capacity(ids.len());
+        let mut positions = Positions::None;
+        for id in ids {
+            let part = Self::open_partition(&open, &label, id)?;
+            let schema = part.invert.schema();
+            let p = if schema.field_with_name("_compressed_position").is_ok() {
+                Positions::Shared
+            } else if schema.field_with_name("_position").is_ok() {
+                Positions::PerDocument
+            } else {
+                Positions::None
+            };
+            positions = p;
+            partitions.push(part);
+        }
+        params.stop_word_lists = stop_lists(&params, &partitions, md.metadata().version);
+        Ok(Some(Self {
+            name: meta.name.clone(),
+            label,
+            field_id,
+            fragments,
+            params,
+            format,
+            layout: Layout { block, varint_tail },
+            positions,
+            partitions,
+        }))
+    }
+
+    fn open_partition(
+        open: &dyn Fn(&str) -> Result<Arc<FileReader>>,
+        label: &str,
+        id: u32,
+    ) -> Result<Partition> {
+        let tokens_file = open(&format!("part_{id}_tokens.lance"))?;
+        let t = tokens_file.read_all(None)?;
+        let fst_bytes = column(&t, "_token_fst_bytes", label)?;
+        let fst_bytes = fst_bytes
+            .as_binary_opt::<i64>()
+            .map(|a| a.iter().next().flatten().map(<[u8]>::to_vec))
+            .or_else(|| {
+                fst_bytes
+                    .as_binary_opt::<i32>()
+                    .map(|a| a.iter().next().flatten().map(<[u8]>::to_vec))
+            })
+            .flatten()
+            .ok_or_else(|| corrupt(label, format!("partition {id}: no token map")))?;
+        let tokens = fst::Map::new(fst_bytes)
+            .map_err(|e| corrupt(label, format!("partition {id} token map: {e}")))?;
+        tokens
+            .as_fst()
+            .verify()
+            .map_err(|e| corrupt(label, format!("partition {id} token map: {e}")))?;
+        let num_token_ids = column(&t, "_token_next_id", label)?
+            .as_primitive_opt::<UInt32Type>()
+            .and_then(|a| a.iter().next().flatten())
+            .unwrap_or(tokens.len() as u32);
+        let docs = open(&format!("part_{id}_docs.lance"))?.read_all(None)?;
+        let row_ids = column(&docs, "_rowid", label)?
+            .as_primitive_opt::<UInt64Type>()
+            .ok_or_else(|| corrupt(label, "_rowid is not uint64"))?
+            .values()
+            .to_vec();
+        let lengths = column(&docs, "_num_tokens", label)?
+            .as_primitive_opt::<UInt32Type>()
+            .ok_or_else(|| corrupt(label, "_num_tokens is not uint32"))?
+            .values()
+            .to_vec();
+        if lengths.len() != row_ids.len() {
+            return Err(corrupt(label, "documents with mismatched columns"));
+        }
+        let total_tokens = lengths.iter().map(|&l| u64::from(l)).sum();
+        let invert = open(&format!("part_{id}_invert.lance"))?;
+        if invert.num_rows() < u64::from(num_token_ids) {
+            return Err(corrupt(
+                label,
+                format!(
+                    "partition {id}: {} posting lists for {num_token_ids} tokens",
+                    invert.num_rows()
+                ),
+            ));
+        }
+        Ok(Partition {
+            id,
+            tokens,
+            num_token_ids,
+            row_ids,
+            lengths,
+            total_tokens,
+            invert,
+        })
+    }
+
+    /// Documents over all partitions.
+    pub fn num_docs(&self) -> u64 {
+        self.partitions.iter().map(|p| p.row_ids.len() as u64).sum()
+    }
+
+    /// Tokens over all partitions.
+    pub fn total_tokens(&self) -> u64 {
+        self.partitions.iter().map(|p| p.total_tokens).sum()
+    }
+}
+
+/// Which English stop-word list built an index: pylance 11 / 12 removed NLTK's, 14 a
+/// shorter one, and the files do not say which (docs/fts-index-format.md §10.4). A
+/// token only 14 keeps (`not`, `no`, `t`, `don`, …) in the index means 14's list; else
+/// 2.1 index files (pylance 11's) mean NLTK's; else 14's (12's files look the same, but
+/// when no such word occurs the lists differ only for query words absent from the
+/// index).
+fn stop_lists(
+    params: &AnalyzerParams,
+    partitions: &[Partition],
+    file_version: lancer_format::container::FileVersion,
+) -> StopWordLists {
+    if !params.remove_stop_words
+        || params.custom_stop_words.is_some()
+        || params.language != "English"
+    {
+        return StopWordLists::default();
+    }
+    let kept_by_14 = ENGLISH_STOP_WORDS_NLTK
+        .iter()
+        .filter(|w| !ENGLISH_STOP_WORDS_PYLANCE14.contains(w));
+    for w in kept_by_14 {
+        if partitions.iter().any(|p| p.token_id(w).is_some()) {
+            return StopWordLists::Pylance14;
+        }
+    }
+    if file_version == lancer_format::container::FileVersion::V2_1 {
+        StopWordLists::Nltk
+    } else {
+        StopWordLists::Pylance14
+    }
+}
+
+impl Partition {
+    /// The id of `token` in this partition.
+    pub fn token_id(&self, token: &str) -> Option<u32> {
+        self.tokens
+            .get(token)
+            .and_then(|v| u32::try_from(v).ok())
+            .filter(|&v| v < self.num_token_ids)
+    }
+
+    /// Every token of this partition accepted by `automaton`, with its id, in byte order.
+    pub fn tokens_matching<A: fst::Automaton>(&self, automaton: A) -> Vec<(String, u32)> {
+        use fst::{IntoStreamer, Streamer};
+        let mut out = Vec::new();
+        let mut s = self.tokens.search(automaton).into_stream();
+        while let Some((k, v)) = s.next() {
+            if let (Ok(k), Ok(v)) = (std::str::from_utf8(k), u32::try_from(v)) {
+                out.push((k.to_string(), v));
+            }
+        }
+        out
+    }
+
+    /// Number of distinct tokens.
+    pub fn num_tokens(&self) -> u32 {
+        self.num_token_ids
+    }
+
+    /// The posting list of `token_id` (its documents and frequencies).
+    pub fn postings(&self, seg: &InvertedSegment, token_id: u32) -> Result<Postings> {
+        let b = self
+            .invert
+            .take(&[u64::from(token_id)], Some(&["_posting", "_length"]))?;
+        let err = |what: String| {
+            corrupt(
+                &seg.label,
+                format!("partition {} token {token_id}: {what}", self.id),
+            )
+        };
+        let length = b
+            .column(1)
+            .as_primitive_opt::<UInt32Type>()
+            .and_then(|a| a.iter().next().flatten())
+            .ok_or_else(|| err("no _length".into()))? as usize;
+        let list = b
+            .column(0)
+            .as_list_opt::<i32>()
+            .ok_or_else(|| err("_posting is not a list".into()))?;
+        if list.is_empty() || list.is_null(0) {
+            return Err(err("no posting list".into()));
+        }
+        let values = list.value(0);
+        let blocks: Vec<&[u8]> = match values.as_binary_opt::<i64>() {
+            Some(a) => (0..a.len()).map(|i| a.value(i)).collect(),
+            None => {
+                return Err(err("_posting blocks are not large_binary".into()));
+            }
+        };
+        // `values` borrows from `list`; decode before it goes
+        let p = posting::decode(&blocks, length, seg.layout, self.row_ids.len()).map_err(err)?;
+        Ok(p)
+    }
+
+    /// The positions of every document of `postings` (the list of `token_id`).
+    pub fn positions(
+        &self,
+        seg: &InvertedSegment,
+        token_id: u32,
+        postings: &Postings,
+    ) -> Result<Vec<Vec<u32>>> {
+        let err = |what: String| {
+            corrupt(
+                &seg.label,
+                format!("partition {} token {token_id} positions: {what}", self.id),
+            )
+        };
+        match seg.positions {
+            Positions::None => Err(IndexError::InvalidArgument {
+                what: format!(
+                    "index {} stores no positions, which phrase queries need: recreate it with positions (--with-position)",
+                    seg.name
+                ),
+            }),
+            Positions::Shared => {
+                let b = self.invert.take(
+                    &[u64::from(token_id)],
+                    Some(&["_compressed_position", "_position_block_offset"]),
+                )?;
+                let stream = b
+                    .column(0)
+                    .as_binary_opt::<i64>()
+                    .filter(|a| !a.is_empty())
+                    .map(|a| a.value(0).to_vec())
+                    .ok_or_else(|| err("no position stream".into()))?;
+                let offs = b
+                    .column(1)
+                    .as_list_opt::<i32>()
+                    .filter(|a| !a.is_empty())
+                    .map(|a| a.value(0))
+                    .ok_or_else(|| err("no block offsets".into()))?;
+                let offs = offs
+                    .as_primitive_opt::<UInt32Type>()
+                    .ok_or_else(|| err("block offsets are not uint32".into()))?
+                    .values()
+                    .to_vec();
+                posting::decode_positions_shared(&stream, &offs, &postings.freqs, seg.layout.block)
+                    .map_err(err)
+            }
+            Positions::PerDocument => {
+                let b = self
+                    .invert
+                    .take(&[u64::from(token_id)], Some(&["_position"]))?;
+                let outer = b
+                    .column(0)
+                    .as_list_opt::<i32>()
+                    .filter(|a| !a.is_empty())
+                    .map(|a| a.value(0))
+                    .ok_or_else(|| err("no _position".into()))?;
+                let docs = outer
+                    .as_list_opt::<i32>()
+                    .ok_or_else(|| err("_position is not a list of lists".into()))?;
+                if docs.len() != postings.freqs.len() {
+                    return Err(err(format!(
+                        "{} position lists for {} documents",
+                        docs.len(),
+                        postings.freqs.len()
+                    )));
+                }
+                let mut out = Vec::with_capacity(docs.len());
+                for (i, &f) in postings.freqs.iter().enumerate() {
+                    let parts = docs.value(i);
+                    let parts = parts
+                        .as_binary_opt::<i64>()
+                        .ok_or_else(|| err("position parts are not large_binary".into()))?;
+                    let parts: Vec<&[u8]> = (0..parts.len()).map(|k| parts.value(k)).collect();
+                    out.push(posting::decode_positions_v1(&parts, f).map_err(err)?);
+                }
+                Ok(out)
+            }
+        }
+    }
+}
