@@ -143,22 +143,23 @@ fn texts(
                 what: "row addresses missing from the text scan".into(),
             })?;
         let col = b.column(0);
-        let strings: Box<dyn Fn(usize) -> Option<String>> =
-            match col.data_type() {
-                DataType::Utf8 => {
-                    let a = col.as_string::<i32>();
-                    Box::new(move |i| a.is_valid(i).then(|| a.value(i).to_string()))
-                }
-                DataType::LargeUtf8 => {
-                    let a = col.as_string::<i64>();
-                    Box::new(move |i| a.is_valid(i).then(|| a.value(i).to_string()))
-                }
-                other => return Err(Error::InvalidArgument {
+        let strings: Box<dyn Fn(usize) -> Option<String>> = match col.data_type() {
+            DataType::Utf8 => {
+                let a = col.as_string::<i32>();
+                Box::new(move |i| a.is_valid(i).then(|| a.value(i).to_string()))
+            }
+            DataType::LargeUtf8 => {
+                let a = col.as_string::<i64>();
+                Box::new(move |i| a.is_valid(i).then(|| a.value(i).to_string()))
+            }
+            other => {
+                return Err(Error::InvalidArgument {
                     what: format!(
                         "column {column:?} is {other}, not a string column: no full-text search"
                     ),
-                }),
-            };
+                })
+            }
+        };
         for i in 0..b.num_rows() {
             if let Some(s) = strings(i) {
                 out.push((addrs.value(i), s));

@@ -195,6 +195,7 @@ fn postfilter_ok(ds: &Dataset, q: &FtsQuery, opts: &FtsOptions, r: &[(u64, f32)]
 
 #[test]
 fn pylance_built_fts_indexes_answer_like_pylance() {
+    let mut all_failures: Vec<String> = Vec::new();
     for root in roots() {
         let mut files: Vec<PathBuf> = std::fs::read_dir(&root)
             .unwrap()
@@ -269,11 +270,11 @@ fn pylance_built_fts_indexes_answer_like_pylance() {
             failures.len()
         );
         assert!(run > 900, "{run} queries");
-        assert!(
-            failures.is_empty(),
-            "{}:\n{}",
-            root.display(),
-            failures.join("\n")
+        all_failures.extend(
+            failures
+                .into_iter()
+                .map(|f| format!("{}: {f}", root.display())),
         );
     }
+    assert!(all_failures.is_empty(), "{}", all_failures.join("\n"));
 }

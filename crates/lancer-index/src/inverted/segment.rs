@@ -171,7 +171,7 @@ impl InvertedSegment {
             positions = p;
             partitions.push(part);
         }
-        params.stop_word_lists = stop_lists(&params, &partitions, md.metadata().version);
+        params.stop_word_lists = stop_lists(ds, field_id, &params, &partitions);
         Ok(Some(Self {
             name: meta.name.clone(),
             label,
@@ -261,21 +261,27 @@ impl InvertedSegment {
 }
 
 /// Which English stop-word list built an index: pylance 11 / 12 removed NLTK's, 14 a
-/// shorter one, and the files do not say which (docs/fts-index-format.md §10.4). A
-/// token only 14 keeps (`not`, `no`, `t`, `don`, …) in the index means 14's list; else
-/// 2.1 index files (pylance 11's) mean NLTK's; else 14's (12's files look the same, but
-/// when no such word occurs the lists differ only for query words absent from the
-/// index).
+/// shorter one, and the files do not say which (docs/fts-index-format.md §10.4).
+/// Decided by re-tokenizing a sample of indexed rows with both lists: the one that gives
+/// the stored `_num_tokens` wins. When no sampled row tells them apart (no word of
+/// one list but not the other: `not`, `no`, `t`, `don`, …), a token only 14 keeps in the
+/// index means 14's list, else NLTK's (an index of text without any such word is the
+/// same under both; the choice then only decides whether such a word in a query or in a
+/// row appended since counts).
 fn stop_lists(
+    ds: &Dataset,
+    field_id: i32,
     params: &AnalyzerParams,
     partitions: &[Partition],
-    file_version: lancer_format::container::FileVersion,
 ) -> StopWordLists {
     if !params.remove_stop_words
         || params.custom_stop_words.is_some()
         || params.language != "English"
     {
         return StopWordLists::default();
+    }
+    if let Some(l) = sampled_lists(ds, field_id, params, partitions) {
+        return l;
     }
     let kept_by_14 = ENGLISH_STOP_WORDS_NLTK
         .iter()
@@ -285,11 +291,75 @@ fn stop_lists(
             return StopWordLists::Pylance14;
         }
     }
-    if file_version == lancer_format::container::FileVersion::V2_1 {
-        StopWordLists::Nltk
-    } else {
-        StopWordLists::Pylance14
+    StopWordLists::Nltk
+}
+
+/// Rows of the index sampled for [`stop_lists`].
+const SAMPLED_ROWS: usize = 2048;
+
+fn sampled_lists(
+    ds: &Dataset,
+    field_id: i32,
+    params: &AnalyzerParams,
+    partitions: &[Partition],
+) -> Option<StopWordLists> {
+    use arrow_array::cast::AsArray;
+    if ds.uses_stable_row_ids() {
+        return None;
     }
+    let column = ds
+        .manifest()
+        .schema
+        .fields
+        .iter()
+        .find(|f| f.id == field_id && f.parent_id == -1)?
+        .name
+        .clone();
+    let live = ds.live_addresses().ok()?;
+    let mut rows = Vec::new();
+    let mut lengths = Vec::new();
+    'parts: for p in partitions {
+        for (&r, &l) in p.row_ids.iter().zip(&p.lengths) {
+            if rows.len() >= SAMPLED_ROWS {
+                break 'parts;
+            }
+            if live.contains(r) {
+                rows.push(r);
+                lengths.push(l);
+            }
+        }
+    }
+    let b = ds.take_addresses(&rows, Some(&[column.as_str()])).ok()?;
+    let col = b.column(0);
+    let text = |i: usize| -> Option<&str> {
+        if col.is_null(i) {
+            return None;
+        }
+        col.as_string_opt::<i32>()
+            .map(|a| a.value(i))
+            .or_else(|| col.as_string_opt::<i64>().map(|a| a.value(i)))
+    };
+    let mut with = |lists: StopWordLists| {
+        let mut p = params.clone();
+        p.stop_word_lists = lists;
+        p.analyzer().ok()
+    };
+    let (mut a14, mut nltk) = (with(StopWordLists::Pylance14)?, with(StopWordLists::Nltk)?);
+    let (mut t14, mut tn) = (Vec::new(), Vec::new());
+    for (i, &len) in lengths.iter().enumerate() {
+        let Some(s) = text(i) else { continue };
+        a14.tokens(s, &mut t14);
+        nltk.tokens(s, &mut tn);
+        if t14.len() != tn.len() {
+            if t14.len() == len as usize {
+                return Some(StopWordLists::Pylance14);
+            }
+            if tn.len() == len as usize {
+                return Some(StopWordLists::Nltk);
+            }
+        }
+    }
+    None
 }
 
 impl Partition {
