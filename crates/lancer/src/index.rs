@@ -422,6 +422,9 @@ pub fn optimize_index(ds: &Dataset, name: &str) -> Result<Dataset> {
     if let Some(kind) = lancer_index::scalar::kind_of(ds, first) {
         return crate::scalar_index::optimize(ds, name, kind, first, &new);
     }
+    if lancer_index::inverted::segment::is_inverted(first) {
+        return crate::fts_index::optimize(ds, name, first, &column, &new);
+    }
     let Some(trained) = metas.iter().find(|m| !ivf::covers_nothing(m)) else {
         // Only entries of no rows (the dataset had no vectors when it was built):
         // train now, on every fragment, with the settings they record.
@@ -479,6 +482,9 @@ pub fn list_indices(ds: &Dataset) -> Result<Vec<IndexInfo>> {
             None => {
                 let (kind, metric) = match lancer_index::scalar::kind_of(ds, m) {
                     Some(k) => (Some(k.type_name().to_string()), None),
+                    None if lancer_index::inverted::segment::is_inverted(m) => {
+                        (Some("INVERTED".to_string()), None)
+                    }
                     None if ivf::covers_nothing(m) => match ivf_build::details_model(m) {
                         Some((q, metric)) => (
                             Some(q.type_name().to_string()),
@@ -560,6 +566,33 @@ pub fn describe_index(ds: &Dataset, name: &str) -> Result<serde_json::Value> {
                     "fragments": frags.iter().collect::<Vec<_>>(),
                     "details_bytes": m.index_details.as_ref().map_or(0, |d| d.value.len()),
                 })
+            }
+            None if lancer_index::inverted::segment::is_inverted(m) => {
+                let seg = lancer_index::inverted::segment::InvertedSegment::open(ds, m)
+                    .map_err(crate::ann::index_error)?;
+                match seg {
+                    Some(seg) => {
+                        rows += seg.num_docs() as usize;
+                        serde_json::json!({
+                            "uuid": m.uuid.as_ref().and_then(|u| lancer_table::dataset::uuid_dir(&u.uuid).ok()),
+                            "type": "INVERTED",
+                            "format": seg.format,
+                            "fragments": seg.fragments.iter().collect::<Vec<_>>(),
+                            "documents": seg.num_docs(),
+                            "tokens_total": seg.total_tokens(),
+                            "partitions": seg.partitions.iter().map(|p| serde_json::json!({
+                                "id": p.id,
+                                "documents": p.row_ids.len(),
+                                "distinct_tokens": p.num_tokens(),
+                            })).collect::<Vec<_>>(),
+                            "positions": format!("{:?}", seg.positions),
+                            "params": serde_json::from_str::<serde_json::Value>(&seg.params.to_json()).unwrap_or_default(),
+                        })
+                    }
+                    None => {
+                        serde_json::json!({"type": "INVERTED", "note": "a newer format than Lancer reads"})
+                    }
+                }
             }
             None if ivf::covers_nothing(m) => {
                 let model = ivf_build::details_model(m);

@@ -6,6 +6,7 @@ pub mod ann;
 mod error;
 pub mod filter;
 pub mod fts;
+pub mod fts_index;
 pub mod index;
 pub mod scalar_index;
 mod scalar_plan;

@@ -125,7 +125,17 @@ pub fn create_scalar_index(
     }
     let built = build(ds, column, None, &opts.params)?;
     let all: Vec<u64> = ds.fragments().iter().map(|f| f.id).collect();
-    commit(ds, field_id, name, opts.params.kind, built, &all, existing)
+    commit(
+        ds,
+        field_id,
+        name,
+        opts.params.kind.type_url(),
+        built.files,
+        built.details,
+        built.index_version,
+        &all,
+        existing,
+    )
 }
 
 /// Adds the fragments the scalar index `name` does not cover as a delta segment with the
@@ -155,7 +165,17 @@ pub(crate) fn optimize(
         })?;
     let params = params_of(ds, first, kind)?;
     let built = build(ds, &column, Some(new), &params)?;
-    commit(ds, field_id, name.to_string(), kind, built, new, Vec::new())
+    commit(
+        ds,
+        field_id,
+        name.to_string(),
+        kind.type_url(),
+        built.files,
+        built.details,
+        built.index_version,
+        new,
+        Vec::new(),
+    )
 }
 
 /// The build parameters an existing segment was made with (page / zone / bloom sizes).
@@ -197,19 +217,23 @@ fn params_of(ds: &Dataset, meta: &pb::IndexMetadata, kind: ScalarKind) -> Result
     Ok(p)
 }
 
-fn commit(
+/// Writes a segment's `files` under a new uuid and commits its manifest entry (details
+/// of `type_url`) covering `fragments`, dropping the segments `removed`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn commit(
     ds: &Dataset,
     field_id: i32,
     name: String,
-    kind: ScalarKind,
-    built: BuiltScalar,
+    type_url: &str,
+    files: Vec<(String, Vec<u8>)>,
+    details: Vec<u8>,
+    index_version: i32,
     fragments: &[u64],
     removed: Vec<pb::IndexMetadata>,
 ) -> Result<Dataset> {
     use lancer_table::commit::IndexSource;
     let uuid = lancer_table::commit::random_uuid_bytes();
-    let sources: Vec<(&str, IndexSource<'_>)> = built
-        .files
+    let sources: Vec<(&str, IndexSource<'_>)> = files
         .iter()
         .map(|(n, b)| (n.as_str(), IndexSource::Bytes(b)))
         .collect();
@@ -235,10 +259,10 @@ fn commit(
         dataset_version: ds.version(),
         fragment_bitmap: bitmap,
         index_details: Some(prost_types::Any {
-            type_url: kind.type_url().into(),
-            value: built.details,
+            type_url: type_url.into(),
+            value: details,
         }),
-        index_version: Some(built.index_version),
+        index_version: Some(index_version),
         created_at: Some(created),
         base_id: None,
         files,

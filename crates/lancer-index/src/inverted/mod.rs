@@ -2,6 +2,7 @@
 //! lines ~1606–1895): the analyzer (`tokenizer`), the files of a segment (token map,
 //! documents, posting lists), BM25 scoring and queries.
 
+pub mod build;
 pub mod posting;
 pub mod search;
 pub mod segment;

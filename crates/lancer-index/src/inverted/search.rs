@@ -16,6 +16,9 @@ use super::segment::InvertedSegment;
 use super::tokenizer::{Analyzer, Token};
 use crate::{IndexError, Result};
 
+/// The base tokenizer whose words fuzzy queries expand on ngram indexes.
+const WORDS_TOKENIZER: &str = "whitespace";
+
 /// BM25 `k1`.
 pub const K1: f32 = 1.2;
 /// BM25 `b`.
@@ -157,7 +160,7 @@ pub fn search(q: &FtsQuery, columns: &[ColumnIndex]) -> Result<Scores> {
 
 struct Ctx<'a> {
     columns: &'a [ColumnIndex],
-    analyzers: HashMap<(usize, bool), Analyzer>,
+    analyzers: HashMap<(usize, bool, bool), Analyzer>,
     /// Per column: every unindexed row's tokens.
     unindexed_tokens: HashMap<usize, Arc<Vec<(u64, Vec<Token>)>>>,
 }
@@ -189,26 +192,34 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn analyzer(&mut self, col: usize, stem: bool) -> Result<&mut Analyzer> {
-        if !self.analyzers.contains_key(&(col, stem)) {
+    /// The column's analyzer; without stemming for fuzzy expansion, and then for an
+    /// ngram index one that keeps whole words (pylance expands the query's words, not
+    /// its grams, against the index's grams).
+    fn analyzer(&mut self, col: usize, stem: bool, words: bool) -> Result<&mut Analyzer> {
+        let key = (col, stem, words);
+        if !self.analyzers.contains_key(&key) {
             let seg = self.columns[col].segments.first().ok_or_else(|| {
                 invalid(format!(
                     "column {:?} has no index segment",
                     self.columns[col].column
                 ))
             })?;
-            let a = seg.params.analyzer()?;
+            let mut params = seg.params.clone();
+            if words && params.base_tokenizer == "ngram" {
+                params.base_tokenizer = WORDS_TOKENIZER.to_string();
+            }
+            let a = params.analyzer()?;
             let a = if stem { a } else { a.without_stemming()? };
-            self.analyzers.insert((col, stem), a);
+            self.analyzers.insert(key, a);
         }
         self.analyzers
-            .get_mut(&(col, stem))
+            .get_mut(&key)
             .ok_or_else(|| invalid("analyzer"))
     }
 
     fn tokens(&mut self, col: usize, text: &str, stem: bool) -> Result<Vec<Token>> {
         let mut out = Vec::new();
-        self.analyzer(col, stem)?.tokens(text, &mut out);
+        self.analyzer(col, stem, !stem)?.tokens(text, &mut out);
         Ok(out)
     }
 
@@ -220,7 +231,7 @@ impl<'a> Ctx<'a> {
         let mut out = Vec::with_capacity(rows.len());
         for (addr, text) in rows {
             let mut toks = Vec::new();
-            self.analyzer(col, true)?.tokens(text, &mut toks);
+            self.analyzer(col, true, false)?.tokens(text, &mut toks);
             if !toks.is_empty() {
                 out.push((*addr, toks));
             }
@@ -400,10 +411,16 @@ impl<'a> Ctx<'a> {
         // Index part: tokens deduplicated on (text, position); each fuzzy query token
         // becomes its expansions.
         let terms: Vec<(u32, String, usize)> = if fuzziness > 0 {
+            // `max_expansions` bounds the expansions of all query tokens together,
+            // taken token by token in query order (each token's in byte order).
             let plain = self.tokens(col, text, false)?;
             let mut t = Vec::new();
             for (i, tok) in plain.iter().enumerate() {
-                for e in self.expand(col, &tok.text, fuzziness, prefix_length, max_expansions)? {
+                let room = max_expansions.saturating_sub(t.len());
+                if room == 0 {
+                    break;
+                }
+                for e in self.expand(col, &tok.text, fuzziness, prefix_length, room)? {
                     t.push((tok.position, e, i));
                 }
             }
@@ -479,7 +496,8 @@ impl<'a> Ctx<'a> {
                 out.insert(part.row_ids[d as usize], score * boost);
             }
         }
-        // Unindexed rows: every query token (stemmed, exact), combined statistics.
+        // Unindexed rows: every query token (stemmed, exact; also for a fuzzy query),
+        // combined statistics.
         let un = self.unindexed(col)?;
         if !un.is_empty() {
             let mut n_all: HashMap<&str, u64> = HashMap::new();

@@ -339,7 +339,7 @@ fn sampled_lists(
             .map(|a| a.value(i))
             .or_else(|| col.as_string_opt::<i64>().map(|a| a.value(i)))
     };
-    let mut with = |lists: StopWordLists| {
+    let with = |lists: StopWordLists| {
         let mut p = params.clone();
         p.stop_word_lists = lists;
         p.analyzer().ok()

@@ -1,0 +1,167 @@
+//! Building INVERTED (full-text) indexes in pylance's format
+//! (docs/fts-index-format.md §13): the string column is scanned in row order with row
+//! addresses (stable row ids where the dataset has them), tokenized with the index's
+//! analyzer into one partition (`lancer_index::inverted::build`) and committed as a
+//! `CreateIndex`; `optimize` adds the fragments appended since as a delta segment with
+//! the same analyzer (pylance's `optimize_indices(num_indices_to_merge=0)` form).
+
+use arrow_array::cast::AsArray;
+use arrow_array::Array;
+use arrow_schema::DataType;
+use lancer_index::inverted::build::{InvertedBuilder, FORMAT};
+use lancer_index::inverted::segment::{InvertedSegment, INVERTED_DETAILS_URL};
+use lancer_index::inverted::tokenizer::AnalyzerParams;
+use lancer_table::pb;
+
+use crate::scan::{DatasetExt, ROW_ADDRESS, ROW_ID};
+use crate::{Dataset, Error, Result};
+
+/// How to build a full-text index.
+#[derive(Clone, Debug)]
+pub struct FtsIndexOptions {
+    /// Index name (default `<column>_idx`).
+    pub name: Option<String>,
+    /// Replace an index of the same name.
+    pub replace: bool,
+    /// The analyzer (pylance 14's defaults: simple tokenizer, English, lower case,
+    /// stemming, stop words, ASCII folding, tokens under 40 bytes; no positions).
+    pub params: AnalyzerParams,
+}
+
+impl Default for FtsIndexOptions {
+    fn default() -> Self {
+        Self {
+            name: None,
+            replace: false,
+            params: AnalyzerParams::defaults(),
+        }
+    }
+}
+
+fn invalid(what: impl Into<String>) -> Error {
+    Error::InvalidArgument { what: what.into() }
+}
+
+/// Builds a full-text index on the string column `column` and commits it.
+pub fn create_fts_index(ds: &Dataset, column: &str, opts: &FtsIndexOptions) -> Result<Dataset> {
+    let field = ds
+        .manifest()
+        .schema
+        .fields
+        .iter()
+        .find(|f| f.name == column && f.parent_id == -1)
+        .ok_or_else(|| invalid(format!("no column {column:?} to index")))?;
+    let field_id = field.id;
+    match ds
+        .schema()
+        .field_with_name(column)
+        .map(|f| f.data_type().clone())
+    {
+        Ok(DataType::Utf8 | DataType::LargeUtf8) => {}
+        Ok(other) => {
+            return Err(invalid(format!(
+                "column {column:?} is {other}: full-text indexes are built on string columns"
+            )))
+        }
+        Err(e) => return Err(invalid(e.to_string())),
+    }
+    let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
+    let existing: Vec<pb::IndexMetadata> = ds
+        .indices()?
+        .iter()
+        .filter(|m| m.name == name)
+        .cloned()
+        .collect();
+    if !existing.is_empty() && !opts.replace {
+        return Err(invalid(format!(
+            "an index named {name:?} exists; pass replace to rebuild it, or choose another name"
+        )));
+    }
+    let all: Vec<u64> = ds.fragments().iter().map(|f| f.id).collect();
+    let files = build(ds, column, &all, opts.params.clone())?;
+    crate::scalar_index::commit(
+        ds,
+        field_id,
+        name,
+        INVERTED_DETAILS_URL,
+        files.files,
+        files.details,
+        FORMAT,
+        &all,
+        existing,
+    )
+}
+
+/// Tokenizes the rows of `fragments` into one segment.
+fn build(
+    ds: &Dataset,
+    column: &str,
+    fragments: &[u64],
+    params: AnalyzerParams,
+) -> Result<lancer_index::inverted::build::BuiltInverted> {
+    let mut b = InvertedBuilder::new(params).map_err(crate::ann::index_error)?;
+    let stable = ds.uses_stable_row_ids();
+    let id_col = if stable { ROW_ID } else { ROW_ADDRESS };
+    let mut order = fragments.to_vec();
+    order.sort_unstable();
+    if !order.is_empty() {
+        let mut scan = ds.scan().columns(&[column]).fragments(&order);
+        scan = if stable {
+            scan.with_row_id(true)
+        } else {
+            scan.with_row_address(true)
+        };
+        for batch in scan.stream()? {
+            let batch = batch?;
+            let ids = batch
+                .column_by_name(id_col)
+                .and_then(|c| c.as_primitive_opt::<arrow_array::types::UInt64Type>())
+                .ok_or_else(|| invalid("row ids missing from the index scan"))?;
+            let col = batch.column(0);
+            for i in 0..batch.num_rows() {
+                if col.is_null(i) {
+                    continue;
+                }
+                let text = match col.data_type() {
+                    DataType::LargeUtf8 => col.as_string::<i64>().value(i),
+                    _ => col.as_string::<i32>().value(i),
+                };
+                b.push(ids.value(i), text)
+                    .map_err(crate::ann::index_error)?;
+            }
+        }
+    }
+    b.finish(crate::index::index_file_version(ds))
+        .map_err(crate::ann::index_error)
+}
+
+/// Adds the fragments `new` (not covered yet) to the index `name` as a delta segment
+/// with the analyzer of its segment `first`.
+pub(crate) fn optimize(
+    ds: &Dataset,
+    name: &str,
+    first: &pb::IndexMetadata,
+    column: &str,
+    new: &[u64],
+) -> Result<Dataset> {
+    let seg = InvertedSegment::open(ds, first)
+        .map_err(crate::ann::index_error)?
+        .ok_or_else(|| {
+            invalid(format!(
+                "index {name:?} is of a format Lancer does not read"
+            ))
+        })?;
+    let field_id = seg.field_id;
+    let files = build(ds, column, new, seg.params.clone())?;
+    crate::scalar_index::commit(
+        ds,
+        field_id,
+        name.to_string(),
+        INVERTED_DETAILS_URL,
+        files.files,
+        files.details,
+        FORMAT,
+        new,
+        Vec::new(),
+    )
+}
