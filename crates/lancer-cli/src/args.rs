@@ -47,6 +47,45 @@ pub enum Mode {
     Overwrite,
 }
 
+/// The analyzer of a full-text (`--type inverted`) index (pylance's parameters).
+#[derive(Debug, Clone, Args)]
+pub struct FtsCreateArgs {
+    /// Inverted: store token positions (phrase queries need them).
+    #[arg(long)]
+    pub with_position: bool,
+    /// Inverted: simple (split on non-alphanumerics), whitespace, raw (one token per
+    /// value) or ngram.
+    #[arg(long, default_value = "simple")]
+    pub base_tokenizer: String,
+    /// Inverted: language of stemming and stop words (English, French, German, …).
+    #[arg(long, default_value = "English")]
+    pub language: String,
+    /// Inverted: do not stem.
+    #[arg(long)]
+    pub no_stem: bool,
+    /// Inverted: keep stop words.
+    #[arg(long)]
+    pub no_stop_words: bool,
+    /// Inverted: keep case.
+    #[arg(long)]
+    pub no_lower_case: bool,
+    /// Inverted: keep accents (no ASCII folding).
+    #[arg(long)]
+    pub no_ascii_folding: bool,
+    /// Inverted: drop tokens of this many bytes or more (0: keep all; default 40).
+    #[arg(long, default_value_t = 40)]
+    pub max_token_length: usize,
+    /// Inverted, ngram: shortest gram.
+    #[arg(long, default_value_t = 3)]
+    pub ngram_min: u32,
+    /// Inverted, ngram: longest gram.
+    #[arg(long, default_value_t = 3)]
+    pub ngram_max: u32,
+    /// Inverted, ngram: only grams starting at the value's first character.
+    #[arg(long)]
+    pub prefix_only: bool,
+}
+
 /// What `lancer fts` searches for and how.
 #[derive(Debug, Clone, Args)]
 pub struct FtsArgs {
@@ -370,7 +409,8 @@ pub enum IndexAction {
         /// The column to index.
         #[arg(long)]
         column: String,
-        /// Vector: ivf_flat, ivf_pq, ivf_sq, ivf_rq. Scalar: btree (ranges, equality;
+        /// Vector: ivf_flat, ivf_pq, ivf_sq, ivf_rq. Full text: inverted (`lancer fts`).
+        /// Scalar: btree (ranges, equality;
         /// exact), bitmap (few distinct values; exact), label_list (array_has_any/all
         /// on lists), zonemap (min/max per zone of rows), bloomfilter (equality per
         /// zone), ngram (contains / LIKE '%x%' on strings).
@@ -418,6 +458,8 @@ pub enum IndexAction {
         /// $LANCER_INDEX_MEMORY_MB). The vectors themselves are streamed twice.
         #[arg(long)]
         memory_mb: Option<usize>,
+        #[command(flatten)]
+        fts: FtsCreateArgs,
     },
     /// List the indexes: type, metric, segments, covered and unindexed fragments.
     List {

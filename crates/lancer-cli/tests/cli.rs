@@ -1130,3 +1130,94 @@ fn scalar_index_create_explain_count_list_and_describe() {
     );
     let _ = std::fs::remove_dir_all(&ds);
 }
+
+/// `lancer index create --type inverted` on an imported table, then `lancer fts`:
+/// OR / AND matches ranked by BM25, a phrase (positions), a fuzzy match, a prefilter,
+/// and the index in `index list` / `describe`; a phrase on an index without positions
+/// is refused with a message saying what to do.
+#[test]
+fn fts_index_create_search_list_and_describe() {
+    let dir = std::env::temp_dir().join(format!("lancer-cli-fts-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let jsonl = dir.join("docs.jsonl");
+    let texts = [
+        "The quick brown fox jumps over the lazy dog",
+        "A fox in the snow",
+        "Dogs and foxes are not friends",
+        "Lazy afternoons with a quick nap",
+        "brown bread and butter",
+        "The brown fox, the quick fox, the only fox",
+    ];
+    let body: String = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| format!("{{\"id\": {i}, \"text\": \"{t}\"}}\n"))
+        .collect();
+    std::fs::write(&jsonl, body).unwrap();
+    let ds = dir.join("ds");
+    ok(lancer().arg("import").arg(&jsonl).arg(&ds));
+    ok(lancer().args(["index", "create"]).arg(&ds).args([
+        "--column",
+        "text",
+        "--type",
+        "inverted",
+        "--with-position",
+    ]));
+    let ids = |args: &[&str]| {
+        let out = ok(lancer()
+            .args(["fts", "--format", "jsonl", "--columns", "id"])
+            .arg(&ds)
+            .args(args));
+        jsonl_ids(&out.stdout)
+    };
+    // "fox" stems to fox; "foxes" too: rows 0, 1, 2, 5, the thrice-fox row first
+    let any = ids(&["fox"]);
+    assert_eq!(any[0], 5, "{any:?}");
+    let mut sorted = any.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, [0, 1, 2, 5]);
+    let mut both = ids(&["quick fox", "--all"]);
+    both.sort_unstable();
+    assert_eq!(both, [0, 5]);
+    assert_eq!(ids(&["quick brown", "--phrase"]), [0]);
+    let mut slop = ids(&["brown fox", "--phrase", "--slop", "1"]);
+    slop.sort_unstable();
+    assert_eq!(slop, [0, 5]);
+    assert_eq!(
+        ids(&["fxo", "--fuzzy", "1"]),
+        Vec::<i64>::new(),
+        "a swap is two edits"
+    );
+    let mut fuzzy = ids(&["foz", "--fuzzy", "1"]);
+    fuzzy.sort_unstable();
+    assert_eq!(fuzzy, [0, 1, 2, 5]);
+    assert_eq!(ids(&["fox", "--filter", "id > 2"]), [5]);
+    let list = json_of(&["index", "list", "--json"], &ds);
+    assert_eq!(list[0]["type"], "INVERTED", "{list}");
+    let out = ok(lancer()
+        .args(["index", "describe", "--json"])
+        .arg(&ds)
+        .arg("text_idx"));
+    let d: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(d["rows_indexed"], 6, "{d}");
+    assert_eq!(d["segments"][0]["positions"], "Shared", "{d}");
+    // without positions a phrase is refused, naming the fix
+    ok(lancer().args(["index", "create"]).arg(&ds).args([
+        "--column",
+        "text",
+        "--type",
+        "inverted",
+        "--replace",
+    ]));
+    let out = lancer()
+        .arg("fts")
+        .arg(&ds)
+        .args(["quick brown", "--phrase"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("positions"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -35,7 +35,11 @@ pub fn run(action: IndexAction, json: bool) -> CmdResult {
             sample_rate,
             max_iters,
             memory_mb,
+            fts,
         } => {
+            if matches!(index_type.to_ascii_lowercase().as_str(), "inverted" | "fts") {
+                return create_inverted(&path, &column, name, replace, &fts, json);
+            }
             if let Some(kind) = lancer_index::scalar::ScalarKind::parse(&index_type) {
                 let mut opts = lancer::scalar_index::ScalarIndexOptions::new(kind);
                 opts.name = name;
@@ -155,6 +159,71 @@ fn create(path: &Path, column: &str, mut opts: VectorIndexOptions, json: bool) -
             format!(
                 "built {kind} index {name:?} on {column:?} in {:.1?}: version {}",
                 started.elapsed(),
+                after.version()
+            )
+        },
+    )
+}
+
+fn create_inverted(
+    path: &Path,
+    column: &str,
+    name: Option<String>,
+    replace: bool,
+    a: &crate::args::FtsCreateArgs,
+    json: bool,
+) -> CmdResult {
+    let ds = Dataset::open(path)?;
+    // pylance's defaults for the tokenizer, then the flags
+    let mut p = lancer_index::inverted::tokenizer::AnalyzerParams::from_json(
+        &serde_json::json!({"base_tokenizer": a.base_tokenizer}).to_string(),
+    )?;
+    p.language = a.language.clone();
+    p.with_position = a.with_position;
+    p.max_token_length = (a.max_token_length > 0).then_some(a.max_token_length);
+    p.lower_case &= !a.no_lower_case;
+    p.stem &= !a.no_stem;
+    p.remove_stop_words &= !a.no_stop_words;
+    p.ascii_folding &= !a.no_ascii_folding;
+    p.min_ngram_length = a.ngram_min;
+    p.max_ngram_length = a.ngram_max;
+    p.prefix_only = a.prefix_only;
+    p.analyzer()?;
+    let opts = lancer::fts_index::FtsIndexOptions {
+        name: name.clone(),
+        replace,
+        params: p,
+    };
+    let bar = indicatif::ProgressBar::new_spinner();
+    if let Ok(st) = indicatif::ProgressStyle::with_template("{spinner} {elapsed:>4} {msg}") {
+        bar.set_style(st);
+    }
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar.set_message(format!(
+        "tokenizing {} rows of {column:?} into an INVERTED index",
+        ds.count_rows()
+    ));
+    let started = Instant::now();
+    let after = lancer::fts_index::create_fts_index(&ds, column, &opts)?;
+    bar.finish_and_clear();
+    let name = name.unwrap_or_else(|| format!("{column}_idx"));
+    let d = lancer::index::describe_index(&after, &name)?;
+    let bytes: u64 = after
+        .indices()?
+        .iter()
+        .filter(|m| m.name == name)
+        .flat_map(|m| m.files.iter().map(|f| f.size_bytes))
+        .sum();
+    report(
+        json,
+        serde_json::json!({"name": name, "type": "INVERTED", "version": after.version(),
+                           "seconds": started.elapsed().as_secs_f64(), "bytes": bytes,
+                           "documents": d["rows_indexed"]}),
+        || {
+            format!(
+                "built INVERTED index {name:?} on {column:?} in {:.1?}: {} documents, {bytes} bytes: version {}",
+                started.elapsed(),
+                d["rows_indexed"],
                 after.version()
             )
         },
