@@ -299,6 +299,17 @@ fn pylance_built_fts_indexes_answer_like_pylance() {
     assert!(all_failures.is_empty(), "{}", all_failures.join("\n"));
 }
 
+/// Whether a query's text holds a word pylance 11 / 12 treat as a stop word and 14 not.
+fn stop_list_dependent(q: &Value) -> bool {
+    use lancer_index::inverted::tokenizer::{
+        ENGLISH_STOP_WORDS_NLTK, ENGLISH_STOP_WORDS_PYLANCE14,
+    };
+    let text = q.to_string().to_lowercase();
+    text.split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .flat_map(|w| std::iter::once(w).chain(w.split('\'')))
+        .any(|w| ENGLISH_STOP_WORDS_NLTK.contains(&w) && !ENGLISH_STOP_WORDS_PYLANCE14.contains(&w))
+}
+
 /// Lancer's analyzer settings for pylance's `create_scalar_index` keywords of a case.
 fn params_of(create: &Value) -> lancer_index::inverted::tokenizer::AnalyzerParams {
     let mut m = create.as_object().cloned().unwrap_or_default();
@@ -331,7 +342,7 @@ fn lancer_built_fts_indexes_answer_like_pylance_built_ones() {
     };
     let tmp = std::env::temp_dir().join(format!("lancer-fts-build-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
-    let (mut compared, mut failures) = (0usize, Vec::new());
+    let (mut compared, mut read_by_old, mut failures) = (0usize, 0usize, Vec::new());
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&root)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -457,9 +468,57 @@ fn lancer_built_fts_indexes_answer_like_pylance_built_ones() {
             }
             compared += 1;
         }
+        // pylance 12 and 11 read Lancer's index too: their answers over it are Lancer's
+        for v in ["12", "11"] {
+            let Some(py) = crate::common::pylance(v) else {
+                continue;
+            };
+            let out = std::process::Command::new(&py)
+                .arg(crate::common::repo().join("scripts/check_fts_build.py"))
+                .arg(&spec)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{name} pylance {v}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+            for (q, a) in queries.iter().zip(seen["answers"].as_array().unwrap()) {
+                let at = format!("pylance {v} {name}: {} {}", q["query"], q["options"]);
+                if stop_list_dependent(&q["query"]) {
+                    // pylance 11 / 12 drop words like `don`, `t`, `not` from every query
+                    // (their stop list); Lancer's index, as pylance 14's, keeps them
+                    continue;
+                }
+                let on = &a["on_lancer"];
+                let opts = options_of(&q["options"]);
+                let mine = full_text_addresses(&ds, &query_of(&q["query"]), &opts);
+                match (mine, on.get("error")) {
+                    (Err(_), Some(_)) => {}
+                    (Ok(_), Some(e)) => failures.push(format!("{at}: {e}")),
+                    (Err(e), None) => failures.push(format!("{at}: Lancer: {e}")),
+                    (Ok(r), None) => {
+                        let addrs: Vec<u64> = r.iter().map(|x| x.0).collect();
+                        let got = (ids_of(&ds, &addrs), r.iter().map(|x| x.1).collect());
+                        if let Err(e) = compare(&answer(on), &got, true) {
+                            let post =
+                                opts.filter.is_some() && !opts.prefilter && opts.limit.is_some();
+                            if !post {
+                                failures.push(format!("{at}: {e}"));
+                            }
+                        }
+                    }
+                }
+                read_by_old += 1;
+            }
+        }
     }
     let _ = std::fs::remove_dir_all(&tmp);
-    eprintln!("{compared} queries compared, {} differ", failures.len());
+    eprintln!(
+        "{compared} queries compared, {read_by_old} answered by pylance 12 / 11 over Lancer's indexes, {} differ",
+        failures.len()
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(compared > 600, "{compared} queries compared");
 }
