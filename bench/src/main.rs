@@ -446,8 +446,68 @@ fn filters(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// `fts DATASET ITERS QUERIES.json`: full-text queries on one opened dataset; per query
+/// (`{"name", "text", "kind": match|and|phrase, "limit", "filter"}`) the rows, the first
+/// run and p50 / p99 / mean of `ITERS` runs, and the answer (row ids and scores).
+fn fts(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    use lancer::fts::{full_text_addresses, FtsOptions};
+    use lancer_index::inverted::search::FtsQuery;
+    let ds = lancer::Dataset::open(&args[2])?;
+    let iters: usize = args[3].parse()?;
+    let queries: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&args[4])?)?;
+    for q in queries {
+        let text = q["text"].as_str().unwrap_or_default().to_string();
+        let query = match q["kind"].as_str() {
+            Some("phrase") => FtsQuery::Phrase {
+                column: Some("text".into()),
+                text,
+                slop: 0,
+            },
+            kind => FtsQuery::Match {
+                column: Some("text".into()),
+                text,
+                and: kind == Some("and"),
+                boost: 1.0,
+                fuzziness: 0,
+                prefix_length: 0,
+                max_expansions: 50,
+            },
+        };
+        let opts = FtsOptions {
+            limit: q["limit"].as_u64().map(|l| l as usize),
+            filter: q["filter"].as_str().map(str::to_string),
+            prefilter: true,
+            ..Default::default()
+        };
+        let t = Instant::now();
+        let first_answer = full_text_addresses(&ds, &query, &opts)?;
+        let first = t.elapsed().as_secs_f64();
+        let mut times = Vec::with_capacity(iters);
+        for _ in 0..iters {
+            let t = Instant::now();
+            let r = full_text_addresses(&ds, &query, &opts)?;
+            times.push(t.elapsed().as_secs_f64());
+            std::hint::black_box(r);
+        }
+        times.sort_by(f64::total_cmp);
+        let pct = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
+        let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
+        println!(
+            "{}",
+            json!({"name": q["name"], "rows": first_answer.len(), "first": first,
+                   "p50": pct(0.5), "p99": pct(0.99), "mean": mean,
+                   "addresses": first_answer.iter().map(|a| a.0).collect::<Vec<_>>(),
+                   "scores": first_answer.iter().map(|a| a.1).collect::<Vec<_>>()})
+        );
+    }
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
+    if args.len() == 5 && args[1] == "fts" {
+        return fts(&args);
+    }
     if args.len() >= 6 && args[1] == "filter" {
         return filters(&args);
     }

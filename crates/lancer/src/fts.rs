@@ -279,10 +279,15 @@ pub fn full_text_addresses(
             (live.contains(a) && pass.as_ref().is_none_or(|p| p.contains(&a))).then_some((a, s))
         })
         .collect();
-    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let order = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     if let Some(k) = opts.limit {
-        ranked.truncate(k);
+        if k < ranked.len() {
+            // the best k without sorting the rest
+            ranked.select_nth_unstable_by(k, order);
+            ranked.truncate(k);
+        }
     }
+    ranked.sort_by(order);
     if let (Some(sql), false) = (opts.filter.as_deref(), opts.prefilter) {
         let pass = crate::ann::passing(ds, sql)?;
         ranked.retain(|(a, _)| pass.contains(a));

@@ -4,6 +4,7 @@
 mod common;
 mod filters;
 mod fts;
+mod fts_hostile;
 mod index_build;
 mod indexes;
 mod scalar_indexes;

@@ -458,7 +458,7 @@ impl<'a> Ctx<'a> {
                     if let Some(id) = part.token_id(term) {
                         let p = part.postings(seg, id)?;
                         *n_of.entry(term.as_str()).or_default() += p.docs.len() as u64;
-                        lists_of.insert(term.as_str(), (id, Arc::new(p)));
+                        lists_of.insert(term.as_str(), (id, p));
                     }
                 }
                 let mut per_part = Vec::new();
@@ -472,28 +472,33 @@ impl<'a> Ctx<'a> {
             }
         }
         for (part, quantized, per_part) in &lists {
-            let mut acc: HashMap<u32, (f32, u64)> = HashMap::new();
+            // dense accumulators over the partition's documents (terms added in order)
+            let n = part.row_ids.len();
+            let mut score = vec![0f32; n];
+            let mut mask = vec![0u64; n];
+            let mut touched: Vec<u32> = Vec::new();
             for (_, _, term, which, p) in per_part {
                 let w = idf(n_of[term], stats.docs);
+                let bit = if *which < 64 { 1u64 << which } else { 0 };
                 for (&d, &f) in p.docs.iter().zip(&p.freqs) {
-                    let dl = part.lengths[d as usize];
-                    let dl = if *quantized {
-                        dequantize(quantize(dl))
-                    } else {
-                        dl
-                    };
-                    let e = acc.entry(d).or_insert((0.0, 0));
-                    e.0 += w * doc_weight(f, dl as f32, stats.avgdl);
-                    if *which < 64 {
-                        e.1 |= 1 << which;
+                    let du = d as usize;
+                    let dl = part.lengths[du];
+                    let dl = if *quantized { dequantize(quantize(dl)) } else { dl };
+                    if mask[du] == 0 {
+                        touched.push(d);
                     }
+                    score[du] += w * doc_weight(f, dl as f32, stats.avgdl);
+                    mask[du] |= bit | (1 << 63);
                 }
             }
-            for (d, (score, mask)) in acc {
-                if and && (mask.count_ones() as usize) < required.min(64) {
+            let need = required.min(63);
+            out.reserve(touched.len());
+            for d in touched {
+                let du = d as usize;
+                if and && ((mask[du] & !(1 << 63)).count_ones() as usize) < need {
                     continue;
                 }
-                out.insert(part.row_ids[d as usize], score * boost);
+                out.insert(part.row_ids[du], score[du] * boost);
             }
         }
         // Unindexed rows: every query token (stemmed, exact; also for a fuzzy query),

@@ -57,7 +57,11 @@ pub struct Partition {
     /// Sum of `lengths`.
     pub total_tokens: u64,
     invert: Arc<FileReader>,
+    cache: std::sync::Mutex<std::collections::HashMap<u32, Arc<Postings>>>,
 }
+
+/// Decoded postings kept per partition at most (8 bytes each).
+const CACHED_POSTINGS: usize = 16 << 20;
 
 /// An opened INVERTED segment.
 pub struct InvertedSegment {
@@ -246,6 +250,7 @@ impl InvertedSegment {
             lengths,
             total_tokens,
             invert,
+            cache: Default::default(),
         })
     }
 
@@ -389,8 +394,28 @@ impl Partition {
         self.num_token_ids
     }
 
-    /// The posting list of `token_id` (its documents and frequencies).
-    pub fn postings(&self, seg: &InvertedSegment, token_id: u32) -> Result<Postings> {
+    /// The posting list of `token_id` (its documents and frequencies), decoded once and
+    /// kept (index files never change; the cache is bounded by postings held).
+    pub fn postings(&self, seg: &InvertedSegment, token_id: u32) -> Result<Arc<Postings>> {
+        if let Some(p) = self
+            .cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&token_id)
+        {
+            return Ok(p.clone());
+        }
+        let p = Arc::new(self.read_postings(seg, token_id)?);
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        let held: usize = cache.values().map(|p| p.docs.len()).sum::<usize>();
+        if held + p.docs.len() > CACHED_POSTINGS {
+            cache.clear();
+        }
+        cache.insert(token_id, p.clone());
+        Ok(p)
+    }
+
+    fn read_postings(&self, seg: &InvertedSegment, token_id: u32) -> Result<Postings> {
         let b = self
             .invert
             .take(&[u64::from(token_id)], Some(&["_posting", "_length"]))?;
