@@ -454,7 +454,8 @@ fn fts(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     use lancer_index::inverted::search::FtsQuery;
     let ds = lancer::Dataset::open(&args[2])?;
     let iters: usize = args[3].parse()?;
-    let queries: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&args[4])?)?;
+    let queries: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(&args[4])?)?;
     for q in queries {
         let text = q["text"].as_str().unwrap_or_default().to_string();
         let query = match q["kind"].as_str() {

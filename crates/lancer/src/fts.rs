@@ -264,30 +264,18 @@ pub fn full_text_addresses(
             segments: segs,
         });
     }
-    let scores = search::search(q, &columns).map_err(index_error)?;
     // Index rows may be stable row ids (mapped to addresses) or addresses of rows
-    // deleted since: only live rows are answers.
+    // deleted since: only live rows are answers; a prefilter keeps its rows only.
     let live = ds.live_addresses()?;
     let pass: Option<HashSet<u64>> = pre.map(|sql| crate::ann::passing(ds, sql)).transpose()?;
-    let mut ranked: Vec<(u64, f32)> = scores
-        .into_iter()
-        .filter_map(|(id, s)| {
-            let a = match &addresses {
-                Some(m) => *m.get(&id)?,
-                None => id,
-            };
-            (live.contains(a) && pass.as_ref().is_none_or(|p| p.contains(&a))).then_some((a, s))
-        })
-        .collect();
-    let order = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    if let Some(k) = opts.limit {
-        if k < ranked.len() {
-            // the best k without sorting the rest
-            ranked.select_nth_unstable_by(k, order);
-            ranked.truncate(k);
-        }
-    }
-    ranked.sort_by(order);
+    let keep = |id: u64| -> Option<u64> {
+        let a = match &addresses {
+            Some(m) => *m.get(&id)?,
+            None => id,
+        };
+        (live.contains(a) && pass.as_ref().is_none_or(|p| p.contains(&a))).then_some(a)
+    };
+    let mut ranked = search::search_top(q, &columns, opts.limit, &keep).map_err(index_error)?;
     if let (Some(sql), false) = (opts.filter.as_deref(), opts.prefilter) {
         let pass = crate::ann::passing(ds, sql)?;
         ranked.retain(|(a, _)| pass.contains(a));

@@ -144,6 +144,9 @@ pub struct ColumnIndex {
     pub unindexed: Vec<(u64, String)>,
 }
 
+/// Rows (address or stable id) with their tokens.
+type TokenizedRows = Vec<(u64, Vec<Token>)>;
+
 /// Scores of matching rows (row address or stable row id → score).
 pub type Scores = HashMap<u64, f32>;
 
@@ -158,11 +161,131 @@ pub fn search(q: &FtsQuery, columns: &[ColumnIndex]) -> Result<Scores> {
     ctx.eval(q)
 }
 
+/// The best `limit` rows of `q` (all without a limit), best first (ties by row), among
+/// the rows `keep` maps to an answer row (it drops deleted rows and rows a prefilter
+/// rejects; it may also map stable row ids to addresses). A plain match query streams
+/// its scores into a bounded heap; the others are evaluated whole first.
+pub fn search_top(
+    q: &FtsQuery,
+    columns: &[ColumnIndex],
+    limit: Option<usize>,
+    keep: &dyn Fn(u64) -> Option<u64>,
+) -> Result<Vec<(u64, f32)>> {
+    let mut ctx = Ctx {
+        columns,
+        analyzers: HashMap::new(),
+        unindexed_tokens: HashMap::new(),
+    };
+    let mut top = Top::new(limit);
+    let single = match q {
+        FtsQuery::Match { column, .. } => column.is_some() || columns.len() == 1,
+        _ => false,
+    };
+    if let (
+        true,
+        FtsQuery::Match {
+            column,
+            text,
+            and,
+            boost,
+            fuzziness,
+            prefix_length,
+            max_expansions,
+        },
+    ) = (single, q)
+    {
+        let col = ctx.column_of(column.as_deref())?;
+        ctx.match_into(
+            col,
+            text,
+            *and,
+            *boost,
+            *fuzziness,
+            *prefix_length,
+            *max_expansions,
+            &mut |r, s| {
+                if let Some(a) = keep(r) {
+                    top.push(a, s);
+                }
+            },
+        )?;
+    } else {
+        for (r, s) in ctx.eval(q)? {
+            if let Some(a) = keep(r) {
+                top.push(a, s);
+            }
+        }
+    }
+    Ok(top.finish())
+}
+
+/// A row and its score, ordered best first (higher score, then lower row).
+#[derive(Clone, Copy, PartialEq)]
+struct Ranked(f32, u64);
+
+impl Eq for Ranked {}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ranked {
+    /// "Less" is better: a max-heap keeps the worst of the best on top.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.0.total_cmp(&self.0).then(self.1.cmp(&other.1))
+    }
+}
+
+/// The best `limit` of the rows pushed (or all of them).
+struct Top {
+    limit: Option<usize>,
+    heap: std::collections::BinaryHeap<Ranked>,
+    all: Vec<Ranked>,
+}
+
+impl Top {
+    fn new(limit: Option<usize>) -> Self {
+        Self {
+            limit,
+            heap: std::collections::BinaryHeap::with_capacity(limit.unwrap_or(0).min(1 << 16) + 1),
+            all: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, row: u64, score: f32) {
+        let r = Ranked(score, row);
+        match self.limit {
+            None => self.all.push(r),
+            Some(0) => {}
+            Some(k) => {
+                if self.heap.len() < k {
+                    self.heap.push(r);
+                } else if self.heap.peek().is_some_and(|w| r < *w) {
+                    self.heap.pop();
+                    self.heap.push(r);
+                }
+            }
+        }
+    }
+
+    fn finish(self) -> Vec<(u64, f32)> {
+        let mut v = if self.limit.is_some() {
+            self.heap.into_vec()
+        } else {
+            self.all
+        };
+        v.sort_unstable();
+        v.into_iter().map(|r| (r.1, r.0)).collect()
+    }
+}
+
 struct Ctx<'a> {
     columns: &'a [ColumnIndex],
     analyzers: HashMap<(usize, bool, bool), Analyzer>,
     /// Per column: every unindexed row's tokens.
-    unindexed_tokens: HashMap<usize, Arc<Vec<(u64, Vec<Token>)>>>,
+    unindexed_tokens: HashMap<usize, Arc<TokenizedRows>>,
 }
 
 fn invalid(what: impl Into<String>) -> IndexError {
@@ -223,7 +346,7 @@ impl<'a> Ctx<'a> {
         Ok(out)
     }
 
-    fn unindexed(&mut self, col: usize) -> Result<Arc<Vec<(u64, Vec<Token>)>>> {
+    fn unindexed(&mut self, col: usize) -> Result<Arc<TokenizedRows>> {
         if let Some(t) = self.unindexed_tokens.get(&col) {
             return Ok(t.clone());
         }
@@ -397,6 +520,35 @@ impl<'a> Ctx<'a> {
         prefix_length: u32,
         max_expansions: usize,
     ) -> Result<Scores> {
+        let mut out = Scores::new();
+        self.match_into(
+            col,
+            text,
+            and,
+            boost,
+            fuzziness,
+            prefix_length,
+            max_expansions,
+            &mut |r, s| {
+                out.insert(r, s);
+            },
+        )?;
+        Ok(out)
+    }
+
+    /// A match query on one column: every matching row and its score handed to `sink`.
+    #[allow(clippy::too_many_arguments)]
+    fn match_into(
+        &mut self,
+        col: usize,
+        text: &str,
+        and: bool,
+        boost: f32,
+        fuzziness: u32,
+        prefix_length: u32,
+        max_expansions: usize,
+        sink: &mut dyn FnMut(u64, f32),
+    ) -> Result<()> {
         let ngram = self.columns[col]
             .segments
             .first()
@@ -404,9 +556,8 @@ impl<'a> Ctx<'a> {
         let and = and && !ngram;
         let stats = self.stats(col)?;
         let query = self.tokens(col, text, true)?;
-        let mut out = Scores::new();
         if query.is_empty() {
-            return Ok(out);
+            return Ok(());
         }
         // Index part: tokens deduplicated on (text, position); each fuzzy query token
         // becomes its expansions.
@@ -483,7 +634,11 @@ impl<'a> Ctx<'a> {
                 for (&d, &f) in p.docs.iter().zip(&p.freqs) {
                     let du = d as usize;
                     let dl = part.lengths[du];
-                    let dl = if *quantized { dequantize(quantize(dl)) } else { dl };
+                    let dl = if *quantized {
+                        dequantize(quantize(dl))
+                    } else {
+                        dl
+                    };
                     if mask[du] == 0 {
                         touched.push(d);
                     }
@@ -492,13 +647,12 @@ impl<'a> Ctx<'a> {
                 }
             }
             let need = required.min(63);
-            out.reserve(touched.len());
             for d in touched {
                 let du = d as usize;
                 if and && ((mask[du] & !(1 << 63)).count_ones() as usize) < need {
                     continue;
                 }
-                out.insert(part.row_ids[du], score[du] * boost);
+                sink(part.row_ids[du], score[du] * boost);
             }
         }
         // Unindexed rows: every query token (stemmed, exact; also for a fuzzy query),
@@ -537,10 +691,10 @@ impl<'a> Ctx<'a> {
                 if and && !distinct.iter().all(|d| toks.iter().any(|x| x.text == *d)) {
                     continue;
                 }
-                out.insert(*addr, score * boost);
+                sink(*addr, score * boost);
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The index tokens (all segments and partitions) within `fuzziness` edits of
@@ -674,7 +828,7 @@ mod tests {
     fn bm25_worked_example() {
         // docs/fts-index-format.md §8.1: N 6, 15 tokens, `dog` in 3 documents
         let w = idf(3, 6);
-        assert_eq!(w, 0.693_147_2);
+        assert_eq!(w, std::f32::consts::LN_2);
         let avgdl = 15f32 / 6f32;
         assert_eq!(w * doc_weight(3, 3.0, avgdl), 1.044_468_4);
         assert_eq!(w * doc_weight(1, 1.0, avgdl), 0.918_628_75);

@@ -231,6 +231,12 @@ impl InvertedSegment {
         if lengths.len() != row_ids.len() {
             return Err(corrupt(label, "documents with mismatched columns"));
         }
+        if row_ids.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(corrupt(
+                label,
+                format!("partition {id}: document row ids not ascending (a row indexed twice?)"),
+            ));
+        }
         let total_tokens = lengths.iter().map(|&l| u64::from(l)).sum();
         let invert = open(&format!("part_{id}_invert.lance"))?;
         if invert.num_rows() < u64::from(num_token_ids) {
