@@ -204,8 +204,11 @@ pub fn search_top(
             *prefix_length,
             *max_expansions,
             &mut |r, s| {
-                if let Some(a) = keep(r) {
-                    top.push(a, s);
+                // most rows cannot enter a full heap: skip the live / filter check
+                if top.could_enter(s) {
+                    if let Some(a) = keep(r) {
+                        top.push(a, s);
+                    }
                 }
             },
         )?;
@@ -267,6 +270,15 @@ impl Top {
                     self.heap.push(r);
                 }
             }
+        }
+    }
+
+    /// Whether a row of `score` might be among the best (ties go by row, so equal scores
+    /// may).
+    fn could_enter(&self, score: f32) -> bool {
+        match self.limit {
+            Some(k) if self.heap.len() >= k => self.heap.peek().is_none_or(|w| score >= w.0),
+            Some(_) | None => true,
         }
     }
 
@@ -623,14 +635,19 @@ impl<'a> Ctx<'a> {
             }
         }
         for (part, quantized, per_part) in &lists {
-            // dense accumulators over the partition's documents (terms added in order)
+            // dense accumulators over the partition's documents (terms added in order);
+            // matched documents listed as they come when they are few, else found by a
+            // sweep (cheaper than a list of most of the partition)
             let n = part.row_ids.len();
+            let postings: usize = per_part.iter().map(|x| x.4.docs.len()).sum();
+            let sweep = postings > n / 8;
             let mut score = vec![0f32; n];
-            let mut mask = vec![0u64; n];
+            let mut mask = vec![0u64; if and || !sweep { n } else { 0 }];
+            let mut seen = vec![false; if sweep { n } else { 0 }];
             let mut touched: Vec<u32> = Vec::new();
             for (_, _, term, which, p) in per_part {
                 let w = idf(n_of[term], stats.docs);
-                let bit = if *which < 64 { 1u64 << which } else { 0 };
+                let bit = if *which < 63 { 1u64 << which } else { 0 };
                 for (&d, &f) in p.docs.iter().zip(&p.freqs) {
                     let du = d as usize;
                     let dl = part.lengths[du];
@@ -639,20 +656,33 @@ impl<'a> Ctx<'a> {
                     } else {
                         dl
                     };
-                    if mask[du] == 0 {
-                        touched.push(d);
-                    }
                     score[du] += w * doc_weight(f, dl as f32, stats.avgdl);
-                    mask[du] |= bit | (1 << 63);
+                    if sweep {
+                        seen[du] = true;
+                    }
+                    if !mask.is_empty() {
+                        if mask[du] == 0 && !sweep {
+                            touched.push(d);
+                        }
+                        mask[du] |= bit | (1 << 63);
+                    }
                 }
             }
             let need = required.min(63);
-            for d in touched {
-                let du = d as usize;
+            let mut emit = |du: usize| {
                 if and && ((mask[du] & !(1 << 63)).count_ones() as usize) < need {
-                    continue;
+                    return;
                 }
                 sink(part.row_ids[du], score[du] * boost);
+            };
+            if sweep {
+                for (du, _) in seen.iter().enumerate().filter(|(_, s)| **s) {
+                    emit(du);
+                }
+            } else {
+                for d in touched {
+                    emit(d as usize);
+                }
             }
         }
         // Unindexed rows: every query token (stemmed, exact; also for a fuzzy query),
