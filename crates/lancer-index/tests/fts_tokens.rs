@@ -4,7 +4,9 @@
 //! [`AnalyzerParams`], and the analyzer of the text index reproduces every
 //! `token_streams` entry (what `lance.tokenize` returned, positions rebased to the first
 //! kept token); the `tokenizer_probes` of `index.json` (English stop words, English
-//! stems, tricky samples) are reproduced too. 11 and 12 use NLTK's stop words.
+//! stems, tricky samples) are reproduced too. 11 and 12 use NLTK's stop words. The `icu`
+//! and `icu/split` base tokenizers (the `icu` case and the icu samples) must be supported:
+//! only `jieba/…` and `lindera/…` may be skipped as unsupported.
 //!
 //! Runs when `LANCER_GOLDEN_FTS_LIVE` names the generator's output directory (the one
 //! holding `pylance-14/`, `pylance-12/`, `pylance-11/`); prints `SKIPPED` otherwise, and
@@ -82,6 +84,15 @@ struct Counts {
     probes: usize,
     probes_matched: usize,
     unsupported_probes: usize,
+    icu_streams: usize,
+    icu_streams_matched: usize,
+    icu_probes: usize,
+    icu_probes_matched: usize,
+}
+
+/// `icu` or `icu/split`, which Lancer must support.
+fn is_icu(base_tokenizer: &str) -> bool {
+    matches!(base_tokenizer, "icu" | "icu/split")
 }
 
 fn check_version(dir: &Path, major: u32, failures: &mut Vec<String>) -> Counts {
@@ -124,10 +135,12 @@ fn check_version(dir: &Path, major: u32, failures: &mut Vec<String>) -> Counts {
             Ok(a) => a,
             Err(e) => {
                 let e = e.to_string();
-                if !e.contains(&format!(
-                    "unsupported base tokenizer '{}'",
-                    p.base_tokenizer
-                )) {
+                if is_icu(&p.base_tokenizer)
+                    || !e.contains(&format!(
+                        "unsupported base tokenizer '{}'",
+                        p.base_tokenizer
+                    ))
+                {
                     failures.push(format!("pylance-{major} {name}: analyzer: {e}"));
                 }
                 n.streams += streams.len();
@@ -135,8 +148,10 @@ fn check_version(dir: &Path, major: u32, failures: &mut Vec<String>) -> Counts {
                 continue;
             }
         };
+        let icu = is_icu(&p.base_tokenizer);
         for s in streams {
             n.streams += 1;
+            n.icu_streams += usize::from(icu);
             let text = s["text"].as_str().expect("stream text");
             if let Some(e) = s.get("error") {
                 failures.push(format!(
@@ -149,6 +164,7 @@ fn check_version(dir: &Path, major: u32, failures: &mut Vec<String>) -> Counts {
             let want = golden_tokens(&s["tokens"]);
             if got == want {
                 n.streams_matched += 1;
+                n.icu_streams_matched += usize::from(icu);
             } else {
                 failures.push(format!(
                     "pylance-{major} {name}: {text:?}\n  pylance {want:?}\n  lancer  {got:?}"
@@ -225,10 +241,12 @@ fn check_version(dir: &Path, major: u32, failures: &mut Vec<String>) -> Counts {
             over.push((k.as_str(), v.clone()));
         }
         let p = params_with(&over, lists);
+        let icu = is_icu(bt);
+        n.icu_probes += usize::from(icu);
         let mut analyzer = match p.analyzer() {
             Ok(a) => a,
             Err(e) => {
-                if e.to_string().contains("unsupported base tokenizer") {
+                if !icu && e.to_string().contains("unsupported base tokenizer") {
                     n.unsupported_probes += 1;
                 } else {
                     failures.push(format!("pylance-{major} sample {bt} {text:?}: {e}"));
@@ -247,6 +265,7 @@ fn check_version(dir: &Path, major: u32, failures: &mut Vec<String>) -> Counts {
         let want = golden_tokens(&s["tokens"]);
         if got == want {
             n.probes_matched += 1;
+            n.icu_probes_matched += usize::from(icu);
         } else {
             failures.push(format!(
                 "pylance-{major} sample {bt} {} {text:?}\n  pylance {want:?}\n  lancer  {got:?}",
@@ -272,7 +291,8 @@ fn token_streams_equal_pylance() {
         let n = check_version(&dir, major, &mut failures);
         println!(
             "pylance-{major}: {} cases, {} params round-tripped; token streams {}/{} matched \
-             ({} with an unsupported base tokenizer); probes {}/{} matched ({} unsupported)",
+             ({} with an unsupported base tokenizer); probes {}/{} matched ({} unsupported); \
+             icu / icu-split: token streams {}/{}, probes {}/{}",
             n.cases,
             n.params_round_tripped,
             n.streams_matched,
@@ -281,7 +301,16 @@ fn token_streams_equal_pylance() {
             n.probes_matched,
             n.probes - n.unsupported_probes,
             n.unsupported_probes,
+            n.icu_streams_matched,
+            n.icu_streams,
+            n.icu_probes_matched,
+            n.icu_probes,
         );
+        if n.icu_streams == 0 || n.icu_probes == 0 {
+            failures.push(format!(
+                "pylance-{major}: the golden data has no icu case or no icu sample"
+            ));
+        }
     }
     assert!(
         versions > 0,

@@ -7,11 +7,13 @@
 //! Pipeline, in pylance's order:
 //! 1. base tokenizer (`simple`, `whitespace`, `raw`, `ngram`; tantivy 0.24's, which
 //!    behave like pylance's vendored copies: `char::is_alphanumeric` / ASCII whitespace
-//!    splitting, grams of the whole value all at position 0);
+//!    splitting, grams of the whole value all at position 0; `icu`, `icu/split`: ICU4X
+//!    word segmentation, module `icu`);
 //! 2. drop tokens whose UTF-8 length is **≥** `max_token_length` (`None` disables);
 //! 3. lower case (per `char`, `İ` → `i̇`, no final-sigma rule);
 //! 4. Snowball stemming of `language` (`frostem`, the crate pylance ships);
-//! 5. stop-word removal, matched **after** stemming;
+//! 5. stop-word removal, matched **after** stemming (`icu` / `icu/split`: the words of
+//!    every language at once, module `icu`);
 //! 6. ASCII folding.
 //!
 //! Positions are the base tokenizer's: removed tokens (stop words, over-long tokens) leave
@@ -49,8 +51,11 @@ use tantivy::tokenizer::{
 
 use crate::{IndexError, Result};
 
+mod icu;
+
 /// The base tokenizers this module implements.
-pub const SUPPORTED_BASE_TOKENIZERS: &[&str] = &["simple", "whitespace", "raw", "ngram"];
+pub const SUPPORTED_BASE_TOKENIZERS: &[&str] =
+    &["simple", "whitespace", "raw", "ngram", "icu", "icu/split"];
 
 /// The `language` values pylance accepts (exact spelling; `english` is rejected).
 pub const LANGUAGES: &[&str] = &[
@@ -79,10 +84,12 @@ pub const LANGUAGES: &[&str] = &[
 /// wrote the index (the JSON of 11, 12 and 14 is identical).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum StopWordLists {
-    /// pylance 14: English = [`ENGLISH_STOP_WORDS_PYLANCE14`] (149 words).
+    /// pylance 14: English = [`ENGLISH_STOP_WORDS_PYLANCE14`] (149 words); `icu` /
+    /// `icu/split`: 14's words of every language (3 837).
     #[default]
     Pylance14,
-    /// pylance 11 and 12: English = [`ENGLISH_STOP_WORDS_NLTK`] (198 words).
+    /// pylance 11 and 12: English = [`ENGLISH_STOP_WORDS_NLTK`] (198 words); `icu` /
+    /// `icu/split`: 11 / 12's words of every language (5 099).
     Nltk,
 }
 
@@ -113,8 +120,8 @@ impl StopWordLists {
 pub struct AnalyzerParams {
     /// `"text"` (the analyzer of this module) or `"code"` (not supported).
     pub lance_tokenizer: String,
-    /// `simple`, `whitespace`, `raw`, `ngram` (and `icu`, `jieba/…`, `lindera/…`, not
-    /// supported).
+    /// `simple`, `whitespace`, `raw`, `ngram`, `icu`, `icu/split` (and `jieba/…`,
+    /// `lindera/…`, not supported).
     pub base_tokenizer: String,
     /// Stemmer and stop-word language, one of [`LANGUAGES`].
     pub language: String,
@@ -476,6 +483,8 @@ impl AnalyzerParams {
             "simple" => TextAnalyzer::builder(SimpleTokenizer::default()).dynamic(),
             "whitespace" => TextAnalyzer::builder(WhitespaceTokenizer::default()).dynamic(),
             "raw" => TextAnalyzer::builder(RawTokenizer::default()).dynamic(),
+            "icu" => TextAnalyzer::builder(icu::IcuTokenizer::new(false)).dynamic(),
+            "icu/split" => TextAnalyzer::builder(icu::IcuTokenizer::new(true)).dynamic(),
             "ngram" => {
                 if self.min_ngram_length == 0 {
                     return Err(invalid(
@@ -498,10 +507,7 @@ impl AnalyzerParams {
                 TextAnalyzer::builder(grams).dynamic()
             }
             other => {
-                let known = other == "icu"
-                    || other.starts_with("icu/")
-                    || other.starts_with("jieba")
-                    || other.starts_with("lindera");
+                let known = other.starts_with("jieba") || other.starts_with("lindera");
                 return Err(invalid(format!(
                     "FTS params: {} base tokenizer '{other}' (supported: {})",
                     if known { "unsupported" } else { "unknown" },
@@ -526,7 +532,14 @@ impl AnalyzerParams {
         if self.stem {
             a = a.filter_dynamic(MapFilter(Stem(frostem::Stemmer::new(language.algorithm()))));
         }
-        if self.remove_stop_words {
+        if self.remove_stop_words
+            && self.custom_stop_words.is_none()
+            && matches!(self.base_tokenizer.as_str(), "icu" | "icu/split")
+        {
+            a = a.filter_dynamic(icu::StaticStopWords(icu::icu_stop_words(
+                self.stop_word_lists,
+            )));
+        } else if self.remove_stop_words {
             let filter = match (&self.custom_stop_words, language) {
                 (Some(words), _) => Some(StopWordFilter::remove(words.iter().cloned())),
                 (None, Language::English) => Some(StopWordFilter::remove(
@@ -1511,15 +1524,24 @@ mod tests {
 
     #[test]
     fn analyzer_errors_name_the_parameter() {
-        let e = analyzer_err(&with(|p| p.base_tokenizer = "icu".into()));
+        let e = analyzer_err(&with(|p| p.base_tokenizer = "jieba/default".into()));
         assert!(
             e.contains(
-                "unsupported base tokenizer 'icu' (supported: simple, whitespace, raw, ngram)"
+                "unsupported base tokenizer 'jieba/default' (supported: simple, whitespace, \
+                 raw, ngram, icu, icu/split)"
             ),
             "{e}"
         );
         let e = analyzer_err(&with(|p| p.base_tokenizer = "foo".into()));
         assert!(e.contains("unknown base tokenizer 'foo'"), "{e}");
+        // pylance knows `icu` and `icu/split` only.
+        for bad in ["icu/", "icu/foo", "ICU", "icu/split/x"] {
+            let e = analyzer_err(&with(|p| p.base_tokenizer = bad.into()));
+            assert!(
+                e.contains(&format!("unknown base tokenizer '{bad}'")),
+                "{e}"
+            );
+        }
         let e = analyzer_err(&with(|p| p.language = "english".into()));
         assert!(e.contains("unknown language 'english'"), "{e}");
         let e = analyzer_err(&with(|p| {
@@ -1763,6 +1785,147 @@ mod tests {
                 "«»",
                 "“quote”"
             ]
+        );
+    }
+
+    fn plain(base: &str) -> AnalyzerParams {
+        with(|p| {
+            p.base_tokenizer = base.into();
+            (p.stem, p.remove_stop_words, p.lower_case, p.ascii_folding) =
+                (false, false, false, false);
+            p.max_token_length = None;
+        })
+    }
+
+    #[test]
+    fn icu_segments_like_pylance() {
+        let icu = plain("icu");
+        let split = plain("icu/split");
+        let text = "hello_world こんにちは世界 東京タワー 中文分词测试";
+        assert_eq!(
+            texts(&icu, text),
+            [
+                "hello_world",
+                "こんにちは",
+                "世界",
+                "東京",
+                "タワー",
+                "中文",
+                "分词",
+                "测试"
+            ]
+        );
+        assert_eq!(
+            texts(&split, text),
+            [
+                "hello",
+                "world",
+                "こんにちは",
+                "世界",
+                "東京",
+                "タワー",
+                "中文",
+                "分词",
+                "测试"
+            ]
+        );
+        // Punctuation, spaces and emoji take no position; ICU keeps `U.S.A`, `3.14`,
+        // `1,000`, `don't` whole and `icu/split` cuts them.
+        let text = "don't e-mail C++ U.S.A. 3.14 1,000 😀 x😀y";
+        assert_eq!(
+            toks(&icu, text),
+            [
+                ("don't", 0),
+                ("e", 1),
+                ("mail", 2),
+                ("C", 3),
+                ("U.S.A", 4),
+                ("3.14", 5),
+                ("1,000", 6),
+                ("x", 7),
+                ("y", 8)
+            ]
+            .map(|(s, p)| (s.to_string(), p))
+        );
+        assert_eq!(
+            texts(&split, text),
+            ["don", "t", "e", "mail", "C", "U", "S", "A", "3", "14", "1", "000", "x", "y"]
+        );
+        // Dictionary segmentation of Thai; `icu/split` also cuts at non-alphabetic marks.
+        assert_eq!(
+            texts(&icu, "ภาษาไทยง่ายนิดเดียว"),
+            ["ภาษา", "ไทย", "ง่าย", "นิด", "เดียว"]
+        );
+        assert_eq!(
+            texts(&split, "ภาษาไทยง่ายนิดเดียว"),
+            ["ภาษา", "ไทย", "ง", "าย", "นิด", "เดียว"]
+        );
+        assert_eq!(
+            texts(&split, "_x_ __init__ a\u{ad}b"),
+            ["x", "init", "a", "b"]
+        );
+        assert_eq!(
+            texts(&icu, "_x_ __init__ a\u{ad}b"),
+            ["_x_", "__init__", "a\u{ad}b"]
+        );
+        for p in [&icu, &split] {
+            assert!(toks(p, "").is_empty());
+            assert!(toks(p, " \t\n!? 😀 ").is_empty());
+            assert!(toks(p, "_").is_empty());
+        }
+    }
+
+    #[test]
+    fn icu_filters_and_stop_words_of_every_language() {
+        let mut p = with(|p| p.base_tokenizer = "icu".into());
+        let text = "The lazy dog, le chat, der Hund, 的 猫 1 don't";
+        // pylance 14: `the`, `le`, `der`, `的` are stop words whatever the language;
+        // `dog`, `1`, `don't` are not.
+        assert_eq!(
+            toks(&p, text),
+            [
+                ("lazi", 1),
+                ("dog", 2),
+                ("chat", 4),
+                ("hund", 6),
+                ("猫", 8),
+                ("1", 9),
+                ("don't", 10)
+            ]
+            .map(|(s, p)| (s.to_string(), p))
+        );
+        p.language = "French".into();
+        assert_eq!(
+            texts(&p, text),
+            ["lazy", "dog", "chat", "hund", "猫", "1", "don't"]
+        );
+        // pylance 11 / 12: `dog` (Danish), `1` (Chinese) and `don't` are stop words too.
+        p.language = "English".into();
+        p.stop_word_lists = StopWordLists::Nltk;
+        assert_eq!(texts(&p, text), ["lazi", "chat", "hund", "猫"]);
+        // custom_stop_words replace the lists.
+        p.custom_stop_words = Some(vec!["chat".into()]);
+        assert_eq!(
+            texts(&p, text),
+            ["the", "lazi", "dog", "le", "der", "hund", "的", "猫", "1", "don't"]
+        );
+        assert_eq!(icu::icu_stop_words(StopWordLists::Nltk).len(), 5099);
+        assert_eq!(icu::icu_stop_words(StopWordLists::Pylance14).len(), 3837);
+        // A stop word reached through stemming: `,` + fatha is one token (the mark is
+        // alphabetic), which the Arabic stemmer turns into `,`, a stop word (pylance too).
+        let p = with(|p| {
+            p.base_tokenizer = "icu".into();
+            p.language = "Arabic".into();
+        });
+        assert_eq!(texts(&p, ",\u{64e} hcs"), ["hcs"]);
+        // Over-long tokens leave a gap; the length is in bytes.
+        let p = with(|p| {
+            p.base_tokenizer = "icu/split".into();
+            p.max_token_length = Some(7);
+        });
+        assert_eq!(
+            toks(&p, "東京タワー hello_world"),
+            [("東京", 0), ("hello", 2), ("world", 3)].map(|(s, p)| (s.to_string(), p))
         );
     }
 
