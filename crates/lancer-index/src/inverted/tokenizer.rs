@@ -1180,8 +1180,8 @@ mod tests {
 
     #[test]
     fn ascii_folding_is_pylances() {
-        assert_eq!(fold_table().len(), 2207);
-        assert!(fold_table().windows(2).all(|w| w[0].0 < w[1].0));
+        assert_eq!(lists::fold_table().len(), 2207);
+        assert!(lists::fold_table().windows(2).all(|w| w[0].0 < w[1].0));
         for (c, want) in [
             ('½', Some("12")),
             ('℃', Some("C")),

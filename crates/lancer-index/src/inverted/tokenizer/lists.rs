@@ -15,7 +15,7 @@ pub fn fold_char(c: char) -> Option<&'static str> {
 }
 
 /// [`FOLD_TABLE`] as (code point, folded text), sorted by code point.
-fn fold_table() -> &'static [(u32, &'static str)] {
+pub(super) fn fold_table() -> &'static [(u32, &'static str)] {
     static TABLE: OnceLock<Vec<(u32, &'static str)>> = OnceLock::new();
     TABLE.get_or_init(|| {
         let mut t = Vec::with_capacity(2207);
