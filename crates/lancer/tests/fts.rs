@@ -325,8 +325,8 @@ fn params_of(create: &Value) -> lancer_index::inverted::tokenizer::AnalyzerParam
         .unwrap()
 }
 
-/// Lancer builds the index of every golden configuration it writes (all but `icu` and
-/// 256-document blocks) on a copy of the case's data; pylance 14 builds its own on
+/// Lancer builds the index of every golden configuration it writes (all but
+/// 256-document blocks; `icu` included) on a copy of the case's data; pylance 14 builds its own on
 /// another copy. Lancer's answers over its index equal pylance's over pylance's, and
 /// pylance's over Lancer's index equal them too (pylance reads Lancer's files as its
 /// own: token map, postings, block-max scores, impacts, positions, details).
@@ -353,7 +353,7 @@ fn lancer_built_fts_indexes_answer_like_pylance_built_ones() {
         let case: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
         let name = case["name"].as_str().unwrap().to_string();
         let create = &case["params"];
-        if create["base_tokenizer"] == "icu" || create["block_size"] == 256 {
+        if create["block_size"] == 256 {
             continue;
         }
         let (a, b) = (
@@ -470,6 +470,11 @@ fn lancer_built_fts_indexes_answer_like_pylance_built_ones() {
         }
         // pylance 12 and 11 read Lancer's index too: their answers over it are Lancer's
         for v in ["12", "11"] {
+            if create["base_tokenizer"] == "icu" {
+                // with icu, pylance 11 / 12 drop the stop words of every language from
+                // queries (`dog` is Danish), 14 a different set: not comparable
+                continue;
+            }
             let Some(py) = crate::common::pylance(v) else {
                 continue;
             };
