@@ -157,8 +157,9 @@ pub enum Command {
         /// data files; in each file, every column to its page and buffers.
         #[arg(long)]
         row: Option<u64>,
-        /// Walk a vector index of the dataset instead: each segment's type, metric,
-        /// partitions and their sizes, centroid and codebook shapes, files.
+        /// Walk an index of the dataset instead: for a vector index each segment's type,
+        /// metric, partitions and their sizes, centroid and codebook shapes, files; for a
+        /// full-text index each segment's analyzer, partitions, documents and tokens.
         #[arg(long, conflicts_with = "row")]
         index: Option<String>,
         /// With --index: a query vector (comma separated) whose probe path to show —
@@ -176,6 +177,10 @@ pub enum Command {
         /// With --query: partitions always searched.
         #[arg(long, default_value_t = 1)]
         nprobes: usize,
+        /// With --index on a full-text index: the postings of this word (as the index's
+        /// analyzer tokenizes it) in every partition — documents, frequencies, positions.
+        #[arg(long, requires = "index")]
+        token: Option<String>,
         #[command(flatten)]
         at: VersionArgs,
     },

@@ -1202,6 +1202,22 @@ fn fts_index_create_search_list_and_describe() {
     let d: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(d["rows_indexed"], 6, "{d}");
     assert_eq!(d["segments"][0]["positions"], "Shared", "{d}");
+    // the postings of one word, as the index's analyzer tokenizes it
+    let out = ok(lancer()
+        .args(["inspect", "--json"])
+        .arg(&ds)
+        .args(["--index", "text_idx", "--token", "Foxes"]));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = &v["segments"][0]["partitions"][0];
+    assert_eq!(p["token"], "fox", "{v}");
+    assert_eq!(p["documents_with_token"], 4, "{v}");
+    let last = &p["postings"][3];
+    assert_eq!(
+        (last["offset"].as_u64(), last["frequency"].as_u64()),
+        (Some(5), Some(3)),
+        "{v}"
+    );
+    assert_eq!(last["positions"].as_array().map(Vec::len), Some(3), "{v}");
     // without positions a phrase is refused, naming the fix
     ok(lancer().args(["index", "create"]).arg(&ds).args([
         "--column",

@@ -33,9 +33,18 @@ pub fn run(cli: Cli) -> CmdResult {
             query,
             k,
             nprobes,
+            token,
             at,
         } => {
             let _ = row;
+            let ds = source::open_dataset(&path, &at)?;
+            if ds
+                .indices()?
+                .iter()
+                .any(|m| m.name == name && lancer_index::inverted::segment::is_inverted(m))
+            {
+                return fts::inspect(&ds, &name, token.as_deref(), json);
+            }
             index::inspect(&path, &name, &query, k, nprobes, &at, json)
         }
         Command::Inspect { path, row, at, .. } => {
