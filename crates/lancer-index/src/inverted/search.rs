@@ -12,7 +12,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use super::posting::Postings;
-use super::segment::InvertedSegment;
+use super::segment::{InvertedSegment, BOUND_GROUP};
 use super::tokenizer::{Analyzer, Token};
 use crate::{IndexError, Result};
 
@@ -176,7 +176,7 @@ pub fn search_top(
         analyzers: HashMap::new(),
         unindexed_tokens: HashMap::new(),
     };
-    let mut top = Top::new(limit);
+    let top = std::cell::RefCell::new(Top::new(limit));
     let single = match q {
         FtsQuery::Match { column, .. } => column.is_some() || columns.len() == 1,
         _ => false,
@@ -195,6 +195,7 @@ pub fn search_top(
     ) = (single, q)
     {
         let col = ctx.column_of(column.as_deref())?;
+        let floor = || top.borrow().floor();
         ctx.match_into(
             col,
             text,
@@ -203,23 +204,26 @@ pub fn search_top(
             *fuzziness,
             *prefix_length,
             *max_expansions,
+            Some(&floor),
             &mut |r, s| {
+                let mut t = top.borrow_mut();
                 // most rows cannot enter a full heap: skip the live / filter check
-                if top.could_enter(s) {
+                if t.could_enter(s) {
                     if let Some(a) = keep(r) {
-                        top.push(a, s);
+                        t.push(a, s);
                     }
                 }
             },
         )?;
     } else {
+        let mut t = top.borrow_mut();
         for (r, s) in ctx.eval(q)? {
             if let Some(a) = keep(r) {
-                top.push(a, s);
+                t.push(a, s);
             }
         }
     }
-    Ok(top.finish())
+    Ok(top.into_inner().finish())
 }
 
 /// A row and its score, ordered best first (higher score, then lower row).
@@ -270,6 +274,15 @@ impl Top {
                     self.heap.push(r);
                 }
             }
+        }
+    }
+
+    /// The score a row needs to enter (−∞ until the heap is full).
+    fn floor(&self) -> f32 {
+        match self.limit {
+            Some(k) if self.heap.len() >= k => self.heap.peek().map_or(f32::NEG_INFINITY, |w| w.0),
+            Some(0) => f32::INFINITY,
+            _ => f32::NEG_INFINITY,
         }
     }
 
@@ -541,6 +554,7 @@ impl<'a> Ctx<'a> {
             fuzziness,
             prefix_length,
             max_expansions,
+            None,
             &mut |r, s| {
                 out.insert(r, s);
             },
@@ -559,6 +573,7 @@ impl<'a> Ctx<'a> {
         fuzziness: u32,
         prefix_length: u32,
         max_expansions: usize,
+        floor: Option<&dyn Fn() -> f32>,
         sink: &mut dyn FnMut(u64, f32),
     ) -> Result<()> {
         let ngram = self.columns[col]
@@ -635,6 +650,34 @@ impl<'a> Ctx<'a> {
             }
         }
         for (part, quantized, per_part) in &lists {
+            // One term and a top-k search: its documents in groups, best bound first,
+            // until no group can reach the k-th score (each score computed as below).
+            if let (Some(floor), [(_, id, term, _, p)], false, true) =
+                (floor, per_part.as_slice(), and, boost > 0.0)
+            {
+                let w = idf(n_of[term], stats.docs);
+                let bounds = part.group_bounds(*id, p, stats.avgdl, *quantized);
+                let mut order: Vec<usize> = (0..bounds.len()).collect();
+                order.sort_unstable_by(|a, b| bounds[*b].total_cmp(&bounds[*a]));
+                for g in order {
+                    if (w * bounds[g]) * boost < floor() {
+                        break;
+                    }
+                    let range = g * BOUND_GROUP..((g + 1) * BOUND_GROUP).min(p.docs.len());
+                    for (&d, &f) in p.docs[range.clone()].iter().zip(&p.freqs[range]) {
+                        let du = d as usize;
+                        let dl = part.lengths[du];
+                        let dl = if *quantized {
+                            dequantize(quantize(dl))
+                        } else {
+                            dl
+                        };
+                        let s = 0f32 + w * doc_weight(f, dl as f32, stats.avgdl);
+                        sink(part.row_ids[du], s * boost);
+                    }
+                }
+                continue;
+            }
             // dense accumulators over the partition's documents (terms added in order);
             // matched documents listed as they come when they are few, else found by a
             // sweep (cheaper than a list of most of the partition)

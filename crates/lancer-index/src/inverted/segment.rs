@@ -58,7 +58,11 @@ pub struct Partition {
     pub total_tokens: u64,
     invert: Arc<FileReader>,
     cache: std::sync::Mutex<std::collections::HashMap<u32, Arc<Postings>>>,
+    bounds: std::sync::Mutex<std::collections::HashMap<(u32, u32, bool), Arc<Vec<f32>>>>,
 }
+
+/// Documents per group of a posting list's score bounds.
+pub const BOUND_GROUP: usize = 128;
 
 /// Decoded postings kept per partition at most (8 bytes each).
 const CACHED_POSTINGS: usize = 16 << 20;
@@ -257,6 +261,7 @@ impl InvertedSegment {
             total_tokens,
             invert,
             cache: Default::default(),
+            bounds: Default::default(),
         })
     }
 
@@ -393,6 +398,54 @@ impl Partition {
             }
         }
         out
+    }
+
+    /// The highest BM25 weight (before idf) of each group of [`BOUND_GROUP`] documents
+    /// of a token's `postings` under `avgdl` (quantized lengths when `quantized`): the
+    /// bound a top-k search uses to skip groups. Computed once per token and kept.
+    pub fn group_bounds(
+        &self,
+        token_id: u32,
+        postings: &Postings,
+        avgdl: f32,
+        quantized: bool,
+    ) -> Arc<Vec<f32>> {
+        use super::search::{dequantize, doc_weight, quantize};
+        let key = (token_id, avgdl.to_bits(), quantized);
+        if let Some(b) = self
+            .bounds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
+            return b.clone();
+        }
+        let b: Vec<f32> = postings
+            .docs
+            .chunks(BOUND_GROUP)
+            .zip(postings.freqs.chunks(BOUND_GROUP))
+            .map(|(docs, freqs)| {
+                docs.iter()
+                    .zip(freqs)
+                    .map(|(&d, &f)| {
+                        let dl = self.lengths.get(d as usize).copied().unwrap_or(0);
+                        let dl = if quantized {
+                            dequantize(quantize(dl))
+                        } else {
+                            dl
+                        };
+                        doc_weight(f, dl as f32, avgdl)
+                    })
+                    .fold(0f32, f32::max)
+            })
+            .collect();
+        let b = Arc::new(b);
+        let mut m = self.bounds.lock().unwrap_or_else(|e| e.into_inner());
+        if m.len() > 1 << 16 {
+            m.clear();
+        }
+        m.insert(key, b.clone());
+        b
     }
 
     /// Number of distinct tokens.
