@@ -58,8 +58,11 @@ pub struct Partition {
     pub total_tokens: u64,
     invert: Arc<FileReader>,
     cache: std::sync::Mutex<std::collections::HashMap<u32, Arc<Postings>>>,
-    bounds: std::sync::Mutex<std::collections::HashMap<(u32, u32, bool), Arc<Vec<f32>>>>,
+    bounds: std::sync::Mutex<std::collections::HashMap<BoundKey, Arc<Vec<f32>>>>,
 }
+
+/// A token's group bounds are kept per (token id, avgdl bits, quantized lengths).
+type BoundKey = (u32, u32, bool);
 
 /// Documents per group of a posting list's score bounds.
 pub const BOUND_GROUP: usize = 128;
