@@ -656,7 +656,8 @@ impl<'a> Ctx<'a> {
                 (floor, per_part.as_slice(), and, boost > 0.0)
             {
                 let w = idf(n_of[term], stats.docs);
-                let bounds = part.group_bounds(*id, p, stats.avgdl, *quantized);
+                let wts = part.weights(*id, p, stats.avgdl, *quantized);
+                let bounds = &wts.groups;
                 let mut order: Vec<usize> = (0..bounds.len()).collect();
                 order.sort_unstable_by(|a, b| bounds[*b].total_cmp(&bounds[*a]));
                 for g in order {
@@ -664,16 +665,9 @@ impl<'a> Ctx<'a> {
                         break;
                     }
                     let range = g * BOUND_GROUP..((g + 1) * BOUND_GROUP).min(p.docs.len());
-                    for (&d, &f) in p.docs[range.clone()].iter().zip(&p.freqs[range]) {
-                        let du = d as usize;
-                        let dl = part.lengths[du];
-                        let dl = if *quantized {
-                            dequantize(quantize(dl))
-                        } else {
-                            dl
-                        };
-                        let s = 0f32 + w * doc_weight(f, dl as f32, stats.avgdl);
-                        sink(part.row_ids[du], s * boost);
+                    for (&d, &x) in p.docs[range.clone()].iter().zip(&wts.per_doc[range]) {
+                        let s = 0f32 + w * x;
+                        sink(part.row_ids[d as usize], s * boost);
                     }
                 }
                 continue;
@@ -688,18 +682,13 @@ impl<'a> Ctx<'a> {
             let mut mask = vec![0u64; if and || !sweep { n } else { 0 }];
             let mut seen = vec![false; if sweep { n } else { 0 }];
             let mut touched: Vec<u32> = Vec::new();
-            for (_, _, term, which, p) in per_part {
+            for (_, id, term, which, p) in per_part {
                 let w = idf(n_of[term], stats.docs);
                 let bit = if *which < 63 { 1u64 << which } else { 0 };
-                for (&d, &f) in p.docs.iter().zip(&p.freqs) {
+                let wts = part.weights(*id, p, stats.avgdl, *quantized);
+                for (&d, &x) in p.docs.iter().zip(&wts.per_doc) {
                     let du = d as usize;
-                    let dl = part.lengths[du];
-                    let dl = if *quantized {
-                        dequantize(quantize(dl))
-                    } else {
-                        dl
-                    };
-                    score[du] += w * doc_weight(f, dl as f32, stats.avgdl);
+                    score[du] += w * x;
                     if sweep {
                         seen[du] = true;
                     }

@@ -58,10 +58,18 @@ pub struct Partition {
     pub total_tokens: u64,
     invert: Arc<FileReader>,
     cache: std::sync::Mutex<std::collections::HashMap<u32, Arc<Postings>>>,
-    bounds: std::sync::Mutex<std::collections::HashMap<BoundKey, Arc<Vec<f32>>>>,
+    bounds: std::sync::Mutex<std::collections::HashMap<BoundKey, Arc<Weights>>>,
 }
 
-/// A token's group bounds are kept per (token id, avgdl bits, quantized lengths).
+/// A token's BM25 weights (before idf) under one average length.
+pub struct Weights {
+    /// Per document of the posting list.
+    pub per_doc: Vec<f32>,
+    /// The highest of each group of [`BOUND_GROUP`] documents.
+    pub groups: Vec<f32>,
+}
+
+/// A token's weights are kept per (token id, avgdl bits, quantized lengths).
 type BoundKey = (u32, u32, bool);
 
 /// Documents per group of a posting list's score bounds.
@@ -403,16 +411,17 @@ impl Partition {
         out
     }
 
-    /// The highest BM25 weight (before idf) of each group of [`BOUND_GROUP`] documents
-    /// of a token's `postings` under `avgdl` (quantized lengths when `quantized`): the
-    /// bound a top-k search uses to skip groups. Computed once per token and kept.
-    pub fn group_bounds(
+    /// The BM25 weights (before idf) of a token's `postings` under `avgdl` (quantized
+    /// lengths when `quantized`) — per document, and the highest of each group of
+    /// [`BOUND_GROUP`] documents (the bound a top-k search uses to skip groups).
+    /// Computed once per token and kept (bounded like the postings).
+    pub fn weights(
         &self,
         token_id: u32,
         postings: &Postings,
         avgdl: f32,
         quantized: bool,
-    ) -> Arc<Vec<f32>> {
+    ) -> Arc<Weights> {
         use super::search::{dequantize, doc_weight, quantize};
         let key = (token_id, avgdl.to_bits(), quantized);
         if let Some(b) = self
@@ -423,32 +432,32 @@ impl Partition {
         {
             return b.clone();
         }
-        let b: Vec<f32> = postings
+        let per_doc: Vec<f32> = postings
             .docs
-            .chunks(BOUND_GROUP)
-            .zip(postings.freqs.chunks(BOUND_GROUP))
-            .map(|(docs, freqs)| {
-                docs.iter()
-                    .zip(freqs)
-                    .map(|(&d, &f)| {
-                        let dl = self.lengths.get(d as usize).copied().unwrap_or(0);
-                        let dl = if quantized {
-                            dequantize(quantize(dl))
-                        } else {
-                            dl
-                        };
-                        doc_weight(f, dl as f32, avgdl)
-                    })
-                    .fold(0f32, f32::max)
+            .iter()
+            .zip(&postings.freqs)
+            .map(|(&d, &f)| {
+                let dl = self.lengths.get(d as usize).copied().unwrap_or(0);
+                let dl = if quantized {
+                    dequantize(quantize(dl))
+                } else {
+                    dl
+                };
+                doc_weight(f, dl as f32, avgdl)
             })
             .collect();
-        let b = Arc::new(b);
+        let groups = per_doc
+            .chunks(BOUND_GROUP)
+            .map(|g| g.iter().copied().fold(0f32, f32::max))
+            .collect();
+        let w = Arc::new(Weights { per_doc, groups });
         let mut m = self.bounds.lock().unwrap_or_else(|e| e.into_inner());
-        if m.len() > 1 << 16 {
+        let held: usize = m.values().map(|w| w.per_doc.len()).sum();
+        if held + w.per_doc.len() > CACHED_POSTINGS {
             m.clear();
         }
-        m.insert(key, b.clone());
-        b
+        m.insert(key, w.clone());
+        w
     }
 
     /// Number of distinct tokens.
