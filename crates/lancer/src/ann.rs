@@ -347,11 +347,7 @@ pub(crate) fn top_k(
     let unindexed: Vec<u64> = if params.fast_search {
         Vec::new()
     } else {
-        ds.fragments()
-            .iter()
-            .map(|f| f.id)
-            .filter(|&id| u32::try_from(id).map_or(true, |i| !covered.contains(i)))
-            .collect()
+        crate::index::uncovered_fragments(ds, &covered)
     };
     if params.refine_factor.is_none() && unindexed.is_empty() {
         cands.truncate(req.k);

@@ -15,6 +15,7 @@ use arrow_schema::{DataType, Field, Schema};
 use lancer_index::inverted::search::{self, ColumnIndex, FtsQuery};
 use lancer_index::inverted::segment::{self, InvertedSegment};
 
+use crate::ann::index_error;
 use crate::scan::{DatasetExt, ROW_ADDRESS};
 use crate::{Dataset, Error, Result};
 
@@ -36,10 +37,6 @@ pub struct FtsOptions {
 /// Opened segments by dataset root and segment uuid (index files never change).
 type SegmentCache = Mutex<HashMap<(PathBuf, Vec<u8>), Arc<InvertedSegment>>>;
 static SEGMENTS: std::sync::LazyLock<SegmentCache> = std::sync::LazyLock::new(Default::default);
-
-fn index_error(e: lancer_index::IndexError) -> Error {
-    crate::ann::index_error(e)
-}
 
 /// The INVERTED indexes of `ds`: per indexed top-level column (by the first index name
 /// on it), its segments.
@@ -242,11 +239,7 @@ pub fn full_text_addresses(
         let unindexed: Vec<u64> = if opts.fast_search {
             Vec::new()
         } else {
-            ds.fragments()
-                .iter()
-                .map(|f| f.id)
-                .filter(|&id| u32::try_from(id).map_or(true, |i| !covered.contains(i)))
-                .collect()
+            crate::index::uncovered_fragments(ds, &covered)
         };
         let mut rows = texts(ds, &col, &unindexed, pre)?;
         if let Some(ids) = &ids_of {

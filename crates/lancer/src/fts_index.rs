@@ -66,17 +66,7 @@ pub fn create_fts_index(ds: &Dataset, column: &str, opts: &FtsIndexOptions) -> R
         Err(e) => return Err(invalid(e.to_string())),
     }
     let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
-    let existing: Vec<pb::IndexMetadata> = ds
-        .indices()?
-        .iter()
-        .filter(|m| m.name == name)
-        .cloned()
-        .collect();
-    if !existing.is_empty() && !opts.replace {
-        return Err(invalid(format!(
-            "an index named {name:?} exists; pass replace to rebuild it, or choose another name"
-        )));
-    }
+    let existing = crate::index::replaced_segments(ds, &name, opts.replace)?;
     let all: Vec<u64> = ds.fragments().iter().map(|f| f.id).collect();
     let files = build(ds, column, &all, opts.params.clone())?;
     crate::scalar_index::commit(

@@ -99,17 +99,7 @@ pub fn create_vector_index(
         })?;
     let field_id = field.id;
     let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
-    let existing: Vec<pb::IndexMetadata> = ds
-        .indices()?
-        .iter()
-        .filter(|m| m.name == name)
-        .cloned()
-        .collect();
-    if !existing.is_empty() && !opts.replace {
-        return Err(Error::InvalidArgument {
-            what: format!("an index named {name:?} exists; pass replace to rebuild it, or choose another name"),
-        });
-    }
+    let existing = replaced_segments(ds, &name, opts.replace)?;
     if let Some(p) = &opts.progress {
         p(&format!("reading {} rows of {column:?}", ds.count_rows()));
     }
@@ -143,6 +133,36 @@ pub fn create_vector_index(
     }
     let all: Vec<u64> = ds.fragments().iter().map(|f| f.id).collect();
     commit_segment(ds, field_id, name, built, &all, existing)
+}
+
+/// The segments of the index `name` a new build replaces: none when there is no such
+/// index, all of them with `replace`, else an error saying what to do.
+pub(crate) fn replaced_segments(
+    ds: &Dataset,
+    name: &str,
+    replace: bool,
+) -> Result<Vec<pb::IndexMetadata>> {
+    let existing: Vec<pb::IndexMetadata> = ds
+        .indices()?
+        .iter()
+        .filter(|m| m.name == name)
+        .cloned()
+        .collect();
+    if !existing.is_empty() && !replace {
+        return Err(Error::InvalidArgument {
+            what: format!("an index named {name:?} exists; pass replace to rebuild it, or choose another name"),
+        });
+    }
+    Ok(existing)
+}
+
+/// The fragments of `ds` whose ids are not in `covered` (what an index leaves to scan).
+pub(crate) fn uncovered_fragments(ds: &Dataset, covered: &roaring::RoaringBitmap) -> Vec<u64> {
+    ds.fragments()
+        .iter()
+        .map(|f| f.id)
+        .filter(|&id| u32::try_from(id).map_or(true, |i| !covered.contains(i)))
+        .collect()
 }
 
 /// How a build that found no vectors to train on starts its error.
@@ -397,12 +417,7 @@ pub fn optimize_index(ds: &Dataset, name: &str) -> Result<Dataset> {
         covered |= roaring::RoaringBitmap::deserialize_from(m.fragment_bitmap.as_slice())
             .unwrap_or_default();
     }
-    let new: Vec<u64> = ds
-        .fragments()
-        .iter()
-        .map(|f| f.id)
-        .filter(|&id| u32::try_from(id).map_or(true, |i| !covered.contains(i)))
-        .collect();
+    let new = uncovered_fragments(ds, &covered);
     if new.is_empty() {
         return Ok(ds.clone());
     }

@@ -112,17 +112,7 @@ pub fn create_scalar_index(
         .map(|f| f.id)
         .ok_or_else(|| invalid(format!("no column {column:?} to index")))?;
     let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
-    let existing: Vec<pb::IndexMetadata> = ds
-        .indices()?
-        .iter()
-        .filter(|m| m.name == name)
-        .cloned()
-        .collect();
-    if !existing.is_empty() && !opts.replace {
-        return Err(invalid(format!(
-            "an index named {name:?} exists; pass replace to rebuild it, or choose another name"
-        )));
-    }
+    let existing = crate::index::replaced_segments(ds, &name, opts.replace)?;
     let built = build(ds, column, None, &opts.params)?;
     let all: Vec<u64> = ds.fragments().iter().map(|f| f.id).collect();
     commit(

@@ -588,10 +588,15 @@ impl<'a> Ctx<'a> {
         }
         // Index part: tokens deduplicated on (text, position); each fuzzy query token
         // becomes its expansions.
+        // fuzzy queries expand the query's tokens without stemming
+        let plain = if fuzziness > 0 {
+            self.tokens(col, text, false)?
+        } else {
+            Vec::new()
+        };
         let terms: Vec<(u32, String, usize)> = if fuzziness > 0 {
             // `max_expansions` bounds the expansions of all query tokens together,
             // taken token by token in query order (each token's in byte order).
-            let plain = self.tokens(col, text, false)?;
             let mut t = Vec::new();
             for (i, tok) in plain.iter().enumerate() {
                 let room = max_expansions.saturating_sub(t.len());
@@ -612,7 +617,7 @@ impl<'a> Ctx<'a> {
                 .collect()
         };
         let required: usize = if fuzziness > 0 {
-            self.tokens(col, text, false)?.len()
+            plain.len()
         } else {
             query
                 .iter()

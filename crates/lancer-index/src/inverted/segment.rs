@@ -130,24 +130,12 @@ impl InvertedSegment {
         if format > MAX_FORMAT {
             return Ok(None);
         }
-        let uuid = meta
-            .uuid
-            .as_ref()
-            .map(|u| u.uuid.clone())
-            .ok_or_else(|| corrupt(&meta.name, "segment without uuid"))?;
-        let label = format!(
-            "{} ({})",
-            meta.name,
-            lancer_table::dataset::uuid_dir(&uuid).unwrap_or_default()
-        );
-        let fragments = RoaringBitmap::deserialize_from(meta.fragment_bitmap.as_slice())
-            .map_err(|e| corrupt(&label, format!("fragment bitmap: {e}")))?;
-        let [field_id] = meta.fields[..] else {
-            return Err(corrupt(
-                &label,
-                format!("an INVERTED index on {} fields", meta.fields.len()),
-            ));
-        };
+        let crate::scalar::SegmentHeader {
+            uuid,
+            label,
+            fragments,
+            field_id,
+        } = crate::scalar::SegmentHeader::of(meta, "an INVERTED index")?;
         let open = |name: &str| -> Result<Arc<FileReader>> { Ok(ds.open_index_file(&uuid, name)?) };
         let md = open("metadata.lance")?;
         let params_json = meta_key(&md, "params")

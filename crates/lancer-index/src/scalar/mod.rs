@@ -212,6 +212,45 @@ pub(crate) fn corrupt(index: &str, what: impl Into<String>) -> IndexError {
     }
 }
 
+/// What every index segment's manifest entry says: its uuid, a label for messages
+/// (`name (uuid)`), the fragments it covers and its one indexed field.
+pub(crate) struct SegmentHeader {
+    pub(crate) uuid: Vec<u8>,
+    pub(crate) label: String,
+    pub(crate) fragments: RoaringBitmap,
+    pub(crate) field_id: i32,
+}
+
+impl SegmentHeader {
+    /// Reads the header of `meta` (`kind` names the index kind in errors).
+    pub(crate) fn of(meta: &pb::IndexMetadata, kind: &str) -> Result<Self> {
+        let uuid = meta
+            .uuid
+            .as_ref()
+            .map(|u| u.uuid.clone())
+            .ok_or_else(|| corrupt(&meta.name, "segment without uuid"))?;
+        let label = format!(
+            "{} ({})",
+            meta.name,
+            lancer_table::dataset::uuid_dir(&uuid).unwrap_or_default()
+        );
+        let fragments = RoaringBitmap::deserialize_from(meta.fragment_bitmap.as_slice())
+            .map_err(|e| corrupt(&label, format!("fragment bitmap: {e}")))?;
+        let [field_id] = meta.fields[..] else {
+            return Err(corrupt(
+                &label,
+                format!("{kind} on {} fields", meta.fields.len()),
+            ));
+        };
+        Ok(Self {
+            uuid,
+            label,
+            fragments,
+            field_id,
+        })
+    }
+}
+
 /// The kind of a segment from its details (or, for legacy segments without details,
 /// from its files as pylance decides), or None when it is not a scalar index.
 pub fn kind_of(ds: &Dataset, meta: &pb::IndexMetadata) -> Option<ScalarKind> {
@@ -244,24 +283,12 @@ impl ScalarSegment {
         if version > kind.max_version() {
             return Ok(None);
         }
-        let uuid = meta
-            .uuid
-            .as_ref()
-            .map(|u| u.uuid.clone())
-            .ok_or_else(|| corrupt(&meta.name, "segment without uuid"))?;
-        let label = format!(
-            "{} ({})",
-            meta.name,
-            lancer_table::dataset::uuid_dir(&uuid).unwrap_or_default()
-        );
-        let fragments = RoaringBitmap::deserialize_from(meta.fragment_bitmap.as_slice())
-            .map_err(|e| corrupt(&label, format!("fragment bitmap: {e}")))?;
-        let [field_id] = meta.fields[..] else {
-            return Err(corrupt(
-                &label,
-                format!("a scalar index on {} fields", meta.fields.len()),
-            ));
-        };
+        let SegmentHeader {
+            uuid,
+            label,
+            fragments,
+            field_id,
+        } = SegmentHeader::of(meta, "a scalar index")?;
         let open = |name: &str| -> Result<Arc<FileReader>> { Ok(ds.open_index_file(&uuid, name)?) };
         let index = match kind {
             ScalarKind::BTree => Kind::BTree(btree::BTreeIndex::open(
