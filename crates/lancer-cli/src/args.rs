@@ -339,7 +339,8 @@ pub enum Command {
         at: VersionArgs,
     },
     /// Nearest-neighbour search over a vector column: through its vector index when it
-    /// has one (--nprobes, --refine-factor), else exact; optional SQL prefilter.
+    /// has one (--nprobes, --refine-factor), else exact; optional SQL prefilter. With
+    /// --text, hybrid search: the vector and full-text results fused by reciprocal rank.
     Search {
         /// A dataset directory.
         path: PathBuf,
@@ -386,6 +387,17 @@ pub enum Command {
         /// Apply --filter after the search (to the k nearest) instead of before.
         #[arg(long, requires = "filter")]
         postfilter: bool,
+        /// Hybrid search: also this full-text query (a match query over the dataset's
+        /// INVERTED index); the k best of each search fused by reciprocal rank, with
+        /// _distance, _score and _relevance_score.
+        #[arg(long)]
+        text: Option<String>,
+        /// The text column of --text (needed when several are indexed).
+        #[arg(long, requires = "text")]
+        text_column: Option<String>,
+        /// The rank constant k of the fusion's 1 / (rank + k).
+        #[arg(long, requires = "text", default_value_t = 60.0)]
+        rrf_k: f32,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,

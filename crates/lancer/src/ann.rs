@@ -16,7 +16,7 @@
 //! Without an index of the request's metric on the column, or with `use_index` off,
 //! the search is exact (`search::streamed_top_k`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -186,14 +186,15 @@ pub(crate) fn index_error(e: lancer_index::IndexError) -> Error {
     }
 }
 
-/// Row addresses that pass `sql` (the index search's prefilter).
-pub(crate) fn passing(ds: &Dataset, sql: &str) -> Result<HashSet<u64>> {
+/// Row addresses that pass `sql` (the index search's prefilter), as a compressed
+/// bitmap (a hash set of a million addresses costs more than the scan).
+pub(crate) fn passing(ds: &Dataset, sql: &str) -> Result<roaring::RoaringTreemap> {
     use crate::scan::{DatasetExt, ROW_ADDRESS};
     use arrow_array::cast::AsArray;
     let filter = crate::Filter::new(sql, &ds.schema())?;
     let cols = filter.columns();
     let first: Vec<&str> = cols.iter().take(1).map(String::as_str).collect();
-    let mut out = HashSet::new();
+    let mut out = roaring::RoaringTreemap::new();
     let scan = ds
         .scan()
         .columns(&first)
@@ -320,8 +321,7 @@ pub(crate) fn top_k(
     let live = ds.live_addresses()?;
     let pass = prefilter.map(|sql| passing(ds, sql)).transpose()?;
     let keep = |id: u64| {
-        address(id)
-            .is_some_and(|a| live.contains(a) && pass.as_ref().is_none_or(|p| p.contains(&a)))
+        address(id).is_some_and(|a| live.contains(a) && pass.as_ref().is_none_or(|p| p.contains(a)))
     };
     let wanted = req.k * params.refine_factor.unwrap_or(1).max(1) as usize;
     let probe = params.probe(wanted, req.k);

@@ -5,7 +5,7 @@
 //! dropped, a SQL filter applies before ranking (`prefilter`) or after the top `limit`
 //! (pylance's default), and the rows are returned best first with `_score`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -260,18 +260,19 @@ pub fn full_text_addresses(
     // Index rows may be stable row ids (mapped to addresses) or addresses of rows
     // deleted since: only live rows are answers; a prefilter keeps its rows only.
     let live = ds.live_addresses()?;
-    let pass: Option<HashSet<u64>> = pre.map(|sql| crate::ann::passing(ds, sql)).transpose()?;
+    let pass: Option<roaring::RoaringTreemap> =
+        pre.map(|sql| crate::ann::passing(ds, sql)).transpose()?;
     let keep = |id: u64| -> Option<u64> {
         let a = match &addresses {
             Some(m) => *m.get(&id)?,
             None => id,
         };
-        (live.contains(a) && pass.as_ref().is_none_or(|p| p.contains(&a))).then_some(a)
+        (live.contains(a) && pass.as_ref().is_none_or(|p| p.contains(a))).then_some(a)
     };
     let mut ranked = search::search_top(q, &columns, opts.limit, &keep).map_err(index_error)?;
     if let (Some(sql), false) = (opts.filter.as_deref(), opts.prefilter) {
         let pass = crate::ann::passing(ds, sql)?;
-        ranked.retain(|(a, _)| pass.contains(a));
+        ranked.retain(|(a, _)| pass.contains(*a));
     }
     Ok(ranked)
 }

@@ -1,12 +1,14 @@
 //! `lancer`: the public API over Lance datasets — reading and writing (re-exported from
 //! `lancer-table`), SQL filters ([`filter`]), scans ([`scan`]), nearest-neighbour
-//! search ([`search`], [`ann`]) and full-text search ([`fts`]).
+//! search ([`search`], [`ann`]), full-text search ([`fts`]) and both fused
+//! ([`hybrid`]).
 
 pub mod ann;
 mod error;
 pub mod filter;
 pub mod fts;
 pub mod fts_index;
+pub mod hybrid;
 pub mod index;
 pub mod scalar_index;
 mod scalar_plan;

@@ -600,6 +600,16 @@ fn dataset_row_walk(ds: &Dataset, r: u64) -> Result<serde_json::Value, Box<dyn s
     }))
 }
 
+/// The full-text half of a hybrid `lancer search --text`.
+pub struct HybridText {
+    /// The match query.
+    pub text: String,
+    /// Its column (None: the only indexed one).
+    pub column: Option<String>,
+    /// The fusion's rank constant.
+    pub rrf_k: f32,
+}
+
 /// `lancer search`.
 #[allow(clippy::too_many_arguments)]
 pub fn search(
@@ -612,6 +622,7 @@ pub fn search(
     ann: &lancer::ann::AnnParams,
     columns: &[String],
     filtering: lancer::search::Filtering<'_>,
+    hybrid: Option<HybridText>,
     format: crate::args::Format,
     at: &VersionArgs,
 ) -> CmdResult {
@@ -657,6 +668,32 @@ pub fn search(
         metric,
     };
     let t = std::time::Instant::now();
+    if let Some(h) = hybrid {
+        use lancer::search::Filtering;
+        let q = lancer_index::inverted::search::FtsQuery::matching(&h.text, h.column.as_deref());
+        let (filter, prefilter) = match filtering {
+            Filtering::None => (None, true),
+            Filtering::Pre(f) => (Some(f.to_string()), true),
+            Filtering::Post(f) => (Some(f.to_string()), false),
+        };
+        let opts = lancer::hybrid::HybridOptions {
+            limit: k,
+            filter,
+            prefilter,
+            rrf_k: h.rrf_k,
+            columns: Some(cols.clone()),
+            ann: ann.clone(),
+            fast_search: ann.fast_search,
+        };
+        let rows = lancer::hybrid::hybrid_search(&ds, &req, &q, &opts)?;
+        eprintln!(
+            "{} rows (vector + full text, fused) of {} in {:?}",
+            rows.num_rows(),
+            ds.count_rows(),
+            t.elapsed()
+        );
+        return crate::output::print_batch(&rows, format);
+    }
     let hits = lancer::search::nearest_with(&ds, &req, filtering, Some(&names), ann)?;
     eprintln!(
         "{} nearest of {} rows in {:?}",

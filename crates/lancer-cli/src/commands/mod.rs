@@ -132,9 +132,17 @@ pub fn run(cli: Cli) -> CmdResult {
             columns,
             filter,
             postfilter,
+            text,
+            text_column,
+            rrf_k,
             format,
             at,
         } => {
+            let hybrid = text.map(|text| dataset::HybridText {
+                text,
+                column: text_column,
+                rrf_k,
+            });
             let ann = lancer::ann::AnnParams {
                 use_index: !no_index,
                 nprobes,
@@ -157,6 +165,7 @@ pub fn run(cli: Cli) -> CmdResult {
                 &ann,
                 &columns,
                 filtering,
+                hybrid,
                 rows_as(format),
                 &at,
             )

@@ -3,6 +3,7 @@
 //! documents, posting lists), BM25 scoring and queries.
 
 pub mod build;
+pub mod daat;
 pub mod posting;
 pub mod search;
 pub mod segment;

@@ -198,64 +198,99 @@ pub fn decode_positions_shared(
     freqs: &[u32],
     block: usize,
 ) -> Result<Vec<Vec<u32>>, DecodeError> {
-    if block_offsets.len() != freqs.len().div_ceil(block) {
+    check_position_blocks(block_offsets, freqs, block)?;
+    let mut out = Vec::with_capacity(freqs.len());
+    for i in 0..block_offsets.len() {
+        out.extend(decode_position_block(
+            stream,
+            block_offsets,
+            freqs,
+            block,
+            i,
+        )?);
+    }
+    Ok(out)
+}
+
+/// Whether a posting list of `freqs` has one position block per `block` documents.
+pub fn check_position_blocks(
+    block_offsets: &[u32],
+    freqs: &[u32],
+    block: usize,
+) -> Result<(), DecodeError> {
+    if block == 0 || block_offsets.len() != freqs.len().div_ceil(block) {
         return Err(format!(
             "{} position blocks for {} documents",
             block_offsets.len(),
             freqs.len()
         ));
     }
-    let mut out = Vec::with_capacity(freqs.len());
-    for (i, &off) in block_offsets.iter().enumerate() {
-        let end = block_offsets
-            .get(i + 1)
-            .map_or(stream.len(), |&e| e as usize);
-        let off = off as usize;
-        if off > end || end > stream.len() {
-            return Err(format!(
-                "position block {i} at {off}..{end} of {}",
-                stream.len()
-            ));
+    Ok(())
+}
+
+/// The positions of the documents of block `i` alone (see
+/// [`decode_positions_shared`]; the caller has run [`check_position_blocks`]).
+pub fn decode_position_block(
+    stream: &[u8],
+    block_offsets: &[u32],
+    freqs: &[u32],
+    block: usize,
+    i: usize,
+) -> Result<Vec<Vec<u32>>, DecodeError> {
+    let Some(&off) = block_offsets.get(i) else {
+        return Err(format!("position block {i} of {}", block_offsets.len()));
+    };
+    let end = block_offsets
+        .get(i + 1)
+        .map_or(stream.len(), |&e| e as usize);
+    let off = off as usize;
+    if off > end || end > stream.len() {
+        return Err(format!(
+            "position block {i} at {off}..{end} of {}",
+            stream.len()
+        ));
+    }
+    let mut b = &stream[off..end];
+    let docs = freqs
+        .get(i * block..((i + 1) * block).min(freqs.len()))
+        .unwrap_or_default();
+    let total: u64 = docs.iter().map(|&f| u64::from(f)).sum();
+    // every position takes at least one bit of the stream
+    if total > 8 * (end - off) as u64 + 128 {
+        return Err(format!(
+            "position block {i}: {total} positions in {} bytes",
+            end - off
+        ));
+    }
+    let total = total as usize;
+    let mut deltas = Vec::with_capacity(total);
+    while total - deltas.len() >= 128 {
+        let nb = u8_of(&mut b, "position bits")?;
+        unpack(&mut b, 4, nb, None, &mut deltas, "positions")?;
+    }
+    while deltas.len() < total {
+        deltas.push(varint(&mut b, "position")?);
+    }
+    if !b.is_empty() {
+        return Err(format!("position block {i}: {} bytes left", b.len()));
+    }
+    let mut out = Vec::with_capacity(docs.len());
+    let mut at = 0;
+    for &f in docs {
+        let mut pos = Vec::with_capacity(f as usize);
+        let mut prev = 0u32;
+        for k in 0..f as usize {
+            let d = deltas[at + k];
+            prev = if k == 0 {
+                d
+            } else {
+                prev.checked_add(d)
+                    .ok_or_else(|| "position overflows".to_string())?
+            };
+            pos.push(prev);
         }
-        let mut b = &stream[off..end];
-        let docs = &freqs[i * block..((i + 1) * block).min(freqs.len())];
-        let total: u64 = docs.iter().map(|&f| u64::from(f)).sum();
-        // every position takes at least one bit of the stream
-        if total > 8 * (end - off) as u64 + 128 {
-            return Err(format!(
-                "position block {i}: {total} positions in {} bytes",
-                end - off
-            ));
-        }
-        let total = total as usize;
-        let mut deltas = Vec::with_capacity(total);
-        while total - deltas.len() >= 128 {
-            let nb = u8_of(&mut b, "position bits")?;
-            unpack(&mut b, 4, nb, None, &mut deltas, "positions")?;
-        }
-        while deltas.len() < total {
-            deltas.push(varint(&mut b, "position")?);
-        }
-        if !b.is_empty() {
-            return Err(format!("position block {i}: {} bytes left", b.len()));
-        }
-        let mut at = 0;
-        for &f in docs {
-            let mut pos = Vec::with_capacity(f as usize);
-            let mut prev = 0u32;
-            for k in 0..f as usize {
-                let d = deltas[at + k];
-                prev = if k == 0 {
-                    d
-                } else {
-                    prev.checked_add(d)
-                        .ok_or_else(|| "position overflows".to_string())?
-                };
-                pos.push(prev);
-            }
-            at += f as usize;
-            out.push(pos);
-        }
+        at += f as usize;
+        out.push(pos);
     }
     Ok(out)
 }

@@ -11,8 +11,9 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
+use super::daat::{exact, intersect, or_top, Term};
 use super::posting::Postings;
-use super::segment::{InvertedSegment, BOUND_GROUP};
+use super::segment::{InvertedSegment, Partition, Weights, BOUND_GROUP};
 use super::tokenizer::{Analyzer, Token};
 use crate::{IndexError, Result};
 
@@ -163,8 +164,9 @@ pub fn search(q: &FtsQuery, columns: &[ColumnIndex]) -> Result<Scores> {
 
 /// The best `limit` rows of `q` (all without a limit), best first (ties by row), among
 /// the rows `keep` maps to an answer row (it drops deleted rows and rows a prefilter
-/// rejects; it may also map stable row ids to addresses). A plain match query streams
-/// its scores into a bounded heap; the others are evaluated whole first.
+/// rejects; it may also map stable row ids to addresses). A match or phrase query on
+/// one column streams its scores into a bounded heap, skipping rows that cannot enter
+/// it; the others are evaluated whole first.
 pub fn search_top(
     q: &FtsQuery,
     columns: &[ColumnIndex],
@@ -177,12 +179,17 @@ pub fn search_top(
         unindexed_tokens: HashMap::new(),
     };
     let top = std::cell::RefCell::new(Top::new(limit));
-    let single = match q {
-        FtsQuery::Match { column, .. } => column.is_some() || columns.len() == 1,
-        _ => false,
+    let floor = || top.borrow().floor();
+    let mut sink = |r: u64, s: f32| {
+        let mut t = top.borrow_mut();
+        // most rows cannot enter a full heap: skip the live / filter check
+        if t.could_enter(s) {
+            if let Some(a) = keep(r) {
+                t.push(a, s);
+            }
+        }
     };
-    if let (
-        true,
+    match q {
         FtsQuery::Match {
             column,
             text,
@@ -191,35 +198,27 @@ pub fn search_top(
             fuzziness,
             prefix_length,
             max_expansions,
-        },
-    ) = (single, q)
-    {
-        let col = ctx.column_of(column.as_deref())?;
-        let floor = || top.borrow().floor();
-        ctx.match_into(
-            col,
-            text,
-            *and,
-            *boost,
-            *fuzziness,
-            *prefix_length,
-            *max_expansions,
-            Some(&floor),
-            &mut |r, s| {
-                let mut t = top.borrow_mut();
-                // most rows cannot enter a full heap: skip the live / filter check
-                if t.could_enter(s) {
-                    if let Some(a) = keep(r) {
-                        t.push(a, s);
-                    }
-                }
-            },
-        )?;
-    } else {
-        let mut t = top.borrow_mut();
-        for (r, s) in ctx.eval(q)? {
-            if let Some(a) = keep(r) {
-                t.push(a, s);
+        } if column.is_some() || columns.len() == 1 => {
+            let col = ctx.column_of(column.as_deref())?;
+            ctx.match_into(
+                col,
+                text,
+                *and,
+                *boost,
+                *fuzziness,
+                *prefix_length,
+                *max_expansions,
+                Some(&floor),
+                &mut sink,
+            )?;
+        }
+        FtsQuery::Phrase { column, text, slop } => {
+            let col = ctx.column_of(column.as_deref())?;
+            ctx.phrase_into(col, text, *slop, Some(&floor), &mut sink)?;
+        }
+        _ => {
+            for (r, s) in ctx.eval(q)? {
+                sink(r, s);
             }
         }
     }
@@ -468,7 +467,11 @@ impl<'a> Ctx<'a> {
             }
             FtsQuery::Phrase { column, text, slop } => {
                 let col = self.column_of(column.as_deref())?;
-                self.phrase(col, text, *slop)
+                let mut out = Scores::new();
+                self.phrase_into(col, text, *slop, None, &mut |r, s| {
+                    out.insert(r, s);
+                })?;
+                Ok(out)
             }
             FtsQuery::Boolean(clauses) => {
                 if !clauses.iter().any(|(o, _)| *o != Occur::MustNot) {
@@ -562,38 +565,30 @@ impl<'a> Ctx<'a> {
         Ok(out)
     }
 
-    /// A match query on one column: every matching row and its score handed to `sink`.
-    #[allow(clippy::too_many_arguments)]
-    fn match_into(
+    /// The posting lists a match query reads from the column's index: its tokens (each
+    /// fuzzy token as its expansions), per partition the lists found there, and each
+    /// token's document count over all segments and partitions. `None` for a query
+    /// without tokens.
+    fn prepare(
         &mut self,
         col: usize,
         text: &str,
-        and: bool,
-        boost: f32,
         fuzziness: u32,
         prefix_length: u32,
         max_expansions: usize,
-        floor: Option<&dyn Fn() -> f32>,
-        sink: &mut dyn FnMut(u64, f32),
-    ) -> Result<()> {
-        let ngram = self.columns[col]
-            .segments
-            .first()
-            .is_some_and(|s| s.params.base_tokenizer == "ngram");
-        let and = and && !ngram;
-        let stats = self.stats(col)?;
+    ) -> Result<Option<Prepared>> {
         let query = self.tokens(col, text, true)?;
         if query.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
-        // Index part: tokens deduplicated on (text, position); each fuzzy query token
-        // becomes its expansions.
         // fuzzy queries expand the query's tokens without stemming
         let plain = if fuzziness > 0 {
             self.tokens(col, text, false)?
         } else {
             Vec::new()
         };
+        // Index part: tokens deduplicated on (text, position); each fuzzy query token
+        // becomes its expansions.
         let terms: Vec<(u32, String, usize)> = if fuzziness > 0 {
             // `max_expansions` bounds the expansions of all query tokens together,
             // taken token by token in query order (each token's in byte order).
@@ -625,13 +620,13 @@ impl<'a> Ctx<'a> {
                 .collect::<BTreeSet<_>>()
                 .len()
         };
+        let stats = self.stats(col)?;
         let segs = self.columns[col].segments.clone();
-        // n per term text over every segment and partition
-        let mut n_of: HashMap<&str, u64> = HashMap::new();
-        let mut lists = Vec::new();
-        for seg in &segs {
+        let mut n_of: HashMap<String, u64> = HashMap::new();
+        let mut parts = Vec::new();
+        for (si, seg) in segs.iter().enumerate() {
             let quantized = seg.format >= 3 && seg.layout.block == 256;
-            for part in &seg.partitions {
+            for (pi, part) in seg.partitions.iter().enumerate() {
                 // each distinct token's list once (a token may recur at other positions)
                 let mut lists_of: HashMap<&str, (u32, Arc<Postings>)> = HashMap::new();
                 for (_, term, _) in &terms {
@@ -640,126 +635,166 @@ impl<'a> Ctx<'a> {
                     }
                     if let Some(id) = part.token_id(term) {
                         let p = part.postings(seg, id)?;
-                        *n_of.entry(term.as_str()).or_default() += p.docs.len() as u64;
+                        *n_of.entry(term.clone()).or_default() += p.docs.len() as u64;
                         lists_of.insert(term.as_str(), (id, p));
                     }
                 }
-                let mut per_part = Vec::new();
+                let mut lists = Vec::new();
                 for (pos, term, which) in &terms {
                     if let Some((id, p)) = lists_of.get(term.as_str()) {
-                        per_part.push((*pos, *id, term.as_str(), *which, p.clone()));
+                        lists.push(PartTerm {
+                            pos: *pos,
+                            id: *id,
+                            text: term.clone(),
+                            which: *which,
+                            postings: p.clone(),
+                        });
                     }
                 }
-                per_part.sort_by_key(|(pos, id, ..)| (*pos, *id));
-                lists.push((part, quantized, per_part));
+                lists.sort_by_key(|t| (t.pos, t.id));
+                parts.push(PartLists {
+                    seg: si,
+                    part: pi,
+                    quantized,
+                    terms: lists,
+                });
             }
         }
-        for (part, quantized, per_part) in &lists {
-            // One term and a top-k search: its documents in groups, best bound first,
-            // until no group can reach the k-th score (each score computed as below).
-            if let (Some(floor), [(_, id, term, _, p)], false, true) =
-                (floor, per_part.as_slice(), and, boost > 0.0)
-            {
-                let w = idf(n_of[term], stats.docs);
-                let wts = part.weights(*id, p, stats.avgdl, *quantized);
-                let bounds = &wts.groups;
-                let mut order: Vec<usize> = (0..bounds.len()).collect();
-                order.sort_unstable_by(|a, b| bounds[*b].total_cmp(&bounds[*a]));
-                for g in order {
-                    if (w * bounds[g]) * boost < floor() {
-                        break;
-                    }
-                    let range = g * BOUND_GROUP..((g + 1) * BOUND_GROUP).min(p.docs.len());
-                    for (&d, &x) in p.docs[range.clone()].iter().zip(&wts.per_doc[range]) {
-                        let s = 0f32 + w * x;
-                        sink(part.row_ids[d as usize], s * boost);
+        Ok(Some(Prepared {
+            query,
+            required,
+            stats,
+            n_of,
+            segs,
+            parts,
+        }))
+    }
+
+    /// A match query on one column: every matching row and its score handed to `sink`
+    /// (with `floor`, a top-k search: rows that cannot score `floor()` may be skipped).
+    #[allow(clippy::too_many_arguments)]
+    fn match_into(
+        &mut self,
+        col: usize,
+        text: &str,
+        and: bool,
+        boost: f32,
+        fuzziness: u32,
+        prefix_length: u32,
+        max_expansions: usize,
+        floor: Option<&dyn Fn() -> f32>,
+        sink: &mut dyn FnMut(u64, f32),
+    ) -> Result<()> {
+        let ngram = self.columns[col]
+            .segments
+            .first()
+            .is_some_and(|s| s.params.base_tokenizer == "ngram");
+        let and = and && !ngram;
+        let Some(pre) = self.prepare(col, text, fuzziness, prefix_length, max_expansions)? else {
+            return Ok(());
+        };
+        for pl in &pre.parts {
+            let part = &pre.segs[pl.seg].partitions[pl.part];
+            let weights: Vec<Arc<Weights>> = pl
+                .terms
+                .iter()
+                .map(|t| part.weights(t.id, &t.postings, pre.stats.avgdl, pl.quantized))
+                .collect();
+            let terms: Vec<Term> = pl
+                .terms
+                .iter()
+                .zip(&weights)
+                .map(|(t, w)| Term {
+                    docs: &t.postings.docs,
+                    weights: &w.per_doc,
+                    idf: idf(pre.n_of[&t.text], pre.stats.docs),
+                    max: w.max,
+                    groups: &w.groups,
+                })
+                .collect();
+            let emit = &mut |d: u32, s: f32| sink(part.row_ids[d as usize], s);
+            match (floor, terms.as_slice()) {
+                // no list, no match
+                (_, []) => {}
+                // AND of exact tokens: the documents in every list
+                _ if and && fuzziness == 0 => {
+                    let held: BTreeSet<usize> = pl.terms.iter().map(|t| t.which).collect();
+                    if held.len() == pre.required {
+                        intersect(&terms, floor.map(|f| (f, boost)), &mut |d, at| {
+                            emit(d, exact(&terms, at) * boost)
+                        });
                     }
                 }
+                _ if and => dense_match(&terms, pl, pre.required, true, boost, part, sink),
+                // One term and a top-k search: its documents in groups, best bound
+                // first, until no group can reach the k-th score.
+                (Some(floor), [t]) if boost > 0.0 => {
+                    let bounds = &weights[0].groups;
+                    let mut order: Vec<usize> = (0..bounds.len()).collect();
+                    order.sort_unstable_by(|a, b| bounds[*b].total_cmp(&bounds[*a]));
+                    for g in order {
+                        if (t.idf * bounds[g]) * boost < floor() {
+                            break;
+                        }
+                        let range = g * BOUND_GROUP..((g + 1) * BOUND_GROUP).min(t.docs.len());
+                        for (&d, &x) in t.docs[range.clone()].iter().zip(&t.weights[range]) {
+                            let s = 0f32 + t.idf * x;
+                            emit(d, s * boost);
+                        }
+                    }
+                }
+                (Some(floor), _) if boost > 0.0 => or_top(&terms, boost, floor, emit),
+                _ => dense_match(&terms, pl, pre.required, false, boost, part, sink),
+            }
+        }
+        self.unindexed_into(col, &pre, and, boost, sink)
+    }
+
+    /// Rows no segment covers: every query token (stemmed, exact; also for a fuzzy
+    /// query), scored with the combined statistics.
+    fn unindexed_into(
+        &mut self,
+        col: usize,
+        pre: &Prepared,
+        and: bool,
+        boost: f32,
+        sink: &mut dyn FnMut(u64, f32),
+    ) -> Result<()> {
+        let un = self.unindexed(col)?;
+        if un.is_empty() {
+            return Ok(());
+        }
+        let query = &pre.query;
+        let mut n_all: HashMap<&str, u64> = HashMap::new();
+        for t in query {
+            if n_all.contains_key(t.text.as_str()) {
                 continue;
             }
-            // dense accumulators over the partition's documents (terms added in order);
-            // matched documents listed as they come when they are few, else found by a
-            // sweep (cheaper than a list of most of the partition)
-            let n = part.row_ids.len();
-            let postings: usize = per_part.iter().map(|x| x.4.docs.len()).sum();
-            let sweep = postings > n / 8;
-            let mut score = vec![0f32; n];
-            let mut mask = vec![0u64; if and || !sweep { n } else { 0 }];
-            let mut seen = vec![false; if sweep { n } else { 0 }];
-            let mut touched: Vec<u32> = Vec::new();
-            for (_, id, term, which, p) in per_part {
-                let w = idf(n_of[term], stats.docs);
-                let bit = if *which < 63 { 1u64 << which } else { 0 };
-                let wts = part.weights(*id, p, stats.avgdl, *quantized);
-                for (&d, &x) in p.docs.iter().zip(&wts.per_doc) {
-                    let du = d as usize;
-                    score[du] += w * x;
-                    if sweep {
-                        seen[du] = true;
-                    }
-                    if !mask.is_empty() {
-                        if mask[du] == 0 && !sweep {
-                            touched.push(d);
-                        }
-                        mask[du] |= bit | (1 << 63);
-                    }
-                }
-            }
-            let need = required.min(63);
-            let mut emit = |du: usize| {
-                if and && ((mask[du] & !(1 << 63)).count_ones() as usize) < need {
-                    return;
-                }
-                sink(part.row_ids[du], score[du] * boost);
-            };
-            if sweep {
-                for (du, _) in seen.iter().enumerate().filter(|(_, s)| **s) {
-                    emit(du);
-                }
-            } else {
-                for d in touched {
-                    emit(d as usize);
-                }
-            }
+            let extra = un
+                .iter()
+                .filter(|(_, toks)| toks.iter().any(|x| x.text == t.text))
+                .count() as u64;
+            n_all.insert(&t.text, pre.n_of.get(&t.text).copied().unwrap_or(0) + extra);
         }
-        // Unindexed rows: every query token (stemmed, exact; also for a fuzzy query),
-        // combined statistics.
-        let un = self.unindexed(col)?;
-        if !un.is_empty() {
-            let mut n_all: HashMap<&str, u64> = HashMap::new();
-            for t in &query {
-                if n_all.contains_key(t.text.as_str()) {
-                    continue;
+        let distinct: BTreeSet<&str> = query.iter().map(|t| t.text.as_str()).collect();
+        for (addr, toks) in un.iter() {
+            let mut score = 0f32;
+            let mut hit = false;
+            for t in query {
+                let f = toks.iter().filter(|x| x.text == t.text).count() as u32;
+                if f > 0 {
+                    hit = true;
+                    score += idf(n_all[t.text.as_str()], pre.stats.all_docs)
+                        * doc_weight(f, toks.len() as f32, pre.stats.all_avgdl);
                 }
-                let extra = un
-                    .iter()
-                    .filter(|(_, toks)| toks.iter().any(|x| x.text == t.text))
-                    .count() as u64;
-                n_all.insert(
-                    &t.text,
-                    n_of.get(t.text.as_str()).copied().unwrap_or(0) + extra,
-                );
             }
-            let distinct: BTreeSet<&str> = query.iter().map(|t| t.text.as_str()).collect();
-            for (addr, toks) in un.iter() {
-                let mut score = 0f32;
-                let mut hit = false;
-                for t in &query {
-                    let f = toks.iter().filter(|x| x.text == t.text).count() as u32;
-                    if f > 0 {
-                        hit = true;
-                        score += idf(n_all[t.text.as_str()], stats.all_docs)
-                            * doc_weight(f, toks.len() as f32, stats.all_avgdl);
-                    }
-                }
-                if !hit {
-                    continue;
-                }
-                if and && !distinct.iter().all(|d| toks.iter().any(|x| x.text == *d)) {
-                    continue;
-                }
-                sink(*addr, score * boost);
+            if !hit {
+                continue;
             }
+            if and && !distinct.iter().all(|d| toks.iter().any(|x| x.text == *d)) {
+                continue;
+            }
+            sink(*addr, score * boost);
         }
         Ok(())
     }
@@ -790,50 +825,248 @@ impl<'a> Ctx<'a> {
         Ok(all.into_iter().take(max).collect())
     }
 
-    fn phrase(&mut self, col: usize, text: &str, slop: u32) -> Result<Scores> {
-        let query = self.tokens(col, text, true)?;
-        let and = self.match_column(col, text, true, 1.0, 0, 0, 50)?;
-        if query.is_empty() || and.is_empty() {
-            return Ok(and);
+    /// A phrase query on one column: the rows holding every query token (scored as
+    /// the AND of them) whose positions hold the tokens in order within `slop`, handed
+    /// to `sink`. With `floor` (a top-k search) the candidates are checked best score
+    /// first and only while they can reach `floor()`.
+    fn phrase_into(
+        &mut self,
+        col: usize,
+        text: &str,
+        slop: u32,
+        floor: Option<&dyn Fn() -> f32>,
+        sink: &mut dyn FnMut(u64, f32),
+    ) -> Result<()> {
+        let Some(pre) = self.prepare(col, text, 0, 0, 0)? else {
+            return Ok(());
+        };
+        let query = &pre.query;
+        let distinct: Vec<&str> = {
+            let mut d: Vec<&str> = Vec::new();
+            for t in query {
+                if !d.contains(&t.text.as_str()) {
+                    d.push(&t.text);
+                }
+            }
+            d
+        };
+        let qi: Vec<usize> = query
+            .iter()
+            .map(|t| distinct.iter().position(|d| *d == t.text).unwrap_or(0))
+            .collect();
+        let qpos: Vec<u32> = query.iter().map(|t| t.position).collect();
+        let k = distinct.len();
+        // candidates: score, row, partition, each distinct token's index in its list
+        let mut cands: Vec<(f32, u64, usize)> = Vec::new();
+        let mut at_of: Vec<usize> = Vec::new();
+        // per partition, each distinct token's term (its first list)
+        let mut firsts: Vec<Vec<usize>> = Vec::with_capacity(pre.parts.len());
+        for (pi, pl) in pre.parts.iter().enumerate() {
+            let part = &pre.segs[pl.seg].partitions[pl.part];
+            let first: Vec<Option<usize>> = (0..k)
+                .map(|w| pl.terms.iter().position(|t| t.which == w))
+                .collect();
+            let first: Vec<usize> = first.into_iter().flatten().collect();
+            let held = first.len();
+            firsts.push(first);
+            if held < k || k == 0 {
+                continue;
+            }
+            let weights: Vec<Arc<Weights>> = pl
+                .terms
+                .iter()
+                .map(|t| part.weights(t.id, &t.postings, pre.stats.avgdl, pl.quantized))
+                .collect();
+            let terms: Vec<Term> = pl
+                .terms
+                .iter()
+                .zip(&weights)
+                .map(|(t, w)| Term {
+                    docs: &t.postings.docs,
+                    weights: &w.per_doc,
+                    idf: idf(pre.n_of[&t.text], pre.stats.docs),
+                    max: w.max,
+                    groups: &w.groups,
+                })
+                .collect();
+            let first = &firsts[pi];
+            intersect(&terms, None, &mut |d, at| {
+                cands.push((exact(&terms, at), part.row_ids[d as usize], pi));
+                at_of.extend(first.iter().map(|&t| at[t].unwrap_or(0)));
+            });
         }
-        let segs = self.columns[col].segments.clone();
-        // Positions of each query token per row, from the index
-        let mut positions: HashMap<u64, HashMap<String, Vec<u32>>> = HashMap::new();
-        for seg in &segs {
-            for part in &seg.partitions {
-                for t in &query {
-                    let Some(id) = part.token_id(&t.text) else {
-                        continue;
-                    };
-                    let p = part.postings(seg, id)?;
-                    let pos = part.positions(seg, id, &p)?;
-                    for (d, ps) in p.docs.iter().zip(pos) {
-                        let row = part.row_ids[*d as usize];
-                        if and.contains_key(&row) {
-                            positions.entry(row).or_default().insert(t.text.clone(), ps);
-                        }
-                    }
+        // with a floor, candidates best first (a heap: most are never taken)
+        let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<Ranked>> = if floor.is_some() {
+            cands
+                .iter()
+                .enumerate()
+                .map(|(i, c)| std::cmp::Reverse(Ranked(c.0, i as u64)))
+                .collect()
+        } else {
+            Default::default()
+        };
+        let mut next = 0;
+        // decoded position blocks: (partition, distinct token, block) → positions
+        let mut blocks: HashMap<(usize, usize, usize), Vec<Vec<u32>>> = HashMap::new();
+        loop {
+            let c = if floor.is_some() {
+                // `Ranked` is less for a better score (then a lower candidate index):
+                // reversed, the heap's top is the best
+                match heap.pop() {
+                    Some(r) => r.0 .1 as usize,
+                    None => break,
+                }
+            } else if next < cands.len() {
+                next += 1;
+                next - 1
+            } else {
+                break;
+            };
+            let (score, row, pi) = cands[c];
+            if let Some(f) = floor {
+                if score < f() {
+                    break;
+                }
+            }
+            let pl = &pre.parts[pi];
+            let seg = &pre.segs[pl.seg];
+            let part = &seg.partitions[pl.part];
+            let block = seg.layout.block;
+            let mut pos: Vec<&[u32]> = Vec::with_capacity(k);
+            for (w, &t) in firsts[pi].iter().enumerate() {
+                let idx = at_of[c * k + w];
+                let key = (pi, w, idx / block);
+                if let std::collections::hash_map::Entry::Vacant(e) = blocks.entry(key) {
+                    let term = &pl.terms[t];
+                    let data = part.position_data(seg, term.id, &term.postings)?;
+                    e.insert(part.position_block(
+                        seg,
+                        term.id,
+                        &term.postings,
+                        &data,
+                        idx / block,
+                    )?);
+                }
+            }
+            for (w, _) in firsts[pi].iter().enumerate() {
+                let idx = at_of[c * k + w];
+                let b = &blocks[&(pi, w, idx / block)];
+                pos.push(b.get(idx % block).map_or(&[][..], |p| p.as_slice()));
+            }
+            if phrase_at(&qpos, &qi, &pos, slop) {
+                sink(row, score);
+            }
+        }
+        // unindexed rows: their AND score, positions from their tokens
+        let un = self.unindexed(col)?;
+        if !un.is_empty() {
+            let mut and = HashMap::new();
+            self.unindexed_into(col, &pre, true, 1.0, &mut |r, s| {
+                and.insert(r, s);
+            })?;
+            for (addr, toks) in un.iter() {
+                let Some(&score) = and.get(addr) else {
+                    continue;
+                };
+                let lists: Vec<Vec<u32>> = distinct
+                    .iter()
+                    .map(|d| {
+                        toks.iter()
+                            .filter(|t| t.text == *d)
+                            .map(|t| t.position)
+                            .collect()
+                    })
+                    .collect();
+                let pos: Vec<&[u32]> = lists.iter().map(Vec::as_slice).collect();
+                if phrase_at(&qpos, &qi, &pos, slop) {
+                    sink(*addr, score);
                 }
             }
         }
-        let un = self.unindexed(col)?;
-        for (addr, toks) in un.iter() {
-            if !and.contains_key(addr) {
-                continue;
+        Ok(())
+    }
+}
+
+/// The lists of a match query ([`Ctx::prepare`]).
+struct Prepared {
+    query: Vec<Token>,
+    /// Distinct query tokens an AND query needs.
+    required: usize,
+    stats: Stats,
+    /// Documents holding each token, over all segments and partitions.
+    n_of: HashMap<String, u64>,
+    segs: Vec<Arc<InvertedSegment>>,
+    parts: Vec<PartLists>,
+}
+
+/// A partition's lists of the query's tokens, in (position, token id) order: the
+/// order scores are summed in.
+struct PartLists {
+    seg: usize,
+    part: usize,
+    quantized: bool,
+    terms: Vec<PartTerm>,
+}
+
+struct PartTerm {
+    pos: u32,
+    id: u32,
+    text: String,
+    /// Which distinct query token (or fuzzy query token) the list stands for.
+    which: usize,
+    postings: Arc<Postings>,
+}
+
+/// A match query over one partition by dense accumulation (terms added in order);
+/// matched documents listed as they come when they are few, else found by a sweep
+/// (cheaper than a list of most of the partition).
+fn dense_match(
+    terms: &[Term],
+    pl: &PartLists,
+    required: usize,
+    and: bool,
+    boost: f32,
+    part: &Partition,
+    sink: &mut dyn FnMut(u64, f32),
+) {
+    let n = part.row_ids.len();
+    let postings: usize = terms.iter().map(|t| t.docs.len()).sum();
+    let sweep = postings > n / 8;
+    let mut score = vec![0f32; n];
+    let mut mask = vec![0u64; if and || !sweep { n } else { 0 }];
+    let mut seen = vec![false; if sweep { n } else { 0 }];
+    let mut touched: Vec<u32> = Vec::new();
+    for (t, pt) in terms.iter().zip(&pl.terms) {
+        let bit = if pt.which < 63 { 1u64 << pt.which } else { 0 };
+        for (&d, &x) in t.docs.iter().zip(t.weights) {
+            let du = d as usize;
+            score[du] += t.idf * x;
+            if sweep {
+                seen[du] = true;
             }
-            let e = positions.entry(*addr).or_default();
-            for t in toks {
-                e.entry(t.text.clone()).or_default().push(t.position);
+            if !mask.is_empty() {
+                if mask[du] == 0 && !sweep {
+                    touched.push(d);
+                }
+                mask[du] |= bit | (1 << 63);
             }
         }
-        Ok(and
-            .into_iter()
-            .filter(|(row, _)| {
-                positions
-                    .get(row)
-                    .is_some_and(|p| phrase_at(&query, p, slop))
-            })
-            .collect())
+    }
+    let need = required.min(63);
+    let mut emit = |du: usize| {
+        if and && ((mask[du] & !(1 << 63)).count_ones() as usize) < need {
+            return;
+        }
+        sink(part.row_ids[du], score[du] * boost);
+    };
+    if sweep {
+        for (du, _) in seen.iter().enumerate().filter(|(_, s)| **s) {
+            emit(du);
+        }
+    } else {
+        for d in touched {
+            emit(d as usize);
+        }
     }
 }
 
@@ -851,31 +1084,29 @@ fn distinct_index(query: &[Token], text: &str) -> usize {
     seen.iter().position(|s| *s == text).unwrap_or(0)
 }
 
-/// Whether the row's positions hold the query tokens in order, each gap exceeding the
-/// query's own by 0..=slop.
-fn phrase_at(query: &[Token], pos: &HashMap<String, Vec<u32>>, slop: u32) -> bool {
-    fn from(
-        i: usize,
-        at: u32,
-        query: &[Token],
-        pos: &HashMap<String, Vec<u32>>,
-        slop: u32,
-    ) -> bool {
-        if i == query.len() {
+/// Whether a row's positions hold the query tokens in order, each gap exceeding the
+/// query's own by 0..=slop. `qpos`: the query tokens' positions; `qi`: each one's
+/// distinct token; `pos`: the row's positions of each distinct token, ascending.
+fn phrase_at(qpos: &[u32], qi: &[usize], pos: &[&[u32]], slop: u32) -> bool {
+    fn from(i: usize, at: u32, qpos: &[u32], qi: &[usize], pos: &[&[u32]], slop: u32) -> bool {
+        if i == qpos.len() {
             return true;
         }
-        let gap = query[i].position.saturating_sub(query[i - 1].position);
-        let Some(list) = pos.get(&query[i].text) else {
-            return false;
-        };
-        list.iter().any(|&p| {
-            p > at && (p - at) >= gap && (p - at) - gap <= slop && from(i + 1, p, query, pos, slop)
-        })
+        let gap = qpos[i].saturating_sub(qpos[i - 1]);
+        let list = pos.get(qi[i]).copied().unwrap_or_default();
+        // candidates lie in at + gap ..= at + gap + slop
+        let lo = at.saturating_add(gap).max(at.saturating_add(1));
+        let start = list.partition_point(|&p| p < lo);
+        let last = u64::from(at) + u64::from(gap) + u64::from(slop);
+        list[start..]
+            .iter()
+            .take_while(|&&p| u64::from(p) <= last)
+            .any(|&p| from(i + 1, p, qpos, qi, pos, slop))
     }
-    let Some(first) = pos.get(&query[0].text) else {
+    let Some(first) = qi.first().and_then(|&d| pos.get(d)) else {
         return false;
     };
-    first.iter().any(|&p| from(1, p, query, pos, slop))
+    first.iter().any(|&p| from(1, p, qpos, qi, pos, slop))
 }
 
 fn max_into(best: &mut Scores, s: Scores) {

@@ -59,6 +59,7 @@ pub struct Partition {
     invert: Arc<FileReader>,
     cache: std::sync::Mutex<std::collections::HashMap<u32, Arc<Postings>>>,
     bounds: std::sync::Mutex<std::collections::HashMap<BoundKey, Arc<Weights>>>,
+    positions_cache: std::sync::Mutex<std::collections::HashMap<u32, Arc<PositionData>>>,
 }
 
 /// A token's BM25 weights (before idf) under one average length.
@@ -67,6 +68,8 @@ pub struct Weights {
     pub per_doc: Vec<f32>,
     /// The highest of each group of [`BOUND_GROUP`] documents.
     pub groups: Vec<f32>,
+    /// The highest of all.
+    pub max: f32,
 }
 
 /// A token's weights are kept per (token id, avgdl bits, quantized lengths).
@@ -77,6 +80,9 @@ pub const BOUND_GROUP: usize = 128;
 
 /// Decoded postings kept per partition at most (8 bytes each).
 const CACHED_POSTINGS: usize = 16 << 20;
+
+/// Bytes of stored positions kept per partition at most.
+const CACHED_POSITION_BYTES: usize = 64 << 20;
 
 /// An opened INVERTED segment.
 pub struct InvertedSegment {
@@ -260,6 +266,7 @@ impl InvertedSegment {
             total_tokens,
             invert,
             cache: Default::default(),
+            positions_cache: Default::default(),
             bounds: Default::default(),
         })
     }
@@ -434,11 +441,16 @@ impl Partition {
                 doc_weight(f, dl as f32, avgdl)
             })
             .collect();
-        let groups = per_doc
+        let groups: Vec<f32> = per_doc
             .chunks(BOUND_GROUP)
             .map(|g| g.iter().copied().fold(0f32, f32::max))
             .collect();
-        let w = Arc::new(Weights { per_doc, groups });
+        let max = groups.iter().copied().fold(0f32, f32::max);
+        let w = Arc::new(Weights {
+            per_doc,
+            groups,
+            max,
+        });
         let mut m = self.bounds.lock().unwrap_or_else(|e| e.into_inner());
         let held: usize = m.values().map(|w| w.per_doc.len()).sum();
         if held + w.per_doc.len() > CACHED_POSTINGS {
@@ -515,12 +527,81 @@ impl Partition {
         token_id: u32,
         postings: &Postings,
     ) -> Result<Vec<Vec<u32>>> {
-        let err = |what: String| {
-            corrupt(
-                &seg.label,
-                format!("partition {} token {token_id} positions: {what}", self.id),
-            )
-        };
+        let data = self.position_data(seg, token_id, postings)?;
+        let blocks = postings.freqs.len().div_ceil(seg.layout.block);
+        let mut out = Vec::with_capacity(postings.freqs.len());
+        for b in 0..blocks {
+            out.extend(self.position_block(seg, token_id, postings, &data, b)?);
+        }
+        Ok(out)
+    }
+
+    /// The positions of the documents of block `b` of `postings` (documents
+    /// `b * block ..`), from `data` ([`Self::position_data`] of the same token).
+    pub fn position_block(
+        &self,
+        seg: &InvertedSegment,
+        token_id: u32,
+        postings: &Postings,
+        data: &PositionData,
+        b: usize,
+    ) -> Result<Vec<Vec<u32>>> {
+        let block = seg.layout.block;
+        match data {
+            PositionData::Shared { stream, offsets } => {
+                posting::decode_position_block(stream, offsets, &postings.freqs, block, b)
+                    .map_err(|what| self.positions_error(seg, token_id, what))
+            }
+            PositionData::Decoded(all) => Ok(all
+                .get(b * block..((b + 1) * block).min(all.len()))
+                .unwrap_or_default()
+                .to_vec()),
+        }
+    }
+
+    fn positions_error(&self, seg: &InvertedSegment, token_id: u32, what: String) -> IndexError {
+        corrupt(
+            &seg.label,
+            format!("partition {} token {token_id} positions: {what}", self.id),
+        )
+    }
+
+    /// A token's stored positions (the stream and its block offsets in formats 2 / 3,
+    /// every document's decoded in format 1), read once and kept (bounded by bytes).
+    pub fn position_data(
+        &self,
+        seg: &InvertedSegment,
+        token_id: u32,
+        postings: &Postings,
+    ) -> Result<Arc<PositionData>> {
+        if let Some(d) = self
+            .positions_cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&token_id)
+        {
+            return Ok(d.clone());
+        }
+        let d = Arc::new(self.read_positions(seg, token_id, postings)?);
+        let mut cache = self
+            .positions_cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let held: usize = cache.values().map(|d| d.bytes()).sum::<usize>();
+        if held + d.bytes() > CACHED_POSITION_BYTES {
+            cache.clear();
+        }
+        cache.insert(token_id, d.clone());
+        Ok(d)
+    }
+
+    fn read_positions(
+        &self,
+        seg: &InvertedSegment,
+        token_id: u32,
+        postings: &Postings,
+    ) -> Result<PositionData> {
+        let err = |what: String| self.positions_error(seg, token_id, what);
         match seg.positions {
             Positions::None => Err(IndexError::InvalidArgument {
                 what: format!(
@@ -545,13 +626,14 @@ impl Partition {
                     .filter(|a| !a.is_empty())
                     .map(|a| a.value(0))
                     .ok_or_else(|| err("no block offsets".into()))?;
-                let offs = offs
+                let offsets = offs
                     .as_primitive_opt::<UInt32Type>()
                     .ok_or_else(|| err("block offsets are not uint32".into()))?
                     .values()
                     .to_vec();
-                posting::decode_positions_shared(&stream, &offs, &postings.freqs, seg.layout.block)
-                    .map_err(err)
+                posting::check_position_blocks(&offsets, &postings.freqs, seg.layout.block)
+                    .map_err(err)?;
+                Ok(PositionData::Shared { stream, offsets })
             }
             Positions::PerDocument => {
                 let b = self
@@ -582,8 +664,31 @@ impl Partition {
                     let parts: Vec<&[u8]> = (0..parts.len()).map(|k| parts.value(k)).collect();
                     out.push(posting::decode_positions_v1(&parts, f).map_err(err)?);
                 }
-                Ok(out)
+                Ok(PositionData::Decoded(out))
             }
+        }
+    }
+}
+
+/// A token's stored positions, as read (see [`Partition::position_data`]).
+pub enum PositionData {
+    /// Formats 2 / 3: the compressed stream and each block's offset in it (checked
+    /// against the posting list's block count).
+    Shared {
+        /// The position stream.
+        stream: Vec<u8>,
+        /// Where each block's positions start.
+        offsets: Vec<u32>,
+    },
+    /// Format 1: each document's positions.
+    Decoded(Vec<Vec<u32>>),
+}
+
+impl PositionData {
+    fn bytes(&self) -> usize {
+        match self {
+            Self::Shared { stream, offsets } => stream.len() + 4 * offsets.len(),
+            Self::Decoded(d) => d.iter().map(|p| 24 + 4 * p.len()).sum(),
         }
     }
 }
