@@ -6,9 +6,9 @@
 //! the same analyzer (pylance's `optimize_indices(num_indices_to_merge=0)` form).
 
 use arrow_array::cast::AsArray;
-use arrow_array::Array;
+use arrow_array::{Array, RecordBatch};
 use arrow_schema::DataType;
-use lancer_index::inverted::build::{InvertedBuilder, FORMAT};
+use lancer_index::inverted::build::{ChunkTokenizer, InvertedBuilder, TokenizedChunk, FORMAT};
 use lancer_index::inverted::segment::{InvertedSegment, INVERTED_DETAILS_URL};
 use lancer_index::inverted::tokenizer::AnalyzerParams;
 use lancer_table::pb;
@@ -82,47 +82,112 @@ pub fn create_fts_index(ds: &Dataset, column: &str, opts: &FtsIndexOptions) -> R
     )
 }
 
-/// Tokenizes the rows of `fragments` into one segment.
+/// Tokenizes the rows of `fragments` into one segment: the scan's batches are
+/// tokenized on every core (each into a chunk with its own token ids) and merged into
+/// the builder in row order.
 fn build(
     ds: &Dataset,
     column: &str,
     fragments: &[u64],
     params: AnalyzerParams,
 ) -> Result<lancer_index::inverted::build::BuiltInverted> {
-    let mut b = InvertedBuilder::new(params).map_err(crate::ann::index_error)?;
+    use std::sync::mpsc::{sync_channel, Receiver};
+    use std::sync::Mutex;
+    let builder = InvertedBuilder::new(params).map_err(crate::ann::index_error)?;
     let stable = ds.uses_stable_row_ids();
-    let id_col = if stable { ROW_ID } else { ROW_ADDRESS };
     let mut order = fragments.to_vec();
     order.sort_unstable();
-    if !order.is_empty() {
+    let builder = if order.is_empty() {
+        builder
+    } else {
         let mut scan = ds.scan().columns(&[column]).fragments(&order);
         scan = if stable {
             scan.with_row_id(true)
         } else {
             scan.with_row_address(true)
         };
-        for batch in scan.stream()? {
-            let batch = batch?;
-            let ids = batch
-                .column_by_name(id_col)
-                .and_then(|c| c.as_primitive_opt::<arrow_array::types::UInt64Type>())
-                .ok_or_else(|| invalid("row ids missing from the index scan"))?;
-            let col = batch.column(0);
-            for i in 0..batch.num_rows() {
-                if col.is_null(i) {
-                    continue;
-                }
-                let text = match col.data_type() {
-                    DataType::LargeUtf8 => col.as_string::<i64>().value(i),
-                    _ => col.as_string::<i32>().value(i),
-                };
-                b.push(ids.value(i), text)
-                    .map_err(crate::ann::index_error)?;
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 8);
+        let (batch_tx, batch_rx) = sync_channel::<(usize, RecordBatch)>(threads * 2);
+        let batch_rx: Mutex<Receiver<(usize, RecordBatch)>> = Mutex::new(batch_rx);
+        let (chunk_tx, chunk_rx) = sync_channel::<(usize, Result<TokenizedChunk>)>(threads * 2);
+        std::thread::scope(|s| -> Result<InvertedBuilder> {
+            for _ in 0..threads {
+                let mut tok = builder.chunk_tokenizer();
+                let (rx, tx) = (&batch_rx, chunk_tx.clone());
+                s.spawn(move || loop {
+                    let next = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                    let Ok((seq, batch)) = next else { return };
+                    let chunk = tokenize(&mut tok, &batch, stable).map(|()| tok.finish());
+                    if tx.send((seq, chunk)).is_err() {
+                        return;
+                    }
+                });
             }
-        }
-    }
-    b.finish(crate::index::index_file_version(ds))
+            drop(chunk_tx);
+            let merger = s.spawn(move || -> Result<InvertedBuilder> {
+                let mut builder = builder;
+                let mut waiting = std::collections::BTreeMap::new();
+                let mut next = 0usize;
+                for (seq, chunk) in chunk_rx {
+                    waiting.insert(seq, chunk?);
+                    while let Some(c) = waiting.remove(&next) {
+                        builder.push_chunk(c).map_err(crate::ann::index_error)?;
+                        next += 1;
+                    }
+                }
+                Ok(builder)
+            });
+            let mut fed = Ok(());
+            for (seq, batch) in scan.stream()?.enumerate() {
+                match batch {
+                    // a closed channel: a worker or the merger failed (reported below)
+                    Ok(b) => {
+                        if batch_tx.send((seq, b)).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        fed = Err(e);
+                        break;
+                    }
+                }
+            }
+            drop(batch_tx);
+            let merged = merger
+                .join()
+                .map_err(|_| invalid("the index builder's merge thread panicked"))?;
+            fed?;
+            merged
+        })?
+    };
+    builder
+        .finish(crate::index::index_file_version(ds))
         .map_err(crate::ann::index_error)
+}
+
+/// Tokenizes a scan batch (the text column, then row ids) into `tok`'s chunk.
+fn tokenize(tok: &mut ChunkTokenizer, batch: &RecordBatch, stable: bool) -> Result<()> {
+    let id_col = if stable { ROW_ID } else { ROW_ADDRESS };
+    let ids = batch
+        .column_by_name(id_col)
+        .and_then(|c| c.as_primitive_opt::<arrow_array::types::UInt64Type>())
+        .ok_or_else(|| invalid("row ids missing from the index scan"))?;
+    let col = batch.column(0);
+    let large = matches!(col.data_type(), DataType::LargeUtf8);
+    for i in 0..batch.num_rows() {
+        if col.is_null(i) {
+            continue;
+        }
+        let text = if large {
+            col.as_string::<i64>().value(i)
+        } else {
+            col.as_string::<i32>().value(i)
+        };
+        tok.push(ids.value(i), text);
+    }
+    Ok(())
 }
 
 /// Adds the fragments `new` (not covered yet) to the index `name` as a delta segment

@@ -18,7 +18,7 @@ use lancer_format::container::FileVersion;
 use lancer_format::writer::{FileWriter, WriteOptions};
 
 use super::search::{idf, quantize, B, K1};
-use super::tokenizer::{Analyzer, AnalyzerParams, Token};
+use super::tokenizer::{Analyzer, AnalyzerParams};
 use crate::{IndexError, Result};
 
 /// Documents per posting block.
@@ -46,8 +46,129 @@ pub struct InvertedBuilder {
     lists: Vec<List>,
     row_ids: Vec<u64>,
     lengths: Vec<u32>,
-    scratch: Vec<Token>,
-    local: HashMap<u32, (u32, Vec<u32>)>,
+}
+
+/// The documents of a run of rows, tokenized apart from the builder (on any thread)
+/// and merged into it in row order by [`InvertedBuilder::push_chunk`].
+pub struct TokenizedChunk {
+    /// The chunk's distinct tokens, in order of first appearance (local ids).
+    vocab: Vec<String>,
+    /// Per document: row id, tokens, distinct tokens.
+    docs: Vec<(u64, u32, u32)>,
+    /// Per document, its distinct tokens in order of first appearance: (local id,
+    /// frequency).
+    entries: Vec<(u32, u32)>,
+    /// Each entry's positions, ascending, entries in order.
+    positions: Vec<u32>,
+    with_position: bool,
+}
+
+/// Tokenizes rows into a [`TokenizedChunk`].
+pub struct ChunkTokenizer {
+    analyzer: Analyzer,
+    with_position: bool,
+    ids: HashMap<String, u32>,
+    chunk: TokenizedChunk,
+    /// Per local id: the document (numbered from 1) it last appeared in, and its entry
+    /// there.
+    seen: Vec<(u32, u32)>,
+    /// The current document's (entry, position) per token.
+    occurrences: Vec<(u32, u32)>,
+    fill: Vec<usize>,
+}
+
+impl ChunkTokenizer {
+    fn new(analyzer: Analyzer, with_position: bool) -> Self {
+        Self {
+            analyzer,
+            with_position,
+            ids: HashMap::new(),
+            chunk: TokenizedChunk {
+                vocab: Vec::new(),
+                docs: Vec::new(),
+                entries: Vec::new(),
+                positions: Vec::new(),
+                with_position,
+            },
+            seen: Vec::new(),
+            occurrences: Vec::new(),
+            fill: Vec::new(),
+        }
+    }
+
+    /// Documents tokenized so far.
+    pub fn docs(&self) -> usize {
+        self.chunk.docs.len()
+    }
+
+    /// Tokenizes one row (a row without tokens is not a document).
+    pub fn push(&mut self, row_id: u64, text: &str) {
+        let c = &mut self.chunk;
+        let e0 = c.entries.len();
+        let doc = c.docs.len() as u32 + 1;
+        let (ids, seen, occ) = (&mut self.ids, &mut self.seen, &mut self.occurrences);
+        occ.clear();
+        let mut count = 0u32;
+        let with_position = self.with_position;
+        self.analyzer.each_token(text, &mut |tok, pos| {
+            let id = match ids.get(tok) {
+                Some(&id) => id,
+                None => {
+                    let id = c.vocab.len() as u32;
+                    ids.insert(tok.to_string(), id);
+                    c.vocab.push(tok.to_string());
+                    seen.push((0, 0));
+                    id
+                }
+            };
+            let s = &mut seen[id as usize];
+            if s.0 != doc {
+                *s = (doc, (c.entries.len() - e0) as u32);
+                c.entries.push((id, 0));
+            }
+            c.entries[e0 + s.1 as usize].1 += 1;
+            if with_position {
+                occ.push((s.1, pos));
+            }
+            count = count.saturating_add(1);
+        });
+        if count == 0 {
+            return;
+        }
+        if with_position {
+            // each entry's positions together, entries in order (a stable counting sort)
+            let base = c.positions.len();
+            c.positions.resize(base + occ.len(), 0);
+            self.fill.clear();
+            let mut at = base;
+            for &(_, f) in &c.entries[e0..] {
+                self.fill.push(at);
+                at += f as usize;
+            }
+            for &(k, pos) in occ.iter() {
+                let slot = &mut self.fill[k as usize];
+                c.positions[*slot] = pos;
+                *slot += 1;
+            }
+        }
+        c.docs.push((row_id, count, (c.entries.len() - e0) as u32));
+    }
+
+    /// The chunk so far; the tokenizer starts a new one.
+    pub fn finish(&mut self) -> TokenizedChunk {
+        self.ids.clear();
+        self.seen.clear();
+        std::mem::replace(
+            &mut self.chunk,
+            TokenizedChunk {
+                vocab: Vec::new(),
+                docs: Vec::new(),
+                entries: Vec::new(),
+                positions: Vec::new(),
+                with_position: self.with_position,
+            },
+        )
+    }
 }
 
 /// The files of a built segment and what its manifest entry records.
@@ -82,57 +203,66 @@ impl InvertedBuilder {
             lists: Vec::new(),
             row_ids: Vec::new(),
             lengths: Vec::new(),
-            scratch: Vec::new(),
-            local: HashMap::new(),
         })
     }
 
     /// Adds the row `row_id` with `text` (rows in ascending `row_id` order).
     pub fn push(&mut self, row_id: u64, text: &str) -> Result<()> {
-        if self.row_ids.last().is_some_and(|&l| l >= row_id) {
-            return Err(invalid("rows handed to the index builder out of order"));
+        let mut t = ChunkTokenizer::new(self.analyzer.clone(), self.params.with_position);
+        t.push(row_id, text);
+        self.push_chunk(t.finish())
+    }
+
+    /// A tokenizer of this builder's analyzer for [`Self::push_chunk`] (one per thread).
+    pub fn chunk_tokenizer(&self) -> ChunkTokenizer {
+        ChunkTokenizer::new(self.analyzer.clone(), self.params.with_position)
+    }
+
+    /// Adds the documents of a chunk (chunks in ascending row order, each tokenized by
+    /// a [`ChunkTokenizer`] of this builder). Token ids are given in order of first
+    /// appearance, as if the rows were pushed one by one.
+    pub fn push_chunk(&mut self, c: TokenizedChunk) -> Result<()> {
+        let mut prev = self.row_ids.last().copied();
+        for &(row, ..) in &c.docs {
+            if prev.is_some_and(|p| p >= row) {
+                return Err(invalid("rows handed to the index builder out of order"));
+            }
+            prev = Some(row);
         }
-        let mut toks = std::mem::take(&mut self.scratch);
-        self.analyzer.tokens(text, &mut toks);
-        if toks.is_empty() {
-            self.scratch = toks;
-            return Ok(());
+        if self.row_ids.len() + c.docs.len() > u32::MAX as usize {
+            return Err(invalid("more than 2^32 documents in one partition"));
         }
-        let doc = u32::try_from(self.row_ids.len())
-            .map_err(|_| invalid("more than 2^32 documents in one partition"))?;
-        self.local.clear();
-        let mut order = Vec::new();
-        for t in &toks {
-            let id = match self.ids.get(t.text.as_str()) {
+        let map: Vec<u32> = c
+            .vocab
+            .into_iter()
+            .map(|t| match self.ids.get(t.as_str()) {
                 Some(&id) => id,
                 None => {
                     let id = self.tokens.len() as u32;
-                    self.ids.insert(t.text.clone(), id);
-                    self.tokens.push(t.text.clone());
+                    self.ids.insert(t.clone(), id);
+                    self.tokens.push(t);
                     self.lists.push(List::default());
                     id
                 }
-            };
-            let e = self.local.entry(id).or_insert_with(|| {
-                order.push(id);
-                (0, Vec::new())
-            });
-            e.0 += 1;
-            if self.params.with_position {
-                e.1.push(t.position);
-            }
-        }
-        for id in order {
-            if let Some((f, pos)) = self.local.remove(&id) {
-                let l = &mut self.lists[id as usize];
+            })
+            .collect();
+        let (mut e, mut p) = (0usize, 0usize);
+        for &(row, len, n) in &c.docs {
+            let doc = self.row_ids.len() as u32;
+            for &(local, f) in &c.entries[e..e + n as usize] {
+                let l = &mut self.lists[map[local as usize] as usize];
                 l.docs.push(doc);
                 l.freqs.push(f);
-                l.positions.extend_from_slice(&pos);
+                if c.with_position {
+                    l.positions
+                        .extend_from_slice(&c.positions[p..p + f as usize]);
+                    p += f as usize;
+                }
             }
+            e += n as usize;
+            self.row_ids.push(row);
+            self.lengths.push(len);
         }
-        self.row_ids.push(row_id);
-        self.lengths.push(toks.len() as u32);
-        self.scratch = toks;
         Ok(())
     }
 

@@ -602,6 +602,16 @@ impl Analyzer {
         }
     }
 
+    /// Hands each token of `text` (its text and position, as [`Self::tokens`] gives
+    /// them) to `f` without copying it.
+    pub fn each_token(&mut self, text: &str, f: &mut dyn FnMut(&str, u32)) {
+        let mut stream = self.inner.token_stream(text);
+        while stream.advance() {
+            let t = stream.token();
+            f(&t.text, u32::try_from(t.position).unwrap_or(u32::MAX));
+        }
+    }
+
     /// The same analyzer with stemming off (fuzzy queries expand the query tokens of this
     /// analyzer, docs/fts-index-format.md §9).
     pub fn without_stemming(&self) -> Result<Analyzer> {
