@@ -284,6 +284,60 @@ pub enum Command {
         #[arg(long = "where", short = 'w')]
         predicate: String,
     },
+    /// Add columns computed by SQL expressions over the existing ones (NAME=SQL), or
+    /// all-null (--null NAME:TYPE): new data files beside the old, nothing rewritten.
+    AddColumn {
+        /// A dataset directory.
+        path: PathBuf,
+        /// NAME=EXPRESSION, e.g. "double_x=x * 2".
+        exprs: Vec<String>,
+        /// NAME:TYPE of a column added with every value null (no data written).
+        #[arg(long = "null")]
+        nulls: Vec<String>,
+    },
+    /// Drop columns (names or dotted struct paths); only the schema changes, the files
+    /// stay until cleanup.
+    DropColumn {
+        /// A dataset directory.
+        path: PathBuf,
+        /// The columns.
+        #[arg(required = true)]
+        columns: Vec<String>,
+    },
+    /// Rename a column (a dotted path renames a struct's field).
+    RenameColumn {
+        /// A dataset directory.
+        path: PathBuf,
+        /// The column's current name.
+        old: String,
+        /// Its new name.
+        new: String,
+    },
+    /// Change a column's nullability (--not-null checks that it holds no null).
+    AlterColumn {
+        /// A dataset directory.
+        path: PathBuf,
+        /// The column.
+        column: String,
+        /// Allow nulls.
+        #[arg(long, conflicts_with = "not_null", required_unless_present = "not_null")]
+        nullable: bool,
+        /// Forbid nulls.
+        #[arg(long)]
+        not_null: bool,
+    },
+    /// Update rows: SET column = SQL expression for the rows a SQL filter matches (all
+    /// without --where); the rows are rewritten as a new fragment, as pylance does.
+    Update {
+        /// A dataset directory.
+        path: PathBuf,
+        /// COLUMN=EXPRESSION, e.g. "price=price * 1.1" (repeatable).
+        #[arg(long, required = true)]
+        set: Vec<String>,
+        /// SQL boolean expression choosing the rows.
+        #[arg(long = "where", short = 'w')]
+        predicate: Option<String>,
+    },
     /// Make an old version the latest again (as a new version).
     Restore {
         /// A dataset directory.

@@ -21,6 +21,8 @@ pub struct VersionInfo {
     pub timestamp: (i64, i32),
     /// Rows in the version.
     pub rows: u64,
+    /// The operation that made it (its transaction's kind; empty when unrecorded).
+    pub operation: String,
 }
 
 /// Every version of the dataset at `root`, oldest first.
@@ -38,6 +40,9 @@ pub fn versions(root: &Path) -> Result<Vec<VersionInfo>> {
                 version: v.version,
                 timestamp: ts,
                 rows: m.count_rows(),
+                operation: crate::commit::read_transaction(root, &m.pb)
+                    .and_then(|t| t.operation)
+                    .map_or(String::new(), |op| crate::commit::operation_name(&op).to_string()),
             })
         })
         .collect()

@@ -234,6 +234,41 @@ fn apply(base: Option<&pb::Manifest>, op: &Operation, storage: &str) -> Result<p
                 what: "a dataset to index".into(),
             })?;
         }
+        Operation::Merge(mg) => {
+            m.fields = mg.schema.clone();
+            m.schema_metadata = mg.schema_metadata.clone();
+            m.fragments = mg.fragments.clone();
+            for f in &mut m.fragments {
+                crate::evolve::prune_files(f, &m.fields);
+            }
+        }
+        Operation::Project(p) => {
+            m.fields = p.schema.clone();
+            for f in &mut m.fragments {
+                crate::evolve::prune_files(f, &m.fields);
+            }
+        }
+        Operation::Update(u) => {
+            for upd in &u.updated_fragments {
+                let slot = m
+                    .fragments
+                    .iter_mut()
+                    .find(|f| f.id == upd.id)
+                    .ok_or_else(|| TableError::Conflict {
+                        what: format!("fragment {} was removed by a concurrent commit", upd.id),
+                    })?;
+                *slot = upd.clone();
+            }
+            m.fragments
+                .retain(|f| !u.removed_fragment_ids.contains(&f.id));
+            let new = renumber(&u.new_fragments);
+            m.fragments.extend(new);
+        }
+        Operation::Rewrite(_) => {
+            return Err(TableError::corrupt(
+                "compaction (Rewrite) is not committed by this version of Lancer",
+            ));
+        }
         Operation::Restore(_) | Operation::ReserveFragments(_) => {
             return Err(TableError::corrupt(
                 "restore is applied by Dataset::restore",
@@ -288,6 +323,41 @@ pub fn mixed_file_versions(fragments: &[pb::DataFragment], storage: &str) -> boo
     })
 }
 
+/// The operation's name as pylance's transactions name it (`Append`, `Update`, ...).
+pub fn operation_name(op: &Operation) -> &'static str {
+    match op {
+        Operation::Append(_) => "Append",
+        Operation::Delete(_) => "Delete",
+        Operation::Overwrite(_) => "Overwrite",
+        Operation::CreateIndex(_) => "CreateIndex",
+        Operation::Rewrite(_) => "Rewrite",
+        Operation::Merge(_) => "Merge",
+        Operation::Restore(_) => "Restore",
+        Operation::ReserveFragments(_) => "ReserveFragments",
+        Operation::Update(_) => "Update",
+        Operation::Project(_) => "Project",
+    }
+}
+
+/// The existing fragments an operation changes or removes.
+fn touched(op: &Operation) -> Vec<u64> {
+    match op {
+        Operation::Delete(d) => d
+            .updated_fragments
+            .iter()
+            .map(|f| f.id)
+            .chain(d.deleted_fragment_ids.iter().copied())
+            .collect(),
+        Operation::Update(u) => u
+            .updated_fragments
+            .iter()
+            .map(|f| f.id)
+            .chain(u.removed_fragment_ids.iter().copied())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// Whether `ours` (read at an older version) can be rebased over `theirs`.
 fn compatible(ours: &Operation, theirs: Option<&Operation>) -> bool {
     match (ours, theirs) {
@@ -312,20 +382,48 @@ fn compatible(ours: &Operation, theirs: Option<&Operation>) -> bool {
             let _ = mine;
             true
         }
-        (Operation::Delete(mine), Some(Operation::Delete(other))) => {
-            let touched: Vec<u64> = other
-                .updated_fragments
-                .iter()
-                .map(|f| f.id)
-                .chain(other.deleted_fragment_ids.iter().copied())
-                .collect();
-            !mine
-                .updated_fragments
-                .iter()
-                .map(|f| f.id)
-                .chain(mine.deleted_fragment_ids.iter().copied())
-                .any(|id| touched.contains(&id))
+        // docs/evolution-format.md §4: a schema change without data (Project) commutes
+        // with data changes; data changes commute with it.
+        (
+            Operation::Project(p),
+            Some(
+                Operation::Append(_)
+                | Operation::Delete(_)
+                | Operation::Update(_)
+                | Operation::CreateIndex(_)
+                | Operation::ReserveFragments(_)
+                | Operation::Rewrite(_),
+            ),
+        ) => {
+            p.preserves_nullability
+                || !matches!(theirs, Some(Operation::Append(_) | Operation::Update(_)))
         }
+        (
+            Operation::Append(_) | Operation::Delete(_) | Operation::Update(_),
+            Some(Operation::Project(p)),
+        ) => p.preserves_nullability || matches!(ours, Operation::Delete(_)),
+        (Operation::CreateIndex(_), Some(Operation::Project(_) | Operation::Merge(_))) => true,
+        (Operation::CreateIndex(_), Some(Operation::Update(_))) => true,
+        (Operation::Merge(_), Some(Operation::CreateIndex(_) | Operation::ReserveFragments(_))) => {
+            true
+        }
+        (Operation::Append(_), Some(Operation::Merge(_) | Operation::Update(_))) => true,
+        (Operation::Append(_) | Operation::Delete(_) | Operation::Update(_), Some(Operation::Rewrite(r))) => {
+            // an append never touches the rewritten fragments; a delete or update only
+            // if its fragments were not rewritten
+            let rewritten: Vec<u64> = r
+                .groups
+                .iter()
+                .flat_map(|g| g.old_fragments.iter().map(|f| f.id))
+                .chain(r.old_fragments.iter().map(|f| f.id))
+                .collect();
+            touched(ours).iter().all(|id| !rewritten.contains(id))
+        }
+        (Operation::Update(_) | Operation::Delete(_), Some(Operation::Update(_) | Operation::Delete(_))) => {
+            let theirs = theirs.map(touched).unwrap_or_default();
+            !touched(ours).iter().any(|id| theirs.contains(id))
+        }
+        (Operation::Update(_), Some(Operation::Append(_) | Operation::CreateIndex(_) | Operation::ReserveFragments(_))) => true,
         _ => false,
     }
 }

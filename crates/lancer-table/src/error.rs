@@ -32,6 +32,13 @@ pub enum TableError {
         /// What was asked for.
         what: String,
     },
+    /// A request the dataset cannot carry out as asked (a missing column, a clashing
+    /// name, a value of the wrong type): nothing was changed.
+    #[error("invalid request: {what}")]
+    InvalidInput {
+        /// What is wrong.
+        what: String,
+    },
     /// Another writer committed an incompatible change first; re-read and retry.
     #[error("commit conflict (retryable): {what}")]
     Conflict {

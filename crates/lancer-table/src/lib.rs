@@ -12,6 +12,7 @@ pub mod commit;
 pub mod dataset;
 pub mod deletion;
 pub mod error;
+pub mod evolve;
 pub mod manifest;
 pub mod pb;
 pub mod rowids;

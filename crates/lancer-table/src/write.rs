@@ -36,7 +36,7 @@ impl Default for WriteParams {
 }
 
 /// Leaf field ids in column order (what a data file's `fields` lists).
-fn leaf_ids(f: &lancer_format::schema::LanceField, out: &mut Vec<i32>) {
+pub(crate) fn leaf_ids(f: &lancer_format::schema::LanceField, out: &mut Vec<i32>) {
     match &f.data_type {
         DataType::Struct(_) if !f.is_packed_struct() => {
             f.children.iter().for_each(|c| leaf_ids(c, out))
@@ -57,7 +57,7 @@ const READ_AHEAD_BATCHES: usize = 4;
 /// The input is read on the calling thread while another thread writes: decoding the
 /// input (Parquet, CSV, …) overlaps with encoding, and at most
 /// [`READ_AHEAD_BATCHES`] batches wait between the two. The input need not be `Send`.
-fn write_fragments(
+pub(crate) fn write_fragments(
     root: &Path,
     schema: &SchemaRef,
     batches: impl IntoIterator<Item = Result<RecordBatch>>,
@@ -237,31 +237,14 @@ impl Dataset {
         batches: impl IntoIterator<Item = Result<RecordBatch>>,
         params: &WriteParams,
     ) -> Result<Dataset> {
-        if self.is_legacy_storage() {
-            return Err(lancer_format::FormatError::unsupported(
-                "appending to a legacy (0.1) dataset",
-                "Lancer reads legacy datasets but writes only 2.1 / 2.2 files; append with \
-                 pylance, or copy the dataset into a new 2.x one (e.g. lancer export + import)",
-            )
-            .into());
-        }
+        self.check_writable("append to")?;
         let schema = self.schema();
         let storage = self.storage_version();
-        if !storage.is_structural() {
-            return Err(lancer_format::FormatError::unsupported(
-                format!("data storage version {storage}"),
-                "this dataset's files are 2.0, which Lancer reads but does not write, so it cannot append to it; rewrite the dataset at 2.1 (`lancer export`, then `lancer import --mode overwrite`), or append with pylance 12+ at 2.1/2.2",
-            )
-            .into());
-        }
         let params = WriteParams {
             storage,
             ..params.clone()
         };
-        let mut ids = Vec::new();
-        for f in &self.manifest().schema.fields {
-            preorder_ids(f, &mut ids);
-        }
+        let ids = preorder_schema_ids(self);
         let frags = write_fragments(self.root(), &schema, batches, &params, Some(ids))?;
         let op = Operation::Append(pb::transaction::Append { fragments: frags });
         let m = commit(
@@ -272,6 +255,28 @@ impl Dataset {
             Naming::detect(self.root()),
         )?;
         Dataset::open_version(self.root(), m.version())
+    }
+
+    /// Whether Lancer can write data files into this dataset (not legacy, not 2.0);
+    /// `what` names the operation for the error ("append to", "update", ...).
+    pub(crate) fn check_writable(&self, what: &str) -> Result<()> {
+        if self.is_legacy_storage() {
+            return Err(lancer_format::FormatError::unsupported(
+                format!("to {what} a legacy (0.1) dataset"),
+                "Lancer reads legacy datasets but writes only 2.1 / 2.2 files; do it with \
+                 pylance, or copy the dataset into a new 2.x one (e.g. lancer export + import)",
+            )
+            .into());
+        }
+        let storage = self.storage_version();
+        if !storage.is_structural() {
+            return Err(lancer_format::FormatError::unsupported(
+                format!("to {what} a dataset of data storage version {storage}"),
+                "this dataset's files are 2.0, which Lancer reads but does not write; rewrite the dataset at 2.1 (`lancer export`, then `lancer import --mode overwrite`), or do it with pylance 12+ at 2.1/2.2",
+            )
+            .into());
+        }
+        Ok(())
     }
 
     /// Commits index segments whose files are written (`commit::write_index_files`):
@@ -298,7 +303,7 @@ impl Dataset {
 
     /// The manifest's data storage version as written (kept as is by commits that add no
     /// data files, so a legacy "0.1" dataset stays legacy).
-    fn storage_label(&self) -> String {
+    pub(crate) fn storage_label(&self) -> String {
         match self.manifest().pb.data_format.as_ref() {
             Some(f) if !f.version.is_empty() => f.version.clone(),
             _ => self.storage_version().to_string(),
@@ -386,28 +391,7 @@ impl Dataset {
                 removed.push(frag.id);
                 continue;
             }
-            let id = u64::from_str_radix(&random_hex(15), 16).unwrap_or(1);
-            let d = pb::DeletionFile {
-                file_type: pb::deletion_file::DeletionFileType::ArrowArray as i32,
-                read_version: version,
-                id,
-                num_deleted_rows: del.len(),
-                base_id: None,
-            };
-            let path = crate::deletion::deletion_path(self.root(), frag.id, &d);
-            std::fs::create_dir_all(self.root().join("_deletions"))
-                .map_err(|e| TableError::io(self.root(), e))?;
-            let schema = Arc::new(Schema::new(vec![Field::new(
-                "row_id",
-                DataType::UInt32,
-                false,
-            )]));
-            let col = UInt32Array::from_iter_values(del.iter());
-            let b = RecordBatch::try_new(schema.clone(), vec![Arc::new(col)])?;
-            let f = std::fs::File::create(&path).map_err(|e| TableError::io(&path, e))?;
-            let mut w = arrow_ipc::writer::FileWriter::try_new(f, &schema)?;
-            w.write(&b)?;
-            w.finish()?;
+            let d = self.write_deletion_file(frag.id, &del)?;
             let mut nf = frag.clone();
             nf.deletion_file = Some(d);
             updated.push(nf);
@@ -428,6 +412,38 @@ impl Dataset {
             Naming::detect(self.root()),
         )?;
         Dataset::open_version(self.root(), m.version())
+    }
+
+    /// Writes a deletion file (an Arrow IPC file of the deleted offsets) for fragment
+    /// `frag_id` deleting the rows of `del`, as of this version.
+    pub(crate) fn write_deletion_file(
+        &self,
+        frag_id: u64,
+        del: &roaring::RoaringBitmap,
+    ) -> Result<pb::DeletionFile> {
+        let id = u64::from_str_radix(&random_hex(15), 16).unwrap_or(1);
+        let d = pb::DeletionFile {
+            file_type: pb::deletion_file::DeletionFileType::ArrowArray as i32,
+            read_version: self.version(),
+            id,
+            num_deleted_rows: del.len(),
+            base_id: None,
+        };
+        let path = crate::deletion::deletion_path(self.root(), frag_id, &d);
+        std::fs::create_dir_all(self.root().join("_deletions"))
+            .map_err(|e| TableError::io(self.root(), e))?;
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "row_id",
+            DataType::UInt32,
+            false,
+        )]));
+        let col = UInt32Array::from_iter_values(del.iter());
+        let b = RecordBatch::try_new(schema.clone(), vec![Arc::new(col)])?;
+        let f = std::fs::File::create(&path).map_err(|e| TableError::io(&path, e))?;
+        let mut w = arrow_ipc::writer::FileWriter::try_new(f, &schema)?;
+        w.write(&b)?;
+        w.finish()?;
+        Ok(d)
     }
 
     /// Makes `version` the latest again (a new version with its contents).
@@ -483,6 +499,15 @@ impl Dataset {
             what: "gave up racing other writers".into(),
         })
     }
+}
+
+/// The dataset's field ids in pre-order (what its data files are written with).
+pub(crate) fn preorder_schema_ids(ds: &Dataset) -> Vec<i32> {
+    let mut ids = Vec::new();
+    for f in &ds.manifest().schema.fields {
+        preorder_ids(f, &mut ids);
+    }
+    ids
 }
 
 /// Field ids of `f`'s subtree in pre-order (the field, then its children).

@@ -5,6 +5,7 @@
 
 pub mod ann;
 mod error;
+pub mod evolve;
 pub mod filter;
 pub mod fts;
 pub mod fts_index;

@@ -30,6 +30,7 @@ pub fn versions(path: &Path, json: bool) -> CmdResult {
                     "version": v.version,
                     "timestamp": rfc3339(v.timestamp.0.max(0) as u64, v.timestamp.1.max(0) as u32),
                     "rows": v.rows,
+                    "operation": v.operation,
                     "tags": tags.iter().filter(|t| t.1 == v.version).map(|t| t.0.clone()).collect::<Vec<_>>(),
                 })
             })
@@ -39,7 +40,7 @@ pub fn versions(path: &Path, json: bool) -> CmdResult {
     }
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(["version", "committed (UTC)", "rows", "tags"]);
+    t.set_header(["version", "committed (UTC)", "operation", "rows", "tags"]);
     for v in &vs {
         let names: Vec<&str> = tags
             .iter()
@@ -49,6 +50,7 @@ pub fn versions(path: &Path, json: bool) -> CmdResult {
         t.add_row([
             v.version.to_string(),
             rfc3339(v.timestamp.0.max(0) as u64, v.timestamp.1.max(0) as u32),
+            v.operation.clone(),
             v.rows.to_string(),
             names.join(", "),
         ]);

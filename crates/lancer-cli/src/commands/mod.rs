@@ -3,6 +3,7 @@
 mod cat;
 mod dataset;
 mod demo;
+mod evolve;
 mod fts;
 mod index;
 mod inspect;
@@ -95,6 +96,20 @@ pub fn run(cli: Cli) -> CmdResult {
         Command::Tag { action } => dataset::tag(action, json),
         Command::Index { action } => index::run(action, json),
         Command::Restore { path, version } => dataset::restore(&path, version, json),
+        Command::AddColumn { path, exprs, nulls } => evolve::add_column(&path, &exprs, &nulls, json),
+        Command::DropColumn { path, columns } => evolve::drop_column(&path, &columns, json),
+        Command::RenameColumn { path, old, new } => evolve::rename_column(&path, &old, &new, json),
+        Command::AlterColumn {
+            path,
+            column,
+            nullable,
+            not_null: _,
+        } => evolve::alter_nullability(&path, &column, nullable, json),
+        Command::Update {
+            path,
+            set,
+            predicate,
+        } => evolve::update(&path, &set, predicate.as_deref(), json),
         Command::Cleanup { path, older_than } => dataset::cleanup(&path, &older_than, json),
         Command::Import {
             input,

@@ -1,0 +1,181 @@
+//! `lancer add-column`, `drop-column`, `rename-column`, `alter-column`, `update`: schema
+//! evolution and updates (docs/evolution-format.md; pylance's `add_columns`,
+//! `drop_columns`, `alter_columns`, `update`), each one new version, with a report.
+
+use std::path::Path;
+
+use arrow_schema::{DataType, Field, Schema, TimeUnit};
+use lancer::evolve;
+use lancer::Dataset;
+use lancer_table::evolve::ColumnChange;
+
+use super::{report, CmdResult};
+
+/// `NAME=SQL` → (name, sql).
+fn split_assignment(s: &str) -> Result<(&str, &str), String> {
+    let (name, sql) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?}: expected NAME=EXPRESSION"))?;
+    let (name, sql) = (name.trim(), sql.trim());
+    if name.is_empty() || sql.is_empty() {
+        return Err(format!("{s:?}: expected NAME=EXPRESSION"));
+    }
+    Ok((name, sql))
+}
+
+/// A type name of `--null NAME:TYPE`.
+fn parse_type(t: &str) -> Result<DataType, String> {
+    Ok(match t.trim().to_ascii_lowercase().as_str() {
+        "bool" | "boolean" => DataType::Boolean,
+        "int8" => DataType::Int8,
+        "int16" => DataType::Int16,
+        "int32" | "int" => DataType::Int32,
+        "int64" | "bigint" => DataType::Int64,
+        "uint8" => DataType::UInt8,
+        "uint16" => DataType::UInt16,
+        "uint32" => DataType::UInt32,
+        "uint64" => DataType::UInt64,
+        "float16" => DataType::Float16,
+        "float32" | "float" => DataType::Float32,
+        "float64" | "double" => DataType::Float64,
+        "string" | "utf8" => DataType::Utf8,
+        "large_string" | "large_utf8" => DataType::LargeUtf8,
+        "binary" => DataType::Binary,
+        "large_binary" => DataType::LargeBinary,
+        "date32" | "date" => DataType::Date32,
+        "timestamp" | "timestamp[us]" => DataType::Timestamp(TimeUnit::Microsecond, None),
+        other => {
+            return Err(format!(
+                "unknown type {other:?} (bool, int8..int64, uint8..uint64, float16/32/64, string, large_string, binary, large_binary, date32, timestamp)"
+            ))
+        }
+    })
+}
+
+/// `lancer add-column DATASET NAME=SQL… [--null NAME:TYPE…]`.
+pub fn add_column(path: &Path, exprs: &[String], nulls: &[String], json: bool) -> CmdResult {
+    let ds = Dataset::open(path)?;
+    if exprs.is_empty() && nulls.is_empty() {
+        return Err("give NAME=EXPRESSION or --null NAME:TYPE".into());
+    }
+    let t = std::time::Instant::now();
+    let mut after = ds.clone();
+    let mut added = Vec::new();
+    if !nulls.is_empty() {
+        let mut fields = Vec::new();
+        for n in nulls {
+            let (name, ty) = n
+                .split_once(':')
+                .ok_or_else(|| format!("{n:?}: expected NAME:TYPE"))?;
+            fields.push(Field::new(name.trim(), parse_type(ty)?, true));
+            added.push(name.trim().to_string());
+        }
+        after = evolve::add_null_columns(&after, &Schema::new(fields))?;
+    }
+    if !exprs.is_empty() {
+        let pairs: Vec<(&str, &str)> = exprs
+            .iter()
+            .map(|e| split_assignment(e))
+            .collect::<Result<_, _>>()?;
+        added.extend(pairs.iter().map(|(n, _)| n.to_string()));
+        after = evolve::add_columns(&after, &pairs)?;
+    }
+    let files: usize = after.fragments().iter().map(|f| f.files.len()).sum::<usize>()
+        - ds.fragments().iter().map(|f| f.files.len()).sum::<usize>();
+    report(
+        json,
+        serde_json::json!({
+            "added": added,
+            "version": after.version(),
+            "files_written": files,
+            "seconds": t.elapsed().as_secs_f64(),
+        }),
+        || {
+            format!(
+                "added {} ({} data files): version {}",
+                added.join(", "),
+                files,
+                after.version()
+            )
+        },
+    )
+}
+
+/// `lancer drop-column DATASET COLUMN…`.
+pub fn drop_column(path: &Path, columns: &[String], json: bool) -> CmdResult {
+    let ds = Dataset::open(path)?;
+    let names: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let after = evolve::drop_columns(&ds, &names)?;
+    report(
+        json,
+        serde_json::json!({"dropped": columns, "version": after.version()}),
+        || format!("dropped {}: version {}", columns.join(", "), after.version()),
+    )
+}
+
+/// `lancer rename-column DATASET OLD NEW`.
+pub fn rename_column(path: &Path, old: &str, new: &str, json: bool) -> CmdResult {
+    let ds = Dataset::open(path)?;
+    let change = ColumnChange {
+        path: old.to_string(),
+        rename: Some(new.to_string()),
+        nullable: None,
+    };
+    let after = evolve::alter_columns(&ds, &[change])?;
+    report(
+        json,
+        serde_json::json!({"renamed": old, "to": new, "version": after.version()}),
+        || format!("renamed {old} to {new}: version {}", after.version()),
+    )
+}
+
+/// `lancer alter-column DATASET COLUMN --nullable|--not-null`.
+pub fn alter_nullability(path: &Path, column: &str, nullable: bool, json: bool) -> CmdResult {
+    let ds = Dataset::open(path)?;
+    let change = ColumnChange {
+        path: column.to_string(),
+        rename: None,
+        nullable: Some(nullable),
+    };
+    let after = evolve::alter_columns(&ds, &[change])?;
+    report(
+        json,
+        serde_json::json!({"column": column, "nullable": nullable, "version": after.version()}),
+        || {
+            format!(
+                "{column} is now {}: version {}",
+                if nullable { "nullable" } else { "not nullable" },
+                after.version()
+            )
+        },
+    )
+}
+
+/// `lancer update DATASET --set COL=SQL… [--where FILTER]`.
+pub fn update(path: &Path, set: &[String], filter: Option<&str>, json: bool) -> CmdResult {
+    let ds = Dataset::open(path)?;
+    let pairs: Vec<(&str, &str)> = set
+        .iter()
+        .map(|e| split_assignment(e))
+        .collect::<Result<_, _>>()?;
+    let t = std::time::Instant::now();
+    let (after, stats) = evolve::update(&ds, filter, &pairs)?;
+    report(
+        json,
+        serde_json::json!({
+            "rows_updated": stats.rows_updated,
+            "fragments_written": stats.fragments_written,
+            "fragments_removed": stats.fragments_removed,
+            "version": after.version(),
+            "seconds": t.elapsed().as_secs_f64(),
+        }),
+        || {
+            format!(
+                "updated {} rows ({} new fragments): version {}",
+                stats.rows_updated,
+                stats.fragments_written,
+                after.version()
+            )
+        },
+    )
+}

@@ -1,0 +1,468 @@
+//! Schema evolution and row updates, committed as pylance commits them
+//! (docs/evolution-format.md §3; reference "Data Evolution", "Transactions"):
+//!
+//! - dropping, renaming and changing the nullability of columns: a `Project` — the
+//!   manifest's schema changes, no data is written; a data file none of whose fields
+//!   remain is left out of its fragment;
+//! - adding columns: a `Merge` — one new data file per fragment holding the new
+//!   columns for every physical row (deleted rows too), or no file at all for columns
+//!   added as all-null;
+//! - updating rows: an `Update` (REWRITE_ROWS) — the matched rows are marked deleted in
+//!   their fragments and written again, with their new values, as new fragments.
+//!
+//! New fields take ids above every id the schema and the data files use (§1).
+
+use arrow_array::{Array, BooleanArray, RecordBatch, UInt32Array};
+use arrow_schema::{Schema, SchemaRef};
+use lancer_format::pb::file::Field as PbField;
+use lancer_format::writer::{schema as wschema, FileWriter, WriteOptions as FileOptions};
+
+use crate::commit::{commit, random_hex, Naming};
+use crate::dataset::Dataset;
+use crate::pb;
+use crate::pb::transaction::Operation;
+use crate::{Result, TableError};
+
+/// A change to one column (`alter_columns`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ColumnChange {
+    /// The column: a top-level name, or a dotted path to a struct's field.
+    pub path: String,
+    /// Its new name.
+    pub rename: Option<String>,
+    /// Its new nullability.
+    pub nullable: Option<bool>,
+}
+
+/// What an update did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UpdateStats {
+    /// Rows rewritten.
+    pub rows_updated: u64,
+    /// New fragments written.
+    pub fragments_written: usize,
+    /// Fragments left with no live row (removed from the dataset).
+    pub fragments_removed: usize,
+}
+
+fn invalid(what: impl Into<String>) -> TableError {
+    TableError::InvalidInput { what: what.into() }
+}
+
+/// The index in `fields` of the field at dotted `path`.
+fn find(fields: &[PbField], path: &str) -> Result<usize> {
+    let mut parent = -1;
+    let mut at = None;
+    for name in path.split('.') {
+        let i = fields
+            .iter()
+            .position(|f| f.parent_id == parent && f.name == name)
+            .ok_or_else(|| {
+                invalid(format!(
+                    "no column {path:?} in the dataset (columns: {})",
+                    fields
+                        .iter()
+                        .filter(|f| f.parent_id == -1)
+                        .map(|f| f.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })?;
+        parent = fields[i].id;
+        at = Some(i);
+    }
+    at.ok_or_else(|| invalid("an empty column name"))
+}
+
+/// The ids of `id`'s field and every field below it.
+fn subtree(fields: &[PbField], id: i32) -> Vec<i32> {
+    let mut out = vec![id];
+    let mut i = 0;
+    while i < out.len() {
+        let p = out[i];
+        out.extend(fields.iter().filter(|f| f.parent_id == p).map(|f| f.id));
+        i += 1;
+    }
+    out
+}
+
+/// The highest field id the schema or any data file uses (new fields go above it).
+pub fn max_field_id(m: &pb::Manifest) -> i32 {
+    let schema = m.fields.iter().map(|f| f.id);
+    let files = m
+        .fragments
+        .iter()
+        .flat_map(|f| &f.files)
+        .flat_map(|d| d.fields.iter().copied());
+    schema.chain(files).max().unwrap_or(-1)
+}
+
+/// `frag` without the data files none of whose fields are in `schema` (or that hold
+/// only tombstones).
+pub(crate) fn prune_files(frag: &mut pb::DataFragment, schema: &[PbField]) {
+    frag.files.retain(|d| {
+        d.fields
+            .iter()
+            .any(|&id| id >= 0 && schema.iter().any(|f| f.id == id))
+    });
+}
+
+impl Dataset {
+    fn naming(&self) -> Naming {
+        Naming::detect(self.root())
+    }
+
+    fn commit_op(&self, op: Operation) -> Result<Dataset> {
+        let m = commit(
+            self.root(),
+            Some(self.version()),
+            op,
+            &self.storage_label(),
+            self.naming(),
+        )?;
+        Dataset::open_version(self.root(), m.version())
+    }
+
+    /// Drops columns (top-level names or dotted paths to struct fields): a new version
+    /// whose schema lacks them; no data is rewritten (the files stay until cleanup).
+    pub fn drop_columns(&self, paths: &[&str]) -> Result<Dataset> {
+        let mut fields = self.manifest().pb.fields.clone();
+        for p in paths {
+            let i = find(&fields, p)?;
+            let gone = subtree(&fields, fields[i].id);
+            fields.retain(|f| !gone.contains(&f.id));
+        }
+        if !fields.iter().any(|f| f.parent_id == -1) {
+            return Err(invalid(
+                "cannot drop every column of a dataset: keep at least one (or delete the dataset)",
+            ));
+        }
+        // a struct left without fields cannot be read back
+        if let Some(p) = fields
+            .iter()
+            .find(|f| f.logical_type == "struct" && !fields.iter().any(|c| c.parent_id == f.id))
+        {
+            return Err(invalid(format!(
+                "dropping every field of struct {:?}: drop the struct itself",
+                p.name
+            )));
+        }
+        self.commit_op(Operation::Project(pb::transaction::Project {
+            schema: fields,
+            preserves_nullability: true,
+        }))
+    }
+
+    /// Renames columns and changes their nullability (a column made non-nullable must
+    /// hold no null). No data is rewritten.
+    pub fn alter_columns(&self, changes: &[ColumnChange]) -> Result<Dataset> {
+        let mut fields = self.manifest().pb.fields.clone();
+        let mut tightened = false;
+        for c in changes {
+            let i = find(&fields, &c.path)?;
+            if let Some(n) = &c.rename {
+                if n.is_empty() || n.contains('.') {
+                    return Err(invalid(format!(
+                        "{n:?} is not a column name (empty, or with a dot)"
+                    )));
+                }
+                let parent = fields[i].parent_id;
+                if fields
+                    .iter()
+                    .any(|f| f.parent_id == parent && f.name == *n && f.id != fields[i].id)
+                {
+                    return Err(invalid(format!(
+                        "cannot rename {:?} to {n:?}: a column of that name exists",
+                        c.path
+                    )));
+                }
+                fields[i].name = n.clone();
+            }
+            if let Some(nullable) = c.nullable {
+                if !nullable && fields[i].nullable {
+                    if fields[i].parent_id != -1 {
+                        return Err(invalid(format!(
+                            "making the nested field {:?} non-nullable is not supported",
+                            c.path
+                        )));
+                    }
+                    self.check_no_nulls(&self.manifest().pb.fields[i].name)?;
+                    tightened = true;
+                }
+                fields[i].nullable = nullable;
+            }
+        }
+        self.commit_op(Operation::Project(pb::transaction::Project {
+            schema: fields,
+            preserves_nullability: !tightened,
+        }))
+    }
+
+    fn check_no_nulls(&self, column: &str) -> Result<()> {
+        for frag in self.fragments() {
+            let runs = self.kept_runs(frag)?;
+            let b = self.read_runs(frag, Some(&[column]), runs.runs())?;
+            if b.column(0).logical_null_count() > 0 {
+                return Err(invalid(format!(
+                    "column {column:?} holds nulls and cannot be made non-nullable"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds columns of `schema` whose values are null in every row: no data is written
+    /// (a field without a data file reads as null). Every field must be nullable.
+    pub fn add_null_columns(&self, schema: &Schema) -> Result<Dataset> {
+        if self.is_legacy_storage() {
+            self.check_writable("add columns to")?;
+        }
+        if let Some(f) = schema.fields().iter().find(|f| !f.is_nullable()) {
+            return Err(invalid(format!(
+                "column {:?} is added as all-null, so it must be nullable",
+                f.name()
+            )));
+        }
+        let (fields, _) = self.with_new_fields(schema)?;
+        self.commit_op(Operation::Merge(pb::transaction::Merge {
+            fragments: self.fragments().to_vec(),
+            schema: fields,
+            schema_metadata: self.manifest().pb.schema_metadata.clone(),
+            preserves_nullability: true,
+        }))
+    }
+
+    /// The manifest's fields plus those of `schema` (ids above [`max_field_id`]), and
+    /// the new fields' ids in schema order.
+    fn with_new_fields(&self, schema: &Schema) -> Result<(Vec<PbField>, Vec<i32>)> {
+        if schema.fields().is_empty() {
+            return Err(invalid("no column to add"));
+        }
+        let mut fields = self.manifest().pb.fields.clone();
+        for f in schema.fields() {
+            if fields
+                .iter()
+                .any(|x| x.parent_id == -1 && x.name == *f.name())
+            {
+                return Err(invalid(format!(
+                    "a column named {:?} exists already",
+                    f.name()
+                )));
+            }
+        }
+        let count = wschema::pb_schema(schema)?.fields.len();
+        let first = max_field_id(&self.manifest().pb) + 1;
+        let ids: Vec<i32> = (first..first + count as i32).collect();
+        let new = wschema::pb_schema_with_ids(schema, &ids)?;
+        fields.extend(new.fields);
+        Ok((fields, ids))
+    }
+
+    /// Adds the columns `schema` whose values `compute` returns for a batch of the
+    /// columns `read` (all when `None`) of every physical row of a fragment, deleted
+    /// rows included: one new data file per fragment. `compute`'s error comes back
+    /// unchanged.
+    pub fn add_columns_with<E: From<TableError>>(
+        &self,
+        schema: SchemaRef,
+        read: Option<&[&str]>,
+        compute: impl Fn(&RecordBatch) -> std::result::Result<RecordBatch, E>,
+    ) -> std::result::Result<Dataset, E> {
+        self.check_writable("add columns to")?;
+        let (fields, ids) = self.with_new_fields(&schema)?;
+        let mut frags = Vec::with_capacity(self.fragments().len());
+        for frag in self.fragments() {
+            let all = 0..frag.physical_rows;
+            let input = self.read_runs(frag, read, std::slice::from_ref(&all))?;
+            let out = compute(&input)?;
+            if out.num_rows() != input.num_rows() {
+                return Err(TableError::corrupt(format!(
+                    "{} values computed for the {} rows of fragment {}",
+                    out.num_rows(),
+                    input.num_rows(),
+                    frag.id
+                ))
+                .into());
+            }
+            let out = conform(&out, &schema)?;
+            let file = self.write_data_file(&schema, &ids, &[out])?;
+            let mut f = frag.clone();
+            f.files.push(file);
+            frags.push(f);
+        }
+        crate::commit::crash_point("after-data");
+        Ok(self.commit_op(Operation::Merge(pb::transaction::Merge {
+            fragments: frags,
+            schema: fields,
+            schema_metadata: self.manifest().pb.schema_metadata.clone(),
+            preserves_nullability: true,
+        }))?)
+    }
+
+    /// Writes `batches` (of `schema`, fields numbered `ids` in pre-order) as one data
+    /// file under `data/`.
+    pub(crate) fn write_data_file(
+        &self,
+        schema: &SchemaRef,
+        ids: &[i32],
+        batches: &[RecordBatch],
+    ) -> Result<pb::DataFile> {
+        let dir = self.root().join("data");
+        std::fs::create_dir_all(&dir).map_err(|e| TableError::io(&dir, e))?;
+        let name = format!("{}.lance", random_hex(40));
+        let path = dir.join(&name);
+        let storage = self.storage_version();
+        let opts = FileOptions {
+            version: storage,
+            field_ids: Some(ids.to_vec()),
+            ..Default::default()
+        };
+        let mut w = FileWriter::create(&path, schema.clone(), opts)?;
+        for b in batches {
+            w.write_batch(b)?;
+        }
+        w.finish()?;
+        let size = std::fs::metadata(&path)
+            .map_err(|e| TableError::io(&path, e))?
+            .len();
+        let pbs = wschema::pb_schema_with_ids(schema, ids)?;
+        let lance = lancer_format::schema::LanceSchema::from_pb(&pbs)?;
+        let mut leaves = Vec::new();
+        for f in &lance.fields {
+            crate::write::leaf_ids(f, &mut leaves);
+        }
+        let (major, minor) = storage.numbers();
+        Ok(pb::DataFile {
+            path: name,
+            column_indices: (0..leaves.len() as i32).collect(),
+            fields: leaves,
+            file_major_version: u32::from(major),
+            file_minor_version: u32::from(minor),
+            file_size_bytes: size,
+            base_id: None,
+        })
+    }
+
+    /// Updates the rows `matches` selects: `assign` turns a batch of them (every
+    /// column) into their new values (the dataset's schema). The old copies are
+    /// marked deleted and the new ones written as new fragments (pylance's
+    /// REWRITE_ROWS update); `set_columns` names the columns assigned (recorded for
+    /// index bookkeeping). Nothing matched still commits a version, as pylance does.
+    pub fn update_rows<E: From<TableError>>(
+        &self,
+        set_columns: &[&str],
+        matches: impl Fn(&RecordBatch) -> std::result::Result<BooleanArray, E>,
+        assign: impl Fn(&RecordBatch) -> std::result::Result<RecordBatch, E>,
+    ) -> std::result::Result<(Dataset, UpdateStats), E> {
+        self.check_writable("update")?;
+        if self.uses_stable_row_ids() {
+            return Err(invalid(
+                "updating a dataset with stable row ids is not supported yet (its moved rows must keep their ids): update it with pylance",
+            )
+            .into());
+        }
+        let schema = self.schema();
+        let mut preserving = Vec::new();
+        for c in set_columns {
+            let i = find(&self.manifest().pb.fields, c)?;
+            preserving.push(self.manifest().pb.fields[i].id as u32);
+        }
+        let version = self.version();
+        let mut updated = Vec::new();
+        let mut removed = Vec::new();
+        let mut new_rows: Vec<RecordBatch> = Vec::new();
+        let mut stats = UpdateStats::default();
+        for frag in self.fragments() {
+            let runs = self.kept_runs(frag)?;
+            let live = self.read_runs(frag, None, runs.runs())?;
+            let mask = matches(&live)?;
+            if mask.len() != live.num_rows() {
+                return Err(TableError::corrupt("the update filter returned the wrong number of rows").into());
+            }
+            let hit: Vec<u32> = (0..mask.len())
+                .filter(|&i| mask.is_valid(i) && mask.value(i))
+                .map(|i| i as u32)
+                .collect();
+            if hit.is_empty() {
+                continue;
+            }
+            let rows = arrow_select::take::take_record_batch(&live, &UInt32Array::from(hit.clone()))
+                .map_err(TableError::from)?;
+            let new = assign(&rows)?;
+            if new.num_rows() != rows.num_rows() {
+                return Err(TableError::corrupt("the update returned the wrong number of rows").into());
+            }
+            new_rows.push(conform(&new, &schema)?);
+            stats.rows_updated += hit.len() as u64;
+            // physical offsets of the matched live rows
+            let mut del = self.deletions(frag)?;
+            for &h in &hit {
+                let off = runs
+                    .locate(u64::from(h))
+                    .ok_or_else(|| TableError::corrupt("a live row outside its fragment"))?;
+                del.insert(off as u32);
+            }
+            if del.len() == frag.physical_rows {
+                removed.push(frag.id);
+                continue;
+            }
+            let mut nf = frag.clone();
+            nf.deletion_file = Some(self.write_deletion_file(frag.id, &del)?);
+            updated.push(nf);
+        }
+        stats.fragments_removed = removed.len();
+        let params = crate::write::WriteParams {
+            storage: self.storage_version(),
+            ..Default::default()
+        };
+        let ids: Vec<i32> = crate::write::preorder_schema_ids(self);
+        let new_fragments = crate::write::write_fragments(
+            self.root(),
+            &schema,
+            new_rows.into_iter().map(Ok),
+            &params,
+            Some(ids),
+        )?;
+        stats.fragments_written = new_fragments.len();
+        let op = Operation::Update(pb::transaction::Update {
+            removed_fragment_ids: removed,
+            updated_fragments: updated,
+            new_fragments,
+            fields_modified: vec![],
+            fields_for_preserving_frag_bitmap: preserving,
+            update_mode: pb::transaction::UpdateMode::RewriteRows as i32,
+        });
+        let m = commit(self.root(), Some(version), op, &self.storage_label(), self.naming())?;
+        Ok((Dataset::open_version(self.root(), m.version())?, stats))
+    }
+}
+
+/// `b` with `schema`'s field names and nullability (the values' types must match;
+/// a computed column's nullability follows the declared schema).
+fn conform(b: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
+    if b.num_columns() != schema.fields().len() {
+        return Err(invalid(format!(
+            "{} columns computed for {} declared",
+            b.num_columns(),
+            schema.fields().len()
+        )));
+    }
+    for (c, f) in b.columns().iter().zip(schema.fields()) {
+        if c.data_type() != f.data_type() {
+            return Err(invalid(format!(
+                "column {:?} is {}, its values are {}",
+                f.name(),
+                f.data_type(),
+                c.data_type()
+            )));
+        }
+        if !f.is_nullable() && c.logical_null_count() > 0 {
+            return Err(invalid(format!(
+                "column {:?} is not nullable and a value is null",
+                f.name()
+            )));
+        }
+    }
+    Ok(RecordBatch::try_new(schema.clone(), b.columns().to_vec())?)
+}
+

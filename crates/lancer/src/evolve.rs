@@ -1,0 +1,167 @@
+//! Schema evolution and updates with SQL (docs/evolution-format.md §3; pylance's
+//! `add_columns`, `drop_columns`, `alter_columns`, `update`): columns computed from SQL
+//! expressions over the existing ones, all-null columns, drops, renames and
+//! nullability changes, and `UPDATE … SET col = expr WHERE …`. The commits are the
+//! table layer's (`lancer_table::evolve`): pylance reads what they write.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, BooleanArray, RecordBatch};
+use arrow_schema::{DataType, Field, Schema};
+use lancer_table::evolve::{ColumnChange, UpdateStats};
+
+use crate::{Dataset, Error, Expression, Filter, Result};
+
+/// Adds one column per `(name, sql)`: its values are the expression evaluated on each
+/// row (deleted rows included, as pylance does). Nothing else is rewritten.
+pub fn add_columns(ds: &Dataset, columns: &[(&str, &str)]) -> Result<Dataset> {
+    let schema = ds.schema();
+    let mut exprs = Vec::with_capacity(columns.len());
+    let mut fields = Vec::with_capacity(columns.len());
+    for (name, sql) in columns {
+        if name.is_empty() || name.contains('.') {
+            return Err(Error::InvalidArgument {
+                what: format!("{name:?} is not a column name (empty, or with a dot)"),
+            });
+        }
+        let e = Expression::new(sql, &schema)?;
+        if *e.data_type() == DataType::Null {
+            return Err(Error::InvalidArgument {
+                what: format!(
+                    "{sql:?} has no type (a bare NULL): add an all-null column with a type instead (`lancer add-column DS {name} --null TYPE`)"
+                ),
+            });
+        }
+        fields.push(Field::new(*name, e.data_type().clone(), true));
+        exprs.push(e);
+    }
+    let mut read: Vec<&str> = Vec::new();
+    for e in &exprs {
+        for c in e.columns() {
+            if !read.contains(&c.as_str()) {
+                read.push(c);
+            }
+        }
+    }
+    // an expression reading no column still needs the row count: read the first
+    if read.is_empty() {
+        if let Some(f) = schema.fields().first() {
+            read.push(f.name());
+        }
+    }
+    let out_schema = Arc::new(Schema::new(fields));
+    let compute = |b: &RecordBatch| -> Result<RecordBatch> {
+        let cols: Vec<ArrayRef> = exprs
+            .iter()
+            .map(|e| e.evaluate(b))
+            .collect::<Result<_>>()?;
+        Ok(RecordBatch::try_new(out_schema.clone(), cols)?)
+    };
+    ds.add_columns_with(out_schema.clone(), Some(&read), compute)
+}
+
+/// Adds all-null columns (nullable fields of `schema`); no data is written.
+pub fn add_null_columns(ds: &Dataset, schema: &Schema) -> Result<Dataset> {
+    Ok(ds.add_null_columns(schema)?)
+}
+
+/// Drops columns (names or dotted struct paths).
+pub fn drop_columns(ds: &Dataset, columns: &[&str]) -> Result<Dataset> {
+    Ok(ds.drop_columns(columns)?)
+}
+
+/// Renames columns and changes their nullability.
+pub fn alter_columns(ds: &Dataset, changes: &[ColumnChange]) -> Result<Dataset> {
+    Ok(ds.alter_columns(changes)?)
+}
+
+/// `UPDATE ds SET col = expr, … [WHERE filter]`: each expression is evaluated on the
+/// matching rows' old values and cast to its column's type (a value that does not fit
+/// is an error, nothing is changed). Returns the new version and what changed.
+pub fn update(
+    ds: &Dataset,
+    filter: Option<&str>,
+    set: &[(&str, &str)],
+) -> Result<(Dataset, UpdateStats)> {
+    if set.is_empty() {
+        return Err(Error::InvalidArgument {
+            what: "an update needs at least one `column = expression`".into(),
+        });
+    }
+    let schema = ds.schema();
+    let mut assigns: Vec<(usize, Expression)> = Vec::with_capacity(set.len());
+    for (col, sql) in set {
+        let i = schema.index_of(col).map_err(|_| Error::InvalidArgument {
+            what: format!(
+                "no column {col:?} to set (columns: {})",
+                schema
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        })?;
+        if assigns.iter().any(|(j, _)| *j == i) {
+            return Err(Error::InvalidArgument {
+                what: format!("column {col:?} is set twice"),
+            });
+        }
+        let e = Expression::new(sql, &schema)?;
+        let target = schema.field(i).data_type();
+        if e.data_type() != target
+            && *e.data_type() != DataType::Null
+            && !arrow_cast::can_cast_types(e.data_type(), target)
+        {
+            return Err(Error::Expression {
+                expression: sql.to_string(),
+                message: format!(
+                    "its values are {}, column {col:?} is {target}, and one cannot be cast to the other",
+                    e.data_type()
+                ),
+            });
+        }
+        assigns.push((i, e));
+    }
+    let filter = filter.map(|f| Filter::new(f, &schema)).transpose()?;
+    let matches = |b: &RecordBatch| -> Result<BooleanArray> {
+        match &filter {
+            Some(f) => f.evaluate(b),
+            None => Ok(BooleanArray::from(vec![true; b.num_rows()])),
+        }
+    };
+    let assign = |b: &RecordBatch| -> Result<RecordBatch> {
+        let mut cols: Vec<ArrayRef> = b.columns().to_vec();
+        for (i, e) in &assigns {
+            let v = e.evaluate(b)?;
+            let target = schema.field(*i).data_type();
+            let v = if v.data_type() == target {
+                v
+            } else {
+                let opts = arrow_cast::CastOptions {
+                    safe: false,
+                    ..Default::default()
+                };
+                arrow_cast::cast_with_options(&v, target, &opts).map_err(|err| {
+                    Error::Expression {
+                        expression: e.sql().to_string(),
+                        message: format!("a value does not fit column type {target}: {err}"),
+                    }
+                })?
+            };
+            if !schema.field(*i).is_nullable() && v.logical_null_count() > 0 {
+                return Err(Error::Expression {
+                    expression: e.sql().to_string(),
+                    message: format!(
+                        "it gives null for a row and column {:?} is not nullable",
+                        schema.field(*i).name()
+                    ),
+                });
+            }
+            cols[*i] = v;
+        }
+        Ok(RecordBatch::try_new(b.schema(), cols)?)
+    };
+    let names: Vec<&str> = set.iter().map(|(c, _)| *c).collect();
+    ds.update_rows(&names, matches, assign)
+}
