@@ -320,7 +320,11 @@ pub enum Command {
         /// The column.
         column: String,
         /// Allow nulls.
-        #[arg(long, conflicts_with = "not_null", required_unless_present = "not_null")]
+        #[arg(
+            long,
+            conflicts_with = "not_null",
+            required_unless_present = "not_null"
+        )]
         nullable: bool,
         /// Forbid nulls.
         #[arg(long)]

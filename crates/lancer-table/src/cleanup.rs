@@ -42,7 +42,9 @@ pub fn versions(root: &Path) -> Result<Vec<VersionInfo>> {
                 rows: m.count_rows(),
                 operation: crate::commit::read_transaction(root, &m.pb)
                     .and_then(|t| t.operation)
-                    .map_or(String::new(), |op| crate::commit::operation_name(&op).to_string()),
+                    .map_or(String::new(), |op| {
+                        crate::commit::operation_name(&op).to_string()
+                    }),
             })
         })
         .collect()

@@ -408,7 +408,10 @@ fn compatible(ours: &Operation, theirs: Option<&Operation>) -> bool {
             true
         }
         (Operation::Append(_), Some(Operation::Merge(_) | Operation::Update(_))) => true,
-        (Operation::Append(_) | Operation::Delete(_) | Operation::Update(_), Some(Operation::Rewrite(r))) => {
+        (
+            Operation::Append(_) | Operation::Delete(_) | Operation::Update(_),
+            Some(Operation::Rewrite(r)),
+        ) => {
             // an append never touches the rewritten fragments; a delete or update only
             // if its fragments were not rewritten
             let rewritten: Vec<u64> = r
@@ -419,11 +422,17 @@ fn compatible(ours: &Operation, theirs: Option<&Operation>) -> bool {
                 .collect();
             touched(ours).iter().all(|id| !rewritten.contains(id))
         }
-        (Operation::Update(_) | Operation::Delete(_), Some(Operation::Update(_) | Operation::Delete(_))) => {
+        (
+            Operation::Update(_) | Operation::Delete(_),
+            Some(Operation::Update(_) | Operation::Delete(_)),
+        ) => {
             let theirs = theirs.map(touched).unwrap_or_default();
             !touched(ours).iter().any(|id| theirs.contains(id))
         }
-        (Operation::Update(_), Some(Operation::Append(_) | Operation::CreateIndex(_) | Operation::ReserveFragments(_))) => true,
+        (
+            Operation::Update(_),
+            Some(Operation::Append(_) | Operation::CreateIndex(_) | Operation::ReserveFragments(_)),
+        ) => true,
         _ => false,
     }
 }

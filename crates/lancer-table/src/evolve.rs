@@ -377,7 +377,10 @@ impl Dataset {
             let live = self.read_runs(frag, None, runs.runs())?;
             let mask = matches(&live)?;
             if mask.len() != live.num_rows() {
-                return Err(TableError::corrupt("the update filter returned the wrong number of rows").into());
+                return Err(TableError::corrupt(
+                    "the update filter returned the wrong number of rows",
+                )
+                .into());
             }
             let hit: Vec<u32> = (0..mask.len())
                 .filter(|&i| mask.is_valid(i) && mask.value(i))
@@ -386,11 +389,14 @@ impl Dataset {
             if hit.is_empty() {
                 continue;
             }
-            let rows = arrow_select::take::take_record_batch(&live, &UInt32Array::from(hit.clone()))
-                .map_err(TableError::from)?;
+            let rows =
+                arrow_select::take::take_record_batch(&live, &UInt32Array::from(hit.clone()))
+                    .map_err(TableError::from)?;
             let new = assign(&rows)?;
             if new.num_rows() != rows.num_rows() {
-                return Err(TableError::corrupt("the update returned the wrong number of rows").into());
+                return Err(
+                    TableError::corrupt("the update returned the wrong number of rows").into(),
+                );
             }
             new_rows.push(conform(&new, &schema)?);
             stats.rows_updated += hit.len() as u64;
@@ -432,7 +438,13 @@ impl Dataset {
             fields_for_preserving_frag_bitmap: preserving,
             update_mode: pb::transaction::UpdateMode::RewriteRows as i32,
         });
-        let m = commit(self.root(), Some(version), op, &self.storage_label(), self.naming())?;
+        let m = commit(
+            self.root(),
+            Some(version),
+            op,
+            &self.storage_label(),
+            self.naming(),
+        )?;
         Ok((Dataset::open_version(self.root(), m.version())?, stats))
     }
 }
@@ -465,4 +477,3 @@ fn conform(b: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
     }
     Ok(RecordBatch::try_new(schema.clone(), b.columns().to_vec())?)
 }
-

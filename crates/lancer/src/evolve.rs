@@ -51,10 +51,7 @@ pub fn add_columns(ds: &Dataset, columns: &[(&str, &str)]) -> Result<Dataset> {
     }
     let out_schema = Arc::new(Schema::new(fields));
     let compute = |b: &RecordBatch| -> Result<RecordBatch> {
-        let cols: Vec<ArrayRef> = exprs
-            .iter()
-            .map(|e| e.evaluate(b))
-            .collect::<Result<_>>()?;
+        let cols: Vec<ArrayRef> = exprs.iter().map(|e| e.evaluate(b)).collect::<Result<_>>()?;
         Ok(RecordBatch::try_new(out_schema.clone(), cols)?)
     };
     ds.add_columns_with(out_schema.clone(), Some(&read), compute)

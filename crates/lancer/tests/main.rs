@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+mod evolve;
 mod filters;
 mod fts;
 mod fts_hostile;

@@ -80,7 +80,11 @@ pub fn add_column(path: &Path, exprs: &[String], nulls: &[String], json: bool) -
         added.extend(pairs.iter().map(|(n, _)| n.to_string()));
         after = evolve::add_columns(&after, &pairs)?;
     }
-    let files: usize = after.fragments().iter().map(|f| f.files.len()).sum::<usize>()
+    let files: usize = after
+        .fragments()
+        .iter()
+        .map(|f| f.files.len())
+        .sum::<usize>()
         - ds.fragments().iter().map(|f| f.files.len()).sum::<usize>();
     report(
         json,
@@ -109,7 +113,13 @@ pub fn drop_column(path: &Path, columns: &[String], json: bool) -> CmdResult {
     report(
         json,
         serde_json::json!({"dropped": columns, "version": after.version()}),
-        || format!("dropped {}: version {}", columns.join(", "), after.version()),
+        || {
+            format!(
+                "dropped {}: version {}",
+                columns.join(", "),
+                after.version()
+            )
+        },
     )
 }
 

@@ -1,0 +1,396 @@
+//! Schema evolution and updates against a model: random sequences of appends, deletes,
+//! updates, column adds (SQL and all-null), drops and renames applied to a Lancer
+//! dataset and to an in-memory table; every version must equal the model, pylance
+//! 14 / 12 / 11 must read every version identically (scripts/check_evolution.py), and
+//! what pylance then writes on top (update, add_columns, append) must read the same in
+//! Lancer.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, Int64Type};
+use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+use lancer::{Dataset, DatasetExt, WriteParams};
+use lancer_format::container::FileVersion;
+use lancer_table::evolve::ColumnChange;
+use serde_json::{json, Value};
+
+use crate::common::{pylance, repo};
+
+/// The model: column names and types in order, rows by id.
+#[derive(Clone, Debug, PartialEq)]
+struct Model {
+    columns: Vec<(String, DataType)>,
+    rows: BTreeMap<i64, Vec<Value>>,
+}
+
+impl Model {
+    fn col(&self, name: &str) -> usize {
+        self.columns.iter().position(|c| c.0 == name).unwrap()
+    }
+
+    fn schema(&self) -> Arc<Schema> {
+        Arc::new(Schema::new(
+            self.columns
+                .iter()
+                .map(|(n, t)| Field::new(n, t.clone(), n != "id"))
+                .collect::<Vec<_>>(),
+        ))
+    }
+
+    fn batch_of(&self, ids: &[i64], rows: &[Vec<Value>]) -> RecordBatch {
+        let _ = ids;
+        let cols: Vec<ArrayRef> = self
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, (_, t))| -> ArrayRef {
+                let vals = rows.iter().map(|r| &r[i]);
+                match t {
+                    DataType::Int64 => Arc::new(vals.map(Value::as_i64).collect::<Int64Array>()),
+                    DataType::Float64 => {
+                        Arc::new(vals.map(Value::as_f64).collect::<Float64Array>())
+                    }
+                    _ => Arc::new(vals.map(Value::as_str).collect::<StringArray>()),
+                }
+            })
+            .collect();
+        RecordBatch::try_new(self.schema(), cols).unwrap()
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "columns": self.columns.iter().map(|c| c.0.clone()).collect::<Vec<_>>(),
+            "rows": self.rows.values().cloned().collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// A table read back (by Lancer), as the model sees it.
+fn read(ds: &Dataset) -> (Vec<String>, BTreeMap<i64, Vec<Value>>) {
+    let b = ds.to_batch(None).unwrap();
+    let names: Vec<String> = b
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let mut rows = BTreeMap::new();
+    for i in 0..b.num_rows() {
+        let row: Vec<Value> = b.columns().iter().map(|c| value(c, i)).collect();
+        rows.insert(row[0].as_i64().unwrap(), row);
+    }
+    (names, rows)
+}
+
+fn value(c: &ArrayRef, i: usize) -> Value {
+    if c.is_null(i) {
+        return Value::Null;
+    }
+    match c.data_type() {
+        DataType::Int64 => json!(c.as_primitive::<Int64Type>().value(i)),
+        DataType::Float64 => json!(c.as_primitive::<Float64Type>().value(i)),
+        DataType::Utf8 => json!(c.as_string::<i32>().value(i)),
+        t => panic!("unexpected type {t}"),
+    }
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+fn new_row(m: &Model, id: i64, rng: &mut Rng) -> Vec<Value> {
+    m.columns
+        .iter()
+        .map(|(n, t)| match (n.as_str(), t) {
+            ("id", _) => json!(id),
+            (_, DataType::Int64) if rng.below(7) == 0 => Value::Null,
+            (_, DataType::Int64) => json!(rng.below(1000) as i64 - 500),
+            (_, DataType::Float64) => Value::Null,
+            (_, _) if rng.below(5) == 0 => Value::Null,
+            (_, _) => json!(format!("w{}", rng.below(50))),
+        })
+        .collect()
+}
+
+/// Applies `steps` random operations; returns the model of every version after the
+/// first (version, model).
+fn run(root: &Path, storage: FileVersion, seed: u64, steps: usize) -> Vec<(u64, Model)> {
+    let mut rng = Rng(seed);
+    let mut m = Model {
+        columns: vec![
+            ("id".into(), DataType::Int64),
+            ("x".into(), DataType::Int64),
+            ("name".into(), DataType::Utf8),
+        ],
+        rows: BTreeMap::new(),
+    };
+    let params = WriteParams {
+        storage,
+        max_rows_per_file: 40,
+        ..Default::default()
+    };
+    let mut next_id = 0i64;
+    let mut rows = Vec::new();
+    for _ in 0..90 {
+        let r = new_row(&m, next_id, &mut rng);
+        m.rows.insert(next_id, r.clone());
+        rows.push(r);
+        next_id += 1;
+    }
+    let mut ds = Dataset::write(root, m.schema(), &[m.batch_of(&[], &rows)], &params).unwrap();
+    let mut out = vec![(ds.version(), m.clone())];
+    let mut added = 0;
+    for step in 0..steps {
+        let what = rng.below(7);
+        let int_cols: Vec<String> = m
+            .columns
+            .iter()
+            .filter(|(n, t)| n != "id" && *t == DataType::Int64)
+            .map(|c| c.0.clone())
+            .collect();
+        let str_cols: Vec<String> = m
+            .columns
+            .iter()
+            .filter(|(_, t)| *t == DataType::Utf8)
+            .map(|c| c.0.clone())
+            .collect();
+        let others: Vec<String> = m
+            .columns
+            .iter()
+            .filter(|(n, _)| n != "id")
+            .map(|c| c.0.clone())
+            .collect();
+        let at = format!("seed {seed} step {step} op {what}");
+        ds = match what {
+            0 => {
+                let k = 1 + rng.below(30) as usize;
+                let mut rows = Vec::new();
+                for _ in 0..k {
+                    let r = new_row(&m, next_id, &mut rng);
+                    m.rows.insert(next_id, r.clone());
+                    rows.push(r);
+                    next_id += 1;
+                }
+                ds.append(&[m.batch_of(&[], &rows)], &params).unwrap()
+            }
+            1 => {
+                let (md, r) = (2 + rng.below(6) as i64, rng.below(2) as i64);
+                m.rows.retain(|id, _| id % md != r);
+                ds.delete(&format!("id % {md} = {r}")).unwrap()
+            }
+            2 if !int_cols.is_empty() => {
+                let c = &int_cols[rng.below(int_cols.len() as u64) as usize];
+                let (md, r) = (2 + rng.below(5) as i64, rng.below(2) as i64);
+                let i = m.col(c);
+                for (id, row) in m.rows.iter_mut() {
+                    if id % md == r {
+                        row[i] = row[i].as_i64().map_or(Value::Null, |v| json!(v + 1));
+                    }
+                }
+                let sql = format!("{c} + 1");
+                lancer::evolve::update(&ds, Some(&format!("id % {md} = {r}")), &[(c, &sql)])
+                    .unwrap()
+                    .0
+            }
+            3 if !str_cols.is_empty() => {
+                let c = &str_cols[rng.below(str_cols.len() as u64) as usize];
+                let i = m.col(c);
+                for (id, row) in m.rows.iter_mut() {
+                    if id % 3 == 0 {
+                        row[i] = row[i]
+                            .as_str()
+                            .map_or(Value::Null, |s| json!(s.to_uppercase()));
+                    }
+                }
+                lancer::evolve::update(&ds, Some("id % 3 = 0"), &[(c, &format!("upper({c})"))])
+                    .unwrap()
+                    .0
+            }
+            4 if !int_cols.is_empty() => {
+                added += 1;
+                let name = format!("c{added}");
+                let src = &int_cols[rng.below(int_cols.len() as u64) as usize];
+                let i = m.col(src);
+                m.columns.push((name.clone(), DataType::Int64));
+                for row in m.rows.values_mut() {
+                    let v = row[i].as_i64().map_or(Value::Null, |v| json!(v * 2));
+                    row.push(v);
+                }
+                lancer::evolve::add_columns(&ds, &[(&name, &format!("{src} * 2"))]).unwrap()
+            }
+            5 => {
+                added += 1;
+                let name = format!("n{added}");
+                m.columns.push((name.clone(), DataType::Float64));
+                for row in m.rows.values_mut() {
+                    row.push(Value::Null);
+                }
+                let s = Schema::new(vec![Field::new(&name, DataType::Float64, true)]);
+                lancer::evolve::add_null_columns(&ds, &s).unwrap()
+            }
+            6 if others.len() > 1 => {
+                let c = others[rng.below(others.len() as u64) as usize].clone();
+                if rng.below(2) == 0 {
+                    let i = m.col(&c);
+                    m.columns.remove(i);
+                    for row in m.rows.values_mut() {
+                        row.remove(i);
+                    }
+                    lancer::evolve::drop_columns(&ds, &[&c]).unwrap()
+                } else {
+                    added += 1;
+                    let new = format!("{c}_r{added}");
+                    let i = m.col(&c);
+                    m.columns[i].0 = new.clone();
+                    let ch = ColumnChange {
+                        path: c,
+                        rename: Some(new),
+                        nullable: None,
+                    };
+                    lancer::evolve::alter_columns(&ds, &[ch]).unwrap()
+                }
+            }
+            _ => continue,
+        };
+        let (names, rows) = read(&ds);
+        let want: Vec<String> = m.columns.iter().map(|c| c.0.clone()).collect();
+        assert_eq!(names, want, "{at}: columns");
+        assert_eq!(rows, m.rows, "{at}: rows");
+        out.push((ds.version(), m.clone()));
+    }
+    out
+}
+
+#[test]
+fn random_evolution_matches_the_model_and_pylance() {
+    let tmp = std::env::temp_dir().join(format!("lancer-evolve-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut cases = Vec::new();
+    for (i, storage) in [FileVersion::V2_1, FileVersion::V2_2]
+        .into_iter()
+        .enumerate()
+    {
+        for seed in 1..=3u64 {
+            let root = tmp.join(format!("ds-{storage}-{seed}"));
+            let versions = run(&root, storage, seed * 7919 + i as u64, 30);
+            cases.push(json!({
+                "path": root,
+                "versions": versions.iter().map(|(v, m)| json!({"version": v, "table": m.json()})).collect::<Vec<_>>(),
+            }));
+        }
+    }
+    let list = tmp.join("cases.json");
+    std::fs::write(&list, serde_json::to_string(&cases).unwrap()).unwrap();
+    let checked: usize = cases
+        .iter()
+        .map(|c| c["versions"].as_array().unwrap().len())
+        .sum();
+    assert!(checked > 100, "{checked} versions");
+    for v in ["14", "12", "11"] {
+        let Some(py) = pylance(v) else { continue };
+        let out = Command::new(&py)
+            .arg(repo().join("scripts/check_evolution.py"))
+            .arg(&list)
+            .arg(tmp.join(format!("pylance-{v}")))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "pylance {v}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // what pylance wrote on top of each Lancer dataset reads the same in Lancer
+        let after: Value = serde_json::from_slice(&out.stdout).unwrap();
+        for c in after.as_array().unwrap() {
+            let ds = Dataset::open(c["path"].as_str().unwrap()).unwrap();
+            let (names, rows) = read(&ds);
+            let want = &c["table"];
+            assert_eq!(
+                json!(names),
+                want["columns"],
+                "pylance {v} then Lancer: {c}"
+            );
+            assert_eq!(
+                json!(rows.values().cloned().collect::<Vec<_>>()),
+                want["rows"],
+                "pylance {v} then Lancer"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+#[test]
+fn bad_evolution_requests_leave_the_dataset_unchanged() {
+    let tmp = std::env::temp_dir().join(format!("lancer-evolve-bad-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("x", DataType::Int64, true),
+        Field::new("s", DataType::Utf8, true),
+    ]));
+    let b = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from(vec![1, 2, 3])),
+            Arc::new(Int64Array::from(vec![Some(1), None, Some(3)])),
+            Arc::new(StringArray::from(vec!["a", "b", "c"])),
+        ],
+    )
+    .unwrap();
+    let ds = Dataset::write(&tmp, schema, &[b], &WriteParams::default()).unwrap();
+    let v = ds.version();
+    let err = |r: lancer::Result<Dataset>| r.unwrap_err().to_string();
+    let e = err(lancer::evolve::update(&ds, None, &[("x", "'abc'")]).map(|r| r.0));
+    assert!(e.contains("'abc'") && e.contains("Int64"), "{e}");
+    let e = err(lancer::evolve::update(&ds, None, &[("nope", "1")]).map(|r| r.0));
+    assert!(e.contains("nope"), "{e}");
+    let e = err(lancer::evolve::update(&ds, Some("nope > 1"), &[("x", "1")]).map(|r| r.0));
+    assert!(e.contains("nope"), "{e}");
+    let e = err(lancer::evolve::update(&ds, None, &[("id", "x")]).map(|r| r.0));
+    assert!(e.contains("not nullable"), "{e}");
+    let e = err(lancer::evolve::add_columns(&ds, &[("x", "id + 1")]));
+    assert!(e.contains("exists"), "{e}");
+    let e = err(lancer::evolve::add_columns(&ds, &[("y", "nope + 1")]));
+    assert!(e.contains("nope"), "{e}");
+    let e = err(lancer::evolve::drop_columns(&ds, &["id", "x", "s"]));
+    assert!(e.contains("every column"), "{e}");
+    let e = err(lancer::evolve::drop_columns(&ds, &["zz"]));
+    assert!(e.contains("zz"), "{e}");
+    let rename = |from: &str, to: &str| ColumnChange {
+        path: from.into(),
+        rename: Some(to.into()),
+        nullable: None,
+    };
+    let e = err(lancer::evolve::alter_columns(&ds, &[rename("x", "s")]));
+    assert!(e.contains("exists"), "{e}");
+    let not_null = ColumnChange {
+        path: "x".into(),
+        rename: None,
+        nullable: Some(false),
+    };
+    let e = err(lancer::evolve::alter_columns(&ds, &[not_null]));
+    assert!(e.contains("nulls"), "{e}");
+    let again = Dataset::open(&tmp).unwrap();
+    assert_eq!(again.version(), v, "no version was committed");
+    assert_eq!(read(&again), read(&ds));
+    let _ = std::fs::remove_dir_all(&tmp);
+}
