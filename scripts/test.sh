@@ -29,6 +29,8 @@ live "writing live vector-index datasets" gen_golden_indexes.py "$root/target/go
 live "writing live scalar-index datasets" gen_golden_scalar_indexes.py "$root/target/golden-scalar-live"
 live "writing live vector shapes" gen_vector_shapes.py "$root/target/vector-shapes-live"
 live "writing live full-text indexes" gen_golden_fts.py "$root/target/golden-fts-live"
+live "writing live evolved datasets" gen_golden_evolution.py "$root/target/golden-evolution-live"
+export LANCER_GOLDEN_EVOLUTION_LIVE="$root/target/golden-evolution-live"
 export LANCER_GOLDEN_FTS_LIVE="$root/target/golden-fts-live"
 export LANCER_VECTOR_SHAPES_LIVE="$root/target/vector-shapes-live"
 export LANCER_GOLDEN_INDEXES_LIVE="$root/target/golden-indexes-live"
