@@ -342,6 +342,24 @@ pub enum Command {
         #[arg(long = "where", short = 'w')]
         predicate: Option<String>,
     },
+    /// Compact: merge fragments smaller than --target-rows and rewrite those with many
+    /// deleted rows (pylance's compact_files; two versions: reserve, rewrite).
+    Compact {
+        /// A dataset directory.
+        path: PathBuf,
+        /// Rows per fragment wanted.
+        #[arg(long, default_value_t = 1024 * 1024)]
+        target_rows: u64,
+        /// Leave fragments with deleted rows alone unless they are small.
+        #[arg(long)]
+        keep_deletions: bool,
+        /// The deleted share above which a fragment is rewritten on its own.
+        #[arg(long, default_value_t = 0.1)]
+        deletion_threshold: f64,
+        /// Show what would be rewritten, change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Make an old version the latest again (as a new version).
     Restore {
         /// A dataset directory.

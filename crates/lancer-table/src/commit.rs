@@ -264,12 +264,30 @@ fn apply(base: Option<&pb::Manifest>, op: &Operation, storage: &str) -> Result<p
             let new = renumber(&u.new_fragments);
             m.fragments.extend(new);
         }
-        Operation::Rewrite(_) => {
-            return Err(TableError::corrupt(
-                "compaction (Rewrite) is not committed by this version of Lancer",
-            ));
+        Operation::Rewrite(r) => {
+            // the old fragments leave; the new ones (ids reserved before) come last
+            let mut new = Vec::new();
+            for g in &r.groups {
+                for old in &g.old_fragments {
+                    if !m.fragments.iter().any(|f| f.id == old.id) {
+                        return Err(TableError::Conflict {
+                            what: format!("fragment {} was removed by a concurrent commit", old.id),
+                        });
+                    }
+                }
+                m.fragments
+                    .retain(|f| !g.old_fragments.iter().any(|o| o.id == f.id));
+                new.extend(g.new_fragments.iter().cloned());
+            }
+            if let Some(top) = new.iter().map(|f| f.id + 1).max() {
+                next_id = next_id.max(top);
+            }
+            m.fragments.extend(new);
         }
-        Operation::Restore(_) | Operation::ReserveFragments(_) => {
+        Operation::ReserveFragments(r) => {
+            next_id += u64::from(r.num_fragments);
+        }
+        Operation::Restore(_) => {
             return Err(TableError::corrupt(
                 "restore is applied by Dataset::restore",
             ));
@@ -290,9 +308,14 @@ fn apply(base: Option<&pb::Manifest>, op: &Operation, storage: &str) -> Result<p
         version: storage.into(),
     });
     let has_deletions = m.fragments.iter().any(|f| f.deletion_file.is_some());
-    if has_deletions {
-        m.reader_feature_flags |= FLAG_DELETION_FILES;
-        m.writer_feature_flags |= FLAG_DELETION_FILES;
+    // set while some fragment has a deletion file (pylance clears it after a
+    // compaction materialized them all)
+    for flags in [&mut m.reader_feature_flags, &mut m.writer_feature_flags] {
+        if has_deletions {
+            *flags |= FLAG_DELETION_FILES;
+        } else {
+            *flags &= !FLAG_DELETION_FILES;
+        }
     }
     let mixed = mixed_file_versions(&m.fragments, storage);
     for flags in [&mut m.reader_feature_flags, &mut m.writer_feature_flags] {
@@ -358,6 +381,25 @@ fn touched(op: &Operation) -> Vec<u64> {
     }
 }
 
+/// The fragments a Rewrite replaces.
+fn rewritten(r: &pb::transaction::Rewrite) -> Vec<u64> {
+    r.groups
+        .iter()
+        .flat_map(|g| g.old_fragments.iter().map(|f| f.id))
+        .chain(r.old_fragments.iter().map(|f| f.id))
+        .collect()
+}
+
+/// Whether any of `indices` covers any of the fragments `ids`.
+fn covers_any(indices: &[pb::IndexMetadata], ids: &[u64]) -> bool {
+    indices.iter().any(|i| {
+        roaring::RoaringBitmap::deserialize_from(i.fragment_bitmap.as_slice()).is_ok_and(|b| {
+            ids.iter()
+                .any(|&id| u32::try_from(id).is_ok_and(|id| b.contains(id)))
+        })
+    })
+}
+
 /// Whether `ours` (read at an older version) can be rebased over `theirs`.
 fn compatible(ours: &Operation, theirs: Option<&Operation>) -> bool {
     match (ours, theirs) {
@@ -414,12 +456,7 @@ fn compatible(ours: &Operation, theirs: Option<&Operation>) -> bool {
         ) => {
             // an append never touches the rewritten fragments; a delete or update only
             // if its fragments were not rewritten
-            let rewritten: Vec<u64> = r
-                .groups
-                .iter()
-                .flat_map(|g| g.old_fragments.iter().map(|f| f.id))
-                .chain(r.old_fragments.iter().map(|f| f.id))
-                .collect();
+            let rewritten = rewritten(r);
             touched(ours).iter().all(|id| !rewritten.contains(id))
         }
         (
@@ -433,6 +470,28 @@ fn compatible(ours: &Operation, theirs: Option<&Operation>) -> bool {
             Operation::Update(_),
             Some(Operation::Append(_) | Operation::CreateIndex(_) | Operation::ReserveFragments(_)),
         ) => true,
+        (Operation::ReserveFragments(_), Some(t)) => {
+            !matches!(t, Operation::Overwrite(_) | Operation::Restore(_))
+        }
+        (
+            Operation::Rewrite(_),
+            Some(Operation::Append(_) | Operation::ReserveFragments(_) | Operation::Project(_)),
+        ) => true,
+        (Operation::Rewrite(mine), Some(t @ (Operation::Delete(_) | Operation::Update(_)))) => {
+            let theirs = touched(t);
+            !rewritten(mine).iter().any(|id| theirs.contains(id))
+        }
+        (Operation::Rewrite(mine), Some(Operation::Rewrite(theirs))) => {
+            let theirs = rewritten(theirs);
+            !rewritten(mine).iter().any(|id| theirs.contains(id))
+        }
+        (Operation::Rewrite(mine), Some(Operation::CreateIndex(c))) => {
+            !covers_any(&c.new_indices, &rewritten(mine))
+        }
+        (Operation::CreateIndex(mine), Some(Operation::Rewrite(theirs))) => {
+            !covers_any(&mine.new_indices, &rewritten(theirs))
+        }
+        (Operation::CreateIndex(_), Some(Operation::ReserveFragments(_))) => true,
         _ => false,
     }
 }

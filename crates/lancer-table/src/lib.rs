@@ -9,6 +9,7 @@
 pub mod cache;
 pub mod cleanup;
 pub mod commit;
+pub mod compact;
 pub mod dataset;
 pub mod deletion;
 pub mod error;

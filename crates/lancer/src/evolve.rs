@@ -162,3 +162,13 @@ pub fn update(
     let names: Vec<&str> = set.iter().map(|(c, _)| *c).collect();
     ds.update_rows(&names, matches, assign)
 }
+
+/// Compacts the dataset (pylance's `optimize.compact_files`; see
+/// `lancer_table::compact`): `progress(done, tasks)` as each task starts and at the end.
+pub fn compact_files(
+    ds: &Dataset,
+    opts: &lancer_table::compact::CompactionOptions,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(Dataset, lancer_table::compact::CompactionStats)> {
+    Ok(ds.compact_files(opts, progress)?)
+}

@@ -189,3 +189,68 @@ pub fn update(path: &Path, set: &[String], filter: Option<&str>, json: bool) -> 
         },
     )
 }
+
+/// `lancer compact DATASET [--target-rows N] [--keep-deletions] [--dry-run]`.
+pub fn compact(
+    path: &Path,
+    opts: &lancer_table::compact::CompactionOptions,
+    dry_run: bool,
+    json: bool,
+) -> CmdResult {
+    let ds = Dataset::open(path)?;
+    if dry_run {
+        let tasks = ds.plan_compaction(opts)?;
+        return report(
+            json,
+            serde_json::json!({"tasks": tasks, "version": ds.version()}),
+            || {
+                if tasks.is_empty() {
+                    "nothing to compact".to_string()
+                } else {
+                    tasks
+                        .iter()
+                        .map(|t| format!("fragments {t:?} -> one fragment"))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                }
+            },
+        );
+    }
+    let t = std::time::Instant::now();
+    let bar = indicatif::ProgressBar::new(0);
+    if let Ok(st) = indicatif::ProgressStyle::with_template(
+        "{spinner} compacting: task {pos}/{len} [{bar:30}] {elapsed}",
+    ) {
+        bar.set_style(st.progress_chars("=> "));
+    }
+    let (after, stats) = evolve::compact_files(&ds, opts, &mut |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })?;
+    bar.finish_and_clear();
+    report(
+        json,
+        serde_json::json!({
+            "fragments_removed": stats.fragments_removed,
+            "fragments_added": stats.fragments_added,
+            "files_removed": stats.files_removed,
+            "files_added": stats.files_added,
+            "rows": stats.rows,
+            "version": after.version(),
+            "seconds": t.elapsed().as_secs_f64(),
+        }),
+        || {
+            if after.version() == ds.version() {
+                format!("nothing to compact: version {} unchanged", ds.version())
+            } else {
+                format!(
+                    "{} fragments -> {} ({} rows): version {}",
+                    stats.fragments_removed,
+                    stats.fragments_added,
+                    stats.rows,
+                    after.version()
+                )
+            }
+        },
+    )
+}

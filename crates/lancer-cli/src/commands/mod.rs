@@ -112,6 +112,20 @@ pub fn run(cli: Cli) -> CmdResult {
             set,
             predicate,
         } => evolve::update(&path, &set, predicate.as_deref(), json),
+        Command::Compact {
+            path,
+            target_rows,
+            keep_deletions,
+            deletion_threshold,
+            dry_run,
+        } => {
+            let opts = lancer_table::compact::CompactionOptions {
+                target_rows_per_fragment: target_rows,
+                materialize_deletions: !keep_deletions,
+                materialize_deletions_threshold: deletion_threshold,
+            };
+            evolve::compact(&path, &opts, dry_run, json)
+        }
         Command::Cleanup { path, older_than } => dataset::cleanup(&path, &older_than, json),
         Command::Import {
             input,
