@@ -31,7 +31,8 @@ pub const FLAG_MIXED_FILE_VERSIONS: u64 = 256;
 pub const MAX_COMMIT_ATTEMPTS: usize = 64;
 
 /// Failure injection for crash tests: aborts the process when `LANCER_CRASH_AT`
-/// names this point (`after-data`, `after-txn`, `before-manifest`), as a writer
+/// names this point (`after-data`, `after-txn`, `before-manifest`, and in a compaction
+/// `after-reserve`), as a writer
 /// killed there would stop. Never set in normal use.
 pub fn crash_point(point: &str) {
     if std::env::var("LANCER_CRASH_AT").is_ok_and(|p| p == point) {
