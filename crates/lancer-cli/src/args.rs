@@ -360,6 +360,29 @@ pub enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Merge rows from a file keyed on columns (pylance's merge_insert): by default an
+    /// upsert (matched rows take the input's values, the others are inserted).
+    Merge {
+        /// A dataset directory.
+        path: PathBuf,
+        /// Input: Parquet, CSV, JSON lines or Arrow IPC (streamed).
+        input: PathBuf,
+        /// Key columns (comma separated).
+        #[arg(long, value_delimiter = ',', required = true)]
+        on: Vec<String>,
+        /// Update matched rows.
+        #[arg(long)]
+        update: bool,
+        /// Insert unmatched input rows.
+        #[arg(long)]
+        insert: bool,
+        /// Delete dataset rows no input row matched.
+        #[arg(long)]
+        delete_unmatched: bool,
+        /// With --delete-unmatched: only the unmatched rows this SQL filter selects.
+        #[arg(long, requires = "delete_unmatched")]
+        delete_where: Option<String>,
+    },
     /// Make an old version the latest again (as a new version).
     Restore {
         /// A dataset directory.

@@ -1556,3 +1556,85 @@ fn killed_evolution_writers_leave_the_last_version_intact() {
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("ok"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Three processes upserting overlapping key ranges at once, four times each: every
+/// key stays unique, each row holds a value one of its writers wrote, every insert is
+/// kept once.
+#[test]
+fn concurrent_merges_on_overlapping_keys_keep_keys_unique() {
+    let dir = std::env::temp_dir().join(format!("lancer-cli-merges-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let ds = dir.join("ds");
+    for part in 0..3 {
+        let csv = dir.join(format!("p{part}.csv"));
+        let body: String = std::iter::once("id,x\n".to_string())
+            .chain((part * 100..part * 100 + 100).map(|i| format!("{i},0\n")))
+            .collect();
+        std::fs::write(&csv, body).unwrap();
+        let mode = if part == 0 { "create" } else { "append" };
+        ok(lancer()
+            .arg("import")
+            .arg(&csv)
+            .arg(&ds)
+            .args(["--mode", mode]));
+    }
+    let d = ds.to_string_lossy().to_string();
+    let mut jobs = Vec::new();
+    for k in 0..3i64 {
+        let mut runs = Vec::new();
+        for round in 0..4i64 {
+            let csv = dir.join(format!("m{k}-{round}.csv"));
+            let body: String = std::iter::once("id,x\n".to_string())
+                .chain((k * 75..k * 75 + 150).map(|i| format!("{i},{}\n", k + 1)))
+                .chain(std::iter::once(format!(
+                    "{},{}\n",
+                    1000 + k * 10 + round,
+                    k + 1
+                )))
+                .collect();
+            std::fs::write(&csv, body).unwrap();
+            runs.push(vec![
+                "merge".to_string(),
+                d.clone(),
+                csv.to_string_lossy().to_string(),
+                "--on".to_string(),
+                "id".to_string(),
+            ]);
+        }
+        jobs.push(runs);
+    }
+    let attempts: usize = std::thread::scope(|sc| {
+        let hs: Vec<_> = jobs
+            .iter()
+            .map(|runs| sc.spawn(move || runs.iter().map(|r| until_committed(r)).sum::<usize>()))
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).sum()
+    });
+    eprintln!("{attempts} attempts for 12 merges");
+    let out = ok(lancer().args(["cat", "--format", "jsonl"]).arg(&ds));
+    let mut seen = std::collections::BTreeMap::new();
+    for l in String::from_utf8_lossy(&out.stdout).lines() {
+        let r: serde_json::Value = serde_json::from_str(l).unwrap();
+        let (id, x) = (r["id"].as_i64().unwrap(), r["x"].as_i64().unwrap());
+        assert!(seen.insert(id, x).is_none(), "key {id} twice");
+    }
+    assert_eq!(seen.len(), 300 + 12, "300 rows + 12 inserted");
+    for (id, x) in &seen {
+        if *id >= 1000 {
+            assert_eq!(*x, (id - 1000) / 10 + 1, "insert {id}");
+            continue;
+        }
+        // the writers whose range holds the id
+        let writers: Vec<i64> = (0..3)
+            .filter(|k| (k * 75..k * 75 + 150).contains(id))
+            .collect();
+        let ok_values: Vec<i64> = writers.iter().map(|k| k + 1).collect();
+        if writers.is_empty() {
+            assert_eq!(*x, 0, "row {id}");
+        } else {
+            assert!(ok_values.contains(x), "row {id}: {x} not from {writers:?}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

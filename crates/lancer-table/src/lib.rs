@@ -15,6 +15,7 @@ pub mod deletion;
 pub mod error;
 pub mod evolve;
 pub mod manifest;
+pub mod merge;
 pub mod pb;
 pub mod rowids;
 pub mod versions;

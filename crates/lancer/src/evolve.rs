@@ -172,3 +172,109 @@ pub fn compact_files(
 ) -> Result<(Dataset, lancer_table::compact::CompactionStats)> {
     Ok(ds.compact_files(opts, progress)?)
 }
+
+/// What `merge_insert` does (pylance's `when_matched_update_all`,
+/// `when_not_matched_insert_all`, `when_not_matched_by_source_delete`).
+#[derive(Clone, Debug, Default)]
+pub struct MergeOptions {
+    /// Key columns.
+    pub on: Vec<String>,
+    /// Matched rows take the source's values.
+    pub update_matched: bool,
+    /// Unmatched source rows are inserted.
+    pub insert_unmatched: bool,
+    /// Target rows no source row matched are deleted…
+    pub delete_unmatched_by_source: bool,
+    /// …those of them this SQL filter selects (all without one).
+    pub delete_filter: Option<String>,
+}
+
+/// Merges the `source` stream into `ds` keyed on `opts.on` (see
+/// `lancer_table::merge`): one new version; the source is never held whole.
+pub fn merge_insert(
+    ds: &Dataset,
+    opts: &MergeOptions,
+    source_schema: arrow_schema::SchemaRef,
+    source: impl IntoIterator<Item = Result<RecordBatch>>,
+) -> Result<(Dataset, lancer_table::merge::MergeStats)> {
+    if !(opts.update_matched || opts.insert_unmatched || opts.delete_unmatched_by_source) {
+        return Err(Error::InvalidArgument {
+            what: "a merge that neither updates, inserts nor deletes changes nothing: ask for at least one".into(),
+        });
+    }
+    let filter = opts
+        .delete_filter
+        .as_deref()
+        .map(|f| Filter::new(f, &ds.schema()))
+        .transpose()?;
+    let run_filter = |b: &RecordBatch| -> lancer_table::Result<BooleanArray> {
+        filter
+            .as_ref()
+            .map(|f| f.evaluate(b))
+            .transpose()
+            .map_err(|e| lancer_table::TableError::InvalidInput {
+                what: e.to_string(),
+            })
+            .map(|m| m.unwrap_or_else(|| BooleanArray::from(vec![true; b.num_rows()])))
+    };
+    let spec = lancer_table::merge::MergeInsert {
+        on: opts.on.clone(),
+        update_matched: opts.update_matched,
+        insert_unmatched: opts.insert_unmatched,
+        delete_unmatched_by_source: opts.delete_unmatched_by_source,
+        delete_filter: filter
+            .as_ref()
+            .map(|_| &run_filter as lancer_table::merge::RowFilter<'_>),
+    };
+    // source columns of another type than the dataset's are cast (CSV's inferred
+    // types, say); a value that does not fit is an error
+    let target = ds.schema();
+    let cast_to: Vec<Option<DataType>> = source_schema
+        .fields()
+        .iter()
+        .map(|f| {
+            target
+                .field_with_name(f.name())
+                .ok()
+                .filter(|t| t.data_type() != f.data_type())
+                .map(|t| t.data_type().clone())
+        })
+        .collect();
+    let fields: Vec<Field> = source_schema
+        .fields()
+        .iter()
+        .zip(&cast_to)
+        .map(|(f, c)| match c {
+            Some(t) => Field::new(f.name(), t.clone(), f.is_nullable()),
+            None => f.as_ref().clone(),
+        })
+        .collect();
+    let cast_schema = Arc::new(Schema::new(fields));
+    let out_schema = cast_schema.clone();
+    let source = source.into_iter().map(move |b| {
+        let b = b?;
+        let mut cols = Vec::with_capacity(b.num_columns());
+        for (c, t) in b.columns().iter().zip(&cast_to) {
+            cols.push(match t {
+                None => c.clone(),
+                Some(t) => {
+                    let opts = arrow_cast::CastOptions {
+                        safe: false,
+                        ..Default::default()
+                    };
+                    arrow_cast::cast_with_options(c, t, &opts)?
+                }
+            });
+        }
+        Ok(RecordBatch::try_new(out_schema.clone(), cols)?)
+    });
+    let source = source.map(|b: Result<RecordBatch>| {
+        b.map_err(|e| match e {
+            Error::Table(t) => t,
+            other => lancer_table::TableError::InvalidInput {
+                what: other.to_string(),
+            },
+        })
+    });
+    Ok(ds.merge_insert(&spec, cast_schema, source)?)
+}

@@ -157,7 +157,7 @@ fn run(root: &Path, storage: FileVersion, seed: u64, steps: usize) -> Vec<(u64, 
     let mut out = vec![(ds.version(), m.clone())];
     let mut added = 0;
     for step in 0..steps {
-        let what = rng.below(8);
+        let what = rng.below(9);
         let int_cols: Vec<String> = m
             .columns
             .iter()
@@ -274,6 +274,38 @@ fn run(root: &Path, storage: FileVersion, seed: u64, steps: usize) -> Vec<(u64, 
                 lancer::evolve::compact_files(&ds, &opts, &mut |_, _| {})
                     .unwrap()
                     .0
+            }
+            8 => {
+                // an upsert: some live ids, some new ones
+                let live: Vec<i64> = m.rows.keys().copied().collect();
+                let mut ids: Vec<i64> = Vec::new();
+                for _ in 0..1 + rng.below(8) {
+                    if let Some(&id) = live.get(rng.below(live.len() as u64) as usize) {
+                        if !ids.contains(&id) {
+                            ids.push(id);
+                        }
+                    }
+                }
+                for _ in 0..rng.below(4) {
+                    ids.push(next_id);
+                    next_id += 1;
+                }
+                let rows: Vec<Vec<Value>> =
+                    ids.iter().map(|&id| new_row(&m, id, &mut rng)).collect();
+                for r in &rows {
+                    m.rows.insert(r[0].as_i64().unwrap(), r.clone());
+                }
+                let opts = lancer::evolve::MergeOptions {
+                    on: vec!["id".into()],
+                    update_matched: true,
+                    insert_unmatched: true,
+                    ..Default::default()
+                };
+                let b = m.batch_of(&[], &rows);
+                let (after, stats) =
+                    lancer::evolve::merge_insert(&ds, &opts, b.schema(), [Ok(b)]).unwrap();
+                assert_eq!(stats.updated + stats.inserted, rows.len() as u64, "{at}");
+                after
             }
             _ => continue,
         };

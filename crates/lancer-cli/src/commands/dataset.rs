@@ -279,6 +279,58 @@ pub fn import(
     )
 }
 
+/// `lancer merge DATASET INPUT --on KEYS [--update --insert --delete-unmatched]`.
+pub fn merge(
+    dataset: &Path,
+    input: &Path,
+    opts: &lancer::evolve::MergeOptions,
+    json: bool,
+) -> CmdResult {
+    let ds = Dataset::open(dataset)?;
+    let t = std::time::Instant::now();
+    let bar = indicatif::ProgressBar::new(0);
+    let (schema, batches, by_rows) = read_input(input, &bar)?;
+    let style = if by_rows {
+        "{spinner} merging {pos}/{len} rows [{bar:30}] {elapsed} (eta {eta})"
+    } else {
+        "{spinner} merging {bytes}/{total_bytes} [{bar:30}] {elapsed} (eta {eta})"
+    };
+    if let Ok(st) = indicatif::ProgressStyle::with_template(style) {
+        bar.set_style(st.progress_chars("=> "));
+    }
+    bar.enable_steady_tick(Duration::from_millis(200));
+    let stream = batches.map(|b| {
+        let b = b?;
+        if by_rows {
+            bar.inc(b.num_rows() as u64);
+        }
+        Ok(b)
+    });
+    let (after, stats) = lancer::evolve::merge_insert(&ds, opts, schema, stream)?;
+    bar.finish_and_clear();
+    report(
+        json,
+        serde_json::json!({
+            "num_inserted_rows": stats.inserted,
+            "num_updated_rows": stats.updated,
+            "num_deleted_rows": stats.deleted,
+            "version": after.version(),
+            "rows": after.count_rows(),
+            "seconds": t.elapsed().as_secs_f64(),
+        }),
+        || {
+            format!(
+                "inserted {}, updated {}, deleted {} rows: version {} ({} rows)",
+                stats.inserted,
+                stats.updated,
+                stats.deleted,
+                after.version(),
+                after.count_rows()
+            )
+        },
+    )
+}
+
 /// Output writers of `lancer export`, one batch at a time.
 enum ExportWriter {
     Csv(arrow_csv::Writer<std::fs::File>),

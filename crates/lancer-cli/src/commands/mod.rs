@@ -112,6 +112,26 @@ pub fn run(cli: Cli) -> CmdResult {
             set,
             predicate,
         } => evolve::update(&path, &set, predicate.as_deref(), json),
+        Command::Merge {
+            path,
+            input,
+            on,
+            update,
+            insert,
+            delete_unmatched,
+            delete_where,
+        } => {
+            // no flag: an upsert
+            let upsert = !(update || insert || delete_unmatched);
+            let opts = lancer::evolve::MergeOptions {
+                on,
+                update_matched: update || upsert,
+                insert_unmatched: insert || upsert,
+                delete_unmatched_by_source: delete_unmatched,
+                delete_filter: delete_where,
+            };
+            dataset::merge(&path, &input, &opts, json)
+        }
         Command::Compact {
             path,
             target_rows,
