@@ -414,7 +414,8 @@ impl Dataset {
                 .iter()
                 .find(|f| f.id == fid)
                 .ok_or_else(|| TableError::corrupt(format!("no fragment {fid}")))?;
-            parts.push(self.read_runs(frag, None, &[off..off + 1])?);
+            let row = off..off + 1;
+            parts.push(self.read_runs(frag, None, std::slice::from_ref(&row))?);
         }
         let schema = self.schema();
         Ok(arrow_select::concat::concat_batches(&schema, &parts)?)
