@@ -313,22 +313,22 @@ pub enum Command {
         /// Its new name.
         new: String,
     },
-    /// Change a column's nullability (--not-null checks that it holds no null).
+    /// Change a column's nullability (--not-null checks that it holds no null) or type
+    /// (--type: the column is rewritten into new data files, cast).
     AlterColumn {
         /// A dataset directory.
         path: PathBuf,
         /// The column.
         column: String,
         /// Allow nulls.
-        #[arg(
-            long,
-            conflicts_with = "not_null",
-            required_unless_present = "not_null"
-        )]
+        #[arg(long, group = "change")]
         nullable: bool,
         /// Forbid nulls.
-        #[arg(long)]
+        #[arg(long, group = "change")]
         not_null: bool,
+        /// The new type (int32, int64, float32, float64, string, ...).
+        #[arg(long = "type", group = "change")]
+        data_type: Option<String>,
     },
     /// Update rows: SET column = SQL expression for the rows a SQL filter matches (all
     /// without --where); the rows are rewritten as a new fragment, as pylance does.

@@ -187,7 +187,12 @@ fn next_fragment_id(m: Option<&pb::Manifest>) -> u64 {
 }
 
 /// Applies `op` on top of `base` (None: a new dataset).
-fn apply(base: Option<&pb::Manifest>, op: &Operation, storage: &str) -> Result<pb::Manifest> {
+fn apply(
+    base: Option<&pb::Manifest>,
+    op: &Operation,
+    storage: &str,
+    restored: Option<&pb::Manifest>,
+) -> Result<pb::Manifest> {
     let mut m = base.cloned().unwrap_or_default();
     let mut next_id = next_fragment_id(base);
     let mut renumber = |frags: &[pb::DataFragment]| -> Vec<pb::DataFragment> {
@@ -288,10 +293,18 @@ fn apply(base: Option<&pb::Manifest>, op: &Operation, storage: &str) -> Result<p
         Operation::ReserveFragments(r) => {
             next_id += u64::from(r.num_fragments);
         }
-        Operation::Restore(_) => {
-            return Err(TableError::corrupt(
-                "restore is applied by Dataset::restore",
-            ));
+        Operation::Restore(r) => {
+            // the old version's contents; fragment ids keep growing from the latest's
+            let old = restored.ok_or_else(|| TableError::NotFound {
+                what: format!("version {} to restore", r.version),
+            })?;
+            m.fields = old.fields.clone();
+            m.schema_metadata = old.schema_metadata.clone();
+            m.fragments = old.fragments.clone();
+            m.config = old.config.clone();
+            m.next_row_id = old.next_row_id.max(m.next_row_id);
+            m.reader_feature_flags = old.reader_feature_flags;
+            m.writer_feature_flags = old.writer_feature_flags;
         }
     }
     m.max_fragment_id =
@@ -471,6 +484,8 @@ fn compatible(ours: &Operation, theirs: Option<&Operation>) -> bool {
             Operation::Update(_),
             Some(Operation::Append(_) | Operation::CreateIndex(_) | Operation::ReserveFragments(_)),
         ) => true,
+        // a restore replaces the contents whatever was committed meanwhile
+        (Operation::Restore(_), Some(_)) => true,
         (Operation::ReserveFragments(_), Some(t)) => {
             !matches!(t, Operation::Overwrite(_) | Operation::Restore(_))
         }
@@ -547,7 +562,23 @@ pub fn commit(
         };
         // Indices stay valid through appends and deletes (their fragment bitmaps say
         // what they cover); an overwrite drops them.
+        // a restore takes the old version's contents and index section
+        let restored = match &op {
+            Operation::Restore(r) => {
+                let p = manifest_path(root, r.version)?;
+                let bytes = std::fs::read(&p).map_err(|e| TableError::io(&p, e))?;
+                Some((Manifest::parse(&bytes)?.pb, bytes))
+            }
+            _ => None,
+        };
         let index_section = match (&base, &op) {
+            (_, Operation::Restore(_)) => match &restored {
+                Some((old, bytes)) => match old.index_section {
+                    Some(pos) => Some(read_section(bytes, pos)?.to_vec()),
+                    None => None,
+                },
+                None => None,
+            },
             (Some(b), op) if !matches!(op, Operation::Overwrite(_)) => match b.index_section {
                 Some(pos) => Some(read_section(&base_file, pos)?.to_vec()),
                 None => None,
@@ -558,7 +589,7 @@ pub fn commit(
             Operation::CreateIndex(c) => Some(updated_index_section(index_section.as_deref(), c)?),
             _ => index_section,
         };
-        let mut m = apply(base.as_ref(), &op, storage)?;
+        let mut m = apply(base.as_ref(), &op, storage, restored.as_ref().map(|r| &r.0))?;
         let uuid = random_uuid();
         let txn_name = format!("{}-{uuid}.txn", base_version.unwrap_or(0));
         let txn = pb::Transaction {

@@ -198,6 +198,113 @@ impl Dataset {
         }))
     }
 
+    /// Changes the type of top-level columns (`(name, type)`): each gets a new field id
+    /// at the same place in the schema and a new data file per fragment with its values
+    /// cast (a value that does not fit is an error, nothing is committed); the old files
+    /// stay until cleanup. A column an index covers is refused, as pylance refuses it.
+    pub fn cast_columns(&self, casts: &[(&str, arrow_schema::DataType)]) -> Result<Dataset> {
+        self.check_writable("change column types of")?;
+        let m = &self.manifest().pb;
+        let mut fields = m.fields.clone();
+        let mut next = max_field_id(m) + 1;
+        let mut out_fields = Vec::new();
+        let mut out_ids = Vec::new();
+        let mut names = Vec::new();
+        for (name, to) in casts {
+            if name.contains('.') {
+                return Err(invalid(format!(
+                    "changing the type of the nested field {name:?} is not supported: cast its struct"
+                )));
+            }
+            let i = find(&fields, name)?;
+            let old_id = fields[i].id;
+            let arrow = self.schema();
+            let from = arrow
+                .field_with_name(name)
+                .map_err(|_| invalid(format!("no column {name:?}")))?;
+            if from.data_type() == to {
+                continue;
+            }
+            if !arrow_cast::can_cast_types(from.data_type(), to) {
+                return Err(invalid(format!(
+                    "column {name:?} is {} and cannot be cast to {to}",
+                    from.data_type()
+                )));
+            }
+            let indexed: Vec<String> = self
+                .indices()?
+                .iter()
+                .filter(|x| x.fields.contains(&old_id))
+                .map(|x| x.name.clone())
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            if !indexed.is_empty() {
+                return Err(invalid(format!(
+                    "cannot cast column {name:?} to a new type: it has {} index(es) attached: [{}]. A cast rewrites the column and invalidates its indexes: drop them (`lancer index drop`), cast, then recreate them",
+                    indexed.len(),
+                    indexed.join(", ")
+                )));
+            }
+            let field = arrow_schema::Field::new(*name, to.clone(), from.is_nullable());
+            let one = Schema::new(vec![field.clone()]);
+            let count = wschema::pb_schema(&one)?.fields.len() as i32;
+            let ids: Vec<i32> = (next..next + count).collect();
+            next += count;
+            let mut new = wschema::pb_schema_with_ids(&one, &ids)?.fields;
+            // same place, same name; the old field and its children leave
+            let gone = subtree(&fields, old_id);
+            for f in &mut new {
+                if f.parent_id == -1 {
+                    f.parent_id = fields[i].parent_id;
+                }
+            }
+            fields.splice(i..i + 1, new);
+            fields.retain(|f| !gone.contains(&f.id) || f.id >= ids[0]);
+            out_fields.push(field);
+            out_ids.extend(ids);
+            names.push(name.to_string());
+        }
+        if out_fields.is_empty() {
+            return Dataset::open_version(self.root(), self.version());
+        }
+        let out_schema: SchemaRef = std::sync::Arc::new(Schema::new(out_fields.clone()));
+        let read: Vec<&str> = names.iter().map(String::as_str).collect();
+        let opts = arrow_cast::CastOptions {
+            safe: false,
+            ..Default::default()
+        };
+        let mut frags = Vec::with_capacity(self.fragments().len());
+        for frag in self.fragments() {
+            let all = 0..frag.physical_rows;
+            let input = self.read_runs(frag, Some(&read), std::slice::from_ref(&all))?;
+            let mut cols = Vec::with_capacity(out_fields.len());
+            for (c, f) in input.columns().iter().zip(&out_fields) {
+                cols.push(
+                    arrow_cast::cast_with_options(c, f.data_type(), &opts).map_err(|e| {
+                        invalid(format!(
+                            "a value of column {:?} does not fit {}: {e}",
+                            f.name(),
+                            f.data_type()
+                        ))
+                    })?,
+                );
+            }
+            let b = RecordBatch::try_new(out_schema.clone(), cols)?;
+            let file = self.write_data_file(&out_schema, &out_ids, &[b])?;
+            let mut f = frag.clone();
+            f.files.push(file);
+            frags.push(f);
+        }
+        crate::commit::crash_point("after-data");
+        self.commit_op(Operation::Merge(pb::transaction::Merge {
+            fragments: frags,
+            schema: fields,
+            schema_metadata: m.schema_metadata.clone(),
+            preserves_nullability: true,
+        }))
+    }
+
     fn check_no_nulls(&self, column: &str) -> Result<()> {
         for frag in self.fragments() {
             let runs = self.kept_runs(frag)?;

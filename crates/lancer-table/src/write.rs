@@ -8,7 +8,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use lancer_format::container::FileVersion;
 use lancer_format::writer::{schema as wschema, FileWriter, WriteOptions as FileOptions};
 
-use crate::commit::{commit, random_hex, write_hint, Naming};
+use crate::commit::{commit, random_hex, Naming};
 use crate::dataset::Dataset;
 use crate::pb;
 use crate::pb::transaction::Operation;
@@ -446,58 +446,23 @@ impl Dataset {
         Ok(d)
     }
 
-    /// Makes `version` the latest again (a new version with its contents).
+    /// Makes `version` the latest again: a `Restore` commit whose manifest holds that
+    /// version's schema, fragments and indexes (fragment ids keep growing from the
+    /// latest version's), stamped now by this writer.
     pub fn restore(&self, version: u64) -> Result<Dataset> {
-        let old = Dataset::open_version(self.root(), version)?;
-        let naming = Naming::detect(self.root());
+        // it must exist (and read) before anything is committed
+        Dataset::open_version(self.root(), version)?;
         let latest = crate::versions::list_versions(self.root())?
             .pop()
-            .map(|v| v.version)
-            .unwrap_or(self.version());
-        let mut m = old.manifest().pb.clone();
-        let old_file = {
-            let p = crate::versions::manifest_path(self.root(), version)?;
-            std::fs::read(&p).map_err(|e| TableError::io(&p, e))?
-        };
-        let index_section = match m.index_section {
-            Some(pos) => Some(crate::commit::read_section(&old_file, pos)?.to_vec()),
-            None => None,
-        };
-        for _ in 0..crate::commit::MAX_COMMIT_ATTEMPTS {
-            let latest = crate::versions::list_versions(self.root())?
-                .pop()
-                .map(|v| v.version)
-                .unwrap_or(latest);
-            let cur = Dataset::open_version(self.root(), latest)?;
-            m.version = latest + 1;
-            m.max_fragment_id = cur.manifest().pb.max_fragment_id.max(m.max_fragment_id);
-            let uuid = crate::commit::random_uuid();
-            let txn_name = format!("{latest}-{uuid}.txn");
-            let txn = pb::Transaction {
-                read_version: latest,
-                uuid,
-                tag: String::new(),
-                transaction_properties: Default::default(),
-                operation: Some(Operation::Restore(pb::transaction::Restore { version })),
-            };
-            let tp = self.root().join("_transactions").join(&txn_name);
-            std::fs::write(&tp, prost::Message::encode_to_vec(&txn))
-                .map_err(|e| TableError::io(&tp, e))?;
-            m.transaction_file = txn_name;
-            let path = self
-                .root()
-                .join("_versions")
-                .join(naming.file_name(m.version));
-            let bytes = crate::commit::manifest_bytes_with_index(&m, index_section.as_deref());
-            if crate::commit::put_if_absent(&path, &bytes)? {
-                write_hint(self.root(), m.version);
-                return Dataset::open_version(self.root(), m.version);
-            }
-            let _ = std::fs::remove_file(&tp);
-        }
-        Err(TableError::Conflict {
-            what: "gave up racing other writers".into(),
-        })
+            .map_or(self.version(), |v| v.version);
+        let m = commit(
+            self.root(),
+            Some(latest),
+            Operation::Restore(pb::transaction::Restore { version }),
+            &self.storage_label(),
+            Naming::detect(self.root()),
+        )?;
+        Dataset::open_version(self.root(), m.version())
     }
 }
 

@@ -72,6 +72,12 @@ pub fn alter_columns(ds: &Dataset, changes: &[ColumnChange]) -> Result<Dataset> 
     Ok(ds.alter_columns(changes)?)
 }
 
+/// Changes column types (pylance's `alter_columns(... data_type=...)`): new field ids
+/// and one new data file per fragment with the cast values.
+pub fn cast_columns(ds: &Dataset, casts: &[(&str, DataType)]) -> Result<Dataset> {
+    Ok(ds.cast_columns(casts)?)
+}
+
 /// `UPDATE ds SET col = expr, … [WHERE filter]`: each expression is evaluated on the
 /// matching rows' old values and cast to its column's type (a value that does not fit
 /// is an error, nothing is changed). Returns the new version and what changed.

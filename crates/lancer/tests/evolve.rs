@@ -157,7 +157,7 @@ fn run(root: &Path, storage: FileVersion, seed: u64, steps: usize) -> Vec<(u64, 
     let mut out = vec![(ds.version(), m.clone())];
     let mut added = 0;
     for step in 0..steps {
-        let what = rng.below(9);
+        let what = rng.below(11);
         let int_cols: Vec<String> = m
             .columns
             .iter()
@@ -306,6 +306,20 @@ fn run(root: &Path, storage: FileVersion, seed: u64, steps: usize) -> Vec<(u64, 
                     lancer::evolve::merge_insert(&ds, &opts, b.schema(), [Ok(b)]).unwrap();
                 assert_eq!(stats.updated + stats.inserted, rows.len() as u64, "{at}");
                 after
+            }
+            10 if !int_cols.is_empty() => {
+                let c = &int_cols[rng.below(int_cols.len() as u64) as usize];
+                let i = m.col(c);
+                m.columns[i].1 = DataType::Float64;
+                for row in m.rows.values_mut() {
+                    row[i] = row[i].as_i64().map_or(Value::Null, |v| json!(v as f64));
+                }
+                lancer::evolve::cast_columns(&ds, &[(c, DataType::Float64)]).unwrap()
+            }
+            9 => {
+                let (v, old) = out[rng.below(out.len() as u64) as usize].clone();
+                m = old;
+                ds.restore(v).unwrap()
             }
             _ => continue,
         };

@@ -161,6 +161,18 @@ pub fn alter_nullability(path: &Path, column: &str, nullable: bool, json: bool) 
     )
 }
 
+/// `lancer alter-column DATASET COLUMN --type TYPE`.
+pub fn cast(path: &Path, column: &str, ty: &str, json: bool) -> CmdResult {
+    let ds = Dataset::open(path)?;
+    let t = parse_type(ty)?;
+    let after = evolve::cast_columns(&ds, &[(column, t.clone())])?;
+    report(
+        json,
+        serde_json::json!({"column": column, "type": t.to_string(), "version": after.version()}),
+        || format!("{column} is now {t}: version {}", after.version()),
+    )
+}
+
 /// `lancer update DATASET --set COL=SQL… [--where FILTER]`.
 pub fn update(path: &Path, set: &[String], filter: Option<&str>, json: bool) -> CmdResult {
     let ds = Dataset::open(path)?;

@@ -105,8 +105,15 @@ pub fn run(cli: Cli) -> CmdResult {
             path,
             column,
             nullable,
-            not_null: _,
-        } => evolve::alter_nullability(&path, &column, nullable, json),
+            not_null,
+            data_type,
+        } => match (data_type, nullable, not_null) {
+            (Some(t), _, _) => evolve::cast(&path, &column, &t, json),
+            (None, true, _) | (None, _, true) => {
+                evolve::alter_nullability(&path, &column, nullable, json)
+            }
+            _ => Err("give --nullable, --not-null or --type TYPE".into()),
+        },
         Command::Update {
             path,
             set,
