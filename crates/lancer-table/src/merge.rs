@@ -1,11 +1,15 @@
 //! `merge_insert`: upserts keyed on columns, committed as pylance commits them
-//! (docs/evolution-format.md §3.6; reference "Merge insert"): the target's live keys are
-//! read into a hash table (the key columns only), the source is streamed against it —
-//! matched rows are written again with the source's values, unmatched source rows
-//! inserted, and (optionally) target rows no source row matched deleted. Matched and
-//! deleted target rows get deletion vectors; the written rows form new fragments; one
-//! `Update` (REWRITE_ROWS) commits it all. A target row matched by two source rows is
-//! pylance's "ambiguous merge insert" error.
+//! (docs/evolution-format.md §3.6; reference "Merge insert"): matched rows are written
+//! again with the source's values, unmatched source rows inserted, and (optionally)
+//! target rows no source row matched deleted. Matched and deleted target rows get
+//! deletion vectors; the written rows form new fragments; one `Update` (REWRITE_ROWS)
+//! commits it all. A target row matched by two source rows is pylance's "ambiguous
+//! merge insert" error.
+//!
+//! The join hashes the smaller side: a source that fits in [`SOURCE_IN_MEMORY`] bytes is
+//! hashed and the target's key column streamed past it (a 100k-row upsert into 10M rows
+//! builds a 100k-entry table); a larger source is streamed against a table of the
+//! target's live keys instead, so it is never held whole.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -38,6 +42,9 @@ pub struct MergeInsert<'a> {
     pub delete_unmatched_by_source: bool,
     /// Restricts `delete_unmatched_by_source`; sees every column of the target rows.
     pub delete_filter: Option<RowFilter<'a>>,
+    /// Source bytes hashed in memory at most (None: [`SOURCE_IN_MEMORY`]); a larger
+    /// source is streamed.
+    pub source_in_memory: Option<usize>,
 }
 
 /// What a merge changed.
@@ -55,10 +62,32 @@ fn invalid(what: impl Into<String>) -> TableError {
     TableError::InvalidInput { what: what.into() }
 }
 
-/// Target rows (addresses) by key: one integer key column, or any keys row-encoded.
-enum KeyMap {
-    Int(HashMap<i64, Vec<u64>>),
-    Bytes(HashMap<Box<[u8]>, Vec<u64>>),
+/// Hashes integer keys with one multiplication (keys are not attacker-chosen here: a
+/// slow, keyed hash cost more than reading the key column).
+#[derive(Default, Clone, Copy)]
+struct IntHash;
+
+impl std::hash::BuildHasher for IntHash {
+    type Hasher = IntHasher;
+    fn build_hasher(&self) -> IntHasher {
+        IntHasher(0)
+    }
+}
+
+struct IntHasher(u64);
+
+impl std::hash::Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_i64(&mut self, v: i64) {
+        self.0 = (v as u64 ^ self.0).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 /// The integer value of an integer key column's row (None for null or other types).
@@ -120,6 +149,82 @@ fn key_text(on: &[String], cols: &[ArrayRef], i: usize) -> String {
     format!("({})", parts.join(" AND "))
 }
 
+/// Source bytes hashed in memory at most; a larger source is streamed.
+pub const SOURCE_IN_MEMORY: usize = 256 << 20;
+
+/// What a merge works from: how source columns map onto the dataset's, the keys.
+struct Plan {
+    schema: SchemaRef,
+    /// Per dataset column: its source column, if the source has it.
+    from_source: Vec<Option<usize>>,
+    /// Source columns of the keys.
+    key_src: Vec<usize>,
+    /// Row encoder of the keys (None: one integer key).
+    conv: Option<RowConverter>,
+    need_target_values: bool,
+}
+
+/// Hashes of one side's keys.
+enum Side<V> {
+    Int(HashMap<i64, V, IntHash>),
+    Bytes(HashMap<Box<[u8]>, V>),
+}
+
+impl<V> Side<V> {
+    fn new(int: bool, capacity: usize) -> Self {
+        if int {
+            Side::Int(HashMap::with_capacity_and_hasher(capacity, IntHash))
+        } else {
+            Side::Bytes(HashMap::with_capacity(capacity))
+        }
+    }
+
+    /// The value of row `i`'s key (None for a null key).
+    fn get(&self, keys: &Keys, i: usize) -> Option<&V> {
+        match (self, keys) {
+            (Side::Int(m), Keys::Int(k)) => k[i].and_then(|k| m.get(&k)),
+            (Side::Bytes(m), Keys::Bytes(k)) => k[i].as_ref().and_then(|k| m.get(k)),
+            _ => None,
+        }
+    }
+
+    /// Inserts row `i`'s key (not a null one) with `v`, or hands the existing value to
+    /// `dup`.
+    fn put(&mut self, keys: &Keys, i: usize, v: V, dup: impl FnOnce(&mut V, V)) {
+        use std::collections::hash_map::Entry;
+        match (self, keys) {
+            (Side::Int(m), Keys::Int(k)) => {
+                if let Some(k) = k[i] {
+                    match m.entry(k) {
+                        Entry::Vacant(e) => {
+                            e.insert(v);
+                        }
+                        Entry::Occupied(mut e) => dup(e.get_mut(), v),
+                    }
+                }
+            }
+            (Side::Bytes(m), Keys::Bytes(k)) => {
+                if let Some(k) = &k[i] {
+                    match m.entry(k.clone()) {
+                        Entry::Vacant(e) => {
+                            e.insert(v);
+                        }
+                        Entry::Occupied(mut e) => dup(e.get_mut(), v),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn ambiguous(on: &[String], kcols: &[ArrayRef], i: usize) -> TableError {
+    invalid(format!(
+        "Ambiguous merge inserts are prohibited: multiple source rows match the same target row on {}. Please ensure each target row is matched by at most one source row.",
+        key_text(on, kcols, i)
+    ))
+}
+
 impl Dataset {
     /// Merges `source` (batches of `source_schema`: the key columns and any of the
     /// dataset's columns, same types) into the dataset as `spec` says; see the module
@@ -137,11 +242,100 @@ impl Dataset {
                 "merging into a dataset with stable row ids is not supported yet (updated rows must keep their ids): merge with pylance",
             ));
         }
+        let plan = self.merge_plan(spec, &source_schema)?;
+        // the source, hashed whole when it is small
+        let mut source = source.into_iter();
+        let mut held = Vec::new();
+        let mut bytes = 0usize;
+        let mut small = true;
+        for b in source.by_ref() {
+            let b = b?;
+            bytes += b.get_array_memory_size();
+            held.push(b);
+            if bytes > spec.source_in_memory.unwrap_or(SOURCE_IN_MEMORY) {
+                small = false;
+                break;
+            }
+        }
+        let (new_fragments, matched, mut stats) = if small {
+            self.merge_small_source(spec, &plan, &held)?
+        } else {
+            self.merge_streamed(spec, &plan, held.into_iter().map(Ok).chain(source))?
+        };
+        // deletion vectors: rewritten rows, and unmatched target rows when asked
+        let by_frag: HashMap<u32, &RoaringBitmap> = matched.bitmaps().collect();
+        let mut updated = Vec::new();
+        let mut removed = Vec::new();
+        for frag in self.fragments() {
+            let fid = frag.id;
+            let mut del: RoaringBitmap = self.deletions(frag)?;
+            let before = del.len();
+            let hit = u32::try_from(fid).ok().and_then(|f| by_frag.get(&f));
+            if spec.update_matched {
+                if let Some(b) = hit {
+                    del |= *b;
+                }
+            }
+            if spec.delete_unmatched_by_source {
+                let runs = self.kept_runs(frag)?;
+                let mask = match spec.delete_filter {
+                    Some(f) => Some(f(&self.read_runs(frag, None, runs.runs())?)?),
+                    None => None,
+                };
+                let mut k = 0usize;
+                for r in runs.runs() {
+                    for off in r.clone() {
+                        let pass = mask.as_ref().is_none_or(|m| m.is_valid(k) && m.value(k));
+                        if pass && !hit.is_some_and(|b| b.contains(off as u32)) {
+                            del.insert(off as u32);
+                            stats.deleted += 1;
+                        }
+                        k += 1;
+                    }
+                }
+            }
+            if del.len() == before {
+                continue;
+            }
+            if del.len() == frag.physical_rows {
+                removed.push(fid);
+                continue;
+            }
+            let mut nf = frag.clone();
+            nf.deletion_file = Some(self.write_deletion_file(fid, &del)?);
+            updated.push(nf);
+        }
+        let all_ids: Vec<u32> = self
+            .manifest()
+            .pb
+            .fields
+            .iter()
+            .filter_map(|f| u32::try_from(f.id).ok())
+            .collect();
+        let op = Operation::Update(pb::transaction::Update {
+            removed_fragment_ids: removed,
+            updated_fragments: updated,
+            new_fragments,
+            fields_modified: vec![],
+            fields_for_preserving_frag_bitmap: all_ids,
+            update_mode: pb::transaction::UpdateMode::RewriteRows as i32,
+        });
+        let m = commit(
+            self.root(),
+            Some(self.version()),
+            op,
+            &self.storage_label(),
+            Naming::detect(self.root()),
+        )?;
+        Ok((Dataset::open_version(self.root(), m.version())?, stats))
+    }
+
+    /// Checks the source against the dataset and the keys; how columns map.
+    fn merge_plan(&self, spec: &MergeInsert<'_>, source_schema: &SchemaRef) -> Result<Plan> {
         if spec.on.is_empty() {
             return Err(invalid("merge_insert needs at least one key column (--on)"));
         }
         let schema = self.schema();
-        // source columns: by name, the dataset's types
         let mut from_source: Vec<Option<usize>> = Vec::with_capacity(schema.fields().len());
         for f in schema.fields() {
             match source_schema.index_of(f.name()) {
@@ -192,8 +386,7 @@ impl Dataset {
                 )));
             }
         }
-        let int_keys = key_types.len() == 1 && is_int(&key_types[0]);
-        let conv = if int_keys {
+        let conv = if key_types.len() == 1 && is_int(&key_types[0]) {
             None
         } else {
             Some(RowConverter::new(
@@ -203,69 +396,194 @@ impl Dataset {
                     .collect(),
             )?)
         };
-        // the target's live keys
-        let on: Vec<&str> = spec.on.iter().map(String::as_str).collect();
-        let mut map = if int_keys {
-            KeyMap::Int(HashMap::new())
+        Ok(Plan {
+            need_target_values: from_source.iter().any(Option::is_none),
+            schema,
+            from_source,
+            key_src,
+            conv,
+        })
+    }
+
+    /// The dataset's rows for `b`'s rows `update_rows` (matching the targets
+    /// `update_targets`) then `insert_rows`: source values, target values for columns
+    /// the source lacks (updates), nulls (inserts).
+    fn merged_rows(
+        &self,
+        plan: &Plan,
+        b: &RecordBatch,
+        update_rows: &[u32],
+        update_targets: &[u64],
+        insert_rows: &[u32],
+    ) -> Result<Option<RecordBatch>> {
+        let rows: Vec<u32> = update_rows.iter().chain(insert_rows).copied().collect();
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        let idx = arrow_array::UInt32Array::from(rows);
+        let picked = arrow_select::take::take_record_batch(b, &idx)?;
+        let target = if plan.need_target_values && !update_targets.is_empty() {
+            Some(self.take_addresses_all(update_targets)?)
         } else {
-            KeyMap::Bytes(HashMap::new())
+            None
         };
+        let mut cols: Vec<ArrayRef> = Vec::with_capacity(plan.schema.fields().len());
+        for (fi, f) in plan.schema.fields().iter().enumerate() {
+            let c = match plan.from_source[fi] {
+                Some(si) => picked.column(si).clone(),
+                None => {
+                    let nulls = new_null_array(f.data_type(), insert_rows.len());
+                    match &target {
+                        Some(t) => {
+                            arrow_select::concat::concat(&[t.column(fi).as_ref(), nulls.as_ref()])?
+                        }
+                        None => new_null_array(f.data_type(), picked.num_rows()),
+                    }
+                }
+            };
+            cols.push(c);
+        }
+        Ok(Some(RecordBatch::try_new(plan.schema.clone(), cols)?))
+    }
+
+    fn write_merged(
+        &self,
+        plan: &Plan,
+        batches: impl IntoIterator<Item = Result<RecordBatch>>,
+    ) -> Result<Vec<pb::DataFragment>> {
+        let params = crate::write::WriteParams {
+            storage: self.storage_version(),
+            ..Default::default()
+        };
+        let ids = crate::write::preorder_schema_ids(self);
+        crate::write::write_fragments(self.root(), &plan.schema, batches, &params, Some(ids))
+    }
+
+    /// A source held in memory: its keys hashed, the target's key column streamed past.
+    fn merge_small_source(
+        &self,
+        spec: &MergeInsert<'_>,
+        plan: &Plan,
+        source: &[RecordBatch],
+    ) -> Result<(Vec<pb::DataFragment>, RoaringTreemap, MergeStats)> {
+        let rows: usize = source.iter().map(RecordBatch::num_rows).sum();
+        // key → its source rows (batch, row), first one inline
+        let mut side: Side<((u32, u32), Vec<(u32, u32)>)> = Side::new(plan.conv.is_none(), rows);
+        let mut kcols_of = Vec::with_capacity(source.len());
+        for (bi, b) in source.iter().enumerate() {
+            let kcols: Vec<ArrayRef> = plan.key_src.iter().map(|&i| b.column(i).clone()).collect();
+            let keys = keys_of(&kcols, plan.conv.as_ref())?;
+            for i in 0..b.num_rows() {
+                side.put(&keys, i, ((bi as u32, i as u32), Vec::new()), |e, v| {
+                    e.1.push(v.0)
+                });
+            }
+            kcols_of.push(kcols);
+        }
+        // the target's live keys against it
+        let on: Vec<&str> = spec.on.iter().map(String::as_str).collect();
+        let mut matched = RoaringTreemap::new();
+        let mut src_matched: Vec<Vec<bool>> =
+            source.iter().map(|b| vec![false; b.num_rows()]).collect();
+        // per source batch: (row, target) pairs of updates
+        let mut pairs: Vec<Vec<(u32, u64)>> = vec![Vec::new(); source.len()];
         for frag in self.fragments() {
             let runs = self.kept_runs(frag)?;
             let b = self.read_runs(frag, Some(&on), runs.runs())?;
-            let cols: Vec<ArrayRef> = b.columns().to_vec();
-            let keys = keys_of(&cols, conv.as_ref())?;
-            let addr = |i: usize| -> Result<u64> {
-                let off = runs
-                    .locate(i as u64)
+            let keys = keys_of(b.columns(), plan.conv.as_ref())?;
+            let mut offsets = runs.runs().iter().flat_map(|r| r.clone());
+            for i in 0..b.num_rows() {
+                let off = offsets
+                    .next()
                     .ok_or_else(|| TableError::corrupt("a live row outside its fragment"))?;
-                Ok((frag.id << 32) | off)
+                let Some((first, more)) = side.get(&keys, i) else {
+                    continue;
+                };
+                let target = (frag.id << 32) | off;
+                if spec.update_matched && !more.is_empty() {
+                    return Err(ambiguous(
+                        &spec.on,
+                        &kcols_of[first.0 as usize],
+                        first.1 as usize,
+                    ));
+                }
+                for &(bi, ri) in std::iter::once(first).chain(more) {
+                    src_matched[bi as usize][ri as usize] = true;
+                    if spec.update_matched {
+                        pairs[bi as usize].push((ri, target));
+                    }
+                }
+                matched.insert(target);
+            }
+        }
+        let mut stats = MergeStats::default();
+        let mut out = Vec::new();
+        for (bi, b) in source.iter().enumerate() {
+            let (update_rows, update_targets): (Vec<u32>, Vec<u64>) =
+                pairs[bi].iter().copied().unzip();
+            let insert_rows: Vec<u32> = if spec.insert_unmatched {
+                (0..b.num_rows() as u32)
+                    .filter(|&r| !src_matched[bi][r as usize])
+                    .collect()
+            } else {
+                Vec::new()
             };
-            match (&mut map, keys) {
-                (KeyMap::Int(m), Keys::Int(k)) => {
-                    for (i, k) in k.into_iter().enumerate() {
-                        if let Some(k) = k {
-                            m.entry(k).or_default().push(addr(i)?);
-                        }
-                    }
-                }
-                (KeyMap::Bytes(m), Keys::Bytes(k)) => {
-                    for (i, k) in k.into_iter().enumerate() {
-                        if let Some(k) = k {
-                            m.entry(k).or_default().push(addr(i)?);
-                        }
-                    }
-                }
-                _ => return Err(TableError::corrupt("merge keys of two kinds")),
+            stats.updated += update_rows.len() as u64;
+            stats.inserted += insert_rows.len() as u64;
+            if let Some(r) =
+                self.merged_rows(plan, b, &update_rows, &update_targets, &insert_rows)?
+            {
+                out.push(Ok(r));
+            }
+        }
+        let frags = self.write_merged(plan, out)?;
+        Ok((frags, matched, stats))
+    }
+
+    /// A source too large to hold: the target's live keys hashed, the source streamed
+    /// against them (each batch's rows written as it comes).
+    fn merge_streamed(
+        &self,
+        spec: &MergeInsert<'_>,
+        plan: &Plan,
+        source: impl Iterator<Item = Result<RecordBatch>>,
+    ) -> Result<(Vec<pb::DataFragment>, RoaringTreemap, MergeStats)> {
+        let on: Vec<&str> = spec.on.iter().map(String::as_str).collect();
+        let live_rows = usize::try_from(self.count_rows()).unwrap_or(0);
+        // key → first target row; further target rows of a key under the first
+        let mut side: Side<u64> = Side::new(plan.conv.is_none(), live_rows);
+        let mut more: HashMap<u64, Vec<u64>> = HashMap::new();
+        for frag in self.fragments() {
+            let runs = self.kept_runs(frag)?;
+            let b = self.read_runs(frag, Some(&on), runs.runs())?;
+            let keys = keys_of(b.columns(), plan.conv.as_ref())?;
+            let mut offsets = runs.runs().iter().flat_map(|r| r.clone());
+            for i in 0..b.num_rows() {
+                let off = offsets
+                    .next()
+                    .ok_or_else(|| TableError::corrupt("a live row outside its fragment"))?;
+                side.put(&keys, i, (frag.id << 32) | off, |first, a| {
+                    more.entry(*first).or_default().push(a)
+                });
             }
         }
         let matched = RefCell::new(RoaringTreemap::new());
         let stats = RefCell::new(MergeStats::default());
         let failed = Cell::new(false);
-        let need_target_values = from_source.iter().any(Option::is_none);
-        // each source batch → the rows it writes (updated, then inserted)
         let process = |b: RecordBatch| -> Result<Option<RecordBatch>> {
-            let kcols: Vec<ArrayRef> = key_src.iter().map(|&i| b.column(i).clone()).collect();
-            let keys = keys_of(&kcols, conv.as_ref())?;
-            let n = b.num_rows();
+            let kcols: Vec<ArrayRef> = plan.key_src.iter().map(|&i| b.column(i).clone()).collect();
+            let keys = keys_of(&kcols, plan.conv.as_ref())?;
             let mut update_rows: Vec<u32> = Vec::new();
             let mut update_targets: Vec<u64> = Vec::new();
             let mut insert_rows: Vec<u32> = Vec::new();
-            let mut matched = matched.borrow_mut();
-            for i in 0..n {
-                let hits: Option<&Vec<u64>> = match (&map, &keys) {
-                    (KeyMap::Int(m), Keys::Int(k)) => k[i].and_then(|k| m.get(&k)),
-                    (KeyMap::Bytes(m), Keys::Bytes(k)) => k[i].as_ref().and_then(|k| m.get(k)),
-                    _ => None,
-                };
-                match hits {
-                    Some(targets) => {
-                        for &t in targets {
-                            if !matched.insert(t) && spec.update_matched {
-                                return Err(invalid(format!(
-                                    "Ambiguous merge inserts are prohibited: multiple source rows match the same target row on {}. Please ensure each target row is matched by at most one source row.",
-                                    key_text(&spec.on, &kcols, i)
-                                )));
+            let mut m = matched.borrow_mut();
+            for i in 0..b.num_rows() {
+                match side.get(&keys, i) {
+                    Some(&first) => {
+                        let rest = more.get(&first).map_or(&[][..], Vec::as_slice);
+                        for &t in std::iter::once(&first).chain(rest) {
+                            if !m.insert(t) && spec.update_matched {
+                                return Err(ambiguous(&spec.on, &kcols, i));
                             }
                             if spec.update_matched {
                                 update_rows.push(i as u32);
@@ -277,44 +595,13 @@ impl Dataset {
                     None => {}
                 }
             }
-            drop(matched);
-            let rows: Vec<u32> = update_rows.iter().chain(&insert_rows).copied().collect();
-            if rows.is_empty() {
-                return Ok(None);
-            }
-            let idx = arrow_array::UInt32Array::from(rows);
-            let picked = arrow_select::take::take_record_batch(&b, &idx)?;
-            // target values of the matched rows, for columns the source lacks
-            let target = if need_target_values && !update_targets.is_empty() {
-                Some(self.take_addresses_all(&update_targets)?)
-            } else {
-                None
-            };
-            let nu = update_rows.len();
-            let mut cols: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
-            for (fi, f) in schema.fields().iter().enumerate() {
-                let c = match from_source[fi] {
-                    Some(si) => picked.column(si).clone(),
-                    None => {
-                        let nulls = new_null_array(f.data_type(), insert_rows.len());
-                        match &target {
-                            Some(t) => arrow_select::concat::concat(&[
-                                t.column(fi).as_ref(),
-                                nulls.as_ref(),
-                            ])?,
-                            None if nu == 0 => nulls,
-                            None => new_null_array(f.data_type(), picked.num_rows()),
-                        }
-                    }
-                };
-                cols.push(c);
-            }
+            drop(m);
             let mut s = stats.borrow_mut();
-            s.updated += nu as u64;
+            s.updated += update_rows.len() as u64;
             s.inserted += insert_rows.len() as u64;
-            Ok(Some(RecordBatch::try_new(schema.clone(), cols)?))
+            self.merged_rows(plan, &b, &update_rows, &update_targets, &insert_rows)
         };
-        let outputs = source.into_iter().filter_map(|b| {
+        let outputs = source.filter_map(|b| {
             if failed.get() {
                 return None;
             }
@@ -328,80 +615,8 @@ impl Dataset {
                 }
             }
         });
-        let params = crate::write::WriteParams {
-            storage: self.storage_version(),
-            ..Default::default()
-        };
-        let ids = crate::write::preorder_schema_ids(self);
-        let new_fragments =
-            crate::write::write_fragments(self.root(), &schema, outputs, &params, Some(ids))?;
-        let matched = matched.into_inner();
-        let mut stats = stats.into_inner();
-        // deletion vectors: rewritten rows, and unmatched target rows when asked
-        let by_frag: HashMap<u32, &RoaringBitmap> = matched.bitmaps().collect();
-        let mut updated = Vec::new();
-        let mut removed = Vec::new();
-        for frag in self.fragments() {
-            let fid = frag.id;
-            let mut del: RoaringBitmap = self.deletions(frag)?;
-            let before = del.len();
-            if spec.update_matched {
-                if let Some(b) = u32::try_from(fid).ok().and_then(|f| by_frag.get(&f)) {
-                    del |= *b;
-                }
-            }
-            if spec.delete_unmatched_by_source {
-                let runs = self.kept_runs(frag)?;
-                let mask = match spec.delete_filter {
-                    Some(f) => Some(f(&self.read_runs(frag, None, runs.runs())?)?),
-                    None => None,
-                };
-                let mut k = 0usize;
-                for r in runs.runs() {
-                    for off in r.clone() {
-                        let pass = mask.as_ref().is_none_or(|m| m.is_valid(k) && m.value(k));
-                        if pass && !matched.contains((fid << 32) | off) {
-                            del.insert(off as u32);
-                            stats.deleted += 1;
-                        }
-                        k += 1;
-                    }
-                }
-            }
-            if del.len() == before {
-                continue;
-            }
-            if del.len() == frag.physical_rows {
-                removed.push(fid);
-                continue;
-            }
-            let mut nf = frag.clone();
-            nf.deletion_file = Some(self.write_deletion_file(fid, &del)?);
-            updated.push(nf);
-        }
-        let all_ids: Vec<u32> = self
-            .manifest()
-            .pb
-            .fields
-            .iter()
-            .filter_map(|f| u32::try_from(f.id).ok())
-            .collect();
-        let op = Operation::Update(pb::transaction::Update {
-            removed_fragment_ids: removed,
-            updated_fragments: updated,
-            new_fragments,
-            fields_modified: vec![],
-            fields_for_preserving_frag_bitmap: all_ids,
-            update_mode: pb::transaction::UpdateMode::RewriteRows as i32,
-        });
-        let m = commit(
-            self.root(),
-            Some(self.version()),
-            op,
-            &self.storage_label(),
-            Naming::detect(self.root()),
-        )?;
-        Ok((Dataset::open_version(self.root(), m.version())?, stats))
+        let frags = self.write_merged(plan, outputs)?;
+        Ok((frags, matched.into_inner(), stats.into_inner()))
     }
 
     /// Every column of the rows at `addrs` (row addresses), in that order.

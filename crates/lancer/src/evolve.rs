@@ -193,6 +193,9 @@ pub struct MergeOptions {
     pub delete_unmatched_by_source: bool,
     /// …those of them this SQL filter selects (all without one).
     pub delete_filter: Option<String>,
+    /// Source bytes joined in memory at most (None: the default, 256 MiB); a larger
+    /// source is streamed against the target's keys.
+    pub source_in_memory: Option<usize>,
 }
 
 /// Merges the `source` stream into `ds` keyed on `opts.on` (see
@@ -231,6 +234,7 @@ pub fn merge_insert(
         delete_filter: filter
             .as_ref()
             .map(|_| &run_filter as lancer_table::merge::RowFilter<'_>),
+        source_in_memory: opts.source_in_memory,
     };
     // source columns of another type than the dataset's are cast (CSV's inferred
     // types, say); a value that does not fit is an error

@@ -299,6 +299,8 @@ fn run(root: &Path, storage: FileVersion, seed: u64, steps: usize) -> Vec<(u64, 
                     on: vec!["id".into()],
                     update_matched: true,
                     insert_unmatched: true,
+                    // both joins: the source hashed, or streamed against the target
+                    source_in_memory: Some(if rng.below(2) == 0 { 0 } else { 1 << 20 }),
                     ..Default::default()
                 };
                 let b = m.batch_of(&[], &rows);
@@ -733,4 +735,98 @@ fn indexed_filters_stay_right_after_compaction() {
         );
     }
     let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// Every merge mode gives the same table whether the source is hashed in memory or
+/// streamed against the target's keys; duplicate source keys matching a row are
+/// pylance's ambiguity error on both.
+#[test]
+fn merge_modes_agree_on_both_joins() {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("x", DataType::Int64, true),
+    ]));
+    let batch = |ids: &[i64], x: i64| {
+        RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int64Array::from(ids.to_vec())),
+                Arc::new(Int64Array::from_iter_values(ids.iter().map(|i| i * 10 + x))),
+            ],
+        )
+        .unwrap()
+    };
+    let mut tables = Vec::new();
+    for (n, mem) in [Some(0usize), None].into_iter().enumerate() {
+        let tmp =
+            std::env::temp_dir().join(format!("lancer-merge-modes-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        let params = WriteParams {
+            max_rows_per_file: 7,
+            ..Default::default()
+        };
+        let ids: Vec<i64> = (0..20).collect();
+        let mut ds = Dataset::write(&tmp, schema.clone(), &[batch(&ids, 0)], &params).unwrap();
+        let run = |ds: &Dataset, ids: &[i64], up: bool, ins: bool, del: Option<&str>| {
+            let opts = lancer::evolve::MergeOptions {
+                on: vec!["id".into()],
+                update_matched: up,
+                insert_unmatched: ins,
+                delete_unmatched_by_source: del.is_some(),
+                delete_filter: del.filter(|d| !d.is_empty()).map(str::to_string),
+                source_in_memory: mem,
+            };
+            let b = batch(ids, 1);
+            lancer::evolve::merge_insert(ds, &opts, b.schema(), [Ok(b)])
+        };
+        let (d, s) = run(&ds, &[5, 6, 100], true, true, None).unwrap();
+        assert_eq!((s.updated, s.inserted, s.deleted), (2, 1, 0));
+        ds = d;
+        let (d, s) = run(&ds, &[5, 101], false, true, None).unwrap();
+        assert_eq!((s.updated, s.inserted), (0, 1), "insert only");
+        ds = d;
+        let (d, s) = run(&ds, &[7, 102], true, false, None).unwrap();
+        assert_eq!((s.updated, s.inserted), (1, 0), "update only");
+        ds = d;
+        let (d, s) = run(&ds, &[1, 2], false, false, Some("id < 10")).unwrap();
+        assert_eq!(s.deleted, 8, "ids 0, 3..9 deleted");
+        ds = d;
+        let v = ds.version();
+        let e = run(&ds, &[12, 12], true, true, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("Ambiguous merge inserts") && e.contains("(id = 12)"),
+            "{e}"
+        );
+        assert_eq!(
+            Dataset::open(&tmp).unwrap().version(),
+            v,
+            "nothing committed"
+        );
+        let (d, s) = run(&ds, &[200, 200], true, true, None).unwrap();
+        assert_eq!(s.inserted, 2, "unmatched duplicates are both inserted");
+        ds = d;
+        let (_, rows) = read(&ds);
+        tables.push(rows);
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    assert_eq!(tables[0], tables[1], "the two joins agree");
+    let ids: Vec<i64> = tables[0].keys().copied().collect();
+    assert_eq!(
+        ids,
+        vec![1, 2, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 100, 101, 200],
+        "{:?}",
+        tables[0]
+    );
+    assert_eq!(
+        tables[0][&1],
+        vec![json!(1), json!(10)],
+        "a delete-only merge leaves matched rows"
+    );
+    assert_eq!(
+        tables[0][&100],
+        vec![json!(100), json!(1001)],
+        "inserted with the source's x"
+    );
 }

@@ -136,6 +136,7 @@ pub fn run(cli: Cli) -> CmdResult {
                 insert_unmatched: insert || upsert,
                 delete_unmatched_by_source: delete_unmatched,
                 delete_filter: delete_where,
+                source_in_memory: None,
             };
             dataset::merge(&path, &input, &opts, json)
         }
