@@ -218,6 +218,12 @@ impl<V> Side<V> {
     }
 }
 
+/// A source row (batch, row).
+type SourceRow = (u32, u32);
+
+/// A key's source rows: the first, and any more.
+type SourceRows = (SourceRow, Vec<SourceRow>);
+
 fn ambiguous(on: &[String], kcols: &[ArrayRef], i: usize) -> TableError {
     invalid(format!(
         "Ambiguous merge inserts are prohibited: multiple source rows match the same target row on {}. Please ensure each target row is matched by at most one source row.",
@@ -468,7 +474,7 @@ impl Dataset {
     ) -> Result<(Vec<pb::DataFragment>, RoaringTreemap, MergeStats)> {
         let rows: usize = source.iter().map(RecordBatch::num_rows).sum();
         // key → its source rows (batch, row), first one inline
-        let mut side: Side<((u32, u32), Vec<(u32, u32)>)> = Side::new(plan.conv.is_none(), rows);
+        let mut side: Side<SourceRows> = Side::new(plan.conv.is_none(), rows);
         let mut kcols_of = Vec::with_capacity(source.len());
         for (bi, b) in source.iter().enumerate() {
             let kcols: Vec<ArrayRef> = plan.key_src.iter().map(|&i| b.column(i).clone()).collect();
