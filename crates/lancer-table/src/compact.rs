@@ -134,11 +134,12 @@ impl Dataset {
     }
 
     /// Compacts (see the module documentation): the version after, and what changed.
-    /// With nothing to do, no version is committed.
+    /// With nothing to do, no version is committed. `progress(done, tasks)` is called
+    /// from the worker threads as tasks finish.
     pub fn compact_files(
         &self,
         opts: &CompactionOptions,
-        progress: &mut dyn FnMut(usize, usize),
+        progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Result<(Dataset, CompactionStats)> {
         self.check_writable("compact")?;
         if self.uses_stable_row_ids() {
@@ -160,9 +161,10 @@ impl Dataset {
                 .max(crate::write::WriteParams::default().max_rows_per_file),
             ..Default::default()
         };
-        let mut groups = Vec::with_capacity(tasks.len());
-        for (i, task) in tasks.iter().enumerate() {
-            progress(i, tasks.len());
+        // tasks on every core, each writing its own fragment
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        progress(0, tasks.len());
+        let groups = crate::par::try_map(&tasks, |task| {
             let olds: Vec<&pb::DataFragment> = task
                 .iter()
                 .filter_map(|id| self.fragments().iter().find(|f| f.id == *id))
@@ -178,20 +180,25 @@ impl Dataset {
                 &params,
                 Some(ids.clone()),
             )?;
-            stats.fragments_removed += olds.len();
-            stats.fragments_added += new.len();
-            stats.files_removed += olds
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            progress(n, tasks.len());
+            Ok(pb::transaction::rewrite::RewriteGroup {
+                old_fragments: olds.into_iter().cloned().collect(),
+                new_fragments: new,
+            })
+        })?;
+        for g in &groups {
+            stats.fragments_removed += g.old_fragments.len();
+            stats.fragments_added += g.new_fragments.len();
+            stats.files_removed += g
+                .old_fragments
                 .iter()
                 .map(|f| f.files.len() + usize::from(f.deletion_file.is_some()))
                 .sum::<usize>();
-            stats.files_added += new.iter().map(|f| f.files.len()).sum::<usize>();
-            stats.rows += new.iter().map(|f| f.physical_rows).sum::<u64>();
-            groups.push(pb::transaction::rewrite::RewriteGroup {
-                old_fragments: olds.into_iter().cloned().collect(),
-                new_fragments: new,
-            });
+            stats.files_added += g.new_fragments.iter().map(|f| f.files.len()).sum::<usize>();
+            stats.rows += g.new_fragments.iter().map(|f| f.physical_rows).sum::<u64>();
         }
-        progress(tasks.len(), tasks.len());
+        let mut groups = groups;
         crate::commit::crash_point("after-data");
         let naming = Naming::detect(self.root());
         let storage = self.storage_label();

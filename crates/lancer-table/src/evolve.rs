@@ -12,7 +12,7 @@
 //!
 //! New fields take ids above every id the schema and the data files use (§1).
 
-use arrow_array::{Array, BooleanArray, RecordBatch, UInt32Array};
+use arrow_array::{Array, BooleanArray, RecordBatch};
 use arrow_schema::{Schema, SchemaRef};
 use lancer_format::pb::file::Field as PbField;
 use lancer_format::writer::{schema as wschema, FileWriter, WriteOptions as FileOptions};
@@ -274,8 +274,7 @@ impl Dataset {
             safe: false,
             ..Default::default()
         };
-        let mut frags = Vec::with_capacity(self.fragments().len());
-        for frag in self.fragments() {
+        let frags = crate::par::try_map(self.fragments(), |frag| {
             let all = 0..frag.physical_rows;
             let input = self.read_runs(frag, Some(&read), std::slice::from_ref(&all))?;
             let mut cols = Vec::with_capacity(out_fields.len());
@@ -294,8 +293,8 @@ impl Dataset {
             let file = self.write_data_file(&out_schema, &out_ids, &[b])?;
             let mut f = frag.clone();
             f.files.push(file);
-            frags.push(f);
-        }
+            Ok(f)
+        })?;
         crate::commit::crash_point("after-data");
         self.commit_op(Operation::Merge(pb::transaction::Merge {
             fragments: frags,
@@ -369,16 +368,16 @@ impl Dataset {
     /// columns `read` (all when `None`) of every physical row of a fragment, deleted
     /// rows included: one new data file per fragment. `compute`'s error comes back
     /// unchanged.
-    pub fn add_columns_with<E: From<TableError>>(
+    pub fn add_columns_with<E: From<TableError> + Send>(
         &self,
         schema: SchemaRef,
         read: Option<&[&str]>,
-        compute: impl Fn(&RecordBatch) -> std::result::Result<RecordBatch, E>,
+        compute: impl Fn(&RecordBatch) -> std::result::Result<RecordBatch, E> + Sync,
     ) -> std::result::Result<Dataset, E> {
         self.check_writable("add columns to")?;
         let (fields, ids) = self.with_new_fields(&schema)?;
-        let mut frags = Vec::with_capacity(self.fragments().len());
-        for frag in self.fragments() {
+        // every fragment on every core
+        let frags = crate::par::map(self.fragments(), |frag| -> std::result::Result<_, E> {
             let all = 0..frag.physical_rows;
             let input = self.read_runs(frag, read, std::slice::from_ref(&all))?;
             let out = compute(&input)?;
@@ -395,8 +394,8 @@ impl Dataset {
             let file = self.write_data_file(&schema, &ids, &[out])?;
             let mut f = frag.clone();
             f.files.push(file);
-            frags.push(f);
-        }
+            Ok(f)
+        })?;
         crate::commit::crash_point("after-data");
         Ok(self.commit_op(Operation::Merge(pb::transaction::Merge {
             fragments: frags,
@@ -455,11 +454,12 @@ impl Dataset {
     /// marked deleted and the new ones written as new fragments (pylance's
     /// REWRITE_ROWS update); `set_columns` names the columns assigned (recorded for
     /// index bookkeeping). Nothing matched still commits a version, as pylance does.
-    pub fn update_rows<E: From<TableError>>(
+    pub fn update_rows<E: From<TableError> + Send>(
         &self,
         set_columns: &[&str],
-        matches: impl Fn(&RecordBatch) -> std::result::Result<BooleanArray, E>,
-        assign: impl Fn(&RecordBatch) -> std::result::Result<RecordBatch, E>,
+        filter_columns: Option<&[&str]>,
+        matches: impl Fn(&RecordBatch) -> std::result::Result<BooleanArray, E> + Sync,
+        assign: impl Fn(&RecordBatch) -> std::result::Result<RecordBatch, E> + Sync,
     ) -> std::result::Result<(Dataset, UpdateStats), E> {
         self.check_writable("update")?;
         if self.uses_stable_row_ids() {
@@ -479,42 +479,63 @@ impl Dataset {
         let mut removed = Vec::new();
         let mut new_rows: Vec<RecordBatch> = Vec::new();
         let mut stats = UpdateStats::default();
-        for frag in self.fragments() {
-            let runs = self.kept_runs(frag)?;
-            let live = self.read_runs(frag, None, runs.runs())?;
-            let mask = matches(&live)?;
-            if mask.len() != live.num_rows() {
-                return Err(TableError::corrupt(
-                    "the update filter returned the wrong number of rows",
-                )
-                .into());
-            }
-            let hit: Vec<u32> = (0..mask.len())
-                .filter(|&i| mask.is_valid(i) && mask.value(i))
-                .map(|i| i as u32)
-                .collect();
-            if hit.is_empty() {
+        // per fragment, on every core: the filter's columns of the live rows, then every
+        // column of the matched rows only, and their new values
+        let found = crate::par::map(
+            self.fragments(),
+            |frag| -> std::result::Result<Option<(Vec<u32>, RecordBatch)>, E> {
+                let runs = self.kept_runs(frag)?;
+                let hit: Vec<u64> = match filter_columns {
+                    None => runs.runs().iter().flat_map(|r| r.clone()).collect(),
+                    Some(cols) => {
+                        let live = self.read_runs(frag, Some(cols), runs.runs())?;
+                        let mask = matches(&live)?;
+                        if mask.len() != live.num_rows() {
+                            return Err(TableError::corrupt(
+                                "the update filter returned the wrong number of rows",
+                            )
+                            .into());
+                        }
+                        let mut hit = Vec::new();
+                        for i in (0..mask.len()).filter(|&i| mask.is_valid(i) && mask.value(i)) {
+                            hit.push(runs.locate(i as u64).ok_or_else(|| {
+                                TableError::corrupt("a live row outside its fragment")
+                            })?);
+                        }
+                        hit
+                    }
+                };
+                if hit.is_empty() {
+                    return Ok(None);
+                }
+                // the matched rows as runs of physical rows
+                let mut spans: Vec<std::ops::Range<u64>> = Vec::new();
+                for &o in &hit {
+                    match spans.last_mut() {
+                        Some(r) if r.end == o => r.end = o + 1,
+                        _ => spans.push(o..o + 1),
+                    }
+                }
+                let rows = self.read_runs(frag, None, &spans)?;
+                let new = assign(&rows)?;
+                if new.num_rows() != rows.num_rows() {
+                    return Err(TableError::corrupt(
+                        "the update returned the wrong number of rows",
+                    )
+                    .into());
+                }
+                let offsets = hit.iter().map(|&o| o as u32).collect();
+                Ok(Some((offsets, conform(&new, &schema)?)))
+            },
+        )?;
+        for (frag, found) in self.fragments().iter().zip(found) {
+            let Some((offsets, rows)) = found else {
                 continue;
-            }
-            let rows =
-                arrow_select::take::take_record_batch(&live, &UInt32Array::from(hit.clone()))
-                    .map_err(TableError::from)?;
-            let new = assign(&rows)?;
-            if new.num_rows() != rows.num_rows() {
-                return Err(
-                    TableError::corrupt("the update returned the wrong number of rows").into(),
-                );
-            }
-            new_rows.push(conform(&new, &schema)?);
-            stats.rows_updated += hit.len() as u64;
-            // physical offsets of the matched live rows
+            };
+            stats.rows_updated += offsets.len() as u64;
+            new_rows.push(rows);
             let mut del = self.deletions(frag)?;
-            for &h in &hit {
-                let off = runs
-                    .locate(u64::from(h))
-                    .ok_or_else(|| TableError::corrupt("a live row outside its fragment"))?;
-                del.insert(off as u32);
-            }
+            del.extend(offsets);
             if del.len() == frag.physical_rows {
                 removed.push(frag.id);
                 continue;

@@ -16,6 +16,7 @@ pub mod error;
 pub mod evolve;
 pub mod manifest;
 pub mod merge;
+pub mod par;
 pub mod pb;
 pub mod rowids;
 pub mod versions;

@@ -493,34 +493,38 @@ impl Dataset {
             source.iter().map(|b| vec![false; b.num_rows()]).collect();
         // per source batch: (row, target) pairs of updates
         let mut pairs: Vec<Vec<(u32, u64)>> = vec![Vec::new(); source.len()];
-        for frag in self.fragments() {
+        // each fragment's live keys probed on every core: (target row, its source rows)
+        let hits = crate::par::try_map(self.fragments(), |frag| {
             let runs = self.kept_runs(frag)?;
             let b = self.read_runs(frag, Some(&on), runs.runs())?;
             let keys = keys_of(b.columns(), plan.conv.as_ref())?;
             let mut offsets = runs.runs().iter().flat_map(|r| r.clone());
+            let mut out = Vec::new();
             for i in 0..b.num_rows() {
                 let off = offsets
                     .next()
                     .ok_or_else(|| TableError::corrupt("a live row outside its fragment"))?;
-                let Some((first, more)) = side.get(&keys, i) else {
-                    continue;
-                };
-                let target = (frag.id << 32) | off;
-                if spec.update_matched && !more.is_empty() {
-                    return Err(ambiguous(
-                        &spec.on,
-                        &kcols_of[first.0 as usize],
-                        first.1 as usize,
-                    ));
+                if let Some(rows) = side.get(&keys, i) {
+                    out.push(((frag.id << 32) | off, rows));
                 }
-                for &(bi, ri) in std::iter::once(first).chain(more) {
-                    src_matched[bi as usize][ri as usize] = true;
-                    if spec.update_matched {
-                        pairs[bi as usize].push((ri, target));
-                    }
-                }
-                matched.insert(target);
             }
+            Ok(out)
+        })?;
+        for (target, (first, more)) in hits.into_iter().flatten() {
+            if spec.update_matched && !more.is_empty() {
+                return Err(ambiguous(
+                    &spec.on,
+                    &kcols_of[first.0 as usize],
+                    first.1 as usize,
+                ));
+            }
+            for &(bi, ri) in std::iter::once(first).chain(more) {
+                src_matched[bi as usize][ri as usize] = true;
+                if spec.update_matched {
+                    pairs[bi as usize].push((ri, target));
+                }
+            }
+            matched.insert(target);
         }
         let mut stats = MergeStats::default();
         let mut out = Vec::new();

@@ -166,15 +166,23 @@ pub fn update(
         Ok(RecordBatch::try_new(b.schema(), cols)?)
     };
     let names: Vec<&str> = set.iter().map(|(c, _)| *c).collect();
-    ds.update_rows(&names, matches, assign)
+    // the filter's columns first (a filter on no column, `true`, reads the first)
+    let filter_cols: Option<Vec<&str>> = filter.as_ref().map(|f| {
+        let mut c: Vec<&str> = f.columns().iter().map(String::as_str).collect();
+        if c.is_empty() {
+            c.extend(schema.fields().first().map(|f| f.name().as_str()));
+        }
+        c
+    });
+    ds.update_rows(&names, filter_cols.as_deref(), matches, assign)
 }
 
 /// Compacts the dataset (pylance's `optimize.compact_files`; see
-/// `lancer_table::compact`): `progress(done, tasks)` as each task starts and at the end.
+/// `lancer_table::compact`): `progress(done, tasks)` as tasks finish.
 pub fn compact_files(
     ds: &Dataset,
     opts: &lancer_table::compact::CompactionOptions,
-    progress: &mut dyn FnMut(usize, usize),
+    progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<(Dataset, lancer_table::compact::CompactionStats)> {
     Ok(ds.compact_files(opts, progress)?)
 }

@@ -271,7 +271,7 @@ fn run(root: &Path, storage: FileVersion, seed: u64, steps: usize) -> Vec<(u64, 
                     target_rows_per_fragment: 30 + rng.below(60),
                     ..Default::default()
                 };
-                lancer::evolve::compact_files(&ds, &opts, &mut |_, _| {})
+                lancer::evolve::compact_files(&ds, &opts, &|_, _| {})
                     .unwrap()
                     .0
             }
@@ -694,7 +694,7 @@ fn indexed_filters_stay_right_after_compaction() {
         target_rows_per_fragment: 1000,
         ..Default::default()
     };
-    let (after, stats) = lancer::evolve::compact_files(&ds, &copts, &mut |_, _| {}).unwrap();
+    let (after, stats) = lancer::evolve::compact_files(&ds, &copts, &|_, _| {}).unwrap();
     assert_eq!(
         stats.fragments_removed, 4,
         "{stats:?}: the indexed fragments, one task"

@@ -235,7 +235,7 @@ pub fn compact(
     ) {
         bar.set_style(st.progress_chars("=> "));
     }
-    let (after, stats) = evolve::compact_files(&ds, opts, &mut |done, total| {
+    let (after, stats) = evolve::compact_files(&ds, opts, &|done, total| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
     })?;
