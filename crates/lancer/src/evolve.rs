@@ -178,13 +178,54 @@ pub fn update(
 }
 
 /// Compacts the dataset (pylance's `optimize.compact_files`; see
-/// `lancer_table::compact`): `progress(done, tasks)` as tasks finish.
+/// `lancer_table::compact`): `progress(done, tasks)` as tasks finish. Each index that
+/// covered the rewritten fragments then gets a segment over the fragments written in
+/// their place (its old segments still name the old fragments, whose rows are gone), so
+/// the index covers what it covered before — one more version per index.
 pub fn compact_files(
     ds: &Dataset,
     opts: &lancer_table::compact::CompactionOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<(Dataset, lancer_table::compact::CompactionStats)> {
-    Ok(ds.compact_files(opts, progress)?)
+    use std::collections::BTreeMap;
+    // per index name, the fragments it covers now
+    let mut covered: BTreeMap<String, roaring::RoaringBitmap> = BTreeMap::new();
+    for m in ds.indices()? {
+        if m.name.starts_with("__") {
+            continue;
+        }
+        let b = roaring::RoaringBitmap::deserialize_from(m.fragment_bitmap.as_slice())
+            .unwrap_or_default();
+        *covered.entry(m.name.clone()).or_default() |= b;
+    }
+    let (mut after, stats) = ds.compact_files(opts, progress)?;
+    if after.version() == ds.version() || covered.is_empty() {
+        return Ok((after, stats));
+    }
+    // the new fragments of each group whose old fragments an index covered (a
+    // compaction bins fragments of the same coverage together)
+    let Some(lancer_table::pb::transaction::Operation::Rewrite(rw)) =
+        lancer_table::commit::read_transaction(after.root(), &after.manifest().pb)
+            .and_then(|t| t.operation)
+    else {
+        return Ok((after, stats));
+    };
+    for (name, frags) in &covered {
+        let new: Vec<u64> = rw
+            .groups
+            .iter()
+            .filter(|g| {
+                g.old_fragments
+                    .iter()
+                    .all(|f| u32::try_from(f.id).is_ok_and(|id| frags.contains(id)))
+            })
+            .flat_map(|g| g.new_fragments.iter().map(|f| f.id))
+            .collect();
+        if !new.is_empty() {
+            after = crate::index::extend_index(&after, name, Some(&new))?;
+        }
+    }
+    Ok((after, stats))
 }
 
 /// What `merge_insert` does (pylance's `when_matched_update_all`,

@@ -401,6 +401,13 @@ fn commit_segment(
 /// existing segments (the reference's `optimize_indices` delta). Returns `ds` itself
 /// when every fragment is covered.
 pub fn optimize_index(ds: &Dataset, name: &str) -> Result<Dataset> {
+    extend_index(ds, name, None)
+}
+
+/// [`optimize_index`] for the fragments `only` among those the index does not cover
+/// (all of them with None): e.g. the fragments a compaction wrote in place of fragments
+/// the index covered.
+pub fn extend_index(ds: &Dataset, name: &str, only: Option<&[u64]>) -> Result<Dataset> {
     let metas: Vec<pb::IndexMetadata> = ds
         .indices()?
         .iter()
@@ -417,7 +424,10 @@ pub fn optimize_index(ds: &Dataset, name: &str) -> Result<Dataset> {
         covered |= roaring::RoaringBitmap::deserialize_from(m.fragment_bitmap.as_slice())
             .unwrap_or_default();
     }
-    let new = uncovered_fragments(ds, &covered);
+    let mut new = uncovered_fragments(ds, &covered);
+    if let Some(only) = only {
+        new.retain(|f| only.contains(f));
+    }
     if new.is_empty() {
         return Ok(ds.clone());
     }
