@@ -310,6 +310,37 @@ fn apply(
     m.max_fragment_id =
         Some(u32::try_from(next_id.saturating_sub(1)).unwrap_or(u32::MAX)).filter(|_| next_id > 0);
     m.version = base.map_or(0, |b| b.version) + 1;
+    // with stable row ids every new fragment gets ids from `next_row_id` and its rows'
+    // created / updated version (docs/evolution-format.md §1)
+    if m.reader_feature_flags & FLAG_STABLE_ROW_IDS != 0 {
+        let version = m.version;
+        let new_ids: Vec<u64> = match op {
+            Operation::Overwrite(_) => m.fragments.iter().map(|f| f.id).collect(),
+            Operation::Append(a) => {
+                let n = a.fragments.len().min(m.fragments.len());
+                m.fragments[m.fragments.len() - n..]
+                    .iter()
+                    .map(|f| f.id)
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        for f in m.fragments.iter_mut().filter(|f| new_ids.contains(&f.id)) {
+            if f.row_id_sequence.is_none() {
+                f.row_id_sequence = Some(pb::data_fragment::RowIdSequence::InlineRowIds(
+                    crate::rowids::range_sequence(m.next_row_id, f.physical_rows),
+                ));
+                m.next_row_id += f.physical_rows;
+            }
+            let v = crate::rowids::version_sequence(f.physical_rows, version);
+            f.created_at_version_sequence.get_or_insert(
+                pb::data_fragment::CreatedAtVersionSequence::InlineCreatedAtVersions(v.clone()),
+            );
+            f.last_updated_at_version_sequence.get_or_insert(
+                pb::data_fragment::LastUpdatedAtVersionSequence::InlineLastUpdatedAtVersions(v),
+            );
+        }
+    }
     m.timestamp = Some(now());
     m.writer_version = Some(pb::manifest::WriterVersion {
         library: "lancer".into(),

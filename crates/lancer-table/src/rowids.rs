@@ -173,3 +173,33 @@ pub fn fragment_row_ids(root: &Path, frag: &pb::DataFragment) -> Result<Option<V
     }
     Ok(Some(ids))
 }
+
+/// The inline row-id sequence of `n` new rows with ids `start..start + n` (one range
+/// segment, as pylance writes it).
+pub fn range_sequence(start: u64, n: u64) -> Vec<u8> {
+    use prost::Message;
+    pb::RowIdSequence {
+        segments: vec![pb::U64Segment {
+            segment: Some(Segment::Range(pb::u64_segment::Range {
+                start,
+                end: start + n,
+            })),
+        }],
+    }
+    .encode_to_vec()
+}
+
+/// The inline version sequence of `n` rows all of `version` (one run over positions
+/// `0..n`, as pylance writes a new fragment's created-at and last-updated versions).
+pub fn version_sequence(n: u64, version: u64) -> Vec<u8> {
+    use prost::Message;
+    pb::RowDatasetVersionSequence {
+        runs: vec![pb::RowDatasetVersionRun {
+            span: Some(pb::U64Segment {
+                segment: Some(Segment::Range(pb::u64_segment::Range { start: 0, end: n })),
+            }),
+            version,
+        }],
+    }
+    .encode_to_vec()
+}

@@ -830,3 +830,59 @@ fn merge_modes_agree_on_both_joins() {
         "inserted with the source's x"
     );
 }
+
+/// Appends to a dataset with stable row ids (pylance-made) give the new rows ids from
+/// the dataset's `next_row_id` and their created / updated version, so pylance 14 / 12 /
+/// 11 open it (without them pylance refused: "All fragments must have row ids").
+#[test]
+fn appends_to_stable_row_id_datasets_carry_row_ids() {
+    let Some(py14) = pylance("14") else { return };
+    let tmp = std::env::temp_dir().join(format!("lancer-stable-append-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let out = Command::new(&py14)
+        .arg("-c")
+        .arg("import lance, pyarrow as pa, sys; lance.write_dataset(pa.table({'id': list(range(5))}), sys.argv[1], enable_stable_row_ids=True)")
+        .arg(&tmp)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ds = Dataset::open(&tmp).unwrap();
+    assert!(ds.uses_stable_row_ids());
+    let schema = ds.schema();
+    let batch = |ids: Vec<i64>| {
+        RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(ids))]).unwrap()
+    };
+    let ds = ds
+        .append(&[batch(vec![10, 11])], &WriteParams::default())
+        .unwrap();
+    let ds = ds
+        .append(&[batch(vec![12])], &WriteParams::default())
+        .unwrap();
+    let ds = ds.delete("id = 10").unwrap();
+    let b = ds.scan().with_row_id(true).to_batch().unwrap();
+    let ids = b
+        .column_by_name("_rowid")
+        .unwrap()
+        .as_primitive::<arrow_array::types::UInt64Type>();
+    assert_eq!(ids.values().to_vec(), vec![0, 1, 2, 3, 4, 6, 7]);
+    for v in ["14", "12", "11"] {
+        let Some(py) = pylance(v) else { continue };
+        let out = Command::new(&py)
+            .arg("-c")
+            .arg("import lance, sys; t = lance.dataset(sys.argv[1]).to_table(with_row_id=True); print(t['id'].to_pylist(), t['_rowid'].to_pylist())")
+            .arg(&tmp)
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            "[0, 1, 2, 3, 4, 11, 12] [0, 1, 2, 3, 4, 6, 7]",
+            "pylance {v}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}
