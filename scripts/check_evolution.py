@@ -4,8 +4,9 @@
     python check_evolution.py CASES.json WORKDIR
 
 CASES.json: [{"path": DATASET, "versions": [{"version": N, "table": {"columns": [...],
-"rows": [[...], ...]}}]}] — every version's expected table, rows sorted by id. Each version
-is opened with this pylance and compared (column names and values). Then a copy of each
+"rows": [[...], ...]}, "rowids": [[id, _rowid], ...] or null}]}] — every version's expected
+table, rows sorted by id (and, for datasets with stable row ids, each row's `_rowid`). Each
+version is opened with this pylance and compared (column names, values, row ids). Then a copy of each
 dataset under WORKDIR is changed by pylance — update of an int column, add_columns from
 SQL, an append — and the result (as pylance reads it) is printed as JSON for Lancer to
 compare: [{"path": COPY, "table": {...}}]. Mismatches go to stderr, exit status 1.
@@ -44,8 +45,15 @@ def main():
     for case in cases:
         path = case["path"]
         for v in case["versions"]:
-            got = table_of(lance.dataset(path, version=v["version"]))
+            ds = lance.dataset(path, version=v["version"])
+            got = table_of(ds)
             want = v["table"]
+            if v.get("rowids") is not None:
+                t = ds.to_table(columns=["id"], with_row_id=True)
+                ids = sorted(zip(t["id"].to_pylist(), t["_rowid"].to_pylist()))
+                if [list(x) for x in ids] != v["rowids"]:
+                    print(f"{path} v{v['version']}: row ids {ids[:5]} vs {v['rowids'][:5]}", file=sys.stderr)
+                    bad += 1
             if got["columns"] != want["columns"]:
                 print(f"{path} v{v['version']}: columns {got['columns']} != {want['columns']}", file=sys.stderr)
                 bad += 1

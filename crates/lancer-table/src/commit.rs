@@ -310,35 +310,22 @@ fn apply(
     m.max_fragment_id =
         Some(u32::try_from(next_id.saturating_sub(1)).unwrap_or(u32::MAX)).filter(|_| next_id > 0);
     m.version = base.map_or(0, |b| b.version) + 1;
-    // with stable row ids every new fragment gets ids from `next_row_id` and its rows'
-    // created / updated version (docs/evolution-format.md §1)
+    // with stable row ids every new fragment's rows get ids (those it does not carry —
+    // rows an update moved keep theirs — from `next_row_id`), a created-at version
+    // (the moved rows' own, else this version) and this version as last updated
+    // (docs/evolution-format.md §1, §3.5)
     if m.reader_feature_flags & FLAG_STABLE_ROW_IDS != 0 {
+        let count = match op {
+            Operation::Overwrite(_) => m.fragments.len(),
+            Operation::Append(a) => a.fragments.len(),
+            Operation::Update(u) => u.new_fragments.len(),
+            _ => 0,
+        }
+        .min(m.fragments.len());
         let version = m.version;
-        let new_ids: Vec<u64> = match op {
-            Operation::Overwrite(_) => m.fragments.iter().map(|f| f.id).collect(),
-            Operation::Append(a) => {
-                let n = a.fragments.len().min(m.fragments.len());
-                m.fragments[m.fragments.len() - n..]
-                    .iter()
-                    .map(|f| f.id)
-                    .collect()
-            }
-            _ => Vec::new(),
-        };
-        for f in m.fragments.iter_mut().filter(|f| new_ids.contains(&f.id)) {
-            if f.row_id_sequence.is_none() {
-                f.row_id_sequence = Some(pb::data_fragment::RowIdSequence::InlineRowIds(
-                    crate::rowids::range_sequence(m.next_row_id, f.physical_rows),
-                ));
-                m.next_row_id += f.physical_rows;
-            }
-            let v = crate::rowids::version_sequence(f.physical_rows, version);
-            f.created_at_version_sequence.get_or_insert(
-                pb::data_fragment::CreatedAtVersionSequence::InlineCreatedAtVersions(v.clone()),
-            );
-            f.last_updated_at_version_sequence.get_or_insert(
-                pb::data_fragment::LastUpdatedAtVersionSequence::InlineLastUpdatedAtVersions(v),
-            );
+        let at = m.fragments.len() - count;
+        for f in &mut m.fragments[at..] {
+            stamp_rows(f, &mut m.next_row_id, version)?;
         }
     }
     m.timestamp = Some(now());
@@ -374,6 +361,45 @@ fn apply(
     m.transaction_section = None;
     m.tag.clear();
     Ok(m)
+}
+
+/// Completes a new fragment's row ids (from `next_row_id`), created-at versions (this
+/// `version` for rows without one) and last-updated versions (all this `version`).
+fn stamp_rows(f: &mut pb::DataFragment, next_row_id: &mut u64, version: u64) -> Result<()> {
+    use pb::data_fragment::{
+        CreatedAtVersionSequence as C, LastUpdatedAtVersionSequence as U, RowIdSequence as R,
+    };
+    let n = f.physical_rows;
+    let mut ids = match &f.row_id_sequence {
+        Some(R::InlineRowIds(b)) => crate::rowids::decode_sequence(b, n)?,
+        Some(R::ExternalRowIds(_)) => {
+            return Err(TableError::corrupt(
+                "a new fragment with an external row-id file",
+            ))
+        }
+        None => Vec::new(),
+    };
+    let carried = ids.len() as u64;
+    ids.extend(*next_row_id..*next_row_id + (n - carried));
+    *next_row_id += n - carried;
+    let mut created = match &f.created_at_version_sequence {
+        Some(C::InlineCreatedAtVersions(b)) => crate::rowids::decode_versions(b, n)?,
+        _ => vec![0; n as usize],
+    };
+    for v in created.iter_mut().skip(carried as usize) {
+        *v = version;
+    }
+    for v in created.iter_mut().filter(|v| **v == 0) {
+        *v = version;
+    }
+    f.row_id_sequence = Some(R::InlineRowIds(crate::rowids::encode_ids(&ids)));
+    f.created_at_version_sequence = Some(C::InlineCreatedAtVersions(
+        crate::rowids::encode_versions(&created),
+    ));
+    f.last_updated_at_version_sequence = Some(U::InlineLastUpdatedAtVersions(
+        crate::rowids::encode_versions(&vec![version; n as usize]),
+    ));
+    Ok(())
 }
 
 /// Whether any 2.x data file of `fragments` has a version other than the dataset's

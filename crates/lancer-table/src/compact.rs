@@ -142,11 +142,7 @@ impl Dataset {
         progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Result<(Dataset, CompactionStats)> {
         self.check_writable("compact")?;
-        if self.uses_stable_row_ids() {
-            return Err(TableError::InvalidInput {
-                what: "compacting a dataset with stable row ids is not supported yet (its rows must keep their ids): compact it with pylance".into(),
-            });
-        }
+        let stable = self.uses_stable_row_ids();
         let tasks = self.plan_compaction(opts)?;
         let mut stats = CompactionStats::default();
         if tasks.is_empty() {
@@ -173,13 +169,55 @@ impl Dataset {
                 let runs = self.kept_runs(f)?;
                 self.read_runs(f, None, runs.runs())
             });
-            let new = crate::write::write_fragments(
+            let mut new = crate::write::write_fragments(
                 self.root(),
                 &schema,
                 batches,
                 &params,
                 Some(ids.clone()),
             )?;
+            if stable {
+                // the rows keep their ids and both versions
+                let (mut rid, mut created, mut updated) = (Vec::new(), Vec::new(), Vec::new());
+                for f in &olds {
+                    let (ids, c) = crate::evolve::row_ids_and_created(self, f)?;
+                    let u = match &f.last_updated_at_version_sequence {
+                        Some(pb::data_fragment::LastUpdatedAtVersionSequence::InlineLastUpdatedAtVersions(b)) => {
+                            crate::rowids::decode_versions(b, f.physical_rows)?
+                        }
+                        _ => c.clone(),
+                    };
+                    for r in self.kept_runs(f)?.runs() {
+                        for o in r.clone() {
+                            let o = o as usize;
+                            rid.push(ids.get(o).copied().ok_or_else(|| {
+                                TableError::corrupt(format!("fragment {} lacks row ids", f.id))
+                            })?);
+                            created.push(c.get(o).copied().unwrap_or(0));
+                            updated.push(u.get(o).copied().unwrap_or(0));
+                        }
+                    }
+                }
+                let mut at = 0usize;
+                for f in &mut new {
+                    let n = f.physical_rows as usize;
+                    let range = at..(at + n).min(rid.len());
+                    f.row_id_sequence = Some(pb::data_fragment::RowIdSequence::InlineRowIds(
+                        crate::rowids::encode_ids(&rid[range.clone()]),
+                    ));
+                    f.created_at_version_sequence = Some(
+                        pb::data_fragment::CreatedAtVersionSequence::InlineCreatedAtVersions(
+                            crate::rowids::encode_versions(&created[range.clone()]),
+                        ),
+                    );
+                    f.last_updated_at_version_sequence = Some(
+                        pb::data_fragment::LastUpdatedAtVersionSequence::InlineLastUpdatedAtVersions(
+                            crate::rowids::encode_versions(&updated[range]),
+                        ),
+                    );
+                    at += n;
+                }
+            }
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             progress(n, tasks.len());
             Ok(pb::transaction::rewrite::RewriteGroup {

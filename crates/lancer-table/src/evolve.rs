@@ -97,6 +97,47 @@ pub fn max_field_id(m: &pb::Manifest) -> i32 {
     schema.chain(files).max().unwrap_or(-1)
 }
 
+/// Per physical row of `frag`: its stable row id and created-at version (0 where the
+/// fragment records none), for rows an update or compaction moves.
+pub(crate) fn row_ids_and_created(
+    ds: &Dataset,
+    frag: &pb::DataFragment,
+) -> Result<(std::sync::Arc<Vec<u64>>, Vec<u64>)> {
+    use pb::data_fragment::CreatedAtVersionSequence as C;
+    let ids = ds
+        .fragment_row_ids(frag)?
+        .ok_or_else(|| TableError::corrupt(format!("fragment {} has no row ids", frag.id)))?;
+    let created = match &frag.created_at_version_sequence {
+        Some(C::InlineCreatedAtVersions(b)) => {
+            crate::rowids::decode_versions(b, frag.physical_rows)?
+        }
+        _ => vec![0; frag.physical_rows as usize],
+    };
+    Ok((ids, created))
+}
+
+/// Gives new fragments (in order) the row ids and created-at versions of the moved rows
+/// they start with (`ids[k]`, `created[k]` for the k-th row written); rows past them
+/// get fresh ids at commit.
+pub(crate) fn carry_rows(frags: &mut [pb::DataFragment], ids: &[u64], created: &[u64]) {
+    use pb::data_fragment::{CreatedAtVersionSequence as C, RowIdSequence as R};
+    let mut at = 0usize;
+    for f in frags {
+        let n = (f.physical_rows as usize).min(ids.len().saturating_sub(at));
+        if n == 0 {
+            break;
+        }
+        f.row_id_sequence = Some(R::InlineRowIds(crate::rowids::encode_ids(&ids[at..at + n])));
+        let mut c = created[at..at + n].to_vec();
+        // rows past the moved ones are stamped at commit (0: "this version")
+        c.resize(f.physical_rows as usize, 0);
+        f.created_at_version_sequence = Some(C::InlineCreatedAtVersions(
+            crate::rowids::encode_versions(&c),
+        ));
+        at += n;
+    }
+}
+
 /// `frag` without the data files none of whose fields are in `schema` (or that hold
 /// only tombstones).
 pub(crate) fn prune_files(frag: &mut pb::DataFragment, schema: &[PbField]) {
@@ -462,12 +503,7 @@ impl Dataset {
         assign: impl Fn(&RecordBatch) -> std::result::Result<RecordBatch, E> + Sync,
     ) -> std::result::Result<(Dataset, UpdateStats), E> {
         self.check_writable("update")?;
-        if self.uses_stable_row_ids() {
-            return Err(invalid(
-                "updating a dataset with stable row ids is not supported yet (its moved rows must keep their ids): update it with pylance",
-            )
-            .into());
-        }
+        let stable = self.uses_stable_row_ids();
         let schema = self.schema();
         let mut preserving = Vec::new();
         for c in set_columns {
@@ -528,12 +564,24 @@ impl Dataset {
                 Ok(Some((offsets, conform(&new, &schema)?)))
             },
         )?;
+        // with stable row ids the moved rows keep their ids and created-at versions
+        let mut carried_ids: Vec<u64> = Vec::new();
+        let mut carried_created: Vec<u64> = Vec::new();
         for (frag, found) in self.fragments().iter().zip(found) {
             let Some((offsets, rows)) = found else {
                 continue;
             };
             stats.rows_updated += offsets.len() as u64;
             new_rows.push(rows);
+            if stable {
+                let (ids, created) = row_ids_and_created(self, frag)?;
+                for &o in &offsets {
+                    carried_ids.push(ids.get(o as usize).copied().ok_or_else(|| {
+                        TableError::corrupt(format!("fragment {} lacks row ids", frag.id))
+                    })?);
+                    carried_created.push(created.get(o as usize).copied().unwrap_or(0));
+                }
+            }
             let mut del = self.deletions(frag)?;
             del.extend(offsets);
             if del.len() == frag.physical_rows {
@@ -550,13 +598,16 @@ impl Dataset {
             ..Default::default()
         };
         let ids: Vec<i32> = crate::write::preorder_schema_ids(self);
-        let new_fragments = crate::write::write_fragments(
+        let mut new_fragments = crate::write::write_fragments(
             self.root(),
             &schema,
             new_rows.into_iter().map(Ok),
             &params,
             Some(ids),
         )?;
+        if stable {
+            carry_rows(&mut new_fragments, &carried_ids, &carried_created);
+        }
         stats.fragments_written = new_fragments.len();
         let op = Operation::Update(pb::transaction::Update {
             removed_fragment_ids: removed,

@@ -243,11 +243,6 @@ impl Dataset {
         source: impl IntoIterator<Item = Result<RecordBatch>>,
     ) -> Result<(Dataset, MergeStats)> {
         self.check_writable("merge into")?;
-        if self.uses_stable_row_ids() {
-            return Err(invalid(
-                "merging into a dataset with stable row ids is not supported yet (updated rows must keep their ids): merge with pylance",
-            ));
-        }
         let plan = self.merge_plan(spec, &source_schema)?;
         // the source, hashed whole when it is small
         let mut source = source.into_iter();
@@ -265,6 +260,11 @@ impl Dataset {
         }
         let (new_fragments, matched, mut stats) = if small {
             self.merge_small_source(spec, &plan, &held)?
+        } else if self.uses_stable_row_ids() {
+            return Err(invalid(format!(
+                "a merge source over {} bytes into a dataset with stable row ids is not supported yet (updated rows must keep their ids, so the source is joined in memory): merge it in parts",
+                spec.source_in_memory.unwrap_or(SOURCE_IN_MEMORY)
+            )));
         } else {
             self.merge_streamed(spec, &plan, held.into_iter().map(Ok).chain(source))?
         };
@@ -527,10 +527,42 @@ impl Dataset {
             matched.insert(target);
         }
         let mut stats = MergeStats::default();
+        // updated rows first, then inserted ones: with stable row ids the updated rows
+        // keep their ids (a prefix of the rows written) and inserts get fresh ones at
+        // commit, as pylance writes them
+        let stable = self.uses_stable_row_ids();
+        let mut carried_ids: Vec<u64> = Vec::new();
+        let mut carried_created: Vec<u64> = Vec::new();
+        let mut known: HashMap<u64, (std::sync::Arc<Vec<u64>>, Vec<u64>)> = HashMap::new();
         let mut out = Vec::new();
         for (bi, b) in source.iter().enumerate() {
             let (update_rows, update_targets): (Vec<u32>, Vec<u64>) =
                 pairs[bi].iter().copied().unzip();
+            stats.updated += update_rows.len() as u64;
+            if stable {
+                for &t in &update_targets {
+                    let fid = t >> 32;
+                    if let std::collections::hash_map::Entry::Vacant(e) = known.entry(fid) {
+                        let frag = self
+                            .fragments()
+                            .iter()
+                            .find(|f| f.id == fid)
+                            .ok_or_else(|| TableError::corrupt(format!("no fragment {fid}")))?;
+                        e.insert(crate::evolve::row_ids_and_created(self, frag)?);
+                    }
+                    let (ids, created) = &known[&fid];
+                    let off = (t & 0xFFFF_FFFF) as usize;
+                    carried_ids.push(ids.get(off).copied().ok_or_else(|| {
+                        TableError::corrupt(format!("fragment {fid} lacks row ids"))
+                    })?);
+                    carried_created.push(created.get(off).copied().unwrap_or(0));
+                }
+            }
+            if let Some(r) = self.merged_rows(plan, b, &update_rows, &update_targets, &[])? {
+                out.push(Ok(r));
+            }
+        }
+        for (bi, b) in source.iter().enumerate() {
             let insert_rows: Vec<u32> = if spec.insert_unmatched {
                 (0..b.num_rows() as u32)
                     .filter(|&r| !src_matched[bi][r as usize])
@@ -538,15 +570,15 @@ impl Dataset {
             } else {
                 Vec::new()
             };
-            stats.updated += update_rows.len() as u64;
             stats.inserted += insert_rows.len() as u64;
-            if let Some(r) =
-                self.merged_rows(plan, b, &update_rows, &update_targets, &insert_rows)?
-            {
+            if let Some(r) = self.merged_rows(plan, b, &[], &[], &insert_rows)? {
                 out.push(Ok(r));
             }
         }
-        let frags = self.write_merged(plan, out)?;
+        let mut frags = self.write_merged(plan, out)?;
+        if stable {
+            crate::evolve::carry_rows(&mut frags, &carried_ids, &carried_created);
+        }
         Ok((frags, matched, stats))
     }
 

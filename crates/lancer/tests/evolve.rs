@@ -130,7 +130,65 @@ fn new_row(m: &Model, id: i64, rng: &mut Rng) -> Vec<Value> {
 
 /// Applies `steps` random operations; returns the model of every version after the
 /// first (version, model).
-fn run(root: &Path, storage: FileVersion, seed: u64, steps: usize) -> Vec<(u64, Model)> {
+/// `_rowid` by `id` (datasets with stable row ids).
+fn row_ids(ds: &Dataset) -> BTreeMap<i64, u64> {
+    let b = ds
+        .scan()
+        .columns(&["id"])
+        .with_row_id(true)
+        .to_batch()
+        .unwrap();
+    let ids = b.column(0).as_primitive::<Int64Type>();
+    let rid = b
+        .column_by_name("_rowid")
+        .unwrap()
+        .as_primitive::<arrow_array::types::UInt64Type>();
+    ids.values()
+        .iter()
+        .copied()
+        .zip(rid.values().iter().copied())
+        .collect()
+}
+
+/// A dataset of `b` with stable row ids, written by pylance 14 (Lancer does not create
+/// them), fragments of `per_file` rows.
+fn stable_dataset(
+    root: &Path,
+    storage: FileVersion,
+    b: &RecordBatch,
+    per_file: usize,
+) -> Option<Dataset> {
+    let py = pylance("14")?;
+    let file = root.with_extension("arrow");
+    let mut w =
+        arrow_ipc::writer::FileWriter::try_new(std::fs::File::create(&file).unwrap(), &b.schema())
+            .unwrap();
+    w.write(b).unwrap();
+    w.finish().unwrap();
+    let out = Command::new(&py)
+        .arg("-c")
+        .arg("import lance, pyarrow as pa, sys; t = pa.ipc.open_file(sys.argv[1]).read_all(); lance.write_dataset(t, sys.argv[2], enable_stable_row_ids=True, max_rows_per_file=int(sys.argv[4]), data_storage_version=sys.argv[3])")
+        .arg(&file)
+        .arg(root)
+        .arg(storage.to_string())
+        .arg(per_file.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(Dataset::open(root).unwrap())
+}
+
+fn run(
+    root: &Path,
+    storage: FileVersion,
+    seed: u64,
+    steps: usize,
+    stable: bool,
+) -> Vec<(u64, Model, Value)> {
     let mut rng = Rng(seed);
     let mut m = Model {
         columns: vec![
@@ -153,8 +211,28 @@ fn run(root: &Path, storage: FileVersion, seed: u64, steps: usize) -> Vec<(u64, 
         rows.push(r);
         next_id += 1;
     }
-    let mut ds = Dataset::write(root, m.schema(), &[m.batch_of(&[], &rows)], &params).unwrap();
-    let mut out = vec![(ds.version(), m.clone())];
+    let first = m.batch_of(&[], &rows);
+    let mut ds = if stable {
+        match stable_dataset(root, storage, &first, 40) {
+            Some(d) => d,
+            None => return Vec::new(),
+        }
+    } else {
+        Dataset::write(root, m.schema(), &[first], &params).unwrap()
+    };
+    let mut ids_before = if stable {
+        row_ids(&ds)
+    } else {
+        BTreeMap::new()
+    };
+    let ids_json = |ds: &Dataset| -> Value {
+        if stable {
+            json!(row_ids(ds).into_iter().collect::<Vec<_>>())
+        } else {
+            Value::Null
+        }
+    };
+    let mut out = vec![(ds.version(), m.clone(), ids_json(&ds))];
     let mut added = 0;
     for step in 0..steps {
         let what = rng.below(11);
@@ -300,7 +378,12 @@ fn run(root: &Path, storage: FileVersion, seed: u64, steps: usize) -> Vec<(u64, 
                     update_matched: true,
                     insert_unmatched: true,
                     // both joins: the source hashed, or streamed against the target
-                    source_in_memory: Some(if rng.below(2) == 0 { 0 } else { 1 << 20 }),
+                    // (a streamed source is refused with stable row ids)
+                    source_in_memory: Some(if rng.below(2) == 0 && !stable {
+                        0
+                    } else {
+                        1 << 20
+                    }),
                     ..Default::default()
                 };
                 let b = m.batch_of(&[], &rows);
@@ -319,17 +402,32 @@ fn run(root: &Path, storage: FileVersion, seed: u64, steps: usize) -> Vec<(u64, 
                 lancer::evolve::cast_columns(&ds, &[(c, DataType::Float64)]).unwrap()
             }
             9 => {
-                let (v, old) = out[rng.below(out.len() as u64) as usize].clone();
+                let (v, old, _) = out[rng.below(out.len() as u64) as usize].clone();
                 m = old;
                 ds.restore(v).unwrap()
             }
             _ => continue,
         };
+        if stable {
+            // rows keep their ids through updates, merges and compactions; ids stay
+            // unique; a restore brings back the old version's
+            let now = row_ids(&ds);
+            if what != 9 {
+                for (id, rid) in &now {
+                    if let Some(before) = ids_before.get(id) {
+                        assert_eq!(rid, before, "{at}: row {id} changed its row id");
+                    }
+                }
+            }
+            let distinct: std::collections::BTreeSet<u64> = now.values().copied().collect();
+            assert_eq!(distinct.len(), now.len(), "{at}: row ids repeat");
+            ids_before = now;
+        }
         let (names, rows) = read(&ds);
         let want: Vec<String> = m.columns.iter().map(|c| c.0.clone()).collect();
         assert_eq!(names, want, "{at}: columns");
         assert_eq!(rows, m.rows, "{at}: rows");
-        out.push((ds.version(), m.clone()));
+        out.push((ds.version(), m.clone(), ids_json(&ds)));
     }
     out
 }
@@ -344,12 +442,17 @@ fn random_evolution_matches_the_model_and_pylance() {
         .into_iter()
         .enumerate()
     {
-        for seed in 1..=3u64 {
+        for seed in 1..=4u64 {
+            // the fourth dataset of each storage version has stable row ids
+            let stable = seed == 4;
             let root = tmp.join(format!("ds-{storage}-{seed}"));
-            let versions = run(&root, storage, seed * 7919 + i as u64, 30);
+            let versions = run(&root, storage, seed * 7919 + i as u64, 30, stable);
+            if versions.is_empty() {
+                continue;
+            }
             cases.push(json!({
                 "path": root,
-                "versions": versions.iter().map(|(v, m)| json!({"version": v, "table": m.json()})).collect::<Vec<_>>(),
+                "versions": versions.iter().map(|(v, m, ids)| json!({"version": v, "table": m.json(), "rowids": ids})).collect::<Vec<_>>(),
             }));
         }
     }
@@ -662,7 +765,17 @@ fn compaction_plans_like_pylance() {
 /// fragments; the new ones are searched unindexed), in Lancer and in pylance.
 #[test]
 fn indexed_filters_stay_right_after_compaction() {
-    let tmp = std::env::temp_dir().join(format!("lancer-compact-idx-{}", std::process::id()));
+    indexed_compaction(false);
+    // with stable row ids the index's ids stay valid: its bitmap moves to the new
+    // fragment (no new segment)
+    indexed_compaction(true);
+}
+
+fn indexed_compaction(stable: bool) {
+    let tmp = std::env::temp_dir().join(format!(
+        "lancer-compact-idx-{}-{stable}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&tmp);
     let schema = Arc::new(Schema::new(vec![
         Field::new("id", DataType::Int64, false),
@@ -684,7 +797,15 @@ fn indexed_filters_stay_right_after_compaction() {
         )
         .unwrap()
     };
-    let ds = Dataset::write(&tmp, schema.clone(), &[batch(0, 400)], &params).unwrap();
+    let ds = if stable {
+        match stable_dataset(&tmp, FileVersion::V2_1, &batch(0, 400), 100) {
+            Some(d) => d,
+            None => return,
+        }
+    } else {
+        Dataset::write(&tmp, schema.clone(), &[batch(0, 400)], &params).unwrap()
+    };
+    assert_eq!(ds.uses_stable_row_ids(), stable);
     let opts =
         lancer::scalar_index::ScalarIndexOptions::new(lancer_index::scalar::ScalarKind::BTree);
     let ds = lancer::scalar_index::create_scalar_index(&ds, "id", &opts).unwrap();
