@@ -30,6 +30,8 @@ live "writing live scalar-index datasets" gen_golden_scalar_indexes.py "$root/ta
 live "writing live vector shapes" gen_vector_shapes.py "$root/target/vector-shapes-live"
 live "writing live full-text indexes" gen_golden_fts.py "$root/target/golden-fts-live"
 live "writing live evolved datasets" gen_golden_evolution.py "$root/target/golden-evolution-live"
+live "writing live full-text shapes" gen_fts_shapes.py "$root/target/fts-shapes-live"
+export LANCER_FTS_SHAPES_LIVE="$root/target/fts-shapes-live"
 export LANCER_GOLDEN_EVOLUTION_LIVE="$root/target/golden-evolution-live"
 export LANCER_GOLDEN_FTS_LIVE="$root/target/golden-fts-live"
 export LANCER_VECTOR_SHAPES_LIVE="$root/target/vector-shapes-live"

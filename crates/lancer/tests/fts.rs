@@ -40,7 +40,7 @@ fn text(v: &Value, k: &str) -> String {
 }
 
 /// A golden query spec as Lancer's query.
-fn query_of(q: &Value) -> FtsQuery {
+pub(crate) fn query_of(q: &Value) -> FtsQuery {
     let and = q["operator"]
         .as_str()
         .is_some_and(|o| o.eq_ignore_ascii_case("and"));
@@ -121,7 +121,7 @@ fn query_of(q: &Value) -> FtsQuery {
     }
 }
 
-fn options_of(o: &Value) -> FtsOptions {
+pub(crate) fn options_of(o: &Value) -> FtsOptions {
     FtsOptions {
         limit: o["limit"].as_u64().map(|l| l as usize),
         filter: o["filter"].as_str().map(str::to_string),
@@ -132,7 +132,7 @@ fn options_of(o: &Value) -> FtsOptions {
 }
 
 /// The `id` of each row address (ids are the row's position in the written data).
-fn ids_of(ds: &Dataset, addrs: &[u64]) -> Vec<i64> {
+pub(crate) fn ids_of(ds: &Dataset, addrs: &[u64]) -> Vec<i64> {
     use arrow_array::cast::AsArray;
     let b = ds.take_addresses(addrs, Some(&["id"])).unwrap();
     b.column(0)
@@ -144,7 +144,7 @@ fn ids_of(ds: &Dataset, addrs: &[u64]) -> Vec<i64> {
 /// Compares Lancer's answer (ids, scores) with pylance's: equal score sequences; the
 /// same ids above the last score (pylance orders ties differently from run to run);
 /// at the last score, the same ids when nothing was cut there.
-fn compare(
+pub(crate) fn compare(
     got: &(Vec<i64>, Vec<f32>),
     want: &(Vec<i64>, Vec<f32>),
     cut: bool,

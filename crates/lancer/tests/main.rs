@@ -6,6 +6,7 @@ mod evolve;
 mod filters;
 mod fts;
 mod fts_hostile;
+mod fts_shapes;
 mod index_build;
 mod indexes;
 mod scalar_indexes;
