@@ -30,6 +30,9 @@ fn roots() -> Vec<PathBuf> {
         .collect()
 }
 
+/// Ids and scores of an answer, or why there is none.
+type Answer = Result<(Vec<i64>, Vec<f32>), String>;
+
 fn want(a: &Value) -> Option<(Vec<i64>, Vec<f32>)> {
     let ids = a["ids"].as_array()?;
     Some((
@@ -43,7 +46,7 @@ fn want(a: &Value) -> Option<(Vec<i64>, Vec<f32>)> {
 }
 
 /// Lancer's answers to `queries` on `ds` (ids and scores, or the error).
-fn lancer_answers(ds: &Dataset, queries: &[Value]) -> Vec<Result<(Vec<i64>, Vec<f32>), String>> {
+fn lancer_answers(ds: &Dataset, queries: &[Value]) -> Vec<Answer> {
     queries
         .iter()
         .map(|q| {
@@ -77,7 +80,7 @@ fn fts_on_generated_shapes_answers_like_pylance_both_ways() {
             let name = shape["name"].as_str().unwrap();
             assert_eq!(shape["status"], "ok", "pylance {v} {name}");
             let pylance_answers = shape["answers"].as_array().unwrap();
-            let check = |got: &[Result<(Vec<i64>, Vec<f32>), String>], what: &str| {
+            let check = |got: &[Answer], what: &str| {
                 for ((q, w), g) in queries.iter().zip(pylance_answers).zip(got) {
                     let at = format!("pylance {v} {name} {what} {}", q["query"]);
                     match (g, want(w)) {
@@ -125,7 +128,7 @@ fn fts_on_generated_shapes_answers_like_pylance_both_ways() {
                     got["indices"], 1,
                     "pylance {pv} lists Lancer's index ({name})"
                 );
-                let answers: Vec<Result<(Vec<i64>, Vec<f32>), String>> = got["answers"]
+                let answers: Vec<Answer> = got["answers"]
                     .as_array()
                     .unwrap()
                     .iter()
