@@ -201,13 +201,7 @@ pub fn decode_positions_shared(
     check_position_blocks(block_offsets, freqs, block)?;
     let mut out = Vec::with_capacity(freqs.len());
     for i in 0..block_offsets.len() {
-        out.extend(decode_position_block(
-            stream,
-            block_offsets,
-            freqs,
-            block,
-            i,
-        )?);
+        out.extend(decode_position_block(stream, block_offsets, freqs, block, i)?.to_lists());
     }
     Ok(out)
 }
@@ -228,6 +222,54 @@ pub fn check_position_blocks(
     Ok(())
 }
 
+/// The positions of one block's documents, flat: document `d`'s are
+/// `positions[starts[d]..starts[d + 1]]`, ascending.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PositionBlock {
+    /// Every document's positions, one after the other.
+    pub positions: Vec<u32>,
+    /// Where each document's positions start (one more entry than documents).
+    pub starts: Vec<u32>,
+}
+
+impl PositionBlock {
+    /// The positions of the block's `d`-th document (empty past the end).
+    pub fn of(&self, d: usize) -> &[u32] {
+        match (self.starts.get(d), self.starts.get(d + 1)) {
+            (Some(&a), Some(&b)) => self.positions.get(a as usize..b as usize).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+
+    /// Number of documents.
+    pub fn len(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+
+    /// Whether it has no document.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Each document's positions as its own vector.
+    pub fn to_lists(&self) -> Vec<Vec<u32>> {
+        (0..self.len()).map(|d| self.of(d).to_vec()).collect()
+    }
+
+    /// A block of `lists`.
+    pub fn from_lists(lists: &[Vec<u32>]) -> Self {
+        let mut b = PositionBlock {
+            positions: Vec::new(),
+            starts: vec![0],
+        };
+        for l in lists {
+            b.positions.extend_from_slice(l);
+            b.starts.push(b.positions.len() as u32);
+        }
+        b
+    }
+}
+
 /// The positions of the documents of block `i` alone (see
 /// [`decode_positions_shared`]; the caller has run [`check_position_blocks`]).
 pub fn decode_position_block(
@@ -236,7 +278,7 @@ pub fn decode_position_block(
     freqs: &[u32],
     block: usize,
     i: usize,
-) -> Result<Vec<Vec<u32>>, DecodeError> {
+) -> Result<PositionBlock, DecodeError> {
     let Some(&off) = block_offsets.get(i) else {
         return Err(format!("position block {i} of {}", block_offsets.len()));
     };
@@ -274,25 +316,24 @@ pub fn decode_position_block(
     if !b.is_empty() {
         return Err(format!("position block {i}: {} bytes left", b.len()));
     }
-    let mut out = Vec::with_capacity(docs.len());
-    let mut at = 0;
+    // deltas → positions, in place: each document's first value is absolute
+    let mut starts = Vec::with_capacity(docs.len() + 1);
+    starts.push(0u32);
+    let mut at = 0usize;
     for &f in docs {
-        let mut pos = Vec::with_capacity(f as usize);
-        let mut prev = 0u32;
-        for k in 0..f as usize {
-            let d = deltas[at + k];
-            prev = if k == 0 {
-                d
-            } else {
-                prev.checked_add(d)
-                    .ok_or_else(|| "position overflows".to_string())?
-            };
-            pos.push(prev);
+        let f = f as usize;
+        for k in 1..f {
+            deltas[at + k] = deltas[at + k - 1]
+                .checked_add(deltas[at + k])
+                .ok_or_else(|| "position overflows".to_string())?;
         }
-        at += f as usize;
-        out.push(pos);
+        at += f;
+        starts.push(at as u32);
     }
-    Ok(out)
+    Ok(PositionBlock {
+        positions: deltas,
+        starts,
+    })
 }
 
 /// Positions of format 1: per document a list of binaries — the count (u32), one

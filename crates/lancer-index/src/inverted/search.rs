@@ -12,8 +12,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use super::daat::{exact, intersect, or_top, Term};
-use super::posting::Postings;
-use super::segment::{InvertedSegment, Partition, Weights, BOUND_GROUP};
+use super::posting::{PositionBlock, Postings};
+use super::segment::{InvertedSegment, Partition, PositionData, Weights, BOUND_GROUP};
 use super::tokenizer::{Analyzer, Token};
 use crate::{IndexError, Result};
 
@@ -856,20 +856,26 @@ impl<'a> Ctx<'a> {
             .collect();
         let qpos: Vec<u32> = query.iter().map(|t| t.position).collect();
         let k = distinct.len();
-        // candidates: score, row, partition, each distinct token's index in its list
-        let mut cands: Vec<(f32, u64, usize)> = Vec::new();
-        let mut at_of: Vec<usize> = Vec::new();
-        // per partition, each distinct token's term (its first list)
-        let mut firsts: Vec<Vec<usize>> = Vec::with_capacity(pre.parts.len());
-        for (pi, pl) in pre.parts.iter().enumerate() {
-            let part = &pre.segs[pl.seg].partitions[pl.part];
-            let first: Vec<Option<usize>> = (0..k)
-                .map(|w| pl.terms.iter().position(|t| t.which == w))
+        // Candidates: the documents holding every token (per partition, in document
+        // order), scored as the AND of them; each distinct token's index in its list.
+        struct PartRef<'p> {
+            seg: &'p InvertedSegment,
+            part: &'p Partition,
+            pl: &'p PartLists,
+            first: Vec<usize>,
+            data: Vec<Arc<PositionData>>,
+        }
+        let mut parts: Vec<PartRef> = Vec::new();
+        let mut cands: Vec<(f32, u32, u32)> = Vec::new(); // score, part, candidate no.
+        let mut at_of: Vec<u32> = Vec::new(); // k per candidate
+        let mut docs_of: Vec<u32> = Vec::new();
+        for pl in &pre.parts {
+            let seg = pre.segs[pl.seg].as_ref();
+            let part = &seg.partitions[pl.part];
+            let first: Vec<usize> = (0..k)
+                .filter_map(|w| pl.terms.iter().position(|t| t.which == w))
                 .collect();
-            let first: Vec<usize> = first.into_iter().flatten().collect();
-            let held = first.len();
-            firsts.push(first);
-            if held < k || k == 0 {
+            if first.len() < k || k == 0 {
                 continue;
             }
             let weights: Vec<Arc<Weights>> = pl
@@ -889,73 +895,77 @@ impl<'a> Ctx<'a> {
                     groups: &w.groups,
                 })
                 .collect();
-            let first = &firsts[pi];
+            let pi = parts.len() as u32;
+            let shortest = terms.iter().map(|t| t.docs.len()).min().unwrap_or(0);
+            cands.reserve(shortest);
+            at_of.reserve(shortest * k);
             intersect(&terms, None, &mut |d, at| {
-                cands.push((exact(&terms, at), part.row_ids[d as usize], pi));
-                at_of.extend(first.iter().map(|&t| at[t].unwrap_or(0)));
+                cands.push((exact(&terms, at), pi, docs_of.len() as u32));
+                docs_of.push(d);
+                at_of.extend(first.iter().map(|&t| at[t].unwrap_or(0) as u32));
+            });
+            let mut data = Vec::with_capacity(k);
+            for &t in &first {
+                let term = &pl.terms[t];
+                data.push(part.position_data(seg, term.id, &term.postings)?);
+            }
+            parts.push(PartRef {
+                seg,
+                part,
+                pl,
+                first,
+                data,
             });
         }
-        // with a floor, candidates best first (a heap: most are never taken)
-        let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<Ranked>> = if floor.is_some() {
-            cands
-                .iter()
-                .enumerate()
-                .map(|(i, c)| std::cmp::Reverse(Ranked(c.0, i as u64)))
-                .collect()
-        } else {
-            Default::default()
+        // checked best score first (a few dozen at a time) while they can reach the
+        // caller's top rows; without a floor, all of them
+        let better = |x: &(f32, u32, u32), y: &(f32, u32, u32)| {
+            y.0.total_cmp(&x.0).then((x.1, x.2).cmp(&(y.1, y.2)))
         };
-        let mut next = 0;
-        // decoded position blocks: (partition, distinct token, block) → positions
-        let mut blocks: HashMap<(usize, usize, usize), Vec<Vec<u32>>> = HashMap::new();
-        loop {
-            let c = if floor.is_some() {
-                // `Ranked` is less for a better score (then a lower candidate index):
-                // reversed, the heap's top is the best
-                match heap.pop() {
-                    Some(r) => r.0 .1 as usize,
-                    None => break,
+        let mut blocks: HashMap<(u32, usize, usize), PositionBlock> = HashMap::new();
+        let mut rest: &mut [(f32, u32, u32)] = &mut cands;
+        'chunks: while !rest.is_empty() {
+            let take = if floor.is_some() { rest.len().min(64) } else { rest.len() };
+            if take < rest.len() {
+                rest.select_nth_unstable_by(take - 1, better);
+            }
+            let (chunk, after) = std::mem::take(&mut rest).split_at_mut(take);
+            if floor.is_some() {
+                chunk.sort_unstable_by(better);
+            }
+            for &(score, pi, c) in chunk.iter() {
+                if floor.is_some_and(|f| score < f()) {
+                    break 'chunks;
                 }
-            } else if next < cands.len() {
-                next += 1;
-                next - 1
-            } else {
-                break;
-            };
-            let (score, row, pi) = cands[c];
-            if let Some(f) = floor {
-                if score < f() {
-                    break;
+                let pr = &parts[pi as usize];
+                let block = pr.seg.layout.block;
+                let c = c as usize;
+                for (w, &t) in pr.first.iter().enumerate() {
+                    let idx = at_of[c * k + w] as usize;
+                    if let std::collections::hash_map::Entry::Vacant(e) =
+                        blocks.entry((pi, w, idx / block))
+                    {
+                        let term = &pr.pl.terms[t];
+                        e.insert(pr.part.position_block(
+                            pr.seg,
+                            term.id,
+                            &term.postings,
+                            &pr.data[w],
+                            idx / block,
+                        )?);
+                    }
+                }
+                let pos: Vec<&[u32]> = (0..k)
+                    .map(|w| {
+                        let idx = at_of[c * k + w] as usize;
+                        blocks[&(pi, w, idx / block)].of(idx % block)
+                    })
+                    .collect();
+                if phrase_at(&qpos, &qi, &pos, slop) {
+                    sink(pr.part.row_ids[docs_of[c] as usize], score);
                 }
             }
-            let pl = &pre.parts[pi];
-            let seg = &pre.segs[pl.seg];
-            let part = &seg.partitions[pl.part];
-            let block = seg.layout.block;
-            let mut pos: Vec<&[u32]> = Vec::with_capacity(k);
-            for (w, &t) in firsts[pi].iter().enumerate() {
-                let idx = at_of[c * k + w];
-                let key = (pi, w, idx / block);
-                if let std::collections::hash_map::Entry::Vacant(e) = blocks.entry(key) {
-                    let term = &pl.terms[t];
-                    let data = part.position_data(seg, term.id, &term.postings)?;
-                    e.insert(part.position_block(
-                        seg,
-                        term.id,
-                        &term.postings,
-                        &data,
-                        idx / block,
-                    )?);
-                }
-            }
-            for (w, _) in firsts[pi].iter().enumerate() {
-                let idx = at_of[c * k + w];
-                let b = &blocks[&(pi, w, idx / block)];
-                pos.push(b.get(idx % block).map_or(&[][..], |p| p.as_slice()));
-            }
-            if phrase_at(&qpos, &qi, &pos, slop) {
-                sink(row, score);
-            }
+            rest = after;
         }
         // unindexed rows: their AND score, positions from their tokens
         let un = self.unindexed(col)?;

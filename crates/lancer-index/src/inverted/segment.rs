@@ -531,7 +531,7 @@ impl Partition {
         let blocks = postings.freqs.len().div_ceil(seg.layout.block);
         let mut out = Vec::with_capacity(postings.freqs.len());
         for b in 0..blocks {
-            out.extend(self.position_block(seg, token_id, postings, &data, b)?);
+            out.extend(self.position_block(seg, token_id, postings, &data, b)?.to_lists());
         }
         Ok(out)
     }
@@ -545,17 +545,17 @@ impl Partition {
         postings: &Postings,
         data: &PositionData,
         b: usize,
-    ) -> Result<Vec<Vec<u32>>> {
+    ) -> Result<posting::PositionBlock> {
         let block = seg.layout.block;
         match data {
             PositionData::Shared { stream, offsets } => {
                 posting::decode_position_block(stream, offsets, &postings.freqs, block, b)
                     .map_err(|what| self.positions_error(seg, token_id, what))
             }
-            PositionData::Decoded(all) => Ok(all
-                .get(b * block..((b + 1) * block).min(all.len()))
-                .unwrap_or_default()
-                .to_vec()),
+            PositionData::Decoded(all) => Ok(posting::PositionBlock::from_lists(
+                all.get(b * block..((b + 1) * block).min(all.len()))
+                    .unwrap_or_default(),
+            )),
         }
     }
 
