@@ -336,6 +336,90 @@ pub fn decode_position_block(
     })
 }
 
+/// The positions of one document alone — the `d`-th of block `i` — into `out`
+/// (cleared): only the 128-value chunks (or the varint tail) holding them are decoded;
+/// the chunks before are skipped by their bit widths. The caller has run
+/// [`check_position_blocks`].
+pub fn decode_doc_positions(
+    stream: &[u8],
+    block_offsets: &[u32],
+    freqs: &[u32],
+    block: usize,
+    i: usize,
+    d: usize,
+    out: &mut Vec<u32>,
+) -> Result<(), DecodeError> {
+    out.clear();
+    let Some(&off) = block_offsets.get(i) else {
+        return Err(format!("position block {i} of {}", block_offsets.len()));
+    };
+    let end = block_offsets
+        .get(i + 1)
+        .map_or(stream.len(), |&e| e as usize);
+    let off = off as usize;
+    if off > end || end > stream.len() {
+        return Err(format!(
+            "position block {i} at {off}..{end} of {}",
+            stream.len()
+        ));
+    }
+    let docs = freqs
+        .get(i * block..((i + 1) * block).min(freqs.len()))
+        .unwrap_or_default();
+    if d >= docs.len() {
+        return Err(format!("document {d} of a {}-document block", docs.len()));
+    }
+    let total: u64 = docs.iter().map(|&f| u64::from(f)).sum();
+    if total > 8 * (end - off) as u64 + 128 {
+        return Err(format!(
+            "position block {i}: {total} positions in {} bytes",
+            end - off
+        ));
+    }
+    let total = total as usize;
+    let from: usize = docs[..d].iter().map(|&f| f as usize).sum();
+    let to = from + docs[d] as usize;
+    let packed = total / 128 * 128;
+    let mut b = &stream[off..end];
+    let mut vals: Vec<u32> = Vec::with_capacity(to - from);
+    let mut at = 0usize; // index of the next value in the block
+    while at < packed && at < to {
+        let nb = u8_of(&mut b, "position bits")?;
+        if nb > 32 {
+            return Err(format!("positions: {nb} bits per value"));
+        }
+        let len = 128 * nb as usize / 8;
+        if at + 128 <= from {
+            take(&mut b, len, "positions")?;
+        } else {
+            let mut chunk = Vec::with_capacity(128);
+            unpack(&mut b, 4, nb, None, &mut chunk, "positions")?;
+            let lo = from.saturating_sub(at);
+            let hi = (to - at).min(128);
+            vals.extend_from_slice(&chunk[lo..hi]);
+        }
+        at += 128;
+    }
+    while at < to {
+        let v = varint(&mut b, "position")?;
+        if at >= from {
+            vals.push(v);
+        }
+        at += 1;
+    }
+    let mut prev = 0u32;
+    for (k, v) in vals.into_iter().enumerate() {
+        prev = if k == 0 {
+            v
+        } else {
+            prev.checked_add(v)
+                .ok_or_else(|| "position overflows".to_string())?
+        };
+        out.push(prev);
+    }
+    Ok(())
+}
+
 /// Positions of format 1: per document a list of binaries — the count (u32), one
 /// binary per full 128 positions (first u32, bits u8, BitPacker4x deltas), then the
 /// rest as u32s.
@@ -374,6 +458,54 @@ pub fn decode_positions_v1(doc: &[&[u8]], freq: u32) -> Result<Vec<u32>, DecodeE
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_document_decodes_like_its_block() {
+        // a block of 5 documents whose positions span two packed chunks and a tail
+        let freqs = [100u32, 60, 1, 90, 30];
+        let lists: Vec<Vec<u32>> = freqs
+            .iter()
+            .enumerate()
+            .map(|(d, &f)| (0..f).map(|k| k * 3 + d as u32).collect())
+            .collect();
+        let mut deltas = Vec::new();
+        for l in &lists {
+            for (k, &p) in l.iter().enumerate() {
+                deltas.push(if k == 0 { p } else { p - l[k - 1] });
+            }
+        }
+        let mut stream = Vec::new();
+        let mut rest = &deltas[..];
+        while rest.len() >= 128 {
+            let nb = BitPacker4x::new().num_bits(&rest[..128]);
+            stream.push(nb);
+            let mut buf = vec![0u8; 16 * nb as usize];
+            BitPacker4x::new().compress(&rest[..128], &mut buf, nb);
+            stream.extend(buf);
+            rest = &rest[128..];
+        }
+        for &v in rest {
+            let mut v = v;
+            loop {
+                let byte = (v & 0x7f) as u8;
+                v >>= 7;
+                if v == 0 {
+                    stream.push(byte);
+                    break;
+                }
+                stream.push(byte | 0x80);
+            }
+        }
+        let whole = decode_position_block(&stream, &[0], &freqs, 128, 0).unwrap();
+        assert_eq!(whole.to_lists(), lists);
+        let mut out = Vec::new();
+        for (d, want) in lists.iter().enumerate() {
+            decode_doc_positions(&stream, &[0], &freqs, 128, 0, d, &mut out).unwrap();
+            assert_eq!(&out, want, "document {d}");
+        }
+        assert!(decode_doc_positions(&stream, &[0], &freqs, 128, 0, 5, &mut out).is_err());
+        assert!(decode_doc_positions(&stream[..20], &[0], &freqs, 128, 0, 4, &mut out).is_err());
+    }
 
     #[test]
     fn varints_and_tails() {

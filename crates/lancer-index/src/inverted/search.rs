@@ -12,7 +12,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use super::daat::{exact, intersect, or_top, Term};
-use super::posting::{PositionBlock, Postings};
+use super::posting::Postings;
 use super::segment::{InvertedSegment, Partition, PositionData, Weights, BOUND_GROUP};
 use super::tokenizer::{Analyzer, Token};
 use crate::{IndexError, Result};
@@ -896,9 +896,6 @@ impl<'a> Ctx<'a> {
                 })
                 .collect();
             let pi = parts.len() as u32;
-            let shortest = terms.iter().map(|t| t.docs.len()).min().unwrap_or(0);
-            cands.reserve(shortest);
-            at_of.reserve(shortest * k);
             intersect(&terms, None, &mut |d, at| {
                 cands.push((exact(&terms, at), pi, docs_of.len() as u32));
                 docs_of.push(d);
@@ -922,7 +919,8 @@ impl<'a> Ctx<'a> {
         let better = |x: &(f32, u32, u32), y: &(f32, u32, u32)| {
             y.0.total_cmp(&x.0).then((x.1, x.2).cmp(&(y.1, y.2)))
         };
-        let mut blocks: HashMap<(u32, usize, usize), PositionBlock> = HashMap::new();
+        // each distinct token's positions in the candidate checked
+        let mut lists: Vec<Vec<u32>> = vec![Vec::new(); k];
         let mut rest: &mut [(f32, u32, u32)] = &mut cands;
         'chunks: while !rest.is_empty() {
             let take = if floor.is_some() { rest.len().min(64) } else { rest.len() };
@@ -938,29 +936,19 @@ impl<'a> Ctx<'a> {
                     break 'chunks;
                 }
                 let pr = &parts[pi as usize];
-                let block = pr.seg.layout.block;
                 let c = c as usize;
                 for (w, &t) in pr.first.iter().enumerate() {
-                    let idx = at_of[c * k + w] as usize;
-                    if let std::collections::hash_map::Entry::Vacant(e) =
-                        blocks.entry((pi, w, idx / block))
-                    {
-                        let term = &pr.pl.terms[t];
-                        e.insert(pr.part.position_block(
-                            pr.seg,
-                            term.id,
-                            &term.postings,
-                            &pr.data[w],
-                            idx / block,
-                        )?);
-                    }
+                    let term = &pr.pl.terms[t];
+                    pr.part.doc_positions(
+                        pr.seg,
+                        term.id,
+                        &term.postings,
+                        &pr.data[w],
+                        at_of[c * k + w] as usize,
+                        &mut lists[w],
+                    )?;
                 }
-                let pos: Vec<&[u32]> = (0..k)
-                    .map(|w| {
-                        let idx = at_of[c * k + w] as usize;
-                        blocks[&(pi, w, idx / block)].of(idx % block)
-                    })
-                    .collect();
+                let pos: Vec<&[u32]> = lists.iter().map(Vec::as_slice).collect();
                 if phrase_at(&qpos, &qi, &pos, slop) {
                     sink(pr.part.row_ids[docs_of[c] as usize], score);
                 }

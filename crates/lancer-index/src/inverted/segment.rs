@@ -559,6 +559,37 @@ impl Partition {
         }
     }
 
+    /// The positions of the `idx`-th document of `postings` alone, into `out` (see
+    /// [`posting::decode_doc_positions`]).
+    pub fn doc_positions(
+        &self,
+        seg: &InvertedSegment,
+        token_id: u32,
+        postings: &Postings,
+        data: &PositionData,
+        idx: usize,
+        out: &mut Vec<u32>,
+    ) -> Result<()> {
+        let block = seg.layout.block;
+        match data {
+            PositionData::Shared { stream, offsets } => posting::decode_doc_positions(
+                stream,
+                offsets,
+                &postings.freqs,
+                block,
+                idx / block,
+                idx % block,
+                out,
+            )
+            .map_err(|what| self.positions_error(seg, token_id, what)),
+            PositionData::Decoded(all) => {
+                out.clear();
+                out.extend_from_slice(all.get(idx).map_or(&[][..], Vec::as_slice));
+                Ok(())
+            }
+        }
+    }
+
     fn positions_error(&self, seg: &InvertedSegment, token_id: u32, what: String) -> IndexError {
         corrupt(
             &seg.label,
