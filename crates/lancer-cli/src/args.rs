@@ -89,11 +89,16 @@ pub struct FtsCreateArgs {
 /// What `lancer fts` searches for and how.
 #[derive(Debug, Clone, Args)]
 pub struct FtsArgs {
-    /// The query text (tokenized with the index's analyzer).
+    /// The query text (tokenized with the index's analyzer); with --query-json, a
+    /// query in Lance's JSON form, e.g.
+    /// '{"boolean": {"must": [{"match": {"terms": "fox"}}], "must_not": [...]}}'.
     pub query: String,
     /// The column (default: every column with an INVERTED index, best field).
     #[arg(long)]
     pub column: Option<String>,
+    /// The query is JSON (match, phrase, boost, multi_match, boolean; Lance's form).
+    #[arg(long, conflicts_with_all = ["all", "phrase", "fuzzy"])]
+    pub query_json: bool,
     /// Every query token must occur (AND; default OR).
     #[arg(long)]
     pub all: bool,

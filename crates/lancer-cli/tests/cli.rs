@@ -1193,6 +1193,25 @@ fn fts_index_create_search_list_and_describe() {
     fuzzy.sort_unstable();
     assert_eq!(fuzzy, [0, 1, 2, 5]);
     assert_eq!(ids(&["fox", "--filter", "id > 2"]), [5]);
+    // Lance's JSON query form: fox but not snow
+    let mut json_q = ids(&[
+        r#"{"boolean": {"must": [{"match": {"terms": "fox"}}], "must_not": [{"match": {"terms": "snow"}}]}}"#,
+        "--query-json",
+    ]);
+    json_q.sort_unstable();
+    assert_eq!(json_q, [0, 2, 5]);
+    let bad = lancer()
+        .args(["fts", "--query-json"])
+        .arg(&ds)
+        .arg(r#"{"match": {"terms": "fox",}}"#)
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("column"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
     let list = json_of(&["index", "list", "--json"], &ds);
     assert_eq!(list[0]["type"], "INVERTED", "{list}");
     let out = ok(lancer()

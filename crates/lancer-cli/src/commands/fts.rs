@@ -15,7 +15,9 @@ use crate::args::{Format, FtsArgs, VersionArgs};
 /// Runs `lancer fts`.
 pub fn fts(path: &Path, a: &FtsArgs, format: Format, at: &VersionArgs) -> CmdResult {
     let ds = open_dataset(path, at)?;
-    let q = if a.phrase {
+    let q = if a.query_json {
+        lancer_index::inverted::query_json::parse(&a.query)?
+    } else if a.phrase {
         FtsQuery::Phrase {
             column: a.column.clone(),
             text: a.query.clone(),

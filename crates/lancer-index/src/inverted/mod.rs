@@ -5,6 +5,7 @@
 pub mod build;
 pub mod daat;
 pub mod posting;
+pub mod query_json;
 pub mod search;
 pub mod segment;
 pub mod tokenizer;

@@ -923,7 +923,11 @@ impl<'a> Ctx<'a> {
         let mut lists: Vec<Vec<u32>> = vec![Vec::new(); k];
         let mut rest: &mut [(f32, u32, u32)] = &mut cands;
         'chunks: while !rest.is_empty() {
-            let take = if floor.is_some() { rest.len().min(64) } else { rest.len() };
+            let take = if floor.is_some() {
+                rest.len().min(64)
+            } else {
+                rest.len()
+            };
             if take < rest.len() {
                 rest.select_nth_unstable_by(take - 1, better);
             }

@@ -531,7 +531,10 @@ impl Partition {
         let blocks = postings.freqs.len().div_ceil(seg.layout.block);
         let mut out = Vec::with_capacity(postings.freqs.len());
         for b in 0..blocks {
-            out.extend(self.position_block(seg, token_id, postings, &data, b)?.to_lists());
+            out.extend(
+                self.position_block(seg, token_id, postings, &data, b)?
+                    .to_lists(),
+            );
         }
         Ok(out)
     }
