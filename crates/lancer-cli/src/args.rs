@@ -289,8 +289,9 @@ pub enum Command {
         #[arg(long = "where", short = 'w')]
         predicate: String,
     },
-    /// Add columns computed by SQL expressions over the existing ones (NAME=SQL), or
-    /// all-null (--null NAME:TYPE): new data files beside the old, nothing rewritten.
+    /// Add columns computed by SQL expressions over the existing ones (NAME=SQL),
+    /// all-null (--null NAME:TYPE), or taken from a file joined on a key (--from FILE
+    /// --on KEY): new data files beside the old, nothing rewritten.
     AddColumn {
         /// A dataset directory.
         path: PathBuf,
@@ -299,6 +300,13 @@ pub enum Command {
         /// NAME:TYPE of a column added with every value null (no data written).
         #[arg(long = "null")]
         nulls: Vec<String>,
+        /// A file (Parquet, CSV, JSON lines, Arrow IPC) whose columns are added, each
+        /// row matched by --on (rows without a match get nulls).
+        #[arg(long, requires = "on")]
+        from: Option<PathBuf>,
+        /// The key column of --from (in both the file and the dataset).
+        #[arg(long, requires = "from")]
+        on: Option<String>,
     },
     /// Drop columns (names or dotted struct paths); only the schema changes, the files
     /// stay until cleanup.

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, BooleanArray, RecordBatch};
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use lancer_table::evolve::{ColumnChange, UpdateStats};
 
@@ -380,4 +380,94 @@ pub fn merge_insert(
         })
     });
     Ok(ds.merge_insert(&spec, cast_schema, source)?)
+}
+
+/// Adds the columns of `source` other than its key `on` (pylance's `merge(table,
+/// left_on)`): each fragment's rows take the values of the source row with the same
+/// key (null without one), written as one new data file per fragment. The source is
+/// held in memory (it is a table of new columns, not a dataset); a key that appears
+/// twice in it is an error.
+pub fn merge_columns(
+    ds: &Dataset,
+    on: &str,
+    source_schema: arrow_schema::SchemaRef,
+    source: impl IntoIterator<Item = Result<RecordBatch>>,
+) -> Result<Dataset> {
+    use arrow_array::UInt32Array;
+    let schema = ds.schema();
+    let key_field = schema
+        .field_with_name(on)
+        .map_err(|_| Error::InvalidArgument {
+            what: format!("key column {on:?} is not in the dataset"),
+        })?;
+    let key_src = source_schema
+        .index_of(on)
+        .map_err(|_| Error::InvalidArgument {
+            what: format!("key column {on:?} is missing from the source"),
+        })?;
+    let new_fields: Vec<Field> = source_schema
+        .fields()
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != key_src)
+        .map(|(_, f)| Field::new(f.name(), f.data_type().clone(), true))
+        .collect();
+    if new_fields.is_empty() {
+        return Err(Error::InvalidArgument {
+            what: "the source has no column besides the key: nothing to add".into(),
+        });
+    }
+    let batches: Vec<RecordBatch> = source.into_iter().collect::<Result<_>>()?;
+    let all = arrow_select::concat::concat_batches(&source_schema, &batches)?;
+    // the source's keys, cast to the dataset key's type, as row-encoded bytes
+    let cast = |c: &ArrayRef| -> Result<ArrayRef> {
+        if c.data_type() == key_field.data_type() {
+            Ok(c.clone())
+        } else {
+            Ok(arrow_cast::cast(c, key_field.data_type())?)
+        }
+    };
+    let conv = arrow_row::RowConverter::new(vec![arrow_row::SortField::new(
+        key_field.data_type().clone(),
+    )])?;
+    let src_keys = conv.convert_columns(&[cast(all.column(key_src))?])?;
+    let mut index: std::collections::HashMap<Vec<u8>, u32> =
+        std::collections::HashMap::with_capacity(all.num_rows());
+    for i in 0..all.num_rows() {
+        if all.column(key_src).is_null(i) {
+            continue;
+        }
+        if index
+            .insert(src_keys.row(i).as_ref().to_vec(), i as u32)
+            .is_some()
+        {
+            return Err(Error::InvalidArgument {
+                what: format!(
+                    "key {} appears twice in the source: each row must get one value",
+                    arrow_cast::display::array_value_to_string(all.column(key_src), i)
+                        .unwrap_or_default()
+                ),
+            });
+        }
+    }
+    let out_schema = Arc::new(Schema::new(new_fields));
+    let value_cols: Vec<usize> = (0..all.num_columns()).filter(|i| *i != key_src).collect();
+    let compute = |b: &RecordBatch| -> Result<RecordBatch> {
+        let keys = conv.convert_columns(&[b.column(0).clone()])?;
+        let idx: UInt32Array = (0..b.num_rows())
+            .map(|i| {
+                if b.column(0).is_null(i) {
+                    None
+                } else {
+                    index.get(keys.row(i).as_ref()).copied()
+                }
+            })
+            .collect();
+        let cols: Vec<ArrayRef> = value_cols
+            .iter()
+            .map(|&c| arrow_select::take::take(all.column(c).as_ref(), &idx, None))
+            .collect::<std::result::Result<_, _>>()?;
+        Ok(RecordBatch::try_new(out_schema.clone(), cols)?)
+    };
+    ds.add_columns_with(out_schema.clone(), Some(&[on]), compute)
 }

@@ -235,7 +235,7 @@ fn run(
     let mut out = vec![(ds.version(), m.clone(), ids_json(&ds))];
     let mut added = 0;
     for step in 0..steps {
-        let what = rng.below(11);
+        let what = rng.below(12);
         let int_cols: Vec<String> = m
             .columns
             .iter()
@@ -400,6 +400,39 @@ fn run(
                     row[i] = row[i].as_i64().map_or(Value::Null, |v| json!(v as f64));
                 }
                 lancer::evolve::cast_columns(&ds, &[(c, DataType::Float64)]).unwrap()
+            }
+            11 => {
+                // columns from a table joined on id (pylance's merge): some rows match
+                added += 1;
+                let name = format!("j{added}");
+                let ids: Vec<i64> = m
+                    .rows
+                    .keys()
+                    .copied()
+                    .filter(|id| id % 3 != 0)
+                    .chain([next_id + 1000])
+                    .collect();
+                m.columns.push((name.clone(), DataType::Int64));
+                for (id, row) in m.rows.iter_mut() {
+                    row.push(if id % 3 != 0 {
+                        json!(id * 3)
+                    } else {
+                        Value::Null
+                    });
+                }
+                let s = Arc::new(Schema::new(vec![
+                    Field::new("id", DataType::Int64, false),
+                    Field::new(&name, DataType::Int64, true),
+                ]));
+                let b = RecordBatch::try_new(
+                    s.clone(),
+                    vec![
+                        Arc::new(Int64Array::from(ids.clone())),
+                        Arc::new(Int64Array::from_iter_values(ids.iter().map(|i| i * 3))),
+                    ],
+                )
+                .unwrap();
+                lancer::evolve::merge_columns(&ds, "id", s, [Ok(b)]).unwrap()
             }
             9 => {
                 let (v, old, _) = out[rng.below(out.len() as u64) as usize].clone();

@@ -148,7 +148,7 @@ pub fn cleanup(path: &Path, older_than: &str, json: bool) -> CmdResult {
 }
 
 /// Batches read lazily from an input file.
-type Batches = Box<dyn Iterator<Item = Result<RecordBatch, arrow_schema::ArrowError>>>;
+pub(crate) type Batches = Box<dyn Iterator<Item = Result<RecordBatch, arrow_schema::ArrowError>>>;
 
 /// A reader that advances a progress bar by the bytes it reads.
 struct Counting<R> {
@@ -176,7 +176,7 @@ impl<R: std::io::Seek> std::io::Seek for Counting<R> {
 /// whether `bar` counts rows (Parquet, whose row count is known) rather than bytes —
 /// the bar's length is set accordingly. The readers are the hardened ones of
 /// [`lancer_cli::input`]: a damaged input ends in an error naming it.
-fn read_input(
+pub(crate) fn read_input(
     input: &Path,
     bar: &indicatif::ProgressBar,
 ) -> Result<(SchemaRef, Batches, bool), Box<dyn std::error::Error>> {

@@ -105,6 +105,37 @@ pub fn add_column(path: &Path, exprs: &[String], nulls: &[String], json: bool) -
     )
 }
 
+/// `lancer add-column DATASET --from FILE --on KEY`.
+pub fn add_from(path: &Path, file: &Path, key: &str, json: bool) -> CmdResult {
+    let ds = Dataset::open(path)?;
+    let t = std::time::Instant::now();
+    let bar = indicatif::ProgressBar::hidden();
+    let (schema, batches, _) = super::dataset::read_input(file, &bar)?;
+    let added: Vec<String> = schema
+        .fields()
+        .iter()
+        .filter(|f| f.name() != key)
+        .map(|f| f.name().clone())
+        .collect();
+    let after = evolve::merge_columns(&ds, key, schema, batches.map(|b| Ok(b?)))?;
+    report(
+        json,
+        serde_json::json!({
+            "added": added,
+            "on": key,
+            "version": after.version(),
+            "seconds": t.elapsed().as_secs_f64(),
+        }),
+        || {
+            format!(
+                "added {} (joined on {key}): version {}",
+                added.join(", "),
+                after.version()
+            )
+        },
+    )
+}
+
 /// `lancer drop-column DATASET COLUMN…`.
 pub fn drop_column(path: &Path, columns: &[String], json: bool) -> CmdResult {
     let ds = Dataset::open(path)?;

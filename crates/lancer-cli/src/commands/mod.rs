@@ -96,9 +96,16 @@ pub fn run(cli: Cli) -> CmdResult {
         Command::Tag { action } => dataset::tag(action, json),
         Command::Index { action } => index::run(action, json),
         Command::Restore { path, version } => dataset::restore(&path, version, json),
-        Command::AddColumn { path, exprs, nulls } => {
-            evolve::add_column(&path, &exprs, &nulls, json)
-        }
+        Command::AddColumn {
+            path,
+            exprs,
+            nulls,
+            from,
+            on,
+        } => match (from, on) {
+            (Some(file), Some(key)) => evolve::add_from(&path, &file, &key, json),
+            _ => evolve::add_column(&path, &exprs, &nulls, json),
+        },
         Command::DropColumn { path, columns } => evolve::drop_column(&path, &columns, json),
         Command::RenameColumn { path, old, new } => evolve::rename_column(&path, &old, &new, json),
         Command::AlterColumn {
