@@ -1402,19 +1402,7 @@ fn concurrent_updates_appends_and_compactions_lose_nothing() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let ds = dir.join("ds");
-    for part in 0..4 {
-        let csv = dir.join(format!("p{part}.csv"));
-        let body: String = std::iter::once("id,x\n".to_string())
-            .chain((part * 100..part * 100 + 100).map(|i| format!("{i},0\n")))
-            .collect();
-        std::fs::write(&csv, body).unwrap();
-        let mode = if part == 0 { "create" } else { "append" };
-        ok(lancer()
-            .arg("import")
-            .arg(&csv)
-            .arg(&ds)
-            .args(["--mode", mode]));
-    }
+    import_parts(&dir, &ds, 4, 100, |_| 0);
     let s = |x: &str| x.to_string();
     let d = ds.to_string_lossy().to_string();
     let mut jobs: Vec<Vec<Vec<String>>> = Vec::new();
@@ -1511,19 +1499,7 @@ fn killed_evolution_writers_leave_the_last_version_intact() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let ds = dir.join("ds");
-    for part in 0..3 {
-        let csv = dir.join(format!("p{part}.csv"));
-        let body: String = std::iter::once("id,x\n".to_string())
-            .chain((part * 50..part * 50 + 50).map(|i| format!("{i},{i}\n")))
-            .collect();
-        std::fs::write(&csv, body).unwrap();
-        let mode = if part == 0 { "create" } else { "append" };
-        ok(lancer()
-            .arg("import")
-            .arg(&csv)
-            .arg(&ds)
-            .args(["--mode", mode]));
-    }
+    import_parts(&dir, &ds, 3, 50, |i| i);
     let table = || ok(lancer().args(["cat", "--format", "jsonl"]).arg(&ds)).stdout;
     let mut added = 0;
     for point in [
@@ -1585,19 +1561,7 @@ fn concurrent_merges_on_overlapping_keys_keep_keys_unique() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let ds = dir.join("ds");
-    for part in 0..3 {
-        let csv = dir.join(format!("p{part}.csv"));
-        let body: String = std::iter::once("id,x\n".to_string())
-            .chain((part * 100..part * 100 + 100).map(|i| format!("{i},0\n")))
-            .collect();
-        std::fs::write(&csv, body).unwrap();
-        let mode = if part == 0 { "create" } else { "append" };
-        ok(lancer()
-            .arg("import")
-            .arg(&csv)
-            .arg(&ds)
-            .args(["--mode", mode]));
-    }
+    import_parts(&dir, &ds, 3, 100, |_| 0);
     let d = ds.to_string_lossy().to_string();
     let mut jobs = Vec::new();
     for k in 0..3i64 {
@@ -1656,4 +1620,28 @@ fn concurrent_merges_on_overlapping_keys_keep_keys_unique() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Imports `parts` CSV files of `per` rows (`id`, `x = x_of(id)`) into `ds`: a dataset
+/// of `parts` fragments.
+fn import_parts(
+    dir: &std::path::Path,
+    ds: &std::path::Path,
+    parts: i64,
+    per: i64,
+    x_of: fn(i64) -> i64,
+) {
+    for part in 0..parts {
+        let csv = dir.join(format!("p{part}.csv"));
+        let body: String = std::iter::once("id,x\n".to_string())
+            .chain((part * per..part * per + per).map(|i| format!("{i},{}\n", x_of(i))))
+            .collect();
+        std::fs::write(&csv, body).unwrap();
+        let mode = if part == 0 { "create" } else { "append" };
+        ok(lancer()
+            .arg("import")
+            .arg(&csv)
+            .arg(ds)
+            .args(["--mode", mode]));
+    }
 }

@@ -186,6 +186,26 @@ fn next_fragment_id(m: Option<&pb::Manifest>) -> u64 {
     })
 }
 
+/// `fragments` with `updated` in place of their namesakes (each must still be there)
+/// and without `removed`.
+fn replace_fragments(
+    fragments: &mut Vec<pb::DataFragment>,
+    updated: &[pb::DataFragment],
+    removed: &[u64],
+) -> Result<()> {
+    for upd in updated {
+        let slot = fragments
+            .iter_mut()
+            .find(|f| f.id == upd.id)
+            .ok_or_else(|| TableError::Conflict {
+                what: format!("fragment {} was removed by a concurrent commit", upd.id),
+            })?;
+        *slot = upd.clone();
+    }
+    fragments.retain(|f| !removed.contains(&f.id));
+    Ok(())
+}
+
 /// Applies `op` on top of `base` (None: a new dataset).
 fn apply(
     base: Option<&pb::Manifest>,
@@ -222,18 +242,11 @@ fn apply(
             m.fragments.extend(new);
         }
         Operation::Delete(d) => {
-            for upd in &d.updated_fragments {
-                let slot = m
-                    .fragments
-                    .iter_mut()
-                    .find(|f| f.id == upd.id)
-                    .ok_or_else(|| TableError::Conflict {
-                        what: format!("fragment {} was removed by a concurrent commit", upd.id),
-                    })?;
-                *slot = upd.clone();
-            }
-            m.fragments
-                .retain(|f| !d.deleted_fragment_ids.contains(&f.id));
+            replace_fragments(
+                &mut m.fragments,
+                &d.updated_fragments,
+                &d.deleted_fragment_ids,
+            )?;
         }
         Operation::CreateIndex(_) => {
             base.ok_or_else(|| TableError::NotFound {
@@ -255,18 +268,11 @@ fn apply(
             }
         }
         Operation::Update(u) => {
-            for upd in &u.updated_fragments {
-                let slot = m
-                    .fragments
-                    .iter_mut()
-                    .find(|f| f.id == upd.id)
-                    .ok_or_else(|| TableError::Conflict {
-                        what: format!("fragment {} was removed by a concurrent commit", upd.id),
-                    })?;
-                *slot = upd.clone();
-            }
-            m.fragments
-                .retain(|f| !u.removed_fragment_ids.contains(&f.id));
+            replace_fragments(
+                &mut m.fragments,
+                &u.updated_fragments,
+                &u.removed_fragment_ids,
+            )?;
             let new = renumber(&u.new_fragments);
             m.fragments.extend(new);
         }

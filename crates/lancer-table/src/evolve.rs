@@ -584,13 +584,7 @@ impl Dataset {
             }
             let mut del = self.deletions(frag)?;
             del.extend(offsets);
-            if del.len() == frag.physical_rows {
-                removed.push(frag.id);
-                continue;
-            }
-            let mut nf = frag.clone();
-            nf.deletion_file = Some(self.write_deletion_file(frag.id, &del)?);
-            updated.push(nf);
+            self.record_deletions(frag, &del, &mut updated, &mut removed)?;
         }
         stats.fragments_removed = removed.len();
         let params = crate::write::WriteParams {

@@ -387,14 +387,7 @@ impl Dataset {
             if del.len() == existing.len() {
                 continue;
             }
-            if del.len() == frag.physical_rows {
-                removed.push(frag.id);
-                continue;
-            }
-            let d = self.write_deletion_file(frag.id, &del)?;
-            let mut nf = frag.clone();
-            nf.deletion_file = Some(d);
-            updated.push(nf);
+            self.record_deletions(frag, &del, &mut updated, &mut removed)?;
         }
         if updated.is_empty() && removed.is_empty() {
             return Dataset::open_version(self.root(), version);
@@ -412,6 +405,25 @@ impl Dataset {
             Naming::detect(self.root()),
         )?;
         Dataset::open_version(self.root(), m.version())
+    }
+
+    /// Records `del` as all of `frag`'s deleted rows: the fragment's id in `removed` when
+    /// every row is deleted, else the fragment with a new deletion file in `updated`.
+    pub(crate) fn record_deletions(
+        &self,
+        frag: &pb::DataFragment,
+        del: &roaring::RoaringBitmap,
+        updated: &mut Vec<pb::DataFragment>,
+        removed: &mut Vec<u64>,
+    ) -> Result<()> {
+        if del.len() == frag.physical_rows {
+            removed.push(frag.id);
+            return Ok(());
+        }
+        let mut nf = frag.clone();
+        nf.deletion_file = Some(self.write_deletion_file(frag.id, del)?);
+        updated.push(nf);
+        Ok(())
     }
 
     /// Writes a deletion file (an Arrow IPC file of the deleted offsets) for fragment

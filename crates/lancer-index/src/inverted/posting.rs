@@ -270,15 +270,15 @@ impl PositionBlock {
     }
 }
 
-/// The positions of the documents of block `i` alone (see
-/// [`decode_positions_shared`]; the caller has run [`check_position_blocks`]).
-pub fn decode_position_block(
-    stream: &[u8],
+/// Block `i`'s bytes of the stream, its documents' frequencies and their total
+/// positions — each bound checked (every position takes at least a bit).
+fn position_block_bounds<'a>(
+    stream: &'a [u8],
     block_offsets: &[u32],
-    freqs: &[u32],
+    freqs: &'a [u32],
     block: usize,
     i: usize,
-) -> Result<PositionBlock, DecodeError> {
+) -> Result<(&'a [u8], &'a [u32], usize), DecodeError> {
     let Some(&off) = block_offsets.get(i) else {
         return Err(format!("position block {i} of {}", block_offsets.len()));
     };
@@ -292,19 +292,29 @@ pub fn decode_position_block(
             stream.len()
         ));
     }
-    let mut b = &stream[off..end];
     let docs = freqs
         .get(i * block..((i + 1) * block).min(freqs.len()))
         .unwrap_or_default();
     let total: u64 = docs.iter().map(|&f| u64::from(f)).sum();
-    // every position takes at least one bit of the stream
     if total > 8 * (end - off) as u64 + 128 {
         return Err(format!(
             "position block {i}: {total} positions in {} bytes",
             end - off
         ));
     }
-    let total = total as usize;
+    Ok((&stream[off..end], docs, total as usize))
+}
+
+/// The positions of the documents of block `i` alone (see
+/// [`decode_positions_shared`]; the caller has run [`check_position_blocks`]).
+pub fn decode_position_block(
+    stream: &[u8],
+    block_offsets: &[u32],
+    freqs: &[u32],
+    block: usize,
+    i: usize,
+) -> Result<PositionBlock, DecodeError> {
+    let (mut b, docs, total) = position_block_bounds(stream, block_offsets, freqs, block, i)?;
     let mut deltas = Vec::with_capacity(total);
     while total - deltas.len() >= 128 {
         let nb = u8_of(&mut b, "position bits")?;
@@ -350,37 +360,13 @@ pub fn decode_doc_positions(
     out: &mut Vec<u32>,
 ) -> Result<(), DecodeError> {
     out.clear();
-    let Some(&off) = block_offsets.get(i) else {
-        return Err(format!("position block {i} of {}", block_offsets.len()));
-    };
-    let end = block_offsets
-        .get(i + 1)
-        .map_or(stream.len(), |&e| e as usize);
-    let off = off as usize;
-    if off > end || end > stream.len() {
-        return Err(format!(
-            "position block {i} at {off}..{end} of {}",
-            stream.len()
-        ));
-    }
-    let docs = freqs
-        .get(i * block..((i + 1) * block).min(freqs.len()))
-        .unwrap_or_default();
+    let (mut b, docs, total) = position_block_bounds(stream, block_offsets, freqs, block, i)?;
     if d >= docs.len() {
         return Err(format!("document {d} of a {}-document block", docs.len()));
     }
-    let total: u64 = docs.iter().map(|&f| u64::from(f)).sum();
-    if total > 8 * (end - off) as u64 + 128 {
-        return Err(format!(
-            "position block {i}: {total} positions in {} bytes",
-            end - off
-        ));
-    }
-    let total = total as usize;
     let from: usize = docs[..d].iter().map(|&f| f as usize).sum();
     let to = from + docs[d] as usize;
     let packed = total / 128 * 128;
-    let mut b = &stream[off..end];
     let mut vals: Vec<u32> = Vec::with_capacity(to - from);
     let mut at = 0usize; // index of the next value in the block
     while at < packed && at < to {

@@ -695,23 +695,8 @@ impl<'a> Ctx<'a> {
         };
         for pl in &pre.parts {
             let part = &pre.segs[pl.seg].partitions[pl.part];
-            let weights: Vec<Arc<Weights>> = pl
-                .terms
-                .iter()
-                .map(|t| part.weights(t.id, &t.postings, pre.stats.avgdl, pl.quantized))
-                .collect();
-            let terms: Vec<Term> = pl
-                .terms
-                .iter()
-                .zip(&weights)
-                .map(|(t, w)| Term {
-                    docs: &t.postings.docs,
-                    weights: &w.per_doc,
-                    idf: idf(pre.n_of[&t.text], pre.stats.docs),
-                    max: w.max,
-                    groups: &w.groups,
-                })
-                .collect();
+            let weights = pre.weights(pl, part);
+            let terms = pre.terms(pl, &weights);
             let emit = &mut |d: u32, s: f32| sink(part.row_ids[d as usize], s);
             match (floor, terms.as_slice()) {
                 // no list, no match
@@ -878,23 +863,8 @@ impl<'a> Ctx<'a> {
             if first.len() < k || k == 0 {
                 continue;
             }
-            let weights: Vec<Arc<Weights>> = pl
-                .terms
-                .iter()
-                .map(|t| part.weights(t.id, &t.postings, pre.stats.avgdl, pl.quantized))
-                .collect();
-            let terms: Vec<Term> = pl
-                .terms
-                .iter()
-                .zip(&weights)
-                .map(|(t, w)| Term {
-                    docs: &t.postings.docs,
-                    weights: &w.per_doc,
-                    idf: idf(pre.n_of[&t.text], pre.stats.docs),
-                    max: w.max,
-                    groups: &w.groups,
-                })
-                .collect();
+            let weights = pre.weights(pl, part);
+            let terms = pre.terms(pl, &weights);
             let pi = parts.len() as u32;
             intersect(&terms, None, &mut |d, at| {
                 cands.push((exact(&terms, at), pi, docs_of.len() as u32));
@@ -986,6 +956,32 @@ impl<'a> Ctx<'a> {
             }
         }
         Ok(())
+    }
+}
+
+impl Prepared {
+    /// Each list's BM25 weights in partition `part` (cached by the partition).
+    fn weights(&self, pl: &PartLists, part: &Partition) -> Vec<Arc<Weights>> {
+        pl.terms
+            .iter()
+            .map(|t| part.weights(t.id, &t.postings, self.stats.avgdl, pl.quantized))
+            .collect()
+    }
+
+    /// The partition's lists as scored terms, in `pl`'s order (the order scores are
+    /// summed in).
+    fn terms<'a>(&self, pl: &'a PartLists, weights: &'a [Arc<Weights>]) -> Vec<Term<'a>> {
+        pl.terms
+            .iter()
+            .zip(weights)
+            .map(|(t, w)| Term {
+                docs: &t.postings.docs,
+                weights: &w.per_doc,
+                idf: idf(self.n_of[&t.text], self.stats.docs),
+                max: w.max,
+                groups: &w.groups,
+            })
+            .collect()
     }
 }
 
