@@ -2,7 +2,7 @@
 """Data evolution benchmark: merge_insert, update, add_columns and compaction — Lancer vs
 pylance 14 on the same data in one run.
 
-    .venv/bench/bin/python bench/evolve.py [--rows 10000000] [--no-record]
+    .venv/bench/bin/python bench/evolve.py [--rows 10000000] [--iters 3] [--no-record]
 
 Data (written by pylance 14, fragments of 1M rows): `id` int64 0..rows, `x` float64,
 `category` (20 strings). Each operation runs on a fresh copy per engine (the copy is
@@ -17,7 +17,8 @@ made and synced outside the timed part): pylance in-process, Lancer through the 
 - compaction of 1,000 fragments of 1,000 rows (pylance `optimize.compact_files()` /
   `lancer compact`), a separate dataset.
 
-Results are checked equal (row counts and sums of `x`) and appended to bench/RESULTS.md.
+Each time is the best of `--iters` runs. Results are checked equal (row counts and sums
+of `x`) and appended to bench/RESULTS.md.
 """
 import argparse
 import datetime
@@ -91,6 +92,7 @@ def check(path):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=10_000_000)
+    ap.add_argument("--iters", type=int, default=3)
     ap.add_argument("--no-record", action="store_true")
     a = ap.parse_args()
     exe = os.path.join(file_read.ROOT, "target", "release", "lancer")
@@ -113,12 +115,16 @@ def main():
     res = []
 
     def op(name, py_fn, lan_args, source):
-        py_ds = fresh(source, "py")
-        t = time.perf_counter()
-        py_fn(lance.dataset(py_ds))
-        py = time.perf_counter() - t
-        lan_ds = fresh(source, "lancer")
-        lan, _, rss = run_cli(1, [exe, *[x.replace("{ds}", lan_ds) for x in lan_args]])
+        # best of --iters runs, each on a fresh copy (made and synced untimed)
+        py, lan, rss = float("inf"), float("inf"), 0
+        for _ in range(a.iters):
+            py_ds = fresh(source, "py")
+            t = time.perf_counter()
+            py_fn(lance.dataset(py_ds))
+            py = min(py, time.perf_counter() - t)
+            lan_ds = fresh(source, "lancer")
+            secs, _, r = run_cli(1, [exe, *[x.replace("{ds}", lan_ds) for x in lan_args]])
+            lan, rss = min(lan, secs), max(rss, r)
         same = check(py_ds) == check(lan_ds)
         res.append((name, py, lan, rss, same, check(lan_ds)[0]))
         print(f"{name:<34} pylance {py:7.2f} s  lancer {lan:7.2f} s  {py / lan:5.2f}x  RSS {rss / 2**20:.0f} MiB"
@@ -139,7 +145,7 @@ def main():
         return
     day = datetime.date.today().isoformat()
     lines = ["", f"## Data evolution — {day} — {a.rows:,} rows — {file_read.machine()}", "",
-             "`bench/evolve.py`: pylance 14 in-process, Lancer CLI (whole process); each on a fresh copy.", "",
+             f"`bench/evolve.py`: pylance 14 in-process, Lancer CLI (whole process); each on a fresh copy, best of {a.iters}.", "",
              "| operation | rows after | pylance s | Lancer s | pylance / Lancer | Lancer peak RSS MiB | same result |",
              "|---|---|---|---|---|---|---|"]
     for name, py, lan, rss, same, rows in res:
