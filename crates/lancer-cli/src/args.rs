@@ -395,6 +395,10 @@ pub enum Command {
         /// With --delete-unmatched: only the unmatched rows this SQL filter selects.
         #[arg(long, requires = "delete_unmatched")]
         delete_where: Option<String>,
+        /// Update only the matched rows this SQL condition selects, over `source.col`
+        /// and `target.col`, e.g. "source.ts > target.ts".
+        #[arg(long)]
+        update_where: Option<String>,
     },
     /// Make an old version the latest again (as a new version).
     Restore {

@@ -45,7 +45,14 @@ pub struct MergeInsert<'a> {
     /// Source bytes hashed in memory at most (None: [`SOURCE_IN_MEMORY`]); a larger
     /// source is streamed.
     pub source_in_memory: Option<usize>,
+    /// With `update_matched`: only pairs this passes are updated (it sees the source
+    /// rows and the matching dataset rows, all columns, aligned); the others stay as
+    /// they are (pylance's `when_matched_update_all(condition)`).
+    pub update_if: Option<PairFilter<'a>>,
 }
+
+/// A filter over matched pairs: (source rows, dataset rows) → which to update.
+pub type PairFilter<'a> = &'a (dyn Fn(&RecordBatch, &RecordBatch) -> Result<BooleanArray> + Sync);
 
 /// What a merge changed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -218,6 +225,15 @@ impl<V> Side<V> {
     }
 }
 
+/// What a join wrote: the new fragments, the dataset rows any source row matched, those
+/// rewritten (their old copies to delete), and the counts.
+type Merged = (
+    Vec<pb::DataFragment>,
+    RoaringTreemap,
+    RoaringTreemap,
+    MergeStats,
+);
+
 /// A source row (batch, row).
 type SourceRow = (u32, u32);
 
@@ -258,7 +274,7 @@ impl Dataset {
                 break;
             }
         }
-        let (new_fragments, matched, mut stats) = if small {
+        let (new_fragments, matched, rewritten, mut stats) = if small {
             self.merge_small_source(spec, &plan, &held)?
         } else if self.uses_stable_row_ids() {
             return Err(invalid(format!(
@@ -270,6 +286,7 @@ impl Dataset {
         };
         // deletion vectors: rewritten rows, and unmatched target rows when asked
         let by_frag: HashMap<u32, &RoaringBitmap> = matched.bitmaps().collect();
+        let rewritten_by_frag: HashMap<u32, &RoaringBitmap> = rewritten.bitmaps().collect();
         let mut updated = Vec::new();
         let mut removed = Vec::new();
         for frag in self.fragments() {
@@ -277,10 +294,11 @@ impl Dataset {
             let mut del: RoaringBitmap = self.deletions(frag)?;
             let before = del.len();
             let hit = u32::try_from(fid).ok().and_then(|f| by_frag.get(&f));
-            if spec.update_matched {
-                if let Some(b) = hit {
-                    del |= *b;
-                }
+            if let Some(b) = u32::try_from(fid)
+                .ok()
+                .and_then(|f| rewritten_by_frag.get(&f))
+            {
+                del |= *b;
             }
             if spec.delete_unmatched_by_source {
                 let runs = self.kept_runs(frag)?;
@@ -465,7 +483,7 @@ impl Dataset {
         spec: &MergeInsert<'_>,
         plan: &Plan,
         source: &[RecordBatch],
-    ) -> Result<(Vec<pb::DataFragment>, RoaringTreemap, MergeStats)> {
+    ) -> Result<Merged> {
         let rows: usize = source.iter().map(RecordBatch::num_rows).sum();
         // key → its source rows (batch, row), first one inline
         let mut side: Side<SourceRows> = Side::new(plan.conv.is_none(), rows);
@@ -548,9 +566,12 @@ impl Dataset {
         let mut carried_created: Vec<u64> = Vec::new();
         let mut known: HashMap<u64, (std::sync::Arc<Vec<u64>>, Vec<u64>)> = HashMap::new();
         let mut out = Vec::new();
+        let mut rewritten = RoaringTreemap::new();
         for (bi, b) in source.iter().enumerate() {
-            let (update_rows, update_targets): (Vec<u32>, Vec<u64>) =
+            let (mut update_rows, mut update_targets): (Vec<u32>, Vec<u64>) =
                 pairs[bi].iter().copied().unzip();
+            self.keep_updates(spec, b, &mut update_rows, &mut update_targets)?;
+            rewritten.extend(update_targets.iter().copied());
             stats.updated += update_rows.len() as u64;
             if stable {
                 for &t in &update_targets {
@@ -592,7 +613,7 @@ impl Dataset {
         if stable {
             crate::evolve::carry_rows(&mut frags, &carried_ids, &carried_created);
         }
-        Ok((frags, matched, stats))
+        Ok((frags, matched, rewritten, stats))
     }
 
     /// A source too large to hold: the target's live keys hashed, the source streamed
@@ -602,7 +623,7 @@ impl Dataset {
         spec: &MergeInsert<'_>,
         plan: &Plan,
         source: impl Iterator<Item = Result<RecordBatch>>,
-    ) -> Result<(Vec<pb::DataFragment>, RoaringTreemap, MergeStats)> {
+    ) -> Result<Merged> {
         let on: Vec<&str> = spec.on.iter().map(String::as_str).collect();
         let live_rows = usize::try_from(self.count_rows()).unwrap_or(0);
         // key → first target row; further target rows of a key under the first
@@ -623,6 +644,7 @@ impl Dataset {
             }
         }
         let matched = RefCell::new(RoaringTreemap::new());
+        let rewritten = RefCell::new(RoaringTreemap::new());
         let stats = RefCell::new(MergeStats::default());
         let failed = Cell::new(false);
         let process = |b: RecordBatch| -> Result<Option<RecordBatch>> {
@@ -651,6 +673,10 @@ impl Dataset {
                 }
             }
             drop(m);
+            self.keep_updates(spec, &b, &mut update_rows, &mut update_targets)?;
+            rewritten
+                .borrow_mut()
+                .extend(update_targets.iter().copied());
             let mut s = stats.borrow_mut();
             s.updated += update_rows.len() as u64;
             s.inserted += insert_rows.len() as u64;
@@ -671,7 +697,50 @@ impl Dataset {
             }
         });
         let frags = self.write_merged(plan, outputs)?;
-        Ok((frags, matched.into_inner(), stats.into_inner()))
+        Ok((
+            frags,
+            matched.into_inner(),
+            rewritten.into_inner(),
+            stats.into_inner(),
+        ))
+    }
+
+    /// Keeps the (source row, dataset row) pairs `spec.update_if` passes.
+    fn keep_updates(
+        &self,
+        spec: &MergeInsert<'_>,
+        b: &RecordBatch,
+        rows: &mut Vec<u32>,
+        targets: &mut Vec<u64>,
+    ) -> Result<()> {
+        let Some(cond) = spec.update_if else {
+            return Ok(());
+        };
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let src = arrow_select::take::take_record_batch(
+            b,
+            &arrow_array::UInt32Array::from(rows.clone()),
+        )?;
+        let tgt = self.take_addresses_all(targets)?;
+        let mask = cond(&src, &tgt)?;
+        if mask.len() != rows.len() {
+            return Err(TableError::corrupt(
+                "the update condition returned the wrong number of rows",
+            ));
+        }
+        let mut k = 0;
+        rows.retain(|_| {
+            k += 1;
+            mask.is_valid(k - 1) && mask.value(k - 1)
+        });
+        let mut k = 0;
+        targets.retain(|_| {
+            k += 1;
+            mask.is_valid(k - 1) && mask.value(k - 1)
+        });
+        Ok(())
     }
 
     /// Every column of the rows at `addrs` (row addresses), in that order.

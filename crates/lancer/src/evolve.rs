@@ -289,6 +289,9 @@ pub struct MergeOptions {
     /// Source bytes joined in memory at most (None: the default, 256 MiB); a larger
     /// source is streamed against the target's keys.
     pub source_in_memory: Option<usize>,
+    /// Update only the matched rows this SQL condition selects, over `source.col` and
+    /// `target.col` (pylance's `when_matched_update_all("source.x > target.x")`).
+    pub update_condition: Option<String>,
 }
 
 /// Merges the `source` stream into `ds` keyed on `opts.on` (see
@@ -318,16 +321,6 @@ pub fn merge_insert(
                 what: e.to_string(),
             })
             .map(|m| m.unwrap_or_else(|| BooleanArray::from(vec![true; b.num_rows()])))
-    };
-    let spec = lancer_table::merge::MergeInsert {
-        on: opts.on.clone(),
-        update_matched: opts.update_matched,
-        insert_unmatched: opts.insert_unmatched,
-        delete_unmatched_by_source: opts.delete_unmatched_by_source,
-        delete_filter: filter
-            .as_ref()
-            .map(|_| &run_filter as lancer_table::merge::RowFilter<'_>),
-        source_in_memory: opts.source_in_memory,
     };
     // source columns of another type than the dataset's are cast (CSV's inferred
     // types, say); a value that does not fit is an error
@@ -379,6 +372,54 @@ pub fn merge_insert(
             },
         })
     });
+    let condition = match &opts.update_condition {
+        Some(sql) if opts.update_matched => {
+            Some(Filter::merge_condition(sql, &cast_schema, &target)?)
+        }
+        Some(_) => {
+            return Err(Error::InvalidArgument {
+                what: "an update condition needs the merge to update matched rows".into(),
+            })
+        }
+        None => None,
+    };
+    let run_condition =
+        |src: &RecordBatch, tgt: &RecordBatch| -> lancer_table::Result<BooleanArray> {
+            let Some(c) = &condition else {
+                return Ok(BooleanArray::from(vec![true; src.num_rows()]));
+            };
+            let mut fields = Vec::new();
+            let mut cols = Vec::new();
+            for (side, b) in [("source", src), ("target", tgt)] {
+                for (f, c) in b.schema().fields().iter().zip(b.columns()) {
+                    fields.push(
+                        f.as_ref()
+                            .clone()
+                            .with_name(format!("{side}__{}", f.name())),
+                    );
+                    cols.push(c.clone());
+                }
+            }
+            let joined = RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)
+                .map_err(lancer_table::TableError::from)?;
+            c.evaluate(&joined)
+                .map_err(|e| lancer_table::TableError::InvalidInput {
+                    what: e.to_string(),
+                })
+        };
+    let spec = lancer_table::merge::MergeInsert {
+        on: opts.on.clone(),
+        update_matched: opts.update_matched,
+        insert_unmatched: opts.insert_unmatched,
+        delete_unmatched_by_source: opts.delete_unmatched_by_source,
+        delete_filter: filter
+            .as_ref()
+            .map(|_| &run_filter as lancer_table::merge::RowFilter<'_>),
+        source_in_memory: opts.source_in_memory,
+        update_if: condition
+            .as_ref()
+            .map(|_| &run_condition as lancer_table::merge::PairFilter<'_>),
+    };
     Ok(ds.merge_insert(&spec, cast_schema, source)?)
 }
 

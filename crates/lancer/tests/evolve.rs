@@ -921,7 +921,12 @@ fn merge_modes_agree_on_both_joins() {
         };
         let ids: Vec<i64> = (0..20).collect();
         let mut ds = Dataset::write(&tmp, schema.clone(), &[batch(&ids, 0)], &params).unwrap();
-        let run = |ds: &Dataset, ids: &[i64], up: bool, ins: bool, del: Option<&str>| {
+        let run_if = |ds: &Dataset,
+                      ids: &[i64],
+                      up: bool,
+                      ins: bool,
+                      del: Option<&str>,
+                      cond: Option<&str>| {
             let opts = lancer::evolve::MergeOptions {
                 on: vec!["id".into()],
                 update_matched: up,
@@ -929,9 +934,13 @@ fn merge_modes_agree_on_both_joins() {
                 delete_unmatched_by_source: del.is_some(),
                 delete_filter: del.filter(|d| !d.is_empty()).map(str::to_string),
                 source_in_memory: mem,
+                update_condition: cond.map(str::to_string),
             };
             let b = batch(ids, 1);
             lancer::evolve::merge_insert(ds, &opts, b.schema(), [Ok(b)])
+        };
+        let run = |ds: &Dataset, ids: &[i64], up: bool, ins: bool, del: Option<&str>| {
+            run_if(ds, ids, up, ins, del, None)
         };
         let (d, s) = run(&ds, &[5, 6, 100], true, true, None).unwrap();
         assert_eq!((s.updated, s.inserted, s.deleted), (2, 1, 0));
@@ -941,6 +950,11 @@ fn merge_modes_agree_on_both_joins() {
         ds = d;
         let (d, s) = run(&ds, &[7, 102], true, false, None).unwrap();
         assert_eq!((s.updated, s.inserted), (1, 0), "update only");
+        ds = d;
+        // a conditional update: both match, only 11 passes, nothing inserted
+        let cond = Some("target.id = 11 AND source.x > target.x");
+        let (d, s) = run_if(&ds, &[10, 11, 103], true, false, None, cond).unwrap();
+        assert_eq!((s.updated, s.inserted), (1, 0), "conditional update");
         ds = d;
         let (d, s) = run(&ds, &[1, 2], false, false, Some("id < 10")).unwrap();
         assert_eq!(s.deleted, 8, "ids 0, 3..9 deleted");

@@ -134,6 +134,7 @@ pub fn run(cli: Cli) -> CmdResult {
             insert,
             delete_unmatched,
             delete_where,
+            update_where,
         } => {
             // no flag: an upsert
             let upsert = !(update || insert || delete_unmatched);
@@ -144,6 +145,7 @@ pub fn run(cli: Cli) -> CmdResult {
                 delete_unmatched_by_source: delete_unmatched,
                 delete_filter: delete_where,
                 source_in_memory: None,
+                update_condition: update_where,
             };
             dataset::merge(&path, &input, &opts, json)
         }

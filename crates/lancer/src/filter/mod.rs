@@ -147,6 +147,9 @@ const COMPILE_STACK: usize = 256 << 20;
 enum Use {
     Filter,
     Value,
+    /// A merge condition: a filter whose `source.x` / `target.x` name the columns
+    /// `source__x` / `target__x` of the schema it is compiled against.
+    Condition,
 }
 
 impl Expression {
@@ -179,7 +182,7 @@ impl Expression {
         let bad = |message: String| {
             let message = message.lines().map(str::trim).collect::<Vec<_>>().join(" ");
             match usage {
-                Use::Filter => Error::Filter {
+                Use::Filter | Use::Condition => Error::Filter {
                     filter: sql.to_string(),
                     message,
                 },
@@ -191,6 +194,9 @@ impl Expression {
         };
         let mut ast = parse::parse_filter(sql).map_err(bad)?;
         legacy_functions(&mut ast);
+        if usage == Use::Condition {
+            qualified_sides(&mut ast);
+        }
         let full = DFSchema::try_from(schema.clone()).map_err(|e| bad(e.to_string()))?;
         let options = ParserOptions {
             enable_ident_normalization: false,
@@ -202,7 +208,7 @@ impl Expression {
             .map_err(|e| bad(e.strip_backtrace()))?;
         let expr = literal::type_literals(&expr, &full).map_err(bad)?;
         let expr = match usage {
-            Use::Filter => regexp_match_as_bool(expr),
+            Use::Filter | Use::Condition => regexp_match_as_bool(expr),
             Use::Value => expr,
         };
 
@@ -231,7 +237,7 @@ impl Expression {
         let data_type = expr
             .get_type(df.as_ref())
             .map_err(|e| bad(e.strip_backtrace()))?;
-        if usage == Use::Filter && data_type != DataType::Boolean {
+        if usage != Use::Value && data_type != DataType::Boolean {
             return Err(bad(format!(
                 "a filter must be a boolean expression; this one is of type {data_type}"
             )));
@@ -309,6 +315,39 @@ impl Filter {
         })
     }
 
+    /// A merge condition over matched pairs of rows (pylance's
+    /// `when_matched_update_all(condition)`): `source.x` and `target.x` name column `x`
+    /// of the source row and of the dataset row. It is evaluated on batches of the
+    /// columns `source__x` (of `source`) and `target__x` (of `target`).
+    pub fn merge_condition(sql: &str, source: &Schema, target: &Schema) -> Result<Self, Error> {
+        let side = |prefix: &str, s: &Schema| -> Vec<arrow_schema::Field> {
+            s.fields()
+                .iter()
+                .map(|f| {
+                    f.as_ref()
+                        .clone()
+                        .with_name(format!("{prefix}__{}", f.name()))
+                })
+                .collect()
+        };
+        let mut fields = side("source", source);
+        fields.extend(side("target", target));
+        // messages name the columns as the condition does
+        let readable = |e: Error| match e {
+            Error::Filter { filter, message } => Error::Filter {
+                filter,
+                message: message
+                    .replace("source__", "source.")
+                    .replace("target__", "target."),
+            },
+            other => other,
+        };
+        Ok(Self {
+            inner: Expression::compile(sql, &Schema::new(fields), Use::Condition)
+                .map_err(readable)?,
+        })
+    }
+
     /// The filter text.
     pub fn sql(&self) -> &str {
         self.inner.sql()
@@ -350,6 +389,27 @@ impl Filter {
 }
 
 /// `is_valid(x)`, an old spelling the reference still accepts, is `x IS NOT NULL`.
+/// `source.x` / `target.x` (any case) → the columns `source__x` / `target__x`.
+fn qualified_sides(ast: &mut sql::Expr) {
+    let _ = visit_expressions_mut(ast, |e| {
+        if let sql::Expr::CompoundIdentifier(parts) = e {
+            let side = parts.first().map(|p| p.value.to_ascii_lowercase());
+            if let (Some(side @ ("source" | "target")), true) = (side.as_deref(), parts.len() >= 2)
+            {
+                let name = sql::Ident::new(format!("{side}__{}", parts[1].value));
+                *e = if parts.len() == 2 {
+                    sql::Expr::Identifier(name)
+                } else {
+                    let mut rest = vec![name];
+                    rest.extend(parts[2..].iter().cloned());
+                    sql::Expr::CompoundIdentifier(rest)
+                };
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
 fn legacy_functions(ast: &mut sql::Expr) {
     let _ = visit_expressions_mut(ast, |e| {
         if let sql::Expr::Function(f) = e {
