@@ -415,28 +415,43 @@ impl Dataset {
         read: Option<&[&str]>,
         compute: impl Fn(&RecordBatch) -> std::result::Result<RecordBatch, E> + Sync,
     ) -> std::result::Result<Dataset, E> {
+        self.add_columns_progress(schema, read, compute, &|_, _| {})
+    }
+
+    /// [`Self::add_columns_with`], calling `progress(fragments done, fragments)`.
+    pub fn add_columns_progress<E: From<TableError> + Send>(
+        &self,
+        schema: SchemaRef,
+        read: Option<&[&str]>,
+        compute: impl Fn(&RecordBatch) -> std::result::Result<RecordBatch, E> + Sync,
+        progress: crate::par::Progress<'_>,
+    ) -> std::result::Result<Dataset, E> {
         self.check_writable("add columns to")?;
         let (fields, ids) = self.with_new_fields(&schema)?;
         // every fragment on every core
-        let frags = crate::par::map(self.fragments(), |frag| -> std::result::Result<_, E> {
-            let all = 0..frag.physical_rows;
-            let input = self.read_runs(frag, read, std::slice::from_ref(&all))?;
-            let out = compute(&input)?;
-            if out.num_rows() != input.num_rows() {
-                return Err(TableError::corrupt(format!(
-                    "{} values computed for the {} rows of fragment {}",
-                    out.num_rows(),
-                    input.num_rows(),
-                    frag.id
-                ))
-                .into());
-            }
-            let out = conform(&out, &schema)?;
-            let file = self.write_data_file(&schema, &ids, &[out])?;
-            let mut f = frag.clone();
-            f.files.push(file);
-            Ok(f)
-        })?;
+        let frags = crate::par::map_progress(
+            self.fragments(),
+            |frag| -> std::result::Result<_, E> {
+                let all = 0..frag.physical_rows;
+                let input = self.read_runs(frag, read, std::slice::from_ref(&all))?;
+                let out = compute(&input)?;
+                if out.num_rows() != input.num_rows() {
+                    return Err(TableError::corrupt(format!(
+                        "{} values computed for the {} rows of fragment {}",
+                        out.num_rows(),
+                        input.num_rows(),
+                        frag.id
+                    ))
+                    .into());
+                }
+                let out = conform(&out, &schema)?;
+                let file = self.write_data_file(&schema, &ids, &[out])?;
+                let mut f = frag.clone();
+                f.files.push(file);
+                Ok(f)
+            },
+            progress,
+        )?;
         crate::commit::crash_point("after-data");
         Ok(self.commit_op(Operation::Merge(pb::transaction::Merge {
             fragments: frags,
@@ -502,6 +517,18 @@ impl Dataset {
         matches: impl Fn(&RecordBatch) -> std::result::Result<BooleanArray, E> + Sync,
         assign: impl Fn(&RecordBatch) -> std::result::Result<RecordBatch, E> + Sync,
     ) -> std::result::Result<(Dataset, UpdateStats), E> {
+        self.update_rows_progress(set_columns, filter_columns, matches, assign, &|_, _| {})
+    }
+
+    /// [`Self::update_rows`], calling `progress(fragments done, fragments)`.
+    pub fn update_rows_progress<E: From<TableError> + Send>(
+        &self,
+        set_columns: &[&str],
+        filter_columns: Option<&[&str]>,
+        matches: impl Fn(&RecordBatch) -> std::result::Result<BooleanArray, E> + Sync,
+        assign: impl Fn(&RecordBatch) -> std::result::Result<RecordBatch, E> + Sync,
+        progress: crate::par::Progress<'_>,
+    ) -> std::result::Result<(Dataset, UpdateStats), E> {
         self.check_writable("update")?;
         let stable = self.uses_stable_row_ids();
         let schema = self.schema();
@@ -517,7 +544,7 @@ impl Dataset {
         let mut stats = UpdateStats::default();
         // per fragment, on every core: the filter's columns of the live rows, then every
         // column of the matched rows only, and their new values
-        let found = crate::par::map(
+        let found = crate::par::map_progress(
             self.fragments(),
             |frag| -> std::result::Result<Option<(Vec<u32>, RecordBatch)>, E> {
                 let runs = self.kept_runs(frag)?;
@@ -563,6 +590,7 @@ impl Dataset {
                 let offsets = hit.iter().map(|&o| o as u32).collect();
                 Ok(Some((offsets, conform(&new, &schema)?)))
             },
+            progress,
         )?;
         // with stable row ids the moved rows keep their ids and created-at versions
         let mut carried_ids: Vec<u64> = Vec::new();

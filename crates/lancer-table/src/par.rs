@@ -7,11 +7,29 @@ use std::sync::Mutex;
 
 use crate::{Result, TableError};
 
+/// Reports work done: `(items done, items)`, from any worker thread.
+pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
+
 /// `f` over `items` on every core; results in order.
 pub fn map<T: Sync, R: Send, E: Send + From<TableError>>(
     items: &[T],
     f: impl Fn(&T) -> std::result::Result<R, E> + Sync,
 ) -> std::result::Result<Vec<R>, E> {
+    map_progress(items, f, &|_, _| {})
+}
+
+/// [`map`], calling `progress` as items finish.
+pub fn map_progress<T: Sync, R: Send, E: Send + From<TableError>>(
+    items: &[T],
+    f: impl Fn(&T) -> std::result::Result<R, E> + Sync,
+    progress: Progress<'_>,
+) -> std::result::Result<Vec<R>, E> {
+    let done = AtomicUsize::new(0);
+    let f = |t: &T| {
+        let r = f(t);
+        progress(done.fetch_add(1, Ordering::Relaxed) + 1, items.len());
+        r
+    };
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(items.len())
@@ -83,5 +101,25 @@ mod tests {
             }
         });
         assert!(err.unwrap_err().to_string().contains("boom"));
+    }
+
+    #[test]
+    fn progress_counts_every_item() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let items: Vec<u32> = (0..300).collect();
+        let (calls, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let out = super::map_progress(
+            &items,
+            |&x| Ok::<_, crate::TableError>(x + 1),
+            &|done, total| {
+                assert_eq!(total, 300);
+                calls.fetch_add(1, Ordering::Relaxed);
+                most.fetch_max(done, Ordering::Relaxed);
+            },
+        )
+        .unwrap();
+        assert_eq!(out.len(), 300);
+        assert_eq!(calls.load(Ordering::Relaxed), 300);
+        assert_eq!(most.load(Ordering::Relaxed), 300);
     }
 }

@@ -15,6 +15,15 @@ use crate::{Dataset, Error, Expression, Filter, Result};
 /// Adds one column per `(name, sql)`: its values are the expression evaluated on each
 /// row (deleted rows included, as pylance does). Nothing else is rewritten.
 pub fn add_columns(ds: &Dataset, columns: &[(&str, &str)]) -> Result<Dataset> {
+    add_columns_progress(ds, columns, &|_, _| {})
+}
+
+/// [`add_columns`], calling `progress(fragments done, fragments)` from the workers.
+pub fn add_columns_progress(
+    ds: &Dataset,
+    columns: &[(&str, &str)],
+    progress: lancer_table::par::Progress<'_>,
+) -> Result<Dataset> {
     let schema = ds.schema();
     let mut exprs = Vec::with_capacity(columns.len());
     let mut fields = Vec::with_capacity(columns.len());
@@ -54,7 +63,7 @@ pub fn add_columns(ds: &Dataset, columns: &[(&str, &str)]) -> Result<Dataset> {
         let cols: Vec<ArrayRef> = exprs.iter().map(|e| e.evaluate(b)).collect::<Result<_>>()?;
         Ok(RecordBatch::try_new(out_schema.clone(), cols)?)
     };
-    ds.add_columns_with(out_schema.clone(), Some(&read), compute)
+    ds.add_columns_progress(out_schema.clone(), Some(&read), compute, progress)
 }
 
 /// Adds all-null columns (nullable fields of `schema`); no data is written.
@@ -85,6 +94,16 @@ pub fn update(
     ds: &Dataset,
     filter: Option<&str>,
     set: &[(&str, &str)],
+) -> Result<(Dataset, UpdateStats)> {
+    update_progress(ds, filter, set, &|_, _| {})
+}
+
+/// [`update`], calling `progress(fragments done, fragments)` from the workers.
+pub fn update_progress(
+    ds: &Dataset,
+    filter: Option<&str>,
+    set: &[(&str, &str)],
+    progress: lancer_table::par::Progress<'_>,
 ) -> Result<(Dataset, UpdateStats)> {
     if set.is_empty() {
         return Err(Error::InvalidArgument {
@@ -174,7 +193,7 @@ pub fn update(
         }
         c
     });
-    ds.update_rows(&names, filter_cols.as_deref(), matches, assign)
+    ds.update_rows_progress(&names, filter_cols.as_deref(), matches, assign, progress)
 }
 
 /// Compacts the dataset (pylance's `optimize.compact_files`; see

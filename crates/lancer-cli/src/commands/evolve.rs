@@ -11,6 +11,16 @@ use lancer_table::evolve::ColumnChange;
 
 use super::{report, CmdResult};
 
+/// A bar of fragments done, on a terminal (hidden otherwise, as indicatif does).
+fn fragment_bar(what: &str) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(0);
+    let style = format!("{{spinner}} {what}: fragment {{pos}}/{{len}} [{{bar:30}}] {{elapsed}}");
+    if let Ok(st) = indicatif::ProgressStyle::with_template(&style) {
+        bar.set_style(st.progress_chars("=> "));
+    }
+    bar
+}
+
 /// `NAME=SQL` → (name, sql).
 fn split_assignment(s: &str) -> Result<(&str, &str), String> {
     let (name, sql) = s
@@ -78,7 +88,12 @@ pub fn add_column(path: &Path, exprs: &[String], nulls: &[String], json: bool) -
             .map(|e| split_assignment(e))
             .collect::<Result<_, _>>()?;
         added.extend(pairs.iter().map(|(n, _)| n.to_string()));
-        after = evolve::add_columns(&after, &pairs)?;
+        let bar = fragment_bar("adding columns");
+        after = evolve::add_columns_progress(&after, &pairs, &|done, total| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        })?;
+        bar.finish_and_clear();
     }
     let files: usize = after
         .fragments()
@@ -212,7 +227,12 @@ pub fn update(path: &Path, set: &[String], filter: Option<&str>, json: bool) -> 
         .map(|e| split_assignment(e))
         .collect::<Result<_, _>>()?;
     let t = std::time::Instant::now();
-    let (after, stats) = evolve::update(&ds, filter, &pairs)?;
+    let bar = fragment_bar("updating");
+    let (after, stats) = evolve::update_progress(&ds, filter, &pairs, &|done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })?;
+    bar.finish_and_clear();
     report(
         json,
         serde_json::json!({
