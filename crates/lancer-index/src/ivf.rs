@@ -197,12 +197,7 @@ pub fn covers_nothing(meta: &tpb::IndexMetadata) -> bool {
     RoaringBitmap::deserialize_from(meta.fragment_bitmap.as_slice()).is_ok_and(|b| b.is_empty())
 }
 
-fn corrupt(index: &str, what: impl Into<String>) -> IndexError {
-    IndexError::Corrupt {
-        index: index.to_string(),
-        what: what.into(),
-    }
-}
+use crate::scalar::corrupt;
 
 fn schema_meta<'a>(r: &'a FileReader, key: &str) -> Option<&'a String> {
     // The schema map outlives the call through the reader's Arc'd schema.
@@ -322,18 +317,7 @@ fn u8_codes(col: &dyn Array, width: usize, name: &str, what: &str) -> Result<Vec
 impl IvfSegment {
     /// Opens the segment `meta` of `ds`.
     pub fn open(ds: &Dataset, meta: &tpb::IndexMetadata) -> Result<Self> {
-        let uuid = meta
-            .uuid
-            .as_ref()
-            .map(|u| u.uuid.clone())
-            .ok_or_else(|| corrupt(&meta.name, "segment without uuid"))?;
-        let label = format!(
-            "{} ({})",
-            meta.name,
-            lancer_table::dataset::uuid_dir(&uuid).unwrap_or_default()
-        );
-        let fragments = RoaringBitmap::deserialize_from(meta.fragment_bitmap.as_slice())
-            .map_err(|e| corrupt(&label, format!("fragment bitmap: {e}")))?;
+        let (uuid, label, fragments) = crate::scalar::SegmentHeader::identity(meta)?;
         let index = ds.open_index_file(&uuid, "index.idx")?;
         let kind: serde_json::Value = serde_json::from_str(
             schema_meta(&index, "lance:index")

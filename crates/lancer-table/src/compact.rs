@@ -51,6 +51,8 @@ pub struct CompactionStats {
     pub files_added: usize,
     /// Live rows moved.
     pub rows: u64,
+    /// Per task: the fragments rewritten and those written in their place.
+    pub groups: Vec<(Vec<u64>, Vec<u64>)>,
 }
 
 /// Whether index segment `meta` covers fragment `id` (an unreadable bitmap counts as
@@ -259,6 +261,13 @@ impl Dataset {
                 next += 1;
             }
         }
+        stats.groups = groups
+            .iter()
+            .map(|g| {
+                let ids = |f: &[pb::DataFragment]| f.iter().map(|x| x.id).collect();
+                (ids(&g.old_fragments), ids(&g.new_fragments))
+            })
+            .collect();
         crate::commit::crash_point("after-reserve");
         let m = commit(
             self.root(),

@@ -61,6 +61,11 @@ impl TableError {
         Self::Corrupt { what: what.into() }
     }
 
+    /// A request the dataset cannot carry out as asked.
+    pub fn invalid(what: impl Into<String>) -> Self {
+        Self::InvalidInput { what: what.into() }
+    }
+
     /// An I/O error on `path`.
     pub fn io(path: &std::path::Path, source: std::io::Error) -> Self {
         Self::Io {

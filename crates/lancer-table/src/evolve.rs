@@ -17,7 +17,7 @@ use arrow_schema::{Schema, SchemaRef};
 use lancer_format::pb::file::Field as PbField;
 use lancer_format::writer::{schema as wschema, FileWriter, WriteOptions as FileOptions};
 
-use crate::commit::{commit, random_hex, Naming};
+use crate::commit::random_hex;
 use crate::dataset::Dataset;
 use crate::pb;
 use crate::pb::transaction::Operation;
@@ -45,10 +45,6 @@ pub struct UpdateStats {
     pub fragments_removed: usize,
 }
 
-fn invalid(what: impl Into<String>) -> TableError {
-    TableError::InvalidInput { what: what.into() }
-}
-
 /// The index in `fields` of the field at dotted `path`.
 fn find(fields: &[PbField], path: &str) -> Result<usize> {
     let mut parent = -1;
@@ -58,7 +54,7 @@ fn find(fields: &[PbField], path: &str) -> Result<usize> {
             .iter()
             .position(|f| f.parent_id == parent && f.name == name)
             .ok_or_else(|| {
-                invalid(format!(
+                TableError::invalid(format!(
                     "no column {path:?} in the dataset (columns: {})",
                     fields
                         .iter()
@@ -71,7 +67,7 @@ fn find(fields: &[PbField], path: &str) -> Result<usize> {
         parent = fields[i].id;
         at = Some(i);
     }
-    at.ok_or_else(|| invalid("an empty column name"))
+    at.ok_or_else(|| TableError::invalid("an empty column name"))
 }
 
 /// The ids of `id`'s field and every field below it.
@@ -149,21 +145,6 @@ pub(crate) fn prune_files(frag: &mut pb::DataFragment, schema: &[PbField]) {
 }
 
 impl Dataset {
-    fn naming(&self) -> Naming {
-        Naming::detect(self.root())
-    }
-
-    fn commit_op(&self, op: Operation) -> Result<Dataset> {
-        let m = commit(
-            self.root(),
-            Some(self.version()),
-            op,
-            &self.storage_label(),
-            self.naming(),
-        )?;
-        Dataset::open_version(self.root(), m.version())
-    }
-
     /// Drops columns (top-level names or dotted paths to struct fields): a new version
     /// whose schema lacks them; no data is rewritten (the files stay until cleanup).
     pub fn drop_columns(&self, paths: &[&str]) -> Result<Dataset> {
@@ -174,7 +155,7 @@ impl Dataset {
             fields.retain(|f| !gone.contains(&f.id));
         }
         if !fields.iter().any(|f| f.parent_id == -1) {
-            return Err(invalid(
+            return Err(TableError::invalid(
                 "cannot drop every column of a dataset: keep at least one (or delete the dataset)",
             ));
         }
@@ -183,7 +164,7 @@ impl Dataset {
             .iter()
             .find(|f| f.logical_type == "struct" && !fields.iter().any(|c| c.parent_id == f.id))
         {
-            return Err(invalid(format!(
+            return Err(TableError::invalid(format!(
                 "dropping every field of struct {:?}: drop the struct itself",
                 p.name
             )));
@@ -203,7 +184,7 @@ impl Dataset {
             let i = find(&fields, &c.path)?;
             if let Some(n) = &c.rename {
                 if n.is_empty() || n.contains('.') {
-                    return Err(invalid(format!(
+                    return Err(TableError::invalid(format!(
                         "{n:?} is not a column name (empty, or with a dot)"
                     )));
                 }
@@ -212,7 +193,7 @@ impl Dataset {
                     .iter()
                     .any(|f| f.parent_id == parent && f.name == *n && f.id != fields[i].id)
                 {
-                    return Err(invalid(format!(
+                    return Err(TableError::invalid(format!(
                         "cannot rename {:?} to {n:?}: a column of that name exists",
                         c.path
                     )));
@@ -222,7 +203,7 @@ impl Dataset {
             if let Some(nullable) = c.nullable {
                 if !nullable && fields[i].nullable {
                     if fields[i].parent_id != -1 {
-                        return Err(invalid(format!(
+                        return Err(TableError::invalid(format!(
                             "making the nested field {:?} non-nullable is not supported",
                             c.path
                         )));
@@ -253,7 +234,7 @@ impl Dataset {
         let mut names = Vec::new();
         for (name, to) in casts {
             if name.contains('.') {
-                return Err(invalid(format!(
+                return Err(TableError::invalid(format!(
                     "changing the type of the nested field {name:?} is not supported: cast its struct"
                 )));
             }
@@ -262,12 +243,12 @@ impl Dataset {
             let arrow = self.schema();
             let from = arrow
                 .field_with_name(name)
-                .map_err(|_| invalid(format!("no column {name:?}")))?;
+                .map_err(|_| TableError::invalid(format!("no column {name:?}")))?;
             if from.data_type() == to {
                 continue;
             }
             if !arrow_cast::can_cast_types(from.data_type(), to) {
-                return Err(invalid(format!(
+                return Err(TableError::invalid(format!(
                     "column {name:?} is {} and cannot be cast to {to}",
                     from.data_type()
                 )));
@@ -281,7 +262,7 @@ impl Dataset {
                 .into_iter()
                 .collect();
             if !indexed.is_empty() {
-                return Err(invalid(format!(
+                return Err(TableError::invalid(format!(
                     "cannot cast column {name:?} to a new type: it has {} index(es) attached: [{}]. A cast rewrites the column and invalidates its indexes: drop them (`lancer index drop`), cast, then recreate them",
                     indexed.len(),
                     indexed.join(", ")
@@ -322,7 +303,7 @@ impl Dataset {
             for (c, f) in input.columns().iter().zip(&out_fields) {
                 cols.push(
                     arrow_cast::cast_with_options(c, f.data_type(), &opts).map_err(|e| {
-                        invalid(format!(
+                        TableError::invalid(format!(
                             "a value of column {:?} does not fit {}: {e}",
                             f.name(),
                             f.data_type()
@@ -350,7 +331,7 @@ impl Dataset {
             let runs = self.kept_runs(frag)?;
             let b = self.read_runs(frag, Some(&[column]), runs.runs())?;
             if b.column(0).logical_null_count() > 0 {
-                return Err(invalid(format!(
+                return Err(TableError::invalid(format!(
                     "column {column:?} holds nulls and cannot be made non-nullable"
                 )));
             }
@@ -365,7 +346,7 @@ impl Dataset {
             self.check_writable("add columns to")?;
         }
         if let Some(f) = schema.fields().iter().find(|f| !f.is_nullable()) {
-            return Err(invalid(format!(
+            return Err(TableError::invalid(format!(
                 "column {:?} is added as all-null, so it must be nullable",
                 f.name()
             )));
@@ -383,7 +364,7 @@ impl Dataset {
     /// the new fields' ids in schema order.
     fn with_new_fields(&self, schema: &Schema) -> Result<(Vec<PbField>, Vec<i32>)> {
         if schema.fields().is_empty() {
-            return Err(invalid("no column to add"));
+            return Err(TableError::invalid("no column to add"));
         }
         let mut fields = self.manifest().pb.fields.clone();
         for f in schema.fields() {
@@ -391,7 +372,7 @@ impl Dataset {
                 .iter()
                 .any(|x| x.parent_id == -1 && x.name == *f.name())
             {
-                return Err(invalid(format!(
+                return Err(TableError::invalid(format!(
                     "a column named {:?} exists already",
                     f.name()
                 )));
@@ -537,7 +518,6 @@ impl Dataset {
             let i = find(&self.manifest().pb.fields, c)?;
             preserving.push(self.manifest().pb.fields[i].id as u32);
         }
-        let version = self.version();
         let mut updated = Vec::new();
         let mut removed = Vec::new();
         let mut new_rows: Vec<RecordBatch> = Vec::new();
@@ -639,14 +619,7 @@ impl Dataset {
             fields_for_preserving_frag_bitmap: preserving,
             update_mode: pb::transaction::UpdateMode::RewriteRows as i32,
         });
-        let m = commit(
-            self.root(),
-            Some(version),
-            op,
-            &self.storage_label(),
-            self.naming(),
-        )?;
-        Ok((Dataset::open_version(self.root(), m.version())?, stats))
+        Ok((self.commit_op(op)?, stats))
     }
 }
 
@@ -654,7 +627,7 @@ impl Dataset {
 /// a computed column's nullability follows the declared schema).
 fn conform(b: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
     if b.num_columns() != schema.fields().len() {
-        return Err(invalid(format!(
+        return Err(TableError::invalid(format!(
             "{} columns computed for {} declared",
             b.num_columns(),
             schema.fields().len()
@@ -662,7 +635,7 @@ fn conform(b: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
     }
     for (c, f) in b.columns().iter().zip(schema.fields()) {
         if c.data_type() != f.data_type() {
-            return Err(invalid(format!(
+            return Err(TableError::invalid(format!(
                 "column {:?} is {}, its values are {}",
                 f.name(),
                 f.data_type(),
@@ -670,7 +643,7 @@ fn conform(b: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
             )));
         }
         if !f.is_nullable() && c.logical_null_count() > 0 {
-            return Err(invalid(format!(
+            return Err(TableError::invalid(format!(
                 "column {:?} is not nullable and a value is null",
                 f.name()
             )));

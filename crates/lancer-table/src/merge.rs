@@ -20,7 +20,6 @@ use arrow_row::{RowConverter, SortField};
 use arrow_schema::{DataType, SchemaRef};
 use roaring::{RoaringBitmap, RoaringTreemap};
 
-use crate::commit::{commit, Naming};
 use crate::dataset::Dataset;
 use crate::pb;
 use crate::pb::transaction::Operation;
@@ -63,10 +62,6 @@ pub struct MergeStats {
     pub updated: u64,
     /// Target rows deleted because no source row matched them.
     pub deleted: u64,
-}
-
-fn invalid(what: impl Into<String>) -> TableError {
-    TableError::InvalidInput { what: what.into() }
 }
 
 /// Hashes integer keys with one multiplication (keys are not attacker-chosen here: a
@@ -241,7 +236,7 @@ type SourceRow = (u32, u32);
 type SourceRows = (SourceRow, Vec<SourceRow>);
 
 fn ambiguous(on: &[String], kcols: &[ArrayRef], i: usize) -> TableError {
-    invalid(format!(
+    TableError::invalid(format!(
         "Ambiguous merge inserts are prohibited: multiple source rows match the same target row on {}. Please ensure each target row is matched by at most one source row.",
         key_text(on, kcols, i)
     ))
@@ -277,7 +272,7 @@ impl Dataset {
         let (new_fragments, matched, rewritten, mut stats) = if small {
             self.merge_small_source(spec, &plan, &held)?
         } else if self.uses_stable_row_ids() {
-            return Err(invalid(format!(
+            return Err(TableError::invalid(format!(
                 "a merge source over {} bytes into a dataset with stable row ids is not supported yet (updated rows must keep their ids, so the source is joined in memory): merge it in parts",
                 spec.source_in_memory.unwrap_or(SOURCE_IN_MEMORY)
             )));
@@ -338,20 +333,15 @@ impl Dataset {
             fields_for_preserving_frag_bitmap: all_ids,
             update_mode: pb::transaction::UpdateMode::RewriteRows as i32,
         });
-        let m = commit(
-            self.root(),
-            Some(self.version()),
-            op,
-            &self.storage_label(),
-            Naming::detect(self.root()),
-        )?;
-        Ok((Dataset::open_version(self.root(), m.version())?, stats))
+        Ok((self.commit_op(op)?, stats))
     }
 
     /// Checks the source against the dataset and the keys; how columns map.
     fn merge_plan(&self, spec: &MergeInsert<'_>, source_schema: &SchemaRef) -> Result<Plan> {
         if spec.on.is_empty() {
-            return Err(invalid("merge_insert needs at least one key column (--on)"));
+            return Err(TableError::invalid(
+                "merge_insert needs at least one key column (--on)",
+            ));
         }
         let schema = self.schema();
         let mut from_source: Vec<Option<usize>> = Vec::with_capacity(schema.fields().len());
@@ -360,7 +350,7 @@ impl Dataset {
                 Ok(i) => {
                     let t = source_schema.field(i).data_type();
                     if t != f.data_type() {
-                        return Err(invalid(format!(
+                        return Err(TableError::invalid(format!(
                             "source column {:?} is {t}, the dataset's is {}",
                             f.name(),
                             f.data_type()
@@ -373,7 +363,7 @@ impl Dataset {
         }
         for f in source_schema.fields() {
             if schema.index_of(f.name()).is_err() {
-                return Err(invalid(format!(
+                return Err(TableError::invalid(format!(
                     "source column {:?} is not in the dataset",
                     f.name()
                 )));
@@ -382,12 +372,12 @@ impl Dataset {
         let mut key_src = Vec::new();
         let mut key_types = Vec::new();
         for k in &spec.on {
-            let t = schema
-                .index_of(k)
-                .map_err(|_| invalid(format!("key column {k:?} is not in the dataset")))?;
-            let s = source_schema
-                .index_of(k)
-                .map_err(|_| invalid(format!("key column {k:?} is missing from the source")))?;
+            let t = schema.index_of(k).map_err(|_| {
+                TableError::invalid(format!("key column {k:?} is not in the dataset"))
+            })?;
+            let s = source_schema.index_of(k).map_err(|_| {
+                TableError::invalid(format!("key column {k:?} is missing from the source"))
+            })?;
             key_src.push(s);
             key_types.push(schema.field(t).data_type().clone());
         }
@@ -398,7 +388,7 @@ impl Dataset {
                 .zip(&from_source)
                 .find(|(f, s)| s.is_none() && !f.is_nullable())
             {
-                return Err(invalid(format!(
+                return Err(TableError::invalid(format!(
                     "inserted rows need column {:?} (not nullable), which the source lacks",
                     f.0.name()
                 )));
@@ -743,20 +733,38 @@ impl Dataset {
         Ok(())
     }
 
-    /// Every column of the rows at `addrs` (row addresses), in that order.
+    /// Every column of the rows at `addrs` (row addresses), in that order: each
+    /// fragment read once, for its rows in runs.
     fn take_addresses_all(&self, addrs: &[u64]) -> Result<RecordBatch> {
-        let mut parts = Vec::with_capacity(addrs.len());
+        let mut by_frag: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
         for &a in addrs {
-            let (fid, off) = (a >> 32, a & 0xFFFF_FFFF);
+            by_frag.entry(a >> 32).or_default().push(a & 0xFFFF_FFFF);
+        }
+        let mut parts = Vec::with_capacity(by_frag.len());
+        // (part, row in part) of each address
+        let mut at: HashMap<u64, (usize, usize)> = HashMap::with_capacity(addrs.len());
+        for (fid, mut offs) in by_frag {
             let frag = self
                 .fragments()
                 .iter()
                 .find(|f| f.id == fid)
                 .ok_or_else(|| TableError::corrupt(format!("no fragment {fid}")))?;
-            let row = off..off + 1;
-            parts.push(self.read_runs(frag, None, std::slice::from_ref(&row))?);
+            offs.sort_unstable();
+            offs.dedup();
+            let mut runs: Vec<std::ops::Range<u64>> = Vec::new();
+            for (k, &o) in offs.iter().enumerate() {
+                at.insert((fid << 32) | o, (parts.len(), k));
+                match runs.last_mut() {
+                    Some(r) if r.end == o => r.end = o + 1,
+                    _ => runs.push(o..o + 1),
+                }
+            }
+            parts.push(self.read_runs(frag, None, &runs)?);
         }
-        let schema = self.schema();
-        Ok(arrow_select::concat::concat_batches(&schema, &parts)?)
+        let order: Vec<(usize, usize)> = addrs.iter().map(|a| at[a]).collect();
+        let refs: Vec<&RecordBatch> = parts.iter().collect();
+        Ok(arrow_select::interleave::interleave_record_batch(
+            &refs, &order,
+        )?)
     }
 }

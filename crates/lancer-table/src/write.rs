@@ -287,10 +287,15 @@ impl Dataset {
         new: Vec<pb::IndexMetadata>,
         removed: Vec<pb::IndexMetadata>,
     ) -> Result<Dataset> {
-        let op = Operation::CreateIndex(pb::transaction::CreateIndex {
+        self.commit_op(Operation::CreateIndex(pb::transaction::CreateIndex {
             new_indices: new,
             removed_indices: removed,
-        });
+        }))
+    }
+
+    /// Commits `op` as read at this version (rebased over compatible concurrent commits)
+    /// with the manifest's storage label, and opens the new version.
+    pub(crate) fn commit_op(&self, op: Operation) -> Result<Dataset> {
         let m = commit(
             self.root(),
             Some(self.version()),
@@ -397,14 +402,7 @@ impl Dataset {
             deleted_fragment_ids: removed,
             predicate: description.to_string(),
         });
-        let m = commit(
-            self.root(),
-            Some(version),
-            op,
-            &self.storage_label(),
-            Naming::detect(self.root()),
-        )?;
-        Dataset::open_version(self.root(), m.version())
+        self.commit_op(op)
     }
 
     /// Records `del` as all of `frag`'s deleted rows: the fragment's id in `removed` when

@@ -116,12 +116,7 @@ pub fn update_progress(
         let i = schema.index_of(col).map_err(|_| Error::InvalidArgument {
             what: format!(
                 "no column {col:?} to set (columns: {})",
-                schema
-                    .fields()
-                    .iter()
-                    .map(|f| f.name().as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                crate::scan::columns::column_names(&schema)
             ),
         })?;
         if assigns.iter().any(|(j, _)| *j == i) {
@@ -223,12 +218,7 @@ pub fn compact_files(
     }
     // the new fragments of each group whose old fragments an index covered (a
     // compaction bins fragments of the same coverage together)
-    let Some(lancer_table::pb::transaction::Operation::Rewrite(rw)) =
-        lancer_table::commit::read_transaction(after.root(), &after.manifest().pb)
-            .and_then(|t| t.operation)
-    else {
-        return Ok((after, stats));
-    };
+    let groups = &stats.groups;
     if after.uses_stable_row_ids() {
         // indexes hold row ids, which the rows kept: a segment covering a task's old
         // fragments covers its new ones instead (pylance 11 / 12 do the same)
@@ -241,18 +231,17 @@ pub fn compact_files(
             let mut b = roaring::RoaringBitmap::deserialize_from(m.fragment_bitmap.as_slice())
                 .unwrap_or_default();
             let mut changed = false;
-            for g in &rw.groups {
-                let olds: Vec<u32> = g
-                    .old_fragments
+            for (old, new) in groups {
+                let olds: Vec<u32> = old
                     .iter()
-                    .filter_map(|f| u32::try_from(f.id).ok())
+                    .filter_map(|&id| u32::try_from(id).ok())
                     .collect();
                 if !olds.is_empty() && olds.iter().all(|id| b.contains(*id)) {
                     for id in olds {
                         b.remove(id);
                     }
-                    for f in &g.new_fragments {
-                        b.insert(u32::try_from(f.id).unwrap_or(u32::MAX));
+                    for &id in new {
+                        b.insert(u32::try_from(id).unwrap_or(u32::MAX));
                     }
                     changed = true;
                 }
@@ -274,15 +263,13 @@ pub fn compact_files(
         return Ok((after, stats));
     }
     for (name, frags) in &covered {
-        let new: Vec<u64> = rw
-            .groups
+        let new: Vec<u64> = groups
             .iter()
-            .filter(|g| {
-                g.old_fragments
-                    .iter()
-                    .all(|f| u32::try_from(f.id).is_ok_and(|id| frags.contains(id)))
+            .filter(|(old, _)| {
+                old.iter()
+                    .all(|&id| u32::try_from(id).is_ok_and(|id| frags.contains(id)))
             })
-            .flat_map(|g| g.new_fragments.iter().map(|f| f.id))
+            .flat_map(|(_, new)| new.iter().copied())
             .collect();
         if !new.is_empty() {
             after = crate::index::extend_index(&after, name, Some(&new))?;

@@ -134,17 +134,19 @@ pub fn hybrid_addresses(
         .into_iter()
         .map(|h| (h.1, h.0))
         .collect();
+    // a postfilter applies to each list's best rows: the passing rows computed once
     let fts = FtsOptions {
         limit: Some(want),
-        filter: opts.filter.clone(),
-        prefilter: opts.prefilter,
+        filter: pre.map(str::to_string),
+        prefilter: true,
         fast_search: opts.fast_search,
         columns: None,
     };
-    let text = full_text_addresses(ds, q, &fts)?;
+    let mut text = full_text_addresses(ds, q, &fts)?;
     if let (Some(sql), false) = (opts.filter.as_deref(), opts.prefilter) {
         let pass = crate::ann::passing(ds, sql)?;
         vector.retain(|(a, _)| pass.contains(*a));
+        text.retain(|(a, _)| pass.contains(*a));
     }
     Ok(fuse(&vector, &text, opts.rrf_k, opts.limit))
 }

@@ -11,14 +11,22 @@ use lancer_table::evolve::ColumnChange;
 
 use super::{report, CmdResult};
 
-/// A bar of fragments done, on a terminal (hidden otherwise, as indicatif does).
-fn fragment_bar(what: &str) -> indicatif::ProgressBar {
+/// A bar of `unit`s done, on a terminal (hidden otherwise, as indicatif does).
+fn step_bar(what: &str, unit: &str) -> indicatif::ProgressBar {
     let bar = indicatif::ProgressBar::new(0);
-    let style = format!("{{spinner}} {what}: fragment {{pos}}/{{len}} [{{bar:30}}] {{elapsed}}");
+    let style = format!("{{spinner}} {what}: {unit} {{pos}}/{{len}} [{{bar:30}}] {{elapsed}}");
     if let Ok(st) = indicatif::ProgressStyle::with_template(&style) {
         bar.set_style(st.progress_chars("=> "));
     }
     bar
+}
+
+/// A progress callback `(done, total)` moving `bar`.
+fn on_step(bar: &indicatif::ProgressBar) -> impl Fn(usize, usize) + Sync + '_ {
+    move |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    }
 }
 
 /// `NAME=SQL` → (name, sql).
@@ -88,11 +96,8 @@ pub fn add_column(path: &Path, exprs: &[String], nulls: &[String], json: bool) -
             .map(|e| split_assignment(e))
             .collect::<Result<_, _>>()?;
         added.extend(pairs.iter().map(|(n, _)| n.to_string()));
-        let bar = fragment_bar("adding columns");
-        after = evolve::add_columns_progress(&after, &pairs, &|done, total| {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-        })?;
+        let bar = step_bar("adding columns", "fragment");
+        after = evolve::add_columns_progress(&after, &pairs, &on_step(&bar))?;
         bar.finish_and_clear();
     }
     let files: usize = after
@@ -227,11 +232,8 @@ pub fn update(path: &Path, set: &[String], filter: Option<&str>, json: bool) -> 
         .map(|e| split_assignment(e))
         .collect::<Result<_, _>>()?;
     let t = std::time::Instant::now();
-    let bar = fragment_bar("updating");
-    let (after, stats) = evolve::update_progress(&ds, filter, &pairs, &|done, total| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-    })?;
+    let bar = step_bar("updating", "fragment");
+    let (after, stats) = evolve::update_progress(&ds, filter, &pairs, &on_step(&bar))?;
     bar.finish_and_clear();
     report(
         json,
@@ -280,16 +282,8 @@ pub fn compact(
         );
     }
     let t = std::time::Instant::now();
-    let bar = indicatif::ProgressBar::new(0);
-    if let Ok(st) = indicatif::ProgressStyle::with_template(
-        "{spinner} compacting: task {pos}/{len} [{bar:30}] {elapsed}",
-    ) {
-        bar.set_style(st.progress_chars("=> "));
-    }
-    let (after, stats) = evolve::compact_files(&ds, opts, &|done, total| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-    })?;
+    let bar = step_bar("compacting", "task");
+    let (after, stats) = evolve::compact_files(&ds, opts, &on_step(&bar))?;
     bar.finish_and_clear();
     report(
         json,

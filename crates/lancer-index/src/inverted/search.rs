@@ -148,6 +148,45 @@ pub struct ColumnIndex {
 /// Rows (address or stable id) with their tokens.
 type TokenizedRows = Vec<(u64, Vec<Token>)>;
 
+/// A match query's settings: [`FtsQuery::Match`] without its column.
+#[derive(Clone, Copy)]
+struct MatchArgs<'q> {
+    text: &'q str,
+    and: bool,
+    boost: f32,
+    fuzziness: u32,
+    prefix_length: u32,
+    max_expansions: usize,
+}
+
+impl<'q> MatchArgs<'q> {
+    /// The column and settings of a match query (None for another kind).
+    fn of(q: &'q FtsQuery) -> Option<(Option<&'q str>, Self)> {
+        match q {
+            FtsQuery::Match {
+                column,
+                text,
+                and,
+                boost,
+                fuzziness,
+                prefix_length,
+                max_expansions,
+            } => Some((
+                column.as_deref(),
+                Self {
+                    text,
+                    and: *and,
+                    boost: *boost,
+                    fuzziness: *fuzziness,
+                    prefix_length: *prefix_length,
+                    max_expansions: *max_expansions,
+                },
+            )),
+            _ => None,
+        }
+    }
+}
+
 /// Scores of matching rows (row address or stable row id → score).
 pub type Scores = HashMap<u64, f32>;
 
@@ -190,27 +229,10 @@ pub fn search_top(
         }
     };
     match q {
-        FtsQuery::Match {
-            column,
-            text,
-            and,
-            boost,
-            fuzziness,
-            prefix_length,
-            max_expansions,
-        } if column.is_some() || columns.len() == 1 => {
-            let col = ctx.column_of(column.as_deref())?;
-            ctx.match_into(
-                col,
-                text,
-                *and,
-                *boost,
-                *fuzziness,
-                *prefix_length,
-                *max_expansions,
-                Some(&floor),
-                &mut sink,
-            )?;
+        FtsQuery::Match { column, .. } if column.is_some() || columns.len() == 1 => {
+            let (column, m) = MatchArgs::of(q).ok_or_else(|| invalid("not a match query"))?;
+            let col = ctx.column_of(column)?;
+            ctx.match_into(col, &m, Some(&floor), &mut sink)?;
         }
         FtsQuery::Phrase { column, text, slop } => {
             let col = ctx.column_of(column.as_deref())?;
@@ -406,49 +428,18 @@ impl<'a> Ctx<'a> {
 
     fn eval(&mut self, q: &FtsQuery) -> Result<Scores> {
         match q {
-            FtsQuery::Match {
-                column: None,
-                text,
-                and,
-                boost,
-                fuzziness,
-                prefix_length,
-                max_expansions,
-            } if self.columns.len() > 1 => {
-                let mut best = Scores::new();
-                for col in 0..self.columns.len() {
-                    let s = self.match_column(
-                        col,
-                        text,
-                        *and,
-                        *boost,
-                        *fuzziness,
-                        *prefix_length,
-                        *max_expansions,
-                    )?;
-                    max_into(&mut best, s);
+            FtsQuery::Match { .. } => {
+                let (column, m) = MatchArgs::of(q).ok_or_else(|| invalid("not a match query"))?;
+                if column.is_none() && self.columns.len() > 1 {
+                    // every indexed column, best field
+                    let mut best = Scores::new();
+                    for col in 0..self.columns.len() {
+                        max_into(&mut best, self.match_column(col, &m)?);
+                    }
+                    return Ok(best);
                 }
-                Ok(best)
-            }
-            FtsQuery::Match {
-                column,
-                text,
-                and,
-                boost,
-                fuzziness,
-                prefix_length,
-                max_expansions,
-            } => {
-                let col = self.column_of(column.as_deref())?;
-                self.match_column(
-                    col,
-                    text,
-                    *and,
-                    *boost,
-                    *fuzziness,
-                    *prefix_length,
-                    *max_expansions,
-                )
+                let col = self.column_of(column)?;
+                self.match_column(col, &m)
             }
             FtsQuery::MultiMatch {
                 text,
@@ -460,8 +451,15 @@ impl<'a> Ctx<'a> {
                 for (i, c) in columns.iter().enumerate() {
                     let col = self.column_of(Some(c))?;
                     let boost = boosts.get(i).copied().unwrap_or(1.0);
-                    let s = self.match_column(col, text, *and, boost, 0, 0, 50)?;
-                    max_into(&mut best, s);
+                    let m = MatchArgs {
+                        text,
+                        and: *and,
+                        boost,
+                        fuzziness: 0,
+                        prefix_length: 0,
+                        max_expansions: 50,
+                    };
+                    max_into(&mut best, self.match_column(col, &m)?);
                 }
                 Ok(best)
             }
@@ -537,31 +535,11 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn match_column(
-        &mut self,
-        col: usize,
-        text: &str,
-        and: bool,
-        boost: f32,
-        fuzziness: u32,
-        prefix_length: u32,
-        max_expansions: usize,
-    ) -> Result<Scores> {
+    fn match_column(&mut self, col: usize, m: &MatchArgs<'_>) -> Result<Scores> {
         let mut out = Scores::new();
-        self.match_into(
-            col,
-            text,
-            and,
-            boost,
-            fuzziness,
-            prefix_length,
-            max_expansions,
-            None,
-            &mut |r, s| {
-                out.insert(r, s);
-            },
-        )?;
+        self.match_into(col, m, None, &mut |r, s| {
+            out.insert(r, s);
+        })?;
         Ok(out)
     }
 
@@ -672,16 +650,10 @@ impl<'a> Ctx<'a> {
 
     /// A match query on one column: every matching row and its score handed to `sink`
     /// (with `floor`, a top-k search: rows that cannot score `floor()` may be skipped).
-    #[allow(clippy::too_many_arguments)]
     fn match_into(
         &mut self,
         col: usize,
-        text: &str,
-        and: bool,
-        boost: f32,
-        fuzziness: u32,
-        prefix_length: u32,
-        max_expansions: usize,
+        m: &MatchArgs<'_>,
         floor: Option<&dyn Fn() -> f32>,
         sink: &mut dyn FnMut(u64, f32),
     ) -> Result<()> {
@@ -689,8 +661,9 @@ impl<'a> Ctx<'a> {
             .segments
             .first()
             .is_some_and(|s| s.params.base_tokenizer == "ngram");
-        let and = and && !ngram;
-        let Some(pre) = self.prepare(col, text, fuzziness, prefix_length, max_expansions)? else {
+        let (and, boost, fuzziness) = (m.and && !ngram, m.boost, m.fuzziness);
+        let Some(pre) = self.prepare(col, m.text, fuzziness, m.prefix_length, m.max_expansions)?
+        else {
             return Ok(());
         };
         for pl in &pre.parts {

@@ -222,8 +222,9 @@ pub(crate) struct SegmentHeader {
 }
 
 impl SegmentHeader {
-    /// Reads the header of `meta` (`kind` names the index kind in errors).
-    pub(crate) fn of(meta: &pb::IndexMetadata, kind: &str) -> Result<Self> {
+    /// A segment's uuid, its `name (uuid)` label for messages and the fragments it
+    /// covers (any index kind).
+    pub(crate) fn identity(meta: &pb::IndexMetadata) -> Result<(Vec<u8>, String, RoaringBitmap)> {
         let uuid = meta
             .uuid
             .as_ref()
@@ -236,6 +237,12 @@ impl SegmentHeader {
         );
         let fragments = RoaringBitmap::deserialize_from(meta.fragment_bitmap.as_slice())
             .map_err(|e| corrupt(&label, format!("fragment bitmap: {e}")))?;
+        Ok((uuid, label, fragments))
+    }
+
+    /// Reads the header of `meta` (`kind` names the index kind in errors).
+    pub(crate) fn of(meta: &pb::IndexMetadata, kind: &str) -> Result<Self> {
+        let (uuid, label, fragments) = Self::identity(meta)?;
         let [field_id] = meta.fields[..] else {
             return Err(corrupt(
                 &label,

@@ -26,6 +26,16 @@ pub(crate) struct ColumnPath {
 }
 
 /// Splits `a.b.c` into names; backticks quote a name (` `` ` is a literal backtick).
+/// The top-level column names of `schema`, comma separated (for messages).
+pub(crate) fn column_names(schema: &Schema) -> String {
+    schema
+        .fields()
+        .iter()
+        .map(|f| f.name().as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn split_path(path: &str) -> Result<Vec<String>> {
     let bad = |why: &str| Error::InvalidArgument {
         what: format!("column path {path:?}: {why}"),
@@ -80,14 +90,7 @@ impl ColumnPath {
             });
         }
         let parts = split_path(path)?;
-        let names = || {
-            schema
-                .fields()
-                .iter()
-                .map(|f| f.name().as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let names = || column_names(schema);
         let (first, rest) = parts.split_first().ok_or_else(|| Error::InvalidArgument {
             what: format!("empty column path {path:?}"),
         })?;
