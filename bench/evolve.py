@@ -11,7 +11,11 @@ made and synced outside the timed part): pylance in-process, Lancer through the 
 
 - merge_insert of 100,000 rows, half matching (`id` of every 2·rows/100,000-th row) and
   half new, upsert (`when_matched_update_all().when_not_matched_insert_all()` /
-  `lancer merge --on id`), source from a Parquet file;
+  `lancer merge --on id`), source from a Parquet file; again with a BTREE on `id`
+  (built by pylance: pylance then always locates the matched rows through it, Lancer
+  when that reads less than an eighth of the index), and 1,000-row upserts — keys
+  spread over the table, or the table's last 500 ids and 500 new ones — with and
+  without the index;
 - update of 1% of the rows (`x = x + 1 WHERE id % 100 = 7`);
 - add_columns with a SQL expression (`y = x * 2`) over every row;
 - compaction of 1,000 fragments of 1,000 rows (pylance `optimize.compact_files()` /
@@ -76,6 +80,18 @@ def make_small(frags, per):
     return path
 
 
+def with_btree(base):
+    # the same table with a BTREE on `id` built by pylance (merges then locate their
+    # rows through it: pylance's indexed merge_insert, Lancer's too)
+    path = base + "_btree"
+    if os.path.exists(os.path.join(path, "_indices")):
+        return path
+    shutil.rmtree(path, ignore_errors=True)
+    shutil.copytree(base, path)
+    lance.dataset(path).create_scalar_index("id", "BTREE")
+    return path
+
+
 def fresh(src, name):
     dst = os.path.join(OUT, name)
     shutil.rmtree(dst, ignore_errors=True)
@@ -94,6 +110,7 @@ def main():
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--iters", type=int, default=3)
     ap.add_argument("--no-record", action="store_true")
+    ap.add_argument("--only", default="", help="run the operations whose name holds this text")
     a = ap.parse_args()
     exe = os.path.join(file_read.ROOT, "target", "release", "lancer")
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "lancer-cli"], check=True, cwd=file_read.ROOT)
@@ -112,9 +129,24 @@ def main():
                     "category": pa.array([f"m{i % 7}" for i in range(len(ids))])})
     src_path = os.path.join(OUT, "merge_source.parquet")
     pq.write_table(src, src_path)
+    # a small upsert: 500 matching ids, 500 new
+    ids1k = np.concatenate([matched[::100][:500], new[:500]])
+    src1k = pa.table({"id": ids1k, "x": rng.random(len(ids1k)),
+                      "category": pa.array([f"s{i % 5}" for i in range(len(ids1k))])})
+    src1k_path = os.path.join(OUT, "merge_source_1k.parquet")
+    pq.write_table(src1k, src1k_path)
+    indexed = with_btree(base)
+    # recent keys: the last 500 ids of the table and 500 new ones (clustered keys)
+    recent = np.concatenate([np.arange(a.rows - 500, a.rows, dtype=np.int64), new[:500]])
+    src_recent = pa.table({"id": recent, "x": rng.random(len(recent)),
+                           "category": pa.array([f"r{i % 5}" for i in range(len(recent))])})
+    recent_path = os.path.join(OUT, "merge_source_recent.parquet")
+    pq.write_table(src_recent, recent_path)
     res = []
 
     def op(name, py_fn, lan_args, source):
+        if a.only not in name:
+            return
         # best of --iters runs, each on a fresh copy (made and synced untimed)
         py, lan, rss = float("inf"), float("inf"), 0
         for _ in range(a.iters):
@@ -127,12 +159,27 @@ def main():
             lan, rss = min(lan, secs), max(rss, r)
         same = check(py_ds) == check(lan_ds)
         res.append((name, py, lan, rss, same, check(lan_ds)[0]))
-        print(f"{name:<34} pylance {py:7.2f} s  lancer {lan:7.2f} s  {py / lan:5.2f}x  RSS {rss / 2**20:.0f} MiB"
+        print(f"{name:<44} pylance {py:7.3f} s  lancer {lan:7.3f} s  {py / lan:5.2f}x  RSS {rss / 2**20:.0f} MiB"
               + ("" if same else "  RESULTS DIFFER"), flush=True)
 
     op("merge_insert 100k (50% match)",
        lambda d: d.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(src),
        ["merge", "{ds}", src_path, "--on", "id"], base)
+    op("merge_insert 100k, BTREE on id",
+       lambda d: d.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(src),
+       ["merge", "{ds}", src_path, "--on", "id"], indexed)
+    op("merge_insert 1k (50% match), BTREE on id",
+       lambda d: d.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(src1k),
+       ["merge", "{ds}", src1k_path, "--on", "id"], indexed)
+    op("merge_insert 1k recent keys, BTREE on id",
+       lambda d: d.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(src_recent),
+       ["merge", "{ds}", recent_path, "--on", "id"], indexed)
+    op("merge_insert 1k recent keys, no index",
+       lambda d: d.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(src_recent),
+       ["merge", "{ds}", recent_path, "--on", "id"], base)
+    op("merge_insert 1k (50% match), no index",
+       lambda d: d.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(src1k),
+       ["merge", "{ds}", src1k_path, "--on", "id"], base)
     op("update 1% of rows", lambda d: d.update({"x": "x + 1"}, where="id % 100 = 7"),
        ["update", "{ds}", "--set", "x=x + 1", "--where", "id % 100 = 7"], base)
     op("add_columns y = x * 2", lambda d: d.add_columns({"y": "x * 2"}),
@@ -149,7 +196,7 @@ def main():
              "| operation | rows after | pylance s | Lancer s | pylance / Lancer | Lancer peak RSS MiB | same result |",
              "|---|---|---|---|---|---|---|"]
     for name, py, lan, rss, same, rows in res:
-        lines.append(f"| {name} | {rows:,} | {py:.2f} | {lan:.2f} | {py / lan:.2f}x | {rss / 2**20:.0f} | "
+        lines.append(f"| {name} | {rows:,} | {py:.3f} | {lan:.3f} | {py / lan:.2f}x | {rss / 2**20:.0f} | "
                      f"{'yes' if same else 'NO'} |")
     with open(os.path.join(file_read.ROOT, "bench", "RESULTS.md"), "a", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")

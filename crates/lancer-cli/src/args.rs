@@ -399,6 +399,10 @@ pub enum Command {
         /// and `target.col`, e.g. "source.ts > target.ts".
         #[arg(long)]
         update_where: Option<String>,
+        /// Scan the key columns even where scalar indexes on every key column could
+        /// locate the matched rows.
+        #[arg(long)]
+        no_index: bool,
     },
     /// Make an old version the latest again (as a new version).
     Restore {

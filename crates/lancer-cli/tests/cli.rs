@@ -117,6 +117,48 @@ fn bad_input_is_one_line_and_exit_1() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("\"nope\""));
 }
 
+/// A URI with a scheme never becomes a local path: `s3://…` is refused with an error
+/// naming object storage (it used to create a local directory `s3:`), `file://` is the
+/// local path.
+#[test]
+fn uris_reach_their_store_or_fail_clearly() {
+    let dir = std::env::temp_dir().join(format!("lancer-cli-uri-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("in.csv");
+    std::fs::write(&csv, "id,x\n1,a\n2,b\n").unwrap();
+    for (cmd, uri) in [
+        (vec!["import"], "s3://bucket/ds"),
+        (vec!["count"], "gs://bucket/ds"),
+        (vec!["cat"], "memory://ds"),
+    ] {
+        let mut c = lancer();
+        c.current_dir(&dir).args(&cmd);
+        if cmd[0] == "import" {
+            c.arg(&csv);
+        }
+        let out = c.arg(uri).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{cmd:?} {uri}: {err}");
+        assert!(err.contains("object storage"), "{cmd:?} {uri}: {err}");
+    }
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        left,
+        vec![std::ffi::OsString::from("in.csv")],
+        "nothing local written"
+    );
+    let uri = format!("file://{}", dir.join("ds").display());
+    ok(lancer().arg("import").arg(&csv).arg(&uri));
+    let out = ok(lancer().arg("count").arg(&uri));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "2");
+    assert!(dir.join("ds/_versions").is_dir());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn datasets() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/datasets")
 }

@@ -69,8 +69,8 @@ impl Default for ReadCache {
 type DeletionKey = (u64, u64, u64, i32);
 
 /// A decoded deletion file and the runs of rows it leaves.
-struct Deleted {
-    rows: RoaringBitmap,
+pub(crate) struct Deleted {
+    pub(crate) rows: RoaringBitmap,
     kept: Arc<KeptRuns>,
 }
 
@@ -175,6 +175,40 @@ fn subtree_ids(f: &lancer_format::schema::LanceField, out: &mut Vec<i32>) {
     }
 }
 
+/// The local directory a dataset location names: a path, or a `file://` URI. Any
+/// other URI (`s3://`, `gs://`, `az://`, `memory://`, …) is refused with an error
+/// rather than taken for a relative path (which made `s3://bucket/ds` a local
+/// directory named `s3:`): datasets on object stores are not supported yet.
+pub fn local_root(root: &Path) -> Result<PathBuf> {
+    let text = root.to_string_lossy();
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return Ok(root.to_path_buf());
+    };
+    let is_scheme = !scheme.is_empty()
+        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if !is_scheme {
+        return Ok(root.to_path_buf());
+    }
+    if scheme.eq_ignore_ascii_case("file") {
+        // file:///abs/path (an empty or `localhost` host)
+        let path = rest.strip_prefix("localhost").unwrap_or(rest);
+        if path.starts_with('/') {
+            return Ok(PathBuf::from(path));
+        }
+        return Err(TableError::InvalidInput {
+            what: format!("{text:?}: a file:// URI needs an absolute path (file:///data/ds)"),
+        });
+    }
+    Err(TableError::InvalidInput {
+        what: format!(
+            "{text:?}: datasets on object storage ({scheme}://) are not supported by this Lancer yet; copy the dataset to a local directory (or give a file:// URI / a path)"
+        ),
+    })
+}
+
 /// Checks that a path stored in a manifest stays inside the dataset.
 fn safe_relative(p: &str) -> Result<PathBuf> {
     let path = Path::new(p);
@@ -194,26 +228,30 @@ fn safe_relative(p: &str) -> Result<PathBuf> {
 impl Dataset {
     /// Opens the latest version of the dataset at `root`.
     pub fn open(root: impl AsRef<Path>) -> Result<Self> {
-        let root = root.as_ref().to_path_buf();
+        let root = local_root(root.as_ref())?;
         let latest = crate::versions::latest_version(&root)?;
         Self::open_manifest(root, &latest.path)
     }
 
     /// Opens `version` of the dataset at `root`.
     pub fn open_version(root: impl AsRef<Path>, version: u64) -> Result<Self> {
-        let root = root.as_ref().to_path_buf();
+        let root = local_root(root.as_ref())?;
         let p = manifest_path(&root, version)?;
         Self::open_manifest(root, &p)
     }
 
     /// Opens the latest version of branch `name`.
     pub fn open_branch(root: impl AsRef<Path>, name: &str) -> Result<Self> {
-        Self::open(crate::versions::branch_root(root.as_ref(), name)?)
+        Self::open(crate::versions::branch_root(
+            &local_root(root.as_ref())?,
+            name,
+        )?)
     }
 
     /// Opens the version a tag points at.
     pub fn open_tag(root: impl AsRef<Path>, tag: &str) -> Result<Self> {
-        let v = tag_version(root.as_ref(), tag)?;
+        let root = local_root(root.as_ref())?;
+        let v = tag_version(&root, tag)?;
         Self::open_version(root, v)
     }
 
@@ -349,7 +387,7 @@ impl Dataset {
     }
 
     /// The fragment's decoded deletion file (cached), or None without one.
-    fn deleted(&self, frag: &pb::DataFragment) -> Result<Option<Arc<Deleted>>> {
+    pub(crate) fn deleted(&self, frag: &pb::DataFragment) -> Result<Option<Arc<Deleted>>> {
         let d = match &frag.deletion_file {
             Some(d) if d.num_deleted_rows > 0 || d.id != 0 => d,
             _ => return Ok(None),

@@ -48,7 +48,27 @@ pub struct MergeInsert<'a> {
     /// rows and the matching dataset rows, all columns, aligned); the others stay as
     /// they are (pylance's `when_matched_update_all(condition)`).
     pub update_if: Option<PairFilter<'a>>,
+    /// Looks source keys up in an index on a key column (pylance's indexed merge):
+    /// fragments it covers are read only at the rows it leaves. Used when every key
+    /// column has one, the source is held in memory and no unmatched target row is
+    /// deleted (that needs every target row), as pylance decides.
+    pub key_lookup: Option<KeyLookup<'a>>,
 }
+
+/// The rows an index on a key column leaves for a set of key values.
+#[derive(Clone, Debug, Default)]
+pub struct KeyCandidates {
+    /// Fragments for which `rows` holds every row whose key is one of the values.
+    pub covered: RoaringBitmap,
+    /// Row addresses (a superset: the keys are compared again).
+    pub rows: RoaringTreemap,
+    /// Which index answered, for reports.
+    pub index: String,
+}
+
+/// (key column, the source's values of it) → the index's candidate rows, or None
+/// when no index on that column answers equality.
+pub type KeyLookup<'a> = &'a (dyn Fn(&str, &ArrayRef) -> Result<Option<KeyCandidates>> + Sync);
 
 /// A filter over matched pairs: (source rows, dataset rows) → which to update.
 pub type PairFilter<'a> = &'a (dyn Fn(&RecordBatch, &RecordBatch) -> Result<BooleanArray> + Sync);
@@ -62,6 +82,10 @@ pub struct MergeStats {
     pub updated: u64,
     /// Target rows deleted because no source row matched them.
     pub deleted: u64,
+    /// The indexes that located the matched rows (empty: the key columns were scanned).
+    pub indexes: Vec<String>,
+    /// Fragments whose key columns were read whole.
+    pub fragments_scanned: u64,
 }
 
 /// Hashes integer keys with one multiplication (keys are not attacker-chosen here: a
@@ -495,11 +519,27 @@ impl Dataset {
             source.iter().map(|b| vec![false; b.num_rows()]).collect();
         // per source batch: (row, target) pairs of updates
         let mut pairs: Vec<Vec<(u32, u64)>> = vec![Vec::new(); source.len()];
+        // fragments an index on the keys covers are read at its candidate rows only
+        let candidates = self.key_candidates(spec, plan, source)?;
+        let covers = |fid: u64| {
+            candidates
+                .as_ref()
+                .is_some_and(|c| u32::try_from(fid).is_ok_and(|f| c.covered.contains(f)))
+        };
         // each fragment's live keys probed on every core: (target row, its source rows)
         let hits = crate::par::try_map(self.fragments(), |frag| {
-            let runs = self.kept_runs(frag)?;
-            let b = self.read_runs(frag, Some(&on), runs.runs())?;
-            let mut offsets = runs.runs().iter().flat_map(|r| r.clone());
+            let kept;
+            let runs: std::borrow::Cow<'_, [std::ops::Range<u64>]> = match &candidates {
+                Some(c) if covers(frag.id) => {
+                    std::borrow::Cow::Owned(self.candidate_runs(frag, &c.rows)?)
+                }
+                _ => {
+                    kept = self.kept_runs(frag)?;
+                    std::borrow::Cow::Borrowed(kept.runs())
+                }
+            };
+            let b = self.read_runs(frag, Some(&on), &runs)?;
+            let mut offsets = runs.iter().flat_map(|r| r.clone());
             let mut out = Vec::new();
             // an int64 key probed straight from the column (no key vector: at 1M rows
             // a fragment it cost more in fresh pages than the probes)
@@ -547,7 +587,11 @@ impl Dataset {
             }
             matched.insert(target);
         }
-        let mut stats = MergeStats::default();
+        let mut stats = MergeStats {
+            fragments_scanned: self.fragments().iter().filter(|f| !covers(f.id)).count() as u64,
+            indexes: candidates.map(|c| vec![c.index]).unwrap_or_default(),
+            ..Default::default()
+        };
         // updated rows first, then inserted ones: with stable row ids the updated rows
         // keep their ids (a prefix of the rows written) and inserts get fresh ones at
         // commit, as pylance writes them
@@ -604,6 +648,74 @@ impl Dataset {
             crate::evolve::carry_rows(&mut frags, &carried_ids, &carried_created);
         }
         Ok((frags, matched, rewritten, stats))
+    }
+
+    /// The rows indexes on the key columns leave for `source`'s keys (None: some key
+    /// column has no index answering equality, or the merge deletes unmatched rows).
+    fn key_candidates(
+        &self,
+        spec: &MergeInsert<'_>,
+        plan: &Plan,
+        source: &[RecordBatch],
+    ) -> Result<Option<KeyCandidates>> {
+        let Some(lookup) = spec.key_lookup else {
+            return Ok(None);
+        };
+        if spec.delete_unmatched_by_source || source.iter().all(|b| b.num_rows() == 0) {
+            return Ok(None);
+        }
+        let mut acc: Option<KeyCandidates> = None;
+        for (k, &si) in spec.on.iter().zip(&plan.key_src) {
+            let cols: Vec<&dyn Array> = source.iter().map(|b| b.column(si).as_ref()).collect();
+            let values = arrow_select::concat::concat(&cols)?;
+            let Some(c) = lookup(k, &values)? else {
+                return Ok(None);
+            };
+            acc = Some(match acc {
+                None => c,
+                Some(a) => {
+                    let covered = &a.covered & &c.covered;
+                    let rows = RoaringTreemap::from_bitmaps(
+                        (a.rows & c.rows)
+                            .bitmaps()
+                            .filter(|(hi, _)| covered.contains(*hi))
+                            .map(|(hi, b)| (hi, b.clone())),
+                    );
+                    KeyCandidates {
+                        covered,
+                        rows,
+                        index: format!("{}, {}", a.index, c.index),
+                    }
+                }
+            });
+        }
+        Ok(acc)
+    }
+
+    /// The live rows of `frag` among `rows` (addresses), as ascending runs.
+    fn candidate_runs(
+        &self,
+        frag: &pb::DataFragment,
+        rows: &RoaringTreemap,
+    ) -> Result<Vec<std::ops::Range<u64>>> {
+        let Some(hi) = u32::try_from(frag.id).ok() else {
+            return Ok(Vec::new());
+        };
+        let Some((_, mine)) = rows.bitmaps().find(|(h, _)| *h == hi) else {
+            return Ok(Vec::new());
+        };
+        let del = self.deleted(frag)?;
+        let mut out: Vec<std::ops::Range<u64>> = Vec::new();
+        for o in mine.iter().map(u64::from) {
+            if o >= frag.physical_rows || del.as_ref().is_some_and(|d| d.rows.contains(o as u32)) {
+                continue;
+            }
+            match out.last_mut() {
+                Some(r) if r.end == o => r.end = o + 1,
+                _ => out.push(o..o + 1),
+            }
+        }
+        Ok(out)
     }
 
     /// A source too large to hold: the target's live keys hashed, the source streamed
@@ -687,12 +799,9 @@ impl Dataset {
             }
         });
         let frags = self.write_merged(plan, outputs)?;
-        Ok((
-            frags,
-            matched.into_inner(),
-            rewritten.into_inner(),
-            stats.into_inner(),
-        ))
+        let mut stats = stats.into_inner();
+        stats.fragments_scanned = self.fragments().len() as u64;
+        Ok((frags, matched.into_inner(), rewritten.into_inner(), stats))
     }
 
     /// Keeps the (source row, dataset row) pairs `spec.update_if` passes.

@@ -199,7 +199,7 @@ impl Dataset {
         batches: impl IntoIterator<Item = Result<RecordBatch>>,
         params: &WriteParams,
     ) -> Result<Dataset> {
-        let root = root.as_ref();
+        let root = &crate::dataset::local_root(root.as_ref())?;
         let existing = Dataset::open(root).ok();
         let naming = if existing.is_some() {
             Naming::detect(root)

@@ -298,6 +298,19 @@ pub struct MergeOptions {
     /// Update only the matched rows this SQL condition selects, over `source.col` and
     /// `target.col` (pylance's `when_matched_update_all("source.x > target.x")`).
     pub update_condition: Option<String>,
+    /// Scan the key columns even when scalar indexes on them could locate the matched
+    /// rows (pylance's `use_index=False`).
+    pub no_index: bool,
+}
+
+/// An error of this layer handed back through the table layer's callbacks.
+fn into_table(e: Error) -> lancer_table::TableError {
+    match e {
+        Error::Table(t) => t,
+        other => lancer_table::TableError::InvalidInput {
+            what: other.to_string(),
+        },
+    }
 }
 
 /// Merges the `source` stream into `ds` keyed on `opts.on` (see
@@ -370,14 +383,7 @@ pub fn merge_insert(
         }
         Ok(RecordBatch::try_new(out_schema.clone(), cols)?)
     });
-    let source = source.map(|b: Result<RecordBatch>| {
-        b.map_err(|e| match e {
-            Error::Table(t) => t,
-            other => lancer_table::TableError::InvalidInput {
-                what: other.to_string(),
-            },
-        })
-    });
+    let source = source.map(|b: Result<RecordBatch>| b.map_err(into_table));
     let condition = match &opts.update_condition {
         Some(sql) if opts.update_matched => {
             Some(Filter::merge_condition(sql, &cast_schema, &target)?)
@@ -413,6 +419,17 @@ pub fn merge_insert(
                     what: e.to_string(),
                 })
         };
+    let lookup = |column: &str,
+                  values: &arrow_array::ArrayRef|
+     -> lancer_table::Result<Option<lancer_table::merge::KeyCandidates>> {
+        let found =
+            crate::scalar_plan::lookup_in(ds, column, values.clone()).map_err(into_table)?;
+        Ok(found.map(|r| lancer_table::merge::KeyCandidates {
+            covered: r.covered,
+            rows: r.rows,
+            index: r.explain,
+        }))
+    };
     let spec = lancer_table::merge::MergeInsert {
         on: opts.on.clone(),
         update_matched: opts.update_matched,
@@ -425,6 +442,7 @@ pub fn merge_insert(
         update_if: condition
             .as_ref()
             .map(|_| &run_condition as lancer_table::merge::PairFilter<'_>),
+        key_lookup: (!opts.no_index).then_some(&lookup as lancer_table::merge::KeyLookup<'_>),
     };
     Ok(ds.merge_insert(&spec, cast_schema, source)?)
 }

@@ -235,7 +235,7 @@ fn run(
     let mut out = vec![(ds.version(), m.clone(), ids_json(&ds))];
     let mut added = 0;
     for step in 0..steps {
-        let what = rng.below(12);
+        let what = rng.below(13);
         let int_cols: Vec<String> = m
             .columns
             .iter()
@@ -390,6 +390,9 @@ fn run(
                 let (after, stats) =
                     lancer::evolve::merge_insert(&ds, &opts, b.schema(), [Ok(b)]).unwrap();
                 assert_eq!(stats.updated + stats.inserted, rows.len() as u64, "{at}");
+                if !stats.indexes.is_empty() {
+                    INDEXED_MERGES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
                 after
             }
             10 if !int_cols.is_empty() => {
@@ -434,6 +437,18 @@ fn run(
                 .unwrap();
                 lancer::evolve::merge_columns(&ds, "id", s, [Ok(b)]).unwrap()
             }
+            12 => {
+                // an index on the key: later merges locate their rows through it
+                let kind = if rng.below(2) == 0 {
+                    lancer_index::scalar::ScalarKind::BTree
+                } else {
+                    lancer_index::scalar::ScalarKind::Bitmap
+                };
+                let mut opts = lancer::scalar_index::ScalarIndexOptions::new(kind);
+                opts.replace = true;
+                opts.params.btree_page_rows = 4;
+                lancer::scalar_index::create_scalar_index(&ds, "id", &opts).unwrap()
+            }
             9 => {
                 let (v, old, _) = out[rng.below(out.len() as u64) as usize].clone();
                 m = old;
@@ -464,6 +479,9 @@ fn run(
     }
     out
 }
+
+/// Merges of the random runs that located their rows through an index on `id`.
+static INDEXED_MERGES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 #[test]
 fn random_evolution_matches_the_model_and_pylance() {
@@ -496,6 +514,9 @@ fn random_evolution_matches_the_model_and_pylance() {
         .map(|c| c["versions"].as_array().unwrap().len())
         .sum();
     assert!(checked > 100, "{checked} versions");
+    let indexed = INDEXED_MERGES.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(indexed > 0, "no merge went through the key's index");
+    eprintln!("{indexed} merges located their rows through an index");
     for v in ["14", "12", "11"] {
         let Some(py) = pylance(v) else { continue };
         let out = Command::new(&py)
@@ -892,8 +913,9 @@ fn indexed_compaction(stable: bool) {
 }
 
 /// Every merge mode gives the same table whether the source is hashed in memory or
-/// streamed against the target's keys; duplicate source keys matching a row are
-/// pylance's ambiguity error on both.
+/// streamed against the target's keys, and whether a BTREE / BITMAP index on the key
+/// locates the matched rows (pylance's indexed merge) or the key column is scanned;
+/// duplicate source keys matching a row are pylance's ambiguity error on every path.
 #[test]
 fn merge_modes_agree_on_both_joins() {
     let schema = Arc::new(Schema::new(vec![
@@ -911,7 +933,13 @@ fn merge_modes_agree_on_both_joins() {
         .unwrap()
     };
     let mut tables = Vec::new();
-    for (n, mem) in [Some(0usize), None].into_iter().enumerate() {
+    let variants = [
+        (Some(0usize), None),
+        (None, None),
+        (None, Some(lancer_index::scalar::ScalarKind::BTree)),
+        (None, Some(lancer_index::scalar::ScalarKind::Bitmap)),
+    ];
+    for (n, (mem, kind)) in variants.into_iter().enumerate() {
         let tmp =
             std::env::temp_dir().join(format!("lancer-merge-modes-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&tmp);
@@ -921,6 +949,17 @@ fn merge_modes_agree_on_both_joins() {
         };
         let ids: Vec<i64> = (0..20).collect();
         let mut ds = Dataset::write(&tmp, schema.clone(), &[batch(&ids, 0)], &params).unwrap();
+        // with an index: deletions in an indexed fragment, an unindexed appended one
+        if let Some(kind) = kind {
+            ds = ds.delete("id = 3").unwrap();
+            let mut opts = lancer::scalar_index::ScalarIndexOptions::new(kind);
+            // small pages: a few keys read a few pages, so the BTREE is worth using
+            opts.params.btree_page_rows = 2;
+            ds = lancer::scalar_index::create_scalar_index(&ds, "id", &opts).unwrap();
+            ds = ds
+                .append(&[batch(&[3], 0)], &WriteParams::default())
+                .unwrap();
+        }
         let run_if = |ds: &Dataset,
                       ids: &[i64],
                       up: bool,
@@ -935,9 +974,20 @@ fn merge_modes_agree_on_both_joins() {
                 delete_filter: del.filter(|d| !d.is_empty()).map(str::to_string),
                 source_in_memory: mem,
                 update_condition: cond.map(str::to_string),
+                no_index: false,
             };
             let b = batch(ids, 1);
-            lancer::evolve::merge_insert(ds, &opts, b.schema(), [Ok(b)])
+            let r = lancer::evolve::merge_insert(ds, &opts, b.schema(), [Ok(b)]);
+            if let Ok((_, s)) = &r {
+                // the index is used exactly when pylance would use it
+                let indexed = kind.is_some() && mem.is_none() && del.is_none();
+                assert_eq!(!s.indexes.is_empty(), indexed, "{s:?}");
+                if indexed {
+                    assert!(s.indexes[0].contains("id_idx"), "{s:?}");
+                    assert!(s.fragments_scanned < ds.fragments().len() as u64, "{s:?}");
+                }
+            }
+            r
         };
         let run = |ds: &Dataset, ids: &[i64], up: bool, ins: bool, del: Option<&str>| {
             run_if(ds, ids, up, ins, del, None)

@@ -224,6 +224,8 @@ pub fn import(
         max_rows_per_file,
         ..Default::default()
     };
+    // a URI Lancer cannot write to is an error before anything is read
+    let dataset = &lancer_table::dataset::local_root(dataset)?;
     let exists = is_dataset(dataset);
     match (mode, exists) {
         (Mode::Create, true) => {
@@ -314,6 +316,8 @@ pub fn merge(
             "num_inserted_rows": stats.inserted,
             "num_updated_rows": stats.updated,
             "num_deleted_rows": stats.deleted,
+            "indexes_used": stats.indexes,
+            "fragments_scanned": stats.fragments_scanned,
             "version": after.version(),
             "rows": after.count_rows(),
             "seconds": t.elapsed().as_secs_f64(),

@@ -135,6 +135,7 @@ pub fn run(cli: Cli) -> CmdResult {
             delete_unmatched,
             delete_where,
             update_where,
+            no_index,
         } => {
             // no flag: an upsert
             let upsert = !(update || insert || delete_unmatched);
@@ -146,6 +147,7 @@ pub fn run(cli: Cli) -> CmdResult {
                 delete_filter: delete_where,
                 source_in_memory: None,
                 update_condition: update_where,
+                no_index,
             };
             dataset::merge(&path, &input, &opts, json)
         }

@@ -19,9 +19,13 @@ pub enum Source {
     File(Box<FileReader>),
 }
 
-/// True if `path` is a dataset directory.
+/// True if `path` is a dataset directory (or a URI: opening it then says whether its
+/// store is supported, instead of it being taken for a data file's path).
 pub fn is_dataset(path: &Path) -> bool {
-    path.join("_versions").is_dir()
+    match lancer_table::dataset::local_root(path) {
+        Ok(p) => p.join("_versions").is_dir(),
+        Err(_) => true,
+    }
 }
 
 /// Opens a dataset (at `at`) at a dataset directory.

@@ -100,17 +100,19 @@ impl BTreeIndex {
                     }),
                 )
             }
+            Query::In(set) if set.len() > 16 => {
+                let c = match self.pages_for_set(set, &all_null)? {
+                    Some(c) => c,
+                    None => self.pages_for_each(set, &all_null)?,
+                };
+                let set = set.clone();
+                (
+                    c,
+                    Box::new(move |v: &dyn Array| equals_any(v, set.as_ref())),
+                )
+            }
             Query::In(set) => {
-                let mut c = vec![false; pages];
-                for i in 0..set.len() {
-                    if set.is_null(i) {
-                        continue;
-                    }
-                    let b = Bound::Included(set.slice(i, 1));
-                    for (p, hit) in self.pages_in(&b, &b, &all_null)?.into_iter().enumerate() {
-                        c[p] |= hit;
-                    }
-                }
+                let c = self.pages_for_each(set, &all_null)?;
                 let set = set.clone();
                 (
                     c,
@@ -160,6 +162,83 @@ impl BTreeIndex {
             }
         }
         Ok(Some(out))
+    }
+
+    /// (rows `IN set` reads, rows indexed): the candidate pages' rows, from the lookup.
+    pub fn in_estimate(&self, set: &ArrayRef) -> Result<(u64, u64)> {
+        let pages = self.null_count.len();
+        let all_null: Vec<bool> = (0..pages).map(|p| self.max.is_null(p)).collect();
+        let c = match self.pages_for_set(set, &all_null)? {
+            Some(c) => c,
+            None => self.pages_for_each(set, &all_null)?,
+        };
+        let rows = self.data.num_rows();
+        let read = c
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c)
+            .map(|(p, _)| (rows - (p as u64 * self.batch_size).min(rows)).min(self.batch_size))
+            .sum();
+        Ok((read, rows))
+    }
+
+    /// Pages that can hold one of `set`'s values: each value against every page.
+    fn pages_for_each(&self, set: &ArrayRef, all_null: &[bool]) -> Result<Vec<bool>> {
+        let mut c = vec![false; all_null.len()];
+        for i in 0..set.len() {
+            if set.is_null(i) {
+                continue;
+            }
+            let b = Bound::Included(set.slice(i, 1));
+            for (p, hit) in self.pages_in(&b, &b, all_null)?.into_iter().enumerate() {
+                c[p] |= hit;
+            }
+        }
+        Ok(c)
+    }
+
+    /// Pages that can hold one of `set`'s values, by binary search over the page
+    /// bounds in the row format (the same total order as the comparison kernels): a
+    /// value's pages are those from the first whose max reaches it to the last whose
+    /// min does not pass it. None when the bounds do not ascend (then every value is
+    /// tested against every page).
+    fn pages_for_set(&self, set: &ArrayRef, all_null: &[bool]) -> Result<Option<Vec<bool>>> {
+        use arrow_row::{RowConverter, SortField};
+        let t = self.min.data_type();
+        if set.data_type() != t || self.max.data_type() != t {
+            return Ok(None);
+        }
+        let Ok(conv) = RowConverter::new(vec![SortField::new(t.clone())]) else {
+            return Ok(None);
+        };
+        let (Ok(mins), Ok(maxs), Ok(vals)) = (
+            conv.convert_columns(std::slice::from_ref(&self.min)),
+            conv.convert_columns(std::slice::from_ref(&self.max)),
+            conv.convert_columns(std::slice::from_ref(set)),
+        ) else {
+            return Ok(None);
+        };
+        // pages past the all-null ones must ascend in both bounds
+        let live: Vec<usize> = (0..all_null.len()).filter(|&p| !all_null[p]).collect();
+        let ascends =
+            |rows: &arrow_row::Rows| live.windows(2).all(|w| rows.row(w[0]) <= rows.row(w[1]));
+        if !ascends(&mins) || !ascends(&maxs) {
+            return Ok(None);
+        }
+        let mut c = vec![false; all_null.len()];
+        for i in 0..set.len() {
+            if set.is_null(i) {
+                continue;
+            }
+            let v = vals.row(i);
+            let lo = live.partition_point(|&p| maxs.row(p) < v);
+            // a null min lies below every value
+            let hi = live.partition_point(|&p| self.min.is_null(p) || mins.row(p) <= v);
+            for &p in live.get(lo..hi.max(lo)).unwrap_or(&[]) {
+                c[p] = true;
+            }
+        }
+        Ok(Some(c))
     }
 
     /// Pages whose span `[min, max]` can meet `[lower, upper]` (a null min lies below

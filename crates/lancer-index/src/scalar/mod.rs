@@ -336,6 +336,21 @@ impl ScalarSegment {
         }))
     }
 
+    /// What answering `q` would read: (index rows read, rows indexed), for a planner
+    /// weighing the index against a scan. BTREE: the rows of the pages that can hold
+    /// `q`'s values (read from the page lookup, nothing else); BITMAP / LABEL_LIST:
+    /// nothing but the keys' bitmaps (0 rows); None for other kinds and queries.
+    pub fn read_estimate(&self, q: &Query) -> Result<Option<(u64, u64)>> {
+        if !self.kind.answers(q) {
+            return Ok(None);
+        }
+        match (&self.index, q) {
+            (Kind::BTree(i), Query::In(set)) => i.in_estimate(set).map(Some),
+            (Kind::Bitmap(_), Query::In(_)) => Ok(Some((0, 0))),
+            _ => Ok(None),
+        }
+    }
+
     /// The answer to `q`, or None when this kind cannot answer it.
     pub fn query(&self, q: &Query) -> Result<Option<Answer>> {
         if !self.kind.answers(q) {
@@ -382,6 +397,11 @@ pub(crate) fn compare(
 
 /// `values = v` for any `v` of `set` (null entries of `set` match nothing).
 pub(crate) fn equals_any(values: &dyn Array, set: &dyn Array) -> Result<BooleanArray> {
+    if set.len() > 16 && set.data_type() == values.data_type() {
+        if let Some(m) = equals_any_hashed(values, set) {
+            return Ok(m);
+        }
+    }
     let mut out = BooleanArray::from(vec![false; values.len()]);
     for i in 0..set.len() {
         if set.is_null(i) {
@@ -392,6 +412,29 @@ pub(crate) fn equals_any(values: &dyn Array, set: &dyn Array) -> Result<BooleanA
         out = BooleanArray::new(out.values() | eq.values(), None);
     }
     Ok(out)
+}
+
+/// [`equals_any`] for large sets: the set's values hashed in the row format, whose
+/// byte equality is the comparison kernels' equality (floats by total order, strings by
+/// bytes). None when the type has no row format.
+fn equals_any_hashed(values: &dyn Array, set: &dyn Array) -> Option<BooleanArray> {
+    use arrow_row::{RowConverter, SortField};
+    let conv = RowConverter::new(vec![SortField::new(values.data_type().clone())]).ok()?;
+    let set_rows = conv
+        .convert_columns(&[arrow_array::make_array(set.to_data())])
+        .ok()?;
+    let keys: std::collections::HashSet<&[u8]> = (0..set.len())
+        .filter(|&i| set.is_valid(i))
+        .map(|i| set_rows.row(i).data())
+        .collect();
+    let rows = conv
+        .convert_columns(&[arrow_array::make_array(values.to_data())])
+        .ok()?;
+    Some(BooleanArray::from(
+        (0..values.len())
+            .map(|i| values.is_valid(i) && keys.contains(rows.row(i).data()))
+            .collect::<Vec<bool>>(),
+    ))
 }
 
 /// A mask with its nulls replaced by `value`.
