@@ -953,8 +953,9 @@ fn merge_modes_agree_on_both_joins() {
         if let Some(kind) = kind {
             ds = ds.delete("id = 3").unwrap();
             let mut opts = lancer::scalar_index::ScalarIndexOptions::new(kind);
-            // small pages: a few keys read a few pages, so the BTREE is worth using
-            opts.params.btree_page_rows = 2;
+            // one-row pages: a few keys read a few rows of the index, under the eighth
+            // of it that makes the BTREE worth using
+            opts.params.btree_page_rows = 1;
             ds = lancer::scalar_index::create_scalar_index(&ds, "id", &opts).unwrap();
             ds = ds
                 .append(&[batch(&[3], 0)], &WriteParams::default())
