@@ -162,24 +162,17 @@ def main():
         print(f"{name:<44} pylance {py:7.3f} s  lancer {lan:7.3f} s  {py / lan:5.2f}x  RSS {rss / 2**20:.0f} MiB"
               + ("" if same else "  RESULTS DIFFER"), flush=True)
 
-    op("merge_insert 100k (50% match)",
-       lambda d: d.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(src),
-       ["merge", "{ds}", src_path, "--on", "id"], base)
-    op("merge_insert 100k, BTREE on id",
-       lambda d: d.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(src),
-       ["merge", "{ds}", src_path, "--on", "id"], indexed)
-    op("merge_insert 1k (50% match), BTREE on id",
-       lambda d: d.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(src1k),
-       ["merge", "{ds}", src1k_path, "--on", "id"], indexed)
-    op("merge_insert 1k recent keys, BTREE on id",
-       lambda d: d.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(src_recent),
-       ["merge", "{ds}", recent_path, "--on", "id"], indexed)
-    op("merge_insert 1k recent keys, no index",
-       lambda d: d.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(src_recent),
-       ["merge", "{ds}", recent_path, "--on", "id"], base)
-    op("merge_insert 1k (50% match), no index",
-       lambda d: d.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(src1k),
-       ["merge", "{ds}", src1k_path, "--on", "id"], base)
+    def upsert(name, table, path, dataset):
+        # pylance's upsert and `lancer merge --on id` of the same Parquet source
+        op(name, lambda d: d.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(table),
+           ["merge", "{ds}", path, "--on", "id"], dataset)
+
+    upsert("merge_insert 100k (50% match)", src, src_path, base)
+    upsert("merge_insert 100k, BTREE on id", src, src_path, indexed)
+    upsert("merge_insert 1k (50% match), BTREE on id", src1k, src1k_path, indexed)
+    upsert("merge_insert 1k recent keys, BTREE on id", src_recent, recent_path, indexed)
+    upsert("merge_insert 1k recent keys, no index", src_recent, recent_path, base)
+    upsert("merge_insert 1k (50% match), no index", src1k, src1k_path, base)
     op("update 1% of rows", lambda d: d.update({"x": "x + 1"}, where="id % 100 = 7"),
        ["update", "{ds}", "--set", "x=x + 1", "--where", "id % 100 = 7"], base)
     op("add_columns y = x * 2", lambda d: d.add_columns({"y": "x * 2"}),

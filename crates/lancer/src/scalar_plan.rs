@@ -103,17 +103,7 @@ pub(crate) fn plan(ds: &Dataset, filter: &Filter) -> Result<Option<IndexedRows>>
     if ds.indices().map(|i| i.is_empty()).unwrap_or(true) {
         return Ok(None);
     }
-    let live: RoaringBitmap = ds
-        .fragments()
-        .iter()
-        .filter_map(|f| u32::try_from(f.id).ok())
-        .collect();
-    let mut p = Planner {
-        ds,
-        live,
-        addresses: None,
-    };
-    p.expr(filter.expr())
+    Planner::new(ds).expr(filter.expr())
 }
 
 /// The rows an exact-equality index (BTREE, BITMAP) on top-level column `column` leaves
@@ -160,16 +150,7 @@ pub(crate) fn lookup_in(
     if read.saturating_mul(8) > total {
         return Ok(None);
     }
-    let live: RoaringBitmap = ds
-        .fragments()
-        .iter()
-        .filter_map(|f| u32::try_from(f.id).ok())
-        .collect();
-    let mut p = Planner {
-        ds,
-        live,
-        addresses: None,
-    };
+    let mut p = Planner::new(ds);
     let text = format!("{name} IN <{} source keys>", values.len());
     let r = p.ask((name, id, t), Query::In(values), text)?;
     Ok(r.filter(|r| r.exact && !r.covered.is_empty()))
@@ -179,6 +160,22 @@ struct Planner<'a> {
     ds: &'a Dataset,
     live: RoaringBitmap,
     addresses: Option<Option<Arc<HashMap<u64, u64>>>>,
+}
+
+impl<'a> Planner<'a> {
+    /// A planner over `ds`'s live fragments.
+    fn new(ds: &'a Dataset) -> Self {
+        let live = ds
+            .fragments()
+            .iter()
+            .filter_map(|f| u32::try_from(f.id).ok())
+            .collect();
+        Planner {
+            ds,
+            live,
+            addresses: None,
+        }
+    }
 }
 
 /// A column reference and its type: the column itself, or the column under an

@@ -607,7 +607,8 @@ fn large_in_lists_match_the_scan() {
         max_rows_per_file: 250,
         ..Default::default()
     };
-    let mut ds = Dataset::write(&tmp, schema.clone(), std::slice::from_ref(&batch), &params).unwrap();
+    let mut ds =
+        Dataset::write(&tmp, schema.clone(), std::slice::from_ref(&batch), &params).unwrap();
     for col in ["i", "f", "s"] {
         let mut opts =
             lancer::scalar_index::ScalarIndexOptions::new(lancer_index::scalar::ScalarKind::BTree);
