@@ -369,6 +369,9 @@ pub enum Command {
         /// The deleted share above which a fragment is rewritten on its own.
         #[arg(long, default_value_t = 0.1)]
         deletion_threshold: f64,
+        /// Bytes per new data file at most, about (e.g. 64MiB, 2GB, 1000000).
+        #[arg(long, value_parser = parse_bytes)]
+        max_bytes_per_file: Option<u64>,
         /// Show what would be rewritten, change nothing.
         #[arg(long)]
         dry_run: bool,
@@ -435,6 +438,9 @@ pub enum Command {
         /// Rows per data file at most.
         #[arg(long, default_value_t = 1_048_576)]
         max_rows_per_file: usize,
+        /// Bytes per data file at most, about (e.g. 64MiB, 2GB; default 90GiB).
+        #[arg(long, value_parser = parse_bytes)]
+        max_bytes_per_file: Option<u64>,
     },
     /// Write a dataset (or data file) out as CSV, JSON lines, Arrow IPC or Parquet.
     Export {
@@ -651,4 +657,38 @@ pub enum TagAction {
         /// Tag name.
         name: String,
     },
+}
+
+/// A byte count: a number with an optional unit (B, KB/MB/GB/TB in powers of 1000,
+/// KiB/MiB/GiB/TiB in powers of 1024; case-insensitive).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" => 1_000,
+        "m" | "mb" => 1_000_000,
+        "g" | "gb" => 1_000_000_000,
+        "t" | "tb" => 1_000_000_000_000,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        "tib" => 1 << 40,
+        u => {
+            return Err(format!(
+                "unknown unit {u:?} in {s:?} (use B, KB, MB, GB, KiB, MiB, GiB)"
+            ))
+        }
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a byte count (e.g. 64MiB, 2GB, 1000000)"))?;
+    let bytes = v * scale as f64;
+    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
+        return Err(format!("{s:?}: a byte count must be at least 1"));
+    }
+    Ok(bytes as u64)
 }

@@ -159,6 +159,56 @@ fn uris_reach_their_store_or_fail_clearly() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `--max-bytes-per-file` on import and compact: files close at about the cap (so
+/// one input makes several fragments, and compaction of them writes several again);
+/// a size that is not a byte count is refused before anything is written.
+#[test]
+fn byte_caps_split_imports_and_compactions() {
+    let dir = std::env::temp_dir().join(format!("lancer-cli-bytecap-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("in.csv");
+    let mut body = String::from("id,name\n");
+    for i in 0..3_000 {
+        body.push_str(&format!("{i},name-{i}-{}\n", "x".repeat(i % 40)));
+    }
+    std::fs::write(&csv, body).unwrap();
+    let ds = dir.join("ds");
+    let bad = lancer()
+        .args(["import", "--max-bytes-per-file", "12XB"])
+        .arg(&csv)
+        .arg(&ds)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2), "a usage error");
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown unit"));
+    assert!(!ds.exists(), "nothing written");
+    ok(lancer()
+        .args(["import", "--max-bytes-per-file", "20KiB"])
+        .arg(&csv)
+        .arg(&ds));
+    let info = json_of(&["inspect", "--json"], &ds);
+    let frags = info["fragments"].as_array().unwrap().len() as u64;
+    assert!(frags >= 3, "{frags} fragments: {info}");
+    let done = json_of(
+        &[
+            "compact",
+            "--max-bytes-per-file",
+            "40KiB",
+            "--target-rows",
+            "100000",
+            "--json",
+        ],
+        &ds,
+    );
+    assert_eq!(done["fragments_removed"].as_u64(), Some(frags), "{done}");
+    let added = done["fragments_added"].as_u64().unwrap();
+    assert!(added >= 2 && added < frags, "{done}");
+    let out = ok(lancer().arg("count").arg(&ds));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "3000");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn datasets() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/datasets")
 }

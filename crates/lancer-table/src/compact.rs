@@ -26,6 +26,9 @@ pub struct CompactionOptions {
     pub materialize_deletions: bool,
     /// The deleted share above which a fragment is rewritten on its own (0.1).
     pub materialize_deletions_threshold: f64,
+    /// Bytes per new data file at most, about (`None`: the writer's 90 GiB): a task
+    /// whose rows exceed it writes several fragments.
+    pub max_bytes_per_file: Option<u64>,
 }
 
 impl Default for CompactionOptions {
@@ -34,6 +37,7 @@ impl Default for CompactionOptions {
             target_rows_per_fragment: 1024 * 1024,
             materialize_deletions: true,
             materialize_deletions_threshold: 0.1,
+            max_bytes_per_file: None,
         }
     }
 }
@@ -157,6 +161,9 @@ impl Dataset {
             max_rows_per_file: usize::try_from(opts.target_rows_per_fragment)
                 .unwrap_or(usize::MAX)
                 .max(crate::write::WriteParams::default().max_rows_per_file),
+            max_bytes_per_file: opts
+                .max_bytes_per_file
+                .unwrap_or(crate::write::DEFAULT_MAX_BYTES_PER_FILE),
             ..Default::default()
         };
         // tasks on every core, each writing its own fragment

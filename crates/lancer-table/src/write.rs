@@ -21,6 +21,10 @@ pub struct WriteParams {
     pub storage: FileVersion,
     /// Rows per data file at most.
     pub max_rows_per_file: usize,
+    /// Bytes per data file (about): a file is closed once what it wrote plus the
+    /// in-memory size of what it buffers reaches this (pylance's `max_bytes_per_file`,
+    /// 90 GiB by default); large batches are cut so a file overshoots by little.
+    pub max_bytes_per_file: u64,
     /// Manifest naming for new datasets.
     pub naming: Naming,
 }
@@ -30,10 +34,14 @@ impl Default for WriteParams {
         Self {
             storage: FileVersion::V2_1,
             max_rows_per_file: 1024 * 1024,
+            max_bytes_per_file: DEFAULT_MAX_BYTES_PER_FILE,
             naming: Naming::V2,
         }
     }
 }
+
+/// pylance's default cap on a data file's size: 90 GiB.
+pub const DEFAULT_MAX_BYTES_PER_FILE: u64 = 90 * 1024 * 1024 * 1024;
 
 /// Leaf field ids in column order (what a data file's `fields` lists).
 pub(crate) fn leaf_ids(f: &lancer_format::schema::LanceField, out: &mut Vec<i32>) {
@@ -159,11 +167,17 @@ fn write_fragments_from(
                 break;
             };
             let room = params.max_rows_per_file.max(1) - *rows as usize;
-            let take = room.min(batch.num_rows() - start);
+            // rows that fit the byte cap, at the batch's average row size
+            let max_bytes = params.max_bytes_per_file.max(1);
+            let row_bytes = (batch.get_array_memory_size() as u64 / batch.num_rows() as u64).max(1);
+            let fit = (max_bytes.saturating_sub(w.bytes_estimate()) / row_bytes).max(1);
+            let take = room
+                .min(batch.num_rows() - start)
+                .min(usize::try_from(fit).unwrap_or(usize::MAX));
             w.write_batch(&batch.slice(start, take))?;
             *rows += take as u64;
             start += take;
-            if *rows as usize >= params.max_rows_per_file {
+            if *rows as usize >= params.max_rows_per_file || w.bytes_estimate() >= max_bytes {
                 if let Some((w, name, rows)) = writer.take() {
                     finish(w, name, rows, &mut frags)?;
                 }

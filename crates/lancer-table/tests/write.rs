@@ -253,3 +253,57 @@ fn streamed_writes_read_ahead_and_stop_on_input_errors() {
     assert!(err.contains("input broke at batch 7"), "{err}");
     assert_eq!(Dataset::open(&root).unwrap().version(), ds.version());
 }
+
+/// `max_bytes_per_file` closes a data file once it holds about that many bytes: a
+/// write of ~4x the cap lands in several fragments, none much over the cap, rows in
+/// order; pylance 14 reads the same rows.
+#[test]
+fn byte_capped_writes_split_files_under_the_cap() {
+    let base = repo().join("target/lancer-datasets/byte-cap");
+    let _ = std::fs::remove_dir_all(&base);
+    let batches: Vec<RecordBatch> = (0..5).map(|k| table(k * 8_000, 8_000)).collect();
+    let schema = batches[0].schema();
+    let whole = Dataset::write(
+        &base.join("whole"),
+        schema.clone(),
+        &batches,
+        &WriteParams::default(),
+    )
+    .unwrap();
+    assert_eq!(whole.fragments().len(), 1);
+    let size = whole.fragments()[0].files[0].file_size_bytes;
+    let cap = size / 4;
+    let params = WriteParams {
+        max_bytes_per_file: cap,
+        ..Default::default()
+    };
+    let capped = Dataset::write(&base.join("capped"), schema.clone(), &batches, &params).unwrap();
+    let n = capped.fragments().len();
+    // the cap counts buffered rows at their in-memory size (more than encoded), so
+    // files come out under it: more than 4 of them, but not absurdly many
+    assert!((4..=16).contains(&n), "{n} fragments for a 1/4 cap");
+    for f in capped.fragments() {
+        let got = f.files[0].file_size_bytes;
+        assert!(got <= cap + 64 * 1024, "a file of {got} bytes, cap {cap}");
+        assert!(f.physical_rows > 0);
+    }
+    assert_eq!(
+        capped.to_batch(None).unwrap().columns(),
+        whole.to_batch(None).unwrap().columns()
+    );
+    if let Some(py) = pylance("14") {
+        let out = Command::new(py)
+            .arg("-c")
+            .arg("import lance, sys\nds = lance.dataset(sys.argv[1])\nt = ds.to_table()\nprint(t.num_rows, sum(t['id'].to_pylist()), len(ds.get_fragments()))")
+            .arg(base.join("capped"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let want = format!("40000 {} {n}", (0..40_000i64).sum::<i64>());
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), want);
+    }
+}

@@ -347,6 +347,8 @@ fn run(
             7 => {
                 let opts = lancer_table::compact::CompactionOptions {
                     target_rows_per_fragment: 30 + rng.below(60),
+                    // now and then a byte cap that splits a task into several files
+                    max_bytes_per_file: (rng.below(3) == 0).then(|| 300 + rng.below(2000)),
                     ..Default::default()
                 };
                 lancer::evolve::compact_files(&ds, &opts, &|_, _| {})

@@ -215,13 +215,14 @@ pub fn import(
     dataset: &Path,
     mode: Mode,
     storage: &str,
-    max_rows_per_file: usize,
+    (max_rows_per_file, max_bytes): (usize, Option<u64>),
     json: bool,
 ) -> CmdResult {
     let storage = FileVersion::parse(storage)?;
     let params = WriteParams {
         storage,
         max_rows_per_file,
+        max_bytes_per_file: max_bytes.unwrap_or(lancer_table::write::DEFAULT_MAX_BYTES_PER_FILE),
         ..Default::default()
     };
     // a URI Lancer cannot write to is an error before anything is read

@@ -274,7 +274,12 @@ pub fn compact(
                 } else {
                     tasks
                         .iter()
-                        .map(|t| format!("fragments {t:?} -> one fragment"))
+                        .map(|t| match opts.max_bytes_per_file {
+                            None => format!("fragments {t:?} -> one fragment"),
+                            Some(b) => {
+                                format!("fragments {t:?} -> fragments of at most ~{b} bytes")
+                            }
+                        })
                         .collect::<Vec<_>>()
                         .join("\n")
                 }

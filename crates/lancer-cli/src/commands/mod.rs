@@ -156,12 +156,14 @@ pub fn run(cli: Cli) -> CmdResult {
             target_rows,
             keep_deletions,
             deletion_threshold,
+            max_bytes_per_file,
             dry_run,
         } => {
             let opts = lancer_table::compact::CompactionOptions {
                 target_rows_per_fragment: target_rows,
                 materialize_deletions: !keep_deletions,
                 materialize_deletions_threshold: deletion_threshold,
+                max_bytes_per_file,
             };
             evolve::compact(&path, &opts, dry_run, json)
         }
@@ -172,12 +174,13 @@ pub fn run(cli: Cli) -> CmdResult {
             mode,
             data_storage_version,
             max_rows_per_file,
+            max_bytes_per_file,
         } => dataset::import(
             &input,
             &ds,
             mode,
             &data_storage_version,
-            max_rows_per_file,
+            (max_rows_per_file, max_bytes_per_file),
             json,
         ),
         Command::Export { path, output, at } => dataset::export(&path, &output, &at, json),

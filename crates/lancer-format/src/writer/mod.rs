@@ -85,6 +85,8 @@ impl WriteOptions {
 struct Flight {
     field: usize,
     priority: u64,
+    /// In-memory bytes of the rows this flush encodes (for [`FileWriter::bytes_estimate`]).
+    raw: u64,
     kind: FlightKind,
 }
 
@@ -138,6 +140,8 @@ pub struct FileWriter<W: Write + Send + 'static> {
     field_first_column: Vec<usize>,
     columns: Vec<Vec<PageMeta>>,
     rows: u64,
+    /// In-memory bytes of the flushes not yet written.
+    raw_in_flight: u64,
     /// Global buffers after the schema (buffer 0), written by `finish`.
     extra_buffers: Vec<Vec<u8>>,
 }
@@ -362,6 +366,7 @@ impl<W: Write + Send + 'static> FileWriter<W> {
             next_write: 0,
             field_first_column,
             rows: 0,
+            raw_in_flight: 0,
             extra_buffers: Vec::new(),
         })
     }
@@ -376,6 +381,13 @@ impl<W: Write + Send + 'static> FileWriter<W> {
     /// Rows written so far.
     pub fn num_rows(&self) -> u64 {
         self.rows
+    }
+
+    /// The file's size so far, counting what is written plus the in-memory size of
+    /// rows still buffered or being encoded (an over-estimate for them: encoding
+    /// compresses). A writer that caps file sizes rolls over when this reaches the cap.
+    pub fn bytes_estimate(&self) -> u64 {
+        self.pos + self.raw_in_flight + self.pending.iter().map(|p| p.1).sum::<u64>()
     }
 
     fn write_bytes(&mut self, b: &[u8]) -> Result<()> {
@@ -434,7 +446,7 @@ impl<W: Write + Send + 'static> FileWriter<W> {
     /// Hands field `i`'s buffered rows to the encoders (or encodes them here, without
     /// workers); pages are written as they complete, in flush order.
     fn flush_field(&mut self, i: usize) -> Result<()> {
-        let (arrays, _) = std::mem::take(&mut self.pending[i]);
+        let (arrays, raw) = std::mem::take(&mut self.pending[i]);
         if arrays.is_empty() {
             return Ok(());
         }
@@ -480,11 +492,13 @@ impl<W: Write + Send + 'static> FileWriter<W> {
         };
         let seq = self.next_seq;
         self.next_seq += 1;
+        self.raw_in_flight += raw;
         self.flights.insert(
             seq,
             Flight {
                 field: i,
                 priority,
+                raw,
                 kind,
             },
         );
@@ -539,8 +553,10 @@ impl<W: Write + Send + 'static> FileWriter<W> {
         let Flight {
             field: i,
             priority,
+            raw,
             kind,
         } = flight;
+        self.raw_in_flight = self.raw_in_flight.saturating_sub(raw);
         let first = self.field_first_column[i];
         match kind {
             FlightKind::Pieces {
