@@ -437,6 +437,7 @@ impl Dataset {
         // decodes that file's columns together (in parallel).
         let mut by_file: Vec<(usize, Vec<(usize, String)>)> = Vec::new();
         let mut out: Vec<Option<ArrayRef>> = vec![None; fields.len()];
+        let mut split: Vec<(usize, Vec<usize>)> = Vec::new();
         let rows: u64 = ranges.iter().map(|r| r.end - r.start).sum();
         for (pos, &fi) in fields.iter().enumerate() {
             let lf = &self.manifest.schema.fields[fi];
@@ -444,11 +445,16 @@ impl Dataset {
             // the field's subtree.
             let mut ids = Vec::new();
             subtree_ids(lf, &mut ids);
-            let Some(file_idx) = frag
-                .files
-                .iter()
-                .position(|f| f.fields.iter().any(|x| ids.contains(x)))
-            else {
+            let holding: Vec<usize> = (0..frag.files.len())
+                .filter(|&k| frag.files[k].fields.iter().any(|x| ids.contains(x)))
+                .collect();
+            if holding.len() > 1 {
+                // a struct whose fields live in several files (a nested field cast or
+                // added later): read from each, put together below
+                split.push((pos, holding));
+                continue;
+            }
+            let Some(&file_idx) = holding.first() else {
                 // A field no data file of this fragment stores (added to the schema
                 // without data, e.g. add_columns of all-null columns): null in every
                 // row, as the reference reads it.
@@ -486,9 +492,28 @@ impl Dataset {
                 .collect();
             let refs: Vec<&str> = names.iter().map(String::as_str).collect();
             let b = r.read_ranges(ranges, Some(&refs))?;
-            for (k, (pos, _)) in wanted.iter().enumerate() {
-                out[*pos] = Some(b.column(k).clone());
+            for (k, (pos, name)) in wanted.iter().enumerate() {
+                let dt = self.schema.field(fields[*pos]).data_type();
+                out[*pos] = Some(crate::assemble::conform(b.column(k).clone(), dt, name)?);
             }
+        }
+        for (pos, holding) in split {
+            let lf = &self.manifest.schema.fields[fields[pos]];
+            let mut parts = Vec::with_capacity(holding.len());
+            for k in holding {
+                let r = self.file_reader(frag, &frag.files[k])?;
+                let Some(flf) = r.metadata().schema.fields.iter().find(|f| f.id == lf.id) else {
+                    return Err(TableError::corrupt(format!(
+                        "data file {} lists fields of column {:?} but its schema lacks the column (field id {})",
+                        frag.files[k].path, lf.name, lf.id
+                    )));
+                };
+                let flf = flf.clone();
+                let b = r.read_ranges(ranges, Some(&[flf.name.as_str()]))?;
+                parts.push((flf, b.column(0).clone()));
+            }
+            let dt = self.schema.field(fields[pos]).data_type().clone();
+            out[pos] = Some(crate::assemble::across_files(lf, &dt, &parts, rows)?);
         }
         out.into_iter()
             .map(|c| c.ok_or_else(|| TableError::corrupt("a column was not read")))

@@ -82,6 +82,61 @@ fn subtree(fields: &[PbField], id: i32) -> Vec<i32> {
     out
 }
 
+/// A nested field cast: its dotted path, the schema of the data file written for it
+/// (the enclosing structs holding only the cast field) and that schema's field ids in
+/// pre-order (the structs' own ids, then the new ones).
+struct NestedCast {
+    path: String,
+    schema: SchemaRef,
+    ids: Vec<i32>,
+}
+
+/// The Arrow field at dotted `steps` of `schema` (through structs).
+fn nested_field(schema: &Schema, steps: &[&str], path: &str) -> Result<arrow_schema::Field> {
+    let missing = || TableError::invalid(format!("no column {path:?}"));
+    let mut f = schema
+        .field_with_name(steps[0])
+        .map_err(|_| missing())?
+        .clone();
+    for step in &steps[1..] {
+        let arrow_schema::DataType::Struct(fs) = f.data_type() else {
+            return Err(missing());
+        };
+        f = fs
+            .iter()
+            .find(|c| c.name() == step)
+            .ok_or_else(missing)?
+            .as_ref()
+            .clone();
+    }
+    Ok(f)
+}
+
+/// The array at `steps` below `col` (through structs), with the null buffers of the
+/// structs passed on the way (outermost first).
+fn descend(
+    col: &arrow_array::ArrayRef,
+    steps: &[&str],
+    path: &str,
+) -> Result<(Vec<Option<arrow_buffer::NullBuffer>>, arrow_array::ArrayRef)> {
+    let mut outer = Vec::new();
+    let mut at = col.clone();
+    for step in steps {
+        let Some(s) = at.as_any().downcast_ref::<arrow_array::StructArray>() else {
+            return Err(TableError::invalid(format!(
+                "{path:?} passes through {}, not a struct",
+                at.data_type()
+            )));
+        };
+        outer.push(s.nulls().cloned());
+        at = s
+            .column_by_name(step)
+            .ok_or_else(|| TableError::invalid(format!("no column {path:?}")))?
+            .clone();
+    }
+    Ok((outer, at))
+}
+
 /// The highest field id the schema or any data file uses (new fields go above it).
 pub fn max_field_id(m: &pb::Manifest) -> i32 {
     let schema = m.fields.iter().map(|f| f.id);
@@ -202,13 +257,7 @@ impl Dataset {
             }
             if let Some(nullable) = c.nullable {
                 if !nullable && fields[i].nullable {
-                    if fields[i].parent_id != -1 {
-                        return Err(TableError::invalid(format!(
-                            "making the nested field {:?} non-nullable is not supported",
-                            c.path
-                        )));
-                    }
-                    self.check_no_nulls(&self.manifest().pb.fields[i].name)?;
+                    self.check_no_nulls(&c.path)?;
                     tightened = true;
                 }
                 fields[i].nullable = nullable;
@@ -232,18 +281,13 @@ impl Dataset {
         let mut out_fields = Vec::new();
         let mut out_ids = Vec::new();
         let mut names = Vec::new();
+        let mut nested: Vec<NestedCast> = Vec::new();
         for (name, to) in casts {
-            if name.contains('.') {
-                return Err(TableError::invalid(format!(
-                    "changing the type of the nested field {name:?} is not supported: cast its struct"
-                )));
-            }
             let i = find(&fields, name)?;
             let old_id = fields[i].id;
             let arrow = self.schema();
-            let from = arrow
-                .field_with_name(name)
-                .map_err(|_| TableError::invalid(format!("no column {name:?}")))?;
+            let steps: Vec<&str> = name.split('.').collect();
+            let from = nested_field(&arrow, &steps, name)?;
             if from.data_type() == to {
                 continue;
             }
@@ -268,7 +312,8 @@ impl Dataset {
                     indexed.join(", ")
                 )));
             }
-            let field = arrow_schema::Field::new(*name, to.clone(), from.is_nullable());
+            let leaf_name = steps[steps.len() - 1];
+            let field = arrow_schema::Field::new(leaf_name, to.clone(), from.is_nullable());
             let one = Schema::new(vec![field.clone()]);
             let count = wschema::pb_schema(&one)?.fields.len() as i32;
             let ids: Vec<i32> = (next..next + count).collect();
@@ -283,11 +328,50 @@ impl Dataset {
             }
             fields.splice(i..i + 1, new);
             fields.retain(|f| !gone.contains(&f.id) || f.id >= ids[0]);
+            if steps.len() > 1 {
+                // a file of its own: the enclosing structs (their ids) with only this
+                // field inside, as pylance writes a nested cast
+                let mut chain = Vec::new();
+                let mut parent = -1;
+                for step in &steps[..steps.len() - 1] {
+                    let Some(f) = fields
+                        .iter()
+                        .find(|f| f.parent_id == parent && f.name == *step)
+                    else {
+                        return Err(TableError::invalid(format!("no column {name:?}")));
+                    };
+                    chain.push(f.id);
+                    parent = f.id;
+                }
+                let mut file_field = field;
+                for k in (1..steps.len()).rev() {
+                    let outer = nested_field(&arrow, &steps[..k], name)?;
+                    if !matches!(outer.data_type(), arrow_schema::DataType::Struct(_)) {
+                        return Err(TableError::invalid(format!(
+                            "cannot cast {name:?}: {:?} is {}, and only fields of structs are cast in place",
+                            steps[..k].join("."),
+                            outer.data_type()
+                        )));
+                    }
+                    file_field = arrow_schema::Field::new(
+                        steps[k - 1],
+                        arrow_schema::DataType::Struct(vec![file_field].into()),
+                        outer.is_nullable(),
+                    );
+                }
+                chain.extend(ids);
+                nested.push(NestedCast {
+                    path: name.to_string(),
+                    schema: std::sync::Arc::new(Schema::new(vec![file_field])),
+                    ids: chain,
+                });
+                continue;
+            }
             out_fields.push(field);
             out_ids.extend(ids);
             names.push(name.to_string());
         }
-        if out_fields.is_empty() {
+        if out_fields.is_empty() && nested.is_empty() {
             return Dataset::open_version(self.root(), self.version());
         }
         let out_schema: SchemaRef = std::sync::Arc::new(Schema::new(out_fields.clone()));
@@ -298,6 +382,38 @@ impl Dataset {
         };
         let frags = crate::par::try_map(self.fragments(), |frag| {
             let all = 0..frag.physical_rows;
+            let mut f = frag.clone();
+            for n in &nested {
+                let steps: Vec<&str> = n.path.split('.').collect();
+                let input = self.read_runs(frag, Some(&steps[..1]), std::slice::from_ref(&all))?;
+                let (outer, leaf) = descend(input.column(0), &steps[1..], &n.path)?;
+                let mut field = n.schema.field(0).clone();
+                let mut types = Vec::new();
+                while let arrow_schema::DataType::Struct(fs) = field.data_type().clone() {
+                    types.push(fs.clone());
+                    field = fs[0].as_ref().clone();
+                }
+                let mut col = arrow_cast::cast_with_options(&leaf, field.data_type(), &opts)
+                    .map_err(|e| {
+                        TableError::invalid(format!(
+                            "a value of column {:?} does not fit {}: {e}",
+                            n.path,
+                            field.data_type()
+                        ))
+                    })?;
+                for (fs, nulls) in types.into_iter().zip(outer).rev() {
+                    col = std::sync::Arc::new(arrow_array::StructArray::try_new(
+                        fs,
+                        vec![col],
+                        nulls,
+                    )?);
+                }
+                let b = RecordBatch::try_new(n.schema.clone(), vec![col])?;
+                f.files.push(self.write_data_file(&n.schema, &n.ids, &[b])?);
+            }
+            if out_fields.is_empty() {
+                return Ok(f);
+            }
             let input = self.read_runs(frag, Some(&read), std::slice::from_ref(&all))?;
             let mut cols = Vec::with_capacity(out_fields.len());
             for (c, f) in input.columns().iter().zip(&out_fields) {
@@ -313,7 +429,6 @@ impl Dataset {
             }
             let b = RecordBatch::try_new(out_schema.clone(), cols)?;
             let file = self.write_data_file(&out_schema, &out_ids, &[b])?;
-            let mut f = frag.clone();
             f.files.push(file);
             Ok(f)
         })?;
@@ -326,13 +441,22 @@ impl Dataset {
         }))
     }
 
-    fn check_no_nulls(&self, column: &str) -> Result<()> {
+    /// Errors if the live rows of `path` (a column or a dotted path into structs) hold
+    /// a null where every enclosing struct is valid.
+    fn check_no_nulls(&self, path: &str) -> Result<()> {
+        let steps: Vec<&str> = path.split('.').collect();
         for frag in self.fragments() {
             let runs = self.kept_runs(frag)?;
-            let b = self.read_runs(frag, Some(&[column]), runs.runs())?;
-            if b.column(0).logical_null_count() > 0 {
+            let b = self.read_runs(frag, Some(&steps[..1]), runs.runs())?;
+            let (outer, leaf) = descend(b.column(0), &steps[1..], path)?;
+            let valid = |i: usize| {
+                outer
+                    .iter()
+                    .all(|n| n.as_ref().is_none_or(|n| n.is_valid(i)))
+            };
+            if (0..leaf.len()).any(|i| leaf.is_null(i) && valid(i)) {
                 return Err(TableError::invalid(format!(
-                    "column {column:?} holds nulls and cannot be made non-nullable"
+                    "column {path:?} holds nulls and cannot be made non-nullable"
                 )));
             }
         }

@@ -6,6 +6,7 @@
 //! data files, `_deletions/` deletion files, `_transactions/` transaction files,
 //! `_indices/` index files and `_refs/tags/` tags.
 
+mod assemble;
 pub mod cache;
 pub mod cleanup;
 pub mod commit;

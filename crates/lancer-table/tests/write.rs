@@ -264,7 +264,7 @@ fn byte_capped_writes_split_files_under_the_cap() {
     let batches: Vec<RecordBatch> = (0..5).map(|k| table(k * 8_000, 8_000)).collect();
     let schema = batches[0].schema();
     let whole = Dataset::write(
-        &base.join("whole"),
+        base.join("whole"),
         schema.clone(),
         &batches,
         &WriteParams::default(),
@@ -277,7 +277,7 @@ fn byte_capped_writes_split_files_under_the_cap() {
         max_bytes_per_file: cap,
         ..Default::default()
     };
-    let capped = Dataset::write(&base.join("capped"), schema.clone(), &batches, &params).unwrap();
+    let capped = Dataset::write(base.join("capped"), schema.clone(), &batches, &params).unwrap();
     let n = capped.fragments().len();
     // the cap counts buffered rows at their in-memory size (more than encoded), so
     // files come out under it: more than 4 of them, but not absurdly many

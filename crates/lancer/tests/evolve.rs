@@ -662,6 +662,7 @@ fn pylance_evolved_datasets_read_identically() {
         return;
     };
     let mut checked = 0;
+    let mut unreadable_by_pylance = 0;
     let mut roots: Vec<_> = std::fs::read_dir(&live)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -688,10 +689,25 @@ fn pylance_evolved_datasets_read_identically() {
                     continue;
                 };
                 // cleanup removed the older versions of its case
-                if !v["table"].is_object() || !present.contains(&version) {
+                if !present.contains(&version) {
                     continue;
                 }
                 let at = format!("{}: {name} v{version}", root.display());
+                if !v["pylance_read_error"].is_null() {
+                    // pylance committed a version it cannot read (a nested cast on
+                    // 2.0 files): Lancer reads it, every row
+                    let ds = Dataset::open_version(&path, version)
+                        .unwrap_or_else(|e| panic!("{at}: {e}"));
+                    let b = ds.scan().to_batch().unwrap_or_else(|e| panic!("{at}: {e}"));
+                    if let Some(n) = v["num_rows"].as_u64() {
+                        assert_eq!(b.num_rows() as u64, n, "{at}: rows");
+                    }
+                    unreadable_by_pylance += 1;
+                    continue;
+                }
+                if !v["table"].is_object() {
+                    continue;
+                }
                 let ds =
                     Dataset::open_version(&path, version).unwrap_or_else(|e| panic!("{at}: {e}"));
                 let stable = ds.uses_stable_row_ids();
@@ -736,6 +752,11 @@ fn pylance_evolved_datasets_read_identically() {
         }
     }
     assert!(checked > 300, "{checked} versions checked");
+    // pylance 12 / 14's nested casts on 2.0 files (if pylance ever reads them, this goes)
+    assert!(
+        unreadable_by_pylance >= 4,
+        "{unreadable_by_pylance} versions pylance cannot read"
+    );
 }
 
 /// Lancer plans the compactions pylance made in the golden datasets (same groups of

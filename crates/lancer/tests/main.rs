@@ -9,6 +9,7 @@ mod fts_hostile;
 mod fts_shapes;
 mod index_build;
 mod indexes;
+mod nested_evolve;
 mod scalar_indexes;
 mod search;
 mod vector_shapes;
