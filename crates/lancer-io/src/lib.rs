@@ -6,7 +6,10 @@
 //! object stores and spinning disks, where a request costs more than the bytes.
 
 pub mod scratch;
+pub mod storage;
 pub mod store;
+
+pub use storage::{DataWriter, Entry, StorageOptions, Store, StoreError, StoreStats};
 
 use std::fs::File;
 use std::ops::Range;

@@ -1,0 +1,997 @@
+//! The one storage boundary of a dataset: [`Store`], a dataset's root on the local file
+//! system or in an object store (`s3://`, `gs://`, `az://` / `abfss://`, `memory://`),
+//! with the few operations the table layer needs — whole-object get, put,
+//! put-if-absent (the commit primitive, reference "Transactions": a manifest is written
+//! only if its name is free), list, delete, ranged reads and streaming writes of data
+//! files — and counters of the requests and bytes they cost.
+//!
+//! Local paths are one implementation (positional reads through memory maps, hard-link
+//! put-if-absent, temporary file + rename puts), `object_store` the other; the table
+//! layer sees neither. Object-store requests retry transient failures (5xx, timeouts,
+//! throttling) with backoff (`object_store`'s retry policy); a conditional put whose
+//! outcome is unknown is settled by reading the object back.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use bytes::Bytes;
+use futures::StreamExt;
+use lancer_format::read::{check_range, RangeRead};
+use lancer_format::FormatError;
+use object_store::path::Path as OPath;
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+
+/// Storage options by name (the reference's names: `region`, `endpoint`,
+/// `access_key_id`, `secret_access_key`, `allow_http`, `virtual_hosted_style_request`,
+/// `aws_*`, `azure_*`, `google_*`, …). Environment variables (`AWS_*`, `AZURE_*`,
+/// `GOOGLE_*`) apply first; options override them.
+pub type StorageOptions = BTreeMap<String, String>;
+
+/// What a storage operation can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The object or directory is not there.
+    #[error("{what} not found")]
+    NotFound {
+        /// What was looked for (its full location).
+        what: String,
+    },
+    /// A local file system error.
+    #[error("{op} {path}: {source}")]
+    Io {
+        /// The operation.
+        op: &'static str,
+        /// The path.
+        path: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An object store request failed (after its retries).
+    #[error("{op} {path}: {message}")]
+    Remote {
+        /// The operation.
+        op: &'static str,
+        /// The object's location.
+        path: String,
+        /// The store's error.
+        message: String,
+    },
+    /// The location or its options cannot be used.
+    #[error("{0}")]
+    Config(String),
+}
+
+/// Result of storage operations.
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+impl From<StoreError> for FormatError {
+    fn from(e: StoreError) -> Self {
+        FormatError::Io(std::io::Error::other(e.to_string()))
+    }
+}
+
+/// The process's runtime for object-store requests (two worker threads; callers block
+/// on it from their own threads).
+pub fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("lancer-io")
+            .enable_all()
+            .build()
+            .unwrap_or_else(|e| panic!("cannot start the I/O runtime: {e}"))
+    })
+}
+
+/// Requests and bytes a [`Store`] has cost since it was opened (shared by its clones
+/// and the readers it opened).
+#[derive(Debug, Default)]
+pub struct Counters {
+    gets: AtomicU64,
+    bytes_read: AtomicU64,
+    puts: AtomicU64,
+    bytes_written: AtomicU64,
+    lists: AtomicU64,
+    heads: AtomicU64,
+    deletes: AtomicU64,
+}
+
+/// A snapshot of [`Counters`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StoreStats {
+    /// Read requests (whole objects and ranges: a coalesced range is one).
+    pub gets: u64,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Write requests (puts, conditional puts, multipart parts).
+    pub puts: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// List requests.
+    pub lists: u64,
+    /// Size lookups (HEAD).
+    pub heads: u64,
+    /// Deletes.
+    pub deletes: u64,
+}
+
+impl StoreStats {
+    /// Every request.
+    pub fn requests(&self) -> u64 {
+        self.gets + self.puts + self.lists + self.heads + self.deletes
+    }
+
+    /// What happened between `before` and this snapshot.
+    pub fn since(&self, before: &StoreStats) -> StoreStats {
+        StoreStats {
+            gets: self.gets - before.gets,
+            bytes_read: self.bytes_read - before.bytes_read,
+            puts: self.puts - before.puts,
+            bytes_written: self.bytes_written - before.bytes_written,
+            lists: self.lists - before.lists,
+            heads: self.heads - before.heads,
+            deletes: self.deletes - before.deletes,
+        }
+    }
+}
+
+impl std::fmt::Display for StoreStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} requests: {} reads ({} bytes), {} writes ({} bytes), {} lists, {} heads, {} deletes",
+            self.requests(),
+            self.gets,
+            self.bytes_read,
+            self.puts,
+            self.bytes_written,
+            self.lists,
+            self.heads,
+            self.deletes
+        )
+    }
+}
+
+impl Counters {
+    fn add(c: &AtomicU64, n: u64) {
+        c.fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn snapshot(&self) -> StoreStats {
+        let g = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        StoreStats {
+            gets: g(&self.gets),
+            bytes_read: g(&self.bytes_read),
+            puts: g(&self.puts),
+            bytes_written: g(&self.bytes_written),
+            lists: g(&self.lists),
+            heads: g(&self.heads),
+            deletes: g(&self.deletes),
+        }
+    }
+}
+
+#[derive(Debug)]
+enum Backend {
+    Local(PathBuf),
+    Object {
+        store: Arc<dyn ObjectStore>,
+        prefix: OPath,
+    },
+}
+
+/// An object (or file) under a store's root, listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Its path under the listed directory (`/`-separated).
+    pub name: String,
+    /// Its size.
+    pub size: u64,
+    /// Last modified, seconds since the Unix epoch.
+    pub modified: i64,
+}
+
+/// A dataset's root: where its manifests, data, deletion and index files live.
+#[derive(Debug, Clone)]
+pub struct Store {
+    backend: Arc<Backend>,
+    uri: Arc<str>,
+    counters: Arc<Counters>,
+}
+
+/// `memory://NAME` stores live as long as the process: one per name.
+fn memory_store(name: &str) -> Arc<dyn ObjectStore> {
+    static STORES: OnceLock<Mutex<BTreeMap<String, Arc<dyn ObjectStore>>>> = OnceLock::new();
+    let mut m = STORES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    m.entry(name.to_string())
+        .or_insert_with(|| Arc::new(object_store::memory::InMemory::new()))
+        .clone()
+}
+
+fn unique_suffix() -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!(
+        "{}-{}-{t:x}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+fn config_error(scheme: &str, key: &str, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Config(format!(
+        "storage option {key:?} is not one {scheme} understands ({e}); use the reference's names, e.g. region, endpoint, access_key_id, secret_access_key, allow_http"
+    ))
+}
+
+impl Store {
+    /// The store at `location`: a local path, a `file://` URI, or an object-store URI
+    /// (`s3://bucket/path`, `gs://bucket/path`, `az://container/path`,
+    /// `abfss://container@account.dfs.core.windows.net/path`, `memory://name/path`),
+    /// with `options` over the environment's settings.
+    pub fn open(location: &str, options: &StorageOptions) -> Result<Store> {
+        let Some((scheme, _)) = location.split_once("://") else {
+            return Ok(Self::local(location));
+        };
+        let url = url::Url::parse(location)
+            .map_err(|e| StoreError::Config(format!("{location:?} is not a URI: {e}")))?;
+        let host = url.host_str().unwrap_or_default().to_string();
+        let prefix = OPath::from_url_path(url.path())
+            .map_err(|e| StoreError::Config(format!("{location:?}: {e}")))?;
+        let store: Arc<dyn ObjectStore> = match scheme {
+            "file" => {
+                let p = url.to_file_path().map_err(|_| {
+                    StoreError::Config(format!("{location:?} is not a local file URI"))
+                })?;
+                return Ok(Self::local(p));
+            }
+            "memory" => memory_store(&host),
+            "s3" | "s3a" => {
+                use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+                let mut b = AmazonS3Builder::from_env().with_bucket_name(&host);
+                for (k, v) in options {
+                    let key: AmazonS3ConfigKey = k
+                        .to_ascii_lowercase()
+                        .parse()
+                        .map_err(|e| config_error("S3", k, e))?;
+                    b = b.with_config(key, v);
+                }
+                Arc::new(b.build().map_err(|e| StoreError::Config(format!("{location}: {e}")))?)
+            }
+            "gs" => {
+                use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
+                let mut b = GoogleCloudStorageBuilder::from_env().with_bucket_name(&host);
+                for (k, v) in options {
+                    let key: GoogleConfigKey = k
+                        .to_ascii_lowercase()
+                        .parse()
+                        .map_err(|e| config_error("GCS", k, e))?;
+                    b = b.with_config(key, v);
+                }
+                Arc::new(b.build().map_err(|e| StoreError::Config(format!("{location}: {e}")))?)
+            }
+            "az" | "azure" | "abfs" | "abfss" | "adl" => {
+                use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
+                let mut b = MicrosoftAzureBuilder::from_env().with_url(location);
+                for (k, v) in options {
+                    let key: AzureConfigKey = k
+                        .to_ascii_lowercase()
+                        .parse()
+                        .map_err(|e| config_error("Azure", k, e))?;
+                    b = b.with_config(key, v);
+                }
+                Arc::new(b.build().map_err(|e| StoreError::Config(format!("{location}: {e}")))?)
+            }
+            other => {
+                return Err(StoreError::Config(format!(
+                    "{location:?}: no store for scheme {other:?} (use a path, file://, s3://, gs://, az://, abfss:// or memory://)"
+                )))
+            }
+        };
+        Ok(Store {
+            backend: Arc::new(Backend::Object { store, prefix }),
+            uri: location.trim_end_matches('/').into(),
+            counters: Default::default(),
+        })
+    }
+
+    /// The local directory `root`.
+    pub fn local(root: impl AsRef<Path>) -> Store {
+        let root = root.as_ref().to_path_buf();
+        Store {
+            uri: root.to_string_lossy().into(),
+            backend: Arc::new(Backend::Local(root)),
+            counters: Default::default(),
+        }
+    }
+
+    /// The location as given (a path or a URI).
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// The local directory, when the store is one.
+    pub fn local_root(&self) -> Option<&Path> {
+        match &*self.backend {
+            Backend::Local(p) => Some(p),
+            Backend::Object { .. } => None,
+        }
+    }
+
+    /// The store rooted at `rel` below this one (a branch's tree), sharing the
+    /// counters.
+    pub fn child(&self, rel: &str) -> Store {
+        let rel = rel.trim_matches('/');
+        let backend = match &*self.backend {
+            Backend::Local(p) => Backend::Local(p.join(rel)),
+            Backend::Object { store, prefix } => Backend::Object {
+                store: store.clone(),
+                prefix: join(prefix, rel),
+            },
+        };
+        Store {
+            backend: Arc::new(backend),
+            uri: format!("{}/{rel}", self.uri).into(),
+            counters: self.counters.clone(),
+        }
+    }
+
+    /// Requests and bytes so far.
+    pub fn stats(&self) -> StoreStats {
+        self.counters.snapshot()
+    }
+
+    /// `rel`'s full location, for messages.
+    pub fn display(&self, rel: &str) -> String {
+        format!("{}/{}", self.uri, rel.trim_start_matches('/'))
+    }
+
+    fn local_path(root: &Path, rel: &str) -> PathBuf {
+        root.join(rel.trim_start_matches('/'))
+    }
+
+    fn remote(&self, op: &'static str, rel: &str, e: object_store::Error) -> StoreError {
+        match e {
+            object_store::Error::NotFound { .. } => StoreError::NotFound {
+                what: self.display(rel),
+            },
+            e => StoreError::Remote {
+                op,
+                path: self.display(rel),
+                message: e.to_string(),
+            },
+        }
+    }
+
+    fn local_err(&self, op: &'static str, p: &Path, e: std::io::Error) -> StoreError {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            StoreError::NotFound {
+                what: p.display().to_string(),
+            }
+        } else {
+            StoreError::Io {
+                op,
+                path: p.display().to_string(),
+                source: e,
+            }
+        }
+    }
+
+    /// The whole object `rel`.
+    pub fn get(&self, rel: &str) -> Result<Bytes> {
+        Counters::add(&self.counters.gets, 1);
+        let b = match &*self.backend {
+            Backend::Local(root) => {
+                let p = Self::local_path(root, rel);
+                Bytes::from(std::fs::read(&p).map_err(|e| self.local_err("reading", &p, e))?)
+            }
+            Backend::Object { store, prefix } => {
+                let path = join(prefix, rel);
+                runtime()
+                    .block_on(async { store.get(&path).await?.bytes().await })
+                    .map_err(|e| self.remote("reading", rel, e))?
+            }
+        };
+        Counters::add(&self.counters.bytes_read, b.len() as u64);
+        Ok(b)
+    }
+
+    /// The object `rel`, or `None` when it is not there.
+    pub fn get_opt(&self, rel: &str) -> Result<Option<Bytes>> {
+        match self.get(rel) {
+            Ok(b) => Ok(Some(b)),
+            Err(StoreError::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The size of `rel`, or `None` when it is not there.
+    pub fn size(&self, rel: &str) -> Result<Option<u64>> {
+        Counters::add(&self.counters.heads, 1);
+        match &*self.backend {
+            Backend::Local(root) => {
+                let p = Self::local_path(root, rel);
+                match std::fs::metadata(&p) {
+                    Ok(m) => Ok(Some(m.len())),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                    Err(e) => Err(self.local_err("reading the size of", &p, e)),
+                }
+            }
+            Backend::Object { store, prefix } => {
+                let path = join(prefix, rel);
+                match runtime().block_on(store.head(&path)) {
+                    Ok(m) => Ok(Some(m.size)),
+                    Err(object_store::Error::NotFound { .. }) => Ok(None),
+                    Err(e) => Err(self.remote("reading the size of", rel, e)),
+                }
+            }
+        }
+    }
+
+    /// Writes `data` to `rel` (replacing what is there); readers see all of it or the
+    /// old object, never a part.
+    pub fn put(&self, rel: &str, data: Bytes) -> Result<()> {
+        Counters::add(&self.counters.puts, 1);
+        Counters::add(&self.counters.bytes_written, data.len() as u64);
+        match &*self.backend {
+            Backend::Local(root) => {
+                let p = Self::local_path(root, rel);
+                let tmp = self.local_tmp(&p)?;
+                std::fs::write(&tmp, &data).map_err(|e| self.local_err("writing", &tmp, e))?;
+                std::fs::rename(&tmp, &p).map_err(|e| {
+                    let _ = std::fs::remove_file(&tmp);
+                    self.local_err("writing", &p, e)
+                })
+            }
+            Backend::Object { store, prefix } => {
+                let path = join(prefix, rel);
+                runtime()
+                    .block_on(store.put(&path, PutPayload::from_bytes(data)))
+                    .map(|_| ())
+                    .map_err(|e| self.remote("writing", rel, e))
+            }
+        }
+    }
+
+    /// A temporary file beside `p` (its directory created).
+    fn local_tmp(&self, p: &Path) -> Result<PathBuf> {
+        let dir = p.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(|e| self.local_err("creating", dir, e))?;
+        Ok(dir.join(format!(".tmp-{}", unique_suffix())))
+    }
+
+    /// Writes `data` to `rel` only if nothing is there: `true` when written, `false`
+    /// when another writer's object holds the name. On stores without conditional
+    /// writes this is an error (never a silent overwrite). A request whose outcome is
+    /// unknown (the store said the name is taken after a retry, or the request failed)
+    /// is settled by reading the object back: our bytes there mean it was written.
+    pub fn put_if_absent(&self, rel: &str, data: Bytes) -> Result<bool> {
+        Counters::add(&self.counters.puts, 1);
+        Counters::add(&self.counters.bytes_written, data.len() as u64);
+        match &*self.backend {
+            Backend::Local(root) => {
+                let p = Self::local_path(root, rel);
+                let tmp = self.local_tmp(&p)?;
+                std::fs::write(&tmp, &data).map_err(|e| self.local_err("writing", &tmp, e))?;
+                let linked = std::fs::hard_link(&tmp, &p);
+                let _ = std::fs::remove_file(&tmp);
+                match linked {
+                    Ok(()) => Ok(true),
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+                    Err(e) => Err(self.local_err("writing", &p, e)),
+                }
+            }
+            Backend::Object { store, prefix } => {
+                let path = join(prefix, rel);
+                let opts = PutOptions {
+                    mode: PutMode::Create,
+                    ..Default::default()
+                };
+                let put = runtime().block_on(store.put_opts(
+                    &path,
+                    PutPayload::from_bytes(data.clone()),
+                    opts,
+                ));
+                match put {
+                    Ok(_) => Ok(true),
+                    Err(object_store::Error::NotImplemented { .. }) => Err(StoreError::Config(format!(
+                        "{}: this store does not offer conditional writes (put-if-absent), so concurrent commits could overwrite each other; Lancer refuses to commit there. For S3-compatible stores that support If-None-Match, drop the option conditional_put=disabled",
+                        self.display(rel)
+                    ))),
+                    Err(object_store::Error::AlreadyExists { .. }) => {
+                        // taken: by another writer, or by our own first attempt
+                        Ok(self.get_opt(rel)?.is_some_and(|b| b == data))
+                    }
+                    Err(e) => match self.get_opt(rel) {
+                        Ok(Some(b)) => Ok(b == data),
+                        _ => Err(self.remote("writing", rel, e)),
+                    },
+                }
+            }
+        }
+    }
+
+    /// Every object under directory `dir` (recursively), names relative to it; an
+    /// absent directory lists as empty. Temporary files of local writes are skipped.
+    pub fn list(&self, dir: &str) -> Result<Vec<Entry>> {
+        Counters::add(&self.counters.lists, 1);
+        let dir = dir.trim_matches('/');
+        match &*self.backend {
+            Backend::Local(root) => {
+                let base = Self::local_path(root, dir);
+                let mut out = Vec::new();
+                let mut stack = vec![(base.clone(), String::new())];
+                while let Some((p, rel)) = stack.pop() {
+                    let rd = match std::fs::read_dir(&p) {
+                        Ok(rd) => rd,
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                        Err(e) => return Err(self.local_err("listing", &p, e)),
+                    };
+                    for e in rd {
+                        let e = e.map_err(|e| self.local_err("listing", &p, e))?;
+                        let name = e.file_name().to_string_lossy().into_owned();
+                        let full = if rel.is_empty() {
+                            name.clone()
+                        } else {
+                            format!("{rel}/{name}")
+                        };
+                        let Ok(meta) = e.metadata() else { continue };
+                        if meta.is_dir() {
+                            stack.push((e.path(), full));
+                        } else if !name.starts_with(".tmp-") {
+                            let modified = meta
+                                .modified()
+                                .ok()
+                                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                                .map_or(0, |d| d.as_secs() as i64);
+                            out.push(Entry {
+                                name: full,
+                                size: meta.len(),
+                                modified,
+                            });
+                        }
+                    }
+                }
+                out.sort_by(|a, b| a.name.cmp(&b.name));
+                Ok(out)
+            }
+            Backend::Object { store, prefix } => {
+                let base = join(prefix, dir);
+                let skip = base.as_ref().len() + usize::from(!base.as_ref().is_empty());
+                let metas: Vec<_> = runtime().block_on(async {
+                    store
+                        .list(Some(&base))
+                        .collect::<Vec<_>>()
+                        .await
+                        .into_iter()
+                        .collect::<std::result::Result<Vec<_>, _>>()
+                })
+                .map_err(|e| self.remote("listing", dir, e))?;
+                let mut out: Vec<Entry> = metas
+                    .into_iter()
+                    .map(|m| Entry {
+                        name: m.location.as_ref().get(skip..).unwrap_or_default().to_string(),
+                        size: m.size,
+                        modified: m.last_modified.timestamp(),
+                    })
+                    .collect();
+                out.sort_by(|a, b| a.name.cmp(&b.name));
+                Ok(out)
+            }
+        }
+    }
+
+    /// Deletes `rel`; an absent object is not an error.
+    pub fn delete(&self, rel: &str) -> Result<()> {
+        Counters::add(&self.counters.deletes, 1);
+        match &*self.backend {
+            Backend::Local(root) => {
+                let p = Self::local_path(root, rel);
+                match std::fs::remove_file(&p) {
+                    Ok(()) => Ok(()),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                    Err(e) => Err(self.local_err("deleting", &p, e)),
+                }
+            }
+            Backend::Object { store, prefix } => {
+                let path = join(prefix, rel);
+                match runtime().block_on(store.delete(&path)) {
+                    Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+                    Err(e) => Err(self.remote("deleting", rel, e)),
+                }
+            }
+        }
+    }
+
+    /// Ranged reads of `rel` (known to be `size` bytes when given, saving a request):
+    /// local files are mapped; object-store reads merge ranges less than 256 KiB apart
+    /// and fetch the merged ones concurrently.
+    pub fn reader(&self, rel: &str, size: Option<u64>) -> Result<Arc<dyn RangeRead>> {
+        match &*self.backend {
+            Backend::Local(root) => {
+                let p = Self::local_path(root, rel);
+                let m = crate::MmapFile::open(&p).map_err(|e| match e {
+                    FormatError::Io(io) => self.local_err("opening", &p, io),
+                    other => StoreError::Io {
+                        op: "opening",
+                        path: p.display().to_string(),
+                        source: std::io::Error::other(other.to_string()),
+                    },
+                })?;
+                Ok(Arc::new(m))
+            }
+            Backend::Object { store, prefix } => {
+                let size = match size {
+                    Some(s) if s > 0 => s,
+                    _ => self.size(rel)?.ok_or_else(|| StoreError::NotFound {
+                        what: self.display(rel),
+                    })?,
+                };
+                let r = RemoteFile {
+                    store: store.clone(),
+                    path: join(prefix, rel),
+                    size,
+                    counters: self.counters.clone(),
+                    shown: self.display(rel),
+                };
+                Ok(Arc::new(crate::Coalesce::new(r, REMOTE_GAP)))
+            }
+        }
+    }
+
+    /// A writer of a new object `rel`: a local file, or a multipart upload sent in
+    /// parts as it fills. Nothing is visible at `rel` before [`ObjectWrite::finish`].
+    pub fn writer(&self, rel: &str) -> Result<ObjectWrite> {
+        match &*self.backend {
+            Backend::Local(root) => {
+                let p = Self::local_path(root, rel);
+                if let Some(dir) = p.parent() {
+                    std::fs::create_dir_all(dir).map_err(|e| self.local_err("creating", dir, e))?;
+                }
+                Ok(ObjectWrite::Local {
+                    path: p,
+                    file: None,
+                })
+            }
+            Backend::Object { store, prefix } => Ok(ObjectWrite::Remote(Upload {
+                store: store.clone(),
+                path: join(prefix, rel),
+                shown: self.display(rel),
+                buf: Vec::new(),
+                multipart: None,
+                inflight: Vec::new(),
+                written: 0,
+                counters: self.counters.clone(),
+            })),
+        }
+    }
+
+    /// Copies the local file `from` to `rel`; returns its size.
+    pub fn copy_from_local(&self, from: &Path, rel: &str) -> Result<u64> {
+        match &*self.backend {
+            Backend::Local(root) => {
+                let p = Self::local_path(root, rel);
+                if let Some(dir) = p.parent() {
+                    std::fs::create_dir_all(dir).map_err(|e| self.local_err("creating", dir, e))?;
+                }
+                Counters::add(&self.counters.puts, 1);
+                let n = std::fs::copy(from, &p).map_err(|e| self.local_err("copying to", &p, e))?;
+                Counters::add(&self.counters.bytes_written, n);
+                Ok(n)
+            }
+            Backend::Object { .. } => {
+                let mut w = self.writer(rel)?;
+                let mut f =
+                    std::fs::File::open(from).map_err(|e| self.local_err("reading", from, e))?;
+                std::io::copy(&mut f, &mut w).map_err(|e| StoreError::Io {
+                    op: "uploading",
+                    path: self.display(rel),
+                    source: e,
+                })?;
+                w.finish()
+            }
+        }
+    }
+}
+
+/// Object-store ranges closer than this are fetched as one request.
+const REMOTE_GAP: u64 = 256 * 1024;
+
+fn join(prefix: &OPath, rel: &str) -> OPath {
+    let mut p = prefix.clone();
+    for part in rel.split('/').filter(|s| !s.is_empty()) {
+        p = p.join(part);
+    }
+    p
+}
+
+/// One object of an object store read by ranges: each range one request, the ranges of
+/// a call fetched concurrently.
+struct RemoteFile {
+    store: Arc<dyn ObjectStore>,
+    path: OPath,
+    size: u64,
+    counters: Arc<Counters>,
+    shown: String,
+}
+
+impl RangeRead for RemoteFile {
+    fn size(&self) -> lancer_format::Result<u64> {
+        Ok(self.size)
+    }
+
+    fn read_ranges(&self, ranges: &[Range<u64>]) -> lancer_format::Result<Vec<Bytes>> {
+        for r in ranges {
+            check_range(r, self.size)?;
+        }
+        Counters::add(&self.counters.gets, ranges.len() as u64);
+        let got = runtime().block_on(async {
+            let reads = ranges.iter().map(|r| self.store.get_range(&self.path, r.clone()));
+            futures::future::join_all(reads).await
+        });
+        let mut out = Vec::with_capacity(got.len());
+        for (g, r) in got.into_iter().zip(ranges) {
+            let b = g.map_err(|e| {
+                FormatError::Io(std::io::Error::other(format!("reading {}: {e}", self.shown)))
+            })?;
+            if b.len() as u64 != r.end - r.start {
+                return Err(FormatError::corrupt(format!(
+                    "{}: asked for {} bytes at {}, the store sent {}",
+                    self.shown,
+                    r.end - r.start,
+                    r.start,
+                    b.len()
+                )));
+            }
+            Counters::add(&self.counters.bytes_read, b.len() as u64);
+            out.push(b);
+        }
+        Ok(out)
+    }
+}
+
+/// Bytes of an upload sent as one multipart part.
+const PART: usize = 8 * 1024 * 1024;
+/// Parts of one upload in flight at most.
+const PARTS_IN_FLIGHT: usize = 4;
+
+/// A new object being written (see [`Store::writer`]).
+pub enum ObjectWrite {
+    /// A local file, created on first write.
+    Local {
+        /// Its path.
+        path: PathBuf,
+        /// The file, once written to.
+        file: Option<std::fs::File>,
+    },
+    /// An object-store upload.
+    Remote(Upload),
+}
+
+impl ObjectWrite {
+    /// The local path, when the object is a local file (written by the caller with
+    /// positional writes).
+    pub fn local_path(&self) -> Option<&Path> {
+        match self {
+            ObjectWrite::Local { path, .. } => Some(path),
+            ObjectWrite::Remote(_) => None,
+        }
+    }
+
+    /// Completes the object; returns its size.
+    pub fn finish(self) -> Result<u64> {
+        match self {
+            ObjectWrite::Local { path, .. } => std::fs::metadata(&path)
+                .map(|m| m.len())
+                .map_err(|e| StoreError::Io {
+                    op: "writing",
+                    path: path.display().to_string(),
+                    source: e,
+                }),
+            ObjectWrite::Remote(u) => u.finish(),
+        }
+    }
+}
+
+impl Write for ObjectWrite {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            ObjectWrite::Local { path, file } => {
+                if file.is_none() {
+                    *file = Some(std::fs::File::create(&*path)?);
+                }
+                match file {
+                    Some(f) => f.write_all(buf)?,
+                    None => return Err(std::io::Error::other("file not open")),
+                }
+                Ok(buf.len())
+            }
+            ObjectWrite::Remote(u) => u.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A streaming upload: bytes gather into 8 MiB parts; the first full part starts a
+/// multipart upload, later ones are sent while writing goes on (at most 4 in flight);
+/// an object smaller than a part is one put.
+pub struct Upload {
+    store: Arc<dyn ObjectStore>,
+    path: OPath,
+    shown: String,
+    buf: Vec<u8>,
+    multipart: Option<Box<dyn object_store::MultipartUpload>>,
+    inflight: Vec<tokio::task::JoinHandle<object_store::Result<()>>>,
+    written: u64,
+    counters: Arc<Counters>,
+}
+
+impl Upload {
+    fn err(&self, e: impl std::fmt::Display) -> std::io::Error {
+        std::io::Error::other(format!("uploading {}: {e}", self.shown))
+    }
+
+    fn send_part(&mut self) -> std::io::Result<()> {
+        if self.multipart.is_none() {
+            let mp = runtime()
+                .block_on(self.store.put_multipart(&self.path))
+                .map_err(|e| self.err(e))?;
+            self.multipart = Some(mp);
+        }
+        let part = std::mem::take(&mut self.buf);
+        Counters::add(&self.counters.puts, 1);
+        Counters::add(&self.counters.bytes_written, part.len() as u64);
+        let Some(mp) = self.multipart.as_mut() else {
+            return Err(std::io::Error::other("no multipart upload"));
+        };
+        let fut = mp.put_part(PutPayload::from(part));
+        self.inflight.push(runtime().spawn(fut));
+        while self.inflight.len() >= PARTS_IN_FLIGHT {
+            let h = self.inflight.remove(0);
+            runtime()
+                .block_on(h)
+                .map_err(|e| self.err(e))?
+                .map_err(|e| self.err(e))?;
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<u64> {
+        let size = self.written;
+        let shown = self.shown.clone();
+        let fail = |e: String| StoreError::Remote {
+            op: "uploading",
+            path: shown.clone(),
+            message: e,
+        };
+        if self.multipart.is_none() {
+            let data = Bytes::from(std::mem::take(&mut self.buf));
+            Counters::add(&self.counters.puts, 1);
+            Counters::add(&self.counters.bytes_written, data.len() as u64);
+            runtime()
+                .block_on(self.store.put(&self.path, PutPayload::from_bytes(data)))
+                .map_err(|e| fail(e.to_string()))?;
+            return Ok(size);
+        }
+        if !self.buf.is_empty() {
+            self.send_part().map_err(|e| fail(e.to_string()))?;
+        }
+        for h in std::mem::take(&mut self.inflight) {
+            runtime()
+                .block_on(h)
+                .map_err(|e| fail(e.to_string()))?
+                .map_err(|e| fail(e.to_string()))?;
+        }
+        let Some(mut mp) = self.multipart.take() else {
+            return Err(fail("no multipart upload".into()));
+        };
+        Counters::add(&self.counters.puts, 1);
+        runtime()
+            .block_on(mp.complete())
+            .map_err(|e| fail(e.to_string()))?;
+        Ok(size)
+    }
+}
+
+impl Write for Upload {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(buf);
+        self.written += buf.len() as u64;
+        if self.buf.len() >= PART {
+            self.send_part()?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for Upload {
+    fn drop(&mut self) {
+        // an upload never completed leaves no object; its parts are dropped
+        if let Some(mut mp) = self.multipart.take() {
+            let _ = runtime().block_on(mp.abort());
+        }
+    }
+}
+
+/// A Lance data file being written into a store: positional writes to a local file,
+/// or a streaming upload.
+pub enum DataWriter {
+    /// Into a local file.
+    Local(lancer_format::writer::FileWriter<std::fs::File>),
+    /// Into an object store.
+    Remote(lancer_format::writer::FileWriter<ObjectWrite>),
+}
+
+impl DataWriter {
+    /// Starts data file `rel` of `store`.
+    pub fn create(
+        store: &Store,
+        rel: &str,
+        schema: arrow_schema::SchemaRef,
+        options: lancer_format::writer::WriteOptions,
+    ) -> lancer_format::Result<DataWriter> {
+        let out = store.writer(rel)?;
+        Ok(match out.local_path() {
+            Some(p) => DataWriter::Local(lancer_format::writer::FileWriter::create(
+                p, schema, options,
+            )?),
+            None => DataWriter::Remote(lancer_format::writer::FileWriter::try_new(
+                out, schema, options,
+            )?),
+        })
+    }
+
+    /// Writes (buffers) a batch.
+    pub fn write_batch(&mut self, b: &arrow_array::RecordBatch) -> lancer_format::Result<()> {
+        match self {
+            DataWriter::Local(w) => w.write_batch(b),
+            DataWriter::Remote(w) => w.write_batch(b),
+        }
+    }
+
+    /// See [`lancer_format::writer::FileWriter::bytes_estimate`].
+    pub fn bytes_estimate(&self) -> u64 {
+        match self {
+            DataWriter::Local(w) => w.bytes_estimate(),
+            DataWriter::Remote(w) => w.bytes_estimate(),
+        }
+    }
+
+    /// Adds a global buffer (see [`lancer_format::writer::FileWriter::add_global_buffer`]).
+    pub fn add_global_buffer(&mut self, bytes: Vec<u8>) -> u32 {
+        match self {
+            DataWriter::Local(w) => w.add_global_buffer(bytes),
+            DataWriter::Remote(w) => w.add_global_buffer(bytes),
+        }
+    }
+
+    /// Finishes the file; returns its size.
+    pub fn finish(self) -> lancer_format::Result<u64> {
+        match self {
+            DataWriter::Local(w) => {
+                let f = w.finish()?;
+                Ok(f.metadata()?.len())
+            }
+            DataWriter::Remote(w) => Ok(w.finish()?.finish()?),
+        }
+    }
+}
