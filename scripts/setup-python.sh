@@ -23,3 +23,14 @@ for major in "${!pins[@]}"; do
   "$venv/bin/pip" install --quiet --disable-pip-version-check $want
   echo "$want" > "$venv/.pinned"
 done
+
+# The S3-compatible server the object-storage tests start (moto's server mode).
+venv="$root/.venv/moto"
+want="moto[server]==5.2.5"
+if ! { [ -f "$venv/.pinned" ] && [ "$(cat "$venv/.pinned")" = "$want" ]; }; then
+  echo "setup-python: creating $venv ($want)" >&2
+  rm -rf "$venv"
+  "$py" -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "$want"
+  echo "$want" > "$venv/.pinned"
+fi

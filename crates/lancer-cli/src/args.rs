@@ -17,6 +17,15 @@ pub struct Cli {
     /// switch to JSON lines.
     #[arg(long, global = true)]
     pub json: bool,
+    /// A storage option for datasets on object stores, KEY=VALUE (repeatable), in the
+    /// reference's names: region, endpoint, access_key_id, secret_access_key,
+    /// session_token, allow_http, virtual_hosted_style_request, aws_* / azure_* /
+    /// google_* keys. The environment (AWS_ENDPOINT, AWS_REGION, …) applies first.
+    #[arg(long = "storage-option", global = true, value_name = "KEY=VALUE", value_parser = parse_option)]
+    pub storage_options: Vec<(String, String)>,
+    /// Print the storage requests and bytes the command cost (to stderr).
+    #[arg(long, global = true)]
+    pub stats: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -691,4 +700,12 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         return Err(format!("{s:?}: a byte count must be at least 1"));
     }
     Ok(bytes as u64)
+}
+
+/// `KEY=VALUE`.
+pub fn parse_option(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+        _ => Err(format!("{s:?} is not KEY=VALUE (e.g. region=us-east-1)")),
+    }
 }

@@ -117,9 +117,10 @@ fn bad_input_is_one_line_and_exit_1() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("\"nope\""));
 }
 
-/// A URI with a scheme never becomes a local path: `s3://…` is refused with an error
-/// naming object storage (it used to create a local directory `s3:`), `file://` is the
-/// local path.
+/// A URI with a scheme never becomes a local path: it reaches its store (here an S3
+/// endpoint nothing listens on, a `memory://` store that is empty in a new process, a
+/// scheme no store serves) or fails with an error naming it; `file://` is the local
+/// path.
 #[test]
 fn uris_reach_their_store_or_fail_clearly() {
     let dir = std::env::temp_dir().join(format!("lancer-cli-uri-{}", std::process::id()));
@@ -127,20 +128,39 @@ fn uris_reach_their_store_or_fail_clearly() {
     std::fs::create_dir_all(&dir).unwrap();
     let csv = dir.join("in.csv");
     std::fs::write(&csv, "id,x\n1,a\n2,b\n").unwrap();
-    for (cmd, uri) in [
-        (vec!["import"], "s3://bucket/ds"),
-        (vec!["count"], "gs://bucket/ds"),
-        (vec!["cat"], "memory://ds"),
+    let unreachable = [
+        "--storage-option",
+        "endpoint=http://127.0.0.1:9",
+        "--storage-option",
+        "allow_http=true",
+        "--storage-option",
+        "client_max_retries=0",
+        "--storage-option",
+        "access_key_id=x",
+        "--storage-option",
+        "secret_access_key=y",
+        "--storage-option",
+        "region=us-east-1",
+    ];
+    for (cmd, uri, want) in [
+        (vec!["import"], "s3://bucket/ds", "127.0.0.1:9"),
+        (vec!["count"], "memory://nothing/ds", "not a Lance dataset"),
+        (vec!["cat"], "ftp://host/ds", "no store for scheme"),
+        (
+            vec!["count", "--storage-option", "bogus=1"],
+            "s3://bucket/ds",
+            "bogus",
+        ),
     ] {
         let mut c = lancer();
         c.current_dir(&dir).args(&cmd);
         if cmd[0] == "import" {
-            c.arg(&csv);
+            c.args(unreachable).arg(&csv);
         }
         let out = c.arg(uri).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{cmd:?} {uri}: {err}");
-        assert!(err.contains("object storage"), "{cmd:?} {uri}: {err}");
+        assert!(err.contains(want), "{cmd:?} {uri}: {err}");
     }
     let left: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -437,7 +457,7 @@ fn verify_finds_each_kind_of_damage() {
         (
             "missing",
             Box::new(|d| std::fs::remove_file(data_file(d)).unwrap()),
-            "No such file",
+            "not found",
         ),
         (
             "truncated",

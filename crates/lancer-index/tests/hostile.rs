@@ -69,7 +69,7 @@ fn mutated_index_files_never_panic() {
             // A fresh handle: no cached readers of the previous mutation.
             let ds = Dataset::open(&dir).unwrap();
             let meta = ds.indices().unwrap()[0].clone();
-            let run = std::panic::catch_unwind(|| {
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 IvfSegment::open(&ds, &meta).and_then(|seg| {
                     let q = vec![0.5f32; seg.dim];
                     let probe = Probe {
@@ -81,7 +81,7 @@ fn mutated_index_files_never_panic() {
                     };
                     seg.search(&q, &probe, &|_| true).map(|_| ())
                 })
-            });
+            }));
             match run {
                 Ok(Ok(())) => opened += 1,
                 Ok(Err(e)) => {

@@ -69,6 +69,15 @@ pub enum StoreError {
 /// Result of storage operations.
 pub type Result<T> = std::result::Result<T, StoreError>;
 
+impl From<StoreError> for std::io::Error {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Io { source, .. } => source,
+            other => std::io::Error::other(other.to_string()),
+        }
+    }
+}
+
 impl From<StoreError> for FormatError {
     fn from(e: StoreError) -> Self {
         FormatError::Io(std::io::Error::other(e.to_string()))
@@ -77,20 +86,23 @@ impl From<StoreError> for FormatError {
 
 /// The process's runtime for object-store requests (two worker threads; callers block
 /// on it from their own threads).
-pub fn runtime() -> &'static tokio::runtime::Runtime {
-    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+pub fn runtime() -> Result<&'static tokio::runtime::Runtime> {
+    static RT: OnceLock<std::result::Result<tokio::runtime::Runtime, String>> = OnceLock::new();
     RT.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("lancer-io")
             .enable_all()
             .build()
-            .unwrap_or_else(|e| panic!("cannot start the I/O runtime: {e}"))
+            .map_err(|e| e.to_string())
     })
+    .as_ref()
+    .map_err(|e| StoreError::Config(format!("cannot start the I/O runtime: {e}")))
 }
 
-/// Requests and bytes a [`Store`] has cost since it was opened (shared by its clones
-/// and the readers it opened).
+/// Requests and bytes stores have cost: one set per process, shared by every store,
+/// its clones and the readers it opened; an operation's cost is the difference of two
+/// snapshots ([`StoreStats::since`]).
 #[derive(Debug, Default)]
 pub struct Counters {
     gets: AtomicU64,
@@ -177,6 +189,16 @@ impl Counters {
     }
 }
 
+fn process_counters() -> Arc<Counters> {
+    static C: OnceLock<Arc<Counters>> = OnceLock::new();
+    C.get_or_init(Default::default).clone()
+}
+
+/// Requests and bytes of every store of the process so far.
+pub fn process_stats() -> StoreStats {
+    process_counters().snapshot()
+}
+
 #[derive(Debug)]
 enum Backend {
     Local(PathBuf),
@@ -193,8 +215,8 @@ pub struct Entry {
     pub name: String,
     /// Its size.
     pub size: u64,
-    /// Last modified, seconds since the Unix epoch.
-    pub modified: i64,
+    /// Last modified, milliseconds since the Unix epoch.
+    pub modified_ms: i64,
 }
 
 /// A dataset's root: where its manifests, data, deletion and index files live.
@@ -250,6 +272,22 @@ impl Store {
         let host = url.host_str().unwrap_or_default().to_string();
         let prefix = OPath::from_url_path(url.path())
             .map_err(|e| StoreError::Config(format!("{location:?}: {e}")))?;
+        // the reference's retry options (pylance: client_max_retries, default 10, and
+        // client_retry_timeout in seconds, default 180); the rest go to the store
+        let mut retry = object_store::RetryConfig::default();
+        let mut options = options.clone();
+        if let Some(v) = options.remove("client_max_retries") {
+            retry.max_retries = v.trim().parse().map_err(|_| {
+                StoreError::Config(format!("client_max_retries={v:?}: expected a count"))
+            })?;
+        }
+        if let Some(v) = options.remove("client_retry_timeout") {
+            let secs: u64 = v.trim().parse().map_err(|_| {
+                StoreError::Config(format!("client_retry_timeout={v:?}: expected seconds"))
+            })?;
+            retry.retry_timeout = std::time::Duration::from_secs(secs);
+        }
+        let options = &options;
         let store: Arc<dyn ObjectStore> = match scheme {
             "file" => {
                 let p = url.to_file_path().map_err(|_| {
@@ -260,7 +298,9 @@ impl Store {
             "memory" => memory_store(&host),
             "s3" | "s3a" => {
                 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
-                let mut b = AmazonS3Builder::from_env().with_bucket_name(&host);
+                let mut b = AmazonS3Builder::from_env()
+                    .with_bucket_name(&host)
+                    .with_retry(retry.clone());
                 for (k, v) in options {
                     let key: AmazonS3ConfigKey = k
                         .to_ascii_lowercase()
@@ -272,7 +312,9 @@ impl Store {
             }
             "gs" => {
                 use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
-                let mut b = GoogleCloudStorageBuilder::from_env().with_bucket_name(&host);
+                let mut b = GoogleCloudStorageBuilder::from_env()
+                    .with_bucket_name(&host)
+                    .with_retry(retry.clone());
                 for (k, v) in options {
                     let key: GoogleConfigKey = k
                         .to_ascii_lowercase()
@@ -284,7 +326,9 @@ impl Store {
             }
             "az" | "azure" | "abfs" | "abfss" | "adl" => {
                 use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
-                let mut b = MicrosoftAzureBuilder::from_env().with_url(location);
+                let mut b = MicrosoftAzureBuilder::from_env()
+                    .with_url(location)
+                    .with_retry(retry.clone());
                 for (k, v) in options {
                     let key: AzureConfigKey = k
                         .to_ascii_lowercase()
@@ -303,7 +347,7 @@ impl Store {
         Ok(Store {
             backend: Arc::new(Backend::Object { store, prefix }),
             uri: location.trim_end_matches('/').into(),
-            counters: Default::default(),
+            counters: process_counters(),
         })
     }
 
@@ -313,7 +357,7 @@ impl Store {
         Store {
             uri: root.to_string_lossy().into(),
             backend: Arc::new(Backend::Local(root)),
-            counters: Default::default(),
+            counters: process_counters(),
         }
     }
 
@@ -348,7 +392,7 @@ impl Store {
         }
     }
 
-    /// Requests and bytes so far.
+    /// Requests and bytes so far (of every store of the process).
     pub fn stats(&self) -> StoreStats {
         self.counters.snapshot()
     }
@@ -399,7 +443,7 @@ impl Store {
             }
             Backend::Object { store, prefix } => {
                 let path = join(prefix, rel);
-                runtime()
+                runtime()?
                     .block_on(async { store.get(&path).await?.bytes().await })
                     .map_err(|e| self.remote("reading", rel, e))?
             }
@@ -431,7 +475,7 @@ impl Store {
             }
             Backend::Object { store, prefix } => {
                 let path = join(prefix, rel);
-                match runtime().block_on(store.head(&path)) {
+                match runtime()?.block_on(store.head(&path)) {
                     Ok(m) => Ok(Some(m.size)),
                     Err(object_store::Error::NotFound { .. }) => Ok(None),
                     Err(e) => Err(self.remote("reading the size of", rel, e)),
@@ -457,7 +501,7 @@ impl Store {
             }
             Backend::Object { store, prefix } => {
                 let path = join(prefix, rel);
-                runtime()
+                runtime()?
                     .block_on(store.put(&path, PutPayload::from_bytes(data)))
                     .map(|_| ())
                     .map_err(|e| self.remote("writing", rel, e))
@@ -499,7 +543,7 @@ impl Store {
                     mode: PutMode::Create,
                     ..Default::default()
                 };
-                let put = runtime().block_on(store.put_opts(
+                let put = runtime()?.block_on(store.put_opts(
                     &path,
                     PutPayload::from_bytes(data.clone()),
                     opts,
@@ -551,15 +595,15 @@ impl Store {
                         if meta.is_dir() {
                             stack.push((e.path(), full));
                         } else if !name.starts_with(".tmp-") {
-                            let modified = meta
+                            let modified_ms = meta
                                 .modified()
                                 .ok()
                                 .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                                .map_or(0, |d| d.as_secs() as i64);
+                                .map_or(0, |d| d.as_millis() as i64);
                             out.push(Entry {
                                 name: full,
                                 size: meta.len(),
-                                modified,
+                                modified_ms,
                             });
                         }
                     }
@@ -570,21 +614,27 @@ impl Store {
             Backend::Object { store, prefix } => {
                 let base = join(prefix, dir);
                 let skip = base.as_ref().len() + usize::from(!base.as_ref().is_empty());
-                let metas: Vec<_> = runtime().block_on(async {
-                    store
-                        .list(Some(&base))
-                        .collect::<Vec<_>>()
-                        .await
-                        .into_iter()
-                        .collect::<std::result::Result<Vec<_>, _>>()
-                })
-                .map_err(|e| self.remote("listing", dir, e))?;
+                let metas: Vec<_> = runtime()?
+                    .block_on(async {
+                        store
+                            .list(Some(&base))
+                            .collect::<Vec<_>>()
+                            .await
+                            .into_iter()
+                            .collect::<std::result::Result<Vec<_>, _>>()
+                    })
+                    .map_err(|e| self.remote("listing", dir, e))?;
                 let mut out: Vec<Entry> = metas
                     .into_iter()
                     .map(|m| Entry {
-                        name: m.location.as_ref().get(skip..).unwrap_or_default().to_string(),
+                        name: m
+                            .location
+                            .as_ref()
+                            .get(skip..)
+                            .unwrap_or_default()
+                            .to_string(),
                         size: m.size,
-                        modified: m.last_modified.timestamp(),
+                        modified_ms: m.last_modified.timestamp_millis(),
                     })
                     .collect();
                 out.sort_by(|a, b| a.name.cmp(&b.name));
@@ -607,7 +657,7 @@ impl Store {
             }
             Backend::Object { store, prefix } => {
                 let path = join(prefix, rel);
-                match runtime().block_on(store.delete(&path)) {
+                match runtime()?.block_on(store.delete(&path)) {
                     Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
                     Err(e) => Err(self.remote("deleting", rel, e)),
                 }
@@ -737,14 +787,19 @@ impl RangeRead for RemoteFile {
             check_range(r, self.size)?;
         }
         Counters::add(&self.counters.gets, ranges.len() as u64);
-        let got = runtime().block_on(async {
-            let reads = ranges.iter().map(|r| self.store.get_range(&self.path, r.clone()));
+        let got = runtime()?.block_on(async {
+            let reads = ranges
+                .iter()
+                .map(|r| self.store.get_range(&self.path, r.clone()));
             futures::future::join_all(reads).await
         });
         let mut out = Vec::with_capacity(got.len());
         for (g, r) in got.into_iter().zip(ranges) {
             let b = g.map_err(|e| {
-                FormatError::Io(std::io::Error::other(format!("reading {}: {e}", self.shown)))
+                FormatError::Io(std::io::Error::other(format!(
+                    "reading {}: {e}",
+                    self.shown
+                )))
             })?;
             if b.len() as u64 != r.end - r.start {
                 return Err(FormatError::corrupt(format!(
@@ -793,13 +848,15 @@ impl ObjectWrite {
     /// Completes the object; returns its size.
     pub fn finish(self) -> Result<u64> {
         match self {
-            ObjectWrite::Local { path, .. } => std::fs::metadata(&path)
-                .map(|m| m.len())
-                .map_err(|e| StoreError::Io {
-                    op: "writing",
-                    path: path.display().to_string(),
-                    source: e,
-                }),
+            ObjectWrite::Local { path, .. } => {
+                std::fs::metadata(&path)
+                    .map(|m| m.len())
+                    .map_err(|e| StoreError::Io {
+                        op: "writing",
+                        path: path.display().to_string(),
+                        source: e,
+                    })
+            }
             ObjectWrite::Remote(u) => u.finish(),
         }
     }
@@ -848,7 +905,7 @@ impl Upload {
 
     fn send_part(&mut self) -> std::io::Result<()> {
         if self.multipart.is_none() {
-            let mp = runtime()
+            let mp = runtime()?
                 .block_on(self.store.put_multipart(&self.path))
                 .map_err(|e| self.err(e))?;
             self.multipart = Some(mp);
@@ -860,10 +917,10 @@ impl Upload {
             return Err(std::io::Error::other("no multipart upload"));
         };
         let fut = mp.put_part(PutPayload::from(part));
-        self.inflight.push(runtime().spawn(fut));
+        self.inflight.push(runtime()?.spawn(fut));
         while self.inflight.len() >= PARTS_IN_FLIGHT {
             let h = self.inflight.remove(0);
-            runtime()
+            runtime()?
                 .block_on(h)
                 .map_err(|e| self.err(e))?
                 .map_err(|e| self.err(e))?;
@@ -883,7 +940,7 @@ impl Upload {
             let data = Bytes::from(std::mem::take(&mut self.buf));
             Counters::add(&self.counters.puts, 1);
             Counters::add(&self.counters.bytes_written, data.len() as u64);
-            runtime()
+            runtime()?
                 .block_on(self.store.put(&self.path, PutPayload::from_bytes(data)))
                 .map_err(|e| fail(e.to_string()))?;
             return Ok(size);
@@ -892,7 +949,7 @@ impl Upload {
             self.send_part().map_err(|e| fail(e.to_string()))?;
         }
         for h in std::mem::take(&mut self.inflight) {
-            runtime()
+            runtime()?
                 .block_on(h)
                 .map_err(|e| fail(e.to_string()))?
                 .map_err(|e| fail(e.to_string()))?;
@@ -901,7 +958,7 @@ impl Upload {
             return Err(fail("no multipart upload".into()));
         };
         Counters::add(&self.counters.puts, 1);
-        runtime()
+        runtime()?
             .block_on(mp.complete())
             .map_err(|e| fail(e.to_string()))?;
         Ok(size)
@@ -927,7 +984,9 @@ impl Drop for Upload {
     fn drop(&mut self) {
         // an upload never completed leaves no object; its parts are dropped
         if let Some(mut mp) = self.multipart.take() {
-            let _ = runtime().block_on(mp.abort());
+            if let Ok(rt) = runtime() {
+                let _ = rt.block_on(mp.abort());
+            }
         }
     }
 }

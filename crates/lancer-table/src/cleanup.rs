@@ -4,13 +4,14 @@
 //! that are not committed yet are left alone.
 
 use std::collections::HashSet;
-use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use lancer_io::Store;
 
 use crate::deletion::deletion_path;
 use crate::manifest::Manifest;
 use crate::versions::{list_tags, list_versions};
-use crate::{Result, TableError};
+use crate::Result;
 
 /// A version and when it was committed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,12 +26,12 @@ pub struct VersionInfo {
     pub operation: String,
 }
 
-/// Every version of the dataset at `root`, oldest first.
-pub fn versions(root: &Path) -> Result<Vec<VersionInfo>> {
-    list_versions(root)?
+/// Every version of the dataset in `store`, oldest first.
+pub fn versions(store: &Store) -> Result<Vec<VersionInfo>> {
+    list_versions(store)?
         .into_iter()
         .map(|v| {
-            let bytes = std::fs::read(&v.path).map_err(|e| TableError::io(&v.path, e))?;
+            let bytes = store.get(&v.path)?;
             let m = Manifest::parse(&bytes)?;
             let ts =
                 m.pb.timestamp
@@ -40,7 +41,7 @@ pub fn versions(root: &Path) -> Result<Vec<VersionInfo>> {
                 version: v.version,
                 timestamp: ts,
                 rows: m.count_rows(),
-                operation: crate::commit::read_transaction(root, &m.pb)
+                operation: crate::commit::read_transaction(store, &m.pb)
                     .and_then(|t| t.operation)
                     .map_or(String::new(), |op| {
                         crate::commit::operation_name(&op).to_string()
@@ -61,26 +62,21 @@ pub struct CleanupStats {
     pub bytes_removed: u64,
 }
 
-fn older_than(p: &Path, cutoff: SystemTime) -> bool {
-    std::fs::metadata(p)
-        .and_then(|m| m.modified())
-        .map(|t| t < cutoff)
-        .unwrap_or(false)
-}
-
 /// Removes versions committed more than `older_than` ago (except the latest and tagged
-/// ones) and the files no remaining version references.
-pub fn cleanup(root: &Path, older_than_age: Duration) -> Result<CleanupStats> {
+/// ones) and the files no remaining version references (only files older than the
+/// cutoff: a writer's files not yet committed stay).
+pub fn cleanup(store: &Store, older_than_age: Duration) -> Result<CleanupStats> {
     let cutoff = SystemTime::now() - older_than_age;
     let cutoff_since_epoch = cutoff.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let all = list_versions(root)?;
+    let cutoff_ms = cutoff_since_epoch.as_millis() as i64;
+    let all = list_versions(store)?;
     let latest = all.last().map(|v| v.version);
-    let tagged: HashSet<u64> = list_tags(root)?.into_iter().map(|(_, v)| v).collect();
-    let mut keep_refs: HashSet<std::path::PathBuf> = HashSet::new();
+    let tagged: HashSet<u64> = list_tags(store)?.into_iter().map(|(_, v)| v).collect();
+    let mut keep_refs: HashSet<String> = HashSet::new();
     let mut stats = CleanupStats::default();
     let mut doomed = Vec::new();
     for v in &all {
-        let bytes = std::fs::read(&v.path).map_err(|e| TableError::io(&v.path, e))?;
+        let bytes = store.get(&v.path)?;
         let m = Manifest::parse(&bytes)?;
         let ts = m.pb.timestamp.as_ref().map_or(Duration::ZERO, |t| {
             Duration::new(
@@ -91,39 +87,36 @@ pub fn cleanup(root: &Path, older_than_age: Duration) -> Result<CleanupStats> {
         let keep =
             Some(v.version) == latest || tagged.contains(&v.version) || ts >= cutoff_since_epoch;
         if !keep {
-            doomed.push(v.path.clone());
+            doomed.push((v.path.clone(), bytes.len() as u64));
             continue;
         }
         for f in &m.pb.fragments {
             for d in &f.files {
                 if d.base_id.is_none() {
-                    keep_refs.insert(root.join("data").join(&d.path));
+                    keep_refs.insert(format!("data/{}", d.path));
                 }
             }
             if let Some(d) = &f.deletion_file {
-                keep_refs.insert(deletion_path(root, f.id, d));
+                keep_refs.insert(deletion_path(f.id, d));
             }
         }
         if !m.pb.transaction_file.is_empty() {
-            keep_refs.insert(root.join("_transactions").join(&m.pb.transaction_file));
+            keep_refs.insert(format!("_transactions/{}", m.pb.transaction_file));
         }
     }
-    for p in doomed {
-        stats.bytes_removed += std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
-        std::fs::remove_file(&p).map_err(|e| TableError::io(&p, e))?;
+    for (p, size) in doomed {
+        store.delete(&p)?;
+        stats.bytes_removed += size;
         stats.versions_removed += 1;
     }
     for dir in ["data", "_deletions", "_transactions"] {
-        let Ok(rd) = std::fs::read_dir(root.join(dir)) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if keep_refs.contains(&p) || !older_than(&p, cutoff) {
+        for e in store.list(dir)? {
+            let p = format!("{dir}/{}", e.name);
+            if keep_refs.contains(&p) || e.modified_ms >= cutoff_ms {
                 continue;
             }
-            stats.bytes_removed += e.metadata().map(|m| m.len()).unwrap_or(0);
-            std::fs::remove_file(&p).map_err(|e| TableError::io(&p, e))?;
+            store.delete(&p)?;
+            stats.bytes_removed += e.size;
             stats.files_removed += 1;
         }
     }

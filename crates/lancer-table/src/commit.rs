@@ -1,22 +1,24 @@
 //! Committing a new version (spec: "Transactions", "Conflict resolution").
 //!
 //! A commit writes the transaction file, then the manifest of `latest + 1` with
-//! put-if-absent: the manifest is written to a temporary file and hard-linked to its
-//! final name, which fails if another writer got there first — a version is either
-//! fully visible or absent. On a lost race the commit re-reads what was committed
+//! put-if-absent through the dataset's store (locally a temporary file hard-linked to
+//! its final name; on object stores a conditional put, `If-None-Match: *`), which
+//! fails if another writer got there first — a version is either fully visible or
+//! absent. On a lost race the commit re-reads what was committed
 //! since it read, and rebases when the operations are compatible (appends with
 //! anything that does not rewrite fragments; deletes touching different fragments),
 //! otherwise it fails with a retryable conflict.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use lancer_io::Store;
 use prost::Message;
 
 use crate::manifest::Manifest;
 use crate::pb;
 use crate::pb::transaction::Operation;
-use crate::versions::{list_versions, manifest_path};
+use crate::versions::{list_versions, read_manifest_file};
 use crate::{Result, TableError};
 
 /// Reader/writer feature flag: the dataset has deletion files.
@@ -59,15 +61,15 @@ impl Naming {
     }
 
     /// The scheme an existing dataset uses (V2 for new datasets).
-    pub fn detect(root: &Path) -> Naming {
-        let v1 = list_versions(root)
+    pub fn detect(store: &Store) -> Naming {
+        let v1 = list_versions(store)
             .ok()
             .and_then(|v| v.first().cloned())
             .map(|v| {
                 v.path
-                    .file_name()
-                    .map(|n| n.len() != 20 + ".manifest".len())
-                    .unwrap_or(false)
+                    .rsplit('/')
+                    .next()
+                    .is_some_and(|n| n.len() != 20 + ".manifest".len())
             });
         if v1 == Some(true) {
             Naming::V1
@@ -138,21 +140,6 @@ pub fn manifest_bytes_with_index(m: &pb::Manifest, index_section: Option<&[u8]>)
     out
 }
 
-/// Writes `bytes` to `path` only if nothing is there (temporary file + hard link).
-pub fn put_if_absent(path: &Path, bytes: &[u8]) -> Result<bool> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| TableError::io(dir, e))?;
-    let tmp = dir.join(format!(".tmp-{}", random_hex(16)));
-    std::fs::write(&tmp, bytes).map_err(|e| TableError::io(&tmp, e))?;
-    let linked = std::fs::hard_link(&tmp, path);
-    let _ = std::fs::remove_file(&tmp);
-    match linked {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-        Err(e) => Err(TableError::io(path, e)),
-    }
-}
-
 fn now() -> prost_types::Timestamp {
     let d = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -164,12 +151,13 @@ fn now() -> prost_types::Timestamp {
 }
 
 /// The transaction that produced `version`, if its file is there.
-pub fn read_transaction(root: &Path, m: &pb::Manifest) -> Option<pb::Transaction> {
+pub fn read_transaction(store: &Store, m: &pb::Manifest) -> Option<pb::Transaction> {
     if m.transaction_file.is_empty() || m.transaction_file.contains('/') {
         return None;
     }
-    let p = root.join("_transactions").join(&m.transaction_file);
-    let bytes = std::fs::read(p).ok()?;
+    let bytes = store
+        .get(&format!("_transactions/{}", m.transaction_file))
+        .ok()?;
     decode_transaction(&bytes)
 }
 
@@ -578,7 +566,7 @@ fn compatible(ours: &Operation, theirs: Option<&Operation>) -> bool {
 /// Commits `op`, read at `read_version` (None: creating a dataset), and returns the
 /// new version's manifest.
 pub fn commit(
-    root: &Path,
+    root: &Store,
     read_version: Option<u64>,
     op: Operation,
     storage: &str,
@@ -617,19 +605,17 @@ pub fn commit(
         }
         let (base, base_file) = match base_version {
             Some(v) => {
-                let p = manifest_path(root, v)?;
-                let bytes = std::fs::read(&p).map_err(|e| TableError::io(&p, e))?;
+                let (_, bytes) = read_manifest_file(root, v)?;
                 (Some(Manifest::parse(&bytes)?.pb), bytes)
             }
-            None => (None, Vec::new()),
+            None => (None, bytes::Bytes::new()),
         };
         // Indices stay valid through appends and deletes (their fragment bitmaps say
         // what they cover); an overwrite drops them.
         // a restore takes the old version's contents and index section
         let restored = match &op {
             Operation::Restore(r) => {
-                let p = manifest_path(root, r.version)?;
-                let bytes = std::fs::read(&p).map_err(|e| TableError::io(&p, e))?;
+                let (_, bytes) = read_manifest_file(root, r.version)?;
                 Some((Manifest::parse(&bytes)?.pb, bytes))
             }
             _ => None,
@@ -662,20 +648,19 @@ pub fn commit(
             transaction_properties: Default::default(),
             operation: Some(op.clone()),
         };
-        let txn_path = root.join("_transactions").join(&txn_name);
-        std::fs::create_dir_all(root.join("_transactions")).map_err(|e| TableError::io(root, e))?;
-        std::fs::write(&txn_path, txn.encode_to_vec()).map_err(|e| TableError::io(&txn_path, e))?;
+        let txn_path = format!("_transactions/{txn_name}");
+        root.put(&txn_path, txn.encode_to_vec().into())?;
         crash_point("after-txn");
         m.transaction_file = txn_name;
-        let path = root.join("_versions").join(naming.file_name(m.version));
+        let path = format!("_versions/{}", naming.file_name(m.version));
         crash_point("before-manifest");
         let bytes = manifest_bytes_with_index(&m, index_section.as_deref());
-        if put_if_absent(&path, &bytes)? {
+        if root.put_if_absent(&path, bytes.clone().into())? {
             write_hint(root, m.version);
             return Manifest::parse(&bytes);
         }
-        // Lost the race: our transaction file stays as an orphan; try again.
-        let _ = std::fs::remove_file(&txn_path);
+        // Lost the race: our transaction file goes; try again.
+        let _ = root.delete(&txn_path);
     }
     Err(TableError::Conflict {
         what: format!("gave up after {MAX_COMMIT_ATTEMPTS} attempts racing other writers"),
@@ -706,23 +691,20 @@ fn updated_index_section(
 /// Writes the files of a new index segment under `_indices/<uuid>/` (before the commit
 /// that references them); returns their manifest entries.
 pub fn write_index_files(
-    root: &Path,
+    root: &Store,
     uuid: &[u8],
     files: &[(&str, IndexSource<'_>)],
 ) -> Result<Vec<pb::IndexFile>> {
-    let dir = root.join("_indices").join(crate::dataset::uuid_dir(uuid)?);
-    std::fs::create_dir_all(&dir).map_err(|e| TableError::io(&dir, e))?;
+    let dir = format!("_indices/{}", crate::dataset::uuid_dir(uuid)?);
     let mut out = Vec::with_capacity(files.len());
     for (name, source) in files {
-        let p = dir.join(name);
+        let p = format!("{dir}/{name}");
         let size = match source {
             IndexSource::Bytes(bytes) => {
-                std::fs::write(&p, bytes).map_err(|e| TableError::io(&p, e))?;
+                root.put(&p, bytes::Bytes::copy_from_slice(bytes))?;
                 bytes.len() as u64
             }
-            IndexSource::File(from) => {
-                std::fs::copy(from, &p).map_err(|e| TableError::io(&p, e))?
-            }
+            IndexSource::File(from) => root.copy_from_local(from, &p)?,
         };
         out.push(pb::IndexFile {
             path: (*name).to_string(),
@@ -767,17 +749,16 @@ pub fn read_section(file: &[u8], pos: u64) -> Result<&[u8]> {
     })
 }
 
-fn read_manifest(root: &Path, version: u64) -> Result<Manifest> {
-    let p: PathBuf = manifest_path(root, version)?;
-    let bytes = std::fs::read(&p).map_err(|e| TableError::io(&p, e))?;
+fn read_manifest(root: &Store, version: u64) -> Result<Manifest> {
+    let (_, bytes) = read_manifest_file(root, version)?;
     Manifest::parse(&bytes)
 }
 
-/// Best-effort `_versions/latest_version_hint.json` (readers never trust it blindly).
-pub fn write_hint(root: &Path, version: u64) {
-    let dir = root.join("_versions");
-    let tmp = dir.join(format!(".hint-{}", random_hex(12)));
-    if std::fs::write(&tmp, format!("{{\"version\":{version}}}")).is_ok() {
-        let _ = std::fs::rename(&tmp, dir.join("latest_version_hint.json"));
-    }
+/// Best-effort `_versions/latest_version_hint.json` (readers never trust it blindly;
+/// pylance reads it too).
+pub fn write_hint(root: &Store, version: u64) {
+    let _ = root.put(
+        "_versions/latest_version_hint.json",
+        format!("{{\"version\":{version}}}").into(),
+    );
 }

@@ -152,7 +152,7 @@ impl Dataset {
         let tasks = self.plan_compaction(opts)?;
         let mut stats = CompactionStats::default();
         if tasks.is_empty() {
-            return Ok((Dataset::open_version(self.root(), self.version())?, stats));
+            return Ok((self.at_version(self.version())?, stats));
         }
         let schema = self.schema();
         let ids = crate::write::preorder_schema_ids(self);
@@ -179,7 +179,7 @@ impl Dataset {
                 self.read_runs(f, None, runs.runs())
             });
             let mut new = crate::write::write_fragments(
-                self.root(),
+                self.store(),
                 &schema,
                 batches,
                 &params,
@@ -247,11 +247,11 @@ impl Dataset {
         }
         let mut groups = groups;
         crate::commit::crash_point("after-data");
-        let naming = Naming::detect(self.root());
+        let naming = Naming::detect(self.store());
         let storage = self.storage_label();
         let n: usize = groups.iter().map(|g| g.new_fragments.len()).sum();
         let reserved = commit(
-            self.root(),
+            self.store(),
             Some(self.version()),
             Operation::ReserveFragments(pb::transaction::ReserveFragments {
                 num_fragments: u32::try_from(n).unwrap_or(u32::MAX),
@@ -277,7 +277,7 @@ impl Dataset {
             .collect();
         crate::commit::crash_point("after-reserve");
         let m = commit(
-            self.root(),
+            self.store(),
             Some(self.version()),
             Operation::Rewrite(pb::transaction::Rewrite {
                 old_fragments: vec![],
@@ -288,6 +288,6 @@ impl Dataset {
             &storage,
             naming,
         )?;
-        Ok((Dataset::open_version(self.root(), m.version())?, stats))
+        Ok((self.at_version(m.version())?, stats))
     }
 }

@@ -14,20 +14,24 @@ use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt64Array}
 use arrow_schema::{Field, Schema, SchemaRef};
 use lancer_format::read::RangeRead;
 use lancer_format::reader::FileReader;
-use lancer_io::MmapFile;
+use lancer_io::{StorageOptions, Store};
 use roaring::RoaringBitmap;
 
 use crate::cache::Lru;
 use crate::deletion::read_deletions;
 use crate::manifest::Manifest;
 use crate::pb;
-use crate::versions::{manifest_path, tag_version};
+use crate::versions::{read_manifest_file, tag_version};
 use crate::{Result, TableError};
 
 /// A dataset opened at one version. Cloning is cheap and shares the read caches.
 #[derive(Clone)]
 pub struct Dataset {
+    /// The location as given (a path or a URI): what `root()` shows and caches key on.
     root: PathBuf,
+    store: Store,
+    /// Options the store was opened with (base paths of branches open with them too).
+    options: Arc<StorageOptions>,
     manifest: Arc<Manifest>,
     schema: SchemaRef,
     cache: Arc<ReadCache>,
@@ -43,7 +47,9 @@ pub struct Dataset {
 /// stale. Both are bounded (least recently used evicted), so a long-lived handle over
 /// a dataset of many thousands of files keeps a fixed number of files mapped.
 struct ReadCache {
-    readers: Lru<PathBuf, FileReader>,
+    readers: Lru<String, FileReader>,
+    /// Stores of the base paths data files name (branches, shallow clones).
+    bases: std::sync::Mutex<HashMap<u32, Store>>,
     kept: Lru<DeletionKey, Deleted>,
     /// Decoded stable row ids by fragment id (a handle sees one version, where a
     /// fragment id names one row-id sequence).
@@ -58,6 +64,7 @@ const CACHED_DELETIONS: usize = 4096;
 impl Default for ReadCache {
     fn default() -> Self {
         Self {
+            bases: Default::default(),
             readers: Lru::new(CACHED_FILES),
             kept: Lru::new(CACHED_DELETIONS),
             row_ids: Lru::new(CACHED_DELETIONS),
@@ -175,38 +182,34 @@ fn subtree_ids(f: &lancer_format::schema::LanceField, out: &mut Vec<i32>) {
     }
 }
 
-/// The local directory a dataset location names: a path, or a `file://` URI. Any
-/// other URI (`s3://`, `gs://`, `az://`, `memory://`, …) is refused with an error
-/// rather than taken for a relative path (which made `s3://bucket/ds` a local
-/// directory named `s3:`): datasets on object stores are not supported yet.
-pub fn local_root(root: &Path) -> Result<PathBuf> {
-    let text = root.to_string_lossy();
-    let Some((scheme, rest)) = text.split_once("://") else {
-        return Ok(root.to_path_buf());
-    };
-    let is_scheme = !scheme.is_empty()
-        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-        && scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-    if !is_scheme {
-        return Ok(root.to_path_buf());
-    }
-    if scheme.eq_ignore_ascii_case("file") {
-        // file:///abs/path (an empty or `localhost` host)
-        let path = rest.strip_prefix("localhost").unwrap_or(rest);
-        if path.starts_with('/') {
-            return Ok(PathBuf::from(path));
-        }
-        return Err(TableError::InvalidInput {
-            what: format!("{text:?}: a file:// URI needs an absolute path (file:///data/ds)"),
-        });
-    }
-    Err(TableError::InvalidInput {
-        what: format!(
-            "{text:?}: datasets on object storage ({scheme}://) are not supported by this Lancer yet; copy the dataset to a local directory (or give a file:// URI / a path)"
-        ),
-    })
+/// Storage options used when a dataset is opened by location alone (`Dataset::open`,
+/// `Dataset::write`, …): what a program sets once (the CLI's `--storage-option`).
+static DEFAULT_OPTIONS: std::sync::RwLock<Option<StorageOptions>> = std::sync::RwLock::new(None);
+
+/// Sets the storage options datasets opened by location alone use.
+pub fn set_default_storage_options(options: StorageOptions) {
+    *DEFAULT_OPTIONS.write().unwrap_or_else(|p| p.into_inner()) = Some(options);
+}
+
+/// The storage options datasets opened by location alone use.
+pub fn default_storage_options() -> StorageOptions {
+    DEFAULT_OPTIONS
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
+        .unwrap_or_default()
+}
+
+/// The store at `location` with the default storage options.
+pub fn store_at(location: &Path) -> Result<Store> {
+    open_store(location, &default_storage_options())
+}
+
+/// The store a dataset location names: a local path, or a URI (`file://`, `s3://`,
+/// `gs://`, `az://`, `abfss://`, `memory://`) opened with `options` over the
+/// environment's settings.
+pub fn open_store(location: &Path, options: &StorageOptions) -> Result<Store> {
+    Ok(Store::open(&location.to_string_lossy(), options)?)
 }
 
 /// Checks that a path stored in a manifest stays inside the dataset.
@@ -226,42 +229,72 @@ fn safe_relative(p: &str) -> Result<PathBuf> {
 }
 
 impl Dataset {
-    /// Opens the latest version of the dataset at `root`.
+    /// Opens the latest version of the dataset at `root` (a path or a URI: `s3://`,
+    /// `gs://`, `az://`, `memory://`, `file://`; object stores take their settings
+    /// from the environment).
     pub fn open(root: impl AsRef<Path>) -> Result<Self> {
-        let root = local_root(root.as_ref())?;
-        let latest = crate::versions::latest_version(&root)?;
-        Self::open_manifest(root, &latest.path)
+        Self::open_at(root.as_ref(), None)
+    }
+
+    fn open_at(root: &Path, version: Option<u64>) -> Result<Self> {
+        let options = default_storage_options();
+        Self::open_with(open_store(root, &options)?, options, version)
     }
 
     /// Opens `version` of the dataset at `root`.
     pub fn open_version(root: impl AsRef<Path>, version: u64) -> Result<Self> {
-        let root = local_root(root.as_ref())?;
-        let p = manifest_path(&root, version)?;
-        Self::open_manifest(root, &p)
+        Self::open_at(root.as_ref(), Some(version))
     }
 
     /// Opens the latest version of branch `name`.
     pub fn open_branch(root: impl AsRef<Path>, name: &str) -> Result<Self> {
-        Self::open(crate::versions::branch_root(
-            &local_root(root.as_ref())?,
-            name,
-        )?)
+        let options = default_storage_options();
+        let store = open_store(root.as_ref(), &options)?;
+        Self::open_with(crate::versions::branch_root(&store, name)?, options, None)
     }
 
     /// Opens the version a tag points at.
     pub fn open_tag(root: impl AsRef<Path>, tag: &str) -> Result<Self> {
-        let root = local_root(root.as_ref())?;
-        let v = tag_version(&root, tag)?;
-        Self::open_version(root, v)
+        let options = default_storage_options();
+        let store = open_store(root.as_ref(), &options)?;
+        let v = tag_version(&store, tag)?;
+        Self::open_with(store, options, Some(v))
     }
 
-    fn open_manifest(root: PathBuf, path: &Path) -> Result<Self> {
-        let bytes = std::fs::read(path).map_err(|e| TableError::io(path, e))?;
-        let manifest = Manifest::parse(&bytes)?;
+    /// Opens `version` (the latest when `None`) of the dataset in `store`.
+    pub fn open_in(store: Store, version: Option<u64>) -> Result<Self> {
+        Self::open_with(store, StorageOptions::new(), version)
+    }
+
+    /// Opens `version` (the latest when `None`) of the dataset in `store`, opened with
+    /// `options` (base paths the manifest names are opened with them too).
+    pub fn open_with(store: Store, options: StorageOptions, version: Option<u64>) -> Result<Self> {
+        let bytes = match version {
+            Some(v) => read_manifest_file(&store, v)?.1,
+            None => {
+                let latest = crate::versions::latest_version(&store)?;
+                store.get(&latest.path)?
+            }
+        };
+        Self::from_manifest(store, Arc::new(options), &bytes)
+    }
+
+    /// This dataset at another version (same store and options).
+    pub fn at_version(&self, version: u64) -> Result<Self> {
+        Self::open_with(self.store.clone(), (*self.options).clone(), Some(version))
+    }
+
+    /// The latest version of this dataset (same store and options).
+    pub fn latest(&self) -> Result<Self> {
+        Self::open_with(self.store.clone(), (*self.options).clone(), None)
+    }
+
+    fn from_manifest(store: Store, options: Arc<StorageOptions>, bytes: &[u8]) -> Result<Self> {
+        let manifest = Manifest::parse(bytes)?;
         let schema = Arc::new(manifest.schema.to_arrow());
         let indices = match manifest.pb.index_section {
             None => Ok(Vec::new()),
-            Some(pos) => crate::commit::read_section(&bytes, pos)
+            Some(pos) => crate::commit::read_section(bytes, pos)
                 .map_err(|e| e.to_string())
                 .and_then(|sec| {
                     <pb::IndexSection as prost::Message>::decode(sec)
@@ -270,7 +303,9 @@ impl Dataset {
                 }),
         };
         Ok(Self {
-            root,
+            root: PathBuf::from(store.uri()),
+            store,
+            options,
             manifest: Arc::new(manifest),
             schema,
             cache: Arc::default(),
@@ -278,9 +313,19 @@ impl Dataset {
         })
     }
 
-    /// The dataset directory.
+    /// The dataset's location, as given when it was opened (a path or a URI).
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The store holding the dataset.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The storage options the dataset was opened with.
+    pub fn storage_options(&self) -> &StorageOptions {
+        &self.options
     }
 
     /// The manifest of this version.
@@ -308,12 +353,13 @@ impl Dataset {
         &self.manifest.pb.fragments
     }
 
-    /// Where a data file of this version lives: under `data/`, or under the base path
-    /// its `base_id` names; a path leaving the dataset is an error.
-    pub fn data_file_path(&self, f: &pb::DataFile) -> Result<PathBuf> {
-        let rel = safe_relative(&f.path)?;
+    /// Where a data file of this version lives: its store (the dataset's, or the base
+    /// path its `base_id` names) and its path there; a path leaving the dataset is an
+    /// error.
+    pub fn data_file_location(&self, f: &pb::DataFile) -> Result<(Store, String)> {
+        safe_relative(&f.path)?;
         match f.base_id {
-            None => Ok(self.root.join("data").join(rel)),
+            None => Ok((self.store.clone(), format!("data/{}", f.path))),
             Some(id) => {
                 let base = self
                     .manifest
@@ -327,14 +373,30 @@ impl Dataset {
                             f.path
                         ))
                     })?;
-                let dir = PathBuf::from(&base.path);
+                let store = {
+                    let mut bases = self.cache.bases.lock().unwrap_or_else(|p| p.into_inner());
+                    match bases.get(&id) {
+                        Some(s) => s.clone(),
+                        None => {
+                            let s = Store::open(&base.path, &self.options)?;
+                            bases.insert(id, s.clone());
+                            s
+                        }
+                    }
+                };
                 Ok(if base.is_dataset_root {
-                    dir.join("data").join(rel)
+                    (store, format!("data/{}", f.path))
                 } else {
-                    dir.join(rel)
+                    (store, f.path.clone())
                 })
             }
         }
+    }
+
+    /// A data file's location for messages (`store/path`).
+    pub fn data_file_display(&self, f: &pb::DataFile) -> Result<String> {
+        let (store, rel) = self.data_file_location(f)?;
+        Ok(store.display(&rel))
     }
 
     /// The index segments of this version (the manifest's index section).
@@ -352,19 +414,19 @@ impl Dataset {
     /// files). `uuid` is the segment's 16-byte id.
     pub fn open_index_file(&self, uuid: &[u8], name: &str) -> Result<Arc<FileReader>> {
         let dir = uuid_dir(uuid)?;
-        let rel = safe_relative(name)?;
-        let path = self.root.join("_indices").join(dir).join(rel);
-        if let Some(hit) = self.cache.readers.get(&path) {
+        safe_relative(name)?;
+        let path = format!("_indices/{dir}/{name}");
+        let key = self.store.display(&path);
+        if let Some(hit) = self.cache.readers.get(&key) {
             return Ok(hit);
         }
-        let io: Arc<dyn RangeRead> = Arc::new(MmapFile::open(&path).map_err(|e| {
+        let io: Arc<dyn RangeRead> = self.store.reader(&path, None).map_err(|e| {
             TableError::corrupt(format!(
-                "index file {} cannot be opened ({e}); drop the index or restore the file",
-                path.display()
+                "index file {key} cannot be opened ({e}); drop the index or restore the file"
             ))
-        })?);
+        })?;
         let r = Arc::new(FileReader::open(io)?);
-        self.cache.readers.insert(path, r.clone());
+        self.cache.readers.insert(key, r.clone());
         Ok(r)
     }
 
@@ -396,7 +458,7 @@ impl Dataset {
         if let Some(hit) = self.cache.kept.get(&key) {
             return Ok(Some(hit));
         }
-        let rows = read_deletions(&self.root, frag.id, d, frag.physical_rows)?;
+        let rows = read_deletions(&self.store, frag.id, d, frag.physical_rows)?;
         let kept = Arc::new(KeptRuns::new(kept_ranges(&rows, frag.physical_rows)));
         let entry = Arc::new(Deleted { rows, kept });
         self.cache.kept.insert(key, entry.clone());
@@ -405,16 +467,17 @@ impl Dataset {
 
     /// The opened reader of data file `df` (cached), checked against the fragment.
     fn file_reader(&self, frag: &pb::DataFragment, df: &pb::DataFile) -> Result<Arc<FileReader>> {
-        let path = self.data_file_path(df)?;
+        let (store, rel) = self.data_file_location(df)?;
+        let path = store.display(&rel);
         if let Some(hit) = self.cache.readers.get(&path) {
             return Ok(hit);
         }
-        let io: Arc<dyn RangeRead> = Arc::new(MmapFile::open(&path)?);
+        let io: Arc<dyn RangeRead> = store.reader(&rel, Some(df.file_size_bytes))?;
         let r = FileReader::open(io)?;
         if r.num_rows() != frag.physical_rows {
             return Err(TableError::corrupt(format!(
                 "data file {} has {} rows, fragment {} says {}",
-                path.display(),
+                path,
                 r.num_rows(),
                 frag.id,
                 frag.physical_rows
@@ -619,7 +682,7 @@ impl Dataset {
         if let Some(hit) = self.cache.row_ids.get(&frag.id) {
             return Ok(Some(hit));
         }
-        let Some(ids) = crate::rowids::fragment_row_ids(&self.root, frag)? else {
+        let Some(ids) = crate::rowids::fragment_row_ids(&self.store, frag)? else {
             return Ok(None);
         };
         let ids = Arc::new(ids);

@@ -2,40 +2,38 @@
 //! `.arrow` (an Arrow IPC file with one u32 column of deleted row offsets) or `.bin`
 //! (a serialized roaring bitmap).
 
-use std::path::{Path, PathBuf};
-
 use arrow_array::{Array, UInt32Array};
 use roaring::RoaringBitmap;
 
 use crate::pb::{deletion_file::DeletionFileType, DeletionFile};
 use crate::{Result, TableError};
 
-/// Path of a fragment's deletion file.
-pub fn deletion_path(root: &Path, fragment_id: u64, d: &DeletionFile) -> PathBuf {
+/// A fragment's deletion file, relative to the dataset root.
+pub fn deletion_path(fragment_id: u64, d: &DeletionFile) -> String {
     let suffix = match DeletionFileType::try_from(d.file_type) {
         Ok(DeletionFileType::Bitmap) => "bin",
         _ => "arrow",
     };
-    root.join("_deletions").join(format!(
-        "{fragment_id}-{}-{}.{suffix}",
+    format!(
+        "_deletions/{fragment_id}-{}-{}.{suffix}",
         d.read_version, d.id
-    ))
+    )
 }
 
 /// Reads the deleted row offsets of a fragment.
 pub fn read_deletions(
-    root: &Path,
+    store: &lancer_io::Store,
     fragment_id: u64,
     d: &DeletionFile,
     physical_rows: u64,
 ) -> Result<RoaringBitmap> {
-    let p = deletion_path(root, fragment_id, d);
-    let bytes = std::fs::read(&p).map_err(|e| TableError::io(&p, e))?;
+    let p = deletion_path(fragment_id, d);
+    let bytes = store.get(&p)?;
     let bitmap = matches!(
         DeletionFileType::try_from(d.file_type),
         Ok(DeletionFileType::Bitmap)
     );
-    decode_deletions(&bytes, bitmap, physical_rows, &p.display().to_string())
+    decode_deletions(&bytes, bitmap, physical_rows, &store.display(&p))
 }
 
 /// The error for a damaged deletion file `name`: what is wrong and what to do.

@@ -75,6 +75,19 @@ impl TableError {
     }
 }
 
+impl From<lancer_io::StoreError> for TableError {
+    fn from(e: lancer_io::StoreError) -> Self {
+        match e {
+            lancer_io::StoreError::NotFound { what } => Self::NotFound { what },
+            lancer_io::StoreError::Io { path, source, .. } => Self::Io { path, source },
+            other => Self::Io {
+                path: String::new(),
+                source: std::io::Error::other(other.to_string()),
+            },
+        }
+    }
+}
+
 impl From<prost::DecodeError> for TableError {
     fn from(e: prost::DecodeError) -> Self {
         Self::corrupt(format!("manifest protobuf: {e}"))

@@ -15,7 +15,7 @@
 use arrow_array::{Array, BooleanArray, RecordBatch};
 use arrow_schema::{Schema, SchemaRef};
 use lancer_format::pb::file::Field as PbField;
-use lancer_format::writer::{schema as wschema, FileWriter, WriteOptions as FileOptions};
+use lancer_format::writer::{schema as wschema, WriteOptions as FileOptions};
 
 use crate::commit::random_hex;
 use crate::dataset::Dataset;
@@ -372,7 +372,7 @@ impl Dataset {
             names.push(name.to_string());
         }
         if out_fields.is_empty() && nested.is_empty() {
-            return Dataset::open_version(self.root(), self.version());
+            return self.at_version(self.version());
         }
         let out_schema: SchemaRef = std::sync::Arc::new(Schema::new(out_fields.clone()));
         let read: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -574,24 +574,23 @@ impl Dataset {
         ids: &[i32],
         batches: &[RecordBatch],
     ) -> Result<pb::DataFile> {
-        let dir = self.root().join("data");
-        std::fs::create_dir_all(&dir).map_err(|e| TableError::io(&dir, e))?;
         let name = format!("{}.lance", random_hex(40));
-        let path = dir.join(&name);
         let storage = self.storage_version();
         let opts = FileOptions {
             version: storage,
             field_ids: Some(ids.to_vec()),
             ..Default::default()
         };
-        let mut w = FileWriter::create(&path, schema.clone(), opts)?;
+        let mut w = lancer_io::DataWriter::create(
+            self.store(),
+            &format!("data/{name}"),
+            schema.clone(),
+            opts,
+        )?;
         for b in batches {
             w.write_batch(b)?;
         }
-        w.finish()?;
-        let size = std::fs::metadata(&path)
-            .map_err(|e| TableError::io(&path, e))?
-            .len();
+        let size = w.finish()?;
         let pbs = wschema::pb_schema_with_ids(schema, ids)?;
         let lance = lancer_format::schema::LanceSchema::from_pb(&pbs)?;
         let mut leaves = Vec::new();
@@ -725,7 +724,7 @@ impl Dataset {
         };
         let ids: Vec<i32> = crate::write::preorder_schema_ids(self);
         let mut new_fragments = crate::write::write_fragments(
-            self.root(),
+            self.store(),
             &schema,
             new_rows.into_iter().map(Ok),
             &params,

@@ -488,7 +488,7 @@ impl Dataset {
             ..Default::default()
         };
         let ids = crate::write::preorder_schema_ids(self);
-        crate::write::write_fragments(self.root(), &plan.schema, batches, &params, Some(ids))
+        crate::write::write_fragments(self.store(), &plan.schema, batches, &params, Some(ids))
     }
 
     /// A source held in memory: its keys hashed, the target's key column streamed past.

@@ -2,8 +2,6 @@
 //! carries a `RowIdSequence` — the id of each of its physical rows, in row order, as
 //! segments (ranges, ranges with holes or a bitmap, explicit arrays).
 
-use std::path::Path;
-
 use prost::Message;
 
 use crate::pb;
@@ -127,7 +125,10 @@ fn expand_segment(segment: Option<Segment>, limit: u64, out: &mut Vec<u64>) -> R
 }
 
 /// The row ids of a fragment's physical rows, or None without stable row ids.
-pub fn fragment_row_ids(root: &Path, frag: &pb::DataFragment) -> Result<Option<Vec<u64>>> {
+pub fn fragment_row_ids(
+    store: &lancer_io::Store,
+    frag: &pb::DataFragment,
+) -> Result<Option<Vec<u64>>> {
     let bytes = match &frag.row_id_sequence {
         None => return Ok(None),
         Some(Seq::InlineRowIds(b)) => b.clone(),
@@ -143,8 +144,7 @@ pub fn fragment_row_ids(root: &Path, frag: &pb::DataFragment) -> Result<Option<V
                     f.path
                 )));
             }
-            let p = root.join(rel);
-            let all = std::fs::read(&p).map_err(|e| TableError::io(&p, e))?;
+            let all = store.get(&f.path)?;
             let end = f
                 .offset
                 .checked_add(f.size)
@@ -154,7 +154,7 @@ pub fn fragment_row_ids(root: &Path, frag: &pb::DataFragment) -> Result<Option<V
                         "row id range {}+{} outside {}",
                         f.offset,
                         f.size,
-                        p.display()
+                        store.display(&f.path)
                     ))
                 })?;
             all[f.offset as usize..end as usize].to_vec()

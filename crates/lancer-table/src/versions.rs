@@ -1,7 +1,8 @@
 //! Finding manifests: both naming schemes (`N.manifest` and the V2
-//! `{u64::MAX - N:020}.manifest`, which sorts newest first), tags under `_refs/tags/`.
+//! `{u64::MAX - N:020}.manifest`, which sorts newest first), tags under `_refs/tags/`,
+//! branches under `_refs/branches/`; all through the dataset's [`Store`].
 
-use std::path::{Path, PathBuf};
+use lancer_io::Store;
 
 use crate::{Result, TableError};
 
@@ -10,8 +11,8 @@ use crate::{Result, TableError};
 pub struct VersionFile {
     /// The version number.
     pub version: u64,
-    /// The manifest file.
-    pub path: PathBuf,
+    /// The manifest file, relative to the dataset root (`_versions/…`).
+    pub path: String,
 }
 
 /// Parses a manifest file name into its version.
@@ -25,84 +26,93 @@ pub fn parse_manifest_name(name: &str) -> Option<u64> {
     }
 }
 
-/// Every version of the dataset at `root`, oldest first.
-pub fn list_versions(root: &Path) -> Result<Vec<VersionFile>> {
-    let dir = root.join("_versions");
-    let rd = std::fs::read_dir(&dir).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            TableError::NotFound {
-                what: format!("{} is not a Lance dataset (no _versions/)", root.display()),
-            }
-        } else {
-            TableError::io(&dir, e)
-        }
-    })?;
-    let mut out = Vec::new();
-    for e in rd {
-        let e = e.map_err(|e| TableError::io(&dir, e))?;
-        let name = e.file_name().to_string_lossy().into_owned();
-        if let Some(version) = parse_manifest_name(&name) {
-            out.push(VersionFile {
+/// Every version of the dataset in `store`, oldest first (one listing).
+pub fn list_versions(store: &Store) -> Result<Vec<VersionFile>> {
+    let entries = store.list("_versions")?;
+    let mut out: Vec<VersionFile> = entries
+        .iter()
+        .filter(|e| !e.name.contains('/'))
+        .filter_map(|e| {
+            parse_manifest_name(&e.name).map(|version| VersionFile {
                 version,
-                path: e.path(),
-            });
-        }
+                path: format!("_versions/{}", e.name),
+            })
+        })
+        .collect();
+    if out.is_empty() && entries.is_empty() {
+        return Err(TableError::NotFound {
+            what: format!("{} is not a Lance dataset (no _versions/)", store.uri()),
+        });
     }
     out.sort_by_key(|v| v.version);
     Ok(out)
 }
 
+/// The two names a version's manifest can have: V2 naming first, then V1.
+fn manifest_names(version: u64) -> [String; 2] {
+    [
+        format!("_versions/{:020}.manifest", u64::MAX - version),
+        format!("_versions/{version}.manifest"),
+    ]
+}
+
+/// The manifest of `version` (its path and bytes), whichever naming scheme holds it.
+pub fn read_manifest_file(store: &Store, version: u64) -> Result<(String, bytes::Bytes)> {
+    for p in manifest_names(version) {
+        if let Some(b) = store.get_opt(&p)? {
+            return Ok((p, b));
+        }
+    }
+    Err(TableError::NotFound {
+        what: format!("version {version} of {}", store.uri()),
+    })
+}
+
 /// The manifest file of `version`, whichever naming scheme holds it.
-pub fn manifest_path(root: &Path, version: u64) -> Result<PathBuf> {
-    let dir = root.join("_versions");
-    for p in [
-        dir.join(format!("{:020}.manifest", u64::MAX - version)),
-        dir.join(format!("{version}.manifest")),
-    ] {
-        if p.exists() {
+pub fn manifest_path(store: &Store, version: u64) -> Result<String> {
+    for p in manifest_names(version) {
+        if store.size(&p)?.is_some() {
             return Ok(p);
         }
     }
     Err(TableError::NotFound {
-        what: format!("version {version} of {}", root.display()),
+        what: format!("version {version} of {}", store.uri()),
     })
 }
 
-/// The version a tag points at.
-pub fn tag_version(root: &Path, tag: &str) -> Result<u64> {
-    if tag.is_empty() || tag.contains('/') || tag.contains("..") {
+fn check_ref_name(kind: &str, name: &str) -> Result<()> {
+    if name.is_empty() || name.contains('/') || name.contains("..") || name.starts_with('.') {
         return Err(TableError::NotFound {
-            what: format!("tag {tag:?} (invalid name)"),
+            what: format!("{kind} {name:?} (invalid name: use letters, digits, '-', '_' and '.')"),
         });
     }
-    let p = root.join("_refs/tags").join(format!("{tag}.json"));
-    let text = std::fs::read_to_string(&p).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            TableError::NotFound {
-                what: format!("tag {tag:?}"),
-            }
-        } else {
-            TableError::io(&p, e)
-        }
+    Ok(())
+}
+
+/// The version a tag points at.
+pub fn tag_version(store: &Store, tag: &str) -> Result<u64> {
+    check_ref_name("tag", tag)?;
+    let p = format!("_refs/tags/{tag}.json");
+    let text = store.get_opt(&p)?.ok_or_else(|| TableError::NotFound {
+        what: format!("tag {tag:?}"),
     })?;
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| TableError::corrupt(format!("tag file {}: {e}", p.display())))?;
+    tag_file_version(&text, &store.display(&p))
+}
+
+fn tag_file_version(text: &[u8], shown: &str) -> Result<u64> {
+    let v: serde_json::Value = serde_json::from_slice(text)
+        .map_err(|e| TableError::corrupt(format!("tag file {shown}: {e}")))?;
     v.get("version")
         .and_then(|v| v.as_u64())
-        .ok_or_else(|| TableError::corrupt(format!("tag file {} has no version", p.display())))
+        .ok_or_else(|| TableError::corrupt(format!("tag file {shown} has no version")))
 }
 
 /// Tags and the versions they point at, by name.
-pub fn list_tags(root: &Path) -> Result<Vec<(String, u64)>> {
-    let dir = root.join("_refs/tags");
-    let Ok(rd) = std::fs::read_dir(&dir) else {
-        return Ok(Vec::new());
-    };
+pub fn list_tags(store: &Store) -> Result<Vec<(String, u64)>> {
     let mut out = Vec::new();
-    for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if let Some(tag) = name.strip_suffix(".json") {
-            out.push((tag.to_string(), tag_version(root, tag)?));
+    for e in store.list("_refs/tags")? {
+        if let Some(tag) = e.name.strip_suffix(".json").filter(|t| !t.contains('/')) {
+            out.push((tag.to_string(), tag_version(store, tag)?));
         }
     }
     out.sort();
@@ -111,50 +121,38 @@ pub fn list_tags(root: &Path) -> Result<Vec<(String, u64)>> {
 
 /// Branches (`_refs/branches/{name}.json`); each branch is a dataset of its own under
 /// `tree/{name}/` whose manifests name the parent's files through base paths.
-pub fn list_branches(root: &Path) -> Result<Vec<String>> {
-    let Ok(rd) = std::fs::read_dir(root.join("_refs/branches")) else {
-        return Ok(Vec::new());
-    };
-    let mut out: Vec<String> = rd
-        .flatten()
-        .filter_map(|e| {
-            e.file_name()
-                .to_str()
-                .and_then(|n| n.strip_suffix(".json"))
-                .map(String::from)
-        })
+pub fn list_branches(store: &Store) -> Result<Vec<String>> {
+    let mut out: Vec<String> = store
+        .list("_refs/branches")?
+        .into_iter()
+        .filter_map(|e| e.name.strip_suffix(".json").map(String::from))
         .collect();
     out.sort();
     Ok(out)
 }
 
-/// The directory of branch `name`.
-pub fn branch_root(root: &Path, name: &str) -> Result<std::path::PathBuf> {
+/// The store of branch `name` (its `tree/{name}` directory).
+pub fn branch_root(store: &Store, name: &str) -> Result<Store> {
     if name.is_empty() || name.contains("..") || name.starts_with('/') {
         return Err(TableError::NotFound {
             what: format!("branch {name:?} (invalid name)"),
         });
     }
-    if !root
-        .join("_refs/branches")
-        .join(format!("{name}.json"))
-        .exists()
+    if store
+        .size(&format!("_refs/branches/{name}.json"))?
+        .is_none()
     {
         return Err(TableError::NotFound {
-            what: format!("branch {name:?} of {}", root.display()),
+            what: format!("branch {name:?} of {}", store.uri()),
         });
     }
-    Ok(root.join("tree").join(name))
+    Ok(store.child(&format!("tree/{name}")))
 }
 
 /// Creates tag `name` pointing at `version` (refuses to replace an existing tag).
-pub fn create_tag(root: &Path, name: &str, version: u64, manifest_size: u64) -> Result<()> {
-    if name.is_empty() || name.contains('/') || name.contains("..") || name.starts_with('.') {
-        return Err(TableError::NotFound {
-            what: format!("tag name {name:?} (use letters, digits, '-', '_' and '.')"),
-        });
-    }
-    manifest_path(root, version)?;
+pub fn create_tag(store: &Store, name: &str, version: u64, manifest_size: u64) -> Result<()> {
+    check_ref_name("tag name", name)?;
+    manifest_path(store, version)?;
     let d = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
@@ -168,8 +166,8 @@ pub fn create_tag(root: &Path, name: &str, version: u64, manifest_size: u64) -> 
         "metadata": {},
     })
     .to_string();
-    let p = root.join("_refs/tags").join(format!("{name}.json"));
-    if !crate::commit::put_if_absent(&p, body.as_bytes())? {
+    let p = format!("_refs/tags/{name}.json");
+    if !store.put_if_absent(&p, body.into())? {
         return Err(TableError::Conflict {
             what: format!("tag {name:?} already exists"),
         });
@@ -178,10 +176,9 @@ pub fn create_tag(root: &Path, name: &str, version: u64, manifest_size: u64) -> 
 }
 
 /// Deletes tag `name`.
-pub fn delete_tag(root: &Path, name: &str) -> Result<()> {
-    tag_version(root, name)?;
-    let p = root.join("_refs/tags").join(format!("{name}.json"));
-    std::fs::remove_file(&p).map_err(|e| TableError::io(&p, e))
+pub fn delete_tag(store: &Store, name: &str) -> Result<()> {
+    tag_version(store, name)?;
+    Ok(store.delete(&format!("_refs/tags/{name}.json"))?)
 }
 
 /// Formats a UTC instant as RFC 3339 (`2026-11-29T16:29:20.040362032Z`).
@@ -215,27 +212,34 @@ pub fn parse_version_hint(bytes: &[u8]) -> Option<u64> {
         .and_then(|v| v.get("version").and_then(|x| x.as_u64()))
 }
 
-/// The latest version: from `_versions/latest_version_hint.json` when the hinted
-/// version exists and no newer one does (a few file checks instead of a listing);
-/// otherwise from a listing.
-pub fn latest_version(root: &Path) -> Result<VersionFile> {
-    let hint = std::fs::read(root.join("_versions/latest_version_hint.json"))
-        .ok()
-        .and_then(|t| parse_version_hint(&t));
+/// The latest version. On object stores: one listing of `_versions/` (one request
+/// below 1,000 versions; a hint would cost a read plus two probes of the next
+/// version's names). On local disk: `_versions/latest_version_hint.json` when the
+/// hinted version exists and no newer one does (a few file checks instead of reading
+/// a large directory), else the listing.
+pub fn latest_version(store: &Store) -> Result<VersionFile> {
+    let hint = match store.local_root() {
+        Some(_) => store
+            .get_opt("_versions/latest_version_hint.json")
+            .ok()
+            .flatten()
+            .and_then(|t| parse_version_hint(&t)),
+        None => None,
+    };
     if let Some(mut v) = hint {
-        if let Ok(mut path) = manifest_path(root, v) {
+        if let Ok(mut path) = manifest_path(store, v) {
             // The hint is best-effort: walk forward past versions committed after it.
-            while let Ok(next) = manifest_path(root, v + 1) {
+            while let Ok(next) = manifest_path(store, v + 1) {
                 v += 1;
                 path = next;
             }
             return Ok(VersionFile { version: v, path });
         }
     }
-    list_versions(root)?
+    list_versions(store)?
         .pop()
         .ok_or_else(|| TableError::NotFound {
-            what: format!("{} has no versions", root.display()),
+            what: format!("{} has no versions", store.uri()),
         })
 }
 

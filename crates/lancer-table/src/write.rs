@@ -6,7 +6,8 @@ use std::sync::Arc;
 use arrow_array::{Array, BooleanArray, RecordBatch, UInt32Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use lancer_format::container::FileVersion;
-use lancer_format::writer::{schema as wschema, FileWriter, WriteOptions as FileOptions};
+use lancer_format::writer::{schema as wschema, WriteOptions as FileOptions};
+use lancer_io::DataWriter;
 
 use crate::commit::{commit, random_hex, Naming};
 use crate::dataset::Dataset;
@@ -66,7 +67,7 @@ const READ_AHEAD_BATCHES: usize = 4;
 /// input (Parquet, CSV, …) overlaps with encoding, and at most
 /// [`READ_AHEAD_BATCHES`] batches wait between the two. The input need not be `Send`.
 pub(crate) fn write_fragments(
-    root: &Path,
+    root: &lancer_io::Store,
     schema: &SchemaRef,
     batches: impl IntoIterator<Item = Result<RecordBatch>>,
     params: &WriteParams,
@@ -90,7 +91,7 @@ pub(crate) fn write_fragments(
 }
 
 fn write_fragments_from(
-    root: &Path,
+    root: &lancer_io::Store,
     schema: &SchemaRef,
     batches: std::sync::mpsc::Receiver<Result<RecordBatch>>,
     params: &WriteParams,
@@ -107,38 +108,29 @@ fn write_fragments_from(
     for f in &fields {
         leaf_ids(f, &mut ids);
     }
-    let dir = root.join("data");
-    std::fs::create_dir_all(&dir).map_err(|e| TableError::io(&dir, e))?;
     let mut frags = Vec::new();
-    let mut writer: Option<(FileWriter<std::fs::File>, String, u64)> = None;
-    let finish = |w: FileWriter<std::fs::File>,
-                  name: String,
-                  rows: u64,
-                  frags: &mut Vec<pb::DataFragment>|
-     -> Result<()> {
-        w.finish()?;
-        let path = dir.join(&name);
-        let size = std::fs::metadata(&path)
-            .map_err(|e| TableError::io(&path, e))?
-            .len();
-        let (major, minor) = params.storage.numbers();
-        frags.push(pb::DataFragment {
-            id: 0,
-            files: vec![pb::DataFile {
-                path: name,
-                fields: ids.clone(),
-                column_indices: (0..ids.len() as i32).collect(),
-                file_major_version: u32::from(major),
-                file_minor_version: u32::from(minor),
-                file_size_bytes: size,
-                base_id: None,
-            }],
-            deletion_file: None,
-            physical_rows: rows,
-            ..Default::default()
-        });
-        Ok(())
-    };
+    let mut writer: Option<(DataWriter, String, u64)> = None;
+    let finish =
+        |w: DataWriter, name: String, rows: u64, frags: &mut Vec<pb::DataFragment>| -> Result<()> {
+            let size = w.finish()?;
+            let (major, minor) = params.storage.numbers();
+            frags.push(pb::DataFragment {
+                id: 0,
+                files: vec![pb::DataFile {
+                    path: name,
+                    fields: ids.clone(),
+                    column_indices: (0..ids.len() as i32).collect(),
+                    file_major_version: u32::from(major),
+                    file_minor_version: u32::from(minor),
+                    file_size_bytes: size,
+                    base_id: None,
+                }],
+                deletion_file: None,
+                physical_rows: rows,
+                ..Default::default()
+            });
+            Ok(())
+        };
     for batch in batches {
         let batch = batch?;
         if batch.schema().fields() != schema.fields() {
@@ -158,7 +150,7 @@ fn write_fragments_from(
                     ..Default::default()
                 };
                 writer = Some((
-                    FileWriter::create(dir.join(&name), schema.clone(), opts)?,
+                    DataWriter::create(root, &format!("data/{name}"), schema.clone(), opts)?,
                     name,
                     0,
                 ));
@@ -213,8 +205,19 @@ impl Dataset {
         batches: impl IntoIterator<Item = Result<RecordBatch>>,
         params: &WriteParams,
     ) -> Result<Dataset> {
-        let root = &crate::dataset::local_root(root.as_ref())?;
-        let existing = Dataset::open(root).ok();
+        let store = crate::dataset::store_at(root.as_ref())?;
+        Self::write_stream_in(store, schema, batches, params)
+    }
+
+    /// [`Dataset::write_stream`] into `store`.
+    pub fn write_stream_in(
+        store: lancer_io::Store,
+        schema: SchemaRef,
+        batches: impl IntoIterator<Item = Result<RecordBatch>>,
+        params: &WriteParams,
+    ) -> Result<Dataset> {
+        let root = &store;
+        let existing = Dataset::open_in(store.clone(), None).ok();
         let naming = if existing.is_some() {
             Naming::detect(root)
         } else {
@@ -236,7 +239,7 @@ impl Dataset {
             &params.storage.to_string(),
             naming,
         )?;
-        Dataset::open_version(root, m.version())
+        Dataset::open_in(store, Some(m.version()))
     }
 
     /// Appends `batches` (same schema as the dataset).
@@ -259,16 +262,16 @@ impl Dataset {
             ..params.clone()
         };
         let ids = preorder_schema_ids(self);
-        let frags = write_fragments(self.root(), &schema, batches, &params, Some(ids))?;
+        let frags = write_fragments(self.store(), &schema, batches, &params, Some(ids))?;
         let op = Operation::Append(pb::transaction::Append { fragments: frags });
         let m = commit(
-            self.root(),
+            self.store(),
             Some(self.version()),
             op,
             &storage.to_string(),
-            Naming::detect(self.root()),
+            Naming::detect(self.store()),
         )?;
-        Dataset::open_version(self.root(), m.version())
+        self.at_version(m.version())
     }
 
     /// Whether Lancer can write data files into this dataset (not legacy, not 2.0);
@@ -311,13 +314,13 @@ impl Dataset {
     /// with the manifest's storage label, and opens the new version.
     pub(crate) fn commit_op(&self, op: Operation) -> Result<Dataset> {
         let m = commit(
-            self.root(),
+            self.store(),
             Some(self.version()),
             op,
             &self.storage_label(),
-            Naming::detect(self.root()),
+            Naming::detect(self.store()),
         )?;
-        Dataset::open_version(self.root(), m.version())
+        self.at_version(m.version())
     }
 
     /// The manifest's data storage version as written (kept as is by commits that add no
@@ -409,7 +412,7 @@ impl Dataset {
             self.record_deletions(frag, &del, &mut updated, &mut removed)?;
         }
         if updated.is_empty() && removed.is_empty() {
-            return Dataset::open_version(self.root(), version);
+            return self.at_version(version);
         }
         let op = Operation::Delete(pb::transaction::Delete {
             updated_fragments: updated,
@@ -453,9 +456,7 @@ impl Dataset {
             num_deleted_rows: del.len(),
             base_id: None,
         };
-        let path = crate::deletion::deletion_path(self.root(), frag_id, &d);
-        std::fs::create_dir_all(self.root().join("_deletions"))
-            .map_err(|e| TableError::io(self.root(), e))?;
+        let path = crate::deletion::deletion_path(frag_id, &d);
         let schema = Arc::new(Schema::new(vec![Field::new(
             "row_id",
             DataType::UInt32,
@@ -463,10 +464,10 @@ impl Dataset {
         )]));
         let col = UInt32Array::from_iter_values(del.iter());
         let b = RecordBatch::try_new(schema.clone(), vec![Arc::new(col)])?;
-        let f = std::fs::File::create(&path).map_err(|e| TableError::io(&path, e))?;
-        let mut w = arrow_ipc::writer::FileWriter::try_new(f, &schema)?;
+        let mut w = arrow_ipc::writer::FileWriter::try_new(Vec::new(), &schema)?;
         w.write(&b)?;
         w.finish()?;
+        self.store().put(&path, w.into_inner()?.into())?;
         Ok(d)
     }
 
@@ -475,18 +476,18 @@ impl Dataset {
     /// latest version's), stamped now by this writer.
     pub fn restore(&self, version: u64) -> Result<Dataset> {
         // it must exist (and read) before anything is committed
-        Dataset::open_version(self.root(), version)?;
-        let latest = crate::versions::list_versions(self.root())?
+        self.at_version(version)?;
+        let latest = crate::versions::list_versions(self.store())?
             .pop()
             .map_or(self.version(), |v| v.version);
         let m = commit(
-            self.root(),
+            self.store(),
             Some(latest),
             Operation::Restore(pb::transaction::Restore { version }),
             &self.storage_label(),
-            Naming::detect(self.root()),
+            Naming::detect(self.store()),
         )?;
-        Dataset::open_version(self.root(), m.version())
+        self.at_version(m.version())
     }
 }
 

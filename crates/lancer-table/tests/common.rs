@@ -100,11 +100,12 @@ impl GoldenCase {
 
     /// A failure line when the dataset's versions differ from the index's.
     pub fn version_mismatch(&self) -> Option<String> {
-        let got: Vec<u64> = lancer_table::versions::list_versions(&self.dataset)
-            .unwrap()
-            .iter()
-            .map(|v| v.version)
-            .collect();
+        let got: Vec<u64> =
+            lancer_table::versions::list_versions(&lancer_io::Store::local(&self.dataset))
+                .unwrap()
+                .iter()
+                .map(|v| v.version)
+                .collect();
         let want = self.versions();
         (got != want).then(|| format!("{}: versions {got:?}, expected {want:?}", self.label))
     }

@@ -24,7 +24,7 @@ fn new_dataset(root: &Path) -> Dataset {
 }
 
 fn every_version_readable(root: &Path) {
-    for v in list_versions(root).unwrap() {
+    for v in list_versions(&lancer_io::Store::local(root)).unwrap() {
         let ds = Dataset::open_version(root, v.version).unwrap();
         let b = ds.to_batch(None).unwrap();
         assert_eq!(

@@ -123,7 +123,7 @@ fn pylance_datasets_read_identically_at_every_version() {
             }
         }
         // Tags.
-        let tags = list_tags(ds_path).unwrap();
+        let tags = list_tags(&lancer_io::Store::local(ds_path)).unwrap();
         for (tag, v) in index["tags"].as_object().unwrap() {
             let want_v = v.as_u64().unwrap();
             if !tags.contains(&(tag.clone(), want_v)) {

@@ -123,9 +123,12 @@ fn hostile_manifests_are_refused_clearly() {
     }
     // A truncated manifest.
     let (root, _) = base("hostile-truncated");
-    let v = list_versions(&root).unwrap().pop().unwrap();
-    let bytes = std::fs::read(&v.path).unwrap();
-    std::fs::write(&v.path, &bytes[..bytes.len() / 2]).unwrap();
+    let v = list_versions(&lancer_io::Store::local(&root))
+        .unwrap()
+        .pop()
+        .unwrap();
+    let bytes = std::fs::read(root.join(&v.path)).unwrap();
+    std::fs::write(root.join(&v.path), &bytes[..bytes.len() / 2]).unwrap();
     match Dataset::open(&root) {
         Err(TableError::Corrupt { what }) => {
             assert!(what.contains("LANC") || what.contains("manifest"))
@@ -153,13 +156,21 @@ fn cleanup_keeps_latest_and_tagged_versions() {
             Ok(ids.iter().map(|x| Some(x.unwrap_or(0) < 50)).collect())
         })
         .unwrap();
-    create_tag(&root, "keep", 2, 0).unwrap();
-    let before: Vec<u64> = versions(&root).unwrap().iter().map(|v| v.version).collect();
+    create_tag(&lancer_io::Store::local(&root), "keep", 2, 0).unwrap();
+    let before: Vec<u64> = versions(&lancer_io::Store::local(&root))
+        .unwrap()
+        .iter()
+        .map(|v| v.version)
+        .collect();
     assert_eq!(before, vec![1, 2, 3, 4, 5, 6]);
     std::thread::sleep(Duration::from_millis(1100));
-    let stats = cleanup(&root, Duration::from_millis(500)).unwrap();
+    let stats = cleanup(&lancer_io::Store::local(&root), Duration::from_millis(500)).unwrap();
     assert_eq!(stats.versions_removed, 4);
-    let after: Vec<u64> = versions(&root).unwrap().iter().map(|v| v.version).collect();
+    let after: Vec<u64> = versions(&lancer_io::Store::local(&root))
+        .unwrap()
+        .iter()
+        .map(|v| v.version)
+        .collect();
     assert_eq!(after, vec![2, 6]);
     let latest = Dataset::open(&root).unwrap();
     assert_eq!(latest.count_rows(), 450);

@@ -125,7 +125,7 @@ fn branches_written_by_pylance_read_in_lancer() {
         .map(|x| x.as_i64().unwrap())
         .collect();
     assert_eq!(
-        lancer_table::versions::list_branches(&root).unwrap(),
+        lancer_table::versions::list_branches(&lancer_io::Store::local(&root)).unwrap(),
         vec!["dev".to_string()]
     );
     let ds = Dataset::open_branch(&root, "dev").unwrap();

@@ -213,7 +213,8 @@ fn mutated_row_id_sequences() {
         row_id_sequence: Some(pb::data_fragment::RowIdSequence::InlineRowIds(huge)),
         ..Default::default()
     };
-    let e = lancer_table::rowids::fragment_row_ids(Path::new("/nonexistent"), &frag).unwrap_err();
+    let e = lancer_table::rowids::fragment_row_ids(&lancer_io::Store::local("/nonexistent"), &frag)
+        .unwrap_err();
     assert!(e.to_string().contains("2^32"), "{e}");
     assert!(thread_peak_allocation() < 1 << 20);
 }
@@ -239,7 +240,7 @@ fn mutated_transaction_files() {
     let path = root.join("_transactions/t.txn");
     run("transaction file on disk", &seeds, 200, BOUND, 0xD5, |b| {
         std::fs::write(&path, b).unwrap();
-        read_transaction(&root, &m)
+        read_transaction(&lancer_io::Store::local(&root), &m)
             .map(|_| ())
             .ok_or_else(|| "unreadable".to_string())
     });
@@ -267,7 +268,7 @@ fn mutated_version_hints() {
     // A damaged hint is best-effort: the latest version is still found.
     run("version hint on disk", &seeds, 200, BOUND, 0xE6, |b| {
         std::fs::write(&hint, b).unwrap();
-        let v = latest_version(&root).map_err(|e| e.to_string())?;
+        let v = latest_version(&lancer_io::Store::local(&root)).map_err(|e| e.to_string())?;
         assert_eq!(v.version, 3);
         Ok(())
     });
@@ -277,10 +278,10 @@ fn mutated_version_hints() {
 #[test]
 fn mutated_manifests() {
     let (root, _) = dataset_with_deletions("mut-manifests");
-    let mut seeds: Vec<Vec<u8>> = list_versions(&root)
+    let mut seeds: Vec<Vec<u8>> = list_versions(&lancer_io::Store::local(&root))
         .unwrap()
         .iter()
-        .map(|v| std::fs::read(&v.path).unwrap())
+        .map(|v| std::fs::read(root.join(&v.path)).unwrap())
         .collect();
     seeds.extend(golden(".manifest").into_iter().take(3));
     let t = run("manifest", &seeds, MUTATIONS, BOUND, 0xF6, |b| {

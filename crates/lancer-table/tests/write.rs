@@ -130,7 +130,13 @@ fn lancer_datasets_read_in_lancer_and_pylance() {
         cur = concat(&[cur, t2]);
         check(&ds, &cur, &mut expected);
         let tagged = ds.version();
-        create_tag(&root, "before_overwrite", tagged, 0).unwrap();
+        create_tag(
+            &lancer_io::Store::local(&root),
+            "before_overwrite",
+            tagged,
+            0,
+        )
+        .unwrap();
         let t3 = table(5000, 700);
         let ds = Dataset::write(&root, t3.schema(), std::slice::from_ref(&t3), &params).unwrap();
         check(&ds, &t3, &mut expected);

@@ -369,7 +369,7 @@ fn commit_segment(
         ivf_build::IndexBytes::Spilled { file, .. } => IndexSource::File(file.path()),
     };
     let files = lancer_table::commit::write_index_files(
-        ds.root(),
+        ds.store(),
         &uuid,
         &[
             ("auxiliary.idx", aux),

@@ -227,7 +227,7 @@ pub(crate) fn commit(
         .iter()
         .map(|(n, b)| (n.as_str(), IndexSource::Bytes(b)))
         .collect();
-    let files = lancer_table::commit::write_index_files(ds.root(), &uuid, &sources)?;
+    let files = lancer_table::commit::write_index_files(ds.store(), &uuid, &sources)?;
     let mut covered = roaring::RoaringBitmap::new();
     for &f in fragments {
         covered.insert(

@@ -679,11 +679,12 @@ fn pylance_evolved_datasets_read_identically() {
             serde_json::from_slice(&std::fs::read(root.join("expected.json")).unwrap()).unwrap();
         for (name, case) in expected["datasets"].as_object().unwrap() {
             let path = root.join(case["path"].as_str().unwrap());
-            let present: Vec<u64> = lancer_table::versions::list_versions(&path)
-                .unwrap()
-                .iter()
-                .map(|v| v.version)
-                .collect();
+            let present: Vec<u64> =
+                lancer_table::versions::list_versions(&lancer_io::Store::local(&path))
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.version)
+                    .collect();
             for v in case["versions"].as_array().unwrap() {
                 let Some(version) = v["version"].as_u64() else {
                     continue;

@@ -14,14 +14,15 @@ use lancer_table::versions::{create_tag, delete_tag, list_tags, list_versions, r
 use lancer_table::write::WriteParams;
 use lancer_table::Dataset;
 
-use super::source::{is_dataset, Source};
+use super::source::Source;
 use super::{report, CmdResult};
 use crate::args::{Mode, TagAction, VersionArgs};
 
 /// `lancer versions`.
 pub fn versions(path: &Path, json: bool) -> CmdResult {
-    let vs = list(path)?;
-    let tags = list_tags(path)?;
+    let store = lancer_table::dataset::store_at(path)?;
+    let vs = list(&store)?;
+    let tags = list_tags(&store)?;
     if json {
         let v: Vec<serde_json::Value> = vs
             .iter()
@@ -71,7 +72,7 @@ pub fn tag(action: TagAction, json: bool) -> CmdResult {
                 Some(v) => v,
                 None => Dataset::open(&path)?.version(),
             };
-            create_tag(&path, &name, v, 0)?;
+            create_tag(&lancer_table::dataset::store_at(&path)?, &name, v, 0)?;
             report(
                 json,
                 serde_json::json!({ "created": name, "version": v }),
@@ -79,7 +80,7 @@ pub fn tag(action: TagAction, json: bool) -> CmdResult {
             )
         }
         TagAction::List { path } => {
-            let tags = list_tags(&path)?;
+            let tags = list_tags(&lancer_table::dataset::store_at(&path)?)?;
             let v: Vec<serde_json::Value> = tags
                 .iter()
                 .map(|(n, v)| serde_json::json!({ "name": n, "version": v }))
@@ -92,7 +93,7 @@ pub fn tag(action: TagAction, json: bool) -> CmdResult {
             })
         }
         TagAction::Delete { path, name } => {
-            delete_tag(&path, &name)?;
+            delete_tag(&lancer_table::dataset::store_at(&path)?, &name)?;
             report(json, serde_json::json!({ "deleted": name }), || {
                 format!("deleted tag {name}")
             })
@@ -130,7 +131,7 @@ pub fn parse_age(s: &str) -> Result<Duration, Box<dyn std::error::Error>> {
 /// `lancer cleanup`.
 pub fn cleanup(path: &Path, older_than: &str, json: bool) -> CmdResult {
     let age = parse_age(older_than)?;
-    let st = do_cleanup(path, age)?;
+    let st = do_cleanup(&lancer_table::dataset::store_at(path)?, age)?;
     report(
         json,
         serde_json::json!({
@@ -225,9 +226,9 @@ pub fn import(
         max_bytes_per_file: max_bytes.unwrap_or(lancer_table::write::DEFAULT_MAX_BYTES_PER_FILE),
         ..Default::default()
     };
-    // a URI Lancer cannot write to is an error before anything is read
-    let dataset = &lancer_table::dataset::local_root(dataset)?;
-    let exists = is_dataset(dataset);
+    // a location Lancer cannot write to is an error before anything is read
+    let store = lancer_table::dataset::store_at(dataset)?;
+    let exists = lancer_table::versions::list_versions(&store).is_ok_and(|v| !v.is_empty());
     match (mode, exists) {
         (Mode::Create, true) => {
             return Err(format!(
@@ -455,10 +456,11 @@ pub fn export(path: &Path, output: &Path, at: &VersionArgs, json: bool) -> CmdRe
 /// `lancer verify`: returns the problems found.
 pub fn verify_problems(path: &Path) -> Result<(Vec<String>, usize), Box<dyn std::error::Error>> {
     let mut problems = Vec::new();
-    let versions = list_versions(path)?;
+    let store = lancer_table::dataset::store_at(path)?;
+    let versions = list_versions(&store)?;
     let mut checked_files = std::collections::HashSet::new();
     for v in &versions {
-        let ds = match Dataset::open_version(path, v.version) {
+        let ds = match Dataset::open_in(store.clone(), Some(v.version)) {
             Ok(d) => d,
             Err(e) => {
                 problems.push(format!("version {}: {e}", v.version));
@@ -467,49 +469,53 @@ pub fn verify_problems(path: &Path) -> Result<(Vec<String>, usize), Box<dyn std:
         };
         for frag in ds.fragments() {
             for df in &frag.files {
-                let p = match ds.data_file_path(df) {
+                let (fstore, rel) = match ds.data_file_location(df) {
                     Ok(p) => p,
                     Err(e) => {
                         problems.push(format!("version {}: fragment {}: {e}", v.version, frag.id));
                         continue;
                     }
                 };
-                if !checked_files.insert(p.clone()) {
+                let shown = fstore.display(&rel);
+                if !checked_files.insert(shown.clone()) {
                     continue;
                 }
-                let meta = match std::fs::metadata(&p) {
-                    Ok(m) => m,
+                let size = match fstore.size(&rel) {
+                    Ok(Some(n)) => n,
+                    Ok(None) => {
+                        problems.push(format!(
+                            "version {}: fragment {}: data file {shown}: not found",
+                            v.version, frag.id
+                        ));
+                        continue;
+                    }
                     Err(e) => {
                         problems.push(format!(
-                            "version {}: fragment {}: data file {}: {e}",
-                            v.version,
-                            frag.id,
-                            p.display()
+                            "version {}: fragment {}: data file {shown}: {e}",
+                            v.version, frag.id
                         ));
                         continue;
                     }
                 };
-                if df.file_size_bytes != 0 && meta.len() != df.file_size_bytes {
+                if df.file_size_bytes != 0 && size != df.file_size_bytes {
                     problems.push(format!(
-                        "data file {}: {} bytes, the manifest records {}",
-                        p.display(),
-                        meta.len(),
+                        "data file {shown}: {size} bytes, the manifest records {}",
                         df.file_size_bytes
                     ));
                 }
-                match lancer_io::LocalFile::open(&p)
-                    .map(Arc::new)
-                    .and_then(|io| FileReader::open(io))
+                match fstore
+                    .reader(&rel, Some(size))
+                    .map_err(lancer_format::FormatError::from)
+                    .and_then(FileReader::open)
                 {
                     Ok(r) if r.num_rows() != frag.physical_rows => problems.push(format!(
-                        "data file {}: {} rows, fragment {} records {}",
-                        p.display(),
+                        "data file {shown}: {} rows, fragment {} records {}",
                         r.num_rows(),
                         frag.id,
                         frag.physical_rows
                     )),
                     Ok(_) => {}
-                    Err(e) => problems.push(format!("data file {}: {e}", p.display())),
+                    Err(e) => problems.push(format!("data file {shown}: {e}")),
                 }
             }
             if let Err(e) = ds.deletions(frag) {
@@ -589,7 +595,7 @@ pub fn inspect(path: &Path, row: Option<u64>, json: bool, at: &VersionArgs) -> C
         "{}: Lance dataset, version {} of {}, {} rows, {} fragments, written by {}, data storage {}",
         path.display(),
         m.version,
-        list_versions(path)?.len(),
+        list_versions(ds.store())?.len(),
         ds.count_rows(),
         m.fragments.len(),
         v["writer"].as_str().unwrap_or("?"),
@@ -644,8 +650,8 @@ fn dataset_row_walk(ds: &Dataset, r: u64) -> Result<serde_json::Value, Box<dyn s
     let row_id = ds.row_ids(&[r]).ok().and_then(|v| v.first().copied());
     let mut files = Vec::new();
     for d in &frag.files {
-        let path = ds.data_file_path(d)?;
-        let (reader, io) = super::open_traced(&path)?;
+        let (store, rel) = ds.data_file_location(d)?;
+        let (reader, io) = super::open_traced_in(&store, &rel)?;
         let walk = super::inspect::row_walk(&reader, &io, prow)?;
         files.push(serde_json::json!({ "path": format!("data/{}", d.path), "fields": walk }));
     }

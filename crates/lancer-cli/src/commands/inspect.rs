@@ -190,7 +190,7 @@ pub fn run(path: &Path, row: Option<u64>, as_json: bool) -> CmdResult {
 /// hold it and the byte ranges a read of it touches (recorded by `io`).
 pub fn row_walk(
     reader: &lancer_format::reader::FileReader,
-    io: &lancer_format::read::TracingRead<lancer_io::LocalFile>,
+    io: &lancer_format::read::TracingRead<std::sync::Arc<dyn lancer_format::read::RangeRead>>,
     r: u64,
 ) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
     let meta = reader.metadata();

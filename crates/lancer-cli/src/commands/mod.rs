@@ -23,6 +23,22 @@ pub type CmdResult = Result<(), Box<dyn std::error::Error>>;
 
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> CmdResult {
+    if !cli.storage_options.is_empty() {
+        lancer_table::dataset::set_default_storage_options(
+            cli.storage_options.iter().cloned().collect(),
+        );
+    }
+    let stats = cli.stats;
+    let before = lancer_io::storage::process_stats();
+    let out = run_command(cli);
+    if stats {
+        let cost = lancer_io::storage::process_stats().since(&before);
+        eprintln!("storage: {cost}");
+    }
+    out
+}
+
+fn run_command(cli: Cli) -> CmdResult {
     let json = cli.json;
     let rows_as = |f: Format| if json { Format::Jsonl } else { f };
     match cli.command {
@@ -247,13 +263,26 @@ pub fn run(cli: Cli) -> CmdResult {
 }
 
 /// A reader and the recorder of the reads it makes.
-pub type Traced = (FileReader, Arc<TracingRead<LocalFile>>);
+pub type Traced = (FileReader, Arc<TracingRead<Arc<dyn RangeRead>>>);
 
-/// Opens a data file whose reads are recorded.
+/// Opens a local data file with its reads traced.
 pub fn open_traced(path: &Path) -> Result<Traced, Box<dyn std::error::Error>> {
-    let io = Arc::new(TracingRead::new(LocalFile::open(path)?));
-    let reader = FileReader::open(io.clone() as Arc<dyn RangeRead>)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let file: Arc<dyn RangeRead> = Arc::new(LocalFile::open(path)?);
+    traced(file, &path.display().to_string())
+}
+
+/// Opens data file `rel` of `store` with its reads traced.
+pub fn open_traced_in(
+    store: &lancer_io::Store,
+    rel: &str,
+) -> Result<Traced, Box<dyn std::error::Error>> {
+    traced(store.reader(rel, None)?, &store.display(rel))
+}
+
+fn traced(file: Arc<dyn RangeRead>, shown: &str) -> Result<Traced, Box<dyn std::error::Error>> {
+    let io = Arc::new(TracingRead::new(file));
+    let reader =
+        FileReader::open(io.clone() as Arc<dyn RangeRead>).map_err(|e| format!("{shown}: {e}"))?;
     Ok((reader, io))
 }
 
