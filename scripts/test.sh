@@ -43,4 +43,21 @@ export LANCER_FILTER_SUITE_LIVE="$root/target/filter-suite-live"
 export LANCER_GOLDEN_LEGACY_LIVE="$root/target/golden-legacy-live"
 export LANCER_GOLDEN_V23_LIVE="$root/target/golden-v23-live"
 export LANCER_REQUIRE_PYLANCE=1
+
+# A real S3-compatible server (moto's server mode, installed by setup-python.sh) for
+# the object-storage tests; pylance and Lancer both reach it through the standard
+# AWS_* environment.
+port=$(.venv/moto/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+.venv/moto/bin/moto_server -H 127.0.0.1 -p "$port" > "$root/target/moto.log" 2>&1 &
+moto_pid=$!
+trap 'kill $moto_pid 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do
+  .venv/moto/bin/python -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$port/')" 2>/dev/null && break
+  sleep 0.2
+done
+export AWS_ACCESS_KEY_ID=lancer-test AWS_SECRET_ACCESS_KEY=lancer-test AWS_REGION=us-east-1
+export AWS_ENDPOINT="http://127.0.0.1:$port" AWS_ENDPOINT_URL="http://127.0.0.1:$port" AWS_ALLOW_HTTP=true
+export LANCER_S3_BUCKET=lancer-tests
+.venv/moto/bin/python -c "import urllib.request as u; u.urlopen(u.Request('http://127.0.0.1:$port/$LANCER_S3_BUCKET', method='PUT'))" \
+  || { echo "test.sh: the S3 test server did not start (target/moto.log)" >&2; exit 1; }
 cargo test --workspace --all-targets

@@ -539,29 +539,41 @@ impl Store {
             }
             Backend::Object { store, prefix } => {
                 let path = join(prefix, rel);
-                let opts = PutOptions {
-                    mode: PutMode::Create,
-                    ..Default::default()
-                };
-                let put = runtime()?.block_on(store.put_opts(
-                    &path,
-                    PutPayload::from_bytes(data.clone()),
-                    opts,
-                ));
-                match put {
-                    Ok(_) => Ok(true),
-                    Err(object_store::Error::NotImplemented { .. }) => Err(StoreError::Config(format!(
-                        "{}: this store does not offer conditional writes (put-if-absent), so concurrent commits could overwrite each other; Lancer refuses to commit there. For S3-compatible stores that support If-None-Match, drop the option conditional_put=disabled",
-                        self.display(rel)
-                    ))),
-                    Err(object_store::Error::AlreadyExists { .. }) => {
-                        // taken: by another writer, or by our own first attempt
-                        Ok(self.get_opt(rel)?.is_some_and(|b| b == data))
+                let mut attempt = 0u32;
+                loop {
+                    let opts = PutOptions {
+                        mode: PutMode::Create,
+                        ..Default::default()
+                    };
+                    let put = runtime()?.block_on(store.put_opts(
+                        &path,
+                        PutPayload::from_bytes(data.clone()),
+                        opts,
+                    ));
+                    match put {
+                        Ok(_) => return Ok(true),
+                        Err(object_store::Error::NotImplemented { .. }) => return Err(StoreError::Config(format!(
+                            "{}: this store does not offer conditional writes (put-if-absent), so concurrent commits could overwrite each other; Lancer refuses to commit there. For S3-compatible stores that support If-None-Match, drop the option conditional_put=disabled",
+                            self.display(rel)
+                        ))),
+                        Err(object_store::Error::AlreadyExists { .. }) => {
+                            // taken: by another writer, or by our own earlier attempt
+                            return Ok(self.get_opt(rel)?.is_some_and(|b| b == data));
+                        }
+                        Err(e) => {
+                            // the outcome is unknown: our bytes there mean it landed;
+                            // nothing there means it did not (yet): put again (a
+                            // late arrival of the first then makes this one fail
+                            // with AlreadyExists, and the read-back says ours)
+                            match self.get_opt(rel) {
+                                Ok(Some(b)) => return Ok(b == data),
+                                Ok(None) if attempt < CONDITIONAL_RETRIES => {}
+                                _ => return Err(self.remote("writing", rel, e)),
+                            }
+                            attempt += 1;
+                            std::thread::sleep(std::time::Duration::from_millis(50 << attempt.min(6)));
+                        }
                     }
-                    Err(e) => match self.get_opt(rel) {
-                        Ok(Some(b)) => Ok(b == data),
-                        _ => Err(self.remote("writing", rel, e)),
-                    },
                 }
             }
         }
@@ -755,6 +767,9 @@ impl Store {
         }
     }
 }
+
+/// Conditional puts of unknown outcome tried again (after reading back) at most.
+const CONDITIONAL_RETRIES: u32 = 8;
 
 /// Object-store ranges closer than this are fetched as one request.
 const REMOTE_GAP: u64 = 256 * 1024;

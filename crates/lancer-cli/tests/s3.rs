@@ -1,0 +1,470 @@
+//! Datasets on an S3-compatible server (moto's server mode, started by
+//! `scripts/test.sh`, which exports `LANCER_S3_BUCKET` and the standard `AWS_*`
+//! settings): what Lancer writes there pylance 14 reads, appends to and indexes the
+//! same; what pylance writes Lancer reads; eight processes appending at once lose no
+//! commit; a server that is down or drops requests leaves no half version and gives a
+//! clear error.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Arc;
+
+use arrow_array::{FixedSizeListArray, Float32Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+
+fn lancer() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_lancer"))
+}
+
+fn ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// The bucket of the test server, or None (a failure under the test script).
+fn bucket() -> Option<String> {
+    match std::env::var("LANCER_S3_BUCKET") {
+        Ok(b) => Some(b),
+        Err(_) => {
+            assert!(
+                std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
+                "LANCER_S3_BUCKET unset: run scripts/test.sh (it starts the S3 server)"
+            );
+            eprintln!("SKIPPED: no S3 test server (LANCER_S3_BUCKET unset)");
+            None
+        }
+    }
+}
+
+fn uri(bucket: &str, name: &str) -> String {
+    format!("s3://{bucket}/{name}-{}", std::process::id())
+}
+
+fn pylance14() -> Option<PathBuf> {
+    let py = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/pylance-14/bin/python");
+    py.exists().then_some(py)
+}
+
+fn py(code: &str, args: &[&str]) -> String {
+    let Some(py) = pylance14() else {
+        return String::new();
+    };
+    let out = Command::new(py)
+        .arg("-c")
+        .arg(code)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "pylance: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout(&out)
+}
+
+/// `n` rows from `start` (id, name, a 16-d vector) as an Arrow IPC file.
+fn rows_file(dir: &Path, name: &str, start: i64, n: usize) -> PathBuf {
+    let ids: Vec<i64> = (start..start + n as i64).collect();
+    let item = Arc::new(Field::new("item", DataType::Float32, true));
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("name", DataType::Utf8, true),
+        Field::new("vec", DataType::FixedSizeList(item.clone(), 16), true),
+    ]));
+    let vals: Vec<f32> = ids
+        .iter()
+        .flat_map(|&i| {
+            (0..16).map(move |k| ((i * 7_919 + k * 104_729) % 100_003) as f32 / 100_003.0)
+        })
+        .collect();
+    let b = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from(ids.clone())),
+            Arc::new(StringArray::from_iter_values(
+                ids.iter().map(|i| format!("n{}", i % 13)),
+            )),
+            Arc::new(FixedSizeListArray::new(
+                item,
+                16,
+                Arc::new(Float32Array::from(vals)),
+                None,
+            )),
+        ],
+    )
+    .unwrap();
+    let p = dir.join(name);
+    let mut w = arrow_ipc::writer::FileWriter::try_new(std::fs::File::create(&p).unwrap(), &schema)
+        .unwrap();
+    w.write(&b).unwrap();
+    w.finish().unwrap();
+    p
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lancer-s3-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The ids a JSON-lines output lists.
+fn ids(out: &Output) -> Vec<i64> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                .as_i64()
+                .unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn s3_datasets_round_trip_with_pylance() {
+    let Some(bucket) = bucket() else { return };
+    let dir = tmp("round-trip");
+    let ds = uri(&bucket, "round-trip");
+    // Lancer writes: 4 fragments (streamed multipart uploads for none of them: small),
+    // a delete, a BTREE and an IVF_FLAT index
+    let input = rows_file(&dir, "a.arrow", 0, 1_000);
+    ok(lancer()
+        .args(["import", "--max-rows-per-file", "300"])
+        .arg(&input)
+        .arg(&ds));
+    ok(lancer().args(["delete", &ds, "--where", "id % 10 = 3"]));
+    ok(lancer().args(["index", "create", &ds, "--column", "id", "--type", "btree"]));
+    ok(lancer().args([
+        "index",
+        "create",
+        &ds,
+        "--column",
+        "vec",
+        "--type",
+        "ivf_flat",
+        "--partitions",
+        "4",
+    ]));
+    assert_eq!(stdout(&ok(lancer().args(["count", &ds]))), "900");
+    let filtered = ok(lancer().args(["--json", "cat", &ds, "--filter", "id >= 500 AND id < 520"]));
+    let want: Vec<i64> = (500..520).filter(|i| i % 10 != 3).collect();
+    assert_eq!(ids(&filtered), want);
+    let took = ok(lancer().args(["--json", "take", &ds, "0", "899", "450"]));
+    assert_eq!(ids(&took), [0, 999, 500]);
+    let search = |extra: &[&str]| {
+        let mut c = lancer();
+        c.args([
+            "--json",
+            "search",
+            &ds,
+            "--column",
+            "vec",
+            "--query-row",
+            "7",
+            "-k",
+            "5",
+        ]);
+        ids(&ok(c.args(extra)))
+    };
+    let exact = search(&["--no-index"]);
+    // row offset 7 is id 8 (id 3 is deleted)
+    assert_eq!(exact[0], 8, "{exact:?}");
+    // pylance 14 reads it, through the indexes too, then appends and tags
+    let got = py(
+        "import lance, sys\n\
+         ds = lance.dataset(sys.argv[1])\n\
+         t = ds.to_table(filter='id >= 500 AND id < 520')\n\
+         q = ds.take([7], columns=['vec'])['vec'][0].as_py()\n\
+         near = ds.to_table(nearest={'column': 'vec', 'q': q, 'k': 5, 'use_index': False})\n\
+         print(ds.count_rows(), ds.version, sorted(t['id'].to_pylist()) == [i for i in range(500, 520) if i % 10 != 3], sorted(i['name'] for i in ds.list_indices()), near['id'].to_pylist())",
+        &[&ds],
+    );
+    if !got.is_empty() {
+        let version: u64 = stdout(&ok(lancer().args(["--json", "inspect", &ds])))
+            .parse::<serde_json::Value>()
+            .unwrap()["version"]
+            .as_u64()
+            .unwrap();
+        assert_eq!(
+            got,
+            format!("900 {version} True ['id_idx', 'vec_idx'] {exact:?}"),
+            "pylance's read of Lancer's S3 dataset"
+        );
+        py(
+            "import lance, sys, pyarrow as pa\n\
+             ds = lance.dataset(sys.argv[1])\n\
+             t = ds.to_table(limit=10)\n\
+             t = t.set_column(0, 'id', pa.array(range(5000, 5010), pa.int64()))\n\
+             ds = lance.write_dataset(t, sys.argv[1], mode='append')\n\
+             ds.tags.create('after-append', ds.version)",
+            &[&ds],
+        );
+        assert_eq!(stdout(&ok(lancer().args(["count", &ds]))), "910");
+        assert_eq!(
+            stdout(&ok(lancer().args(["count", &ds, "--tag", "after-append"]))),
+            "910"
+        );
+        let appended = ok(lancer().args(["--json", "cat", &ds, "--filter", "id >= 5000"]));
+        assert_eq!(ids(&appended), (5000..5010).collect::<Vec<_>>());
+    }
+    // every version verifies; cleanup of old versions keeps the tagged one
+    ok(lancer().args(["verify", &ds]));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A dataset pylance 14 writes to S3 (with deletions and an index) reads identically
+/// in Lancer.
+#[test]
+fn pylance_s3_datasets_read_in_lancer() {
+    let Some(bucket) = bucket() else { return };
+    if pylance14().is_none() {
+        return;
+    }
+    let ds = uri(&bucket, "from-pylance");
+    py(
+        "import lance, sys, pyarrow as pa\n\
+         t = pa.table({'id': pa.array(range(2000), pa.int64()), 's': [f'v{i % 7}' for i in range(2000)]})\n\
+         ds = lance.write_dataset(t, sys.argv[1], max_rows_per_file=500, data_storage_version='2.1')\n\
+         ds.delete('id % 4 = 1')\n\
+         ds.create_scalar_index('id', 'BTREE')",
+        &[&ds],
+    );
+    assert_eq!(stdout(&ok(lancer().args(["count", &ds]))), "1500");
+    let out = ok(lancer().args(["--json", "cat", &ds, "--filter", "id BETWEEN 100 AND 110"]));
+    let want: Vec<i64> = (100..=110).filter(|i| i % 4 != 1).collect();
+    assert_eq!(ids(&out), want);
+    let n = stdout(&ok(lancer().args(["count", &ds, "--filter", "s = 'v3'"])));
+    let want = (0..2000).filter(|i| i % 4 != 1 && i % 7 == 3).count();
+    assert_eq!(n, want.to_string());
+}
+
+/// Eight processes append to one S3 dataset at once, three commits each: every commit
+/// lands (conditional puts; a lost race rebases), every version reads.
+#[test]
+fn eight_processes_commit_to_one_s3_dataset() {
+    let Some(bucket) = bucket() else { return };
+    let dir = tmp("eight");
+    let ds = uri(&bucket, "eight");
+    let base = rows_file(&dir, "base.arrow", 0, 100);
+    ok(lancer().arg("import").arg(&base).arg(&ds));
+    let inputs: Vec<Vec<PathBuf>> = (0..8)
+        .map(|w| {
+            (0..3)
+                .map(|k| rows_file(&dir, &format!("w{w}-{k}.arrow"), 1_000 * (w * 3 + k + 1), 7))
+                .collect()
+        })
+        .collect();
+    std::thread::scope(|s| {
+        for files in &inputs {
+            let ds = &ds;
+            s.spawn(move || {
+                for f in files {
+                    ok(lancer().args(["import", "--mode", "append"]).arg(f).arg(ds));
+                }
+            });
+        }
+    });
+    let versions: serde_json::Value =
+        serde_json::from_str(&stdout(&ok(lancer().args(["--json", "versions", &ds])))).unwrap();
+    let vs: Vec<u64> = versions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["version"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        vs,
+        (1..=25).collect::<Vec<_>>(),
+        "one version per commit, none lost"
+    );
+    assert_eq!(stdout(&ok(lancer().args(["count", &ds]))), "268");
+    for v in [1u64, 9, 17, 25] {
+        ok(lancer().args(["count", &ds, "--version", &v.to_string()]));
+    }
+    let all = ok(lancer().args(["--json", "cat", &ds, "--columns", "id"]));
+    let mut got = ids(&all);
+    got.sort_unstable();
+    got.dedup();
+    assert_eq!(got.len(), 268, "every appended row once");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A server nobody answers at: the command fails quickly (retries bounded by
+/// client_max_retries) with an error naming the endpoint; nothing is committed.
+#[test]
+fn an_unreachable_server_fails_clearly() {
+    let Some(bucket) = bucket() else { return };
+    let dir = tmp("down");
+    let input = rows_file(&dir, "a.arrow", 0, 10);
+    let ds = uri(&bucket, "down");
+    let t = std::time::Instant::now();
+    let out = lancer()
+        .args([
+            "--storage-option",
+            "endpoint=http://127.0.0.1:9",
+            "--storage-option",
+            "client_max_retries=1",
+            "import",
+        ])
+        .arg(&input)
+        .arg(&ds)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("127.0.0.1:9"), "{err}");
+    assert!(t.elapsed().as_secs() < 30, "{:?}", t.elapsed());
+    let none = lancer().args(["count", &ds]).output().unwrap();
+    assert_eq!(
+        none.status.code(),
+        Some(1),
+        "nothing committed on the real server"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A TCP proxy to the S3 server that drops connections at random: a fifth before the
+/// request reaches the server, a tenth after the server answered but before the answer
+/// reaches the client (the client cannot tell whether a put landed). Returns its
+/// endpoint; it runs until the test process ends.
+fn faulty_proxy(target: &str) -> String {
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let target = target.trim_start_matches("http://").to_string();
+    std::thread::spawn(move || {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        for conn in listener.incoming() {
+            let Ok(client) = conn else { continue };
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let roll = seed % 100;
+            if roll < 20 {
+                drop(client); // never reaches the server
+                continue;
+            }
+            let drop_answer = roll < 30;
+            let target = target.clone();
+            std::thread::spawn(move || {
+                let Ok(server) = TcpStream::connect(&target) else {
+                    return;
+                };
+                let (mut c_in, mut s_out) =
+                    (client.try_clone().unwrap(), server.try_clone().unwrap());
+                let up = std::thread::spawn(move || {
+                    let mut buf = [0u8; 64 * 1024];
+                    while let Ok(n) = c_in.read(&mut buf) {
+                        if n == 0 || s_out.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = s_out.shutdown(std::net::Shutdown::Write);
+                });
+                let (mut s_in, mut c_out) = (server, client);
+                let mut buf = [0u8; 64 * 1024];
+                while let Ok(n) = s_in.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    if drop_answer {
+                        // the server acted; the client hears nothing
+                        let _ = c_out.shutdown(std::net::Shutdown::Both);
+                        break;
+                    }
+                    if c_out.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+                let _ = c_out.shutdown(std::net::Shutdown::Both);
+                let _ = up.join();
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+/// Commits through a connection-dropping proxy: four processes, three appends each,
+/// every one lands exactly once (retries, and conditional puts of unknown outcome read
+/// back), no version is half written, and pylance reads the result.
+#[test]
+fn dropped_requests_lose_or_duplicate_nothing() {
+    let Some(bucket) = bucket() else { return };
+    let Ok(endpoint) = std::env::var("AWS_ENDPOINT") else {
+        return;
+    };
+    let proxy = faulty_proxy(&endpoint);
+    let dir = tmp("faults");
+    let ds = uri(&bucket, "faults");
+    let base = rows_file(&dir, "base.arrow", 0, 50);
+    ok(lancer().arg("import").arg(&base).arg(&ds));
+    let via_proxy = ["--storage-option", &format!("endpoint={proxy}")];
+    let inputs: Vec<Vec<PathBuf>> = (0..4)
+        .map(|w| {
+            (0..3)
+                .map(|k| rows_file(&dir, &format!("f{w}-{k}.arrow"), 1_000 * (w * 3 + k + 1), 5))
+                .collect()
+        })
+        .collect();
+    std::thread::scope(|s| {
+        for files in &inputs {
+            let (ds, via_proxy) = (&ds, &via_proxy);
+            s.spawn(move || {
+                for f in files {
+                    ok(lancer()
+                        .args(via_proxy)
+                        .args(["import", "--mode", "append"])
+                        .arg(f)
+                        .arg(ds));
+                }
+            });
+        }
+    });
+    // read directly: 13 versions, each readable, every row once
+    let versions: serde_json::Value =
+        serde_json::from_str(&stdout(&ok(lancer().args(["--json", "versions", &ds])))).unwrap();
+    let vs: Vec<u64> = versions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["version"].as_u64().unwrap())
+        .collect();
+    assert_eq!(vs, (1..=13).collect::<Vec<_>>(), "one version per commit");
+    ok(lancer().args(["verify", &ds]));
+    let mut got = ids(&ok(lancer().args([
+        "--json",
+        "cat",
+        &ds,
+        "--columns",
+        "id",
+    ])));
+    got.sort_unstable();
+    let mut want: Vec<i64> = (0..50).collect();
+    for w in 0..4 {
+        for k in 0..3 {
+            let start = 1_000 * (w * 3 + k + 1);
+            want.extend(start..start + 5);
+        }
+    }
+    want.sort_unstable();
+    assert_eq!(got, want);
+    let n = py(
+        "import lance, sys\nprint(lance.dataset(sys.argv[1]).count_rows())",
+        &[&ds],
+    );
+    if !n.is_empty() {
+        assert_eq!(n, "110");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
