@@ -707,6 +707,7 @@ impl Store {
                     size,
                     counters: self.counters.clone(),
                     shown: self.display(rel),
+                    tail: OnceLock::new(),
                 };
                 Ok(Arc::new(crate::Coalesce::new(r, REMOTE_GAP)))
             }
@@ -790,7 +791,14 @@ struct RemoteFile {
     size: u64,
     counters: Arc<Counters>,
     shown: String,
+    /// The file's last [`TAIL`] bytes, fetched with the first read that falls there:
+    /// opening a file reads its footer, then its metadata and schema, which sit at
+    /// the end — one request instead of several round trips.
+    tail: OnceLock<Bytes>,
 }
+
+/// Bytes at the end of a remote file fetched in one request when any of them is read.
+const TAIL: u64 = 64 * 1024;
 
 impl RangeRead for RemoteFile {
     fn size(&self) -> lancer_format::Result<u64> {
@@ -800,6 +808,39 @@ impl RangeRead for RemoteFile {
     fn read_ranges(&self, ranges: &[Range<u64>]) -> lancer_format::Result<Vec<Bytes>> {
         for r in ranges {
             check_range(r, self.size)?;
+        }
+        let start = self.size.saturating_sub(TAIL);
+        if self.tail.get().is_none() && ranges.iter().any(|r| r.start >= start) {
+            let t = self.fetch(&[start..self.size])?;
+            let _ = self.tail.set(t.into_iter().next().unwrap_or_default());
+        }
+        let tail = self.tail.get();
+        let far: Vec<Range<u64>> = ranges
+            .iter()
+            .filter(|r| tail.is_none() || r.start < start)
+            .cloned()
+            .collect();
+        let mut fetched = self.fetch(&far)?.into_iter();
+        let mut out = Vec::with_capacity(ranges.len());
+        for r in ranges {
+            match tail {
+                Some(t) if r.start >= start => {
+                    out.push(t.slice((r.start - start) as usize..(r.end - start) as usize))
+                }
+                _ => out.push(fetched.next().ok_or_else(|| {
+                    FormatError::corrupt(format!("{}: a range went missing", self.shown))
+                })?),
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl RemoteFile {
+    /// Each range one request, all at once.
+    fn fetch(&self, ranges: &[Range<u64>]) -> lancer_format::Result<Vec<Bytes>> {
+        if ranges.is_empty() {
+            return Ok(Vec::new());
         }
         Counters::add(&self.counters.gets, ranges.len() as u64);
         let got = runtime()?.block_on(async {

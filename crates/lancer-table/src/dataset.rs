@@ -907,6 +907,8 @@ impl Dataset {
         let mut pos_of = vec![0u64; addresses.len()];
         let mut n = 0u64;
         let mut i = 0;
+        // per fragment: the rows asked (in order), the distinct ones, their runs
+        let mut groups: Vec<(usize, Vec<u64>, Vec<u64>, Vec<Range<u64>>)> = Vec::new();
         while i < sorted.len() {
             let fi = sorted[i].0;
             let frag = &self.fragments()[fi];
@@ -938,7 +940,19 @@ impl Dataset {
                     _ => ranges.push(r..r + 1),
                 }
             }
-            let cols = self.read_fragment(frag, &fields, &ranges)?;
+            groups.push((fi, rows, uniq, ranges));
+        }
+        // local files: one fragment after another (each read is parallel inside);
+        // object stores: the fragments' requests in flight together
+        let read = |g: &(usize, Vec<u64>, Vec<u64>, Vec<Range<u64>>)| {
+            self.read_fragment(&self.fragments()[g.0], &fields, &g.3)
+        };
+        let reads: Vec<Vec<ArrayRef>> = if self.store.local_root().is_some() || groups.len() < 2 {
+            groups.iter().map(read).collect::<Result<_>>()?
+        } else {
+            crate::par::map_io(&groups, read)?
+        };
+        for ((_, rows, uniq, _), cols) in groups.iter().zip(reads) {
             if uniq.len() == rows.len() {
                 // No repeated rows: the read is already in the asked order (no copy).
                 for (acc, c) in parts.iter_mut().zip(cols) {

@@ -24,16 +24,31 @@ pub fn map_progress<T: Sync, R: Send, E: Send + From<TableError>>(
     f: impl Fn(&T) -> std::result::Result<R, E> + Sync,
     progress: Progress<'_>,
 ) -> std::result::Result<Vec<R>, E> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    map_width(items, f, progress, cores)
+}
+
+/// Threads for work that waits on a store (object-store requests), not on the CPU.
+pub const IO_WIDTH: usize = 16;
+
+/// [`map`] on `width` threads (more than the cores for work that waits on requests).
+pub fn map_io<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> Result<R> + Sync) -> Result<Vec<R>> {
+    map_width(items, f, &|_, _| {}, IO_WIDTH)
+}
+
+fn map_width<T: Sync, R: Send, E: Send + From<TableError>>(
+    items: &[T],
+    f: impl Fn(&T) -> std::result::Result<R, E> + Sync,
+    progress: Progress<'_>,
+    width: usize,
+) -> std::result::Result<Vec<R>, E> {
     let done = AtomicUsize::new(0);
     let f = |t: &T| {
         let r = f(t);
         progress(done.fetch_add(1, Ordering::Relaxed) + 1, items.len());
         r
     };
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(items.len())
-        .max(1);
+    let threads = width.min(items.len()).max(1);
     if threads == 1 {
         return items.iter().map(&f).collect();
     }
