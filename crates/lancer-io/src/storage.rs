@@ -811,7 +811,8 @@ impl RangeRead for RemoteFile {
         }
         let start = self.size.saturating_sub(TAIL);
         if self.tail.get().is_none() && ranges.iter().any(|r| r.start >= start) {
-            let t = self.fetch(&[start..self.size])?;
+            let whole = start..self.size;
+            let t = self.fetch(std::slice::from_ref(&whole))?;
             let _ = self.tail.set(t.into_iter().next().unwrap_or_default());
         }
         let tail = self.tail.get();
