@@ -908,7 +908,7 @@ impl Dataset {
         let mut n = 0u64;
         let mut i = 0;
         // per fragment: the rows asked (in order), the distinct ones, their runs
-        let mut groups: Vec<(usize, Vec<u64>, Vec<u64>, Vec<Range<u64>>)> = Vec::new();
+        let mut groups: Vec<TakeGroup> = Vec::new();
         while i < sorted.len() {
             let fi = sorted[i].0;
             let frag = &self.fragments()[fi];
@@ -944,9 +944,7 @@ impl Dataset {
         }
         // local files: one fragment after another (each read is parallel inside);
         // object stores: the fragments' requests in flight together
-        let read = |g: &(usize, Vec<u64>, Vec<u64>, Vec<Range<u64>>)| {
-            self.read_fragment(&self.fragments()[g.0], &fields, &g.3)
-        };
+        let read = |g: &TakeGroup| self.read_fragment(&self.fragments()[g.0], &fields, &g.3);
         let reads: Vec<Vec<ArrayRef>> = if self.store.local_root().is_some() || groups.len() < 2 {
             groups.iter().map(read).collect::<Result<_>>()?
         } else {
@@ -996,6 +994,10 @@ impl Dataset {
         self.take_addresses(&addresses, columns)
     }
 }
+
+/// One fragment's part of a take: its index, the rows asked (in order), the distinct
+/// ones, and their runs.
+type TakeGroup = (usize, Vec<u64>, Vec<u64>, Vec<Range<u64>>);
 
 /// The runs of rows of a `physical_rows`-row fragment that `deleted` does not mark.
 fn kept_ranges(deleted: &RoaringBitmap, physical_rows: u64) -> Vec<Range<u64>> {

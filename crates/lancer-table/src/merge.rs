@@ -295,11 +295,6 @@ impl Dataset {
         }
         let (new_fragments, matched, rewritten, mut stats) = if small {
             self.merge_small_source(spec, &plan, &held)?
-        } else if self.uses_stable_row_ids() {
-            return Err(TableError::invalid(format!(
-                "a merge source over {} bytes into a dataset with stable row ids is not supported yet (updated rows must keep their ids, so the source is joined in memory): merge it in parts",
-                spec.source_in_memory.unwrap_or(SOURCE_IN_MEMORY)
-            )));
         } else {
             self.merge_streamed(spec, &plan, held.into_iter().map(Ok).chain(source))?
         };
@@ -749,6 +744,14 @@ impl Dataset {
         let rewritten = RefCell::new(RoaringTreemap::new());
         let stats = RefCell::new(MergeStats::default());
         let failed = Cell::new(false);
+        // With stable row ids, updated rows keep their ids and inserted rows get fresh
+        // ones at commit: the updated rows are written as the source streams (their
+        // ids and created-at versions gathered in order), the inserted ones spilled to
+        // a scratch file and written after them.
+        let stable = self.uses_stable_row_ids();
+        let carried: RefCell<(Vec<u64>, Vec<u64>)> = RefCell::default();
+        let known: RefCell<RowIdCache> = RefCell::default();
+        let spill: RefCell<Option<Spill>> = RefCell::new(None);
         let process = |b: RecordBatch| -> Result<Option<RecordBatch>> {
             let kcols: Vec<ArrayRef> = plan.key_src.iter().map(|&i| b.column(i).clone()).collect();
             let keys = keys_of(&kcols, plan.conv.as_ref())?;
@@ -782,7 +785,26 @@ impl Dataset {
             let mut s = stats.borrow_mut();
             s.updated += update_rows.len() as u64;
             s.inserted += insert_rows.len() as u64;
-            self.merged_rows(plan, &b, &update_rows, &update_targets, &insert_rows)
+            if !stable {
+                return self.merged_rows(plan, &b, &update_rows, &update_targets, &insert_rows);
+            }
+            let mut c = carried.borrow_mut();
+            let mut k = known.borrow_mut();
+            for &t in &update_targets {
+                let (id, created) = self.row_id_of(t, &mut k)?;
+                c.0.push(id);
+                c.1.push(created);
+            }
+            if let Some(ins) = self.merged_rows(plan, &b, &[], &[], &insert_rows)? {
+                let mut sp = spill.borrow_mut();
+                if sp.is_none() {
+                    *sp = Some(Spill::new()?);
+                }
+                if let Some(sp) = sp.as_mut() {
+                    sp.put(&ins)?;
+                }
+            }
+            self.merged_rows(plan, &b, &update_rows, &update_targets, &[])
         };
         let outputs = source.filter_map(|b| {
             if failed.get() {
@@ -798,10 +820,38 @@ impl Dataset {
                 }
             }
         });
-        let frags = self.write_merged(plan, outputs)?;
+        let mut frags = self.write_merged(plan, outputs)?;
+        if stable {
+            let (ids, created) = carried.into_inner();
+            crate::evolve::carry_rows(&mut frags, &ids, &created);
+            if let Some(sp) = spill.into_inner() {
+                frags.extend(self.write_merged(plan, sp.batches())?);
+            }
+        }
         let mut stats = stats.into_inner();
         stats.fragments_scanned = self.fragments().len() as u64;
         Ok((frags, matched.into_inner(), rewritten.into_inner(), stats))
+    }
+
+    /// The stable row id and created-at version of the row at address `t` (each
+    /// fragment's sequences decoded once into `known`).
+    fn row_id_of(&self, t: u64, known: &mut RowIdCache) -> Result<(u64, u64)> {
+        let fid = t >> 32;
+        if let std::collections::hash_map::Entry::Vacant(e) = known.entry(fid) {
+            let frag = self
+                .fragments()
+                .iter()
+                .find(|f| f.id == fid)
+                .ok_or_else(|| TableError::corrupt(format!("no fragment {fid}")))?;
+            e.insert(crate::evolve::row_ids_and_created(self, frag)?);
+        }
+        let (ids, created) = &known[&fid];
+        let off = (t & 0xFFFF_FFFF) as usize;
+        let id = ids
+            .get(off)
+            .copied()
+            .ok_or_else(|| TableError::corrupt(format!("fragment {fid} lacks row ids")))?;
+        Ok((id, created.get(off).copied().unwrap_or(0)))
     }
 
     /// Keeps the (source row, dataset row) pairs `spec.update_if` passes.
@@ -875,5 +925,56 @@ impl Dataset {
         Ok(arrow_select::interleave::interleave_record_batch(
             &refs, &order,
         )?)
+    }
+}
+
+/// Per fragment id: its rows' stable ids and created-at versions.
+type RowIdCache = HashMap<u64, (std::sync::Arc<Vec<u64>>, Vec<u64>)>;
+
+/// Rows set aside on local scratch space (Arrow IPC, one stream per batch) while a
+/// large merge streams, read back in order.
+struct Spill {
+    _dir: lancer_io::scratch::Scratch,
+    file: lancer_io::scratch::ScratchFile,
+    parts: Vec<(u64, usize)>,
+}
+
+impl Spill {
+    fn new() -> Result<Spill> {
+        let dir = lancer_io::scratch::Scratch::new("merge-inserts")?;
+        let file = dir.file("inserted.arrows")?;
+        Ok(Spill {
+            _dir: dir,
+            file,
+            parts: Vec::new(),
+        })
+    }
+
+    fn put(&mut self, b: &RecordBatch) -> Result<()> {
+        let mut w = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &b.schema())?;
+        w.write(b)?;
+        w.finish()?;
+        let bytes = w.into_inner()?;
+        let at = self.file.append(&bytes)?;
+        self.parts.push((at, bytes.len()));
+        Ok(())
+    }
+
+    fn batches(&self) -> impl Iterator<Item = Result<RecordBatch>> + '_ {
+        self.parts.iter().flat_map(move |&(at, len)| {
+            let read = self
+                .file
+                .read_at(at, len)
+                .map_err(TableError::from)
+                .and_then(|bytes| {
+                    arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(bytes), None)?
+                        .map(|b| b.map_err(TableError::from))
+                        .collect::<Result<Vec<_>>>()
+                });
+            match read {
+                Ok(v) => v.into_iter().map(Ok).collect::<Vec<_>>(),
+                Err(e) => vec![Err(e)],
+            }
+        })
     }
 }
