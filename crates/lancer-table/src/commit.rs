@@ -572,6 +572,27 @@ pub fn commit(
     storage: &str,
     naming: Naming,
 ) -> Result<Manifest> {
+    commit_file(root, read_version, op, storage, naming).map(|c| c.manifest)
+}
+
+/// A version just committed: its manifest, and the file's name and bytes.
+pub struct Committed {
+    /// The manifest.
+    pub manifest: Manifest,
+    /// The manifest file's path under the dataset root.
+    pub path: String,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// [`commit`], returning the manifest file too.
+pub fn commit_file(
+    root: &Store,
+    read_version: Option<u64>,
+    op: Operation,
+    storage: &str,
+    naming: Naming,
+) -> Result<Committed> {
     let mut base_version = read_version;
     for _attempt in 0..MAX_COMMIT_ATTEMPTS {
         let latest = crate::versions::latest_version(root)
@@ -657,7 +678,11 @@ pub fn commit(
         let bytes = manifest_bytes_with_index(&m, index_section.as_deref());
         if root.put_if_absent(&path, bytes.clone().into())? {
             write_hint(root, m.version);
-            return Manifest::parse(&bytes);
+            return Ok(Committed {
+                manifest: Manifest::parse(&bytes)?,
+                path,
+                bytes,
+            });
         }
         // Lost the race: our transaction file goes; try again.
         let _ = root.delete(&txn_path);
@@ -754,9 +779,13 @@ fn read_manifest(root: &Store, version: u64) -> Result<Manifest> {
     Manifest::parse(&bytes)
 }
 
-/// Best-effort `_versions/latest_version_hint.json` (readers never trust it blindly;
-/// pylance reads it too).
+/// Best-effort `_versions/latest_version_hint.json` on local disk, as pylance writes
+/// it there (readers never trust it blindly). Not on object stores: pylance writes none
+/// there, and Lancer finds the latest version by one listing.
 pub fn write_hint(root: &Store, version: u64) {
+    if root.local_root().is_none() {
+        return;
+    }
     let _ = root.put(
         "_versions/latest_version_hint.json",
         format!("{{\"version\":{version}}}").into(),

@@ -11,7 +11,7 @@
 //! (which no longer exist, so their rows are skipped, as after deleting whole
 //! fragments) and the new fragments are unindexed until the index is optimized.
 
-use crate::commit::{commit, Naming};
+use crate::commit::commit;
 use crate::dataset::Dataset;
 use crate::pb;
 use crate::pb::transaction::Operation;
@@ -247,7 +247,7 @@ impl Dataset {
         }
         let mut groups = groups;
         crate::commit::crash_point("after-data");
-        let naming = Naming::detect(self.store());
+        let naming = self.naming();
         let storage = self.storage_label();
         let n: usize = groups.iter().map(|g| g.new_fragments.len()).sum();
         let reserved = commit(

@@ -32,6 +32,8 @@ pub struct Dataset {
     store: Store,
     /// Options the store was opened with (base paths of branches open with them too).
     options: Arc<StorageOptions>,
+    /// How the dataset names its manifests.
+    naming: crate::commit::Naming,
     manifest: Arc<Manifest>,
     schema: SchemaRef,
     cache: Arc<ReadCache>,
@@ -269,14 +271,26 @@ impl Dataset {
     /// Opens `version` (the latest when `None`) of the dataset in `store`, opened with
     /// `options` (base paths the manifest names are opened with them too).
     pub fn open_with(store: Store, options: StorageOptions, version: Option<u64>) -> Result<Self> {
-        let bytes = match version {
-            Some(v) => read_manifest_file(&store, v)?.1,
+        let (path, bytes) = match version {
+            Some(v) => read_manifest_file(&store, v)?,
             None => {
                 let latest = crate::versions::latest_version(&store)?;
-                store.get(&latest.path)?
+                let bytes = store.get(&latest.path)?;
+                (latest.path, bytes)
             }
         };
-        Self::from_manifest(store, Arc::new(options), &bytes)
+        Self::from_manifest(store, Arc::new(options), &path, &bytes)
+    }
+
+    /// The version a commit of this dataset just wrote (its manifest's name and bytes
+    /// in hand: nothing read back).
+    pub(crate) fn committed(&self, name: &str, bytes: &[u8]) -> Result<Self> {
+        Self::from_manifest(self.store.clone(), self.options.clone(), name, bytes)
+    }
+
+    /// How this dataset names its manifests (from the one it was opened at).
+    pub fn naming(&self) -> crate::commit::Naming {
+        self.naming
     }
 
     /// This dataset at another version (same store and options).
@@ -289,8 +303,19 @@ impl Dataset {
         Self::open_with(self.store.clone(), (*self.options).clone(), None)
     }
 
-    fn from_manifest(store: Store, options: Arc<StorageOptions>, bytes: &[u8]) -> Result<Self> {
+    fn from_manifest(
+        store: Store,
+        options: Arc<StorageOptions>,
+        path: &str,
+        bytes: &[u8],
+    ) -> Result<Self> {
         let manifest = Manifest::parse(bytes)?;
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let naming = if name.len() == 20 + ".manifest".len() {
+            crate::commit::Naming::V2
+        } else {
+            crate::commit::Naming::V1
+        };
         let schema = Arc::new(manifest.schema.to_arrow());
         let indices = match manifest.pb.index_section {
             None => Ok(Vec::new()),
@@ -306,6 +331,7 @@ impl Dataset {
             root: PathBuf::from(store.uri()),
             store,
             options,
+            naming,
             manifest: Arc::new(manifest),
             schema,
             cache: Arc::default(),

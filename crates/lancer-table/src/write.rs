@@ -264,14 +264,14 @@ impl Dataset {
         let ids = preorder_schema_ids(self);
         let frags = write_fragments(self.store(), &schema, batches, &params, Some(ids))?;
         let op = Operation::Append(pb::transaction::Append { fragments: frags });
-        let m = commit(
+        let c = crate::commit::commit_file(
             self.store(),
             Some(self.version()),
             op,
             &storage.to_string(),
-            Naming::detect(self.store()),
+            self.naming(),
         )?;
-        self.at_version(m.version())
+        self.committed(&c.path, &c.bytes)
     }
 
     /// Whether Lancer can write data files into this dataset (not legacy, not 2.0);
@@ -313,14 +313,14 @@ impl Dataset {
     /// Commits `op` as read at this version (rebased over compatible concurrent commits)
     /// with the manifest's storage label, and opens the new version.
     pub(crate) fn commit_op(&self, op: Operation) -> Result<Dataset> {
-        let m = commit(
+        let c = crate::commit::commit_file(
             self.store(),
             Some(self.version()),
             op,
             &self.storage_label(),
-            Naming::detect(self.store()),
+            self.naming(),
         )?;
-        self.at_version(m.version())
+        self.committed(&c.path, &c.bytes)
     }
 
     /// The manifest's data storage version as written (kept as is by commits that add no
@@ -485,7 +485,7 @@ impl Dataset {
             Some(latest),
             Operation::Restore(pb::transaction::Restore { version }),
             &self.storage_label(),
-            Naming::detect(self.store()),
+            self.naming(),
         )?;
         self.at_version(m.version())
     }

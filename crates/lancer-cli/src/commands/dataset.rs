@@ -228,7 +228,12 @@ pub fn import(
     };
     // a location Lancer cannot write to is an error before anything is read
     let store = lancer_table::dataset::store_at(dataset)?;
-    let exists = lancer_table::versions::list_versions(&store).is_ok_and(|v| !v.is_empty());
+    let existing = match lancer_table::versions::latest_version(&store) {
+        Ok(v) => Some(v),
+        Err(lancer_table::TableError::NotFound { .. }) => None,
+        Err(e) => return Err(e.into()),
+    };
+    let exists = existing.is_some();
     match (mode, exists) {
         (Mode::Create, true) => {
             return Err(format!(
@@ -263,10 +268,12 @@ pub fn import(
         }
         Ok(b)
     });
-    let ds = if matches!(mode, Mode::Append) {
-        Dataset::open(dataset)?.append_stream(stream, &params)?
-    } else {
-        Dataset::write_stream(dataset, schema, stream, &params)?
+    let options = lancer_table::dataset::default_storage_options();
+    let ds = match (mode, existing) {
+        (Mode::Append, Some(v)) => {
+            Dataset::open_with(store, options, Some(v.version))?.append_stream(stream, &params)?
+        }
+        _ => Dataset::write_stream_in(store, schema, stream, &params)?,
     };
     bar.finish_and_clear();
     let rows = rows.get();

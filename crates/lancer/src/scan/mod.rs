@@ -50,6 +50,10 @@ impl std::fmt::Debug for BatchMap {
     }
 }
 
+/// Scan workers on object stores at least: each task waits on a few requests in turn,
+/// so more tasks in flight hide the latency.
+pub const REMOTE_SCAN_THREADS: usize = 16;
+
 /// Builds a scan of one dataset version.
 #[derive(Debug, Clone)]
 pub struct Scanner {
@@ -228,7 +232,8 @@ impl Scanner {
         self
     }
 
-    /// Worker threads (default: available cores).
+    /// Worker threads (default: available cores; on object stores at least
+    /// [`REMOTE_SCAN_THREADS`], whose work is mostly waiting on requests).
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = Some(n.max(1));
         self
@@ -242,7 +247,12 @@ impl Scanner {
     /// Starts the scan.
     pub fn stream(&self) -> Result<ScanStream> {
         let plan = Arc::new(self.plan()?);
-        let threads = self.threads.unwrap_or_else(lancer_format::cores);
+        let threads = self
+            .threads
+            .unwrap_or_else(|| match self.ds.store().local_root() {
+                Some(_) => lancer_format::cores(),
+                None => lancer_format::cores().max(REMOTE_SCAN_THREADS),
+            });
         Ok(ScanStream::start(plan, threads))
     }
 
