@@ -119,6 +119,17 @@ fn tmp(name: &str) -> PathBuf {
     d
 }
 
+/// The version numbers `lancer versions` lists for `ds`.
+fn versions(ds: &str) -> Vec<u64> {
+    let v: serde_json::Value =
+        serde_json::from_str(&stdout(&ok(lancer().args(["--json", "versions", ds])))).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["version"].as_u64().unwrap())
+        .collect()
+}
+
 /// The ids a JSON-lines output lists.
 fn ids(out: &Output) -> Vec<i64> {
     String::from_utf8_lossy(&out.stdout)
@@ -275,14 +286,7 @@ fn eight_processes_commit_to_one_s3_dataset() {
             });
         }
     });
-    let versions: serde_json::Value =
-        serde_json::from_str(&stdout(&ok(lancer().args(["--json", "versions", &ds])))).unwrap();
-    let vs: Vec<u64> = versions
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v["version"].as_u64().unwrap())
-        .collect();
+    let vs = versions(&ds);
     assert_eq!(
         vs,
         (1..=25).collect::<Vec<_>>(),
@@ -433,14 +437,7 @@ fn dropped_requests_lose_or_duplicate_nothing() {
         }
     });
     // read directly: 13 versions, each readable, every row once
-    let versions: serde_json::Value =
-        serde_json::from_str(&stdout(&ok(lancer().args(["--json", "versions", &ds])))).unwrap();
-    let vs: Vec<u64> = versions
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v["version"].as_u64().unwrap())
-        .collect();
+    let vs = versions(&ds);
     assert_eq!(vs, (1..=13).collect::<Vec<_>>(), "one version per commit");
     ok(lancer().args(["verify", &ds]));
     let mut got = ids(&ok(lancer().args([

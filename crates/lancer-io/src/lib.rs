@@ -1,4 +1,4 @@
-//! `lancer-io`: byte-range storage behind Lancer's readers.
+//! `lancer-io`: the storage boundary ([`Store`], see [`storage`]) and byte-range readers.
 //!
 //! Implementations of [`lancer_format::read::RangeRead`]: [`LocalFile`] (positioned
 //! reads, no shared cursor, safe to use from many threads) and [`Coalesce`], which
@@ -7,7 +7,6 @@
 
 pub mod scratch;
 pub mod storage;
-pub mod store;
 
 pub use storage::{DataWriter, Entry, StorageOptions, Store, StoreError, StoreStats};
 
@@ -330,29 +329,24 @@ mod tests {
     #[test]
     fn a_golden_file_decodes_the_same_through_a_local_object_store() {
         use lancer_format::reader::FileReader;
-        use object_store::local::LocalFileSystem;
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../tests/data/files/pylance-14");
-        let rt = store::runtime().unwrap_or_else(|_| std::process::abort());
-        let fs = LocalFileSystem::new_with_prefix(&dir);
-        assert!(fs.is_ok());
-        let Ok(fs) = fs else { return };
-        let fs: std::sync::Arc<dyn object_store::ObjectStore> = std::sync::Arc::new(fs);
+        let store = Store::open("memory://golden-decode/files", &StorageOptions::new());
+        assert!(store.is_ok());
+        let Ok(store) = store else { return };
         for name in [
             "structs.v2.2.lance",
             "strings.v2.1.lance",
             "vectors.v2.0.lance",
         ] {
-            let obj = store::ObjectRead::open(
-                fs.clone(),
-                object_store::path::Path::from(name),
-                rt.clone(),
-            );
+            let bytes = std::fs::read(dir.join(name)).unwrap_or_default();
+            assert!(store.put(name, Bytes::from(bytes)).is_ok());
+            let obj = store.reader(name, None);
             let local = LocalFile::open(dir.join(name));
             let (Ok(obj), Ok(local)) = (obj, local) else {
                 panic!("{name}: cannot open")
             };
-            let a = FileReader::open(std::sync::Arc::new(obj)).and_then(|r| r.read_all(None));
+            let a = FileReader::open(obj).and_then(|r| r.read_all(None));
             let b = FileReader::open(std::sync::Arc::new(local)).and_then(|r| r.read_all(None));
             assert!(a.is_ok() && b.is_ok());
             if let (Ok(a), Ok(b)) = (a, b) {
@@ -363,16 +357,12 @@ mod tests {
 
     #[test]
     fn object_store_reads_the_same_bytes() {
-        use object_store::memory::InMemory;
-        use object_store::path::Path as OPath;
-        use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
-        let rt = store::runtime().unwrap_or_else(|_| std::process::abort());
-        let mem: std::sync::Arc<dyn ObjectStore> = std::sync::Arc::new(InMemory::new());
         let data = Bytes::from((0..=255u8).cycle().take(100_000).collect::<Vec<_>>());
-        let p = OPath::from("a/b.lance");
-        let put = rt.block_on(mem.put(&p, PutPayload::from(data.clone())));
-        assert!(put.is_ok());
-        let r = store::ObjectRead::open(mem, p, rt);
+        let store = Store::open("memory://read-ranges", &StorageOptions::new());
+        assert!(store.is_ok());
+        let Ok(store) = store else { return };
+        assert!(store.put("a/b.lance", data.clone()).is_ok());
+        let r = store.reader("a/b.lance", None);
         assert!(r.is_ok());
         if let Ok(r) = r {
             assert_eq!(r.size().ok(), Some(100_000));

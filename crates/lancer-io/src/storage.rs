@@ -252,10 +252,25 @@ fn unique_suffix() -> String {
     )
 }
 
-fn config_error(scheme: &str, key: &str, e: impl std::fmt::Display) -> StoreError {
-    StoreError::Config(format!(
-        "storage option {key:?} is not one {scheme} understands ({e}); use the reference's names, e.g. region, endpoint, access_key_id, secret_access_key, allow_http"
-    ))
+/// `options` as the configuration keys of one store kind (`scheme` names it in the
+/// error for a key it does not know).
+fn config_keys<'a, K: std::str::FromStr>(
+    options: &'a StorageOptions,
+    scheme: &str,
+) -> Result<Vec<(K, &'a String)>>
+where
+    K::Err: std::fmt::Display,
+{
+    options
+        .iter()
+        .map(|(k, v)| {
+            k.to_ascii_lowercase().parse::<K>().map(|key| (key, v)).map_err(|e| {
+                StoreError::Config(format!(
+                    "storage option {k:?} is not one {scheme} understands ({e}); use the reference's names, e.g. region, endpoint, access_key_id, secret_access_key, allow_http"
+                ))
+            })
+        })
+        .collect()
 }
 
 impl Store {
@@ -301,11 +316,7 @@ impl Store {
                 let mut b = AmazonS3Builder::from_env()
                     .with_bucket_name(&host)
                     .with_retry(retry.clone());
-                for (k, v) in options {
-                    let key: AmazonS3ConfigKey = k
-                        .to_ascii_lowercase()
-                        .parse()
-                        .map_err(|e| config_error("S3", k, e))?;
+                for (key, v) in config_keys::<AmazonS3ConfigKey>(options, "S3")? {
                     b = b.with_config(key, v);
                 }
                 Arc::new(b.build().map_err(|e| StoreError::Config(format!("{location}: {e}")))?)
@@ -315,11 +326,7 @@ impl Store {
                 let mut b = GoogleCloudStorageBuilder::from_env()
                     .with_bucket_name(&host)
                     .with_retry(retry.clone());
-                for (k, v) in options {
-                    let key: GoogleConfigKey = k
-                        .to_ascii_lowercase()
-                        .parse()
-                        .map_err(|e| config_error("GCS", k, e))?;
+                for (key, v) in config_keys::<GoogleConfigKey>(options, "GCS")? {
                     b = b.with_config(key, v);
                 }
                 Arc::new(b.build().map_err(|e| StoreError::Config(format!("{location}: {e}")))?)
@@ -329,11 +336,7 @@ impl Store {
                 let mut b = MicrosoftAzureBuilder::from_env()
                     .with_url(location)
                     .with_retry(retry.clone());
-                for (k, v) in options {
-                    let key: AzureConfigKey = k
-                        .to_ascii_lowercase()
-                        .parse()
-                        .map_err(|e| config_error("Azure", k, e))?;
+                for (key, v) in config_keys::<AzureConfigKey>(options, "Azure")? {
                     b = b.with_config(key, v);
                 }
                 Arc::new(b.build().map_err(|e| StoreError::Config(format!("{location}: {e}")))?)

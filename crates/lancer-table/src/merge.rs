@@ -593,7 +593,7 @@ impl Dataset {
         let stable = self.uses_stable_row_ids();
         let mut carried_ids: Vec<u64> = Vec::new();
         let mut carried_created: Vec<u64> = Vec::new();
-        let mut known: HashMap<u64, (std::sync::Arc<Vec<u64>>, Vec<u64>)> = HashMap::new();
+        let mut known = RowIdCache::new();
         let mut out = Vec::new();
         let mut rewritten = RoaringTreemap::new();
         for (bi, b) in source.iter().enumerate() {
@@ -604,21 +604,9 @@ impl Dataset {
             stats.updated += update_rows.len() as u64;
             if stable {
                 for &t in &update_targets {
-                    let fid = t >> 32;
-                    if let std::collections::hash_map::Entry::Vacant(e) = known.entry(fid) {
-                        let frag = self
-                            .fragments()
-                            .iter()
-                            .find(|f| f.id == fid)
-                            .ok_or_else(|| TableError::corrupt(format!("no fragment {fid}")))?;
-                        e.insert(crate::evolve::row_ids_and_created(self, frag)?);
-                    }
-                    let (ids, created) = &known[&fid];
-                    let off = (t & 0xFFFF_FFFF) as usize;
-                    carried_ids.push(ids.get(off).copied().ok_or_else(|| {
-                        TableError::corrupt(format!("fragment {fid} lacks row ids"))
-                    })?);
-                    carried_created.push(created.get(off).copied().unwrap_or(0));
+                    let (id, created) = self.row_id_of(t, &mut known)?;
+                    carried_ids.push(id);
+                    carried_created.push(created);
                 }
             }
             if let Some(r) = self.merged_rows(plan, b, &update_rows, &update_targets, &[])? {
