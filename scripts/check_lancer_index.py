@@ -2,6 +2,7 @@
 """Reads an index Lancer built, with pylance, and prints what pylance sees as JSON.
 
     .venv/pylance-14/bin/python scripts/check_lancer_index.py DATASET QUERIES.json K NPROBES [FILTER]
+    .venv/pylance-14/bin/python scripts/check_lancer_index.py --many LIST.json
 
 QUERIES.json is a list of query vectors. Prints {"indices": list_indices(),
 "plan": the query plan of an indexed search, "results": [...]} where each result has
@@ -9,6 +10,10 @@ pylance's ids for the indexed search with every partition probed and a refine fa
 large enough to re-rank every candidate ("full"), the index alone with one probe
 ("np1"), and the exact answer ("exact", use_index=False, the index's metric); with FILTER also the one-probe
 search with that SQL prefilter ("pre_np1").
+
+With --many, LIST.json is a list of {"dir", "queries" (a path), "k", "nprobes",
+"filter"} and the output a JSON list, one object per entry: one process for many
+datasets, as starting pylance costs ~1 s.
 """
 import json
 import sys
@@ -17,7 +22,7 @@ import numpy as np
 import lance
 
 
-def main(path, queries_path, k, nprobes, flt=None):
+def sees(path, queries_path, k, nprobes, flt=None):
     ds = lance.dataset(path)
     idx = ds.list_indices()
     metric = None
@@ -57,8 +62,14 @@ def main(path, queries_path, k, nprobes, flt=None):
             r["exact"] = ex.column("id").to_pylist()
         out["results"].append(r)
     out["plan"] = ds.scanner(columns=["id"], nearest={"column": col, "q": np.array(queries[0], dtype=np.float32), "k": k}).explain_plan()
-    print(json.dumps(out, default=str))
+    return out
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] if len(sys.argv) > 5 else None)
+    if sys.argv[1] == "--many":
+        items = json.load(open(sys.argv[2]))
+        print(json.dumps([sees(i["dir"], i["queries"], int(i["k"]), int(i["nprobes"]), i.get("filter"))
+                          for i in items], default=str))
+    else:
+        print(json.dumps(sees(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]),
+                              sys.argv[5] if len(sys.argv) > 5 else None), default=str))

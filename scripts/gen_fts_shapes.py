@@ -3,8 +3,9 @@
 on them.
 
     .venv/pylance-14/bin/python scripts/gen_fts_shapes.py DIR
-    .venv/pylance-14/bin/python scripts/gen_fts_shapes.py --answer DATASET   (JSON answers
-        of the queries below on DATASET's index, for Lancer-built indexes)
+    .venv/pylance-14/bin/python scripts/gen_fts_shapes.py --answer DATASET...   (a JSON list:
+        per dataset, the answers of the queries below on its index, for Lancer-built
+        indexes; one process for many datasets, as starting pylance costs ~1 s)
 
 writes into DIR/pylance-<major version>:
 
@@ -143,8 +144,11 @@ def main(root):
 
 if __name__ == "__main__":
     if sys.argv[1] == "--answer":
-        ds = lance.dataset(sys.argv[2])
-        print(json.dumps({"indices": len(ds.list_indices()),
-                          "answers": [answer(ds, q, o) for q, o in QUERIES]}))
+        seen = []
+        for path in sys.argv[2:]:
+            ds = lance.dataset(path)
+            seen.append({"indices": len(ds.list_indices()),
+                         "answers": [answer(ds, q, o) for q, o in QUERIES]})
+        print(json.dumps(seen))
     else:
         main(sys.argv[1])

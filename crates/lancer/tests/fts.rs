@@ -325,6 +325,25 @@ fn params_of(create: &Value) -> lancer_index::inverted::tokenizer::AnalyzerParam
         .unwrap()
 }
 
+/// What `scripts/check_fts_build.py` run by pylance `v` says of each spec, in order;
+/// pylance 12 / 11 answer over Lancer's indexes only.
+fn check_fts_build(py: &Path, v: &str, specs: &[&PathBuf]) -> Vec<Value> {
+    let mut cmd = std::process::Command::new(py);
+    cmd.arg(crate::common::repo().join("scripts/check_fts_build.py"));
+    if v != "14" {
+        cmd.arg("--on-lancer-only");
+    }
+    let out = cmd.args(specs).output().unwrap();
+    assert!(
+        out.status.success(),
+        "pylance {v}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(seen.len(), specs.len(), "pylance {v} answers every spec");
+    seen
+}
+
 /// Lancer builds the index of every golden configuration it writes (all but
 /// 256-document blocks; `icu` included) on a copy of the case's data; pylance 14 builds its own on
 /// another copy. Lancer's answers over its index equal pylance's over pylance's, and
@@ -349,6 +368,7 @@ fn lancer_built_fts_indexes_answer_like_pylance_built_ones() {
         .filter(|p| p.extension().is_some_and(|e| e == "json") && !p.ends_with("index.json"))
         .collect();
     cases.sort();
+    let mut built = Vec::new();
     for f in cases {
         let case: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
         let name = case["name"].as_str().unwrap().to_string();
@@ -397,20 +417,23 @@ fn lancer_built_fts_indexes_answer_like_pylance_built_ones() {
                 .to_string(),
         )
         .unwrap();
-        let out = std::process::Command::new(&py)
-            .arg(crate::common::repo().join("scripts/check_fts_build.py"))
-            .arg(&spec)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+        built.push((name, spec, queries, ds, create.clone(), indexes.len()));
+    }
+    // pylance answers over every case in one process per version (starting pylance
+    // costs ~1 s): 14 builds its own indexes and answers over both, 12 and 11 answer
+    // over Lancer's
+    let specs: Vec<&PathBuf> = built.iter().map(|b| &b.1).collect();
+    let all14 = check_fts_build(&py, "14", &specs);
+    let old: Vec<(&str, Vec<Value>)> = ["12", "11"]
+        .into_iter()
+        .filter_map(|v| Some((v, check_fts_build(&crate::common::pylance(v)?, v, &specs))))
+        .collect();
+    for (k, ((name, _, queries, ds, create, indexes), seen)) in built.iter().zip(&all14).enumerate()
+    {
+        let name = name.as_str();
         assert_eq!(
             seen["lancer_indices"].as_array().unwrap().len(),
-            indexes.len(),
+            *indexes,
             "{name}: pylance lists {}",
             seen["lancer_indices"]
         );
@@ -469,26 +492,13 @@ fn lancer_built_fts_indexes_answer_like_pylance_built_ones() {
             compared += 1;
         }
         // pylance 12 and 11 read Lancer's index too: their answers over it are Lancer's
-        for v in ["12", "11"] {
+        for (v, seen) in &old {
             if create["base_tokenizer"] == "icu" {
                 // with icu, pylance 11 / 12 drop the stop words of every language from
                 // queries (`dog` is Danish), 14 a different set: not comparable
                 continue;
             }
-            let Some(py) = crate::common::pylance(v) else {
-                continue;
-            };
-            let out = std::process::Command::new(&py)
-                .arg(crate::common::repo().join("scripts/check_fts_build.py"))
-                .arg(&spec)
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{name} pylance {v}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let seen = &seen[k];
             for (q, a) in queries.iter().zip(seen["answers"].as_array().unwrap()) {
                 let at = format!("pylance {v} {name}: {} {}", q["query"], q["options"]);
                 if stop_list_dependent(&q["query"]) {

@@ -61,11 +61,31 @@ fn lancer_answers(ds: &Dataset, queries: &[Value]) -> Vec<Answer> {
         .collect()
 }
 
+/// The comparison of `got` with pylance's answers to `queries` on one shape.
+fn check(queries: &[Value], pylance_answers: &[Value], got: &[Answer], at: &str) {
+    for ((q, w), g) in queries.iter().zip(pylance_answers).zip(got) {
+        let at = format!("{at} {}", q["query"]);
+        match (g, want(w)) {
+            (Ok(g), Some(w)) => {
+                let cut = q["options"]["limit"]
+                    .as_u64()
+                    .is_some_and(|l| w.0.len() as u64 >= l);
+                if let Err(e) = compare(g, &w, cut) {
+                    panic!("{at}: {e}");
+                }
+            }
+            (Err(e), None) => eprintln!("{at}: both refuse ({e} / {})", w["error"]),
+            (g, _) => panic!("{at}: Lancer {g:?}, pylance {w}"),
+        }
+    }
+}
+
 #[test]
 fn fts_on_generated_shapes_answers_like_pylance_both_ways() {
     let tmp = std::env::temp_dir().join(format!("lancer-fts-shapes-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
-    let mut checked = 0;
+    // (what, Lancer-built dataset, the queries, pylance's answers on its own index)
+    let mut built: Vec<(String, PathBuf, Vec<Value>, Vec<Value>)> = Vec::new();
     for root in roots() {
         let v = root
             .file_name()
@@ -80,26 +100,16 @@ fn fts_on_generated_shapes_answers_like_pylance_both_ways() {
             let name = shape["name"].as_str().unwrap();
             assert_eq!(shape["status"], "ok", "pylance {v} {name}");
             let pylance_answers = shape["answers"].as_array().unwrap();
-            let check = |got: &[Answer], what: &str| {
-                for ((q, w), g) in queries.iter().zip(pylance_answers).zip(got) {
-                    let at = format!("pylance {v} {name} {what} {}", q["query"]);
-                    match (g, want(w)) {
-                        (Ok(g), Some(w)) => {
-                            let cut = q["options"]["limit"]
-                                .as_u64()
-                                .is_some_and(|l| w.0.len() as u64 >= l);
-                            if let Err(e) = compare(g, &w, cut) {
-                                panic!("{at}: {e}");
-                            }
-                        }
-                        (Err(e), None) => eprintln!("{at}: both refuse ({e} / {})", w["error"]),
-                        (g, _) => panic!("{at}: Lancer {g:?}, pylance {w}"),
-                    }
-                }
-            };
+            let at = format!("pylance {v} {name}");
             // pylance's index, read by Lancer
             let ds = Dataset::open(root.join(name).join("index")).unwrap();
-            check(&lancer_answers(&ds, queries), "on pylance's index");
+            let got = lancer_answers(&ds, queries);
+            check(
+                queries,
+                pylance_answers,
+                &got,
+                &format!("{at} on pylance's index"),
+            );
             // Lancer's own index on the same rows
             let mine = tmp.join(format!("{v}-{name}"));
             copy_dir(&root.join(name).join("data"), &mine);
@@ -107,40 +117,60 @@ fn fts_on_generated_shapes_answers_like_pylance_both_ways() {
             let mut opts = FtsIndexOptions::default();
             opts.params.with_position = true;
             let ds = create_fts_index(&ds, "text", &opts)
-                .unwrap_or_else(|e| panic!("pylance {v} {name}: Lancer's build: {e}"));
-            check(&lancer_answers(&ds, queries), "on Lancer's index");
-            // and pylance on Lancer's index
-            for pv in ["14", "12", "11"] {
-                let Some(py) = pylance(pv) else { continue };
-                let out = Command::new(&py)
-                    .arg(repo().join("scripts/gen_fts_shapes.py"))
-                    .arg("--answer")
-                    .arg(&mine)
-                    .output()
-                    .unwrap();
-                assert!(
-                    out.status.success(),
-                    "pylance {pv} on Lancer's {name}: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-                let got: Value = serde_json::from_slice(&out.stdout).unwrap();
-                assert_eq!(
-                    got["indices"], 1,
-                    "pylance {pv} lists Lancer's index ({name})"
-                );
-                let answers: Vec<Answer> = got["answers"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|a| want(a).ok_or_else(|| a["error"].to_string()))
-                    .collect();
-                check(&answers, &format!("pylance {pv} on Lancer's index"));
-            }
-            checked += 1;
+                .unwrap_or_else(|e| panic!("{at}: Lancer's build: {e}"));
+            let got = lancer_answers(&ds, queries);
+            check(
+                queries,
+                pylance_answers,
+                &got,
+                &format!("{at} on Lancer's index"),
+            );
+            built.push((at, mine, queries.clone(), pylance_answers.clone()));
+        }
+    }
+    // and pylance on Lancer's indexes: one process per version for every shape (starting
+    // pylance costs ~1 s)
+    for pv in ["14", "12", "11"] {
+        let Some(py) = pylance(pv) else { continue };
+        let out = Command::new(&py)
+            .arg(repo().join("scripts/gen_fts_shapes.py"))
+            .arg("--answer")
+            .args(built.iter().map(|b| &b.1))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "pylance {pv} on Lancer's indexes: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let seen = seen.as_array().unwrap();
+        assert_eq!(
+            seen.len(),
+            built.len(),
+            "pylance {pv} answers every dataset"
+        );
+        for ((at, _, queries, pylance_answers), got) in built.iter().zip(seen) {
+            assert_eq!(
+                got["indices"], 1,
+                "pylance {pv} lists Lancer's index ({at})"
+            );
+            let answers: Vec<Answer> = got["answers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| want(a).ok_or_else(|| a["error"].to_string()))
+                .collect();
+            check(
+                queries,
+                pylance_answers,
+                &answers,
+                &format!("{at}: pylance {pv} on Lancer's index"),
+            );
         }
     }
     if !roots().is_empty() {
-        assert_eq!(checked, 30, "10 shapes x 3 versions");
+        assert_eq!(built.len(), 30, "10 shapes x 3 versions");
     }
     let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -24,6 +24,44 @@ use lancer_index::ivf_build::Quantizer;
 
 use crate::common::{case_queries, copy_dir, pylance, repo};
 
+/// Runs scripts/check_lancer_index.py once with pylance `py` on every dataset of
+/// `items` (dir, queries in a file, `nprobes`, optional prefilter; k = 10) and returns
+/// what pylance saw of each, in order (one process: starting pylance costs ~1 s).
+fn pylance_sees_many(
+    py: &Path,
+    items: &[(PathBuf, PathBuf, &str, Option<&str>)],
+    at: &str,
+) -> Vec<serde_json::Value> {
+    let list: Vec<serde_json::Value> = items
+        .iter()
+        .map(|(dir, qfile, nprobes, filter)| {
+            serde_json::json!({"dir": dir, "queries": qfile, "k": 10, "nprobes": nprobes, "filter": filter})
+        })
+        .collect();
+    let lfile = std::env::temp_dir().join(format!(
+        "lancer-index-check-{}-{}.json",
+        std::process::id(),
+        at.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+    ));
+    std::fs::write(&lfile, serde_json::Value::Array(list).to_string()).unwrap();
+    let out = Command::new(py)
+        .env("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
+        .arg(repo().join("scripts/check_lancer_index.py"))
+        .arg("--many")
+        .arg(&lfile)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&lfile);
+    assert!(
+        out.status.success(),
+        "{at}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(seen.len(), items.len(), "{at}: pylance saw every dataset");
+    seen
+}
+
 /// Runs scripts/check_lancer_index.py with pylance `py` on `dir` (queries in `qfile`,
 /// k = 10, `nprobes`, optional prefilter) and returns what pylance saw.
 fn pylance_sees(
@@ -176,6 +214,7 @@ fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
         ),
         (Quantizer::Rq { bits: 5 }, IndexMetric::Dot, Metric::Dot),
     ];
+    let mut built = Vec::new();
     for (quantizer, imetric, metric) in kinds {
         let label = match quantizer {
             Quantizer::Rq { bits } => format!("IVF_RQ{bits}_{}", imetric.name()),
@@ -228,22 +267,25 @@ fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
             hits as f64 / (10 * queries.len()) as f64
         );
 
-        for v in ["14", "12", "11"] {
-            let Some(py) = pylance(v) else { continue };
+        built.push((label, dir, quantizer, imetric, lancer_np1, lancer_pre));
+    }
+    // every kind checked by one pylance process per version
+    for v in ["14", "12", "11"] {
+        let Some(py) = pylance(v) else { continue };
+        let items: Vec<_> = built
+            .iter()
+            .map(|b| (b.1.clone(), qfile.clone(), "4", Some(PREFILTER)))
+            .collect();
+        let all = pylance_sees_many(&py, &items, &format!("pylance {v}"));
+        for ((label, _, quantizer, imetric, lancer_np1, lancer_pre), seen) in built.iter().zip(&all)
+        {
+            let (quantizer, imetric) = (*quantizer, *imetric);
             // Answers compared by overlap: 4-bit PQ (pylance ranks with a quantized
             // table) and RabitQ dot in 11 / 12 (their estimator differs from 14's).
             let approx = matches!(quantizer, Quantizer::Pq { bits: 4, .. })
                 || (matches!(quantizer, Quantizer::Rq { .. })
                     && imetric == IndexMetric::Dot
                     && v != "14");
-            let seen = pylance_sees(
-                &py,
-                &dir,
-                &qfile,
-                "4",
-                Some(PREFILTER),
-                &format!("{label} pylance {v}"),
-            );
             assert_eq!(seen["indices"][0]["name"], "vec_idx", "{label} pylance {v}");
             assert_eq!(
                 seen["indices"][0]["type"],
