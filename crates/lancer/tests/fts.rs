@@ -476,13 +476,13 @@ fn lancer_built_fts_indexes_answer_like_pylance_built_ones() {
                 failures.push(format!("{at}: pylance on Lancer's index: {e}"));
             }
             let opts = options_of(&q["options"]);
-            match full_text_addresses(&ds, &query_of(&q["query"]), &opts) {
+            match full_text_addresses(ds, &query_of(&q["query"]), &opts) {
                 Ok(r) => {
                     let addrs: Vec<u64> = r.iter().map(|x| x.0).collect();
-                    let got = (ids_of(&ds, &addrs), r.iter().map(|x| x.1).collect());
+                    let got = (ids_of(ds, &addrs), r.iter().map(|x| x.1).collect());
                     if let Err(e) = compare_within(&got, &want, true, rel) {
                         let post = opts.filter.is_some() && !opts.prefilter && opts.limit.is_some();
-                        if !(post && postfilter_ok(&ds, &query_of(&q["query"]), &opts, &r)) {
+                        if !(post && postfilter_ok(ds, &query_of(&q["query"]), &opts, &r)) {
                             failures.push(format!("{at}: Lancer on its index: {e}"));
                         }
                     }
@@ -508,14 +508,14 @@ fn lancer_built_fts_indexes_answer_like_pylance_built_ones() {
                 }
                 let on = &a["on_lancer"];
                 let opts = options_of(&q["options"]);
-                let mine = full_text_addresses(&ds, &query_of(&q["query"]), &opts);
+                let mine = full_text_addresses(ds, &query_of(&q["query"]), &opts);
                 match (mine, on.get("error")) {
                     (Err(_), Some(_)) => {}
                     (Ok(_), Some(e)) => failures.push(format!("{at}: {e}")),
                     (Err(e), None) => failures.push(format!("{at}: Lancer: {e}")),
                     (Ok(r), None) => {
                         let addrs: Vec<u64> = r.iter().map(|x| x.0).collect();
-                        let got = (ids_of(&ds, &addrs), r.iter().map(|x| x.1).collect());
+                        let got = (ids_of(ds, &addrs), r.iter().map(|x| x.1).collect());
                         if let Err(e) = compare(&answer(on), &got, true) {
                             let post =
                                 opts.filter.is_some() && !opts.prefilter && opts.limit.is_some();
