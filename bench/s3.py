@@ -48,6 +48,7 @@ class Proxy:
 
     def __init__(self, target_port, latency):
         self.target, self.latency, self.count = target_port, latency, 0
+        self.trace = None  # a list: (seconds, request line, Range header) of each request
         self.port = free_port()
         self.loop = asyncio.new_event_loop()
         threading.Thread(target=self._run, daemon=True).start()
@@ -78,6 +79,10 @@ class Proxy:
                     break
                 if data.split(b" ", 1)[0] in METHODS:
                     self.count += 1
+                    if self.trace is not None:
+                        head = data.split(b"\r\n")
+                        rng = [h.split(b":", 1)[1].strip().decode() for h in head if h.lower().startswith(b"range:")]
+                        self.trace.append((time.perf_counter(), head[0].decode(errors="replace")[:90], rng[0] if rng else ""))
                     await asyncio.sleep(self.latency)
                 up_w.write(data)
                 await up_w.drain()
@@ -124,6 +129,8 @@ def main():
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--latency-ms", type=float, default=20.0)
     ap.add_argument("--iters", type=int, default=3)
+    ap.add_argument("--trace", default="", help="an operation's name (e.g. 'full scan'): print both engines' "
+                    "request timelines for it instead of the table")
     a = ap.parse_args()
     moto = os.path.join(ROOT, ".venv/moto/bin/moto_server")
     port = free_port()
@@ -190,6 +197,18 @@ def main():
               f"counted at the latency proxy.\n")
         print("| operation | pylance s | Lancer s | pylance / Lancer | pylance requests | Lancer requests |")
         print("|---|---|---|---|---|---|")
+        if a.trace:
+            for name, py_fn, lancer_fn in ops:
+                if name != a.trace:
+                    continue
+                for who, fn in (("pylance", py_fn), ("lancer", lancer_fn)):
+                    proxy.trace, t0 = [], time.perf_counter()
+                    fn()
+                    took, trace, proxy.trace = time.perf_counter() - t0, proxy.trace, None
+                    print(f"{who}: {len(trace)} requests, {took * 1000:.0f} ms")
+                    for t, line, rng in trace:
+                        print(f"  {(t - t0) * 1000:7.1f} ms  {line}  {rng}")
+            return
         for name, py_fn, lancer_fn in ops:
             pt, pr = best(py_fn, a.iters, proxy)
             lt, lr = best(lancer_fn, a.iters, proxy)

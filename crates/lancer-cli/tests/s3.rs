@@ -258,6 +258,23 @@ fn pylance_s3_datasets_read_in_lancer() {
     let n = stdout(&ok(lancer().args(["count", &ds, "--filter", "s = 'v3'"])));
     let want = (0..2000).filter(|i| i % 4 != 1 && i % 7 == 3).count();
     assert_eq!(n, want.to_string());
+    // a full scan fetches each fragment's rows ahead in one request beside its file's
+    // tail and deletion file: a listing and the manifest, then at most 3 per fragment
+    // (it was one per column and page)
+    let all = ok(lancer().args(["--stats", "--json", "cat", &ds]));
+    let want: Vec<i64> = (0..2000).filter(|i| i % 4 != 1).collect();
+    assert_eq!(ids(&all), want);
+    let err = String::from_utf8_lossy(&all.stderr);
+    let requests: u64 = err
+        .lines()
+        .find_map(|l| l.strip_prefix("storage: "))
+        .and_then(|l| l.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no request count in {err}"));
+    assert!(
+        requests <= 2 + 3 * 4,
+        "full scan: {requests} requests ({err})"
+    );
 }
 
 /// Eight processes append to one S3 dataset at once, three commits each: every commit

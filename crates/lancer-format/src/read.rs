@@ -12,8 +12,27 @@ use bytes::Bytes;
 
 use crate::{FormatError, Result};
 
+/// What [`RangeRead::prefetch`] returns: the fetched bytes stay available to reads
+/// while it is alive, and are let go when it drops.
+pub type Prefetched = Box<dyn std::any::Any + Send + Sync>;
+
 /// A source of bytes addressed by absolute file offsets.
 pub trait RangeRead: Send + Sync {
+    /// Whether [`RangeRead::prefetch`] does anything here (sources where a request
+    /// costs more than its bytes, such as object stores); callers skip working out
+    /// what to prefetch otherwise.
+    fn prefetches(&self) -> bool {
+        false
+    }
+
+    /// Fetches `ranges` now, in as few requests as suit the source, and serves reads
+    /// that fall inside them from memory while the returned guard lives. The default
+    /// (local sources) fetches nothing.
+    fn prefetch(&self, ranges: &[Range<u64>]) -> Result<Option<Prefetched>> {
+        let _ = ranges;
+        Ok(None)
+    }
+
     /// Total size in bytes.
     fn size(&self) -> Result<u64>;
 
@@ -62,6 +81,14 @@ impl<T: RangeRead + ?Sized> RangeRead for Arc<T> {
         (**self).size()
     }
 
+    fn prefetches(&self) -> bool {
+        (**self).prefetches()
+    }
+
+    fn prefetch(&self, ranges: &[Range<u64>]) -> Result<Option<Prefetched>> {
+        (**self).prefetch(ranges)
+    }
+
     fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
         (**self).read_ranges(ranges)
     }
@@ -103,6 +130,14 @@ impl<R: RangeRead> TracingRead<R> {
 impl<R: RangeRead> RangeRead for TracingRead<R> {
     fn size(&self) -> Result<u64> {
         self.inner.size()
+    }
+
+    fn prefetches(&self) -> bool {
+        self.inner.prefetches()
+    }
+
+    fn prefetch(&self, ranges: &[Range<u64>]) -> Result<Option<Prefetched>> {
+        self.inner.prefetch(ranges)
     }
 
     fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {

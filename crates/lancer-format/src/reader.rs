@@ -254,6 +254,51 @@ impl FileReader {
         }
     }
 
+    /// Asks the byte source to fetch ahead the pages of `projection` that a read of
+    /// row `ranges` decodes mostly whole (at least a quarter of their rows, or small
+    /// pages), with the columns' own buffers, so that a scan of a remote file costs a
+    /// few large requests instead of one per column and page. The bytes are held
+    /// while the returned guard lives. Nothing is done (`None`) where the source
+    /// reads cheaply anyway (local files) or for legacy files; sparse takes leave
+    /// their pages to the decoders, which read only the chunks they need.
+    pub fn prefetch(
+        &self,
+        ranges: &[Range<u64>],
+        projection: Option<&[&str]>,
+    ) -> Result<Option<crate::read::Prefetched>> {
+        if !self.io.prefetches() || self.legacy.is_some() || ranges.is_empty() {
+            return Ok(None);
+        }
+        /// Pages up to this size are fetched ahead whenever a requested row is in them.
+        const SMALL_PAGE: u64 = 64 * 1024;
+        let mut spans = Vec::new();
+        for i in self.projection_indices(projection)? {
+            for c in self.field_columns[i].clone() {
+                let Some(col) = self.meta.columns.get(c) else {
+                    continue;
+                };
+                spans.extend(col.buffers.iter().cloned());
+                let mut first = 0u64;
+                for page in &col.pages {
+                    let end = first.saturating_add(page.num_rows);
+                    let wanted: u64 = ranges
+                        .iter()
+                        .map(|r| r.end.min(end).saturating_sub(r.start.max(first)))
+                        .sum();
+                    let bytes: u64 = page.buffers.iter().map(|b| b.end - b.start).sum();
+                    if wanted > 0 && (bytes <= SMALL_PAGE || wanted * 4 >= page.num_rows) {
+                        spans.extend(page.buffers.iter().cloned());
+                    }
+                    first = end;
+                }
+            }
+        }
+        if spans.is_empty() {
+            return Ok(None);
+        }
+        self.io.prefetch(&spans)
+    }
+
     /// Reads every row.
     pub fn read_all(&self, projection: Option<&[&str]>) -> Result<RecordBatch> {
         let all = 0..self.meta.num_rows;

@@ -301,6 +301,14 @@ impl<R: RangeRead> RangeRead for Coalesce<R> {
         self.inner.size()
     }
 
+    fn prefetches(&self) -> bool {
+        self.inner.prefetches()
+    }
+
+    fn prefetch(&self, ranges: &[Range<u64>]) -> Result<Option<lancer_format::read::Prefetched>> {
+        self.inner.prefetch(ranges)
+    }
+
     fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
         let (merged, owner) = plan_coalesced(ranges, self.max_gap);
         let got = self.inner.read_ranges(&merged)?;
@@ -353,6 +361,74 @@ mod tests {
                 assert_eq!(a, b, "{name}");
             }
         }
+    }
+
+    /// A scan-sized read of a remote file, prefetched, reads the same rows in far fewer
+    /// requests; the held bytes go when the guard drops; sparse reads prefetch little.
+    #[test]
+    fn prefetched_reads_need_fewer_requests_and_read_the_same() {
+        use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+        use lancer_format::reader::FileReader;
+        use lancer_format::writer::WriteOptions;
+        let Ok(store) = Store::open("memory://prefetch", &StorageOptions::new()) else {
+            panic!("memory store")
+        };
+        let n = 300_000i64;
+        let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(
+            (0..n).map(|i| i * 7919 % 1_000_003),
+        ));
+        let text: ArrayRef = Arc::new(StringArray::from_iter_values(
+            (0..n).map(|i| format!("row {i} {}", "x".repeat((i % 13) as usize))),
+        ));
+        let batch = RecordBatch::try_from_iter([("id", ids), ("text", text)]);
+        let Ok(batch) = batch else { panic!("batch") };
+        let opts = WriteOptions {
+            max_page_bytes: 256 * 1024,
+            ..Default::default()
+        };
+        let w = DataWriter::create(&store, "f.lance", batch.schema(), opts);
+        let Ok(mut w) = w else { panic!("writer") };
+        assert!(w.write_batch(&batch).is_ok());
+        assert!(w.finish().is_ok());
+        let open = || {
+            store
+                .reader("f.lance", None)
+                .map_err(FormatError::from)
+                .and_then(FileReader::open)
+        };
+        let (Ok(plain), Ok(ahead)) = (open(), open()) else {
+            panic!("open")
+        };
+        let whole = 0..n as u64;
+        let all = std::slice::from_ref(&whole);
+        let before = store.stats();
+        let a = plain.read_ranges(all, None);
+        let plain_requests = store.stats().since(&before).requests();
+        let before = store.stats();
+        let held = ahead.prefetch(all, None);
+        assert!(matches!(held, Ok(Some(_))), "a remote file prefetches");
+        let b = ahead.read_ranges(all, None);
+        let ahead_requests = store.stats().since(&before).requests();
+        let (Ok(a), Ok(b)) = (a, b) else {
+            panic!("read")
+        };
+        assert_eq!(a, b);
+        eprintln!("whole-file read: {plain_requests} requests, prefetched {ahead_requests}");
+        assert!(
+            ahead_requests * 4 <= plain_requests,
+            "prefetched {ahead_requests} requests, plain {plain_requests}"
+        );
+        // once the guard drops, reads go to the store again
+        drop(held);
+        let before = store.stats();
+        let again = ahead.read_ranges(std::slice::from_ref(&(10..20)), Some(&["id"]));
+        assert!(again.is_ok());
+        assert!(store.stats().since(&before).requests() > 0);
+        // a sparse take: rows in a few pages, which are not fetched whole
+        let before = store.stats();
+        let sparse = ahead.prefetch(&[5..6, 150_000..150_001], Some(&["text"]));
+        assert!(sparse.is_ok());
+        assert!(store.stats().since(&before).bytes_read < 64 * 1024 * 4);
     }
 
     #[test]

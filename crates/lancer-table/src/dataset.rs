@@ -580,6 +580,8 @@ impl Dataset {
                 })
                 .collect();
             let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            // remote files: this read's pages fetched in a few large requests first
+            let _held = r.prefetch(ranges, Some(&refs))?;
             let b = r.read_ranges(ranges, Some(&refs))?;
             for (k, (pos, name)) in wanted.iter().enumerate() {
                 let dt = self.schema.field(fields[*pos]).data_type();
@@ -649,6 +651,59 @@ impl Dataset {
             cols,
             &RecordBatchOptions::new().with_row_count(Some(rows)),
         )?)
+    }
+
+    /// Whether this dataset's files live in an object store, where a request costs
+    /// more than its bytes (scans then fetch ahead, see [`Dataset::prefetch_runs`]).
+    pub fn is_remote(&self) -> bool {
+        self.store.local_root().is_none()
+    }
+
+    /// Fetches ahead, in a few large requests, the pages of `columns` that a read of
+    /// rows `runs` of `frag` will decode (see [`FileReader::prefetch`]); reads of those
+    /// rows are served from memory while the returned guards live. Opens (and caches)
+    /// the fragment's file readers. Nothing is fetched for local files.
+    pub fn prefetch_runs(
+        &self,
+        frag: &pb::DataFragment,
+        columns: Option<&[&str]>,
+        runs: &[Range<u64>],
+    ) -> Result<Vec<lancer_format::read::Prefetched>> {
+        let fields = self.projection(columns)?;
+        let mut held = Vec::new();
+        if !self.is_remote() {
+            return Ok(held);
+        }
+        for df in &frag.files {
+            let wanted: Vec<i32> = fields
+                .iter()
+                .map(|&fi| &self.manifest.schema.fields[fi])
+                .filter(|lf| {
+                    let mut ids = Vec::new();
+                    subtree_ids(lf, &mut ids);
+                    df.fields.iter().any(|x| ids.contains(x))
+                })
+                .map(|lf| lf.id)
+                .collect();
+            if wanted.is_empty() {
+                continue;
+            }
+            let r = self.file_reader(frag, df)?;
+            // the file's own names of those fields (matched by id); fields only
+            // partly in this file (a struct spread over files) are read as usual
+            let names: Vec<&str> = r
+                .metadata()
+                .schema
+                .fields
+                .iter()
+                .filter(|f| wanted.contains(&f.id))
+                .map(|f| f.name.as_str())
+                .collect();
+            if let Some(g) = r.prefetch(runs, Some(&names))? {
+                held.push(g);
+            }
+        }
+        Ok(held)
     }
 
     /// Every physical row of a fragment (deleted ones included), all columns.

@@ -14,8 +14,10 @@
 pub(crate) mod columns;
 mod exec;
 
+use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use arrow_array::RecordBatch;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
@@ -398,6 +400,12 @@ impl Scanner {
             None => (self.offset, self.limit.unwrap_or(u64::MAX)),
             Some(_) => (0, u64::MAX),
         };
+        if self.ds.is_remote() {
+            // each fragment's deletion file: one request each, all in flight together
+            let wanted: Vec<&lancer_table::pb::DataFragment> =
+                order.iter().map(|&i| &frags[i]).collect();
+            lancer_table::par::map_io(&wanted, |f| self.ds.kept_runs(f))?;
+        }
         let mut tasks = Vec::new();
         for fi in order {
             if left == 0 {
@@ -461,6 +469,27 @@ impl Scanner {
                 what: "a mapped scan with an offset or limit".into(),
             });
         }
+        let mut ahead: HashMap<usize, Ahead> = HashMap::new();
+        if self.ds.is_remote() {
+            let columns: Vec<String> = match &filter {
+                Some(f) => read
+                    .iter()
+                    .filter(|c| f.columns().contains(c))
+                    .cloned()
+                    .collect(),
+                None => read.clone(),
+            };
+            for t in &tasks {
+                let a = ahead.entry(t.frag).or_insert_with(|| Ahead {
+                    columns: columns.clone(),
+                    runs: Vec::new(),
+                    held: OnceLock::new(),
+                    tasks_left: AtomicUsize::new(0),
+                });
+                a.runs.extend(t.runs.iter().cloned());
+                a.tasks_left.fetch_add(1, Ordering::Relaxed);
+            }
+        }
         Ok(Plan {
             ds: self.ds.clone(),
             map: self.map.clone(),
@@ -477,6 +506,7 @@ impl Scanner {
             with_row_address: self.with_row_address,
             ordered: self.ordered,
             deleted_as_null,
+            ahead,
         })
     }
 }
@@ -544,6 +574,29 @@ pub(crate) struct Task {
     indexed: bool,
 }
 
+/// One fragment of a scan of a remote dataset: the bytes of its rows fetched ahead in a
+/// few large requests by the first of its tasks to start (the others wait for them
+/// instead of asking for the same bytes), let go when its last task is done.
+struct Ahead {
+    /// The columns fetched ahead: the filter's when there is one (the other columns
+    /// are read for the rows that pass), else every column read.
+    columns: Vec<String>,
+    /// Every row its tasks read.
+    runs: Vec<Range<u64>>,
+    held: OnceLock<Mutex<Vec<lancer_format::read::Prefetched>>>,
+    tasks_left: AtomicUsize,
+}
+
+impl std::fmt::Debug for Ahead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ahead")
+            .field("columns", &self.columns)
+            .field("runs", &self.runs.len())
+            .field("tasks_left", &self.tasks_left)
+            .finish()
+    }
+}
+
 /// A planned scan: what to read, how to filter and what to output.
 #[derive(Debug)]
 pub(crate) struct Plan {
@@ -565,6 +618,8 @@ pub(crate) struct Plan {
     with_row_address: bool,
     ordered: bool,
     deleted_as_null: bool,
+    /// Per fragment (index in the version), on remote datasets only.
+    ahead: HashMap<usize, Ahead>,
 }
 
 /// The physical rows where `mask` is true, `mask` laid over `runs` in order.
@@ -594,7 +649,33 @@ impl Plan {
             .map_or_else(|| self.output.clone(), |m| m.schema.clone())
     }
 
+    /// Runs one task; on remote datasets its fragment's rows are fetched ahead first
+    /// (once per fragment) and let go after the fragment's last task.
     fn run(&self, task: &Task) -> Result<Option<RecordBatch>> {
+        let Some(a) = self.ahead.get(&task.frag) else {
+            return self.run_task(task);
+        };
+        a.held.get_or_init(|| {
+            let frag = &self.ds.fragments()[task.frag];
+            let cols: Vec<&str> = a.columns.iter().map(String::as_str).collect();
+            // a failed fetch ahead is not an error here: the reads that follow ask
+            // again, and report what fails
+            Mutex::new(
+                self.ds
+                    .prefetch_runs(frag, Some(&cols), &a.runs)
+                    .unwrap_or_default(),
+            )
+        });
+        let out = self.run_task(task);
+        if a.tasks_left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            if let Some(Ok(mut held)) = a.held.get().map(Mutex::lock) {
+                held.clear();
+            }
+        }
+        out
+    }
+
+    fn run_task(&self, task: &Task) -> Result<Option<RecordBatch>> {
         let frag = &self.ds.fragments()[task.frag];
         // Rows an exact index answer left need no filter: only the outputs are read.
         let exact = task.indexed && self.indexed.as_ref().is_some_and(|ix| ix.exact);
