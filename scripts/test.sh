@@ -60,4 +60,25 @@ export AWS_ENDPOINT="http://127.0.0.1:$port" AWS_ENDPOINT_URL="http://127.0.0.1:
 export LANCER_S3_BUCKET=lancer-tests
 .venv/moto/bin/python -c "import urllib.request as u; u.urlopen(u.Request('http://127.0.0.1:$port/$LANCER_S3_BUCKET', method='PUT'))" \
   || { echo "test.sh: the S3 test server did not start (target/moto.log)" >&2; exit 1; }
+
+# Azurite (the Azure Storage emulator, npm) for the Azure tests, when npm is there.
+bash scripts/setup-azurite.sh
+if [ -x .venv/azurite/node_modules/.bin/azurite-blob ]; then
+  az_port=$(.venv/moto/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  rm -rf "$root/target/azurite"
+  .venv/azurite/node_modules/.bin/azurite-blob --blobHost 127.0.0.1 --blobPort "$az_port" \
+    --location "$root/target/azurite" --skipApiVersionCheck --loose > "$root/target/azurite.log" 2>&1 &
+  az_pid=$!
+  trap 'kill $moto_pid $az_pid 2>/dev/null || true' EXIT
+  for _ in $(seq 1 100); do
+    .venv/moto/bin/python scripts/azurite_container.py "http://127.0.0.1:$az_port" lancer-tests 2>/dev/null && break
+    sleep 0.2
+  done
+  export AZURE_STORAGE_USE_EMULATOR=true AZURITE_BLOB_STORAGE_URL="http://127.0.0.1:$az_port"
+  export AZURE_STORAGE_ACCOUNT_NAME=devstoreaccount1
+  export AZURE_STORAGE_ACCOUNT_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+  export LANCER_AZURE_CONTAINER=lancer-tests LANCER_REQUIRE_AZURITE=1
+else
+  echo "test.sh: Azurite is not installed (no npm): the Azure tests are skipped" >&2
+fi
 cargo test --workspace --all-targets
