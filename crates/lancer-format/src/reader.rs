@@ -259,12 +259,15 @@ impl FileReader {
     /// pages), with the columns' own buffers, so that a scan of a remote file costs a
     /// few large requests instead of one per column and page. The bytes are held
     /// while the returned guard lives. Nothing is done (`None`) where the source
-    /// reads cheaply anyway (local files) or for legacy files; sparse takes leave
-    /// their pages to the decoders, which read only the chunks they need.
+    /// reads cheaply anyway (local files), for legacy files, or when the pages come
+    /// to more than `max_bytes` (memory stays bounded; the decoders then read as
+    /// usual); sparse takes leave their pages to the decoders, which read only the
+    /// chunks they need.
     pub fn prefetch(
         &self,
         ranges: &[Range<u64>],
         projection: Option<&[&str]>,
+        max_bytes: u64,
     ) -> Result<Option<crate::read::Prefetched>> {
         if !self.io.prefetches() || self.legacy.is_some() || ranges.is_empty() {
             return Ok(None);
@@ -293,7 +296,8 @@ impl FileReader {
                 }
             }
         }
-        if spans.is_empty() {
+        let bytes: u64 = spans.iter().map(|r| r.end.saturating_sub(r.start)).sum();
+        if spans.is_empty() || bytes > max_bytes {
             return Ok(None);
         }
         self.io.prefetch(&spans)

@@ -405,7 +405,7 @@ mod tests {
         let a = plain.read_ranges(all, None);
         let plain_requests = store.stats().since(&before).requests();
         let before = store.stats();
-        let held = ahead.prefetch(all, None);
+        let held = ahead.prefetch(all, None, u64::MAX);
         assert!(matches!(held, Ok(Some(_))), "a remote file prefetches");
         let b = ahead.read_ranges(all, None);
         let ahead_requests = store.stats().since(&before).requests();
@@ -426,9 +426,13 @@ mod tests {
         assert!(store.stats().since(&before).requests() > 0);
         // a sparse take: rows in a few pages, which are not fetched whole
         let before = store.stats();
-        let sparse = ahead.prefetch(&[5..6, 150_000..150_001], Some(&["text"]));
+        let sparse = ahead.prefetch(&[5..6, 150_000..150_001], Some(&["text"]), u64::MAX);
         assert!(sparse.is_ok());
         assert!(store.stats().since(&before).bytes_read < 64 * 1024 * 4);
+        // nor past the byte budget: nothing fetched
+        let before = store.stats();
+        assert!(matches!(ahead.prefetch(all, None, 1024 * 1024), Ok(None)));
+        assert_eq!(store.stats().since(&before).requests(), 0);
     }
 
     #[test]

@@ -24,6 +24,10 @@ use crate::pb;
 use crate::versions::{read_manifest_file, tag_version};
 use crate::{Result, TableError};
 
+/// The most bytes one read of a remote file fetches ahead (its pages, in a few large
+/// requests); larger reads leave their pages to the decoders.
+pub const READ_AHEAD_BYTES: u64 = 32 * 1024 * 1024;
+
 /// A dataset opened at one version. Cloning is cheap and shares the read caches.
 #[derive(Clone)]
 pub struct Dataset {
@@ -581,7 +585,7 @@ impl Dataset {
                 .collect();
             let refs: Vec<&str> = names.iter().map(String::as_str).collect();
             // remote files: this read's pages fetched in a few large requests first
-            let _held = r.prefetch(ranges, Some(&refs))?;
+            let _held = r.prefetch(ranges, Some(&refs), READ_AHEAD_BYTES)?;
             let b = r.read_ranges(ranges, Some(&refs))?;
             for (k, (pos, name)) in wanted.iter().enumerate() {
                 let dt = self.schema.field(fields[*pos]).data_type();
@@ -662,12 +666,14 @@ impl Dataset {
     /// Fetches ahead, in a few large requests, the pages of `columns` that a read of
     /// rows `runs` of `frag` will decode (see [`FileReader::prefetch`]); reads of those
     /// rows are served from memory while the returned guards live. Opens (and caches)
-    /// the fragment's file readers. Nothing is fetched for local files.
+    /// the fragment's file readers. Nothing is fetched for local files, nor from a file
+    /// whose pages come to more than `max_bytes`.
     pub fn prefetch_runs(
         &self,
         frag: &pb::DataFragment,
         columns: Option<&[&str]>,
         runs: &[Range<u64>],
+        max_bytes: u64,
     ) -> Result<Vec<lancer_format::read::Prefetched>> {
         let fields = self.projection(columns)?;
         let mut held = Vec::new();
@@ -699,7 +705,7 @@ impl Dataset {
                 .filter(|f| wanted.contains(&f.id))
                 .map(|f| f.name.as_str())
                 .collect();
-            if let Some(g) = r.prefetch(runs, Some(&names))? {
+            if let Some(g) = r.prefetch(runs, Some(&names), max_bytes)? {
                 held.push(g);
             }
         }

@@ -574,6 +574,11 @@ pub(crate) struct Task {
     indexed: bool,
 }
 
+/// The most bytes of one fragment's files fetched ahead for a scan of a remote dataset
+/// (up to [`REMOTE_SCAN_THREADS`] fragments are in flight); a larger fragment's tasks
+/// fetch ahead their own rows, at most `lancer_table::dataset::READ_AHEAD_BYTES` each.
+pub const FRAGMENT_AHEAD_BYTES: u64 = 32 * 1024 * 1024;
+
 /// One fragment of a scan of a remote dataset: the bytes of its rows fetched ahead in a
 /// few large requests by the first of its tasks to start (the others wait for them
 /// instead of asking for the same bytes), let go when its last task is done.
@@ -662,7 +667,7 @@ impl Plan {
             // again, and report what fails
             Mutex::new(
                 self.ds
-                    .prefetch_runs(frag, Some(&cols), &a.runs)
+                    .prefetch_runs(frag, Some(&cols), &a.runs, FRAGMENT_AHEAD_BYTES)
                     .unwrap_or_default(),
             )
         });
