@@ -5,26 +5,12 @@
 //! four processes committing at once lose nothing (Azure's conditional puts).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn lancer() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_lancer"))
-}
-
-fn ok(cmd: &mut Command) -> Output {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
+use common::{lancer, ok, py, pylance14, stdout};
 
 /// The container of the emulator, or None (a failure under the test script when npm
 /// is there to install Azurite).
@@ -44,29 +30,6 @@ fn container() -> Option<String> {
 
 fn uri(container: &str, name: &str) -> String {
     format!("az://{container}/{name}-{}", std::process::id())
-}
-
-fn pylance14() -> Option<PathBuf> {
-    let py = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/pylance-14/bin/python");
-    py.exists().then_some(py)
-}
-
-fn py(code: &str, args: &[&str]) -> String {
-    let Some(py) = pylance14() else {
-        return String::new();
-    };
-    let out = Command::new(py)
-        .arg("-c")
-        .arg(code)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "pylance: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout(&out)
 }
 
 fn csv(name: &str, ids: impl Iterator<Item = i64>) -> PathBuf {

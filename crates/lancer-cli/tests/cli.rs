@@ -3,23 +3,12 @@
 //! line with a non-zero exit code.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Command;
 
-fn lancer() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_lancer"))
-}
-
-/// Runs a command that must succeed (its stderr shown if not) and returns its output.
-fn ok(cmd: &mut Command) -> std::process::Output {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
+use common::{lancer, ok};
 
 fn golden(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -6,30 +6,16 @@
 //! clear error.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::Arc;
 
 use arrow_array::{FixedSizeListArray, Float32Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 
-fn lancer() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_lancer"))
-}
-
-fn ok(cmd: &mut Command) -> Output {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
+use common::{lancer, ok, py, pylance14, stdout};
 
 /// The bucket of the test server, or None (a failure under the test script).
 fn bucket() -> Option<String> {
@@ -48,29 +34,6 @@ fn bucket() -> Option<String> {
 
 fn uri(bucket: &str, name: &str) -> String {
     format!("s3://{bucket}/{name}-{}", std::process::id())
-}
-
-fn pylance14() -> Option<PathBuf> {
-    let py = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/pylance-14/bin/python");
-    py.exists().then_some(py)
-}
-
-fn py(code: &str, args: &[&str]) -> String {
-    let Some(py) = pylance14() else {
-        return String::new();
-    };
-    let out = Command::new(py)
-        .arg("-c")
-        .arg(code)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "pylance: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout(&out)
 }
 
 /// `n` rows from `start` (id, name, a 16-d vector) as an Arrow IPC file.

@@ -835,11 +835,12 @@ impl RangeRead for RemoteFile {
         }
         // the tail is fetched whole on its own; spans already held are not fetched again
         let start = self.size.saturating_sub(TAIL);
-        let live = self.live_held();
+        let mut live = self.live_held();
+        live.sort_by_key(|h| h.start);
         let wanted: Vec<Range<u64>> = ranges
             .iter()
             .filter(|r| r.start < r.end && r.start < start)
-            .filter(|r| !live.iter().any(|h| contains(h, r)))
+            .filter(|r| cover(&live, r).is_none())
             .cloned()
             .collect();
         if wanted.is_empty() {
@@ -877,45 +878,87 @@ impl RangeRead for RemoteFile {
         for r in ranges {
             check_range(r, self.size)?;
         }
-        let live = self.live_held();
-        if !live.is_empty() {
-            // served from prefetched spans where they hold the whole range; a range
-            // across two parts (or outside) is read as usual
-            let from_held: Vec<Option<Bytes>> = ranges
-                .iter()
-                .map(|r| {
-                    live.iter().find(|h| contains(h, r)).map(|h| {
-                        h.bytes
-                            .slice((r.start - h.start) as usize..(r.end - h.start) as usize)
-                    })
-                })
-                .collect();
-            if from_held.iter().any(Option::is_some) {
-                let rest: Vec<Range<u64>> = ranges
-                    .iter()
-                    .zip(&from_held)
-                    .filter(|(_, h)| h.is_none())
-                    .map(|(r, _)| r.clone())
-                    .collect();
-                let mut fetched = self.read_ranges_unheld(&rest)?.into_iter();
-                return from_held
-                    .into_iter()
-                    .map(|h| match h {
-                        Some(b) => Ok(b),
-                        None => fetched.next().ok_or_else(|| {
-                            FormatError::corrupt(format!("{}: a range went missing", self.shown))
-                        }),
-                    })
-                    .collect();
-            }
+        let start = self.size.saturating_sub(TAIL);
+        if self.tail.get().is_none() && ranges.iter().any(|r| r.start >= start) {
+            let whole = start..self.size;
+            let t = self.fetch(std::slice::from_ref(&whole))?;
+            let _ = self.tail.set(t.into_iter().next().unwrap_or_default());
         }
-        self.read_ranges_unheld(ranges)
+        // what is in memory: the tail, and the spans prefetched for callers still
+        // holding them; the other ranges are fetched
+        let mut spans = self.live_held();
+        if let Some(t) = self.tail.get() {
+            spans.push(Arc::new(Held {
+                start,
+                bytes: t.clone(),
+            }));
+        }
+        spans.sort_by_key(|h| h.start);
+        let from_memory: Vec<Option<Bytes>> = ranges.iter().map(|r| in_memory(&spans, r)).collect();
+        let far: Vec<Range<u64>> = ranges
+            .iter()
+            .zip(&from_memory)
+            .filter(|(_, m)| m.is_none())
+            .map(|(r, _)| r.clone())
+            .collect();
+        let mut fetched = self.fetch(&far)?.into_iter();
+        from_memory
+            .into_iter()
+            .map(|m| match m {
+                Some(b) => Ok(b),
+                None => fetched.next().ok_or_else(|| {
+                    FormatError::corrupt(format!("{}: a range went missing", self.shown))
+                }),
+            })
+            .collect()
     }
 }
 
-/// Whether held span `h` holds all of `r`.
-fn contains(h: &Held, r: &Range<u64>) -> bool {
-    r.start >= h.start && r.end <= h.start + h.bytes.len() as u64
+/// The spans (positions in `spans`, sorted by start) that together hold all of `r`:
+/// one, or adjacent ones (a range the coalescing above merged across two prefetched
+/// parts); None if some byte of `r` is not in memory.
+fn cover(spans: &[Arc<Held>], r: &Range<u64>) -> Option<Range<usize>> {
+    let end_of = |h: &Held| h.start + h.bytes.len() as u64;
+    let first = spans
+        .iter()
+        .position(|h| h.start <= r.start && r.start < end_of(h))?;
+    let mut at = end_of(&spans[first]);
+    let mut last = first;
+    while at < r.end {
+        let next = spans.get(last + 1)?;
+        if next.start > at {
+            return None;
+        }
+        at = at.max(end_of(next));
+        last += 1;
+    }
+    Some(first..last + 1)
+}
+
+/// The bytes of `r` if `spans` (sorted by start) hold all of them: a slice of one
+/// span, or copied from adjacent ones.
+fn in_memory(spans: &[Arc<Held>], r: &Range<u64>) -> Option<Bytes> {
+    if r.start == r.end {
+        return Some(Bytes::new());
+    }
+    let c = cover(spans, r)?;
+    let h = &spans[c.start];
+    if c.len() == 1 {
+        return Some(
+            h.bytes
+                .slice((r.start - h.start) as usize..(r.end - h.start) as usize),
+        );
+    }
+    let mut out = Vec::with_capacity((r.end - r.start) as usize);
+    let mut at = r.start;
+    for h in &spans[c] {
+        let end = r.end.min(h.start + h.bytes.len() as u64);
+        if end > at {
+            out.extend_from_slice(&h.bytes[(at - h.start) as usize..(end - h.start) as usize]);
+            at = end;
+        }
+    }
+    Some(Bytes::from(out))
 }
 
 impl RemoteFile {
@@ -925,35 +968,6 @@ impl RemoteFile {
             Ok(h) => h.iter().filter_map(Weak::upgrade).collect(),
             Err(_) => Vec::new(),
         }
-    }
-
-    /// Reads `ranges` (checked) from the tail or the store.
-    fn read_ranges_unheld(&self, ranges: &[Range<u64>]) -> lancer_format::Result<Vec<Bytes>> {
-        let start = self.size.saturating_sub(TAIL);
-        if self.tail.get().is_none() && ranges.iter().any(|r| r.start >= start) {
-            let whole = start..self.size;
-            let t = self.fetch(std::slice::from_ref(&whole))?;
-            let _ = self.tail.set(t.into_iter().next().unwrap_or_default());
-        }
-        let tail = self.tail.get();
-        let far: Vec<Range<u64>> = ranges
-            .iter()
-            .filter(|r| tail.is_none() || r.start < start)
-            .cloned()
-            .collect();
-        let mut fetched = self.fetch(&far)?.into_iter();
-        let mut out = Vec::with_capacity(ranges.len());
-        for r in ranges {
-            match tail {
-                Some(t) if r.start >= start => {
-                    out.push(t.slice((r.start - start) as usize..(r.end - start) as usize))
-                }
-                _ => out.push(fetched.next().ok_or_else(|| {
-                    FormatError::corrupt(format!("{}: a range went missing", self.shown))
-                })?),
-            }
-        }
-        Ok(out)
     }
 }
 
@@ -1229,5 +1243,31 @@ impl DataWriter {
             }
             DataWriter::Remote(w) => Ok(w.finish()?.finish()?),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_are_served_from_one_span_or_adjacent_ones() {
+        let data: Vec<u8> = (0..40u8).collect();
+        let span = |r: Range<usize>| {
+            Arc::new(Held {
+                start: r.start as u64,
+                bytes: Bytes::copy_from_slice(&data[r]),
+            })
+        };
+        let spans = vec![span(0..10), span(10..20), span(25..30)];
+        let got = |r: Range<u64>| in_memory(&spans, &r).map(|b| b.to_vec());
+        assert_eq!(got(2..8), Some(data[2..8].to_vec()));
+        assert_eq!(got(5..15), Some(data[5..15].to_vec()), "across two parts");
+        assert_eq!(got(0..20), Some(data[0..20].to_vec()));
+        assert_eq!(got(26..30), Some(data[26..30].to_vec()));
+        assert_eq!(got(15..27), None, "a gap");
+        assert_eq!(got(28..31), None, "past the last span");
+        assert_eq!(got(35..35), Some(Vec::new()));
+        assert_eq!(cover(&spans, &(5..15)), Some(0..2));
     }
 }

@@ -28,6 +28,18 @@ use crate::{Result, TableError};
 /// requests); larger reads leave their pages to the decoders.
 pub const READ_AHEAD_BYTES: u64 = 32 * 1024 * 1024;
 
+/// The fields of a read grouped by data file (see `Dataset::file_groups`); fields are
+/// positions in the read's field list.
+#[derive(Default)]
+struct FileGroups {
+    /// Per data file (index in the fragment): its fields with the dataset's names.
+    by_file: Vec<(usize, Vec<(usize, String)>)>,
+    /// Structs whose fields live in several files, with those files.
+    split: Vec<(usize, Vec<usize>)>,
+    /// Fields no data file of the fragment stores.
+    missing: Vec<usize>,
+}
+
 /// A dataset opened at one version. Cloning is cheap and shares the read caches.
 #[derive(Clone)]
 pub struct Dataset {
@@ -518,20 +530,12 @@ impl Dataset {
         Ok(r)
     }
 
-    /// Reads rows `ranges` (offsets within the fragment) of the fields `fields`
-    /// (indexes of top-level fields of the dataset schema).
-    fn read_fragment(
-        &self,
-        frag: &pb::DataFragment,
-        fields: &[usize],
-        ranges: &[Range<u64>],
-    ) -> Result<Vec<ArrayRef>> {
-        // Group the fields by the data file holding them: one read per file, which
-        // decodes that file's columns together (in parallel).
-        let mut by_file: Vec<(usize, Vec<(usize, String)>)> = Vec::new();
-        let mut out: Vec<Option<ArrayRef>> = vec![None; fields.len()];
-        let mut split: Vec<(usize, Vec<usize>)> = Vec::new();
-        let rows: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+    /// The fields `fields` (indexes of top-level fields of the dataset schema) of
+    /// `frag` grouped by the data file holding them — one read per file, which decodes
+    /// that file's columns together (in parallel) — with the structs spread over
+    /// several files and the fields no file stores set apart.
+    fn file_groups(&self, frag: &pb::DataFragment, fields: &[usize]) -> FileGroups {
+        let mut g = FileGroups::default();
         for (pos, &fi) in fields.iter().enumerate() {
             let lf = &self.manifest.schema.fields[fi];
             // Data files list the ids they store (2.1+: the leaves); match any id of
@@ -541,48 +545,71 @@ impl Dataset {
             let holding: Vec<usize> = (0..frag.files.len())
                 .filter(|&k| frag.files[k].fields.iter().any(|x| ids.contains(x)))
                 .collect();
-            if holding.len() > 1 {
+            match holding[..] {
+                [] => g.missing.push(pos),
+                [file_idx] => match g.by_file.iter_mut().find(|(f, _)| *f == file_idx) {
+                    Some((_, wanted)) => wanted.push((pos, lf.name.clone())),
+                    None => g.by_file.push((file_idx, vec![(pos, lf.name.clone())])),
+                },
                 // a struct whose fields live in several files (a nested field cast or
-                // added later): read from each, put together below
-                split.push((pos, holding));
-                continue;
+                // added later): read from each, put together
+                _ => g.split.push((pos, holding)),
             }
-            let Some(&file_idx) = holding.first() else {
-                // A field no data file of this fragment stores (added to the schema
-                // without data, e.g. add_columns of all-null columns): null in every
-                // row, as the reference reads it.
-                let rows = usize::try_from(rows)
-                    .map_err(|_| TableError::corrupt("row count does not fit in memory"))?;
-                out[pos] = Some(arrow_array::new_null_array(
-                    self.schema.field(fi).data_type(),
-                    rows,
-                ));
-                continue;
-            };
-            let group = match by_file.iter().position(|(f, _)| *f == file_idx) {
-                Some(g) => g,
-                None => {
-                    by_file.push((file_idx, Vec::new()));
-                    by_file.len() - 1
-                }
-            };
-            by_file[group].1.push((pos, lf.name.clone()));
+        }
+        g
+    }
+
+    /// The file's own name for each of `wanted` (positions in `fields`, matched by
+    /// field id; the dataset's name where the file lacks the id).
+    fn names_in_file(
+        &self,
+        r: &FileReader,
+        fields: &[usize],
+        wanted: &[(usize, String)],
+    ) -> Vec<String> {
+        wanted
+            .iter()
+            .map(|(pos, name)| {
+                let id = self.manifest.schema.fields[fields[*pos]].id;
+                r.metadata()
+                    .schema
+                    .fields
+                    .iter()
+                    .find(|f| f.id == id)
+                    .map_or_else(|| name.clone(), |f| f.name.clone())
+            })
+            .collect()
+    }
+
+    /// Reads rows `ranges` (offsets within the fragment) of the fields `fields`
+    /// (indexes of top-level fields of the dataset schema).
+    fn read_fragment(
+        &self,
+        frag: &pb::DataFragment,
+        fields: &[usize],
+        ranges: &[Range<u64>],
+    ) -> Result<Vec<ArrayRef>> {
+        let mut out: Vec<Option<ArrayRef>> = vec![None; fields.len()];
+        let rows: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+        let FileGroups {
+            by_file,
+            split,
+            missing,
+        } = self.file_groups(frag, fields);
+        for pos in missing {
+            // A field no data file of this fragment stores (added to the schema
+            // without data, e.g. add_columns of all-null columns): null in every
+            // row, as the reference reads it.
+            let rows = usize::try_from(rows)
+                .map_err(|_| TableError::corrupt("row count does not fit in memory"))?;
+            out[pos] = Some(arrow_array::new_null_array(
+                self.schema.field(fields[pos]).data_type(),
+                rows,
+            ));
         }
         for (file_idx, wanted) in by_file {
             let r = self.file_reader(frag, &frag.files[file_idx])?;
-            // The file's own name for each field (matched by id).
-            let names: Vec<String> = wanted
-                .iter()
-                .map(|(pos, name)| {
-                    let id = self.manifest.schema.fields[fields[*pos]].id;
-                    r.metadata()
-                        .schema
-                        .fields
-                        .iter()
-                        .find(|f| f.id == id)
-                        .map_or_else(|| name.clone(), |f| f.name.clone())
-                })
-                .collect();
+            let names = self.names_in_file(&r, fields, &wanted);
             let refs: Vec<&str> = names.iter().map(String::as_str).collect();
             // remote files: this read's pages fetched in a few large requests first
             let _held = r.prefetch(ranges, Some(&refs), READ_AHEAD_BYTES)?;
@@ -680,32 +707,13 @@ impl Dataset {
         if !self.is_remote() {
             return Ok(held);
         }
-        for df in &frag.files {
-            let wanted: Vec<i32> = fields
-                .iter()
-                .map(|&fi| &self.manifest.schema.fields[fi])
-                .filter(|lf| {
-                    let mut ids = Vec::new();
-                    subtree_ids(lf, &mut ids);
-                    df.fields.iter().any(|x| ids.contains(x))
-                })
-                .map(|lf| lf.id)
-                .collect();
-            if wanted.is_empty() {
-                continue;
-            }
-            let r = self.file_reader(frag, df)?;
-            // the file's own names of those fields (matched by id); fields only
-            // partly in this file (a struct spread over files) are read as usual
-            let names: Vec<&str> = r
-                .metadata()
-                .schema
-                .fields
-                .iter()
-                .filter(|f| wanted.contains(&f.id))
-                .map(|f| f.name.as_str())
-                .collect();
-            if let Some(g) = r.prefetch(runs, Some(&names), max_bytes)? {
+        // one file at a time as the read groups them (structs spread over several
+        // files are read as usual)
+        for (file_idx, wanted) in self.file_groups(frag, &fields).by_file {
+            let r = self.file_reader(frag, &frag.files[file_idx])?;
+            let names = self.names_in_file(&r, &fields, &wanted);
+            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            if let Some(g) = r.prefetch(runs, Some(&refs), max_bytes)? {
                 held.push(g);
             }
         }

@@ -289,20 +289,9 @@ fn lancer_builds_indexes_on_shapes_pylance_opens() {
         }
     }
     let lfile = tmp.join("all.json");
-    std::fs::write(&lfile, serde_json::to_string(&list).unwrap()).unwrap();
     for v in ["14", "12", "11"] {
         let Some(py) = pylance(v) else { continue };
-        let out = Command::new(&py)
-            .arg(repo().join("scripts/check_vector_shapes.py"))
-            .arg(&lfile)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "pylance {v}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let seen = check_vector_shapes(&py, &lfile, &Value::Array(list.clone()));
         let seen = seen.as_array().unwrap();
         assert_eq!(seen.len(), expect.len(), "pylance {v} checks every index");
         for (r, (at, b, np1, live)) in seen.iter().zip(&expect) {
@@ -334,6 +323,24 @@ fn lancer_builds_indexes_on_shapes_pylance_opens() {
     }
     let _ = std::fs::remove_dir_all(&tmp);
     assert!(checked >= 150, "{checked} pylance checks");
+}
+
+/// What `scripts/check_vector_shapes.py` run by pylance `py` says of the Lancer-built
+/// indexes of `items` (written to `file` for it): one answer per item.
+fn check_vector_shapes(py: &Path, file: &Path, items: &Value) -> Value {
+    std::fs::write(file, items.to_string()).unwrap();
+    let out = Command::new(py)
+        .arg(repo().join("scripts/check_vector_shapes.py"))
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        py.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// pylance's answers `r` on Lancer's index: fully probed = pylance's exact answer of
@@ -456,18 +463,7 @@ fn empty_index_is_trained_by_optimize() {
     if let Some(py) = pylance("14") {
         let list = dir.with_extension("json");
         let item = serde_json::json!([{"dir": dir, "metric": "l2", "queries": [q], "k": 10}]);
-        std::fs::write(&list, item.to_string()).unwrap();
-        let out = Command::new(&py)
-            .arg(repo().join("scripts/check_vector_shapes.py"))
-            .arg(&list)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let seen = check_vector_shapes(&py, &list, &item);
         let r = &seen[0];
         assert!(r.get("error").is_none(), "{r}");
         // pylance counts the covered fragments' rows, the 50 null vectors included

@@ -1,0 +1,53 @@
+//! Helpers shared by the CLI's integration tests: running the `lancer` binary and
+//! pylance 14 (from the project's venv).
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// The `lancer` binary of this build.
+pub fn lancer() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_lancer"))
+}
+
+/// Runs a command that must succeed (its stderr shown if not) and returns its output.
+pub fn ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Standard output, trimmed.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// pylance 14's Python, when `scripts/setup-python.sh` installed it.
+pub fn pylance14() -> Option<PathBuf> {
+    let py = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/pylance-14/bin/python");
+    py.exists().then_some(py)
+}
+
+/// Runs Python `code` with `args` under pylance 14 (must succeed); its trimmed output,
+/// or "" without pylance 14.
+pub fn py(code: &str, args: &[&str]) -> String {
+    let Some(py) = pylance14() else {
+        return String::new();
+    };
+    let out = Command::new(py)
+        .arg("-c")
+        .arg(code)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "pylance: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout(&out)
+}
