@@ -314,7 +314,7 @@ def main():
                      f"| {duck_r} | {rss} | {'yes' if r['same'] else '**no**'} | {r['note']} |")
     searches = [r for r in results if "search" in r]
     if searches:
-        lines += ["", "Exact search in-process (`lancer-bench search-mem`, one run): time against two bounds for reading the "
+        lines += ["", "Exact search in-process (`lancer-bench search-mem`, best of 3 on one opened dataset, peak heap the highest of the 3): time against two bounds for reading the "
                   "vector bytes of all physical rows — a one-thread memcpy of resident memory, and a one-thread read of the "
                   "data files from the page cache into a reused buffer — and the peak heap during the search against one "
                   "batch of vectors per scan thread; the process's peak RSS (VmHWM) for scale.", "",

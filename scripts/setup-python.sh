@@ -34,3 +34,15 @@ if ! { [ -f "$venv/.pinned" ] && [ "$(cat "$venv/.pinned")" = "$want" ]; }; then
   "$venv/bin/pip" install --quiet --disable-pip-version-check "$want"
   echo "$want" > "$venv/.pinned"
 fi
+
+# The Python package's test environment: maturin builds `lancer` into it; pytest runs the
+# drop-in suite against pylance 14 and DuckDB / polars / pandas.
+venv="$root/.venv/py"
+want="pylance==14.0.2 pyarrow numpy pandas polars==2.1.0 duckdb==2.0.0 pytest==9.2.0 maturin==1.16.0"
+if ! { [ -f "$venv/.pinned" ] && [ "$(cat "$venv/.pinned")" = "$want" ]; }; then
+  echo "setup-python: creating $venv ($want)" >&2
+  rm -rf "$venv"
+  "$py" -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check $want
+  echo "$want" > "$venv/.pinned"
+fi

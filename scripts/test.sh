@@ -81,4 +81,13 @@ if [ -x .venv/azurite/node_modules/.bin/azurite-blob ]; then
 else
   echo "test.sh: Azurite is not installed (no npm): the Azure tests are skipped" >&2
 fi
+# pyo3 (crates/lancer-python) builds against the package's venv interpreter, the same
+# in the Rust build below and in maturin's, so it is compiled once.
+export PYO3_PYTHON="$root/.venv/py/bin/python"
 cargo test --workspace --all-targets
+
+# The Python package: maturin builds it into .venv/py (dev profile, sharing the build
+# above), then the drop-in suite runs against pylance 14, DuckDB, polars and pandas.
+echo "test.sh: building the Python package (maturin develop) and running its tests" >&2
+(cd python && VIRTUAL_ENV="$root/.venv/py" PATH="$root/.venv/py/bin:$PATH" maturin develop --quiet)
+.venv/py/bin/python -m pytest -q -p no:cacheprovider python/tests

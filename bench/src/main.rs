@@ -244,7 +244,7 @@ fn takes(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// `search-mem PATH COLUMN QUERY_FILE K [PREFILTER]`: one exact search through the
+/// `search-mem PATH COLUMN QUERY_FILE K [PREFILTER]`: exact searches (best of 3) through the
 /// public streamed path (`nearest_where`, id column only); prints its seconds, the peak
 /// heap bytes allocated during it (above what was live before), the scan's threads and
 /// batch rows, and the memcpy rate over a buffer of `vector_bytes` (the column's bytes
@@ -264,14 +264,21 @@ fn search_mem(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         Some(f) => Filtering::Pre(f),
         None => Filtering::None,
     };
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
-    COUNTING.store(true, Ordering::SeqCst);
-    let t = Instant::now();
-    let r = nearest_where(&ds, &req, filtering, Some(&["id"]))?;
-    let secs = t.elapsed().as_secs_f64();
-    COUNTING.store(false, Ordering::SeqCst);
-    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+    // Best of three runs on the opened dataset (as the other rows of bench/run), the
+    // peak heap the highest of the three.
+    let (mut secs, mut peak, mut r) = (f64::INFINITY, 0usize, None);
+    for _ in 0..3 {
+        let base = LIVE.load(Ordering::Relaxed);
+        PEAK.store(base, Ordering::Relaxed);
+        COUNTING.store(true, Ordering::SeqCst);
+        let t = Instant::now();
+        let got = nearest_where(&ds, &req, filtering, Some(&["id"]))?;
+        secs = secs.min(t.elapsed().as_secs_f64());
+        COUNTING.store(false, Ordering::SeqCst);
+        peak = peak.max(PEAK.load(Ordering::Relaxed).saturating_sub(base));
+        r = Some(got);
+    }
+    let r = r.ok_or("no search ran")?;
     // The process's resident memory after the search (kB lines of /proc/self/status).
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let kb = |key: &str| -> u64 {

@@ -1,5 +1,6 @@
 //! `lancer import`'s readers on hostile input, in process: at least 10,000 mutations
-//! each of Arrow IPC files, Arrow IPC streams, Parquet, CSV and JSON lines must end in
+//! each of Arrow IPC files, Arrow IPC streams, Parquet (and 1,000 of Parquet files read
+//! through the mapping `import` uses), CSV and JSON lines must end in
 //! batches or a typed `InputError` — no panic escaping, no abort, every single
 //! allocation bounded (the tracking allocator of lancer-format's tests).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -130,6 +131,34 @@ fn mutated_parquet_files() {
     run("import parquet", &seeds, MUTATIONS, BOUND, 0x33, |b| {
         read_all(Format::Parquet, b)
     });
+}
+
+/// The reader `lancer import` uses for a Parquet file on disk (a read-only mapping):
+/// mutated files written out and read through it end in batches or an error too.
+#[test]
+fn mutated_parquet_files_mapped() {
+    let seeds = vec![
+        parquet(Compression::UNCOMPRESSED, false),
+        parquet(Compression::SNAPPY, true),
+    ];
+    let dir = std::env::temp_dir().join(format!("lancer-mapped-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A new file per mutation: a decoder thread of the previous one may still be reading
+    // its mapping (unlinking keeps a mapped file readable; truncating it would not).
+    let n = std::cell::Cell::new(0u64);
+    run("import parquet (mapped)", &seeds, MUTATIONS / 10, BOUND, 0x66, |b| {
+        n.set(n.get() + 1);
+        let path = dir.join(format!("in-{}.parquet", n.get()));
+        std::fs::write(&path, b).map_err(|e| e.to_string())?;
+        let _ = std::fs::remove_file(dir.join(format!("in-{}.parquet", n.get() - 1)));
+        let f = lancer_cli::input::MappedFile::open(&path).map_err(|e| e.to_string())?;
+        let input = open_parquet("in.parquet", f).map_err(|e| e.to_string())?;
+        for batch in input.batches {
+            batch.map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    });
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -66,15 +66,36 @@ pub struct CleanupStats {
 /// ones) and the files no remaining version references (only files older than the
 /// cutoff: a writer's files not yet committed stay).
 pub fn cleanup(store: &Store, older_than_age: Duration) -> Result<CleanupStats> {
-    let cutoff = SystemTime::now() - older_than_age;
-    let cutoff_since_epoch = cutoff.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let cutoff_ms = cutoff_since_epoch.as_millis() as i64;
+    cleanup_retaining(store, Some(older_than_age), None)
+}
+
+/// [`cleanup`] with pylance's two limits: a version is removed when it is older than
+/// `older_than` (if given) and not among the newest `retain_versions` (if given); the
+/// latest and tagged versions always stay. Unreferenced files stay when they are newer
+/// than the age cutoff — or, with `retain_versions` alone, newer than the oldest
+/// version kept (a writer may still be about to commit them).
+pub fn cleanup_retaining(
+    store: &Store,
+    older_than: Option<Duration>,
+    retain_versions: Option<usize>,
+) -> Result<CleanupStats> {
     let all = list_versions(store)?;
     let latest = all.last().map(|v| v.version);
     let tagged: HashSet<u64> = list_tags(store)?.into_iter().map(|(_, v)| v).collect();
+    // versions kept for their rank (newest first)
+    let ranked: HashSet<u64> = match retain_versions {
+        Some(n) => all.iter().rev().take(n).map(|v| v.version).collect(),
+        None => HashSet::new(),
+    };
+    let age_cutoff = older_than.map(|age| {
+        (SystemTime::now() - age)
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+    });
     let mut keep_refs: HashSet<String> = HashSet::new();
     let mut stats = CleanupStats::default();
     let mut doomed = Vec::new();
+    let mut oldest_kept: Option<Duration> = None;
     for v in &all {
         let bytes = store.get(&v.path)?;
         let m = Manifest::parse(&bytes)?;
@@ -84,8 +105,17 @@ pub fn cleanup(store: &Store, older_than_age: Duration) -> Result<CleanupStats> 
                 u32::try_from(t.nanos).unwrap_or(0),
             )
         });
-        let keep =
-            Some(v.version) == latest || tagged.contains(&v.version) || ts >= cutoff_since_epoch;
+        let young = match age_cutoff {
+            Some(c) => ts >= c,
+            None => retain_versions.is_none(),
+        };
+        let keep = Some(v.version) == latest
+            || tagged.contains(&v.version)
+            || ranked.contains(&v.version)
+            || young;
+        if keep {
+            oldest_kept = Some(oldest_kept.map_or(ts, |o| o.min(ts)));
+        }
         if !keep {
             doomed.push((v.path.clone(), bytes.len() as u64));
             continue;
@@ -104,6 +134,10 @@ pub fn cleanup(store: &Store, older_than_age: Duration) -> Result<CleanupStats> 
             keep_refs.insert(format!("_transactions/{}", m.pb.transaction_file));
         }
     }
+    let cutoff_ms = match age_cutoff {
+        Some(c) => c.as_millis() as i64,
+        None => oldest_kept.map_or(i64::MAX, |t| t.as_millis() as i64),
+    };
     for (p, size) in doomed {
         store.delete(&p)?;
         stats.bytes_removed += size;

@@ -187,7 +187,8 @@ pub(crate) fn read_input(
         std::fs::File::open(input).map_err(|e| format!("cannot open {}: {e}", input.display()))?;
     let name = input.display().to_string();
     let opened = if format == Format::Parquet {
-        let f = lancer_cli::input::PositionalFile::new(f)
+        drop(f);
+        let f = lancer_cli::input::MappedFile::open(input)
             .map_err(|e| format!("cannot open {}: {e}", input.display()))?;
         let opened = open_parquet(&name, f)?;
         bar.set_length(opened.rows.unwrap_or(0));

@@ -1,0 +1,667 @@
+//! `_lancer.Dataset`: one version of a dataset (a cheap handle; writes return a new
+//! one), and the module functions `write` and `cleanup`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use arrow_array::ffi_stream::ArrowArrayStreamReader;
+use arrow_array::{RecordBatch, RecordBatchReader};
+use arrow_pyarrow::PyArrowType;
+use arrow_schema::{ArrowError, Schema, SchemaRef};
+use lancer::{Dataset as Ds, DatasetExt, WriteParams};
+use lancer_format::container::FileVersion;
+use lancer_table::TableError;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::errors;
+
+type Options = Option<BTreeMap<String, String>>;
+
+/// One version as Python sees it: `(version, seconds, nanoseconds, rows, operation)`.
+type VersionRow = (u64, i64, i32, u64, String);
+
+/// Opens the store behind `uri` with `options` (environment variables first).
+fn store(uri: &str, options: &Options) -> PyResult<(lancer::Store, lancer::StorageOptions)> {
+    let opts: lancer::StorageOptions = options.clone().unwrap_or_default();
+    let store = lancer_table::dataset::open_store(Path::new(uri), &opts).map_err(errors::table)?;
+    Ok((store, opts))
+}
+
+/// One version of a dataset.
+#[pyclass(module = "lancer._lancer", frozen)]
+pub struct Dataset {
+    ds: Ds,
+    uri: String,
+}
+
+impl Dataset {
+    fn wrap(&self, ds: Ds) -> Dataset {
+        Dataset {
+            ds,
+            uri: self.uri.clone(),
+        }
+    }
+}
+
+/// A scan's batches as an Arrow reader: errors carried as `ArrowError`, and a pending
+/// Ctrl-C (checked between batches) ends it.
+struct Batches {
+    schema: SchemaRef,
+    inner: Box<dyn Iterator<Item = lancer::Result<RecordBatch>> + Send>,
+}
+
+impl Iterator for Batches {
+    type Item = Result<RecordBatch, ArrowError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        // Signals are handled on the main thread only; elsewhere this is a no-op.
+        if Python::attach(|py| py.check_signals()).is_err() {
+            return Some(Err(ArrowError::ExternalError(errors::INTERRUPTED.into())));
+        }
+        self.inner
+            .next()
+            .map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+    }
+}
+
+impl RecordBatchReader for Batches {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+}
+
+fn cols(columns: &Option<Vec<String>>) -> Option<Vec<&str>> {
+    columns
+        .as_ref()
+        .map(|c| c.iter().map(String::as_str).collect())
+}
+
+#[pymethods]
+impl Dataset {
+    /// Opens `uri` (a path, `file://`, `s3://`, `gs://`, `az://` or `memory://`) at its
+    /// latest version, a version number, or a tag.
+    #[staticmethod]
+    #[pyo3(signature = (uri, version=None, tag=None, storage_options=None))]
+    fn open(
+        py: Python<'_>,
+        uri: String,
+        version: Option<u64>,
+        tag: Option<String>,
+        storage_options: Options,
+    ) -> PyResult<Dataset> {
+        py.detach(|| {
+            let (store, opts) = store(&uri, &storage_options)?;
+            let version = match tag {
+                Some(t) => Some(
+                    lancer_table::versions::tag_version(&store, &t)
+                        .map_err(|e| errors::open(&uri, e))?,
+                ),
+                None => version,
+            };
+            let ds = Ds::open_with(store, opts, version).map_err(|e| errors::open(&uri, e))?;
+            Ok(Dataset { ds, uri })
+        })
+    }
+
+    /// The dataset's location as given.
+    #[getter]
+    fn uri(&self) -> String {
+        self.uri.clone()
+    }
+
+    /// This handle's version.
+    #[getter]
+    fn version(&self) -> u64 {
+        self.ds.version()
+    }
+
+    /// The schema (a `pyarrow.Schema`).
+    #[getter]
+    fn schema(&self) -> PyArrowType<Schema> {
+        PyArrowType(self.ds.schema().as_ref().clone())
+    }
+
+    /// Whether rows keep their ids across compaction (stable row ids).
+    #[getter]
+    fn stable_row_ids(&self) -> bool {
+        self.ds.uses_stable_row_ids()
+    }
+
+    /// The data storage version of the files (e.g. "2.1").
+    #[getter]
+    fn data_storage_version(&self) -> String {
+        match self.ds.storage_version() {
+            FileVersion::Legacy => "0.1".into(),
+            FileVersion::V2_0 => "2.0".into(),
+            FileVersion::V2_1 => "2.1".into(),
+            FileVersion::V2_2 => "2.2".into(),
+            FileVersion::V2_3 => "2.3".into(),
+        }
+    }
+
+    /// The same dataset at `version`.
+    fn checkout(&self, py: Python<'_>, version: u64) -> PyResult<Dataset> {
+        let ds = py.detach(|| self.ds.at_version(version).map_err(errors::table))?;
+        Ok(self.wrap(ds))
+    }
+
+    /// The same dataset at its newest version.
+    fn latest(&self, py: Python<'_>) -> PyResult<Dataset> {
+        let ds = py.detach(|| self.ds.latest().map_err(errors::table))?;
+        Ok(self.wrap(ds))
+    }
+
+    /// Every version, oldest first: `(version, seconds, nanoseconds, rows, operation)`.
+    fn versions(&self, py: Python<'_>) -> PyResult<Vec<VersionRow>> {
+        py.detach(|| {
+            let v = lancer_table::cleanup::versions(self.ds.store()).map_err(errors::table)?;
+            Ok(v.into_iter()
+                .map(|v| (v.version, v.timestamp.0, v.timestamp.1, v.rows, v.operation))
+                .collect())
+        })
+    }
+
+    /// The table metadata and config of this version (two dicts).
+    fn metadata(&self) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+        let pb = &self.ds.manifest().pb;
+        (
+            pb.table_metadata.clone().into_iter().collect(),
+            pb.config.clone().into_iter().collect(),
+        )
+    }
+
+    /// Tags and their versions, sorted by name.
+    fn tags(&self, py: Python<'_>) -> PyResult<Vec<(String, u64)>> {
+        py.detach(|| lancer_table::versions::list_tags(self.ds.store()).map_err(errors::table))
+    }
+
+    /// Tags `version` as `name` (an existing tag is an error unless `replace`).
+    #[pyo3(signature = (name, version, replace=false))]
+    fn create_tag(
+        &self,
+        py: Python<'_>,
+        name: String,
+        version: u64,
+        replace: bool,
+    ) -> PyResult<()> {
+        py.detach(|| {
+            let store = self.ds.store();
+            self.ds.at_version(version).map_err(errors::table)?;
+            if replace {
+                match lancer_table::versions::delete_tag(store, &name) {
+                    Ok(()) | Err(TableError::NotFound { .. }) => {}
+                    Err(e) => return Err(errors::table(e)),
+                }
+            }
+            lancer_table::versions::create_tag(store, &name, version, 0).map_err(errors::table)
+        })
+    }
+
+    /// Deletes the tag `name`.
+    fn delete_tag(&self, py: Python<'_>, name: String) -> PyResult<()> {
+        py.detach(|| {
+            lancer_table::versions::delete_tag(self.ds.store(), &name).map_err(errors::table)
+        })
+    }
+
+    /// Live rows, or rows passing a SQL `filter` (reads only the filter's columns).
+    #[pyo3(signature = (filter=None))]
+    fn count_rows(&self, py: Python<'_>, filter: Option<String>) -> PyResult<u64> {
+        match filter {
+            None => Ok(self.ds.count_rows()),
+            Some(f) => py.detach(|| self.ds.count_where(&f).map_err(errors::lancer)),
+        }
+    }
+
+    /// A scan as a `pyarrow.RecordBatchReader` (batches produced as they are read; the
+    /// filter is checked before this returns).
+    #[pyo3(signature = (columns=None, filter=None, limit=None, offset=None, with_row_id=false,
+                        with_row_address=false, batch_size=None, fragments=None, use_scalar_index=true))]
+    #[allow(clippy::too_many_arguments)]
+    fn scan(
+        &self,
+        py: Python<'_>,
+        columns: Option<Vec<String>>,
+        filter: Option<String>,
+        limit: Option<u64>,
+        offset: Option<u64>,
+        with_row_id: bool,
+        with_row_address: bool,
+        batch_size: Option<usize>,
+        fragments: Option<Vec<u64>>,
+        use_scalar_index: bool,
+    ) -> PyResult<PyArrowType<Box<dyn RecordBatchReader + Send>>> {
+        let stream = py.detach(|| {
+            let mut s = self
+                .ds
+                .scan()
+                .limit(limit)
+                .offset(offset.unwrap_or(0))
+                .with_row_id(with_row_id)
+                .with_row_address(with_row_address)
+                .use_scalar_index(use_scalar_index);
+            if let Some(c) = &columns {
+                s = s.columns(c);
+            }
+            if let Some(f) = &filter {
+                s = s.filter(f);
+            }
+            if let Some(b) = batch_size {
+                if b == 0 {
+                    return Err(PyValueError::new_err("batch_size must be at least 1"));
+                }
+                s = s.batch_size(b);
+            }
+            if let Some(fr) = &fragments {
+                s = s.fragments(fr);
+            }
+            s.stream().map_err(errors::lancer)
+        })?;
+        let reader = Batches {
+            schema: stream.schema(),
+            inner: Box::new(stream),
+        };
+        Ok(PyArrowType(Box::new(reader)))
+    }
+
+    /// The plan a scan would run (filters, indexes used).
+    #[pyo3(signature = (columns=None, filter=None))]
+    fn explain(
+        &self,
+        py: Python<'_>,
+        columns: Option<Vec<String>>,
+        filter: Option<String>,
+    ) -> PyResult<String> {
+        py.detach(|| {
+            let mut s = self.ds.scan();
+            if let Some(c) = &columns {
+                s = s.columns(c);
+            }
+            if let Some(f) = &filter {
+                s = s.filter(f);
+            }
+            s.explain().map_err(errors::lancer)
+        })
+    }
+
+    /// Rows at live-row offsets `indices` (in that order, repeats allowed).
+    #[pyo3(signature = (indices, columns=None))]
+    fn take(
+        &self,
+        py: Python<'_>,
+        indices: Vec<u64>,
+        columns: Option<Vec<String>>,
+    ) -> PyResult<PyArrowType<RecordBatch>> {
+        let b = py.detach(|| {
+            let c = cols(&columns);
+            self.ds.take(&indices, c.as_deref()).map_err(errors::table)
+        })?;
+        Ok(PyArrowType(b))
+    }
+
+    /// Rows by row id (the stable id, or the row address when the dataset has none).
+    #[pyo3(signature = (ids, columns=None))]
+    fn take_rows(
+        &self,
+        py: Python<'_>,
+        ids: Vec<u64>,
+        columns: Option<Vec<String>>,
+    ) -> PyResult<PyArrowType<RecordBatch>> {
+        let b = py.detach(|| {
+            let c = cols(&columns);
+            if self.ds.uses_stable_row_ids() {
+                self.ds.take_row_ids(&ids, c.as_deref())
+            } else {
+                self.ds.take_addresses(&ids, c.as_deref())
+            }
+            .map_err(errors::table)
+        })?;
+        Ok(PyArrowType(b))
+    }
+
+    /// Deletes the rows matching a SQL `filter`; the dataset after (the same version
+    /// when nothing matched).
+    fn delete(&self, py: Python<'_>, filter: String) -> PyResult<Dataset> {
+        let ds = py.detach(|| DatasetExt::delete(&self.ds, &filter).map_err(errors::lancer))?;
+        Ok(self.wrap(ds))
+    }
+
+    /// Makes this handle's version the latest again (a new version).
+    fn restore(&self, py: Python<'_>) -> PyResult<Dataset> {
+        let ds = py.detach(|| self.ds.restore(self.ds.version()).map_err(errors::table))?;
+        Ok(self.wrap(ds))
+    }
+
+    /// The fragments: dicts of `id`, `physical_rows`, `deleted_rows` and `files`
+    /// (`path`, `fields`, `file_major_version`, `file_minor_version`).
+    fn fragments<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let mut out = Vec::new();
+        for f in self.ds.fragments() {
+            let d = PyDict::new(py);
+            d.set_item("id", f.id)?;
+            d.set_item("physical_rows", f.physical_rows)?;
+            let deleted = f.deletion_file.as_ref().map_or(0, |d| d.num_deleted_rows);
+            d.set_item("deleted_rows", deleted)?;
+            let mut files = Vec::new();
+            for df in &f.files {
+                let fd = PyDict::new(py);
+                fd.set_item("path", &df.path)?;
+                fd.set_item("fields", &df.fields)?;
+                fd.set_item("file_major_version", df.file_major_version)?;
+                fd.set_item("file_minor_version", df.file_minor_version)?;
+                files.push(fd);
+            }
+            d.set_item("files", files)?;
+            out.push(d);
+        }
+        Ok(out)
+    }
+
+    /// The `k` nearest rows to `q` in `column`: the columns asked (all by default)
+    /// plus `_distance`, nearest first. Through the column's vector index when it has
+    /// one for the metric (unless `use_index` is false), else exact.
+    #[pyo3(signature = (column, q, k, metric=None, nprobes=None, refine_factor=None, filter=None,
+                        prefilter=true, columns=None, use_index=true))]
+    #[allow(clippy::too_many_arguments)]
+    fn nearest(
+        &self,
+        py: Python<'_>,
+        column: String,
+        q: Vec<f32>,
+        k: usize,
+        metric: Option<String>,
+        nprobes: Option<usize>,
+        refine_factor: Option<u32>,
+        filter: Option<String>,
+        prefilter: bool,
+        columns: Option<Vec<String>>,
+        use_index: bool,
+    ) -> PyResult<PyArrowType<RecordBatch>> {
+        use lancer::search::{nearest_with, Filtering, Metric, Nearest};
+        let b = py.detach(|| {
+            let metric = match metric {
+                Some(m) => Metric::parse(&m).map_err(errors::table)?,
+                None => lancer::ann::column_index_metric(&self.ds, &column)
+                    .map_err(errors::lancer)?
+                    .unwrap_or(Metric::L2),
+            };
+            let req = Nearest {
+                column: &column,
+                query: q,
+                k,
+                metric,
+            };
+            let filtering = match &filter {
+                None => Filtering::None,
+                Some(f) if prefilter => Filtering::Pre(f),
+                Some(f) => Filtering::Post(f),
+            };
+            let params = lancer::ann::AnnParams {
+                use_index,
+                nprobes,
+                refine_factor,
+                ..Default::default()
+            };
+            let c = cols(&columns);
+            nearest_with(&self.ds, &req, filtering, c.as_deref(), &params).map_err(errors::lancer)
+        })?;
+        Ok(PyArrowType(b))
+    }
+
+    /// Full-text search of `query` (in `column`, or every indexed column): the columns
+    /// asked plus `_score`, best first.
+    #[pyo3(signature = (query, column=None, limit=None, filter=None, prefilter=false, columns=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn full_text_search(
+        &self,
+        py: Python<'_>,
+        query: String,
+        column: Option<String>,
+        limit: Option<usize>,
+        filter: Option<String>,
+        prefilter: bool,
+        columns: Option<Vec<String>>,
+    ) -> PyResult<PyArrowType<RecordBatch>> {
+        let b = py.detach(|| {
+            let q = lancer_index::inverted::search::FtsQuery::matching(&query, column.as_deref());
+            let opts = lancer::fts::FtsOptions {
+                limit,
+                filter,
+                prefilter,
+                columns,
+                ..Default::default()
+            };
+            lancer::fts::full_text_search(&self.ds, &q, &opts).map_err(errors::lancer)
+        })?;
+        Ok(PyArrowType(b))
+    }
+
+    /// Builds an index on `column`: IVF_FLAT / IVF_PQ / IVF_SQ / IVF_RQ (vector),
+    /// BTREE / BITMAP / LABEL_LIST / ZONEMAP / BLOOMFILTER / NGRAM (scalar) or
+    /// INVERTED (full text), in the reference's format. The dataset after.
+    #[pyo3(signature = (column, index_type, name=None, replace=false, metric=None, num_partitions=None,
+                        num_sub_vectors=None, num_bits=None, sample_rate=None, max_iterations=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn create_index(
+        &self,
+        py: Python<'_>,
+        column: String,
+        index_type: String,
+        name: Option<String>,
+        replace: bool,
+        metric: Option<String>,
+        num_partitions: Option<usize>,
+        num_sub_vectors: Option<usize>,
+        num_bits: Option<u32>,
+        sample_rate: Option<usize>,
+        max_iterations: Option<usize>,
+    ) -> PyResult<Dataset> {
+        use lancer_index::ivf_build::Quantizer;
+        let kind = index_type.to_ascii_lowercase();
+        let ds = py.detach(|| {
+            if kind == "inverted" || kind == "fts" {
+                let opts = lancer::fts_index::FtsIndexOptions {
+                    name,
+                    replace,
+                    ..Default::default()
+                };
+                return lancer::fts_index::create_fts_index(&self.ds, &column, &opts)
+                    .map_err(errors::lancer);
+            }
+            if let Some(k) = lancer_index::scalar::ScalarKind::parse(&kind) {
+                let mut opts = lancer::scalar_index::ScalarIndexOptions::new(k);
+                opts.name = name;
+                opts.replace = replace;
+                return lancer::scalar_index::create_scalar_index(&self.ds, &column, &opts)
+                    .map_err(errors::lancer);
+            }
+            let quantizer = match kind.as_str() {
+                "ivf_flat" => Quantizer::Flat,
+                "ivf_sq" => Quantizer::Sq,
+                "ivf_pq" => Quantizer::Pq {
+                    sub_vectors: num_sub_vectors.ok_or_else(|| {
+                        PyValueError::new_err(
+                            "IVF_PQ needs num_sub_vectors (a divisor of the dimension, e.g. dim / 8)",
+                        )
+                    })?,
+                    bits: num_bits.unwrap_or(8),
+                },
+                "ivf_rq" => Quantizer::Rq {
+                    bits: num_bits.unwrap_or(1),
+                },
+                other => {
+                    return Err(PyValueError::new_err(format!(
+                        "unknown index type {other:?}: IVF_FLAT, IVF_PQ, IVF_SQ, IVF_RQ, BTREE, BITMAP, \
+                         LABEL_LIST, ZONEMAP, BLOOMFILTER, NGRAM or INVERTED"
+                    )))
+                }
+            };
+            let m = metric.as_deref().unwrap_or("l2");
+            let m = lancer_index::ivf::Metric::parse(m).ok_or_else(|| {
+                PyValueError::new_err(format!("unknown metric {m:?}: l2, cosine or dot"))
+            })?;
+            let mut opts = lancer::index::VectorIndexOptions::new(quantizer, m);
+            opts.name = name;
+            opts.replace = replace;
+            opts.num_partitions = num_partitions;
+            opts.sample_rate = sample_rate;
+            opts.max_iters = max_iterations;
+            lancer::index::create_vector_index(&self.ds, &column, &opts).map_err(errors::lancer)
+        })?;
+        Ok(self.wrap(ds))
+    }
+
+    /// The indexes: dicts of `name`, `type`, `fields`, `metric`, `fragment_ids`,
+    /// `segments` and `unindexed_fragments`.
+    fn list_indices<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let infos = py.detach(|| lancer::index::list_indices(&self.ds).map_err(errors::lancer))?;
+        let mut out = Vec::new();
+        for i in infos {
+            let d = PyDict::new(py);
+            d.set_item("name", i.name)?;
+            d.set_item("type", i.index_type)?;
+            d.set_item("fields", i.columns)?;
+            d.set_item("metric", i.metric)?;
+            d.set_item("fragment_ids", i.fragments)?;
+            d.set_item("segments", i.segments)?;
+            d.set_item("unindexed_fragments", i.unindexed_fragments)?;
+            out.push(d);
+        }
+        Ok(out)
+    }
+
+    /// Drops the index `name`; the dataset after.
+    fn drop_index(&self, py: Python<'_>, name: String) -> PyResult<Dataset> {
+        let ds =
+            py.detach(|| lancer::index::drop_index(&self.ds, &name).map_err(errors::lancer))?;
+        Ok(self.wrap(ds))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "lancer.Dataset({:?}, version={}, rows={})",
+            self.uri,
+            self.ds.version(),
+            self.ds.count_rows()
+        )
+    }
+}
+
+/// Writes the batches of `reader` (anything with `__arrow_c_stream__`) to `uri`:
+/// mode `create` (an existing dataset is an error), `append` or `overwrite`.
+#[pyfunction]
+#[pyo3(signature = (reader, uri, mode="create", max_rows_per_file=None, max_bytes_per_file=None,
+                    data_storage_version=None, storage_options=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn write(
+    py: Python<'_>,
+    reader: PyArrowType<ArrowArrayStreamReader>,
+    uri: String,
+    mode: &str,
+    max_rows_per_file: Option<usize>,
+    max_bytes_per_file: Option<u64>,
+    data_storage_version: Option<String>,
+    storage_options: Options,
+) -> PyResult<Dataset> {
+    let reader = reader.0;
+    let mode = mode.to_ascii_lowercase();
+    if !matches!(mode.as_str(), "create" | "append" | "overwrite") {
+        return Err(PyValueError::new_err(format!(
+            "unknown mode {mode:?}: create, append or overwrite"
+        )));
+    }
+    let mut params = WriteParams::default();
+    if let Some(v) = &data_storage_version {
+        let v = match v.to_ascii_lowercase().as_str() {
+            "stable" => "2.1".to_string(),
+            "next" => "2.2".to_string(),
+            other => other.to_string(),
+        };
+        params.storage = FileVersion::parse(&v)
+            .map_err(|e| PyValueError::new_err(format!("data_storage_version {v:?}: {e}")))?;
+    }
+    if let Some(n) = max_rows_per_file {
+        if n == 0 {
+            return Err(PyValueError::new_err(
+                "max_rows_per_file must be at least 1",
+            ));
+        }
+        params.max_rows_per_file = n;
+    }
+    if let Some(n) = max_bytes_per_file {
+        params.max_bytes_per_file = n;
+    }
+    let schema = reader.schema();
+    // The input stream is read on this thread (a Python-backed reader takes the GIL
+    // itself when it needs it).
+    let ds = py.detach(move || {
+        let (store, opts) = store(&uri, &storage_options)?;
+        let existing = match lancer_table::versions::latest_version(&store) {
+            Ok(v) => Some(v.version),
+            Err(TableError::NotFound { .. }) => None,
+            Err(e) => return Err(errors::table(e)),
+        };
+        match (mode.as_str(), existing) {
+            ("create", Some(_)) => {
+                return Err(PyValueError::new_err(format!(
+                    "{uri} already exists: use mode=\"append\" or mode=\"overwrite\""
+                )))
+            }
+            ("append", None) => {
+                return Err(PyValueError::new_err(format!(
+                    "{uri} does not exist: use mode=\"create\""
+                )))
+            }
+            _ => {}
+        }
+        let batches = reader.map(|b| {
+            b.map_err(|e| TableError::InvalidInput {
+                what: e.to_string(),
+            })
+        });
+        let written = match (mode.as_str(), existing) {
+            ("append", Some(v)) => Ds::open_with(store, opts.clone(), Some(v))
+                .and_then(|d| d.append_stream(batches, &params)),
+            _ => Ds::write_stream_in(store, schema, batches, &params),
+        }
+        .map_err(errors::table)?;
+        // reopened with the caller's storage options
+        let (store, opts) = self::store(&uri, &storage_options)?;
+        let ds = Ds::open_with(store, opts, Some(written.version())).map_err(errors::table)?;
+        Ok(Dataset { ds, uri })
+    })?;
+    Ok(ds)
+}
+
+/// Removes versions older than `older_than_seconds` (if given) and not among the newest
+/// `retain_versions` (if given) — never the latest or a tagged one — and the files only
+/// they used: `(versions_removed, files_removed, bytes_removed)`.
+#[pyfunction]
+#[pyo3(signature = (uri, older_than_seconds=None, retain_versions=None, storage_options=None))]
+pub fn cleanup(
+    py: Python<'_>,
+    uri: String,
+    older_than_seconds: Option<f64>,
+    retain_versions: Option<usize>,
+    storage_options: Options,
+) -> PyResult<(usize, usize, u64)> {
+    let age = match older_than_seconds {
+        Some(s) if !(s >= 0.0 && s.is_finite()) => {
+            return Err(PyValueError::new_err(
+                "older_than must be a non-negative duration",
+            ))
+        }
+        Some(s) => Some(std::time::Duration::from_secs_f64(s)),
+        None => None,
+    };
+    if retain_versions == Some(0) {
+        return Err(PyValueError::new_err("retain_versions must be at least 1"));
+    }
+    py.detach(|| {
+        let (store, _) = store(&uri, &storage_options)?;
+        let s = lancer_table::cleanup::cleanup_retaining(&store, age, retain_versions)
+            .map_err(errors::table)?;
+        Ok((s.versions_removed, s.files_removed, s.bytes_removed))
+    })
+}

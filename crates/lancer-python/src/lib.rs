@@ -1,0 +1,32 @@
+//! `lancer._lancer`: the native module behind the `lancer` Python package (issue #17).
+//!
+//! A thin layer: each function opens, reads, writes or searches through the `lancer`
+//! crate and hands Arrow data across the Arrow C Data / C Stream interfaces
+//! (`arrow-pyarrow`), so batches reach pyarrow without a copy and without per-row
+//! Python objects. Rust work runs with the GIL released (`Python::detach`); scans
+//! stream batch by batch and stop on Ctrl-C (a pending signal is checked between
+//! batches). The pylance-shaped surface (keyword arguments, `LanceDataset`,
+//! `LanceScanner`, pandas / `__arrow_c_stream__` inputs) is Python code in
+//! `python/lancer/__init__.py`; this module keeps to plain values.
+//!
+//! Errors become Python exceptions carrying Lancer's message (see [`errors`]).
+
+// PyO3's macros expand to `unsafe` blocks (the CPython ABI); Lancer's own code here
+// writes none.
+#![allow(unsafe_code)]
+
+mod dataset;
+mod errors;
+
+use pyo3::prelude::*;
+
+/// The native module.
+#[pymodule]
+fn _lancer(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::register(m)?;
+    m.add_class::<dataset::Dataset>()?;
+    m.add_function(wrap_pyfunction!(dataset::write, m)?)?;
+    m.add_function(wrap_pyfunction!(dataset::cleanup, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,108 @@
+"""Type stubs of the native module (crates/lancer-python)."""
+
+from typing import Dict, List, Optional, Tuple
+
+import pyarrow as pa
+
+__version__: str
+
+class CommitConflictError(Exception): ...
+class CorruptDataError(OSError): ...
+
+class Dataset:
+    @staticmethod
+    def open(
+        uri: str,
+        version: Optional[int] = None,
+        tag: Optional[str] = None,
+        storage_options: Optional[Dict[str, str]] = None,
+    ) -> "Dataset": ...
+    @property
+    def uri(self) -> str: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def schema(self) -> pa.Schema: ...
+    @property
+    def stable_row_ids(self) -> bool: ...
+    @property
+    def data_storage_version(self) -> str: ...
+    def checkout(self, version: int) -> "Dataset": ...
+    def latest(self) -> "Dataset": ...
+    def versions(self) -> List[Tuple[int, int, int, int, str]]: ...
+    def metadata(self) -> Tuple[Dict[str, str], Dict[str, str]]: ...
+    def tags(self) -> List[Tuple[str, int]]: ...
+    def create_tag(self, name: str, version: int, replace: bool = False) -> None: ...
+    def delete_tag(self, name: str) -> None: ...
+    def count_rows(self, filter: Optional[str] = None) -> int: ...
+    def scan(
+        self,
+        columns: Optional[List[str]] = None,
+        filter: Optional[str] = None,
+        limit: Optional[int] = None,
+        offset: Optional[int] = None,
+        with_row_id: bool = False,
+        with_row_address: bool = False,
+        batch_size: Optional[int] = None,
+        fragments: Optional[List[int]] = None,
+        use_scalar_index: bool = True,
+    ) -> pa.RecordBatchReader: ...
+    def explain(self, columns: Optional[List[str]] = None, filter: Optional[str] = None) -> str: ...
+    def take(self, indices: List[int], columns: Optional[List[str]] = None) -> pa.RecordBatch: ...
+    def take_rows(self, ids: List[int], columns: Optional[List[str]] = None) -> pa.RecordBatch: ...
+    def delete(self, filter: str) -> "Dataset": ...
+    def restore(self) -> "Dataset": ...
+    def fragments(self) -> List[dict]: ...
+    def nearest(
+        self,
+        column: str,
+        q: List[float],
+        k: int,
+        metric: Optional[str] = None,
+        nprobes: Optional[int] = None,
+        refine_factor: Optional[int] = None,
+        filter: Optional[str] = None,
+        prefilter: bool = True,
+        columns: Optional[List[str]] = None,
+        use_index: bool = True,
+    ) -> pa.RecordBatch: ...
+    def full_text_search(
+        self,
+        query: str,
+        column: Optional[str] = None,
+        limit: Optional[int] = None,
+        filter: Optional[str] = None,
+        prefilter: bool = False,
+        columns: Optional[List[str]] = None,
+    ) -> pa.RecordBatch: ...
+    def create_index(
+        self,
+        column: str,
+        index_type: str,
+        name: Optional[str] = None,
+        replace: bool = False,
+        metric: Optional[str] = None,
+        num_partitions: Optional[int] = None,
+        num_sub_vectors: Optional[int] = None,
+        num_bits: Optional[int] = None,
+        sample_rate: Optional[int] = None,
+        max_iterations: Optional[int] = None,
+    ) -> "Dataset": ...
+    def list_indices(self) -> List[dict]: ...
+    def drop_index(self, name: str) -> "Dataset": ...
+
+def write(
+    reader: pa.RecordBatchReader,
+    uri: str,
+    mode: str = "create",
+    max_rows_per_file: Optional[int] = None,
+    max_bytes_per_file: Optional[int] = None,
+    data_storage_version: Optional[str] = None,
+    storage_options: Optional[Dict[str, str]] = None,
+) -> Dataset: ...
+def cleanup(
+    uri: str,
+    older_than_seconds: Optional[float] = None,
+    retain_versions: Optional[int] = None,
+    storage_options: Optional[Dict[str, str]] = None,
+) -> Tuple[int, int, int]: ...

@@ -1,0 +1,681 @@
+"""Datasets, scanners, fragments and writes: pylance's everyday API over ``lancer._lancer``.
+
+Signatures follow pylance 14 (``lance.dataset``, ``lance.write_dataset``,
+``LanceDataset``, ``LanceScanner``, ``LanceFragment``); arguments that only tune
+pylance's own machinery (read-ahead, cache sizes, commit locks) are accepted and
+ignored, and ones naming a feature Lancer lacks raise ``NotImplementedError``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Union
+
+import pyarrow as pa
+
+from . import _lancer
+
+# Tuning arguments of pylance's scanner that Lancer's planner decides itself.
+_SCAN_HINTS = {
+    "batch_size_bytes",
+    "batch_readahead",
+    "fragment_readahead",
+    "scan_in_order",
+    "late_materialization",
+    "use_stats",
+    "io_buffer_size",
+    "fast_search",
+    "strict_batch_size",
+    "include_deleted_rows",
+    "scan_stats_callback",
+    "order_by",
+}
+
+_INTERRUPTED = "lancer: interrupted (KeyboardInterrupt)"
+
+
+class DatasetNotFoundError(FileNotFoundError, ValueError):
+    """No Lance dataset at the location (a ``FileNotFoundError``; a ``ValueError``
+    too, as pylance raises)."""
+
+
+@dataclass
+class CleanupStats:
+    """What ``cleanup_old_versions`` removed."""
+
+    bytes_removed: int
+    old_versions: int
+    data_files_removed: int
+
+
+def _read_all(reader: pa.RecordBatchReader) -> pa.Table:
+    try:
+        return reader.read_all()
+    except (pa.ArrowException, OSError, ValueError) as e:
+        if _INTERRUPTED in str(e):
+            raise KeyboardInterrupt from None
+        raise
+
+
+def _iter(reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:
+    try:
+        yield from reader
+    except (pa.ArrowException, OSError, ValueError) as e:
+        if _INTERRUPTED in str(e):
+            raise KeyboardInterrupt from None
+        raise
+
+
+def _uri(uri: Any) -> str:
+    if isinstance(uri, LanceDataset):
+        return uri.uri
+    return str(uri)
+
+
+def _indices(values: Any) -> List[int]:
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        values = values.to_pylist()
+    elif hasattr(values, "tolist"):
+        values = values.tolist()
+    out = []
+    for v in values:
+        if v is None or int(v) < 0:
+            raise ValueError(f"row index {v!r} is not a non-negative integer")
+        out.append(int(v))
+    return out
+
+
+def _columns(columns: Any) -> Optional[List[str]]:
+    if columns is None:
+        return None
+    if isinstance(columns, dict):
+        raise NotImplementedError("columns as {name: SQL expression} is not supported yet: pass a list of names")
+    if isinstance(columns, str):
+        return [columns]
+    return list(columns)
+
+
+def dataset(
+    uri: Any,
+    version: Optional[Union[int, str]] = None,
+    asof: Any = None,
+    block_size: Optional[int] = None,
+    commit_lock: Any = None,
+    index_cache_size: Optional[int] = None,
+    storage_options: Optional[Dict[str, str]] = None,
+    **kwargs: Any,
+) -> "LanceDataset":
+    """Opens the Lance dataset at ``uri`` (latest version, a version number, or a tag).
+
+    ``storage_options`` are the object store's settings (``aws_access_key_id``,
+    ``aws_endpoint``, ``azure_storage_account_name``, ...); environment variables apply
+    first. A missing dataset raises :class:`DatasetNotFoundError`.
+    """
+    if asof is not None:
+        raise NotImplementedError("asof is not supported: pass version= (a number or a tag)")
+    tag = version if isinstance(version, str) else None
+    number = version if isinstance(version, int) else None
+    try:
+        inner = _lancer.Dataset.open(_uri(uri), number, tag, _options(storage_options))
+    except FileNotFoundError as e:
+        raise DatasetNotFoundError(str(e)) from None
+    return LanceDataset(inner, storage_options)
+
+
+def _options(storage_options: Optional[Dict[str, str]]) -> Optional[Dict[str, str]]:
+    if storage_options is None:
+        return None
+    return {str(k): str(v) for k, v in storage_options.items()}
+
+
+def _reader(data: Any, schema: Optional[pa.Schema]) -> pa.RecordBatchReader:
+    """Any supported input as a RecordBatchReader (no copy for Arrow inputs)."""
+    if isinstance(data, LanceDataset):
+        data = data.scanner().to_reader()
+    elif _is_arrow_dataset(data):  # pylance's LanceDataset, pyarrow datasets
+        data = data.scanner().to_reader()
+    if isinstance(data, pa.RecordBatchReader):
+        reader = data
+    elif isinstance(data, pa.Table):
+        reader = data.to_reader()
+    elif isinstance(data, pa.RecordBatch):
+        reader = pa.RecordBatchReader.from_batches(data.schema, [data])
+    elif _is_pandas(data):
+        reader = pa.Table.from_pandas(data, schema=schema).to_reader()
+        schema = None
+    elif hasattr(data, "__arrow_c_stream__"):
+        reader = pa.RecordBatchReader.from_stream(data)
+    elif isinstance(data, dict):
+        reader = pa.Table.from_pydict(data, schema=schema).to_reader()
+        schema = None
+    elif isinstance(data, list) and data and all(isinstance(b, pa.RecordBatch) for b in data):
+        reader = pa.RecordBatchReader.from_batches(schema or data[0].schema, data)
+    elif isinstance(data, list):
+        reader = pa.Table.from_pylist(data, schema=schema).to_reader()
+        schema = None
+    elif isinstance(data, Iterable) and schema is not None:
+        reader = pa.RecordBatchReader.from_batches(schema, data)
+        schema = None
+    else:
+        raise TypeError(
+            f"cannot write {type(data).__name__}: pass a pyarrow Table / RecordBatch / RecordBatchReader, "
+            "a pandas DataFrame, a dict or list of rows, an object with __arrow_c_stream__, "
+            "or an iterable of RecordBatches with schema="
+        )
+    if schema is not None and not reader.schema.equals(schema):
+        reader = reader.cast(schema)
+    return reader
+
+
+def _is_arrow_dataset(data: Any) -> bool:
+    try:
+        import pyarrow.dataset as ds
+    except ImportError:  # pragma: no cover - pyarrow built without datasets
+        return False
+    return isinstance(data, ds.Dataset)
+
+
+def _is_pandas(data: Any) -> bool:
+    mod = type(data).__module__
+    return mod.startswith("pandas") and type(data).__name__ == "DataFrame"
+
+
+def write_dataset(
+    data_obj: Any,
+    uri: Any,
+    schema: Optional[pa.Schema] = None,
+    mode: str = "create",
+    *,
+    max_rows_per_file: int = 1024 * 1024,
+    max_rows_per_group: int = 1024,
+    max_bytes_per_file: Optional[int] = None,
+    storage_options: Optional[Dict[str, str]] = None,
+    data_storage_version: Optional[str] = None,
+    use_legacy_format: Optional[bool] = None,
+    enable_stable_row_ids: bool = False,
+    **kwargs: Any,
+) -> "LanceDataset":
+    """Writes ``data_obj`` as a Lance dataset at ``uri``; ``mode`` is ``create`` (an
+    existing dataset is an error), ``append`` or ``overwrite``.
+
+    ``data_storage_version``: ``"2.1"``, ``"2.2"`` / ``"stable"`` (the default, as in
+    pylance 14). Files are written in parallel; the commit is atomic.
+    """
+    if use_legacy_format:
+        raise NotImplementedError("Lancer writes data storage versions 2.1 and 2.2, not the legacy format")
+    if enable_stable_row_ids:
+        raise NotImplementedError("writing datasets with stable row ids is not supported yet")
+    version = data_storage_version or "2.2"
+    if str(version).lower() == "stable":
+        version = "2.2"
+    reader = _reader(data_obj, schema)
+    inner = _lancer.write(
+        reader,
+        _uri(uri),
+        mode,
+        max_rows_per_file,
+        max_bytes_per_file,
+        str(version),
+        _options(storage_options),
+    )
+    return LanceDataset(inner, storage_options)
+
+
+class Tags:
+    """A dataset's tags (names for versions): ``list``, ``create``, ``delete``, ``update``."""
+
+    def __init__(self, ds: "LanceDataset"):
+        self._ds = ds
+
+    def list(self) -> Dict[str, Dict[str, Any]]:
+        """Tags by name: ``{"version": int}``."""
+        return {name: {"version": v} for name, v in self._ds._inner.tags()}
+
+    def create(self, tag: str, version: int) -> None:
+        """Names ``version`` ``tag`` (an existing tag is an error)."""
+        self._ds._inner.create_tag(tag, int(version))
+
+    def delete(self, tag: str) -> None:
+        """Removes ``tag`` (the version stays)."""
+        self._ds._inner.delete_tag(tag)
+
+    def update(self, tag: str, version: int) -> None:
+        """Points ``tag`` at ``version``."""
+        self._ds._inner.create_tag(tag, int(version), True)
+
+    def get_version(self, tag: str) -> int:
+        """The version ``tag`` names."""
+        for name, v in self._ds._inner.tags():
+            if name == tag:
+                return v
+        raise ValueError(f"no tag {tag!r}")
+
+
+class LanceScanner:
+    """A configured scan (or search): ``to_table``, ``to_batches``, ``to_reader``,
+    ``count_rows``, ``explain_plan``. Also an Arrow stream (``__arrow_c_stream__``)."""
+
+    def __init__(self, ds: "LanceDataset", **params: Any):
+        self._ds = ds
+        self._p = params
+
+    def _search(self) -> Optional[pa.Table]:
+        p = self._p
+        nearest, fts = p.get("nearest"), p.get("full_text_query")
+        if nearest is None and fts is None:
+            return None
+        if p.get("with_row_id") or p.get("with_row_address"):
+            raise NotImplementedError("with_row_id / with_row_address with a search are not supported yet")
+        inner = self._ds._inner
+        if nearest is not None:
+            if fts is not None:
+                raise NotImplementedError("nearest and full_text_query together (hybrid) are not supported yet")
+            q = nearest.get("q")
+            if q is None or "column" not in nearest:
+                raise ValueError('nearest needs "column" and "q"')
+            if hasattr(q, "tolist"):
+                q = q.tolist()
+            elif isinstance(q, (pa.Array, pa.ChunkedArray, pa.Scalar)):
+                q = q.as_py() if isinstance(q, pa.Scalar) else q.to_pylist()
+            prefilter = p.get("prefilter")
+            batch = inner.nearest(
+                nearest["column"],
+                [float(x) for x in q],
+                int(nearest.get("k", 10)),
+                nearest.get("metric"),
+                nearest.get("nprobes"),
+                nearest.get("refine_factor"),
+                p.get("filter"),
+                bool(prefilter),  # pylance's default: filter the k nearest (postfilter)
+                _columns(p.get("columns")),
+                bool(nearest.get("use_index", True)),
+            )
+        else:
+            if isinstance(fts, str):
+                query, column = fts, None
+            elif isinstance(fts, dict):
+                query = fts.get("query")
+                cols = fts.get("columns") or []
+                if len(cols) > 1:
+                    raise NotImplementedError("full-text search over several columns is not supported yet")
+                column = cols[0] if cols else None
+            else:
+                raise NotImplementedError("structured full-text queries are not supported yet: pass a string")
+            batch = inner.full_text_search(
+                query,
+                column,
+                p.get("limit"),
+                p.get("filter"),
+                bool(p.get("prefilter") or False),
+                _columns(p.get("columns")),
+            )
+        table = pa.Table.from_batches([batch])
+        offset = p.get("offset") or 0
+        limit = p.get("limit")
+        if offset or (limit is not None and nearest is not None):
+            table = table.slice(offset, limit)
+        return table
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        """The rows as a ``pyarrow.RecordBatchReader``, produced as they are read."""
+        table = self._search()
+        if table is not None:
+            return table.to_reader()
+        p = self._p
+        return self._ds._inner.scan(
+            _columns(p.get("columns")),
+            p.get("filter"),
+            p.get("limit"),
+            p.get("offset"),
+            bool(p.get("with_row_id")),
+            bool(p.get("with_row_address")),
+            p.get("batch_size"),
+            p.get("fragments"),
+            bool(p.get("use_scalar_index", True)),
+        )
+
+    def to_batches(self) -> Iterator[pa.RecordBatch]:
+        """The rows batch by batch."""
+        return _iter(self.to_reader())
+
+    def to_table(self) -> pa.Table:
+        """The rows as one ``pyarrow.Table``."""
+        table = self._search()
+        if table is not None:
+            return table
+        return _read_all(self.to_reader())
+
+    def to_pandas(self, **kwargs: Any) -> Any:
+        """The rows as a pandas DataFrame."""
+        return self.to_table().to_pandas(**kwargs)
+
+    def count_rows(self) -> int:
+        """Rows the scan returns (reads only the filter's columns)."""
+        p = self._p
+        if p.get("nearest") is not None or p.get("full_text_query") is not None:
+            return self.to_table().num_rows
+        if p.get("fragments") is not None or p.get("limit") is not None or p.get("offset"):
+            return sum(b.num_rows for b in self.to_batches())
+        return self._ds._inner.count_rows(p.get("filter"))
+
+    def explain_plan(self, verbose: bool = False) -> str:
+        """The plan (which filters and indexes a scan uses)."""
+        p = self._p
+        return self._ds._inner.explain(_columns(p.get("columns")), p.get("filter"))
+
+    @property
+    def dataset_schema(self) -> pa.Schema:
+        return self._ds.schema
+
+    @property
+    def projected_schema(self) -> pa.Schema:
+        return self.to_reader().schema
+
+    def head(self, num_rows: int) -> pa.Table:
+        """The first ``num_rows`` rows."""
+        out = []
+        left = num_rows
+        for b in self.to_batches():
+            if left <= 0:
+                break
+            out.append(b.slice(0, left))
+            left -= min(left, b.num_rows)
+        schema = self.to_reader().schema if not out else out[0].schema
+        return pa.Table.from_batches(out, schema=schema)
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self.to_reader().__arrow_c_stream__(requested_schema)
+
+
+class LanceFragment:
+    """One fragment (a shard of rows in one or more data files, with its deletions)."""
+
+    def __init__(self, ds: "LanceDataset", meta: Dict[str, Any]):
+        self._ds = ds
+        self._meta = meta
+
+    @property
+    def fragment_id(self) -> int:
+        return int(self._meta["id"])
+
+    @property
+    def physical_rows(self) -> int:
+        """Rows written, deleted ones included."""
+        return int(self._meta["physical_rows"])
+
+    @property
+    def num_deletions(self) -> int:
+        return int(self._meta["deleted_rows"])
+
+    def count_rows(self, filter: Optional[str] = None) -> int:
+        """Live rows (passing ``filter``)."""
+        if filter is None:
+            return self.physical_rows - self.num_deletions
+        return self.scanner(columns=[], filter=filter).count_rows()
+
+    def data_files(self) -> List[Any]:
+        """The data files: objects with ``path``, ``fields``, ``file_major_version``,
+        ``file_minor_version``."""
+        return [_DataFile(**f) for f in self._meta["files"]]
+
+    @property
+    def metadata(self) -> Dict[str, Any]:
+        return dict(self._meta)
+
+    def scanner(self, **kwargs: Any) -> LanceScanner:
+        return self._ds.scanner(fragments=[self], **kwargs)
+
+    def to_table(self, **kwargs: Any) -> pa.Table:
+        return self.scanner(**kwargs).to_table()
+
+    def to_batches(self, **kwargs: Any) -> Iterator[pa.RecordBatch]:
+        return self.scanner(**kwargs).to_batches()
+
+    def __repr__(self) -> str:
+        return f"LanceFragment(id={self.fragment_id}, physical_rows={self.physical_rows})"
+
+
+@dataclass
+class _DataFile:
+    path: str
+    fields: List[int]
+    file_major_version: int
+    file_minor_version: int
+
+
+class LanceDataset:
+    """One version of a Lance dataset. Writes (``delete``, ``restore``, index builds)
+    move this object to the version they commit, as in pylance."""
+
+    def __init__(self, inner: Any, storage_options: Optional[Dict[str, str]] = None):
+        self._inner = inner
+        self._storage_options = storage_options
+
+    # --- identity and versions -------------------------------------------------------
+    @property
+    def uri(self) -> str:
+        return self._inner.uri
+
+    @property
+    def version(self) -> int:
+        """This object's version."""
+        return self._inner.version
+
+    @property
+    def latest_version(self) -> int:
+        """The newest version of the dataset."""
+        return self._inner.latest().version
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self._inner.schema
+
+    @property
+    def data_storage_version(self) -> str:
+        return self._inner.data_storage_version
+
+    @property
+    def tags(self) -> Tags:
+        return Tags(self)
+
+    @property
+    def has_stable_row_ids(self) -> bool:
+        return self._inner.stable_row_ids
+
+    def versions(self) -> List[Dict[str, Any]]:
+        """Every version, oldest first: ``version``, ``timestamp`` (a naive local
+        datetime, as pylance gives) and ``metadata`` (``total_rows``, ``operation``)."""
+        out = []
+        for v, secs, nanos, rows, op in self._inner.versions():
+            ts = _dt.datetime.fromtimestamp(secs + nanos / 1e9)
+            out.append({"version": v, "timestamp": ts, "metadata": {"total_rows": str(rows), "operation": op}})
+        return out
+
+    def checkout_version(self, version: Union[int, str]) -> "LanceDataset":
+        """The dataset at ``version`` (a number or a tag)."""
+        if isinstance(version, str):
+            version = self.tags.get_version(version)
+        return LanceDataset(self._inner.checkout(int(version)), self._storage_options)
+
+    def restore(self) -> None:
+        """Makes this (older) version the latest again, as a new version."""
+        self._inner = self._inner.restore()
+
+    def cleanup_old_versions(
+        self,
+        older_than: Optional[_dt.timedelta] = None,
+        retain_versions: Optional[int] = None,
+        *,
+        delete_unverified: bool = False,
+        error_if_tagged_old_versions: bool = True,
+        **kwargs: Any,
+    ) -> CleanupStats:
+        """Removes versions older than ``older_than`` (default two weeks) — or all but
+        the newest ``retain_versions`` — and the files only they use. The latest version
+        and tagged versions are kept."""
+        if retain_versions is not None and retain_versions < 1:
+            raise ValueError("retain_versions must be at least 1")
+        if older_than is None and retain_versions is None:
+            older_than = _dt.timedelta(days=14)
+        age = None if older_than is None else older_than.total_seconds()
+        versions, files, nbytes = _lancer.cleanup(self.uri, age, retain_versions, _options(self._storage_options))
+        return CleanupStats(bytes_removed=nbytes, old_versions=versions, data_files_removed=files)
+
+    # --- reading --------------------------------------------------------------------
+    def count_rows(self, filter: Optional[str] = None, **kwargs: Any) -> int:
+        """Live rows, or rows passing the SQL ``filter``."""
+        return self._inner.count_rows(filter)
+
+    def __len__(self) -> int:
+        return self.count_rows()
+
+    def scanner(
+        self,
+        columns: Any = None,
+        filter: Optional[str] = None,
+        limit: Optional[int] = None,
+        offset: Optional[int] = None,
+        nearest: Optional[Dict[str, Any]] = None,
+        batch_size: Optional[int] = None,
+        *,
+        prefilter: Optional[bool] = None,
+        with_row_id: bool = False,
+        with_row_address: bool = False,
+        use_scalar_index: Optional[bool] = None,
+        fragments: Optional[Sequence[Any]] = None,
+        full_text_query: Any = None,
+        **kwargs: Any,
+    ) -> LanceScanner:
+        """A scan: ``columns`` (names or ``struct.field`` paths), SQL ``filter``,
+        ``limit`` / ``offset``, ``with_row_id`` / ``with_row_address``; or a vector search
+        (``nearest={"column", "q", "k", "metric", "nprobes", "refine_factor"}``; a filter
+        applies to the k nearest, or before the search with ``prefilter=True``, as in
+        pylance) or a full-text search
+        (``full_text_query="words"``)."""
+        unknown = set(kwargs) - _SCAN_HINTS
+        if unknown:
+            raise TypeError(f"unexpected arguments: {', '.join(sorted(unknown))}")
+        frag_ids = None
+        if fragments is not None:
+            frag_ids = [f.fragment_id if isinstance(f, LanceFragment) else int(f) for f in fragments]
+        return LanceScanner(
+            self,
+            columns=columns,
+            filter=filter,
+            limit=limit,
+            offset=offset,
+            nearest=nearest,
+            batch_size=batch_size,
+            prefilter=prefilter,
+            with_row_id=with_row_id,
+            with_row_address=with_row_address,
+            use_scalar_index=True if use_scalar_index is None else use_scalar_index,
+            fragments=frag_ids,
+            full_text_query=full_text_query,
+        )
+
+    def to_table(self, columns: Any = None, filter: Optional[str] = None, limit: Optional[int] = None,
+                 offset: Optional[int] = None, nearest: Optional[Dict[str, Any]] = None,
+                 batch_size: Optional[int] = None, **kwargs: Any) -> pa.Table:
+        """The rows (see :meth:`scanner` for the arguments) as a ``pyarrow.Table``."""
+        return self.scanner(columns, filter, limit, offset, nearest, batch_size, **kwargs).to_table()
+
+    def to_batches(self, columns: Any = None, filter: Optional[str] = None, limit: Optional[int] = None,
+                   offset: Optional[int] = None, nearest: Optional[Dict[str, Any]] = None,
+                   batch_size: Optional[int] = None, **kwargs: Any) -> Iterator[pa.RecordBatch]:
+        """The rows batch by batch (see :meth:`scanner`)."""
+        return self.scanner(columns, filter, limit, offset, nearest, batch_size, **kwargs).to_batches()
+
+    def head(self, num_rows: int, **kwargs: Any) -> pa.Table:
+        return self.scanner(limit=num_rows, **kwargs).to_table()
+
+    def take(self, indices: Any, columns: Any = None, **kwargs: Any) -> pa.Table:
+        """Rows at live-row offsets ``indices``, in that order."""
+        batch = self._inner.take(_indices(indices), _columns(columns))
+        return pa.Table.from_batches([batch])
+
+    def take_rows(self, row_ids: Any, columns: Any = None, **kwargs: Any) -> pa.Table:
+        """Rows by row id (``_rowid``: the stable id, or the row address)."""
+        batch = self._inner.take_rows(_indices(row_ids), _columns(columns))
+        return pa.Table.from_batches([batch])
+
+    def get_fragments(self, filter: Any = None) -> List[LanceFragment]:
+        if filter is not None:
+            raise NotImplementedError("get_fragments(filter=) is not supported")
+        return [LanceFragment(self, m) for m in self._inner.fragments()]
+
+    def get_fragment(self, fragment_id: int) -> Optional[LanceFragment]:
+        for f in self.get_fragments():
+            if f.fragment_id == fragment_id:
+                return f
+        return None
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self.scanner().to_reader().__arrow_c_stream__(requested_schema)
+
+    # --- writing --------------------------------------------------------------------
+    def delete(self, predicate: str, **kwargs: Any) -> Dict[str, int]:
+        """Deletes the rows matching the SQL ``predicate``: ``{"num_deleted_rows": n}``."""
+        before = self._inner.count_rows(None)
+        self._inner = self._inner.latest().delete(predicate)
+        return {"num_deleted_rows": before - self._inner.count_rows(None)}
+
+    def insert(self, data: Any, *, mode: str = "append", **kwargs: Any) -> None:
+        """Appends (or with ``mode="overwrite"`` replaces) rows."""
+        ds = write_dataset(data, self.uri, mode=mode, storage_options=self._storage_options, **kwargs)
+        self._inner = ds._inner
+
+    # --- indexes --------------------------------------------------------------------
+    def create_index(
+        self,
+        column: Union[str, List[str]],
+        index_type: str,
+        name: Optional[str] = None,
+        metric: str = "L2",
+        replace: bool = False,
+        num_partitions: Optional[int] = None,
+        ivf_centroids: Any = None,
+        pq_codebook: Any = None,
+        num_sub_vectors: Optional[int] = None,
+        *,
+        num_bits: Optional[int] = None,
+        sample_rate: Optional[int] = None,
+        max_iterations: Optional[int] = None,
+        **kwargs: Any,
+    ) -> "LanceDataset":
+        """Builds an index in the reference's format (pylance uses it): IVF_FLAT,
+        IVF_PQ, IVF_SQ, IVF_RQ; or BTREE, BITMAP, LABEL_LIST, ZONEMAP, BLOOMFILTER, NGRAM,
+        INVERTED."""
+        if ivf_centroids is not None or pq_codebook is not None:
+            raise NotImplementedError("pre-trained centroids / codebooks are not supported yet")
+        if isinstance(column, list):
+            if len(column) != 1:
+                raise NotImplementedError("indexes over several columns are not supported")
+            column = column[0]
+        self._inner = self._inner.latest().create_index(
+            column, index_type, name, replace, metric, num_partitions, num_sub_vectors, num_bits,
+            sample_rate, max_iterations,
+        )
+        return self
+
+    def create_scalar_index(self, column: str, index_type: str, name: Optional[str] = None, *,
+                            replace: bool = True, **kwargs: Any) -> "LanceDataset":
+        """Builds a scalar (or INVERTED full-text) index on ``column``."""
+        self._inner = self._inner.latest().create_index(column, index_type, name, replace)
+        return self
+
+    def list_indices(self) -> List[Dict[str, Any]]:
+        """The indexes: ``name``, ``type``, ``fields``, ``fragment_ids`` (a set), ``metric``."""
+        out = []
+        for d in self._inner.list_indices():
+            d = dict(d)
+            d["fragment_ids"] = set(d["fragment_ids"])
+            out.append(d)
+        return out
+
+    def drop_index(self, name: str) -> None:
+        self._inner = self._inner.latest().drop_index(name)
+
+    def __repr__(self) -> str:
+        return f"LanceDataset({self.uri!r}, version={self.version})"

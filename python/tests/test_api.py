@@ -1,0 +1,297 @@
+"""The pylance API, run twice: with ``import lance`` (pylance 14) and ``import lancer``,
+on the same data — every call must give the same table (a drop-in check); datasets
+written by either are read by the other."""
+
+import datetime
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import lance
+import lancer
+
+LIBS = {"lance": lance, "lancer": lancer}
+DIM = 16
+
+
+def make_table(n=5000, seed=7):
+    rng = np.random.default_rng(seed)
+    vecs = rng.standard_normal((n, DIM)).astype("float32")
+    return pa.table(
+        {
+            "id": pa.array(np.arange(n, dtype="int64")),
+            "category": pa.array([f"c{i % 7}" for i in range(n)]),
+            "price": pa.array(rng.uniform(0, 100, n)),
+            "maybe": pa.array([None if i % 5 == 0 else i * 0.5 for i in range(n)], pa.float64()),
+            "tags": pa.array([[f"t{i % 3}", f"t{i % 4}"] for i in range(n)], pa.list_(pa.string())),
+            "vec": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel()), DIM),
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def table():
+    return make_table()
+
+
+@pytest.fixture(params=["lance", "lancer"])
+def writer(request):
+    return request.param
+
+
+@pytest.fixture
+def written(tmp_path, table, writer):
+    """A 5-fragment dataset written by `writer`, 2.1 files, with one delete."""
+    uri = str(tmp_path / f"by_{writer}.lance")
+    ds = LIBS[writer].write_dataset(table, uri, max_rows_per_file=1000, data_storage_version="2.1")
+    ds.delete("id % 11 = 3")
+    return uri
+
+
+def both(uri):
+    return lance.dataset(uri), lancer.dataset(uri)
+
+
+def test_full_read_matches_input_and_pylance(written, table):
+    a, b = both(written)
+    assert b.version == a.version == 2
+    assert b.schema == a.schema == table.schema
+    ta, tb = a.to_table(), b.to_table()
+    assert tb.equals(ta)
+    keep = [i for i in range(table.num_rows) if i % 11 != 3]
+    assert tb.equals(table.take(keep))
+    assert b.count_rows() == a.count_rows() == len(keep)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(columns=["id", "price"]),
+        dict(filter="price > 50 AND category = 'c3'"),
+        dict(filter="maybe IS NULL", columns=["id"]),
+        dict(columns=["id", "tags"], limit=17, offset=990),
+        dict(filter="id >= 4000", limit=5),
+        dict(columns=["id"], with_row_id=True),
+        dict(columns=["id"], with_row_address=True, filter="id < 50"),
+    ],
+)
+def test_to_table_matches_pylance(written, kwargs):
+    a, b = both(written)
+    ta = a.to_table(**kwargs)
+    tb = b.to_table(**kwargs)
+    assert tb.equals(ta), (kwargs, tb.slice(0, 3), ta.slice(0, 3))
+
+
+def test_count_rows_filter(written):
+    a, b = both(written)
+    for f in [None, "category = 'c1'", "price < 10 OR maybe IS NULL", "id < 0"]:
+        assert b.count_rows(f) == a.count_rows(f), f
+        assert b.scanner(filter=f).count_rows() == a.scanner(filter=f).count_rows()
+
+
+def test_streaming_batches(written):
+    a, b = both(written)
+    batches = list(b.to_batches(columns=["id", "vec"], batch_size=300))
+    assert batches and all(x.num_rows <= 300 for x in batches)
+    assert pa.Table.from_batches(batches).equals(a.to_table(columns=["id", "vec"]))
+    reader = b.scanner(filter="category = 'c2'").to_reader()
+    assert isinstance(reader, pa.RecordBatchReader)
+    assert reader.read_all().equals(a.to_table(filter="category = 'c2'"))
+
+
+def test_take_matches_pylance(written):
+    a, b = both(written)
+    idx = [0, 4500, 17, 17, 999, 1000, 3]
+    assert b.take(idx).equals(a.take(idx))
+    assert b.take(np.array([5, 1]), columns=["id", "tags"]).equals(a.take([5, 1], columns=["id", "tags"]))
+    rowids = a.to_table(columns=["id"], with_row_id=True, filter="id > 4990")["_rowid"].to_pylist()
+    got = b.take_rows(rowids, columns=["id"])
+    assert got["id"].to_pylist() == a.to_table(columns=["id"], filter="id > 4990")["id"].to_pylist()
+
+
+def test_fragments(written):
+    a, b = both(written)
+    fa, fb = a.get_fragments(), b.get_fragments()
+    assert [f.fragment_id for f in fb] == [f.fragment_id for f in fa]
+    assert [f.count_rows() for f in fb] == [f.count_rows() for f in fa]
+    assert [f.physical_rows for f in fb] == [f.physical_rows for f in fa]
+    assert [[d.path for d in f.data_files()] for f in fb] == [[d.path for d in f.data_files()] for f in fa]
+    assert fb[2].to_table(columns=["id"]).equals(fa[2].to_table(columns=["id"]))
+    assert fb[1].count_rows("category = 'c0'") == fa[1].count_rows("category = 'c0'")
+
+
+def test_delete_versions_restore_tags(tmp_path, table, writer):
+    """The same sequence of writes through each library leaves the same states."""
+    states = {}
+    for name, lib in LIBS.items():
+        uri = str(tmp_path / f"{name}.lance")
+        ds = lib.write_dataset(table.slice(0, 2000), uri, max_rows_per_file=700)
+        ds = lib.write_dataset(table.slice(2000, 500), uri, mode="append")
+        res = ds.delete("category = 'c4'")
+        assert res["num_deleted_rows"] == 357, res
+        assert ds.version == 3
+        ds.tags.create("before-delete", 2)
+        assert ds.tags.list()["before-delete"]["version"] == 2
+        old = ds.checkout_version("before-delete")
+        assert old.version == 2 and old.count_rows() == 2500
+        old.restore()
+        assert old.version == 4 and lib.dataset(uri).count_rows() == 2500
+        assert [v["version"] for v in ds.versions()] == [1, 2, 3, 4]
+        ds.tags.update("before-delete", 3)
+        assert lib.dataset(uri, version="before-delete").count_rows() == 2143
+        ds.tags.delete("before-delete")
+        assert ds.tags.list() == {}
+        states[name] = (lib.dataset(uri).to_table(), lib.dataset(uri, version=3).to_table())
+    assert states["lancer"][0].equals(states["lance"][0])
+    assert states["lancer"][1].equals(states["lance"][1])
+    # and each library reads what the other wrote
+    for name in LIBS:
+        uri = str(tmp_path / f"{name}.lance")
+        other = lancer if name == "lance" else lance
+        assert other.dataset(uri).to_table().equals(states[name][0])
+
+
+def test_cleanup_old_versions(tmp_path, table, writer):
+    uri = str(tmp_path / "c.lance")
+    lib = LIBS[writer]
+    ds = lib.write_dataset(table.slice(0, 100), uri)
+    for i in range(3):
+        ds = lib.write_dataset(table.slice(100 * (i + 1), 100), uri, mode="overwrite")
+    stats = lancer.dataset(uri).cleanup_old_versions(retain_versions=2)
+    assert stats.old_versions == 2
+    assert [v["version"] for v in lance.dataset(uri).versions()] == [3, 4]
+    stats = lancer.dataset(uri).cleanup_old_versions(older_than=datetime.timedelta(0))
+    assert stats.old_versions == 1 and stats.bytes_removed > 0
+    assert lance.dataset(uri).to_table().equals(table.slice(300, 100))
+
+
+def test_nearest_exact_matches_pylance(written):
+    a, b = both(written)
+    q = np.random.default_rng(1).standard_normal(DIM).astype("float32")
+    for kw in [
+        dict(),
+        dict(filter="category = 'c5'"),
+        dict(filter="category = 'c5'", prefilter=True),
+        dict(filter="price < 30", columns=["id", "price"], prefilter=True),
+        dict(filter="price < 60", columns=["id", "price"], prefilter=False),
+    ]:
+        ta = a.to_table(nearest={"column": "vec", "q": q, "k": 9}, **kw)
+        tb = b.to_table(nearest={"column": "vec", "q": q, "k": 9}, **kw)
+        assert tb.column_names == ta.column_names, kw
+        assert tb["id"].to_pylist() == ta["id"].to_pylist(), kw
+        np.testing.assert_allclose(tb["_distance"].to_numpy(), ta["_distance"].to_numpy(), rtol=1e-4)
+
+
+def test_indexes_built_by_lancer_used_by_pylance(tmp_path, table):
+    uri = str(tmp_path / "idx.lance")
+    lance.write_dataset(table, uri, max_rows_per_file=2500)
+    ds = lancer.dataset(uri)
+    ds.create_index("vec", "IVF_PQ", num_partitions=4, num_sub_vectors=4)
+    ds.create_scalar_index("id", "BTREE")
+    ds.create_scalar_index("category", "BITMAP")
+    names = sorted(i["name"] for i in ds.list_indices())
+    assert names == ["category_idx", "id_idx", "vec_idx"]
+    pl = lance.dataset(uri)
+    assert sorted(i["name"] for i in pl.list_indices()) == names
+    q = table["vec"][42].values.to_numpy()
+    ra = pl.to_table(nearest={"column": "vec", "q": q, "k": 5, "nprobes": 4}, columns=["id"])
+    rb = ds.to_table(nearest={"column": "vec", "q": q, "k": 5, "nprobes": 4}, columns=["id"])
+    assert ra["id"][0].as_py() == rb["id"][0].as_py() == 42
+    assert ds.to_table(filter="id = 77")["id"].to_pylist() == pl.to_table(filter="id = 77")["id"].to_pylist() == [77]
+    assert ds.count_rows("category = 'c6'") == pl.count_rows("category = 'c6'")
+
+
+def test_write_inputs(tmp_path, table):
+    pd = pytest.importorskip("pandas")
+    df = table.select(["id", "category", "price"]).to_pandas()
+    ds = lancer.write_dataset(df, str(tmp_path / "pd.lance"))
+    assert ds.to_table().to_pandas().equals(df)
+    ds = lancer.write_dataset([{"a": 1, "b": "x"}, {"a": 2, "b": None}], str(tmp_path / "rows.lance"))
+    assert lance.dataset(str(tmp_path / "rows.lance")).to_table().to_pylist() == [{"a": 1, "b": "x"}, {"a": 2, "b": None}]
+    batches = table.to_batches(max_chunksize=1000)
+    ds = lancer.write_dataset(iter(batches), str(tmp_path / "it.lance"), schema=table.schema)
+    assert ds.to_table().equals(table)
+    ds2 = lancer.write_dataset(lance.dataset(str(tmp_path / "it.lance")), str(tmp_path / "copy.lance"))
+    assert ds2.to_table().equals(table)
+    assert isinstance(pd.DataFrame(), pd.DataFrame)
+
+
+def test_errors(tmp_path, table):
+    with pytest.raises(FileNotFoundError):
+        lancer.dataset(str(tmp_path / "missing"))
+    with pytest.raises(ValueError):  # pylance raises ValueError here too
+        lancer.dataset(str(tmp_path / "missing"))
+    uri = str(tmp_path / "e.lance")
+    lancer.write_dataset(table.slice(0, 10), uri)
+    ds = lancer.dataset(uri)
+    with pytest.raises(ValueError, match="nope"):
+        ds.to_table(filter="nope > 1")
+    with pytest.raises(ValueError):
+        ds.to_table(filter="id >")
+    with pytest.raises(ValueError, match="already exists"):
+        lancer.write_dataset(table.slice(0, 10), uri)
+    with pytest.raises(ValueError):
+        ds.take([100])
+    with pytest.raises(ValueError):
+        lancer.write_dataset(table.slice(0, 10), str(tmp_path / "nothing"), mode="append")
+    assert issubclass(lancer.CommitConflictError, Exception)
+
+
+def test_duckdb_polars_pandas(tmp_path, table):
+    duckdb = pytest.importorskip("duckdb")
+    pl = pytest.importorskip("polars")
+    uri = str(tmp_path / "q.lance")
+    lance.write_dataset(table, uri, max_rows_per_file=1200)
+    ds = lancer.dataset(uri)
+    got = duckdb.sql("select category, count(*) as n from ds group by category order by category").fetchall()
+    assert got == [(f"c{i}", sum(1 for j in range(table.num_rows) if j % 7 == i)) for i in range(7)]
+    frame = pl.DataFrame(ds.scanner(columns=["id", "price"]))
+    assert frame.height == table.num_rows and frame["id"].sum() == sum(range(table.num_rows))
+    frame = pl.from_arrow(ds.to_table(filter="id < 10"))
+    assert frame["id"].to_list() == list(range(10))
+    pdf = ds.to_table(columns=["id", "category"]).to_pandas()
+    back = lancer.write_dataset(pdf, str(tmp_path / "back.lance"))
+    # pandas 3 strings come back as large_string, in pylance as here
+    assert back.to_table().cast(table.select(["id", "category"]).schema).equals(table.select(["id", "category"]))
+    assert back.schema == lance.write_dataset(pdf, str(tmp_path / "back_pl.lance")).schema
+
+
+ZERO_COPY = r"""
+import resource, sys, numpy as np, lancer
+ds = lancer.dataset(sys.argv[1])
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t = ds.to_table(columns=["vec"])
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+vals = t["vec"].chunks[0].values
+print(t.nbytes, (after - before) * 1024)
+"""
+
+
+def test_zero_copy_scan(tmp_path):
+    """A scan of a 768-d vector column crosses into pyarrow without a second copy: the
+    process's peak memory grows by about the data's size, not twice it."""
+    n, dim = 40_000, 768
+    vecs = np.random.default_rng(3).standard_normal((n, dim)).astype("float32")
+    t = pa.table({"vec": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel()), dim)})
+    uri = str(tmp_path / "zc.lance")
+    lance.write_dataset(t, uri)
+    del vecs, t
+    out = subprocess.run([sys.executable, "-c", ZERO_COPY, uri], capture_output=True, text=True, check=True)
+    data, grew = map(int, out.stdout.split())
+    assert data == n * dim * 4
+    assert grew < 1.5 * data, f"peak grew by {grew / data:.2f}x the data's {data} bytes"
+
+
+def test_written_by_lancer_2_2_and_pylance_default(tmp_path, table):
+    uri = str(tmp_path / "v22.lance")
+    ds = lancer.write_dataset(table, uri)
+    assert ds.data_storage_version == lance.dataset(uri).data_storage_version == "2.2"
+    assert lance.dataset(uri).to_table().equals(table)
+    shutil.rmtree(uri)
+    assert not os.path.exists(uri)
