@@ -198,6 +198,63 @@ fn scan(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// `api PATH ITERS FILTER VECTOR_COLUMN QUERY_FILE INDICES_FILE...`: the calls the Python
+/// benchmark (`bench/python.py`) makes, through the Rust API on one opened dataset:
+/// a full scan and a filtered scan (batches collected, as `to_table`), a take of all
+/// columns per indices file, and an exact k=10 search returning `id` and `_distance`.
+/// Prints the best and median seconds of each (JSON).
+fn api(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    use lancer::search::{nearest_with, Filtering, Metric, Nearest};
+    use lancer::DatasetExt;
+    let iters: usize = args[3].parse()?;
+    let ds = lancer::Dataset::open(&args[2])?;
+    let q: Vec<f32> = serde_json::from_str(&std::fs::read_to_string(&args[6])?)?;
+    let mut out = serde_json::Map::new();
+    let mut time = |name: String,
+                    f: &mut dyn FnMut() -> Result<usize, Box<dyn std::error::Error>>|
+     -> Result<(), Box<dyn std::error::Error>> {
+        let mut times = Vec::new();
+        let mut rows = 0;
+        for _ in 0..iters {
+            let t = Instant::now();
+            rows = f()?;
+            times.push(t.elapsed().as_secs_f64());
+        }
+        out.insert(name, json!({"t": stats(times), "rows": rows}));
+        Ok(())
+    };
+    time("scan".into(), &mut || {
+        let b = ds.scan().stream()?.collect::<Result<Vec<_>, _>>()?;
+        Ok(b.iter().map(|b| b.num_rows()).sum())
+    })?;
+    time("filtered".into(), &mut || {
+        let b = ds
+            .scan()
+            .filter(&args[4])
+            .stream()?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(b.iter().map(|b| b.num_rows()).sum())
+    })?;
+    for f in &args[7..] {
+        let idx = read_indices(f)?;
+        time(format!("take_{}", idx.len()), &mut || {
+            Ok(ds.take(&idx, None)?.num_rows())
+        })?;
+    }
+    let req = Nearest {
+        column: &args[5],
+        query: q.clone(),
+        k: 10,
+        metric: Metric::L2,
+    };
+    let params = lancer::ann::AnnParams::default();
+    time("nearest".into(), &mut || {
+        Ok(nearest_with(&ds, &req, Filtering::None, Some(&["id"]), &params)?.num_rows())
+    })?;
+    println!("{}", serde_json::Value::Object(out));
+    Ok(())
+}
+
 /// `stream PATH`: reads every batch of a full scan and drops it (for peak memory).
 fn stream(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     use lancer::DatasetExt;
@@ -536,6 +593,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     if (args.len() == 4 || args.len() == 5) && args[1] == "scan" {
         return scan(&args);
+    }
+    if args.len() >= 7 && args[1] == "api" {
+        return api(&args);
     }
     if args.len() == 3 && args[1] == "stream" {
         return stream(&args);

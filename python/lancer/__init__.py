@@ -16,6 +16,10 @@ C Data / C Stream interfaces: no copies, no per-row Python objects; Rust work ru
 the GIL released and Ctrl-C stops a long scan. A dataset object is an Arrow stream
 (``__arrow_c_stream__``), so DuckDB (``duckdb.sql("select * from ds")``), polars
 (``pl.DataFrame(ds)``) and pyarrow read it directly.
+
+``lancer.loader(uri, rank=, world_size=, shuffle=, seed=, ...)`` feeds training jobs:
+fragments as shards of one pinned version, every row once per epoch across ranks and
+workers, resumable (``lancer.torch.LanceIterableDataset`` for PyTorch).
 """
 
 from ._lancer import CommitConflictError, CorruptDataError, __version__
@@ -29,6 +33,7 @@ from .dataset import (
     dataset,
     write_dataset,
 )
+from .loader import LanceLoader, loader
 
 __all__ = [
     "CleanupStats",
@@ -37,9 +42,11 @@ __all__ = [
     "DatasetNotFoundError",
     "LanceDataset",
     "LanceFragment",
+    "LanceLoader",
     "LanceScanner",
     "Tags",
     "__version__",
     "dataset",
+    "loader",
     "write_dataset",
 ]

@@ -46,6 +46,7 @@ class Dataset:
         batch_size: Optional[int] = None,
         fragments: Optional[List[int]] = None,
         use_scalar_index: bool = True,
+        project: Optional[List[Tuple[str, str]]] = None,
     ) -> pa.RecordBatchReader: ...
     def explain(self, columns: Optional[List[str]] = None, filter: Optional[str] = None) -> str: ...
     def take(self, indices: List[int], columns: Optional[List[str]] = None) -> pa.RecordBatch: ...
@@ -106,3 +107,37 @@ def cleanup(
     retain_versions: Optional[int] = None,
     storage_options: Optional[Dict[str, str]] = None,
 ) -> Tuple[int, int, int]: ...
+
+def discover_plan(
+    uri: str,
+    version: Optional[int] = None,
+    tag: Optional[str] = None,
+    storage_options: Optional[Dict[str, str]] = None,
+) -> Tuple[str, int]: ...
+
+class EpochReader:
+    def __iter__(self) -> "EpochReader": ...
+    def __next__(self) -> pa.RecordBatch: ...
+    def state(self) -> Tuple[int, int, int, int]: ...
+
+class Loader:
+    def __init__(
+        self,
+        plan_json: str,
+        rank: int = 0,
+        world_size: int = 1,
+        worker: int = 0,
+        num_workers: int = 1,
+        columns: Optional[List[str]] = None,
+        filter: Optional[str] = None,
+        batch_size: int = 1024,
+        shuffle: str = "none",
+        buffer: int = 65536,
+        seed: int = 0,
+        tail: str = "keep",
+        cache_entries: int = 256,
+        prefetch: bool = True,
+        storage_options: Optional[Dict[str, str]] = None,
+    ) -> None: ...
+    def rows_in_epoch(self, epoch: int) -> int: ...
+    def read(self, epoch: int, block: int = 0, offset: int = 0, rows: int = 0) -> EpochReader: ...

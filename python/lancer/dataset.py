@@ -90,7 +90,7 @@ def _columns(columns: Any) -> Optional[List[str]]:
     if columns is None:
         return None
     if isinstance(columns, dict):
-        raise NotImplementedError("columns as {name: SQL expression} is not supported yet: pass a list of names")
+        raise NotImplementedError("columns as {name: SQL expression} work in scans, not here: pass a list of names")
     if isinstance(columns, str):
         return [columns]
     return list(columns)
@@ -323,8 +323,11 @@ class LanceScanner:
         if table is not None:
             return table.to_reader()
         p = self._p
+        columns, project = p.get("columns"), None
+        if isinstance(columns, dict):
+            columns, project = None, [(str(k), str(v)) for k, v in columns.items()]
         return self._ds._inner.scan(
-            _columns(p.get("columns")),
+            _columns(columns),
             p.get("filter"),
             p.get("limit"),
             p.get("offset"),
@@ -333,6 +336,7 @@ class LanceScanner:
             p.get("batch_size"),
             p.get("fragments"),
             bool(p.get("use_scalar_index", True)),
+            project,
         )
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
@@ -362,7 +366,8 @@ class LanceScanner:
     def explain_plan(self, verbose: bool = False) -> str:
         """The plan (which filters and indexes a scan uses)."""
         p = self._p
-        return self._ds._inner.explain(_columns(p.get("columns")), p.get("filter"))
+        columns = p.get("columns")
+        return self._ds._inner.explain(None if isinstance(columns, dict) else _columns(columns), p.get("filter"))
 
     @property
     def dataset_schema(self) -> pa.Schema:
@@ -547,7 +552,8 @@ class LanceDataset:
         full_text_query: Any = None,
         **kwargs: Any,
     ) -> LanceScanner:
-        """A scan: ``columns`` (names or ``struct.field`` paths), SQL ``filter``,
+        """A scan: ``columns`` (names or ``struct.field`` paths, or ``{name: SQL
+        expression}`` for computed columns), SQL ``filter``,
         ``limit`` / ``offset``, ``with_row_id`` / ``with_row_address``; or a vector search
         (``nearest={"column", "q", "k", "metric", "nprobes", "refine_factor"}``; a filter
         applies to the k nearest, or before the search with ``prefilter=True``, as in

@@ -79,6 +79,7 @@ def test_full_read_matches_input_and_pylance(written, table):
         dict(filter="id >= 4000", limit=5),
         dict(columns=["id"], with_row_id=True),
         dict(columns=["id"], with_row_address=True, filter="id < 50"),
+        dict(columns={"twice": "id * 2", "cat": "upper(category)"}, filter="price < 5"),
     ],
 )
 def test_to_table_matches_pylance(written, kwargs):
@@ -295,3 +296,36 @@ def test_written_by_lancer_2_2_and_pylance_default(tmp_path, table):
     assert lance.dataset(uri).to_table().equals(table)
     shutil.rmtree(uri)
     assert not os.path.exists(uri)
+
+
+INTERRUPT = r"""
+import sys, time, pyarrow as pa, lancer
+uri = sys.argv[1]
+lancer.write_dataset(pa.table({"id": pa.array(range(1_000_000), pa.int64())}), uri)
+ds = lancer.dataset(uri)
+print("ready", flush=True)
+t = time.perf_counter()
+try:
+    ds.to_table(batch_size=1)  # a million one-row batches: minutes
+    print("finished", flush=True)
+except KeyboardInterrupt:
+    print(f"interrupted after {time.perf_counter() - t:.2f} s", flush=True)
+"""
+
+
+def test_ctrl_c_stops_a_long_scan(tmp_path):
+    """SIGINT during one long `to_table` call ends it with KeyboardInterrupt (checked
+    between batches), instead of running the scan to its end."""
+    import signal
+    import time
+
+    p = subprocess.Popen([sys.executable, "-c", INTERRUPT, str(tmp_path / "i.lance")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    time.sleep(1.0)
+    sent = time.perf_counter()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    took = time.perf_counter() - sent
+    assert out.startswith("interrupted after"), (out, err)
+    assert took < 10, f"the scan took {took:.1f} s to stop"

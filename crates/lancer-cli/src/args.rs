@@ -278,6 +278,33 @@ pub enum Command {
         /// A dataset directory.
         path: PathBuf,
     },
+    /// Plan a distributed training read: the pinned version's fragments as shards, and
+    /// each rank's share (shards, rows, bytes), from the manifest alone; a dataset the
+    /// loader cannot read is refused here with the remedy.
+    Shards {
+        /// A dataset directory or URI.
+        path: PathBuf,
+        /// Ranks to split the rows among.
+        #[arg(long, default_value_t = 1)]
+        world_size: u64,
+        /// Workers per rank.
+        #[arg(long, default_value_t = 1)]
+        workers: u64,
+        /// Rows that do not divide evenly: keep (ranks differ by ≤ 1 row), drop-last, pad.
+        #[arg(long, default_value = "keep")]
+        tail: String,
+        /// Shuffle the shard order with this seed (for epoch `--epoch`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// The epoch whose shard order is shown (with `--seed`).
+        #[arg(long, default_value_t = 0)]
+        epoch: u64,
+        /// Write the plan as JSON to this file (a job resumes against it).
+        #[arg(long)]
+        save: Option<PathBuf>,
+        #[command(flatten)]
+        at: VersionArgs,
+    },
     /// Create, list or delete tags.
     Tag {
         #[command(subcommand)]

@@ -146,18 +146,25 @@ fn mutated_parquet_files_mapped() {
     // A new file per mutation: a decoder thread of the previous one may still be reading
     // its mapping (unlinking keeps a mapped file readable; truncating it would not).
     let n = std::cell::Cell::new(0u64);
-    run("import parquet (mapped)", &seeds, MUTATIONS / 10, BOUND, 0x66, |b| {
-        n.set(n.get() + 1);
-        let path = dir.join(format!("in-{}.parquet", n.get()));
-        std::fs::write(&path, b).map_err(|e| e.to_string())?;
-        let _ = std::fs::remove_file(dir.join(format!("in-{}.parquet", n.get() - 1)));
-        let f = lancer_cli::input::MappedFile::open(&path).map_err(|e| e.to_string())?;
-        let input = open_parquet("in.parquet", f).map_err(|e| e.to_string())?;
-        for batch in input.batches {
-            batch.map_err(|e| e.to_string())?;
-        }
-        Ok(())
-    });
+    run(
+        "import parquet (mapped)",
+        &seeds,
+        MUTATIONS / 10,
+        BOUND,
+        0x66,
+        |b| {
+            n.set(n.get() + 1);
+            let path = dir.join(format!("in-{}.parquet", n.get()));
+            std::fs::write(&path, b).map_err(|e| e.to_string())?;
+            let _ = std::fs::remove_file(dir.join(format!("in-{}.parquet", n.get() - 1)));
+            let f = lancer_cli::input::MappedFile::open(&path).map_err(|e| e.to_string())?;
+            let input = open_parquet("in.parquet", f).map_err(|e| e.to_string())?;
+            for batch in input.batches {
+                batch.map_err(|e| e.to_string())?;
+            }
+            Ok(())
+        },
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -215,9 +215,11 @@ impl Dataset {
     }
 
     /// A scan as a `pyarrow.RecordBatchReader` (batches produced as they are read; the
-    /// filter is checked before this returns).
+    /// filter is checked before this returns). `project`: output columns computed by SQL
+    /// expressions, `[(name, expression)]`, instead of `columns`.
     #[pyo3(signature = (columns=None, filter=None, limit=None, offset=None, with_row_id=false,
-                        with_row_address=false, batch_size=None, fragments=None, use_scalar_index=true))]
+                        with_row_address=false, batch_size=None, fragments=None, use_scalar_index=true,
+                        project=None))]
     #[allow(clippy::too_many_arguments)]
     fn scan(
         &self,
@@ -231,6 +233,7 @@ impl Dataset {
         batch_size: Option<usize>,
         fragments: Option<Vec<u64>>,
         use_scalar_index: bool,
+        project: Option<Vec<(String, String)>>,
     ) -> PyResult<PyArrowType<Box<dyn RecordBatchReader + Send>>> {
         let stream = py.detach(|| {
             let mut s = self
@@ -243,6 +246,9 @@ impl Dataset {
                 .use_scalar_index(use_scalar_index);
             if let Some(c) = &columns {
                 s = s.columns(c);
+            }
+            if let Some(p) = &project {
+                s = s.project(p);
             }
             if let Some(f) = &filter {
                 s = s.filter(f);

@@ -17,6 +17,7 @@
 
 mod dataset;
 mod errors;
+mod loader;
 
 use pyo3::prelude::*;
 
@@ -27,6 +28,9 @@ fn _lancer(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<dataset::Dataset>()?;
     m.add_function(wrap_pyfunction!(dataset::write, m)?)?;
     m.add_function(wrap_pyfunction!(dataset::cleanup, m)?)?;
+    m.add_class::<loader::Loader>()?;
+    m.add_class::<loader::EpochReader>()?;
+    m.add_function(wrap_pyfunction!(loader::discover_plan, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

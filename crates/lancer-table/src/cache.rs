@@ -18,14 +18,14 @@ struct Inner<K, V> {
 }
 
 impl<K: Hash + Eq + Clone, V> Lru<K, V> {
-    /// An empty map holding at most `capacity` (at least 1) entries.
+    /// An empty map holding at most `capacity` entries (0: nothing is kept).
     pub fn new(capacity: usize) -> Self {
         Self {
             inner: Mutex::new(Inner {
                 map: HashMap::new(),
                 tick: 0,
             }),
-            capacity: capacity.max(1),
+            capacity,
         }
     }
 
@@ -41,6 +41,9 @@ impl<K: Hash + Eq + Clone, V> Lru<K, V> {
 
     /// Stores `value` under `key`, evicting the least recently used entry when full.
     pub fn insert(&self, key: K, value: Arc<V>) {
+        if self.capacity == 0 {
+            return;
+        }
         let Ok(mut g) = self.inner.lock() else {
             return;
         };
@@ -89,5 +92,13 @@ mod tests {
         c.insert(3, Arc::new(31)); // replacing does not evict
         assert_eq!(c.len(), 2);
         assert_eq!(c.get(&3).as_deref(), Some(&31));
+    }
+
+    #[test]
+    fn zero_capacity_keeps_nothing() {
+        let c: Lru<u32, u32> = Lru::new(0);
+        c.insert(1, Arc::new(10));
+        assert!(c.is_empty());
+        assert!(c.get(&1).is_none());
     }
 }

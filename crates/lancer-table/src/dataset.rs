@@ -81,11 +81,17 @@ const CACHED_DELETIONS: usize = 4096;
 
 impl Default for ReadCache {
     fn default() -> Self {
+        Self::with_capacity(CACHED_FILES, CACHED_DELETIONS)
+    }
+}
+
+impl ReadCache {
+    fn with_capacity(files: usize, deletions: usize) -> Self {
         Self {
             bases: Default::default(),
-            readers: Lru::new(CACHED_FILES),
-            kept: Lru::new(CACHED_DELETIONS),
-            row_ids: Lru::new(CACHED_DELETIONS),
+            readers: Lru::new(files),
+            kept: Lru::new(deletions),
+            row_ids: Lru::new(deletions),
         }
     }
 }
@@ -170,6 +176,31 @@ impl KeptRuns {
     /// How many rows are kept.
     pub fn total(&self) -> u64 {
         self.total
+    }
+
+    /// The physical runs holding kept rows `start..end` (counted among kept rows),
+    /// ascending; rows past the last kept one are ignored.
+    pub fn slice(&self, start: u64, end: u64) -> Vec<Range<u64>> {
+        let end = end.min(self.total);
+        let mut out = Vec::new();
+        if start >= end {
+            return out;
+        }
+        let first = self
+            .before
+            .partition_point(|&b| b <= start)
+            .saturating_sub(1);
+        for (r, &b) in self.runs.iter().zip(&self.before).skip(first) {
+            if b >= end {
+                break;
+            }
+            let lo = r.start + start.saturating_sub(b);
+            let hi = r.start + (end - b).min(r.end - r.start);
+            if lo < hi {
+                out.push(lo..hi);
+            }
+        }
+        out
     }
 
     /// Physical row of the `local`-th kept row.
@@ -296,6 +327,15 @@ impl Dataset {
             }
         };
         Self::from_manifest(store, Arc::new(options), &path, &bytes)
+    }
+
+    /// This handle with its own read caches holding at most `entries` opened data
+    /// files and as many decoded deletion files / row-id sequences (0: nothing is
+    /// kept, each read opens what it needs). Handles cloned from the result share them.
+    pub fn with_read_cache(&self, entries: usize) -> Self {
+        let mut ds = self.clone();
+        ds.cache = Arc::new(ReadCache::with_capacity(entries, entries));
+        ds
     }
 
     /// The version a commit of this dataset just wrote (its manifest's name and bytes
@@ -1137,5 +1177,24 @@ mod tests {
         // Deleted rows past the fragment's end (a hostile file) are ignored.
         let past = KeptRuns::new(kept_ranges(&RoaringBitmap::from_iter([2u32, 50]), 4));
         assert_eq!(past.runs, vec![0..2, 3..4]);
+    }
+
+    #[test]
+    fn kept_slices_map_to_physical_runs() {
+        // rows 0..10, deleted 2, 3, 7: kept 0 1 4 5 6 8 9
+        let k = KeptRuns::new(kept_ranges(&RoaringBitmap::from_iter([2u32, 3, 7]), 10));
+        assert_eq!(k.slice(0, 7), vec![0..2, 4..7, 8..10]);
+        assert_eq!(k.slice(1, 4), vec![1..2, 4..6]);
+        assert_eq!(k.slice(2, 3), vec![4..5]);
+        assert_eq!(k.slice(5, 99), vec![8..10]);
+        assert!(k.slice(4, 4).is_empty());
+        assert!(k.slice(7, 9).is_empty());
+        for start in 0..7 {
+            for end in start..=7 {
+                let rows: Vec<u64> = k.slice(start, end).into_iter().flatten().collect();
+                let want: Vec<u64> = (start..end).filter_map(|l| k.locate(l)).collect();
+                assert_eq!(rows, want);
+            }
+        }
     }
 }

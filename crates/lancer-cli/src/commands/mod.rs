@@ -7,6 +7,7 @@ mod evolve;
 mod fts;
 mod index;
 mod inspect;
+mod shards;
 mod source;
 
 use std::path::Path;
@@ -109,6 +110,28 @@ fn run_command(cli: Cli) -> CmdResult {
         Command::Delete { path, predicate } => dataset::delete(&path, &predicate, json),
         Command::Schema { path, at } => source::schema(&path, &at, json),
         Command::Versions { path } => dataset::versions(&path, json),
+        Command::Shards {
+            path,
+            world_size,
+            workers,
+            tail,
+            seed,
+            epoch,
+            save,
+            at,
+        } => shards::run(
+            &path,
+            shards::Split {
+                world_size,
+                workers,
+                tail: &tail,
+                seed,
+                epoch,
+            },
+            save.as_deref(),
+            &at,
+            json,
+        ),
         Command::Tag { action } => dataset::tag(action, json),
         Command::Index { action } => index::run(action, json),
         Command::Restore { path, version } => dataset::restore(&path, version, json),

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""The Python package against pylance and against Lancer's own Rust API, in one run.
+
+    bench/python [--iters N] [--only SHAPE,...] [--no-record]
+
+On bench/run's generated shapes (written by pylance 14; made here if missing), each
+dataset opened once per engine: `to_table()` (full scan), `to_table(filter=...)`,
+`take` of 1 / 100 / 10,000 rows (all columns), and an exact k=10 `nearest` returning
+`id` and `_distance` — through `import lance` (pylance 14), `import lancer` (this
+package, release build) and `lancer-bench api` (the same calls through the Rust API,
+in-process). Prints the ratios pylance / lancer and lancer(Python) / Rust (the
+wrapper's overhead) and appends the table to bench/RESULTS.md.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import file_read  # noqa: E402
+import run as runbench  # noqa: E402
+
+import lance  # noqa: E402
+import lancer  # noqa: E402
+
+SHAPES = ["issue", "wide_768"]
+
+
+def best(iters, f):
+    times, out = [], None
+    for _ in range(iters):
+        t = time.perf_counter()
+        out = f()
+        times.append(time.perf_counter() - t)
+    return min(times), out
+
+
+def bench_shape(name, path, iters, bench_exe):
+    spec = runbench.SHAPES[name]
+    ds_path = os.path.join(path, "ds")
+    vec = spec["search"]
+    q = np.array(json.load(open(os.path.join(path, f"q_{vec}.json"))), dtype=np.float32)
+    idx_files = []
+    for n in (1, 100, 10_000):
+        f = os.path.join(path, f"idx_{n}.bin")
+        if n == 1 and not os.path.exists(f):
+            np.fromfile(os.path.join(path, "idx_100.bin"), dtype="<u8")[37:38].tofile(f)
+        idx_files.append((n, f))
+    rust = json.loads(subprocess.run([bench_exe, "api", ds_path, str(iters), spec["filter"], vec,
+                                      os.path.join(path, f"q_{vec}.json"), *[f for _, f in idx_files]],
+                                     capture_output=True, text=True, check=True).stdout)
+    engines = {"pylance": lance.dataset(ds_path), "lancer": lancer.dataset(ds_path)}
+    ops = [
+        ("to_table()", "scan", lambda d: d.to_table()),
+        (f"to_table(filter=\"{spec['filter']}\")", "filtered", lambda d: d.to_table(filter=spec["filter"])),
+    ]
+    for n, f in idx_files:
+        idx = np.fromfile(f, dtype="<u8").astype(np.int64)
+        ops.append((f"take {n:,} rows", f"take_{n}", lambda d, idx=idx: d.take(idx)))
+    ops.append(("nearest k=10 (exact)", "nearest",
+                lambda d: d.to_table(nearest={"column": vec, "q": q, "k": 10, "use_index": False}, columns=["id"])))
+    rows = []
+    for label, key, f in ops:
+        t_py, r_py = best(iters, lambda: f(engines["pylance"]))
+        t_lan, r_lan = best(iters, lambda: f(engines["lancer"]))
+        same = r_py.num_rows == r_lan.num_rows
+        if key == "nearest":
+            same = same and r_py["id"].to_pylist() == r_lan["id"].to_pylist()
+        elif key.startswith("take"):
+            same = same and r_py.equals(r_lan)
+        else:
+            same = same and r_py.num_rows == rust[key]["rows"]
+        t_rust = rust[key]["t"]["best"]
+        rows.append(dict(shape=name, op=label, pylance=t_py, lancer=t_lan, rust=t_rust, same=same))
+        print(f"  {label:44s} pylance {t_py:8.4f}  lancer {t_lan:8.4f} {t_py / t_lan:7.2f}x  rust {t_rust:8.4f}  "
+              f"python/rust {t_lan / t_rust:5.2f}  {'same' if same else 'DIFFERENT'}", flush=True)
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--iters", type=int, default=5)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--no-record", action="store_true")
+    a = ap.parse_args()
+    root = file_read.ROOT
+    subprocess.run(["cargo", "build", "--release", "-p", "lancer-bench"], cwd=root, check=True)
+    bench_exe = os.path.join(root, "target", "release", "lancer-bench")
+    shapes = [s for s in SHAPES if not a.only or s in a.only.split(",")]
+    results = []
+    for name in shapes:
+        path, _ = runbench.make_shape(name, runbench.SHAPES[name], 1.0)
+        print(f"{name}: {runbench.SHAPES[name]['about']}", flush=True)
+        results += bench_shape(name, path, a.iters, bench_exe)
+    lines = ["### Python package: `import lancer` vs `import lance` vs the Rust API",
+             f"{datetime.date.today()}, {file_read.machine()}, pylance {lance.__version__}, lancer {lancer.__version__} "
+             f"(release build), best of {a.iters}, each dataset opened once per engine, page cache warm. "
+             "Rust = `lancer-bench api`, the same calls in-process.", "",
+             "| shape | call | pylance (s) | lancer (s) | pylance / lancer | Rust API (s) | lancer / Rust | same result |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        lines.append(f"| {r['shape']} | {r['op']} | {r['pylance']:.4f} | {r['lancer']:.4f} | {r['pylance'] / r['lancer']:.2f}x "
+                     f"| {r['rust']:.4f} | {r['lancer'] / r['rust']:.2f} | {'yes' if r['same'] else '**no**'} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not a.no_record:
+        with open(os.path.join(root, "bench", "RESULTS.md"), "a") as f:
+            f.write("\n" + text)
+
+
+if __name__ == "__main__":
+    main()

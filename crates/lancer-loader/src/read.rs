@@ -1,0 +1,448 @@
+//! Reading an epoch: the rows [`crate::split`] gives this rank's worker, in blocks,
+//! shuffled deterministically, as Arrow record batches; resumable from a [`State`].
+//!
+//! The worker's rows form one sequence, cut into blocks of `block_rows` rows (the
+//! shuffle buffer's size, or the batch size without a buffer). A block is read in one
+//! go — for each shard run it covers, the fragment's surviving rows mapped to physical
+//! runs through its deletion file, then `Dataset::read_runs` — filtered, its rows
+//! permuted with a seed drawn from `(seed, epoch, rank, worker, block)`, and handed
+//! out `batch_size` rows at a time. So the memory a shuffle holds is one block (plus
+//! the one read ahead), and a position inside an epoch is `(block, offset)`: resuming
+//! reads only the block it stopped in, and gives exactly the rows the uninterrupted
+//! run would have given next. In global-random mode a block is `batch_size` positions
+//! of a bijective permutation of all rows (no table held), read by takes.
+
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::Arc;
+
+use arrow_array::{RecordBatch, UInt32Array};
+use arrow_schema::Schema;
+use lancer::{Dataset, StorageOptions};
+use serde::{Deserialize, Serialize};
+
+use crate::plan::Plan;
+use crate::split::{self, Part, Tail};
+use crate::{rng, LoaderError, Result};
+
+/// How rows are ordered within an epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Shuffle {
+    /// The plan's shard order, rows in order.
+    None,
+    /// Shards in an order drawn from `(seed, epoch)`, rows permuted within blocks of
+    /// `buffer` rows (a bounded shuffle buffer).
+    Buffer {
+        /// Rows the buffer holds.
+        buffer: usize,
+    },
+    /// Every row of the epoch in a random order (reads by takes: slower, uniform).
+    Global,
+}
+
+/// What a loader reads and how.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Options {
+    /// This process's rank (0-based).
+    pub rank: u64,
+    /// Number of ranks.
+    pub world_size: u64,
+    /// This reader's worker within the rank (0-based).
+    pub worker: u64,
+    /// Workers per rank (at least 1).
+    pub num_workers: u64,
+    /// Columns to deliver (top-level names; all by default).
+    pub columns: Option<Vec<String>>,
+    /// A SQL filter rows must pass (applied after the split: ranks then deliver
+    /// different counts).
+    pub filter: Option<String>,
+    /// Rows per batch delivered.
+    pub batch_size: usize,
+    /// Row order.
+    pub shuffle: Shuffle,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Rows that do not divide evenly among ranks.
+    pub tail: Tail,
+    /// Opened data files and decoded deletion files kept (0: none; each block opens
+    /// what it reads). Lancer maps files instead of holding descriptors, so this
+    /// bounds memory, not open files.
+    pub cache_entries: usize,
+    /// Read the next block while the current one is consumed.
+    pub prefetch: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            rank: 0,
+            world_size: 1,
+            worker: 0,
+            num_workers: 1,
+            columns: None,
+            filter: None,
+            batch_size: 1024,
+            shuffle: Shuffle::None,
+            seed: 0,
+            tail: Tail::Keep,
+            cache_entries: 256,
+            prefetch: true,
+        }
+    }
+}
+
+/// Where a reader is in an epoch: enough to resume it exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct State {
+    /// The epoch.
+    pub epoch: u64,
+    /// Blocks finished.
+    pub block: u64,
+    /// Rows of the current block already delivered.
+    pub offset: u64,
+    /// Rows delivered this epoch (for progress; not needed to resume).
+    pub rows: u64,
+}
+
+/// A loader over a pinned plan for one rank's worker.
+#[derive(Clone)]
+pub struct Loader {
+    ds: Dataset,
+    plan: Arc<Plan>,
+    opts: Options,
+    /// Columns read: the delivered ones, then the filter's.
+    read_cols: Vec<String>,
+    delivered: usize,
+    filter: Option<Arc<lancer::Filter>>,
+}
+
+impl Loader {
+    /// A loader for `plan` (opened at its pinned version with `storage`). Every
+    /// argument is checked here — a bad column or filter fails now, not mid-epoch.
+    pub fn new(plan: Plan, opts: Options, storage: &StorageOptions) -> Result<Loader> {
+        let bad = |what: String| Err(LoaderError::InvalidArgument { what });
+        if opts.world_size == 0 || opts.rank >= opts.world_size {
+            return bad(format!(
+                "rank {} of world size {}",
+                opts.rank, opts.world_size
+            ));
+        }
+        if opts.num_workers == 0 || opts.worker >= opts.num_workers {
+            return bad(format!("worker {} of {}", opts.worker, opts.num_workers));
+        }
+        if opts.batch_size == 0 {
+            return bad("batch_size must be at least 1".into());
+        }
+        if opts.shuffle == (Shuffle::Buffer { buffer: 0 }) {
+            return bad("a shuffle buffer holds at least 1 row".into());
+        }
+        let store = lancer_table::dataset::open_store(std::path::Path::new(&plan.uri), storage)?;
+        let ds = Dataset::open_with(store, storage.clone(), Some(plan.version))?
+            .with_read_cache(opts.cache_entries);
+        let now = crate::plan::plan_of(&plan.uri, &ds);
+        if now.shards != plan.shards {
+            return bad(format!(
+                "the plan does not match version {} of {}: discover again",
+                plan.version, plan.uri
+            ));
+        }
+        let schema = ds.schema();
+        let delivered_cols: Vec<String> = match &opts.columns {
+            Some(c) => c.clone(),
+            None => schema.fields().iter().map(|f| f.name().clone()).collect(),
+        };
+        for c in &delivered_cols {
+            if schema.field_with_name(c).is_err() {
+                return bad(format!("no column {c:?} (columns: {})", names(&schema)));
+            }
+        }
+        let mut read_cols = delivered_cols.clone();
+        let filter = match &opts.filter {
+            Some(sql) => {
+                let f = lancer::Filter::new(sql, &schema)?;
+                for c in f.columns() {
+                    let top = c.split('.').next().unwrap_or(c).to_string();
+                    if !read_cols.contains(&top) {
+                        read_cols.push(top);
+                    }
+                }
+                Some(Arc::new(f))
+            }
+            None => None,
+        };
+        Ok(Loader {
+            ds,
+            plan: Arc::new(plan),
+            delivered: delivered_cols.len(),
+            read_cols,
+            opts,
+            filter,
+        })
+    }
+
+    /// The plan.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The options.
+    pub fn options(&self) -> &Options {
+        &self.opts
+    }
+
+    /// The rows (before any filter) this reader gets in `epoch`.
+    pub fn rows_in_epoch(&self, epoch: u64) -> u64 {
+        self.ranges(epoch).iter().map(|(a, b)| b - a).sum()
+    }
+
+    /// This reader's ranges of the epoch's row sequence.
+    fn ranges(&self, _epoch: u64) -> Vec<(u64, u64)> {
+        let o = &self.opts;
+        let rr = split::rank_ranges(self.plan.rows, o.rank, o.world_size, o.tail);
+        split::worker_ranges(&rr, o.worker, o.num_workers)
+    }
+
+    /// The shard runs this reader reads in `epoch`, in order (not in global mode).
+    pub fn parts(&self, epoch: u64) -> Vec<Part> {
+        let shuffle = matches!(self.opts.shuffle, Shuffle::Buffer { .. });
+        let order = split::shard_order(&self.plan, shuffle, self.opts.seed, epoch);
+        split::parts(&self.plan, &order, &self.ranges(epoch))
+    }
+
+    /// Rows per block.
+    fn block_rows(&self) -> u64 {
+        match self.opts.shuffle {
+            Shuffle::Buffer { buffer } => buffer.max(1) as u64,
+            _ => self.opts.batch_size.max(1) as u64,
+        }
+    }
+
+    /// `epoch` from its start.
+    pub fn epoch(&self, epoch: u64) -> Epoch {
+        self.resume(State {
+            epoch,
+            ..State::default()
+        })
+    }
+
+    /// An epoch from a saved state (rows after the ones already delivered).
+    pub fn resume(&self, state: State) -> Epoch {
+        let work = Arc::new(Work {
+            loader: self.clone(),
+            epoch: state.epoch,
+            parts: match self.opts.shuffle {
+                Shuffle::Global => Vec::new(),
+                _ => self.parts(state.epoch),
+            },
+            ranges: self.ranges(state.epoch),
+            total: self.rows_in_epoch(state.epoch),
+            block_rows: self.block_rows(),
+        });
+        let blocks = work.total.div_ceil(work.block_rows);
+        let rx = self.opts.prefetch.then(|| {
+            let (tx, rx) = sync_channel(1);
+            let w = work.clone();
+            let first = state.block;
+            std::thread::spawn(move || {
+                for b in first..blocks {
+                    if tx.send(w.block(b)).is_err() {
+                        return;
+                    }
+                }
+            });
+            rx
+        });
+        Epoch {
+            work,
+            rx,
+            blocks,
+            state,
+            current: None,
+            skip: state.offset,
+        }
+    }
+}
+
+fn names(schema: &Schema) -> String {
+    let v: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    v.join(", ")
+}
+
+/// What an epoch's blocks are made of (shared with the read-ahead thread).
+struct Work {
+    loader: Loader,
+    epoch: u64,
+    parts: Vec<Part>,
+    ranges: Vec<(u64, u64)>,
+    total: u64,
+    block_rows: u64,
+}
+
+impl Work {
+    /// Block `b`: read, filtered, permuted.
+    fn block(&self, b: u64) -> Result<RecordBatch> {
+        let l = &self.loader;
+        let (lo, hi) = (
+            b * self.block_rows,
+            ((b + 1) * self.block_rows).min(self.total),
+        );
+        let cols: Vec<&str> = l.read_cols.iter().map(String::as_str).collect();
+        let mut batch = match l.opts.shuffle {
+            Shuffle::Global => {
+                let seed = rng::mix(&[l.opts.seed, self.epoch, 0x474C_4F42]);
+                let n = l.plan.rows;
+                let offsets: Vec<u64> = (lo..hi)
+                    .filter_map(|p| position(&self.ranges, p))
+                    .map(|i| rng::permute_index(i, n, seed))
+                    .collect();
+                l.ds.take(&offsets, Some(&cols))?
+            }
+            _ => {
+                let mut pieces = Vec::new();
+                let mut at = 0u64;
+                for part in &self.parts {
+                    let (s, e) = (lo.max(at), hi.min(at + part.len()));
+                    if s < e {
+                        let frag =
+                            l.ds.fragments()
+                                .iter()
+                                .find(|f| f.id == part.fragment_id)
+                                .ok_or_else(|| LoaderError::InvalidArgument {
+                                    what: format!(
+                                        "fragment {} is not in the pinned version",
+                                        part.fragment_id
+                                    ),
+                                })?;
+                        let kept = l.ds.kept_runs(frag)?;
+                        let runs = kept.slice(part.start + (s - at), part.start + (e - at));
+                        pieces.push(l.ds.read_runs(frag, Some(&cols), &runs)?);
+                    }
+                    at += part.len();
+                    if at >= hi {
+                        break;
+                    }
+                }
+                match pieces.len() {
+                    1 => pieces
+                        .pop()
+                        .unwrap_or_else(|| RecordBatch::new_empty(self.schema())),
+                    0 => RecordBatch::new_empty(self.schema()),
+                    _ => arrow_select::concat::concat_batches(&pieces[0].schema(), &pieces)?,
+                }
+            }
+        };
+        if let Some(f) = &l.filter {
+            let keep = f.evaluate(&batch)?;
+            batch = arrow_select::filter::filter_record_batch(&batch, &keep)?;
+        }
+        if l.read_cols.len() > l.delivered {
+            let idx: Vec<usize> = (0..l.delivered).collect();
+            batch = batch.project(&idx)?;
+        }
+        if let Shuffle::Buffer { .. } = l.opts.shuffle {
+            let o = &l.opts;
+            let seed = rng::mix(&[o.seed, self.epoch, o.rank, o.worker, b]);
+            let perm = UInt32Array::from(rng::permutation(batch.num_rows(), seed));
+            let cols = batch
+                .columns()
+                .iter()
+                .map(|c| arrow_select::take::take(c.as_ref(), &perm, None))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            batch = RecordBatch::try_new(batch.schema(), cols)?;
+        }
+        Ok(batch)
+    }
+
+    fn schema(&self) -> Arc<Schema> {
+        let s = self.loader.ds.schema();
+        let fields: Vec<_> = self
+            .loader
+            .read_cols
+            .iter()
+            .filter_map(|c| s.field_with_name(c).ok().cloned())
+            .collect();
+        Arc::new(Schema::new(fields))
+    }
+}
+
+/// The `p`-th row of a list of ranges.
+fn position(ranges: &[(u64, u64)], mut p: u64) -> Option<u64> {
+    for &(a, b) in ranges {
+        if p < b - a {
+            return Some(a + p);
+        }
+        p -= b - a;
+    }
+    None
+}
+
+/// One epoch of one reader: record batches of at most `batch_size` rows.
+pub struct Epoch {
+    work: Arc<Work>,
+    rx: Option<Receiver<Result<RecordBatch>>>,
+    blocks: u64,
+    state: State,
+    /// The block being handed out and the next row of it.
+    current: Option<(RecordBatch, usize)>,
+    /// Rows of the first block to skip (a resumed state's offset).
+    skip: u64,
+}
+
+impl Epoch {
+    /// Where this epoch is: save it to resume after the batches delivered so far.
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// Rows (before any filter) this epoch has in all.
+    pub fn rows(&self) -> u64 {
+        self.work.total
+    }
+
+    fn next_block(&mut self) -> Option<Result<RecordBatch>> {
+        if self.state.block >= self.blocks {
+            return None;
+        }
+        let got = match &self.rx {
+            Some(rx) => rx.recv().unwrap_or_else(|_| {
+                Err(LoaderError::InvalidArgument {
+                    what: "the read-ahead thread stopped".into(),
+                })
+            }),
+            None => self.work.block(self.state.block),
+        };
+        Some(got)
+    }
+}
+
+impl Iterator for Epoch {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some((batch, at)) = &mut self.current {
+                if *at < batch.num_rows() {
+                    let n = (batch.num_rows() - *at).min(self.work.loader.opts.batch_size);
+                    let out = batch.slice(*at, n);
+                    *at += n;
+                    self.state.offset += n as u64;
+                    self.state.rows += n as u64;
+                    return Some(Ok(out));
+                }
+                self.current = None;
+                self.state.block += 1;
+                self.state.offset = 0;
+            }
+            match self.next_block()? {
+                Err(e) => {
+                    self.state.block = self.blocks; // the epoch ends at an error
+                    return Some(Err(e));
+                }
+                Ok(batch) => {
+                    let skip = std::mem::take(&mut self.skip) as usize;
+                    let skip = skip.min(batch.num_rows());
+                    self.current = Some((batch, skip));
+                }
+            }
+        }
+    }
+}
