@@ -165,7 +165,28 @@ def _reader(data: Any, schema: Optional[pa.Schema]) -> pa.RecordBatchReader:
         )
     if schema is not None and not reader.schema.equals(schema):
         reader = reader.cast(schema)
+    plain = pa.schema([f.with_type(_unview(f.type)) for f in reader.schema], metadata=reader.schema.metadata)
+    if not plain.equals(reader.schema):
+        # Lance stores no view types: string_view / binary_view become large_string /
+        # large_binary (what pylance writes for a polars frame)
+        reader = reader.cast(plain)
     return reader
+
+
+def _unview(t: pa.DataType) -> pa.DataType:
+    if t == pa.string_view():
+        return pa.large_string()
+    if t == pa.binary_view():
+        return pa.large_binary()
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(_unview(t.value_type)))
+    if pa.types.is_large_list(t):
+        return pa.large_list(t.value_field.with_type(_unview(t.value_type)))
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(t.value_field.with_type(_unview(t.value_type)), t.list_size)
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(_unview(t.field(i).type)) for i in range(t.num_fields)])
+    return t
 
 
 def _is_arrow_dataset(data: Any) -> bool:

@@ -220,7 +220,12 @@ def test_write_inputs(tmp_path, table):
     assert ds.to_table().equals(table)
     ds2 = lancer.write_dataset(lance.dataset(str(tmp_path / "it.lance")), str(tmp_path / "copy.lance"))
     assert ds2.to_table().equals(table)
-    assert isinstance(pd.DataFrame(), pd.DataFrame)
+    pl = pytest.importorskip("polars")
+    frame = pl.DataFrame({"k": [3, 1, 2], "v": ["c", "a", "b"]})  # an __arrow_c_stream__ object
+    ds = lancer.write_dataset(frame, str(tmp_path / "polars.lance"))
+    assert lance.dataset(str(tmp_path / "polars.lance")).to_table().to_pydict() == {"k": [3, 1, 2], "v": ["c", "a", "b"]}
+    assert ds.count_rows() == 3
+    assert ds.schema == lance.write_dataset(frame, str(tmp_path / "polars_pl.lance")).schema
 
 
 def test_errors(tmp_path, table):

@@ -16,6 +16,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::errors;
+use crate::export::PyBatch;
 
 type Options = Option<BTreeMap<String, String>>;
 
@@ -298,12 +299,12 @@ impl Dataset {
         py: Python<'_>,
         indices: Vec<u64>,
         columns: Option<Vec<String>>,
-    ) -> PyResult<PyArrowType<RecordBatch>> {
+    ) -> PyResult<PyBatch> {
         let b = py.detach(|| {
             let c = cols(&columns);
             self.ds.take(&indices, c.as_deref()).map_err(errors::table)
         })?;
-        Ok(PyArrowType(b))
+        Ok(PyBatch(b))
     }
 
     /// Rows by row id (the stable id, or the row address when the dataset has none).
@@ -313,7 +314,7 @@ impl Dataset {
         py: Python<'_>,
         ids: Vec<u64>,
         columns: Option<Vec<String>>,
-    ) -> PyResult<PyArrowType<RecordBatch>> {
+    ) -> PyResult<PyBatch> {
         let b = py.detach(|| {
             let c = cols(&columns);
             if self.ds.uses_stable_row_ids() {
@@ -323,7 +324,7 @@ impl Dataset {
             }
             .map_err(errors::table)
         })?;
-        Ok(PyArrowType(b))
+        Ok(PyBatch(b))
     }
 
     /// Deletes the rows matching a SQL `filter`; the dataset after (the same version
@@ -383,7 +384,7 @@ impl Dataset {
         prefilter: bool,
         columns: Option<Vec<String>>,
         use_index: bool,
-    ) -> PyResult<PyArrowType<RecordBatch>> {
+    ) -> PyResult<PyBatch> {
         use lancer::search::{nearest_with, Filtering, Metric, Nearest};
         let b = py.detach(|| {
             let metric = match metric {
@@ -412,7 +413,7 @@ impl Dataset {
             let c = cols(&columns);
             nearest_with(&self.ds, &req, filtering, c.as_deref(), &params).map_err(errors::lancer)
         })?;
-        Ok(PyArrowType(b))
+        Ok(PyBatch(b))
     }
 
     /// Full-text search of `query` (in `column`, or every indexed column): the columns
@@ -428,7 +429,7 @@ impl Dataset {
         filter: Option<String>,
         prefilter: bool,
         columns: Option<Vec<String>>,
-    ) -> PyResult<PyArrowType<RecordBatch>> {
+    ) -> PyResult<PyBatch> {
         let b = py.detach(|| {
             let q = lancer_index::inverted::search::FtsQuery::matching(&query, column.as_deref());
             let opts = lancer::fts::FtsOptions {
@@ -440,7 +441,7 @@ impl Dataset {
             };
             lancer::fts::full_text_search(&self.ds, &q, &opts).map_err(errors::lancer)
         })?;
-        Ok(PyArrowType(b))
+        Ok(PyBatch(b))
     }
 
     /// Builds an index on `column`: IVF_FLAT / IVF_PQ / IVF_SQ / IVF_RQ (vector),

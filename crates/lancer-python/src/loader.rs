@@ -5,13 +5,12 @@
 
 use std::sync::Mutex;
 
-use arrow_array::RecordBatch;
-use arrow_pyarrow::PyArrowType;
 use lancer_loader::{discover, Epoch, Options, Pin, Plan, Shuffle, State, Tail};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use crate::errors;
+use crate::export::PyBatch;
 
 type Storage = Option<std::collections::BTreeMap<String, String>>;
 
@@ -154,14 +153,14 @@ impl EpochReader {
         slf
     }
 
-    fn __next__(&self, py: Python<'_>) -> PyResult<Option<PyArrowType<RecordBatch>>> {
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<PyBatch>> {
         let got = py.detach(|| {
             let mut e = self.inner.lock().unwrap_or_else(|p| p.into_inner());
             e.next()
         });
         match got {
             None => Ok(None),
-            Some(Ok(b)) => Ok(Some(PyArrowType(b))),
+            Some(Ok(b)) => Ok(Some(PyBatch(b))),
             Some(Err(e)) => Err(loader_err(e)),
         }
     }
