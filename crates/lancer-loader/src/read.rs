@@ -15,8 +15,10 @@
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 
-use arrow_array::{RecordBatch, UInt32Array};
-use arrow_schema::Schema;
+use arrow_array::{Array, ArrayRef, FixedSizeListArray, RecordBatch, UInt32Array};
+use arrow_buffer::MutableBuffer;
+use arrow_data::ArrayData;
+use arrow_schema::{DataType, Schema};
 use lancer::{Dataset, StorageOptions};
 use serde::{Deserialize, Serialize};
 
@@ -341,12 +343,16 @@ impl Work {
         if let Shuffle::Buffer { .. } = l.opts.shuffle {
             let o = &l.opts;
             let seed = rng::mix(&[o.seed, self.epoch, o.rank, o.worker, b]);
-            let perm = UInt32Array::from(rng::permutation(batch.num_rows(), seed));
+            let order = rng::permutation(batch.num_rows(), seed);
+            let perm = UInt32Array::from(order.clone());
             let cols = batch
                 .columns()
                 .iter()
-                .map(|c| arrow_select::take::take(c.as_ref(), &perm, None))
-                .collect::<std::result::Result<Vec<_>, _>>()?;
+                .map(|c| match permute_rows(c, &order) {
+                    Some(p) => p,
+                    None => Ok(arrow_select::take::take(c.as_ref(), &perm, None)?),
+                })
+                .collect::<Result<Vec<_>>>()?;
             batch = RecordBatch::try_new(batch.schema(), cols)?;
         }
         Ok(batch)
@@ -362,6 +368,40 @@ impl Work {
             .collect();
         Arc::new(Schema::new(fields))
     }
+}
+
+/// Rows of a fixed-size list of fixed-width values without nulls (embeddings) in the
+/// order `order`, one copy of each row's bytes — arrow's `take` expands such a
+/// column into one index per value (768 per row for a 768-d vector) first. `None`
+/// for other columns.
+fn permute_rows(col: &ArrayRef, order: &[u32]) -> Option<Result<ArrayRef>> {
+    let fsl = col.as_any().downcast_ref::<FixedSizeListArray>()?;
+    let values = fsl.values();
+    if fsl.null_count() != 0 || values.null_count() != 0 {
+        return None;
+    }
+    let width = values.data_type().primitive_width()?;
+    let size = usize::try_from(fsl.value_length()).ok()?;
+    let row = size * width;
+    let child = values.to_data();
+    let bytes = child.buffers().first()?.as_slice();
+    let base = child.offset() * width;
+    let mut out = MutableBuffer::with_capacity(order.len() * row);
+    for &i in order {
+        let start = base + usize::try_from(fsl.value_offset(i as usize)).ok()? * width;
+        out.extend_from_slice(bytes.get(start..start + row)?);
+    }
+    let data = ArrayData::builder(values.data_type().clone())
+        .len(order.len() * size)
+        .add_buffer(out.into());
+    let field = match fsl.data_type() {
+        DataType::FixedSizeList(f, _) => f.clone(),
+        _ => return None,
+    };
+    Some((|| {
+        let child = arrow_array::make_array(data.build()?);
+        Ok(Arc::new(FixedSizeListArray::try_new(field, fsl.value_length(), child, None)?) as ArrayRef)
+    })())
 }
 
 /// The `p`-th row of a list of ranges.
@@ -444,5 +484,31 @@ impl Iterator for Epoch {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::types::Float32Type;
+
+    #[test]
+    fn row_permutation_of_vectors_equals_arrows_take() {
+        let rows: Vec<Option<Vec<Option<f32>>>> = (0..40)
+            .map(|i| Some((0..3).map(|j| Some((i * 3 + j) as f32)).collect()))
+            .collect();
+        let full = FixedSizeListArray::from_iter_primitive::<Float32Type, _, _>(rows, 3);
+        // a slice: the child and parent offsets must be honoured
+        let col: ArrayRef = Arc::new(full.slice(5, 20));
+        let order = rng::permutation(20, 4);
+        let fast = permute_rows(&col, &order).expect("fast path").expect("built");
+        let slow = arrow_select::take::take(col.as_ref(), &UInt32Array::from(order), None).expect("take");
+        assert_eq!(fast.to_data(), slow.to_data());
+        // with a null row the general path is used
+        let with_null = FixedSizeListArray::from_iter_primitive::<Float32Type, _, _>(
+            vec![Some(vec![Some(1.0f32)]), None],
+            1,
+        );
+        assert!(permute_rows(&(Arc::new(with_null) as ArrayRef), &[1, 0]).is_none());
     }
 }
