@@ -69,7 +69,7 @@ pub struct Options {
     /// what it reads). Lancer maps files instead of holding descriptors, so this
     /// bounds memory, not open files.
     pub cache_entries: usize,
-    /// Read the next block while the current one is consumed.
+    /// Read the next blocks while the current one is consumed (on up to two threads).
     pub prefetch: bool,
 }
 
@@ -240,28 +240,43 @@ impl Loader {
             block_rows: self.block_rows(),
         });
         let blocks = work.total.div_ceil(work.block_rows);
-        let rx = self.opts.prefetch.then(|| {
-            let (tx, rx) = sync_channel(1);
-            let w = work.clone();
-            let first = state.block;
-            std::thread::spawn(move || {
-                for b in first..blocks {
-                    if tx.send(w.block(b)).is_err() {
-                        return;
+        // Read-ahead: `n` threads, thread t reading blocks first + t, first + t + n, …
+        // each one block ahead of the consumer, who takes them round-robin.
+        let mut rx = Vec::new();
+        if self.opts.prefetch {
+            let n = read_threads().min(blocks.saturating_sub(state.block).max(1) as usize);
+            for t in 0..n as u64 {
+                let (tx, r) = sync_channel(1);
+                let w = work.clone();
+                let first = state.block + t;
+                std::thread::spawn(move || {
+                    let mut b = first;
+                    while b < blocks {
+                        if tx.send(w.block(b)).is_err() {
+                            return;
+                        }
+                        b += n as u64;
                     }
-                }
-            });
-            rx
-        });
+                });
+                rx.push(r);
+            }
+        }
         Epoch {
             work,
             rx,
+            first: state.block,
             blocks,
             state,
             current: None,
             skip: state.offset,
         }
     }
+}
+
+/// Read-ahead threads per reader: two where there are two cores (one decodes and
+/// shuffles a block while the other does the next), else one.
+fn read_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(2))
 }
 
 fn names(schema: &Schema) -> String {
@@ -400,7 +415,12 @@ fn permute_rows(col: &ArrayRef, order: &[u32]) -> Option<Result<ArrayRef>> {
     };
     Some((|| {
         let child = arrow_array::make_array(data.build()?);
-        Ok(Arc::new(FixedSizeListArray::try_new(field, fsl.value_length(), child, None)?) as ArrayRef)
+        Ok(Arc::new(FixedSizeListArray::try_new(
+            field,
+            fsl.value_length(),
+            child,
+            None,
+        )?) as ArrayRef)
     })())
 }
 
@@ -418,7 +438,10 @@ fn position(ranges: &[(u64, u64)], mut p: u64) -> Option<u64> {
 /// One epoch of one reader: record batches of at most `batch_size` rows.
 pub struct Epoch {
     work: Arc<Work>,
-    rx: Option<Receiver<Result<RecordBatch>>>,
+    /// The read-ahead threads' channels (none: blocks are read on `next`).
+    rx: Vec<Receiver<Result<RecordBatch>>>,
+    /// The block the read-ahead started at.
+    first: u64,
     blocks: u64,
     state: State,
     /// The block being handed out and the next row of it.
@@ -442,7 +465,11 @@ impl Epoch {
         if self.state.block >= self.blocks {
             return None;
         }
-        let got = match &self.rx {
+        let n = self.rx.len() as u64;
+        let got = match self
+            .rx
+            .get(((self.state.block - self.first) % n.max(1)) as usize)
+        {
             Some(rx) => rx.recv().unwrap_or_else(|_| {
                 Err(LoaderError::InvalidArgument {
                     what: "the read-ahead thread stopped".into(),
@@ -501,8 +528,11 @@ mod tests {
         // a slice: the child and parent offsets must be honoured
         let col: ArrayRef = Arc::new(full.slice(5, 20));
         let order = rng::permutation(20, 4);
-        let fast = permute_rows(&col, &order).expect("fast path").expect("built");
-        let slow = arrow_select::take::take(col.as_ref(), &UInt32Array::from(order), None).expect("take");
+        let fast = permute_rows(&col, &order)
+            .expect("fast path")
+            .expect("built");
+        let slow =
+            arrow_select::take::take(col.as_ref(), &UInt32Array::from(order), None).expect("take");
         assert_eq!(fast.to_data(), slow.to_data());
         // with a null row the general path is used
         let with_null = FixedSizeListArray::from_iter_primitive::<Float32Type, _, _>(
