@@ -106,6 +106,7 @@ def cleanup(
     older_than_seconds: Optional[float] = None,
     retain_versions: Optional[int] = None,
     storage_options: Optional[Dict[str, str]] = None,
+    delete_unverified: bool = False,
 ) -> Tuple[int, int, int]: ...
 
 def discover_plan(

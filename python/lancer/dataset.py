@@ -539,13 +539,15 @@ class LanceDataset:
     ) -> CleanupStats:
         """Removes versions older than ``older_than`` (default two weeks) — or all but
         the newest ``retain_versions`` — and the files only they use. The latest version
-        and tagged versions are kept."""
+        and tagged versions are kept; with ``retain_versions`` alone, unreferenced files
+        younger than a week stay unless ``delete_unverified=True`` (as in pylance)."""
         if retain_versions is not None and retain_versions < 1:
             raise ValueError("retain_versions must be at least 1")
         if older_than is None and retain_versions is None:
             older_than = _dt.timedelta(days=14)
         age = None if older_than is None else older_than.total_seconds()
-        versions, files, nbytes = _lancer.cleanup(self.uri, age, retain_versions, _options(self._storage_options))
+        versions, files, nbytes = _lancer.cleanup(self.uri, age, retain_versions, _options(self._storage_options),
+                                                  bool(delete_unverified))
         return CleanupStats(bytes_removed=nbytes, old_versions=versions, data_files_removed=files)
 
     # --- reading --------------------------------------------------------------------
@@ -644,9 +646,9 @@ class LanceDataset:
     # --- writing --------------------------------------------------------------------
     def delete(self, predicate: str, **kwargs: Any) -> Dict[str, int]:
         """Deletes the rows matching the SQL ``predicate``: ``{"num_deleted_rows": n}``."""
-        before = self._inner.count_rows(None)
-        self._inner = self._inner.latest().delete(predicate)
-        return {"num_deleted_rows": before - self._inner.count_rows(None)}
+        base = self._inner.latest()
+        self._inner = base.delete(predicate)
+        return {"num_deleted_rows": base.count_rows(None) - self._inner.count_rows(None)}
 
     def insert(self, data: Any, *, mode: str = "append", **kwargs: Any) -> None:
         """Appends (or with ``mode="overwrite"`` replaces) rows."""

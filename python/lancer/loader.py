@@ -107,7 +107,9 @@ class LanceLoader:
     def set_epoch(self, epoch: int) -> None:
         """The epoch the next iteration reads (its shuffle depends on it)."""
         self._epoch = int(epoch)
-        self._resume = None
+        if self._resume is not None and self._resume[0] != self._epoch:
+            self._resume = None  # a loaded state for this epoch is kept
+        self._reader = None
 
     def state_dict(self) -> Dict[str, Any]:
         """Where the current iteration is; ``load_state_dict`` resumes right after the
@@ -125,6 +127,7 @@ class LanceLoader:
             raise ValueError("the state belongs to another plan: build the loader with plan=state['plan']")
         self._epoch = int(state["epoch"])
         self._resume = (self._epoch, int(state["block"]), int(state["offset"]), int(state["rows"]))
+        self._reader = None
 
     def __iter__(self) -> Iterator[Any]:
         if self._resume is not None:

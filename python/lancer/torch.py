@@ -48,6 +48,11 @@ class LanceIterableDataset(_Base):  # type: ignore[misc,valid-type]
                  **loader_args: Any):
         super().__init__()
         self.uri = uri
+        if rank is None or world_size is None:
+            # here, in the parent: DataLoader workers started by spawn / forkserver do
+            # not have torch.distributed initialized
+            rw = _torch_rank()
+            rank, world_size = rw if rw is not None else (0, 1)
         self.rank, self.world_size = rank, world_size
         self.format = format
         self.loader_args = loader_args
@@ -62,9 +67,6 @@ class LanceIterableDataset(_Base):  # type: ignore[misc,valid-type]
 
     def __iter__(self) -> Iterator[Any]:
         rank, world = self.rank, self.world_size
-        if rank is None or world is None:
-            rw = _torch_rank()
-            rank, world = rw if rw is not None else (0, 1)
         info = self._worker_info()
         worker, workers = (info.id, info.num_workers) if info is not None else (0, 1)
         args = dict(self.loader_args)

@@ -166,7 +166,11 @@ def test_cleanup_old_versions(tmp_path, table, writer):
         ds = lib.write_dataset(table.slice(100 * (i + 1), 100), uri, mode="overwrite")
     stats = lancer.dataset(uri).cleanup_old_versions(retain_versions=2)
     assert stats.old_versions == 2
+    # unreferenced files younger than a week stay (a writer may be about to commit them)
+    assert stats.data_files_removed == 0
     assert [v["version"] for v in lance.dataset(uri).versions()] == [3, 4]
+    stats = lancer.dataset(uri).cleanup_old_versions(retain_versions=2, delete_unverified=True)
+    assert stats.old_versions == 0 and stats.data_files_removed > 0
     stats = lancer.dataset(uri).cleanup_old_versions(older_than=datetime.timedelta(0))
     assert stats.old_versions == 1 and stats.bytes_removed > 0
     assert lance.dataset(uri).to_table().equals(table.slice(300, 100))

@@ -446,8 +446,8 @@ impl Store {
             }
             Backend::Object { store, prefix } => {
                 let path = join(prefix, rel);
-                runtime()?
-                    .block_on(async { store.get(&path).await?.bytes().await })
+                let rt = runtime()?;
+                idempotent(|| rt.block_on(async { store.get(&path).await?.bytes().await }))
                     .map_err(|e| self.remote("reading", rel, e))?
             }
         };
@@ -478,7 +478,8 @@ impl Store {
             }
             Backend::Object { store, prefix } => {
                 let path = join(prefix, rel);
-                match runtime()?.block_on(store.head(&path)) {
+                let rt = runtime()?;
+                match idempotent(|| rt.block_on(store.head(&path))) {
                     Ok(m) => Ok(Some(m.size)),
                     Err(object_store::Error::NotFound { .. }) => Ok(None),
                     Err(e) => Err(self.remote("reading the size of", rel, e)),
@@ -629,8 +630,9 @@ impl Store {
             Backend::Object { store, prefix } => {
                 let base = join(prefix, dir);
                 let skip = base.as_ref().len() + usize::from(!base.as_ref().is_empty());
-                let metas: Vec<_> = runtime()?
-                    .block_on(async {
+                let rt = runtime()?;
+                let metas: Vec<_> = idempotent(|| {
+                    rt.block_on(async {
                         store
                             .list(Some(&base))
                             .collect::<Vec<_>>()
@@ -638,7 +640,8 @@ impl Store {
                             .into_iter()
                             .collect::<std::result::Result<Vec<_>, _>>()
                     })
-                    .map_err(|e| self.remote("listing", dir, e))?;
+                })
+                .map_err(|e| self.remote("listing", dir, e))?;
                 let mut out: Vec<Entry> = metas
                     .into_iter()
                     .map(|m| Entry {
@@ -971,6 +974,55 @@ impl RemoteFile {
     }
 }
 
+/// Attempts of an idempotent request (read, size, listing) whose connection failed
+/// before a response: object_store retries errors it classifies as transient, but a
+/// connection reset while sending (a dropping proxy, a restarting server) ends the
+/// request at once.
+const TRANSPORT_ATTEMPTS: u32 = 4;
+
+/// Whether `e` is a transport failure (no response from the server at all).
+fn is_transport(e: &object_store::Error) -> bool {
+    let text = match e {
+        object_store::Error::Generic { source, .. } => {
+            let mut t = source.to_string();
+            let mut s = source.source();
+            while let Some(inner) = s {
+                t.push_str(": ");
+                t.push_str(&inner.to_string());
+                s = inner.source();
+            }
+            t
+        }
+        _ => return false,
+    };
+    [
+        "error sending request",
+        "connection closed",
+        "connection reset",
+        "broken pipe",
+        "incomplete message",
+        "error decoding response body",
+    ]
+    .iter()
+    .any(|m| text.to_ascii_lowercase().contains(m))
+}
+
+/// Runs an idempotent request, again after a transport failure (50, 100, 200 ms apart).
+fn idempotent<T, E: Into<object_store::Error>>(
+    mut op: impl FnMut() -> std::result::Result<T, E>,
+) -> std::result::Result<T, object_store::Error> {
+    let mut attempt = 0;
+    loop {
+        match op().map_err(Into::into) {
+            Err(e) if attempt + 1 < TRANSPORT_ATTEMPTS && is_transport(&e) => {
+                std::thread::sleep(std::time::Duration::from_millis(50 << attempt));
+                attempt += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
 impl RemoteFile {
     /// Each range one request, all at once.
     fn fetch(&self, ranges: &[Range<u64>]) -> lancer_format::Result<Vec<Bytes>> {
@@ -978,12 +1030,19 @@ impl RemoteFile {
             return Ok(Vec::new());
         }
         Counters::add(&self.counters.gets, ranges.len() as u64);
-        let got = runtime()?.block_on(async {
+        let rt = runtime()?;
+        let mut got = rt.block_on(async {
             let reads = ranges
                 .iter()
                 .map(|r| self.store.get_range(&self.path, r.clone()));
             futures::future::join_all(reads).await
         });
+        // ranges lost to a dropped connection are asked again, one at a time
+        for (g, r) in got.iter_mut().zip(ranges) {
+            if matches!(g, Err(e) if is_transport(e)) {
+                *g = idempotent(|| rt.block_on(self.store.get_range(&self.path, r.clone())));
+            }
+        }
         let mut out = Vec::with_capacity(got.len());
         for (g, r) in got.into_iter().zip(ranges) {
             let b = g.map_err(|e| {

@@ -141,8 +141,11 @@ impl Plan {
         let plan: Plan = serde_json::from_str(text).map_err(|e| LoaderError::InvalidArgument {
             what: format!("not a loader plan: {e}"),
         })?;
-        let rows: u64 = plan.shards.iter().map(|s| s.rows).sum();
-        if rows != plan.rows || plan.shards.iter().any(|s| s.rows > s.physical_rows) {
+        let rows = plan
+            .shards
+            .iter()
+            .try_fold(0u64, |a, s| a.checked_add(s.rows));
+        if rows != Some(plan.rows) || plan.shards.iter().any(|s| s.rows > s.physical_rows) {
             return Err(LoaderError::InvalidArgument {
                 what: "the plan's row counts do not add up: it was edited or damaged".into(),
             });

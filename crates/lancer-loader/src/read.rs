@@ -15,7 +15,9 @@
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, FixedSizeListArray, RecordBatch, UInt32Array};
+use arrow_array::{
+    Array, ArrayRef, FixedSizeListArray, RecordBatch, RecordBatchOptions, UInt32Array,
+};
 use arrow_buffer::MutableBuffer;
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, Schema};
@@ -136,6 +138,13 @@ impl Loader {
         }
         if opts.shuffle == (Shuffle::Buffer { buffer: 0 }) {
             return bad("a shuffle buffer holds at least 1 row".into());
+        }
+        let sum = plan
+            .shards
+            .iter()
+            .try_fold(0u64, |a, s| a.checked_add(s.rows));
+        if sum != Some(plan.rows) {
+            return bad("the plan's row counts do not add up: discover again".into());
         }
         let store = lancer_table::dataset::open_store(std::path::Path::new(&plan.uri), storage)?;
         let ds = Dataset::open_with(store, storage.clone(), Some(plan.version))?
@@ -269,6 +278,7 @@ impl Loader {
             state,
             current: None,
             skip: state.offset,
+            failed: false,
         }
     }
 }
@@ -368,7 +378,12 @@ impl Work {
                     None => Ok(arrow_select::take::take(c.as_ref(), &perm, None)?),
                 })
                 .collect::<Result<Vec<_>>>()?;
-            batch = RecordBatch::try_new(batch.schema(), cols)?;
+            let rows = batch.num_rows();
+            batch = RecordBatch::try_new_with_options(
+                batch.schema(),
+                cols,
+                &RecordBatchOptions::new().with_row_count(Some(rows)),
+            )?;
         }
         Ok(batch)
     }
@@ -448,6 +463,8 @@ pub struct Epoch {
     current: Option<(RecordBatch, usize)>,
     /// Rows of the first block to skip (a resumed state's offset).
     skip: u64,
+    /// A block failed: no more batches.
+    failed: bool,
 }
 
 impl Epoch {
@@ -462,7 +479,7 @@ impl Epoch {
     }
 
     fn next_block(&mut self) -> Option<Result<RecordBatch>> {
-        if self.state.block >= self.blocks {
+        if self.failed || self.state.block >= self.blocks {
             return None;
         }
         let n = self.rx.len() as u64;
@@ -501,7 +518,9 @@ impl Iterator for Epoch {
             }
             match self.next_block()? {
                 Err(e) => {
-                    self.state.block = self.blocks; // the epoch ends at an error
+                    // the epoch ends at an error; the state stays where the rows
+                    // delivered end, so a saved state resumes there
+                    self.failed = true;
                     return Some(Err(e));
                 }
                 Ok(batch) => {

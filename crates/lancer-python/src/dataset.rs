@@ -643,15 +643,17 @@ pub fn write(
 
 /// Removes versions older than `older_than_seconds` (if given) and not among the newest
 /// `retain_versions` (if given) — never the latest or a tagged one — and the files only
-/// they used: `(versions_removed, files_removed, bytes_removed)`.
+/// they used: `(versions_removed, files_removed, bytes_removed)`. With `retain_versions`
+/// alone, unreferenced files younger than a week stay unless `delete_unverified`.
 #[pyfunction]
-#[pyo3(signature = (uri, older_than_seconds=None, retain_versions=None, storage_options=None))]
+#[pyo3(signature = (uri, older_than_seconds=None, retain_versions=None, storage_options=None, delete_unverified=false))]
 pub fn cleanup(
     py: Python<'_>,
     uri: String,
     older_than_seconds: Option<f64>,
     retain_versions: Option<usize>,
     storage_options: Options,
+    delete_unverified: bool,
 ) -> PyResult<(usize, usize, u64)> {
     let age = match older_than_seconds {
         Some(s) if !(s >= 0.0 && s.is_finite()) => {
@@ -667,8 +669,13 @@ pub fn cleanup(
     }
     py.detach(|| {
         let (store, _) = store(&uri, &storage_options)?;
-        let s = lancer_table::cleanup::cleanup_retaining(&store, age, retain_versions)
-            .map_err(errors::table)?;
+        let s = lancer_table::cleanup::cleanup_retaining(
+            &store,
+            age,
+            retain_versions,
+            delete_unverified,
+        )
+        .map_err(errors::table)?;
         Ok((s.versions_removed, s.files_removed, s.bytes_removed))
     })
 }

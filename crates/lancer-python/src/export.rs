@@ -19,17 +19,17 @@ fn record_batch_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
 
 /// `batch` as a `pyarrow.RecordBatch`.
 pub fn batch<'py>(py: Python<'py>, batch: &RecordBatch) -> PyResult<Bound<'py, PyAny>> {
-    let schema = FFI_ArrowSchema::try_from(batch.schema().as_ref())
+    let mut schema = FFI_ArrowSchema::try_from(batch.schema().as_ref())
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let data = StructArray::from(batch.clone()).into_data();
-    let array = FFI_ArrowArray::new(&data);
-    // pyarrow moves both structures out (their release callbacks become its own), so
-    // dropping them here afterwards frees nothing twice.
+    let mut array = FFI_ArrowArray::new(&data);
+    // pyarrow moves both structures out through these (mutable) pointers, setting
+    // their release callbacks to null, so dropping them here frees nothing twice.
     record_batch_class(py)?.call_method1(
         "_import_from_c",
         (
-            std::ptr::addr_of!(array) as usize,
-            std::ptr::addr_of!(schema) as usize,
+            std::ptr::addr_of_mut!(array) as usize,
+            std::ptr::addr_of_mut!(schema) as usize,
         ),
     )
 }

@@ -66,18 +66,25 @@ pub struct CleanupStats {
 /// ones) and the files no remaining version references (only files older than the
 /// cutoff: a writer's files not yet committed stay).
 pub fn cleanup(store: &Store, older_than_age: Duration) -> Result<CleanupStats> {
-    cleanup_retaining(store, Some(older_than_age), None)
+    cleanup_retaining(store, Some(older_than_age), None, false)
 }
+
+/// Unreferenced files younger than this stay when versions are removed by count alone
+/// (a writer may be about to commit them), unless the caller says they are
+/// unverified garbage — pylance's `delete_unverified` rule.
+pub const UNVERIFIED_GRACE: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// [`cleanup`] with pylance's two limits: a version is removed when it is older than
 /// `older_than` (if given) and not among the newest `retain_versions` (if given); the
 /// latest and tagged versions always stay. Unreferenced files stay when they are newer
 /// than the age cutoff — or, with `retain_versions` alone, newer than the oldest
-/// version kept (a writer may still be about to commit them).
+/// version kept or younger than [`UNVERIFIED_GRACE`] (a concurrent writer may be about
+/// to commit them) unless `delete_unverified`.
 pub fn cleanup_retaining(
     store: &Store,
     older_than: Option<Duration>,
     retain_versions: Option<usize>,
+    delete_unverified: bool,
 ) -> Result<CleanupStats> {
     let all = list_versions(store)?;
     let latest = all.last().map(|v| v.version);
@@ -136,7 +143,18 @@ pub fn cleanup_retaining(
     }
     let cutoff_ms = match age_cutoff {
         Some(c) => c.as_millis() as i64,
-        None => oldest_kept.map_or(i64::MAX, |t| t.as_millis() as i64),
+        None => {
+            let kept = oldest_kept.map_or(i64::MAX, |t| t.as_millis() as i64);
+            if delete_unverified {
+                kept
+            } else {
+                let grace = (SystemTime::now() - UNVERIFIED_GRACE)
+                    .duration_since(UNIX_EPOCH)
+                    .unwrap_or_default()
+                    .as_millis() as i64;
+                kept.min(grace)
+            }
+        }
     };
     for (p, size) in doomed {
         store.delete(&p)?;
