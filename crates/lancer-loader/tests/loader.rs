@@ -216,43 +216,6 @@ fn same_seed_same_order_and_resume_equals_the_uninterrupted_run() {
 }
 
 #[test]
-fn discovery_is_two_requests_and_the_plan_round_trips() {
-    let uri = format!("memory://loader-{}", std::process::id());
-    let b = batch(0, 500);
-    let store = lancer_table::dataset::open_store(Path::new(&uri), &Default::default()).unwrap();
-    let params = WriteParams {
-        max_rows_per_file: 120,
-        ..Default::default()
-    };
-    let ds = Dataset::write_stream_in(store, b.schema(), [Ok(b)], &params).unwrap();
-    let ds = Dataset::open_with(ds.store().clone(), Default::default(), None).unwrap();
-    ds.delete("id < 7").unwrap();
-    let d = discover(&uri, &Pin::Latest, &Default::default()).unwrap();
-    assert_eq!(d.requests, 2, "a listing and the manifest");
-    assert_eq!(d.data_files_opened, 0);
-    assert_eq!(d.plan.version, 2);
-    assert_eq!(d.plan.rows, 493);
-    assert_eq!(d.plan.shards.len(), 5);
-    assert_eq!(d.plan.shards[0].rows, 113);
-    assert!(d
-        .plan
-        .shards
-        .iter()
-        .all(|s| s.bytes > 0 && s.files.len() == 1));
-    let back = lancer_loader::Plan::from_json(&d.plan.to_json()).unwrap();
-    assert_eq!(back, d.plan);
-    // pinned: version 1 by number
-    let v1 = discover(&uri, &Pin::Version(1), &Default::default()).unwrap();
-    assert_eq!(v1.plan.rows, 500);
-    let l = Loader::new(v1.plan, Options::default(), &Default::default()).unwrap();
-    assert_eq!(read_all(&l, 0), (0..500).collect::<Vec<i64>>());
-    // a damaged plan is refused
-    let mut bad = d.plan.clone();
-    bad.rows += 1;
-    assert!(lancer_loader::Plan::from_json(&bad.to_json()).is_err());
-}
-
-#[test]
 fn refusals_and_bad_arguments_come_before_the_first_batch() {
     let (root, ds) = dataset("refuse");
     let uri = root.to_string_lossy().to_string();

@@ -1,0 +1,70 @@
+//! Discovery's cost, alone in its own test process: the store's request counters are
+//! process-wide, so no other test may do I/O while it counts.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::{Int64Array, RecordBatch};
+use arrow_schema::{DataType, Field, Schema};
+use lancer::{Dataset, DatasetExt, WriteParams};
+use lancer_loader::{discover, Loader, Options, Pin};
+
+fn batch(start: i64, n: i64) -> RecordBatch {
+    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+    RecordBatch::try_new(
+        schema,
+        vec![Arc::new(Int64Array::from_iter_values(start..start + n))],
+    )
+    .unwrap()
+}
+
+fn ids(b: &RecordBatch) -> Vec<i64> {
+    b.column(0)
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .unwrap()
+        .values()
+        .to_vec()
+}
+
+fn read_all(loader: &Loader, epoch: u64) -> Vec<i64> {
+    loader.epoch(epoch).flat_map(|b| ids(&b.unwrap())).collect()
+}
+
+#[test]
+fn discovery_is_two_requests_and_the_plan_round_trips() {
+    let uri = format!("memory://loader-{}", std::process::id());
+    let b = batch(0, 500);
+    let store = lancer_table::dataset::open_store(Path::new(&uri), &Default::default()).unwrap();
+    let params = WriteParams {
+        max_rows_per_file: 120,
+        ..Default::default()
+    };
+    let ds = Dataset::write_stream_in(store, b.schema(), [Ok(b)], &params).unwrap();
+    let ds = Dataset::open_with(ds.store().clone(), Default::default(), None).unwrap();
+    ds.delete("id < 7").unwrap();
+    let d = discover(&uri, &Pin::Latest, &Default::default()).unwrap();
+    assert_eq!(d.requests, 2, "a listing and the manifest");
+    assert_eq!(d.data_files_opened, 0);
+    assert_eq!(d.plan.version, 2);
+    assert_eq!(d.plan.rows, 493);
+    assert_eq!(d.plan.shards.len(), 5);
+    assert_eq!(d.plan.shards[0].rows, 113);
+    assert!(d
+        .plan
+        .shards
+        .iter()
+        .all(|s| s.bytes > 0 && s.files.len() == 1));
+    let back = lancer_loader::Plan::from_json(&d.plan.to_json()).unwrap();
+    assert_eq!(back, d.plan);
+    // pinned: version 1 by number
+    let v1 = discover(&uri, &Pin::Version(1), &Default::default()).unwrap();
+    assert_eq!(v1.plan.rows, 500);
+    let l = Loader::new(v1.plan, Options::default(), &Default::default()).unwrap();
+    assert_eq!(read_all(&l, 0), (0..500).collect::<Vec<i64>>());
+    // a damaged plan is refused
+    let mut bad = d.plan.clone();
+    bad.rows += 1;
+    assert!(lancer_loader::Plan::from_json(&bad.to_json()).is_err());
+}
