@@ -32,15 +32,6 @@ import lancer  # noqa: E402
 SHAPES = ["issue", "wide_768"]
 
 
-def best(iters, f):
-    times, out = [], None
-    for _ in range(iters):
-        t = time.perf_counter()
-        out = f()
-        times.append(time.perf_counter() - t)
-    return min(times), out
-
-
 def bench_shape(name, path, iters, bench_exe):
     spec = runbench.SHAPES[name]
     ds_path = os.path.join(path, "ds")
@@ -67,8 +58,8 @@ def bench_shape(name, path, iters, bench_exe):
                 lambda d: d.to_table(nearest={"column": vec, "q": q, "k": 10, "use_index": False}, columns=["id"])))
     rows = []
     for label, key, f in ops:
-        t_py, r_py = best(iters, lambda: f(engines["pylance"]))
-        t_lan, r_lan = best(iters, lambda: f(engines["lancer"]))
+        t_py, r_py = runbench.best_of(iters, lambda: f(engines["pylance"]))
+        t_lan, r_lan = runbench.best_of(iters, lambda: f(engines["lancer"]))
         same = r_py.num_rows == r_lan.num_rows
         if key == "nearest":
             same = same and r_py["id"].to_pylist() == r_lan["id"].to_pylist()

@@ -49,22 +49,27 @@ class CleanupStats:
     data_files_removed: int
 
 
-def _read_all(reader: pa.RecordBatchReader) -> pa.Table:
-    try:
-        return reader.read_all()
-    except (pa.ArrowException, OSError, ValueError) as e:
-        if _INTERRUPTED in str(e):
+class _Interruptible:
+    """Turns a scan that Rust stopped for a pending Ctrl-C (reported through pyarrow
+    as an error) back into ``KeyboardInterrupt``."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, e: Any, tb: Any) -> bool:
+        if isinstance(e, (pa.ArrowException, OSError, ValueError)) and _INTERRUPTED in str(e):
             raise KeyboardInterrupt from None
-        raise
+        return False
+
+
+def _read_all(reader: pa.RecordBatchReader) -> pa.Table:
+    with _Interruptible():
+        return reader.read_all()
 
 
 def _iter(reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:
-    try:
+    with _Interruptible():
         yield from reader
-    except (pa.ArrowException, OSError, ValueError) as e:
-        if _INTERRUPTED in str(e):
-            raise KeyboardInterrupt from None
-        raise
 
 
 def _uri(uri: Any) -> str:

@@ -346,79 +346,16 @@ pub fn open_parquet<T: ChunkReader + 'static>(file: &str, data: T) -> Result<Inp
     })
 }
 
-/// A file read with positional reads (`pread`): several Parquet decoders can share it
-/// from their threads. (A `std::fs::File` as a `ChunkReader` seeks a file offset that
-/// its clones share, so concurrent readers would read each other's bytes.)
-pub struct PositionalFile {
-    file: Arc<std::fs::File>,
-    len: u64,
-}
-
-impl PositionalFile {
-    /// Wraps an open file.
-    pub fn new(file: std::fs::File) -> std::io::Result<Self> {
-        let len = file.metadata()?.len();
-        Ok(Self {
-            file: Arc::new(file),
-            len,
-        })
-    }
-}
-
 /// Bytes read at once behind a page header (headers are tens of bytes; statistics can
-/// make them longer, and the buffer refills).
+/// make them longer, and the buffer refills): one copy per header instead of one
+/// small read per field.
 const HEADER_READ: usize = 4096;
-
-/// Reads from a byte position onward, by positional reads.
-pub struct PositionalRead {
-    file: Arc<std::fs::File>,
-    pos: u64,
-}
-
-impl Read for PositionalRead {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        use std::os::unix::fs::FileExt;
-        let n = self.file.read_at(buf, self.pos)?;
-        self.pos += n as u64;
-        Ok(n)
-    }
-}
-
-impl parquet::file::reader::Length for PositionalFile {
-    fn len(&self) -> u64 {
-        self.len
-    }
-}
-
-impl ChunkReader for PositionalFile {
-    // Page headers are decoded a few bytes at a time: buffered, each header costs one
-    // positional read instead of one per field (46,610 reads for a 32 MB file before).
-    type T = std::io::BufReader<PositionalRead>;
-    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
-        Ok(std::io::BufReader::with_capacity(
-            HEADER_READ,
-            PositionalRead {
-                file: self.file.clone(),
-                pos: start,
-            },
-        ))
-    }
-    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
-        use std::os::unix::fs::FileExt;
-        let mut buf = vec![0u8; length];
-        self.file
-            .read_exact_at(&mut buf, start)
-            .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))?;
-        Ok(bytes::Bytes::from(buf))
-    }
-}
 
 /// A file read through a read-only mapping ([`lancer_io::MmapFile`]): column chunks and
 /// page headers are slices of the mapping — no read call and no copy per page (a
 /// 200-row-group Parquet file took 4,210 positional reads, and a fresh buffer each).
 /// The mapping's pages are handed back as the import moves on (see `MmapFile`). Like
-/// every mapping, a file truncated by another process while it is read would fault:
-/// [`PositionalFile`] reads one that may change underneath.
+/// every mapping, a file truncated by another process while it is read would fault.
 pub struct MappedFile {
     map: Arc<lancer_io::MmapFile>,
     len: u64,

@@ -10,22 +10,16 @@ mod common;
 use std::path::PathBuf;
 use std::process::Output;
 
-use common::{lancer, ok, py, pylance14, stdout};
+use common::{json_ids, lancer, ok, py, pylance14, service, stdout};
 
 /// The container of the emulator, or None (a failure under the test script when npm
 /// is there to install Azurite).
 fn container() -> Option<String> {
-    match std::env::var("LANCER_AZURE_CONTAINER") {
-        Ok(c) => Some(c),
-        Err(_) => {
-            assert!(
-                std::env::var_os("LANCER_REQUIRE_AZURITE").is_none(),
-                "LANCER_AZURE_CONTAINER unset: run scripts/test.sh (it starts Azurite)"
-            );
-            eprintln!("SKIPPED: no Azure emulator (LANCER_AZURE_CONTAINER unset)");
-            None
-        }
-    }
+    service(
+        "LANCER_AZURE_CONTAINER",
+        "LANCER_REQUIRE_AZURITE",
+        "the Azure emulator",
+    )
 }
 
 fn uri(container: &str, name: &str) -> String {
@@ -43,14 +37,7 @@ fn csv(name: &str, ids: impl Iterator<Item = i64>) -> PathBuf {
 }
 
 fn ids_of(out: &Output) -> Vec<i64> {
-    let mut v: Vec<i64> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
-                .as_i64()
-                .unwrap()
-        })
-        .collect();
+    let mut v = json_ids(out);
     v.sort_unstable();
     v
 }

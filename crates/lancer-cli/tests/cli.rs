@@ -1063,14 +1063,7 @@ fn search_uses_a_pylance_built_index() {
             ])
             .args(&extra)
             .arg(&ds));
-        let ids: Vec<i64> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| {
-                serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
-                    .as_i64()
-                    .unwrap()
-            })
-            .collect();
+        let ids = common::json_ids(&out);
         let want: Vec<i64> = q["results"][label]["ids"]
             .as_array()
             .unwrap()

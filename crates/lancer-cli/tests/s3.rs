@@ -9,27 +9,20 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 use std::sync::Arc;
 
 use arrow_array::{FixedSizeListArray, Float32Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 
-use common::{lancer, ok, py, pylance14, stdout};
+use common::{json_ids, lancer, ok, py, pylance14, service, stdout};
 
 /// The bucket of the test server, or None (a failure under the test script).
 fn bucket() -> Option<String> {
-    match std::env::var("LANCER_S3_BUCKET") {
-        Ok(b) => Some(b),
-        Err(_) => {
-            assert!(
-                std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
-                "LANCER_S3_BUCKET unset: run scripts/test.sh (it starts the S3 server)"
-            );
-            eprintln!("SKIPPED: no S3 test server (LANCER_S3_BUCKET unset)");
-            None
-        }
-    }
+    service(
+        "LANCER_S3_BUCKET",
+        "LANCER_REQUIRE_PYLANCE",
+        "the S3 test server",
+    )
 }
 
 fn uri(bucket: &str, name: &str) -> String {
@@ -93,18 +86,6 @@ fn versions(ds: &str) -> Vec<u64> {
         .collect()
 }
 
-/// The ids a JSON-lines output lists.
-fn ids(out: &Output) -> Vec<i64> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
-                .as_i64()
-                .unwrap()
-        })
-        .collect()
-}
-
 #[test]
 fn s3_datasets_round_trip_with_pylance() {
     let Some(bucket) = bucket() else { return };
@@ -133,9 +114,9 @@ fn s3_datasets_round_trip_with_pylance() {
     assert_eq!(stdout(&ok(lancer().args(["count", &ds]))), "900");
     let filtered = ok(lancer().args(["--json", "cat", &ds, "--filter", "id >= 500 AND id < 520"]));
     let want: Vec<i64> = (500..520).filter(|i| i % 10 != 3).collect();
-    assert_eq!(ids(&filtered), want);
+    assert_eq!(json_ids(&filtered), want);
     let took = ok(lancer().args(["--json", "take", &ds, "0", "899", "450"]));
-    assert_eq!(ids(&took), [0, 999, 500]);
+    assert_eq!(json_ids(&took), [0, 999, 500]);
     let search = |extra: &[&str]| {
         let mut c = lancer();
         c.args([
@@ -149,7 +130,7 @@ fn s3_datasets_round_trip_with_pylance() {
             "-k",
             "5",
         ]);
-        ids(&ok(c.args(extra)))
+        json_ids(&ok(c.args(extra)))
     };
     let exact = search(&["--no-index"]);
     // row offset 7 is id 8 (id 3 is deleted)
@@ -190,7 +171,7 @@ fn s3_datasets_round_trip_with_pylance() {
             "910"
         );
         let appended = ok(lancer().args(["--json", "cat", &ds, "--filter", "id >= 5000"]));
-        assert_eq!(ids(&appended), (5000..5010).collect::<Vec<_>>());
+        assert_eq!(json_ids(&appended), (5000..5010).collect::<Vec<_>>());
     }
     // every version verifies; cleanup of old versions keeps the tagged one
     ok(lancer().args(["verify", &ds]));
@@ -217,7 +198,7 @@ fn pylance_s3_datasets_read_in_lancer() {
     assert_eq!(stdout(&ok(lancer().args(["count", &ds]))), "1500");
     let out = ok(lancer().args(["--json", "cat", &ds, "--filter", "id BETWEEN 100 AND 110"]));
     let want: Vec<i64> = (100..=110).filter(|i| i % 4 != 1).collect();
-    assert_eq!(ids(&out), want);
+    assert_eq!(json_ids(&out), want);
     let n = stdout(&ok(lancer().args(["count", &ds, "--filter", "s = 'v3'"])));
     let want = (0..2000).filter(|i| i % 4 != 1 && i % 7 == 3).count();
     assert_eq!(n, want.to_string());
@@ -226,7 +207,7 @@ fn pylance_s3_datasets_read_in_lancer() {
     // (it was one per column and page)
     let all = ok(lancer().args(["--stats", "--json", "cat", &ds]));
     let want: Vec<i64> = (0..2000).filter(|i| i % 4 != 1).collect();
-    assert_eq!(ids(&all), want);
+    assert_eq!(json_ids(&all), want);
     let err = String::from_utf8_lossy(&all.stderr);
     let requests: u64 = err
         .lines()
@@ -277,7 +258,7 @@ fn eight_processes_commit_to_one_s3_dataset() {
         ok(lancer().args(["count", &ds, "--version", &v.to_string()]));
     }
     let all = ok(lancer().args(["--json", "cat", &ds, "--columns", "id"]));
-    let mut got = ids(&all);
+    let mut got = json_ids(&all);
     got.sort_unstable();
     got.dedup();
     assert_eq!(got.len(), 268, "every appended row once");
@@ -420,7 +401,7 @@ fn dropped_requests_lose_or_duplicate_nothing() {
     let vs = versions(&ds);
     assert_eq!(vs, (1..=13).collect::<Vec<_>>(), "one version per commit");
     ok(lancer().args(["verify", &ds]));
-    let mut got = ids(&ok(lancer().args([
+    let mut got = json_ids(&ok(lancer().args([
         "--json",
         "cat",
         &ds,

@@ -200,13 +200,14 @@ impl Loader {
         &self.opts
     }
 
-    /// The rows (before any filter) this reader gets in `epoch`.
-    pub fn rows_in_epoch(&self, epoch: u64) -> u64 {
-        self.ranges(epoch).iter().map(|(a, b)| b - a).sum()
+    /// The rows (before any filter) this reader gets in an epoch (the same count in
+    /// every epoch: only the order and the rows change).
+    pub fn rows_in_epoch(&self, _epoch: u64) -> u64 {
+        self.ranges().iter().map(|(a, b)| b - a).sum()
     }
 
     /// This reader's ranges of the epoch's row sequence.
-    fn ranges(&self, _epoch: u64) -> Vec<(u64, u64)> {
+    fn ranges(&self) -> Vec<(u64, u64)> {
         let o = &self.opts;
         let rr = split::rank_ranges(self.plan.rows, o.rank, o.world_size, o.tail);
         split::worker_ranges(&rr, o.worker, o.num_workers)
@@ -216,7 +217,7 @@ impl Loader {
     pub fn parts(&self, epoch: u64) -> Vec<Part> {
         let shuffle = matches!(self.opts.shuffle, Shuffle::Buffer { .. });
         let order = split::shard_order(&self.plan, shuffle, self.opts.seed, epoch);
-        split::parts(&self.plan, &order, &self.ranges(epoch))
+        split::parts(&self.plan, &order, &self.ranges())
     }
 
     /// Rows per block.
@@ -244,7 +245,7 @@ impl Loader {
                 Shuffle::Global => Vec::new(),
                 _ => self.parts(state.epoch),
             },
-            ranges: self.ranges(state.epoch),
+            ranges: self.ranges(),
             total: self.rows_in_epoch(state.epoch),
             block_rows: self.block_rows(),
         });

@@ -2,11 +2,14 @@
 //! process-wide, so no other test may do I/O while it counts.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::{Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
+use common::read_all;
 use lancer::{Dataset, DatasetExt, WriteParams};
 use lancer_loader::{discover, Loader, Options, Pin};
 
@@ -17,19 +20,6 @@ fn batch(start: i64, n: i64) -> RecordBatch {
         vec![Arc::new(Int64Array::from_iter_values(start..start + n))],
     )
     .unwrap()
-}
-
-fn ids(b: &RecordBatch) -> Vec<i64> {
-    b.column(0)
-        .as_any()
-        .downcast_ref::<Int64Array>()
-        .unwrap()
-        .values()
-        .to_vec()
-}
-
-fn read_all(loader: &Loader, epoch: u64) -> Vec<i64> {
-    loader.epoch(epoch).flat_map(|b| ids(&b.unwrap())).collect()
 }
 
 #[test]

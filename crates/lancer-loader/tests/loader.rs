@@ -5,12 +5,15 @@
 //! evolved / legacy / mixed-version datasets read as Lancer's scanner reads them.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::{Array, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
+use common::{ids, read_all};
 use lancer::{Dataset, DatasetExt, WriteParams};
 use lancer_loader::{discover, Loader, LoaderError, Options, Pin, Shuffle, State, Tail};
 
@@ -55,20 +58,6 @@ fn dataset(name: &str) -> (PathBuf, Dataset) {
         .delete("id % 12 = 5 OR (id >= 173 AND id < 346)")
         .unwrap();
     (root, ds)
-}
-
-fn ids(b: &RecordBatch) -> Vec<i64> {
-    b.column_by_name("id")
-        .unwrap()
-        .as_any()
-        .downcast_ref::<Int64Array>()
-        .unwrap()
-        .values()
-        .to_vec()
-}
-
-fn read_all(loader: &Loader, epoch: u64) -> Vec<i64> {
-    loader.epoch(epoch).flat_map(|b| ids(&b.unwrap())).collect()
 }
 
 fn live_ids(ds: &Dataset) -> Vec<i64> {

@@ -628,14 +628,18 @@ pub fn write(
             })
         });
         let written = match (mode.as_str(), existing) {
-            ("append", Some(v)) => Ds::open_with(store, opts.clone(), Some(v))
+            ("append", Some(v)) => Ds::open_with(store.clone(), opts.clone(), Some(v))
                 .and_then(|d| d.append_stream(batches, &params)),
-            _ => Ds::write_stream_in(store, schema, batches, &params),
+            _ => Ds::write_stream_in(store.clone(), schema, batches, &params),
         }
         .map_err(errors::table)?;
-        // reopened with the caller's storage options
-        let (store, opts) = self::store(&uri, &storage_options)?;
-        let ds = Ds::open_with(store, opts, Some(written.version())).map_err(errors::table)?;
+        // the new version on a handle that keeps the caller's storage options (a new
+        // overwrite's handle carries none)
+        let ds = if mode == "append" {
+            written
+        } else {
+            Ds::open_with(store, opts, Some(written.version())).map_err(errors::table)?
+        };
         Ok(Dataset { ds, uri })
     })?;
     Ok(ds)

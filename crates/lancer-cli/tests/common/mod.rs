@@ -51,3 +51,32 @@ pub fn py(code: &str, args: &[&str]) -> String {
     );
     stdout(&out)
 }
+
+/// The ids a JSON-lines output lists, in output order.
+pub fn json_ids(out: &Output) -> Vec<i64> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                .as_i64()
+                .unwrap()
+        })
+        .collect()
+}
+
+/// The value of `var`, naming a test service the test script started; None (the
+/// tests skip) when unset — a failure instead when `required` is set, as under the
+/// test script. `what` names the service in messages.
+pub fn service(var: &str, required: &str, what: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(v) => Some(v),
+        Err(_) => {
+            assert!(
+                std::env::var_os(required).is_none(),
+                "{var} unset: run scripts/test.sh (it starts {what})"
+            );
+            eprintln!("SKIPPED: no {what} ({var} unset)");
+            None
+        }
+    }
+}
