@@ -58,8 +58,8 @@ def bench_shape(name, path, iters, bench_exe):
                 lambda d: d.to_table(nearest={"column": vec, "q": q, "k": 10, "use_index": False}, columns=["id"])))
     rows = []
     for label, key, f in ops:
-        t_py, r_py = runbench.best_of(iters, lambda: f(engines["pylance"]))
-        t_lan, r_lan = runbench.best_of(iters, lambda: f(engines["lancer"]))
+        t_py, r_py = runbench.per_call(iters, lambda: f(engines["pylance"]))
+        t_lan, r_lan = runbench.per_call(iters, lambda: f(engines["lancer"]))
         same = r_py.num_rows == r_lan.num_rows
         if key == "nearest":
             same = same and r_py["id"].to_pylist() == r_lan["id"].to_pylist()
@@ -69,7 +69,7 @@ def bench_shape(name, path, iters, bench_exe):
             same = same and r_py.num_rows == rust[key]["rows"]
         t_rust = rust[key]["t"]["best"]
         rows.append(dict(shape=name, op=label, pylance=t_py, lancer=t_lan, rust=t_rust, same=same))
-        print(f"  {label:44s} pylance {t_py:8.4f}  lancer {t_lan:8.4f} {t_py / t_lan:7.2f}x  rust {t_rust:8.4f}  "
+        print(f"  {label:44s} pylance {t_py:10.6f}  lancer {t_lan:10.6f} {t_py / t_lan:7.2f}x  rust {t_rust:10.6f}  "
               f"python/rust {t_lan / t_rust:5.2f}  {'same' if same else 'DIFFERENT'}", flush=True)
     return rows
 
@@ -91,13 +91,13 @@ def main():
         results += bench_shape(name, path, a.iters, bench_exe)
     lines = ["### Python package: `import lancer` vs `import lance` vs the Rust API",
              f"{datetime.date.today()}, {file_read.machine()}, pylance {lance.__version__}, lancer {lancer.__version__} "
-             f"(release build), best of {a.iters}, each dataset opened once per engine, page cache warm. "
+             f"(release build), best of {a.iters} rounds (calls under 50 ms repeated within a round, time per call), each dataset opened once per engine, page cache warm. "
              "Rust = `lancer-bench api`, the same calls in-process.", "",
              "| shape | call | pylance (s) | lancer (s) | pylance / lancer | Rust API (s) | lancer / Rust | same result |",
              "|---|---|---|---|---|---|---|---|"]
     for r in results:
-        lines.append(f"| {r['shape']} | {r['op']} | {r['pylance']:.4f} | {r['lancer']:.4f} | {r['pylance'] / r['lancer']:.2f}x "
-                     f"| {r['rust']:.4f} | {r['lancer'] / r['rust']:.2f} | {'yes' if r['same'] else '**no**'} |")
+        lines.append(f"| {r['shape']} | {r['op']} | {r['pylance']:.6f} | {r['lancer']:.6f} | {r['pylance'] / r['lancer']:.2f}x "
+                     f"| {r['rust']:.6f} | {r['lancer'] / r['rust']:.2f} | {'yes' if r['same'] else '**no**'} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if not a.no_record:

@@ -9,12 +9,14 @@ ignored, and ones naming a feature Lancer lacks raise ``NotImplementedError``.
 from __future__ import annotations
 
 import datetime as _dt
+import time
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Union
 
 import pyarrow as pa
 
 from . import _lancer
+from ._lancer import CommitConflictError
 
 # Tuning arguments of pylance's scanner that Lancer's planner decides itself.
 _SCAN_HINTS = {
@@ -31,6 +33,9 @@ _SCAN_HINTS = {
     "scan_stats_callback",
     "order_by",
 }
+
+# Attempts of a delete that meets a concurrent writer's delete or update.
+_DELETE_ATTEMPTS = 8
 
 _INTERRUPTED = "lancer: interrupted (KeyboardInterrupt)"
 
@@ -78,17 +83,24 @@ def _uri(uri: Any) -> str:
     return str(uri)
 
 
-def _indices(values: Any) -> List[int]:
+def _indices(values: Any) -> Any:
+    """Row numbers for the native take: lists as they are, small arrays as lists, larger
+    integer arrays (NumPy, Arrow) as their little-endian int64 bytes — no Python object
+    per value. The native side refuses negatives and non-integers, naming the value."""
+    if isinstance(values, list):
+        return values
     if isinstance(values, (pa.Array, pa.ChunkedArray)):
-        values = values.to_pylist()
-    elif hasattr(values, "tolist"):
-        values = values.tolist()
-    out = []
-    for v in values:
-        if v is None or int(v) < 0:
-            raise ValueError(f"row index {v!r} is not a non-negative integer")
-        out.append(int(v))
-    return out
+        if values.null_count:
+            raise ValueError("row index None is not a non-negative integer")
+        values = values.to_numpy(zero_copy_only=False)
+    dtype = getattr(values, "dtype", None)
+    if getattr(values, "size", 0) > 256 and getattr(dtype, "kind", None) in ("i", "u"):
+        if dtype.kind == "u" and dtype.itemsize == 8 and int(values.max()) >= 2**63:
+            raise ValueError(f"row index {int(values.max())} is not a non-negative integer")
+        return values.astype("<i8", copy=False).tobytes()
+    if hasattr(values, "tolist"):
+        return values.tolist()
+    return list(values)
 
 
 def _columns(columns: Any) -> Optional[List[str]]:
@@ -651,8 +663,18 @@ class LanceDataset:
     # --- writing --------------------------------------------------------------------
     def delete(self, predicate: str, **kwargs: Any) -> Dict[str, int]:
         """Deletes the rows matching the SQL ``predicate``: ``{"num_deleted_rows": n}``."""
-        base = self._inner.latest()
-        self._inner = base.delete(predicate)
+        # Another writer's delete or update of the same fragments between reading the
+        # latest version and committing is a retryable conflict: read again, delete again
+        # (pylance rebases the same way), a few times with growing pauses.
+        for attempt in range(_DELETE_ATTEMPTS):
+            base = self._inner.latest()
+            try:
+                self._inner = base.delete(predicate)
+                break
+            except CommitConflictError:
+                if attempt + 1 == _DELETE_ATTEMPTS:
+                    raise
+                time.sleep(0.005 * 2**attempt)
         return {"num_deleted_rows": base.count_rows(None) - self._inner.count_rows(None)}
 
     def insert(self, data: Any, *, mode: str = "append", **kwargs: Any) -> None:

@@ -116,6 +116,78 @@ def test_take_matches_pylance(written):
     assert got["id"].to_pylist() == a.to_table(columns=["id"], filter="id > 4990")["id"].to_pylist()
 
 
+def test_take_index_forms(written):
+    """Every form pylance takes indices in gives the same rows: lists, NumPy arrays of
+    each integer width (also strided), Arrow arrays; bad values are a ValueError."""
+    a, b = both(written)
+    want = a.take([9, 0, 4000, 9])
+    forms = [
+        [9, 0, 4000, 9],
+        np.array([9, 0, 4000, 9], dtype=np.int64),
+        np.array([9, 0, 4000, 9], dtype=np.uint32),
+        np.array([9, 0, 4000, 9], dtype=np.int16),
+        np.array([9, 99, 0, 99, 4000, 99, 9], dtype=np.int64)[::2],
+        pa.array([9, 0, 4000, 9], type=pa.uint64()),
+        pa.chunked_array([[9, 0], [4000, 9]]),
+        (9, 0, 4000, 9),
+    ]
+    for f in forms:
+        assert b.take(f).equals(want), f
+    assert b.take(np.array([], dtype=np.int64)).num_rows == 0
+    # arrays over 256 values cross as int64 bytes
+    many = np.arange(4500, -1, -7)
+    assert len(many) > 256
+    for f in (many, many.astype(np.uint16), pa.array(many), many.tolist()):
+        assert b.take(f, columns=["id"]).equals(a.take(many, columns=["id"])), type(f)
+    with pytest.raises(ValueError, match="-3"):
+        b.take(np.concatenate([many, [-3]]))
+    with pytest.raises(ValueError, match="18446744073709551615"):
+        b.take(np.concatenate([many.astype(np.uint64), np.array([2**64 - 1], dtype=np.uint64)]))
+    for bad, name in [([3, -1], "-1"), (np.array([2, -5]), "-5"), ([1, None], "None"),
+                      ([1.5], "1.5"), (pa.array([1, None]), "None")]:
+        with pytest.raises(ValueError, match=name):
+            b.take(bad)
+    with pytest.raises(ValueError, match="18446744073709551615"):
+        b.take(np.array([2**64 - 1], dtype=np.uint64))
+    rows = a.to_table(columns=["id"], with_row_id=True, filter="id < 3")["_rowid"]
+    assert b.take_rows(rows, columns=["id"])["id"].to_pylist() == [0, 1, 2]
+    assert b.take_rows(rows.to_numpy(), columns=["id"])["id"].to_pylist() == [0, 1, 2]
+
+
+def test_commit_conflicts(tmp_path):
+    """A writer that read a version before another writer's delete of the same fragment
+    meets a CommitConflictError; the public delete re-reads and retries, so deletes
+    racing from threads all land."""
+    uri = str(tmp_path / "c.lance")
+    lancer.write_dataset(pa.table({"id": pa.array(range(1000), pa.int64())}), uri)
+    stale = lancer.dataset(uri)._inner
+    lancer.dataset(uri).delete("id < 10")
+    with pytest.raises(lancer.CommitConflictError, match="retry"):
+        stale.delete("id >= 990")
+    assert lance.dataset(uri).count_rows() == 990
+
+    import threading
+    errors = []
+
+    def worker(k):
+        try:
+            ds = lancer.dataset(uri)
+            for j in range(5):
+                lo = 10 + (k * 5 + j) * 20
+                ds.delete(f"id >= {lo} AND id < {lo + 20}")
+        except Exception as e:  # noqa: BLE001 - collected and asserted below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    got = lance.dataset(uri).to_table()["id"].to_pylist()
+    assert got == list(range(410, 1000))
+
+
 def test_fragments(written):
     a, b = both(written)
     fa, fb = a.get_fragments(), b.get_fragments()

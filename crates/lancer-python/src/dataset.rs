@@ -13,7 +13,7 @@ use lancer_format::container::FileVersion;
 use lancer_table::TableError;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
 use crate::errors;
 use crate::export::PyBatch;
@@ -28,6 +28,53 @@ fn store(uri: &str, options: &Options) -> PyResult<(lancer::Store, lancer::Stora
     let opts: lancer::StorageOptions = options.clone().unwrap_or_default();
     let store = lancer_table::dataset::open_store(Path::new(uri), &opts).map_err(errors::table)?;
     Ok((store, opts))
+}
+
+/// Row numbers (offsets or ids) from a list of Python ints, or from `bytes` holding
+/// little-endian int64 values (how the Python layer passes NumPy and Arrow arrays: one
+/// copy, no Python object per value). A negative or non-integer value is a
+/// `ValueError` naming it.
+fn row_numbers(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
+    let bad =
+        |v: String| PyValueError::new_err(format!("row index {v} is not a non-negative integer"));
+    if let Ok(bytes) = obj.cast::<PyBytes>() {
+        let raw = bytes.as_bytes();
+        if raw.len() % 8 != 0 {
+            return Err(PyValueError::new_err(format!(
+                "row indices as bytes must be int64 values: {} bytes is not a multiple of 8",
+                raw.len()
+            )));
+        }
+        return raw
+            .chunks_exact(8)
+            .map(|c| {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(c);
+                let v = i64::from_le_bytes(b);
+                u64::try_from(v).map_err(|_| bad(v.to_string()))
+            })
+            .collect();
+    }
+    match obj.extract::<Vec<i64>>() {
+        Ok(values) => values
+            .into_iter()
+            .map(|v| u64::try_from(v).map_err(|_| bad(v.to_string())))
+            .collect(),
+        Err(e) => {
+            // Name the first value that is not an int64 (None, a float, a string...).
+            if let Ok(items) = obj.try_iter() {
+                for item in items {
+                    let item = item?;
+                    if item.extract::<i64>().is_err() {
+                        return Err(bad(item.repr()?.to_string()));
+                    }
+                }
+            }
+            Err(PyValueError::new_err(format!(
+                "row indices must be a sequence of non-negative integers: {e}"
+            )))
+        }
+    }
 }
 
 /// One version of a dataset.
@@ -297,9 +344,10 @@ impl Dataset {
     fn take(
         &self,
         py: Python<'_>,
-        indices: Vec<u64>,
+        indices: &Bound<'_, PyAny>,
         columns: Option<Vec<String>>,
     ) -> PyResult<PyBatch> {
+        let indices = row_numbers(indices)?;
         let b = py.detach(|| {
             let c = cols(&columns);
             self.ds.take(&indices, c.as_deref()).map_err(errors::table)
@@ -312,9 +360,10 @@ impl Dataset {
     fn take_rows(
         &self,
         py: Python<'_>,
-        ids: Vec<u64>,
+        ids: &Bound<'_, PyAny>,
         columns: Option<Vec<String>>,
     ) -> PyResult<PyBatch> {
+        let ids = row_numbers(ids)?;
         let b = py.detach(|| {
             let c = cols(&columns);
             if self.ds.uses_stable_row_ids() {
