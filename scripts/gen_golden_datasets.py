@@ -118,6 +118,57 @@ def mixed_versions(path):
     return lance.dataset(path)
 
 
+def blob_values(start, n):
+    """Payloads of every shape a blob column holds: null, empty, and lengths that fall
+    under, between and over the small thresholds `blob_v2` sets (inline in the data
+    file, packed into a shared sidecar, a dedicated sidecar each)."""
+    out = []
+    for i in range(start, start + n):
+        m = i % 6
+        if m == 0:
+            out.append(None)
+        elif m == 1:
+            out.append(b"")
+        elif m in (2, 3):
+            out.append(bytes([i % 251]) * (i * 37 % 200 + 1))
+        elif m == 4:
+            out.append(bytes([i % 251]) * (300 + i * 11 % 600))
+        else:
+            out.append(bytes([i % 251]) * (1100 + i * 13 % 400))
+    return out
+
+
+def blob_v2(path):
+    """A blob v2 column (file format 2.2): payloads inline, in a packed sidecar and in
+    dedicated sidecars, nulls and empties, several fragments, deletions, an append."""
+    from lance import blob_array, blob_field
+    schema = pa.schema([pa.field("id", pa.int64()),
+                        blob_field("b", inline_size_threshold=256, dedicated_size_threshold=1024)])
+
+    def t(start, n):
+        return pa.table({"id": pa.array(range(start, start + n), pa.int64()),
+                         "b": blob_array(blob_values(start, n))}, schema=schema)
+    lance.write_dataset(t(0, 60), path, data_storage_version="2.2", max_rows_per_file=25)
+    lance.dataset(path).delete("id % 7 = 3")
+    lance.write_dataset(t(60, 20), path, mode="append")
+    return lance.dataset(path)
+
+
+def blob_legacy(path):
+    """A legacy blob column (`lance-encoding:blob` on large_binary, file format 2.1)."""
+    field = pa.field("b", pa.large_binary(), True, {"lance-encoding:blob": "true"})
+    schema = pa.schema([pa.field("id", pa.int64()), field])
+    t = pa.table({"id": pa.array(range(40), pa.int64()), "b": pa.array(blob_values(0, 40), pa.large_binary())},
+                 schema=schema)
+    lance.write_dataset(t, path, data_storage_version="2.1", max_rows_per_file=15)
+    lance.dataset(path).delete("id % 5 = 2")
+    return lance.dataset(path)
+
+
+# Cases whose blob columns pylance's default scan returns as descriptors: what they
+# hold is compared as bytes (`blob_handling="all_binary"`, how Lancer reads them).
+BLOB_CASES = {"blob_v2", "blob_legacy"}
+
 CASES = {
     "history": lambda p: history(p, None),
     "history_v1_paths": lambda p: history(p, None, v2_paths=False),
@@ -132,6 +183,8 @@ CASES = {
     "evolve_2_1": lambda p: evolve(p, "2.1"),
     "evolve_2_2": lambda p: evolve(p, "2.2"),
     "mixed_versions": mixed_versions,
+    "blob_v2": blob_v2,
+    "blob_legacy": blob_legacy,
 }
 
 
@@ -151,7 +204,10 @@ def main(out_root, only=None):
         index = {"pylance": lance.__version__, "versions": [], "tags": {}}
         for v in ds.versions():
             n = v["version"]
-            t = lance.dataset(path, version=n).to_table()
+            if name in BLOB_CASES:
+                t = lance.dataset(path, version=n).scanner(blob_handling="all_binary").to_table()
+            else:
+                t = lance.dataset(path, version=n).to_table()
             with pa.OSFile(os.path.join(exp, f"v{n}.arrow"), "wb") as f:
                 with pa.ipc.new_file(f, t.schema) as w:
                     w.write_table(t)

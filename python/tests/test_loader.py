@@ -125,10 +125,72 @@ def test_guide_refusals_are_read_like_pylance(tmp_path):
     ds.merge(pa.table({"id": pa.array(range(0, 300, 2), pa.int64()), "c": pa.array(range(150), pa.int32())}), "id")
     lance.dataset(uri).delete("id % 7 = 0")
     cases["merge"] = uri
+    # files reached through another dataset's base path (a shallow clone)
+    uri = str(tmp_path / "clone.lance")
+    src = lance.dataset(cases["merge"])
+    src.shallow_clone(uri, src.version)
+    # the clone holds no data file of its own: every read goes through the base path
+    assert not list((tmp_path / "clone.lance").glob("data/*.lance"))
+    cases["shallow_clone"] = uri
+    # blob v2 columns (file format 2.2): inline, packed, dedicated, external, null, empty
+    from lance import Blob, blob_array, blob_field
+    ext = tmp_path / "outside.bin"
+    ext.write_bytes(bytes(range(256)) * 8)
+    vals = [None, b"", b"tiny", b"i" * 200, b"p" * 600, b"d" * 3000,
+            Blob.from_uri(ext.as_uri(), position=10, size=20), ext.as_uri()] * 9
+    blobs = pa.table({"id": pa.array(range(len(vals)), pa.int64()), "b": blob_array(vals)},
+                     schema=pa.schema([pa.field("id", pa.int64()),
+                                       blob_field("b", inline_size_threshold=256, dedicated_size_threshold=1024)]))
+    uri = str(tmp_path / "blob_v2.lance")
+    lance.write_dataset(blobs, uri, max_rows_per_file=20, data_storage_version="2.2",
+                        allow_external_blob_outside_bases=True)
+    lance.dataset(uri).delete("id % 5 = 1")
+    cases["blob_v2"] = uri
     for name, uri in cases.items():
-        want = lance.dataset(uri).to_table()
+        if name == "blob_v2":
+            want = lance.dataset(uri).scanner(blob_handling="all_binary").to_table()
+        else:
+            want = lance.dataset(uri).to_table()
         parts = []
         for rank in range(3):
             parts += list(lancer.loader(uri, rank=rank, world_size=3, batch_size=37))
+        if name == "blob_v2":
+            got = pa.Table.from_batches(parts)
+            assert got.column("id").to_pylist() == want.column("id").to_pylist()
+            assert got.column("b").to_pylist() == want.column("b").to_pylist(), name
+            kinds = {(d or {}).get("kind") for d in lance.dataset(uri).to_table().column("b").to_pylist()}
+            assert kinds == {None, 0, 1, 2, 3}, kinds  # every way a payload is stored
+            continue
         got = pa.Table.from_batches(parts, schema=want.schema) if parts else want.slice(0, 0)
         assert got.equals(want), name
+
+
+def test_overlays_refused_at_discovery(tmp_path, monkeypatch):
+    """Data overlay files (pylance 14's unstable cell-level updates, reader flag 64) are
+    refused at discovery with the reason and a remedy that works: rewriting the dataset
+    with pylance applies them, and the rewrite reads like pylance."""
+    import os
+    from lance import LanceOperation
+    from lance.file import LanceFileWriter
+    from lance.fragment import DataFile
+
+    monkeypatch.setenv("LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES", "1")
+    uri = str(tmp_path / "ov.lance")
+    ds = lance.write_dataset(pa.table({"id": pa.array(range(10), pa.int64()), "v": pa.array(range(10), pa.int64())}),
+                             uri, data_storage_version="2.1")
+    name = "overlay1.lance"
+    w = LanceFileWriter(os.path.join(uri, "data", name), pa.schema([("v", pa.int64())]), version="2.1")
+    w.write_batch(pa.table({"v": pa.array([100, 300], pa.int64())}))
+    w.close()
+    df = DataFile(name, [1], [0], 2, 1, file_size_bytes=os.path.getsize(os.path.join(uri, "data", name)))
+    op = LanceOperation.DataOverlay([LanceOperation.DataOverlayGroup(0, [LanceOperation.DataOverlayFile(df, [1, 3])])])
+    lance.LanceDataset.commit(uri, op, read_version=ds.version)
+    assert lance.dataset(uri).to_table()["v"].to_pylist() == [0, 100, 2, 300, 4, 5, 6, 7, 8, 9]
+    with pytest.raises(ValueError, match="overlay.*remedy: rewrite the dataset with pylance"):
+        lancer.loader(uri)
+    with pytest.raises(NotImplementedError, match="overlay"):
+        lancer.dataset(uri)
+    out = str(tmp_path / "rewritten.lance")
+    lance.write_dataset(lance.dataset(uri), out)
+    got = pa.Table.from_batches(list(lancer.loader(out)))
+    assert got["v"].to_pylist() == [0, 100, 2, 300, 4, 5, 6, 7, 8, 9]

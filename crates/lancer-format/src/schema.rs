@@ -26,6 +26,13 @@ pub const PACKED_KEY: &str = "lance-encoding:packed";
 pub const PACKED_KEY_LEGACY: &str = "packed";
 /// Field metadata marking a blob column.
 pub const BLOB_KEY: &str = "lance-encoding:blob";
+/// The extension name of blob v2 columns (file format 2.2; reference "Blob Columns",
+/// lines ~6700–7160). The manifest keeps the logical shape the writer was given
+/// (`struct<data: large_binary, uri: utf8[, position, size]>`); a data file stores a
+/// packed descriptor per row, `struct<kind: u8, position: u64, size: u64, blob_id: u32,
+/// blob_uri: utf8>`, and the payload elsewhere (see `lancer_table::blob`). A dataset
+/// reads such a column as its payloads, `large_binary`.
+pub const BLOB_V2_EXT: &str = "lance.blob.v2";
 
 /// One field of a Lance schema, with its children attached.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,7 +61,13 @@ impl LanceField {
     /// The Arrow field for this Lance field.
     pub fn to_arrow(&self) -> Field {
         let mut md = self.metadata.clone();
-        if !self.extension_name.is_empty() {
+        if self.is_blob_v2() {
+            // The payloads: marked as a blob column, without the extension name (it
+            // names pylance's struct-shaped extension type, not these bytes).
+            md.remove(ARROW_EXT_NAME);
+            md.remove(ARROW_EXT_META);
+            md.insert(BLOB_KEY.into(), "true".into());
+        } else if !self.extension_name.is_empty() {
             md.insert(ARROW_EXT_NAME.into(), self.extension_name.clone());
             md.entry(ARROW_EXT_META.into()).or_default();
         }
@@ -74,6 +87,11 @@ impl LanceField {
     /// True if the field is a blob column.
     pub fn is_blob(&self) -> bool {
         self.metadata.contains_key(BLOB_KEY)
+    }
+
+    /// True if the field is a blob v2 column (its data files hold descriptors).
+    pub fn is_blob_v2(&self) -> bool {
+        self.extension_name == BLOB_V2_EXT
     }
 }
 
@@ -109,6 +127,7 @@ impl LanceSchema {
                 fields.len()
             )));
         }
+        let fields = &attach_blob_descriptors(fields);
         // Children of each parent id, in stored order.
         let mut by_parent: HashMap<i32, Vec<&pb::file::Field>> = HashMap::new();
         for f in fields {
@@ -133,6 +152,36 @@ impl LanceSchema {
     pub fn field_index(&self, name: &str) -> Option<usize> {
         self.fields.iter().position(|f| f.name == name)
     }
+}
+
+/// A 2.2 data file holding a blob v2 column lists the column as a packed struct with
+/// the blob marker and no children, followed by its descriptor's five fields with
+/// neither an id nor a parent (-1 / -1); the file has one column for all of them
+/// (pylance 14). Those fields become the struct's children here, under ids no real field
+/// uses (below every valid id), so the file's columns and schema agree.
+fn attach_blob_descriptors(fields: &[pb::file::Field]) -> Vec<pb::file::Field> {
+    let mut out: Vec<pb::file::Field> = Vec::with_capacity(fields.len());
+    let mut owner: Option<i32> = None;
+    let mut next_id = i32::MIN;
+    for f in fields {
+        if f.id == -1 && f.parent_id == -1 {
+            if let Some(parent) = owner {
+                let mut c = f.clone();
+                c.id = next_id;
+                c.parent_id = parent;
+                next_id = next_id.saturating_add(1);
+                out.push(c);
+                continue;
+            }
+        }
+        owner = None;
+        let blob = f.metadata.contains_key(BLOB_KEY);
+        if blob && f.logical_type == "struct" && !fields.iter().any(|c| c.parent_id == f.id) {
+            owner = Some(f.id);
+        }
+        out.push(f.clone());
+    }
+    out
 }
 
 fn build_field(
@@ -280,7 +329,10 @@ pub fn primitive_type(lt: &str) -> Result<DataType> {
     })
 }
 
-fn arrow_type(lt: &str, _ext: &str, children: &[LanceField]) -> Result<DataType> {
+fn arrow_type(lt: &str, ext: &str, children: &[LanceField]) -> Result<DataType> {
+    if ext == BLOB_V2_EXT {
+        return Ok(DataType::LargeBinary);
+    }
     let child_fields = || Fields::from(children.iter().map(|c| c.to_arrow()).collect::<Vec<_>>());
     let single_child = || -> Result<Field> {
         match children {

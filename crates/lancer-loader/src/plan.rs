@@ -86,13 +86,8 @@ pub fn discover(uri: &str, pin: &Pin, options: &StorageOptions) -> Result<Discov
     let ds = match Dataset::open_with(store.clone(), options.clone(), version) {
         Ok(ds) => ds,
         Err(TableError::UnknownFeatures { flags, known }) => {
-            return Err(LoaderError::Refused {
-                reason: format!(
-                    "the manifest sets reader feature flags {flags:#x} this Lancer does not know (known: {known:#x}); \
-                     an unknown flag may change how the data decodes"
-                ),
-                remedy: "upgrade Lancer to a version that reads them".into(),
-            })
+            let [reason, remedy] = lancer_table::manifest::unsupported_flags(flags, known);
+            return Err(LoaderError::Refused { reason, remedy });
         }
         Err(e) => return Err(e.into()),
     };

@@ -443,36 +443,37 @@ impl Dataset {
         match f.base_id {
             None => Ok((self.store.clone(), format!("data/{}", f.path))),
             Some(id) => {
-                let base = self
-                    .manifest
-                    .pb
-                    .base_paths
-                    .iter()
-                    .find(|b| b.id == id)
-                    .ok_or_else(|| {
-                        TableError::corrupt(format!(
-                            "data file {:?} names unknown base {id}",
-                            f.path
-                        ))
-                    })?;
-                let store = {
-                    let mut bases = self.cache.bases.lock().unwrap_or_else(|p| p.into_inner());
-                    match bases.get(&id) {
-                        Some(s) => s.clone(),
-                        None => {
-                            let s = Store::open(&base.path, &self.options)?;
-                            bases.insert(id, s.clone());
-                            s
-                        }
-                    }
-                };
-                Ok(if base.is_dataset_root {
+                let what = format!("data file {:?}", f.path);
+                let (store, is_dataset_root) = self.base_store(id, &what)?;
+                Ok(if is_dataset_root {
                     (store, format!("data/{}", f.path))
                 } else {
                     (store, f.path.clone())
                 })
             }
         }
+    }
+
+    /// The store of base path `id` (opened once per handle) and whether it is another
+    /// dataset's root (a shallow clone's source); `what` names the referring file.
+    fn base_store(&self, id: u32, what: &str) -> Result<(Store, bool)> {
+        let base = self
+            .manifest
+            .pb
+            .base_paths
+            .iter()
+            .find(|b| b.id == id)
+            .ok_or_else(|| TableError::corrupt(format!("{what} names unknown base {id}")))?;
+        let mut bases = self.cache.bases.lock().unwrap_or_else(|p| p.into_inner());
+        let store = match bases.get(&id) {
+            Some(s) => s.clone(),
+            None => {
+                let s = Store::open(&base.path, &self.options)?;
+                bases.insert(id, s.clone());
+                s
+            }
+        };
+        Ok((store, base.is_dataset_root))
     }
 
     /// A data file's location for messages (`store/path`).
@@ -540,7 +541,15 @@ impl Dataset {
         if let Some(hit) = self.cache.kept.get(&key) {
             return Ok(Some(hit));
         }
-        let rows = read_deletions(&self.store, frag.id, d, frag.physical_rows)?;
+        // A shallow clone's fragments keep the source's deletion files (under its root).
+        let rows = match d.base_id {
+            None => read_deletions(&self.store, frag.id, d, frag.physical_rows)?,
+            Some(id) => {
+                let what = format!("the deletion file of fragment {}", frag.id);
+                let (store, _) = self.base_store(id, &what)?;
+                read_deletions(&store, frag.id, d, frag.physical_rows)?
+            }
+        };
         let kept = Arc::new(KeptRuns::new(kept_ranges(&rows, frag.physical_rows)));
         let entry = Arc::new(Deleted { rows, kept });
         self.cache.kept.insert(key, entry.clone());
@@ -656,7 +665,18 @@ impl Dataset {
             let b = r.read_ranges(ranges, Some(&refs))?;
             for (k, (pos, name)) in wanted.iter().enumerate() {
                 let dt = self.schema.field(fields[*pos]).data_type();
-                out[*pos] = Some(crate::assemble::conform(b.column(k).clone(), dt, name)?);
+                let mut col = b.column(k).clone();
+                if self.manifest.schema.fields[fields[*pos]].is_blob_v2() {
+                    let (store, file) = self.data_file_location(&frag.files[file_idx])?;
+                    let src = crate::blob::BlobSources {
+                        data: r.io(),
+                        store: &store,
+                        file: &file,
+                        options: &self.options,
+                    };
+                    col = crate::blob::resolve_v2(&col, &src, name)?;
+                }
+                out[*pos] = Some(crate::assemble::conform(col, dt, name)?);
             }
         }
         for (pos, holding) in split {

@@ -46,7 +46,7 @@ pub enum TableError {
         what: String,
     },
     /// The dataset needs features this build does not know.
-    #[error("dataset uses reader feature flags {flags:#x} unknown to this Lancer (known: {known:#x}); a newer Lancer is needed")]
+    #[error("{}", crate::manifest::unsupported_flags(*flags, *known).join("; remedy: "))]
     UnknownFeatures {
         /// The dataset's reader flags.
         flags: u64,

@@ -7,6 +7,7 @@
 //! `_indices/` index files and `_refs/tags/` tags.
 
 mod assemble;
+mod blob;
 pub mod cache;
 pub mod cleanup;
 pub mod commit;

@@ -12,6 +12,38 @@ use lancer_format::schema::LanceSchema;
 /// several format versions (256: each data file is read at its own version).
 pub const KNOWN_READER_FLAGS: u64 = 1 | 2 | 4 | 8 | 16 | 32 | 256;
 
+/// Reader flag 64: data overlay files (docs `format/table/data_overlay_file.md`; in
+/// pylance 14 an unstable feature behind `LANCE_ENABLE_UNSTABLE_DATA_OVERLAY_FILES`).
+/// Lancer does not apply overlays; reading the base values alone would return cells a
+/// later update replaced, so such datasets are refused (the spec's rule for readers
+/// without overlay support).
+pub const FLAG_DATA_OVERLAYS: u64 = 64;
+
+/// Why a manifest with reader `flags` outside `known` is refused, and the remedy: the
+/// flags this build can name (data overlays) get their own reason and remedy.
+pub fn unsupported_flags(flags: u64, known: u64) -> [String; 2] {
+    let unknown = flags & !known;
+    if unknown == FLAG_DATA_OVERLAYS {
+        return [
+            "the dataset has data overlay files (reader feature flag 0x40, pylance's unstable \
+             cell-level updates), which Lancer does not apply: reading the base files alone \
+             would return values a later update replaced"
+                .into(),
+            "rewrite the dataset with pylance, which applies the overlays \
+             (`lance.write_dataset(lance.dataset(src), dst)`), or compact the fragments that \
+             carry them"
+                .into(),
+        ];
+    }
+    [
+        format!(
+            "the manifest sets reader feature flags {flags:#x} this Lancer does not know \
+             (known: {known:#x}); an unknown flag may change how the data decodes"
+        ),
+        "upgrade Lancer to a version that reads them".into(),
+    ]
+}
+
 /// A decoded manifest.
 #[derive(Debug, Clone)]
 pub struct Manifest {

@@ -97,6 +97,25 @@ fn write_fragments_from(
     params: &WriteParams,
     field_ids: Option<Vec<i32>>,
 ) -> Result<Vec<pb::DataFragment>> {
+    // Blob columns in 2.2+ files are blob v2 (descriptors plus payloads elsewhere),
+    // which Lancer reads but does not write; the legacy blob marker is refused there
+    // by the reference as well.
+    if params.storage >= FileVersion::V2_2 {
+        if let Some(f) = schema
+            .fields()
+            .iter()
+            .find(|f| f.metadata().contains_key(lancer_format::schema::BLOB_KEY))
+        {
+            return Err(TableError::InvalidInput {
+                what: format!(
+                    "column {:?} is a blob column: Lancer writes blob columns to files of \
+                     format 2.0 / 2.1 only (legacy blobs), not blob v2 (2.2); write it with \
+                     pylance, or as a plain large_binary column",
+                    f.name()
+                ),
+            });
+        }
+    }
     // The files carry the dataset's field ids (an append to a dataset whose columns
     // were added, dropped or reordered must not renumber them).
     let pbs = match &field_ids {

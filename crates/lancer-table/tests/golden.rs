@@ -151,3 +151,83 @@ fn pylance_datasets_read_identically_at_every_version() {
     assert!(checked > 50, "only {checked} versions checked");
     assert!(failures.is_empty(), "{} failures", failures.len());
 }
+
+#[test]
+fn blob_v2_datasets_delete_like_any_other_and_refuse_writes_of_blob_columns() {
+    let root =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/lancer-datasets/blob-v2-edit");
+    let _ = std::fs::remove_dir_all(&root);
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/datasets/pylance-14/blob_v2"),
+        &root,
+    );
+    let ds = Dataset::open(&root).unwrap();
+    let all = ds.to_batch(None).unwrap();
+    let ids = |b: &arrow_array::RecordBatch| -> Vec<i64> {
+        b.column_by_name("id")
+            .unwrap()
+            .as_any()
+            .downcast_ref::<arrow_array::Int64Array>()
+            .unwrap()
+            .values()
+            .to_vec()
+    };
+    let payloads = |b: &arrow_array::RecordBatch| -> Vec<Option<Vec<u8>>> {
+        b.column_by_name("b")
+            .unwrap()
+            .as_any()
+            .downcast_ref::<arrow_array::LargeBinaryArray>()
+            .unwrap()
+            .iter()
+            .map(|v| v.map(<[u8]>::to_vec))
+            .collect()
+    };
+    // the payloads are the bytes `gen_golden_datasets.py::blob_values` wrote
+    for (id, p) in ids(&all).into_iter().zip(payloads(&all)) {
+        let want = match id % 6 {
+            0 => None,
+            1 => Some(Vec::new()),
+            2 | 3 => Some(vec![(id % 251) as u8; (id * 37 % 200 + 1) as usize]),
+            4 => Some(vec![(id % 251) as u8; (300 + id * 11 % 600) as usize]),
+            _ => Some(vec![(id % 251) as u8; (1100 + id * 13 % 400) as usize]),
+        };
+        assert_eq!(p, want, "row id {id}");
+    }
+    let ds2 = ds
+        .delete_where("id % 2 = 0", |b| {
+            Ok(ids(b).iter().map(|v| Some(v % 2 == 0)).collect())
+        })
+        .unwrap();
+    let after = ds2.to_batch(None).unwrap();
+    let kept: Vec<usize> = (0..all.num_rows())
+        .filter(|&i| ids(&all)[i] % 2 != 0)
+        .collect();
+    assert_eq!(
+        ids(&after),
+        kept.iter().map(|&i| ids(&all)[i]).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        payloads(&after),
+        kept.iter()
+            .map(|&i| payloads(&all)[i].clone())
+            .collect::<Vec<_>>()
+    );
+    // Lancer does not write blob v2: an append is refused before anything is written
+    let err = ds2
+        .append(&[after.slice(0, 2)], &Default::default())
+        .unwrap_err();
+    assert!(err.to_string().contains("blob column"), "{err}");
+    assert_eq!(Dataset::open(&root).unwrap().version(), ds2.version());
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let t = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &t);
+        } else {
+            std::fs::copy(e.path(), t).unwrap();
+        }
+    }
+}

@@ -89,6 +89,17 @@ pub fn decode_variable(v: &VariablePackedStruct, rows: &DataBlock) -> Result<Dat
         let row = src
             .get(s..e)
             .ok_or_else(|| FormatError::corrupt("variable packed row out of range"))?;
+        if row.is_empty() {
+            // A null struct stores no row (pylance 14's blob v2 descriptors): every
+            // field gets a placeholder the validity hides (zeros, or an empty value).
+            for acc in accs.iter_mut() {
+                match acc {
+                    Acc::Fixed(w, buf) => buf.resize(buf.len() + *w, 0),
+                    Acc::Var(_, buf, offs) => offs.push(buf.len() as u64),
+                }
+            }
+            continue;
+        }
         let mut pos = 0usize;
         for acc in accs.iter_mut() {
             match acc {
