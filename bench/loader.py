@@ -16,7 +16,8 @@ each batch's vectors as a NumPy array. Engines:
   buffer shuffle with pyarrow's `take`);
 - pyarrow: the Parquet shards, `ParquetFile.iter_batches()`, the same buffer shuffle.
 
-Prints rows/s, ratios and each worker's peak RSS; appends to bench/RESULTS.md.
+Prints rows/s, ratios and each worker's peak RSS, split into anonymous memory (in shuffle
+buffers of decoded rows) and file-backed pages; appends to bench/RESULTS.md.
 """
 
 import argparse
@@ -98,7 +99,39 @@ def consume(batches):
     return rows
 
 
+class PeakMemory:
+    """Samples /proc/self/status every 10 ms: the peak of anonymous memory (heap:
+    decoded blocks, permuted copies, batches) and of file-backed resident pages (data
+    files read through mappings; the kernel can drop them), which ru_maxrss adds up."""
+
+    def __init__(self):
+        import threading
+        self.anon = self.file = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def sample(self):
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("RssAnon:"):
+                    self.anon = max(self.anon, int(line.split()[1]) * 1024)
+                elif line.startswith("RssFile:"):
+                    self.file = max(self.file, int(line.split()[1]) * 1024)
+
+    def run(self):
+        while not self.stop.wait(0.01):
+            self.sample()
+
+    def done(self):
+        self.stop.set()
+        self.thread.join()
+        self.sample()
+        return self.anon, self.file
+
+
 def worker(engine, path, w, workers, q):
+    mem = PeakMemory()
     t = time.perf_counter()
     if engine == "lancer":
         import lancer
@@ -119,7 +152,9 @@ def worker(engine, path, w, workers, q):
         mine = [os.path.join(path, "parquet", files[i]) for i in order[w::workers]]
         rows = consume(buffer_shuffle((b for f in mine for b in pq.ParquetFile(f).iter_batches(batch_size=BATCH)),
                                       SEED + w))
-    q.put((rows, time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024))
+    seconds = time.perf_counter() - t
+    anon, file = mem.done()
+    q.put((rows, seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, anon, file))
 
 
 def run(engine, path, workers):
@@ -132,7 +167,8 @@ def run(engine, path, workers):
     got = [q.get() for _ in ps]
     for p in ps:
         p.join()
-    return time.perf_counter() - t, sum(g[0] for g in got), max(g[2] for g in got)
+    return (time.perf_counter() - t, sum(g[0] for g in got), max(g[2] for g in got),
+            max(g[3] for g in got), max(g[4] for g in got))
 
 
 def main():
@@ -150,21 +186,27 @@ def main():
         for engine in ("lancer", "pylance", "pyarrow"):
             best = None
             for _ in range(a.iters):
-                t, rows, rss = run(engine, path, workers)
+                t, rows, rss, anon, file = run(engine, path, workers)
                 assert rows == a.rows, (engine, rows)
                 if best is None or t < best[0]:
-                    best = (t, rows, rss)
+                    best = (t, rows, rss, anon, file)
             res.append((workers, engine) + best)
             print(f"  workers {workers} {engine:8s} {best[1] / best[0]:12,.0f} rows/s  ({best[0]:.2f} s, "
-                  f"peak RSS per worker {best[2] / 2**20:,.0f} MiB)", flush=True)
-    speed = {(w, e): rows / t for w, e, t, rows, _ in res}
+                  f"peak RSS per worker {best[2] / 2**20:,.0f} MiB: anonymous {best[3] / 2**20:,.0f} MiB, "
+                  f"file-backed {best[4] / 2**20:,.0f} MiB)", flush=True)
+    speed = {(w, e): rows / t for w, e, t, rows, *_ in res}
+    block = BUFFER * (DIM * 4 + 8 + 48)  # one shuffle buffer of rows, decoded
     lines = [f"### Training-data loader: {a.rows:,} rows (id, {DIM}-d float32, text), {FRAGS} shards, shuffled",
              f"{datetime.date.today()}, {file_read.machine()}, pylance {lance.__version__}, lancer {lancer.__version__} "
              f"(release), pyarrow {pa.__version__}; buffer {BUFFER:,} rows, batches of {BATCH:,}, best of {a.iters}, "
-             "page cache warm; each worker a process, all rows read once per run.", "",
-             "| workers | engine | rows/s | seconds | vs pylance | peak RSS per worker |", "|---|---|---|---|---|---|"]
-    for w, e, t, rows, rss in res:
-        lines.append(f"| {w} | {e} | {rows / t:,.0f} | {t:.2f} | {speed[(w, e)] / speed[(w, 'pylance')]:.2f}x | {rss / 2**20:,.0f} MiB |")
+             "page cache warm; each worker a process, all rows read once per run. Peak RSS split by "
+             "sampling /proc every 10 ms: anonymous (heap) and file-backed (mapped data-file pages, which "
+             f"the kernel can drop); one shuffle buffer of decoded rows is {block / 2**20:,.0f} MiB.", "",
+             "| workers | engine | rows/s | seconds | vs pylance | peak RSS per worker | peak anonymous | in buffers | peak file-backed |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for w, e, t, rows, rss, anon, file in res:
+        lines.append(f"| {w} | {e} | {rows / t:,.0f} | {t:.2f} | {speed[(w, e)] / speed[(w, 'pylance')]:.2f}x "
+                     f"| {rss / 2**20:,.0f} MiB | {anon / 2**20:,.0f} MiB | {anon / block:.1f} | {file / 2**20:,.0f} MiB |")
     text = "\n".join(lines) + "\n"
     print(text)
     if not a.no_record:

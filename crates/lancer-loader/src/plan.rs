@@ -3,7 +3,9 @@
 //! One fragment is one shard (see `shared/reference/shard-reader-guide.md`): its
 //! data files, physical rows and surviving rows (physical minus the deletion file's
 //! count, which the manifest records), and its bytes. Discovery reads the version
-//! listing or hint and the manifest — two requests on an object store — and opens no
+//! listing or hint and the manifest — two requests on an object store; on a local disk
+//! two reads (the hint, the manifest) and two size checks (the hinted version's
+//! manifest, the next version's absence) — and opens no
 //! data file or deletion file. The plan names the version, so every rank and worker
 //! reads that one version however the dataset changes afterwards, and it serializes
 //! (JSON) so a resumed job plans against the same shards.
@@ -67,8 +69,11 @@ pub struct Plan {
 pub struct Discovery {
     /// The plan.
     pub plan: Plan,
-    /// Requests made to the store (listings and reads).
+    /// Requests made to the store (listings, reads and size lookups).
     pub requests: u64,
+    /// Of those, reads: 2 on a local disk with a version hint (the hint, the manifest),
+    /// 1 on an object store (the manifest, after one listing).
+    pub reads: u64,
     /// Data or deletion files opened (always 0: the counts come from the manifest).
     pub data_files_opened: u64,
 }
@@ -91,11 +96,13 @@ pub fn discover(uri: &str, pin: &Pin, options: &StorageOptions) -> Result<Discov
         }
         Err(e) => return Err(e.into()),
     };
-    let requests = store.stats().since(&before).requests();
+    let cost = store.stats().since(&before);
+    let (requests, reads) = (cost.requests(), cost.gets);
     let plan = plan_of(uri, &ds);
     Ok(Discovery {
         plan,
         requests,
+        reads,
         data_files_opened: 0,
     })
 }

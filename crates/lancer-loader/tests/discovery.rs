@@ -57,4 +57,26 @@ fn discovery_is_two_requests_and_the_plan_round_trips() {
     let mut bad = d.plan.clone();
     bad.rows += 1;
     assert!(lancer_loader::Plan::from_json(&bad.to_json()).is_err());
+
+    // On a local disk with a version hint (pylance 14 writes one; so does Lancer): two
+    // reads — the hint and the manifest — plus two size checks (the hinted version's
+    // manifest exists, the next one does not), whoever wrote the dataset.
+    let local = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../target/lancer-datasets/loader-discovery-local");
+    let _ = std::fs::remove_dir_all(&local);
+    let b = batch(0, 300);
+    let ds = Dataset::write(&local, b.schema(), &[b.clone()], &params).unwrap();
+    ds.append(&[batch(300, 50)], &params).unwrap();
+    let pylance =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/datasets/pylance-14/history");
+    for (who, path, version) in [("lancer", &local, 2), ("pylance 14", &pylance, 6)] {
+        assert!(
+            path.join("_versions/latest_version_hint.json").exists(),
+            "{who}"
+        );
+        let d = discover(path.to_str().unwrap(), &Pin::Latest, &Default::default()).unwrap();
+        assert_eq!(d.plan.version, version, "{who}");
+        assert_eq!((d.reads, d.requests), (2, 4), "{who}: reads, requests");
+        assert_eq!(d.data_files_opened, 0);
+    }
 }

@@ -229,9 +229,29 @@ pub fn latest_version(store: &Store) -> Result<VersionFile> {
     if let Some(mut v) = hint {
         if let Ok(mut path) = manifest_path(store, v) {
             // The hint is best-effort: walk forward past versions committed after it.
-            while let Ok(next) = manifest_path(store, v + 1) {
-                v += 1;
-                path = next;
+            // A dataset on the v2 naming scheme never goes back to the v1 names, so
+            // only the v2 name of the next version is probed there.
+            loop {
+                let names = manifest_names(v + 1);
+                let candidates = if path == manifest_names(v)[0] {
+                    &names[..1]
+                } else {
+                    &names[..]
+                };
+                let mut found = None;
+                for p in candidates {
+                    if store.size(p)?.is_some() {
+                        found = Some(p.clone());
+                        break;
+                    }
+                }
+                match found {
+                    Some(next) => {
+                        v += 1;
+                        path = next;
+                    }
+                    None => break,
+                }
             }
             return Ok(VersionFile { version: v, path });
         }

@@ -73,7 +73,7 @@ fn hostile_manifests_are_refused_clearly() {
         (
             "flags",
             Box::new(|m| m.reader_feature_flags |= 1 << 20),
-            "newer Lancer",
+            "upgrade Lancer",
         ),
         (
             "deletion",

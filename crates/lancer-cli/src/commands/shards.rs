@@ -69,6 +69,7 @@ pub fn run(
         let v = serde_json::json!({
             "plan": plan,
             "discovery_requests": d.requests,
+            "discovery_reads": d.reads,
             "data_files_opened": d.data_files_opened,
             "world_size": how.world_size,
             "workers": how.workers,
@@ -85,13 +86,14 @@ pub fn run(
         return Ok(());
     }
     println!(
-        "{}: version {} pinned, {} shards, {} rows, {} bytes (discovery: {} requests, no data file opened)",
+        "{}: version {} pinned, {} shards, {} rows, {} bytes (discovery: {} requests, {} of them reads; no data file opened)",
         plan.uri,
         plan.version,
         plan.shards.len(),
         plan.rows,
         plan.bytes,
-        d.requests
+        d.requests,
+        d.reads
     );
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
