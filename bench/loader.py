@@ -74,6 +74,12 @@ def make(rows):
     return path
 
 
+def set_buffer(rows):
+    """The shuffle buffer for this run (workers are spawned: they get it as an argument)."""
+    global BUFFER
+    BUFFER = rows
+
+
 def buffer_shuffle(batches, seed):
     """The same bounded shuffle the Lancer loader does: BUFFER rows at a time permuted."""
     rng = np.random.default_rng(seed)
@@ -130,7 +136,8 @@ class PeakMemory:
         return self.anon, self.file
 
 
-def worker(engine, path, w, workers, q):
+def worker(engine, path, w, workers, q, buffer):
+    set_buffer(buffer)
     mem = PeakMemory()
     t = time.perf_counter()
     if engine == "lancer":
@@ -161,7 +168,7 @@ def run(engine, path, workers):
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
     t = time.perf_counter()
-    ps = [ctx.Process(target=worker, args=(engine, path, w, workers, q)) for w in range(workers)]
+    ps = [ctx.Process(target=worker, args=(engine, path, w, workers, q, BUFFER)) for w in range(workers)]
     for p in ps:
         p.start()
     got = [q.get() for _ in ps]
@@ -176,14 +183,17 @@ def main():
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--iters", type=int, default=2)
     ap.add_argument("--no-record", action="store_true")
+    ap.add_argument("--buffer", type=int, default=BUFFER, help="shuffle buffer rows (memory scales with it)")
+    ap.add_argument("--engines", default="lancer,pylance,pyarrow")
     a = ap.parse_args()
+    set_buffer(a.buffer)
     path = make(a.rows)
     import lance
     import lancer
 
     res = []
     for workers in (1, 2):
-        for engine in ("lancer", "pylance", "pyarrow"):
+        for engine in a.engines.split(","):
             best = None
             for _ in range(a.iters):
                 t, rows, rss, anon, file = run(engine, path, workers)
@@ -195,6 +205,7 @@ def main():
                   f"peak RSS per worker {best[2] / 2**20:,.0f} MiB: anonymous {best[3] / 2**20:,.0f} MiB, "
                   f"file-backed {best[4] / 2**20:,.0f} MiB)", flush=True)
     speed = {(w, e): rows / t for w, e, t, rows, *_ in res}
+    base = {w: speed.get((w, "pylance")) for w, *_ in res}
     block = BUFFER * (DIM * 4 + 8 + 48)  # one shuffle buffer of rows, decoded
     lines = [f"### Training-data loader: {a.rows:,} rows (id, {DIM}-d float32, text), {FRAGS} shards, shuffled",
              f"{datetime.date.today()}, {file_read.machine()}, pylance {lance.__version__}, lancer {lancer.__version__} "
@@ -205,7 +216,7 @@ def main():
              "| workers | engine | rows/s | seconds | vs pylance | peak RSS per worker | peak anonymous | in buffers | peak file-backed |",
              "|---|---|---|---|---|---|---|---|---|"]
     for w, e, t, rows, rss, anon, file in res:
-        lines.append(f"| {w} | {e} | {rows / t:,.0f} | {t:.2f} | {speed[(w, e)] / speed[(w, 'pylance')]:.2f}x "
+        lines.append(f"| {w} | {e} | {rows / t:,.0f} | {t:.2f} | {speed[(w, e)] / base[w]:.2f}x " if base[w] else f"| {w} | {e} | {rows / t:,.0f} | {t:.2f} | - "
                      f"| {rss / 2**20:,.0f} MiB | {anon / 2**20:,.0f} MiB | {anon / block:.1f} | {file / 2**20:,.0f} MiB |")
     text = "\n".join(lines) + "\n"
     print(text)

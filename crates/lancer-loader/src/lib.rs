@@ -26,6 +26,7 @@
 pub mod plan;
 pub mod read;
 pub mod rng;
+mod scatter;
 pub mod split;
 
 pub use plan::{discover, Discovery, Pin, Plan, Shard};

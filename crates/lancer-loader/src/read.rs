@@ -25,6 +25,7 @@ use lancer::{Dataset, StorageOptions};
 use serde::{Deserialize, Serialize};
 
 use crate::plan::Plan;
+use crate::scatter::{self, Scatter};
 use crate::split::{self, Part, Tail};
 use crate::{rng, LoaderError, Result};
 
@@ -329,39 +330,13 @@ impl Work {
                     .collect();
                 l.ds.take(&offsets, Some(&cols))?
             }
-            _ => {
-                let mut pieces = Vec::new();
-                let mut at = 0u64;
-                for part in &self.parts {
-                    let (s, e) = (lo.max(at), hi.min(at + part.len()));
-                    if s < e {
-                        let frag =
-                            l.ds.fragments()
-                                .iter()
-                                .find(|f| f.id == part.fragment_id)
-                                .ok_or_else(|| LoaderError::InvalidArgument {
-                                    what: format!(
-                                        "fragment {} is not in the pinned version",
-                                        part.fragment_id
-                                    ),
-                                })?;
-                        let kept = l.ds.kept_runs(frag)?;
-                        let runs = kept.slice(part.start + (s - at), part.start + (e - at));
-                        pieces.push(l.ds.read_runs(frag, Some(&cols), &runs)?);
-                    }
-                    at += part.len();
-                    if at >= hi {
-                        break;
-                    }
-                }
-                match pieces.len() {
-                    1 => pieces
-                        .pop()
-                        .unwrap_or_else(|| RecordBatch::new_empty(self.schema())),
-                    0 => RecordBatch::new_empty(self.schema()),
-                    _ => arrow_select::concat::concat_batches(&pieces[0].schema(), &pieces)?,
+            Shuffle::Buffer { .. } if l.filter.is_none() => {
+                match self.block_scattered(b, lo, hi, &cols)? {
+                    Some(batch) => return Ok(batch),
+                    None => self.block_read(lo, hi, &cols)?,
                 }
             }
+            _ => self.block_read(lo, hi, &cols)?,
         };
         if let Some(f) = &l.filter {
             let keep = f.evaluate(&batch)?;
@@ -372,9 +347,7 @@ impl Work {
             batch = batch.project(&idx)?;
         }
         if let Shuffle::Buffer { .. } = l.opts.shuffle {
-            let o = &l.opts;
-            let seed = rng::mix(&[o.seed, self.epoch, o.rank, o.worker, b]);
-            let order = rng::permutation(batch.num_rows(), seed);
+            let order = self.order(b, batch.num_rows());
             let perm = UInt32Array::from(order.clone());
             let cols = batch
                 .columns()
@@ -392,6 +365,137 @@ impl Work {
             )?;
         }
         Ok(batch)
+    }
+
+    /// The order of block `b`'s `n` rows under the buffer shuffle.
+    fn order(&self, b: u64, n: usize) -> Vec<u32> {
+        let o = &self.loader.opts;
+        rng::permutation(n, rng::mix(&[o.seed, self.epoch, o.rank, o.worker, b]))
+    }
+
+    /// Reads the rows `lo..hi` of the epoch's sequence piece by piece (a run of one
+    /// fragment each), handing each to `f` until it returns `false`.
+    fn pieces(
+        &self,
+        lo: u64,
+        hi: u64,
+        cols: &[&str],
+        mut f: impl FnMut(RecordBatch) -> Result<bool>,
+    ) -> Result<()> {
+        let l = &self.loader;
+        let mut at = 0u64;
+        for part in &self.parts {
+            let (s, e) = (lo.max(at), hi.min(at + part.len()));
+            if s < e {
+                let frag = l
+                    .ds
+                    .fragments()
+                    .iter()
+                    .find(|f| f.id == part.fragment_id)
+                    .ok_or_else(|| LoaderError::InvalidArgument {
+                        what: format!("fragment {} is not in the pinned version", part.fragment_id),
+                    })?;
+                let kept = l.ds.kept_runs(frag)?;
+                let runs = kept.slice(part.start + (s - at), part.start + (e - at));
+                if !f(l.ds.read_runs(frag, Some(cols), &runs)?)? {
+                    return Ok(());
+                }
+            }
+            at += part.len();
+            if at >= hi {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Rows `lo..hi` as one batch, in the sequence's order.
+    fn block_read(&self, lo: u64, hi: u64, cols: &[&str]) -> Result<RecordBatch> {
+        let mut pieces = Vec::new();
+        self.pieces(lo, hi, cols, |p| {
+            pieces.push(p);
+            Ok(true)
+        })?;
+        Ok(match pieces.len() {
+            1 => pieces
+                .pop()
+                .unwrap_or_else(|| RecordBatch::new_empty(self.schema())),
+            0 => RecordBatch::new_empty(self.schema()),
+            _ => arrow_select::concat::concat_batches(&pieces[0].schema(), &pieces)?,
+        })
+    }
+
+    /// Block `b` (rows `lo..hi`, no filter) read and permuted with its vector columns
+    /// scattered into place piece by piece (see [`crate::scatter`]): the same rows in
+    /// the same order as reading it whole and permuting it. `None` when the block has
+    /// no vector column, or one holds nulls inside its vectors (read it whole then).
+    fn block_scattered(
+        &self,
+        b: u64,
+        lo: u64,
+        hi: u64,
+        cols: &[&str],
+    ) -> Result<Option<RecordBatch>> {
+        let Ok(n) = usize::try_from(hi - lo) else {
+            return Ok(None);
+        };
+        let schema = self.schema();
+        let mut scattered: Vec<Option<Scatter>> = schema
+            .fields()
+            .iter()
+            .map(|f| Scatter::new(f.data_type(), n))
+            .collect();
+        if scattered.iter().all(Option::is_none) || u32::try_from(n).is_err() {
+            return Ok(None);
+        }
+        let order = self.order(b, n);
+        let inv = scatter::inverse(&order);
+        let mut rest: Vec<Vec<ArrayRef>> = vec![Vec::new(); schema.fields().len()];
+        let (mut first, mut ok, mut read_schema) = (0usize, true, None);
+        self.pieces(lo, hi, cols, |p| {
+            for (k, c) in p.columns().iter().enumerate() {
+                match scattered.get_mut(k).and_then(Option::as_mut) {
+                    Some(s) => ok &= s.put(c, first, &inv),
+                    None => match rest.get_mut(k) {
+                        Some(r) => r.push(c.clone()),
+                        None => ok = false,
+                    },
+                }
+            }
+            first += p.num_rows();
+            read_schema.get_or_insert_with(|| p.schema());
+            Ok(ok)
+        })?;
+        if !ok || first != n {
+            return Ok(None);
+        }
+        let perm = UInt32Array::from(order);
+        let mut out = Vec::with_capacity(scattered.len());
+        for (k, s) in scattered.into_iter().enumerate() {
+            out.push(match s {
+                Some(s) => s.finish()?,
+                None => {
+                    let parts: Vec<&dyn Array> = rest[k].iter().map(|a| a.as_ref()).collect();
+                    let col = match parts.len() {
+                        0 => arrow_array::new_empty_array(schema.field(k).data_type()),
+                        1 => rest[k][0].clone(),
+                        _ => arrow_select::concat::concat(&parts)?,
+                    };
+                    arrow_select::take::take(col.as_ref(), &perm, None)?
+                }
+            });
+        }
+        let mut batch = RecordBatch::try_new_with_options(
+            read_schema.unwrap_or(schema),
+            out,
+            &RecordBatchOptions::new().with_row_count(Some(n)),
+        )?;
+        let l = &self.loader;
+        if l.read_cols.len() > l.delivered {
+            let idx: Vec<usize> = (0..l.delivered).collect();
+            batch = batch.project(&idx)?;
+        }
+        Ok(Some(batch))
     }
 
     fn schema(&self) -> Arc<Schema> {

@@ -65,7 +65,7 @@ fn discovery_is_two_requests_and_the_plan_round_trips() {
         .join("../../target/lancer-datasets/loader-discovery-local");
     let _ = std::fs::remove_dir_all(&local);
     let b = batch(0, 300);
-    let ds = Dataset::write(&local, b.schema(), &[b.clone()], &params).unwrap();
+    let ds = Dataset::write(&local, b.schema(), std::slice::from_ref(&b), &params).unwrap();
     ds.append(&[batch(300, 50)], &params).unwrap();
     let pylance =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/datasets/pylance-14/history");

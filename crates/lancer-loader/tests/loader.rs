@@ -329,3 +329,91 @@ fn pylance_written_datasets_read_as_the_scanner_reads_them() {
     }
     assert!(checked.len() >= 10, "golden datasets found: {checked:?}");
 }
+
+/// Rows of `id` and a 4-d float32 vector derived from it: null for every 11th row,
+/// and with a null value inside for every 97th when `inner_nulls`.
+fn vector_batch(start: i64, n: i64, inner_nulls: bool) -> RecordBatch {
+    use arrow_array::{FixedSizeListArray, Float32Array};
+    let item = Arc::new(Field::new("item", DataType::Float32, true));
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("vec", DataType::FixedSizeList(item.clone(), 4), true),
+    ]));
+    let ids: Vec<i64> = (start..start + n).collect();
+    let values = Float32Array::from_iter(ids.iter().flat_map(|&i| {
+        (0..4).map(move |j| {
+            (!(inner_nulls && i % 97 == 3 && j == 2)).then_some(i as f32 + j as f32 / 2.0)
+        })
+    }));
+    let nulls = arrow_buffer::NullBuffer::from(ids.iter().map(|i| i % 11 != 0).collect::<Vec<_>>());
+    let vec = FixedSizeListArray::try_new(item, 4, Arc::new(values), Some(nulls)).unwrap();
+    RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(ids)), Arc::new(vec)]).unwrap()
+}
+
+/// `(id, vector)` pairs in delivery order.
+fn id_vectors(l: &Loader) -> Vec<(i64, Option<Vec<Option<f32>>>)> {
+    use arrow_array::{FixedSizeListArray, Float32Array};
+    let mut out = Vec::new();
+    for b in l.epoch(2) {
+        let b = b.unwrap();
+        let v = b.column_by_name("vec").unwrap();
+        let v = v.as_any().downcast_ref::<FixedSizeListArray>().unwrap();
+        for (r, id) in ids(&b).into_iter().enumerate() {
+            let row = v.is_valid(r).then(|| {
+                let x = v.value(r);
+                let x = x.as_any().downcast_ref::<Float32Array>().unwrap();
+                x.iter().collect::<Vec<_>>()
+            });
+            out.push((id, row));
+        }
+    }
+    out
+}
+
+#[test]
+fn shuffled_vectors_are_scattered_into_place_with_their_rows() {
+    for inner_nulls in [false, true] {
+        let root = dir(&format!("vectors-{inner_nulls}"));
+        let params = WriteParams {
+            max_rows_per_file: 230,
+            ..Default::default()
+        };
+        let b = vector_batch(0, 1000, inner_nulls);
+        let ds = Dataset::write(&root, b.schema(), &[b], &params).unwrap();
+        ds.delete("id % 7 = 1").unwrap();
+        let d = discover(&root.to_string_lossy(), &Pin::Latest, &Default::default()).unwrap();
+        let opts = |filter: Option<&str>| Options {
+            shuffle: Shuffle::Buffer { buffer: 300 },
+            seed: 11,
+            batch_size: 64,
+            filter: filter.map(String::from),
+            ..Default::default()
+        };
+        // no filter: vectors scattered as pieces are read (inner nulls: read whole)
+        let l = Loader::new(d.plan.clone(), opts(None), &Default::default()).unwrap();
+        let got = id_vectors(&l);
+        let mut seen: Vec<i64> = got.iter().map(|(i, _)| *i).collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..1000).filter(|i| i % 7 != 1).collect::<Vec<i64>>());
+        for (id, v) in &got {
+            let want = (id % 11 != 0).then(|| {
+                (0..4)
+                    .map(|j| {
+                        (!(inner_nulls && id % 97 == 3 && j == 2))
+                            .then_some(*id as f32 + j as f32 / 2.0)
+                    })
+                    .collect::<Vec<_>>()
+            });
+            assert_eq!(v, &want, "row {id} (inner nulls {inner_nulls})");
+        }
+        // a filter keeping every row reads blocks whole, then permutes: the same order
+        let whole =
+            Loader::new(d.plan.clone(), opts(Some("id >= 0")), &Default::default()).unwrap();
+        assert_eq!(id_vectors(&whole), got, "inner nulls {inner_nulls}");
+        assert_ne!(
+            got.iter().map(|(i, _)| *i).collect::<Vec<_>>(),
+            seen,
+            "shuffled"
+        );
+    }
+}
