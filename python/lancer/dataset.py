@@ -94,7 +94,8 @@ def _indices(values: Any) -> Any:
             raise ValueError("row index None is not a non-negative integer")
         values = values.to_numpy(zero_copy_only=False)
     dtype = getattr(values, "dtype", None)
-    if getattr(values, "size", 0) > 256 and getattr(dtype, "kind", None) in ("i", "u"):
+    if (type(values).__module__ == "numpy" and getattr(values, "ndim", 0) == 1
+            and values.size > 256 and getattr(dtype, "kind", None) in ("i", "u")):
         if dtype.kind == "u" and dtype.itemsize == 8 and int(values.max()) >= 2**63:
             raise ValueError(f"row index {int(values.max())} is not a non-negative integer")
         return values.astype("<i8", copy=False).tobytes()

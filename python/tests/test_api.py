@@ -137,10 +137,13 @@ def test_take_index_forms(written):
     # arrays over 256 values cross as int64 bytes
     many = np.arange(4500, -1, -7)
     assert len(many) > 256
-    for f in (many, many.astype(np.uint16), pa.array(many), many.tolist()):
+    pd = pytest.importorskip("pandas")
+    for f in (many, many.astype(np.uint16), pa.array(many), many.tolist(), pd.Series(many)):
         assert b.take(f, columns=["id"]).equals(a.take(many, columns=["id"])), type(f)
     with pytest.raises(ValueError, match="-3"):
         b.take(np.concatenate([many, [-3]]))
+    with pytest.raises(ValueError):  # two-dimensional: not a list of row numbers
+        b.take(many[:300].reshape(100, 3))
     with pytest.raises(ValueError, match="18446744073709551615"):
         b.take(np.concatenate([many.astype(np.uint64), np.array([2**64 - 1], dtype=np.uint64)]))
     for bad, name in [([3, -1], "-1"), (np.array([2, -5]), "-5"), ([1, None], "None"),

@@ -443,13 +443,16 @@ impl Work {
         let Ok(n) = usize::try_from(hi - lo) else {
             return Ok(None);
         };
+        if u32::try_from(n).is_err() {
+            return Ok(None);
+        }
         let schema = self.schema();
         let mut scattered: Vec<Option<Scatter>> = schema
             .fields()
             .iter()
             .map(|f| Scatter::new(f.data_type(), n))
             .collect();
-        if scattered.iter().all(Option::is_none) || u32::try_from(n).is_err() {
+        if scattered.iter().all(Option::is_none) {
             return Ok(None);
         }
         let order = self.order(b, n);

@@ -21,6 +21,9 @@ use arrow_schema::{DataType, FieldRef};
 
 use crate::Result;
 
+/// The largest vector column of one block allocated before reading (16 GiB).
+const MAX_BLOCK_BYTES: usize = 16 << 30;
+
 /// One vector column's permuted output, filled piece by piece.
 pub(crate) struct Scatter {
     field: FieldRef,
@@ -41,11 +44,17 @@ impl Scatter {
         };
         let width = field.data_type().primitive_width()?;
         let row = width.checked_mul(usize::try_from(*size).ok()?)?;
+        // zero-width rows, or a block too large to allocate up front (the schema alone
+        // decides the size here, before any data is read): the plain path
+        let total = row.checked_mul(rows).filter(|&t| t <= MAX_BLOCK_BYTES)?;
+        if row == 0 {
+            return None;
+        }
         Some(Scatter {
             field: field.clone(),
             size: *size,
             row,
-            out: MutableBuffer::from_len_zeroed(row.checked_mul(rows)?),
+            out: MutableBuffer::from_len_zeroed(total),
             nulls: None,
             rows,
         })

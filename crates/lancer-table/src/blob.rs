@@ -42,7 +42,14 @@ pub(crate) struct BlobSources<'a> {
     pub file: &'a str,
     /// Options for stores of external URIs (kind 3).
     pub options: &'a StorageOptions,
+    /// The store of a registered base path by id (kind 3 with a non-zero `blob_id`:
+    /// `blob_uri` is then relative to that base).
+    pub base: &'a dyn Fn(u32) -> Result<Store>,
 }
+
+/// Payload bytes one read of a blob column may gather (the descriptors can name the
+/// same large range for many rows: checked before the output is allocated).
+const MAX_BATCH_PAYLOAD: usize = 16 << 30;
 
 /// A payload source: the data file, a sidecar (by blob id) or an external URI.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -50,6 +57,7 @@ enum Source {
     Data,
     Sidecar(u32),
     External(String),
+    InBase(u32, String),
 }
 
 /// A read of `range` (or of the whole source when `None`).
@@ -66,6 +74,16 @@ pub(crate) fn sidecar_name(id: u32) -> String {
 /// The payloads of `desc` (the descriptors a data file stores for `column`), as a
 /// `large_binary` array with the descriptors' nulls.
 pub(crate) fn resolve_v2(desc: &ArrayRef, src: &BlobSources<'_>, column: &str) -> Result<ArrayRef> {
+    resolve_within(desc, src, column, MAX_BATCH_PAYLOAD)
+}
+
+/// [`resolve_v2`] gathering at most `limit` payload bytes.
+fn resolve_within(
+    desc: &ArrayRef,
+    src: &BlobSources<'_>,
+    column: &str,
+    limit: usize,
+) -> Result<ArrayRef> {
     let bad = |what: String| TableError::corrupt(format!("blob column {column:?}: {what}"));
     let s: &StructArray = desc.as_struct_opt().ok_or_else(|| {
         bad(format!(
@@ -106,8 +124,20 @@ pub(crate) fn resolve_v2(desc: &ArrayRef, src: &BlobSources<'_>, column: &str) -
             3 if uri.is_null(i) || uri.value(i).is_empty() => {
                 return Err(bad(format!("row {i}: an external blob without a URI")))
             }
-            3 if n == 0 && p == 0 => (Source::External(uri.value(i).to_string()), None),
-            3 => (Source::External(uri.value(i).to_string()), Some(p..end)),
+            3 => {
+                let u = uri.value(i).to_string();
+                let source = match blob_id.value(i) {
+                    0 if !u.contains("://") => {
+                        return Err(bad(format!(
+                            "row {i}: external blob {u:?} is neither a URI nor relative to a base"
+                        )))
+                    }
+                    0 => Source::External(u),
+                    base => Source::InBase(base, u),
+                };
+                // pylance: a size of 0 means the whole object
+                (source, (n > 0).then_some(p..end))
+            }
             k => {
                 return Err(bad(format!(
                     "row {i}: blob kind {k} is not one this Lancer reads (0 inline, 1 packed, \
@@ -133,6 +163,20 @@ pub(crate) fn resolve_v2(desc: &ArrayRef, src: &BlobSources<'_>, column: &str) -
             }
             Source::External(uri) => external(uri, src.options)
                 .map_err(|e| bad(format!("its external blob {uri:?} cannot be read ({e})")))?,
+            Source::InBase(id, rel) => {
+                if rel.split('/').any(|c| c == ".." || c.is_empty()) || rel.starts_with('/') {
+                    return Err(bad(format!(
+                        "external blob path {rel:?} leaves its base path"
+                    )));
+                }
+                let store = (src.base)(*id)?;
+                store.reader(rel, None).map_err(|e| {
+                    bad(format!(
+                        "its blob {} cannot be read ({e})",
+                        store.display(rel)
+                    ))
+                })?
+            }
         };
         let total = reader.size()?;
         let ranges: Vec<Range<u64>> = list
@@ -156,7 +200,18 @@ pub(crate) fn resolve_v2(desc: &ArrayRef, src: &BlobSources<'_>, column: &str) -
             payloads[i] = Some(b);
         }
     }
-    let bytes: usize = payloads.iter().flatten().map(Bytes::len).sum();
+    let bytes = payloads
+        .iter()
+        .flatten()
+        .try_fold(0usize, |t, b| t.checked_add(b.len()))
+        .filter(|&t| t <= limit)
+        .ok_or_else(|| {
+            bad(format!(
+                "the {} rows read at once hold more than {limit} bytes of payloads; \
+                 read fewer rows at a time (smaller batches)",
+                s.len()
+            ))
+        })?;
     let mut out = LargeBinaryBuilder::with_capacity(s.len(), bytes);
     for p in &payloads {
         match p {
@@ -201,7 +256,7 @@ mod tests {
     use bytes::Bytes;
     use lancer_format::read::RangeRead;
 
-    use super::{resolve_v2, BlobSources};
+    use super::BlobSources;
 
     struct Mem(Bytes);
     impl RangeRead for Mem {
@@ -240,6 +295,10 @@ mod tests {
     }
 
     fn resolve(d: &ArrayRef) -> crate::Result<ArrayRef> {
+        resolve_limited(d, usize::MAX)
+    }
+
+    fn resolve_limited(d: &ArrayRef, limit: usize) -> crate::Result<ArrayRef> {
         let data: Arc<dyn RangeRead> = Arc::new(Mem(Bytes::from_static(b"0123456789")));
         let store = lancer_io::Store::open("memory://blob-tests/x", &Default::default()).unwrap();
         let src = BlobSources {
@@ -247,8 +306,9 @@ mod tests {
             store: &store,
             file: "data/f.lance",
             options: &Default::default(),
+            base: &|id| Err(crate::TableError::corrupt(format!("no base {id}"))),
         };
-        resolve_v2(d, &src, "b")
+        super::resolve_within(d, &src, "b", limit)
     }
 
     #[test]
@@ -276,6 +336,11 @@ mod tests {
             let e = resolve(&d).unwrap_err().to_string();
             assert!(e.contains(what) && e.contains("\"b\""), "{what}: {e}");
         }
+        // many rows naming the same range: the total is bounded before allocating
+        let d = desc(&[(0, 0, 10); 3], &[true; 3]);
+        let e = resolve_limited(&d, 25).unwrap_err().to_string();
+        assert!(e.contains("hold more than 25 bytes"), "{e}");
+        assert!(resolve_limited(&d, 30).is_ok());
         let not_desc: ArrayRef = Arc::new(UInt8Array::from(vec![1u8]));
         assert!(resolve(&not_desc)
             .unwrap_err()

@@ -668,11 +668,17 @@ impl Dataset {
                 let mut col = b.column(k).clone();
                 if self.manifest.schema.fields[fields[*pos]].is_blob_v2() {
                     let (store, file) = self.data_file_location(&frag.files[file_idx])?;
+                    let base = |id: u32| -> Result<Store> {
+                        Ok(self
+                            .base_store(id, &format!("an external blob of {name:?}"))?
+                            .0)
+                    };
                     let src = crate::blob::BlobSources {
                         data: r.io(),
                         store: &store,
                         file: &file,
                         options: &self.options,
+                        base: &base,
                     };
                     col = crate::blob::resolve_v2(&col, &src, name)?;
                 }

@@ -231,8 +231,8 @@ pub fn latest_version(store: &Store) -> Result<VersionFile> {
             // The hint is best-effort: walk forward past versions committed after it.
             // A dataset on the v2 naming scheme never goes back to the v1 names, so
             // only the v2 name of the next version is probed there.
-            loop {
-                let names = manifest_names(v + 1);
+            while let Some(next_v) = v.checked_add(1) {
+                let names = manifest_names(next_v);
                 let candidates = if path == manifest_names(v)[0] {
                     &names[..1]
                 } else {
@@ -240,14 +240,15 @@ pub fn latest_version(store: &Store) -> Result<VersionFile> {
                 };
                 let mut found = None;
                 for p in candidates {
-                    if store.size(p)?.is_some() {
+                    // a failed probe ends the walk (the hint is best-effort)
+                    if store.size(p).ok().flatten().is_some() {
                         found = Some(p.clone());
                         break;
                     }
                 }
                 match found {
                     Some(next) => {
-                        v += 1;
+                        v = next_v;
                         path = next;
                     }
                     None => break,

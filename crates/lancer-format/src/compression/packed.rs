@@ -72,7 +72,9 @@ pub fn decode_variable(v: &VariablePackedStruct, rows: &DataBlock) -> Result<Dat
     let mut accs = Vec::with_capacity(v.fields.len());
     for f in &v.fields {
         accs.push(match f.layout {
-            Some(Layout::BitsPerValue(b)) if b % 8 == 0 && b > 0 => {
+            // a fixed-width field of a packed row is at most 1 MiB (bounds what a null
+            // row's placeholder allocates)
+            Some(Layout::BitsPerValue(b)) if b % 8 == 0 && b > 0 && b / 8 <= 1 << 20 => {
                 Acc::Fixed((b / 8) as usize, Vec::new())
             }
             Some(Layout::BitsPerLength(32)) => Acc::Var(4, Vec::new(), vec![0]),
