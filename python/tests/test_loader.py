@@ -194,3 +194,24 @@ def test_overlays_refused_at_discovery(tmp_path, monkeypatch):
     lance.write_dataset(lance.dataset(uri), out)
     got = pa.Table.from_batches(list(lancer.loader(out)))
     assert got["v"].to_pylist() == [0, 100, 2, 300, 4, 5, 6, 7, 8, 9]
+
+
+def test_external_blobs_relative_to_a_registered_base(tmp_path):
+    """pylance stores an external blob under a registered base path as the base's id
+    and a relative path; Lancer reads it from that base (not the working directory)."""
+    from lance import Blob, DatasetBasePath, blob_array, blob_field
+
+    media = tmp_path / "media"
+    media.mkdir()
+    (media / "a.bin").write_bytes(b"hello-media-bytes")
+    uri_a = (media / "a.bin").as_uri()
+    t = pa.table({"id": pa.array([0, 1, 2], pa.int64()),
+                  "b": blob_array([Blob.from_uri(uri_a, position=6, size=5), uri_a, b"inline"])},
+                 schema=pa.schema([pa.field("id", pa.int64()), blob_field("b")]))
+    uri = str(tmp_path / "ds.lance")
+    ds = lance.write_dataset(t, uri, initial_bases=[DatasetBasePath(media.as_uri(), name="media", id=1)])
+    descs = ds.to_table().column("b").to_pylist()
+    assert [d["blob_id"] for d in descs[:2]] == [1, 1] and descs[0]["blob_uri"] == "a.bin"
+    want = [p for _, p in ds.read_blobs("b", indices=[0, 1, 2])]
+    got = pa.Table.from_batches(list(lancer.loader(uri))).column("b").to_pylist()
+    assert got == want == [b"media", b"hello-media-bytes", b"inline"]

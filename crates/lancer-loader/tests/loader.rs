@@ -410,6 +410,10 @@ fn shuffled_vectors_are_scattered_into_place_with_their_rows() {
         let whole =
             Loader::new(d.plan.clone(), opts(Some("id >= 0")), &Default::default()).unwrap();
         assert_eq!(id_vectors(&whole), got, "inner nulls {inner_nulls}");
+        let first = |l: &Loader| l.epoch(2).next().unwrap().unwrap();
+        let (a, b) = (first(&l), first(&whole));
+        assert_eq!(a.schema(), b.schema(), "inner nulls {inner_nulls}: schemas");
+        assert_eq!(a, b, "inner nulls {inner_nulls}: first batch");
         assert_ne!(
             got.iter().map(|(i, _)| *i).collect::<Vec<_>>(),
             seen,
