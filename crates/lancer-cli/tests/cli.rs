@@ -622,17 +622,6 @@ fn suite_ids(filter: &str) -> Vec<i64> {
         .collect()
 }
 
-fn jsonl_ids(stdout: &[u8]) -> Vec<i64> {
-    String::from_utf8_lossy(stdout)
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
-                .as_i64()
-                .unwrap()
-        })
-        .collect()
-}
-
 #[test]
 fn filter_count_delete_and_filtered_search() {
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -657,7 +646,7 @@ fn filter_count_delete_and_filtered_search() {
                 f,
             ])
             .arg(&tmp));
-        assert_eq!(jsonl_ids(&out.stdout), suite_ids(f), "{f}");
+        assert_eq!(common::json_ids(&out), suite_ids(f), "{f}");
         let page = lancer()
             .args([
                 "cat",
@@ -674,7 +663,7 @@ fn filter_count_delete_and_filtered_search() {
             .arg(&tmp)
             .output()
             .unwrap();
-        assert_eq!(jsonl_ids(&page.stdout), suite_ids(f)[3..7].to_vec(), "{f}");
+        assert_eq!(common::json_ids(&page), suite_ids(f)[3..7].to_vec(), "{f}");
         let v = json_of(&["count", "--json", "--filter", f], &tmp);
         assert_eq!(v["rows"].as_u64(), Some(suite_ids(f).len() as u64), "{f}");
     }
@@ -750,7 +739,7 @@ fn filter_count_delete_and_filtered_search() {
         ])
         .arg(&tmp));
     let fr = suite_ids("meta.lang IN ('fr', 'de')");
-    let got = jsonl_ids(&hits.stdout);
+    let got = common::json_ids(&hits);
     assert_eq!(got.len(), 5);
     assert!(got.iter().all(|i| fr.contains(i)), "{got:?}");
     // delete --where, then the rows are gone and the old version still has them.
@@ -997,7 +986,7 @@ fn legacy_dataset_cat_count_and_inspect() {
                     &n,
                 ])
                 .arg(&root));
-            assert_eq!(jsonl_ids(&out.stdout), want_ids, "{set} v{n} {filter}");
+            assert_eq!(common::json_ids(&out), want_ids, "{set} v{n} {filter}");
             let c = json_of(
                 &["--json", "count", "--filter", filter, "--version", &n],
                 &root,
@@ -1010,7 +999,7 @@ fn legacy_dataset_cat_count_and_inspect() {
         }
         // take by offset, and inspect of one legacy data file.
         let out = ok(lancer().args(["--json", "take"]).arg(&root).arg("0,3"));
-        assert_eq!(jsonl_ids(&out.stdout).len(), 2);
+        assert_eq!(common::json_ids(&out).len(), 2);
         let file = std::fs::read_dir(root.join("data"))
             .unwrap()
             .flatten()
@@ -1189,7 +1178,7 @@ fn scalar_index_create_explain_count_list_and_describe() {
             ])
             .args(extra)
             .arg(&ds));
-        jsonl_ids(&out.stdout)
+        common::json_ids(&out)
     };
     let want = rows(&["--no-index"]);
     assert!(!want.is_empty());
@@ -1263,7 +1252,7 @@ fn fts_index_create_search_list_and_describe() {
             .args(["fts", "--format", "jsonl", "--columns", "id"])
             .arg(&ds)
             .args(args));
-        jsonl_ids(&out.stdout)
+        common::json_ids(&out)
     };
     // "fox" stems to fox; "foxes" too: rows 0, 1, 2, 5, the thrice-fox row first
     let any = ids(&["fox"]);

@@ -127,7 +127,8 @@ impl LanceSchema {
                 fields.len()
             )));
         }
-        let fields = &attach_blob_descriptors(fields);
+        let attached = attach_blob_descriptors(fields);
+        let fields = attached.as_ref();
         // Children of each parent id, in stored order.
         let mut by_parent: HashMap<i32, Vec<&pb::file::Field>> = HashMap::new();
         for f in fields {
@@ -159,7 +160,11 @@ impl LanceSchema {
 /// neither an id nor a parent (-1 / -1); the file has one column for all of them
 /// (pylance 14). Those fields become the struct's children here, under ids no real field
 /// uses (below every valid id), so the file's columns and schema agree.
-fn attach_blob_descriptors(fields: &[pb::file::Field]) -> Vec<pb::file::Field> {
+fn attach_blob_descriptors(fields: &[pb::file::Field]) -> std::borrow::Cow<'_, [pb::file::Field]> {
+    if !fields.iter().any(|f| f.id == -1 && f.parent_id == -1) {
+        return std::borrow::Cow::Borrowed(fields);
+    }
+    let parents: std::collections::HashSet<i32> = fields.iter().map(|f| f.parent_id).collect();
     let mut out: Vec<pb::file::Field> = Vec::with_capacity(fields.len());
     let mut owner: Option<i32> = None;
     let mut next_id = i32::MIN;
@@ -176,12 +181,12 @@ fn attach_blob_descriptors(fields: &[pb::file::Field]) -> Vec<pb::file::Field> {
         }
         owner = None;
         let blob = f.metadata.contains_key(BLOB_KEY);
-        if blob && f.logical_type == "struct" && !fields.iter().any(|c| c.parent_id == f.id) {
+        if blob && f.logical_type == "struct" && !parents.contains(&f.id) {
             owner = Some(f.id);
         }
         out.push(f.clone());
     }
-    out
+    std::borrow::Cow::Owned(out)
 }
 
 fn build_field(

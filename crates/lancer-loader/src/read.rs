@@ -15,12 +15,8 @@
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 
-use arrow_array::{
-    Array, ArrayRef, FixedSizeListArray, RecordBatch, RecordBatchOptions, UInt32Array,
-};
-use arrow_buffer::MutableBuffer;
-use arrow_data::ArrayData;
-use arrow_schema::{DataType, Schema};
+use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array};
+use arrow_schema::Schema;
 use lancer::{Dataset, StorageOptions};
 use serde::{Deserialize, Serialize};
 
@@ -518,42 +514,16 @@ impl Work {
 }
 
 /// Rows of a fixed-size list of fixed-width values without nulls (embeddings) in the
-/// order `order`, one copy of each row's bytes — arrow's `take` expands such a
-/// column into one index per value (768 per row for a 768-d vector) first. `None`
-/// for other columns.
+/// order `order`, one copy of each row's bytes through the same [`Scatter`] the
+/// piecewise path uses — arrow's `take` expands such a column into one index per value
+/// (768 per row for a 768-d vector) first. `None` for other columns (and vectors with
+/// nulls, which `take` handles).
 fn permute_rows(col: &ArrayRef, order: &[u32]) -> Option<Result<ArrayRef>> {
-    let fsl = col.as_any().downcast_ref::<FixedSizeListArray>()?;
-    let values = fsl.values();
-    if fsl.null_count() != 0 || values.null_count() != 0 {
+    if col.null_count() != 0 {
         return None;
     }
-    let width = values.data_type().primitive_width()?;
-    let size = usize::try_from(fsl.value_length()).ok()?;
-    let row = size * width;
-    let child = values.to_data();
-    let bytes = child.buffers().first()?.as_slice();
-    let base = child.offset() * width;
-    let mut out = MutableBuffer::with_capacity(order.len() * row);
-    for &i in order {
-        let start = base + usize::try_from(fsl.value_offset(i as usize)).ok()? * width;
-        out.extend_from_slice(bytes.get(start..start + row)?);
-    }
-    let data = ArrayData::builder(values.data_type().clone())
-        .len(order.len() * size)
-        .add_buffer(out.into());
-    let field = match fsl.data_type() {
-        DataType::FixedSizeList(f, _) => f.clone(),
-        _ => return None,
-    };
-    Some((|| {
-        let child = arrow_array::make_array(data.build()?);
-        Ok(Arc::new(FixedSizeListArray::try_new(
-            field,
-            fsl.value_length(),
-            child,
-            None,
-        )?) as ArrayRef)
-    })())
+    let mut s = Scatter::new(col.data_type(), order.len())?;
+    s.put(col, 0, &scatter::inverse(order)).then(|| s.finish())
 }
 
 /// The `p`-th row of a list of ranges.
@@ -654,6 +624,7 @@ impl Iterator for Epoch {
 mod tests {
     use super::*;
     use arrow_array::types::Float32Type;
+    use arrow_array::FixedSizeListArray;
 
     #[test]
     fn row_permutation_of_vectors_equals_arrows_take() {

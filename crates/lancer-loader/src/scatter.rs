@@ -28,6 +28,8 @@ const MAX_BLOCK_BYTES: usize = 16 << 30;
 pub(crate) struct Scatter {
     field: FieldRef,
     size: i32,
+    /// Bytes of one value and of one row.
+    width: usize,
     row: usize,
     out: MutableBuffer,
     /// Validity of the output rows, made when the first null row arrives.
@@ -53,6 +55,7 @@ impl Scatter {
         Some(Scatter {
             field: field.clone(),
             size: *size,
+            width,
             row,
             out: MutableBuffer::from_len_zeroed(total),
             nulls: None,
@@ -79,7 +82,7 @@ impl Scatter {
             return false;
         };
         let bytes = buf.as_slice();
-        let width = self.row / usize::try_from(self.size.max(1)).unwrap_or(1);
+        let width = self.width;
         let base = child.offset() * width;
         let Some(dests) = inv.get(first..first + fsl.len()) else {
             return false;

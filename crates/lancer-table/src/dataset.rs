@@ -443,8 +443,8 @@ impl Dataset {
         match f.base_id {
             None => Ok((self.store.clone(), format!("data/{}", f.path))),
             Some(id) => {
-                let what = format!("data file {:?}", f.path);
-                let (store, is_dataset_root) = self.base_store(id, &what)?;
+                let (store, is_dataset_root) =
+                    self.base_store(id, || format!("data file {:?}", f.path))?;
                 Ok(if is_dataset_root {
                     (store, format!("data/{}", f.path))
                 } else {
@@ -455,15 +455,16 @@ impl Dataset {
     }
 
     /// The store of base path `id` (opened once per handle) and whether it is another
-    /// dataset's root (a shallow clone's source); `what` names the referring file.
-    fn base_store(&self, id: u32, what: &str) -> Result<(Store, bool)> {
+    /// dataset's root (a shallow clone's source); `what` names the referring file (for
+    /// the error only).
+    fn base_store(&self, id: u32, what: impl Fn() -> String) -> Result<(Store, bool)> {
         let base = self
             .manifest
             .pb
             .base_paths
             .iter()
             .find(|b| b.id == id)
-            .ok_or_else(|| TableError::corrupt(format!("{what} names unknown base {id}")))?;
+            .ok_or_else(|| TableError::corrupt(format!("{} names unknown base {id}", what())))?;
         let mut bases = self.cache.bases.lock().unwrap_or_else(|p| p.into_inner());
         let store = match bases.get(&id) {
             Some(s) => s.clone(),
@@ -542,14 +543,14 @@ impl Dataset {
             return Ok(Some(hit));
         }
         // A shallow clone's fragments keep the source's deletion files (under its root).
-        let rows = match d.base_id {
-            None => read_deletions(&self.store, frag.id, d, frag.physical_rows)?,
+        let store = match d.base_id {
+            None => self.store.clone(),
             Some(id) => {
-                let what = format!("the deletion file of fragment {}", frag.id);
-                let (store, _) = self.base_store(id, &what)?;
-                read_deletions(&store, frag.id, d, frag.physical_rows)?
+                self.base_store(id, || format!("the deletion file of fragment {}", frag.id))?
+                    .0
             }
         };
+        let rows = read_deletions(&store, frag.id, d, frag.physical_rows)?;
         let kept = Arc::new(KeptRuns::new(kept_ranges(&rows, frag.physical_rows)));
         let entry = Arc::new(Deleted { rows, kept });
         self.cache.kept.insert(key, entry.clone());
@@ -670,7 +671,7 @@ impl Dataset {
                     let (store, file) = self.data_file_location(&frag.files[file_idx])?;
                     let base = |id: u32| -> Result<Store> {
                         Ok(self
-                            .base_store(id, &format!("an external blob of {name:?}"))?
+                            .base_store(id, || format!("an external blob of {name:?}"))?
                             .0)
                     };
                     let src = crate::blob::BlobSources {

@@ -148,3 +148,16 @@ pub fn golden_cases(roots: &[PathBuf]) -> (Vec<GoldenCase>, usize) {
     }
     (out, sets)
 }
+
+/// Copies the directory tree `from` into `to` (created if missing).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let t = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &t);
+        } else {
+            std::fs::copy(e.path(), t).unwrap();
+        }
+    }
+}

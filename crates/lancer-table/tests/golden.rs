@@ -10,7 +10,7 @@ use arrow_array::{Array, UInt64Array};
 use lancer_table::versions::list_tags;
 use lancer_table::Dataset;
 
-use crate::common::{golden_cases, golden_roots, read_arrow};
+use crate::common::{copy_dir, golden_cases, golden_roots, read_arrow};
 
 fn roots() -> Vec<PathBuf> {
     golden_roots(
@@ -218,16 +218,4 @@ fn blob_v2_datasets_delete_like_any_other_and_refuse_writes_of_blob_columns() {
         .unwrap_err();
     assert!(err.to_string().contains("blob column"), "{err}");
     assert_eq!(Dataset::open(&root).unwrap().version(), ds2.version());
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let t = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &t);
-        } else {
-            std::fs::copy(e.path(), t).unwrap();
-        }
-    }
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use arrow_array::{Array, RecordBatch, UInt64Array};
 use lancer_table::Dataset;
 
-use crate::common::{golden_cases, golden_roots, read_arrow};
+use crate::common::{copy_dir, golden_cases, golden_roots, read_arrow};
 
 fn checked_in() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/legacy")
@@ -129,18 +129,6 @@ fn pylance_legacy_datasets_read_identically_at_every_version() {
     assert!(sets >= 2, "checked-in legacy sets missing");
     assert!(checked >= 20, "only {checked} legacy versions checked");
     assert!(failures.is_empty(), "{} failures", failures.len());
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let t = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &t);
-        } else {
-            std::fs::copy(e.path(), t).unwrap();
-        }
-    }
 }
 
 #[test]

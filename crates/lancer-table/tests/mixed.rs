@@ -136,19 +136,6 @@ fn branches_written_by_pylance_read_in_lancer() {
     assert_eq!(Dataset::open(&root).unwrap().count_rows(), 20);
 }
 
-/// Copies a directory tree.
-fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            copy_tree(&p, &to.join(e.file_name()));
-        } else {
-            std::fs::copy(&p, to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
 /// Datasets pylance evolved — fields without data files (add_columns of a schema),
 /// dropped / renamed / cast columns, merged columns, constant list pages, data files of
 /// several versions (reader flag 256) — go on being written by Lancer (append where the
@@ -172,7 +159,7 @@ fn lancer_extends_datasets_pylance_evolved() {
     for case in cases {
         let root = repo().join(format!("target/lancer-datasets/extended-{case}"));
         let _ = std::fs::remove_dir_all(&root);
-        copy_tree(&src.join(case), &root);
+        crate::common::copy_dir(&src.join(case), &root);
         let ds = Dataset::open(&root).unwrap();
         let first = ds.version();
         let writes_files = ds.storage_version() != lancer_format::container::FileVersion::V2_0;
