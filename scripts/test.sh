@@ -84,6 +84,9 @@ fi
 # pyo3 (crates/lancer-python) builds against the package's venv interpreter, the same
 # in the Rust build below and in maturin's, so it is compiled once.
 export PYO3_PYTHON="$root/.venv/py/bin/python"
+# No incremental caches: a test run compiles each crate once, and the caches took several
+# GB of a disk that CI shares (stop 29's CI run failed with "No space left on device").
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 cargo test --workspace --all-targets
 
 # The Python package: maturin builds it into .venv/py (dev profile, sharing the build
