@@ -581,8 +581,26 @@ fn fts(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// `scalar-build DATASET COLUMN KIND`: builds and commits one scalar index in-process
+/// (the dataset opened, the index built, the version committed), printing the seconds of
+/// that whole call as JSON: the in-process counterpart of pylance's `create_scalar_index`.
+fn scalar_build(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    let kind = lancer_index::scalar::ScalarKind::parse(&args[4])
+        .ok_or_else(|| format!("unknown scalar index kind {:?}", args[4]))?;
+    let t = Instant::now();
+    let ds = lancer::Dataset::open(&args[2])?;
+    let opts = lancer::scalar_index::ScalarIndexOptions::new(kind);
+    let new = lancer::scalar_index::create_scalar_index(&ds, &args[3], &opts)?;
+    let secs = t.elapsed().as_secs_f64();
+    println!("{}", json!({"seconds": secs, "version": new.version()}));
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
+    if args.len() == 5 && args[1] == "scalar-build" {
+        return scalar_build(&args);
+    }
     if args.len() == 5 && args[1] == "fts" {
         return fts(&args);
     }

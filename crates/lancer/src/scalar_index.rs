@@ -77,21 +77,16 @@ fn build(
     }
     for b in scan.stream()? {
         let b = b?;
-        let col = |name: &str| -> Result<Vec<u64>> {
+        let col = |name: &str| -> Result<&[u64]> {
             Ok(b.column_by_name(name)
                 .and_then(|c| c.as_primitive_opt::<UInt64Type>())
                 .ok_or_else(|| invalid(format!("{name} missing from the index scan")))?
-                .values()
-                .to_vec())
+                .values())
         };
         let addrs = col(ROW_ADDRESS)?;
-        let ids = if store_ids {
-            col(ROW_ID)?
-        } else {
-            addrs.clone()
-        };
+        let ids = if store_ids { col(ROW_ID)? } else { addrs };
         builder
-            .push(b.column(0).clone(), &ids, &addrs)
+            .push(b.column(0).clone(), ids, addrs)
             .map_err(crate::ann::index_error)?;
     }
     builder.finish().map_err(crate::ann::index_error)

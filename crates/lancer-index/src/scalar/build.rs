@@ -8,9 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::{
-    Array, ArrayRef, BinaryArray, BooleanArray, RecordBatch, UInt32Array, UInt64Array,
-};
+use arrow_array::{Array, ArrayRef, BinaryArray, RecordBatch, UInt32Array, UInt64Array};
 use arrow_ord::ord::make_comparator;
 use arrow_schema::{DataType, Field, Schema, SortOptions};
 use lancer_format::container::FileVersion;
@@ -18,6 +16,7 @@ use lancer_format::writer::{FileWriter, WriteOptions};
 use roaring::RoaringTreemap;
 
 use super::group::{encode_sorted, Grouped, Grouper};
+use super::zoned::ZoneBuilder;
 use super::{bloom, ngram, rowmap, ScalarKind};
 use crate::{IndexError, Result};
 
@@ -75,12 +74,13 @@ pub struct ScalarBuilder {
 
 /// What a kind keeps while rows arrive.
 enum Acc {
-    /// BTREE (a global sort), ZONEMAP and BLOOMFILTER (zones): the values themselves.
+    /// BTREE (a global sort): the values and their stored ids.
     Values {
         values: Vec<ArrayRef>,
         ids: Vec<u64>,
-        addrs: Vec<u64>,
     },
+    /// ZONEMAP and BLOOMFILTER: zones closed as rows arrive.
+    Zoned(Box<ZoneBuilder>),
     /// BITMAP / LABEL_LIST: values (list elements) grouped by key as they come, and
     /// LABEL_LIST's null lists.
     Group {
@@ -253,10 +253,12 @@ impl ScalarBuilder {
                 }
             }
             ScalarKind::NGram => Acc::NGram(NGramAcc::new()),
-            _ => Acc::Values {
+            ScalarKind::ZoneMap | ScalarKind::BloomFilter => {
+                Acc::Zoned(Box::new(ZoneBuilder::new(&params, field.data_type())))
+            }
+            ScalarKind::BTree => Acc::Values {
                 values: Vec::new(),
                 ids: Vec::new(),
-                addrs: Vec::new(),
             },
         };
         Ok(Self {
@@ -269,12 +271,8 @@ impl ScalarBuilder {
 
     /// Makes room for `rows` more rows (a hint: avoids regrowing the buffers).
     pub fn reserve(&mut self, rows: usize) {
-        if let Acc::Values { ids, addrs, .. } = &mut self.acc {
-            if self.params.kind == ScalarKind::BTree {
-                ids.reserve(rows);
-            } else {
-                addrs.reserve(rows);
-            }
+        if let Acc::Values { ids, .. } = &mut self.acc {
+            ids.reserve(rows);
         }
     }
 
@@ -293,19 +291,12 @@ impl ScalarBuilder {
         }
         self.rows += ids.len() as u64;
         match &mut self.acc {
-            Acc::Values {
-                values: v,
-                ids: i,
-                addrs: a,
-            } => {
+            Acc::Values { values: v, ids: i } => {
                 v.push(values);
-                // BTREE keeps the stored ids; the zoned kinds the addresses.
-                if self.params.kind == ScalarKind::BTree {
-                    i.extend_from_slice(ids);
-                } else {
-                    a.extend_from_slice(addrs);
-                }
+                i.extend_from_slice(ids);
             }
+            // The zoned kinds place rows by address.
+            Acc::Zoned(z) => z.push(&values, addrs)?,
             Acc::Group {
                 grouper,
                 null_lists,
@@ -341,7 +332,28 @@ impl ScalarBuilder {
                 acc.flush();
                 (ngram_file(p, acc.trees)?, Vec::new(), 0)
             }
-            Acc::Values { values, ids, addrs } => {
+            Acc::Zoned(z) => {
+                let details = if p.kind == ScalarKind::ZoneMap {
+                    let seeds = matches!(
+                        self.field.data_type(),
+                        DataType::Utf8
+                            | DataType::LargeUtf8
+                            | DataType::Binary
+                            | DataType::LargeBinary
+                            | DataType::Decimal128(..)
+                            | DataType::Decimal256(..)
+                            | DataType::FixedSizeBinary(_)
+                    );
+                    let mut d = vec![0x08];
+                    varint(p.zone_rows, &mut d);
+                    d.extend_from_slice(&[0x10, u8::from(seeds), 0x18, 0x01]);
+                    d
+                } else {
+                    Vec::new()
+                };
+                (z.finish(p)?, details, 0)
+            }
+            Acc::Values { values, ids } => {
                 let parts = values;
                 let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
                 let values = if refs.is_empty() {
@@ -351,26 +363,7 @@ impl ScalarBuilder {
                 };
                 drop(refs);
                 drop(parts);
-                match p.kind {
-                    ScalarKind::ZoneMap => {
-                        let seeds = matches!(
-                            values.data_type(),
-                            DataType::Utf8
-                                | DataType::LargeUtf8
-                                | DataType::Binary
-                                | DataType::LargeBinary
-                                | DataType::Decimal128(..)
-                                | DataType::Decimal256(..)
-                                | DataType::FixedSizeBinary(_)
-                        );
-                        let mut d = vec![0x08];
-                        varint(p.zone_rows, &mut d);
-                        d.extend_from_slice(&[0x10, u8::from(seeds), 0x18, 0x01]);
-                        (zoned(p, &values, &addrs)?, d, 0)
-                    }
-                    ScalarKind::BloomFilter => (zoned(p, &values, &addrs)?, Vec::new(), 0),
-                    _ => (btree(p, values, ids)?, Vec::new(), 0),
-                }
+                (btree(p, values, ids)?, Vec::new(), 0)
             }
         };
         Ok(BuiltScalar {
@@ -427,7 +420,7 @@ fn varint(mut v: u64, out: &mut Vec<u8>) {
     out.push(v as u8);
 }
 
-fn write_file(
+pub(super) fn write_file(
     p: &ScalarParams,
     schema: Schema,
     batches: &[RecordBatch],
@@ -550,148 +543,7 @@ fn bitmap_file(
     )])
 }
 
-/// ZONEMAP and BLOOMFILTER files: zones of live rows per fragment.
-fn zoned(p: &ScalarParams, values: &ArrayRef, addrs: &[u64]) -> Result<Vec<(String, Vec<u8>)>> {
-    let bloom = p.kind == ScalarKind::BloomFilter;
-    let per_zone = if bloom { p.bloom_items } else { p.zone_rows } as usize;
-    // Zones: runs of `per_zone` rows that never cross a fragment.
-    let mut zones: Vec<(usize, usize)> = Vec::new();
-    let mut start = 0usize;
-    for i in 1..=addrs.len() {
-        if i == addrs.len() || addrs[i] >> 32 != addrs[start] >> 32 || i - start == per_zone {
-            if i > start {
-                zones.push((start, i));
-            }
-            start = i;
-        }
-    }
-    let mut nulls = RoaringTreemap::new();
-    for (i, &a) in addrs.iter().enumerate() {
-        if values.is_null(i) {
-            nulls.insert(a);
-        }
-    }
-    let frag = UInt64Array::from_iter_values(zones.iter().map(|&(s, _)| addrs[s] >> 32));
-    let zstart = UInt64Array::from_iter_values(zones.iter().map(|&(s, _)| addrs[s] & 0xFFFF_FFFF));
-    let zlen =
-        UInt64Array::from_iter_values(zones.iter().map(|&(s, e)| addrs[e - 1] - addrs[s] + 1));
-    let u64f = |n: &str| Field::new(n, DataType::UInt64, false);
-    if bloom {
-        let bytes = bloom::filter_bytes(p.bloom_items, p.bloom_probability);
-        let mut has_null = Vec::with_capacity(zones.len());
-        let mut filters = Vec::with_capacity(zones.len());
-        let mut buf = Vec::new();
-        for &(s, e) in &zones {
-            let mut f = vec![0u8; bytes];
-            has_null.push((s..e).any(|i| values.is_null(i)));
-            for i in (s..e).filter(|&i| values.is_valid(i)) {
-                buf.clear();
-                bloom::value_bytes(values.as_ref(), i, &mut buf)
-                    .ok_or_else(|| invalid(format!("bloom filter on {}", values.data_type())))?;
-                bloom::insert(&mut f, bloom::hash(&buf));
-            }
-            filters.push(f);
-        }
-        let schema = Schema::new(vec![
-            u64f("fragment_id"),
-            u64f("zone_start"),
-            u64f("zone_length"),
-            Field::new("has_null", DataType::Boolean, false),
-            Field::new("bloom_filter_data", DataType::Binary, false),
-        ])
-        .with_metadata(HashMap::from([
-            ("bloomfilter_item".to_string(), p.bloom_items.to_string()),
-            (
-                "bloomfilter_probability".to_string(),
-                p.bloom_probability.to_string(),
-            ),
-            ("null_bitmap".to_string(), "1".to_string()),
-        ]));
-        let batch = RecordBatch::try_new(
-            Arc::new(schema.clone()),
-            vec![
-                Arc::new(frag),
-                Arc::new(zstart),
-                Arc::new(zlen),
-                Arc::new(BooleanArray::from(has_null)),
-                Arc::new(BinaryArray::from_iter_values(filters.iter())),
-            ],
-        )?;
-        let file = write_file(p, schema, &[batch], vec![rowmap::encode_addr_map(&nulls)])?;
-        return Ok(vec![("bloomfilter.lance".into(), file)]);
-    }
-    let cmp = make_comparator(values.as_ref(), values.as_ref(), SortOptions::default())?;
-    let is_nan = |i: usize| -> bool {
-        match values.data_type() {
-            DataType::Float32 => values
-                .as_primitive::<arrow_array::types::Float32Type>()
-                .value(i)
-                .is_nan(),
-            DataType::Float64 => values
-                .as_primitive::<arrow_array::types::Float64Type>()
-                .value(i)
-                .is_nan(),
-            DataType::Float16 => values
-                .as_primitive::<arrow_array::types::Float16Type>()
-                .value(i)
-                .is_nan(),
-            _ => false,
-        }
-    };
-    let mut mins: Vec<Option<u32>> = Vec::with_capacity(zones.len());
-    let mut maxs: Vec<Option<u32>> = Vec::with_capacity(zones.len());
-    let mut null_counts = Vec::with_capacity(zones.len());
-    let mut nan_counts = Vec::with_capacity(zones.len());
-    for &(s, e) in &zones {
-        let (mut lo, mut hi): (Option<usize>, Option<usize>) = (None, None);
-        let mut nans = 0u32;
-        for i in (s..e).filter(|&i| values.is_valid(i)) {
-            nans += u32::from(is_nan(i));
-            // NaN sorts last: it is the max when present, the min only when alone.
-            if lo.is_none_or(|l| cmp(i, l).is_lt()) {
-                lo = Some(i);
-            }
-            if hi.is_none_or(|h| cmp(i, h).is_gt()) {
-                hi = Some(i);
-            }
-        }
-        mins.push(lo.map(|i| i as u32));
-        maxs.push(hi.map(|i| i as u32));
-        null_counts.push((s..e).filter(|&i| values.is_null(i)).count() as u32);
-        nan_counts.push(nans);
-    }
-    let min = arrow_select::take::take(values, &UInt32Array::from(mins), None)?;
-    let max = arrow_select::take::take(values, &UInt32Array::from(maxs), None)?;
-    let t = values.data_type().clone();
-    let schema = Schema::new(vec![
-        Field::new("min", t.clone(), true),
-        Field::new("max", t, true),
-        Field::new("null_count", DataType::UInt32, false),
-        Field::new("nan_count", DataType::UInt32, false),
-        u64f("fragment_id"),
-        u64f("zone_start"),
-        u64f("zone_length"),
-    ])
-    .with_metadata(HashMap::from([
-        ("rows_per_zone".to_string(), p.zone_rows.to_string()),
-        ("null_bitmap".to_string(), "1".to_string()),
-    ]));
-    let batch = RecordBatch::try_new(
-        Arc::new(schema.clone()),
-        vec![
-            min,
-            max,
-            Arc::new(UInt32Array::from(null_counts)),
-            Arc::new(UInt32Array::from(nan_counts)),
-            Arc::new(frag),
-            Arc::new(zstart),
-            Arc::new(zlen),
-        ],
-    )?;
-    let file = write_file(p, schema, &[batch], vec![rowmap::encode_addr_map(&nulls)])?;
-    Ok(vec![("zonemap.lance".into(), file)])
-}
-
+/// The NGRAM file: one posting list (row-address bitmap) per n-gram token.
 fn ngram_file(p: &ScalarParams, trees: Vec<RoaringTreemap>) -> Result<Vec<(String, Vec<u8>)>> {
     let mut tokens = Vec::new();
     let mut lists = Vec::new();

@@ -16,6 +16,7 @@ mod fold_table;
 mod group;
 pub mod ngram;
 pub mod rowmap;
+mod zoned;
 pub mod zonemap;
 
 use std::ops::Bound;
