@@ -823,6 +823,26 @@ const PREFETCH_GAP: u64 = 1024 * 1024;
 /// A prefetched span is fetched in parts of at most this many bytes, concurrently.
 const PREFETCH_PART: u64 = 8 * 1024 * 1024;
 
+/// `ranges` sorted and merged where the gap between neighbours is at most `max_gap` and
+/// at most the bytes wanted so far in the merged span: neighbouring pages of a scan's
+/// columns become one request, while scattered small ranges (a sparse take's rows) are
+/// not joined into a span mostly made of bytes nobody asked for.
+fn merge_bounded(mut ranges: Vec<Range<u64>>, max_gap: u64) -> Vec<Range<u64>> {
+    ranges.sort_by_key(|r| (r.start, r.end));
+    let mut merged: Vec<(Range<u64>, u64)> = Vec::new();
+    for r in ranges {
+        let len = r.end - r.start;
+        match merged.last_mut() {
+            Some((m, useful)) if r.start <= m.end.saturating_add(max_gap.min(*useful)) => {
+                *useful = useful.saturating_add(r.end.saturating_sub(m.end.max(r.start)));
+                m.end = m.end.max(r.end);
+            }
+            _ => merged.push((r, len)),
+        }
+    }
+    merged.into_iter().map(|(m, _)| m).collect()
+}
+
 impl RangeRead for RemoteFile {
     fn size(&self) -> lancer_format::Result<u64> {
         Ok(self.size)
@@ -849,7 +869,7 @@ impl RangeRead for RemoteFile {
         if wanted.is_empty() {
             return Ok(None);
         }
-        let (merged, _) = crate::plan_coalesced(&wanted, PREFETCH_GAP);
+        let merged = merge_bounded(wanted, PREFETCH_GAP);
         let mut parts = Vec::new();
         for m in merged {
             let mut at = m.start;
@@ -1308,6 +1328,28 @@ impl DataWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prefetch_spans_join_pages_but_not_scattered_rows() {
+        const MIB: u64 = 1024 * 1024;
+        // a scan's pages of two columns, 100 KiB apart: one span
+        let pages = vec![5 * MIB..6 * MIB, 0..2 * MIB, 2 * MIB + 100_000..3 * MIB];
+        assert_eq!(
+            merge_bounded(pages, MIB),
+            vec![0..3 * MIB, 5 * MIB..6 * MIB]
+        );
+        // 3 KiB rows 600 KiB apart (a sparse take of a wide vector column): each alone,
+        // though the gap is under the limit
+        let rows: Vec<Range<u64>> = (0..5u64).map(|i| i * 600_000..i * 600_000 + 3072).collect();
+        assert_eq!(merge_bounded(rows.clone(), MIB), rows);
+        // rows with gaps no larger than what was wanted so far are joined
+        let close = vec![0..3072, 5000..8072, 11_000..14_072];
+        assert_eq!(merge_bounded(close, MIB), vec![0..14_072]);
+        // overlapping and nested ranges count their bytes once
+        let nested = vec![0..100, 10..50, 90..300];
+        assert_eq!(merge_bounded(nested, MIB), vec![0..300]);
+        assert!(merge_bounded(Vec::new(), MIB).is_empty());
+    }
 
     #[test]
     fn ranges_are_served_from_one_span_or_adjacent_ones() {

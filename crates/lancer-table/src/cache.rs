@@ -63,6 +63,11 @@ impl<K: Hash + Eq + Clone, V> Lru<K, V> {
         g.map.insert(key, (value, tick));
     }
 
+    /// The most entries it holds.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.inner.lock().map(|g| g.map.len()).unwrap_or(0)

@@ -801,6 +801,36 @@ impl Dataset {
         self.kept_ranges(frag)
     }
 
+    /// On an object store, reads the deletion files of `frags` not yet cached with all
+    /// requests in flight together (one round trip instead of one per fragment), as many
+    /// as the handle's cache keeps (the first ones; the rest are read when first asked);
+    /// on local disk it does nothing.
+    pub fn prefetch_deletions(&self, frags: &[&pb::DataFragment]) -> Result<()> {
+        if !self.is_remote() {
+            return Ok(());
+        }
+        let mut wanted: Vec<&pb::DataFragment> = frags
+            .iter()
+            .copied()
+            .filter(|f| {
+                f.deletion_file.as_ref().is_some_and(|d| {
+                    (d.num_deleted_rows > 0 || d.id != 0)
+                        && self
+                            .cache
+                            .kept
+                            .get(&(f.id, d.read_version, d.id, d.file_type))
+                            .is_none()
+                })
+            })
+            .collect();
+        // Read ahead only what the cache keeps (else some would be read twice).
+        wanted.truncate(self.cache.kept.capacity());
+        if wanted.len() > 1 {
+            crate::par::map_io(&wanted, |f| self.deleted(f))?;
+        }
+        Ok(())
+    }
+
     /// Reads the physical rows `runs` (ascending, inside the fragment) of `columns` of
     /// one fragment — the building block of scans that choose their rows (late
     /// materialization, offset/limit pushdown). Deletions are not applied: pass runs
@@ -957,6 +987,8 @@ impl Dataset {
 
     /// Row addresses (`fragment id << 32 | row in fragment`) of version offsets.
     pub fn row_addresses(&self, offsets: &[u64]) -> Result<Vec<u64>> {
+        let all: Vec<&pb::DataFragment> = self.fragments().iter().collect();
+        self.prefetch_deletions(&all)?;
         let mut starts = Vec::with_capacity(self.fragments().len());
         let mut kept = Vec::with_capacity(self.fragments().len());
         let mut total = 0u64;
@@ -1066,6 +1098,12 @@ impl Dataset {
         }
         let mut sorted = order.clone();
         sorted.sort();
+        let mut touched: Vec<&pb::DataFragment> = sorted
+            .iter()
+            .map(|&(fi, _, _)| &self.fragments()[fi])
+            .collect();
+        touched.dedup_by_key(|f| f.id);
+        self.prefetch_deletions(&touched)?;
         let mut pos_of = vec![0u64; addresses.len()];
         let mut n = 0u64;
         let mut i = 0;

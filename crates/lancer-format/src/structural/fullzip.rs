@@ -152,6 +152,25 @@ impl FullZipPage {
         }
     }
 
+    /// Byte ranges of buffer 0 holding rows `ranges` when the row numbers alone give them
+    /// (fixed-width rows, no repetition index) and they lie inside the buffer; `None`
+    /// otherwise. No I/O: a reader fetching ahead uses it to fold these rows' reads into
+    /// its first request.
+    pub fn fixed_byte_ranges(&self, ranges: &[Range<u64>]) -> Option<Vec<Range<u64>>> {
+        if self.rep_index.is_some() {
+            return None;
+        }
+        let stride = (self.value_bytes().ok()?? + self.cw_bytes) as u64;
+        ranges
+            .iter()
+            .map(|r| {
+                let s = self.data.start.checked_add(r.start.checked_mul(stride)?)?;
+                let e = self.data.start.checked_add(r.end.checked_mul(stride)?)?;
+                (s <= e && e <= self.data.end).then_some(s..e)
+            })
+            .collect()
+    }
+
     /// Byte ranges of buffer 0 holding rows `ranges` (reads the repetition index).
     pub fn byte_ranges(
         &self,

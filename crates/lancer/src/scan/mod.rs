@@ -400,12 +400,10 @@ impl Scanner {
             None => (self.offset, self.limit.unwrap_or(u64::MAX)),
             Some(_) => (0, u64::MAX),
         };
-        if self.ds.is_remote() {
-            // each fragment's deletion file: one request each, all in flight together
-            let wanted: Vec<&lancer_table::pb::DataFragment> =
-                order.iter().map(|&i| &frags[i]).collect();
-            lancer_table::par::map_io(&wanted, |f| self.ds.kept_runs(f))?;
-        }
+        // each fragment's deletion file: on object stores, all in flight together
+        let wanted: Vec<&lancer_table::pb::DataFragment> =
+            order.iter().map(|&i| &frags[i]).collect();
+        self.ds.prefetch_deletions(&wanted)?;
         let mut tasks = Vec::new();
         for fi in order {
             if left == 0 {
