@@ -2,8 +2,8 @@
 //! `scripts/test.sh`, which exports `LANCER_S3_BUCKET` and the standard `AWS_*`
 //! settings): what Lancer writes there pylance 14 reads, appends to and indexes the
 //! same; what pylance writes Lancer reads; eight processes appending at once lose no
-//! commit; a server that is down or drops requests leaves no half version and gives a
-//! clear error.
+//! commit; a server that is down, drops requests or stops in the middle of a commit
+//! leaves no half version and gives a clear error.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -208,17 +208,18 @@ fn pylance_s3_datasets_read_in_lancer() {
     let all = ok(lancer().args(["--stats", "--json", "cat", &ds]));
     let want: Vec<i64> = (0..2000).filter(|i| i % 4 != 1).collect();
     assert_eq!(json_ids(&all), want);
-    let err = String::from_utf8_lossy(&all.stderr);
-    let requests: u64 = err
-        .lines()
+    let n = requests(&all);
+    assert!(n <= 2 + 3 * 4, "full scan: {n} requests");
+}
+
+/// The request count `lancer --stats` printed.
+fn requests(out: &std::process::Output) -> u64 {
+    let err = String::from_utf8_lossy(&out.stderr);
+    err.lines()
         .find_map(|l| l.strip_prefix("storage: "))
         .and_then(|l| l.split(' ').next())
         .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no request count in {err}"));
-    assert!(
-        requests <= 2 + 3 * 4,
-        "full scan: {requests} requests ({err})"
-    );
+        .unwrap_or_else(|| panic!("no request count in {err}"))
 }
 
 /// Eight processes append to one S3 dataset at once, three commits each: every commit
@@ -424,6 +425,207 @@ fn dropped_requests_lose_or_duplicate_nothing() {
     );
     if !n.is_empty() {
         assert_eq!(n, "110");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Bytes of the first whole HTTP/1.1 request in `buf` (headers, then a body by
+/// Content-Length or chunked), or None while it is incomplete.
+fn request_len(buf: &[u8]) -> Option<usize> {
+    let head = buf.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
+    let headers = String::from_utf8_lossy(&buf[..head]).to_ascii_lowercase();
+    let header = |name: &str| {
+        headers
+            .lines()
+            .find_map(|l| l.strip_prefix(name).map(|v| v.trim().to_string()))
+    };
+    if header("transfer-encoding:").is_some_and(|v| v.contains("chunked")) {
+        let mut at = head;
+        loop {
+            let line = buf[at..].windows(2).position(|w| w == b"\r\n")? + at;
+            let size_text = String::from_utf8_lossy(&buf[at..line]).to_string();
+            let size = usize::from_str_radix(size_text.split(';').next()?.trim(), 16).ok()?;
+            at = line + 2 + size + 2;
+            if size == 0 {
+                return (buf.len() >= at).then_some(at);
+            }
+            if buf.len() < at {
+                return None;
+            }
+        }
+    }
+    let body: usize = header("content-length:").map_or(Some(0), |v| v.parse().ok())?;
+    (buf.len() >= head + body).then_some(head + body)
+}
+
+/// A TCP proxy to the S3 server that forwards the first `forward` requests (counted
+/// across all connections) and then stops as a server going down does: the next
+/// request is cut off unanswered, connections in use are closed, new ones dropped.
+fn stopping_proxy(target: &str, forward: usize) -> String {
+    use std::io::{Read, Write};
+    use std::net::{Shutdown, TcpListener, TcpStream};
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let target = target.trim_start_matches("http://").to_string();
+    let seen = Arc::new(AtomicUsize::new(0));
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(client) = conn else { continue };
+            if seen.load(SeqCst) >= forward {
+                drop(client); // the server is down
+                continue;
+            }
+            let (target, seen) = (target.clone(), seen.clone());
+            std::thread::spawn(move || {
+                let Ok(server) = TcpStream::connect(&target) else {
+                    return;
+                };
+                let (mut s_in, mut c_out) =
+                    (server.try_clone().unwrap(), client.try_clone().unwrap());
+                let down = std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut s_in, &mut c_out);
+                    let _ = c_out.shutdown(Shutdown::Both);
+                });
+                let (mut c_in, mut s_out) = (client, server);
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 64 * 1024];
+                loop {
+                    if let Some(len) = request_len(&buf) {
+                        if seen.fetch_add(1, SeqCst) >= forward {
+                            break; // stopped: this request never arrives
+                        }
+                        if s_out.write_all(&buf[..len]).is_err() {
+                            break;
+                        }
+                        buf.drain(..len);
+                        continue;
+                    }
+                    match c_in.read(&mut chunk) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                let _ = s_out.shutdown(Shutdown::Both);
+                let _ = c_in.shutdown(Shutdown::Both);
+                let _ = down.join();
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[test]
+fn request_framing_for_the_stopping_proxy() {
+    let get = b"GET /b/k HTTP/1.1\r\nhost: x\r\n\r\nPUT";
+    assert_eq!(request_len(get), Some(get.len() - 3));
+    let put = b"PUT /b/k HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello";
+    assert_eq!(request_len(put), Some(put.len()));
+    assert_eq!(request_len(&put[..put.len() - 1]), None);
+    let chunked = b"PUT /k HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n";
+    assert_eq!(request_len(chunked), Some(chunked.len()));
+    assert_eq!(request_len(&chunked[..chunked.len() - 2]), None);
+    assert_eq!(request_len(b"GET / HTTP/1.1\r\n"), None);
+}
+
+/// The server stops after each possible number of requests of an append (listing,
+/// manifest reads, data file puts, the manifest's conditional put, ...): every stopped
+/// append fails with exit code 1 and an error naming the endpoint, and the dataset read
+/// directly afterwards is at the version before with its rows, or — when the stop came
+/// after the manifest landed — at the next one with every appended row; never between.
+/// Once the server is back, appends go on; pylance reads the result.
+#[test]
+fn a_server_stopping_mid_commit_leaves_a_whole_version() {
+    let Some(bucket) = bucket() else { return };
+    let Ok(endpoint) = std::env::var("AWS_ENDPOINT") else {
+        return;
+    };
+    let dir = tmp("stop");
+    let ds = uri(&bucket, "stop");
+    ok(lancer()
+        .arg("import")
+        .arg(rows_file(&dir, "base.arrow", 0, 20))
+        .arg(&ds));
+    let mut want: Vec<i64> = (0..20).collect();
+    let mut completed = None;
+    for forward in 0..40usize {
+        let start = 1_000 * (forward as i64 + 1);
+        let input = rows_file(&dir, &format!("a{forward}.arrow"), start, 5);
+        let proxy = stopping_proxy(&endpoint, forward);
+        let before = versions(&ds);
+        let out = lancer()
+            .args(["--storage-option", &format!("endpoint={proxy}")])
+            .args(["--storage-option", "client_max_retries=1"])
+            .args(["import", "--mode", "append"])
+            .arg(&input)
+            .arg(&ds)
+            .output()
+            .unwrap();
+        let after = versions(&ds);
+        let last = *before.last().unwrap();
+        let mut got = json_ids(&ok(lancer().args([
+            "--json",
+            "cat",
+            &ds,
+            "--columns",
+            "id",
+        ])));
+        got.sort_unstable();
+        if after.last() == Some(&(last + 1)) {
+            want.extend(start..start + 5);
+            want.sort_unstable();
+        } else {
+            assert_eq!(
+                after, before,
+                "stopped after {forward} requests: no version added"
+            );
+        }
+        assert_eq!(
+            got, want,
+            "stopped after {forward} requests: whole versions only"
+        );
+        ok(lancer().args(["verify", &ds]));
+        if out.status.success() {
+            assert_eq!(
+                after.last(),
+                Some(&(last + 1)),
+                "a successful append commits"
+            );
+            completed = Some(forward);
+            break;
+        }
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "stopped after {forward}: {err}");
+        assert!(
+            err.contains(proxy.trim_start_matches("http://")),
+            "the error names the endpoint: {err}"
+        );
+    }
+    let completed = completed.expect("an append completes once the server stops no more");
+    assert!(
+        completed >= 3,
+        "an append takes several requests; it completed with {completed}"
+    );
+    // the server back: an append lands on top of whatever the stops left, in six
+    // requests (listing, manifest, data file, listing for commits since, transaction,
+    // manifest: the one read at open is the commit's base, not read again)
+    let out = ok(lancer()
+        .args(["--stats", "import", "--mode", "append"])
+        .arg(rows_file(&dir, "after.arrow", 900_000, 5))
+        .arg(&ds));
+    assert_eq!(
+        requests(&out),
+        6,
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    want.extend(900_000..900_005);
+    let n = py(
+        "import lance, sys\nprint(lance.dataset(sys.argv[1]).count_rows())",
+        &[&ds],
+    );
+    if !n.is_empty() {
+        assert_eq!(n, want.len().to_string());
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

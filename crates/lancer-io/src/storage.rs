@@ -823,8 +823,9 @@ const PREFETCH_GAP: u64 = 1024 * 1024;
 /// A prefetched span is fetched in parts of at most this many bytes, concurrently.
 const PREFETCH_PART: u64 = 8 * 1024 * 1024;
 
-/// `ranges` sorted and merged where the gap between neighbours is at most `max_gap` and
-/// at most the bytes wanted so far in the merged span: neighbouring pages of a scan's
+/// `ranges` sorted and merged where the gap between neighbours is at most
+/// [`REMOTE_GAP`] (as the decoders' own reads are), or up to `max_gap` when the bytes
+/// wanted so far in the merged span are at least the gap: neighbouring pages of a scan's
 /// columns become one request, while scattered small ranges (a sparse take's rows) are
 /// not joined into a span mostly made of bytes nobody asked for.
 fn merge_bounded(mut ranges: Vec<Range<u64>>, max_gap: u64) -> Vec<Range<u64>> {
@@ -833,7 +834,9 @@ fn merge_bounded(mut ranges: Vec<Range<u64>>, max_gap: u64) -> Vec<Range<u64>> {
     for r in ranges {
         let len = r.end - r.start;
         match merged.last_mut() {
-            Some((m, useful)) if r.start <= m.end.saturating_add(max_gap.min(*useful)) => {
+            Some((m, useful))
+                if r.start <= m.end.saturating_add(max_gap.min((*useful).max(REMOTE_GAP))) =>
+            {
                 *useful = useful.saturating_add(r.end.saturating_sub(m.end.max(r.start)));
                 m.end = m.end.max(r.end);
             }
@@ -1342,9 +1345,15 @@ mod tests {
         // though the gap is under the limit
         let rows: Vec<Range<u64>> = (0..5u64).map(|i| i * 600_000..i * 600_000 + 3072).collect();
         assert_eq!(merge_bounded(rows.clone(), MIB), rows);
-        // rows with gaps no larger than what was wanted so far are joined
-        let close = vec![0..3072, 5000..8072, 11_000..14_072];
-        assert_eq!(merge_bounded(close, MIB), vec![0..14_072]);
+        // rows up to REMOTE_GAP apart are joined, as the decoders' reads join them
+        let close: Vec<Range<u64>> = (0..5u64).map(|i| i * 200_000..i * 200_000 + 3072).collect();
+        assert_eq!(merge_bounded(close, MIB), vec![0..800_000 + 3072]);
+        // past REMOTE_GAP, a gap no larger than what was wanted so far
+        let big = vec![0..400_000, 800_000..900_000, 2_000_000..2_100_000];
+        assert_eq!(
+            merge_bounded(big, MIB),
+            vec![0..900_000, 2_000_000..2_100_000]
+        );
         // overlapping and nested ranges count their bytes once
         let nested = vec![0..100, 10..50, 90..300];
         assert_eq!(merge_bounded(nested, MIB), vec![0..300]);

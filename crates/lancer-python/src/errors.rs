@@ -44,7 +44,7 @@ pub fn table(e: TableError) -> PyErr {
         TableError::Conflict { .. } => CommitConflictError::new_err(msg),
         TableError::UnknownFeatures { .. } => PyNotImplementedError::new_err(msg),
         TableError::Corrupt { .. } | TableError::Format(_) => CorruptDataError::new_err(msg),
-        TableError::Io { .. } => PyOSError::new_err(msg),
+        TableError::Io { .. } | TableError::Storage { .. } => PyOSError::new_err(msg),
     }
 }
 

@@ -585,10 +585,41 @@ pub struct Committed {
     pub bytes: Vec<u8>,
 }
 
+/// The version a writer read, with its manifest file as read.
+pub struct Base<'a> {
+    /// The version.
+    pub version: u64,
+    /// Its manifest file's bytes.
+    pub manifest_file: &'a [u8],
+}
+
 /// [`commit`], returning the manifest file too.
 pub fn commit_file(
     root: &Store,
     read_version: Option<u64>,
+    op: Operation,
+    storage: &str,
+    naming: Naming,
+) -> Result<Committed> {
+    commit_on(root, read_version, None, op, storage, naming)
+}
+
+/// [`commit_file`] on top of a version whose manifest the writer holds: unless other
+/// writers committed since, the manifest is not read again.
+pub fn commit_on_base(
+    root: &Store,
+    base: Base<'_>,
+    op: Operation,
+    storage: &str,
+    naming: Naming,
+) -> Result<Committed> {
+    commit_on(root, Some(base.version), Some(base), op, storage, naming)
+}
+
+fn commit_on(
+    root: &Store,
+    read_version: Option<u64>,
+    known: Option<Base<'_>>,
     op: Operation,
     storage: &str,
     naming: Naming,
@@ -624,12 +655,16 @@ pub fn commit_file(
                 base_version = Some(l);
             }
         }
-        let (base, base_file) = match base_version {
-            Some(v) => {
+        let (base, base_file) = match (base_version, &known) {
+            (Some(v), Some(k)) if k.version == v => {
+                let bytes = bytes::Bytes::copy_from_slice(k.manifest_file);
+                (Some(Manifest::parse(&bytes)?.pb), bytes)
+            }
+            (Some(v), _) => {
                 let (_, bytes) = read_manifest_file(root, v)?;
                 (Some(Manifest::parse(&bytes)?.pb), bytes)
             }
-            None => (None, bytes::Bytes::new()),
+            (None, _) => (None, bytes::Bytes::new()),
         };
         // Indices stay valid through appends and deletes (their fragment bitmaps say
         // what they cover); an overwrite drops them.

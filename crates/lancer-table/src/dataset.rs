@@ -51,6 +51,9 @@ pub struct Dataset {
     /// How the dataset names its manifests.
     naming: crate::commit::Naming,
     manifest: Arc<Manifest>,
+    /// The manifest file as read: a commit on top of this version starts from it
+    /// instead of reading it again (one request fewer per commit on object stores).
+    manifest_file: bytes::Bytes,
     schema: SchemaRef,
     cache: Arc<ReadCache>,
     /// The manifest's index section, decoded at open (an error is kept, not raised:
@@ -389,6 +392,7 @@ impl Dataset {
             options,
             naming,
             manifest: Arc::new(manifest),
+            manifest_file: bytes::Bytes::copy_from_slice(bytes),
             schema,
             cache: Arc::default(),
             indices: Arc::new(indices),
@@ -413,6 +417,14 @@ impl Dataset {
     /// The manifest of this version.
     pub fn manifest(&self) -> &Manifest {
         &self.manifest
+    }
+
+    /// This version and its manifest file as read, the base of a commit on top of it.
+    pub(crate) fn commit_base(&self) -> crate::commit::Base<'_> {
+        crate::commit::Base {
+            version: self.version(),
+            manifest_file: &self.manifest_file,
+        }
     }
 
     /// This version's number.

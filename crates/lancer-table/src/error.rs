@@ -20,6 +20,12 @@ pub enum TableError {
         /// The cause.
         source: std::io::Error,
     },
+    /// The object store failed (the message names the request and the store's error).
+    #[error("storage error: {what}")]
+    Storage {
+        /// What failed.
+        what: String,
+    },
     /// Table metadata is malformed.
     #[error("corrupt dataset: {what}")]
     Corrupt {
@@ -80,9 +86,8 @@ impl From<lancer_io::StoreError> for TableError {
         match e {
             lancer_io::StoreError::NotFound { what } => Self::NotFound { what },
             lancer_io::StoreError::Io { path, source, .. } => Self::Io { path, source },
-            other => Self::Io {
-                path: String::new(),
-                source: std::io::Error::other(other.to_string()),
+            other => Self::Storage {
+                what: other.to_string(),
             },
         }
     }

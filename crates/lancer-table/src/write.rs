@@ -283,9 +283,9 @@ impl Dataset {
         let ids = preorder_schema_ids(self);
         let frags = write_fragments(self.store(), &schema, batches, &params, Some(ids))?;
         let op = Operation::Append(pb::transaction::Append { fragments: frags });
-        let c = crate::commit::commit_file(
+        let c = crate::commit::commit_on_base(
             self.store(),
-            Some(self.version()),
+            self.commit_base(),
             op,
             &storage.to_string(),
             self.naming(),
@@ -332,9 +332,9 @@ impl Dataset {
     /// Commits `op` as read at this version (rebased over compatible concurrent commits)
     /// with the manifest's storage label, and opens the new version.
     pub(crate) fn commit_op(&self, op: Operation) -> Result<Dataset> {
-        let c = crate::commit::commit_file(
+        let c = crate::commit::commit_on_base(
             self.store(),
-            Some(self.version()),
+            self.commit_base(),
             op,
             &self.storage_label(),
             self.naming(),
