@@ -626,9 +626,16 @@ fn commit_on(
 ) -> Result<Committed> {
     let mut base_version = read_version;
     for _attempt in 0..MAX_COMMIT_ATTEMPTS {
-        let latest = crate::versions::latest_version(root)
-            .ok()
-            .map(|v| v.version);
+        // Listed every time, even when the version read is likely the latest, and a
+        // failed listing fails the commit: putting `read + 1` unseen would save a
+        // request but could land a version below the latest when `read + 1` was
+        // committed and cleaned up meanwhile (a cleanup with no age limit), and the
+        // commit would be lost.
+        let latest = match crate::versions::latest_version(root) {
+            Ok(v) => Some(v.version),
+            Err(TableError::NotFound { .. }) => None,
+            Err(e) => return Err(e),
+        };
         // Check what was committed since we read.
         if let (Some(l), r) = (latest, base_version) {
             let from = r.unwrap_or(0);
