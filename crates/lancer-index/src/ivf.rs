@@ -654,13 +654,18 @@ impl IvfSegment {
 
     /// The `probe.k` best candidates with the index's estimated distances, over the
     /// nearest partitions (see [`Probe`]); rows for which `keep` is false are skipped
-    /// before ranking.
+    /// before ranking. The partitions always searched are shared among the cores when
+    /// they hold enough rows (each thread keeps its own top k, merged after: the same
+    /// candidates and distances as one thread finds).
     pub fn search(
         &self,
         query: &[f32],
         probe: &Probe,
-        keep: &dyn Fn(u64) -> bool,
+        keep: &(dyn Fn(u64) -> bool + Sync),
     ) -> Result<Vec<Candidate>> {
+        /// Rows in the partitions always searched from which they are shared among
+        /// threads (~0.2 ms of PQ scoring; a thread costs ~30 µs to start).
+        const PARALLEL_ROWS: usize = 32 * 1024;
         if query.len() != self.dim {
             return Err(IndexError::InvalidArgument {
                 what: format!(
@@ -682,137 +687,219 @@ impl IvfSegment {
             .max(1)
             .min(max);
         let round = probe.round.max(1);
-        let mut heap: BinaryHeap<Ranked> = BinaryHeap::with_capacity(probe.k + 1);
-        let mut found = 0usize;
-        let mut pq_sums: Vec<f32> = Vec::new();
         let rq_tables = match &self.storage {
             Storage::Rq(r) => Some(crate::rabitq::QueryTables::new(r.rotate(&q))),
             _ => None,
         };
-        for (searched, &p) in order.iter().enumerate() {
+        let rq = rq_tables.as_ref();
+        let mut best = TopK::new(probe.k);
+        let mut pq_sums: Vec<f32> = Vec::new();
+        let mut done = 0usize;
+        let first = &order[..min];
+        let rows: usize = first.iter().map(|&p| self.partitions[p].1).sum();
+        let threads = lancer_format::cores().min(first.len());
+        if threads > 1 && rows >= PARALLEL_ROWS {
+            let q = &q;
+            let shares: Vec<std::thread::Result<TopK>> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..threads)
+                    .map(|t| {
+                        s.spawn(move || {
+                            let mut top = TopK::new(probe.k);
+                            let mut sums = Vec::new();
+                            // nearest partitions first, dealt round-robin
+                            for &p in first.iter().skip(t).step_by(threads) {
+                                self.score_partition(p, q, rq, &mut sums, &mut |d, row| {
+                                    top.offer(d, self.row_ids[row], keep)
+                                });
+                            }
+                            top
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join()).collect()
+            });
+            for share in shares {
+                let share = share.map_err(|_| IndexError::InvalidArgument {
+                    what: format!("a search thread of index {} failed", self.name),
+                })?;
+                best.merge(share);
+            }
+            done = min;
+        }
+        for (searched, &p) in order.iter().enumerate().skip(done) {
             // After the minimum, partitions go in rounds; a round starts only while
             // fewer than k candidates were found.
             let round_start = searched >= min && (searched - min) % round == 0;
-            if searched >= max || (round_start && found >= probe.k) {
+            if searched >= max || (round_start && best.found >= probe.k) {
                 break;
             }
-            let (start, len) = self.partitions[p];
-            let c = &self.centroids[p * self.dim..(p + 1) * self.dim];
-            let mut push = |d: f32, row: usize| {
-                let id = self.row_ids[row];
-                if d.is_nan() {
-                    return;
-                }
-                let enters =
-                    heap.len() < probe.k || heap.peek().is_some_and(|top| Ranked(d, id) < *top);
-                // Once k rows were found, a row that would not enter the heap needs no
-                // liveness check (the count only decides whether to probe further).
-                if !enters && found >= probe.k {
-                    return;
-                }
-                if !keep(id) {
-                    return;
-                }
-                found += 1;
-                if enters {
-                    if heap.len() == probe.k {
-                        heap.pop();
-                    }
-                    heap.push(Ranked(d, id));
-                }
-            };
-            match &self.storage {
-                Storage::Flat { vectors } => {
-                    for r in start..start + len {
-                        let v = &vectors[r * self.dim..(r + 1) * self.dim];
-                        let d = match self.metric {
-                            Metric::L2 => l2(&q, v),
-                            Metric::Cosine => l2(&q, v) / 2.0,
-                            Metric::Dot => 1.0 - dot(&q, v),
-                        };
-                        push(d, r);
-                    }
-                }
-                Storage::Pq {
-                    m,
-                    nbits,
-                    books,
-                    codes,
-                    residual,
-                    ..
-                } => {
-                    let table = pq_table(&q, c, books, *m, *nbits, *residual, self.dim);
-                    let width = m * *nbits as usize / 8;
-                    let part = &codes[start * width..(start + len) * width];
-                    let ks = 1usize << nbits;
-                    let bias = if *residual { 0.0 } else { 1.0 - *m as f32 };
-                    // Codes are column-major per partition: walk one code byte of
-                    // every row at a time (sequential reads, one table row in cache),
-                    // summing in the same order per row as a row-at-a-time walk.
-                    pq_sums.clear();
-                    pq_sums.resize(len, 0.0);
-                    for b in 0..width {
-                        let col = &part[b * len..(b + 1) * len];
-                        if *nbits == 8 {
-                            let t = &table[b * ks..(b + 1) * ks];
-                            for (d, &c) in pq_sums.iter_mut().zip(col) {
-                                *d += t[c as usize];
-                            }
-                        } else {
-                            let lo = &table[2 * b * ks..(2 * b + 1) * ks];
-                            let hi = &table[(2 * b + 1) * ks..(2 * b + 2) * ks];
-                            for (d, &c) in pq_sums.iter_mut().zip(col) {
-                                *d += lo[(c & 15) as usize];
-                                *d += hi[(c >> 4) as usize];
-                            }
-                        }
-                    }
-                    for (i, &d) in pq_sums.iter().enumerate() {
-                        push(d + bias, start + i);
-                    }
-                }
-                Storage::Rq(r) => {
-                    if let Some(t) = &rq_tables {
-                        r.score_partition(self.metric, &q, c, t, start, len, &mut push);
-                    }
-                }
-                Storage::Sq {
-                    start: lo,
-                    end: hi,
-                    codes,
-                } => {
-                    let span = hi - lo;
-                    let step = (span / 255.0) as f32;
-                    let qc: Vec<u8> = q.iter().map(|&x| sq_code(x, *lo, *hi)).collect();
-                    let qs: Vec<f32> = q.iter().map(|&x| x * step).collect();
-                    let qlo: f32 = q.iter().map(|&x| x * *lo as f32).sum();
-                    for r in start..start + len {
-                        let code = &codes[r * self.dim..(r + 1) * self.dim];
-                        let d = match self.metric {
-                            Metric::Dot => {
-                                // q · (lo + code · step) = q·lo + (q · step) · code
-                                let mut s = 0f32;
-                                for (x, &cd) in qs.iter().zip(code) {
-                                    s += x * f32::from(cd);
-                                }
-                                1.0 - (qlo + s)
-                            }
-                            _ => {
-                                // Codes and the quantized query are integers: exact
-                                // in integer arithmetic, which vectorizes well.
-                                crate::kernels::sq_l2(&qc, code) as f32 * step * step
-                            }
-                        };
-                        push(d, r);
-                    }
-                }
-            }
+            self.score_partition(p, &q, rq, &mut pq_sums, &mut |d, row| {
+                best.offer(d, self.row_ids[row], keep)
+            });
         }
-        Ok(heap
+        Ok(best
+            .heap
             .into_sorted_vec()
             .into_iter()
             .map(|Ranked(distance, row_id)| Candidate { distance, row_id })
             .collect())
+    }
+
+    /// Scores every row of partition `p` against the prepared query `q`, handing
+    /// `push` each (estimated distance, row position).
+    fn score_partition(
+        &self,
+        p: usize,
+        q: &[f32],
+        rq_tables: Option<&crate::rabitq::QueryTables>,
+        pq_sums: &mut Vec<f32>,
+        push: &mut dyn FnMut(f32, usize),
+    ) {
+        let (start, len) = self.partitions[p];
+        let c = &self.centroids[p * self.dim..(p + 1) * self.dim];
+        match &self.storage {
+            Storage::Flat { vectors } => {
+                for r in start..start + len {
+                    let v = &vectors[r * self.dim..(r + 1) * self.dim];
+                    let d = match self.metric {
+                        Metric::L2 => l2(q, v),
+                        Metric::Cosine => l2(q, v) / 2.0,
+                        Metric::Dot => 1.0 - dot(q, v),
+                    };
+                    push(d, r);
+                }
+            }
+            Storage::Pq {
+                m,
+                nbits,
+                books,
+                codes,
+                residual,
+                ..
+            } => {
+                let table = pq_table(q, c, books, *m, *nbits, *residual, self.dim);
+                let width = m * *nbits as usize / 8;
+                let part = &codes[start * width..(start + len) * width];
+                let ks = 1usize << nbits;
+                let bias = if *residual { 0.0 } else { 1.0 - *m as f32 };
+                // Codes are column-major per partition: walk one code byte of
+                // every row at a time (sequential reads, one table row in cache),
+                // summing in the same order per row as a row-at-a-time walk.
+                pq_sums.clear();
+                pq_sums.resize(len, 0.0);
+                for b in 0..width {
+                    let col = &part[b * len..(b + 1) * len];
+                    if *nbits == 8 {
+                        let t = &table[b * ks..(b + 1) * ks];
+                        for (d, &c) in pq_sums.iter_mut().zip(col) {
+                            *d += t[c as usize];
+                        }
+                    } else {
+                        let lo = &table[2 * b * ks..(2 * b + 1) * ks];
+                        let hi = &table[(2 * b + 1) * ks..(2 * b + 2) * ks];
+                        for (d, &c) in pq_sums.iter_mut().zip(col) {
+                            *d += lo[(c & 15) as usize];
+                            *d += hi[(c >> 4) as usize];
+                        }
+                    }
+                }
+                for (i, &d) in pq_sums.iter().enumerate() {
+                    push(d + bias, start + i);
+                }
+            }
+            Storage::Rq(r) => {
+                if let Some(t) = rq_tables {
+                    r.score_partition(self.metric, q, c, t, start, len, push);
+                }
+            }
+            Storage::Sq {
+                start: lo,
+                end: hi,
+                codes,
+            } => {
+                let span = hi - lo;
+                let step = (span / 255.0) as f32;
+                let qc: Vec<u8> = q.iter().map(|&x| sq_code(x, *lo, *hi)).collect();
+                let qs: Vec<f32> = q.iter().map(|&x| x * step).collect();
+                let qlo: f32 = q.iter().map(|&x| x * *lo as f32).sum();
+                for r in start..start + len {
+                    let code = &codes[r * self.dim..(r + 1) * self.dim];
+                    let d = match self.metric {
+                        Metric::Dot => {
+                            // q · (lo + code · step) = q·lo + (q · step) · code
+                            let mut s = 0f32;
+                            for (x, &cd) in qs.iter().zip(code) {
+                                s += x * f32::from(cd);
+                            }
+                            1.0 - (qlo + s)
+                        }
+                        _ => {
+                            // Codes and the quantized query are integers: exact
+                            // in integer arithmetic, which vectorizes well.
+                            crate::kernels::sq_l2(&qc, code) as f32 * step * step
+                        }
+                    };
+                    push(d, r);
+                }
+            }
+        }
+    }
+}
+
+/// The best candidates of one search, or of one thread's share of it.
+struct TopK {
+    k: usize,
+    heap: BinaryHeap<Ranked>,
+    /// Rows that passed `keep`: every one until `k` were found, then those entering
+    /// the heap (the count only decides whether to probe further).
+    found: usize,
+}
+
+impl TopK {
+    fn new(k: usize) -> Self {
+        Self {
+            k,
+            heap: BinaryHeap::with_capacity(k + 1),
+            found: 0,
+        }
+    }
+
+    /// Offers row `id` at distance `d`.
+    fn offer(&mut self, d: f32, id: u64, keep: &dyn Fn(u64) -> bool) {
+        if d.is_nan() {
+            return;
+        }
+        let enters =
+            self.heap.len() < self.k || self.heap.peek().is_some_and(|top| Ranked(d, id) < *top);
+        // Once k rows were found, a row that would not enter the heap needs no liveness
+        // check.
+        if !enters && self.found >= self.k {
+            return;
+        }
+        if !keep(id) {
+            return;
+        }
+        self.found += 1;
+        if enters {
+            if self.heap.len() == self.k {
+                self.heap.pop();
+            }
+            self.heap.push(Ranked(d, id));
+        }
+    }
+
+    /// Takes in another share's candidates (the best k of both, by distance then id)
+    /// and its count.
+    fn merge(&mut self, other: TopK) {
+        self.found += other.found;
+        for r in other.heap {
+            if self.heap.len() < self.k {
+                self.heap.push(r);
+            } else if self.heap.peek().is_some_and(|top| r < *top) {
+                self.heap.pop();
+                self.heap.push(r);
+            }
+        }
     }
 }
 

@@ -534,3 +534,117 @@ fn lancer_built_index_on_stable_row_ids() {
     }
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+/// Enough rows in the probed partitions that one query's partitions are shared among
+/// threads: IVF_FLAT over every partition (exact distances) answers as exact search —
+/// ids and distances — with deleted rows and a prefilter applied inside the threads,
+/// and IVF_PQ over every partition with every candidate re-ranked does too.
+#[test]
+fn shared_partition_scans_answer_as_exact_search() {
+    use arrow_array::types::Float32Type;
+    use arrow_array::{BooleanArray, FixedSizeListArray, Float32Array, Int64Array, RecordBatch};
+    use arrow_schema::{DataType, Field, Schema};
+    use std::sync::Arc;
+    let tmp = std::env::temp_dir().join(format!("lancer-ivf-threads-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let (n, dim) = (48_000usize, 8usize);
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % 20_000) as f32 / 10_000.0 - 1.0
+    };
+    let item = Arc::new(Field::new("item", DataType::Float32, true));
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new(
+            "vec",
+            DataType::FixedSizeList(item.clone(), dim as i32),
+            true,
+        ),
+    ]));
+    let values = Float32Array::from_iter_values((0..n * dim).map(|_| next()));
+    let b = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from_iter_values(0..n as i64)),
+            Arc::new(FixedSizeListArray::new(
+                item,
+                dim as i32,
+                Arc::new(values),
+                None,
+            )),
+        ],
+    )
+    .unwrap();
+    let params = lancer::WriteParams {
+        max_rows_per_file: 20_000,
+        ..Default::default()
+    };
+    let ds = Dataset::write(&tmp, schema, &[b], &params).unwrap();
+    ds.delete_where("id % 7 = 2", |b| {
+        let ids = b.column(0).as_primitive::<Int64Type>();
+        Ok(BooleanArray::from_iter(
+            ids.values().iter().map(|&i| Some(i % 7 == 2)),
+        ))
+    })
+    .unwrap();
+    let queries: Vec<Vec<f32>> = (0..6).map(|_| (0..dim).map(|_| next()).collect()).collect();
+    let answer = |ds: &Dataset, q: &[f32], filter: Option<&str>, p: &AnnParams| {
+        let req = Nearest {
+            column: "vec",
+            query: q.to_vec(),
+            k: 10,
+            metric: Metric::L2,
+        };
+        let filtering = filter.map_or(Filtering::None, Filtering::Pre);
+        let b = nearest_with(ds, &req, filtering, Some(&["id"]), p).unwrap();
+        let ids = b.column(0).as_primitive::<Int64Type>().values().to_vec();
+        let d = b
+            .column_by_name("_distance")
+            .unwrap()
+            .as_primitive::<Float32Type>()
+            .values()
+            .to_vec();
+        (ids, d)
+    };
+    for quantizer in [
+        Quantizer::Flat,
+        Quantizer::Pq {
+            sub_vectors: 4,
+            bits: 8,
+        },
+    ] {
+        let mut opts = VectorIndexOptions::new(quantizer, IndexMetric::L2);
+        opts.num_partitions = Some(4);
+        // on the latest version, without the previous kind's index
+        let latest = Dataset::open(&tmp).unwrap();
+        let latest = if list_indices(&latest).unwrap().is_empty() {
+            latest
+        } else {
+            drop_index(&latest, "vec_idx").unwrap()
+        };
+        let indexed = create_vector_index(&latest, "vec", &opts).unwrap();
+        assert_eq!(list_indices(&indexed).unwrap().len(), 1);
+        let all = match quantizer {
+            Quantizer::Flat => AnnParams {
+                nprobes: Some(4),
+                ..Default::default()
+            },
+            _ => full_probe(4),
+        };
+        for q in &queries {
+            for filter in [None, Some(PREFILTER)] {
+                let (want_ids, want_d) = answer(&indexed, q, filter, &exact_search());
+                let (ids, d) = answer(&indexed, q, filter, &all);
+                assert_eq!(ids, want_ids, "{quantizer:?} {filter:?}");
+                assert!(ids.iter().all(|i| i % 7 != 2), "deleted rows stay out");
+                for (a, b) in d.iter().zip(&want_d) {
+                    assert!((a - b).abs() <= 1e-5 * b.abs().max(1.0), "{a} vs {b}");
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}
