@@ -75,6 +75,13 @@ fn tmp(name: &str) -> PathBuf {
     d
 }
 
+/// The ids of every row of `ds` (read directly, through `lancer cat`), sorted.
+fn sorted_ids(ds: &str) -> Vec<i64> {
+    let mut ids = json_ids(&ok(lancer().args(["--json", "cat", ds, "--columns", "id"])));
+    ids.sort_unstable();
+    ids
+}
+
 /// The version numbers `lancer versions` lists for `ds`.
 fn versions(ds: &str) -> Vec<u64> {
     let v: serde_json::Value =
@@ -258,9 +265,7 @@ fn eight_processes_commit_to_one_s3_dataset() {
     for v in [1u64, 9, 17, 25] {
         ok(lancer().args(["count", &ds, "--version", &v.to_string()]));
     }
-    let all = ok(lancer().args(["--json", "cat", &ds, "--columns", "id"]));
-    let mut got = json_ids(&all);
-    got.sort_unstable();
+    let mut got = sorted_ids(&ds);
     got.dedup();
     assert_eq!(got.len(), 268, "every appended row once");
     let _ = std::fs::remove_dir_all(&dir);
@@ -402,14 +407,7 @@ fn dropped_requests_lose_or_duplicate_nothing() {
     let vs = versions(&ds);
     assert_eq!(vs, (1..=13).collect::<Vec<_>>(), "one version per commit");
     ok(lancer().args(["verify", &ds]));
-    let mut got = json_ids(&ok(lancer().args([
-        "--json",
-        "cat",
-        &ds,
-        "--columns",
-        "id",
-    ])));
-    got.sort_unstable();
+    let got = sorted_ids(&ds);
     let mut want: Vec<i64> = (0..50).collect();
     for w in 0..4 {
         for k in 0..3 {
@@ -563,14 +561,7 @@ fn a_server_stopping_mid_commit_leaves_a_whole_version() {
             .unwrap();
         let after = versions(&ds);
         let last = *before.last().unwrap();
-        let mut got = json_ids(&ok(lancer().args([
-            "--json",
-            "cat",
-            &ds,
-            "--columns",
-            "id",
-        ])));
-        got.sort_unstable();
+        let got = sorted_ids(&ds);
         if after.last() == Some(&(last + 1)) {
             want.extend(start..start + 5);
             want.sort_unstable();

@@ -586,11 +586,11 @@ pub struct Committed {
 }
 
 /// The version a writer read, with its manifest file as read.
-pub struct Base<'a> {
+pub struct Base {
     /// The version.
     pub version: u64,
     /// Its manifest file's bytes.
-    pub manifest_file: &'a [u8],
+    pub manifest_file: bytes::Bytes,
 }
 
 /// [`commit`], returning the manifest file too.
@@ -608,7 +608,7 @@ pub fn commit_file(
 /// writers committed since, the manifest is not read again.
 pub fn commit_on_base(
     root: &Store,
-    base: Base<'_>,
+    base: Base,
     op: Operation,
     storage: &str,
     naming: Naming,
@@ -619,7 +619,7 @@ pub fn commit_on_base(
 fn commit_on(
     root: &Store,
     read_version: Option<u64>,
-    known: Option<Base<'_>>,
+    known: Option<Base>,
     op: Operation,
     storage: &str,
     naming: Naming,
@@ -663,10 +663,10 @@ fn commit_on(
             }
         }
         let (base, base_file) = match (base_version, &known) {
-            (Some(v), Some(k)) if k.version == v => {
-                let bytes = bytes::Bytes::copy_from_slice(k.manifest_file);
-                (Some(Manifest::parse(&bytes)?.pb), bytes)
-            }
+            (Some(v), Some(k)) if k.version == v => (
+                Some(Manifest::parse(&k.manifest_file)?.pb),
+                k.manifest_file.clone(),
+            ),
             (Some(v), _) => {
                 let (_, bytes) = read_manifest_file(root, v)?;
                 (Some(Manifest::parse(&bytes)?.pb), bytes)

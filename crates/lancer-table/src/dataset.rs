@@ -102,6 +102,14 @@ impl ReadCache {
 /// Identifies a deletion file: (fragment id, read version, id, file type).
 type DeletionKey = (u64, u64, u64, i32);
 
+/// The cache key of the fragment's deletion file, or None when it has none to read.
+fn deletion_key(frag: &pb::DataFragment) -> Option<DeletionKey> {
+    frag.deletion_file
+        .as_ref()
+        .filter(|d| d.num_deleted_rows > 0 || d.id != 0)
+        .map(|d| (frag.id, d.read_version, d.id, d.file_type))
+}
+
 /// A decoded deletion file and the runs of rows it leaves.
 pub(crate) struct Deleted {
     pub(crate) rows: RoaringBitmap,
@@ -420,10 +428,10 @@ impl Dataset {
     }
 
     /// This version and its manifest file as read, the base of a commit on top of it.
-    pub(crate) fn commit_base(&self) -> crate::commit::Base<'_> {
+    pub(crate) fn commit_base(&self) -> crate::commit::Base {
         crate::commit::Base {
             version: self.version(),
-            manifest_file: &self.manifest_file,
+            manifest_file: self.manifest_file.clone(),
         }
     }
 
@@ -546,11 +554,9 @@ impl Dataset {
 
     /// The fragment's decoded deletion file (cached), or None without one.
     pub(crate) fn deleted(&self, frag: &pb::DataFragment) -> Result<Option<Arc<Deleted>>> {
-        let d = match &frag.deletion_file {
-            Some(d) if d.num_deleted_rows > 0 || d.id != 0 => d,
-            _ => return Ok(None),
+        let (Some(d), Some(key)) = (&frag.deletion_file, deletion_key(frag)) else {
+            return Ok(None);
         };
-        let key = (frag.id, d.read_version, d.id, d.file_type);
         if let Some(hit) = self.cache.kept.get(&key) {
             return Ok(Some(hit));
         }
@@ -824,16 +830,7 @@ impl Dataset {
         let mut wanted: Vec<&pb::DataFragment> = frags
             .iter()
             .copied()
-            .filter(|f| {
-                f.deletion_file.as_ref().is_some_and(|d| {
-                    (d.num_deleted_rows > 0 || d.id != 0)
-                        && self
-                            .cache
-                            .kept
-                            .get(&(f.id, d.read_version, d.id, d.file_type))
-                            .is_none()
-                })
-            })
+            .filter(|f| deletion_key(f).is_some_and(|k| self.cache.kept.get(&k).is_none()))
             .collect();
         // Read ahead only what the cache keeps (else some would be read twice).
         wanted.truncate(self.cache.kept.capacity());

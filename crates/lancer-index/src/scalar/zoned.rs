@@ -139,31 +139,36 @@ impl ZoneBuilder {
 
     /// Takes the open zone's statistics.
     fn close(&mut self) -> Result<()> {
-        let values = match self.open.len() {
-            1 => self.open.swap_remove(0),
-            _ => {
-                let refs: Vec<&dyn Array> = self.open.iter().map(|a| a.as_ref()).collect();
-                arrow_select::concat::concat(&refs)?
-            }
-        };
-        self.open.clear();
+        let pieces = std::mem::take(&mut self.open);
         self.open_rows = 0;
         self.fragment.push(self.first >> 32);
         self.start.push(self.first & 0xFFFF_FFFF);
         self.length.push(self.last - self.first + 1);
         if self.bloom {
+            // hashed piece by piece: a filter needs no joined copy of the zone
             let mut f = vec![0u8; self.filter_bytes];
             let mut buf = Vec::new();
-            for i in (0..values.len()).filter(|&i| values.is_valid(i)) {
-                buf.clear();
-                bloom::value_bytes(values.as_ref(), i, &mut buf)
-                    .ok_or_else(|| invalid(format!("bloom filter on {}", values.data_type())))?;
-                bloom::insert(&mut f, bloom::hash(&buf));
+            for values in &pieces {
+                for i in (0..values.len()).filter(|&i| values.is_valid(i)) {
+                    buf.clear();
+                    bloom::value_bytes(values.as_ref(), i, &mut buf).ok_or_else(|| {
+                        invalid(format!("bloom filter on {}", values.data_type()))
+                    })?;
+                    bloom::insert(&mut f, bloom::hash(&buf));
+                }
             }
-            self.has_null.push(values.null_count() > 0);
+            self.has_null
+                .push(pieces.iter().any(|v| v.null_count() > 0));
             self.filters.push(f);
             return Ok(());
         }
+        let values = match pieces.as_slice() {
+            [one] => one.clone(),
+            _ => {
+                let refs: Vec<&dyn Array> = pieces.iter().map(|a| a.as_ref()).collect();
+                arrow_select::concat::concat(&refs)?
+            }
+        };
         let (lo, hi, nans) = extrema(values.as_ref())?;
         // a zone without a valid value stores a null min / max (zeroed underneath)
         let pick = |i: Option<usize>| -> Result<ArrayRef> {
@@ -210,18 +215,14 @@ impl ZoneBuilder {
                 ),
                 ("null_bitmap".to_string(), "1".to_string()),
             ]));
-            let batch = RecordBatch::try_new(
-                Arc::new(schema.clone()),
-                vec![
-                    frag,
-                    start,
-                    length,
-                    Arc::new(BooleanArray::from(std::mem::take(&mut self.has_null))),
-                    Arc::new(BinaryArray::from_iter_values(self.filters.iter())),
-                ],
-            )?;
-            let file = write_file(p, schema, &[batch], null_map)?;
-            return Ok(vec![("bloomfilter.lance".into(), file)]);
+            let columns: Vec<ArrayRef> = vec![
+                frag,
+                start,
+                length,
+                Arc::new(BooleanArray::from(std::mem::take(&mut self.has_null))),
+                Arc::new(BinaryArray::from_iter_values(self.filters.iter())),
+            ];
+            return one_file(p, "bloomfilter.lance", schema, columns, null_map);
         }
         let joined = |parts: &[ArrayRef]| -> Result<ArrayRef> {
             if parts.is_empty() {
@@ -246,21 +247,33 @@ impl ZoneBuilder {
             ("rows_per_zone".to_string(), p.zone_rows.to_string()),
             ("null_bitmap".to_string(), "1".to_string()),
         ]));
-        let batch = RecordBatch::try_new(
-            Arc::new(schema.clone()),
-            vec![
-                min,
-                max,
-                Arc::new(UInt32Array::from(std::mem::take(&mut self.null_counts))),
-                Arc::new(UInt32Array::from(std::mem::take(&mut self.nan_counts))),
-                frag,
-                start,
-                length,
-            ],
-        )?;
-        let file = write_file(p, schema, &[batch], null_map)?;
-        Ok(vec![("zonemap.lance".into(), file)])
+        let columns: Vec<ArrayRef> = vec![
+            min,
+            max,
+            Arc::new(UInt32Array::from(std::mem::take(&mut self.null_counts))),
+            Arc::new(UInt32Array::from(std::mem::take(&mut self.nan_counts))),
+            frag,
+            start,
+            length,
+        ];
+        one_file(p, "zonemap.lance", schema, columns, null_map)
     }
+}
+
+/// The segment's one file `name`: `columns` as one batch of `schema`, with the null map
+/// as its global buffer.
+fn one_file(
+    p: &ScalarParams,
+    name: &str,
+    schema: Schema,
+    columns: Vec<ArrayRef>,
+    null_map: Vec<Vec<u8>>,
+) -> Result<Vec<(String, Vec<u8>)>> {
+    let batch = RecordBatch::try_new(Arc::new(schema.clone()), columns)?;
+    Ok(vec![(
+        name.into(),
+        write_file(p, schema, &[batch], null_map)?,
+    )])
 }
 
 /// Positions of the first minimum and first maximum of the valid values of `values`
