@@ -188,9 +188,10 @@ pub enum Command {
         /// With --query: results wanted (sets the reference's early pruning).
         #[arg(short, long, default_value_t = 10)]
         k: usize,
-        /// With --query: partitions always searched.
-        #[arg(long, default_value_t = 1)]
-        nprobes: usize,
+        /// With --query: partitions searched, exactly as `search --nprobes` (without it,
+        /// the reference's default: at least 1, more by its early pruning).
+        #[arg(long, requires = "query")]
+        nprobes: Option<usize>,
         /// With --index on a full-text index: the postings of this word (as the index's
         /// analyzer tokenizes it) in every partition — documents, frequencies, positions.
         #[arg(long, requires = "index")]

@@ -1061,6 +1061,26 @@ fn search_uses_a_pylance_built_index() {
             .collect();
         assert_eq!(ids, want, "{label}");
     }
+    // The probe path's count of partitions is the search's: `--nprobes 3` searches
+    // exactly the 3 nearest (as `search --nprobes 3`), whose rows are the candidates;
+    // without it, the reference's early pruning decides (at least one).
+    let path = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["inspect", "--json", "--index", "vec_idx", "--query", &query];
+        args.extend_from_slice(extra);
+        json_of(&args, &ds)["segments"][0]["probe"].clone()
+    };
+    let three = path(&["--nprobes", "3"]);
+    assert_eq!(three["partitions_searched"], 3, "{three}");
+    let order = three["order"].as_array().unwrap();
+    let rows: u64 = order[..3].iter().map(|p| p["rows"].as_u64().unwrap()).sum();
+    assert_eq!(three["candidates_scored"], rows);
+    assert_eq!(order.iter().filter(|p| p["searched"] == true).count(), 3);
+    let default = path(&[]);
+    let searched = default["partitions_searched"].as_u64().unwrap();
+    assert!(
+        searched >= 1 && searched as usize <= order.len(),
+        "{default}"
+    );
 }
 
 /// `lancer index describe / create / optimize` on pylance 14's IVF_FLAT golden dataset

@@ -123,7 +123,20 @@ pub struct IvfSegment {
     pub row_ids: Vec<u64>,
     /// Stored vectors.
     pub storage: Storage,
+    /// Scratch buffers of finished searches, reused by the next ones (a search thread's
+    /// fresh buffers cost page faults and zeroing on every query).
+    scratch: std::sync::Mutex<Vec<Scratch>>,
 }
+
+/// One search thread's buffers: per-row sums and a partition's PQ lookup table.
+#[derive(Debug, Default)]
+struct Scratch {
+    sums: Vec<f32>,
+    table: Vec<f32>,
+}
+
+/// Scratch buffers kept per segment (one per search thread in flight).
+const KEPT_SCRATCH: usize = 16;
 
 /// A candidate from an index search: estimated distance and row id.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -525,6 +538,7 @@ impl IvfSegment {
             partitions,
             row_ids,
             storage,
+            scratch: Default::default(),
         })
     }
 
@@ -579,13 +593,15 @@ impl IvfSegment {
     }
 
     /// The probe path of `query` as JSON: partitions in search order with centroid
-    /// distance and rows, and how many the reference's rule searches for `k` results
-    /// with `min_nprobes` (before any extra rounds for too few live rows).
+    /// distance and rows, and how many a search for `k` results with `nprobes`
+    /// searches: exactly `nprobes` when given (as a search's `nprobes`), else the
+    /// reference's rule from one partition and its early pruning (before any extra
+    /// rounds for too few live rows).
     pub fn probe_path(
         &self,
         query: &[f32],
         k: usize,
-        min_nprobes: usize,
+        nprobes: Option<usize>,
     ) -> Result<serde_json::Value> {
         if query.len() != self.dim {
             return Err(IndexError::InvalidArgument {
@@ -599,7 +615,10 @@ impl IvfSegment {
         }
         let d = self.probe_distances(query);
         let cd: Vec<f32> = d.iter().map(|x| x.0).collect();
-        let searched = min_nprobes.max(early_pruning(&cd, k)).max(1).min(d.len());
+        let searched = match nprobes {
+            Some(n) => n.max(1).min(d.len()),
+            None => early_pruning(&cd, k).max(1).min(d.len()),
+        };
         let mut cumulative = 0usize;
         let order: Vec<serde_json::Value> = d
             .iter()
@@ -639,6 +658,23 @@ impl IvfSegment {
             .collect();
         d.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         d
+    }
+
+    /// A scratch buffer pair from the pool (or new).
+    fn take_scratch(&self) -> Scratch {
+        self.scratch
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+            .unwrap_or_default()
+    }
+
+    /// Returns a scratch buffer pair to the pool (dropped beyond [`KEPT_SCRATCH`]).
+    fn give_scratch(&self, s: Scratch) {
+        let mut pool = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        if pool.len() < KEPT_SCRATCH {
+            pool.push(s);
+        }
     }
 
     /// The query as the index compares it (normalized for cosine).
@@ -693,7 +729,6 @@ impl IvfSegment {
         };
         let rq = rq_tables.as_ref();
         let mut best = TopK::new(probe.k);
-        let mut pq_sums: Vec<f32> = Vec::new();
         let mut done = 0usize;
         let first = &order[..min];
         let rows: usize = first.iter().map(|&p| self.partitions[p].1).sum();
@@ -705,13 +740,23 @@ impl IvfSegment {
                     .map(|t| {
                         s.spawn(move || {
                             let mut top = TopK::new(probe.k);
-                            let mut sums = Vec::new();
+                            let mut scratch = self.take_scratch();
                             // nearest partitions first, dealt round-robin
                             for &p in first.iter().skip(t).step_by(threads) {
-                                self.score_partition(p, q, rq, &mut sums, &mut |d, row| {
-                                    top.offer(d, self.row_ids[row], keep)
-                                });
+                                let bound = top.bound();
+                                self.score_partition(
+                                    p,
+                                    q,
+                                    rq,
+                                    &mut scratch,
+                                    bound,
+                                    &mut |d, row| {
+                                        top.offer(d, self.row_ids[row], keep);
+                                        top.bound()
+                                    },
+                                );
                             }
+                            self.give_scratch(scratch);
                             top
                         })
                     })
@@ -726,6 +771,7 @@ impl IvfSegment {
             }
             done = min;
         }
+        let mut scratch = None;
         for (searched, &p) in order.iter().enumerate().skip(done) {
             // After the minimum, partitions go in rounds; a round starts only while
             // fewer than k candidates were found.
@@ -733,9 +779,15 @@ impl IvfSegment {
             if searched >= max || (round_start && best.found >= probe.k) {
                 break;
             }
-            self.score_partition(p, &q, rq, &mut pq_sums, &mut |d, row| {
-                best.offer(d, self.row_ids[row], keep)
+            let bound = best.bound();
+            let scratch = scratch.get_or_insert_with(|| self.take_scratch());
+            self.score_partition(p, &q, rq, scratch, bound, &mut |d, row| {
+                best.offer(d, self.row_ids[row], keep);
+                best.bound()
             });
+        }
+        if let Some(scratch) = scratch {
+            self.give_scratch(scratch);
         }
         Ok(best
             .heap
@@ -746,14 +798,17 @@ impl IvfSegment {
     }
 
     /// Scores every row of partition `p` against the prepared query `q`, handing
-    /// `push` each (estimated distance, row position).
+    /// `push` each (estimated distance, row position) at or under `bound`; `push`
+    /// returns the bound from then on (see [`TopK::bound`]: rows above it could
+    /// change nothing, and are not handed over).
     fn score_partition(
         &self,
         p: usize,
         q: &[f32],
         rq_tables: Option<&crate::rabitq::QueryTables>,
-        pq_sums: &mut Vec<f32>,
-        push: &mut dyn FnMut(f32, usize),
+        scratch: &mut Scratch,
+        mut bound: f32,
+        push: &mut dyn FnMut(f32, usize) -> f32,
     ) {
         let (start, len) = self.partitions[p];
         let c = &self.centroids[p * self.dim..(p + 1) * self.dim];
@@ -766,7 +821,9 @@ impl IvfSegment {
                         Metric::Cosine => l2(q, v) / 2.0,
                         Metric::Dot => 1.0 - dot(q, v),
                     };
-                    push(d, r);
+                    if d <= bound {
+                        bound = push(d, r);
+                    }
                 }
             }
             Storage::Pq {
@@ -777,39 +834,33 @@ impl IvfSegment {
                 residual,
                 ..
             } => {
-                let table = pq_table(q, c, books, *m, *nbits, *residual, self.dim);
+                let Scratch { sums, table } = scratch;
+                pq_table(q, c, books, *m, *nbits, *residual, self.dim, table);
                 let width = m * *nbits as usize / 8;
                 let part = &codes[start * width..(start + len) * width];
-                let ks = 1usize << nbits;
                 let bias = if *residual { 0.0 } else { 1.0 - *m as f32 };
-                // Codes are column-major per partition: walk one code byte of
-                // every row at a time (sequential reads, one table row in cache),
-                // summing in the same order per row as a row-at-a-time walk.
-                pq_sums.clear();
-                pq_sums.resize(len, 0.0);
-                for b in 0..width {
-                    let col = &part[b * len..(b + 1) * len];
-                    if *nbits == 8 {
-                        let t = &table[b * ks..(b + 1) * ks];
-                        for (d, &c) in pq_sums.iter_mut().zip(col) {
-                            *d += t[c as usize];
-                        }
-                    } else {
-                        let lo = &table[2 * b * ks..(2 * b + 1) * ks];
-                        let hi = &table[(2 * b + 1) * ks..(2 * b + 2) * ks];
-                        for (d, &c) in pq_sums.iter_mut().zip(col) {
-                            *d += lo[(c & 15) as usize];
-                            *d += hi[(c >> 4) as usize];
+                // Codes are column-major per partition (see `pq_scan`).
+                crate::pq_scan::pq_sums(part, len, width, *nbits, table, sums);
+                // Blocks of 16 rows none of which is at or under the bound (the bound
+                // only falls) are passed over with one vectorized test.
+                for (b, block) in sums.chunks(16).enumerate() {
+                    if !block
+                        .iter()
+                        .fold(false, |any, &d| any | (d + bias <= bound))
+                    {
+                        continue;
+                    }
+                    for (i, &d) in block.iter().enumerate() {
+                        let d = d + bias;
+                        if d <= bound {
+                            bound = push(d, start + b * 16 + i);
                         }
                     }
-                }
-                for (i, &d) in pq_sums.iter().enumerate() {
-                    push(d + bias, start + i);
                 }
             }
             Storage::Rq(r) => {
                 if let Some(t) = rq_tables {
-                    r.score_partition(self.metric, q, c, t, start, len, push);
+                    r.score_partition(self.metric, q, c, t, start, len, bound, push);
                 }
             }
             Storage::Sq {
@@ -839,7 +890,9 @@ impl IvfSegment {
                             crate::kernels::sq_l2(&qc, code) as f32 * step * step
                         }
                     };
-                    push(d, r);
+                    if d <= bound {
+                        bound = push(d, r);
+                    }
                 }
             }
         }
@@ -888,6 +941,17 @@ impl TopK {
         }
     }
 
+    /// The distance above which an offered row can change nothing: the k-th best's
+    /// once k rows were found and the heap is full (a row at that distance may still
+    /// enter on a smaller id), else infinity (every row counts or is checked). NaN
+    /// distances are never at or under it, as [`Self::offer`] drops them.
+    fn bound(&self) -> f32 {
+        match self.heap.peek() {
+            Some(top) if self.found >= self.k && self.heap.len() == self.k => top.0,
+            _ => f32::INFINITY,
+        }
+    }
+
     /// Takes in another share's candidates (the best k of both, by distance then id)
     /// and its count.
     fn merge(&mut self, other: TopK) {
@@ -912,9 +976,10 @@ fn sq_code(v: f32, start: f64, end: f64) -> u8 {
     x as u8
 }
 
-/// The PQ lookup table, `m × 2^nbits`: the distance of each sub-vector of the query
-/// (its residual to centroid `c` when `residual`) to each codebook entry — squared L2,
-/// or for dot `1 - q_s · entry`.
+/// The PQ lookup table into `table`, `m × 2^nbits`: the distance of each sub-vector of
+/// the query (its residual to centroid `c` when `residual`) to each codebook entry —
+/// squared L2, or for dot `1 - q_s · entry`.
+#[allow(clippy::too_many_arguments)]
 fn pq_table(
     q: &[f32],
     c: &[f32],
@@ -923,7 +988,8 @@ fn pq_table(
     nbits: u32,
     residual: bool,
     dim: usize,
-) -> Vec<f32> {
+    table: &mut Vec<f32>,
+) {
     use crate::kmeans::Geometry;
     let ks = 1usize << nbits;
     let sub = dim / m;
@@ -937,7 +1003,8 @@ fn pq_table(
     } else {
         Geometry::Spherical
     };
-    let mut table = vec![0f32; m * ks];
+    table.clear();
+    table.resize(m * ks, 0.0);
     for (s, book) in books.iter().enumerate().take(m) {
         book.scores(
             &target[s * sub..(s + 1) * sub],
@@ -945,7 +1012,6 @@ fn pq_table(
             &mut table[s * ks..(s + 1) * ks],
         );
     }
-    table
 }
 
 /// Opens every vector index segment of `ds` over field `field_id` (all names; the
@@ -986,7 +1052,18 @@ mod tests {
         let books: Vec<_> = (0..2)
             .map(|s| crate::kmeans::Transposed::new(&cb[s * 32..(s + 1) * 32], 2))
             .collect();
-        let t = pq_table(&[1.0, 1.0, 101.0, 101.0], &[0.0; 4], &books, 2, 4, true, 4);
+        let mut t = vec![7.0; 3];
+        pq_table(
+            &[1.0, 1.0, 101.0, 101.0],
+            &[0.0; 4],
+            &books,
+            2,
+            4,
+            true,
+            4,
+            &mut t,
+        );
+        assert_eq!(t.len(), 32);
         assert_eq!(t[1], 0.0);
         assert_eq!(t[16 + 1], 0.0);
         assert_eq!(t[3], 8.0);

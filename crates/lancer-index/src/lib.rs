@@ -14,6 +14,7 @@ pub mod ivf_partition;
 pub mod kernels;
 pub mod kmeans;
 pub mod pb;
+pub mod pq_scan;
 pub mod rabitq;
 pub mod rabitq_build;
 pub mod scalar;

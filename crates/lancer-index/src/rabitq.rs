@@ -194,7 +194,8 @@ impl Rabit {
 
     /// Estimated distances of the rows `start..start + n` (one partition with centroid
     /// `c`) to the query `q` (normalized for cosine), whose rotation is `qr` with
-    /// lookup tables `lut`; `push(distance, row)` receives each.
+    /// lookup tables `lut`; `push(distance, row)` receives each at or under `bound`
+    /// and returns the bound from then on.
     #[allow(clippy::too_many_arguments)]
     pub fn score_partition(
         &self,
@@ -204,7 +205,8 @@ impl Rabit {
         qr: &QueryTables,
         start: usize,
         n: usize,
-        push: &mut dyn FnMut(f32, usize),
+        mut bound: f32,
+        push: &mut dyn FnMut(f32, usize) -> f32,
     ) {
         let l = self.code_dim / 8;
         let e = self.num_bits - 1;
@@ -251,7 +253,9 @@ impl Rabit {
                 Metric::Dot => full * scale + kappa * (add - 1.0) + 1.0 - qc,
                 _ => full * scale + add + qf,
             };
-            push(d, r);
+            if d <= bound {
+                bound = push(d, r);
+            }
         }
     }
 }

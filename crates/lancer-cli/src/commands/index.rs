@@ -408,7 +408,7 @@ pub fn inspect(
     name: &str,
     query: &[f32],
     k: usize,
-    nprobes: usize,
+    nprobes: Option<usize>,
     at: &VersionArgs,
     json: bool,
 ) -> CmdResult {
