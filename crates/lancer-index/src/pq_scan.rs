@@ -71,10 +71,8 @@ fn add_bytes<const G: usize>(
     out: &mut [f32],
 ) {
     let cols: [&[u8]; G] = std::array::from_fn(|j| &part[(first + j) * len..(first + j + 1) * len]);
-    let tables: [&[f32; 256]; G] = std::array::from_fn(|j| {
-        let t = &table[(first + j) * 256..(first + j + 1) * 256];
-        t.try_into().expect("256 entries")
-    });
+    let tables: [&[f32]; G] =
+        std::array::from_fn(|j| &table[(first + j) * 256..(first + j + 1) * 256]);
     for (i, sum) in out.iter_mut().enumerate().take(len) {
         let mut s = *sum;
         for j in 0..G {
@@ -95,10 +93,8 @@ fn add_nibbles<const G: usize>(
     out: &mut [f32],
 ) {
     let cols: [&[u8]; G] = std::array::from_fn(|j| &part[(first + j) * len..(first + j + 1) * len]);
-    let tables: [&[f32; 32]; G] = std::array::from_fn(|j| {
-        let t = &table[(first + j) * 32..(first + j + 1) * 32];
-        t.try_into().expect("32 entries")
-    });
+    let tables: [&[f32]; G] =
+        std::array::from_fn(|j| &table[(first + j) * 32..(first + j + 1) * 32]);
     for (i, sum) in out.iter_mut().enumerate().take(len) {
         let mut s = *sum;
         for j in 0..G {
