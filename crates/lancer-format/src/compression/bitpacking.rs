@@ -7,7 +7,7 @@
 //! * Out-of-line (block context): whole 1024-value blocks of one width; the final short
 //!   block is either packed and padded or stored raw, told apart by the buffer length.
 
-use arrow_buffer::{ArrowNativeType, Buffer};
+use arrow_buffer::{ArrowNativeType, Buffer, ToByteSlice};
 use fastlanes::BitPacking;
 
 use crate::block::{aligned, DataBlock};
@@ -91,6 +91,72 @@ fn unpack_inline<T: BitPacking + ArrowNativeType>(
         data: Buffer::from_vec(out),
         num_values,
     })
+}
+
+/// Appends to `out` (little-endian bytes) the values at positions `idx` of an
+/// inline-bitpacked mini-block chunk of `num_values` `bits`-bit values, each unpacked
+/// alone from the FastLanes block (a take of a few rows per chunk no longer unpacks
+/// all 1024).
+pub fn pick_inline(
+    bits: u64,
+    buf: &Buffer,
+    num_values: u64,
+    idx: &[usize],
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    match bits {
+        8 => pick_typed::<u8>(buf, num_values, idx, out),
+        16 => pick_typed::<u16>(buf, num_values, idx, out),
+        32 => pick_typed::<u32>(buf, num_values, idx, out),
+        64 => pick_typed::<u64>(buf, num_values, idx, out),
+        _ => Err(FormatError::corrupt(format!(
+            "bitpacking of {bits}-bit values (must be 8, 16, 32 or 64)"
+        ))),
+    }
+}
+
+#[allow(unsafe_code)]
+fn pick_typed<T: BitPacking + ArrowNativeType>(
+    buf: &Buffer,
+    num_values: u64,
+    idx: &[usize],
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    let t_bits = std::mem::size_of::<T>() * 8;
+    if num_values > BLOCK as u64 {
+        return Err(FormatError::corrupt(format!(
+            "inline-bitpacked chunk claims {num_values} values (at most 1024)"
+        )));
+    }
+    let buf = typed::<T>(buf);
+    let words: &[T] = buf.typed_data::<T>();
+    let width = words
+        .first()
+        .ok_or_else(|| FormatError::corrupt("bitpacked chunk truncated (no width word)"))?
+        .as_usize();
+    if width > t_bits {
+        return Err(FormatError::corrupt(format!(
+            "bitpacked width {width} exceeds {t_bits}"
+        )));
+    }
+    let n_words = BLOCK * width / t_bits;
+    let packed = words
+        .get(1..1 + n_words)
+        .ok_or_else(|| FormatError::corrupt("bitpacked chunk truncated"))?;
+    out.reserve(idx.len() * std::mem::size_of::<T>());
+    for &i in idx {
+        if i as u64 >= num_values {
+            return Err(FormatError::corrupt(format!(
+                "value {i} of a {num_values}-value bitpacked chunk"
+            )));
+        }
+        // SAFETY: `unchecked_unpack_single` requires `width <= T::BITS` and an input of
+        // exactly `1024 * width / T::BITS` words (both checked above); it panics only on
+        // an index of 1024 or more, and `i < num_values <= 1024`.
+        let v = unsafe { T::unchecked_unpack_single(width, packed, i) };
+        out.extend_from_slice(v.to_byte_slice());
+    }
+    Ok(())
 }
 
 /// Inline bitpacking of a mini-block chunk (at most 1024 values).
@@ -210,5 +276,74 @@ pub fn decode_out_of_line(
         bits => Err(FormatError::corrupt(format!(
             "bitpacking of {bits}-bit values (must be 8, 16, 32 or 64)"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chunk of `n` values packed at `width` bits: the width word, then the block.
+    #[allow(unsafe_code)]
+    fn chunk_u32(values: &[u32], width: usize) -> Buffer {
+        let mut block = [0u32; BLOCK];
+        block[..values.len()].copy_from_slice(values);
+        let mut packed = vec![0u32; BLOCK * width / 32];
+        // SAFETY: width <= 32, input of 1024 values, output of 1024 * width / 32 words.
+        unsafe { u32::unchecked_pack(width, &block, &mut packed) };
+        let mut words = vec![width as u32];
+        words.extend(packed);
+        Buffer::from_vec(words)
+    }
+
+    #[test]
+    fn picked_values_are_the_decoded_ones() {
+        let mut x = 0x9e37_79b9u64;
+        for width in [0usize, 1, 3, 7, 8, 13, 17, 31, 32] {
+            for n in [1usize, 5, 1000, 1024] {
+                let mask = if width == 32 {
+                    u32::MAX
+                } else {
+                    (1u32 << width) - 1
+                };
+                let values: Vec<u32> = (0..n)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        x as u32 & mask
+                    })
+                    .collect();
+                let buf = chunk_u32(&values, width);
+                let all = match decode_inline(32, &buf, n as u64).unwrap() {
+                    DataBlock::Fixed { data, .. } => data.typed_data::<u32>().to_vec(),
+                    _ => unreachable!(),
+                };
+                assert_eq!(all, values);
+                let idx: Vec<usize> = (0..n).filter(|i| i % 7 == 0 || *i == n - 1).collect();
+                let mut out = Vec::new();
+                pick_inline(32, &buf, n as u64, &idx, &mut out).unwrap();
+                let got: Vec<u32> = out
+                    .chunks_exact(4)
+                    .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect();
+                let want: Vec<u32> = idx.iter().map(|&i| values[i]).collect();
+                assert_eq!(got, want, "width {width}, {n} values");
+            }
+        }
+    }
+
+    #[test]
+    fn picking_checks_the_chunk() {
+        let buf = chunk_u32(&[1, 2, 3], 2);
+        let mut out = Vec::new();
+        // a row past the chunk's values, a claimed count over a block, a short buffer
+        assert!(pick_inline(32, &buf, 3, &[3], &mut out).is_err());
+        assert!(pick_inline(32, &buf, 1025, &[0], &mut out).is_err());
+        assert!(pick_inline(32, &buf.slice_with_length(0, 8), 3, &[0], &mut out).is_err());
+        assert!(pick_inline(32, &Buffer::from_vec(vec![33u32]), 3, &[0], &mut out).is_err());
+        assert!(pick_inline(32, &Buffer::from_vec(Vec::<u32>::new()), 3, &[0], &mut out).is_err());
+        assert!(pick_inline(12, &buf, 3, &[0], &mut out).is_err());
+        assert!(out.is_empty());
     }
 }

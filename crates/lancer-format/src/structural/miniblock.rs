@@ -243,9 +243,19 @@ impl MiniBlockPage {
         &self.chunks
     }
 
-    /// The chunk holding row `row`.
-    fn chunk_of(&self, row: u64) -> Result<usize> {
-        let i = self.rows.partition_point(|r| r.first_row + r.starts <= row);
+    /// The chunk holding row `row`, searching from chunk `from` on (rows asked in
+    /// ascending order walk the chunks once: a step or two forward, then a binary
+    /// search over what is left).
+    fn chunk_of(&self, row: u64, from: usize) -> Result<usize> {
+        let ends_before = |r: &ChunkRows| r.first_row + r.starts <= row;
+        let from = from.min(self.rows.len());
+        let mut i = from;
+        while i < self.rows.len() && i < from + 2 && ends_before(&self.rows[i]) {
+            i += 1;
+        }
+        if i == from + 2 {
+            i += self.rows[i..].partition_point(ends_before);
+        }
         if i >= self.rows.len() {
             return Err(FormatError::OutOfRange {
                 what: format!("row {row} of a {}-row page", self.num_rows),
@@ -255,10 +265,10 @@ impl MiniBlockPage {
     }
 
     /// Chunks covering rows `range`: from the chunk where the first row starts to the
-    /// chunk where the last row ends.
-    fn chunk_span(&self, range: &Range<u64>) -> Result<Range<usize>> {
-        let first = self.chunk_of(range.start)?;
-        let mut last = self.chunk_of(range.end - 1)?;
+    /// chunk where the last row ends; no chunk before `from` holds them.
+    fn chunk_span(&self, range: &Range<u64>, from: usize) -> Result<Range<usize>> {
+        let first = self.chunk_of(range.start, from)?;
+        let mut last = self.chunk_of(range.end - 1, first)?;
         while self.rows[last].has_trailer && last + 1 < self.rows.len() {
             last += 1;
             if self.rows[last].starts > 0 {
@@ -286,6 +296,9 @@ impl MiniBlockPage {
     /// Groups row ranges by contiguous chunk spans.
     fn groups(&self, ranges: &[Range<u64>]) -> Result<Vec<ChunkGroup>> {
         let mut groups: Vec<ChunkGroup> = Vec::new();
+        // Ranges come sorted: each one's chunks lie at or after the previous one's
+        // first chunk (a range may end inside the chunk the next begins in).
+        let (mut from, mut prev) = (0, 0);
         for r in ranges {
             if r.start >= r.end {
                 continue;
@@ -295,7 +308,12 @@ impl MiniBlockPage {
                     what: format!("rows {r:?} of a {}-row page", self.num_rows),
                 });
             }
-            let span = self.chunk_span(r)?;
+            if r.start < prev {
+                from = 0; // out of order: search from the first chunk
+            }
+            prev = r.start;
+            let span = self.chunk_span(r, from)?;
+            from = span.start;
             match groups.last_mut() {
                 Some((g, rs)) if span.start < g.end => {
                     g.end = g.end.max(span.end);
@@ -349,8 +367,31 @@ impl MiniBlockPage {
             .map(|(span, _)| self.span_bytes(span))
             .collect();
         let data = io.read_ranges(&byte_ranges)?;
+        // A sparse read of a flat column of fixed-width values (an index's scattered
+        // rows: under one in eight of the values spanned) picks its values out of each
+        // chunk instead of decoding the chunks whole.
+        let pick = deferred.is_none()
+            && self.layout.rep_compression.is_none()
+            && self.dictionary.is_none()
+            && asked.saturating_mul(8) < spanned
+            && value_type.is_primitive()
+            && match value_c {
+                Compression::InlineBitpacking(b) => {
+                    u64::from(value_type.primitive_width().unwrap_or(0) as u32) * 8
+                        == b.uncompressed_bits_per_value
+                }
+                Compression::Flat(f) => {
+                    u64::from(value_type.primitive_width().unwrap_or(0) as u32) * 8
+                        == f.bits_per_value
+                }
+                _ => false,
+            };
         let mut runs = Vec::new();
         for ((span, rs), bytes) in groups.iter().zip(data) {
+            if pick {
+                runs.push(self.pick_fixed(span, &Buffer::from(bytes), rs, value_c, value_type)?);
+                continue;
+            }
             let stream = self.decode_span(span, Buffer::from(bytes), value_c, stream_type)?;
             let first_row = self.rows[span.start].first_row;
             let skip = self.rows[span.start].has_preamble;
@@ -396,6 +437,117 @@ impl MiniBlockPage {
             run.values = expand_fsst(&f.symbol_table, &run.values, value_type)?;
         }
         Ok(run)
+    }
+
+    /// Rows `rs` (page-relative, sorted, inside `span`) of a flat column of fixed-width
+    /// values, plain or inline-bitpacked: per chunk, only the asked rows' definition
+    /// levels and values are taken out (bit-unpacked one by one).
+    fn pick_fixed(
+        &self,
+        span: &Range<usize>,
+        bytes: &Buffer,
+        rs: &[Range<u64>],
+        value_c: &Compression,
+        value_type: &DataType,
+    ) -> Result<LeafRun> {
+        let base = self.chunks[span.start].offset;
+        let mut first = self.rows[span.start].first_row;
+        let mut want = rs.iter().flat_map(|r| r.clone()).peekable();
+        let asked: u64 = rs.iter().map(|r| r.end - r.start).sum();
+        let width = value_type.primitive_width().unwrap_or(0);
+        let mut values: Vec<u8> = Vec::with_capacity(asked as usize * width);
+        let mut def: Option<Vec<u16>> = self
+            .layout
+            .def_compression
+            .is_some()
+            .then(|| Vec::with_capacity(asked as usize));
+        let mut idx: Vec<usize> = Vec::new();
+        for c in span.clone() {
+            let meta = self.chunks[c];
+            let end = first + meta.num_values;
+            idx.clear();
+            while let Some(&r) = want.peek() {
+                if r >= end {
+                    break;
+                }
+                let i = r.checked_sub(first).ok_or_else(|| {
+                    FormatError::corrupt(format!("row {r} lies before mini-block chunk {c}"))
+                })?;
+                idx.push(i as usize);
+                want.next();
+            }
+            first = end;
+            if idx.is_empty() {
+                continue;
+            }
+            let start = (meta.offset - base) as usize;
+            if start + meta.size as usize > bytes.len() {
+                return Err(FormatError::corrupt(format!(
+                    "mini-block chunk {c} overruns the {} bytes read for it",
+                    bytes.len()
+                )));
+            }
+            let parts = self.chunk_parts(&bytes.slice_with_length(start, meta.size as usize))?;
+            if let (Some(out), Some(enc), Some(buf)) =
+                (def.as_mut(), &self.layout.def_compression, parts.def)
+            {
+                let c = compression_of(Some(enc), "levels")?;
+                let levels = decode_levels(c, buf, parts.num_levels as u64)?;
+                for &i in &idx {
+                    out.push(*levels.get(i).ok_or_else(|| {
+                        FormatError::corrupt(format!(
+                            "row {i} of a chunk with {} definition levels",
+                            levels.len()
+                        ))
+                    })?);
+                }
+            }
+            let buf = parts
+                .values
+                .first()
+                .ok_or_else(|| FormatError::corrupt("mini-block chunk without a value buffer"))?;
+            match value_c {
+                Compression::InlineBitpacking(b) => compression::bitpacking::pick_inline(
+                    b.uncompressed_bits_per_value,
+                    buf,
+                    meta.num_values,
+                    &idx,
+                    &mut values,
+                )?,
+                _ => {
+                    for &i in &idx {
+                        let at = i * width;
+                        let v = buf
+                            .as_slice()
+                            .get(at..at + width)
+                            .filter(|_| (i as u64) < meta.num_values);
+                        values.extend_from_slice(v.ok_or_else(|| {
+                            FormatError::corrupt(format!(
+                                "value {i} of a {}-value chunk of {} bytes",
+                                meta.num_values,
+                                buf.len()
+                            ))
+                        })?);
+                    }
+                }
+            }
+        }
+        if want.next().is_some() {
+            return Err(FormatError::corrupt(
+                "asked rows lie past the mini-block chunks read for them",
+            ));
+        }
+        let block = DataBlock::Fixed {
+            bits_per_value: width as u64 * 8,
+            data: Buffer::from_vec(values),
+            num_values: asked,
+        };
+        Ok(LeafRun {
+            rep: None,
+            def,
+            num_rows: asked,
+            values: to_arrow(block, value_type, None)?,
+        })
     }
 
     /// Decodes the chunks of `span`, whose bytes are `bytes`, into one stream.
@@ -459,6 +611,28 @@ impl MiniBlockPage {
         num_values: u64,
         value_c: &Compression,
     ) -> Result<(Option<Vec<u16>>, Option<Vec<u16>>, DataBlock)> {
+        let parts = self.chunk_parts(chunk)?;
+        let num_levels = parts.num_levels;
+        let levels = |enc: &Option<crate::pb::enc21::CompressiveEncoding>,
+                      buf: Option<Buffer>|
+         -> Result<Option<Vec<u16>>> {
+            match (enc, buf) {
+                (Some(e), Some(buf)) => {
+                    let c = compression_of(Some(e), "levels")?;
+                    decode_levels(c, buf, num_levels as u64).map(Some)
+                }
+                _ => Ok(None),
+            }
+        };
+        let rep = levels(&self.layout.rep_compression, parts.rep)?;
+        let def = levels(&self.layout.def_compression, parts.def)?;
+        let values = compression::miniblock(value_c, parts.values, num_values)?;
+        Ok((rep, def, values))
+    }
+
+    /// A chunk's header read: its level count and its (still encoded) repetition,
+    /// definition and value buffers.
+    fn chunk_parts(&self, chunk: &Buffer) -> Result<ChunkParts> {
         let b = chunk.as_slice();
         let short = || FormatError::corrupt("mini-block chunk header truncated");
         let rd16 = |p: usize| -> Result<usize> {
@@ -512,25 +686,24 @@ impl MiniBlockPage {
             p = pad(p + size);
             Ok(out)
         };
-        let rep_buf = rep_size.map(&mut take).transpose()?;
-        let def_buf = def_size.map(&mut take).transpose()?;
-        let bufs = sizes.into_iter().map(take).collect::<Result<Vec<_>>>()?;
-        let levels = |enc: &Option<crate::pb::enc21::CompressiveEncoding>,
-                      buf: Option<Buffer>|
-         -> Result<Option<Vec<u16>>> {
-            match (enc, buf) {
-                (Some(e), Some(buf)) => {
-                    let c = compression_of(Some(e), "levels")?;
-                    decode_levels(c, buf, num_levels as u64).map(Some)
-                }
-                _ => Ok(None),
-            }
-        };
-        let rep = levels(&self.layout.rep_compression, rep_buf)?;
-        let def = levels(&self.layout.def_compression, def_buf)?;
-        let values = compression::miniblock(value_c, bufs, num_values)?;
-        Ok((rep, def, values))
+        let rep = rep_size.map(&mut take).transpose()?;
+        let def = def_size.map(&mut take).transpose()?;
+        let values = sizes.into_iter().map(take).collect::<Result<Vec<_>>>()?;
+        Ok(ChunkParts {
+            num_levels,
+            rep,
+            def,
+            values,
+        })
     }
+}
+
+/// One mini-block chunk's buffers, as its header lays them out.
+struct ChunkParts {
+    num_levels: usize,
+    rep: Option<Buffer>,
+    def: Option<Buffer>,
+    values: Vec<Buffer>,
 }
 
 /// Decompresses FSST codes (a binary array of still-compressed strings) into `value_type`.
