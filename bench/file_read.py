@@ -92,6 +92,17 @@ def lancer_binary():
     return exe
 
 
+def release_binaries():
+    """The directory of `lancer` and `lancer-bench`: LANCER_BENCH_BIN when set (already
+    built binaries, e.g. a profiling build, used as they are), otherwise the release
+    build brought up to date. Returns (directory, whether it came from LANCER_BENCH_BIN)."""
+    bins = os.environ.get("LANCER_BENCH_BIN")
+    if bins:
+        return bins, True
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "lancer-cli", "-p", "lancer-bench"], cwd=ROOT, check=True)
+    return os.path.join(ROOT, "target", "release"), False
+
+
 def record(lines, no_record):
     """Prints a result table and, unless `no_record`, appends it to bench/RESULTS.md."""
     table = "\n".join(lines)

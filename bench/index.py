@@ -82,12 +82,7 @@ def main():
     ap.add_argument("--no-record", action="store_true")
     a = ap.parse_args()
     os.makedirs(OUT, exist_ok=True)
-    # LANCER_BENCH_BIN: a directory of already-built `lancer` and `lancer-bench` (e.g. a
-    # profiling build) used as they are; otherwise the release build is brought up to date.
-    bins = os.environ.get("LANCER_BENCH_BIN")
-    if not bins:
-        subprocess.run(["cargo", "build", "--release", "-p", "lancer-cli", "-p", "lancer-bench"], cwd=file_read.ROOT, check=True)
-        bins = os.path.join(file_read.ROOT, "target", "release")
+    bins, prebuilt = file_read.release_binaries()
     exe = os.path.join(bins, "lancer")
     bench = os.path.join(bins, "lancer-bench")
     base, vec, queries = make(a.rows, a.dim, a.queries)
@@ -184,7 +179,7 @@ def main():
     lines = [f"### Vector indexes, {a.rows:,} x {a.dim}-d clustered float32 (4 fragments), {a.partitions} partitions, PQ {a.sub_vectors}x8 bits, l2",
              f"{datetime.date.today()}, {file_read.machine()}, pylance {lance.__version__}, faiss {faiss.__version__}; "
              f"{a.queries} queries one at a time (pylance in-process, Lancer in-process `lancer-bench ann`, FAISS 1 / 2 threads)"
-             + (f"; Lancer binaries from {bins}" if os.environ.get("LANCER_BENCH_BIN") else ""), "",
+             + (f"; Lancer binaries from {bins}" if prebuilt else ""), "",
              f"| index | pylance build (s) | Lancer build (s) | Lancer / pylance | Lancer peak RSS | Lancer build, spilling past {a.spill_mb} MiB (s) | its peak RSS | FAISS build (s) |",
              "|---|---|---|---|---|---|---|---|"]
     for kind, p, l, rss, f, sp in build_rows:

@@ -102,12 +102,7 @@ def main():
     ap.add_argument("--iters", type=int, default=7)
     ap.add_argument("--no-record", action="store_true")
     a = ap.parse_args()
-    # LANCER_BENCH_BIN: a directory of already-built `lancer` and `lancer-bench` used as
-    # they are (as bench/index.py); otherwise the release build is brought up to date.
-    bins = os.environ.get("LANCER_BENCH_BIN")
-    if not bins:
-        subprocess.run(["cargo", "build", "--release", "-q", "-p", "lancer-cli", "-p", "lancer-bench"], check=True, cwd=file_read.ROOT)
-        bins = os.path.join(file_read.ROOT, "target", "release")
+    bins, prebuilt = file_read.release_binaries()
     exe = os.path.join(bins, "lancer")
     bench_exe = os.path.join(bins, "lancer-bench")
     base, vocab = make(a.rows)
@@ -189,7 +184,7 @@ def main():
              "`bench/scalar.py`: pylance 14 in-process vs Lancer in-process (`lancer-bench filter`) on the same "
              "dataset; each engine builds its own indexes (Lancer in-process with `lancer-bench scalar-build`, "
              "and through the CLI, whole process)"
-             + (f"; Lancer binaries from {bins}" if os.environ.get("LANCER_BENCH_BIN") else "") + ".\n",
+             + (f"; Lancer binaries from {bins}" if prebuilt else "") + ".\n",
              "| index | column | build pylance s | build Lancer in-process s | pylance / Lancer in-process | "
              "build Lancer CLI s | pylance / Lancer CLI | size pylance MB | size Lancer MB | Lancer CLI peak RSS MiB |",
              "|---|---|---|---|---|---|---|---|---|---|"]

@@ -743,18 +743,7 @@ impl IvfSegment {
                             let mut scratch = self.take_scratch();
                             // nearest partitions first, dealt round-robin
                             for &p in first.iter().skip(t).step_by(threads) {
-                                let bound = top.bound();
-                                self.score_partition(
-                                    p,
-                                    q,
-                                    rq,
-                                    &mut scratch,
-                                    bound,
-                                    &mut |d, row| {
-                                        top.offer(d, self.row_ids[row], keep);
-                                        top.bound()
-                                    },
-                                );
+                                self.search_partition(p, q, rq, &mut scratch, &mut top, keep);
                             }
                             self.give_scratch(scratch);
                             top
@@ -779,12 +768,8 @@ impl IvfSegment {
             if searched >= max || (round_start && best.found >= probe.k) {
                 break;
             }
-            let bound = best.bound();
             let scratch = scratch.get_or_insert_with(|| self.take_scratch());
-            self.score_partition(p, &q, rq, scratch, bound, &mut |d, row| {
-                best.offer(d, self.row_ids[row], keep);
-                best.bound()
-            });
+            self.search_partition(p, &q, rq, scratch, &mut best, keep);
         }
         if let Some(scratch) = scratch {
             self.give_scratch(scratch);
@@ -795,6 +780,23 @@ impl IvfSegment {
             .into_iter()
             .map(|Ranked(distance, row_id)| Candidate { distance, row_id })
             .collect())
+    }
+
+    /// Offers `top` the rows of partition `p` that could enter it.
+    fn search_partition(
+        &self,
+        p: usize,
+        q: &[f32],
+        rq: Option<&crate::rabitq::QueryTables>,
+        scratch: &mut Scratch,
+        top: &mut TopK,
+        keep: &dyn Fn(u64) -> bool,
+    ) {
+        let bound = top.bound();
+        self.score_partition(p, q, rq, scratch, bound, &mut |d, row| {
+            top.offer(d, self.row_ids[row], keep);
+            top.bound()
+        });
     }
 
     /// Scores every row of partition `p` against the prepared query `q`, handing

@@ -42,65 +42,53 @@ pub fn pq_sums(
     );
     out.clear();
     out.resize(len, 0.0);
-    let group = if nbits == 8 { 8 } else { 4 };
+    if nbits == 8 {
+        scan::<8, 256>(part, len, width, table, out, |s, t, c| s + t[c as usize]);
+    } else {
+        // low nibble, then high nibble
+        scan::<4, 32>(part, len, width, table, out, |s, t, c| {
+            s + t[(c & 15) as usize] + t[16 + (c >> 4) as usize]
+        });
+    }
+}
+
+/// Adds to every row's sum its code bytes' entries (`E` table entries per byte, `add`
+/// adding one byte's), `G` byte columns per pass over the rows, the rest one at a time.
+#[inline(always)]
+fn scan<const G: usize, const E: usize>(
+    part: &[u8],
+    len: usize,
+    width: usize,
+    table: &[f32],
+    out: &mut [f32],
+    add: impl Fn(f32, &[f32], u8) -> f32 + Copy,
+) {
     let mut b = 0;
-    while b + group <= width {
-        if nbits == 8 {
-            add_bytes::<8>(part, len, b, table, out);
-        } else {
-            add_nibbles::<4>(part, len, b, table, out);
-        }
-        b += group;
+    while b + G <= width {
+        add_group::<G, E>(part, len, b, table, out, add);
+        b += G;
     }
     for b in b..width {
-        if nbits == 8 {
-            add_bytes::<1>(part, len, b, table, out);
-        } else {
-            add_nibbles::<1>(part, len, b, table, out);
-        }
+        add_group::<1, E>(part, len, b, table, out, add);
     }
 }
 
-/// Adds to every row's sum the entries of its 8-bit code bytes `first..first + G`.
+/// Adds to every row's sum the entries of its code bytes `first..first + G`.
 #[inline(always)]
-fn add_bytes<const G: usize>(
+fn add_group<const G: usize, const E: usize>(
     part: &[u8],
     len: usize,
     first: usize,
     table: &[f32],
     out: &mut [f32],
+    add: impl Fn(f32, &[f32], u8) -> f32,
 ) {
     let cols: [&[u8]; G] = std::array::from_fn(|j| &part[(first + j) * len..(first + j + 1) * len]);
-    let tables: [&[f32]; G] =
-        std::array::from_fn(|j| &table[(first + j) * 256..(first + j + 1) * 256]);
+    let tables: [&[f32]; G] = std::array::from_fn(|j| &table[(first + j) * E..(first + j + 1) * E]);
     for (i, sum) in out.iter_mut().enumerate().take(len) {
         let mut s = *sum;
         for j in 0..G {
-            s += tables[j][cols[j][i] as usize];
-        }
-        *sum = s;
-    }
-}
-
-/// Adds to every row's sum the entries of its 4-bit code bytes `first..first + G`
-/// (low nibble, then high nibble, byte by byte).
-#[inline(always)]
-fn add_nibbles<const G: usize>(
-    part: &[u8],
-    len: usize,
-    first: usize,
-    table: &[f32],
-    out: &mut [f32],
-) {
-    let cols: [&[u8]; G] = std::array::from_fn(|j| &part[(first + j) * len..(first + j + 1) * len]);
-    let tables: [&[f32]; G] =
-        std::array::from_fn(|j| &table[(first + j) * 32..(first + j + 1) * 32]);
-    for (i, sum) in out.iter_mut().enumerate().take(len) {
-        let mut s = *sum;
-        for j in 0..G {
-            let c = cols[j][i];
-            s += tables[j][(c & 15) as usize];
-            s += tables[j][16 + (c >> 4) as usize];
+            s = add(s, tables[j], cols[j][i]);
         }
         *sum = s;
     }

@@ -53,6 +53,26 @@ fn typed<T: ArrowNativeType>(buf: &Buffer) -> Buffer {
     aligned(buf.clone(), std::mem::size_of::<T>())
 }
 
+/// The first inline block of `words`: its bit width (the leading word, checked against
+/// the value width) and its `1024 * width / T` packed words.
+fn inline_block<T: ArrowNativeType>(words: &[T]) -> Result<(usize, &[T])> {
+    let t_bits = std::mem::size_of::<T>() * 8;
+    let width = words
+        .first()
+        .ok_or_else(|| FormatError::corrupt("bitpacked chunk truncated (no width word)"))?
+        .as_usize();
+    if width > t_bits {
+        return Err(FormatError::corrupt(format!(
+            "bitpacked width {width} exceeds {t_bits}"
+        )));
+    }
+    let n_words = BLOCK * width / t_bits;
+    let packed = words
+        .get(1..1 + n_words)
+        .ok_or_else(|| FormatError::corrupt("bitpacked chunk truncated"))?;
+    Ok((width, packed))
+}
+
 fn unpack_inline<T: BitPacking + ArrowNativeType>(
     buf: &Buffer,
     num_values: u64,
@@ -65,23 +85,9 @@ fn unpack_inline<T: BitPacking + ArrowNativeType>(
     let mut scratch = vec![T::usize_as(0); BLOCK];
     let mut remaining = num_values as usize;
     while remaining > 0 {
-        let width = words
-            .get(pos)
-            .ok_or_else(|| FormatError::corrupt("bitpacked chunk truncated (no width word)"))?
-            .as_usize();
-        pos += 1;
-        let t_bits = size * 8;
-        if width > t_bits {
-            return Err(FormatError::corrupt(format!(
-                "bitpacked width {width} exceeds {t_bits}"
-            )));
-        }
-        let n_words = BLOCK * width / t_bits;
-        let packed = words
-            .get(pos..pos + n_words)
-            .ok_or_else(|| FormatError::corrupt("bitpacked chunk truncated"))?;
+        let (width, packed) = inline_block(words.get(pos..).unwrap_or_default())?;
         unpack_block(width, packed, &mut scratch)?;
-        pos += n_words;
+        pos += 1 + packed.len();
         let take = remaining.min(BLOCK);
         out.extend_from_slice(&scratch[..take]);
         remaining -= take;
@@ -122,27 +128,13 @@ fn pick_typed<T: BitPacking + ArrowNativeType>(
     idx: &[usize],
     out: &mut Vec<u8>,
 ) -> Result<()> {
-    let t_bits = std::mem::size_of::<T>() * 8;
     if num_values > BLOCK as u64 {
         return Err(FormatError::corrupt(format!(
             "inline-bitpacked chunk claims {num_values} values (at most 1024)"
         )));
     }
     let buf = typed::<T>(buf);
-    let words: &[T] = buf.typed_data::<T>();
-    let width = words
-        .first()
-        .ok_or_else(|| FormatError::corrupt("bitpacked chunk truncated (no width word)"))?
-        .as_usize();
-    if width > t_bits {
-        return Err(FormatError::corrupt(format!(
-            "bitpacked width {width} exceeds {t_bits}"
-        )));
-    }
-    let n_words = BLOCK * width / t_bits;
-    let packed = words
-        .get(1..1 + n_words)
-        .ok_or_else(|| FormatError::corrupt("bitpacked chunk truncated"))?;
+    let (width, packed) = inline_block(buf.typed_data::<T>())?;
     out.reserve(idx.len() * std::mem::size_of::<T>());
     for &i in idx {
         if i as u64 >= num_values {
@@ -151,7 +143,7 @@ fn pick_typed<T: BitPacking + ArrowNativeType>(
             )));
         }
         // SAFETY: `unchecked_unpack_single` requires `width <= T::BITS` and an input of
-        // exactly `1024 * width / T::BITS` words (both checked above); it panics only on
+        // exactly `1024 * width / T::BITS` words (both checked by `inline_block`); it panics only on
         // an index of 1024 or more, and `i < num_values <= 1024`.
         let v = unsafe { T::unchecked_unpack_single(width, packed, i) };
         out.extend_from_slice(v.to_byte_slice());

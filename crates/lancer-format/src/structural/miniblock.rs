@@ -376,16 +376,10 @@ impl MiniBlockPage {
             && asked.saturating_mul(8) < spanned
             && value_type.is_primitive()
             && match value_c {
-                Compression::InlineBitpacking(b) => {
-                    u64::from(value_type.primitive_width().unwrap_or(0) as u32) * 8
-                        == b.uncompressed_bits_per_value
-                }
-                Compression::Flat(f) => {
-                    u64::from(value_type.primitive_width().unwrap_or(0) as u32) * 8
-                        == f.bits_per_value
-                }
-                _ => false,
-            };
+                Compression::InlineBitpacking(b) => Some(b.uncompressed_bits_per_value),
+                Compression::Flat(f) => Some(f.bits_per_value),
+                _ => None,
+            } == value_type.primitive_width().map(|w| w as u64 * 8);
         let mut runs = Vec::new();
         for ((span, rs), bytes) in groups.iter().zip(data) {
             if pick {
@@ -488,11 +482,8 @@ impl MiniBlockPage {
                 )));
             }
             let parts = self.chunk_parts(&bytes.slice_with_length(start, meta.size as usize))?;
-            if let (Some(out), Some(enc), Some(buf)) =
-                (def.as_mut(), &self.layout.def_compression, parts.def)
-            {
-                let c = compression_of(Some(enc), "levels")?;
-                let levels = decode_levels(c, buf, parts.num_levels as u64)?;
+            let levels = self.levels(&self.layout.def_compression, parts.def, parts.num_levels)?;
+            if let (Some(out), Some(levels)) = (def.as_mut(), levels) {
                 for &i in &idx {
                     out.push(*levels.get(i).ok_or_else(|| {
                         FormatError::corrupt(format!(
@@ -612,22 +603,28 @@ impl MiniBlockPage {
         value_c: &Compression,
     ) -> Result<(Option<Vec<u16>>, Option<Vec<u16>>, DataBlock)> {
         let parts = self.chunk_parts(chunk)?;
-        let num_levels = parts.num_levels;
-        let levels = |enc: &Option<crate::pb::enc21::CompressiveEncoding>,
-                      buf: Option<Buffer>|
-         -> Result<Option<Vec<u16>>> {
-            match (enc, buf) {
-                (Some(e), Some(buf)) => {
-                    let c = compression_of(Some(e), "levels")?;
-                    decode_levels(c, buf, num_levels as u64).map(Some)
-                }
-                _ => Ok(None),
-            }
-        };
-        let rep = levels(&self.layout.rep_compression, parts.rep)?;
-        let def = levels(&self.layout.def_compression, parts.def)?;
+        let n = parts.num_levels;
+        let rep = self.levels(&self.layout.rep_compression, parts.rep, n)?;
+        let def = self.levels(&self.layout.def_compression, parts.def, n)?;
         let values = compression::miniblock(value_c, parts.values, num_values)?;
         Ok((rep, def, values))
+    }
+
+    /// A chunk's `n` repetition or definition levels from their buffer, when the
+    /// layout has that kind (`enc`).
+    fn levels(
+        &self,
+        enc: &Option<crate::pb::enc21::CompressiveEncoding>,
+        buf: Option<Buffer>,
+        n: usize,
+    ) -> Result<Option<Vec<u16>>> {
+        match (enc, buf) {
+            (Some(e), Some(buf)) => {
+                let c = compression_of(Some(e), "levels")?;
+                decode_levels(c, buf, n as u64).map(Some)
+            }
+            _ => Ok(None),
+        }
     }
 
     /// A chunk's header read: its level count and its (still encoded) repetition,
