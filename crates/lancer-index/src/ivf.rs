@@ -490,6 +490,11 @@ impl IvfSegment {
             };
             let codes = u8_codes(col.as_ref(), dim / 8, &label, "_rabit_codes")?;
             let (add, scale) = (floats("__add_factors")?, floats("__scale_factors")?);
+            // Optional: only gates which rows get the multi-bit estimate.
+            let error = match batch.column_by_name("__error_factors") {
+                Some(_) => floats("__error_factors")?,
+                None => Vec::new(),
+            };
             let (ex, add_ex, scale_ex) = if bits > 1 {
                 let width = dim.div_ceil(64) * 64 * (bits - 1) / 8;
                 let exc = batch
@@ -507,6 +512,7 @@ impl IvfSegment {
                 codes: &codes,
                 add: &add,
                 scale: &scale,
+                error: &error,
                 ex: &ex,
                 add_ex: &add_ex,
                 scale_ex: &scale_ex,
