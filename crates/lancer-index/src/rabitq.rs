@@ -208,8 +208,10 @@ impl Rabit {
     /// (`__error_factors` × `‖q − c‖`, the RabitQ confidence interval) is already at
     /// or over `bound` is not given the ex-code estimate: it would almost surely not
     /// make the top k (the reference's multi-bit search gates the same way). Rows
-    /// that are estimated get exactly the values they get without the gate. Returns
-    /// how many rows were estimated.
+    /// that are estimated get exactly the values they get without the gate. Rows go
+    /// 32 at a time (the packed blocks): their 1-bit estimates and gate first, then
+    /// the ex codes of the rows left, fetched together. Returns how many rows got the
+    /// full estimate.
     #[allow(clippy::too_many_arguments)]
     pub fn score_partition(
         &self,
@@ -223,7 +225,6 @@ impl Rabit {
         push: &mut dyn FnMut(f32, usize) -> f32,
     ) -> usize {
         let l = self.code_dim / 8;
-        let e = self.num_bits - 1;
         let (qf, kappa, qc) = match metric {
             Metric::Dot => {
                 let qc = crate::kernels::dot(q, c);
@@ -232,61 +233,177 @@ impl Rabit {
             }
             _ => (crate::kernels::l2(q, c), 0.0, 0.0),
         };
-        // The 1-bit estimate from a row's binary inner product.
-        let one_bit = |bq: f32, r: usize| {
-            let (scale, add) = (self.scale[r], self.add[r]);
-            match metric {
-                Metric::Dot => (bq - qr.sum / 2.0) * scale + kappa * (add - 1.0) + 1.0 - qc,
-                _ => (bq - qr.sum / 2.0) * scale + add + qf,
-            }
+        let rows = Rows {
+            rabit: self,
+            qr,
+            metric,
+            qf,
+            kappa,
+            qc,
+            // `‖q − c‖` (rotation keeps norms) when the multi-bit estimate is gated.
+            gate: (self.num_bits > 1 && !self.error.is_empty())
+                .then(|| crate::kernels::l2(q, c).max(0.0).sqrt()),
         };
-        // `‖q − c‖` (rotation keeps norms) when the multi-bit estimate is gated.
-        let gate =
-            (e > 0 && !self.error.is_empty()).then(|| crate::kernels::l2(q, c).max(0.0).sqrt());
-        let two_e = (1u32 << e) as f32;
-        let blocks = n / 32;
+        let mut estimated = 0;
+        let mut pending = None;
         let mut sums = [0u32; 32];
-        let mut estimated = n;
-        for r in start..start + n {
-            let code = &self.codes[r * l..(r + 1) * l];
-            // Rows of the partition's complete 32-row blocks rank with the u8 table.
-            let bq = if r - start < 32 * blocks {
-                let k = (r - start) / 32;
-                if (r - start) % 32 == 0 {
-                    let at = start * l + 32 * l * k;
-                    qr.block_sums(
-                        &self.packed[at..at + 32 * l],
-                        &self.codes[(start + 32 * k) * l..(start + 32 * k + 32) * l],
-                        &mut sums,
-                    );
-                }
-                qr.estimate_of_sum(sums[(r - start) % 32], l)
-            } else {
-                qr.exact(code)
-            };
-            let d = if e == 0 {
-                one_bit(bq, r)
-            } else {
-                if let Some(norm) = gate {
-                    if one_bit(bq, r) - self.error[r] * norm >= bound {
-                        estimated -= 1;
-                        continue;
-                    }
-                }
-                let x = &self.ex[r * self.code_dim..(r + 1) * self.code_dim];
-                let sx = crate::kernels::dot_u8(&qr.rotated, x);
-                let full = two_e * bq + sx - (two_e - 0.5) * qr.sum;
-                let (scale, add) = (self.scale_ex[r], self.add_ex[r]);
-                match metric {
-                    Metric::Dot => full * scale + kappa * (add - 1.0) + 1.0 - qc,
-                    _ => full * scale + add + qf,
-                }
-            };
-            if d <= bound {
-                bound = push(d, r);
+        let mut bq = [0f32; 32];
+        // Rows of the partition's complete 32-row blocks rank with the u8 table.
+        for k in 0..n / 32 {
+            let first = start + 32 * k;
+            let at = start * l + 32 * l * k;
+            qr.block_sums(
+                &self.packed[at..at + 32 * l],
+                &self.codes[first * l..(first + 32) * l],
+                &mut sums,
+            );
+            for (b, &s) in bq.iter_mut().zip(&sums) {
+                *b = qr.estimate_of_sum(s, l);
             }
+            bound = rows.score(first, &bq, bound, push, &mut estimated, &mut pending);
+        }
+        for r in start + n / 32 * 32..start + n {
+            let b = [qr.exact(&self.codes[r * l..(r + 1) * l])];
+            bound = rows.score(r, &b, bound, push, &mut estimated, &mut pending);
+        }
+        if let Some(p) = pending {
+            rows.finish(&p, bound, push, &mut estimated);
         }
         estimated
+    }
+}
+
+/// One query's constants for scoring a partition's rows.
+struct Rows<'a> {
+    rabit: &'a Rabit,
+    qr: &'a QueryTables,
+    metric: Metric,
+    qf: f32,
+    kappa: f32,
+    qc: f32,
+    gate: Option<f32>,
+}
+
+/// Rows of one block the gate left for the ex-code estimate, whose codes were
+/// requested from memory (estimated while the next block is ranked).
+struct Pending {
+    first: usize,
+    bq: [f32; 32],
+    lower: [f32; 32],
+    left: u32,
+}
+
+impl Rows<'_> {
+    /// Scores the rows `first..first + bq.len()` (up to 32) from their binary inner
+    /// products `bq`: with one bit, hands `push` those at or under `bound`; with more,
+    /// gates them, requests the ex codes of the rows left and estimates the rows left
+    /// by the block before (`pending`, which then holds this block's). Returns the
+    /// bound.
+    fn score(
+        &self,
+        first: usize,
+        bq: &[f32],
+        mut bound: f32,
+        push: &mut dyn FnMut(f32, usize) -> f32,
+        estimated: &mut usize,
+        pending: &mut Option<Pending>,
+    ) -> f32 {
+        let r = self.rabit;
+        let m = bq.len().min(32);
+        if m == 0 {
+            return bound;
+        }
+        let half = self.qr.sum / 2.0;
+        let (scale, add) = (&r.scale[first..first + m], &r.add[first..first + m]);
+        // The 1-bit estimates.
+        let mut one = [0f32; 32];
+        match self.metric {
+            Metric::Dot => {
+                for j in 0..m {
+                    one[j] =
+                        (bq[j] - half) * scale[j] + self.kappa * (add[j] - 1.0) + 1.0 - self.qc;
+                }
+            }
+            _ => {
+                for j in 0..m {
+                    one[j] = (bq[j] - half) * scale[j] + add[j] + self.qf;
+                }
+            }
+        }
+        if r.num_bits == 1 {
+            *estimated += m;
+            for (j, &d) in one[..m].iter().enumerate() {
+                if d <= bound {
+                    bound = push(d, first + j);
+                }
+            }
+            return bound;
+        }
+        // The rows the gate leaves at the current bound (a bound only tightens, so
+        // each is checked again when estimated).
+        let mut next = Pending {
+            first,
+            bq: [0.0; 32],
+            lower: [0.0; 32],
+            left: u32::MAX >> (32 - m),
+        };
+        next.bq[..m].copy_from_slice(&bq[..m]);
+        if let Some(norm) = self.gate {
+            let err = &r.error[first..first + m];
+            for j in 0..m {
+                next.lower[j] = one[j] - err[j] * norm;
+            }
+            next.left = 0;
+            for (j, &lb) in next.lower[..m].iter().enumerate() {
+                next.left |= u32::from(lb < bound || lb.is_nan()) << j;
+            }
+        }
+        let d = r.code_dim;
+        let mut bits = next.left;
+        while bits != 0 {
+            let j = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            crate::kernels::prefetch(&r.ex[(first + j) * d..(first + j + 1) * d]);
+        }
+        match pending.replace(next) {
+            Some(p) => self.finish(&p, bound, push, estimated),
+            None => bound,
+        }
+    }
+
+    /// The ex-code estimates of a block's rows left by the gate (those still under
+    /// `bound`), handed to `push` at or under it; returns the bound.
+    fn finish(
+        &self,
+        p: &Pending,
+        mut bound: f32,
+        push: &mut dyn FnMut(f32, usize) -> f32,
+        estimated: &mut usize,
+    ) -> f32 {
+        let r = self.rabit;
+        let (d, e) = (r.code_dim, r.num_bits - 1);
+        let two_e = (1u32 << e) as f32;
+        let mut left = p.left;
+        while left != 0 {
+            let j = left.trailing_zeros() as usize;
+            left &= left - 1;
+            if self.gate.is_some() && p.lower[j] >= bound {
+                continue;
+            }
+            *estimated += 1;
+            let row = p.first + j;
+            let sx = crate::kernels::dot_u8(&self.qr.rotated, &r.ex[row * d..(row + 1) * d]);
+            let full = two_e * p.bq[j] + sx - (two_e - 0.5) * self.qr.sum;
+            let (scale, add) = (r.scale_ex[row], r.add_ex[row]);
+            let dist = match self.metric {
+                Metric::Dot => full * scale + self.kappa * (add - 1.0) + 1.0 - self.qc,
+                _ => full * scale + add + self.qf,
+            };
+            if dist <= bound {
+                bound = push(dist, row);
+            }
+        }
+        bound
     }
 }
 
