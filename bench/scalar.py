@@ -158,7 +158,13 @@ def main():
             t = time.perf_counter()
             m = ds.to_table(columns=["id"], filter=f, use_scalar_index=False).num_rows
             scan.append(time.perf_counter() - t)
-        py[f] = dict(first=times[0], best=min(times), rows=n, scan=min(scan), scan_rows=m, used="ScalarIndexQuery" in plan)
+        counts = []
+        for _ in range(a.iters):
+            t = time.perf_counter()
+            counted = ds.count_rows(filter=f)
+            counts.append(time.perf_counter() - t)
+        py[f] = dict(first=times[0], best=min(times), rows=n, scan=min(scan), scan_rows=m, used="ScalarIndexQuery" in plan,
+                     count=min(counts), counted=counted)
     # For scale: the returned column read whole (a filter true on every row, timed
     # without an index). An answer of 1% of the rows touches every page of `id`.
     whole = "id >= 0"
@@ -170,12 +176,14 @@ def main():
     rows = []
     for label, f in filters:
         p, l = py[f], lan[f]
-        same = p["rows"] == l["rows"] == p["scan_rows"] == l["scan_rows"]
+        same = p["rows"] == l["rows"] == p["scan_rows"] == l["scan_rows"] == p["counted"] == l["counted"]
         rows.append((label, f, p, l, same))
         print(f"{label:18s} rows {l['rows']:7d}  pylance idx {p['best'] * 1e3:8.2f} ms (used {p['used']}) "
               f"scan {p['scan'] * 1e3:8.1f} ms | lancer idx {l['best'] * 1e3:8.2f} ms (first {l['first'] * 1e3:7.2f}) "
               f"scan {l['scan'] * 1e3:8.1f} ms | pylance/lancer {p['best'] / l['best']:6.1f}x  "
-              f"lancer scan/idx {l['scan'] / l['best']:7.1f}x {'' if same else 'ROWS DIFFER'}", flush=True)
+              f"lancer scan/idx {l['scan'] / l['best']:7.1f}x | count pylance {p['count'] * 1e3:.2f} ms "
+              f"lancer {l['count_best'] * 1e3:.3f} ms, no index {l['count_scan'] * 1e3:.1f} ms "
+              f"{'' if same else 'ROWS DIFFER'}", flush=True)
 
     if a.no_record:
         return
@@ -199,6 +207,14 @@ def main():
         lines.append(f"| {label}: `{f}` | {l['rows']} | {p['best'] * 1e3:.2f} | {l['best'] * 1e3:.2f} ({l['first'] * 1e3:.1f}) | "
                      f"{p['best'] / l['best']:.1f}x | {p['scan'] * 1e3:.0f} | {l['scan'] * 1e3:.0f} | "
                      f"{l['scan'] / l['best']:.0f}x | {p['scan'] / l['best']:.0f}x | {'yes' if same else 'NO'} |")
+    lines += ["", "Counting the rows a filter keeps (`count_rows(filter=...)`; Lancer answers exact indexes "
+              "without reading data):", "",
+              "| filter | rows | pylance count ms | Lancer count with index ms | pylance / Lancer | "
+              "Lancer count without index ms | Lancer without / with index |", "|---|---|---|---|---|---|---|"]
+    for label, f, p, l, same in rows:
+        lines.append(f"| {label} | {l['counted']} | {p['count'] * 1e3:.2f} | {l['count_best'] * 1e3:.3f} | "
+                     f"{p['count'] / l['count_best']:.1f}x | {l['count_scan'] * 1e3:.0f} | "
+                     f"{l['count_scan'] / l['count_best']:.0f}x |")
     lines += ["", f"For scale: reading the returned column `id` whole without an index (`{whole}`, Lancer): "
               f"{floor * 1e3:.1f} ms; the answers of over 0.1% of the rows took "
               + ", ".join(f"{label} {l['best'] / floor:.2f}x" for label, f, p, l, same in rows

@@ -484,7 +484,8 @@ fn read_indices(f: &str) -> Result<Vec<u64>, Box<dyn std::error::Error>> {
 
 /// `filter DATASET ITERS SCAN_ITERS FILTER...`: per filter, on one opened dataset, the
 /// rows of `id` it keeps, the first and best of ITERS times through the scalar indexes,
-/// and the best of SCAN_ITERS times without them (JSON lines).
+/// and the best of SCAN_ITERS times without them; the same for counting the rows it
+/// keeps (JSON lines).
 fn filters(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     use lancer::DatasetExt;
     let ds = lancer::Dataset::open(&args[2])?;
@@ -513,11 +514,26 @@ fn filters(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
             scan = scan.min(t);
             scan_rows = n;
         }
+        let count = |index: bool| -> Result<(f64, u64), Box<dyn std::error::Error>> {
+            let t = Instant::now();
+            let n = ds.scan().filter(f).use_scalar_index(index).count_rows()?;
+            Ok((t.elapsed().as_secs_f64(), n))
+        };
+        let (mut count_best, counted) = count(true)?;
+        for _ in 1..iters {
+            count_best = count_best.min(count(true)?.0);
+        }
+        let mut count_scan = f64::INFINITY;
+        for _ in 0..scan_iters {
+            count_scan = count_scan.min(count(false)?.0);
+        }
         let plan = ds.scan().filter(f).explain()?;
+        let finite = |t: f64| if t.is_finite() { json!(t) } else { json!(null) };
         println!(
             "{}",
             json!({"filter": f, "rows": rows, "scan_rows": scan_rows, "first": first, "best": best,
-                   "scan": if scan.is_finite() { json!(scan) } else { json!(null) }, "plan": plan})
+                   "scan": finite(scan), "counted": counted, "count_best": count_best,
+                   "count_scan": finite(count_scan), "plan": plan})
         );
     }
     Ok(())

@@ -58,23 +58,27 @@ fn partitions(rows: usize, dim: usize, params: &BuildParams) -> usize {
 fn sample_size(rows: usize, dim: usize, params: &BuildParams) -> usize {
     let sr = params.sample_rate.max(1);
     let ivf = partitions(rows, dim, params) * sr;
+    // PQ codebooks and SQ bounds are trained on `sample_rate · 2^bits` vectors (SQ:
+    // always 8 bits), as the reference samples them.
     let pq = match params.quantizer {
         Quantizer::Pq { bits, .. } if params.fixed.is_none() => (1usize << bits) * sr,
+        Quantizer::Sq if params.fixed.is_none() => SQ_SAMPLE * sr,
         _ => 0,
     };
     ivf.max(pq).max(1)
 }
 
-/// Pass one: a uniform random sample of the vectors (cosine: normalized), their count
-/// and value range.
+/// Vectors per unit of `sample_rate` the SQ bounds are taken from (`2^8`).
+const SQ_SAMPLE: usize = 256;
+
+/// Pass one: a uniform random sample of the vectors (cosine: normalized) and their
+/// count.
 pub struct Sampler {
     dim: usize,
     cap: usize,
     seen: u64,
     sample: Vec<f32>,
     rng: Rng,
-    lo: f64,
-    hi: f64,
     cosine: bool,
 }
 
@@ -88,8 +92,6 @@ impl Sampler {
             seen: 0,
             sample: Vec::new(),
             rng: Rng::new(params.seed ^ SAMPLER_SEED),
-            lo: f64::INFINITY,
-            hi: f64::NEG_INFINITY,
             cosine: params.metric == Metric::Cosine,
         }
     }
@@ -102,9 +104,6 @@ impl Sampler {
         } else {
             std::borrow::Cow::Borrowed(vectors)
         };
-        let (lo, hi) = value_range(&data);
-        self.lo = self.lo.min(f64::from(lo));
-        self.hi = self.hi.max(f64::from(hi));
         for v in data.chunks_exact(dim) {
             let k = self.sample.len() / dim;
             if k < self.cap {
@@ -267,7 +266,11 @@ pub fn train(s: Sampler, params: &BuildParams) -> Result<Model> {
     match params.quantizer {
         Quantizer::Flat => {}
         Quantizer::Sq => {
-            model.bounds = Some((s.lo, s.hi));
+            // The least and greatest component of `sample_rate · 256` sampled vectors
+            // (the reference's SQ training sample; outliers beyond it saturate).
+            let m = (SQ_SAMPLE * params.sample_rate.max(1)).min(n);
+            let (lo, hi) = value_range(&sample[..m * dim]);
+            model.bounds = Some((f64::from(lo), f64::from(hi)));
         }
         Quantizer::Rq { bits } => {
             model.rabit = Some(RabitEncoder::new(dim, bits, &mut rng));
