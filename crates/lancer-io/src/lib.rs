@@ -59,24 +59,24 @@ impl RangeRead for LocalFile {
             .iter()
             .map(|r| {
                 check_range(r, self.size)?;
-                let len = usize::try_from(r.end - r.start)
-                    .map_err(|_| FormatError::corrupt("read larger than memory"))?;
-                let mut buf = vec![0u8; len];
-                self.file.read_exact_at(&mut buf, r.start).map_err(|e| {
-                    FormatError::Io(std::io::Error::new(
-                        e.kind(),
-                        format!(
-                            "reading {}..{} of {}: {e}",
-                            r.start,
-                            r.end,
-                            self.path.display()
-                        ),
-                    ))
-                })?;
-                Ok(Bytes::from(buf))
+                pread(&self.file, r, &self.path)
             })
             .collect()
     }
+}
+
+/// Reads `r` (checked against the file's size) from `file` with one positioned read.
+fn pread(file: &File, r: &Range<u64>, path: &Path) -> Result<Bytes> {
+    let len = usize::try_from(r.end - r.start)
+        .map_err(|_| FormatError::corrupt("read larger than memory"))?;
+    let mut buf = vec![0u8; len];
+    file.read_exact_at(&mut buf, r.start).map_err(|e| {
+        FormatError::Io(std::io::Error::new(
+            e.kind(),
+            format!("reading {}..{} of {}: {e}", r.start, r.end, path.display()),
+        ))
+    })?;
+    Ok(Bytes::from(buf))
 }
 
 /// A local file mapped into memory: reads are zero-copy slices of the mapping, so a
@@ -93,14 +93,23 @@ impl RangeRead for LocalFile {
 /// slices handed out earlier — maps it again from the file. Resident mapped memory thus
 /// stays near two intervals plus what decoders hold, however many files a scan spans.
 ///
+/// Ranges of at most [`SMALL_READ`] bytes are copied with a positioned read instead:
+/// a scattered take (a vector per row) would otherwise map a fault-around window of
+/// pages per row and unmap them all at the next release — kernel work many times the
+/// copy.
+///
 /// Lance data files are immutable once written; mapping one that another process
 /// truncates would fault, which is why [`LocalFile`] remains available.
 #[derive(Debug)]
 pub struct MmapFile {
     map: Bytes,
     raw: Option<Arc<Mapping>>,
+    file: File,
     path: PathBuf,
 }
+
+/// Ranges up to this long are read with a positioned read, not through the mapping.
+pub const SMALL_READ: u64 = 16 << 10;
 
 /// Bytes read through the process's mappings between two releases of their pages.
 pub const RELEASE_EVERY: u64 = 8 << 20;
@@ -194,6 +203,7 @@ impl MmapFile {
             return Ok(Self {
                 map: Bytes::new(),
                 raw: None,
+                file,
                 path,
             });
         }
@@ -206,6 +216,7 @@ impl MmapFile {
         Ok(Self {
             map: Bytes::from_owner(SharedMap(map.clone())),
             raw: Some(map),
+            file,
             path,
         })
     }
@@ -229,22 +240,32 @@ impl RangeRead for MmapFile {
     }
 
     fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
-        let out = self.map.read_ranges(ranges)?;
-        let Some(m) = &self.raw else { return Ok(out) };
+        let Some(m) = &self.raw else {
+            return self.map.read_ranges(ranges);
+        };
+        let size = self.map.len() as u64;
+        let mut out = Vec::with_capacity(ranges.len());
+        // Count the pages touched, not the bytes asked: scattered mapped reads map a
+        // whole page each.
+        let mut n = 0u64;
         for r in ranges {
+            check_range(r, size)?;
+            if r.end - r.start <= SMALL_READ {
+                out.push(pread(&self.file, r, &self.path)?);
+                continue;
+            }
+            // `check_range` bounds both ends by the mapping's length (a usize).
+            out.push(self.map.slice(r.start as usize..r.end as usize));
             m.populate(r);
+            n += (r.end.div_ceil(PAGE) - r.start / PAGE) * PAGE;
+        }
+        if n == 0 {
+            return Ok(out);
         }
         let interval = INTERVAL.load(Ordering::Relaxed);
         if m.read_in.swap(interval, Ordering::Relaxed) != interval {
             READ_IN.lock().unwrap_or_else(|e| e.into_inner())[0].push(Arc::downgrade(m));
         }
-        // Count the pages touched, not the bytes asked: scattered small reads (a
-        // prefilter's passing rows) map a whole page each.
-        let n: u64 = ranges
-            .iter()
-            .filter(|r| r.end > r.start)
-            .map(|r| (r.end.div_ceil(PAGE) - r.start / PAGE) * PAGE)
-            .sum();
         let before = READ_SINCE_RELEASE.fetch_add(n, Ordering::Relaxed);
         if before + n >= RELEASE_EVERY
             && READ_SINCE_RELEASE
@@ -510,6 +531,42 @@ mod tests {
         for (start, b) in &held {
             assert_eq!(&b[..], &data[*start..*start + b.len()]);
         }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn small_reads_are_copied_and_large_ones_mapped() {
+        let dir = std::env::temp_dir().join(format!("lancer-io-small-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let p = dir.join("f.bin");
+        let len = 4 * SMALL_READ as usize + 123;
+        let data: Vec<u8> = (0..len).map(|i| (i * 13 % 241) as u8).collect();
+        std::fs::write(&p, &data).unwrap_or(());
+        let f = MmapFile::open(&p);
+        assert!(f.is_ok(), "cannot map {}", p.display());
+        let Ok(f) = f else { return };
+        let s = SMALL_READ;
+        let ranges = [
+            7..7 + s,
+            3..3,
+            100..101,
+            9..10 + s,
+            0..len as u64,
+            s..2 * s + 1,
+        ];
+        let got = f.read_ranges(&ranges).unwrap_or_default();
+        assert_eq!(got.len(), ranges.len());
+        for (r, b) in ranges.iter().zip(&got) {
+            assert_eq!(&b[..], &data[r.start as usize..r.end as usize], "{r:?}");
+        }
+        // Only the ranges over the threshold went through the mapping.
+        let mapped = |b: &Bytes| {
+            let base = f.map.as_ptr() as usize;
+            (base..base + len).contains(&(b.as_ptr() as usize))
+        };
+        let through: Vec<bool> = got.iter().map(mapped).collect();
+        assert_eq!(through, [false, false, false, true, true, true]);
+        assert!(f.read_ranges(&[0..1, len as u64..len as u64 + 1]).is_err());
         let _ = std::fs::remove_dir_all(&dir);
     }
 
