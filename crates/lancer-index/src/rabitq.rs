@@ -473,6 +473,9 @@ pub struct QueryTables {
     table: Vec<[f32; 32]>,
     /// The same quantized to u8 over the table's range.
     table8: Vec<[u8; 32]>,
+    /// `table8` of code bytes `2p` and `2p + 1` side by side for the 256-bit block
+    /// kernel: both low-nibble halves, then both high-nibble halves.
+    pairs8: Vec<[u8; 64]>,
     qmin: f32,
     delta: f32,
 }
@@ -515,9 +518,20 @@ impl QueryTables {
             .chunks_exact(32)
             .map(|c| <[f32; 32]>::try_from(c).unwrap_or([0.0; 32]))
             .collect();
-        let table8 = table8
+        let table8: Vec<[u8; 32]> = table8
             .chunks_exact(32)
             .map(|c| <[u8; 32]>::try_from(c).unwrap_or([0; 32]))
+            .collect();
+        let pairs8 = table8
+            .chunks_exact(2)
+            .map(|t| {
+                let mut p = [0u8; 64];
+                p[..16].copy_from_slice(&t[0][..16]);
+                p[16..32].copy_from_slice(&t[1][..16]);
+                p[32..48].copy_from_slice(&t[0][16..]);
+                p[48..].copy_from_slice(&t[1][16..]);
+                p
+            })
             .collect();
         let sum = rotated.iter().sum();
         Self {
@@ -525,6 +539,7 @@ impl QueryTables {
             sum,
             table,
             table8,
+            pairs8,
             qmin,
             delta,
         }
@@ -552,9 +567,21 @@ impl QueryTables {
         let l = rows.len() / 32;
         #[cfg(target_arch = "x86_64")]
         if crate::kernels::has_avx2() && self.table8.len() >= l && packed.len() == 32 * l {
+            let mut wide = [0u32; 32];
+            let pairs = (l / 2).min(self.pairs8.len());
             // SAFETY: AVX2 (with SSSE3) is available (checked just above); the slices
-            // hold the `32·L` packed bytes and `L` tables the kernel reads.
-            unsafe { block_sums_avx2(packed, &self.table8[..l], out) };
+            // hold the packed bytes and the tables each kernel reads: `64·pairs` bytes
+            // with `pairs` paired tables, then the remaining `32·(L − 2·pairs)` bytes
+            // with their `L − 2·pairs` tables.
+            unsafe {
+                pair_sums_avx2(&packed[..64 * pairs], &self.pairs8[..pairs], &mut wide);
+                lane_sums_sse(&packed[64 * pairs..], &self.table8[2 * pairs..l], &mut wide);
+            }
+            // Lanes 0..16 are rows PERM0[j], lanes 16..32 rows PERM0[j] + 16.
+            for (j, &p) in PERM0.iter().enumerate() {
+                out[p] = wide[j];
+                out[p + 16] = wide[16 + j];
+            }
             return;
         }
         for (o, code) in out.iter_mut().zip(rows.chunks_exact(l.max(1))) {
@@ -593,19 +620,19 @@ fn pack_blocks(rows: &[u8], l: usize, blocks: usize, out: &mut [u8]) {
     }
 }
 
-/// The block kernel: for each code byte, 16-entry byte lookups (`pshufb`) of the low
-/// and high nibbles of 32 rows at once, summed in 16-bit lanes that are drained into
-/// 32-bit sums every 128 code bytes (`2·128·255` < 65,536).
+/// The block kernel for one code byte at a time: 16-entry byte lookups (`pshufb`) of
+/// the low and high nibbles of 32 rows at once, summed in 16-bit lanes that are
+/// drained into the 32-bit lane sums `wide` every 128 code bytes (`2·128·255` <
+/// 65,536).
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 #[target_feature(enable = "avx2")]
-fn block_sums_avx2(packed: &[u8], tables: &[[u8; 32]], out: &mut [u32; 32]) {
+fn lane_sums_sse(packed: &[u8], tables: &[[u8; 32]], wide: &mut [u32; 32]) {
     use std::arch::x86_64::*;
     let l = tables.len();
     let mask = _mm_set1_epi8(0x0f);
     let zero = _mm_setzero_si128();
     let (mut a_lo, mut a_hi, mut b_lo, mut b_hi) = (zero, zero, zero, zero);
-    let mut wide = [0u32; 32];
     for (i, t) in tables.iter().enumerate() {
         // SAFETY: `packed` holds 32·L bytes (checked by the caller), `t` 32 bytes.
         let (a, b, tlo, thi) = unsafe {
@@ -654,10 +681,78 @@ fn block_sums_avx2(packed: &[u8], tables: &[[u8; 32]], out: &mut [u32; 32]) {
             (a_lo, a_hi, b_lo, b_hi) = (zero, zero, zero, zero);
         }
     }
-    // Lanes 0..16 are rows PERM0[j], lanes 16..32 rows PERM0[j] + 16.
-    for (j, &p) in PERM0.iter().enumerate() {
-        out[p] = wide[j];
-        out[p + 16] = wide[16 + j];
+}
+
+/// The block kernel for two code bytes at a time in 256-bit registers (`pshufb` looks
+/// up within each 128-bit half: the low half serves code byte `2p`, the high half
+/// `2p + 1`, with the paired tables `pairs`). Byte sums go into 16-bit lanes without
+/// widening: one accumulator adds the looked-up bytes as 16-bit words (even byte +
+/// 256 · odd byte), another the odd bytes alone, and the even sum is their difference
+/// — exact in 16-bit arithmetic while each lane's sum stays under 65,536, so they are
+/// drained into `wide` every 128 pairs (`2·128·255`).
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+#[target_feature(enable = "avx2")]
+fn pair_sums_avx2(packed: &[u8], pairs: &[[u8; 64]], wide: &mut [u32; 32]) {
+    use std::arch::x86_64::*;
+    let n = pairs.len().min(packed.len() / 64);
+    let mask = _mm256_set1_epi8(0x0f);
+    let zero = _mm256_setzero_si256();
+    // (words, odd bytes) of the rows PERM0[j] and of the rows PERM0[j] + 16
+    let (mut lo_w, mut lo_o, mut hi_w, mut hi_o) = (zero, zero, zero, zero);
+    for (p, t) in pairs[..n].iter().enumerate() {
+        // SAFETY: `packed` holds 64 bytes per pair (`n` bounds `p`), `t` 64 bytes.
+        let (r0, r1, tl, th) = unsafe {
+            (
+                _mm256_loadu_si256(packed.as_ptr().add(64 * p).cast()),
+                _mm256_loadu_si256(packed.as_ptr().add(64 * p + 32).cast()),
+                _mm256_loadu_si256(t.as_ptr().cast()),
+                _mm256_loadu_si256(t.as_ptr().add(32).cast()),
+            )
+        };
+        // Both code bytes' low-nibble index bytes, then both high-nibble ones.
+        let x = _mm256_permute2x128_si256::<0x20>(r0, r1);
+        let y = _mm256_permute2x128_si256::<0x31>(r0, r1);
+        let nib = |v: __m256i| _mm256_and_si256(v, mask);
+        let nib_hi = |v: __m256i| _mm256_and_si256(_mm256_srli_epi16::<4>(v), mask);
+        let (la, lb) = (
+            _mm256_shuffle_epi8(tl, nib(x)),
+            _mm256_shuffle_epi8(th, nib(y)),
+        );
+        let (ha, hb) = (
+            _mm256_shuffle_epi8(tl, nib_hi(x)),
+            _mm256_shuffle_epi8(th, nib_hi(y)),
+        );
+        // The odd bytes of each lookup separately (a sum of two may carry out of a
+        // byte).
+        let odd = |a: __m256i, b: __m256i| {
+            _mm256_add_epi16(_mm256_srli_epi16::<8>(a), _mm256_srli_epi16::<8>(b))
+        };
+        lo_w = _mm256_add_epi16(lo_w, _mm256_add_epi16(la, lb));
+        hi_w = _mm256_add_epi16(hi_w, _mm256_add_epi16(ha, hb));
+        lo_o = _mm256_add_epi16(lo_o, odd(la, lb));
+        hi_o = _mm256_add_epi16(hi_o, odd(ha, hb));
+        if (p + 1) % 128 == 0 || p + 1 == n {
+            let mut v = [[0u16; 16]; 4];
+            // SAFETY: each `v[i]` holds 16 u16: one unaligned 256-bit store each.
+            unsafe {
+                _mm256_storeu_si256(v[0].as_mut_ptr().cast(), lo_w);
+                _mm256_storeu_si256(v[1].as_mut_ptr().cast(), lo_o);
+                _mm256_storeu_si256(v[2].as_mut_ptr().cast(), hi_w);
+                _mm256_storeu_si256(v[3].as_mut_ptr().cast(), hi_o);
+            }
+            for (g, (w, o)) in [(&v[0], &v[1]), (&v[2], &v[3])].into_iter().enumerate() {
+                // Word k of a half holds that half's bytes 2k and 2k + 1 (lanes
+                // 2k, 2k + 1); the two halves are the pair's two code bytes.
+                for k in 0..16 {
+                    let lane = 16 * g + 2 * (k % 8);
+                    let even = w[k].wrapping_sub(o[k] << 8);
+                    wide[lane] += u32::from(even);
+                    wide[lane + 1] += u32::from(o[k]);
+                }
+            }
+            (lo_w, lo_o, hi_w, hi_o) = (zero, zero, zero, zero);
+        }
     }
 }
 
@@ -768,10 +863,27 @@ mod tests {
     #[test]
     fn block_sums_equal_row_sums() {
         let mut rng = crate::kmeans::Rng::new(9);
-        for l in [1usize, 2, 16, 24, 96, 130] {
-            let q: Vec<f32> = (0..8 * l).map(|_| rng.unit() as f32 - 0.5).collect();
+        let lengths = [1usize, 2, 3, 16, 24, 96, 130, 257, 300, 513];
+        // Random codes, then the largest sums: a positive query's all-ones pattern is
+        // the table's maximum (255) for both nibbles of every byte, 510 per byte.
+        for (l, extreme) in lengths
+            .iter()
+            .map(|&l| (l, false))
+            .chain([(513, true), (256, true)])
+        {
+            let q: Vec<f32> = (0..8 * l)
+                .map(|_| {
+                    if extreme {
+                        1.0
+                    } else {
+                        rng.unit() as f32 - 0.5
+                    }
+                })
+                .collect();
             let t = QueryTables::new(q);
-            let rows: Vec<u8> = (0..32 * l).map(|_| rng.next_u64() as u8).collect();
+            let rows: Vec<u8> = (0..32 * l)
+                .map(|_| if extreme { 0xff } else { rng.next_u64() as u8 })
+                .collect();
             let mut packed = vec![0u8; 32 * l];
             pack_blocks(&rows, l, 1, &mut packed);
             let mut got = [0u32; 32];
@@ -781,6 +893,9 @@ mod tests {
                     s + u32::from(pair[(b & 15) as usize]) + u32::from(pair[16 + (b >> 4) as usize])
                 });
                 assert_eq!(got[r], want, "l={l} row {r}");
+                if extreme {
+                    assert_eq!(want, 510 * l as u32);
+                }
                 assert_eq!(
                     t.estimate_of_sum(got[r], l).to_bits(),
                     t.quantized(code).to_bits()

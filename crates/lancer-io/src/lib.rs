@@ -93,10 +93,10 @@ fn pread(file: &File, r: &Range<u64>, path: &Path) -> Result<Bytes> {
 /// slices handed out earlier — maps it again from the file. Resident mapped memory thus
 /// stays near two intervals plus what decoders hold, however many files a scan spans.
 ///
-/// Ranges of at most [`SMALL_READ`] bytes are copied with a positioned read instead:
-/// a scattered take (a vector per row) would otherwise map a fault-around window of
-/// pages per row and unmap them all at the next release — kernel work many times the
-/// copy.
+/// Ranges of at most [`SMALL_READ`] bytes (counting a run of ranges that follow each
+/// other in the file as one) are copied with a positioned read instead: a scattered
+/// take (a vector per row) would otherwise map a fault-around window of pages per row
+/// and unmap them all at the next release — kernel work many times the copy.
 ///
 /// Lance data files are immutable once written; mapping one that another process
 /// truncates would fault, which is why [`LocalFile`] remains available.
@@ -248,16 +248,33 @@ impl RangeRead for MmapFile {
         // Count the pages touched, not the bytes asked: scattered mapped reads map a
         // whole page each.
         let mut n = 0u64;
-        for r in ranges {
-            check_range(r, size)?;
-            if r.end - r.start <= SMALL_READ {
-                out.push(pread(&self.file, r, &self.path)?);
-                continue;
+        // Runs of ranges that follow each other in the file (a page's chunks) are
+        // read as one: through the mapping when the run is long, else one copy.
+        let mut i = 0;
+        while i < ranges.len() {
+            let mut j = i + 1;
+            while j < ranges.len() && ranges[j].start == ranges[j - 1].end {
+                j += 1;
             }
-            // `check_range` bounds both ends by the mapping's length (a usize).
-            out.push(self.map.slice(r.start as usize..r.end as usize));
-            m.populate(r);
-            n += (r.end.div_ceil(PAGE) - r.start / PAGE) * PAGE;
+            let run = ranges[i].start..ranges[j - 1].end;
+            for r in &ranges[i..j] {
+                check_range(r, size)?;
+            }
+            if run.end - run.start <= SMALL_READ {
+                let bytes = pread(&self.file, &run, &self.path)?;
+                for r in &ranges[i..j] {
+                    let at = (r.start - run.start) as usize;
+                    out.push(bytes.slice(at..at + (r.end - r.start) as usize));
+                }
+            } else {
+                for r in &ranges[i..j] {
+                    // `check_range` bounds both ends by the mapping's length (a usize).
+                    out.push(self.map.slice(r.start as usize..r.end as usize));
+                }
+                m.populate(&run);
+                n += (run.end.div_ceil(PAGE) - run.start / PAGE) * PAGE;
+            }
+            i = j;
         }
         if n == 0 {
             return Ok(out);
@@ -553,6 +570,13 @@ mod tests {
             9..10 + s,
             0..len as u64,
             s..2 * s + 1,
+            // a run of small ranges following each other: long, so mapped
+            5..6,
+            6..6 + s / 2,
+            6 + s / 2..6 + s + 1,
+            // a short run: one copy
+            40..50,
+            50..60,
         ];
         let got = f.read_ranges(&ranges).unwrap_or_default();
         assert_eq!(got.len(), ranges.len());
@@ -565,7 +589,10 @@ mod tests {
             (base..base + len).contains(&(b.as_ptr() as usize))
         };
         let through: Vec<bool> = got.iter().map(mapped).collect();
-        assert_eq!(through, [false, false, false, true, true, true]);
+        assert_eq!(
+            through,
+            [false, false, false, true, true, true, true, true, true, false, false]
+        );
         assert!(f.read_ranges(&[0..1, len as u64..len as u64 + 1]).is_err());
         let _ = std::fs::remove_dir_all(&dir);
     }
