@@ -278,37 +278,55 @@ impl Scanner {
             let plan = counting.plan()?;
             return Ok(plan.tasks.iter().map(|t| run_rows(&t.runs)).sum());
         }
-        // An exact index answer counts its fragments without reading them.
-        let plan = counting.plan()?;
-        if let Some(ix) = plan
-            .indexed
-            .as_ref()
-            .filter(|ix| ix.exact && self.offset == 0 && self.limit.is_none())
-        {
-            let counted: u64 = plan
-                .tasks
-                .iter()
-                .filter(|t| t.indexed)
-                .map(|t| run_rows(&t.runs))
-                .sum();
-            let rest: Vec<u64> = {
-                let frags = self.ds.fragments();
-                let mut ids: Vec<u64> = plan
-                    .tasks
-                    .iter()
-                    .filter(|t| !t.indexed)
-                    .map(|t| frags[t.frag].id)
-                    .collect();
-                ids.dedup();
-                ids
-            };
-            let _ = ix;
-            if rest.is_empty() {
-                return Ok(counted);
+        // An exact index answer counts its fragments without reading them: the
+        // answer's rows in each kept run of the fragment, by bitmap cardinality.
+        let schema = self.ds.schema();
+        let filter = counting
+            .filter
+            .as_deref()
+            .map(|f| Filter::new(f, &schema))
+            .transpose()?;
+        let indexed = match &filter {
+            Some(f) if self.use_scalar_index && self.offset == 0 && self.limit.is_none() => {
+                crate::scalar_plan::plan(&self.ds, f)?
             }
-            let mut n = counted;
-            for b in counting.fragments(&rest).ordered(false).stream()? {
-                n += b?.num_rows() as u64;
+            _ => None,
+        };
+        if let Some(ix) = indexed.as_ref().filter(|ix| ix.exact) {
+            let frags = self.ds.fragments();
+            let chosen: Vec<&lancer_table::pb::DataFragment> = match &self.fragments {
+                None => frags.iter().collect(),
+                Some(ids) => {
+                    ids.iter()
+                        .map(|id| {
+                            frags.iter().find(|f| f.id == *id).ok_or_else(|| {
+                                Error::InvalidArgument {
+                                    what: format!(
+                                        "fragment {id} is not in version {} (see `lancer inspect`)",
+                                        self.ds.version()
+                                    ),
+                                }
+                            })
+                        })
+                        .collect::<Result<_>>()?
+                }
+            };
+            self.ds.prefetch_deletions(&chosen)?;
+            let mut n = 0u64;
+            let mut rest = Vec::new();
+            for f in chosen {
+                match u32::try_from(f.id)
+                    .ok()
+                    .filter(|id| ix.covered.contains(*id))
+                {
+                    Some(id) => n += index_count(self.ds.kept_runs(f)?.runs(), &ix.rows, id),
+                    None => rest.push(f.id),
+                }
+            }
+            if !rest.is_empty() {
+                for b in counting.fragments(&rest).ordered(false).stream()? {
+                    n += b?.num_rows() as u64;
+                }
             }
             return Ok(n);
         }
@@ -533,6 +551,19 @@ fn index_runs(kept: &[Range<u64>], rows: &roaring::RoaringTreemap, frag: u64) ->
         }
     }
     out
+}
+
+/// How many of `rows`' addresses in fragment `frag` lie in its `kept` runs.
+fn index_count(kept: &[Range<u64>], rows: &roaring::RoaringTreemap, frag: u32) -> u64 {
+    let Some((_, bm)) = rows.bitmaps().find(|(hi, _)| *hi == frag) else {
+        return 0;
+    };
+    kept.iter()
+        .filter_map(|r| {
+            Some(u32::try_from(r.start).ok()?..=u32::try_from(r.end.checked_sub(1)?).ok()?)
+        })
+        .map(|r| bm.range_cardinality(r))
+        .sum()
 }
 
 fn run_rows(runs: &[Range<u64>]) -> u64 {
