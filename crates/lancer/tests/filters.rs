@@ -359,6 +359,14 @@ fn mangled_filters_never_panic() {
         }
     }
     cases.push(format!("{}id > 1{}", "(".repeat(300), ")".repeat(300)));
+    // The deepest nestings short enough to compile on the calling thread (this test's
+    // thread, its default stack).
+    cases.push(format!("{}id > 1{}", "(".repeat(29), ")".repeat(29)));
+    cases.push("NOT ".repeat(15) + "b");
+    cases.push("-".repeat(58) + "id > 1");
+    cases.push("-".repeat(63) + "b");
+    cases.push(format!("{}b{}", "(".repeat(31), ")".repeat(32)));
+    cases.push(vec!["b"; 13].join(" OR "));
     for n in [100, 256, 257, 1000] {
         cases.push("NOT ".repeat(n) + "b");
         cases.push("b".to_string() + &" IS NULL".repeat(n));

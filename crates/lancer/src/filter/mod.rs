@@ -142,6 +142,9 @@ pub struct Filter {
 /// Stack of the thread that compiles SQL (virtual memory; only what is used is touched).
 const COMPILE_STACK: usize = 256 << 20;
 
+/// Expressions up to this many bytes compile on the calling thread.
+const INLINE_SQL: usize = 64;
+
 /// What an expression is compiled for.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Use {
@@ -161,7 +164,13 @@ impl Expression {
     /// Compiles on a helper thread with a large stack: planning recurses once per level
     /// of nesting, with big frames in unoptimized builds (100 nested NOTs overflowed a
     /// 2 MiB test thread); the parser bounds the nesting, this bounds the stack it needs.
+    /// A short expression (at most [`INLINE_SQL`] bytes: a few dozen levels at most) is
+    /// compiled on the calling thread; starting a thread costs more than a point
+    /// lookup through an index.
     fn compile(sql: &str, schema: &Schema, usage: Use) -> Result<Self, Error> {
+        if sql.len() <= INLINE_SQL {
+            return Self::compile_here(sql, schema, usage);
+        }
         std::thread::scope(|scope| {
             std::thread::Builder::new()
                 .name("lancer-sql".into())
