@@ -136,7 +136,7 @@ def main():
         print(f"{kind} build: pylance {py_build:.2f} s, Lancer {lan_build:.2f} s ({lan_rss / 2**20:.0f} MiB), FAISS {faiss_build:.2f} s"
               + (f"; Lancer spilling past {a.spill_mb} MiB {spill[0]:.2f} s ({spill[2] / 2**20:.0f} MiB)" if spill else ""), flush=True)
         pyds = lance.dataset(py_ds)
-        refines = [0, 10] if kind == "IVF_PQ" else [0]
+        refines = [0, 10, 50] if kind == "IVF_PQ" else [0]
         for refine in refines:
             # FAISS re-ranks the same way: IndexRefineFlat over the IVF index, the raw
             # vectors kept beside it, refine_factor x k candidates re-ranked exactly

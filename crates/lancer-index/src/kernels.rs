@@ -236,6 +236,67 @@ pub fn dot_u8(a: &[f32], b: &[u8]) -> f32 {
     dot_u8_body(a, b)
 }
 
+/// Dot product of `q` with 4-bit values packed as RabitQ stores 4 ex bits per
+/// dimension: 32 bytes per 64 dimensions, byte `8g + b` of a block holding dimension
+/// `16g + b` in its low nibble and `16g + 8 + b` in its high one. Blocks past
+/// `q.len() / 64` are ignored (`q` covers the padded dimensions).
+#[allow(unsafe_code)]
+pub fn dot_nib4(q: &[f32], packed: &[u8]) -> f32 {
+    let blocks = (packed.len() / 32).min(q.len() / 64);
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the CPU supports AVX2 and FMA (checked just above); the kernel reads
+        // `32·blocks` bytes of `packed` and `64·blocks` floats of `q`, both in bounds.
+        return unsafe { dot_nib4_avx2(&q[..64 * blocks], &packed[..32 * blocks]) };
+    }
+    dot_nib4_body(&q[..64 * blocks], &packed[..32 * blocks])
+}
+
+/// [`dot_nib4`] value by value (`q`: 64 floats per 32-byte block of `packed`).
+pub(crate) fn dot_nib4_body(q: &[f32], packed: &[u8]) -> f32 {
+    let mut s = 0f32;
+    for (k, block) in packed.chunks_exact(32).enumerate() {
+        for (i, &x) in block.iter().enumerate() {
+            let d = 64 * k + 16 * (i / 8) + i % 8;
+            s += q[d] * f32::from(x & 15) + q[d + 8] * f32::from(x >> 4);
+        }
+    }
+    s
+}
+
+/// [`dot_nib4`] in AVX2: eight bytes at a time widened to 32-bit lanes, their low and
+/// high nibbles against the eight query values each covers, four accumulators.
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+#[target_feature(enable = "avx2,fma")]
+fn dot_nib4_avx2(q: &[f32], packed: &[u8]) -> f32 {
+    use std::arch::x86_64::*;
+    let m = _mm256_set1_epi32(15);
+    let mut acc = [_mm256_setzero_ps(); 4];
+    for (k, block) in packed.chunks_exact(32).enumerate() {
+        for (g, a) in acc.iter_mut().enumerate() {
+            // SAFETY: `block` holds 32 bytes (8 read at 8g); `q` holds 64 floats per
+            // block (the caller's slices), 16 read at 64k + 16g.
+            unsafe {
+                let bytes = _mm_loadl_epi64(block.as_ptr().add(8 * g).cast());
+                let w = _mm256_cvtepu8_epi32(bytes);
+                let lo = _mm256_cvtepi32_ps(_mm256_and_si256(w, m));
+                let hi = _mm256_cvtepi32_ps(_mm256_srli_epi32::<4>(w));
+                let at = q.as_ptr().add(64 * k + 16 * g);
+                *a = _mm256_fmadd_ps(_mm256_loadu_ps(at), lo, *a);
+                *a = _mm256_fmadd_ps(_mm256_loadu_ps(at.add(8)), hi, *a);
+            }
+        }
+    }
+    let mut out = [0f32; 8];
+    // SAFETY: `out` holds 8 floats: one unaligned store.
+    unsafe {
+        let sum = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
+        _mm256_storeu_ps(out.as_mut_ptr(), sum);
+    }
+    out.iter().sum()
+}
+
 /// Number of differing bits over the common length of `a` and `b`.
 pub fn hamming(a: &[u8], b: &[u8]) -> f32 {
     let n = a.len().min(b.len());

@@ -34,8 +34,11 @@ pub struct Rabit {
     /// `__error_factors`: a bound on the 1-bit estimate's error per unit of
     /// `‖q − c‖` (empty when the file has none: then every row gets the full estimate).
     error: Vec<f32>,
-    /// Ex codes, `rows × code_dim` values in `0..2^(bits-1)` (empty for 1 bit).
+    /// Ex codes (empty for 1 bit), `ex_width` bytes per row: with 4 ex bits as stored
+    /// (two per byte, the blocked layout [`crate::kernels::dot_nib4`] reads), else one
+    /// value in `0..2^(bits-1)` per dimension.
     ex: Vec<u8>,
+    ex_width: usize,
     add_ex: Vec<f32>,
     scale_ex: Vec<f32>,
     /// Sign codes of the complete 32-row blocks in the packed layout (block `k` of the
@@ -161,8 +164,10 @@ impl Rabit {
                 }
             }
         }
-        let mut ex = Vec::new();
-        if e > 0 {
+        let (mut ex, mut ex_row) = (Vec::new(), code_dim);
+        if e == 4 {
+            (ex, ex_row) = (cols.ex.to_vec(), ex_width);
+        } else if e > 0 {
             ex = vec![0u8; rows * code_dim];
             for r in 0..rows {
                 let row = &cols.ex[r * ex_width..(r + 1) * ex_width];
@@ -180,6 +185,7 @@ impl Rabit {
             scale: cols.scale.to_vec(),
             error: cols.error.to_vec(),
             ex,
+            ex_width: ex_row,
             add_ex: cols.add_ex.to_vec(),
             scale_ex: cols.scale_ex.to_vec(),
         })
@@ -358,12 +364,12 @@ impl Rows<'_> {
                 next.left |= u32::from(lb < bound || lb.is_nan()) << j;
             }
         }
-        let d = r.code_dim;
+        let w = r.ex_width;
         let mut bits = next.left;
         while bits != 0 {
             let j = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            crate::kernels::prefetch(&r.ex[(first + j) * d..(first + j + 1) * d]);
+            crate::kernels::prefetch(&r.ex[(first + j) * w..(first + j + 1) * w]);
         }
         match pending.replace(next) {
             Some(p) => self.finish(&p, bound, push, estimated),
@@ -381,7 +387,7 @@ impl Rows<'_> {
         estimated: &mut usize,
     ) -> f32 {
         let r = self.rabit;
-        let (d, e) = (r.code_dim, r.num_bits - 1);
+        let (w, e) = (r.ex_width, r.num_bits - 1);
         let two_e = (1u32 << e) as f32;
         let mut left = p.left;
         while left != 0 {
@@ -392,7 +398,12 @@ impl Rows<'_> {
             }
             *estimated += 1;
             let row = p.first + j;
-            let sx = crate::kernels::dot_u8(&self.qr.rotated, &r.ex[row * d..(row + 1) * d]);
+            let x = &r.ex[row * w..(row + 1) * w];
+            let sx = if e == 4 {
+                crate::kernels::dot_nib4(&self.qr.padded, x)
+            } else {
+                crate::kernels::dot_u8(&self.qr.rotated, x)
+            };
             let full = two_e * p.bq[j] + sx - (two_e - 0.5) * self.qr.sum;
             let (scale, add) = (r.scale_ex[row], r.add_ex[row]);
             let dist = match self.metric {
@@ -467,6 +478,8 @@ fn fwht(x: &mut [f32]) {
 /// One query's rotation and the lookup tables of its binary inner products.
 pub struct QueryTables {
     rotated: Vec<f32>,
+    /// `rotated` with zeros up to a multiple of 64 dimensions (the ex codes' blocks).
+    padded: Vec<f32>,
     sum: f32,
     /// Per group of 4 dimensions, the sum of the rotated query over each 4-bit pattern;
     /// 32 entries per code byte (16 for its low nibble, 16 for its high one).
@@ -534,8 +547,11 @@ impl QueryTables {
             })
             .collect();
         let sum = rotated.iter().sum();
+        let mut padded = rotated.clone();
+        padded.resize(rotated.len().div_ceil(64) * 64, 0.0);
         Self {
             rotated,
+            padded,
             sum,
             table,
             table8,
@@ -1001,6 +1017,38 @@ mod tests {
                         "{metric:?} {bits} bits: {few} of {rows} estimated"
                     );
                 }
+            }
+        }
+    }
+
+    /// The packed 4-bit ex-code dot product equals the dot product with the unpacked
+    /// values (to float rounding), padding dimensions included, at several dimensions.
+    #[test]
+    fn packed_four_bit_dot_matches_the_unpacked_one() {
+        let mut rng = crate::kmeans::Rng::new(21);
+        for d in [8usize, 64, 72, 128, 200, 768] {
+            let vals: Vec<u8> = (0..d).map(|_| (rng.next_u64() % 16) as u8).collect();
+            let packed = crate::rabitq_build::pack_ex(&vals, 4);
+            let mut back = vec![0u8; d];
+            unpack_ex(&packed, 4, d, &mut back).unwrap();
+            assert_eq!(back, vals);
+            let q: Vec<f32> = (0..d).map(|_| rng.unit() as f32 - 0.5).collect();
+            let mut padded = q.clone();
+            padded.resize(d.div_ceil(64) * 64, 0.0);
+            let want: f64 = q
+                .iter()
+                .zip(&vals)
+                .map(|(a, &b)| f64::from(*a) * f64::from(b))
+                .sum();
+            for got in [
+                crate::kernels::dot_nib4(&padded, &packed),
+                crate::kernels::dot_nib4_body(&padded, &packed),
+                crate::kernels::dot_u8(&q, &vals),
+            ] {
+                assert!(
+                    (f64::from(got) - want).abs() < 1e-4 * (1.0 + want.abs()),
+                    "d={d}: {got} vs {want}"
+                );
             }
         }
     }
