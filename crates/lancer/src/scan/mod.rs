@@ -74,6 +74,9 @@ pub struct Scanner {
     map: Option<BatchMap>,
     deleted_as_null: bool,
     use_scalar_index: bool,
+    /// The scalar index answer to the filter when already computed (a count that
+    /// falls back to scanning plans with it instead of asking the indexes again).
+    indexed: Option<Arc<Option<crate::scalar_plan::IndexedRows>>>,
 }
 
 impl Scanner {
@@ -95,6 +98,7 @@ impl Scanner {
             map: None,
             deleted_as_null: false,
             use_scalar_index: true,
+            indexed: None,
         }
     }
 
@@ -286,31 +290,26 @@ impl Scanner {
             .as_deref()
             .map(|f| Filter::new(f, &schema))
             .transpose()?;
-        let indexed = match &filter {
-            Some(f) if self.use_scalar_index && self.offset == 0 && self.limit.is_none() => {
-                crate::scalar_plan::plan(&self.ds, f)?
-            }
-            _ => None,
-        };
-        if let Some(ix) = indexed.as_ref().filter(|ix| ix.exact) {
+        // The index answer, asked once: a count that scans (an inexact answer, or
+        // fragments the index does not cover) plans with it.
+        if let Some(f) = filter
+            .as_ref()
+            .filter(|_| self.use_scalar_index && self.offset == 0 && self.limit.is_none())
+        {
+            counting.indexed = Some(Arc::new(crate::scalar_plan::plan(&self.ds, f)?));
+        }
+        let exact = counting
+            .indexed
+            .as_deref()
+            .and_then(Option::as_ref)
+            .filter(|ix| ix.exact);
+        if let Some(ix) = exact {
             let frags = self.ds.fragments();
-            let chosen: Vec<&lancer_table::pb::DataFragment> = match &self.fragments {
-                None => frags.iter().collect(),
-                Some(ids) => {
-                    ids.iter()
-                        .map(|id| {
-                            frags.iter().find(|f| f.id == *id).ok_or_else(|| {
-                                Error::InvalidArgument {
-                                    what: format!(
-                                        "fragment {id} is not in version {} (see `lancer inspect`)",
-                                        self.ds.version()
-                                    ),
-                                }
-                            })
-                        })
-                        .collect::<Result<_>>()?
-                }
-            };
+            let chosen: Vec<&lancer_table::pb::DataFragment> = self
+                .fragment_order()?
+                .into_iter()
+                .map(|i| &frags[i])
+                .collect();
             self.ds.prefetch_deletions(&chosen)?;
             let mut n = 0u64;
             let mut rest = Vec::new();
@@ -324,7 +323,7 @@ impl Scanner {
                 }
             }
             if !rest.is_empty() {
-                for b in counting.fragments(&rest).ordered(false).stream()? {
+                for b in counting.clone().fragments(&rest).ordered(false).stream()? {
                     n += b?.num_rows() as u64;
                 }
             }
@@ -335,6 +334,28 @@ impl Scanner {
             n += b?.num_rows() as u64;
         }
         Ok(n)
+    }
+
+    /// Positions (in the version's fragment list) of the fragments to scan, in order.
+    fn fragment_order(&self) -> Result<Vec<usize>> {
+        let frags = self.ds.fragments();
+        match &self.fragments {
+            None => Ok((0..frags.len()).collect()),
+            Some(ids) => {
+                ids.iter()
+                    .map(|id| {
+                        frags.iter().position(|f| f.id == *id).ok_or_else(|| {
+                            Error::InvalidArgument {
+                                what: format!(
+                                    "fragment {id} is not in version {} (see `lancer inspect`)",
+                                    self.ds.version()
+                                ),
+                            }
+                        })
+                    })
+                    .collect()
+            }
+        }
     }
 
     fn plan(&self) -> Result<Plan> {
@@ -360,8 +381,9 @@ impl Scanner {
             .as_deref()
             .map(|f| Filter::new(f, &schema))
             .transpose()?;
-        let indexed = match &filter {
-            Some(f) if self.use_scalar_index => crate::scalar_plan::plan(&self.ds, f)?,
+        let indexed = match (&self.indexed, &filter) {
+            (Some(known), Some(_)) => known.as_ref().clone(),
+            (_, Some(f)) if self.use_scalar_index => crate::scalar_plan::plan(&self.ds, f)?,
             _ => None,
         };
         // Top-level columns to read, in schema order (and those the outputs alone need,
@@ -396,23 +418,7 @@ impl Scanner {
         let output = Arc::new(Schema::new(fields).with_metadata(schema.metadata().clone()));
 
         let frags = self.ds.fragments();
-        let order: Vec<usize> = match &self.fragments {
-            None => (0..frags.len()).collect(),
-            Some(ids) => {
-                ids.iter()
-                    .map(|id| {
-                        frags.iter().position(|f| f.id == *id).ok_or_else(|| {
-                            Error::InvalidArgument {
-                                what: format!(
-                                    "fragment {id} is not in version {} (see `lancer inspect`)",
-                                    self.ds.version()
-                                ),
-                            }
-                        })
-                    })
-                    .collect::<Result<_>>()?
-            }
-        };
+        let order = self.fragment_order()?;
         // Without a filter, offset/limit pick rows directly.
         let (mut skip, mut left) = match filter {
             None => (self.offset, self.limit.unwrap_or(u64::MAX)),
