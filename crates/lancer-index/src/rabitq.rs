@@ -206,8 +206,8 @@ impl Rabit {
     }
 
     /// Estimated distances of the rows `start..start + n` (one partition with centroid
-    /// `c`) to the query `q` (normalized for cosine), whose rotation is `qr` with
-    /// lookup tables `lut`; `push(distance, row)` receives each at or under `bound`
+    /// `c`) to the query `q` (normalized for cosine), whose rotation and lookup tables
+    /// are `qr`; `push(distance, row)` receives each at or under `bound`
     /// and returns the bound from then on.
     ///
     /// With more than one bit, a row whose 1-bit estimate minus its error bound
@@ -231,13 +231,14 @@ impl Rabit {
         push: &mut dyn FnMut(f32, usize) -> f32,
     ) -> usize {
         let l = self.code_dim / 8;
+        let qdist = crate::kernels::l2(q, c);
         let (qf, kappa, qc) = match metric {
             Metric::Dot => {
                 let qc = crate::kernels::dot(q, c);
                 let cc = crate::kernels::dot(c, c);
                 (0.0, if cc > 0.0 { qc / cc } else { 0.0 }, qc)
             }
-            _ => (crate::kernels::l2(q, c), 0.0, 0.0),
+            _ => (qdist, 0.0, 0.0),
         };
         let rows = Rows {
             rabit: self,
@@ -247,8 +248,7 @@ impl Rabit {
             kappa,
             qc,
             // `‖q − c‖` (rotation keeps norms) when the multi-bit estimate is gated.
-            gate: (self.num_bits > 1 && !self.error.is_empty())
-                .then(|| crate::kernels::l2(q, c).max(0.0).sqrt()),
+            gate: (self.num_bits > 1 && !self.error.is_empty()).then(|| qdist.max(0.0).sqrt()),
         };
         let mut estimated = 0;
         let mut pending = None;
@@ -300,6 +300,17 @@ struct Pending {
 }
 
 impl Rows<'_> {
+    /// A row's estimated distance from its scaled inner product `x` and its factors
+    /// (the 1-bit or the ex-code ones): `x·scale + add + ‖q − c‖²`, or for dot
+    /// pylance 14's `x·scale + κ·(add − 1) + 1 − c·q`.
+    #[inline(always)]
+    fn distance(&self, x: f32, scale: f32, add: f32) -> f32 {
+        match self.metric {
+            Metric::Dot => x * scale + self.kappa * (add - 1.0) + 1.0 - self.qc,
+            _ => x * scale + add + self.qf,
+        }
+    }
+
     /// Scores the rows `first..first + bq.len()` (up to 32) from their binary inner
     /// products `bq`: with one bit, hands `push` those at or under `bound`; with more,
     /// gates them, requests the ex codes of the rows left and estimates the rows left
@@ -323,18 +334,8 @@ impl Rows<'_> {
         let (scale, add) = (&r.scale[first..first + m], &r.add[first..first + m]);
         // The 1-bit estimates.
         let mut one = [0f32; 32];
-        match self.metric {
-            Metric::Dot => {
-                for j in 0..m {
-                    one[j] =
-                        (bq[j] - half) * scale[j] + self.kappa * (add[j] - 1.0) + 1.0 - self.qc;
-                }
-            }
-            _ => {
-                for j in 0..m {
-                    one[j] = (bq[j] - half) * scale[j] + add[j] + self.qf;
-                }
-            }
+        for j in 0..m {
+            one[j] = self.distance(bq[j] - half, scale[j], add[j]);
         }
         if r.num_bits == 1 {
             *estimated += m;
@@ -400,16 +401,12 @@ impl Rows<'_> {
             let row = p.first + j;
             let x = &r.ex[row * w..(row + 1) * w];
             let sx = if e == 4 {
-                crate::kernels::dot_nib4(&self.qr.padded, x)
+                crate::kernels::dot_nib4(&self.qr.rotated, x)
             } else {
                 crate::kernels::dot_u8(&self.qr.rotated, x)
             };
             let full = two_e * p.bq[j] + sx - (two_e - 0.5) * self.qr.sum;
-            let (scale, add) = (r.scale_ex[row], r.add_ex[row]);
-            let dist = match self.metric {
-                Metric::Dot => full * scale + self.kappa * (add - 1.0) + 1.0 - self.qc,
-                _ => full * scale + add + self.qf,
-            };
+            let dist = self.distance(full, r.scale_ex[row], r.add_ex[row]);
             if dist <= bound {
                 bound = push(dist, row);
             }
@@ -477,9 +474,9 @@ fn fwht(x: &mut [f32]) {
 
 /// One query's rotation and the lookup tables of its binary inner products.
 pub struct QueryTables {
+    /// The rotated query, with zeros up to a multiple of 64 dimensions (the ex codes'
+    /// blocks; a product with unpacked codes covers only their `code_dim` values).
     rotated: Vec<f32>,
-    /// `rotated` with zeros up to a multiple of 64 dimensions (the ex codes' blocks).
-    padded: Vec<f32>,
     sum: f32,
     /// Per group of 4 dimensions, the sum of the rotated query over each 4-bit pattern;
     /// 32 entries per code byte (16 for its low nibble, 16 for its high one).
@@ -495,7 +492,7 @@ pub struct QueryTables {
 
 impl QueryTables {
     /// Tables of `rotated` (the rotated query).
-    pub fn new(rotated: Vec<f32>) -> Self {
+    pub fn new(mut rotated: Vec<f32>) -> Self {
         let groups = rotated.len() / 4;
         let mut table = vec![0f32; groups * 16];
         for g in 0..groups {
@@ -547,11 +544,9 @@ impl QueryTables {
             })
             .collect();
         let sum = rotated.iter().sum();
-        let mut padded = rotated.clone();
-        padded.resize(rotated.len().div_ceil(64) * 64, 0.0);
+        rotated.resize(rotated.len().div_ceil(64) * 64, 0.0);
         Self {
             rotated,
-            padded,
             sum,
             table,
             table8,

@@ -561,14 +561,9 @@ fn index_runs(kept: &[Range<u64>], rows: &roaring::RoaringTreemap, frag: u64) ->
 
 /// How many of `rows`' addresses in fragment `frag` lie in its `kept` runs.
 fn index_count(kept: &[Range<u64>], rows: &roaring::RoaringTreemap, frag: u32) -> u64 {
-    let Some((_, bm)) = rows.bitmaps().find(|(hi, _)| *hi == frag) else {
-        return 0;
-    };
+    let base = u64::from(frag) << 32;
     kept.iter()
-        .filter_map(|r| {
-            Some(u32::try_from(r.start).ok()?..=u32::try_from(r.end.checked_sub(1)?).ok()?)
-        })
-        .map(|r| bm.range_cardinality(r))
+        .map(|r| rows.range_cardinality(base + r.start..base + r.end))
         .sum()
 }
 
