@@ -40,6 +40,17 @@ pub trait RangeRead: Send + Sync {
     /// `0..size()`; implementations return an error otherwise.
     fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>>;
 
+    /// Appends the bytes of each range, in the order asked, to `out`. For callers that
+    /// gather many small ranges into one buffer (a take of fixed-width values): a source
+    /// that copies anyway reads straight into it. The default copies what
+    /// [`RangeRead::read_ranges`] returns.
+    fn read_ranges_into(&self, ranges: &[Range<u64>], out: &mut Vec<u8>) -> Result<()> {
+        for piece in self.read_ranges(ranges)? {
+            out.extend_from_slice(&piece);
+        }
+        Ok(())
+    }
+
     /// Reads one range.
     fn read_range(&self, range: Range<u64>) -> Result<Bytes> {
         let mut v = self.read_ranges(std::slice::from_ref(&range))?;
@@ -91,6 +102,10 @@ impl<T: RangeRead + ?Sized> RangeRead for Arc<T> {
 
     fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
         (**self).read_ranges(ranges)
+    }
+
+    fn read_ranges_into(&self, ranges: &[Range<u64>], out: &mut Vec<u8>) -> Result<()> {
+        (**self).read_ranges_into(ranges, out)
     }
 }
 
@@ -145,5 +160,12 @@ impl<R: RangeRead> RangeRead for TracingRead<R> {
             l.extend(ranges.iter().cloned());
         }
         self.inner.read_ranges(ranges)
+    }
+
+    fn read_ranges_into(&self, ranges: &[Range<u64>], out: &mut Vec<u8>) -> Result<()> {
+        if let Ok(mut l) = self.log.lock() {
+            l.extend(ranges.iter().cloned());
+        }
+        self.inner.read_ranges_into(ranges, out)
     }
 }

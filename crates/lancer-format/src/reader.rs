@@ -872,8 +872,12 @@ impl FileReader {
         let total = usize::try_from(total)
             .map_err(|_| FormatError::corrupt("gathered full-zip values overflow memory"))?;
         let mut buf = Vec::with_capacity(total);
-        for piece in self.io.read_ranges(&byte_ranges)? {
-            buf.extend_from_slice(&piece);
+        self.io.read_ranges_into(&byte_ranges, &mut buf)?;
+        if buf.len() != total {
+            return Err(FormatError::corrupt(format!(
+                "gathered full-zip values: {} bytes read, {total} asked",
+                buf.len()
+            )));
         }
         let rows: u64 = ranges.iter().map(|r| r.end - r.start).sum();
         let run =

@@ -1171,7 +1171,7 @@ impl Dataset {
                     .map(|r| uniq.binary_search(r).unwrap_or(0) as u64)
                     .collect();
                 for (acc, c) in parts.iter_mut().zip(cols) {
-                    acc.push(arrow_select::take::take(c.as_ref(), &pos, None)?);
+                    acc.push(reorder(&c, &pos)?);
                 }
             }
         }
@@ -1188,11 +1188,7 @@ impl Dataset {
                     arrow_select::concat::concat(&refs)?
                 }
             };
-            cols.push(if in_order {
-                all
-            } else {
-                arrow_select::take::take(all.as_ref(), &inv, None)?
-            });
+            cols.push(if in_order { all } else { reorder(&all, &inv)? });
         }
         self.batch(&fields, cols, addresses.len())
     }
@@ -1226,6 +1222,51 @@ fn kept_ranges(deleted: &RoaringBitmap, physical_rows: u64) -> Vec<Range<u64>> {
         out.push(start..physical_rows);
     }
     out
+}
+
+/// `arrow_select::take` of `a` at `pos`, with vectors (fixed-size lists of primitive
+/// values without nulls) gathered a row at a time: arrow's kernel takes them one value
+/// at a time, building an index per value (a 768-d row is 768 lookups).
+fn reorder(a: &ArrayRef, pos: &UInt64Array) -> Result<ArrayRef> {
+    use arrow_array::cast::AsArray;
+    if let (Some(l), arrow_schema::DataType::FixedSizeList(field, _)) =
+        (a.as_fixed_size_list_opt(), a.data_type())
+    {
+        let values = l.values();
+        let width = values.data_type().primitive_width();
+        let data = values.to_data();
+        if let (Some(w), None, None, [buf]) = (width, l.nulls(), values.nulls(), data.buffers()) {
+            let row = w * l.value_length().max(0) as usize;
+            let start = data.offset() * w;
+            let src = buf
+                .as_slice()
+                .get(start..start + row * l.len())
+                .ok_or_else(|| {
+                    TableError::corrupt("a fixed-size list's values are shorter than its rows")
+                })?;
+            let mut out = Vec::with_capacity(row * pos.len());
+            for &p in pos.values() {
+                let i = usize::try_from(p)
+                    .ok()
+                    .filter(|&i| i < l.len())
+                    .ok_or_else(|| {
+                        TableError::corrupt(format!("take position {p} past {} rows", l.len()))
+                    })?;
+                out.extend_from_slice(&src[i * row..(i + 1) * row]);
+            }
+            let child = arrow_data::ArrayData::builder(values.data_type().clone())
+                .len(pos.len() * l.value_length().max(0) as usize)
+                .add_buffer(arrow_buffer::Buffer::from_vec(out))
+                .build()?;
+            return Ok(Arc::new(arrow_array::FixedSizeListArray::try_new(
+                field.clone(),
+                l.value_length(),
+                arrow_array::make_array(child),
+                None,
+            )?));
+        }
+    }
+    Ok(arrow_select::take::take(a.as_ref(), pos, None)?)
 }
 
 #[cfg(test)]

@@ -214,33 +214,38 @@ pub(crate) fn passing(ds: &Dataset, sql: &str) -> Result<roaring::RoaringTreemap
     Ok(out)
 }
 
-/// Exact distances of the rows at `addrs` (re-ranking), nearest first.
+/// Exact distances of the `req.k` nearest rows at `addrs` (re-ranking), nearest first.
 fn exact(ds: &Dataset, req: &Nearest<'_>, addrs: &[u64]) -> Result<Vec<Hit>> {
-    if addrs.is_empty() {
-        return Ok(Vec::new());
-    }
-    let b = ds.take_addresses(addrs, Some(&[req.column]))?;
-    let (vecs, dim) = search::vectors(b.column(0))?;
+    // In file order, one fragment at a time: each take reads its rows in one pass and
+    // returns them without a reordering or concatenating copy; the ranking does not
+    // care about the order.
+    let mut sorted = addrs.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
     let qnorm = lancer_index::kernels::dot(&req.query, &req.query).sqrt();
     let qbytes: Vec<u8> = req.query.iter().map(|&x| x as u8).collect();
-    let valid = b.column(0).logical_nulls();
-    let keep = |i: usize| valid.as_ref().is_none_or(|n| n.is_valid(i));
-    let heap = search::scan_range(
-        0..b.num_rows(),
-        &vecs,
-        dim,
-        &req.query,
-        &qbytes,
-        qnorm,
-        req.metric,
-        addrs.len(),
-        &keep,
-    );
-    Ok(heap
-        .into_sorted_vec()
-        .into_iter()
-        .map(|h| Hit(h.0, addrs[h.1 as usize]))
-        .collect())
+    let mut hits = Vec::new();
+    for frag in sorted.chunk_by(|a, b| a >> 32 == b >> 32) {
+        let b = ds.take_addresses(frag, Some(&[req.column]))?;
+        let (vecs, dim) = search::vectors(b.column(0))?;
+        let valid = b.column(0).logical_nulls();
+        let keep = |i: usize| valid.as_ref().is_none_or(|n| n.is_valid(i));
+        let heap = search::scan_range(
+            0..b.num_rows(),
+            &vecs,
+            dim,
+            &req.query,
+            &qbytes,
+            qnorm,
+            req.metric,
+            req.k,
+            &keep,
+        );
+        hits.extend(heap.into_iter().map(|h| Hit(h.0, frag[h.1 as usize])));
+    }
+    hits.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    hits.truncate(req.k);
+    Ok(hits)
 }
 
 /// The `k` nearest rows as `(distance, row address)`, nearest first, through the index
