@@ -15,7 +15,7 @@ dataset of 4 fragments. For IVF_PQ (8-bit, `--sub-vectors`), IVF_SQ and IVF_RQ
   per second at nprobes 1..64 — pylance (`to_table(nearest=…)`, one query at a time),
   Lancer in-process (`lancer-bench ann`, one query at a time) and FAISS
   (IndexIVFPQ / IndexIVFScalarQuantizer over the same partitions, trained on the same
-  vectors, 1 and 2 threads). IVF_PQ also with refine_factor 10 (FAISS: IndexRefineFlat,
+  vectors, 1 and 2 threads; Lancer's search also with two queries in flight). IVF_PQ also with refine_factor 10 (FAISS: IndexRefineFlat,
   k_factor 10).
 Appends the tables to bench/RESULTS.md.
 """
@@ -160,6 +160,7 @@ def main():
                                               capture_output=True, check=True).stdout)
                 lan_qps, lan_rec = len(queries) / r["seconds"], recall(r["ids"], truth)
                 lan_search_qps = len(queries) / r["search_seconds"]
+                lan_search_qps2 = len(queries) / r["search_seconds_2_threads"]
                 fi.nprobe = n
                 fq = {}
                 for th in (1, 2):
@@ -170,7 +171,7 @@ def main():
                     fq[th] = len(queries) / (time.perf_counter() - t)
                 _, I = target.search(queries, 10)
                 f_rec = recall(I.tolist(), truth)
-                curve_rows.append((kind, refine, n, py_rec, py_qps, lan_rec, lan_qps, lan_search_qps, f_rec, fq[1], fq[2]))
+                curve_rows.append((kind, refine, n, py_rec, py_qps, lan_rec, lan_qps, lan_search_qps, f_rec, fq[1], fq[2], lan_search_qps2))
                 print(f"  {kind} rf{refine} np{n}: recall pylance {py_rec:.3f} Lancer {lan_rec:.3f} FAISS {f_rec:.3f}; "
                       f"QPS pylance {py_qps:.0f} Lancer {lan_qps:.0f} (search {lan_search_qps:.0f}) FAISS {fq[1]:.0f}/{fq[2]:.0f}", flush=True)
         for d in (py_ds, lan_ds):
@@ -186,11 +187,12 @@ def main():
         spl = f"{sp[0]:.2f} | {sp[2] / 2**20:.0f} MiB" if sp else " | "
         lines.append(f"| {kind} | {p:.2f} | {l:.2f} | {l / p:.2f} | {rss / 2**20:.0f} MiB | {spl} | {f:.2f} |")
     lines += ["", "QPS Lancer = query with the `id` column fetched (as pylance answers); Lancer search = row addresses only "
-              "(as FAISS answers), compared with FAISS on one thread.", "",
-              "| index | refine | nprobes | recall pylance | recall Lancer | recall FAISS | QPS pylance | QPS Lancer | Lancer / pylance | QPS Lancer search | QPS FAISS 1 thr | QPS FAISS 2 thr | Lancer search / FAISS 1 thr |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for kind, rf, n, pr, pq, lr, lq, ls, fr, f1, f2 in curve_rows:
-        lines.append(f"| {kind} | {rf or ''} | {n} | {pr:.3f} | {lr:.3f} | {fr:.3f} | {pq:.0f} | {lq:.0f} | {lq / pq:.2f}x | {ls:.0f} | {f1:.0f} | {f2:.0f} | {ls / f1:.2f}x |")
+              "(as FAISS answers), compared with FAISS on one thread; Lancer search 2 thr = two queries in flight "
+              "(a thread each), compared with FAISS on two threads (one query at a time, its probes split).", "",
+              "| index | refine | nprobes | recall pylance | recall Lancer | recall FAISS | QPS pylance | QPS Lancer | Lancer / pylance | QPS Lancer search | QPS FAISS 1 thr | Lancer search / FAISS 1 thr | QPS Lancer search 2 thr | QPS FAISS 2 thr | Lancer / FAISS, 2 thr |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for kind, rf, n, pr, pq, lr, lq, ls, fr, f1, f2, ls2 in curve_rows:
+        lines.append(f"| {kind} | {rf or ''} | {n} | {pr:.3f} | {lr:.3f} | {fr:.3f} | {pq:.0f} | {lq:.0f} | {lq / pq:.2f}x | {ls:.0f} | {f1:.0f} | {ls / f1:.2f}x | {ls2:.0f} | {f2:.0f} | {ls2 / f2:.2f}x |")
     file_read.record(lines, a.no_record)
 
 

@@ -467,9 +467,33 @@ fn ann(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         std::hint::black_box(lancer::ann::nearest_addresses(&ds, &req, None, &params)?);
     }
     let search_secs = t.elapsed().as_secs_f64();
+    // The search again with two queries in flight (each thread every other query).
+    let t = Instant::now();
+    let half = |first: usize| -> Result<(), String> {
+        for q in queries.iter().skip(first).step_by(2) {
+            let req = Nearest {
+                column: &args[3],
+                query: q.clone(),
+                k,
+                metric,
+            };
+            let hits = lancer::ann::nearest_addresses(&ds, &req, None, &params);
+            std::hint::black_box(hits.map_err(|e| e.to_string())?);
+        }
+        Ok(())
+    };
+    std::thread::scope(|s| -> Result<(), String> {
+        let other = s.spawn(|| half(1));
+        half(0)?;
+        other
+            .join()
+            .map_err(|_| "a search thread panicked".to_string())?
+    })?;
+    let search_secs_2 = t.elapsed().as_secs_f64();
     println!(
         "{}",
-        json!({"seconds": secs, "search_seconds": search_secs, "ids": ids})
+        json!({"seconds": secs, "search_seconds": search_secs,
+               "search_seconds_2_threads": search_secs_2, "ids": ids})
     );
     Ok(())
 }
