@@ -15,8 +15,8 @@ dataset of 4 fragments. For IVF_PQ (8-bit, `--sub-vectors`), IVF_SQ and IVF_RQ
   per second at nprobes 1..64 — pylance (`to_table(nearest=…)`, one query at a time),
   Lancer in-process (`lancer-bench ann`, one query at a time) and FAISS
   (IndexIVFPQ / IndexIVFScalarQuantizer over the same partitions, trained on the same
-  vectors, 1 and 2 threads; Lancer's search also with two queries in flight). IVF_PQ also with refine_factor 10 (FAISS: IndexRefineFlat,
-  k_factor 10).
+  vectors, 1 and 2 threads; Lancer's search also with two queries in flight). IVF_PQ
+  also with refine_factor 10 and 50 (FAISS: IndexRefineFlat, the same k_factor).
 Appends the tables to bench/RESULTS.md.
 """
 import argparse

@@ -1,7 +1,8 @@
 //! `lancer-io`: the storage boundary ([`Store`], see [`storage`]) and byte-range readers.
 //!
-//! Implementations of [`lancer_format::read::RangeRead`]: [`LocalFile`] (positioned
-//! reads, no shared cursor, safe to use from many threads) and [`Coalesce`], which
+//! Implementations of [`lancer_format::read::RangeRead`]: [`MmapFile`] (a mapped data
+//! file, the local default), [`LocalFile`] (positioned reads, no shared cursor, safe to
+//! use from many threads) and [`Coalesce`], which
 //! merges nearby ranges of one request into fewer, larger reads — the right trade on
 //! object stores and spinning disks, where a request costs more than the bytes.
 
@@ -33,12 +34,7 @@ impl LocalFile {
     /// Opens `path` for reading.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let file = File::open(&path).map_err(|e| {
-            FormatError::Io(std::io::Error::new(
-                e.kind(),
-                format!("cannot open {}: {e}", path.display()),
-            ))
-        })?;
+        let file = open_file(&path)?;
         let size = file.metadata()?.len();
         Ok(Self { file, size, path })
     }
@@ -63,44 +59,16 @@ impl RangeRead for LocalFile {
             })
             .collect()
     }
-
-    fn read_ranges_into(&self, ranges: &[Range<u64>], out: &mut Vec<u8>) -> Result<()> {
-        pread_into(&self.file, self.size, ranges, out, &self.path)
-    }
 }
 
-/// Appends `ranges` (each checked against `size`) to `out` with positioned reads
-/// straight into it (no buffer per range).
-fn pread_into(
-    file: &File,
-    size: u64,
-    ranges: &[Range<u64>],
-    out: &mut Vec<u8>,
-    path: &Path,
-) -> Result<()> {
-    let mut total = 0usize;
-    for r in ranges {
-        check_range(r, size)?;
-        total = usize::try_from(r.end - r.start)
-            .ok()
-            .and_then(|n| total.checked_add(n))
-            .ok_or_else(|| FormatError::corrupt("read larger than memory"))?;
-    }
-    let at = out.len();
-    out.resize(at + total, 0);
-    let mut dst = &mut out[at..];
-    for r in ranges {
-        // Checked above: each range fits, and their sum is `dst`'s length.
-        let (piece, rest) = std::mem::take(&mut dst).split_at_mut((r.end - r.start) as usize);
-        file.read_exact_at(piece, r.start).map_err(|e| {
-            FormatError::Io(std::io::Error::new(
-                e.kind(),
-                format!("reading {}..{} of {}: {e}", r.start, r.end, path.display()),
-            ))
-        })?;
-        dst = rest;
-    }
-    Ok(())
+/// Opens `path` for reading; the error names it.
+fn open_file(path: &Path) -> Result<File> {
+    File::open(path).map_err(|e| {
+        FormatError::Io(std::io::Error::new(
+            e.kind(),
+            format!("cannot open {}: {e}", path.display()),
+        ))
+    })
 }
 
 /// Reads `r` (checked against the file's size) from `file` with one positioned read.

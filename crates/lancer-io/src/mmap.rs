@@ -2,7 +2,6 @@
 //! [`RangeRead`], with the process-wide bookkeeping that keeps the pages it maps from
 //! piling up in resident memory.
 
-use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -69,7 +68,8 @@ struct Mapping {
     windows: OnceLock<Box<[AtomicU64]>>,
     /// Bytes of windows set in `windows`, also counted in [`GATHERED`].
     gathered: AtomicU64,
-    /// Whether it is in [`GATHERED_IN`].
+    /// Whether it is in [`GATHERED_IN`] (set when added, cleared when taken out, so a
+    /// mapping released by a scan's interval is not listed twice).
     listed: AtomicBool,
 }
 
@@ -116,7 +116,6 @@ impl Mapping {
                 word.store(0, Ordering::Relaxed);
             }
         }
-        self.listed.store(false, Ordering::Relaxed);
         let n = self.gathered.swap(0, Ordering::Relaxed);
         let _ = GATHERED.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |g| {
             Some(g.saturating_sub(n))
@@ -177,6 +176,7 @@ fn account_copied(m: &Arc<Mapping>, n: u64) {
     if GATHERED.fetch_add(n, Ordering::Relaxed) + n >= GATHER_BUDGET {
         let all = std::mem::take(&mut *GATHERED_IN.lock().unwrap_or_else(|e| e.into_inner()));
         for m in all.iter().filter_map(Weak::upgrade) {
+            m.listed.store(false, Ordering::Relaxed);
             m.release();
         }
     }
@@ -238,12 +238,7 @@ impl MmapFile {
     #[allow(unsafe_code)]
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let file = File::open(&path).map_err(|e| {
-            FormatError::Io(std::io::Error::new(
-                e.kind(),
-                format!("cannot open {}: {e}", path.display()),
-            ))
-        })?;
+        let file = crate::open_file(&path)?;
         if file.metadata()?.len() == 0 {
             return Ok(Self {
                 map: Bytes::new(),
@@ -357,17 +352,22 @@ impl RangeRead for MmapFile {
 mod tests {
     use super::*;
 
+    /// A file of `len` bytes (`byte(i)` each) in a fresh directory for `tag`, mapped:
+    /// the directory (removed by the caller), the bytes and the mapping.
+    fn mapped(tag: &str, len: usize, byte: fn(usize) -> u8) -> (PathBuf, Vec<u8>, MmapFile) {
+        let dir = std::env::temp_dir().join(format!("lancer-io-{tag}-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let p = dir.join("f.bin");
+        let data: Vec<u8> = (0..len).map(byte).collect();
+        std::fs::write(&p, &data).unwrap_or(());
+        let f = MmapFile::open(&p).unwrap_or_else(|e| panic!("cannot map {}: {e}", p.display()));
+        (dir, data, f)
+    }
+
     #[test]
     fn mapped_pages_released_keep_their_contents() {
-        let dir = std::env::temp_dir().join(format!("lancer-io-map-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
-        let p = dir.join("big.bin");
         let len = (RELEASE_EVERY as usize) * 2 + 4097;
-        let data: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
-        std::fs::write(&p, &data).unwrap_or(());
-        let f = MmapFile::open(&p);
-        assert!(f.is_ok(), "cannot map {}", p.display());
-        let Ok(f) = f else { return };
+        let (dir, data, f) = mapped("map", len, |i| (i * 31 % 251) as u8);
         // Hold slices across several releases; they read back the file's bytes.
         let chunk = 1 << 20;
         let mut held = Vec::new();
@@ -384,15 +384,8 @@ mod tests {
 
     #[test]
     fn small_reads_are_copies_and_large_ones_slices() {
-        let dir = std::env::temp_dir().join(format!("lancer-io-small-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
-        let p = dir.join("f.bin");
         let len = 4 * SMALL_READ as usize + 123;
-        let data: Vec<u8> = (0..len).map(|i| (i * 13 % 241) as u8).collect();
-        std::fs::write(&p, &data).unwrap_or(());
-        let f = MmapFile::open(&p);
-        assert!(f.is_ok(), "cannot map {}", p.display());
-        let Ok(f) = f else { return };
+        let (dir, data, f) = mapped("small", len, |i| (i * 13 % 241) as u8);
         let s = SMALL_READ;
         let ranges = [
             7..7 + s,
@@ -478,15 +471,8 @@ mod tests {
 
     #[test]
     fn gathered_reads_copy_and_count_each_window_once() {
-        let dir = std::env::temp_dir().join(format!("lancer-io-gather-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
-        let p = dir.join("g.bin");
         let len = 5 * GATHER_WINDOW as usize + 321;
-        let data: Vec<u8> = (0..len).map(|i| (i * 17 % 239) as u8).collect();
-        std::fs::write(&p, &data).unwrap_or(());
-        let f = MmapFile::open(&p);
-        assert!(f.is_ok(), "cannot map {}", p.display());
-        let Ok(f) = f else { return };
+        let (dir, data, f) = mapped("gather", len, |i| (i * 17 % 239) as u8);
         let w = GATHER_WINDOW;
         // scattered rows, one across a window boundary, one empty, the file's tail
         let ranges = [

@@ -1236,7 +1236,8 @@ fn reorder(a: &ArrayRef, pos: &UInt64Array) -> Result<ArrayRef> {
         let width = values.data_type().primitive_width();
         let data = values.to_data();
         if let (Some(w), None, None, [buf]) = (width, l.nulls(), values.nulls(), data.buffers()) {
-            let row = w * l.value_length().max(0) as usize;
+            let dim = usize::try_from(l.value_length()).unwrap_or(0);
+            let row = w * dim;
             let start = data.offset() * w;
             let src = buf
                 .as_slice()
@@ -1255,7 +1256,7 @@ fn reorder(a: &ArrayRef, pos: &UInt64Array) -> Result<ArrayRef> {
                 out.extend_from_slice(&src[i * row..(i + 1) * row]);
             }
             let child = arrow_data::ArrayData::builder(values.data_type().clone())
-                .len(pos.len() * l.value_length().max(0) as usize)
+                .len(pos.len() * dim)
                 .add_buffer(arrow_buffer::Buffer::from_vec(out))
                 .build()?;
             return Ok(Arc::new(arrow_array::FixedSizeListArray::try_new(

@@ -214,7 +214,8 @@ pub(crate) fn passing(ds: &Dataset, sql: &str) -> Result<roaring::RoaringTreemap
     Ok(out)
 }
 
-/// Exact distances of the `req.k` nearest rows at `addrs` (re-ranking), nearest first.
+/// Exact distances of the rows at `addrs` (re-ranking): each fragment's `req.k` nearest,
+/// in no order (the caller sorts and cuts the merged hits).
 fn exact(ds: &Dataset, req: &Nearest<'_>, addrs: &[u64]) -> Result<Vec<Hit>> {
     // In file order, one fragment at a time: each take reads its rows in one pass and
     // returns them without a reordering or concatenating copy; the ranking does not
@@ -243,8 +244,6 @@ fn exact(ds: &Dataset, req: &Nearest<'_>, addrs: &[u64]) -> Result<Vec<Hit>> {
         );
         hits.extend(heap.into_iter().map(|h| Hit(h.0, frag[h.1 as usize])));
     }
-    hits.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    hits.truncate(req.k);
     Ok(hits)
 }
 
