@@ -201,6 +201,7 @@ pub(crate) fn scan_range(
 pub type FilterResult = Result<BooleanArray, TableError>;
 
 /// A search request.
+#[derive(Clone, Debug)]
 pub struct Nearest<'a> {
     /// Vector column.
     pub column: &'a str,
