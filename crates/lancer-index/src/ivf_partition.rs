@@ -767,7 +767,16 @@ impl PartitionWriter {
             if out.is_none() {
                 out = Some(match aux_file.take() {
                     Some(f) => Out::File(FileWriter::try_new(f, sch.clone(), opts())?),
-                    None => Out::Memory(FileWriter::try_new(Vec::new(), sch.clone(), opts())?),
+                    None => {
+                        // Sized for every row up front: growing by doubling copied the
+                        // file written so far each time and had the kernel zero twice
+                        // its size in fresh pages (a fifth of a 768-d IVF_FLAT build).
+                        let body = self.rows.saturating_mul(self.rec + 8);
+                        let mut buf = Vec::new();
+                        // (when the reservation fails the buffer grows as before)
+                        let _ = buf.try_reserve(body.saturating_add(body / 64 + (1 << 20)));
+                        Out::Memory(FileWriter::try_new(buf, sch.clone(), opts())?)
+                    }
                 });
             }
             if n == 0 {
