@@ -79,6 +79,26 @@ fn pad(x: usize) -> usize {
     x.div_ceil(ALIGN) * ALIGN
 }
 
+/// The bits per value of a mini-block value encoding [`MiniBlockPage::read`] can pick
+/// single values out of: plain values, inline-bitpacked primitives, and fixed-size
+/// lists without item validity over plain items (one value = the list's items, laid
+/// out one after another).
+fn pickable_bits(value_c: &Compression, value_type: &DataType) -> Option<u64> {
+    match value_c {
+        Compression::Flat(f) => Some(f.bits_per_value),
+        Compression::InlineBitpacking(b) if value_type.is_primitive() => {
+            Some(b.uncompressed_bits_per_value)
+        }
+        Compression::FixedSizeList(l) if !l.has_validity => {
+            match compression_of(l.values.as_deref(), "fixed-size list values").ok()? {
+                Compression::Flat(f) => f.bits_per_value.checked_mul(l.items_per_value),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 impl MiniBlockPage {
     /// Loads chunk metadata, dictionary and repetition index of `page`.
     pub fn load(
@@ -369,17 +389,17 @@ impl MiniBlockPage {
         let data = io.read_ranges(&byte_ranges)?;
         // A sparse read of a flat column of fixed-width values (an index's scattered
         // rows: under one in eight of the values spanned) picks its values out of each
-        // chunk instead of decoding the chunks whole.
+        // chunk instead of decoding the chunks whole: primitives plain or
+        // inline-bitpacked, and whole-byte values stored plain (fixed-size lists of
+        // primitives without item validity, such as vectors; fixed-size binary).
+        let value_bits =
+            crate::block::fixed_width_bits(value_type).filter(|b| *b > 0 && b % 8 == 0);
         let pick = deferred.is_none()
             && self.layout.rep_compression.is_none()
             && self.dictionary.is_none()
             && asked.saturating_mul(8) < spanned
-            && value_type.is_primitive()
-            && match value_c {
-                Compression::InlineBitpacking(b) => Some(b.uncompressed_bits_per_value),
-                Compression::Flat(f) => Some(f.bits_per_value),
-                _ => None,
-            } == value_type.primitive_width().map(|w| w as u64 * 8);
+            && value_bits.is_some()
+            && pickable_bits(value_c, value_type) == value_bits;
         let mut runs = Vec::new();
         for ((span, rs), bytes) in groups.iter().zip(data) {
             if pick {
@@ -433,8 +453,8 @@ impl MiniBlockPage {
         Ok(run)
     }
 
-    /// Rows `rs` (page-relative, sorted, inside `span`) of a flat column of fixed-width
-    /// values, plain or inline-bitpacked: per chunk, only the asked rows' definition
+    /// Rows `rs` (page-relative, sorted, inside `span`) of a flat column of whole-byte
+    /// fixed-width values, plain or (primitives) inline-bitpacked: per chunk, only the asked rows' definition
     /// levels and values are taken out (bit-unpacked one by one).
     fn pick_fixed(
         &self,
@@ -448,8 +468,10 @@ impl MiniBlockPage {
         let mut first = self.rows[span.start].first_row;
         let mut want = rs.iter().flat_map(|r| r.clone()).peekable();
         let asked: u64 = rs.iter().map(|r| r.end - r.start).sum();
-        let width = value_type.primitive_width().unwrap_or(0);
-        let mut values: Vec<u8> = Vec::with_capacity(asked as usize * width);
+        let width = crate::block::fixed_width_bits(value_type).map_or(0, |b| (b / 8) as usize);
+        // (each asked value is a distinct slice of the chunks read: never more bytes)
+        let mut values: Vec<u8> =
+            Vec::with_capacity((asked as usize).saturating_mul(width).min(bytes.len()));
         let mut def: Option<Vec<u16>> = self
             .layout
             .def_compression
