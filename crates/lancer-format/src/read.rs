@@ -51,6 +51,21 @@ pub trait RangeRead: Send + Sync {
         Ok(())
     }
 
+    /// Hands `f` the bytes of each range in turn (its index in `ranges`, its bytes),
+    /// without keeping them: for callers that pick a few values out of each range (a
+    /// sparse take). A source that can lend its bytes (a mapped file) lends them; the
+    /// default reads them with [`RangeRead::read_ranges`]. Stops at `f`'s first error.
+    fn visit_ranges(
+        &self,
+        ranges: &[Range<u64>],
+        f: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        for (i, piece) in self.read_ranges(ranges)?.iter().enumerate() {
+            f(i, piece)?;
+        }
+        Ok(())
+    }
+
     /// Reads one range.
     fn read_range(&self, range: Range<u64>) -> Result<Bytes> {
         let mut v = self.read_ranges(std::slice::from_ref(&range))?;
@@ -106,6 +121,14 @@ impl<T: RangeRead + ?Sized> RangeRead for Arc<T> {
 
     fn read_ranges_into(&self, ranges: &[Range<u64>], out: &mut Vec<u8>) -> Result<()> {
         (**self).read_ranges_into(ranges, out)
+    }
+
+    fn visit_ranges(
+        &self,
+        ranges: &[Range<u64>],
+        f: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        (**self).visit_ranges(ranges, f)
     }
 }
 
@@ -167,5 +190,16 @@ impl<R: RangeRead> RangeRead for TracingRead<R> {
             l.extend(ranges.iter().cloned());
         }
         self.inner.read_ranges_into(ranges, out)
+    }
+
+    fn visit_ranges(
+        &self,
+        ranges: &[Range<u64>],
+        f: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        if let Ok(mut l) = self.log.lock() {
+            l.extend(ranges.iter().cloned());
+        }
+        self.inner.visit_ranges(ranges, f)
     }
 }

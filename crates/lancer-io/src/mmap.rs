@@ -127,6 +127,12 @@ impl Mapping {
     fn copy(&self, r: &Range<u64>, out: &mut Vec<u8>) -> u64 {
         // Both ends are within the mapping, whose length is a usize.
         out.extend_from_slice(&self.map[r.start as usize..r.end as usize]);
+        self.touch(r)
+    }
+
+    /// Counts the windows `r` (checked by the caller) touches for the first time (a
+    /// copied or lent read); returns the bytes of those windows.
+    fn touch(&self, r: &Range<u64>) -> u64 {
         if r.start == r.end {
             return 0;
         }
@@ -346,6 +352,33 @@ impl RangeRead for MmapFile {
         account_copied(m, new);
         Ok(())
     }
+
+    /// Lends the mapping's bytes, counted as copied reads are (no decoder keeps them).
+    fn visit_ranges(
+        &self,
+        ranges: &[Range<u64>],
+        f: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let Some(m) = &self.raw else {
+            return self.map.visit_ranges(ranges, f);
+        };
+        let size = self.map.len() as u64;
+        for r in ranges {
+            check_range(r, size)?;
+        }
+        let mut new = 0;
+        let mut out = Ok(());
+        for (i, r) in ranges.iter().enumerate() {
+            new += m.touch(r);
+            // `check_range` bounds both ends by the mapping's length (a usize).
+            out = f(i, &m.map[r.start as usize..r.end as usize]);
+            if out.is_err() {
+                break;
+            }
+        }
+        account_copied(m, new);
+        out
+    }
 }
 
 #[cfg(test)]
@@ -518,6 +551,54 @@ mod tests {
             .read_ranges_into(&[0..1, 0..len as u64 + 1], &mut none)
             .is_err());
         assert!(none.is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn lent_reads_hand_out_the_file_bytes_and_count_their_windows() {
+        let len = 3 * GATHER_WINDOW as usize + 77;
+        let (dir, data, f) = mapped("lend", len, |i| (i * 31 % 251) as u8);
+        let w = GATHER_WINDOW;
+        let ranges = [
+            5..900,
+            w - 3..w + 40,
+            2 * w..2 * w,
+            len as u64 - 7..len as u64,
+        ];
+        let mut seen = Vec::new();
+        let r = f.visit_ranges(&ranges, &mut |i, b| {
+            seen.push((i, b.to_vec()));
+            Ok(())
+        });
+        assert!(r.is_ok());
+        let want: Vec<(usize, Vec<u8>)> = ranges
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (i, data[r.start as usize..r.end as usize].to_vec()))
+            .collect();
+        assert_eq!(seen, want);
+        // windows 0, 1 and 3 (the empty range touches none), as a copy counts them
+        let counted = f
+            .raw
+            .as_ref()
+            .map_or(0, |m| m.gathered.load(Ordering::Relaxed));
+        assert_eq!(counted, 3 * w);
+        // the visitor's error stops the visit and is returned
+        let mut calls = 0;
+        let r = f.visit_ranges(&ranges, &mut |_, _| {
+            calls += 1;
+            Err(FormatError::corrupt("stop"))
+        });
+        assert!(r.is_err());
+        assert_eq!(calls, 1);
+        // out of bounds: refused before any range is handed out
+        let mut called = false;
+        let r = f.visit_ranges(&[0..1, 0..len as u64 + 1], &mut |_, _| {
+            called = true;
+            Ok(())
+        });
+        assert!(r.is_err());
+        assert!(!called);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

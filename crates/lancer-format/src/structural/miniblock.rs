@@ -386,7 +386,6 @@ impl MiniBlockPage {
             .iter()
             .map(|(span, _)| self.span_bytes(span))
             .collect();
-        let data = io.read_ranges(&byte_ranges)?;
         // A sparse read of a flat column of fixed-width values (an index's scattered
         // rows: under one in eight of the values spanned) picks its values out of each
         // chunk instead of decoding the chunks whole: primitives plain or
@@ -400,12 +399,12 @@ impl MiniBlockPage {
             && asked.saturating_mul(8) < spanned
             && value_bits.is_some()
             && pickable_bits(value_c, value_type) == value_bits;
+        if pick {
+            return self.pick_fixed(io, &groups, &byte_ranges, asked, value_c, value_type);
+        }
+        let data = io.read_ranges(&byte_ranges)?;
         let mut runs = Vec::new();
         for ((span, rs), bytes) in groups.iter().zip(data) {
-            if pick {
-                runs.push(self.pick_fixed(span, &Buffer::from(bytes), rs, value_c, value_type)?);
-                continue;
-            }
             let stream = self.decode_span(span, Buffer::from(bytes), value_c, stream_type)?;
             let first_row = self.rows[span.start].first_row;
             let skip = self.rows[span.start].has_preamble;
@@ -453,31 +452,85 @@ impl MiniBlockPage {
         Ok(run)
     }
 
-    /// Rows `rs` (page-relative, sorted, inside `span`) of a flat column of whole-byte
-    /// fixed-width values, plain or (primitives) inline-bitpacked: per chunk, only the asked rows' definition
-    /// levels and values are taken out (bit-unpacked one by one).
+    /// The `asked` rows of `groups` (chunk spans and their page-relative row ranges,
+    /// sorted; `byte_ranges` their bytes) of a flat column of whole-byte fixed-width
+    /// values, plain or (primitives) inline-bitpacked, as one run: the source lends each
+    /// span's bytes and only the asked rows' definition levels and values are taken out
+    /// (bit-unpacked one by one), so neither the chunks nor per-span arrays are copied.
     fn pick_fixed(
         &self,
-        span: &Range<usize>,
-        bytes: &Buffer,
-        rs: &[Range<u64>],
+        io: &dyn RangeRead,
+        groups: &[(Range<usize>, Vec<Range<u64>>)],
+        byte_ranges: &[Range<u64>],
+        asked: u64,
         value_c: &Compression,
         value_type: &DataType,
     ) -> Result<LeafRun> {
-        let base = self.chunks[span.start].offset;
-        let mut first = self.rows[span.start].first_row;
-        let mut want = rs.iter().flat_map(|r| r.clone()).peekable();
-        let asked: u64 = rs.iter().map(|r| r.end - r.start).sum();
         let width = crate::block::fixed_width_bits(value_type).map_or(0, |b| (b / 8) as usize);
-        // (each asked value is a distinct slice of the chunks read: never more bytes)
-        let mut values: Vec<u8> =
-            Vec::with_capacity((asked as usize).saturating_mul(width).min(bytes.len()));
+        // (each asked value is a distinct slice of the chunks read: never more bytes
+        // than were read, unless bit-unpacked)
+        let read: u64 = byte_ranges.iter().map(|r| r.end - r.start).sum();
+        let mut values: Vec<u8> = Vec::with_capacity(
+            (asked as usize)
+                .saturating_mul(width)
+                .min(usize::try_from(read).unwrap_or(usize::MAX)),
+        );
         let mut def: Option<Vec<u16>> = self
             .layout
             .def_compression
             .is_some()
             .then(|| Vec::with_capacity(asked as usize));
         let mut idx: Vec<usize> = Vec::new();
+        io.visit_ranges(byte_ranges, &mut |g, bytes| {
+            let (span, rs) = groups.get(g).ok_or_else(|| {
+                FormatError::corrupt("byte source returned more ranges than asked")
+            })?;
+            self.pick_span(
+                span,
+                bytes,
+                rs,
+                value_c,
+                width,
+                &mut values,
+                &mut def,
+                &mut idx,
+            )
+        })?;
+        if values.len() as u64 != asked.saturating_mul(width as u64) {
+            return Err(FormatError::corrupt(
+                "byte source returned fewer ranges than asked",
+            ));
+        }
+        let block = DataBlock::Fixed {
+            bits_per_value: width as u64 * 8,
+            data: Buffer::from_vec(values),
+            num_values: asked,
+        };
+        Ok(LeafRun {
+            rep: None,
+            def,
+            num_rows: asked,
+            values: to_arrow(block, value_type, None)?,
+        })
+    }
+
+    /// Appends to `values` (and `def`) rows `rs` of the chunks of `span`, whose bytes
+    /// are `bytes` (see [`Self::pick_fixed`]); `idx` is scratch.
+    #[allow(clippy::too_many_arguments)]
+    fn pick_span(
+        &self,
+        span: &Range<usize>,
+        bytes: &[u8],
+        rs: &[Range<u64>],
+        value_c: &Compression,
+        width: usize,
+        values: &mut Vec<u8>,
+        def: &mut Option<Vec<u16>>,
+        idx: &mut Vec<usize>,
+    ) -> Result<()> {
+        let base = self.chunks[span.start].offset;
+        let mut first = self.rows[span.start].first_row;
+        let mut want = rs.iter().flat_map(|r| r.clone()).peekable();
         for c in span.clone() {
             let meta = self.chunks[c];
             let end = first + meta.num_values;
@@ -497,41 +550,46 @@ impl MiniBlockPage {
                 continue;
             }
             let start = (meta.offset - base) as usize;
-            if start + meta.size as usize > bytes.len() {
-                return Err(FormatError::corrupt(format!(
-                    "mini-block chunk {c} overruns the {} bytes read for it",
-                    bytes.len()
-                )));
-            }
-            let parts = self.chunk_parts(&bytes.slice_with_length(start, meta.size as usize))?;
-            let levels = self.levels(&self.layout.def_compression, parts.def, parts.num_levels)?;
-            if let (Some(out), Some(levels)) = (def.as_mut(), levels) {
-                for &i in &idx {
-                    out.push(*levels.get(i).ok_or_else(|| {
-                        FormatError::corrupt(format!(
-                            "row {i} of a chunk with {} definition levels",
-                            levels.len()
-                        ))
-                    })?);
+            let chunk = bytes
+                .get(start..start + meta.size as usize)
+                .ok_or_else(|| {
+                    FormatError::corrupt(format!(
+                        "mini-block chunk {c} overruns the {} bytes read for it",
+                        bytes.len()
+                    ))
+                })?;
+            let parts = self.chunk_layout(chunk)?;
+            if let Some(out) = def.as_mut() {
+                let buf = parts.def.map(|r| Buffer::from_slice_ref(&chunk[r]));
+                if let Some(levels) =
+                    self.levels(&self.layout.def_compression, buf, parts.num_levels)?
+                {
+                    for &i in idx.iter() {
+                        out.push(*levels.get(i).ok_or_else(|| {
+                            FormatError::corrupt(format!(
+                                "row {i} of a chunk with {} definition levels",
+                                levels.len()
+                            ))
+                        })?);
+                    }
                 }
             }
-            let buf = parts
-                .values
-                .first()
-                .ok_or_else(|| FormatError::corrupt("mini-block chunk without a value buffer"))?;
+            let buf =
+                &chunk[parts.values.first().cloned().ok_or_else(|| {
+                    FormatError::corrupt("mini-block chunk without a value buffer")
+                })?];
             match value_c {
                 Compression::InlineBitpacking(b) => compression::bitpacking::pick_inline(
                     b.uncompressed_bits_per_value,
-                    buf,
+                    &Buffer::from_slice_ref(buf),
                     meta.num_values,
-                    &idx,
-                    &mut values,
+                    idx,
+                    values,
                 )?,
                 _ => {
-                    for &i in &idx {
+                    for &i in idx.iter() {
                         let at = i * width;
                         let v = buf
-                            .as_slice()
                             .get(at..at + width)
                             .filter(|_| (i as u64) < meta.num_values);
                         values.extend_from_slice(v.ok_or_else(|| {
@@ -550,17 +608,7 @@ impl MiniBlockPage {
                 "asked rows lie past the mini-block chunks read for them",
             ));
         }
-        let block = DataBlock::Fixed {
-            bits_per_value: width as u64 * 8,
-            data: Buffer::from_vec(values),
-            num_values: asked,
-        };
-        Ok(LeafRun {
-            rep: None,
-            def,
-            num_rows: asked,
-            values: to_arrow(block, value_type, None)?,
-        })
+        Ok(())
     }
 
     /// Decodes the chunks of `span`, whose bytes are `bytes`, into one stream.
@@ -652,7 +700,19 @@ impl MiniBlockPage {
     /// A chunk's header read: its level count and its (still encoded) repetition,
     /// definition and value buffers.
     fn chunk_parts(&self, chunk: &Buffer) -> Result<ChunkParts> {
-        let b = chunk.as_slice();
+        let l = self.chunk_layout(chunk.as_slice())?;
+        let cut = |r: Range<usize>| chunk.slice_with_length(r.start, r.end - r.start);
+        Ok(ChunkParts {
+            num_levels: l.num_levels,
+            rep: l.rep.map(cut),
+            def: l.def.map(cut),
+            values: l.values.into_iter().map(cut).collect(),
+        })
+    }
+
+    /// Where a chunk's buffers lie in its bytes `b`, as its header says (every range
+    /// checked to lie within `b`).
+    fn chunk_layout(&self, b: &[u8]) -> Result<ChunkLayout> {
         let short = || FormatError::corrupt("mini-block chunk header truncated");
         let rd16 = |p: usize| -> Result<usize> {
             b.get(p..p + 2)
@@ -694,27 +754,35 @@ impl MiniBlockPage {
             }
         }
         p = pad(p);
-        let mut take = |size: usize| -> Result<Buffer> {
-            if p + size > chunk.len() {
+        let mut take = |size: usize| -> Result<Range<usize>> {
+            if p + size > b.len() {
                 return Err(FormatError::corrupt(format!(
                     "mini-block chunk buffer of {size} bytes at {p} overruns a {}-byte chunk",
-                    chunk.len()
+                    b.len()
                 )));
             }
-            let out = chunk.slice_with_length(p, size);
+            let out = p..p + size;
             p = pad(p + size);
             Ok(out)
         };
         let rep = rep_size.map(&mut take).transpose()?;
         let def = def_size.map(&mut take).transpose()?;
         let values = sizes.into_iter().map(take).collect::<Result<Vec<_>>>()?;
-        Ok(ChunkParts {
+        Ok(ChunkLayout {
             num_levels,
             rep,
             def,
             values,
         })
     }
+}
+
+/// Where one mini-block chunk's buffers lie in its bytes.
+struct ChunkLayout {
+    num_levels: usize,
+    rep: Option<Range<usize>>,
+    def: Option<Range<usize>>,
+    values: Vec<Range<usize>>,
 }
 
 /// One mini-block chunk's buffers, as its header lays them out.
