@@ -105,7 +105,7 @@ fn unpack_inline<T: BitPacking + ArrowNativeType>(
 /// all 1024).
 pub fn pick_inline(
     bits: u64,
-    buf: &Buffer,
+    buf: &[u8],
     num_values: u64,
     idx: &[usize],
     out: &mut Vec<u8>,
@@ -123,7 +123,7 @@ pub fn pick_inline(
 
 #[allow(unsafe_code)]
 fn pick_typed<T: BitPacking + ArrowNativeType>(
-    buf: &Buffer,
+    buf: &[u8],
     num_values: u64,
     idx: &[usize],
     out: &mut Vec<u8>,
@@ -133,8 +133,21 @@ fn pick_typed<T: BitPacking + ArrowNativeType>(
             "inline-bitpacked chunk claims {num_values} values (at most 1024)"
         )));
     }
-    let buf = typed::<T>(buf);
-    let (width, packed) = inline_block(buf.typed_data::<T>())?;
+    // The whole words of `buf`, read in place when aligned (a mapped file's chunk
+    // usually is), else from an aligned copy.
+    let size = std::mem::size_of::<T>();
+    let whole = &buf[..buf.len() / size * size];
+    // SAFETY: `T` is a primitive integer (every bit pattern is a value); `align_to`
+    // only reinterprets the aligned middle of `whole`, used when nothing precedes it.
+    let (pre, middle, _) = unsafe { whole.align_to::<T>() };
+    let copy;
+    let words: &[T] = if pre.is_empty() {
+        middle
+    } else {
+        copy = Buffer::from_slice_ref(whole);
+        copy.typed_data::<T>()
+    };
+    let (width, packed) = inline_block(words)?;
     out.reserve(idx.len() * std::mem::size_of::<T>());
     for &i in idx {
         if i as u64 >= num_values {
@@ -314,13 +327,19 @@ mod tests {
                 assert_eq!(all, values);
                 let idx: Vec<usize> = (0..n).filter(|i| i % 7 == 0 || *i == n - 1).collect();
                 let mut out = Vec::new();
-                pick_inline(32, &buf, n as u64, &idx, &mut out).unwrap();
+                pick_inline(32, buf.as_slice(), n as u64, &idx, &mut out).unwrap();
                 let got: Vec<u32> = out
                     .chunks_exact(4)
                     .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
                     .collect();
                 let want: Vec<u32> = idx.iter().map(|&i| values[i]).collect();
                 assert_eq!(got, want, "width {width}, {n} values");
+                // the same bytes at an odd address (read from an aligned copy)
+                let mut shifted = vec![0u8];
+                shifted.extend_from_slice(buf.as_slice());
+                let mut again = Vec::new();
+                pick_inline(32, &shifted[1..], n as u64, &idx, &mut again).unwrap();
+                assert_eq!(again, out, "width {width}, {n} values, misaligned");
             }
         }
     }
@@ -330,12 +349,19 @@ mod tests {
         let buf = chunk_u32(&[1, 2, 3], 2);
         let mut out = Vec::new();
         // a row past the chunk's values, a claimed count over a block, a short buffer
-        assert!(pick_inline(32, &buf, 3, &[3], &mut out).is_err());
-        assert!(pick_inline(32, &buf, 1025, &[0], &mut out).is_err());
-        assert!(pick_inline(32, &buf.slice_with_length(0, 8), 3, &[0], &mut out).is_err());
-        assert!(pick_inline(32, &Buffer::from_vec(vec![33u32]), 3, &[0], &mut out).is_err());
-        assert!(pick_inline(32, &Buffer::from_vec(Vec::<u32>::new()), 3, &[0], &mut out).is_err());
-        assert!(pick_inline(12, &buf, 3, &[0], &mut out).is_err());
+        assert!(pick_inline(32, buf.as_slice(), 3, &[3], &mut out).is_err());
+        assert!(pick_inline(32, buf.as_slice(), 1025, &[0], &mut out).is_err());
+        assert!(pick_inline(32, &buf.as_slice()[..8], 3, &[0], &mut out).is_err());
+        assert!(pick_inline(
+            32,
+            Buffer::from_vec(vec![33u32]).as_slice(),
+            3,
+            &[0],
+            &mut out
+        )
+        .is_err());
+        assert!(pick_inline(32, &[], 3, &[0], &mut out).is_err());
+        assert!(pick_inline(12, buf.as_slice(), 3, &[0], &mut out).is_err());
         assert!(out.is_empty());
     }
 }

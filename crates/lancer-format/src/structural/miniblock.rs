@@ -581,7 +581,7 @@ impl MiniBlockPage {
             match value_c {
                 Compression::InlineBitpacking(b) => compression::bitpacking::pick_inline(
                     b.uncompressed_bits_per_value,
-                    &Buffer::from_slice_ref(buf),
+                    buf,
                     meta.num_values,
                     idx,
                     values,
