@@ -293,9 +293,13 @@ impl FullZipPage {
             }
             _ => 0,
         };
-        let mut fixed_vals: Vec<u8> = Vec::new();
+        // The values are a part of the bytes read: reserving that much (bounded by the
+        // input) spares growing by doubling through a large page.
+        let mut fixed_vals: Vec<u8> =
+            Vec::with_capacity(if fixed.is_some() { bytes.len() } else { 0 });
         let mut var_offs: Vec<u64> = vec![0];
-        let mut var_data: Vec<u8> = Vec::new();
+        let mut var_data: Vec<u8> =
+            Vec::with_capacity(if fixed.is_none() { bytes.len() } else { 0 });
         let mut keep: Vec<bool> = Vec::new();
         let mut any_drop = false;
         let mut p = 0usize;
