@@ -42,13 +42,13 @@ pub trait RangeRead: Send + Sync {
 
     /// Appends the bytes of each range, in the order asked, to `out`. For callers that
     /// gather many small ranges into one buffer (a take of fixed-width values): a source
-    /// that copies anyway reads straight into it. The default copies what
-    /// [`RangeRead::read_ranges`] returns.
+    /// that lends its bytes is copied from straight into it. The default appends what
+    /// [`RangeRead::visit_ranges`] hands over.
     fn read_ranges_into(&self, ranges: &[Range<u64>], out: &mut Vec<u8>) -> Result<()> {
-        for piece in self.read_ranges(ranges)? {
-            out.extend_from_slice(&piece);
-        }
-        Ok(())
+        self.visit_ranges(ranges, &mut |_, piece| {
+            out.extend_from_slice(piece);
+            Ok(())
+        })
     }
 
     /// Hands `f` the bytes of each range in turn (its index in `ranges`, its bytes),
@@ -183,13 +183,6 @@ impl<R: RangeRead> RangeRead for TracingRead<R> {
             l.extend(ranges.iter().cloned());
         }
         self.inner.read_ranges(ranges)
-    }
-
-    fn read_ranges_into(&self, ranges: &[Range<u64>], out: &mut Vec<u8>) -> Result<()> {
-        if let Ok(mut l) = self.log.lock() {
-            l.extend(ranges.iter().cloned());
-        }
-        self.inner.read_ranges_into(ranges, out)
     }
 
     fn visit_ranges(

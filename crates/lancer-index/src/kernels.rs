@@ -108,14 +108,22 @@ pub(crate) fn has_avx2() -> bool {
     std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
 }
 
-/// [`l2_body`] in AVX2 intrinsics: the same 16 lanes (two registers of 8), the same
-/// subtractions, multiplications and additions in the same order (no fused
-/// multiply-add), so the result is bit-identical. The compiler vectorized the body two
+/// The frame the AVX2 kernels share: over the common length of `a` and `b`, 16-lane
+/// sums held in two registers (lanes 0–7, 8–15), `step` adding one chunk of 16 pairs to
+/// them, reduced as [`reduce`] does; then `tail` adds each remaining pair to the sum.
+/// The same operations in the same order as the baseline bodies, so the results are
+/// bit-identical (no fused multiply-add). The compiler had vectorized those bodies two
 /// floats at a time (64-bit loads into eight 2-lane sums), a quarter of the width.
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 #[target_feature(enable = "avx2,fma")]
-fn l2_avx2(a: &[f32], b: &[f32]) -> f32 {
+#[inline]
+fn frame_avx2<T>(
+    a: &[f32],
+    b: &[T],
+    step: impl Fn(&[f32], &[T], &mut std::arch::x86_64::__m256, &mut std::arch::x86_64::__m256),
+    tail: impl Fn(f32, &T) -> f32,
+) -> f32 {
     use std::arch::x86_64::*;
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
@@ -124,105 +132,100 @@ fn l2_avx2(a: &[f32], b: &[f32]) -> f32 {
     let mut lo = _mm256_setzero_ps();
     let mut hi = _mm256_setzero_ps();
     for (x, y) in ca.zip(cb) {
-        // SAFETY: `x` and `y` hold 16 f32 each (chunks of LANES = 16); the loads are
-        // unaligned loads of exactly those values.
-        unsafe {
-            let dlo = _mm256_sub_ps(_mm256_loadu_ps(x.as_ptr()), _mm256_loadu_ps(y.as_ptr()));
-            let dhi = _mm256_sub_ps(
-                _mm256_loadu_ps(x.as_ptr().add(8)),
-                _mm256_loadu_ps(y.as_ptr().add(8)),
-            );
-            lo = _mm256_add_ps(lo, _mm256_mul_ps(dlo, dlo));
-            hi = _mm256_add_ps(hi, _mm256_mul_ps(dhi, dhi));
-        }
+        step(x, y, &mut lo, &mut hi);
     }
-    let mut s = reduce_avx2(lo, hi);
-    for (x, y) in ra.iter().zip(rb) {
-        let d = x - y;
-        s += d * d;
-    }
-    s
-}
-
-/// [`dot_body`] in AVX2 intrinsics, bit-identical to it (see [`l2_avx2`]).
-#[cfg(target_arch = "x86_64")]
-#[allow(unsafe_code)]
-#[target_feature(enable = "avx2,fma")]
-fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
-    use std::arch::x86_64::*;
-    let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
-    let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    let mut lo = _mm256_setzero_ps();
-    let mut hi = _mm256_setzero_ps();
-    for (x, y) in ca.zip(cb) {
-        // SAFETY: as in `l2_avx2`.
-        unsafe {
-            let plo = _mm256_mul_ps(_mm256_loadu_ps(x.as_ptr()), _mm256_loadu_ps(y.as_ptr()));
-            let phi = _mm256_mul_ps(
-                _mm256_loadu_ps(x.as_ptr().add(8)),
-                _mm256_loadu_ps(y.as_ptr().add(8)),
-            );
-            lo = _mm256_add_ps(lo, plo);
-            hi = _mm256_add_ps(hi, phi);
-        }
-    }
-    let mut s = reduce_avx2(lo, hi);
-    for (x, y) in ra.iter().zip(rb) {
-        s += x * y;
-    }
-    s
-}
-
-/// [`reduce`] of the 16 lanes held in two registers (lanes 0–7, 8–15).
-#[cfg(target_arch = "x86_64")]
-#[allow(unsafe_code)]
-#[target_feature(enable = "avx2,fma")]
-fn reduce_avx2(lo: std::arch::x86_64::__m256, hi: std::arch::x86_64::__m256) -> f32 {
-    use std::arch::x86_64::_mm256_storeu_ps;
     let mut acc = [0f32; LANES];
     // SAFETY: `acc` holds 16 f32: two unaligned 8-lane stores.
     unsafe {
         _mm256_storeu_ps(acc.as_mut_ptr(), lo);
         _mm256_storeu_ps(acc.as_mut_ptr().add(8), hi);
     }
-    reduce(&acc)
+    let mut s = reduce(&acc);
+    for (x, y) in ra.iter().zip(rb) {
+        s += tail(*x, y);
+    }
+    s
 }
 
-/// [`dot_u8_body`] in AVX2 intrinsics: the same 16 lanes (two registers of 8), the
-/// same multiplications and additions in the same order (no fused multiply-add), so
-/// the result is bit-identical; the compiler's own vectorization of the byte widening
-/// moved two values at a time.
+/// [`l2_body`] in AVX2 intrinsics (see [`frame_avx2`]).
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+#[target_feature(enable = "avx2,fma")]
+fn l2_avx2(a: &[f32], b: &[f32]) -> f32 {
+    use std::arch::x86_64::*;
+    frame_avx2(
+        a,
+        b,
+        |x, y, lo, hi| {
+            // SAFETY: `x` and `y` hold 16 f32 each (chunks of LANES = 16); the loads
+            // are unaligned loads of exactly those values.
+            unsafe {
+                let dlo = _mm256_sub_ps(_mm256_loadu_ps(x.as_ptr()), _mm256_loadu_ps(y.as_ptr()));
+                let dhi = _mm256_sub_ps(
+                    _mm256_loadu_ps(x.as_ptr().add(8)),
+                    _mm256_loadu_ps(y.as_ptr().add(8)),
+                );
+                *lo = _mm256_add_ps(*lo, _mm256_mul_ps(dlo, dlo));
+                *hi = _mm256_add_ps(*hi, _mm256_mul_ps(dhi, dhi));
+            }
+        },
+        |x, y| {
+            let d = x - y;
+            d * d
+        },
+    )
+}
+
+/// [`dot_body`] in AVX2 intrinsics (see [`frame_avx2`]).
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+#[target_feature(enable = "avx2,fma")]
+fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
+    use std::arch::x86_64::*;
+    frame_avx2(
+        a,
+        b,
+        |x, y, lo, hi| {
+            // SAFETY: as in `l2_avx2`.
+            unsafe {
+                let plo = _mm256_mul_ps(_mm256_loadu_ps(x.as_ptr()), _mm256_loadu_ps(y.as_ptr()));
+                let phi = _mm256_mul_ps(
+                    _mm256_loadu_ps(x.as_ptr().add(8)),
+                    _mm256_loadu_ps(y.as_ptr().add(8)),
+                );
+                *lo = _mm256_add_ps(*lo, plo);
+                *hi = _mm256_add_ps(*hi, phi);
+            }
+        },
+        |x, y| x * y,
+    )
+}
+
+/// [`dot_u8_body`] in AVX2 intrinsics (see [`frame_avx2`]; the compiler's own
+/// vectorization of the byte widening also moved two values at a time).
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 #[target_feature(enable = "avx2,fma")]
 fn dot_u8_avx2(a: &[f32], b: &[u8]) -> f32 {
     use std::arch::x86_64::*;
-    let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
-    let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    let mut lo = _mm256_setzero_ps();
-    let mut hi = _mm256_setzero_ps();
-    for (x, y) in ca.zip(cb) {
-        // SAFETY: `x` holds 16 f32 and `y` 16 bytes (chunks of LANES = 16); the loads
-        // are unaligned loads of exactly those bytes.
-        unsafe {
-            let bytes = _mm_loadu_si128(y.as_ptr().cast());
-            let ylo = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes));
-            let yhi = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8)));
-            let xlo = _mm256_loadu_ps(x.as_ptr());
-            let xhi = _mm256_loadu_ps(x.as_ptr().add(8));
-            lo = _mm256_add_ps(lo, _mm256_mul_ps(xlo, ylo));
-            hi = _mm256_add_ps(hi, _mm256_mul_ps(xhi, yhi));
-        }
-    }
-    let mut s = reduce_avx2(lo, hi);
-    for (x, &y) in ra.iter().zip(rb) {
-        s += x * f32::from(y);
-    }
-    s
+    frame_avx2(
+        a,
+        b,
+        |x, y, lo, hi| {
+            // SAFETY: `x` holds 16 f32 and `y` 16 bytes (chunks of LANES = 16); the
+            // loads are unaligned loads of exactly those bytes.
+            unsafe {
+                let bytes = _mm_loadu_si128(y.as_ptr().cast());
+                let ylo = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes));
+                let yhi = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8)));
+                let xlo = _mm256_loadu_ps(x.as_ptr());
+                let xhi = _mm256_loadu_ps(x.as_ptr().add(8));
+                *lo = _mm256_add_ps(*lo, _mm256_mul_ps(xlo, ylo));
+                *hi = _mm256_add_ps(*hi, _mm256_mul_ps(xhi, yhi));
+            }
+        },
+        |x, &y| x * f32::from(y),
+    )
 }
 
 #[inline(always)]

@@ -329,10 +329,9 @@ impl RangeRead for MmapFile {
         Ok(out)
     }
 
+    /// Reserves the whole read first (refused past memory), then copies what
+    /// [`RangeRead::visit_ranges`] lends.
     fn read_ranges_into(&self, ranges: &[Range<u64>], out: &mut Vec<u8>) -> Result<()> {
-        let Some(m) = &self.raw else {
-            return self.map.read_ranges_into(ranges, out);
-        };
         let size = self.map.len() as u64;
         let mut total = 0u64;
         for r in ranges {
@@ -345,12 +344,10 @@ impl RangeRead for MmapFile {
             .map_err(|_| FormatError::corrupt("gathered read larger than memory"))?;
         out.try_reserve(total)
             .map_err(|_| FormatError::corrupt(format!("cannot hold a {total}-byte read")))?;
-        let mut new = 0;
-        for r in ranges {
-            new += m.copy(r, out);
-        }
-        account_copied(m, new);
-        Ok(())
+        self.visit_ranges(ranges, &mut |_, piece| {
+            out.extend_from_slice(piece);
+            Ok(())
+        })
     }
 
     /// Lends the mapping's bytes, counted as copied reads are (no decoder keeps them).
@@ -502,6 +499,13 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// Bytes of windows counted for `f` by copied or lent reads.
+    fn gathered(f: &MmapFile) -> u64 {
+        f.raw
+            .as_ref()
+            .map_or(0, |m| m.gathered.load(Ordering::Relaxed))
+    }
+
     #[test]
     fn gathered_reads_copy_and_count_each_window_once() {
         let len = 5 * GATHER_WINDOW as usize + 321;
@@ -522,29 +526,24 @@ mod tests {
             want.extend_from_slice(&data[r.start as usize..r.end as usize]);
         }
         assert_eq!(out, want);
-        let counted = |f: &MmapFile| {
-            f.raw
-                .as_ref()
-                .map_or(0, |m| m.gathered.load(Ordering::Relaxed))
-        };
         // windows 0, 1 (the boundary row), 4 and 5; the empty range touches none
-        assert_eq!(counted(&f), 4 * w);
+        assert_eq!(gathered(&f), 4 * w);
         // the same rows again: nothing new counted
         let mut again = Vec::new();
         assert!(f.read_ranges_into(&ranges, &mut again).is_ok());
         assert_eq!(again, want[4..]);
-        assert_eq!(counted(&f), 4 * w);
+        assert_eq!(gathered(&f), 4 * w);
         // a small read_ranges copies and counts too; a released mapping counts afresh
         let one = 2 * w + 1..2 * w + 9;
         let got = f
             .read_ranges(std::slice::from_ref(&one))
             .unwrap_or_default();
         assert_eq!(&got[0][..], &data[2 * w as usize + 1..2 * w as usize + 9]);
-        assert_eq!(counted(&f), 5 * w);
+        assert_eq!(gathered(&f), 5 * w);
         f.release();
-        assert_eq!(counted(&f), 0);
+        assert_eq!(gathered(&f), 0);
         assert!(f.read_ranges_into(&ranges, &mut Vec::new()).is_ok());
-        assert_eq!(counted(&f), 4 * w);
+        assert_eq!(gathered(&f), 4 * w);
         // out of bounds: refused, nothing appended
         let mut none = Vec::new();
         assert!(f
@@ -578,11 +577,7 @@ mod tests {
             .collect();
         assert_eq!(seen, want);
         // windows 0, 1 and 3 (the empty range touches none), as a copy counts them
-        let counted = f
-            .raw
-            .as_ref()
-            .map_or(0, |m| m.gathered.load(Ordering::Relaxed));
-        assert_eq!(counted, 3 * w);
+        assert_eq!(gathered(&f), 3 * w);
         // the visitor's error stops the visit and is returned
         let mut calls = 0;
         let r = f.visit_ranges(&ranges, &mut |_, _| {

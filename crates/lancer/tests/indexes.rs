@@ -227,31 +227,23 @@ fn cut_explains(
         .map_err(|e| e.to_string())?;
     let ranked_ids = b.column(0).as_primitive::<Int64Type>().values().to_vec();
     let missed: Vec<&i64> = want.iter().filter(|i| !ids.contains(i)).collect();
-    if missed.len() > 1 {
+    let [id] = missed[..] else {
         return Err(format!("{} of pylance's ids missing", missed.len()));
+    };
+    match ranked_ids.iter().position(|r| r == id) {
+        Some(rank) if rank >= wanted => Ok(format!(
+            "pylance's id {id} is Lancer's candidate {} of {wanted} (estimate {}, cut at {})",
+            rank + 1,
+            ranked[rank].0,
+            ranked[wanted - 1].0
+        )),
+        Some(rank) => Err(format!(
+            "pylance's id {id} is among Lancer's {wanted} candidates (rank {}) yet not returned",
+            rank + 1
+        )),
+        None => Err(format!(
+            "pylance's id {id} is not among Lancer's first {} candidates",
+            2 * wanted
+        )),
     }
-    let mut seen = Vec::new();
-    for id in missed {
-        match ranked_ids.iter().position(|r| r == id) {
-            Some(rank) if rank >= wanted => seen.push(format!(
-                "pylance's id {id} is Lancer's candidate {} of {wanted} (estimate {}, cut at {})",
-                rank + 1,
-                ranked[rank].0,
-                ranked[wanted - 1].0
-            )),
-            Some(rank) => {
-                return Err(format!(
-                    "pylance's id {id} is among Lancer's {wanted} candidates (rank {}) yet not returned",
-                    rank + 1
-                ))
-            }
-            None => {
-                return Err(format!(
-                    "pylance's id {id} is not among Lancer's first {} candidates",
-                    2 * wanted
-                ))
-            }
-        }
-    }
-    Ok(seen.join("; "))
 }

@@ -399,8 +399,9 @@ impl MiniBlockPage {
             && asked.saturating_mul(8) < spanned
             && value_bits.is_some()
             && pickable_bits(value_c, value_type) == value_bits;
-        if pick {
-            return self.pick_fixed(io, &groups, &byte_ranges, asked, value_c, value_type);
+        if let (true, Some(bits)) = (pick, value_bits) {
+            let width = (bits / 8) as usize;
+            return self.pick_fixed(io, &groups, &byte_ranges, asked, width, value_c, value_type);
         }
         let data = io.read_ranges(&byte_ranges)?;
         let mut runs = Vec::new();
@@ -453,49 +454,44 @@ impl MiniBlockPage {
     }
 
     /// The `asked` rows of `groups` (chunk spans and their page-relative row ranges,
-    /// sorted; `byte_ranges` their bytes) of a flat column of whole-byte fixed-width
-    /// values, plain or (primitives) inline-bitpacked, as one run: the source lends each
-    /// span's bytes and only the asked rows' definition levels and values are taken out
+    /// sorted; `byte_ranges` their bytes) of a flat column of `width`-byte values,
+    /// plain or (primitives) inline-bitpacked, as one run: the source lends each span's
+    /// bytes and only the asked rows' definition levels and values are taken out
     /// (bit-unpacked one by one), so neither the chunks nor per-span arrays are copied.
+    #[allow(clippy::too_many_arguments)]
     fn pick_fixed(
         &self,
         io: &dyn RangeRead,
         groups: &[(Range<usize>, Vec<Range<u64>>)],
         byte_ranges: &[Range<u64>],
         asked: u64,
+        width: usize,
         value_c: &Compression,
         value_type: &DataType,
     ) -> Result<LeafRun> {
-        let width = crate::block::fixed_width_bits(value_type).map_or(0, |b| (b / 8) as usize);
         // (each asked value is a distinct slice of the chunks read: never more bytes
         // than were read, unless bit-unpacked)
         let read: u64 = byte_ranges.iter().map(|r| r.end - r.start).sum();
-        let mut values: Vec<u8> = Vec::with_capacity(
-            (asked as usize)
-                .saturating_mul(width)
-                .min(usize::try_from(read).unwrap_or(usize::MAX)),
-        );
-        let mut def: Option<Vec<u16>> = self
-            .layout
-            .def_compression
-            .is_some()
-            .then(|| Vec::with_capacity(asked as usize));
-        let mut idx: Vec<usize> = Vec::new();
+        let mut out = Picked {
+            values: Vec::with_capacity(
+                (asked as usize)
+                    .saturating_mul(width)
+                    .min(usize::try_from(read).unwrap_or(usize::MAX)),
+            ),
+            def: self
+                .layout
+                .def_compression
+                .is_some()
+                .then(|| Vec::with_capacity(asked as usize)),
+            idx: Vec::new(),
+        };
         io.visit_ranges(byte_ranges, &mut |g, bytes| {
             let (span, rs) = groups.get(g).ok_or_else(|| {
                 FormatError::corrupt("byte source returned more ranges than asked")
             })?;
-            self.pick_span(
-                span,
-                bytes,
-                rs,
-                value_c,
-                width,
-                &mut values,
-                &mut def,
-                &mut idx,
-            )
+            self.pick_span(span, bytes, rs, value_c, width, &mut out)
         })?;
+        let Picked { values, def, .. } = out;
         if values.len() as u64 != asked.saturating_mul(width as u64) {
             return Err(FormatError::corrupt(
                 "byte source returned fewer ranges than asked",
@@ -514,9 +510,8 @@ impl MiniBlockPage {
         })
     }
 
-    /// Appends to `values` (and `def`) rows `rs` of the chunks of `span`, whose bytes
-    /// are `bytes` (see [`Self::pick_fixed`]); `idx` is scratch.
-    #[allow(clippy::too_many_arguments)]
+    /// Appends to `out` rows `rs` of the chunks of `span`, whose bytes are `bytes`
+    /// (see [`Self::pick_fixed`]).
     fn pick_span(
         &self,
         span: &Range<usize>,
@@ -524,10 +519,9 @@ impl MiniBlockPage {
         rs: &[Range<u64>],
         value_c: &Compression,
         width: usize,
-        values: &mut Vec<u8>,
-        def: &mut Option<Vec<u16>>,
-        idx: &mut Vec<usize>,
+        out: &mut Picked,
     ) -> Result<()> {
+        let Picked { values, def, idx } = out;
         let base = self.chunks[span.start].offset;
         let mut first = self.rows[span.start].first_row;
         let mut want = rs.iter().flat_map(|r| r.clone()).peekable();
@@ -775,6 +769,14 @@ impl MiniBlockPage {
             values,
         })
     }
+}
+
+/// What a sparse pick has taken out so far: the values, their definition levels (when
+/// the column has them), and scratch for one chunk's asked positions.
+struct Picked {
+    values: Vec<u8>,
+    def: Option<Vec<u16>>,
+    idx: Vec<usize>,
 }
 
 /// Where one mini-block chunk's buffers lie in its bytes.
