@@ -11,7 +11,8 @@
 //! values, only the exact setting); IVF_RQ dot estimates of pylance 11/12 (an older
 //! formula: Lancer follows pylance 14) are not compared; a refined answer whose one
 //! differing row is ranked just past Lancer's candidate cut is reported and allowed
-//! twice per run (see `cut_explains`: seen once in CI, cause open).
+//! twice per run (see `cut_explains`: seen once in CI, cause open); rows tied at the
+//! k-th distance may differ (see `tied_at_kth`).
 
 use std::path::PathBuf;
 
@@ -46,7 +47,7 @@ fn params(setting: &Value) -> AnnParams {
 #[test]
 fn pylance_built_ivf_indexes_answer_like_pylance() {
     let (mut compared, mut overlap_checked, mut skipped_rq_dot) = (0usize, 0usize, 0usize);
-    let mut cut_explained = 0usize;
+    let (mut cut_explained, mut tied) = (0usize, 0usize);
     for root in roots() {
         let index: Value =
             serde_json::from_str(&std::fs::read_to_string(root.join("index.json")).unwrap())
@@ -148,7 +149,14 @@ fn pylance_built_ivf_indexes_answer_like_pylance() {
                         overlap_checked += 1;
                         continue;
                     }
-                    if ids != want_ids {
+                    if ids != want_ids && tied_at_kth(&ids, &dist, &want_ids, &want_d) {
+                        // Equal estimates at the k-th distance (rows with equal codes):
+                        // which of them fills the last places is each engine's choice
+                        // (pylance 12 was seen keeping a higher row id than Lancer).
+                        // The distances are still compared below.
+                        eprintln!("{at}: rows tied at the k-th distance differ: ids {ids:?} vs pylance {want_ids:?}");
+                        tied += 1;
+                    } else if ids != want_ids {
                         // A refined answer may differ at the candidates' cut (see
                         // `cut_explains`), rarely; any other difference fails.
                         let how = cut_explains(&ds, &req, &p, &ids, &want_ids)
@@ -187,7 +195,23 @@ fn pylance_built_ivf_indexes_answer_like_pylance() {
         "{cut_explained} refined answers differ at the candidates' cut: more than a rare event"
     );
     assert!(overlap_checked > 0);
-    eprintln!("{compared} answers compared, {overlap_checked} by overlap, {cut_explained} refined ones differing at the candidates' cut, {skipped_rq_dot} RQ dot answers of pylance 11/12 skipped");
+    eprintln!("{compared} answers compared, {overlap_checked} by overlap, {cut_explained} refined ones differing at the candidates' cut, {tied} differing among rows tied at the k-th distance, {skipped_rq_dot} RQ dot answers of pylance 11/12 skipped");
+}
+
+/// Whether answers `ids` (distances `dist`) and pylance's `want` (`want_d`) differ
+/// only where both hold a row at the k-th (last) distance, exactly equal on both sides:
+/// rows tied there are interchangeable.
+fn tied_at_kth(ids: &[i64], dist: &[f32], want: &[i64], want_d: &[f64]) -> bool {
+    let Some(&last) = dist.last() else {
+        return false;
+    };
+    ids.len() == want.len()
+        && dist.len() == want_d.len()
+        && ids
+            .iter()
+            .zip(want)
+            .zip(dist.iter().zip(want_d))
+            .all(|((a, b), (d, w))| a == b || (*d == last && *w as f32 == last))
 }
 
 /// Whether a refined answer `ids` that differs from pylance's `want` differs only at
