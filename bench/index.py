@@ -193,7 +193,59 @@ def main():
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for kind, rf, n, pr, pq, lr, lq, ls, fr, f1, f2, ls2 in curve_rows:
         lines.append(f"| {kind} | {rf or ''} | {n} | {pr:.3f} | {lr:.3f} | {fr:.3f} | {pq:.0f} | {lq:.0f} | {lq / pq:.2f}x | {ls:.0f} | {f1:.0f} | {ls / f1:.2f}x | {ls2:.0f} | {f2:.0f} | {ls2 / f2:.2f}x |")
+    lines += equal_recall(curve_rows)
     file_read.record(lines, a.no_record)
+
+
+def equal_recall(curve_rows):
+    """The issue's measure, QPS at equal recall: for each setting of the other engine
+    (recall r, QPS q), Lancer's QPS at recall r on the same index kind, any nprobes or
+    refine. Two readings: the fastest measured Lancer setting with recall >= r, and the
+    recall/QPS curve through Lancer's Pareto-best settings interpolated linearly at r (a
+    measured setting just below r otherwise counts for nothing). pylance is compared with
+    Lancer's query fetching `id`, FAISS (one thread) with Lancer's search alone, as in
+    the table above."""
+    def setting(row):
+        return f"np{row[2]}" + (f" rf{row[1]}" if row[1] else "")
+
+    def frontier(kind, col):
+        pts = sorted(((row[5], row[col], row) for row in curve_rows if row[0] == kind), key=lambda p: (p[0], -p[1]))
+        front = []
+        for p in reversed(pts):  # highest recall first: keep points faster than all above them
+            if not front or p[1] > front[-1][1]:
+                front.append(p)
+        return front[::-1]  # recall ascending, QPS descending
+
+    def at(front, r):
+        if not front or r > front[-1][0] + 1e-9:
+            return None
+        if r <= front[0][0] + 1e-9:
+            return front[0][1]
+        for lo, hi in zip(front, front[1:]):
+            if lo[0] < r <= hi[0] + 1e-9:
+                return lo[1] + (hi[1] - lo[1]) * (r - lo[0]) / (hi[0] - lo[0])
+        return None
+
+    out = ["", "At equal recall (the issue's measure): for each pylance / FAISS setting, Lancer's fastest measured "
+           "setting of the same index (any nprobes or refine) with at least its recall, and Lancer's recall/QPS "
+           "curve (its Pareto-best settings, linear between them) read at that recall.", "",
+           "| index | other engine | its setting | its recall | its QPS | Lancer setting | Lancer recall | Lancer QPS | "
+           "Lancer / other | Lancer curve QPS at its recall | curve / other |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for engine, rcol, qcol, lcol in (("pylance", 3, 4, 6), ("FAISS 1 thr", 8, 9, 7)):
+        for row in curve_rows:
+            r, q = row[rcol], row[qcol]
+            front = frontier(row[0], lcol)
+            above = [p for p in front if p[0] >= r - 1e-9]
+            c = at(front, r)
+            curve = f"{c:.0f} | {c / q:.2f}x" if c else "none reaches it | "
+            if not above:
+                out.append(f"| {row[0]} | {engine} | {setting(row)} | {r:.3f} | {q:.0f} | none reaches it | | | | {curve} |")
+                continue
+            lr, lq, lrow = max(above, key=lambda p: p[1])
+            out.append(f"| {row[0]} | {engine} | {setting(row)} | {r:.3f} | {q:.0f} | {setting(lrow)} | {lr:.3f} | "
+                       f"{lq:.0f} | {lq / q:.2f}x | {curve} |")
+    return out
 
 
 if __name__ == "__main__":
