@@ -118,21 +118,25 @@ pub(crate) struct Deleted {
 
 /// The live row addresses of one dataset version (see [`Dataset::live_addresses`]).
 pub struct LiveAddresses {
-    frags: HashMap<u64, (u64, Option<Arc<Deleted>>)>,
+    /// (fragment id, physical rows, deletions), sorted by fragment id: a search asks
+    /// for every candidate row, so the lookup is a binary search over a few entries
+    /// rather than a hash of the id.
+    frags: Vec<(u64, u64, Option<Arc<Deleted>>)>,
 }
 
 impl LiveAddresses {
     /// Whether the row at address `(fragment << 32) | row` is live.
     pub fn contains(&self, addr: u64) -> bool {
         let (frag, row) = (addr >> 32, addr & 0xffff_ffff);
-        match self.frags.get(&frag) {
-            Some((rows, deleted)) => {
+        match self.frags.binary_search_by_key(&frag, |f| f.0) {
+            Ok(i) => {
+                let (_, rows, deleted) = &self.frags[i];
                 row < *rows
                     && deleted
                         .as_ref()
                         .is_none_or(|d| !d.rows.contains(row as u32))
             }
-            None => false,
+            Err(_) => false,
         }
     }
 }
@@ -537,10 +541,13 @@ impl Dataset {
     /// Which row addresses of this version are live: in a fragment of the version and
     /// not deleted (what an index search keeps of the rows it stored).
     pub fn live_addresses(&self) -> Result<LiveAddresses> {
-        let mut frags = HashMap::with_capacity(self.fragments().len());
-        for f in self.fragments() {
-            frags.insert(f.id, (f.physical_rows, self.deleted(f)?));
+        let mut frags = Vec::with_capacity(self.fragments().len());
+        for f in self.fragments().iter().rev() {
+            frags.push((f.id, f.physical_rows, self.deleted(f)?));
         }
+        // A fragment id listed twice (a corrupt manifest) answers with its last entry.
+        frags.sort_by_key(|f| f.0);
+        frags.dedup_by_key(|f| f.0);
         Ok(LiveAddresses { frags })
     }
 
