@@ -403,6 +403,27 @@ impl MiniBlockPage {
             let width = (bits / 8) as usize;
             return self.pick_fixed(io, &groups, &byte_ranges, asked, width, value_c, value_type);
         }
+        // The same for strings and binaries stored plain or FSST-compressed: each asked
+        // value's bytes are found by its two offsets (FSST codes are expanded after).
+        if self.layout.rep_compression.is_none()
+            && self.dictionary.is_none()
+            && asked.saturating_mul(4) < spanned
+        {
+            if let Some((width, table)) = pickable_variable(
+                compression_of(self.layout.value_compression.as_ref(), "mini-block values")?,
+                value_type,
+            ) {
+                return self.pick_variable(
+                    io,
+                    &groups,
+                    &byte_ranges,
+                    asked,
+                    width,
+                    table,
+                    value_type,
+                );
+            }
+        }
         let data = io.read_ranges(&byte_ranges)?;
         let mut runs = Vec::new();
         for ((span, rs), bytes) in groups.iter().zip(data) {
@@ -484,12 +505,15 @@ impl MiniBlockPage {
                 .is_some()
                 .then(|| Vec::with_capacity(asked as usize)),
             idx: Vec::new(),
+            offsets: Vec::new(),
         };
         io.visit_ranges(byte_ranges, &mut |g, bytes| {
             let (span, rs) = groups.get(g).ok_or_else(|| {
                 FormatError::corrupt("byte source returned more ranges than asked")
             })?;
-            self.pick_span(span, bytes, rs, value_c, width, &mut out)
+            self.pick_span(span, bytes, rs, &mut out, &mut |buf, n, idx, values, _| {
+                pick_fixed_values(value_c, width, buf, n, idx, values)
+            })
         })?;
         let Picked { values, def, .. } = out;
         if values.len() as u64 != asked.saturating_mul(width as u64) {
@@ -510,18 +534,92 @@ impl MiniBlockPage {
         })
     }
 
+    /// The `asked` rows of `groups` of a flat string or binary column whose chunks hold
+    /// `width`-byte offsets then bytes (see [`Self::pick_fixed`] for the rest): each
+    /// value is copied out by its offsets, and FSST codes (`table`) are expanded once,
+    /// for the asked values only.
+    #[allow(clippy::too_many_arguments)]
+    fn pick_variable(
+        &self,
+        io: &dyn RangeRead,
+        groups: &[(Range<usize>, Vec<Range<u64>>)],
+        byte_ranges: &[Range<u64>],
+        asked: u64,
+        width: usize,
+        table: Option<&[u8]>,
+        value_type: &DataType,
+    ) -> Result<LeafRun> {
+        let read: u64 = byte_ranges.iter().map(|r| r.end - r.start).sum();
+        let asked_n = usize::try_from(asked).map_err(|_| FormatError::corrupt("count"))?;
+        let mut out = Picked {
+            // (each asked value is a distinct slice of the chunks read)
+            values: Vec::with_capacity(usize::try_from(read).unwrap_or(usize::MAX).min(1 << 20)),
+            def: self
+                .layout
+                .def_compression
+                .is_some()
+                .then(|| Vec::with_capacity(asked_n)),
+            idx: Vec::new(),
+            offsets: Vec::with_capacity(asked_n + 1),
+        };
+        out.offsets.push(0);
+        io.visit_ranges(byte_ranges, &mut |g, bytes| {
+            let (span, rs) = groups.get(g).ok_or_else(|| {
+                FormatError::corrupt("byte source returned more ranges than asked")
+            })?;
+            self.pick_span(
+                span,
+                bytes,
+                rs,
+                &mut out,
+                &mut |buf, n, idx, values, offsets| {
+                    pick_variable_values(width, buf, n, idx, values, offsets)
+                },
+            )
+        })?;
+        let Picked {
+            values,
+            def,
+            offsets,
+            ..
+        } = out;
+        if offsets.len() != asked_n + 1 {
+            return Err(FormatError::corrupt(
+                "byte source returned fewer ranges than asked",
+            ));
+        }
+        let mut block = DataBlock::Variable {
+            offsets: Offsets::U64(offsets),
+            data: Buffer::from_vec(values),
+        };
+        if let Some(table) = table {
+            block = compression::fsst::decode(table, block)?;
+        }
+        Ok(LeafRun {
+            rep: None,
+            def,
+            num_rows: asked,
+            values: to_arrow(block, value_type, None)?,
+        })
+    }
+
     /// Appends to `out` rows `rs` of the chunks of `span`, whose bytes are `bytes`
-    /// (see [`Self::pick_fixed`]).
+    /// (see [`Self::pick_fixed`]): their definition levels, and through `emit` the
+    /// values at the asked positions of each chunk's value buffer.
     fn pick_span(
         &self,
         span: &Range<usize>,
         bytes: &[u8],
         rs: &[Range<u64>],
-        value_c: &Compression,
-        width: usize,
         out: &mut Picked,
+        emit: &mut ValueEmitter<'_>,
     ) -> Result<()> {
-        let Picked { values, def, idx } = out;
+        let Picked {
+            values,
+            def,
+            idx,
+            offsets,
+        } = out;
         let base = self.chunks[span.start].offset;
         let mut first = self.rows[span.start].first_row;
         let mut want = rs.iter().flat_map(|r| r.clone()).peekable();
@@ -572,30 +670,7 @@ impl MiniBlockPage {
                 &chunk[parts.values.first().cloned().ok_or_else(|| {
                     FormatError::corrupt("mini-block chunk without a value buffer")
                 })?];
-            match value_c {
-                Compression::InlineBitpacking(b) => compression::bitpacking::pick_inline(
-                    b.uncompressed_bits_per_value,
-                    buf,
-                    meta.num_values,
-                    idx,
-                    values,
-                )?,
-                _ => {
-                    for &i in idx.iter() {
-                        let at = i * width;
-                        let v = buf
-                            .get(at..at + width)
-                            .filter(|_| (i as u64) < meta.num_values);
-                        values.extend_from_slice(v.ok_or_else(|| {
-                            FormatError::corrupt(format!(
-                                "value {i} of a {}-value chunk of {} bytes",
-                                meta.num_values,
-                                buf.len()
-                            ))
-                        })?);
-                    }
-                }
-            }
+            emit(buf, meta.num_values, idx, values, offsets)?;
         }
         if want.next().is_some() {
             return Err(FormatError::corrupt(
@@ -772,11 +847,128 @@ impl MiniBlockPage {
 }
 
 /// What a sparse pick has taken out so far: the values, their definition levels (when
-/// the column has them), and scratch for one chunk's asked positions.
+/// the column has them), scratch for one chunk's asked positions, and (variable-width
+/// values) the end of each value in `values`, after a leading 0.
 struct Picked {
     values: Vec<u8>,
     def: Option<Vec<u16>>,
     idx: Vec<usize>,
+    offsets: Vec<u64>,
+}
+
+/// Appends the values at positions `idx` of one chunk's value buffer (`n` values) to
+/// the picked bytes (and, for variable-width values, their offsets).
+type ValueEmitter<'a> =
+    dyn FnMut(&[u8], u64, &[usize], &mut Vec<u8>, &mut Vec<u64>) -> Result<()> + 'a;
+
+/// Fixed-width values: plain (`width` bytes each) or inline-bitpacked primitives.
+fn pick_fixed_values(
+    value_c: &Compression,
+    width: usize,
+    buf: &[u8],
+    n: u64,
+    idx: &[usize],
+    values: &mut Vec<u8>,
+) -> Result<()> {
+    match value_c {
+        Compression::InlineBitpacking(b) => {
+            compression::bitpacking::pick_inline(b.uncompressed_bits_per_value, buf, n, idx, values)
+        }
+        _ => {
+            for &i in idx {
+                let at = i * width;
+                let v = buf.get(at..at + width).filter(|_| (i as u64) < n);
+                values.extend_from_slice(v.ok_or_else(|| {
+                    FormatError::corrupt(format!(
+                        "value {i} of a {n}-value chunk of {} bytes",
+                        buf.len()
+                    ))
+                })?);
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Variable-width values of a chunk buffer that starts with `n + 1` offsets of `width`
+/// bytes (positions in the buffer, after the offsets, not decreasing).
+fn pick_variable_values(
+    width: usize,
+    buf: &[u8],
+    n: u64,
+    idx: &[usize],
+    values: &mut Vec<u8>,
+    offsets: &mut Vec<u64>,
+) -> Result<()> {
+    let bad = |what: String| FormatError::corrupt(format!("variable-width chunk: {what}"));
+    let table_end = usize::try_from(n)
+        .ok()
+        .and_then(|n| n.checked_add(1)?.checked_mul(width))
+        .filter(|&e| e <= buf.len())
+        .ok_or_else(|| bad(format!("{n} offsets overrun its {} bytes", buf.len())))?;
+    let offset = |j: usize| -> u64 {
+        let at = j * width;
+        if width == 4 {
+            u64::from(u32::from_le_bytes([
+                buf[at],
+                buf[at + 1],
+                buf[at + 2],
+                buf[at + 3],
+            ]))
+        } else {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&buf[at..at + 8]);
+            u64::from_le_bytes(w)
+        }
+    };
+    for &i in idx {
+        if i as u64 >= n {
+            return Err(bad(format!("value {i} of {n}")));
+        }
+        let (a, b) = (offset(i), offset(i + 1));
+        if a > b || a < table_end as u64 || b > buf.len() as u64 {
+            return Err(bad(format!(
+                "value {i} at bytes {a}..{b} outside {table_end}..{}",
+                buf.len()
+            )));
+        }
+        values.extend_from_slice(&buf[a as usize..b as usize]);
+        offsets.push(values.len() as u64);
+    }
+    Ok(())
+}
+
+/// Whether a sparse read can pick variable-width values of `value_type` stored under
+/// `c`: plain (`Variable` with flat offsets inline in each chunk) or FSST over such; the
+/// offset width and the FSST symbol table.
+fn pickable_variable<'a>(
+    c: &'a Compression,
+    value_type: &DataType,
+) -> Option<(usize, Option<&'a [u8]>)> {
+    if !matches!(
+        value_type,
+        DataType::Utf8 | DataType::Binary | DataType::LargeUtf8 | DataType::LargeBinary
+    ) {
+        return None;
+    }
+    let (inner, table) = match c {
+        Compression::Fsst(f) => (
+            compression_of(f.values.as_deref(), "fsst values").ok()?,
+            Some(f.symbol_table.as_slice()),
+        ),
+        other => (other, None),
+    };
+    match inner {
+        Compression::Variable(v) if crate::v23::seq::inline_offsets(v) => {
+            match compression_of(v.offsets.as_deref(), "variable offsets").ok()? {
+                Compression::Flat(f) if f.bits_per_value == 32 || f.bits_per_value == 64 => {
+                    Some((f.bits_per_value as usize / 8, table))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 /// Where one mini-block chunk's buffers lie in its bytes.
