@@ -315,7 +315,7 @@ impl MiniBlockPage {
 
     /// Groups row ranges by contiguous chunk spans.
     fn groups(&self, ranges: &[Range<u64>]) -> Result<Vec<ChunkGroup>> {
-        let mut groups: Vec<ChunkGroup> = Vec::new();
+        let mut groups: Vec<ChunkGroup> = Vec::with_capacity(ranges.len().min(self.chunks.len()));
         // Ranges come sorted: each one's chunks lie at or after the previous one's
         // first chunk (a range may end inside the chunk the next begins in).
         let (mut from, mut prev) = (0, 0);

@@ -541,7 +541,24 @@ fn index_runs(kept: &[Range<u64>], rows: &roaring::RoaringTreemap, frag: u64) ->
     else {
         return Vec::new();
     };
-    let mut out: Vec<Range<u64>> = Vec::new();
+    // (one run per row at most: reserved, not grown by doubling)
+    let mut out: Vec<Range<u64>> = Vec::with_capacity(usize::try_from(bm.len()).unwrap_or(0));
+    if let [all] = kept {
+        // No deletions in the way: the bitmap's rows within the one kept run.
+        for row in bm
+            .range(all.start.min(u64::from(u32::MAX)) as u32..)
+            .map(u64::from)
+        {
+            if row >= all.end {
+                break;
+            }
+            match out.last_mut() {
+                Some(last) if last.end == row => last.end = row + 1,
+                _ => out.push(row..row + 1),
+            }
+        }
+        return out;
+    }
     let mut k = kept.iter().peekable();
     for row in bm.iter().map(u64::from) {
         while k.peek().is_some_and(|r| r.end <= row) {
@@ -904,5 +921,30 @@ impl DatasetExt for Dataset {
             .clone()
             .with_metadata(schema.metadata().clone());
         Ok(out.with_schema(Arc::new(with_meta))?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::index_runs;
+
+    /// One kept run (no deletions) and the same rows split into several kept runs give
+    /// the same index runs: the bitmap's rows inside them, adjacent rows merged.
+    #[test]
+    fn index_runs_keep_the_bitmap_rows_inside_the_kept_runs() {
+        let mut rows = roaring::RoaringTreemap::new();
+        for r in [0u64, 3, 4, 5, 9, 10, 20, 31, 32] {
+            rows.insert((7u64 << 32) | r);
+        }
+        rows.insert((8u64 << 32) | 4); // another fragment
+        let one = index_runs(&[3..31], &rows, 7);
+        assert_eq!(one, vec![3..6, 9..11, 20..21]);
+        assert_eq!(index_runs(&[3..9, 9..31], &rows, 7), one);
+        assert_eq!(
+            index_runs(&[0..4, 5..10, 30..40], &rows, 7),
+            vec![0..1, 3..4, 5..6, 9..10, 31..33]
+        );
+        assert!(index_runs(&[0..100], &rows, 9).is_empty());
+        assert!(index_runs(&[], &rows, 7).is_empty());
     }
 }
