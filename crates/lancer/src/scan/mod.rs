@@ -937,14 +937,14 @@ mod tests {
             rows.insert((7u64 << 32) | r);
         }
         rows.insert((8u64 << 32) | 4); // another fragment
-        let one = index_runs(&[3..31], &rows, 7);
+        let one = index_runs(std::slice::from_ref(&(3..31)), &rows, 7);
         assert_eq!(one, vec![3..6, 9..11, 20..21]);
         assert_eq!(index_runs(&[3..9, 9..31], &rows, 7), one);
         assert_eq!(
             index_runs(&[0..4, 5..10, 30..40], &rows, 7),
             vec![0..1, 3..4, 5..6, 9..10, 31..33]
         );
-        assert!(index_runs(&[0..100], &rows, 9).is_empty());
+        assert!(index_runs(std::slice::from_ref(&(0..100)), &rows, 9).is_empty());
         assert!(index_runs(&[], &rows, 7).is_empty());
     }
 }
