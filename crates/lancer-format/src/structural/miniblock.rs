@@ -59,8 +59,30 @@ pub struct ChunkRows {
     pub has_trailer: bool,
 }
 
-/// A contiguous span of chunks and the row ranges read from it.
-type ChunkGroup = (Range<usize>, Vec<Range<u64>>);
+/// Row ranges grouped by the contiguous chunk spans they are read from: each group is
+/// a chunk span and the positions (in `ranges`) of its row ranges, so no group owns a
+/// list of its own.
+struct ChunkGroups<'a> {
+    ranges: &'a [Range<u64>],
+    list: Vec<(Range<usize>, Range<usize>)>,
+}
+
+impl<'a> ChunkGroups<'a> {
+    /// Group `g`: its chunk span and its row ranges.
+    fn get(&self, g: usize) -> Option<(&Range<usize>, &'a [Range<u64>])> {
+        let ranges = self.ranges;
+        self.list
+            .get(g)
+            .map(|(span, at)| (span, &ranges[at.clone()]))
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&Range<usize>, &'a [Range<u64>])> + '_ {
+        let ranges = self.ranges;
+        self.list
+            .iter()
+            .map(move |(span, at)| (span, &ranges[at.clone()]))
+    }
+}
 
 /// A mini-block page with its metadata (the "search cache") loaded.
 #[derive(Debug)]
@@ -300,8 +322,9 @@ impl MiniBlockPage {
 
     /// Byte ranges (absolute) of the chunks needed for `ranges` of rows.
     pub fn byte_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Range<u64>>> {
+        let ranges = non_empty(ranges);
         Ok(self
-            .groups(ranges)?
+            .groups(&ranges)?
             .iter()
             .map(|(span, _)| self.span_bytes(span))
             .collect())
@@ -313,15 +336,18 @@ impl MiniBlockPage {
         self.chunks_buffer.start + a.offset..self.chunks_buffer.start + b.offset + b.size
     }
 
-    /// Groups row ranges by contiguous chunk spans.
-    fn groups(&self, ranges: &[Range<u64>]) -> Result<Vec<ChunkGroup>> {
-        let mut groups: Vec<ChunkGroup> = Vec::with_capacity(ranges.len().min(self.chunks.len()));
+    /// Groups row ranges (none empty: see [`non_empty`]) by contiguous chunk spans.
+    fn groups<'a>(&self, ranges: &'a [Range<u64>]) -> Result<ChunkGroups<'a>> {
+        let mut list: Vec<(Range<usize>, Range<usize>)> =
+            Vec::with_capacity(ranges.len().min(self.chunks.len()));
         // Ranges come sorted: each one's chunks lie at or after the previous one's
         // first chunk (a range may end inside the chunk the next begins in).
         let (mut from, mut prev) = (0, 0);
-        for r in ranges {
+        for (i, r) in ranges.iter().enumerate() {
             if r.start >= r.end {
-                continue;
+                return Err(FormatError::corrupt(
+                    "an empty row range reached the chunk grouping",
+                ));
             }
             if r.end > self.num_rows {
                 return Err(FormatError::OutOfRange {
@@ -334,29 +360,25 @@ impl MiniBlockPage {
             prev = r.start;
             let span = self.chunk_span(r, from)?;
             from = span.start;
-            match groups.last_mut() {
-                Some((g, rs)) if span.start < g.end => {
+            match list.last_mut() {
+                Some((g, at)) if span.start < g.end => {
                     g.end = g.end.max(span.end);
-                    rs.push(r.clone());
+                    at.end = i + 1;
                 }
-                _ => groups.push((span, vec![r.clone()])),
+                _ => list.push((span, i..i + 1)),
             }
         }
-        Ok(groups)
+        Ok(ChunkGroups { ranges, list })
     }
 
-    /// Reads rows `ranges` (page-relative, sorted, non-overlapping).
-    ///
-    /// A sparse read (a take) of FSST-compressed strings without lists keeps each chunk's
-    /// strings compressed, cuts out the asked rows, and decompresses only those: a
-    /// one-row take no longer expands a whole chunk of strings.
     pub fn read(
         &self,
         io: &dyn RangeRead,
         ranges: &[Range<u64>],
         value_type: &DataType,
     ) -> Result<LeafRun> {
-        let groups = self.groups(ranges)?;
+        let ranges = non_empty(ranges);
+        let groups = self.groups(&ranges)?;
         let value_c = compression_of(self.layout.value_compression.as_ref(), "mini-block values")?;
         let asked: u64 = ranges.iter().map(|r| r.end - r.start).sum();
         let spanned: u64 = groups
@@ -483,7 +505,7 @@ impl MiniBlockPage {
     fn pick_fixed(
         &self,
         io: &dyn RangeRead,
-        groups: &[(Range<usize>, Vec<Range<u64>>)],
+        groups: &ChunkGroups<'_>,
         byte_ranges: &[Range<u64>],
         asked: u64,
         width: usize,
@@ -542,7 +564,7 @@ impl MiniBlockPage {
     fn pick_variable(
         &self,
         io: &dyn RangeRead,
-        groups: &[(Range<usize>, Vec<Range<u64>>)],
+        groups: &ChunkGroups<'_>,
         byte_ranges: &[Range<u64>],
         asked: u64,
         width: usize,
@@ -854,6 +876,15 @@ struct Picked {
     def: Option<Vec<u16>>,
     idx: Vec<usize>,
     offsets: Vec<u64>,
+}
+
+/// `ranges` without its empty ranges (borrowed when it has none).
+fn non_empty(ranges: &[Range<u64>]) -> std::borrow::Cow<'_, [Range<u64>]> {
+    if ranges.iter().all(|r| r.start < r.end) {
+        std::borrow::Cow::Borrowed(ranges)
+    } else {
+        std::borrow::Cow::Owned(ranges.iter().filter(|r| r.start < r.end).cloned().collect())
+    }
 }
 
 /// Appends the values at positions `idx` of one chunk's value buffer (`n` values) to
