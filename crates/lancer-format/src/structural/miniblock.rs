@@ -310,7 +310,12 @@ impl MiniBlockPage {
     /// chunk where the last row ends; no chunk before `from` holds them.
     fn chunk_span(&self, range: &Range<u64>, from: usize) -> Result<Range<usize>> {
         let first = self.chunk_of(range.start, from)?;
-        let mut last = self.chunk_of(range.end - 1, first)?;
+        // (a one-row range ends in the chunk it starts in: an index's scattered rows)
+        let mut last = if range.end - 1 == range.start {
+            first
+        } else {
+            self.chunk_of(range.end - 1, first)?
+        };
         while self.rows[last].has_trailer && last + 1 < self.rows.len() {
             last += 1;
             if self.rows[last].starts > 0 {
