@@ -380,7 +380,7 @@ impl MiniBlockPage {
     ///
     /// A sparse read (a take: under 1 in 8 of the spanned values for fixed-width, 1 in 4
     /// for strings) of a column without lists or a dictionary picks the asked values out
-    /// of the chunks (see [`Self::pick_fixed`], [`Self::pick_variable`]); FSST-compressed
+    /// of the chunks (`pick_fixed`, `pick_variable`); FSST-compressed
     /// strings are expanded for the asked rows only. Other reads decode the spanned
     /// chunks and cut the rows out.
     pub fn read(
