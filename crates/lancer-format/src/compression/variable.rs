@@ -16,7 +16,8 @@ use crate::pb::enc21::compressive_encoding::Compression;
 use crate::pb::enc21::Variable;
 use crate::{FormatError, Result};
 
-fn offsets_width(v: &Variable) -> Result<usize> {
+/// The byte width (4 or 8) of a variable encoding's flat offsets.
+pub(crate) fn offsets_width(v: &Variable) -> Result<usize> {
     match super::compression_of(v.offsets.as_deref(), "variable offsets")? {
         Compression::Flat(f) if f.bits_per_value == 32 || f.bits_per_value == 64 => {
             Ok(f.bits_per_value as usize / 8)

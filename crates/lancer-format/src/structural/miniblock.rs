@@ -391,18 +391,49 @@ impl MiniBlockPage {
     ) -> Result<LeafRun> {
         let ranges = non_empty(ranges);
         let groups = self.groups(&ranges)?;
-        let value_c = compression_of(self.layout.value_compression.as_ref(), "mini-block values")?;
+        let page_c = compression_of(self.layout.value_compression.as_ref(), "mini-block values")?;
         let asked: u64 = ranges.iter().map(|r| r.end - r.start).sum();
         let spanned: u64 = groups
             .iter()
             .map(|(span, _)| span.clone().map(|c| self.chunks[c].num_values).sum::<u64>())
             .sum();
-        let deferred = match value_c {
-            Compression::Fsst(f)
-                if self.layout.rep_compression.is_none()
-                    && self.dictionary.is_none()
-                    && asked.saturating_mul(4) < spanned =>
-            {
+        let byte_ranges: Vec<Range<u64>> = groups
+            .iter()
+            .map(|(span, _)| self.span_bytes(span))
+            .collect();
+        // A sparse read of a flat column (an index's scattered rows) picks its values out
+        // of each chunk instead of decoding the chunks whole: fixed-width values (under
+        // one in eight of the values spanned) stored plain or, for primitives,
+        // inline-bitpacked (fixed-size lists of primitives without item validity, such
+        // as vectors; fixed-size binary), and strings or binaries (under one in four)
+        // stored plain or FSST-compressed, found by their two offsets.
+        let flat = self.layout.rep_compression.is_none() && self.dictionary.is_none();
+        let value_bits =
+            crate::block::fixed_width_bits(value_type).filter(|b| *b > 0 && b % 8 == 0);
+        if let Some(bits) = value_bits.filter(|_| flat && asked.saturating_mul(8) < spanned) {
+            if pickable_bits(page_c, value_type) == Some(bits) {
+                let width = (bits / 8) as usize;
+                return self.pick_fixed(
+                    io,
+                    &groups,
+                    &byte_ranges,
+                    asked,
+                    width,
+                    page_c,
+                    value_type,
+                );
+            }
+        }
+        let sparse_strings = flat && asked.saturating_mul(4) < spanned;
+        if let Some((width, table)) =
+            pickable_variable(page_c, value_type).filter(|_| sparse_strings)
+        {
+            return self.pick_variable(io, &groups, &byte_ranges, asked, width, table, value_type);
+        }
+        // Other sparse FSST strings (offsets not inline in the chunk) keep each chunk's
+        // strings compressed, cut out the asked rows, and expand only those.
+        let deferred = match page_c {
+            Compression::Fsst(f) if sparse_strings => {
                 let codes_type = match value_type {
                     DataType::Utf8 | DataType::Binary => Some(DataType::Binary),
                     DataType::LargeUtf8 | DataType::LargeBinary => Some(DataType::LargeBinary),
@@ -414,50 +445,8 @@ impl MiniBlockPage {
         };
         let (value_c, stream_type) = match &deferred {
             Some((f, t)) => (compression_of(f.values.as_deref(), "fsst values")?, t),
-            None => (value_c, value_type),
+            None => (page_c, value_type),
         };
-        let byte_ranges: Vec<Range<u64>> = groups
-            .iter()
-            .map(|(span, _)| self.span_bytes(span))
-            .collect();
-        // A sparse read of a flat column of fixed-width values (an index's scattered
-        // rows: under one in eight of the values spanned) picks its values out of each
-        // chunk instead of decoding the chunks whole: primitives plain or
-        // inline-bitpacked, and whole-byte values stored plain (fixed-size lists of
-        // primitives without item validity, such as vectors; fixed-size binary).
-        let value_bits =
-            crate::block::fixed_width_bits(value_type).filter(|b| *b > 0 && b % 8 == 0);
-        let pick = deferred.is_none()
-            && self.layout.rep_compression.is_none()
-            && self.dictionary.is_none()
-            && asked.saturating_mul(8) < spanned
-            && value_bits.is_some()
-            && pickable_bits(value_c, value_type) == value_bits;
-        if let (true, Some(bits)) = (pick, value_bits) {
-            let width = (bits / 8) as usize;
-            return self.pick_fixed(io, &groups, &byte_ranges, asked, width, value_c, value_type);
-        }
-        // The same for strings and binaries stored plain or FSST-compressed: each asked
-        // value's bytes are found by its two offsets (FSST codes are expanded after).
-        if self.layout.rep_compression.is_none()
-            && self.dictionary.is_none()
-            && asked.saturating_mul(4) < spanned
-        {
-            if let Some((width, table)) = pickable_variable(
-                compression_of(self.layout.value_compression.as_ref(), "mini-block values")?,
-                value_type,
-            ) {
-                return self.pick_variable(
-                    io,
-                    &groups,
-                    &byte_ranges,
-                    asked,
-                    width,
-                    table,
-                    value_type,
-                );
-            }
-        }
         let data = io.read_ranges(&byte_ranges)?;
         let mut runs = Vec::new();
         for ((span, rs), bytes) in groups.iter().zip(data) {
@@ -527,28 +516,19 @@ impl MiniBlockPage {
         // (each asked value is a distinct slice of the chunks read: never more bytes
         // than were read, unless bit-unpacked)
         let read: u64 = byte_ranges.iter().map(|r| r.end - r.start).sum();
-        let mut out = Picked {
-            values: Vec::with_capacity(
-                (asked as usize)
-                    .saturating_mul(width)
-                    .min(usize::try_from(read).unwrap_or(usize::MAX)),
-            ),
-            def: self
-                .layout
-                .def_compression
-                .is_some()
-                .then(|| Vec::with_capacity(asked as usize)),
-            idx: Vec::new(),
-            offsets: Vec::new(),
-        };
-        io.visit_ranges(byte_ranges, &mut |g, bytes| {
-            let (span, rs) = groups.get(g).ok_or_else(|| {
-                FormatError::corrupt("byte source returned more ranges than asked")
-            })?;
-            self.pick_span(span, bytes, rs, &mut out, &mut |buf, n, idx, values, _| {
-                pick_fixed_values(value_c, width, buf, n, idx, values)
-            })
-        })?;
+        let mut out = self.picked(
+            asked,
+            (asked as usize)
+                .saturating_mul(width)
+                .min(usize::try_from(read).unwrap_or(usize::MAX)),
+        );
+        self.pick_spans(
+            io,
+            groups,
+            byte_ranges,
+            &mut out,
+            &mut |buf, n, idx, values, _| pick_fixed_values(value_c, width, buf, n, idx, values),
+        )?;
         let Picked { values, def, .. } = out;
         if values.len() as u64 != asked.saturating_mul(width as u64) {
             return Err(FormatError::corrupt(
@@ -585,32 +565,22 @@ impl MiniBlockPage {
     ) -> Result<LeafRun> {
         let read: u64 = byte_ranges.iter().map(|r| r.end - r.start).sum();
         let asked_n = usize::try_from(asked).map_err(|_| FormatError::corrupt("count"))?;
-        let mut out = Picked {
-            // (each asked value is a distinct slice of the chunks read)
-            values: Vec::with_capacity(usize::try_from(read).unwrap_or(usize::MAX).min(1 << 20)),
-            def: self
-                .layout
-                .def_compression
-                .is_some()
-                .then(|| Vec::with_capacity(asked_n)),
-            idx: Vec::new(),
-            offsets: Vec::with_capacity(asked_n + 1),
-        };
+        // (each asked value is a distinct slice of the chunks read)
+        let mut out = self.picked(
+            asked,
+            usize::try_from(read).unwrap_or(usize::MAX).min(1 << 20),
+        );
+        out.offsets.reserve(asked_n + 1);
         out.offsets.push(0);
-        io.visit_ranges(byte_ranges, &mut |g, bytes| {
-            let (span, rs) = groups.get(g).ok_or_else(|| {
-                FormatError::corrupt("byte source returned more ranges than asked")
-            })?;
-            self.pick_span(
-                span,
-                bytes,
-                rs,
-                &mut out,
-                &mut |buf, n, idx, values, offsets| {
-                    pick_variable_values(width, buf, n, idx, values, offsets)
-                },
-            )
-        })?;
+        self.pick_spans(
+            io,
+            groups,
+            byte_ranges,
+            &mut out,
+            &mut |buf, n, idx, values, offsets| {
+                pick_variable_values(width, buf, n, idx, values, offsets)
+            },
+        )?;
         let Picked {
             values,
             def,
@@ -634,6 +604,38 @@ impl MiniBlockPage {
             def,
             num_rows: asked,
             values: to_arrow(block, value_type, None)?,
+        })
+    }
+
+    /// An empty pick of `asked` rows, `bytes` reserved for their values.
+    fn picked(&self, asked: u64, bytes: usize) -> Picked {
+        Picked {
+            values: Vec::with_capacity(bytes),
+            def: self
+                .layout
+                .def_compression
+                .is_some()
+                .then(|| Vec::with_capacity(asked as usize)),
+            idx: Vec::new(),
+            offsets: Vec::new(),
+        }
+    }
+
+    /// Picks the rows of every group into `out`, over the bytes the source lends for
+    /// `byte_ranges` (one range per group).
+    fn pick_spans(
+        &self,
+        io: &dyn RangeRead,
+        groups: &ChunkGroups<'_>,
+        byte_ranges: &[Range<u64>],
+        out: &mut Picked,
+        emit: &mut ValueEmitter<'_>,
+    ) -> Result<()> {
+        io.visit_ranges(byte_ranges, &mut |g, bytes| {
+            let (span, rs) = groups.get(g).ok_or_else(|| {
+                FormatError::corrupt("byte source returned more ranges than asked")
+            })?;
+            self.pick_span(span, bytes, rs, out, emit)
         })
     }
 
@@ -1003,12 +1005,7 @@ fn pickable_variable<'a>(
     };
     match inner {
         Compression::Variable(v) if crate::v23::seq::inline_offsets(v) => {
-            match compression_of(v.offsets.as_deref(), "variable offsets").ok()? {
-                Compression::Flat(f) if f.bits_per_value == 32 || f.bits_per_value == 64 => {
-                    Some((f.bits_per_value as usize / 8, table))
-                }
-                _ => None,
-            }
+            Some((compression::variable::offsets_width(v).ok()?, table))
         }
         _ => None,
     }

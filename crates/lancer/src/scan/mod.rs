@@ -543,24 +543,12 @@ fn index_runs(kept: &[Range<u64>], rows: &roaring::RoaringTreemap, frag: u64) ->
     };
     // (one run per row at most: reserved, not grown by doubling)
     let mut out: Vec<Range<u64>> = Vec::with_capacity(usize::try_from(bm.len()).unwrap_or(0));
-    if let [all] = kept {
-        // No deletions in the way: the bitmap's rows within the one kept run.
-        for row in bm
-            .range(all.start.min(u64::from(u32::MAX)) as u32..)
-            .map(u64::from)
-        {
-            if row >= all.end {
-                break;
-            }
-            match out.last_mut() {
-                Some(last) if last.end == row => last.end = row + 1,
-                _ => out.push(row..row + 1),
-            }
-        }
-        return out;
-    }
+    // Rows before the first kept run are passed over by the bitmap itself.
+    let first = kept
+        .first()
+        .map_or(0, |r| u32::try_from(r.start).unwrap_or(u32::MAX));
     let mut k = kept.iter().peekable();
-    for row in bm.iter().map(u64::from) {
+    for row in bm.range(first..).map(u64::from) {
         while k.peek().is_some_and(|r| r.end <= row) {
             k.next();
         }
