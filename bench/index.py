@@ -15,8 +15,9 @@ dataset of 4 fragments. For IVF_PQ (8-bit, `--sub-vectors`), IVF_SQ and IVF_RQ
   per second at nprobes 1..64 — pylance (`to_table(nearest=…)`, one query at a time),
   Lancer in-process (`lancer-bench ann`, one query at a time) and FAISS
   (IndexIVFPQ / IndexIVFScalarQuantizer over the same partitions, trained on the same
-  vectors, 1 and 2 threads; Lancer's search also with two queries in flight). IVF_PQ
-  also with refine_factor 10 and 50 (FAISS: IndexRefineFlat, the same k_factor).
+  vectors, 1 and 2 threads; Lancer's search also with two queries in flight). The
+  quantized kinds also with each `--refines` factor (default 10 and 50; FAISS:
+  IndexRefineFlat, the same k_factor).
 Appends the tables to bench/RESULTS.md.
 """
 import argparse
@@ -79,6 +80,8 @@ def main():
     ap.add_argument("--kinds", default="IVF_PQ,IVF_SQ,IVF_RQ", help="comma-separated: IVF_FLAT, IVF_PQ, IVF_SQ, IVF_RQ")
     ap.add_argument("--spill-mb", type=int, default=4,
                     help="also time a Lancer build whose encoded rows spill past this many MiB (0: skip)")
+    ap.add_argument("--refines", default="0,10,50",
+                    help="refine factors for the quantized kinds (IVF_PQ, IVF_SQ, IVF_RQ); 0 = no re-rank")
     ap.add_argument("--no-record", action="store_true")
     a = ap.parse_args()
     os.makedirs(OUT, exist_ok=True)
@@ -136,7 +139,7 @@ def main():
         print(f"{kind} build: pylance {py_build:.2f} s, Lancer {lan_build:.2f} s ({lan_rss / 2**20:.0f} MiB), FAISS {faiss_build:.2f} s"
               + (f"; Lancer spilling past {a.spill_mb} MiB {spill[0]:.2f} s ({spill[2] / 2**20:.0f} MiB)" if spill else ""), flush=True)
         pyds = lance.dataset(py_ds)
-        refines = [0, 10, 50] if kind == "IVF_PQ" else [0]
+        refines = [0] if kind == "IVF_FLAT" else [int(x) for x in a.refines.split(",")]
         for refine in refines:
             # FAISS re-ranks the same way: IndexRefineFlat over the IVF index, the raw
             # vectors kept beside it, refine_factor x k candidates re-ranked exactly
