@@ -8,6 +8,7 @@
 //! asked for are read. Page metadata ("search cache": chunk tables, dictionaries,
 //! repetition indexes) is loaded once per reader and reused by later reads.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
@@ -829,22 +830,17 @@ impl FileReader {
         &self,
         leaf: &Leaf,
         pages: &[crate::container::PageInfo],
+        locals: &[(usize, Cow<'_, [Range<u64>]>)],
         ranges: &[Range<u64>],
     ) -> Result<Option<Unraveled>> {
         let mut states: Vec<Arc<PageState>> = Vec::new();
         let mut byte_ranges = Vec::new();
-        let mut page_start = 0u64;
-        for (p, page) in pages.iter().enumerate() {
-            let page_end = page_start.saturating_add(page.num_rows);
-            let local = page_local(ranges, page_start, page_end);
-            page_start = page_end;
-            if local.is_empty() {
-                continue;
-            }
+        for (p, local) in locals {
+            let page = &pages[*p];
             if !matches!(page.encoding, PageEncoding::V21(_)) {
                 return Ok(None);
             }
-            let state = self.page_state(leaf.column, p, &leaf.value_type)?;
+            let state = self.page_state(leaf.column, *p, &leaf.value_type)?;
             let PageState::Full(z) = state.as_ref() else {
                 return Ok(None);
             };
@@ -856,7 +852,7 @@ impl FileReader {
                     return Ok(None);
                 }
             }
-            byte_ranges.extend(z.byte_ranges(self.io.as_ref(), &local)?);
+            byte_ranges.extend(z.byte_ranges(self.io.as_ref(), local)?);
             states.push(state);
         }
         let Some(PageState::Full(first)) = states.first().map(|s| s.as_ref()) else {
@@ -886,20 +882,25 @@ impl FileReader {
             .columns
             .get(leaf.column)
             .ok_or_else(|| FormatError::corrupt(format!("column {} missing", leaf.column)))?;
-        if let Some(u) = self.read_leaf_gathered(leaf, &col.pages, ranges)? {
+        // each page's share of the rows, once (borrowed when one page holds them all)
+        let mut locals = Vec::new();
+        let mut page_start = 0u64;
+        for (p, page) in col.pages.iter().enumerate() {
+            let page_end = page_start.saturating_add(page.num_rows);
+            let local = page_local(ranges, page_start, page_end);
+            if !local.is_empty() {
+                locals.push((p, local));
+            }
+            page_start = page_end;
+        }
+        if let Some(u) = self.read_leaf_gathered(leaf, &col.pages, &locals, ranges)? {
             return Ok(u);
         }
         let mut parts: Vec<Unraveled> = Vec::new();
-        let mut page_start = 0u64;
-        for (p, page) in col.pages.iter().enumerate() {
-            let page_end = page_start + page.num_rows;
-            let local = page_local(ranges, page_start, page_end);
-            if !local.is_empty() {
-                let state = self.page_state(leaf.column, p, &leaf.value_type)?;
-                let (run, layers) = self.read_page(&state, &local, &leaf.value_type)?;
-                parts.push(unravel(run, &layers)?);
-            }
-            page_start = page_end;
+        for (p, local) in &locals {
+            let state = self.page_state(leaf.column, *p, &leaf.value_type)?;
+            let (run, layers) = self.read_page(&state, local, &leaf.value_type)?;
+            parts.push(unravel(run, &layers)?);
         }
         let total: u64 = ranges.iter().map(|r| r.end - r.start).sum();
         if parts.is_empty() {
@@ -921,12 +922,23 @@ impl FileReader {
 
 /// The parts of `ranges` inside the page holding rows `page_start..page_end`, relative
 /// to the page.
-fn page_local(ranges: &[Range<u64>], page_start: u64, page_end: u64) -> Vec<Range<u64>> {
-    ranges
-        .iter()
-        .filter(|r| r.start < page_end && r.end > page_start)
-        .map(|r| r.start.max(page_start) - page_start..r.end.min(page_end) - page_start)
-        .collect()
+/// (`ranges` itself when the page starts at row 0 and holds them all: a fragment of one
+/// page, read through an index's scattered rows, is not copied range by range.)
+fn page_local(ranges: &[Range<u64>], page_start: u64, page_end: u64) -> Cow<'_, [Range<u64>]> {
+    let inside = |r: &Range<u64>| r.start < page_end && r.end > page_start;
+    if page_start == 0 && ranges.last().is_none_or(|r| r.end <= page_end) {
+        let first = ranges.iter().position(inside).unwrap_or(ranges.len());
+        if ranges[first..].iter().all(inside) {
+            return Cow::Borrowed(&ranges[first..]);
+        }
+    }
+    Cow::Owned(
+        ranges
+            .iter()
+            .filter(|r| inside(r))
+            .map(|r| r.start.max(page_start) - page_start..r.end.min(page_end) - page_start)
+            .collect(),
+    )
 }
 
 fn blob_description_type() -> DataType {

@@ -148,18 +148,26 @@ fn pick_typed<T: BitPacking + ArrowNativeType>(
         copy.typed_data::<T>()
     };
     let (width, packed) = inline_block(words)?;
+    if let Some(&i) = idx.iter().find(|&&i| i as u64 >= num_values) {
+        return Err(FormatError::corrupt(format!(
+            "value {i} of a {num_values}-value bitpacked chunk"
+        )));
+    }
     out.reserve(idx.len() * std::mem::size_of::<T>());
-    for &i in idx {
-        if i as u64 >= num_values {
-            return Err(FormatError::corrupt(format!(
-                "value {i} of a {num_values}-value bitpacked chunk"
-            )));
-        }
-        // SAFETY: `unchecked_unpack_single` requires `width <= T::BITS` and an input of
-        // exactly `1024 * width / T::BITS` words (both checked by `inline_block`); it panics only on
-        // an index of 1024 or more, and `i < num_values <= 1024`.
-        let v = unsafe { T::unchecked_unpack_single(width, packed, i) };
-        out.extend_from_slice(v.to_byte_slice());
+    // (the width dispatched once per chunk, not once per value)
+    let mut unpacked = [std::mem::MaybeUninit::<T>::uninit(); BLOCK];
+    for part in idx.chunks(BLOCK) {
+        let dst = &mut unpacked[..part.len()];
+        // SAFETY: `unchecked_unpack_indices` requires `width <= T::BITS` and an input of
+        // exactly `1024 * width / T::BITS` words (both checked by `inline_block`) and as
+        // many outputs as indices (`dst` is cut to `part`); it panics only on an index of
+        // 1024 or more, and every index is below `num_values <= 1024` (checked above).
+        unsafe { T::unchecked_unpack_indices(width, packed, part, dst) };
+        // SAFETY: the call above wrote every element of `dst`; `MaybeUninit<T>` has
+        // `T`'s layout.
+        let values: &[T] =
+            unsafe { std::slice::from_raw_parts(dst.as_ptr().cast::<T>(), dst.len()) };
+        out.extend_from_slice(values.to_byte_slice());
     }
     Ok(())
 }

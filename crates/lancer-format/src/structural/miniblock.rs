@@ -291,6 +291,23 @@ impl MiniBlockPage {
     fn chunk_of(&self, row: u64, from: usize) -> Result<usize> {
         let ends_before = |r: &ChunkRows| r.first_row + r.starts <= row;
         let from = from.min(self.rows.len());
+        // The chunk searched from holds the row (rows asked close together), or chunks
+        // of one size (a flat column's, but the last) find it by division: the guess is
+        // used only when that chunk holds the row.
+        if let Some(r) = self.rows.get(from) {
+            if r.first_row <= row && !ends_before(r) {
+                return Ok(from);
+            }
+        }
+        if let Some(first) = self.rows.first().filter(|r| r.starts > 0) {
+            let guess = usize::try_from(row / first.starts)
+                .unwrap_or(usize::MAX)
+                .min(self.rows.len() - 1);
+            let r = &self.rows[guess];
+            if guess >= from && r.first_row <= row && !ends_before(r) {
+                return Ok(guess);
+            }
+        }
         let mut i = from;
         while i < self.rows.len() && i < from + 2 && ends_before(&self.rows[i]) {
             i += 1;
@@ -365,8 +382,10 @@ impl MiniBlockPage {
             prev = r.start;
             let span = self.chunk_span(r, from)?;
             from = span.start;
+            // (a span that starts where the group ends joins it: one byte range for
+            // a run of neighbouring chunks, as an index's scattered rows touch)
             match list.last_mut() {
-                Some((g, at)) if span.start < g.end => {
+                Some((g, at)) if (g.start..=g.end).contains(&span.start) => {
                     g.end = g.end.max(span.end);
                     at.end = i + 1;
                 }
@@ -686,12 +705,10 @@ impl MiniBlockPage {
                         bytes.len()
                     ))
                 })?;
-            let parts = self.chunk_layout(chunk)?;
+            let (num_levels, def_at, values_at) = self.chunk_first_values(chunk)?;
             if let Some(out) = def.as_mut() {
-                let buf = parts.def.map(|r| Buffer::from_slice_ref(&chunk[r]));
-                if let Some(levels) =
-                    self.levels(&self.layout.def_compression, buf, parts.num_levels)?
-                {
+                let buf = def_at.map(|r| Buffer::from_slice_ref(&chunk[r]));
+                if let Some(levels) = self.levels(&self.layout.def_compression, buf, num_levels)? {
                     for &i in idx.iter() {
                         out.push(*levels.get(i).ok_or_else(|| {
                             FormatError::corrupt(format!(
@@ -702,11 +719,7 @@ impl MiniBlockPage {
                     }
                 }
             }
-            let buf =
-                &chunk[parts.values.first().cloned().ok_or_else(|| {
-                    FormatError::corrupt("mini-block chunk without a value buffer")
-                })?];
-            emit(buf, meta.num_values, idx, values, offsets)?;
+            emit(&chunk[values_at], meta.num_values, idx, values, offsets)?;
         }
         if want.next().is_some() {
             return Err(FormatError::corrupt(
@@ -818,6 +831,41 @@ impl MiniBlockPage {
     /// Where a chunk's buffers lie in its bytes `b`, as its header says (every range
     /// checked to lie within `b`).
     fn chunk_layout(&self, b: &[u8]) -> Result<ChunkLayout> {
+        let mut values = Vec::new();
+        let head = self.walk_chunk(b, &mut |r| {
+            values.push(r);
+            true
+        })?;
+        Ok(ChunkLayout {
+            num_levels: head.num_levels,
+            rep: head.rep,
+            def: head.def,
+            values,
+        })
+    }
+
+    /// A chunk's level count, definition levels and first value buffer, without
+    /// allocating (a sparse pick reads only these, from each of thousands of chunks).
+    fn chunk_first_values(&self, b: &[u8]) -> Result<(usize, Option<Range<usize>>, Range<usize>)> {
+        let mut first = None;
+        let head = self.walk_chunk(b, &mut |r| {
+            first = Some(r);
+            false
+        })?;
+        let first =
+            first.ok_or_else(|| FormatError::corrupt("mini-block chunk without a value buffer"))?;
+        Ok((head.num_levels, head.def, first))
+    }
+
+    /// Reads the header of chunk bytes `b`: returns the level count and the ranges of
+    /// its repetition and definition levels, and hands each value buffer's range to
+    /// `value` in order until it returns false (every range handed out or returned lies
+    /// within `b`).
+    fn walk_chunk(
+        &self,
+        b: &[u8],
+        value: &mut dyn FnMut(Range<usize>) -> bool,
+    ) -> Result<ChunkHead> {
         let short = || FormatError::corrupt("mini-block chunk header truncated");
         let rd16 = |p: usize| -> Result<usize> {
             b.get(p..p + 2)
@@ -848,17 +896,20 @@ impl MiniBlockPage {
             .ok()
             .filter(|&n| n <= 64)
             .ok_or_else(|| FormatError::corrupt("mini-block chunk buffer count"))?;
-        let mut sizes = Vec::with_capacity(nbuf);
-        for _ in 0..nbuf {
-            if self.layout.has_large_chunk {
-                sizes.push(rd32(p)?);
-                p += 4;
+        // the value buffers' sizes, read in place: `nbuf` of 2 (or 4) bytes each
+        let (sizes_at, word) = (p, if self.layout.has_large_chunk { 4 } else { 2 });
+        let size = |j: usize| -> Result<usize> {
+            let at = sizes_at + j * word;
+            if word == 4 {
+                rd32(at)
             } else {
-                sizes.push(rd16(p)?);
-                p += 2;
+                rd16(at)
             }
+        };
+        if nbuf > 0 {
+            size(nbuf - 1)?; // the header holds them all
         }
-        p = pad(p);
+        p = pad(sizes_at + nbuf * word);
         let mut take = |size: usize| -> Result<Range<usize>> {
             if p + size > b.len() {
                 return Err(FormatError::corrupt(format!(
@@ -872,12 +923,15 @@ impl MiniBlockPage {
         };
         let rep = rep_size.map(&mut take).transpose()?;
         let def = def_size.map(&mut take).transpose()?;
-        let values = sizes.into_iter().map(take).collect::<Result<Vec<_>>>()?;
-        Ok(ChunkLayout {
+        for j in 0..nbuf {
+            if !value(take(size(j)?)?) {
+                break;
+            }
+        }
+        Ok(ChunkHead {
             num_levels,
             rep,
             def,
-            values,
         })
     }
 }
@@ -1017,6 +1071,13 @@ struct ChunkLayout {
     rep: Option<Range<usize>>,
     def: Option<Range<usize>>,
     values: Vec<Range<usize>>,
+}
+
+/// A mini-block chunk's level count and where its levels lie.
+struct ChunkHead {
+    num_levels: usize,
+    rep: Option<Range<usize>>,
+    def: Option<Range<usize>>,
 }
 
 /// One mini-block chunk's buffers, as its header lays them out.

@@ -2,10 +2,14 @@
 //! §5–§6; reference "Bitmap Index", "Label List Index"): one row per distinct value (for
 //! LABEL_LIST, per distinct list element) with the RowAddrTreeMap of the rows holding
 //! it; the null key holds the null rows (null elements). The keys are read at open;
-//! bitmaps are read when a query needs them.
+//! bitmaps are read when a query needs them, and kept decoded (up to
+//! [`DECODED_CACHE_BYTES`] of them over all open segments, as the reference keeps its
+//! loaded bitmaps) so that a repeated value is not decoded again.
 
+use std::collections::HashMap;
 use std::ops::Bound;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, BooleanArray};
@@ -15,12 +19,21 @@ use roaring::RoaringTreemap;
 use super::{compare, corrupt, equals_any, rowmap, Query};
 use crate::Result;
 
+/// The most serialized bytes of bitmaps the open segments keep decoded, together; the
+/// bitmaps asked after that are decoded for each query.
+pub const DECODED_CACHE_BYTES: usize = 256 << 20;
+
+/// Serialized bytes of the bitmaps kept decoded now (all segments).
+static DECODED_BYTES: AtomicUsize = AtomicUsize::new(0);
+
 /// An opened BITMAP or LABEL_LIST segment.
 pub struct BitmapIndex {
     label: String,
     keys: ArrayRef,
     file: Arc<FileReader>,
     label_list: bool,
+    /// Decoded bitmaps by key row, and the serialized bytes they came from.
+    decoded: Mutex<(HashMap<u64, Arc<RoaringTreemap>>, usize)>,
 }
 
 impl BitmapIndex {
@@ -44,6 +57,7 @@ impl BitmapIndex {
             keys,
             file,
             label_list,
+            decoded: Mutex::new((HashMap::new(), 0)),
         })
     }
 
@@ -54,10 +68,37 @@ impl BitmapIndex {
             .map(|i| i as u64)
             .collect();
         let mut out = RoaringTreemap::new();
-        for chunk in rows.chunks(1024) {
+        let mut missing = Vec::new();
+        if let Ok(cache) = self.decoded.lock() {
+            for r in rows {
+                match cache.0.get(&r) {
+                    Some(b) => out |= &**b,
+                    None => missing.push(r),
+                }
+            }
+        } else {
+            missing = rows;
+        }
+        for chunk in missing.chunks(1024) {
             let b = self.file.take(chunk, Some(&["bitmaps"]))?;
-            for bytes in binary_values(&self.label, b.column(0))? {
-                out |= rowmap::decode_addr_map(bytes).map_err(|e| corrupt(&self.label, e))?;
+            let values = binary_values(&self.label, b.column(0))?;
+            for (&r, bytes) in chunk.iter().zip(values) {
+                let one = rowmap::decode_addr_map(bytes).map_err(|e| corrupt(&self.label, e))?;
+                out |= &one;
+                let n = bytes.len();
+                if DECODED_BYTES.fetch_add(n, Ordering::Relaxed) + n > DECODED_CACHE_BYTES {
+                    DECODED_BYTES.fetch_sub(n, Ordering::Relaxed);
+                    continue;
+                }
+                match self.decoded.lock() {
+                    Ok(mut cache) if !cache.0.contains_key(&r) => {
+                        cache.1 += n;
+                        cache.0.insert(r, Arc::new(one));
+                    }
+                    _ => {
+                        DECODED_BYTES.fetch_sub(n, Ordering::Relaxed);
+                    }
+                }
             }
         }
         Ok(out)
@@ -101,6 +142,16 @@ impl BitmapIndex {
             _ => return Ok(None),
         };
         Ok(Some(self.union_of(&mask)?))
+    }
+}
+
+impl Drop for BitmapIndex {
+    fn drop(&mut self) {
+        let held = match self.decoded.get_mut() {
+            Ok(cache) => cache.1,
+            Err(poisoned) => poisoned.into_inner().1,
+        };
+        DECODED_BYTES.fetch_sub(held, Ordering::Relaxed);
     }
 }
 

@@ -14,6 +14,7 @@
 pub(crate) mod columns;
 mod exec;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -115,7 +116,7 @@ impl Scanner {
         let plan = self.plan()?;
         let mut out = String::new();
         let frags = self.ds.fragments().len();
-        let rows: u64 = plan.tasks.iter().map(|t| run_rows(&t.runs)).sum();
+        let rows: u64 = plan.tasks.iter().map(Task::rows).sum();
         let read_frags = {
             let mut f: Vec<usize> = plan.tasks.iter().map(|t| t.frag).collect();
             f.dedup();
@@ -280,7 +281,7 @@ impl Scanner {
         counting.with_row_address = false;
         if counting.filter.is_none() {
             let plan = counting.plan()?;
-            return Ok(plan.tasks.iter().map(|t| run_rows(&t.runs)).sum());
+            return Ok(plan.tasks.iter().map(Task::rows).sum());
         }
         // An exact index answer counts its fragments without reading them: the
         // answer's rows in each kept run of the fragment, by bitmap cardinality.
@@ -437,6 +438,16 @@ impl Scanner {
             let covered = indexed
                 .as_ref()
                 .filter(|ix| u32::try_from(frags[fi].id).is_ok_and(|id| ix.covered.contains(id)));
+            // A local scan of a fragment the index covers (a filter: no offset or
+            // limit here) leaves the index's rows to the workers, in windows of
+            // `batch_size` rows.
+            if let Some(ix) = covered.filter(|_| {
+                !self.ds.is_remote() && filter.is_some() && skip == 0 && left == u64::MAX
+            }) {
+                let rows = Arc::new(kept_index_rows(kept.runs(), &ix.rows, frags[fi].id));
+                tasks.extend(picked_tasks(fi, &rows, self.batch_size as u64));
+                continue;
+            }
             let narrowed;
             let runs: &[Range<u64>] = match covered {
                 Some(ix) => {
@@ -468,6 +479,7 @@ impl Scanner {
                         tasks.push(Task {
                             frag: fi,
                             runs: std::mem::take(&mut chunk),
+                            picked: None,
                             indexed: covered.is_some(),
                         });
                         in_chunk = 0;
@@ -478,6 +490,7 @@ impl Scanner {
                 tasks.push(Task {
                     frag: fi,
                     runs: chunk,
+                    picked: None,
                     indexed: covered.is_some(),
                 });
             }
@@ -508,7 +521,7 @@ impl Scanner {
                     held: OnceLock::new(),
                     tasks_left: AtomicUsize::new(0),
                 });
-                a.runs.extend(t.runs.iter().cloned());
+                a.runs.extend(t.runs().iter().cloned());
                 a.tasks_left.fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -564,6 +577,61 @@ fn index_runs(kept: &[Range<u64>], rows: &roaring::RoaringTreemap, frag: u64) ->
     out
 }
 
+/// The rows of fragment `frag` in `rows` (an index answer) that lie in its `kept` runs.
+fn kept_index_rows(
+    kept: &[Range<u64>],
+    rows: &roaring::RoaringTreemap,
+    frag: u64,
+) -> roaring::RoaringBitmap {
+    let Some(bm) = u32::try_from(frag)
+        .ok()
+        .and_then(|f| rows.bitmaps().find(|(hi, _)| *hi == f).map(|(_, b)| b))
+    else {
+        return roaring::RoaringBitmap::new();
+    };
+    let to_u32 = |x: u64| u32::try_from(x).unwrap_or(u32::MAX);
+    // (no deletions: one run from row 0 past the last row the index names)
+    if let [only] = kept {
+        if only.start == 0 && bm.max().is_none_or(|m| u64::from(m) < only.end) {
+            return bm.clone();
+        }
+    }
+    let mut keep = roaring::RoaringBitmap::new();
+    for r in kept {
+        keep.insert_range(to_u32(r.start)..to_u32(r.end));
+    }
+    keep & bm
+}
+
+/// Tasks of fragment `frag` (index `fi`) over `rows`, `batch` rows each.
+fn picked_tasks(
+    fi: usize,
+    rows: &Arc<roaring::RoaringBitmap>,
+    batch: u64,
+) -> impl Iterator<Item = Task> + '_ {
+    let total = rows.len();
+    let batch = batch.max(1);
+    (0..total.div_ceil(batch)).filter_map(move |i| {
+        let first = i * batch;
+        let count = batch.min(total - first);
+        let lo = rows.select(u32::try_from(first).ok()?)?;
+        let hi = match rows.select(u32::try_from(first + count).ok()?) {
+            Some(next) => next,
+            None => rows.max()?.checked_add(1)?,
+        };
+        Some(Task {
+            frag: fi,
+            runs: Vec::new(),
+            picked: Some(Picked {
+                rows: rows.clone(),
+                window: lo..hi,
+                count,
+            }),
+            indexed: true,
+        })
+    })
+}
+
 /// How many of `rows`' addresses in fragment `frag` lie in its `kept` runs.
 fn index_count(kept: &[Range<u64>], rows: &roaring::RoaringTreemap, frag: u32) -> u64 {
     let base = u64::from(frag) << 32;
@@ -604,9 +672,49 @@ impl Output {
 #[derive(Debug)]
 pub(crate) struct Task {
     frag: usize,
+    /// Its rows, as runs (empty for a task of index rows, see `picked`).
     runs: Vec<Range<u64>>,
+    /// The rows of an index answer, turned into runs by the worker that reads them
+    /// rather than while planning (a selective index still leaves ~100,000 one-row
+    /// runs in a 10M-row dataset, a serial cost before any read begins).
+    picked: Option<Picked>,
     /// Its rows are what a scalar index left (see [`Plan::indexed`]).
     indexed: bool,
+}
+
+/// Rows `window` of `rows` (kept rows of one fragment that an index left).
+#[derive(Debug)]
+struct Picked {
+    rows: Arc<roaring::RoaringBitmap>,
+    window: Range<u32>,
+    count: u64,
+}
+
+impl Task {
+    /// How many rows it reads.
+    fn rows(&self) -> u64 {
+        match &self.picked {
+            Some(p) => p.count,
+            None => run_rows(&self.runs),
+        }
+    }
+
+    /// Its rows as runs (ascending, merged where neighbours).
+    fn runs(&self) -> Cow<'_, [Range<u64>]> {
+        let Some(p) = &self.picked else {
+            return Cow::Borrowed(&self.runs);
+        };
+        let mut out: Vec<Range<u64>> = Vec::with_capacity(usize::try_from(p.count).unwrap_or(0));
+        // (internal iteration: the bitmap walks its containers itself)
+        p.rows.range(p.window.clone()).for_each(|row| {
+            let row = u64::from(row);
+            match out.last_mut() {
+                Some(last) if last.end == row => last.end = row + 1,
+                _ => out.push(row..row + 1),
+            }
+        });
+        Cow::Owned(out)
+    }
 }
 
 /// The most bytes of one fragment's files fetched ahead for a scan of a remote dataset
@@ -720,35 +828,37 @@ impl Plan {
         // Rows an exact index answer left need no filter: only the outputs are read.
         let exact = task.indexed && self.indexed.as_ref().is_some_and(|ix| ix.exact);
         let filter = if exact { None } else { self.filter.as_ref() };
+        let task_runs = task.runs();
+        let truns: &[Range<u64>] = &task_runs;
         let (runs, batch) = match filter {
             None if exact => {
                 let cols: Vec<&str> = self.out_read.iter().map(String::as_str).collect();
                 (
-                    task.runs.clone(),
-                    self.ds.read_runs(frag, Some(&cols), &task.runs)?,
+                    Cow::Borrowed(truns),
+                    self.ds.read_runs(frag, Some(&cols), truns)?,
                 )
             }
-            None if self.deleted_as_null && task.runs.len() > 1 => {
+            None if self.deleted_as_null && truns.len() > 1 => {
                 let cols: Vec<&str> = self.read.iter().map(String::as_str).collect();
-                let span = task.runs[0].start..task.runs[task.runs.len() - 1].end;
+                let span = truns[0].start..truns[truns.len() - 1].end;
                 let whole = self
                     .ds
                     .read_runs(frag, Some(&cols), std::slice::from_ref(&span))?;
                 (
-                    vec![span.clone()],
-                    null_out_gaps(&whole, &task.runs, span.start)?,
+                    Cow::Owned(vec![span.clone()]),
+                    null_out_gaps(&whole, truns, span.start)?,
                 )
             }
             None => {
                 let cols: Vec<&str> = self.read.iter().map(String::as_str).collect();
                 (
-                    task.runs.clone(),
-                    self.ds.read_runs(frag, Some(&cols), &task.runs)?,
+                    Cow::Borrowed(truns),
+                    self.ds.read_runs(frag, Some(&cols), truns)?,
                 )
             }
             Some(filter) => {
                 let fcols: Vec<&str> = filter.columns().iter().map(String::as_str).collect();
-                let first = self.ds.read_runs(frag, Some(&fcols), &task.runs)?;
+                let first = self.ds.read_runs(frag, Some(&fcols), truns)?;
                 let mask = filter.evaluate(&first)?;
                 let passed = mask.true_count();
                 if passed == 0 {
@@ -760,17 +870,17 @@ impl Plan {
                     .map(String::as_str)
                     .filter(|c| !fcols.contains(c))
                     .collect();
-                let survivors = surviving_runs(&task.runs, &mask);
+                let survivors = surviving_runs(truns, &mask);
                 let kept_first = arrow_select::filter::filter_record_batch(&first, &mask)?;
                 let others = if rest.is_empty() {
                     None
                 } else if passed * 2 > mask.len() {
-                    let all = self.ds.read_runs(frag, Some(&rest), &task.runs)?;
+                    let all = self.ds.read_runs(frag, Some(&rest), truns)?;
                     Some(arrow_select::filter::filter_record_batch(&all, &mask)?)
                 } else {
                     Some(self.ds.read_runs(frag, Some(&rest), &survivors)?)
                 };
-                (survivors, merge(kept_first, others)?)
+                (Cow::Owned(survivors), merge(kept_first, others)?)
             }
         };
         let rows = batch.num_rows();
@@ -914,7 +1024,8 @@ impl DatasetExt for Dataset {
 
 #[cfg(test)]
 mod tests {
-    use super::index_runs;
+    use super::{index_runs, kept_index_rows, picked_tasks};
+    use std::sync::Arc;
 
     /// One kept run (no deletions) and the same rows split into several kept runs give
     /// the same index runs: the bitmap's rows inside them, adjacent rows merged.
@@ -934,5 +1045,45 @@ mod tests {
         );
         assert!(index_runs(std::slice::from_ref(&(0..100)), &rows, 9).is_empty());
         assert!(index_runs(&[], &rows, 7).is_empty());
+    }
+
+    /// The tasks of an index answer, made while planning as windows of the bitmap and
+    /// turned into runs by the workers, read the same rows as the runs made while
+    /// planning, in windows of at most the batch size, whatever the deletions.
+    #[test]
+    fn picked_tasks_read_the_index_runs_in_batches() {
+        let mut rows = roaring::RoaringTreemap::new();
+        for r in (0u64..5000).filter(|r| r % 7 == 0 || (1000..1100).contains(r)) {
+            rows.insert((3u64 << 32) | r);
+        }
+        rows.insert(1u64 << 32); // another fragment
+        for kept in [
+            vec![0..5000],
+            vec![0..900, 1050..4000, 4500..5000],
+            vec![10..20],
+            vec![],
+        ] {
+            let want: Vec<u64> = index_runs(&kept, &rows, 3)
+                .into_iter()
+                .flatten()
+                .collect();
+            let bm = Arc::new(kept_index_rows(&kept, &rows, 3));
+            assert_eq!(bm.len(), want.len() as u64);
+            for batch in [1u64, 3, 64, 1000, 100_000] {
+                let tasks: Vec<_> = picked_tasks(2, &bm, batch).collect();
+                let mut got = Vec::new();
+                for t in &tasks {
+                    assert_eq!(t.frag, 2);
+                    assert!(t.indexed);
+                    assert!(t.rows() <= batch && t.rows() > 0);
+                    let runs = t.runs();
+                    assert_eq!(super::run_rows(&runs), t.rows());
+                    assert!(runs.windows(2).all(|w| w[0].end < w[1].start));
+                    got.extend(runs.iter().cloned().flatten());
+                }
+                assert_eq!(got, want, "kept {kept:?}, batch {batch}");
+            }
+        }
+        assert!(kept_index_rows(&[0..10], &rows, 9).is_empty());
     }
 }
