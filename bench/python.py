@@ -82,7 +82,8 @@ def main():
     a = ap.parse_args()
     root = file_read.ROOT
     subprocess.run(["cargo", "build", "--release", "-p", "lancer-bench"], cwd=root, check=True)
-    bench_exe = os.path.join(root, "target", "release", "lancer-bench")
+    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(root, "target")
+    bench_exe = os.path.join(target, "release", "lancer-bench")
     shapes = [s for s in SHAPES if not a.only or s in a.only.split(",")]
     results = []
     for name in shapes:

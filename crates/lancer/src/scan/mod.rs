@@ -1057,16 +1057,16 @@ mod tests {
             rows.insert((3u64 << 32) | r);
         }
         rows.insert(1u64 << 32); // another fragment
+        let runs = |r: &[(u64, u64)]| -> Vec<std::ops::Range<u64>> {
+            r.iter().map(|&(a, b)| a..b).collect()
+        };
         for kept in [
-            vec![0..5000],
-            vec![0..900, 1050..4000, 4500..5000],
-            vec![10..20],
-            vec![],
+            runs(&[(0, 5000)]),
+            runs(&[(0, 900), (1050, 4000), (4500, 5000)]),
+            runs(&[(10, 20)]),
+            runs(&[]),
         ] {
-            let want: Vec<u64> = index_runs(&kept, &rows, 3)
-                .into_iter()
-                .flatten()
-                .collect();
+            let want: Vec<u64> = index_runs(&kept, &rows, 3).into_iter().flatten().collect();
             let bm = Arc::new(kept_index_rows(&kept, &rows, 3));
             assert_eq!(bm.len(), want.len() as u64);
             for batch in [1u64, 3, 64, 1000, 100_000] {
@@ -1084,6 +1084,6 @@ mod tests {
                 assert_eq!(got, want, "kept {kept:?}, batch {batch}");
             }
         }
-        assert!(kept_index_rows(&[0..10], &rows, 9).is_empty());
+        assert!(kept_index_rows(&runs(&[(0, 10)]), &rows, 9).is_empty());
     }
 }
