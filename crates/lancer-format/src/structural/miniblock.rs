@@ -286,34 +286,32 @@ impl MiniBlockPage {
     }
 
     /// The chunk holding row `row`, searching from chunk `from` on (rows asked in
-    /// ascending order walk the chunks once: a step or two forward, then a binary
-    /// search over what is left).
+    /// ascending order walk the chunks once: a step or two forward, then, for chunks of
+    /// one size (a flat column's, but the last), a division checked against the chunk it
+    /// names, else a binary search over what is left).
     fn chunk_of(&self, row: u64, from: usize) -> Result<usize> {
         let ends_before = |r: &ChunkRows| r.first_row + r.starts <= row;
         let from = from.min(self.rows.len());
-        // The chunk searched from holds the row (rows asked close together), or chunks
-        // of one size (a flat column's, but the last) find it by division: the guess is
-        // used only when that chunk holds the row.
-        if let Some(r) = self.rows.get(from) {
-            if r.first_row <= row && !ends_before(r) {
-                return Ok(from);
-            }
-        }
-        if let Some(first) = self.rows.first().filter(|r| r.starts > 0) {
-            let guess = usize::try_from(row / first.starts)
-                .unwrap_or(usize::MAX)
-                .min(self.rows.len() - 1);
-            let r = &self.rows[guess];
-            if guess >= from && r.first_row <= row && !ends_before(r) {
-                return Ok(guess);
-            }
-        }
         let mut i = from;
         while i < self.rows.len() && i < from + 2 && ends_before(&self.rows[i]) {
             i += 1;
         }
         if i == from + 2 {
-            i += self.rows[i..].partition_point(ends_before);
+            let holds = |g: usize| {
+                let r = &self.rows[g];
+                r.first_row <= row && !ends_before(r)
+            };
+            let guess = self
+                .rows
+                .first()
+                .filter(|r| r.starts > 0)
+                .map(|r| usize::try_from(row / r.starts).unwrap_or(usize::MAX))
+                .map(|g| g.min(self.rows.len() - 1))
+                .filter(|&g| g >= i && holds(g));
+            match guess {
+                Some(g) => return Ok(g),
+                None => i += self.rows[i..].partition_point(ends_before),
+            }
         }
         if i >= self.rows.len() {
             return Err(FormatError::OutOfRange {

@@ -32,8 +32,16 @@ pub struct BitmapIndex {
     keys: ArrayRef,
     file: Arc<FileReader>,
     label_list: bool,
-    /// Decoded bitmaps by key row, and the serialized bytes they came from.
-    decoded: Mutex<(HashMap<u64, Arc<RoaringTreemap>>, usize)>,
+    decoded: Mutex<Decoded>,
+}
+
+/// The bitmaps a segment keeps decoded.
+#[derive(Default)]
+struct Decoded {
+    /// By key row.
+    bitmaps: HashMap<u64, Arc<RoaringTreemap>>,
+    /// Serialized bytes they came from (their share of [`DECODED_BYTES`]).
+    bytes: usize,
 }
 
 impl BitmapIndex {
@@ -57,7 +65,7 @@ impl BitmapIndex {
             keys,
             file,
             label_list,
-            decoded: Mutex::new((HashMap::new(), 0)),
+            decoded: Mutex::default(),
         })
     }
 
@@ -71,7 +79,7 @@ impl BitmapIndex {
         let mut missing = Vec::new();
         if let Ok(cache) = self.decoded.lock() {
             for r in rows {
-                match cache.0.get(&r) {
+                match cache.bitmaps.get(&r) {
                     Some(b) => out |= &**b,
                     None => missing.push(r),
                 }
@@ -85,20 +93,7 @@ impl BitmapIndex {
             for (&r, bytes) in chunk.iter().zip(values) {
                 let one = rowmap::decode_addr_map(bytes).map_err(|e| corrupt(&self.label, e))?;
                 out |= &one;
-                let n = bytes.len();
-                if DECODED_BYTES.fetch_add(n, Ordering::Relaxed) + n > DECODED_CACHE_BYTES {
-                    DECODED_BYTES.fetch_sub(n, Ordering::Relaxed);
-                    continue;
-                }
-                match self.decoded.lock() {
-                    Ok(mut cache) if !cache.0.contains_key(&r) => {
-                        cache.1 += n;
-                        cache.0.insert(r, Arc::new(one));
-                    }
-                    _ => {
-                        DECODED_BYTES.fetch_sub(n, Ordering::Relaxed);
-                    }
-                }
+                self.keep(r, one, bytes.len());
             }
         }
         Ok(out)
@@ -145,11 +140,28 @@ impl BitmapIndex {
     }
 }
 
+impl BitmapIndex {
+    /// Keeps `bitmap` (key row `r`, decoded from `n` bytes) when the budget of all
+    /// segments has room for it.
+    fn keep(&self, r: u64, bitmap: RoaringTreemap, n: usize) {
+        if DECODED_BYTES.fetch_add(n, Ordering::Relaxed) + n <= DECODED_CACHE_BYTES {
+            if let Ok(mut cache) = self.decoded.lock() {
+                if !cache.bitmaps.contains_key(&r) {
+                    cache.bytes += n;
+                    cache.bitmaps.insert(r, Arc::new(bitmap));
+                    return;
+                }
+            }
+        }
+        DECODED_BYTES.fetch_sub(n, Ordering::Relaxed);
+    }
+}
+
 impl Drop for BitmapIndex {
     fn drop(&mut self) {
         let held = match self.decoded.get_mut() {
-            Ok(cache) => cache.1,
-            Err(poisoned) => poisoned.into_inner().1,
+            Ok(cache) => cache.bytes,
+            Err(poisoned) => poisoned.into_inner().bytes,
         };
         DECODED_BYTES.fetch_sub(held, Ordering::Relaxed);
     }

@@ -438,14 +438,17 @@ impl Scanner {
             let covered = indexed
                 .as_ref()
                 .filter(|ix| u32::try_from(frags[fi].id).is_ok_and(|id| ix.covered.contains(id)));
-            // A local scan of a fragment the index covers (a filter: no offset or
-            // limit here) leaves the index's rows to the workers, in windows of
-            // `batch_size` rows.
-            if let Some(ix) = covered.filter(|_| {
-                !self.ds.is_remote() && filter.is_some() && skip == 0 && left == u64::MAX
-            }) {
-                let rows = Arc::new(kept_index_rows(kept.runs(), &ix.rows, frags[fi].id));
-                tasks.extend(picked_tasks(fi, &rows, self.batch_size as u64));
+            // A local scan leaves the rows of an index answer (which comes with a
+            // filter, so with no offset or limit to apply here) to the workers, in
+            // windows of `batch_size` rows; a remote one plans their runs, which its
+            // fetch-ahead needs anyway.
+            if let Some(ix) = covered.filter(|_| !self.ds.is_remote()) {
+                let rows = kept_index_rows(kept.runs(), &ix.rows, frags[fi].id);
+                tasks.extend(picked_tasks(
+                    fi,
+                    &Arc::new(rows.into_owned()),
+                    self.batch_size as u64,
+                ));
                 continue;
             }
             let narrowed;
@@ -478,8 +481,7 @@ impl Scanner {
                     if in_chunk == self.batch_size as u64 {
                         tasks.push(Task {
                             frag: fi,
-                            runs: std::mem::take(&mut chunk),
-                            picked: None,
+                            selection: Selection::Runs(std::mem::take(&mut chunk)),
                             indexed: covered.is_some(),
                         });
                         in_chunk = 0;
@@ -489,8 +491,7 @@ impl Scanner {
             if !chunk.is_empty() {
                 tasks.push(Task {
                     frag: fi,
-                    runs: chunk,
-                    picked: None,
+                    selection: Selection::Runs(chunk),
                     indexed: covered.is_some(),
                 });
             }
@@ -546,61 +547,57 @@ impl Scanner {
     }
 }
 
-/// The kept rows (`kept`, physical ranges of fragment `frag`) that the index left.
+/// The kept rows (`kept`, physical ranges of fragment `frag`) that the index left, as
+/// runs.
 fn index_runs(kept: &[Range<u64>], rows: &roaring::RoaringTreemap, frag: u64) -> Vec<Range<u64>> {
-    let Some(bm) = u32::try_from(frag)
-        .ok()
-        .and_then(|f| rows.bitmaps().find(|(hi, _)| *hi == f).map(|(_, b)| b))
-    else {
-        return Vec::new();
-    };
-    // (one run per row at most: reserved, not grown by doubling)
-    let mut out: Vec<Range<u64>> = Vec::with_capacity(usize::try_from(bm.len()).unwrap_or(0));
-    // Rows before the first kept run are passed over by the bitmap itself.
-    let first = kept
-        .first()
-        .map_or(0, |r| u32::try_from(r.start).unwrap_or(u32::MAX));
-    let mut k = kept.iter().peekable();
-    for row in bm.range(first..).map(u64::from) {
-        while k.peek().is_some_and(|r| r.end <= row) {
-            k.next();
-        }
-        let Some(r) = k.peek() else { break };
-        if row < r.start {
-            continue;
-        }
+    let bm = kept_index_rows(kept, rows, frag);
+    bitmap_runs(&bm, .., bm.len())
+}
+
+/// The rows of `bm` in `window` as runs (ascending, neighbours merged); `rows` rows
+/// expected (the runs reserved, at most one a row).
+fn bitmap_runs(
+    bm: &roaring::RoaringBitmap,
+    window: impl std::ops::RangeBounds<u32>,
+    rows: u64,
+) -> Vec<Range<u64>> {
+    let mut out: Vec<Range<u64>> = Vec::with_capacity(usize::try_from(rows).unwrap_or(0));
+    // (internal iteration: the bitmap walks its containers itself)
+    bm.range(window).for_each(|row| {
+        let row = u64::from(row);
         match out.last_mut() {
             Some(last) if last.end == row => last.end = row + 1,
             _ => out.push(row..row + 1),
         }
-    }
+    });
     out
 }
 
 /// The rows of fragment `frag` in `rows` (an index answer) that lie in its `kept` runs.
-fn kept_index_rows(
+/// (Borrowed when nothing is deleted.)
+fn kept_index_rows<'a>(
     kept: &[Range<u64>],
-    rows: &roaring::RoaringTreemap,
+    rows: &'a roaring::RoaringTreemap,
     frag: u64,
-) -> roaring::RoaringBitmap {
+) -> Cow<'a, roaring::RoaringBitmap> {
     let Some(bm) = u32::try_from(frag)
         .ok()
         .and_then(|f| rows.bitmaps().find(|(hi, _)| *hi == f).map(|(_, b)| b))
     else {
-        return roaring::RoaringBitmap::new();
+        return Cow::Owned(roaring::RoaringBitmap::new());
     };
     let to_u32 = |x: u64| u32::try_from(x).unwrap_or(u32::MAX);
     // (no deletions: one run from row 0 past the last row the index names)
     if let [only] = kept {
         if only.start == 0 && bm.max().is_none_or(|m| u64::from(m) < only.end) {
-            return bm.clone();
+            return Cow::Borrowed(bm);
         }
     }
     let mut keep = roaring::RoaringBitmap::new();
     for r in kept {
         keep.insert_range(to_u32(r.start)..to_u32(r.end));
     }
-    keep & bm
+    Cow::Owned(keep & bm)
 }
 
 /// Tasks of fragment `frag` (index `fi`) over `rows`, `batch` rows each.
@@ -621,12 +618,11 @@ fn picked_tasks(
         };
         Some(Task {
             frag: fi,
-            runs: Vec::new(),
-            picked: Some(Picked {
+            selection: Selection::Picked {
                 rows: rows.clone(),
                 window: lo..hi,
                 count,
-            }),
+            },
             indexed: true,
         })
     })
@@ -672,48 +668,46 @@ impl Output {
 #[derive(Debug)]
 pub(crate) struct Task {
     frag: usize,
-    /// Its rows, as runs (empty for a task of index rows, see `picked`).
-    runs: Vec<Range<u64>>,
-    /// The rows of an index answer, turned into runs by the worker that reads them
-    /// rather than while planning (a selective index still leaves ~100,000 one-row
-    /// runs in a 10M-row dataset, a serial cost before any read begins).
-    picked: Option<Picked>,
+    selection: Selection,
     /// Its rows are what a scalar index left (see [`Plan::indexed`]).
     indexed: bool,
 }
 
-/// Rows `window` of `rows` (kept rows of one fragment that an index left).
+/// The rows of a task.
 #[derive(Debug)]
-struct Picked {
-    rows: Arc<roaring::RoaringBitmap>,
-    window: Range<u32>,
-    count: u64,
+enum Selection {
+    /// Physical row runs.
+    Runs(Vec<Range<u64>>),
+    /// Rows `window` of `rows` (the kept rows of one fragment that an index left, `count`
+    /// of them in the window), turned into runs by the worker that reads them rather
+    /// than while planning: a selective index still leaves ~100,000 one-row runs in a
+    /// 10M-row dataset, a serial cost before any read begins.
+    Picked {
+        rows: Arc<roaring::RoaringBitmap>,
+        window: Range<u32>,
+        count: u64,
+    },
 }
 
 impl Task {
     /// How many rows it reads.
     fn rows(&self) -> u64 {
-        match &self.picked {
-            Some(p) => p.count,
-            None => run_rows(&self.runs),
+        match &self.selection {
+            Selection::Runs(runs) => run_rows(runs),
+            Selection::Picked { count, .. } => *count,
         }
     }
 
     /// Its rows as runs (ascending, merged where neighbours).
     fn runs(&self) -> Cow<'_, [Range<u64>]> {
-        let Some(p) = &self.picked else {
-            return Cow::Borrowed(&self.runs);
-        };
-        let mut out: Vec<Range<u64>> = Vec::with_capacity(usize::try_from(p.count).unwrap_or(0));
-        // (internal iteration: the bitmap walks its containers itself)
-        p.rows.range(p.window.clone()).for_each(|row| {
-            let row = u64::from(row);
-            match out.last_mut() {
-                Some(last) if last.end == row => last.end = row + 1,
-                _ => out.push(row..row + 1),
-            }
-        });
-        Cow::Owned(out)
+        match &self.selection {
+            Selection::Runs(runs) => Cow::Borrowed(runs),
+            Selection::Picked {
+                rows,
+                window,
+                count,
+            } => Cow::Owned(bitmap_runs(rows, window.clone(), *count)),
+        }
     }
 }
 
@@ -1067,7 +1061,7 @@ mod tests {
             runs(&[]),
         ] {
             let want: Vec<u64> = index_runs(&kept, &rows, 3).into_iter().flatten().collect();
-            let bm = Arc::new(kept_index_rows(&kept, &rows, 3));
+            let bm = Arc::new(kept_index_rows(&kept, &rows, 3).into_owned());
             assert_eq!(bm.len(), want.len() as u64);
             for batch in [1u64, 3, 64, 1000, 100_000] {
                 let tasks: Vec<_> = picked_tasks(2, &bm, batch).collect();
