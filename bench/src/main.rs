@@ -500,7 +500,7 @@ fn read_indices(f: &str) -> Result<Vec<u64>, Box<dyn std::error::Error>> {
 }
 
 /// `filter DATASET ITERS SCAN_ITERS FILTER...`: per filter, on one opened dataset, the
-/// rows of `id` it keeps, the first and best of ITERS times through the scalar indexes,
+/// rows of `id` it keeps, the first, best and median of ITERS times through the scalar indexes,
 /// and the best of SCAN_ITERS times without them; the same for counting the rows it
 /// keeps (JSON lines).
 fn filters(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
@@ -520,10 +520,13 @@ fn filters(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
             Ok((t.elapsed().as_secs_f64(), b.num_rows()))
         };
         let (first, rows) = run(true)?;
-        let mut best = first;
+        let mut times = vec![first];
         for _ in 1..iters {
-            best = best.min(run(true)?.0);
+            times.push(run(true)?.0);
         }
+        let best = times.iter().copied().fold(first, f64::min);
+        times.sort_by(f64::total_cmp);
+        let median = times[times.len() / 2];
         let mut scan = f64::INFINITY;
         let mut scan_rows = rows;
         for _ in 0..scan_iters {
@@ -549,7 +552,7 @@ fn filters(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         println!(
             "{}",
             json!({"filter": f, "rows": rows, "scan_rows": scan_rows, "first": first, "best": best,
-                   "scan": finite(scan), "counted": counted, "count_best": count_best,
+                   "median": median, "scan": finite(scan), "counted": counted, "count_best": count_best,
                    "count_scan": finite(count_scan), "plan": plan})
         );
     }

@@ -413,3 +413,27 @@ def test_ctrl_c_stops_a_long_scan(tmp_path):
     took = time.perf_counter() - sent
     assert out.startswith("interrupted after"), (out, err)
     assert took < 10, f"the scan took {took:.1f} s to stop"
+
+
+def _count_in_child(path, q):
+    q.put(lancer.dataset(path).to_table(filter="id % 3 = 0").num_rows)
+
+
+def test_scans_after_fork(tmp_path, table):
+    """Scans run on cached worker threads; a forked child (DataLoader workers, the
+    default multiprocessing start on Linux) has none of the parent's threads and must
+    start its own instead of handing work to threads that are not there."""
+    import multiprocessing
+
+    path = str(tmp_path / "ds")
+    lancer.write_dataset(table, path, max_rows_per_file=1000)
+    ds = lancer.dataset(path)
+    want = ds.to_table(filter="id % 3 = 0").num_rows  # the parent's threads now idle
+    assert want == (table.num_rows + 2) // 3
+    ctx = multiprocessing.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_count_in_child, args=(path, q))
+    p.start()
+    p.join(60)
+    assert p.exitcode == 0, "the forked child's scan hung or failed"
+    assert q.get(timeout=5) == want

@@ -20,6 +20,7 @@ pub mod read;
 pub mod reader;
 pub mod schema;
 pub mod structural;
+pub mod threads;
 pub mod v20;
 pub mod v23;
 pub mod writer;

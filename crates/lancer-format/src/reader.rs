@@ -379,7 +379,7 @@ impl FileReader {
         ranges: &[Range<u64>],
         projection: Option<&[&str]>,
     ) -> Result<RecordBatch> {
-        let mut prev = 0u64;
+        let (mut prev, mut total) = (0u64, 0u64);
         for r in ranges {
             if r.start < prev || r.start > r.end || r.end > self.meta.num_rows {
                 return Err(FormatError::OutOfRange {
@@ -390,8 +390,8 @@ impl FileReader {
                 });
             }
             prev = r.end;
+            total += r.end - r.start;
         }
-        let total: u64 = ranges.iter().map(|r| r.end - r.start).sum();
         let idx = self.projection_indices(projection)?;
         let mut fields: Vec<FieldRef> = Vec::with_capacity(idx.len());
         let mut arrays = Vec::with_capacity(idx.len());
@@ -920,17 +920,17 @@ impl FileReader {
     }
 }
 
-/// The parts of `ranges` inside the page holding rows `page_start..page_end`, relative
-/// to the page.
+/// The parts of `ranges` (sorted, non-overlapping) inside the page holding rows
+/// `page_start..page_end`, relative to the page.
 /// (`ranges` itself when the page starts at row 0 and holds them all: a fragment of one
 /// page, read through an index's scattered rows, is not copied range by range.)
 fn page_local(ranges: &[Range<u64>], page_start: u64, page_end: u64) -> Cow<'_, [Range<u64>]> {
     let inside = |r: &Range<u64>| r.start < page_end && r.end > page_start;
     if page_start == 0 && ranges.last().is_none_or(|r| r.end <= page_end) {
+        // (sorted and non-overlapping, as `read_ranges` checked: after the first range
+        // inside, every range ends past row 0 and by the page's end)
         let first = ranges.iter().position(inside).unwrap_or(ranges.len());
-        if ranges[first..].iter().all(inside) {
-            return Cow::Borrowed(&ranges[first..]);
-        }
+        return Cow::Borrowed(&ranges[first..]);
     }
     Cow::Owned(
         ranges

@@ -186,6 +186,29 @@ pub fn run_file(lance: &Path, arrow: &Path, failures: &mut Vec<String>) {
             Err(e) => failures.push(format!("{label} range {a}..{b}: {e}")),
         }
     }
+    // Scattered rows, as an index's answer reads them: every `step`-th row as a range
+    // of `len` rows (many short ranges per chunk take the pages' dense grouping; one
+    // in 300 does not).
+    for (step, len) in [(3u64, 1u64), (9, 1), (5, 2), (300, 1)] {
+        let ranges: Vec<std::ops::Range<u64>> = (0..n)
+            .step_by(step as usize)
+            .map(|a| a..(a + len).min(n))
+            .collect();
+        let rows: Vec<u64> = ranges.iter().flat_map(|r| r.clone()).collect();
+        match reader.read_ranges(&ranges, None) {
+            Ok(g) => {
+                let ids = arrow_array::UInt64Array::from(rows);
+                let cols = want
+                    .columns()
+                    .iter()
+                    .map(|c| arrow_select::take::take(c.as_ref(), &ids, None).unwrap())
+                    .collect();
+                let w = RecordBatch::try_new(want.schema(), cols).unwrap();
+                compare(&format!("{label} every {step}th ({len})"), &w, &g, failures)
+            }
+            Err(e) => failures.push(format!("{label} every {step}th ({len}): {e}")),
+        }
+    }
     // Random takes (deterministic), unsorted with duplicates.
     let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ n;
     let idx: Vec<u64> = (0..50)

@@ -358,6 +358,9 @@ impl MiniBlockPage {
 
     /// Groups row ranges (none empty: see [`non_empty`]) by contiguous chunk spans.
     fn groups<'a>(&self, ranges: &'a [Range<u64>]) -> Result<ChunkGroups<'a>> {
+        if let Some(one) = self.dense_group(ranges)? {
+            return Ok(one);
+        }
         let mut list: Vec<(Range<usize>, Range<usize>)> =
             Vec::with_capacity(ranges.len().min(self.chunks.len()));
         // Ranges come sorted: each one's chunks lie at or after the previous one's
@@ -391,6 +394,42 @@ impl MiniBlockPage {
             }
         }
         Ok(ChunkGroups { ranges, list })
+    }
+
+    /// Many sorted ranges over few chunks (at least four per chunk spanned on average:
+    /// an index's scattered rows, ~10 per chunk for a 1% selection) as one group of all
+    /// the chunks from the first range's to the last's, without looking up each range's
+    /// chunk (the reads walk the chunks and the rows together). None when the ranges
+    /// are fewer, unsorted, overlapping or out of the page (the general grouping then
+    /// decides, and reports what is wrong).
+    fn dense_group<'a>(&self, ranges: &'a [Range<u64>]) -> Result<Option<ChunkGroups<'a>>> {
+        const MIN_RANGES: usize = 64;
+        const PER_CHUNK: usize = 4;
+        let (Some(a), Some(b)) = (ranges.first(), ranges.last()) else {
+            return Ok(None);
+        };
+        if ranges.len() < MIN_RANGES {
+            return Ok(None);
+        }
+        let mut end = 0;
+        for r in ranges {
+            if r.start < end || r.start >= r.end {
+                return Ok(None);
+            }
+            end = r.end;
+        }
+        if end > self.num_rows {
+            return Ok(None);
+        }
+        let first = self.chunk_of(a.start, 0)?;
+        let span = first..self.chunk_span(b, first)?.end;
+        if ranges.len() < PER_CHUNK.saturating_mul(span.len()) {
+            return Ok(None);
+        }
+        Ok(Some(ChunkGroups {
+            ranges,
+            list: vec![(span, 0..ranges.len())],
+        }))
     }
 
     /// Reads rows `ranges` (page-relative, sorted, non-overlapping).

@@ -1,10 +1,12 @@
 //! Running a planned scan: worker threads take tasks in order, never more than `window`
 //! ahead of what the reader has consumed, so memory stays bounded (about `window` batches)
-//! while reads run ahead of the consumer. Dropping the stream stops the workers.
+//! while reads run ahead of the consumer. A reader whose next result is not ready runs
+//! the next task itself instead of sleeping (waking across cores cost more than a short
+//! task: an index-answered query is ~20 tasks of well under a millisecond). Workers are
+//! cached threads ([`lancer_format::threads`]). Dropping the stream stops the workers.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::thread::JoinHandle;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
@@ -22,6 +24,9 @@ struct State {
     /// Finished tasks not yet handed out, by task index.
     ready: BTreeMap<usize, Done>,
     stopped: bool,
+    /// Threads waiting on `changed` (a notification is a system call even when
+    /// nobody waits: made only when someone does).
+    waiting: usize,
 }
 
 struct Shared {
@@ -38,6 +43,71 @@ impl Shared {
         })
     }
 
+    /// Waits for a change, counted in `waiting`.
+    fn wait<'a>(
+        &self,
+        mut st: MutexGuard<'a, State>,
+    ) -> std::result::Result<MutexGuard<'a, State>, ()> {
+        st.waiting += 1;
+        let mut st = self.changed.wait(st).map_err(|_| ())?;
+        st.waiting -= 1;
+        Ok(st)
+    }
+
+    /// Releases `st` and wakes whoever waits for a change.
+    fn changed(&self, st: MutexGuard<'_, State>) {
+        let waiting = st.waiting > 0;
+        drop(st);
+        if waiting {
+            self.changed.notify_all();
+        }
+    }
+
+    /// The next task, if one may start now (no more than `window` ahead of what the
+    /// reader has taken).
+    fn take(&self, st: &mut State) -> Option<usize> {
+        let may = !st.stopped
+            && st.next_task < self.plan.tasks.len()
+            && st.next_task < st.emitted + self.window;
+        may.then(|| {
+            st.next_task += 1;
+            st.next_task - 1
+        })
+    }
+
+    /// Runs task `i` and files its result; false if the state is gone (a panic).
+    fn run(&self, i: usize) -> bool {
+        // (a panic is this task's error, not a reader waiting forever for its result)
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let out = self.plan.run(&self.plan.tasks[i]);
+            match (out, &self.plan.map) {
+                (Ok(Some(b)), Some(m)) => (m.f)(b).map(Some),
+                (out, _) => out,
+            }
+        }))
+        .unwrap_or_else(|p| {
+            let why = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(Error::InvalidArgument {
+                what: format!("scan task {i} failed: {why}"),
+            })
+        });
+        let failed = out.is_err();
+        let Ok(mut st) = self.lock() else {
+            return false;
+        };
+        st.ready.insert(i, out);
+        if failed {
+            // Nothing after a failure is needed.
+            st.next_task = self.plan.tasks.len();
+        }
+        self.changed(st);
+        true
+    }
+
     fn work(&self) {
         loop {
             let i = {
@@ -46,31 +116,18 @@ impl Shared {
                     if st.stopped || st.next_task >= self.plan.tasks.len() {
                         return;
                     }
-                    if st.next_task < st.emitted + self.window {
-                        break;
+                    if let Some(i) = self.take(&mut st) {
+                        break i;
                     }
-                    st = match self.changed.wait(st) {
+                    st = match self.wait(st) {
                         Ok(g) => g,
-                        Err(_) => return,
+                        Err(()) => return,
                     };
                 }
-                st.next_task += 1;
-                st.next_task - 1
             };
-            let out = self.plan.run(&self.plan.tasks[i]);
-            let out = match (out, &self.plan.map) {
-                (Ok(Some(b)), Some(m)) => (m.f)(b).map(Some),
-                (out, _) => out,
-            };
-            let failed = out.is_err();
-            let Ok(mut st) = self.lock() else { return };
-            st.ready.insert(i, out);
-            if failed {
-                // Nothing after a failure is needed.
-                st.next_task = self.plan.tasks.len();
+            if !self.run(i) {
+                return;
             }
-            drop(st);
-            self.changed.notify_all();
         }
     }
 }
@@ -78,7 +135,7 @@ impl Shared {
 /// The batches of a scan, as an iterator. Errors end the scan.
 pub struct ScanStream {
     shared: Arc<Shared>,
-    workers: Vec<JoinHandle<()>>,
+    workers: Vec<lancer_format::threads::Handle>,
     /// Rows still to skip / to return (offset and limit applied after filtering).
     skip: u64,
     left: Option<u64>,
@@ -97,13 +154,16 @@ impl ScanStream {
                 emitted: 0,
                 ready: BTreeMap::new(),
                 stopped: false,
+                waiting: 0,
             }),
             changed: Condvar::new(),
         });
         let workers = (0..threads)
             .map(|_| {
                 let s = shared.clone();
-                std::thread::spawn(move || s.work())
+                // (cached threads: a selective query is over in a millisecond, and
+                // creating its workers cost a tenth of that)
+                lancer_format::threads::spawn(move || s.work())
             })
             .collect();
         Self {
@@ -139,13 +199,27 @@ impl ScanStream {
             if let Some(k) = key {
                 let out = st.ready.remove(&k);
                 st.emitted += 1;
-                drop(st);
-                self.shared.changed.notify_all();
+                self.shared.changed(st);
                 return out;
             }
-            st = match self.shared.changed.wait(st) {
+            // Rather than sleep until a worker is done (a wake-up across cores costs
+            // more than a short task), the reader runs the next task itself.
+            if let Some(i) = self.shared.take(&mut st) {
+                drop(st);
+                if !self.shared.run(i) {
+                    return Some(Err(Error::InvalidArgument {
+                        what: "a scan worker panicked".into(),
+                    }));
+                }
+                st = match self.shared.lock() {
+                    Ok(g) => g,
+                    Err(e) => return Some(Err(e)),
+                };
+                continue;
+            }
+            st = match self.shared.wait(st) {
                 Ok(g) => g,
-                Err(_) => {
+                Err(()) => {
                     return Some(Err(Error::InvalidArgument {
                         what: "a scan worker panicked".into(),
                     }))
