@@ -13,8 +13,9 @@ NGRAM on text, ZONEMAP on ts, BLOOMFILTER on a copy of id (`id2`). Build: pylanc
 build, commit, on a third copy of the dataset) and `lancer index create` (whole process,
 peak RSS; the index the filters below use).
 Filters (column `id` returned): pylance `to_table` in-process with its index and with
-`use_scalar_index=False`; Lancer in-process (`lancer-bench filter`, one opened dataset)
-with its index and without. Best of `--iters` (full scans: best of 2), first run shown
+`use_scalar_index=False`; Lancer in-process (`lancer-bench filter`, one opened dataset;
+the scan's batches collected, not concatenated, as `to_table` returns them) with its
+index and without. Best of `--iters` (full scans: best of 2), first run shown
 too. Results are checked equal (row counts) and appended to bench/RESULTS.md.
 """
 import argparse

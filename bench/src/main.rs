@@ -510,14 +510,19 @@ fn filters(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     let scan_iters: usize = args[4].parse()?;
     for f in &args[5..] {
         let run = |index: bool| -> Result<(f64, usize), Box<dyn std::error::Error>> {
+            // (batches collected, as pylance's `to_table` returns them: not concatenated)
             let t = Instant::now();
             let b = ds
                 .scan()
                 .columns(&["id"])
                 .filter(f)
                 .use_scalar_index(index)
-                .to_batch()?;
-            Ok((t.elapsed().as_secs_f64(), b.num_rows()))
+                .stream()?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((
+                t.elapsed().as_secs_f64(),
+                b.iter().map(|b| b.num_rows()).sum(),
+            ))
         };
         let (first, rows) = run(true)?;
         let mut times = vec![first];
