@@ -8,7 +8,8 @@ dataset opened once per engine: `to_table()` (full scan), `to_table(filter=...)`
 `take` of 1 / 100 / 10,000 rows (all columns), and an exact k=10 `nearest` returning
 `id` and `_distance` — through `import lance` (pylance 14), `import lancer` (this
 package, release build) and `lancer-bench api` (the same calls through the Rust API,
-in-process). Prints the ratios pylance / lancer and lancer(Python) / Rust (the
+in-process); each engine runs in a Python process of its own (`--child`), so one's
+threads and memory traffic do not fall into the other's timings. Prints the ratios pylance / lancer and lancer(Python) / Rust (the
 wrapper's overhead) and appends the table to bench/RESULTS.md.
 """
 
@@ -26,40 +27,87 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import file_read  # noqa: E402
 import run as runbench  # noqa: E402
 
-import lance  # noqa: E402
-import lancer  # noqa: E402
 
 SHAPES = ["issue", "wide_768"]
 
 
-def bench_shape(name, path, iters, bench_exe):
+def shape_ops(name, path):
+    """The timed calls on shape `name` (data under `path`): (label, key, f(dataset))."""
     spec = runbench.SHAPES[name]
-    ds_path = os.path.join(path, "ds")
     vec = spec["search"]
     q = np.array(json.load(open(os.path.join(path, f"q_{vec}.json"))), dtype=np.float32)
-    idx_files = []
-    for n in (1, 100, 10_000):
-        f = os.path.join(path, f"idx_{n}.bin")
-        if n == 1 and not os.path.exists(f):
-            np.fromfile(os.path.join(path, "idx_100.bin"), dtype="<u8")[37:38].tofile(f)
-        idx_files.append((n, f))
-    rust = json.loads(subprocess.run([bench_exe, "api", ds_path, str(iters), spec["filter"], vec,
-                                      os.path.join(path, f"q_{vec}.json"), *[f for _, f in idx_files]],
-                                     capture_output=True, text=True, check=True).stdout)
-    engines = {"pylance": lance.dataset(ds_path), "lancer": lancer.dataset(ds_path)}
     ops = [
         ("to_table()", "scan", lambda d: d.to_table()),
         (f"to_table(filter=\"{spec['filter']}\")", "filtered", lambda d: d.to_table(filter=spec["filter"])),
     ]
-    for n, f in idx_files:
+    for n, f in idx_files(path):
         idx = np.fromfile(f, dtype="<u8").astype(np.int64)
         ops.append((f"take {n:,} rows", f"take_{n}", lambda d, idx=idx: d.take(idx)))
     ops.append(("nearest k=10 (exact)", "nearest",
                 lambda d: d.to_table(nearest={"column": vec, "q": q, "k": 10, "use_index": False}, columns=["id"])))
+    return ops
+
+
+def version(dist):
+    from importlib.metadata import version as v
+
+    return v(dist)
+
+
+def idx_files(path):
+    out = []
+    for n in (1, 100, 10_000):
+        f = os.path.join(path, f"idx_{n}.bin")
+        if n == 1 and not os.path.exists(f):
+            np.fromfile(os.path.join(path, "idx_100.bin"), dtype="<u8")[37:38].tofile(f)
+        out.append((n, f))
+    return out
+
+
+def child(engine, name, path, iters, out_dir):
+    """One engine's calls in a process of its own (`--child`): the other engine's
+    threads, allocations and cache traffic cannot touch its timings (pylance's take of
+    10,000 rows runs for ~20 s just before). Prints the seconds per call (JSON) and
+    writes each call's result to OUT_DIR/KEY.arrow for the parent to compare."""
+    import pyarrow as pa
+
+    lib = __import__("lance" if engine == "pylance" else "lancer")
+    d = lib.dataset(os.path.join(path, "ds"))
+    times = {}
+    for _label, key, f in shape_ops(name, path):
+        t, r = runbench.per_call(iters, lambda: f(d))
+        times[key] = t
+        with pa.OSFile(os.path.join(out_dir, f"{key}.arrow"), "wb") as sink:
+            with pa.ipc.new_file(sink, r.schema) as w:
+                w.write_table(r)
+    print(json.dumps(times))
+
+
+def bench_shape(name, path, iters, bench_exe):
+    import tempfile
+
+    import pyarrow as pa
+
+    spec = runbench.SHAPES[name]
+    ds_path = os.path.join(path, "ds")
+    vec = spec["search"]
+    rust = json.loads(subprocess.run([bench_exe, "api", ds_path, str(iters), spec["filter"], vec,
+                                      os.path.join(path, f"q_{vec}.json"), *[f for _, f in idx_files(path)]],
+                                     capture_output=True, text=True, check=True).stdout)
+    t, res = {}, {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for engine in ("lancer", "pylance"):
+            out = os.path.join(tmp, engine)
+            os.makedirs(out)
+            t[engine] = json.loads(subprocess.run(
+                [sys.executable, os.path.abspath(__file__), "--child", engine, "--shape", name, "--path", path,
+                 "--iters", str(iters), "--out", out], capture_output=True, text=True, check=True).stdout)
+            res[engine] = {key: pa.ipc.open_file(os.path.join(out, f"{key}.arrow")).read_all()
+                           for _, key, _ in shape_ops(name, path)}
     rows = []
-    for label, key, f in ops:
-        t_py, r_py = runbench.per_call(iters, lambda: f(engines["pylance"]))
-        t_lan, r_lan = runbench.per_call(iters, lambda: f(engines["lancer"]))
+    for label, key, _ in shape_ops(name, path):
+        t_py, t_lan = t["pylance"][key], t["lancer"][key]
+        r_py, r_lan = res["pylance"][key], res["lancer"][key]
         same = r_py.num_rows == r_lan.num_rows
         if key == "nearest":
             same = same and r_py["id"].to_pylist() == r_lan["id"].to_pylist()
@@ -79,7 +127,13 @@ def main():
     ap.add_argument("--iters", type=int, default=5)
     ap.add_argument("--only", default="")
     ap.add_argument("--no-record", action="store_true")
+    ap.add_argument("--child", choices=["lancer", "pylance"], help=argparse.SUPPRESS)
+    ap.add_argument("--shape", help=argparse.SUPPRESS)
+    ap.add_argument("--path", help=argparse.SUPPRESS)
+    ap.add_argument("--out", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.child:
+        return child(a.child, a.shape, a.path, a.iters, a.out)
     root = file_read.ROOT
     subprocess.run(["cargo", "build", "--release", "-p", "lancer-bench"], cwd=root, check=True)
     target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(root, "target")
@@ -91,8 +145,8 @@ def main():
         print(f"{name}: {runbench.SHAPES[name]['about']}", flush=True)
         results += bench_shape(name, path, a.iters, bench_exe)
     lines = ["### Python package: `import lancer` vs `import lance` vs the Rust API",
-             f"{datetime.date.today()}, {file_read.machine()}, pylance {lance.__version__}, lancer {lancer.__version__} "
-             f"(release build), best of {a.iters} rounds (calls under 50 ms repeated within a round, time per call), each dataset opened once per engine, page cache warm. "
+             f"{datetime.date.today()}, {file_read.machine()}, pylance {version('pylance')}, lancer {version('lancer')} "
+             f"(release build), best of {a.iters} rounds (calls under 50 ms repeated within a round, time per call), each engine in a process of its own, each dataset opened once per engine, page cache warm. "
              "Rust = `lancer-bench api`, the same calls in-process.", "",
              "| shape | call | pylance (s) | lancer (s) | pylance / lancer | Rust API (s) | lancer / Rust | same result |",
              "|---|---|---|---|---|---|---|---|"]

@@ -98,18 +98,64 @@ impl Dataset {
 struct Batches {
     schema: SchemaRef,
     inner: Box<dyn Iterator<Item = lancer::Result<RecordBatch>> + Send>,
+    /// Batches of fewer rows than this are joined (up to this many rows) before they
+    /// cross to pyarrow: a selective filter leaves a few dozen rows per scan task, and
+    /// each batch imported costs pyarrow ~10 µs (112 batches of 57 rows: +1.1 ms on a
+    /// 15 ms query).
+    rows: usize,
+    /// A result read past the last batch handed out (it did not fit).
+    held: Option<lancer::Result<RecordBatch>>,
+}
+
+impl Batches {
+    fn new(
+        schema: SchemaRef,
+        inner: Box<dyn Iterator<Item = lancer::Result<RecordBatch>> + Send>,
+        rows: usize,
+    ) -> Self {
+        Self {
+            schema,
+            inner,
+            rows: rows.max(1),
+            held: None,
+        }
+    }
 }
 
 impl Iterator for Batches {
     type Item = Result<RecordBatch, ArrowError>;
     fn next(&mut self) -> Option<Self::Item> {
-        // Signals are handled on the main thread only; elsewhere this is a no-op.
-        if Python::attach(|py| py.check_signals()).is_err() {
-            return Some(Err(ArrowError::ExternalError(errors::INTERRUPTED.into())));
+        let err = |e: lancer::Error| ArrowError::ExternalError(Box::new(e));
+        let mut parts: Vec<RecordBatch> = Vec::new();
+        let mut rows = 0;
+        loop {
+            // Signals are handled on the main thread only; elsewhere this is a no-op.
+            if Python::attach(|py| py.check_signals()).is_err() {
+                return Some(Err(ArrowError::ExternalError(errors::INTERRUPTED.into())));
+            }
+            let next = self.held.take().or_else(|| self.inner.next());
+            match next {
+                None => break,
+                Some(Err(e)) if parts.is_empty() => return Some(Err(err(e))),
+                Some(Ok(b)) if parts.is_empty() || rows + b.num_rows() <= self.rows => {
+                    rows += b.num_rows();
+                    parts.push(b);
+                    if rows >= self.rows {
+                        break;
+                    }
+                }
+                // an error after some batches, or a batch that does not fit: next time
+                Some(other) => {
+                    self.held = Some(other);
+                    break;
+                }
+            }
         }
-        self.inner
-            .next()
-            .map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+        match parts.len() {
+            0 => None,
+            1 => parts.pop().map(Ok),
+            _ => Some(arrow_select::concat::concat_batches(&self.schema, &parts)),
+        }
     }
 }
 
@@ -312,10 +358,11 @@ impl Dataset {
             }
             s.stream().map_err(errors::lancer)
         })?;
-        let reader = Batches {
-            schema: stream.schema(),
-            inner: Box::new(stream),
-        };
+        let reader = Batches::new(
+            stream.schema(),
+            Box::new(stream),
+            batch_size.unwrap_or(lancer::scan::DEFAULT_BATCH_SIZE),
+        );
         Ok(PyArrowType(Box::new(reader)))
     }
 
