@@ -73,6 +73,30 @@ def train(iters, bf=0.0, split=False):
         if last is not None and abs(last - loss) <= TOL * last: break
         last = loss
     return c, it + 1
+def refine(c, rounds):
+    """Merge-and-split moves after training (SWAP=n): the two closest centroids (likely
+    one natural cluster cut in two) become one, and the freed centroid starts at the
+    row farthest from its centroid in the partition of largest squared error; three
+    Lloyd iterations, kept if the loss fell, else the moves stop."""
+    a, d = assign(X, c, Xn); loss = d.sum(); done = 0
+    for _ in range(rounds):
+        cc = (c**2).sum(1); D = cc[:, None] - 2 * c @ c.T + cc[None, :]; np.fill_diagonal(D, np.inf)
+        i, j = np.unravel_index(D.argmin(), D.shape)
+        sse = np.bincount(a, weights=d, minlength=k); big = sse.argmax()
+        c2 = c.copy(); ni, nj = (a == i).sum(), (a == j).sum()
+        c2[i] = (c[i] * ni + c[j] * nj) / max(ni + nj, 1)
+        members = np.where(a == big)[0]; c2[j] = X[members[d[members].argmax()]]
+        for _ in range(3):
+            a2, _ = assign(X, c2, Xn)
+            for t in range(k):
+                m = a2 == t
+                if m.any(): c2[t] = X[m].mean(0)
+        a2, d2 = assign(X, c2, Xn)
+        if d2.sum() < loss:
+            c, a, d, loss = c2, a2, d2, d2.sum(); done += 1
+        else:
+            break
+    return c, done
 def evaluate(c, name, its):
     a, _ = assign(vec, c, vn)
     sz = np.bincount(a, minlength=k)
@@ -95,3 +119,6 @@ for cfg in sys.argv[1:]:
     it, bf, sp = cfg.split(","); sp_mode = int(sp)
     t = time.time(); c, its = train(int(it), float(bf), sp != "0")
     evaluate(c, f"iters<={it} bf={bf} split={sp} ({time.time()-t:.0f}s)", its)
+    if int(os.environ.get('SWAP', '0')):
+        t = time.time(); c, done = refine(c, int(os.environ['SWAP']))
+        evaluate(c, f"  + {done} merge/split moves ({time.time()-t:.0f}s)", its)

@@ -356,7 +356,7 @@ class LanceScanner:
             table = table.slice(offset, limit)
         return table
 
-    def to_reader(self) -> pa.RecordBatchReader:
+    def to_reader(self, _join: bool = False) -> pa.RecordBatchReader:
         """The rows as a ``pyarrow.RecordBatchReader``, produced as they are read."""
         table = self._search()
         if table is not None:
@@ -376,6 +376,7 @@ class LanceScanner:
             p.get("fragments"),
             bool(p.get("use_scalar_index", True)),
             project,
+            _join,
         )
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
@@ -387,7 +388,8 @@ class LanceScanner:
         table = self._search()
         if table is not None:
             return table
-        return _read_all(self.to_reader())
+        # (small batches joined before they cross: the table is wanted whole anyway)
+        return _read_all(self.to_reader(_join=True))
 
     def to_pandas(self, **kwargs: Any) -> Any:
         """The rows as a pandas DataFrame."""

@@ -440,14 +440,19 @@ def test_scans_after_fork(tmp_path, table):
 
 
 def test_small_filtered_batches_are_joined_up_to_batch_size(tmp_path, table):
-    """A selective filter leaves a few rows per scan task; the batches crossing to
-    pyarrow are joined (each import costs ~10 µs) but never past `batch_size`."""
+    """A selective filter leaves a few rows per scan task: for a whole table the
+    batches crossing to pyarrow are joined (each import costs ~10 µs), never past
+    `batch_size`; a stream still hands each task's rows over as they come."""
     path = str(tmp_path / "ds")
     lancer.write_dataset(table, path, max_rows_per_file=500)
     f = "id % 50 = 0"
-    batches = list(lancer.dataset(path).to_batches(filter=f, batch_size=64))
-    assert sum(b.num_rows for b in batches) == table.num_rows // 50
-    assert all(0 < b.num_rows <= 64 for b in batches)
+    ds = lancer.dataset(path)
+    t = ds.scanner(filter=f, batch_size=64).to_table()
+    assert t.num_rows == table.num_rows // 50
+    sizes = [b.num_rows for b in t.to_batches()]
+    assert all(0 < n <= 64 for n in sizes)
     # 100 rows from 80 tasks of 64 rows each: two or three batches, not dozens
-    assert len(batches) <= 3
-    assert pa.Table.from_batches(batches).equals(lance.dataset(path).to_table(filter=f))
+    assert len(sizes) <= 3
+    assert t.equals(lance.dataset(path).to_table(filter=f))
+    streamed = [b.num_rows for b in ds.to_batches(filter=f, batch_size=64)]
+    assert sum(streamed) == t.num_rows and len(streamed) > 3

@@ -7,7 +7,9 @@
 //! to an idle thread if there is one, else to a new thread, so a job never waits for
 //! another to finish (no pool size, no deadlock when a job starts and waits for jobs
 //! of its own). After a `fork` the child has none of the parent's threads: the idle
-//! list is dropped when the process id changes, so the child starts its own.
+//! list is dropped when the process id changes, so the child starts its own (a thread
+//! lists itself as idle before its job's waiter is told the job is done, so a fork
+//! right after a scan does not find the list locked).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
@@ -15,9 +17,20 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 /// How long a thread without a job waits for one before it exits.
+#[cfg(not(test))]
 pub const IDLE_FOR: Duration = Duration::from_secs(20);
+/// (short in tests, so that threads time out while jobs come)
+#[cfg(test)]
+pub const IDLE_FOR: Duration = Duration::from_millis(20);
 
-type Job = Box<dyn FnOnce() + Send + 'static>;
+/// A job's outcome: `Err` with the panic's payload if it panicked.
+type Outcome = std::thread::Result<()>;
+
+/// Where a job's outcome goes, and its waiter.
+type Slot = Arc<(Mutex<Option<Outcome>>, Condvar)>;
+
+/// A job and its slot.
+type Job = (Box<dyn FnOnce() + Send + 'static>, Slot);
 
 /// Idle threads (id, where to send a job) and the process they belong to.
 struct Idle {
@@ -37,12 +50,9 @@ fn idle() -> MutexGuard<'static, Idle> {
     IDLE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// A job's outcome: `Err` with the panic's payload if it panicked.
-type Outcome = std::thread::Result<()>;
-
-/// Waits for a job started by [`spawn`].
+/// Waits for a job started by [`try_spawn`].
 pub struct Handle {
-    slot: Arc<(Mutex<Option<Outcome>>, Condvar)>,
+    slot: Slot,
 }
 
 impl Handle {
@@ -59,17 +69,11 @@ impl Handle {
     }
 }
 
-/// Runs `f` on an idle cached thread, or a new one; if no thread can be created it
-/// runs on the caller before returning.
-pub fn spawn(f: impl FnOnce() + Send + 'static) -> Handle {
-    let slot = Arc::new((Mutex::new(None), Condvar::new()));
-    let done = slot.clone();
-    let mut job: Job = Box::new(move || {
-        let out = catch_unwind(AssertUnwindSafe(f));
-        let (m, cv) = &*done;
-        *m.lock().unwrap_or_else(PoisonError::into_inner) = Some(out);
-        cv.notify_all();
-    });
+/// Runs `f` on an idle cached thread, or a new one; `Err` if no thread could be made
+/// (the caller decides what then: a scan's reader runs the tasks itself).
+pub fn try_spawn(f: impl FnOnce() + Send + 'static) -> std::io::Result<Handle> {
+    let slot: Slot = Arc::new((Mutex::new(None), Condvar::new()));
+    let mut job: Job = (Box::new(f), slot.clone());
     let pid = std::process::id();
     let id = {
         let mut idle = idle();
@@ -82,7 +86,7 @@ pub fn spawn(f: impl FnOnce() + Send + 'static) -> Handle {
         // the send fails only if it is gone all the same
         while let Some((_, tx)) = idle.threads.pop() {
             match tx.send(job) {
-                Ok(()) => return Handle { slot },
+                Ok(()) => return Ok(Handle { slot }),
                 Err(back) => job = back.0,
             }
         }
@@ -90,44 +94,40 @@ pub fn spawn(f: impl FnOnce() + Send + 'static) -> Handle {
         idle.next_id
     };
     let (tx, rx) = channel::<Job>();
-    let first = Arc::new(Mutex::new(Some(job)));
-    let mine = first.clone();
-    let started = std::thread::Builder::new()
+    // (the first job goes through the channel too: if the thread cannot be made, it
+    // was never run)
+    tx.send(job)
+        .map_err(|_| std::io::Error::other("a new thread's channel closed"))?;
+    std::thread::Builder::new()
         .name("lancer-worker".into())
-        .spawn(move || {
-            let job = mine.lock().unwrap_or_else(PoisonError::into_inner).take();
-            if let Some(job) = job {
-                job();
-            }
-            loop {
-                idle().threads.push((id, tx.clone()));
-                match rx.recv_timeout(IDLE_FOR) {
-                    Ok(job) => job(),
-                    Err(RecvTimeoutError::Timeout) => {
-                        let mut idle = idle();
-                        if let Some(at) = idle.threads.iter().position(|(i, _)| *i == id) {
-                            idle.threads.swap_remove(at);
-                            return;
-                        }
-                        // taken off the list just now: a job is on its way
-                        drop(idle);
-                        match rx.recv() {
-                            Ok(job) => job(),
-                            Err(_) => return,
-                        }
+        .spawn(move || loop {
+            let (f, slot) = match rx.recv_timeout(IDLE_FOR) {
+                Ok(job) => job,
+                Err(RecvTimeoutError::Timeout) => {
+                    let mut idle = idle();
+                    if let Some(at) = idle.threads.iter().position(|(i, _)| *i == id) {
+                        idle.threads.remove(at);
+                        return;
                     }
-                    Err(RecvTimeoutError::Disconnected) => return,
+                    // taken off the list just now: a job is on its way
+                    drop(idle);
+                    match rx.recv() {
+                        Ok(job) => job,
+                        Err(_) => return,
+                    }
                 }
-            }
-        });
-    if started.is_err() {
-        // no thread: the job runs here (it was not taken by a thread that started)
-        let job = first.lock().unwrap_or_else(PoisonError::into_inner).take();
-        if let Some(job) = job {
-            job();
-        }
-    }
-    Handle { slot }
+                Err(RecvTimeoutError::Disconnected) => return,
+            };
+            let out = catch_unwind(AssertUnwindSafe(f));
+            // Listed as idle before the waiter learns the job is done: a process that
+            // forks right after a scan then never forks while this thread holds the
+            // list's lock for it.
+            idle().threads.push((id, tx.clone()));
+            let (m, cv) = &*slot;
+            *m.lock().unwrap_or_else(PoisonError::into_inner) = Some(out);
+            cv.notify_all();
+        })?;
+    Ok(Handle { slot })
 }
 
 #[cfg(test)]
@@ -144,10 +144,11 @@ mod tests {
                 .map(|_| {
                     let ran = ran.clone();
                     let names = names.clone();
-                    spawn(move || {
+                    try_spawn(move || {
                         ran.fetch_add(1, Ordering::SeqCst);
                         names.lock().unwrap().insert(std::thread::current().id());
                     })
+                    .unwrap()
                 })
                 .collect();
             for h in handles {
@@ -163,11 +164,14 @@ mod tests {
 
     #[test]
     fn a_panicking_job_reports_it_and_the_thread_keeps_serving() {
-        let h = spawn(|| panic!("job failed on purpose"));
+        let h = try_spawn(|| panic!("job failed on purpose")).unwrap();
         let err = h.join().unwrap_err();
         assert_eq!(err.downcast_ref::<&str>(), Some(&"job failed on purpose"));
         let (tx, rx) = channel();
-        spawn(move || tx.send(7).unwrap()).join().unwrap();
+        try_spawn(move || tx.send(7).unwrap())
+            .unwrap()
+            .join()
+            .unwrap();
         assert_eq!(rx.recv().unwrap(), 7);
     }
 
@@ -177,24 +181,51 @@ mod tests {
         let outer: Vec<Handle> = (0..4)
             .map(|_| {
                 let ran = ran.clone();
-                spawn(move || {
+                try_spawn(move || {
                     let inner: Vec<Handle> = (0..4)
                         .map(|_| {
                             let ran = ran.clone();
-                            spawn(move || {
+                            try_spawn(move || {
                                 ran.fetch_add(1, Ordering::SeqCst);
                             })
+                            .unwrap()
                         })
                         .collect();
                     for h in inner {
                         h.join().unwrap();
                     }
                 })
+                .unwrap()
             })
             .collect();
         for h in outer {
             h.join().unwrap();
         }
         assert_eq!(ran.load(Ordering::SeqCst), 16);
+    }
+
+    #[test]
+    fn jobs_keep_running_while_idle_threads_time_out() {
+        // (IDLE_FOR is 20 ms in tests: pauses around it make threads leave while jobs
+        // come, racing the spawner's pick of an idle thread against its exit)
+        let ran = Arc::new(AtomicUsize::new(0));
+        let mut want = 0;
+        for round in 0..30u64 {
+            let handles: Vec<Handle> = (0..2)
+                .map(|_| {
+                    let ran = ran.clone();
+                    try_spawn(move || {
+                        ran.fetch_add(1, Ordering::SeqCst);
+                    })
+                    .unwrap()
+                })
+                .collect();
+            want += 2;
+            for h in handles {
+                h.join().unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(15 + round % 10));
+        }
+        assert_eq!(ran.load(Ordering::SeqCst), want);
     }
 }

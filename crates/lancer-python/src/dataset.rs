@@ -99,9 +99,10 @@ struct Batches {
     schema: SchemaRef,
     inner: Box<dyn Iterator<Item = lancer::Result<RecordBatch>> + Send>,
     /// Batches of fewer rows than this are joined (up to this many rows) before they
-    /// cross to pyarrow: a selective filter leaves a few dozen rows per scan task, and
-    /// each batch imported costs pyarrow ~10 µs (112 batches of 57 rows: +1.1 ms on a
-    /// 15 ms query).
+    /// cross to pyarrow (1: none are): a selective filter leaves a few dozen rows per
+    /// scan task, and each batch imported costs pyarrow ~10 µs (112 batches of 57 rows:
+    /// +1.1 ms on a 15 ms query). Only for a whole table (`to_table`): a stream would
+    /// wait for `rows` matching rows before its first batch.
     rows: usize,
     /// A result read past the last batch handed out (it did not fit).
     held: Option<lancer::Result<RecordBatch>>,
@@ -310,10 +311,12 @@ impl Dataset {
 
     /// A scan as a `pyarrow.RecordBatchReader` (batches produced as they are read; the
     /// filter is checked before this returns). `project`: output columns computed by SQL
-    /// expressions, `[(name, expression)]`, instead of `columns`.
+    /// expressions, `[(name, expression)]`, instead of `columns`. `join`: small batches
+    /// are joined up to `batch_size` rows before they cross (for a whole table: fewer
+    /// imports; a stream would wait longer for its first batch).
     #[pyo3(signature = (columns=None, filter=None, limit=None, offset=None, with_row_id=false,
                         with_row_address=false, batch_size=None, fragments=None, use_scalar_index=true,
-                        project=None))]
+                        project=None, join=false))]
     #[allow(clippy::too_many_arguments)]
     fn scan(
         &self,
@@ -328,6 +331,7 @@ impl Dataset {
         fragments: Option<Vec<u64>>,
         use_scalar_index: bool,
         project: Option<Vec<(String, String)>>,
+        join: bool,
     ) -> PyResult<PyArrowType<Box<dyn RecordBatchReader + Send>>> {
         let stream = py.detach(|| {
             let mut s = self
@@ -358,11 +362,12 @@ impl Dataset {
             }
             s.stream().map_err(errors::lancer)
         })?;
-        let reader = Batches::new(
-            stream.schema(),
-            Box::new(stream),
-            batch_size.unwrap_or(lancer::scan::DEFAULT_BATCH_SIZE),
-        );
+        let join_to = if join {
+            batch_size.unwrap_or(lancer::scan::DEFAULT_BATCH_SIZE)
+        } else {
+            1
+        };
+        let reader = Batches::new(stream.schema(), Box::new(stream), join_to);
         Ok(PyArrowType(Box::new(reader)))
     }
 

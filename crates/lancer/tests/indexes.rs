@@ -49,6 +49,7 @@ fn params(setting: &Value) -> AnnParams {
 fn pylance_built_ivf_indexes_answer_like_pylance() {
     let (mut compared, mut overlap_checked, mut skipped_rq_dot) = (0usize, 0usize, 0usize);
     let (mut cut_explained, mut tied, mut reordered) = (0usize, 0usize, 0usize);
+    let mut cut_refined = 0usize;
     for root in roots() {
         let index: Value =
             serde_json::from_str(&std::fs::read_to_string(root.join("index.json")).unwrap())
@@ -174,21 +175,33 @@ fn pylance_built_ivf_indexes_answer_like_pylance() {
                     } else if ids != want_ids {
                         // An indexed answer may differ at the candidates' cut (see
                         // `cut_explains`), rarely; any other difference fails.
-                        let how = cut_explains(&ds, &req, &p, &ids, &want_ids)
+                        let how = cut_explains(&ds, &req, &p, (&ids, &dist), (&want_ids, &want_d))
                             .unwrap_or_else(|why| panic!("{at}: {why}: distances {dist:?} vs pylance {want_d:?}; ids {ids:?} vs pylance {want_ids:?}"));
                         eprintln!("{at}: differs at the candidates' cut: {how}; ids {ids:?} vs pylance {want_ids:?}");
                         cut_explained += 1;
-                        continue;
+                        cut_refined += usize::from(p.refine_factor.is_some());
                     }
                     // float error grows with the size of the terms summed, not with
                     // the result: a distance near 0 among distances of ~20 (RabitQ's
                     // estimates) differs by ~1e-4 with another summation order
                     let scale = want_d.iter().fold(1.0f64, |m, w| m.max(w.abs()));
-                    for (g, w) in dist.iter().zip(&want_d) {
-                        assert!(
-                            (f64::from(*g) - w).abs() <= 1e-4 * scale,
-                            "{at}: distances {dist:?} vs pylance {want_d:?}"
-                        );
+                    if ids == want_ids {
+                        for (g, w) in dist.iter().zip(&want_d) {
+                            assert!(
+                                (f64::from(*g) - w).abs() <= 1e-4 * scale,
+                                "{at}: distances {dist:?} vs pylance {want_d:?}"
+                            );
+                        }
+                    }
+                    // each row both returned: its distance on both sides (rows traded
+                    // places only where these agree)
+                    for (id, g) in ids.iter().zip(&dist) {
+                        if let Some(w) = want_ids.iter().position(|w| w == id).map(|j| want_d[j]) {
+                            assert!(
+                                (f64::from(*g) - w).abs() <= 1e-4 * scale,
+                                "{at}: row {id} at distance {g} vs pylance {w}: distances {dist:?} vs pylance {want_d:?}; ids {ids:?} vs pylance {want_ids:?}"
+                            );
+                        }
                     }
                     compared += 1;
                 }
@@ -206,8 +219,8 @@ fn pylance_built_ivf_indexes_answer_like_pylance() {
     }
     assert!(compared > 500, "only {compared} answers compared");
     assert!(
-        cut_explained * 100 <= compared,
-        "{cut_explained} of {compared} answers differ at the candidates' cut: more than a rare event"
+        cut_explained * 100 <= compared && cut_refined <= 2,
+        "{cut_explained} of {compared} answers differ at the candidates' cut ({cut_refined} refined): more than a rare event"
     );
     assert!(overlap_checked > 0);
     eprintln!("{compared} answers compared, {overlap_checked} by overlap, {cut_explained} differing at the candidates' cut, {reordered} in another order, {tied} differing among rows tied at the k-th distance, {skipped_rq_dot} RQ dot answers of pylance 11/12 skipped");
@@ -238,9 +251,11 @@ fn tied_at_kth(ids: &[i64], dist: &[f32], want: &[i64], want_d: &[f64]) -> bool 
 ///   of the cut's: Lancer's and pylance's estimates of one row differ by ~1e-6 of
 ///   their size (another summation order; up to 6e-5 on RabitQ estimates near 25
 ///   measured), so rows that close trade places. Seen in CI once, pylance 12 IVF_RQ
-///   1-bit l2, nprobes 1 (pylance's 8th row missing);
-/// - with refine, within another `k × refine_factor`: re-ranking one candidate more
-///   would have found it. Seen once in CI on a freshly trained 8-bit PQ index
+///   1-bit l2, nprobes 1 (pylance's 8th row missing). The rows Lancer returned instead
+///   must be its own candidates at the cut's estimate, or lie past pylance's last
+///   distance (an unindexed row taking the missing one's place);
+/// - with refine (one row only), within another `k × refine_factor`: re-ranking one
+///   candidate more would have found it. Seen once in CI on a freshly trained 8-bit PQ index
 ///   (pylance's 10th row was Lancer's 21st to 30th candidate); not reproduced in 40
 ///   reruns, and the PQ estimates agree bit for bit where checked, so that cause is
 ///   open.
@@ -250,8 +265,8 @@ fn cut_explains(
     ds: &Dataset,
     req: &Nearest<'_>,
     p: &AnnParams,
-    ids: &[i64],
-    want: &[i64],
+    (ids, dist): (&[i64], &[f32]),
+    (want, want_d): (&[i64], &[f64]),
 ) -> Result<String, String> {
     if !p.use_index {
         return Err("an exact answer differs".into());
@@ -284,6 +299,36 @@ fn cut_explains(
     }
     let cut = ranked[wanted - 1].0;
     let noise = 1e-4 * ranked.iter().fold(1.0f32, |m, r| m.max(r.0.abs()));
+    if refined && missed.len() != 1 {
+        return Err(format!(
+            "{} of pylance's ids missing from a refined answer",
+            missed.len()
+        ));
+    }
+    if !refined {
+        // the rows Lancer returned instead: its own candidates at the cut's estimate,
+        // or rows past all of pylance's answer (an unindexed row filling the place of
+        // the missing one: pylance had a nearer row for it)
+        let last = want_d.last().copied().unwrap_or(f64::INFINITY);
+        for (id, d) in ids.iter().zip(dist).filter(|(i, _)| !want.contains(i)) {
+            match ranked_ids[..wanted].iter().position(|r| r == id) {
+                Some(rank) if ranked[rank].0 >= cut - noise => {}
+                _ if f64::from(*d) >= last - f64::from(noise) => {}
+                Some(rank) => {
+                    return Err(format!(
+                        "Lancer's id {id} (candidate {}, estimate {}) is neither at the cut {cut} nor past pylance's last distance {last}",
+                        rank + 1,
+                        ranked[rank].0
+                    ))
+                }
+                None => {
+                    return Err(format!(
+                        "Lancer's id {id} (distance {d}) is not among its {wanted} candidates and comes before pylance's last distance {last}"
+                    ))
+                }
+            }
+        }
+    }
     let mut how = Vec::new();
     for id in missed {
         let Some(rank) = ranked_ids.iter().position(|r| r == id) else {

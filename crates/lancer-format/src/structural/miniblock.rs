@@ -396,24 +396,31 @@ impl MiniBlockPage {
         Ok(ChunkGroups { ranges, list })
     }
 
-    /// Many sorted ranges over few chunks (at least four per chunk spanned on average:
-    /// an index's scattered rows, ~10 per chunk for a 1% selection) as one group of all
-    /// the chunks from the first range's to the last's, without looking up each range's
-    /// chunk (the reads walk the chunks and the rows together). None when the ranges
-    /// are fewer, unsorted, overlapping or out of the page (the general grouping then
-    /// decides, and reports what is wrong).
+    /// Many sorted ranges over few chunks of a page without lists (at least four per
+    /// chunk spanned on average, no gap of more than eight chunks' rows: an index's
+    /// scattered rows, ~10 per chunk for a 1% selection) as one group of all the chunks
+    /// from the first range's to the last's, without looking up each range's chunk
+    /// (flat reads walk the chunks and the rows together; list pages slice each range
+    /// from its group's start, so they keep groups of neighbouring chunks). None when
+    /// the ranges are fewer, unsorted, overlapping or out of the page (the general
+    /// grouping then decides, and reports what is wrong).
     fn dense_group<'a>(&self, ranges: &'a [Range<u64>]) -> Result<Option<ChunkGroups<'a>>> {
         const MIN_RANGES: usize = 64;
         const PER_CHUNK: usize = 4;
+        const MAX_GAP_CHUNKS: u64 = 8;
         let (Some(a), Some(b)) = (ranges.first(), ranges.last()) else {
             return Ok(None);
         };
-        if ranges.len() < MIN_RANGES {
+        if ranges.len() < MIN_RANGES
+            || self.layout.rep_compression.is_some()
+            || self.chunks.is_empty()
+        {
             return Ok(None);
         }
-        let mut end = 0;
+        let max_gap = (self.num_rows / self.chunks.len() as u64).saturating_mul(MAX_GAP_CHUNKS);
+        let mut end = a.start;
         for r in ranges {
-            if r.start < end || r.start >= r.end {
+            if r.start < end || r.start >= r.end || r.start - end > max_gap {
                 return Ok(None);
             }
             end = r.end;

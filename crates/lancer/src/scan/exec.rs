@@ -17,7 +17,7 @@ use crate::{Error, Result};
 type Done = Result<Option<RecordBatch>>;
 
 struct State {
-    /// Next task a worker will take.
+    /// Next task a worker (or the reader) will take.
     next_task: usize,
     /// Results handed to the reader so far.
     emitted: usize,
@@ -78,19 +78,14 @@ impl Shared {
     /// Runs task `i` and files its result; false if the state is gone (a panic).
     fn run(&self, i: usize) -> bool {
         // (a panic is this task's error, not a reader waiting forever for its result)
-        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let out = lancer_format::contain::contain(|| {
             let out = self.plan.run(&self.plan.tasks[i]);
             match (out, &self.plan.map) {
                 (Ok(Some(b)), Some(m)) => (m.f)(b).map(Some),
                 (out, _) => out,
             }
-        }))
-        .unwrap_or_else(|p| {
-            let why = p
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
+        })
+        .unwrap_or_else(|why| {
             Err(Error::InvalidArgument {
                 what: format!("scan task {i} failed: {why}"),
             })
@@ -158,12 +153,13 @@ impl ScanStream {
             }),
             changed: Condvar::new(),
         });
+        // (cached threads: a selective query is over in a millisecond, and creating its
+        // workers cost a tenth of that; a worker that cannot be started is done
+        // without: the reader runs the tasks no worker takes)
         let workers = (0..threads)
-            .map(|_| {
+            .filter_map(|_| {
                 let s = shared.clone();
-                // (cached threads: a selective query is over in a millisecond, and
-                // creating its workers cost a tenth of that)
-                lancer_format::threads::spawn(move || s.work())
+                lancer_format::threads::try_spawn(move || s.work()).ok()
             })
             .collect();
         Self {
