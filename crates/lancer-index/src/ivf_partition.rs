@@ -251,6 +251,7 @@ pub fn train(s: Sampler, params: &BuildParams) -> Result<Model> {
         tolerance: 1e-4,
         seed: rng.next_u64(),
         geometry,
+        merge_split: true,
     };
     phase(&format!("training {parts} IVF centroids on {take} vectors"));
     let (centroids, loss) = kmeans::train(&sample[..take * dim], dim, &kp);
@@ -307,6 +308,7 @@ pub fn train(s: Sampler, params: &BuildParams) -> Result<Model> {
                     tolerance: 1e-4,
                     seed: rng.next_u64(),
                     geometry: Geometry::L2,
+                    merge_split: false,
                 };
                 let (c, _) = kmeans::train(&part, sub, &kp);
                 book[s * ks * sub..(s + 1) * ks * sub].copy_from_slice(&c);
