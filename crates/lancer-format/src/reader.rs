@@ -442,7 +442,10 @@ impl FileReader {
             crate::cores().min(idx.len())
         };
         if threads <= 1 || (!remote && rows < PARALLEL_MIN_ROWS) {
-            return idx.iter().map(|&i| self.read_field(i, ranges)).collect();
+            return idx
+                .iter()
+                .map(|&i| self.read_field(i, ranges, rows))
+                .collect();
         }
         let mut slots: Vec<Option<Result<ArrayRef>>> = (0..idx.len()).map(|_| None).collect();
         let next = std::sync::atomic::AtomicUsize::new(0);
@@ -452,7 +455,7 @@ impl FileReader {
                 s.spawn(|| loop {
                     let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some(&i) = idx.get(k) else { break };
-                    let r = self.read_field(i, ranges);
+                    let r = self.read_field(i, ranges, rows);
                     if let Ok(mut g) = results.lock() {
                         g[k] = Some(r);
                     }
@@ -465,7 +468,8 @@ impl FileReader {
             .collect()
     }
 
-    fn read_field(&self, i: usize, ranges: &[Range<u64>]) -> Result<ArrayRef> {
+    /// Field `i` at rows `ranges` (`rows` of them in all).
+    fn read_field(&self, i: usize, ranges: &[Range<u64>], rows: u64) -> Result<ArrayRef> {
         let f = &self.meta.schema.fields[i];
         if let Some(l) = &self.legacy {
             return l.read_field(self.io.as_ref(), i, ranges);
@@ -481,11 +485,10 @@ impl FileReader {
         leaves_of(f, cols.start, &mut leaves);
         let mut decoded = std::collections::VecDeque::with_capacity(leaves.len());
         for leaf in &leaves {
-            decoded.push_back(self.read_leaf(leaf, ranges)?);
+            decoded.push_back(self.read_leaf(leaf, ranges, rows)?);
         }
         let arrow_field = self.schema.field(i).clone();
-        let total: u64 = ranges.iter().map(|r| r.end - r.start).sum();
-        assemble(&arrow_field, f, &mut decoded, 0, total as usize)
+        assemble(&arrow_field, f, &mut decoded, 0, rows as usize)
     }
 
     /// Cached page state for `(column, page)`.
@@ -831,7 +834,7 @@ impl FileReader {
         leaf: &Leaf,
         pages: &[crate::container::PageInfo],
         locals: &[(usize, Cow<'_, [Range<u64>]>)],
-        ranges: &[Range<u64>],
+        rows: u64,
     ) -> Result<Option<Unraveled>> {
         let mut states: Vec<Arc<PageState>> = Vec::new();
         let mut byte_ranges = Vec::new();
@@ -870,13 +873,12 @@ impl FileReader {
         let mut buf = Vec::with_capacity(total);
         // A short read is refused by `decode_gathered`'s length check.
         self.io.read_ranges_into(&byte_ranges, &mut buf)?;
-        let rows: u64 = ranges.iter().map(|r| r.end - r.start).sum();
         let run =
             first.decode_gathered(arrow_buffer::Buffer::from_vec(buf), rows, &leaf.value_type)?;
         Ok(Some(unravel(run, first.layers())?))
     }
 
-    fn read_leaf(&self, leaf: &Leaf, ranges: &[Range<u64>]) -> Result<Unraveled> {
+    fn read_leaf(&self, leaf: &Leaf, ranges: &[Range<u64>], rows: u64) -> Result<Unraveled> {
         let col = self
             .meta
             .columns
@@ -893,7 +895,7 @@ impl FileReader {
             }
             page_start = page_end;
         }
-        if let Some(u) = self.read_leaf_gathered(leaf, &col.pages, &locals, ranges)? {
+        if let Some(u) = self.read_leaf_gathered(leaf, &col.pages, &locals, rows)? {
             return Ok(u);
         }
         let mut parts: Vec<Unraveled> = Vec::new();
@@ -902,9 +904,8 @@ impl FileReader {
             let (run, layers) = self.read_page(&state, local, &leaf.value_type)?;
             parts.push(unravel(run, &layers)?);
         }
-        let total: u64 = ranges.iter().map(|r| r.end - r.start).sum();
         if parts.is_empty() {
-            if total == 0 {
+            if rows == 0 {
                 // Nothing asked: an empty leaf with no structure is fine for assembly.
                 return Ok(Unraveled {
                     leaf: arrow_array::new_empty_array(&leaf.value_type),

@@ -135,6 +135,19 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
+    /// `n` jobs that each add one to `ran`.
+    fn counting(ran: &Arc<AtomicUsize>, n: usize) -> Vec<Handle> {
+        (0..n)
+            .map(|_| {
+                let ran = ran.clone();
+                try_spawn(move || {
+                    ran.fetch_add(1, Ordering::SeqCst);
+                })
+                .unwrap()
+            })
+            .collect()
+    }
+
     #[test]
     fn jobs_run_once_and_threads_are_reused() {
         let ran = Arc::new(AtomicUsize::new(0));
@@ -182,16 +195,7 @@ mod tests {
             .map(|_| {
                 let ran = ran.clone();
                 try_spawn(move || {
-                    let inner: Vec<Handle> = (0..4)
-                        .map(|_| {
-                            let ran = ran.clone();
-                            try_spawn(move || {
-                                ran.fetch_add(1, Ordering::SeqCst);
-                            })
-                            .unwrap()
-                        })
-                        .collect();
-                    for h in inner {
+                    for h in counting(&ran, 4) {
                         h.join().unwrap();
                     }
                 })
@@ -211,19 +215,10 @@ mod tests {
         let ran = Arc::new(AtomicUsize::new(0));
         let mut want = 0;
         for round in 0..10u64 {
-            let handles: Vec<Handle> = (0..2)
-                .map(|_| {
-                    let ran = ran.clone();
-                    try_spawn(move || {
-                        ran.fetch_add(1, Ordering::SeqCst);
-                    })
-                    .unwrap()
-                })
-                .collect();
-            want += 2;
-            for h in handles {
+            for h in counting(&ran, 2) {
                 h.join().unwrap();
             }
+            want += 2;
             std::thread::sleep(Duration::from_millis(180 + 5 * round));
         }
         assert_eq!(ran.load(Ordering::SeqCst), want);

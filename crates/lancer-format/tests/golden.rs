@@ -107,6 +107,17 @@ fn compare(label: &str, want: &RecordBatch, got: &RecordBatch, failures: &mut Ve
     }
 }
 
+/// Rows `rows` of `want`, in that order.
+fn rows_of(want: &RecordBatch, rows: Vec<u64>) -> RecordBatch {
+    let ids = arrow_array::UInt64Array::from(rows);
+    let cols = want
+        .columns()
+        .iter()
+        .map(|c| arrow_select::take::take(c.as_ref(), &ids, None).unwrap())
+        .collect();
+    RecordBatch::try_new(want.schema(), cols).unwrap()
+}
+
 pub fn run_file(lance: &Path, arrow: &Path, failures: &mut Vec<String>) {
     let label = lance
         .strip_prefix(data_dir())
@@ -196,16 +207,12 @@ pub fn run_file(lance: &Path, arrow: &Path, failures: &mut Vec<String>) {
             .collect();
         let rows: Vec<u64> = ranges.iter().flat_map(|r| r.clone()).collect();
         match reader.read_ranges(&ranges, None) {
-            Ok(g) => {
-                let ids = arrow_array::UInt64Array::from(rows);
-                let cols = want
-                    .columns()
-                    .iter()
-                    .map(|c| arrow_select::take::take(c.as_ref(), &ids, None).unwrap())
-                    .collect();
-                let w = RecordBatch::try_new(want.schema(), cols).unwrap();
-                compare(&format!("{label} every {step}th ({len})"), &w, &g, failures)
-            }
+            Ok(g) => compare(
+                &format!("{label} every {step}th ({len})"),
+                &rows_of(&want, rows),
+                &g,
+                failures,
+            ),
             Err(e) => failures.push(format!("{label} every {step}th ({len}): {e}")),
         }
     }
@@ -220,16 +227,12 @@ pub fn run_file(lance: &Path, arrow: &Path, failures: &mut Vec<String>) {
         })
         .collect();
     match reader.take(&idx, None) {
-        Ok(g) => {
-            let ids = arrow_array::UInt64Array::from(idx.clone());
-            let cols = want
-                .columns()
-                .iter()
-                .map(|c| arrow_select::take::take(c.as_ref(), &ids, None).unwrap())
-                .collect();
-            let w = RecordBatch::try_new(want.schema(), cols).unwrap();
-            compare(&format!("{label} take"), &w, &g, failures)
-        }
+        Ok(g) => compare(
+            &format!("{label} take"),
+            &rows_of(&want, idx.clone()),
+            &g,
+            failures,
+        ),
         Err(e) => failures.push(format!("{label} take: {e}")),
     }
 }

@@ -543,9 +543,15 @@ fn merge_split(data: &[f32], dim: usize, centroids: &[f32], loss: f64) -> Option
     let a = assign(data, dim, centroids, Geometry::L2);
     let mut counts = vec![0usize; k];
     let mut sse = vec![0f64; k];
-    for &(j, d) in &a {
-        counts[j as usize] += 1;
-        sse[j as usize] += f64::from(d);
+    // each partition's point farthest from its centroid (the last of equals)
+    let mut far: Vec<Option<(usize, f32)>> = vec![None; k];
+    for (r, &(j, d)) in a.iter().enumerate() {
+        let j = j as usize;
+        counts[j] += 1;
+        sse[j] += f64::from(d);
+        if far[j].is_none_or(|(_, f)| d.total_cmp(&f) != std::cmp::Ordering::Less) {
+            far[j] = Some((r, d));
+        }
     }
     let mut moved = centroids.to_vec();
     let mut big: Vec<usize> = (0..k).filter(|&j| !used[j]).collect();
@@ -556,13 +562,7 @@ fn merge_split(data: &[f32], dim: usize, centroids: &[f32], loss: f64) -> Option
         for d in 0..dim {
             moved[i * dim + d] = w * centroids[i * dim + d] + (1.0 - w) * centroids[j * dim + d];
         }
-        // the point of partition `b` farthest from its centroid
-        let far = a
-            .iter()
-            .enumerate()
-            .filter(|(_, &(p, _))| p as usize == b)
-            .max_by(|x, y| x.1 .1.total_cmp(&y.1 .1))
-            .map(|(r, _)| r)?;
+        let (far, _) = far[b]?;
         moved[j * dim..(j + 1) * dim].copy_from_slice(&data[far * dim..(far + 1) * dim]);
     }
     for _ in 0..STEPS {
