@@ -4,6 +4,7 @@ FAISS on the same clustered vectors, in one run.
 
     .venv/bench/bin/python bench/index.py [--rows 200000] [--dim 128] [--partitions 256]
                                           [--sub-vectors 16] [--queries 200] [--no-record]
+                                          [--refines 0,10,50] [--nprobes 1,2,4,8,16,32,64]
 
 Data: `--rows` float32 vectors around 1,000 Gaussian centres, written by pylance as a
 dataset of 4 fragments. For IVF_PQ (8-bit, `--sub-vectors`), IVF_SQ and IVF_RQ
@@ -12,12 +13,17 @@ dataset of 4 fragments. For IVF_PQ (8-bit, `--sub-vectors`), IVF_SQ and IVF_RQ
   peak RSS measured), and Lancer again with `--memory-mb` (`--spill-mb`) so that its
   encoded rows spill to scratch files; each on its own copy of the dataset;
 - queries (held-out perturbed rows): recall@10 against exact NumPy answers and queries
-  per second at nprobes 1..64 — pylance (`to_table(nearest=…)`, one query at a time),
+  per second at each `--nprobes` (default 1..64) — pylance (`to_table(nearest=…)`, one query at a time),
   Lancer in-process (`lancer-bench ann`, one query at a time) and FAISS
   (IndexIVFPQ / IndexIVFScalarQuantizer over the same partitions, trained on the same
   vectors, 1 and 2 threads; Lancer's search also with two queries in flight). The
   quantized kinds also with each `--refines` factor (default 10 and 50; FAISS:
   IndexRefineFlat, the same k_factor).
+Then QPS at equal recall, per setting and on Lancer's curve, and the least of each.
+Recall at one setting moves by about +-0.01 with the training draw (k-means seeds; a
+numpy replica of the PQ training gave 0.789-0.809 at 2 probes refine 50 on the 1M x
+128 data), so a grid of refine factors dense enough that the curve is not read across
+a gap (e.g. 0,10,20,30,50,75,100,200) compares engines better than one setting.
 Appends the tables to bench/RESULTS.md.
 """
 import argparse
@@ -82,8 +88,11 @@ def main():
                     help="also time a Lancer build whose encoded rows spill past this many MiB (0: skip)")
     ap.add_argument("--refines", default="0,10,50",
                     help="refine factors for the quantized kinds (IVF_PQ, IVF_SQ, IVF_RQ); 0 = no re-rank")
+    ap.add_argument("--nprobes", default=",".join(map(str, NPROBES)),
+                    help="partitions probed, comma-separated (every engine runs each)")
     ap.add_argument("--no-record", action="store_true")
     a = ap.parse_args()
+    nprobes = [int(x) for x in a.nprobes.split(",")]
     os.makedirs(OUT, exist_ok=True)
     bins, prebuilt = file_read.release_binaries()
     exe = os.path.join(bins, "lancer")
@@ -147,7 +156,7 @@ def main():
             if refine:
                 target = faiss.IndexRefineFlat(fi, faiss.swig_ptr(np.ascontiguousarray(vec, dtype=np.float32)))
                 target.k_factor = refine
-            for n in NPROBES:
+            for n in nprobes:
                 if n > a.partitions:
                     continue
                 kw = {"column": "vec", "k": 10, "nprobes": n}
@@ -235,6 +244,7 @@ def equal_recall(curve_rows):
            "| index | other engine | its setting | its recall | its QPS | Lancer setting | Lancer recall | Lancer QPS | "
            "Lancer / other | Lancer curve QPS at its recall | curve / other |",
            "|---|---|---|---|---|---|---|---|---|---|---|"]
+    worst = {}
     for engine, rcol, qcol, lcol in (("pylance", 3, 4, 6), ("FAISS 1 thr", 8, 9, 7)):
         for row in curve_rows:
             r, q = row[rcol], row[qcol]
@@ -248,6 +258,13 @@ def equal_recall(curve_rows):
             lr, lq, lrow = max(above, key=lambda p: p[1])
             out.append(f"| {row[0]} | {engine} | {setting(row)} | {r:.3f} | {q:.0f} | {setting(lrow)} | {lr:.3f} | "
                        f"{lq:.0f} | {lq / q:.2f}x | {curve} |")
+            worst.setdefault((row[0], engine), []).append((c / q if c else 0.0, lq / q, setting(row)))
+    out.append("")
+    for (kind, engine), ws in worst.items():
+        c = min(ws)
+        s = min(ws, key=lambda w: w[1])
+        out.append(f"Least {kind} vs {engine}: on the curve {c[0]:.2f}x (at its {c[2]}), "
+                   f"per setting {s[1]:.2f}x (at its {s[2]}).")
     return out
 
 

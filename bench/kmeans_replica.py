@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Replica (numpy) of the IVF k-means training loop on bench/index.py's 200k x 768 data, to
-see how the empty-cluster rule shapes the partitions: rows scanned per query and recall@10
+see how the empty-cluster rule shapes the partitions (ROWS=, DIM= in the environment
+for another shape: 1000000 and 128 for the 1M x 128 data): rows scanned per query and recall@10
 at 1 / 2 / 4 probes, largest partition, empty clusters.
 
     .venv/bench/bin/python bench/kmeans_replica.py ITERS,BF,SPLIT [...]
@@ -20,7 +21,7 @@ import sys
 import time
 
 import numpy as np
-rows, dim, k = 200000, 768, 256
+rows, dim, k = int(os.environ.get('ROWS', '200000')), int(os.environ.get('DIM', '768')), 256
 rng = np.random.default_rng(17)
 centres = rng.standard_normal((1000, dim), dtype=np.float32) * 4
 which = rng.integers(0, 1000, rows)

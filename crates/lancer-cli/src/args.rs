@@ -633,6 +633,10 @@ pub enum IndexAction {
         /// k-means iterations at most (default 50).
         #[arg(long)]
         max_iters: Option<usize>,
+        /// Seed of the training sample and k-means (default 42: the same data builds
+        /// the same index; another seed draws other partitions).
+        #[arg(long)]
+        seed: Option<u64>,
         /// Encoded rows held in memory before they spill to scratch files under
         /// $LANCER_SCRATCH_DIR or the temporary directory (default 1024, or
         /// $LANCER_INDEX_MEMORY_MB). The vectors themselves are streamed twice.

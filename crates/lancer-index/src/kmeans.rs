@@ -42,9 +42,14 @@ pub struct KMeansParams {
 pub struct Rng(u64);
 
 impl Rng {
-    /// A generator from `seed` (any value).
+    /// A generator from `seed` (any value; distinct seeds start distinct streams: the
+    /// seed is mixed by SplitMix64's finalizer, xorshift needs a non-zero state).
     pub fn new(seed: u64) -> Self {
-        Self(seed ^ 0x9e37_79b9_7f4a_7c15 | 1)
+        let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        Self(if z == 0 { 0x9e37_79b9_7f4a_7c15 } else { z })
     }
 
     /// The next 64 random bits.
@@ -628,6 +633,17 @@ mod tests {
         assert_eq!(owners.len(), 6, "groups sharing a centroid");
         // nothing to do on that answer
         assert!(merge_split(&data, dim, &moved, after).is_none());
+    }
+
+    #[test]
+    fn distinct_seeds_start_distinct_streams() {
+        // neighbouring seeds (2 and 3, 0 and 1) once collapsed into one state
+        let firsts: Vec<u64> = (0..64).map(|s| Rng::new(s).next_u64()).collect();
+        let mut unique = firsts.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), firsts.len());
+        assert_eq!(Rng::new(7).next_u64(), Rng::new(7).next_u64());
     }
 
     #[test]

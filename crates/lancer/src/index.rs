@@ -29,6 +29,8 @@ pub struct VectorIndexOptions {
     pub sample_rate: Option<usize>,
     /// k-means iterations at most (default 50).
     pub max_iters: Option<usize>,
+    /// Seed of the training sample and k-means (default 42: builds are repeatable).
+    pub seed: Option<u64>,
     /// Told each phase as it starts (reading, training, assigning, writing).
     pub progress: Option<ivf_build::Progress>,
     /// Encoded rows held in memory before spilling to scratch files (default 1 GiB or
@@ -47,6 +49,7 @@ impl VectorIndexOptions {
             num_partitions: None,
             sample_rate: None,
             max_iters: None,
+            seed: None,
             progress: None,
             memory_budget: None,
         }
@@ -111,6 +114,9 @@ pub fn create_vector_index(
     }
     if let Some(m) = opts.max_iters {
         params.max_iters = m;
+    }
+    if let Some(s) = opts.seed {
+        params.seed = s;
     }
     if let Some(b) = opts.memory_budget {
         params.memory_budget = b;

@@ -34,6 +34,7 @@ pub fn run(action: IndexAction, json: bool) -> CmdResult {
             replace,
             sample_rate,
             max_iters,
+            seed,
             memory_mb,
             fts,
         } => {
@@ -85,6 +86,7 @@ pub fn run(action: IndexAction, json: bool) -> CmdResult {
             opts.num_partitions = partitions;
             opts.sample_rate = sample_rate;
             opts.max_iters = max_iters;
+            opts.seed = seed;
             opts.memory_budget = memory_mb.map(|mb| mb.saturating_mul(1 << 20));
             create(&path, &column, opts, json)
         }
