@@ -923,10 +923,12 @@ mod tests {
         assert!((t.exact(&code) - t.quantized(&code)).abs() < 0.05);
     }
 
-    /// The error-factor gate skips the ex-code estimate of rows that cannot make the
-    /// top k, without changing the answer: on clustered data, for every metric and
-    /// several bit widths, the gated and ungated scans return the same top 10 with
-    /// bit-identical distances, and the gate skips most rows.
+    /// The error-factor gate skips the ex-code estimate of rows that almost surely
+    /// cannot make the top k (RabitQ's bound, epsilon 1.9, holds with high probability,
+    /// not always — the reference gates the same way): on clustered data, for every
+    /// metric and several bit widths, rows in both the gated and the ungated top 10
+    /// have bit-identical distances, a query loses at most one row to the gate and all
+    /// queries together at most 1%, and the gate skips most rows.
     #[test]
     fn error_gate_keeps_the_top_k() {
         use crate::rabitq_build::RabitEncoder;
@@ -943,6 +945,7 @@ mod tests {
         let queries: Vec<Vec<f32>> = (0..8)
             .map(|_| c.iter().map(|ci| ci + gauss()).collect())
             .collect();
+        let (mut dropped_total, mut compared) = (0usize, 0usize);
         for metric in [Metric::L2, Metric::Cosine, Metric::Dot] {
             for bits in [3u32, 5, 9] {
                 let enc = RabitEncoder::new(d, bits, &mut crate::kmeans::Rng::new(3));
@@ -1005,7 +1008,26 @@ mod tests {
                         (best, seen)
                     };
                     let ((want, all), (got, few)) = (top(&plain), top(&gated));
-                    assert_eq!(got, want, "{metric:?} {bits} bits");
+                    // A row in both answers has bit-identical distances; a row of the
+                    // ungated answer the gate dropped is counted (the bound holds with
+                    // high probability, not always), and the gate's answer holds only
+                    // rows of the ungated one besides such replacements.
+                    for &(dist, row) in &got {
+                        if let Some(w) = want.iter().find(|w| w.1 == row) {
+                            assert_eq!(w.0, dist, "{metric:?} {bits} bits: row {row}");
+                        }
+                    }
+                    let dropped = want
+                        .iter()
+                        .filter(|w| !got.iter().any(|g| g.1 == w.1))
+                        .count();
+                    dropped_total += dropped;
+                    compared += want.len();
+                    assert_eq!(got.len(), want.len());
+                    assert!(
+                        dropped <= 1,
+                        "{metric:?} {bits} bits: {dropped} of the top 10 dropped"
+                    );
                     assert_eq!(all, rows);
                     assert!(
                         few * 3 < rows,
@@ -1014,6 +1036,11 @@ mod tests {
                 }
             }
         }
+        // 9 settings x 8 queries x 10 rows: the gate keeps at least 99% of them
+        assert!(
+            dropped_total * 100 <= compared,
+            "{dropped_total} of {compared} top rows dropped by the gate"
+        );
     }
 
     /// The packed 4-bit ex-code dot product equals the dot product with the unpacked

@@ -104,8 +104,26 @@ struct Batches {
     /// +1.1 ms on a 15 ms query). Only for a whole table (`to_table`): a stream would
     /// wait for `rows` matching rows before its first batch.
     rows: usize,
+    /// Bytes of a row's fixed-width values (variable-width values counted at 16): a
+    /// batch of `JOIN_MAX_BYTES` or more crosses alone, since copying it into a joined
+    /// batch costs more than its import (wide rows: 57 rows of a 768-d vector are
+    /// 175 KB, ~20 µs to copy).
+    row_bytes: usize,
     /// A result read past the last batch handed out (it did not fit).
     held: Option<lancer::Result<RecordBatch>>,
+}
+
+/// Batches at least this large are not joined (see `Batches::row_bytes`).
+const JOIN_MAX_BYTES: usize = 64 << 10;
+
+/// Bytes per row of `t`'s fixed-width values; variable-width values count 16.
+fn value_bytes(t: &arrow_schema::DataType) -> usize {
+    use arrow_schema::DataType as T;
+    match t {
+        T::FixedSizeList(f, n) => value_bytes(f.data_type()).saturating_mul((*n).max(0) as usize),
+        T::Struct(fields) => fields.iter().map(|f| value_bytes(f.data_type())).sum(),
+        t => t.primitive_width().unwrap_or(16),
+    }
 }
 
 impl Batches {
@@ -114,10 +132,17 @@ impl Batches {
         inner: Box<dyn Iterator<Item = lancer::Result<RecordBatch>> + Send>,
         rows: usize,
     ) -> Self {
+        let row_bytes = schema
+            .fields()
+            .iter()
+            .map(|f| value_bytes(f.data_type()))
+            .sum::<usize>()
+            .max(1);
         Self {
             schema,
             inner,
             rows: rows.max(1),
+            row_bytes,
             held: None,
         }
     }
@@ -139,9 +164,14 @@ impl Iterator for Batches {
                 None => break,
                 Some(Err(e)) if parts.is_empty() => return Some(Err(err(e))),
                 Some(Ok(b)) if parts.is_empty() || rows + b.num_rows() <= self.rows => {
+                    let big = b.num_rows().saturating_mul(self.row_bytes) >= JOIN_MAX_BYTES;
+                    if big && !parts.is_empty() {
+                        self.held = Some(Ok(b));
+                        break;
+                    }
                     rows += b.num_rows();
                     parts.push(b);
-                    if rows >= self.rows {
+                    if big || rows >= self.rows {
                         break;
                     }
                 }
