@@ -254,6 +254,7 @@ def equal_recall(curve_rows):
             curve = f"{c:.0f} | {c / q:.2f}x" if c else "none reaches it | "
             if not above:
                 out.append(f"| {row[0]} | {engine} | {setting(row)} | {r:.3f} | {q:.0f} | none reaches it | | | | {curve} |")
+                worst.setdefault((row[0], engine), []).append((0.0, 0.0, setting(row)))
                 continue
             lr, lq, lrow = max(above, key=lambda p: p[1])
             out.append(f"| {row[0]} | {engine} | {setting(row)} | {r:.3f} | {q:.0f} | {setting(lrow)} | {lr:.3f} | "
@@ -263,8 +264,9 @@ def equal_recall(curve_rows):
     for (kind, engine), ws in worst.items():
         c = min(ws)
         s = min(ws, key=lambda w: w[1])
-        out.append(f"Least {kind} vs {engine}: on the curve {c[0]:.2f}x (at its {c[2]}), "
-                   f"per setting {s[1]:.2f}x (at its {s[2]}).")
+        ratio = lambda x: f"{x:.2f}x" if x else "none reaches it"  # noqa: E731
+        out.append(f"Least {kind} vs {engine}: on the curve {ratio(c[0])} (at its {c[2]}), "
+                   f"per setting {ratio(s[1])} (at its {s[2]}).")
     return out
 
 

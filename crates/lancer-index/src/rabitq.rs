@@ -1010,8 +1010,7 @@ mod tests {
                     let ((want, all), (got, few)) = (top(&plain), top(&gated));
                     // A row in both answers has bit-identical distances; a row of the
                     // ungated answer the gate dropped is counted (the bound holds with
-                    // high probability, not always), and the gate's answer holds only
-                    // rows of the ungated one besides such replacements.
+                    // high probability, not always).
                     for &(dist, row) in &got {
                         if let Some(w) = want.iter().find(|w| w.1 == row) {
                             assert_eq!(w.0, dist, "{metric:?} {bits} bits: row {row}");

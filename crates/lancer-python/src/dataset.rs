@@ -146,6 +146,11 @@ impl Batches {
             held: None,
         }
     }
+
+    /// Whether `b` crosses alone rather than joined (see `row_bytes`).
+    fn big(&self, b: &RecordBatch) -> bool {
+        b.num_rows().saturating_mul(self.row_bytes) >= JOIN_MAX_BYTES
+    }
 }
 
 impl Iterator for Batches {
@@ -163,19 +168,18 @@ impl Iterator for Batches {
             match next {
                 None => break,
                 Some(Err(e)) if parts.is_empty() => return Some(Err(err(e))),
-                Some(Ok(b)) if parts.is_empty() || rows + b.num_rows() <= self.rows => {
-                    let big = b.num_rows().saturating_mul(self.row_bytes) >= JOIN_MAX_BYTES;
-                    if big && !parts.is_empty() {
-                        self.held = Some(Ok(b));
-                        break;
-                    }
+                Some(Ok(b))
+                    if parts.is_empty() || (rows + b.num_rows() <= self.rows && !self.big(&b)) =>
+                {
                     rows += b.num_rows();
+                    let alone = self.big(&b);
                     parts.push(b);
-                    if big || rows >= self.rows {
+                    if alone || rows >= self.rows {
                         break;
                     }
                 }
-                // an error after some batches, or a batch that does not fit: next time
+                // an error after some batches, or a batch that does not fit or crosses
+                // alone: next time
                 Some(other) => {
                     self.held = Some(other);
                     break;
