@@ -158,3 +158,69 @@ fn corrupt_files_never_panic_hang_or_overallocate() {
         "too few mutations were detected: {errors} of {tried}"
     );
 }
+
+/// A full-zip string page (values of 300+ bytes) whose repetition index is tampered
+/// with: pointing back (row 6 before row 4's end) and holding two rows where the index
+/// says one. A take of scattered rows unzips every asked row's bytes into one stream,
+/// so each region is checked on its own: both are refused with an error naming the
+/// page's structure, and the untampered file takes the same rows.
+#[test]
+fn full_zip_takes_refuse_a_tampered_repetition_index() {
+    use arrow_array::{RecordBatch, StringArray};
+    use lancer_format::container::FileVersion;
+    use lancer_format::writer::{write_to_vec, WriteOptions};
+
+    let strings: StringArray = (0..40)
+        .map(|i| Some(format!("{i:04}-{}", "x".repeat(300 + i))))
+        .collect();
+    let batch = RecordBatch::try_from_iter(vec![("s", Arc::new(strings.clone()) as _)]).unwrap();
+    let opts = WriteOptions {
+        version: FileVersion::V2_1,
+        ..Default::default()
+    };
+    let bytes = write_to_vec(batch.schema(), &[batch], opts).unwrap();
+    let reader = FileReader::open(Arc::new(Bytes::from(bytes.clone()))).unwrap();
+    let page = &reader.metadata().columns[0].pages[0];
+    assert_eq!(
+        page.buffers.len(),
+        2,
+        "a full-zip page with a repetition index"
+    );
+    let idx = page.buffers[1].clone();
+    let w = ((idx.end - idx.start) / 41) as usize;
+    let entry = |data: &[u8], i: usize| {
+        let at = idx.start as usize + i * w;
+        let mut b = [0u8; 8];
+        b[..w].copy_from_slice(&data[at..at + w]);
+        u64::from_le_bytes(b)
+    };
+    let set = |data: &mut Vec<u8>, i: usize, v: u64| {
+        let at = idx.start as usize + i * w;
+        data[at..at + w].copy_from_slice(&v.to_le_bytes()[..w]);
+    };
+    let take = |data: Vec<u8>, rows: &[u64]| {
+        FileReader::open(Arc::new(Bytes::from(data)))
+            .and_then(|r| r.take(rows, None))
+            .map(|b| {
+                let s = b.column(0).as_any().downcast_ref::<StringArray>().unwrap();
+                s.iter().map(|v| v.unwrap().to_string()).collect::<Vec<_>>()
+            })
+    };
+    let want: Vec<String> = [3u64, 6, 9]
+        .iter()
+        .map(|&i| strings.value(i as usize).to_string())
+        .collect();
+    assert_eq!(take(bytes.clone(), &[3, 6, 9]).unwrap(), want);
+
+    // Row 6 starts where row 3 does: the rows' bytes would overlap.
+    let mut back = bytes.clone();
+    set(&mut back, 6, entry(&bytes, 3));
+    let e = take(back, &[3, 6, 9]).unwrap_err().to_string();
+    assert!(e.contains("repetition index points at"), "{e}");
+
+    // Row 3's bytes run to row 5's start: two rows where one was asked.
+    let mut two = bytes.clone();
+    set(&mut two, 4, entry(&bytes, 5));
+    let e = take(two, &[3, 9]).unwrap_err().to_string();
+    assert!(e.contains("bytes of 1 rows hold 2"), "{e}");
+}

@@ -16,7 +16,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use crate::errors;
-use crate::export::PyBatch;
+use crate::export::{PyBatch, PyTable};
 
 type Options = Option<BTreeMap<String, String>>;
 
@@ -425,30 +425,32 @@ impl Dataset {
         })
     }
 
-    /// Rows at live-row offsets `indices` (in that order, repeats allowed).
+    /// Rows at live-row offsets `indices` (in that order, repeats allowed), as a
+    /// one-batch `pyarrow.Table`.
     #[pyo3(signature = (indices, columns=None))]
     fn take(
         &self,
         py: Python<'_>,
         indices: &Bound<'_, PyAny>,
         columns: Option<Vec<String>>,
-    ) -> PyResult<PyBatch> {
+    ) -> PyResult<PyTable> {
         let indices = row_numbers(indices)?;
         let b = py.detach(|| {
             let c = cols(&columns);
             self.ds.take(&indices, c.as_deref()).map_err(errors::table)
         })?;
-        Ok(PyBatch(b))
+        Ok(PyTable(b))
     }
 
-    /// Rows by row id (the stable id, or the row address when the dataset has none).
+    /// Rows by row id (the stable id, or the row address when the dataset has none), as
+    /// a one-batch `pyarrow.Table`.
     #[pyo3(signature = (ids, columns=None))]
     fn take_rows(
         &self,
         py: Python<'_>,
         ids: &Bound<'_, PyAny>,
         columns: Option<Vec<String>>,
-    ) -> PyResult<PyBatch> {
+    ) -> PyResult<PyTable> {
         let ids = row_numbers(ids)?;
         let b = py.detach(|| {
             let c = cols(&columns);
@@ -459,7 +461,7 @@ impl Dataset {
             }
             .map_err(errors::table)
         })?;
-        Ok(PyBatch(b))
+        Ok(PyTable(b))
     }
 
     /// Deletes the rows matching a SQL `filter`; the dataset after (the same version

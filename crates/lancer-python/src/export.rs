@@ -22,9 +22,32 @@ use pyo3::types::PyType;
 /// How many distinct schemas keep their `pyarrow.Schema`.
 const SCHEMAS: usize = 16;
 
-fn record_batch_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
-    static TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-    TYPE.import(py, "pyarrow", "RecordBatch")
+/// `pyarrow.RecordBatch._import_from_c`, looked up once.
+fn import_batch(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static F: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    F.get_or_try_init(py, || {
+        Ok::<_, PyErr>(
+            py.import("pyarrow")?
+                .getattr("RecordBatch")?
+                .getattr("_import_from_c")?
+                .unbind(),
+        )
+    })
+    .map(|f| f.bind(py))
+}
+
+/// `pyarrow.Table.from_batches`, looked up once.
+fn table_from_batches(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static F: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    F.get_or_try_init(py, || {
+        Ok::<_, PyErr>(
+            py.import("pyarrow")?
+                .getattr("Table")?
+                .getattr("from_batches")?
+                .unbind(),
+        )
+    })
+    .map(|f| f.bind(py))
 }
 
 fn schema_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
@@ -70,10 +93,15 @@ pub fn batch<'py>(py: Python<'py>, batch: &RecordBatch) -> PyResult<Bound<'py, P
     let data = StructArray::from(batch.clone()).into_data();
     let mut array = FFI_ArrowArray::new(&data);
     // As for the schema: pyarrow takes ownership through the pointer.
-    record_batch_class(py)?.call_method1(
-        "_import_from_c",
-        (std::ptr::addr_of_mut!(array) as usize, schema),
-    )
+    import_batch(py)?.call1((std::ptr::addr_of_mut!(array) as usize, schema))
+}
+
+/// `batch` as a one-batch `pyarrow.Table` (what pylance's `take` returns), made here
+/// rather than by a Python wrapper: the call path of a one-row take is mostly such
+/// fixed costs.
+pub fn table<'py>(py: Python<'py>, batch: &RecordBatch) -> PyResult<Bound<'py, PyAny>> {
+    let b = self::batch(py, batch)?;
+    table_from_batches(py)?.call1(((b,),))
 }
 
 /// A `pyarrow.RecordBatch` as a Python value (for `#[pyfunction]` results).
@@ -86,5 +114,18 @@ impl<'py> IntoPyObject<'py> for PyBatch {
 
     fn into_pyobject(self, py: Python<'py>) -> PyResult<Self::Output> {
         batch(py, &self.0)
+    }
+}
+
+/// A one-batch `pyarrow.Table` as a Python value.
+pub struct PyTable(pub RecordBatch);
+
+impl<'py> IntoPyObject<'py> for PyTable {
+    type Target = PyAny;
+    type Output = Bound<'py, PyAny>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Self::Output> {
+        table(py, &self.0)
     }
 }

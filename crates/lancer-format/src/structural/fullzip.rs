@@ -12,7 +12,7 @@ use std::ops::Range;
 use arrow_buffer::{BooleanBufferBuilder, Buffer};
 use arrow_schema::DataType;
 
-use super::{concat_runs, Layer, LeafRun, LevelInfo, Stream};
+use super::{Layer, LeafRun, LevelInfo, Stream};
 use crate::block::{to_arrow, DataBlock, Offsets};
 use crate::compression::{self, compression_of, general, packed};
 use crate::container::PageInfo;
@@ -210,14 +210,19 @@ impl FullZipPage {
                     })
                     .collect::<Result<_>>()?;
                 let size = self.data.end - self.data.start;
+                // Rows ascend without overlap, so must their bytes: a repetition index
+                // that points back could otherwise have a take read (and gather) the
+                // same bytes once per row.
+                let mut prev_end = 0u64;
                 vals.chunks_exact(2)
                     .map(|p| {
-                        if p[0] > p[1] || p[1] > size {
+                        if p[0] > p[1] || p[1] > size || p[0] < prev_end {
                             return Err(FormatError::corrupt(format!(
-                                "full-zip repetition index points at {}..{} of a {size}-byte buffer",
+                                "full-zip repetition index points at {}..{} of a {size}-byte buffer (after {prev_end})",
                                 p[0], p[1]
                             )));
                         }
+                        prev_end = p[1];
                         Ok(self.data.start + p[0]..self.data.start + p[1])
                     })
                     .collect()
@@ -242,147 +247,211 @@ impl FullZipPage {
             });
         }
         let byte_ranges = self.byte_ranges(io, &ranges)?;
+        if !matches!((self.value_bytes()?, self.cw_bytes), (Some(_), 0)) {
+            // Control words (or variable-width values): every range's entries unzip into
+            // one stream, decoded once (one symbol table, one array) — per range, a take
+            // of scattered strings paid a decode setup and a copy into the joined run
+            // per row.
+            let mut unzip = Unzip::new(self, byte_ranges.iter().map(|r| r.end - r.start).sum());
+            io.visit_ranges(&byte_ranges, &mut |i, bytes| {
+                let want = ranges.get(i).map_or(0, |r| r.end - r.start);
+                unzip.region(self, bytes, want)
+            })?;
+            let rows = unzip.rows;
+            let stream = unzip.finish(self, value_type)?;
+            return stream.slice_rows(self.info, false, 0..rows);
+        }
         let data = io.read_ranges(&byte_ranges)?;
-        if let (Some(vb), 0) = (self.value_bytes()?, self.cw_bytes) {
-            // No control words: the buffers are the values. One range stays zero-copy;
-            // several are gathered into one buffer and decoded once.
-            let n: u64 = ranges.iter().map(|r| r.end - r.start).sum();
-            let need = (n as usize)
-                .checked_mul(vb)
-                .ok_or_else(|| FormatError::corrupt("full-zip size overflows"))?;
-            let buf = if data.len() == 1 {
-                Buffer::from(data.into_iter().next().unwrap_or_default())
-            } else {
-                let mut v = Vec::with_capacity(need);
-                for d in &data {
-                    v.extend_from_slice(d);
-                }
-                Buffer::from_vec(v)
-            };
-            if buf.len() < need {
-                return Err(FormatError::corrupt("full-zip values truncated"));
+        let vb = self.value_bytes()?.unwrap_or(0);
+        // No control words: the buffers are the values. One range stays zero-copy;
+        // several are gathered into one buffer and decoded once.
+        let n: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+        let need = (n as usize)
+            .checked_mul(vb)
+            .ok_or_else(|| FormatError::corrupt("full-zip size overflows"))?;
+        let buf = if data.len() == 1 {
+            Buffer::from(data.into_iter().next().unwrap_or_default())
+        } else {
+            let mut v = Vec::with_capacity(need);
+            for d in &data {
+                v.extend_from_slice(d);
             }
-            let c = compression_of(self.layout.value_compression.as_ref(), "full-zip values")?;
-            let block = decode_fixed(c, buf.slice_with_length(0, need), vb, n)?;
-            return Ok(LeafRun {
-                rep: None,
-                def: None,
-                num_rows: n,
-                values: to_arrow(block, value_type, None)?,
-            });
+            Buffer::from_vec(v)
+        };
+        if buf.len() < need {
+            return Err(FormatError::corrupt("full-zip values truncated"));
         }
-        let mut runs = Vec::with_capacity(ranges.len());
-        for (r, bytes) in ranges.iter().zip(data) {
-            let stream = self.parse(&bytes, value_type)?;
-            runs.push(stream.slice_rows(self.info, false, 0..r.end - r.start)?);
+        let c = compression_of(self.layout.value_compression.as_ref(), "full-zip values")?;
+        let block = decode_fixed(c, buf.slice_with_length(0, need), vb, n)?;
+        Ok(LeafRun {
+            rep: None,
+            def: None,
+            num_rows: n,
+            values: to_arrow(block, value_type, None)?,
+        })
+    }
+}
+
+/// Entries of one or more full-zip byte regions unzipped into levels and value bytes,
+/// decoded together by [`Unzip::finish`].
+struct Unzip {
+    rep: Option<Vec<u16>>,
+    def: Option<Vec<u16>>,
+    fixed: Option<usize>,
+    len_bytes: usize,
+    def_mask: u32,
+    fixed_vals: Vec<u8>,
+    var_offs: Vec<u64>,
+    var_data: Vec<u8>,
+    keep: Vec<bool>,
+    any_drop: bool,
+    /// Rows unzipped so far.
+    rows: u64,
+}
+
+impl Unzip {
+    /// Ready for regions of `bytes` bytes in all (the value bytes are part of them: the
+    /// reservation is bounded by bytes already in hand).
+    fn new(page: &FullZipPage, bytes: u64) -> Self {
+        let bits_def = page.layout.bits_def;
+        let fixed = page.value_bytes().ok().flatten();
+        let bytes = usize::try_from(bytes).unwrap_or(0);
+        Unzip {
+            rep: (page.layout.bits_rep > 0).then(Vec::new),
+            def: (bits_def > 0).then(Vec::new),
+            fixed,
+            len_bytes: 0,
+            def_mask: if bits_def >= 32 {
+                u32::MAX
+            } else {
+                (1u32 << bits_def) - 1
+            },
+            fixed_vals: Vec::with_capacity(if fixed.is_some() { bytes } else { 0 }),
+            var_offs: vec![0],
+            var_data: Vec::with_capacity(if fixed.is_none() { bytes } else { 0 }),
+            keep: Vec::new(),
+            any_drop: false,
+            rows: 0,
         }
-        concat_runs(runs, self.info, value_type)
     }
 
-    fn parse(&self, bytes: &[u8], value_type: &DataType) -> Result<Stream> {
-        let bits_def = self.layout.bits_def;
-        let has_rep = self.layout.bits_rep > 0;
+    /// Unzips one region, which must hold exactly `want` whole rows.
+    fn region(&mut self, page: &FullZipPage, bytes: &[u8], want: u64) -> Result<()> {
+        let bits_def = page.layout.bits_def;
+        let has_rep = page.layout.bits_rep > 0;
         let has_def = bits_def > 0;
-        let mut rep: Option<Vec<u16>> = has_rep.then(Vec::new);
-        let mut def: Option<Vec<u16>> = has_def.then(Vec::new);
-        let fixed = self.value_bytes()?;
-        let len_bytes = match self.layout.details {
+        self.len_bytes = match page.layout.details {
             Some(Details::BitsPerOffset(b)) if matches!(b, 8 | 16 | 32 | 64) => (b / 8) as usize,
             Some(Details::BitsPerOffset(b)) => {
                 return Err(FormatError::corrupt(format!("full-zip {b}-bit lengths")))
             }
             _ => 0,
         };
-        // The values are a part of the bytes read: reserving that much (bounded by the
-        // input) spares growing by doubling through a large page.
-        let mut fixed_vals: Vec<u8> =
-            Vec::with_capacity(if fixed.is_some() { bytes.len() } else { 0 });
-        let mut var_offs: Vec<u64> = vec![0];
-        let mut var_data: Vec<u8> =
-            Vec::with_capacity(if fixed.is_none() { bytes.len() } else { 0 });
-        let mut keep: Vec<bool> = Vec::new();
-        let mut any_drop = false;
+        let mut rows = 0u64;
         let mut p = 0usize;
-        let def_mask: u32 = if bits_def >= 32 {
-            u32::MAX
-        } else {
-            (1u32 << bits_def) - 1
-        };
         while p < bytes.len() {
-            let (r, d) = if self.cw_bytes == 0 {
+            let (r, d) = if page.cw_bytes == 0 {
                 (0u32, 0u32)
             } else {
                 let w = bytes
-                    .get(p..p + self.cw_bytes)
+                    .get(p..p + page.cw_bytes)
                     .ok_or_else(|| FormatError::corrupt("full-zip control word truncated"))?;
                 let mut word = [0u8; 4];
-                word[..self.cw_bytes].copy_from_slice(w);
-                p += self.cw_bytes;
+                word[..page.cw_bytes].copy_from_slice(w);
+                p += page.cw_bytes;
                 let word = u32::from_le_bytes(word);
                 match (has_rep, has_def) {
-                    (true, true) => (word >> bits_def, word & def_mask),
+                    (true, true) => (word >> bits_def, word & self.def_mask),
                     (true, false) => (word, 0),
                     (false, true) => (0, word),
                     (false, false) => (0, 0),
                 }
             };
             let d16 = u16::try_from(d).map_err(|_| FormatError::corrupt("definition level"))?;
-            if let Some(v) = rep.as_mut() {
-                v.push(u16::try_from(r).map_err(|_| FormatError::corrupt("repetition level"))?);
+            if let Some(v) = self.rep.as_mut() {
+                let r16 = u16::try_from(r).map_err(|_| FormatError::corrupt("repetition level"))?;
+                if r16 == page.info.max_rep {
+                    rows += 1;
+                } else if rows == 0 {
+                    return Err(FormatError::corrupt(
+                        "full-zip rows read do not start at a row boundary",
+                    ));
+                }
+                v.push(r16);
+            } else {
+                rows += 1;
             }
-            if let Some(v) = def.as_mut() {
+            if let Some(v) = self.def.as_mut() {
                 v.push(d16);
             }
-            if d16 > self.zipped_visible_def {
+            if d16 > page.zipped_visible_def {
                 continue;
             }
-            let leaf_visible = d16 <= self.info.max_visible_def;
-            any_drop |= !leaf_visible;
-            keep.push(leaf_visible);
-            match fixed {
+            let leaf_visible = d16 <= page.info.max_visible_def;
+            self.any_drop |= !leaf_visible;
+            self.keep.push(leaf_visible);
+            match self.fixed {
                 Some(vb) => {
                     let v = bytes
                         .get(p..p + vb)
                         .ok_or_else(|| FormatError::corrupt("full-zip value truncated"))?;
-                    fixed_vals.extend_from_slice(v);
+                    self.fixed_vals.extend_from_slice(v);
                     p += vb;
                 }
                 None => {
                     if d16 == 0 {
-                        let l =
-                            compression::read_uints(bytes.get(p..).unwrap_or(&[]), len_bytes, 1)?
-                                .first()
-                                .copied()
-                                .unwrap_or(0) as usize;
-                        p += len_bytes;
+                        let l = compression::read_uints(
+                            bytes.get(p..).unwrap_or(&[]),
+                            self.len_bytes,
+                            1,
+                        )?
+                        .first()
+                        .copied()
+                        .unwrap_or(0) as usize;
+                        p += self.len_bytes;
                         let v = bytes
                             .get(p..p.saturating_add(l))
                             .ok_or_else(|| FormatError::corrupt("full-zip value truncated"))?;
-                        var_data.extend_from_slice(v);
+                        self.var_data.extend_from_slice(v);
                         p += l;
                     }
-                    var_offs.push(var_data.len() as u64);
+                    self.var_offs.push(self.var_data.len() as u64);
                 }
             }
         }
-        let n = keep.len() as u64;
-        let c = compression_of(self.layout.value_compression.as_ref(), "full-zip values")?;
-        let block = match fixed {
-            Some(vb) => decode_fixed(c, Buffer::from_vec(fixed_vals), vb, n)?,
+        if rows != want {
+            return Err(FormatError::corrupt(format!(
+                "full-zip bytes of {want} rows hold {rows}"
+            )));
+        }
+        self.rows += rows;
+        Ok(())
+    }
+
+    /// The unzipped entries as one stream: values decoded once.
+    fn finish(self, page: &FullZipPage, value_type: &DataType) -> Result<Stream> {
+        let n = self.keep.len() as u64;
+        let c = compression_of(page.layout.value_compression.as_ref(), "full-zip values")?;
+        let block = match self.fixed {
+            Some(vb) => decode_fixed(c, Buffer::from_vec(self.fixed_vals), vb, n)?,
             None => decode_variable(
                 c,
                 DataBlock::Variable {
-                    offsets: Offsets::U64(var_offs),
-                    data: Buffer::from_vec(var_data),
+                    offsets: Offsets::U64(self.var_offs),
+                    data: Buffer::from_vec(self.var_data),
                 },
             )?,
         };
         let mut values = to_arrow(block, value_type, None)?;
-        if any_drop {
-            let mask = arrow_array::BooleanArray::from(keep);
+        if self.any_drop {
+            let mask = arrow_array::BooleanArray::from(self.keep);
             values = arrow_select::filter::filter(values.as_ref(), &mask)?;
         }
-        Ok(Stream { rep, def, values })
+        Ok(Stream {
+            rep: self.rep,
+            def: self.def,
+            values,
+        })
     }
 }
 
