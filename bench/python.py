@@ -82,6 +82,10 @@ def child(engine, name, path, iters, out_dir):
         with pa.OSFile(os.path.join(out_dir, f"{key}.arrow"), "wb") as sink:
             with pa.ipc.new_file(sink, r.schema) as w:
                 w.write_table(r)
+        # Freed before the next call's rounds, as `lancer-bench api` frees each result:
+        # kept, the full scan's table (614 MB on wide_768) lived through the filtered
+        # scan and was freed just before the takes' rounds.
+        del r
     print(json.dumps(times))
 
 
