@@ -22,32 +22,34 @@ use pyo3::types::PyType;
 /// How many distinct schemas keep their `pyarrow.Schema`.
 const SCHEMAS: usize = 16;
 
-/// `pyarrow.RecordBatch._import_from_c`, looked up once.
-fn import_batch(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
-    static F: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    F.get_or_try_init(py, || {
+/// `pyarrow.<class>.<method>`, looked up once into `cell`.
+fn pyarrow_method<'py>(
+    py: Python<'py>,
+    cell: &'static PyOnceLock<Py<PyAny>>,
+    class: &str,
+    method: &str,
+) -> PyResult<&'py Bound<'py, PyAny>> {
+    cell.get_or_try_init(py, || {
         Ok::<_, PyErr>(
             py.import("pyarrow")?
-                .getattr("RecordBatch")?
-                .getattr("_import_from_c")?
+                .getattr(class)?
+                .getattr(method)?
                 .unbind(),
         )
     })
     .map(|f| f.bind(py))
 }
 
-/// `pyarrow.Table.from_batches`, looked up once.
+/// `pyarrow.RecordBatch._import_from_c`.
+fn import_batch(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static F: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    pyarrow_method(py, &F, "RecordBatch", "_import_from_c")
+}
+
+/// `pyarrow.Table.from_batches`.
 fn table_from_batches(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
     static F: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    F.get_or_try_init(py, || {
-        Ok::<_, PyErr>(
-            py.import("pyarrow")?
-                .getattr("Table")?
-                .getattr("from_batches")?
-                .unbind(),
-        )
-    })
-    .map(|f| f.bind(py))
+    pyarrow_method(py, &F, "Table", "from_batches")
 }
 
 fn schema_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {

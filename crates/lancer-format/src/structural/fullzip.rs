@@ -247,12 +247,14 @@ impl FullZipPage {
             });
         }
         let byte_ranges = self.byte_ranges(io, &ranges)?;
-        if !matches!((self.value_bytes()?, self.cw_bytes), (Some(_), 0)) {
+        let value_bytes = self.value_bytes()?;
+        let (Some(vb), 0) = (value_bytes, self.cw_bytes) else {
             // Control words (or variable-width values): every range's entries unzip into
             // one stream, decoded once (one symbol table, one array) — per range, a take
             // of scattered strings paid a decode setup and a copy into the joined run
             // per row.
-            let mut unzip = Unzip::new(self, byte_ranges.iter().map(|r| r.end - r.start).sum());
+            let total = byte_ranges.iter().map(|r| r.end - r.start).sum();
+            let mut unzip = Unzip::new(self, value_bytes, total)?;
             io.visit_ranges(&byte_ranges, &mut |i, bytes| {
                 let want = ranges.get(i).map_or(0, |r| r.end - r.start);
                 unzip.region(self, bytes, want)
@@ -260,9 +262,8 @@ impl FullZipPage {
             let rows = unzip.rows;
             let stream = unzip.finish(self, value_type)?;
             return stream.slice_rows(self.info, false, 0..rows);
-        }
+        };
         let data = io.read_ranges(&byte_ranges)?;
-        let vb = self.value_bytes()?.unwrap_or(0);
         // No control words: the buffers are the values. One range stays zero-copy;
         // several are gathered into one buffer and decoded once.
         let n: u64 = ranges.iter().map(|r| r.end - r.start).sum();
@@ -311,16 +312,23 @@ struct Unzip {
 
 impl Unzip {
     /// Ready for regions of `bytes` bytes in all (the value bytes are part of them: the
-    /// reservation is bounded by bytes already in hand).
-    fn new(page: &FullZipPage, bytes: u64) -> Self {
+    /// reservation is bounded by bytes already in hand) of values `fixed` bytes wide, or
+    /// of variable width (`None`: each value's length before it).
+    fn new(page: &FullZipPage, fixed: Option<usize>, bytes: u64) -> Result<Self> {
         let bits_def = page.layout.bits_def;
-        let fixed = page.value_bytes().ok().flatten();
+        let len_bytes = match page.layout.details {
+            Some(Details::BitsPerOffset(b)) if matches!(b, 8 | 16 | 32 | 64) => (b / 8) as usize,
+            Some(Details::BitsPerOffset(b)) => {
+                return Err(FormatError::corrupt(format!("full-zip {b}-bit lengths")))
+            }
+            _ => 0,
+        };
         let bytes = usize::try_from(bytes).unwrap_or(0);
-        Unzip {
+        Ok(Unzip {
             rep: (page.layout.bits_rep > 0).then(Vec::new),
             def: (bits_def > 0).then(Vec::new),
             fixed,
-            len_bytes: 0,
+            len_bytes,
             def_mask: if bits_def >= 32 {
                 u32::MAX
             } else {
@@ -332,7 +340,7 @@ impl Unzip {
             keep: Vec::new(),
             any_drop: false,
             rows: 0,
-        }
+        })
     }
 
     /// Unzips one region, which must hold exactly `want` whole rows.
@@ -340,13 +348,6 @@ impl Unzip {
         let bits_def = page.layout.bits_def;
         let has_rep = page.layout.bits_rep > 0;
         let has_def = bits_def > 0;
-        self.len_bytes = match page.layout.details {
-            Some(Details::BitsPerOffset(b)) if matches!(b, 8 | 16 | 32 | 64) => (b / 8) as usize,
-            Some(Details::BitsPerOffset(b)) => {
-                return Err(FormatError::corrupt(format!("full-zip {b}-bit lengths")))
-            }
-            _ => 0,
-        };
         let mut rows = 0u64;
         let mut p = 0usize;
         while p < bytes.len() {

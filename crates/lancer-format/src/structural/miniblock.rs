@@ -502,7 +502,8 @@ impl MiniBlockPage {
                 let width = t.primitive_width().unwrap_or(8);
                 let mut run =
                     self.pick_fixed(io, &groups, &byte_ranges, asked, width, page_c, &t)?;
-                run.values = expand_dictionary(dict, &widen_indices(&run.values)?)?;
+                run.values =
+                    expand_dictionary(dict, &arrow_cast::cast(&run.values, &DataType::UInt64)?)?;
                 return Ok(run);
             }
         }
@@ -1203,39 +1204,6 @@ fn expand_dictionary(dict: &ArrayRef, indices: &ArrayRef) -> Result<ArrayRef> {
         )));
     }
     Ok(arrow_select::take::take(dict.as_ref(), idx, None)?)
-}
-
-/// Unsigned dictionary indices of any width as u64.
-fn widen_indices(a: &ArrayRef) -> Result<ArrayRef> {
-    use arrow_array::cast::AsArray;
-    use arrow_array::types::{UInt16Type, UInt32Type, UInt8Type};
-    let v: Vec<u64> = match a.data_type() {
-        DataType::UInt8 => a
-            .as_primitive::<UInt8Type>()
-            .values()
-            .iter()
-            .map(|&x| x.into())
-            .collect(),
-        DataType::UInt16 => a
-            .as_primitive::<UInt16Type>()
-            .values()
-            .iter()
-            .map(|&x| x.into())
-            .collect(),
-        DataType::UInt32 => a
-            .as_primitive::<UInt32Type>()
-            .values()
-            .iter()
-            .map(|&x| x.into())
-            .collect(),
-        DataType::UInt64 => return Ok(a.clone()),
-        other => {
-            return Err(FormatError::corrupt(format!(
-                "dictionary indices of type {other}"
-            )))
-        }
-    };
-    Ok(Arc::new(UInt64Array::from(v)))
 }
 
 /// Widens a block of unsigned dictionary indices to u64.
