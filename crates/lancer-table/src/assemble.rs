@@ -70,6 +70,79 @@ fn conform_data(d: ArrayData, dt: &DataType) -> std::result::Result<ArrayData, S
         .map_err(|e| e.to_string())
 }
 
+/// The column `a` as data file field `flf` stores it, cut to the dataset's field `lf`
+/// (type `dt`): nested fields are matched by id at any depth, so fields the dataset
+/// dropped since the file was written (pylance's `drop_columns(["s.a"])`) are left
+/// out and fields it added later read as nulls; then [`conform`] for names and
+/// nullability.
+pub(crate) fn project(
+    flf: &LanceField,
+    a: ArrayRef,
+    lf: &LanceField,
+    dt: &DataType,
+) -> Result<ArrayRef> {
+    let mut have = Vec::new();
+    subtree(flf, &mut have);
+    let mut want = Vec::new();
+    subtree(lf, &mut want);
+    if have == want || a.data_type() == dt {
+        return conform(a, dt, &lf.name);
+    }
+    let n = a.len();
+    let bad = |why: String| {
+        TableError::corrupt(format!(
+            "column {:?}: a data file stores {}, the dataset's schema says {dt} ({why})",
+            lf.name,
+            a.data_type()
+        ))
+    };
+    match (dt, a.data_type()) {
+        (DataType::Struct(fields), DataType::Struct(_)) if lf.children.len() == fields.len() => {
+            let sa = a
+                .as_any()
+                .downcast_ref::<StructArray>()
+                .ok_or_else(|| bad("not a struct array".into()))?;
+            let mut children = Vec::with_capacity(fields.len());
+            for (c, cf) in lf.children.iter().zip(fields.iter()) {
+                let stored = flf.children.iter().position(|fc| fc.id == c.id);
+                children.push(match stored {
+                    Some(k) if k < sa.num_columns() => {
+                        project(&flf.children[k], sa.column(k).clone(), c, cf.data_type())?
+                    }
+                    _ => arrow_array::new_null_array(cf.data_type(), n),
+                });
+            }
+            let built =
+                StructArray::try_new_with_length(fields.clone(), children, sa.nulls().cloned(), n)
+                    .map_err(|e| bad(e.to_string()))?;
+            Ok(Arc::new(built))
+        }
+        (
+            DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _),
+            DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..),
+        ) if lf.children.len() == 1 && flf.children.len() == 1 => {
+            let d = a.to_data();
+            let [values] = d.child_data() else {
+                return Err(bad("a list without its values".into()));
+            };
+            let values = project(
+                &flf.children[0],
+                arrow_array::make_array(values.clone()),
+                &lf.children[0],
+                f.data_type(),
+            )?;
+            let rebuilt = d
+                .into_builder()
+                .data_type(a.data_type().clone())
+                .child_data(vec![values.to_data()])
+                .build()
+                .map_err(|e| bad(e.to_string()))?;
+            conform(arrow_array::make_array(rebuilt), dt, &lf.name)
+        }
+        _ => conform(a, dt, &lf.name),
+    }
+}
+
 fn subtree(f: &LanceField, out: &mut Vec<i32>) {
     out.push(f.id);
     f.children.iter().for_each(|c| subtree(c, out));
@@ -96,7 +169,7 @@ pub(crate) fn across_files(
         let mut have = Vec::new();
         subtree(flf, &mut have);
         if want.iter().all(|id| have.contains(id)) {
-            return conform(a.clone(), dt, &lf.name);
+            return project(flf, a.clone(), lf, dt);
         }
     }
     let DataType::Struct(arrow_fields) = dt else {

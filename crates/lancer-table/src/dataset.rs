@@ -14,6 +14,7 @@ use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt64Array}
 use arrow_schema::{Field, Schema, SchemaRef};
 use lancer_format::read::RangeRead;
 use lancer_format::reader::FileReader;
+use lancer_format::schema::LanceField;
 use lancer_io::{StorageOptions, Store};
 use roaring::RoaringBitmap;
 
@@ -237,6 +238,19 @@ impl std::fmt::Debug for Dataset {
             .field("version", &self.manifest.version())
             .finish()
     }
+}
+
+/// The names to read `wanted` by from a file: the file's own where it stores the field
+/// (found by id by `Dataset::fields_in_file`), else the dataset's.
+fn names_in_file<'a>(
+    stored: &[Option<&'a LanceField>],
+    wanted: &'a [(usize, String)],
+) -> Vec<&'a str> {
+    stored
+        .iter()
+        .zip(wanted)
+        .map(|(f, (_, name))| f.map_or(name.as_str(), |f| f.name.as_str()))
+        .collect()
 }
 
 fn subtree_ids(f: &lancer_format::schema::LanceField, out: &mut Vec<i32>) {
@@ -634,24 +648,19 @@ impl Dataset {
         g
     }
 
-    /// The file's own name for each of `wanted` (positions in `fields`, matched by
-    /// field id; the dataset's name where the file lacks the id).
-    fn names_in_file(
+    /// The file's own field for each of `wanted` (positions in `fields`, matched by
+    /// field id; None where the file lacks the id, then read by the dataset's name).
+    fn fields_in_file<'r>(
         &self,
-        r: &FileReader,
+        r: &'r FileReader,
         fields: &[usize],
         wanted: &[(usize, String)],
-    ) -> Vec<String> {
+    ) -> Vec<Option<&'r LanceField>> {
         wanted
             .iter()
-            .map(|(pos, name)| {
+            .map(|(pos, _)| {
                 let id = self.manifest.schema.fields[fields[*pos]].id;
-                r.metadata()
-                    .schema
-                    .fields
-                    .iter()
-                    .find(|f| f.id == id)
-                    .map_or_else(|| name.clone(), |f| f.name.clone())
+                r.metadata().schema.fields.iter().find(|f| f.id == id)
             })
             .collect()
     }
@@ -684,8 +693,8 @@ impl Dataset {
         }
         for (file_idx, wanted) in by_file {
             let r = self.file_reader(frag, &frag.files[file_idx])?;
-            let names = self.names_in_file(&r, fields, &wanted);
-            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            let stored = self.fields_in_file(&r, fields, &wanted);
+            let refs = names_in_file(&stored, &wanted);
             // remote files: this read's pages fetched in a few large requests first
             let _held = r.prefetch(ranges, Some(&refs), READ_AHEAD_BYTES)?;
             let b = r.read_ranges(ranges, Some(&refs))?;
@@ -708,7 +717,11 @@ impl Dataset {
                     };
                     col = crate::blob::resolve_v2(&col, &src, name)?;
                 }
-                out[*pos] = Some(crate::assemble::conform(col, dt, name)?);
+                let lf = &self.manifest.schema.fields[fields[*pos]];
+                out[*pos] = Some(match stored[k] {
+                    Some(flf) => crate::assemble::project(flf, col, lf, dt)?,
+                    None => crate::assemble::conform(col, dt, name)?,
+                });
             }
         }
         for (pos, holding) in split {
@@ -803,8 +816,8 @@ impl Dataset {
         // files are read as usual)
         for (file_idx, wanted) in self.file_groups(frag, &fields).by_file {
             let r = self.file_reader(frag, &frag.files[file_idx])?;
-            let names = self.names_in_file(&r, &fields, &wanted);
-            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            let stored = self.fields_in_file(&r, &fields, &wanted);
+            let refs = names_in_file(&stored, &wanted);
             if let Some(g) = r.prefetch(runs, Some(&refs), max_bytes)? {
                 held.push(g);
             }

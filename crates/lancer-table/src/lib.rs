@@ -16,6 +16,7 @@ pub mod dataset;
 pub mod deletion;
 pub mod error;
 pub mod evolve;
+pub mod input;
 pub mod manifest;
 pub mod merge;
 pub mod par;

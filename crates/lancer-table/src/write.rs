@@ -153,10 +153,18 @@ fn write_fragments_from(
     for batch in batches {
         let batch = batch?;
         if batch.schema().fields() != schema.fields() {
-            return Err(TableError::corrupt(format!(
-                "a batch has schema {:?}, the data being written {:?}",
-                batch.schema().fields(),
-                schema.fields()
+            let show = |s: &arrow_schema::Schema| {
+                s.fields()
+                    .iter()
+                    .map(|f| format!("{}: {}", f.name(), f.data_type()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            return Err(TableError::invalid(format!(
+                "a batch of the data has columns ({}) other than the data's schema ({}): \
+                 every batch of one write must have the same columns and types",
+                show(&batch.schema()),
+                show(schema)
             )));
         }
         let mut start = 0;
@@ -236,6 +244,12 @@ impl Dataset {
         params: &WriteParams,
     ) -> Result<Dataset> {
         let root = &store;
+        // view types (string_view, ...) are stored as their plain types
+        let schema = crate::input::normalize_schema(&schema);
+        let batches = batches.into_iter().map(|b| {
+            b.and_then(crate::input::normalize_batch)
+                .and_then(|b| crate::input::conform_batch(&b, &schema))
+        });
         let existing = Dataset::open_in(store.clone(), None).ok();
         let naming = if existing.is_some() {
             Naming::detect(root)
@@ -261,12 +275,14 @@ impl Dataset {
         Dataset::open_in(store, Some(m.version()))
     }
 
-    /// Appends `batches` (same schema as the dataset).
+    /// Appends `batches`, made to fit the dataset's schema as the reference does
+    /// ([`crate::input::conform_batch`]).
     pub fn append(&self, batches: &[RecordBatch], params: &WriteParams) -> Result<Dataset> {
         self.append_stream(batches.iter().cloned().map(Ok), params)
     }
 
-    /// Appends batches as they come (same schema as the dataset); see
+    /// Appends batches as they come (fitted to the dataset's schema as by
+    /// [`Dataset::append`]); see
     /// [`Dataset::write_stream`].
     pub fn append_stream(
         &self,
@@ -281,6 +297,11 @@ impl Dataset {
             ..params.clone()
         };
         let ids = preorder_schema_ids(self);
+        // columns by name, missing nullable ones as nulls, view types and list item
+        // names as the dataset's (the reference's rules for an append)
+        let batches = batches
+            .into_iter()
+            .map(|b| b.and_then(|b| crate::input::conform_batch(&b, &schema)));
         let frags = write_fragments(self.store(), &schema, batches, &params, Some(ids))?;
         let op = Operation::Append(pb::transaction::Append { fragments: frags });
         let c = crate::commit::commit_on_base(

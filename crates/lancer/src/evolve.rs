@@ -41,7 +41,7 @@ pub fn add_columns_progress(
                 ),
             });
         }
-        fields.push(Field::new(*name, e.data_type().clone(), true));
+        fields.push(Field::new(*name, e.data_type().clone(), e.nullable()));
         exprs.push(e);
     }
     let mut read: Vec<&str> = Vec::new();

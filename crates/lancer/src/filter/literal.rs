@@ -67,6 +67,44 @@ pub(crate) fn adapt(value: &ScalarValue, to: &DataType) -> Option<ScalarValue> {
     if &from == to || matches!(value, ScalarValue::Null) {
         return Some(value.clone());
     }
+    // A dictionary column compares its values: the literal takes the value type and is
+    // wrapped (`dict_col = 'a'`, `dict_col IN ('a', 'b')`).
+    if let DataType::Dictionary(key, values) = to {
+        let inner = adapt(value, values)?;
+        return Some(ScalarValue::Dictionary(key.clone(), Box::new(inner)));
+    }
+    // A whole number is a 32-bit time of day in the column's unit (the reference's
+    // rule; 64-bit times take no number).
+    if from.is_integer() {
+        if let DataType::Time32(unit) = to {
+            let v = match value {
+                ScalarValue::Int64(Some(v)) => i32::try_from(*v).ok()?,
+                other => {
+                    let cast = cast_with_options(
+                        &other.to_array().ok()?,
+                        &DataType::Int32,
+                        &CastOptions::default(),
+                    )
+                    .ok()?;
+                    match ScalarValue::try_from_array(&cast, 0).ok()? {
+                        ScalarValue::Int32(Some(v)) => v,
+                        _ => return None,
+                    }
+                }
+            };
+            return Some(match unit {
+                arrow_schema::TimeUnit::Second => ScalarValue::Time32Second(Some(v)),
+                _ => ScalarValue::Time32Millisecond(Some(v)),
+            });
+        }
+    }
+    // A whole number bounds or equals a decimal when it fits the precision exactly
+    // (`d > 0` on decimal(5, 2); `d > 1000` there is refused, as the reference does).
+    if from.is_integer() {
+        if let DataType::Decimal128(p, s) | DataType::Decimal256(p, s) = to {
+            return integer_as_decimal(value, to, *p, *s);
+        }
+    }
     if !convertible(&from, to) {
         return None;
     }
@@ -80,6 +118,77 @@ pub(crate) fn adapt(value: &ScalarValue, to: &DataType) -> Option<ScalarValue> {
         return None;
     }
     ScalarValue::try_from_array(&cast, 0).ok()
+}
+
+/// `expr` with every cast of a literal that cannot be carried out (a value out of the
+/// target's range: `TIMESTAMP '0001-01-01 00:00:00'` as nanoseconds) replaced by a
+/// null of the target type, as the reference evaluates such a cast: the comparison is
+/// then null (no row passes) instead of failing the scan.
+pub(crate) fn null_failed_casts(expr: Expr) -> datafusion_common::Result<Expr> {
+    use datafusion_common::tree_node::{Transformed, TreeNode};
+    expr.transform_up(|e| {
+        let (inner, to) = match &e {
+            Expr::Cast(c) => (c.expr.as_ref(), c.field.data_type()),
+            Expr::TryCast(c) => (c.expr.as_ref(), c.field.data_type()),
+            _ => return Ok(Transformed::no(e)),
+        };
+        let Expr::Literal(v, meta) = inner else {
+            return Ok(Transformed::no(e));
+        };
+        let strict = CastOptions {
+            safe: false,
+            ..Default::default()
+        };
+        let fits = v
+            .to_array()
+            .ok()
+            .is_some_and(|a| cast_with_options(&a, to, &strict).is_ok());
+        if fits {
+            return Ok(Transformed::no(e));
+        }
+        let null = ScalarValue::try_from(to)?;
+        Ok(Transformed::yes(Expr::Literal(null, meta.clone())))
+    })
+    .map(|t| t.data)
+}
+
+/// The whole number `value` as a decimal of precision `p` and scale `s`, or `None` when
+/// its digits do not fit.
+fn integer_as_decimal(value: &ScalarValue, to: &DataType, p: u8, s: i8) -> Option<ScalarValue> {
+    let whole: i128 = match value {
+        ScalarValue::Int8(v) => v.map(i128::from),
+        ScalarValue::Int16(v) => v.map(i128::from),
+        ScalarValue::Int32(v) => v.map(i128::from),
+        ScalarValue::Int64(v) => v.map(i128::from),
+        ScalarValue::UInt8(v) => v.map(i128::from),
+        ScalarValue::UInt16(v) => v.map(i128::from),
+        ScalarValue::UInt32(v) => v.map(i128::from),
+        ScalarValue::UInt64(v) => v.map(i128::from),
+        _ => None,
+    }?;
+    // digits of the unscaled value: whole * 10^s (a negative scale divides, exactly)
+    let unscaled = if s >= 0 {
+        whole.checked_mul(10i128.checked_pow(u32::try_from(s).ok()?)?)?
+    } else {
+        let d = 10i128.checked_pow(u32::from(s.unsigned_abs()))?;
+        if whole % d != 0 {
+            return None;
+        }
+        whole / d
+    };
+    // |unscaled| < 10^p; precisions past 38 exceed i128's digits, any i128 fits them
+    if p <= 38 && unscaled.unsigned_abs() >= 10u128.pow(u32::from(p)) {
+        return None;
+    }
+    match to {
+        DataType::Decimal128(..) => Some(ScalarValue::Decimal128(Some(unscaled), p, s)),
+        DataType::Decimal256(..) => Some(ScalarValue::Decimal256(
+            Some(arrow_buffer::i256::from_i128(unscaled)),
+            p,
+            s,
+        )),
+        _ => None,
+    }
 }
 
 fn adapt_literal(expr: &Expr, to: &DataType) -> Result<Expr, String> {

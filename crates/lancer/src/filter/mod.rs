@@ -9,7 +9,8 @@
 //! Steps: [`parse`] reads the text in the reference's dialect; DataFusion's `SqlToRel`
 //! turns it into a logical expression with the default scalar and nested functions;
 //! [`literal`] gives literals their column's type as the reference does; DataFusion's
-//! simplifier then coerces the remaining types and the expression is compiled against the
+//! simplifier then coerces the remaining types and simplifies once more (folding casts of
+//! typed literals into the column's type), and the expression is compiled against the
 //! schema of only the columns it reads, so a scan can read those first.
 
 mod literal;
@@ -130,6 +131,7 @@ pub struct Expression {
     columns: Vec<String>,
     input: SchemaRef,
     data_type: DataType,
+    nullable: bool,
     physical: Arc<dyn PhysicalExpr>,
 }
 
@@ -203,12 +205,15 @@ impl Expression {
         };
         let mut ast = parse::parse_filter(sql).map_err(bad)?;
         legacy_functions(&mut ast);
+        microsecond_timestamps(&mut ast);
         if usage == Use::Condition {
             qualified_sides(&mut ast);
         }
         let full = DFSchema::try_from(schema.clone()).map_err(|e| bad(e.to_string()))?;
+        // `CAST(x AS string)` is a plain string (Lance stores no view types)
         let options = ParserOptions {
             enable_ident_normalization: false,
+            map_string_types_to_utf8view: false,
             ..ParserOptions::new()
         };
         let planner = SqlToRel::new_with_options(&*FUNCTIONS, options);
@@ -239,12 +244,34 @@ impl Expression {
             .with_query_execution_start_time(Some(chrono_now()))
             .build();
         let simplifier = ExprSimplifier::new(ctx);
+        // Simplify, coerce, simplify again: the second pass folds the casts coercion put
+        // around typed literals (`TIMESTAMP '…'`, a fraction against a decimal) back into
+        // the column's own type where the value allows (DataFusion's unwrap-cast rule:
+        // a timestamp literal truncated to the column's unit, a decimal one rescaled), so
+        // the column is never cast to a finer unit or a wider decimal that its values
+        // overflow (0001-01-01 in microseconds has no nanosecond value), as the reference
+        // plans them.
         let expr = simplifier
             .simplify(expr)
             .and_then(|e| simplifier.coerce(e, &df))
+            .and_then(literal::null_failed_casts)
+            .and_then(|e| simplifier.simplify(e))
             .map_err(|e| bad(e.strip_backtrace()))?;
-        let data_type = expr
+        let mut data_type = expr
             .get_type(df.as_ref())
+            .map_err(|e| bad(e.strip_backtrace()))?;
+        // a function may still return a view type: its values are cast to the plain type
+        let plain = lancer_table::input::normalize_type(&data_type);
+        let expr = if plain == data_type {
+            expr
+        } else {
+            data_type = plain.clone();
+            Expr::Cast(datafusion_expr::Cast::new(Box::new(expr), plain))
+        };
+        // whether it can be null: as DataFusion derives it (a literal or arithmetic on
+        // non-nullable columns cannot), which is how the reference types a computed column
+        let nullable = expr
+            .nullable(df.as_ref())
             .map_err(|e| bad(e.strip_backtrace()))?;
         if usage != Use::Value && data_type != DataType::Boolean {
             return Err(bad(format!(
@@ -264,6 +291,7 @@ impl Expression {
             columns,
             input,
             data_type,
+            nullable,
             physical,
         })
     }
@@ -286,6 +314,12 @@ impl Expression {
     /// The type of the values it computes.
     pub fn data_type(&self) -> &DataType {
         &self.data_type
+    }
+
+    /// Whether it can compute a null (false for literals and for arithmetic or casts of
+    /// non-nullable columns).
+    pub fn nullable(&self) -> bool {
+        self.nullable
     }
 
     /// Evaluates on `batch`, which must hold the [`Expression::columns`] by name (other
@@ -414,6 +448,26 @@ fn qualified_sides(ast: &mut sql::Expr) {
                     sql::Expr::CompoundIdentifier(rest)
                 };
             }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
+/// `TIMESTAMP '…'` and `CAST(… AS TIMESTAMP)` without a precision are microsecond
+/// timestamps in the reference's dialect (as pyarrow's default), not DataFusion's
+/// nanoseconds: a literal's unit decides how it is truncated and whether it fits
+/// (`TIMESTAMP '0001-01-01 00:00:00'` has no nanosecond value).
+fn microsecond_timestamps(ast: &mut sql::Expr) {
+    fn micro(t: &mut sql::DataType) {
+        if let sql::DataType::Timestamp(p @ None, _) = t {
+            *p = Some(6);
+        }
+    }
+    let _ = visit_expressions_mut(ast, |e| {
+        match e {
+            sql::Expr::TypedString(ts) => micro(&mut ts.data_type),
+            sql::Expr::Cast { data_type, .. } => micro(data_type),
+            _ => {}
         }
         ControlFlow::<()>::Continue(())
     });

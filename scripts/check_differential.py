@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Pylance reads a dataset Lancer wrote (the replay of a gen_differential.py case), at every
+version, for the differential test.
+
+    <venv>/bin/python scripts/check_differential.py DATASET OUT.json OUTDIR
+
+Writes OUTDIR/v<v>-scan.arrow (Arrow IPC file: to_table(with_row_id=True), plus _rowaddr
+when this pylance's to_table has with_row_address) for every version, and OUT.json:
+    {"pylance": "14.0.2", "rowaddr": true,
+     "versions": [{"version": v, "count": n, "scan": "v3-scan.arrow"}        # scan: relative to OUTDIR
+                  | {"version": v, "error": {"error": "<class>", "message": "<first 300 chars>"}}, ...]}
+The versions are those ds.versions() lists (1..latest if that raises). A version pylance
+cannot open, scan or count is recorded with its error, never raised; if the dataset cannot
+be opened at all, OUT.json has "error" and no versions. Exit status 0 unless the arguments
+are wrong.
+"""
+import inspect
+import json
+import os
+import sys
+
+import pyarrow as pa
+import lance
+
+HAS_ROWADDR = "with_row_address" in set(
+    inspect.signature(sys.modules["lance.dataset"].LanceDataset.to_table).parameters)
+
+
+def err(e):
+    return {"error": type(e).__name__, "message": str(e)[:300]}
+
+
+def has_dict(t):
+    if pa.types.is_dictionary(t):
+        return True
+    return any(has_dict(t.field(i).type) for i in range(t.num_fields)) if t.num_fields else False
+
+
+def flat_dict(col):
+    """One dictionary array for a chunked dictionary column whose chunks pyarrow cannot
+    unify (older pylance returns dictionaries holding a null): decoded and re-encoded, so
+    an index to a null dictionary value becomes a null index."""
+    vals = [c.dictionary_decode() for c in col.chunks]
+    flat = pa.concat_arrays(vals) if vals else pa.array([], col.type.value_type)
+    return flat.cast(col.type)
+
+
+def write_ipc(path, table):
+    """Arrow IPC file, one batch; dictionary columns get one dictionary."""
+    if any(has_dict(f.type) for f in table.schema):
+        try:
+            table = table.unify_dictionaries()
+        except pa.ArrowInvalid:
+            for i, f in enumerate(table.schema):
+                if pa.types.is_dictionary(f.type):
+                    table = table.set_column(i, f, flat_dict(table.column(i)))
+    table = table.combine_chunks()
+    with pa.ipc.new_file(path, table.schema) as w:
+        w.write_table(table)
+
+
+def main(path, out_json, outdir):
+    os.makedirs(outdir, exist_ok=True)
+    doc = {"pylance": lance.__version__, "rowaddr": HAS_ROWADDR, "versions": []}
+    try:
+        latest = lance.dataset(path)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # noqa: BLE001 - the error is the answer
+        doc["error"] = err(e)
+        latest = None
+    if latest is not None:
+        try:
+            versions = sorted(int(v["version"]) for v in latest.versions())
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException:  # noqa: BLE001
+            versions = list(range(1, latest.version + 1))
+        kw = {"with_row_id": True}
+        if HAS_ROWADDR:
+            kw["with_row_address"] = True
+        for v in versions:
+            try:
+                ds = lance.dataset(path, version=v)
+                table = ds.to_table(**kw)
+                count = ds.count_rows()
+                rel = f"v{v}-scan.arrow"
+                write_ipc(os.path.join(outdir, rel), table)
+                doc["versions"].append({"version": v, "count": count, "scan": rel})
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as e:  # noqa: BLE001
+                doc["versions"].append({"version": v, "error": err(e)})
+    with open(out_json, "w") as f:
+        json.dump(doc, f, indent=1, ensure_ascii=False)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    main(*sys.argv[1:])
