@@ -28,8 +28,11 @@ OUTDIR/case-<seed>/
     data/step-<i>.arrow      Arrow IPC *file* (pa.ipc.new_file) with the input table of step i
                              (create / append / merge_insert source; add_null_columns: an empty
                              file whose schema holds the new fields), exactly as handed to pylance
-    expected/v<v>-scan.arrow, v<v>-f<k>.arrow, v<v>-t<k>.arrow   answers (IPC files, one batch,
-                             dictionaries unified)
+    expected/v<v>-scan.arrow, v<v>-f<k>.arrow, v<v>-t<k>.arrow   answers: IPC files, one batch;
+                             a dictionary column gets one dictionary (pyarrow's
+                             unify_dictionaries, or, when a chunk's dictionary holds a null as
+                             pylance 11/12 return, decoded and re-encoded: an index to a null
+                             dictionary value becomes a null index)
     case.json:
     {"seed": 17, "pylance": "14.0.2",
      "storage": "2.1",             # data_storage_version at create (from "2.0","2.1","2.2", only
@@ -41,14 +44,22 @@ OUTDIR/case-<seed>/
      "steps": [{<op fields>, "outcome": "ok" | {"error": "<exception class>", "message": "<first 300 chars>"},
                 "version": <ds.version after the step (unchanged when it failed)>,
                 # informational, not part of the replay:
-                "rows": <rows in the step's data file>, "variant": "<append/merge variant>"}, ...],
-     "versions": [{"version": v, "scan": "expected/v3-scan.arrow", "count": 120,
-                   "filters": [{"filter": "<sql>", "rows": "expected/v3-f0.arrow" | null,
+                "rows": <rows in the step's data file (create/append/merge_insert)>,
+                "variant": "<append/merge variant, when one was applied>"}, ...],
+     "versions": [{"version": v,
+                   "scan": "expected/v3-scan.arrow",   # lance.dataset(ds, version=v).to_table(
+                                                       #   with_row_id=True, with_row_address=True)
+                   "count": 120,                       # count_rows() (null + "count_error" if it raised)
+                   "filters": [{"filter": "<sql>",
+                                "rows": "expected/v3-f0.arrow" | null,  # to_table(filter=F, with_row_id=True)
+                                                                        # count: count_rows(filter=F)
                                 "count": 17 | null, "error": null | {"error": cls, "message": m}}
                                # "error" is to_table's; if only count_rows raised, "count" is null
                                # and "count_error" holds its error
                                , ...],
-                   "takes": [{"indices": [0, 5, 119], "rows": "expected/v3-t0.arrow"}
+                   "takes": [{"indices": [0, 5, 119], "rows": "expected/v3-t0.arrow"}  # ds.take(indices):
+                             # all columns, no row ids; 1-2 per version with rows, indices in
+                             # range, mostly sorted, some unsorted, some with a repeat
                              # or "rows": null, "error": {...} when take raised
                              ]}, ...]}
     Every version 1..latest is listed. If lance.dataset(path, version=v) or its scan raises,
@@ -62,7 +73,7 @@ Steps (op fields; step 0 is always create; then 3-12 steps, appends/deletes/upda
   {"op":"append","data":"data/step-i.arrow","max_rows_per_file":N}
         lance.write_dataset(t, ds, mode="append", max_rows_per_file=N)
   {"op":"delete","where":SQL}                           ds.delete(SQL)
-  {"op":"update","where":SQL|null,"set":{"col":SQL}}    ds.update(set, where=SQL)
+  {"op":"update","where":SQL|null,"set":{"col":SQL}}    ds.update(set, where=SQL); ds.update(set) if null
   {"op":"merge_insert","on":["id"],"data":...,"update_all":b,"insert_all":b,
    "delete_by_source":false|true|SQL}
         b = ds.merge_insert(["id"]); when_matched_update_all() if update_all;
@@ -498,6 +509,12 @@ def draw_rows(r, create=False):
                   [4, 8, 25, 40, 20, 1.5 if create else 0.5])[0]
     return {"zero": 0, "one": 1, "few": r.randint(2, 12), "hundreds": r.randint(50, 600),
             "thousands": r.randint(1000, 5000), "huge": r.randint(20000, 70000)}[k]
+
+
+def draw_file_rows(r, n):
+    """max_rows_per_file (or a compaction target) for n rows: small ones only while they
+    make at most 64 files (thousands of fragments make every later read slow)."""
+    return r.choice([c for c in (5, 50, 300, 1000, 1048576) if n <= 64 * c])
 
 
 def new_ids(r, start, n):
@@ -1077,7 +1094,7 @@ class Case:
         ids = new_ids(r, self.next_id, n)
         self.next_id = (ids[-1] + 1) if ids else self.next_id
         table = gen_table(self.g, schema, ids, self.profiles, r)
-        mrpf = r.choice([5, 50, 300, 1000, 1048576])
+        mrpf = draw_file_rows(r, n)
         step = {"op": "create", "data": self.data_file(0, table), "max_rows_per_file": mrpf,
                 "rows": n}
         kw = {"mode": "create", "max_rows_per_file": mrpf, "data_storage_version": self.storage}
@@ -1112,7 +1129,7 @@ class Case:
         variant = None
         if r.random() < 0.45:
             table, variant = apply_variant(r, self.g, table, r.choice(APPEND_VARIANTS))
-        mrpf = r.choice([5, 50, 300, 1000, 1048576])
+        mrpf = draw_file_rows(r, n)
         step = {"op": "append", "data": self.data_file(i, table), "max_rows_per_file": mrpf,
                 "rows": n}
         if variant:
@@ -1287,7 +1304,7 @@ class Case:
 
     def draw_compact(self, i, ds):
         r = self.r
-        n = r.choice([10, 100, 1000, 1048576])
+        n = r.choice([c for c in (10, 100, 1000, 1048576) if ds.count_rows() <= 64 * c])
         mat = r.random() < 0.5
         step = {"op": "compact", "target_rows_per_fragment": n, "materialize_deletions": mat}
         return step, lambda: ds.optimize.compact_files(target_rows_per_fragment=n,
