@@ -569,10 +569,16 @@ pub enum Command {
     },
     /// Check a dataset: every version's manifest decodes, every referenced file exists
     /// with its recorded size and a valid footer, row counts agree, deletion files are
-    /// valid. Prints what is wrong and exits 1 if anything is.
+    /// valid. With --data, every column of every fragment of every version is also
+    /// read as that version's schema describes it. Prints what is wrong and exits 1 if
+    /// anything is.
     Verify {
         /// A dataset directory.
         path: PathBuf,
+        /// Also read every column of every version (decodes all data: as slow as a full
+        /// scan of each version; fragments unchanged between versions are read once).
+        #[arg(long)]
+        data: bool,
     },
 }
 

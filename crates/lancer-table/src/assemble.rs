@@ -131,9 +131,23 @@ pub(crate) fn project(
                 &lf.children[0],
                 f.data_type(),
             )?;
+            // the file's list type around the projected values; conform names it after
+            let item = |f: &arrow_schema::FieldRef| {
+                Arc::new(
+                    f.as_ref()
+                        .clone()
+                        .with_data_type(values.data_type().clone()),
+                )
+            };
+            let list_type = match a.data_type() {
+                DataType::List(f) => DataType::List(item(f)),
+                DataType::LargeList(f) => DataType::LargeList(item(f)),
+                DataType::FixedSizeList(f, k) => DataType::FixedSizeList(item(f), *k),
+                other => other.clone(),
+            };
             let rebuilt = d
                 .into_builder()
-                .data_type(a.data_type().clone())
+                .data_type(list_type)
                 .child_data(vec![values.to_data()])
                 .build()
                 .map_err(|e| bad(e.to_string()))?;

@@ -2,8 +2,8 @@
 //!
 //! The reference accepts an append (or a merge source) whose columns come in another
 //! order, whose nullable columns or struct fields are missing (written as nulls), whose
-//! lists name their item field differently (`element`, as Parquet does, for `item`)
-//! and whose strings or binaries are Arrow view types (stored as `string` / `binary`:
+//! fixed-size lists name their item field differently (`element`, as Parquet does, for
+//! `item`; a variable-size list's item must keep its name) and whose strings or binaries are Arrow view types (stored as `string` / `binary`:
 //! Lance files have no view types); everything else must match the dataset's schema
 //! exactly — a `large_string` for a `string`, an `int32` for an `int64`, an extra column,
 //! nulls in a non-nullable field or a missing non-nullable column are refused (table
@@ -205,9 +205,15 @@ fn conform_array(
                 StructArray::try_new_with_length(tfs.clone(), children, sa.nulls().cloned(), n)?;
             Ok(Arc::new(built))
         }
-        (DataType::List(tf), DataType::List(_))
-        | (DataType::LargeList(tf), DataType::LargeList(_))
-        | (DataType::Map(tf, _), DataType::Map(_, _)) => relist(&a, want, tf, path),
+        // a list's item must keep its name (the reference compares it); a fixed-size
+        // list's item may have any (it is stored as the dataset's)
+        (DataType::List(tf), DataType::List(sf))
+        | (DataType::LargeList(tf), DataType::LargeList(sf))
+        | (DataType::Map(tf, _), DataType::Map(sf, _))
+            if tf.name() == sf.name() =>
+        {
+            relist(&a, want, tf, path)
+        }
         (DataType::FixedSizeList(tf, n), DataType::FixedSizeList(_, m)) if n == m => {
             relist(&a, want, tf, path)
         }

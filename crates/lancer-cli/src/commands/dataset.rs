@@ -462,11 +462,16 @@ pub fn export(path: &Path, output: &Path, at: &VersionArgs, json: bool) -> CmdRe
 }
 
 /// `lancer verify`: returns the problems found.
-pub fn verify_problems(path: &Path) -> Result<(Vec<String>, usize), Box<dyn std::error::Error>> {
+pub fn verify_problems(
+    path: &Path,
+    data: bool,
+) -> Result<(Vec<String>, usize), Box<dyn std::error::Error>> {
     let mut problems = Vec::new();
     let store = lancer_table::dataset::store_at(path)?;
     let versions = list_versions(&store)?;
     let mut checked_files = std::collections::HashSet::new();
+    // (schema, fragment's files) already read with --data
+    let mut read_fragments = std::collections::HashSet::new();
     for v in &versions {
         let ds = match Dataset::open_in(store.clone(), Some(v.version)) {
             Ok(d) => d,
@@ -529,20 +534,53 @@ pub fn verify_problems(path: &Path) -> Result<(Vec<String>, usize), Box<dyn std:
             if let Err(e) = ds.deletions(frag) {
                 problems.push(format!("version {}: fragment {}: {e}", v.version, frag.id));
             }
+            if data {
+                let schema = ds.schema();
+                let files: Vec<&str> = frag.files.iter().map(|f| f.path.as_str()).collect();
+                if read_fragments.insert((schema.to_string(), files.join("\n"))) {
+                    if let Err(e) = read_whole_fragment(&ds, frag) {
+                        problems.push(format!(
+                            "version {}: fragment {}: reading its columns: {e}",
+                            v.version, frag.id
+                        ));
+                    }
+                }
+            }
         }
     }
     Ok((problems, versions.len()))
 }
 
+/// Reads every column of every row of `frag` as `ds`'s schema describes them, a
+/// bounded number of rows at a time.
+fn read_whole_fragment(
+    ds: &Dataset,
+    frag: &lancer_table::pb::DataFragment,
+) -> lancer_table::Result<()> {
+    const ROWS: u64 = 16 * 1024;
+    let mut start = 0;
+    while start < frag.physical_rows {
+        let end = (start + ROWS).min(frag.physical_rows);
+        ds.read_runs(frag, None, &[start..end])?;
+        start = end;
+    }
+    Ok(())
+}
+
 /// `lancer verify`.
-pub fn verify(path: &Path, json: bool) -> CmdResult {
-    let (problems, n) = verify_problems(path)?;
+pub fn verify(path: &Path, data: bool, json: bool) -> CmdResult {
+    let (problems, n) = verify_problems(path, data)?;
     report(
         json,
         serde_json::json!({ "ok": problems.is_empty(), "versions": n, "problems": problems }),
         || {
             if problems.is_empty() {
-                format!("ok: {n} versions, every manifest, data file and deletion file checks out")
+                let what = if data {
+                    "every manifest, data file and deletion file checks out and every column reads"
+                } else {
+                    "every manifest, data file and deletion file checks out"
+                };
+                format!("ok: {n} versions, {what}")
             } else {
                 problems.join("\n")
             }

@@ -223,7 +223,7 @@ fn run_command(cli: Cli) -> CmdResult {
             json,
         ),
         Command::Export { path, output, at } => dataset::export(&path, &output, &at, json),
-        Command::Verify { path } => dataset::verify(&path, json),
+        Command::Verify { path, data } => dataset::verify(&path, data, json),
         Command::Fts {
             path,
             args,

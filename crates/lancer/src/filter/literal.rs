@@ -117,19 +117,202 @@ pub(crate) fn adapt(value: &ScalarValue, to: &DataType) -> Option<ScalarValue> {
     if cast.is_null(0) && !value.is_null() {
         return None;
     }
-    ScalarValue::try_from_array(&cast, 0).ok()
+    let out = ScalarValue::try_from_array(&cast, 0).ok()?;
+    // a half float must keep the value: one that overflows to infinity or underflows to
+    // zero is refused (wider floats take the nearest value, whatever it is)
+    if let ScalarValue::Float16(Some(h)) = out {
+        let lost = h.is_infinite() || (h.to_f64() == 0.0 && !is_zero(value));
+        if lost {
+            return None;
+        }
+    }
+    Some(out)
 }
 
-/// `expr` with every cast of a literal that cannot be carried out (a value out of the
-/// target's range: `TIMESTAMP '0001-01-01 00:00:00'` as nanoseconds) replaced by a
-/// null of the target type, as the reference evaluates such a cast: the comparison is
-/// then null (no row passes) instead of failing the scan.
-pub(crate) fn null_failed_casts(expr: Expr) -> datafusion_common::Result<Expr> {
+fn is_zero(v: &ScalarValue) -> bool {
+    match v {
+        ScalarValue::Float64(Some(x)) => *x == 0.0,
+        ScalarValue::Float32(Some(x)) => *x == 0.0,
+        // whole numbers
+        other => other.to_string() == "0",
+    }
+}
+
+/// `x IN (…, 0.0, …)` on a float column also takes `-0.0` (and the other way round):
+/// DataFusion answers long IN lists from a hash set of the values' bits, where the two
+/// zeros differ, while `=` and the reference treat them as equal.
+pub(crate) fn both_zeros(expr: Expr) -> datafusion_common::Result<Expr> {
     use datafusion_common::tree_node::{Transformed, TreeNode};
     expr.transform_up(|e| {
-        let (inner, to) = match &e {
-            Expr::Cast(c) => (c.expr.as_ref(), c.field.data_type()),
-            Expr::TryCast(c) => (c.expr.as_ref(), c.field.data_type()),
+        let Expr::InList(l) = &e else {
+            return Ok(Transformed::no(e));
+        };
+        let mut extra = Vec::new();
+        for item in &l.list {
+            let Expr::Literal(v, meta) = item else {
+                continue;
+            };
+            let other = match v {
+                ScalarValue::Float16(Some(x)) if x.to_f64() == 0.0 => {
+                    ScalarValue::Float16(Some(-*x))
+                }
+                ScalarValue::Float32(Some(x)) if *x == 0.0 => ScalarValue::Float32(Some(-*x)),
+                ScalarValue::Float64(Some(x)) if *x == 0.0 => ScalarValue::Float64(Some(-*x)),
+                _ => continue,
+            };
+            // (the Debug form tells the zeros apart)
+            let missing = !l.list.iter().any(
+                |i| matches!(i, Expr::Literal(w, _) if format!("{w:?}") == format!("{other:?}")),
+            );
+            if missing {
+                extra.push(Expr::Literal(other, meta.clone()));
+            }
+        }
+        if extra.is_empty() {
+            return Ok(Transformed::no(e));
+        }
+        let mut list = l.list.clone();
+        list.extend(extra);
+        Ok(Transformed::yes(Expr::InList(InList::new(
+            l.expr.clone(),
+            list,
+            l.negated,
+        ))))
+    })
+    .map(|t| t.data)
+}
+
+/// IN lists and BETWEEN typed as comparisons (the reference's rule: the column and each
+/// value are brought to the type two sides of a comparison would take, so `s IN ('a',
+/// 1.5)` on a string column compares numbers, and a string that is no number is
+/// refused), where DataFusion would bring a mixed list to a string; a half float compared with a
+/// decimal is refused, as the reference refuses it.
+pub(crate) fn reference_comparisons(
+    expr: Expr,
+    schema: &DFSchema,
+) -> datafusion_common::Result<Expr> {
+    use datafusion_common::tree_node::{Transformed, TreeNode};
+    use datafusion_expr::type_coercion::binary::comparison_coercion;
+    use datafusion_expr::ExprSchemable;
+    let half_vs_decimal = |a: &DataType, b: &DataType| {
+        let dec = |t: &DataType| matches!(t, DataType::Decimal128(..) | DataType::Decimal256(..));
+        (*a == DataType::Float16 && dec(b)) || (*b == DataType::Float16 && dec(a))
+    };
+    expr.transform_up(|e| match &e {
+        Expr::InList(l) => {
+            let Ok(t0) = l.expr.get_type(schema) else {
+                return Ok(Transformed::no(e));
+            };
+            let mut types = Vec::with_capacity(l.list.len());
+            let mut common = t0.clone();
+            for item in &l.list {
+                let Ok(t) = item.get_type(schema) else {
+                    return Ok(Transformed::no(e));
+                };
+                if half_vs_decimal(&common, &t) {
+                    return datafusion_common::plan_err!("cannot compare {common} with {t}");
+                }
+                match comparison_coercion(&common, &t) {
+                    Some(c) => common = c,
+                    None => return Ok(Transformed::no(e)),
+                }
+                types.push(t);
+            }
+            if t0 == common && types.iter().all(|t| *t == common) {
+                return Ok(Transformed::no(e));
+            }
+            let cast = |x: &Expr, t: &DataType| {
+                if t == &common {
+                    x.clone()
+                } else {
+                    Expr::Cast(datafusion_expr::Cast::new(
+                        Box::new(x.clone()),
+                        common.clone(),
+                    ))
+                }
+            };
+            let list = l.list.iter().zip(&types).map(|(x, t)| cast(x, t)).collect();
+            Ok(Transformed::yes(Expr::InList(InList::new(
+                Box::new(cast(&l.expr, &t0)),
+                list,
+                l.negated,
+            ))))
+        }
+        Expr::BinaryExpr(b)
+            if matches!(
+                b.op,
+                Operator::Eq
+                    | Operator::NotEq
+                    | Operator::Lt
+                    | Operator::LtEq
+                    | Operator::Gt
+                    | Operator::GtEq
+            ) =>
+        {
+            if let (Ok(l), Ok(r)) = (b.left.get_type(schema), b.right.get_type(schema)) {
+                if half_vs_decimal(&l, &r) {
+                    return datafusion_common::plan_err!("cannot compare {l} with {r}");
+                }
+            }
+            Ok(Transformed::no(e))
+        }
+        Expr::Between(b) => {
+            let (Ok(t0), Ok(lo), Ok(hi)) = (
+                b.expr.get_type(schema),
+                b.low.get_type(schema),
+                b.high.get_type(schema),
+            ) else {
+                return Ok(Transformed::no(e));
+            };
+            let common = comparison_coercion(&t0, &lo)
+                .zip(comparison_coercion(&t0, &hi))
+                .and_then(|(a, b)| comparison_coercion(&a, &b));
+            let Some(common) = common else {
+                return Ok(Transformed::no(e));
+            };
+            if t0 == common && lo == common && hi == common {
+                return Ok(Transformed::no(e));
+            }
+            let cast = |x: &Expr, t: &DataType| {
+                if t == &common {
+                    x.clone()
+                } else {
+                    Expr::Cast(datafusion_expr::Cast::new(
+                        Box::new(x.clone()),
+                        common.clone(),
+                    ))
+                }
+            };
+            Ok(Transformed::yes(Expr::Between(Between::new(
+                Box::new(cast(&b.expr, &t0)),
+                b.negated,
+                Box::new(cast(&b.low, &lo)),
+                Box::new(cast(&b.high, &hi)),
+            ))))
+        }
+        _ => Ok(Transformed::no(e)),
+    })
+    .map(|t| t.data)
+}
+
+/// Carries out every cast of a literal (`DECIMAL(5,2) '1.50'`, a string coerced to
+/// a column's number type), as the reference does while planning: a value that does
+/// not convert is an error naming it (`'abc'` as a date), except a date or timestamp
+/// out of the target unit's range (`TIMESTAMP '0001-01-01 00:00:00'` as nanoseconds),
+/// which is a null of the target type — the comparison is then null and no row passes
+/// — and a `TRY_CAST`, which is null whenever the value does not convert.
+pub(crate) fn fold_literal_casts(expr: Expr) -> datafusion_common::Result<Expr> {
+    use datafusion_common::tree_node::{Transformed, TreeNode};
+    let temporal = |t: &DataType| {
+        matches!(
+            t,
+            DataType::Timestamp(..) | DataType::Date32 | DataType::Date64
+        )
+    };
+    expr.transform_up(|e| {
+        let (inner, to, lenient) = match &e {
+            Expr::Cast(c) => (c.expr.as_ref(), c.field.data_type(), false),
+            Expr::TryCast(c) => (c.expr.as_ref(), c.field.data_type(), true),
             _ => return Ok(Transformed::no(e)),
         };
         let Expr::Literal(v, meta) = inner else {
@@ -139,15 +322,20 @@ pub(crate) fn null_failed_casts(expr: Expr) -> datafusion_common::Result<Expr> {
             safe: false,
             ..Default::default()
         };
-        let fits = v
+        let cast = v
             .to_array()
-            .ok()
-            .is_some_and(|a| cast_with_options(&a, to, &strict).is_ok());
-        if fits {
-            return Ok(Transformed::no(e));
+            .and_then(|a| Ok(cast_with_options(&a, to, &strict)?))
+            .and_then(|a| ScalarValue::try_from_array(&a, 0));
+        match cast {
+            Ok(folded) => Ok(Transformed::yes(Expr::Literal(folded, meta.clone()))),
+            Err(_) if lenient || (temporal(&v.data_type()) && temporal(to)) => Ok(
+                Transformed::yes(Expr::Literal(ScalarValue::try_from(to)?, meta.clone())),
+            ),
+            Err(err) => datafusion_common::plan_err!(
+                "the value {v} cannot be cast to {to}: {}",
+                err.strip_backtrace()
+            ),
         }
-        let null = ScalarValue::try_from(to)?;
-        Ok(Transformed::yes(Expr::Literal(null, meta.clone())))
     })
     .map(|t| t.data)
 }

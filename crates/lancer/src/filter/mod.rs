@@ -13,6 +13,7 @@
 //! typed literals into the column's type), and the expression is compiled against the
 //! schema of only the columns it reads, so a scan can read those first.
 
+mod dialect;
 mod literal;
 mod parse;
 
@@ -204,8 +205,7 @@ impl Expression {
             }
         };
         let mut ast = parse::parse_filter(sql).map_err(bad)?;
-        legacy_functions(&mut ast);
-        microsecond_timestamps(&mut ast);
+        dialect::reference_dialect(&mut ast).map_err(bad)?;
         if usage == Use::Condition {
             qualified_sides(&mut ast);
         }
@@ -221,6 +221,9 @@ impl Expression {
             .sql_to_expr(ast, &full, &mut PlannerContext::new())
             .map_err(|e| bad(e.strip_backtrace()))?;
         let expr = literal::type_literals(&expr, &full).map_err(bad)?;
+        let expr = literal::reference_comparisons(expr, &full)
+            .and_then(literal::fold_literal_casts)
+            .map_err(|e| bad(e.strip_backtrace()))?;
         let expr = match usage {
             Use::Filter | Use::Condition => regexp_match_as_bool(expr),
             Use::Value => expr,
@@ -254,8 +257,9 @@ impl Expression {
         let expr = simplifier
             .simplify(expr)
             .and_then(|e| simplifier.coerce(e, &df))
-            .and_then(literal::null_failed_casts)
+            .and_then(literal::fold_literal_casts)
             .and_then(|e| simplifier.simplify(e))
+            .and_then(literal::both_zeros)
             .map_err(|e| bad(e.strip_backtrace()))?;
         let mut data_type = expr
             .get_type(df.as_ref())
@@ -431,7 +435,6 @@ impl Filter {
     }
 }
 
-/// `is_valid(x)`, an old spelling the reference still accepts, is `x IS NOT NULL`.
 /// `source.x` / `target.x` (any case) → the columns `source__x` / `target__x`.
 fn qualified_sides(ast: &mut sql::Expr) {
     let _ = visit_expressions_mut(ast, |e| {
@@ -447,43 +450,6 @@ fn qualified_sides(ast: &mut sql::Expr) {
                     rest.extend(parts[2..].iter().cloned());
                     sql::Expr::CompoundIdentifier(rest)
                 };
-            }
-        }
-        ControlFlow::<()>::Continue(())
-    });
-}
-
-/// `TIMESTAMP '…'` and `CAST(… AS TIMESTAMP)` without a precision are microsecond
-/// timestamps in the reference's dialect (as pyarrow's default), not DataFusion's
-/// nanoseconds: a literal's unit decides how it is truncated and whether it fits
-/// (`TIMESTAMP '0001-01-01 00:00:00'` has no nanosecond value).
-fn microsecond_timestamps(ast: &mut sql::Expr) {
-    fn micro(t: &mut sql::DataType) {
-        if let sql::DataType::Timestamp(p @ None, _) = t {
-            *p = Some(6);
-        }
-    }
-    let _ = visit_expressions_mut(ast, |e| {
-        match e {
-            sql::Expr::TypedString(ts) => micro(&mut ts.data_type),
-            sql::Expr::Cast { data_type, .. } => micro(data_type),
-            _ => {}
-        }
-        ControlFlow::<()>::Continue(())
-    });
-}
-
-fn legacy_functions(ast: &mut sql::Expr) {
-    let _ = visit_expressions_mut(ast, |e| {
-        if let sql::Expr::Function(f) = e {
-            let is_valid =
-                f.name.0.len() == 1 && f.name.to_string().eq_ignore_ascii_case("is_valid");
-            if let (true, sql::FunctionArguments::List(list)) = (is_valid, &f.args) {
-                if let [sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(arg))] =
-                    list.args.as_slice()
-                {
-                    *e = sql::Expr::IsNotNull(Box::new(arg.clone()));
-                }
             }
         }
         ControlFlow::<()>::Continue(())
