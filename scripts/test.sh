@@ -31,6 +31,19 @@ live "writing live vector shapes" gen_vector_shapes.py "$root/target/vector-shap
 live "writing live full-text indexes" gen_golden_fts.py "$root/target/golden-fts-live"
 live "writing live evolved datasets" gen_golden_evolution.py "$root/target/golden-evolution-live"
 live "writing live full-text shapes" gen_fts_shapes.py "$root/target/fts-shapes-live"
+# The differential test (crates/lancer/tests/differential.rs): random tables and
+# histories drawn and run by each pylance; fixed seed ranges (so a run is repeatable) plus
+# every seed that once found a difference (tests/data/differential-seeds.txt).
+rm -rf "$root/target/differential-live"
+for spec in "14 0-59" "12 1000-1029" "11 2000-2029"; do
+  set -- $spec
+  kept=$(sed -n "s/^$1: //p" tests/data/differential-seeds.txt)
+  echo "test.sh: differential histories with pylance $1" >&2
+  ".venv/pylance-$1/bin/python" scripts/gen_differential.py "$root/target/differential-live/pylance-$1" \
+    --seeds "$2${kept:+,$kept}" > "$root/target/differential-$1.log" 2>&1 \
+    || { cat "$root/target/differential-$1.log" >&2; exit 1; }
+done
+export LANCER_DIFFERENTIAL_LIVE="$root/target/differential-live"
 export LANCER_FTS_SHAPES_LIVE="$root/target/fts-shapes-live"
 export LANCER_GOLDEN_EVOLUTION_LIVE="$root/target/golden-evolution-live"
 export LANCER_GOLDEN_FTS_LIVE="$root/target/golden-fts-live"

@@ -9,6 +9,7 @@
 
 pub mod block;
 pub mod compression;
+pub mod concat;
 pub mod contain;
 pub mod container;
 pub mod error;

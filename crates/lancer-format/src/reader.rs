@@ -982,7 +982,7 @@ fn concat_unraveled(parts: Vec<Unraveled>) -> Result<Unraveled> {
         ));
     }
     let leaves: Vec<&dyn Array> = parts.iter().map(|p| p.leaf.as_ref()).collect();
-    let leaf = arrow_select::concat::concat(&leaves)?;
+    let leaf = crate::concat::concat(&leaves)?;
     let mut outer = Vec::with_capacity(depth);
     for d in 0..depth {
         match &parts[0].outer[d] {

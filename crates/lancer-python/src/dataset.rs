@@ -189,7 +189,10 @@ impl Iterator for Batches {
         match parts.len() {
             0 => None,
             1 => parts.pop().map(Ok),
-            _ => Some(arrow_select::concat::concat_batches(&self.schema, &parts)),
+            _ => Some(
+                lancer::concat::concat_batches(&self.schema, &parts)
+                    .map_err(|e| arrow_schema::ArrowError::ExternalError(Box::new(e))),
+            ),
         }
     }
 }

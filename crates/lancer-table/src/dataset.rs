@@ -988,7 +988,7 @@ impl Dataset {
             cols.push(match parts.len() {
                 0 => arrow_array::new_empty_array(self.schema.field(fi).data_type()),
                 1 => batches[0].column(k).clone(),
-                _ => arrow_select::concat::concat(&parts)?,
+                _ => crate::concat::concat(&parts)?,
             });
         }
         self.batch(&fields, cols, rows)
@@ -1205,7 +1205,7 @@ impl Dataset {
                 1 => p.swap_remove(0),
                 _ => {
                     let refs: Vec<&dyn Array> = p.iter().map(|a| a.as_ref()).collect();
-                    arrow_select::concat::concat(&refs)?
+                    crate::concat::concat(&refs)?
                 }
             };
             cols.push(if in_order { all } else { reorder(&all, &inv)? });

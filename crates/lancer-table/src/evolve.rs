@@ -204,25 +204,30 @@ impl Dataset {
     /// whose schema lacks them; no data is rewritten (the files stay until cleanup).
     pub fn drop_columns(&self, paths: &[&str]) -> Result<Dataset> {
         let mut fields = self.manifest().pb.fields.clone();
-        for p in paths {
+        for (k, p) in paths.iter().enumerate() {
+            // a field inside a column already dropped by this call (`["s", "s.a"]`)
+            let under_earlier = paths[..k]
+                .iter()
+                .any(|q| p.strip_prefix(q).is_some_and(|rest| rest.starts_with('.')));
+            if under_earlier {
+                continue;
+            }
             let i = find(&fields, p)?;
             let gone = subtree(&fields, fields[i].id);
             fields.retain(|f| !gone.contains(&f.id));
+        }
+        // a struct left without fields goes too (and so on up), as the reference drops it
+        while let Some(empty) = fields
+            .iter()
+            .find(|f| f.logical_type == "struct" && !fields.iter().any(|c| c.parent_id == f.id))
+            .map(|f| f.id)
+        {
+            fields.retain(|f| f.id != empty);
         }
         if !fields.iter().any(|f| f.parent_id == -1) {
             return Err(TableError::invalid(
                 "cannot drop every column of a dataset: keep at least one (or delete the dataset)",
             ));
-        }
-        // a struct left without fields cannot be read back
-        if let Some(p) = fields
-            .iter()
-            .find(|f| f.logical_type == "struct" && !fields.iter().any(|c| c.parent_id == f.id))
-        {
-            return Err(TableError::invalid(format!(
-                "dropping every field of struct {:?}: drop the struct itself",
-                p.name
-            )));
         }
         self.commit_op(Operation::Project(pb::transaction::Project {
             schema: fields,
@@ -230,13 +235,28 @@ impl Dataset {
         }))
     }
 
+    /// Errs naming the first of `paths` (top-level names or dotted struct paths) the
+    /// schema lacks: checked before a change of several steps starts.
+    pub fn check_paths(&self, paths: &[&str]) -> Result<()> {
+        let fields = &self.manifest().pb.fields;
+        for p in paths {
+            find(fields, p)?;
+        }
+        Ok(())
+    }
+
     /// Renames columns and changes their nullability (a column made non-nullable must
     /// hold no null). No data is rewritten.
     pub fn alter_columns(&self, changes: &[ColumnChange]) -> Result<Dataset> {
         let mut fields = self.manifest().pb.fields.clone();
         let mut tightened = false;
-        for c in changes {
-            let i = find(&fields, &c.path)?;
+        // every path names a field of the schema before this change (renaming `s` and
+        // `s.a` in one call is two renames)
+        let at: Vec<usize> = changes
+            .iter()
+            .map(|c| find(&fields, &c.path))
+            .collect::<Result<_>>()?;
+        for (c, &i) in changes.iter().zip(&at) {
             if let Some(n) = &c.rename {
                 if n.is_empty() || n.contains('.') {
                     return Err(TableError::invalid(format!(
@@ -291,9 +311,14 @@ impl Dataset {
             if from.data_type() == to {
                 continue;
             }
-            if !arrow_cast::can_cast_types(from.data_type(), to) {
+            if !(arrow_cast::can_cast_types(from.data_type(), to)
+                && same_family(from.data_type(), to))
+            {
                 return Err(TableError::invalid(format!(
-                    "column {name:?} is {} and cannot be cast to {to}",
+                    "column {name:?} is {} and cannot be cast to {to}: a column keeps its \
+                     kind (integers to integers, floats to floats, strings to strings, dates \
+                     and times to dates and times, ...); add a computed column instead \
+                     (add_columns with CAST)",
                     from.data_type()
                 )));
             }
@@ -773,4 +798,27 @@ fn conform(b: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
         }
     }
     Ok(RecordBatch::try_new(schema.clone(), b.columns().to_vec())?)
+}
+
+/// Whether the reference changes a column of type `from` to `to` in place: within one
+/// kind of value only (integers, floats, dates and times, strings, binaries, decimals,
+/// booleans; lists by their items).
+fn same_family(from: &arrow_schema::DataType, to: &arrow_schema::DataType) -> bool {
+    use arrow_schema::DataType::*;
+    match from {
+        f if f.is_integer() => to.is_integer(),
+        f if f.is_floating() => to.is_floating(),
+        f if f.is_temporal() => to.is_temporal(),
+        Boolean => matches!(to, Boolean),
+        Utf8 | LargeUtf8 => matches!(to, Utf8 | LargeUtf8),
+        Binary | LargeBinary => matches!(to, Binary | LargeBinary),
+        Decimal128(..) | Decimal256(..) => matches!(to, Decimal128(..) | Decimal256(..)),
+        List(a) | LargeList(a) | FixedSizeList(a, _) => match to {
+            List(b) | LargeList(b) | FixedSizeList(b, _) => {
+                same_family(a.data_type(), b.data_type())
+            }
+            _ => false,
+        },
+        _ => false,
+    }
 }

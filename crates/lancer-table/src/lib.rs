@@ -12,6 +12,7 @@ pub mod cache;
 pub mod cleanup;
 pub mod commit;
 pub mod compact;
+pub mod concat;
 pub mod dataset;
 pub mod deletion;
 pub mod error;

@@ -461,9 +461,7 @@ impl Dataset {
                 None => {
                     let nulls = new_null_array(f.data_type(), insert_rows.len());
                     match &target {
-                        Some(t) => {
-                            arrow_select::concat::concat(&[t.column(fi).as_ref(), nulls.as_ref()])?
-                        }
+                        Some(t) => crate::concat::concat(&[t.column(fi).as_ref(), nulls.as_ref()])?,
                         None => new_null_array(f.data_type(), picked.num_rows()),
                     }
                 }
@@ -650,7 +648,7 @@ impl Dataset {
         let mut acc: Option<KeyCandidates> = None;
         for (k, &si) in spec.on.iter().zip(&plan.key_src) {
             let cols: Vec<&dyn Array> = source.iter().map(|b| b.column(si).as_ref()).collect();
-            let values = arrow_select::concat::concat(&cols)?;
+            let values = crate::concat::concat(&cols)?;
             let Some(c) = lookup(k, &values)? else {
                 return Ok(None);
             };

@@ -33,14 +33,8 @@ pub fn add_columns_progress(
                 what: format!("{name:?} is not a column name (empty, or with a dot)"),
             });
         }
+        // (a bare NULL makes a column of Arrow's null type, as in the reference)
         let e = Expression::new(sql, &schema)?;
-        if *e.data_type() == DataType::Null {
-            return Err(Error::InvalidArgument {
-                what: format!(
-                    "{sql:?} has no type (a bare NULL): add an all-null column with a type instead (`lancer add-column DS {name} --null TYPE`)"
-                ),
-            });
-        }
         fields.push(Field::new(*name, e.data_type().clone(), e.nullable()));
         exprs.push(e);
     }
@@ -79,6 +73,49 @@ pub fn drop_columns(ds: &Dataset, columns: &[&str]) -> Result<Dataset> {
 /// Renames columns and changes their nullability.
 pub fn alter_columns(ds: &Dataset, changes: &[ColumnChange]) -> Result<Dataset> {
     Ok(ds.alter_columns(changes)?)
+}
+
+/// One change of pylance's `alter_columns`: a column (or struct field, by dotted path)
+/// renamed, made (non-)nullable and / or cast to another type.
+#[derive(Clone, Debug, Default)]
+pub struct Alteration {
+    /// The column: a top-level name or a dotted path to a struct's field.
+    pub path: String,
+    /// Its new name.
+    pub rename: Option<String>,
+    /// Its new nullability.
+    pub nullable: Option<bool>,
+    /// Its new type (within its kind of values: see [`cast_columns`]).
+    pub data_type: Option<DataType>,
+}
+
+/// pylance's `alter_columns`: every path is checked first, so a change naming a
+/// missing column changes nothing; the casts are then committed (one version, new
+/// data files) and the renames and nullability (another version, no data written).
+pub fn alter(ds: &Dataset, alterations: &[Alteration]) -> Result<Dataset> {
+    let paths: Vec<&str> = alterations.iter().map(|a| a.path.as_str()).collect();
+    ds.check_paths(&paths)?;
+    let casts: Vec<(&str, DataType)> = alterations
+        .iter()
+        .filter_map(|a| a.data_type.clone().map(|t| (a.path.as_str(), t)))
+        .collect();
+    let changes: Vec<ColumnChange> = alterations
+        .iter()
+        .filter(|a| a.rename.is_some() || a.nullable.is_some())
+        .map(|a| ColumnChange {
+            path: a.path.clone(),
+            rename: a.rename.clone(),
+            nullable: a.nullable,
+        })
+        .collect();
+    let mut cur = ds.clone();
+    if !casts.is_empty() {
+        cur = cast_columns(&cur, &casts)?;
+    }
+    if !changes.is_empty() {
+        cur = alter_columns(&cur, &changes)?;
+    }
+    Ok(cur)
 }
 
 /// Changes column types (pylance's `alter_columns(... data_type=...)`): new field ids
@@ -137,6 +174,25 @@ pub fn update_progress(
                     e.data_type()
                 ),
             });
+        }
+        // a constant is cast to the column's type now, as the reference plans it: a
+        // value that does not fit is an error even when no row matches
+        if e.columns().is_empty() && e.data_type() != target {
+            let one = RecordBatch::try_new_with_options(
+                Arc::new(Schema::empty()),
+                vec![],
+                &arrow_array::RecordBatchOptions::new().with_row_count(Some(1)),
+            )?;
+            let strict = arrow_cast::CastOptions {
+                safe: false,
+                ..Default::default()
+            };
+            arrow_cast::cast_with_options(&e.evaluate(&one)?, target, &strict).map_err(|err| {
+                Error::Expression {
+                    expression: sql.to_string(),
+                    message: format!("the value does not fit column {col:?} ({target}): {err}"),
+                }
+            })?;
         }
         assigns.push((i, e));
     }
@@ -483,7 +539,7 @@ pub fn merge_columns(
         });
     }
     let batches: Vec<RecordBatch> = source.into_iter().collect::<Result<_>>()?;
-    let all = arrow_select::concat::concat_batches(&source_schema, &batches)?;
+    let all = lancer_table::concat::concat_batches(&source_schema, &batches)?;
     // the source's keys, cast to the dataset key's type, as row-encoded bytes
     let cast = |c: &ArrayRef| -> Result<ArrayRef> {
         if c.data_type() == key_field.data_type() {

@@ -19,6 +19,7 @@ pub mod search;
 pub use error::{Error, Result};
 pub use filter::{Expression, Filter};
 pub use lancer_io::{StorageOptions, Store, StoreStats};
+pub use lancer_table::concat;
 pub use lancer_table::write::WriteParams;
 pub use lancer_table::{Dataset, TableError};
 pub use scan::{DatasetExt, ScanStream, Scanner};

@@ -561,7 +561,7 @@ fn read_whole_fragment(
     let mut start = 0;
     while start < frag.physical_rows {
         let end = (start + ROWS).min(frag.physical_rows);
-        ds.read_runs(frag, None, &[start..end])?;
+        ds.read_runs(frag, None, std::slice::from_ref(&(start..end)))?;
         start = end;
     }
     Ok(())

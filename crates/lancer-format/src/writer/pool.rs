@@ -47,7 +47,7 @@ pub(crate) fn concat(arrays: &[ArrayRef]) -> Result<Option<ArrayRef>> {
         [one] => one.clone(),
         _ => {
             let refs: Vec<&dyn Array> = arrays.iter().map(|a| a.as_ref()).collect();
-            arrow_select::concat::concat(&refs)?
+            crate::concat::concat(&refs)?
         }
     };
     Ok((!array.is_empty()).then_some(array))

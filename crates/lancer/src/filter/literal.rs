@@ -99,8 +99,9 @@ pub(crate) fn adapt(value: &ScalarValue, to: &DataType) -> Option<ScalarValue> {
         }
     }
     // A whole number bounds or equals a decimal when it fits the precision exactly
-    // (`d > 0` on decimal(5, 2); `d > 1000` there is refused, as the reference does).
-    if from.is_integer() {
+    // (`d > 0` on decimal(5, 2); `d > 1000` there is refused, as the reference does;
+    // so is a number past the signed 64-bit range, read as unsigned).
+    if from.is_signed_integer() {
         if let DataType::Decimal128(p, s) | DataType::Decimal256(p, s) = to {
             return integer_as_decimal(value, to, *p, *s);
         }
@@ -194,9 +195,19 @@ pub(crate) fn reference_comparisons(
     use datafusion_common::tree_node::{Transformed, TreeNode};
     use datafusion_expr::type_coercion::binary::comparison_coercion;
     use datafusion_expr::ExprSchemable;
-    let half_vs_decimal = |a: &DataType, b: &DataType| {
+    // pairs the reference will not compare (DataFusion would convert one side)
+    let incomparable = |a: &DataType, b: &DataType| {
+        use DataType::{Boolean, Float16, Null};
+        if a == b || *a == Null || *b == Null {
+            return false;
+        }
         let dec = |t: &DataType| matches!(t, DataType::Decimal128(..) | DataType::Decimal256(..));
-        (*a == DataType::Float16 && dec(b)) || (*b == DataType::Float16 && dec(a))
+        (*a == Float16 && dec(b))
+            || (*b == Float16 && dec(a))
+            || (a.is_numeric() && b.is_temporal() && !arrow_cast::can_cast_types(a, b))
+            || (a.is_temporal() && b.is_numeric() && !arrow_cast::can_cast_types(b, a))
+            || ((*a == Boolean) != (*b == Boolean))
+            || comparison_coercion(a, b).is_none()
     };
     expr.transform_up(|e| match &e {
         Expr::InList(l) => {
@@ -209,12 +220,16 @@ pub(crate) fn reference_comparisons(
                 let Ok(t) = item.get_type(schema) else {
                     return Ok(Transformed::no(e));
                 };
-                if half_vs_decimal(&common, &t) {
-                    return datafusion_common::plan_err!("cannot compare {common} with {t}");
+                if incomparable(&t0, &t) {
+                    return datafusion_common::plan_err!("cannot compare {t0} with {t}");
                 }
                 match comparison_coercion(&common, &t) {
                     Some(c) => common = c,
-                    None => return Ok(Transformed::no(e)),
+                    None => {
+                        return datafusion_common::plan_err!(
+                            "cannot compare {t0} with a list value of type {t}"
+                        )
+                    }
                 }
                 types.push(t);
             }
@@ -250,7 +265,7 @@ pub(crate) fn reference_comparisons(
             ) =>
         {
             if let (Ok(l), Ok(r)) = (b.left.get_type(schema), b.right.get_type(schema)) {
-                if half_vs_decimal(&l, &r) {
+                if incomparable(&l, &r) {
                     return datafusion_common::plan_err!("cannot compare {l} with {r}");
                 }
             }
@@ -264,11 +279,16 @@ pub(crate) fn reference_comparisons(
             ) else {
                 return Ok(Transformed::no(e));
             };
+            if let Some(t) = [&lo, &hi].into_iter().find(|t| incomparable(&t0, t)) {
+                return datafusion_common::plan_err!("BETWEEN cannot compare {t0} with {t}");
+            }
             let common = comparison_coercion(&t0, &lo)
                 .zip(comparison_coercion(&t0, &hi))
                 .and_then(|(a, b)| comparison_coercion(&a, &b));
             let Some(common) = common else {
-                return Ok(Transformed::no(e));
+                return datafusion_common::plan_err!(
+                    "BETWEEN cannot compare {t0} with bounds of types {lo} and {hi}"
+                );
             };
             if t0 == common && lo == common && hi == common {
                 return Ok(Transformed::no(e));
@@ -290,6 +310,40 @@ pub(crate) fn reference_comparisons(
                 Box::new(cast(&b.high, &hi)),
             ))))
         }
+        Expr::ScalarFunction(f) if f.name() == "concat" => {
+            // `concat` gives a large string only when every argument is one (a
+            // `concat(large, 'x')` column is a string), as in the reference
+            let Ok(DataType::LargeUtf8) = e.get_type(schema) else {
+                return Ok(Transformed::no(e));
+            };
+            let all_large = f
+                .args
+                .iter()
+                .all(|a| matches!(a.get_type(schema), Ok(DataType::LargeUtf8)));
+            if all_large {
+                return Ok(Transformed::no(e));
+            }
+            Ok(Transformed::yes(Expr::Cast(datafusion_expr::Cast::new(
+                Box::new(e),
+                DataType::Utf8,
+            ))))
+        }
+        Expr::ScalarFunction(f) if f.name() == "array_has" && f.args.len() == 2 => {
+            // `array_contains(numbers, 'text')` is refused, as the reference refuses it
+            // (DataFusion would convert the text); other mixes are planned alike
+            if let (Ok(DataType::List(item) | DataType::LargeList(item)), Ok(needle)) =
+                (f.args[0].get_type(schema), f.args[1].get_type(schema))
+            {
+                let text = matches!(needle, DataType::Utf8 | DataType::LargeUtf8);
+                if text && item.data_type().is_numeric() {
+                    return datafusion_common::plan_err!(
+                        "array_contains: cannot look for {needle} in a list of {}",
+                        item.data_type()
+                    );
+                }
+            }
+            Ok(Transformed::no(e))
+        }
         _ => Ok(Transformed::no(e)),
     })
     .map(|t| t.data)
@@ -297,18 +351,14 @@ pub(crate) fn reference_comparisons(
 
 /// Carries out every cast of a literal (`DECIMAL(5,2) '1.50'`, a string coerced to
 /// a column's number type), as the reference does while planning: a value that does
-/// not convert is an error naming it (`'abc'` as a date), except a date or timestamp
-/// out of the target unit's range (`TIMESTAMP '0001-01-01 00:00:00'` as nanoseconds),
+/// not convert is an error naming it (`'abc'` as a date, `DATE '9999-12-31'` as a
+/// nanosecond timestamp), except a timestamp out of another unit's range (`TIMESTAMP
+/// '0001-01-01 00:00:00'` as nanoseconds),
 /// which is a null of the target type — the comparison is then null and no row passes
 /// — and a `TRY_CAST`, which is null whenever the value does not convert.
 pub(crate) fn fold_literal_casts(expr: Expr) -> datafusion_common::Result<Expr> {
     use datafusion_common::tree_node::{Transformed, TreeNode};
-    let temporal = |t: &DataType| {
-        matches!(
-            t,
-            DataType::Timestamp(..) | DataType::Date32 | DataType::Date64
-        )
-    };
+    let timestamp = |t: &DataType| matches!(t, DataType::Timestamp(..));
     expr.transform_up(|e| {
         let (inner, to, lenient) = match &e {
             Expr::Cast(c) => (c.expr.as_ref(), c.field.data_type(), false),
@@ -328,7 +378,7 @@ pub(crate) fn fold_literal_casts(expr: Expr) -> datafusion_common::Result<Expr> 
             .and_then(|a| ScalarValue::try_from_array(&a, 0));
         match cast {
             Ok(folded) => Ok(Transformed::yes(Expr::Literal(folded, meta.clone()))),
-            Err(_) if lenient || (temporal(&v.data_type()) && temporal(to)) => Ok(
+            Err(_) if lenient || (timestamp(&v.data_type()) && timestamp(to)) => Ok(
                 Transformed::yes(Expr::Literal(ScalarValue::try_from(to)?, meta.clone())),
             ),
             Err(err) => datafusion_common::plan_err!(

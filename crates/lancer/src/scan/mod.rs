@@ -268,7 +268,7 @@ impl Scanner {
         let stream = self.stream()?;
         let schema = stream.schema();
         let batches = stream.collect::<Result<Vec<_>>>()?;
-        Ok(arrow_select::concat::concat_batches(&schema, &batches)?)
+        Ok(lancer_table::concat::concat_batches(&schema, &batches)?)
     }
 
     /// How many rows the scan yields, reading only the filter's columns.
