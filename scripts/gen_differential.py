@@ -81,7 +81,7 @@ Steps (op fields; step 0 is always create; then 3-12 steps, appends/deletes/upda
         b = ds.merge_insert(["id"]); when_matched_update_all() if update_all;
         when_not_matched_insert_all() if insert_all; when_not_matched_by_source_delete()
         if true / when_not_matched_by_source_delete(SQL) if a string; b.execute(t)
-  {"op":"add_columns","columns":{"name":SQL}}           ds.add_columns({name: SQL})
+  {"op":"add_columns","columns":[["name",SQL], ...]}    ds.add_columns({name: SQL, ...}) (pairs: in order)
   {"op":"add_null_columns","schema":"data/step-i.arrow"} ds.add_columns(<that file's schema>)
   {"op":"drop_columns","columns":["a","s.b"]}           ds.drop_columns([...])
   {"op":"alter_columns","alterations":[{"path":"a","name":"a2"},{"path":"s.b","nullable":true},
@@ -1232,7 +1232,8 @@ class Case:
             if r.random() < 0.05 and top_fields(schema):
                 name = r.choice(top_fields(schema)).name
             cols[name] = r.choice(exprs)
-        return {"op": "add_columns", "columns": cols}, lambda: ds.add_columns(cols)
+        return ({"op": "add_columns", "columns": [[k, v] for k, v in cols.items()]},
+                lambda: ds.add_columns(cols))
 
     def draw_add_null_columns(self, i, ds):
         r = self.r
@@ -1373,8 +1374,10 @@ class Case:
             ent["count_error"] = ok
         ctx = Ctx(scan)
         ids = ctx.table.column("id").to_pylist() if "id" in scan.schema.names else []
-        for k in range(r.randint(4, 10)):
-            f = draw_filter(r, ctx) if r.random() > 0.1 else id_predicate(r, ids)
+        drawn = [draw_filter(r, ctx) if r.random() > 0.1 else id_predicate(r, ids)
+                 for _ in range(r.randint(4, 10))]
+        # crafted cases (gen_differential_classes.py) add filters of their own
+        for k, f in enumerate(drawn + list(getattr(self, "fixed_filters", []))):
             fe = {"filter": f, "rows": None, "count": None, "error": None}
             ok, rows = attempt(lambda: ds.to_table(filter=f, with_row_id=True))
             if ok == "ok":

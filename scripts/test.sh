@@ -42,6 +42,9 @@ for spec in "14 0-59" "12 1000-1029" "11 2000-2029"; do
   ".venv/pylance-$1/bin/python" scripts/gen_differential.py "$root/target/differential-live/pylance-$1" \
     --seeds "$2${kept:+,$kept}" > "$root/target/differential-$1.log" 2>&1 \
     || { cat "$root/target/differential-$1.log" >&2; exit 1; }
+  ".venv/pylance-$1/bin/python" scripts/gen_differential_classes.py "$root/target/differential-live/pylance-$1" \
+    >> "$root/target/differential-$1.log" 2>&1 \
+    || { cat "$root/target/differential-$1.log" >&2; exit 1; }
 done
 export LANCER_DIFFERENTIAL_LIVE="$root/target/differential-live"
 export LANCER_FTS_SHAPES_LIVE="$root/target/fts-shapes-live"

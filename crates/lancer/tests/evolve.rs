@@ -399,13 +399,17 @@ fn run(
                 after
             }
             10 if !int_cols.is_empty() => {
+                // an integer column does not become a float one (pylance's rule: a cast
+                // keeps the column's kind): refused, nothing changed
                 let c = &int_cols[rng.below(int_cols.len() as u64) as usize];
-                let i = m.col(c);
-                m.columns[i].1 = DataType::Float64;
-                for row in m.rows.values_mut() {
-                    row[i] = row[i].as_i64().map_or(Value::Null, |v| json!(v as f64));
-                }
-                lancer::evolve::cast_columns(&ds, &[(c, DataType::Float64)]).unwrap()
+                let e = lancer::evolve::cast_columns(&ds, &[(c, DataType::Float64)]);
+                assert!(
+                    e.is_err_and(|e| e.to_string().contains("keeps its kind")),
+                    "{at}"
+                );
+                let latest = Dataset::open_in(ds.store().clone(), None).unwrap();
+                assert_eq!(latest.version(), ds.version(), "{at}");
+                ds
             }
             11 => {
                 // columns from a table joined on id (pylance's merge): some rows match

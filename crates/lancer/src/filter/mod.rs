@@ -16,6 +16,7 @@
 mod dialect;
 mod literal;
 mod parse;
+mod udf;
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
@@ -222,6 +223,7 @@ impl Expression {
             .map_err(|e| bad(e.strip_backtrace()))?;
         let expr = literal::type_literals(&expr, &full).map_err(bad)?;
         let expr = literal::reference_comparisons(expr, &full)
+            .and_then(udf::null_needles)
             .and_then(literal::fold_literal_casts)
             .map_err(|e| bad(e.strip_backtrace()))?;
         let expr = match usage {
