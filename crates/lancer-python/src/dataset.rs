@@ -755,11 +755,7 @@ pub fn write(
                     "{uri} already exists: use mode=\"append\" or mode=\"overwrite\""
                 )))
             }
-            ("append", None) => {
-                return Err(PyValueError::new_err(format!(
-                    "{uri} does not exist: use mode=\"create\""
-                )))
-            }
+            // ("append", None): an append to nothing creates the dataset, as pylance does
             _ => {}
         }
         let batches = reader.map(|b| {
@@ -775,7 +771,7 @@ pub fn write(
         .map_err(errors::table)?;
         // the new version on a handle that keeps the caller's storage options (a new
         // overwrite's handle carries none)
-        let ds = if mode == "append" {
+        let ds = if mode == "append" && existing.is_some() {
             written
         } else {
             Ds::open_with(store, opts, Some(written.version())).map_err(errors::table)?

@@ -243,9 +243,7 @@ pub fn import(
             )
             .into())
         }
-        (Mode::Append, false) => {
-            return Err(format!("{} does not exist: use --mode create", dataset.display()).into())
-        }
+        // an append to nothing creates the dataset, as the reference does
         _ => {}
     }
     // Read and write in one stream: a progress bar (on a terminal) follows the input.
