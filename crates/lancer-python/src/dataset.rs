@@ -749,14 +749,11 @@ pub fn write(
             Err(TableError::NotFound { .. }) => None,
             Err(e) => return Err(errors::table(e)),
         };
-        match (mode.as_str(), existing) {
-            ("create", Some(_)) => {
-                return Err(PyValueError::new_err(format!(
-                    "{uri} already exists: use mode=\"append\" or mode=\"overwrite\""
-                )))
-            }
-            // ("append", None): an append to nothing creates the dataset, as pylance does
-            _ => {}
+        // (an append to nothing creates the dataset, as pylance does)
+        if mode == "create" && existing.is_some() {
+            return Err(PyValueError::new_err(format!(
+                "{uri} already exists: use mode=\"append\" or mode=\"overwrite\""
+            )));
         }
         let batches = reader.map(|b| {
             b.map_err(|e| TableError::InvalidInput {

@@ -235,16 +235,13 @@ pub fn import(
         Err(e) => return Err(e.into()),
     };
     let exists = existing.is_some();
-    match (mode, exists) {
-        (Mode::Create, true) => {
-            return Err(format!(
-                "{} already exists: use --mode append or --mode overwrite",
-                dataset.display()
-            )
-            .into())
-        }
-        // an append to nothing creates the dataset, as the reference does
-        _ => {}
+    // (an append to nothing creates the dataset, as the reference does)
+    if mode == Mode::Create && exists {
+        return Err(format!(
+            "{} already exists: use --mode append or --mode overwrite",
+            dataset.display()
+        )
+        .into());
     }
     // Read and write in one stream: a progress bar (on a terminal) follows the input.
     let bar = indicatif::ProgressBar::new(0);
