@@ -14,49 +14,15 @@ cannot open, scan or count is recorded with its error, never raised; if the data
 be opened at all, OUT.json has "error" and no versions. Exit status 0 unless the arguments
 are wrong.
 """
-import inspect
 import json
 import os
 import sys
 
-import pyarrow as pa
 import lance
 
-HAS_ROWADDR = "with_row_address" in set(
-    inspect.signature(sys.modules["lance.dataset"].LanceDataset.to_table).parameters)
-
-
-def err(e):
-    return {"error": type(e).__name__, "message": str(e)[:300]}
-
-
-def has_dict(t):
-    if pa.types.is_dictionary(t):
-        return True
-    return any(has_dict(t.field(i).type) for i in range(t.num_fields)) if t.num_fields else False
-
-
-def flat_dict(col):
-    """One dictionary array for a chunked dictionary column whose chunks pyarrow cannot
-    unify (older pylance returns dictionaries holding a null): decoded and re-encoded, so
-    an index to a null dictionary value becomes a null index."""
-    vals = [c.dictionary_decode() for c in col.chunks]
-    flat = pa.concat_arrays(vals) if vals else pa.array([], col.type.value_type)
-    return flat.cast(col.type)
-
-
-def write_ipc(path, table):
-    """Arrow IPC file, one batch; dictionary columns get one dictionary."""
-    if any(has_dict(f.type) for f in table.schema):
-        try:
-            table = table.unify_dictionaries()
-        except pa.ArrowInvalid:
-            for i, f in enumerate(table.schema):
-                if pa.types.is_dictionary(f.type):
-                    table = table.set_column(i, f, flat_dict(table.column(i)))
-    table = table.combine_chunks()
-    with pa.ipc.new_file(path, table.schema) as w:
-        w.write_table(table)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# the generator's answer-file writer and error record, so both sides encode alike
+from gen_differential import HAS_ROWADDR, err, write_ipc  # noqa: E402
 
 
 def main(path, out_json, outdir):

@@ -559,41 +559,23 @@ def write_ipc(path, table):
 # ---------------------------------------------------------------- literals and filters
 
 
+# (category, pyarrow.types predicates), first match wins
+TCATS = [("dict", ["is_dictionary"]), ("bool", ["is_boolean"]), ("int", ["is_integer"]),
+         ("float", ["is_floating"]), ("decimal", ["is_decimal"]),
+         ("str", ["is_string", "is_large_string", "is_string_view"]),
+         ("fsb", ["is_fixed_size_binary"]),
+         ("bin", ["is_binary", "is_large_binary", "is_binary_view"]),
+         ("date", ["is_date"]), ("ts", ["is_timestamp"]), ("time", ["is_time"]),
+         ("dur", ["is_duration"]), ("list", ["is_list", "is_large_list"]),
+         ("fsl", ["is_fixed_size_list"]), ("struct", ["is_struct"]), ("map", ["is_map"]),
+         ("null", ["is_null"])]
+
+
 def tcat(t):
-    if pa.types.is_dictionary(t):
-        return "dict"
-    if pa.types.is_boolean(t):
-        return "bool"
-    if pa.types.is_integer(t):
-        return "int"
-    if pa.types.is_floating(t):
-        return "float"
-    if pa.types.is_decimal(t):
-        return "decimal"
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or _is(t, "is_string_view"):
-        return "str"
-    if pa.types.is_fixed_size_binary(t):
-        return "fsb"
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or _is(t, "is_binary_view"):
-        return "bin"
-    if pa.types.is_date(t):
-        return "date"
-    if pa.types.is_timestamp(t):
-        return "ts"
-    if pa.types.is_time(t):
-        return "time"
-    if pa.types.is_duration(t):
-        return "dur"
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return "list"
-    if pa.types.is_fixed_size_list(t):
-        return "fsl"
-    if pa.types.is_struct(t):
-        return "struct"
-    if pa.types.is_map(t):
-        return "map"
-    if pa.types.is_null(t):
-        return "null"
+    """The kind of a type, as the literal and filter drawers group them."""
+    for cat, preds in TCATS:
+        if any(_is(t, p) for p in preds):
+            return cat
     return "other"
 
 

@@ -8,24 +8,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use common::{lancer, ok, stdout};
-
-fn pylance(v: &str) -> Option<PathBuf> {
-    let py = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join(format!("../../.venv/pylance-{v}/bin/python"));
-    if py.exists() {
-        return Some(py);
-    }
-    assert!(
-        std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
-        "{} missing",
-        py.display()
-    );
-    None
-}
+use common::{lancer, ok, pylance, stdout};
 
 const WRITE: &str = r#"
 import sys, pyarrow as pa, pyarrow.parquet as pq, lance

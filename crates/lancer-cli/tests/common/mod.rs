@@ -28,7 +28,19 @@ pub fn stdout(o: &Output) -> String {
 
 /// pylance 14's Python, when `scripts/setup-python.sh` installed it.
 pub fn pylance14() -> Option<PathBuf> {
-    let py = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/pylance-14/bin/python");
+    pylance("14")
+}
+
+/// The Python of the pinned pylance `v` venv, when `scripts/setup-python.sh` installed
+/// it (with LANCER_REQUIRE_PYLANCE set, a missing one is a failure).
+pub fn pylance(v: &str) -> Option<PathBuf> {
+    let py = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../../.venv/pylance-{v}/bin/python"));
+    assert!(
+        py.exists() || std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
+        "{} missing: run scripts/setup-python.sh",
+        py.display()
+    );
     py.exists().then_some(py)
 }
 

@@ -236,16 +236,7 @@ pub(crate) fn reference_comparisons(
             if t0 == common && types.iter().all(|t| *t == common) {
                 return Ok(Transformed::no(e));
             }
-            let cast = |x: &Expr, t: &DataType| {
-                if t == &common {
-                    x.clone()
-                } else {
-                    Expr::Cast(datafusion_expr::Cast::new(
-                        Box::new(x.clone()),
-                        common.clone(),
-                    ))
-                }
-            };
+            let cast = |x: &Expr, t: &DataType| cast_to(x, t, &common);
             let list = l.list.iter().zip(&types).map(|(x, t)| cast(x, t)).collect();
             Ok(Transformed::yes(Expr::InList(InList::new(
                 Box::new(cast(&l.expr, &t0)),
@@ -293,16 +284,7 @@ pub(crate) fn reference_comparisons(
             if t0 == common && lo == common && hi == common {
                 return Ok(Transformed::no(e));
             }
-            let cast = |x: &Expr, t: &DataType| {
-                if t == &common {
-                    x.clone()
-                } else {
-                    Expr::Cast(datafusion_expr::Cast::new(
-                        Box::new(x.clone()),
-                        common.clone(),
-                    ))
-                }
-            };
+            let cast = |x: &Expr, t: &DataType| cast_to(x, t, &common);
             Ok(Transformed::yes(Expr::Between(Between::new(
                 Box::new(cast(&b.expr, &t0)),
                 b.negated,
@@ -347,6 +329,15 @@ pub(crate) fn reference_comparisons(
         _ => Ok(Transformed::no(e)),
     })
     .map(|t| t.data)
+}
+
+/// `x` (of type `t`) as `to`: itself when the types agree, else wrapped in a cast.
+fn cast_to(x: &Expr, t: &DataType, to: &DataType) -> Expr {
+    if t == to {
+        x.clone()
+    } else {
+        Expr::Cast(datafusion_expr::Cast::new(Box::new(x.clone()), to.clone()))
+    }
 }
 
 /// Carries out every cast of a literal (`DECIMAL(5,2) '1.50'`, a string coerced to
