@@ -49,6 +49,14 @@ impl Source {
             )
             .into());
         }
+        if path.is_dir() {
+            return Err(format!(
+                "{} is a directory but not a Lance dataset (it has no _versions/ directory): \
+                 name a dataset directory or a .lance data file",
+                path.display()
+            )
+            .into());
+        }
         let (r, _) = open_traced(path)?;
         Ok(Source::File(Box::new(r)))
     }
