@@ -717,9 +717,11 @@ class LanceDataset:
             if len(column) != 1:
                 raise NotImplementedError("indexes over several columns are not supported")
             column = column[0]
+        # the metric (default "L2", as pylance's) means something to vector indexes only
+        vector = index_type.upper().startswith("IVF")
         self._inner = self._inner.latest().create_index(
-            column, index_type, name, replace, metric, num_partitions, num_sub_vectors, num_bits,
-            sample_rate, max_iterations,
+            column, index_type, name, replace, metric if vector else None, num_partitions,
+            num_sub_vectors, num_bits, sample_rate, max_iterations,
         )
         return self
 

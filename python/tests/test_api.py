@@ -287,6 +287,23 @@ def test_indexes_built_by_lancer_used_by_pylance(tmp_path, table):
     assert ds.count_rows("category = 'c6'") == pl.count_rows("category = 'c6'")
 
 
+def test_index_defaults_are_pylances(tmp_path, table):
+    """An IVF_RQ index without num_bits has pylance 14's default bits in both front ends
+    (the CLI and Python share one parse: lancer::IndexSpec); a parameter that does not
+    apply to the kind is refused, naming it."""
+    bits = {}
+    for lib, name in ((lance, "pylance"), (lancer, "lancer")):
+        uri = str(tmp_path / f"rq-{name}.lance")
+        lance.write_dataset(table, uri)
+        lib.dataset(uri).create_index("vec", "IVF_RQ", num_partitions=2)
+        stats = lance.dataset(uri).stats.index_stats("vec_idx")
+        bits[name] = stats["indices"][0]["sub_index"]["num_bits"]
+    assert bits["lancer"] == bits["pylance"] == 5
+    uri = str(tmp_path / "rq-lancer.lance")
+    with pytest.raises(ValueError, match="num_bits"):
+        lancer.dataset(uri).create_index("id", "BTREE", num_bits=4)
+
+
 def test_write_inputs(tmp_path, table):
     pd = pytest.importorskip("pandas")
     df = table.select(["id", "category", "price"]).to_pandas()

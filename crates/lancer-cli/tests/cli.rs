@@ -108,7 +108,10 @@ fn bad_input_is_one_line_and_exit_1() {
     let out = lancer().arg("cat").arg(&dir).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("not a Lance dataset") && !err.contains("os error"), "{err}");
+    assert!(
+        err.contains("not a Lance dataset") && !err.contains("os error"),
+        "{err}"
+    );
 }
 
 /// A URI with a scheme never becomes a local path: it reaches its store (here an S3

@@ -604,58 +604,20 @@ impl Dataset {
         sample_rate: Option<usize>,
         max_iterations: Option<usize>,
     ) -> PyResult<Dataset> {
-        use lancer_index::ivf_build::Quantizer;
-        let kind = index_type.to_ascii_lowercase();
-        let ds = py.detach(|| {
-            if kind == "inverted" || kind == "fts" {
-                let opts = lancer::fts_index::FtsIndexOptions {
-                    name,
-                    replace,
-                    ..Default::default()
-                };
-                return lancer::fts_index::create_fts_index(&self.ds, &column, &opts)
-                    .map_err(errors::lancer);
-            }
-            if let Some(k) = lancer_index::scalar::ScalarKind::parse(&kind) {
-                let mut opts = lancer::scalar_index::ScalarIndexOptions::new(k);
-                opts.name = name;
-                opts.replace = replace;
-                return lancer::scalar_index::create_scalar_index(&self.ds, &column, &opts)
-                    .map_err(errors::lancer);
-            }
-            let quantizer = match kind.as_str() {
-                "ivf_flat" => Quantizer::Flat,
-                "ivf_sq" => Quantizer::Sq,
-                "ivf_pq" => Quantizer::Pq {
-                    sub_vectors: num_sub_vectors.ok_or_else(|| {
-                        PyValueError::new_err(
-                            "IVF_PQ needs num_sub_vectors (a divisor of the dimension, e.g. dim / 8)",
-                        )
-                    })?,
-                    bits: num_bits.unwrap_or(8),
-                },
-                "ivf_rq" => Quantizer::Rq {
-                    bits: num_bits.unwrap_or(1),
-                },
-                other => {
-                    return Err(PyValueError::new_err(format!(
-                        "unknown index type {other:?}: IVF_FLAT, IVF_PQ, IVF_SQ, IVF_RQ, BTREE, BITMAP, \
-                         LABEL_LIST, ZONEMAP, BLOOMFILTER, NGRAM or INVERTED"
-                    )))
-                }
-            };
-            let m = metric.as_deref().unwrap_or("l2");
-            let m = lancer_index::ivf::Metric::parse(m).ok_or_else(|| {
-                PyValueError::new_err(format!("unknown metric {m:?}: l2, cosine or dot"))
-            })?;
-            let mut opts = lancer::index::VectorIndexOptions::new(quantizer, m);
-            opts.name = name;
-            opts.replace = replace;
-            opts.num_partitions = num_partitions;
-            opts.sample_rate = sample_rate;
-            opts.max_iters = max_iterations;
-            lancer::index::create_vector_index(&self.ds, &column, &opts).map_err(errors::lancer)
-        })?;
+        let params = lancer::IndexParams {
+            name,
+            replace,
+            metric,
+            num_partitions,
+            num_sub_vectors,
+            num_bits,
+            sample_rate,
+            max_iterations,
+            ..Default::default()
+        };
+        let spec = lancer::IndexSpec::parse(&index_type, params).map_err(errors::lancer)?;
+        let ds =
+            py.detach(|| lancer::create_index(&self.ds, &column, &spec).map_err(errors::lancer))?;
         Ok(self.wrap(ds))
     }
 

@@ -8,8 +8,6 @@ use std::time::{Duration, Instant};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use lancer::index::{create_vector_index, drop_index, list_indices, VectorIndexOptions};
 use lancer::Dataset;
-use lancer_index::ivf::Metric;
-use lancer_index::ivf_build::Quantizer;
 
 use super::{report, CmdResult};
 use crate::args::IndexAction;
@@ -38,57 +36,31 @@ pub fn run(action: IndexAction, json: bool) -> CmdResult {
             memory_mb,
             fts,
         } => {
-            if matches!(index_type.to_ascii_lowercase().as_str(), "inverted" | "fts") {
-                return create_inverted(&path, &column, name, replace, &fts, json);
-            }
-            if let Some(kind) = lancer_index::scalar::ScalarKind::parse(&index_type) {
-                let mut opts = lancer::scalar_index::ScalarIndexOptions::new(kind);
-                opts.name = name;
-                opts.replace = replace;
-                if let Some(z) = zone_size {
-                    opts.params.btree_page_rows = z;
-                }
-                if let Some(z) = rows_per_zone {
-                    opts.params.zone_rows = z;
-                }
-                if let Some(z) = bloom_items {
-                    opts.params.bloom_items = z;
-                }
-                if let Some(p) = bloom_probability {
-                    opts.params.bloom_probability = p;
-                }
-                return create_scalar(&path, &column, &opts, json);
-            }
-            let quantizer = match index_type.to_ascii_lowercase().as_str() {
-                "ivf_flat" => Quantizer::Flat,
-                "ivf_sq" => Quantizer::Sq,
-                "ivf_pq" => Quantizer::Pq {
-                    sub_vectors: sub_vectors.ok_or(
-                        "IVF_PQ needs --sub-vectors (a divisor of the dimension, e.g. dim / 8)",
-                    )?,
-                    bits: bits.unwrap_or(8),
-                },
-                "ivf_rq" => Quantizer::Rq {
-                    bits: bits.unwrap_or(5),
-                },
-                other => {
-                    return Err(format!(
-                        "unknown index type {other:?}: ivf_flat, ivf_pq, ivf_sq, ivf_rq, btree, bitmap, label_list, zonemap, bloomfilter or ngram"
-                    )
-                    .into())
-                }
+            let inverted = matches!(index_type.to_ascii_lowercase().as_str(), "inverted" | "fts");
+            let params = lancer::IndexParams {
+                name,
+                replace,
+                // the CLI's --metric has a default; it means something to vector kinds only
+                metric: (!inverted && lancer::ScalarKind::parse(&index_type).is_none())
+                    .then_some(metric),
+                num_partitions: partitions,
+                num_sub_vectors: sub_vectors,
+                num_bits: bits,
+                sample_rate,
+                max_iterations: max_iters,
+                seed,
+                memory_budget: memory_mb.map(|mb| mb.saturating_mul(1 << 20)),
+                zone_size,
+                rows_per_zone,
+                bloom_items,
+                bloom_probability,
+                analyzer: inverted.then(|| analyzer(&fts)).transpose()?,
             };
-            let metric = Metric::parse(&metric)
-                .ok_or_else(|| format!("unknown metric {metric:?}: l2, cosine or dot"))?;
-            let mut opts = VectorIndexOptions::new(quantizer, metric);
-            opts.name = name;
-            opts.replace = replace;
-            opts.num_partitions = partitions;
-            opts.sample_rate = sample_rate;
-            opts.max_iters = max_iters;
-            opts.seed = seed;
-            opts.memory_budget = memory_mb.map(|mb| mb.saturating_mul(1 << 20));
-            create(&path, &column, opts, json)
+            match lancer::IndexSpec::parse(&index_type, params)? {
+                lancer::IndexSpec::Vector(opts) => create(&path, &column, opts, json),
+                lancer::IndexSpec::Scalar(opts) => create_scalar(&path, &column, &opts, json),
+                lancer::IndexSpec::FullText(opts) => create_inverted(&path, &column, opts, json),
+            }
         }
         IndexAction::List { path } => list(&path, json),
         IndexAction::Describe { path, name } => describe(&path, &name, json),
@@ -167,17 +139,11 @@ fn create(path: &Path, column: &str, mut opts: VectorIndexOptions, json: bool) -
     )
 }
 
-fn create_inverted(
-    path: &Path,
-    column: &str,
-    name: Option<String>,
-    replace: bool,
+/// The analyzer the `--tokenizer` flags ask for, on pylance's defaults.
+fn analyzer(
     a: &crate::args::FtsCreateArgs,
-    json: bool,
-) -> CmdResult {
-    let ds = Dataset::open(path)?;
-    // pylance's defaults for the tokenizer, then the flags
-    let mut p = lancer_index::inverted::tokenizer::AnalyzerParams::from_json(
+) -> Result<lancer::AnalyzerParams, Box<dyn std::error::Error>> {
+    let mut p = lancer::AnalyzerParams::from_json(
         &serde_json::json!({"base_tokenizer": a.base_tokenizer}).to_string(),
     )?;
     p.language = a.language.clone();
@@ -191,11 +157,17 @@ fn create_inverted(
     p.max_ngram_length = a.ngram_max;
     p.prefix_only = a.prefix_only;
     p.analyzer()?;
-    let opts = lancer::fts_index::FtsIndexOptions {
-        name: name.clone(),
-        replace,
-        params: p,
-    };
+    Ok(p)
+}
+
+fn create_inverted(
+    path: &Path,
+    column: &str,
+    opts: lancer::fts_index::FtsIndexOptions,
+    json: bool,
+) -> CmdResult {
+    let ds = Dataset::open(path)?;
+    let name = opts.name.clone();
     let bar = indicatif::ProgressBar::new_spinner();
     if let Ok(st) = indicatif::ProgressStyle::with_template("{spinner} {elapsed:>4} {msg}") {
         bar.set_style(st);

@@ -1,0 +1,274 @@
+//! One description of an index to build, parsed once for every front end: the index
+//! type and parameters in the reference's names (pylance 14's `create_index` /
+//! `create_scalar_index`: `IVF_PQ`, `num_sub_vectors`, `num_bits`, …) and its defaults
+//! (reference guide, "Vector indexes" and "Scalar indexes"), so the CLI, Python and
+//! Rust callers build the same index from the same request.
+
+use lancer_index::inverted::tokenizer::AnalyzerParams;
+use lancer_index::ivf::Metric;
+use lancer_index::ivf_build::Quantizer;
+use lancer_index::scalar::ScalarKind;
+
+use crate::fts_index::FtsIndexOptions;
+use crate::index::VectorIndexOptions;
+use crate::scalar_index::ScalarIndexOptions;
+use crate::{Dataset, Error, Result};
+
+/// Bits per PQ code when `num_bits` is not given (pylance's default).
+pub const DEFAULT_PQ_BITS: u32 = 8;
+/// Bits per dimension of an IVF_RQ (RabitQ) code when `num_bits` is not given
+/// (pylance 14's default, checked against an index it built).
+pub const DEFAULT_RQ_BITS: u32 = 5;
+/// The metric when none is given.
+pub const DEFAULT_METRIC: &str = "l2";
+
+/// The parameters of an index request, in the reference's names; `None` takes the
+/// reference's default for the kind. Parameters a kind does not use are refused by
+/// [`IndexSpec::parse`], naming them.
+#[derive(Clone, Debug, Default)]
+pub struct IndexParams {
+    /// Index name (default `<column>_idx`).
+    pub name: Option<String>,
+    /// Replace an index of the same name (else that is an error).
+    pub replace: bool,
+    /// Vector: `l2`, `cosine` or `dot` (default l2).
+    pub metric: Option<String>,
+    /// Vector: IVF partitions (default: rows / the reference's target size).
+    pub num_partitions: Option<usize>,
+    /// IVF_PQ: sub-vectors (required).
+    pub num_sub_vectors: Option<usize>,
+    /// IVF_PQ: bits per code (4 or 8, default 8); IVF_RQ: bits per dimension (1–9,
+    /// default 5).
+    pub num_bits: Option<u32>,
+    /// Vector: training vectors per centroid (default 256).
+    pub sample_rate: Option<usize>,
+    /// Vector: k-means iterations at most (default 50).
+    pub max_iterations: Option<usize>,
+    /// Vector: seed of the training draw (default 42).
+    pub seed: Option<u64>,
+    /// Vector: encoded bytes held in memory before spilling (default 1 GiB).
+    pub memory_budget: Option<usize>,
+    /// BTREE: rows per page (`zone_size`, default 4096).
+    pub zone_size: Option<usize>,
+    /// ZONEMAP: rows per zone (default 8192).
+    pub rows_per_zone: Option<u64>,
+    /// BLOOMFILTER: items per zone (default 8192).
+    pub bloom_items: Option<u64>,
+    /// BLOOMFILTER: false-positive rate (default 0.00057).
+    pub bloom_probability: Option<f64>,
+    /// INVERTED: the analyzer (default pylance 14's).
+    pub analyzer: Option<AnalyzerParams>,
+}
+
+/// An index request, parsed: what to build and how.
+#[derive(Clone)]
+pub enum IndexSpec {
+    /// IVF_FLAT / IVF_PQ / IVF_SQ / IVF_RQ.
+    Vector(VectorIndexOptions),
+    /// BTREE / BITMAP / LABEL_LIST / ZONEMAP / BLOOMFILTER / NGRAM.
+    Scalar(ScalarIndexOptions),
+    /// INVERTED (full text).
+    FullText(FtsIndexOptions),
+}
+
+fn invalid(what: String) -> Error {
+    Error::InvalidArgument { what }
+}
+
+/// The index types, as the reference names them, for messages.
+pub const INDEX_TYPES: &str = "IVF_FLAT, IVF_PQ, IVF_SQ, IVF_RQ, BTREE, BITMAP, LABEL_LIST, \
+                               ZONEMAP, BLOOMFILTER, NGRAM or INVERTED";
+
+impl IndexSpec {
+    /// Parses `index_type` (any case) with `p`: the reference's defaults where `p`
+    /// leaves a choice open; a parameter the kind does not use, a missing required one
+    /// or an unknown type or metric is an error naming it.
+    pub fn parse(index_type: &str, p: IndexParams) -> Result<Self> {
+        let kind = index_type.to_ascii_lowercase();
+        let unused = |names: &[(&str, bool)]| -> Result<()> {
+            match names.iter().find(|(_, given)| *given) {
+                Some((n, _)) => Err(invalid(format!(
+                    "{n} does not apply to a {} index",
+                    index_type.to_ascii_uppercase()
+                ))),
+                None => Ok(()),
+            }
+        };
+        let vector_params = [
+            ("metric", p.metric.is_some()),
+            ("num_partitions", p.num_partitions.is_some()),
+            ("num_sub_vectors", p.num_sub_vectors.is_some()),
+            ("num_bits", p.num_bits.is_some()),
+            ("sample_rate", p.sample_rate.is_some()),
+            ("max_iterations", p.max_iterations.is_some()),
+        ];
+        let scalar_params = [
+            ("zone_size", p.zone_size.is_some()),
+            ("rows_per_zone", p.rows_per_zone.is_some()),
+            ("bloom_items", p.bloom_items.is_some()),
+            ("bloom_probability", p.bloom_probability.is_some()),
+        ];
+        if kind == "inverted" || kind == "fts" {
+            unused(&vector_params)?;
+            unused(&scalar_params)?;
+            return Ok(IndexSpec::FullText(FtsIndexOptions {
+                name: p.name,
+                replace: p.replace,
+                params: p.analyzer.unwrap_or_else(AnalyzerParams::defaults),
+            }));
+        }
+        if p.analyzer.is_some() {
+            return Err(invalid(format!(
+                "tokenizer settings apply to INVERTED indexes, not {}",
+                index_type.to_ascii_uppercase()
+            )));
+        }
+        if let Some(k) = ScalarKind::parse(&kind) {
+            unused(&vector_params)?;
+            let mut opts = ScalarIndexOptions::new(k);
+            opts.name = p.name;
+            opts.replace = p.replace;
+            if let Some(z) = p.zone_size {
+                opts.params.btree_page_rows = z;
+            }
+            if let Some(z) = p.rows_per_zone {
+                opts.params.zone_rows = z;
+            }
+            if let Some(z) = p.bloom_items {
+                opts.params.bloom_items = z;
+            }
+            if let Some(q) = p.bloom_probability {
+                opts.params.bloom_probability = q;
+            }
+            return Ok(IndexSpec::Scalar(opts));
+        }
+        unused(&scalar_params)?;
+        let bits_unused = |q: &str| match p.num_bits {
+            Some(_) => Err(invalid(format!(
+                "num_bits does not apply to {q} (it has 8)"
+            ))),
+            None => Ok(()),
+        };
+        let quantizer = match kind.as_str() {
+            "ivf_flat" => {
+                bits_unused("IVF_FLAT")?;
+                Quantizer::Flat
+            }
+            "ivf_sq" => {
+                bits_unused("IVF_SQ")?;
+                Quantizer::Sq
+            }
+            "ivf_pq" => Quantizer::Pq {
+                sub_vectors: p.num_sub_vectors.ok_or_else(|| {
+                    invalid(
+                        "IVF_PQ needs num_sub_vectors (a divisor of the vectors' dimension, \
+                         e.g. dimension / 8)"
+                            .into(),
+                    )
+                })?,
+                bits: p.num_bits.unwrap_or(DEFAULT_PQ_BITS),
+            },
+            "ivf_rq" => Quantizer::Rq {
+                bits: p.num_bits.unwrap_or(DEFAULT_RQ_BITS),
+            },
+            _ => {
+                return Err(invalid(format!(
+                    "unknown index type {index_type:?}: {INDEX_TYPES}"
+                )))
+            }
+        };
+        if kind != "ivf_pq" && p.num_sub_vectors.is_some() {
+            return Err(invalid(format!(
+                "num_sub_vectors applies to IVF_PQ, not {}",
+                index_type.to_ascii_uppercase()
+            )));
+        }
+        let m = p.metric.as_deref().unwrap_or(DEFAULT_METRIC);
+        let metric = Metric::parse(m)
+            .ok_or_else(|| invalid(format!("unknown metric {m:?}: l2, cosine or dot")))?;
+        let mut opts = VectorIndexOptions::new(quantizer, metric);
+        opts.name = p.name;
+        opts.replace = p.replace;
+        opts.num_partitions = p.num_partitions;
+        opts.sample_rate = p.sample_rate;
+        opts.max_iters = p.max_iterations;
+        opts.seed = p.seed;
+        opts.memory_budget = p.memory_budget;
+        Ok(IndexSpec::Vector(opts))
+    }
+
+    /// The index type as the reference names it (`IVF_PQ`, `BTREE`, `INVERTED`).
+    pub fn type_name(&self) -> String {
+        match self {
+            IndexSpec::Vector(v) => v.quantizer.type_name().to_string(),
+            IndexSpec::Scalar(s) => s.params.kind.type_name().to_string(),
+            IndexSpec::FullText(_) => "INVERTED".into(),
+        }
+    }
+
+    /// The name the index gets on `column`.
+    pub fn name_on(&self, column: &str) -> String {
+        let name = match self {
+            IndexSpec::Vector(v) => &v.name,
+            IndexSpec::Scalar(s) => &s.name,
+            IndexSpec::FullText(f) => &f.name,
+        };
+        name.clone().unwrap_or_else(|| format!("{column}_idx"))
+    }
+}
+
+/// Builds the index `spec` on `column` of `ds` and commits it; the new version.
+pub fn create_index(ds: &Dataset, column: &str, spec: &IndexSpec) -> Result<Dataset> {
+    match spec {
+        IndexSpec::Vector(o) => crate::index::create_vector_index(ds, column, o),
+        IndexSpec::Scalar(o) => crate::scalar_index::create_scalar_index(ds, column, o),
+        IndexSpec::FullText(o) => crate::fts_index::create_fts_index(ds, column, o),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_references() -> Result<()> {
+        let rq = IndexSpec::parse("IVF_RQ", IndexParams::default())?;
+        let IndexSpec::Vector(v) = rq else {
+            return Err(invalid("not a vector index".into()));
+        };
+        assert!(matches!(
+            v.quantizer,
+            Quantizer::Rq {
+                bits: DEFAULT_RQ_BITS
+            }
+        ));
+        assert_eq!(DEFAULT_RQ_BITS, 5);
+        let pq = IndexSpec::parse(
+            "ivf_pq",
+            IndexParams {
+                num_sub_vectors: Some(4),
+                ..Default::default()
+            },
+        )?;
+        assert!(
+            matches!(pq, IndexSpec::Vector(ref v) if matches!(v.quantizer, Quantizer::Pq { sub_vectors: 4, bits: 8 }))
+        );
+        assert_eq!(pq.type_name(), "IVF_PQ");
+        assert!(IndexSpec::parse("IVF_PQ", IndexParams::default()).is_err());
+        let bad = IndexSpec::parse(
+            "btree",
+            IndexParams {
+                num_bits: Some(4),
+                ..Default::default()
+            },
+        );
+        assert!(bad.is_err_and(|e| e.to_string().contains("num_bits")));
+        assert!(IndexSpec::parse("nope", IndexParams::default())
+            .is_err_and(|e| e.to_string().contains("IVF_FLAT")));
+        assert!(matches!(
+            IndexSpec::parse("Inverted", IndexParams::default())?,
+            IndexSpec::FullText(_)
+        ));
+        Ok(())
+    }
+}
