@@ -7,6 +7,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bash scripts/setup-python.sh
 
+# The front ends (CLI, Python) reach the engine through `lancer` only (and the loader):
+# a source or manifest of theirs naming an inner crate fails the run.
+if grep -rnE '\blancer_(table|format|index|io)\b|^lancer-(table|format|index|io)\b' \
+    crates/lancer-cli crates/lancer-python; then
+  echo "test.sh: the CLI / Python crates name an inner crate above; go through lancer's modules" >&2
+  exit 1
+fi
+
 # live WHAT SCRIPT DIR: runs SCRIPT DIR with pylance 14, 12 and 11 into a fresh DIR.
 live() {
   local what=$1 script=$2 dir=$3

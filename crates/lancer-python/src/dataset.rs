@@ -9,8 +9,8 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_pyarrow::PyArrowType;
 use arrow_schema::{ArrowError, Schema, SchemaRef};
 use lancer::{Dataset as Ds, DatasetExt, WriteParams};
-use lancer_format::container::FileVersion;
-use lancer_table::TableError;
+use lancer::file::container::FileVersion;
+use lancer::table::TableError;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -26,7 +26,7 @@ type VersionRow = (u64, i64, i32, u64, String);
 /// Opens the store behind `uri` with `options` (environment variables first).
 fn store(uri: &str, options: &Options) -> PyResult<(lancer::Store, lancer::StorageOptions)> {
     let opts: lancer::StorageOptions = options.clone().unwrap_or_default();
-    let store = lancer_table::dataset::open_store(Path::new(uri), &opts).map_err(errors::table)?;
+    let store = lancer::table::dataset::open_store(Path::new(uri), &opts).map_err(errors::table)?;
     Ok((store, opts))
 }
 
@@ -226,7 +226,7 @@ impl Dataset {
             let (store, opts) = store(&uri, &storage_options)?;
             let version = match tag {
                 Some(t) => Some(
-                    lancer_table::versions::tag_version(&store, &t)
+                    lancer::table::versions::tag_version(&store, &t)
                         .map_err(|e| errors::open(&uri, e))?,
                 ),
                 None => version,
@@ -287,7 +287,7 @@ impl Dataset {
     /// Every version, oldest first: `(version, seconds, nanoseconds, rows, operation)`.
     fn versions(&self, py: Python<'_>) -> PyResult<Vec<VersionRow>> {
         py.detach(|| {
-            let v = lancer_table::cleanup::versions(self.ds.store()).map_err(errors::table)?;
+            let v = lancer::table::cleanup::versions(self.ds.store()).map_err(errors::table)?;
             Ok(v.into_iter()
                 .map(|v| (v.version, v.timestamp.0, v.timestamp.1, v.rows, v.operation))
                 .collect())
@@ -305,7 +305,7 @@ impl Dataset {
 
     /// Tags and their versions, sorted by name.
     fn tags(&self, py: Python<'_>) -> PyResult<Vec<(String, u64)>> {
-        py.detach(|| lancer_table::versions::list_tags(self.ds.store()).map_err(errors::table))
+        py.detach(|| lancer::table::versions::list_tags(self.ds.store()).map_err(errors::table))
     }
 
     /// Tags `version` as `name` (an existing tag is an error unless `replace`).
@@ -321,19 +321,19 @@ impl Dataset {
             let store = self.ds.store();
             self.ds.at_version(version).map_err(errors::table)?;
             if replace {
-                match lancer_table::versions::delete_tag(store, &name) {
+                match lancer::table::versions::delete_tag(store, &name) {
                     Ok(()) | Err(TableError::NotFound { .. }) => {}
                     Err(e) => return Err(errors::table(e)),
                 }
             }
-            lancer_table::versions::create_tag(store, &name, version, 0).map_err(errors::table)
+            lancer::table::versions::create_tag(store, &name, version, 0).map_err(errors::table)
         })
     }
 
     /// Deletes the tag `name`.
     fn delete_tag(&self, py: Python<'_>, name: String) -> PyResult<()> {
         py.detach(|| {
-            lancer_table::versions::delete_tag(self.ds.store(), &name).map_err(errors::table)
+            lancer::table::versions::delete_tag(self.ds.store(), &name).map_err(errors::table)
         })
     }
 
@@ -571,7 +571,7 @@ impl Dataset {
         columns: Option<Vec<String>>,
     ) -> PyResult<PyBatch> {
         let b = py.detach(|| {
-            let q = lancer_index::inverted::search::FtsQuery::matching(&query, column.as_deref());
+            let q = lancer::indexes::inverted::search::FtsQuery::matching(&query, column.as_deref());
             let opts = lancer::fts::FtsOptions {
                 limit,
                 filter,
@@ -706,7 +706,7 @@ pub fn write(
     // itself when it needs it).
     let ds = py.detach(move || {
         let (store, opts) = store(&uri, &storage_options)?;
-        let existing = match lancer_table::versions::latest_version(&store) {
+        let existing = match lancer::table::versions::latest_version(&store) {
             Ok(v) => Some(v.version),
             Err(TableError::NotFound { .. }) => None,
             Err(e) => return Err(errors::table(e)),
@@ -768,7 +768,7 @@ pub fn cleanup(
     }
     py.detach(|| {
         let (store, _) = store(&uri, &storage_options)?;
-        let s = lancer_table::cleanup::cleanup_retaining(
+        let s = lancer::table::cleanup::cleanup_retaining(
             &store,
             age,
             retain_versions,

@@ -4,7 +4,7 @@
 //! failures `OSError`, damaged data `lancer.CorruptDataError` (an `OSError`), and a
 //! scan stopped by Ctrl-C `KeyboardInterrupt`.
 
-use lancer_table::TableError;
+use lancer::table::TableError;
 use pyo3::exceptions::{
     PyFileNotFoundError, PyKeyboardInterrupt, PyNotImplementedError, PyOSError, PyValueError,
 };

@@ -24,6 +24,34 @@ pub use lancer_table::concat;
 
 // Option types the front ends name, defined once below this crate and named here.
 pub use index_spec::{create_index, IndexParams, IndexSpec};
+
+/// The table layer (`lancer-table`) as front ends reach it: dataset locations, write
+/// parameters, versions and tags, cleanup, compaction options. Front ends (the CLI,
+/// Python) name only `lancer`; the layers below are reached through these modules.
+pub mod table {
+    pub use lancer_table::{
+        cleanup, compact, dataset, evolve, pb, versions, write, Result, TableError,
+    };
+}
+
+/// Single Lance data files (`lancer-format`): readers and writers, inspection, the
+/// guarded Arrow IPC reader, panic containment at library boundaries.
+pub mod file {
+    pub use lancer_format::{
+        contain, container, cores, inspect, ipc, read, reader, schema, writer, FormatError,
+    };
+}
+
+/// The storage boundary (`lancer-io`): stores, local and mapped files, request counts.
+pub mod storage {
+    pub use lancer_io::{storage, LocalFile, MmapFile, Store};
+}
+
+/// Index formats (`lancer-index`): IVF segments, full-text segments and queries, scalar
+/// kinds.
+pub mod indexes {
+    pub use lancer_index::{inverted, ivf, ivf_build, scalar};
+}
 pub use lancer_format::container::FileVersion;
 pub use lancer_index::inverted::tokenizer::AnalyzerParams;
 pub use lancer_index::ivf::Metric;

@@ -7,12 +7,12 @@ use std::time::Duration;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
-use lancer_format::container::FileVersion;
-use lancer_format::reader::FileReader;
-use lancer_table::cleanup::{cleanup as do_cleanup, versions as list};
-use lancer_table::versions::{create_tag, delete_tag, list_tags, list_versions, rfc3339};
-use lancer_table::write::WriteParams;
-use lancer_table::Dataset;
+use lancer::file::container::FileVersion;
+use lancer::file::reader::FileReader;
+use lancer::table::cleanup::{cleanup as do_cleanup, versions as list};
+use lancer::table::versions::{create_tag, delete_tag, list_tags, list_versions, rfc3339};
+use lancer::table::write::WriteParams;
+use lancer::Dataset;
 
 use super::source::Source;
 use super::{report, CmdResult};
@@ -20,7 +20,7 @@ use crate::args::{Mode, TagAction, VersionArgs};
 
 /// `lancer versions`.
 pub fn versions(path: &Path, json: bool) -> CmdResult {
-    let store = lancer_table::dataset::store_at(path)?;
+    let store = lancer::table::dataset::store_at(path)?;
     let vs = list(&store)?;
     let tags = list_tags(&store)?;
     if json {
@@ -72,7 +72,7 @@ pub fn tag(action: TagAction, json: bool) -> CmdResult {
                 Some(v) => v,
                 None => Dataset::open(&path)?.version(),
             };
-            create_tag(&lancer_table::dataset::store_at(&path)?, &name, v, 0)?;
+            create_tag(&lancer::table::dataset::store_at(&path)?, &name, v, 0)?;
             report(
                 json,
                 serde_json::json!({ "created": name, "version": v }),
@@ -80,7 +80,7 @@ pub fn tag(action: TagAction, json: bool) -> CmdResult {
             )
         }
         TagAction::List { path } => {
-            let tags = list_tags(&lancer_table::dataset::store_at(&path)?)?;
+            let tags = list_tags(&lancer::table::dataset::store_at(&path)?)?;
             let v: Vec<serde_json::Value> = tags
                 .iter()
                 .map(|(n, v)| serde_json::json!({ "name": n, "version": v }))
@@ -93,7 +93,7 @@ pub fn tag(action: TagAction, json: bool) -> CmdResult {
             })
         }
         TagAction::Delete { path, name } => {
-            delete_tag(&lancer_table::dataset::store_at(&path)?, &name)?;
+            delete_tag(&lancer::table::dataset::store_at(&path)?, &name)?;
             report(json, serde_json::json!({ "deleted": name }), || {
                 format!("deleted tag {name}")
             })
@@ -131,7 +131,7 @@ pub fn parse_age(s: &str) -> Result<Duration, Box<dyn std::error::Error>> {
 /// `lancer cleanup`.
 pub fn cleanup(path: &Path, older_than: &str, json: bool) -> CmdResult {
     let age = parse_age(older_than)?;
-    let st = do_cleanup(&lancer_table::dataset::store_at(path)?, age)?;
+    let st = do_cleanup(&lancer::table::dataset::store_at(path)?, age)?;
     report(
         json,
         serde_json::json!({
@@ -224,14 +224,14 @@ pub fn import(
     let params = WriteParams {
         storage,
         max_rows_per_file,
-        max_bytes_per_file: max_bytes.unwrap_or(lancer_table::write::DEFAULT_MAX_BYTES_PER_FILE),
+        max_bytes_per_file: max_bytes.unwrap_or(lancer::table::write::DEFAULT_MAX_BYTES_PER_FILE),
         ..Default::default()
     };
     // a location Lancer cannot write to is an error before anything is read
-    let store = lancer_table::dataset::store_at(dataset)?;
-    let existing = match lancer_table::versions::latest_version(&store) {
+    let store = lancer::table::dataset::store_at(dataset)?;
+    let existing = match lancer::table::versions::latest_version(&store) {
         Ok(v) => Some(v),
-        Err(lancer_table::TableError::NotFound { .. }) => None,
+        Err(lancer::table::TableError::NotFound { .. }) => None,
         Err(e) => return Err(e.into()),
     };
     let exists = existing.is_some();
@@ -264,7 +264,7 @@ pub fn import(
         }
         Ok(b)
     });
-    let options = lancer_table::dataset::default_storage_options();
+    let options = lancer::table::dataset::default_storage_options();
     let ds = match (mode, existing) {
         (Mode::Append, Some(v)) => {
             Dataset::open_with(store, options, Some(v.version))?.append_stream(stream, &params)?
@@ -462,7 +462,7 @@ pub fn verify_problems(
     data: bool,
 ) -> Result<(Vec<String>, usize), Box<dyn std::error::Error>> {
     let mut problems = Vec::new();
-    let store = lancer_table::dataset::store_at(path)?;
+    let store = lancer::table::dataset::store_at(path)?;
     let versions = list_versions(&store)?;
     let mut checked_files = std::collections::HashSet::new();
     // (schema, fragment's files) already read with --data
@@ -513,7 +513,7 @@ pub fn verify_problems(
                 }
                 match fstore
                     .reader(&rel, Some(size))
-                    .map_err(lancer_format::FormatError::from)
+                    .map_err(lancer::file::FormatError::from)
                     .and_then(FileReader::open)
                 {
                     Ok(r) if r.num_rows() != frag.physical_rows => problems.push(format!(
@@ -550,8 +550,8 @@ pub fn verify_problems(
 /// bounded number of rows at a time.
 fn read_whole_fragment(
     ds: &Dataset,
-    frag: &lancer_table::pb::DataFragment,
-) -> lancer_table::Result<()> {
+    frag: &lancer::table::pb::DataFragment,
+) -> lancer::table::Result<()> {
     const ROWS: u64 = 16 * 1024;
     let mut start = 0;
     while start < frag.physical_rows {
@@ -776,7 +776,7 @@ pub fn search(
     let t = std::time::Instant::now();
     if let Some(h) = hybrid {
         use lancer::search::Filtering;
-        let q = lancer_index::inverted::search::FtsQuery::matching(&h.text, h.column.as_deref());
+        let q = lancer::indexes::inverted::search::FtsQuery::matching(&h.text, h.column.as_deref());
         let (filter, prefilter) = match filtering {
             Filtering::None => (None, true),
             Filtering::Pre(f) => (Some(f.to_string()), true),

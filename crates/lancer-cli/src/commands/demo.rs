@@ -10,7 +10,7 @@ use std::time::Instant;
 use arrow_array::{Array, FixedSizeListArray, Float32Array};
 
 use super::{open_traced, CmdResult};
-use lancer_format::inspect::{column_paths, describe_page};
+use lancer::file::inspect::{column_paths, describe_page};
 
 const EMBEDDED: &[u8] =
     include_bytes!("../../../../tests/data/files/pylance-14/vectors.v2.1.lance");
@@ -26,7 +26,7 @@ fn own_file(dir: &std::path::Path) -> CmdResult {
 
     use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
     use arrow_schema::{DataType, Field, Schema};
-    use lancer_format::writer::{FileWriter, WriteOptions};
+    use lancer::file::writer::{FileWriter, WriteOptions};
 
     let n = 20_000usize;
     let dim = 64usize;
@@ -252,8 +252,8 @@ fn dataset_tour(dir: &std::path::Path, batch: &arrow_array::RecordBatch) -> CmdR
     // Build a vector index in the reference's format and search through it.
     let t = Instant::now();
     let mut opts = lancer::index::VectorIndexOptions::new(
-        lancer_index::ivf_build::Quantizer::Sq,
-        lancer_index::ivf::Metric::L2,
+        lancer::indexes::ivf_build::Quantizer::Sq,
+        lancer::indexes::ivf::Metric::L2,
     );
     opts.num_partitions = Some(16);
     let v4 = lancer::index::create_vector_index(&v3, "embedding", &opts)?;

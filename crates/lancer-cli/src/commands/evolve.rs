@@ -7,7 +7,7 @@ use std::path::Path;
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use lancer::evolve;
 use lancer::Dataset;
-use lancer_table::evolve::ColumnChange;
+use lancer::table::evolve::ColumnChange;
 
 use super::{report, CmdResult};
 
@@ -258,7 +258,7 @@ pub fn update(path: &Path, set: &[String], filter: Option<&str>, json: bool) -> 
 /// `lancer compact DATASET [--target-rows N] [--keep-deletions] [--dry-run]`.
 pub fn compact(
     path: &Path,
-    opts: &lancer_table::compact::CompactionOptions,
+    opts: &lancer::table::compact::CompactionOptions,
     dry_run: bool,
     json: bool,
 ) -> CmdResult {

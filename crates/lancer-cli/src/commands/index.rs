@@ -398,16 +398,16 @@ pub fn inspect(
     }
     let mut segments = Vec::new();
     for m in &metas {
-        if lancer_index::ivf::covers_nothing(m) {
+        if lancer::indexes::ivf::covers_nothing(m) {
             segments.push(serde_json::json!({
-                "uuid": m.uuid.as_ref().and_then(|u| lancer_table::dataset::uuid_dir(&u.uuid).ok()),
+                "uuid": m.uuid.as_ref().and_then(|u| lancer::table::dataset::uuid_dir(&u.uuid).ok()),
                 "partitions": 0,
                 "rows": 0,
                 "note": "built when the dataset had no vectors: covers no fragment, has no files",
             }));
             continue;
         }
-        let seg = lancer_index::ivf::IvfSegment::open(&ds, m)?;
+        let seg = lancer::indexes::ivf::IvfSegment::open(&ds, m)?;
         let mut v = seg.describe();
         v["files"] = serde_json::json!(m
             .files

@@ -13,9 +13,9 @@ mod source;
 use std::path::Path;
 use std::sync::Arc;
 
-use lancer_format::read::{RangeRead, TracingRead};
-use lancer_format::reader::FileReader;
-use lancer_io::LocalFile;
+use lancer::file::read::{RangeRead, TracingRead};
+use lancer::file::reader::FileReader;
+use lancer::storage::LocalFile;
 
 use crate::args::{Cli, Command, Format};
 
@@ -25,15 +25,15 @@ pub type CmdResult = Result<(), Box<dyn std::error::Error>>;
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> CmdResult {
     if !cli.storage_options.is_empty() {
-        lancer_table::dataset::set_default_storage_options(
+        lancer::table::dataset::set_default_storage_options(
             cli.storage_options.iter().cloned().collect(),
         );
     }
     let stats = cli.stats;
-    let before = lancer_io::storage::process_stats();
+    let before = lancer::storage::storage::process_stats();
     let out = run_command(cli);
     if stats {
-        let cost = lancer_io::storage::process_stats().since(&before);
+        let cost = lancer::storage::storage::process_stats().since(&before);
         eprintln!("storage: {cost}");
     }
     out
@@ -59,7 +59,7 @@ fn run_command(cli: Cli) -> CmdResult {
             if ds
                 .indices()?
                 .iter()
-                .any(|m| m.name == name && lancer_index::inverted::segment::is_inverted(m))
+                .any(|m| m.name == name && lancer::indexes::inverted::segment::is_inverted(m))
             {
                 return fts::inspect(&ds, &name, token.as_deref(), json);
             }
@@ -198,7 +198,7 @@ fn run_command(cli: Cli) -> CmdResult {
             max_bytes_per_file,
             dry_run,
         } => {
-            let opts = lancer_table::compact::CompactionOptions {
+            let opts = lancer::table::compact::CompactionOptions {
                 target_rows_per_fragment: target_rows,
                 materialize_deletions: !keep_deletions,
                 materialize_deletions_threshold: deletion_threshold,
@@ -296,7 +296,7 @@ pub fn open_traced(path: &Path) -> Result<Traced, Box<dyn std::error::Error>> {
 
 /// Opens data file `rel` of `store` with its reads traced.
 pub fn open_traced_in(
-    store: &lancer_io::Store,
+    store: &lancer::storage::Store,
     rel: &str,
 ) -> Result<Traced, Box<dyn std::error::Error>> {
     traced(store.reader(rel, None)?, &store.display(rel))

@@ -40,7 +40,7 @@ pub fn run(
         (None, Some(t)) => Pin::Tag(t.clone()),
         (None, None) => Pin::Latest,
     };
-    let options = lancer_table::dataset::default_storage_options();
+    let options = lancer::table::dataset::default_storage_options();
     let d = discover(&path.to_string_lossy(), &pin, &options)?;
     let plan = &d.plan;
     if let Some(p) = save {

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use lancer_format::reader::FileReader;
-use lancer_table::Dataset;
+use lancer::file::reader::FileReader;
+use lancer::Dataset;
 
 use super::{open_traced, report, CmdResult};
 use crate::args::VersionArgs;
