@@ -8,9 +8,9 @@ use arrow_array::ffi_stream::ArrowArrayStreamReader;
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_pyarrow::PyArrowType;
 use arrow_schema::{ArrowError, Schema, SchemaRef};
-use lancer::{Dataset as Ds, DatasetExt, WriteParams};
 use lancer::file::container::FileVersion;
 use lancer::table::TableError;
+use lancer::{Dataset as Ds, DatasetExt, WriteParams};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -571,7 +571,8 @@ impl Dataset {
         columns: Option<Vec<String>>,
     ) -> PyResult<PyBatch> {
         let b = py.detach(|| {
-            let q = lancer::indexes::inverted::search::FtsQuery::matching(&query, column.as_deref());
+            let q =
+                lancer::indexes::inverted::search::FtsQuery::matching(&query, column.as_deref());
             let opts = lancer::fts::FtsOptions {
                 limit,
                 filter,

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use lancer::evolve;
-use lancer::Dataset;
 use lancer::table::evolve::ColumnChange;
+use lancer::Dataset;
 
 use super::{report, CmdResult};
 
