@@ -5,7 +5,7 @@
 pub enum IndexError {
     /// An index file or section is damaged or not what its metadata says.
     #[error(
-        "corrupt index {index}: {what} (drop the index and rebuild it, or search with --no-index)"
+        "corrupt index {index}: {what} (drop the index and rebuild it, or search without the index)"
     )]
     Corrupt {
         /// The index (name and uuid).
@@ -14,7 +14,7 @@ pub enum IndexError {
         what: String,
     },
     /// An index kind or layout this Lancer cannot search yet.
-    #[error("index {index}: {what} is not supported by this Lancer yet (search with --no-index, or rebuild as IVF_FLAT / IVF_PQ / IVF_SQ)")]
+    #[error("index {index}: {what} is not supported by this Lancer yet (search without the index, or rebuild it as IVF_FLAT / IVF_PQ / IVF_SQ / IVF_RQ)")]
     Unsupported {
         /// The index (name and uuid).
         index: String,

@@ -53,7 +53,22 @@ pub fn lancer(e: lancer::Error) -> PyErr {
     match e {
         lancer::Error::Table(t) => table(t),
         lancer::Error::Arrow(a) => arrow(a),
+        lancer::Error::Index(i) => index(i),
         other => PyValueError::new_err(other.to_string()),
+    }
+}
+
+/// An index-layer error as a Python exception: a damaged index file is
+/// `CorruptDataError`, an index kind this build cannot search `NotImplementedError`.
+fn index(e: lancer::indexes::IndexError) -> PyErr {
+    use lancer::indexes::IndexError as E;
+    let msg = e.to_string();
+    match e {
+        E::Table(t) => table(t),
+        E::Corrupt { .. } | E::Format(_) | E::Json(_) => CorruptDataError::new_err(msg),
+        E::Unsupported { .. } => PyNotImplementedError::new_err(msg),
+        E::Arrow(a) => arrow(a),
+        E::InvalidArgument { .. } => PyValueError::new_err(msg),
     }
 }
 

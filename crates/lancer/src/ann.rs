@@ -180,9 +180,8 @@ pub fn column_index_metric(ds: &Dataset, column: &str) -> Result<Option<Metric>>
 pub(crate) fn index_error(e: lancer_index::IndexError) -> Error {
     match e {
         lancer_index::IndexError::Table(t) => Error::Table(t),
-        other => Error::InvalidArgument {
-            what: other.to_string(),
-        },
+        lancer_index::IndexError::InvalidArgument { what } => Error::InvalidArgument { what },
+        other => Error::Index(other),
     }
 }
 

@@ -1,5 +1,5 @@
-//! Errors of the public API layer: everything the table layer reports, plus bad filters
-//! and bad arguments.
+//! Errors of the public API layer: everything the table and index layers report (kept
+//! whole, with their sources), plus bad filters and bad arguments.
 
 use arrow_schema::ArrowError;
 use lancer_table::TableError;
@@ -34,6 +34,10 @@ pub enum Error {
         /// What is wrong and what to do.
         what: String,
     },
+    /// An index is damaged, of a kind this build cannot search, or its files failed to
+    /// decode (the index layer's error, kept whole).
+    #[error(transparent)]
+    Index(lancer_index::IndexError),
     /// Arrow refused to build an array or batch.
     #[error("arrow: {0}")]
     Arrow(#[from] ArrowError),
