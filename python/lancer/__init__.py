@@ -25,6 +25,7 @@ workers, resumable (``lancer.torch.LanceIterableDataset`` for PyTorch).
 from ._lancer import CommitConflictError, CorruptDataError, __version__
 from .dataset import (
     CleanupStats,
+    ColumnOrdering,
     DatasetNotFoundError,
     LanceDataset,
     LanceFragment,
@@ -37,6 +38,7 @@ from .loader import LanceLoader, loader
 
 __all__ = [
     "CleanupStats",
+    "ColumnOrdering",
     "CommitConflictError",
     "CorruptDataError",
     "DatasetNotFoundError",

@@ -18,7 +18,8 @@ import pyarrow as pa
 from . import _lancer
 from ._lancer import CommitConflictError
 
-# Tuning arguments of pylance's scanner that Lancer's planner decides itself.
+# Tuning arguments of pylance's scanner that Lancer's planner decides itself (they do not
+# change which rows come back, or in what order when order matters): accepted, no effect.
 _SCAN_HINTS = {
     "batch_size_bytes",
     "batch_readahead",
@@ -27,12 +28,44 @@ _SCAN_HINTS = {
     "late_materialization",
     "use_stats",
     "io_buffer_size",
-    "fast_search",
-    "strict_batch_size",
-    "include_deleted_rows",
-    "scan_stats_callback",
-    "order_by",
 }
+
+# Arguments that change the answer and that Lancer cannot honour yet: refused when set to
+# anything but their default (never accepted and ignored).
+_NOT_YET = {
+    "fast_search": False,
+    "strict_batch_size": False,
+    "include_deleted_rows": False,
+    "scan_stats_callback": None,
+}
+
+
+@dataclass
+class ColumnOrdering:
+    """One key of ``order_by``, as pylance's ``lance.dataset.ColumnOrdering``: the
+    column, ascending (default) or descending, nulls last (default) or first."""
+
+    column_name: str
+    ascending: bool = True
+    nulls_first: bool = False
+
+
+def _orderings(order_by: Any) -> Optional[List[Any]]:
+    """``order_by`` (names or ColumnOrdering-like objects) as (column, ascending,
+    nulls_first) tuples."""
+    if order_by is None:
+        return None
+    if isinstance(order_by, (str, ColumnOrdering)) or hasattr(order_by, "column_name"):
+        order_by = [order_by]
+    out = []
+    for o in order_by:
+        if isinstance(o, str):
+            o = ColumnOrdering(o)
+        if not hasattr(o, "column_name"):
+            raise TypeError(f"order_by takes column names or ColumnOrdering, not {type(o).__name__}")
+        out.append((str(o.column_name), bool(getattr(o, "ascending", True)),
+                    bool(getattr(o, "nulls_first", False))))
+    return out or None
 
 # Attempts of a delete that meets a concurrent writer's delete or update.
 _DELETE_ATTEMPTS = 8
@@ -311,6 +344,8 @@ class LanceScanner:
         nearest, fts = p.get("nearest"), p.get("full_text_query")
         if nearest is None and fts is None:
             return None
+        if p.get("order_by"):
+            raise NotImplementedError("order_by with a search is not supported yet (rows come best first)")
         if p.get("with_row_id") or p.get("with_row_address"):
             raise NotImplementedError("with_row_id / with_row_address with a search are not supported yet")
         inner = self._ds._inner
@@ -328,7 +363,8 @@ class LanceScanner:
             batch = inner.nearest(
                 nearest["column"],
                 [float(x) for x in q],
-                int(nearest.get("k", 10)),
+                # k defaults to the limit, as in pylance (then 10)
+                int(nearest.get("k") or p.get("limit") or 10),
                 nearest.get("metric"),
                 nearest.get("nprobes"),
                 nearest.get("refine_factor"),
@@ -384,6 +420,7 @@ class LanceScanner:
             bool(p.get("use_scalar_index", True)),
             project,
             _join,
+            p.get("order_by"),
         )
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
@@ -609,6 +646,11 @@ class LanceDataset:
         applies to the k nearest, or before the search with ``prefilter=True``, as in
         pylance) or a full-text search
         (``full_text_query="words"``)."""
+        order_by = kwargs.pop("order_by", None)
+        for name, default in _NOT_YET.items():
+            value = kwargs.pop(name, default)
+            if value != default:
+                raise NotImplementedError(f"{name}={value!r} is not supported by lancer yet")
         unknown = set(kwargs) - _SCAN_HINTS
         if unknown:
             raise TypeError(f"unexpected arguments: {', '.join(sorted(unknown))}")
@@ -629,6 +671,7 @@ class LanceDataset:
             use_scalar_index=True if use_scalar_index is None else use_scalar_index,
             fragments=frag_ids,
             full_text_query=full_text_query,
+            order_by=_orderings(order_by),
         )
 
     def to_table(self, columns: Any = None, filter: Optional[str] = None, limit: Optional[int] = None,
@@ -727,8 +770,30 @@ class LanceDataset:
 
     def create_scalar_index(self, column: str, index_type: str, name: Optional[str] = None, *,
                             replace: bool = True, **kwargs: Any) -> "LanceDataset":
-        """Builds a scalar (or INVERTED full-text) index on ``column``."""
-        self._inner = self._inner.latest().create_index(column, index_type, name, replace)
+        """Builds a scalar (or INVERTED full-text) index on ``column``. Parameters in
+        pylance's names: ``zone_size`` (BTREE), ``rows_per_zone`` (ZONEMAP),
+        ``number_of_items`` / ``probability`` (BLOOMFILTER); for INVERTED the tokenizer
+        settings (``base_tokenizer``, ``language``, ``with_position``, ``lower_case``,
+        ``stem``, ``remove_stop_words``, ``custom_stop_words``, ``ascii_folding``,
+        ``max_token_length``, ``min_ngram_length``, ``max_ngram_length``,
+        ``prefix_only``, ...), invalid values refused. Anything else is a TypeError."""
+        kind = index_type.upper()
+        analyzer = None
+        scalar = {}
+        if kind in ("INVERTED", "FTS"):
+            if kwargs:
+                import json
+
+                analyzer = json.dumps(kwargs)
+        else:
+            names = {"zone_size": "zone_size", "rows_per_zone": "rows_per_zone",
+                     "number_of_items": "bloom_items", "probability": "bloom_probability"}
+            unknown = sorted(set(kwargs) - set(names))
+            if unknown:
+                raise TypeError(f"unexpected arguments for a {kind} index: {', '.join(unknown)}")
+            scalar = {names[k]: v for k, v in kwargs.items()}
+        self._inner = self._inner.latest().create_index(
+            column, index_type, name, replace, analyzer_json=analyzer, **scalar)
         return self
 
     def list_indices(self) -> List[Dict[str, Any]]:

@@ -350,10 +350,11 @@ impl Dataset {
     /// filter is checked before this returns). `project`: output columns computed by SQL
     /// expressions, `[(name, expression)]`, instead of `columns`. `join`: small batches
     /// are joined up to `batch_size` rows before they cross (for a whole table: fewer
-    /// imports; a stream would wait longer for its first batch).
+    /// imports; a stream would wait longer for its first batch). `order_by`: sort keys
+    /// `(column, ascending, nulls_first)`, applied before offset and limit.
     #[pyo3(signature = (columns=None, filter=None, limit=None, offset=None, with_row_id=false,
                         with_row_address=false, batch_size=None, fragments=None, use_scalar_index=true,
-                        project=None, join=false))]
+                        project=None, join=false, order_by=None))]
     #[allow(clippy::too_many_arguments)]
     fn scan(
         &self,
@@ -369,6 +370,7 @@ impl Dataset {
         use_scalar_index: bool,
         project: Option<Vec<(String, String)>>,
         join: bool,
+        order_by: Option<Vec<(String, bool, bool)>>,
     ) -> PyResult<PyArrowType<Box<dyn RecordBatchReader + Send>>> {
         let stream = py.detach(|| {
             let mut s = self
@@ -396,6 +398,17 @@ impl Dataset {
             }
             if let Some(fr) = &fragments {
                 s = s.fragments(fr);
+            }
+            if let Some(o) = &order_by {
+                let keys: Vec<lancer::SortKey> = o
+                    .iter()
+                    .map(|(column, ascending, nulls_first)| lancer::SortKey {
+                        column: column.clone(),
+                        ascending: *ascending,
+                        nulls_first: *nulls_first,
+                    })
+                    .collect();
+                s = s.order_by(&keys);
             }
             s.stream().map_err(errors::lancer)
         })?;
@@ -571,8 +584,9 @@ impl Dataset {
         columns: Option<Vec<String>>,
     ) -> PyResult<PyBatch> {
         let b = py.detach(|| {
+            // (a query in double quotes is a phrase, as in pylance)
             let q =
-                lancer::indexes::inverted::search::FtsQuery::matching(&query, column.as_deref());
+                lancer::indexes::inverted::search::FtsQuery::from_text(&query, column.as_deref());
             let opts = lancer::fts::FtsOptions {
                 limit,
                 filter,
@@ -589,7 +603,9 @@ impl Dataset {
     /// BTREE / BITMAP / LABEL_LIST / ZONEMAP / BLOOMFILTER / NGRAM (scalar) or
     /// INVERTED (full text), in the reference's format. The dataset after.
     #[pyo3(signature = (column, index_type, name=None, replace=false, metric=None, num_partitions=None,
-                        num_sub_vectors=None, num_bits=None, sample_rate=None, max_iterations=None))]
+                        num_sub_vectors=None, num_bits=None, sample_rate=None, max_iterations=None,
+                        analyzer_json=None, zone_size=None, rows_per_zone=None, bloom_items=None,
+                        bloom_probability=None))]
     #[allow(clippy::too_many_arguments)]
     fn create_index(
         &self,
@@ -604,7 +620,21 @@ impl Dataset {
         num_bits: Option<u32>,
         sample_rate: Option<usize>,
         max_iterations: Option<usize>,
+        analyzer_json: Option<String>,
+        zone_size: Option<usize>,
+        rows_per_zone: Option<u64>,
+        bloom_items: Option<u64>,
+        bloom_probability: Option<f64>,
     ) -> PyResult<Dataset> {
+        // an INVERTED index's tokenizer settings, in pylance's names; invalid ones refused
+        let analyzer = analyzer_json
+            .map(|j| {
+                let p = lancer::AnalyzerParams::from_json(&j)?;
+                p.analyzer()?;
+                Ok::<_, lancer::indexes::IndexError>(p)
+            })
+            .transpose()
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let params = lancer::IndexParams {
             name,
             replace,
@@ -614,6 +644,11 @@ impl Dataset {
             num_bits,
             sample_rate,
             max_iterations,
+            zone_size,
+            rows_per_zone,
+            bloom_items,
+            bloom_probability,
+            analyzer,
             ..Default::default()
         };
         let spec = lancer::IndexSpec::parse(&index_type, params).map_err(errors::lancer)?;

@@ -59,4 +59,4 @@ pub use lancer_index::ivf_build::Quantizer;
 pub use lancer_index::scalar::ScalarKind;
 pub use lancer_table::write::WriteParams;
 pub use lancer_table::{Dataset, TableError};
-pub use scan::{DatasetExt, ScanStream, Scanner};
+pub use scan::{DatasetExt, ScanStream, Scanner, SortKey};

@@ -776,7 +776,8 @@ pub fn search(
     let t = std::time::Instant::now();
     if let Some(h) = hybrid {
         use lancer::search::Filtering;
-        let q = lancer::indexes::inverted::search::FtsQuery::matching(&h.text, h.column.as_deref());
+        let q =
+            lancer::indexes::inverted::search::FtsQuery::from_text(&h.text, h.column.as_deref());
         let (filter, prefilter) = match filtering {
             Filtering::None => (None, true),
             Filtering::Pre(f) => (Some(f.to_string()), true),

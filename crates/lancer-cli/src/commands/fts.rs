@@ -23,6 +23,15 @@ pub fn fts(path: &Path, a: &FtsArgs, format: Format, at: &VersionArgs) -> CmdRes
             text: a.query.clone(),
             slop: a.slop,
         }
+    } else if let (FtsQuery::Phrase { text, .. }, false, 0) =
+        (FtsQuery::from_text(&a.query, None), a.all, a.fuzzy)
+    {
+        // a query in double quotes is a phrase, as in the reference
+        FtsQuery::Phrase {
+            column: a.column.clone(),
+            text,
+            slop: a.slop,
+        }
     } else {
         FtsQuery::Match {
             column: a.column.clone(),

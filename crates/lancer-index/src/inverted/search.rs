@@ -120,6 +120,20 @@ pub enum FtsQuery {
 }
 
 impl FtsQuery {
+    /// A query string as the reference reads one: wrapped in double quotes it is a
+    /// phrase (`"was a puppy"`), else an OR match of its tokens.
+    pub fn from_text(text: &str, column: Option<&str>) -> Self {
+        let t = text.trim();
+        match t.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+            Some(inner) if t.len() >= 2 => FtsQuery::Phrase {
+                column: column.map(str::to_string),
+                text: inner.to_string(),
+                slop: 0,
+            },
+            _ => Self::matching(text, column),
+        }
+    }
+
     /// A plain OR match of `text` on `column` (None: every indexed column).
     pub fn matching(text: &str, column: Option<&str>) -> Self {
         FtsQuery::Match {

@@ -128,7 +128,7 @@ impl Shared {
 }
 
 /// The batches of a scan, as an iterator. Errors end the scan.
-pub struct ScanStream {
+pub(crate) struct LiveStream {
     shared: Arc<Shared>,
     workers: Vec<lancer_format::threads::Handle>,
     /// Rows still to skip / to return (offset and limit applied after filtering).
@@ -137,7 +137,7 @@ pub struct ScanStream {
     done: bool,
 }
 
-impl ScanStream {
+impl LiveStream {
     pub(crate) fn start(plan: Arc<Plan>, threads: usize) -> Self {
         let threads = threads.clamp(1, plan.tasks.len().max(1));
         let (skip, left) = (plan.offset, plan.limit);
@@ -235,7 +235,7 @@ impl ScanStream {
     }
 }
 
-impl Iterator for ScanStream {
+impl Iterator for LiveStream {
     type Item = Result<RecordBatch>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -278,8 +278,47 @@ impl Iterator for ScanStream {
     }
 }
 
-impl Drop for ScanStream {
+impl Drop for LiveStream {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// The batches of a scan as they come: from the worker threads, or (a sorted scan)
+/// from its finished result.
+pub struct ScanStream(Source);
+
+enum Source {
+    Live(LiveStream),
+    Ready(SchemaRef, std::collections::VecDeque<RecordBatch>),
+}
+
+impl ScanStream {
+    pub(crate) fn start(plan: Arc<Plan>, threads: usize) -> Self {
+        Self(Source::Live(LiveStream::start(plan, threads)))
+    }
+
+    /// A stream of batches already made (of `schema`).
+    pub(crate) fn ready(schema: SchemaRef, batches: Vec<RecordBatch>) -> Self {
+        Self(Source::Ready(schema, batches.into()))
+    }
+
+    /// The schema of every batch.
+    pub fn schema(&self) -> SchemaRef {
+        match &self.0 {
+            Source::Live(l) => l.schema(),
+            Source::Ready(s, _) => s.clone(),
+        }
+    }
+}
+
+impl Iterator for ScanStream {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match &mut self.0 {
+            Source::Live(l) => l.next(),
+            Source::Ready(_, b) => b.pop_front().map(Ok),
+        }
     }
 }

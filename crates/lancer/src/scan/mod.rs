@@ -13,6 +13,7 @@
 
 pub(crate) mod columns;
 mod exec;
+mod order;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -25,6 +26,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use lancer_table::Dataset;
 
 pub use exec::ScanStream;
+pub use order::SortKey;
 
 use crate::filter::{Expression, Filter};
 use crate::{Error, Result};
@@ -78,6 +80,8 @@ pub struct Scanner {
     /// The scalar index answer to the filter when already computed (a count that
     /// falls back to scanning plans with it instead of asking the indexes again).
     indexed: Option<Arc<Option<crate::scalar_plan::IndexedRows>>>,
+    /// Sort keys (`order_by`; see `order.rs`).
+    order: Vec<SortKey>,
 }
 
 impl Scanner {
@@ -100,6 +104,7 @@ impl Scanner {
             deleted_as_null: false,
             use_scalar_index: true,
             indexed: None,
+            order: Vec::new(),
         }
     }
 
@@ -253,6 +258,9 @@ impl Scanner {
 
     /// Starts the scan.
     pub fn stream(&self) -> Result<ScanStream> {
+        if !self.order.is_empty() {
+            return self.sorted_stream();
+        }
         let plan = Arc::new(self.plan()?);
         let threads = self
             .threads

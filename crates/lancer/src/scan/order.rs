@@ -1,0 +1,135 @@
+//! Sorted scans: `ORDER BY` of the rows a scan yields (pylance's `order_by`, a list of
+//! `ColumnOrdering(column_name, ascending, nulls_first)`; reference: the scanner's
+//! `order_by`). The scan's filtered rows are read (with the sort columns, dropped again
+//! when not asked for), sorted by the keys in turn — nulls last unless asked first,
+//! NaN after every number as in Arrow's and DataFusion's order, ties in the scan's
+//! order (a stable sort) — then `offset` and
+//! `limit` apply; with a limit only the first `offset + limit` rows are ordered (top-k).
+
+use arrow_ord::sort::{lexsort_to_indices, SortColumn, SortOptions};
+use arrow_schema::Schema;
+
+use super::{ScanStream, Scanner};
+use crate::{Error, Result};
+
+/// One key of an ordering.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SortKey {
+    /// An output column (a dataset column, or a computed one by its name).
+    pub column: String,
+    /// Smallest first (the default) or largest first.
+    pub ascending: bool,
+    /// Nulls before the values (default after them).
+    pub nulls_first: bool,
+}
+
+impl SortKey {
+    /// Ascending, nulls last (the reference's default ordering of a column).
+    pub fn ascending(column: &str) -> Self {
+        Self {
+            column: column.to_string(),
+            ascending: true,
+            nulls_first: false,
+        }
+    }
+}
+
+impl Scanner {
+    /// Returns the rows sorted by `keys` (first key first); empty keeps dataset order.
+    pub fn order_by(mut self, keys: &[SortKey]) -> Self {
+        self.order = keys.to_vec();
+        self
+    }
+
+    /// The sorted scan (see the module docs).
+    pub(super) fn sorted_stream(&self) -> Result<ScanStream> {
+        let mut inner = self.clone();
+        inner.order.clear();
+        inner.limit = None;
+        inner.offset = 0;
+        // read the sort columns too when the projection leaves them out
+        let mut added = Vec::new();
+        if let Some(cols) = inner.columns.as_mut() {
+            let computed: Vec<&str> = inner
+                .computed
+                .iter()
+                .flatten()
+                .map(|(n, _)| n.as_str())
+                .collect();
+            for k in &self.order {
+                if !cols.contains(&k.column) && !computed.contains(&k.column.as_str()) {
+                    cols.push(k.column.clone());
+                    added.push(k.column.clone());
+                }
+            }
+        }
+        let all = inner.to_batch()?;
+        let schema = all.schema();
+        let keys = self
+            .order
+            .iter()
+            .map(|k| {
+                let values =
+                    all.column_by_name(&k.column)
+                        .ok_or_else(|| Error::InvalidArgument {
+                            what: format!(
+                                "order_by names {:?}, which the scan does not have (columns: {})",
+                                k.column,
+                                schema
+                                    .fields()
+                                    .iter()
+                                    .map(|f| f.name().as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        })?;
+                Ok(SortColumn {
+                    values: values.clone(),
+                    options: Some(SortOptions {
+                        descending: !k.ascending,
+                        nulls_first: k.nulls_first,
+                    }),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // ties keep the scan's order (a last key of row positions): the sort is stable
+        let mut keys = keys;
+        keys.push(SortColumn {
+            values: std::sync::Arc::new(arrow_array::UInt64Array::from_iter_values(
+                0..all.num_rows() as u64,
+            )),
+            options: None,
+        });
+        let wanted = self
+            .limit
+            .map(|l| usize::try_from(self.offset.saturating_add(l)).unwrap_or(usize::MAX));
+        let order = lexsort_to_indices(&keys, wanted.map(|w| w.min(all.num_rows())))?;
+        let offset = usize::try_from(self.offset)
+            .unwrap_or(usize::MAX)
+            .min(order.len());
+        let order = order.slice(offset, order.len() - offset);
+        let keep: Vec<usize> = (0..schema.fields().len())
+            .filter(|&i| !added.contains(schema.field(i).name()))
+            .collect();
+        let out_schema = std::sync::Arc::new(Schema::new(
+            keep.iter()
+                .map(|&i| schema.field(i).clone())
+                .collect::<Vec<_>>(),
+        ));
+        let cols = keep
+            .iter()
+            .map(|&i| arrow_select::take::take(all.column(i), &order, None))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let sorted = arrow_array::RecordBatch::try_new_with_options(
+            out_schema.clone(),
+            cols,
+            &arrow_array::RecordBatchOptions::new().with_row_count(Some(order.len())),
+        )?;
+        let step = self.batch_size.max(1);
+        let batches = (0..sorted.num_rows())
+            .step_by(step)
+            .map(|s| sorted.slice(s, step.min(sorted.num_rows() - s)))
+            .collect();
+        Ok(ScanStream::ready(out_schema, batches))
+    }
+}

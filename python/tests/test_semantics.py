@@ -1,0 +1,102 @@
+"""Arguments that change a call's answer are honoured as pylance 14 honours them, or
+refused with NotImplementedError naming them — never accepted and ignored (issue 41):
+order_by, nearest without k, a quoted full-text query, batch_size, and the scanner
+arguments Lancer cannot honour yet."""
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from lance.dataset import ColumnOrdering as PylanceOrdering
+
+import lance
+import lancer
+
+from test_api import make_table
+
+
+@pytest.fixture(scope="module")
+def uri(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("sem") / "d.lance")
+    ds = lance.write_dataset(make_table(3000), path, max_rows_per_file=700)
+    ds.delete("id % 13 = 5")
+    return path
+
+
+def keys(t, cols):
+    return [t[c].to_pylist() for c in cols]
+
+
+ORDERS = [
+    (["category"], {}),
+    ([PylanceOrdering("maybe", ascending=False, nulls_first=True), "id"], {}),
+    ([PylanceOrdering("maybe", nulls_first=False)], {"limit": 40, "offset": 10}),
+    (["category", PylanceOrdering("price", ascending=False)], {"filter": "price > 50", "limit": 25}),
+]
+
+
+@pytest.mark.parametrize("order_by,kw", ORDERS)
+def test_order_by_sorts_like_pylance(uri, order_by, kw):
+    pl, ln = lance.dataset(uri), lancer.dataset(uri)
+    a = pl.to_table(order_by=order_by, **kw)
+    mine = [lancer.ColumnOrdering(o.column_name, o.ascending, o.nulls_first)
+            if isinstance(o, PylanceOrdering) else o for o in order_by]
+    b = ln.to_table(order_by=mine, **kw)
+    cols = [o if isinstance(o, str) else o.column_name for o in order_by]
+    # the sort keys in the same sequence (ties may come in any order in pylance; Lancer
+    # keeps the scan's order among ties)
+    assert keys(a, cols) == keys(b, cols)
+    if "limit" not in kw:
+        assert a.sort_by("id").equals(b.sort_by("id"))
+    # a sort that is ignored would fail this: the keys are really ordered
+    assert b.num_rows > 1
+
+
+def test_nearest_k_defaults_to_limit(uri):
+    t = make_table(3000)
+    q = t["vec"][8].values.to_numpy()
+    for lib in (lance, lancer):
+        got = lib.dataset(uri).to_table(nearest={"column": "vec", "q": q}, limit=12)
+        assert got.num_rows == 12, lib.__name__
+
+
+def test_quoted_full_text_query_is_a_phrase(tmp_path):
+    path = str(tmp_path / "fts.lance")
+    table = pa.table({"id": [1, 2, 3], "t": ["red puppy kitten", "kitten red puppy", "puppy"]})
+    for lib in (lance, lancer):
+        p = f"{path}-{lib.__name__}"
+        lance.write_dataset(table, p)
+        lib.dataset(p).create_scalar_index("t", "INVERTED", with_position=True)
+        ds = lib.dataset(p)
+        assert sorted(ds.to_table(full_text_query='"puppy kitten"')["id"].to_pylist()) == [1]
+        assert sorted(ds.to_table(full_text_query="puppy kitten")["id"].to_pylist()) == [1, 2, 3]
+
+
+def test_batch_size_is_honoured(uri):
+    for lib in (lance, lancer):
+        sizes = [b.num_rows for b in lib.dataset(uri).to_batches(batch_size=12)]
+        assert max(sizes) == 12 and sum(sizes) == lib.dataset(uri).count_rows()
+
+
+@pytest.mark.parametrize("arg,value", [
+    ("include_deleted_rows", True),
+    ("fast_search", True),
+    ("strict_batch_size", True),
+    ("scan_stats_callback", print),
+])
+def test_unhonoured_arguments_are_refused(uri, arg, value):
+    with pytest.raises(NotImplementedError, match=arg):
+        lancer.dataset(uri).to_table(**{arg: value})
+    # their defaults are fine
+    lancer.dataset(uri).to_table(**{arg: {"scan_stats_callback": None}.get(arg, False)}, limit=1)
+
+
+@pytest.mark.parametrize("kwargs", [{"base_tokenizer": "nope"}, {"language": "Klingon"}])
+def test_invalid_tokenizer_options_are_refused(tmp_path, kwargs):
+    table = pa.table({"t": ["a b", "c"]})
+    for lib in (lance, lancer):
+        p = str(tmp_path / f"t-{lib.__name__}")
+        lance.write_dataset(table, p)
+        with pytest.raises(Exception):
+            lib.dataset(p).create_scalar_index("t", "INVERTED", **kwargs)
+    with pytest.raises(TypeError, match="nope"):
+        lancer.dataset(p).create_scalar_index("t", "BTREE", nope=1)
