@@ -100,3 +100,24 @@ def test_invalid_tokenizer_options_are_refused(tmp_path, kwargs):
             lib.dataset(p).create_scalar_index("t", "INVERTED", **kwargs)
     with pytest.raises(TypeError, match="nope"):
         lancer.dataset(p).create_scalar_index("t", "BTREE", nope=1)
+
+
+@pytest.mark.parametrize("storage", ["2.1", "2.2"])
+def test_empty_structs_written_as_pylance_writes_them(tmp_path, storage):
+    """A struct without fields keeps its (valid) rows: Lancer writes pylance's placeholder
+    column, so pylance reads Lancer's file as it reads its own, scans and takes included;
+    a null one is refused as pylance refuses it."""
+    table = pa.table({"id": [1, 2, 3], "e": pa.array([{}, {}, {}], pa.struct([]))})
+    seen = {}
+    for lib in (lance, lancer):
+        p = str(tmp_path / f"e-{lib.__name__}")
+        lib.write_dataset(table, p, data_storage_version=storage)
+        for reader in (lance, lancer):
+            ds = reader.dataset(p)
+            seen[lib.__name__, reader.__name__] = (ds.to_table().to_pylist(), ds.take([2, 0]).to_pylist())
+    want = (table.to_pylist(), [table.to_pylist()[2], table.to_pylist()[0]])
+    assert all(v == want for v in seen.values()), seen
+    bad = pa.table({"e": pa.array([{}, None], pa.struct([]))})
+    for lib in (lance, lancer):
+        with pytest.raises((OSError, ValueError)):
+            lib.write_dataset(bad, str(tmp_path / f"bad-{lib.__name__}"), data_storage_version=storage)

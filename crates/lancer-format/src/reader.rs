@@ -85,6 +85,8 @@ impl std::fmt::Debug for FileReader {
 pub fn column_count(f: &LanceField, version: FileVersion) -> usize {
     if version.is_structural() {
         match &f.data_type {
+            // a struct without fields has a placeholder column (nothing to decode)
+            DataType::Struct(fs) if fs.is_empty() => 1,
             DataType::Struct(_) if !f.is_packed_struct() => {
                 f.children.iter().map(|c| column_count(c, version)).sum()
             }
@@ -100,6 +102,8 @@ pub fn column_count(f: &LanceField, version: FileVersion) -> usize {
 
 fn leaves_of(f: &LanceField, first: usize, out: &mut Vec<Leaf>) -> usize {
     match &f.data_type {
+        // the placeholder column of a struct without fields is skipped
+        DataType::Struct(fs) if fs.is_empty() => first + 1,
         DataType::Struct(_) if !f.is_packed_struct() => {
             let mut col = first;
             for c in &f.children {

@@ -43,6 +43,10 @@ pub fn table(e: TableError) -> PyErr {
         TableError::InvalidInput { .. } => PyValueError::new_err(msg),
         TableError::Conflict { .. } => CommitConflictError::new_err(msg),
         TableError::UnknownFeatures { .. } => PyNotImplementedError::new_err(msg),
+        // a type the file format cannot hold is the caller's data, not damage
+        TableError::Format(lancer::file::FormatError::UnsupportedType { .. }) => {
+            PyValueError::new_err(msg)
+        }
         TableError::Corrupt { .. } | TableError::Format(_) => CorruptDataError::new_err(msg),
         TableError::Io { .. } | TableError::Storage { .. } => PyOSError::new_err(msg),
     }

@@ -47,6 +47,8 @@ pub const DEFAULT_MAX_BYTES_PER_FILE: u64 = 90 * 1024 * 1024 * 1024;
 /// Leaf field ids in column order (what a data file's `fields` lists).
 pub(crate) fn leaf_ids(f: &lancer_format::schema::LanceField, out: &mut Vec<i32>) {
     match &f.data_type {
+        // a struct without fields has a placeholder column of its own
+        DataType::Struct(fs) if fs.is_empty() => out.push(f.id),
         DataType::Struct(_) if !f.is_packed_struct() => {
             f.children.iter().for_each(|c| leaf_ids(c, out))
         }

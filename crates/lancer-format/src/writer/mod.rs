@@ -168,6 +168,8 @@ fn check_writable(dt: &DataType, version: FileVersion, name: &str) -> Result<()>
 
 fn leaf_fields<'a>(f: &'a LanceField, out: &mut Vec<&'a LanceField>) {
     match &f.data_type {
+        // a struct without fields is one (placeholder) column of its own
+        DataType::Struct(fs) if fs.is_empty() => out.push(f),
         DataType::Struct(_) if !f.is_packed_struct() => {
             f.children.iter().for_each(|c| leaf_fields(c, out))
         }

@@ -9,6 +9,8 @@
 //! (struct or leaf) ends null entries with its null level but keeps their slot index:
 //! inside the inner-most list a null still occupies a value slot.
 
+use std::sync::Arc;
+
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, UInt64Array};
 use arrow_schema::DataType;
@@ -63,6 +65,30 @@ fn walk(
     num_rows: usize,
 ) -> Result<()> {
     match a.data_type() {
+        // A struct without fields is stored as one placeholder column of nulls, as the
+        // reference stores it (its rows are valid: a null one, or one under a list or a
+        // null parent, has no layout in the reference and is refused as there).
+        DataType::Struct(fs) if fs.is_empty() && !f.is_packed_struct() => {
+            let under_list_or_null = path.iter().any(|n| match n {
+                Node::List(_) => true,
+                Node::Item(x) => null_count(x) > 0,
+            });
+            if under_list_or_null || null_count(&a) > 0 {
+                return Err(FormatError::UnsupportedType {
+                    logical_type: "struct<>".into(),
+                    detail: format!(
+                        "field {:?}: a struct without fields cannot hold nulls or sit in a \
+                         list in Lance files (the reference refuses it too): give it a field, \
+                         or store it without nulls",
+                        f.name
+                    ),
+                });
+            }
+            let placeholder: ArrayRef = Arc::new(arrow_array::NullArray::new(a.len()));
+            path.push(Node::Item(placeholder));
+            out.push(levels(path, num_rows)?);
+            path.pop();
+        }
         DataType::Struct(_) if !f.is_packed_struct() => {
             let s = a.as_struct();
             if s.num_columns() != f.children.len() {
