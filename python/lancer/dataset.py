@@ -728,6 +728,74 @@ class LanceDataset:
                 time.sleep(0.005 * 2**attempt)
         return {"num_deleted_rows": base.count_rows(None) - self._inner.count_rows(None)}
 
+    # --- evolution and maintenance --------------------------------------------------
+    def add_columns(self, transforms: Any, read_columns: Optional[List[str]] = None,
+                    reader_schema: Optional[pa.Schema] = None,
+                    batch_size: Optional[int] = None) -> None:
+        """Adds columns: ``{name: SQL expression}`` (computed from the existing columns,
+        in order), or a ``pa.Field`` / list of fields / ``pa.Schema`` (all-null columns,
+        no data written). ``batch_size`` only tunes the work. Functions over batches and
+        readers of new values are not supported yet (NotImplementedError)."""
+        if isinstance(transforms, dict):
+            if read_columns is not None or reader_schema is not None:
+                raise NotImplementedError("read_columns / reader_schema apply to functions, not SQL expressions")
+            self._inner = _lancer.add_columns(self._inner.latest(), [(str(k), str(v)) for k, v in transforms.items()])
+            return
+        if isinstance(transforms, pa.Field):
+            transforms = [transforms]
+        if isinstance(transforms, list) and all(isinstance(f, pa.Field) for f in transforms):
+            transforms = pa.schema(transforms)
+        if isinstance(transforms, pa.Schema):
+            self._inner = _lancer.add_null_columns(self._inner.latest(), transforms)
+            return
+        raise NotImplementedError(
+            "add_columns with a function or a reader of new values is not supported yet: "
+            "pass {name: SQL expression} or pyarrow fields")
+
+    def drop_columns(self, columns: List[str]) -> None:
+        """Drops columns (names or ``struct.field`` paths); no data is rewritten."""
+        self._inner = _lancer.drop_columns(self._inner.latest(), [str(c) for c in columns])
+
+    def alter_columns(self, *alterations: Dict[str, Any]) -> None:
+        """Renames (``name``), changes nullability (``nullable``) or casts
+        (``data_type``, within the column's kind) of columns given by ``path``; every
+        path is checked before anything changes."""
+        alts = []
+        for a in alterations:
+            unknown = set(a) - {"path", "name", "nullable", "data_type"}
+            if unknown or "path" not in a:
+                raise ValueError(f"an alteration takes path, name, nullable, data_type; got {sorted(a)}")
+            alts.append((a["path"], a.get("name"), a.get("nullable"), a.get("data_type")))
+        self._inner = _lancer.alter_columns(self._inner.latest(), alts)
+
+    def update(self, updates: Dict[str, str], where: Optional[str] = None, **kwargs: Any) -> Dict[str, int]:
+        """``UPDATE … SET col = SQL … WHERE where``: ``{"num_rows_updated": n}``.
+        (``conflict_retries`` / ``retry_timeout`` tune retries and are accepted.)"""
+        unknown = set(kwargs) - {"conflict_retries", "retry_timeout"}
+        if unknown:
+            raise TypeError(f"unexpected arguments: {', '.join(sorted(unknown))}")
+        if not isinstance(where, (str, type(None))):
+            raise NotImplementedError("where= as a pyarrow expression is not supported yet: pass SQL")
+        inner, n = _lancer.update(self._inner.latest(), [(str(k), str(v)) for k, v in updates.items()], where)
+        self._inner = inner
+        return {"num_rows_updated": n}
+
+    def merge_insert(self, on: Union[str, List[str]]) -> "MergeInsertBuilder":
+        """A merge keyed on ``on`` (pylance's builder: ``when_matched_update_all``,
+        ``when_not_matched_insert_all``, ``when_not_matched_by_source_delete``,
+        ``execute(data)``)."""
+        return MergeInsertBuilder(self, [on] if isinstance(on, str) else list(on))
+
+    @property
+    def optimize(self) -> "DatasetOptimizer":
+        """Maintenance: ``compact_files``."""
+        return DatasetOptimizer(self)
+
+    @property
+    def has_index(self) -> bool:
+        """Whether the dataset has any index."""
+        return bool(self._inner.list_indices())
+
     def insert(self, data: Any, *, mode: str = "append", **kwargs: Any) -> None:
         """Appends (or with ``mode="overwrite"`` replaces) rows."""
         ds = write_dataset(data, self.uri, mode=mode, storage_options=self._storage_options, **kwargs)
@@ -810,3 +878,94 @@ class LanceDataset:
 
     def __repr__(self) -> str:
         return f"LanceDataset({self.uri!r}, version={self.version})"
+
+
+class MergeInsertBuilder:
+    """pylance's merge_insert builder over Lancer's merge."""
+
+    def __init__(self, ds: LanceDataset, on: List[str]):
+        self._ds = ds
+        self._on = on
+        self._update = False
+        self._condition: Optional[str] = None
+        self._insert = False
+        self._delete = False
+        self._delete_filter: Optional[str] = None
+        self._use_index = True
+
+    def when_matched_update_all(self, condition: Optional[str] = None) -> "MergeInsertBuilder":
+        """Matched target rows take the source's values (those where the SQL
+        ``condition`` over ``source.x`` / ``target.x`` holds)."""
+        self._update, self._condition = True, condition
+        return self
+
+    def when_not_matched_insert_all(self) -> "MergeInsertBuilder":
+        """Source rows without a match are inserted."""
+        self._insert = True
+        return self
+
+    def when_not_matched_by_source_delete(self, expr: Optional[str] = None) -> "MergeInsertBuilder":
+        """Target rows no source row matched are deleted (those ``expr`` selects)."""
+        self._delete, self._delete_filter = True, expr
+        return self
+
+    def use_index(self, use_index: bool) -> "MergeInsertBuilder":
+        """Locate matched rows through scalar indexes on the keys (default) or scan."""
+        self._use_index = bool(use_index)
+        return self
+
+    def conflict_retries(self, retries: int) -> "MergeInsertBuilder":
+        """Accepted (Lancer rebases a compatible concurrent commit itself)."""
+        return self
+
+    def retry_timeout(self, timeout: Any) -> "MergeInsertBuilder":
+        """Accepted (see ``conflict_retries``)."""
+        return self
+
+    def execute(self, data: Any, *, schema: Optional[pa.Schema] = None) -> Dict[str, int]:
+        """Runs the merge with ``data`` as the source: pylance's statistics."""
+        reader = _reader(data, schema)
+        inner, stats = _lancer.merge_insert(
+            self._ds._inner.latest(), self._on, reader, self._update, self._condition,
+            self._insert, self._delete, self._delete_filter, self._use_index)
+        self._ds._inner = inner
+        return dict(stats)
+
+
+@dataclass
+class CompactionMetrics:
+    """What ``compact_files`` did (pylance's names)."""
+
+    fragments_removed: int
+    fragments_added: int
+    files_removed: int
+    files_added: int
+
+
+class DatasetOptimizer:
+    """``ds.optimize``: compaction."""
+
+    def __init__(self, ds: LanceDataset):
+        self._ds = ds
+
+    def compact_files(self, *, target_rows_per_fragment: int = 1024 * 1024,
+                      max_rows_per_group: Optional[int] = None,
+                      max_bytes_per_file: Optional[int] = None,
+                      materialize_deletions: bool = True,
+                      materialize_deletions_threshold: float = 0.1,
+                      num_threads: Optional[int] = None,
+                      batch_size: Optional[int] = None,
+                      **kwargs: Any) -> CompactionMetrics:
+        """Merges small fragments and rewrites those with many deleted rows, as
+        pylance plans it. ``max_rows_per_group``, ``num_threads`` and ``batch_size``
+        tune the work and are accepted."""
+        unknown = set(kwargs) - {"defer_index_remap"}
+        if unknown:
+            raise TypeError(f"unexpected arguments: {', '.join(sorted(unknown))}")
+        if kwargs.get("defer_index_remap"):
+            raise NotImplementedError("defer_index_remap=True is not supported yet")
+        inner, m = _lancer.compact_files(
+            self._ds._inner.latest(), int(target_rows_per_fragment), bool(materialize_deletions),
+            float(materialize_deletions_threshold), max_bytes_per_file)
+        self._ds._inner = inner
+        return CompactionMetrics(*m)

@@ -80,12 +80,12 @@ fn row_numbers(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
 /// One version of a dataset.
 #[pyclass(module = "lancer._lancer", frozen)]
 pub struct Dataset {
-    ds: Ds,
+    pub(crate) ds: Ds,
     uri: String,
 }
 
 impl Dataset {
-    fn wrap(&self, ds: Ds) -> Dataset {
+    pub(crate) fn wrap(&self, ds: Ds) -> Dataset {
         Dataset {
             ds,
             uri: self.uri.clone(),

@@ -17,6 +17,7 @@
 
 mod dataset;
 mod errors;
+mod evolve;
 mod export;
 mod loader;
 
@@ -36,6 +37,7 @@ fn _lancer(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<dataset::Dataset>()?;
     m.add_function(wrap_pyfunction!(dataset::write, m)?)?;
     m.add_function(wrap_pyfunction!(dataset::cleanup, m)?)?;
+    evolve::register(m)?;
     m.add_class::<loader::Loader>()?;
     m.add_class::<loader::EpochReader>()?;
     m.add_function(wrap_pyfunction!(loader::discover_plan, m)?)?;

@@ -1,0 +1,182 @@
+//! Schema evolution and maintenance of a dataset from Python (pylance's `add_columns`,
+//! `drop_columns`, `alter_columns`, `update`, `merge_insert`,
+//! `optimize.compact_files`): each a thin call into `lancer::evolve`, GIL released,
+//! returning the new version and pylance's statistics.
+
+use std::collections::BTreeMap;
+
+use arrow_array::ffi_stream::ArrowArrayStreamReader;
+use arrow_array::RecordBatchReader;
+use arrow_pyarrow::PyArrowType;
+use arrow_schema::{DataType, Schema};
+use pyo3::prelude::*;
+
+use crate::dataset::Dataset;
+use crate::errors;
+
+/// Adds the functions to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(add_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(add_null_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(drop_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(alter_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(update, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_insert, m)?)?;
+    m.add_function(wrap_pyfunction!(compact_files, m)?)?;
+    Ok(())
+}
+
+/// Columns computed by SQL expressions, `[(name, expression)]`, in order.
+#[pyfunction]
+fn add_columns(py: Python<'_>, ds: &Dataset, columns: Vec<(String, String)>) -> PyResult<Dataset> {
+    let pairs: Vec<(&str, &str)> = columns
+        .iter()
+        .map(|(n, e)| (n.as_str(), e.as_str()))
+        .collect();
+    let after =
+        py.detach(|| lancer::evolve::add_columns(&ds.ds, &pairs).map_err(errors::lancer))?;
+    Ok(ds.wrap(after))
+}
+
+/// All-null columns: the fields of `schema` (no data is written).
+#[pyfunction]
+fn add_null_columns(
+    py: Python<'_>,
+    ds: &Dataset,
+    schema: PyArrowType<Schema>,
+) -> PyResult<Dataset> {
+    let after =
+        py.detach(|| lancer::evolve::add_null_columns(&ds.ds, &schema.0).map_err(errors::lancer))?;
+    Ok(ds.wrap(after))
+}
+
+/// Drops columns (names or dotted struct paths).
+#[pyfunction]
+fn drop_columns(py: Python<'_>, ds: &Dataset, columns: Vec<String>) -> PyResult<Dataset> {
+    let cols: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let after =
+        py.detach(|| lancer::evolve::drop_columns(&ds.ds, &cols).map_err(errors::lancer))?;
+    Ok(ds.wrap(after))
+}
+
+/// pylance's `alter_columns`: `[(path, new name, nullable, data type)]`.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn alter_columns(
+    py: Python<'_>,
+    ds: &Dataset,
+    alterations: Vec<(
+        String,
+        Option<String>,
+        Option<bool>,
+        Option<PyArrowType<DataType>>,
+    )>,
+) -> PyResult<Dataset> {
+    let alts: Vec<lancer::evolve::Alteration> = alterations
+        .into_iter()
+        .map(|(path, rename, nullable, t)| lancer::evolve::Alteration {
+            path,
+            rename,
+            nullable,
+            data_type: t.map(|t| t.0),
+        })
+        .collect();
+    let after = py.detach(|| lancer::evolve::alter(&ds.ds, &alts).map_err(errors::lancer))?;
+    Ok(ds.wrap(after))
+}
+
+/// `UPDATE … SET col = expr … [WHERE filter]`: the dataset after and the rows updated.
+#[pyfunction]
+#[pyo3(signature = (ds, set, filter=None))]
+fn update(
+    py: Python<'_>,
+    ds: &Dataset,
+    set: Vec<(String, String)>,
+    filter: Option<String>,
+) -> PyResult<(Dataset, u64)> {
+    let pairs: Vec<(&str, &str)> = set.iter().map(|(c, e)| (c.as_str(), e.as_str())).collect();
+    let (after, stats) = py.detach(|| {
+        lancer::evolve::update(&ds.ds, filter.as_deref(), &pairs).map_err(errors::lancer)
+    })?;
+    Ok((ds.wrap(after), stats.rows_updated))
+}
+
+/// `merge_insert` keyed on `on`: the dataset after and pylance's statistics
+/// (`num_inserted_rows`, `num_updated_rows`, `num_deleted_rows`).
+#[pyfunction]
+#[pyo3(signature = (ds, on, source, update_all=false, update_condition=None, insert_all=false,
+                    delete_by_source=false, delete_filter=None, use_index=true))]
+#[allow(clippy::too_many_arguments)]
+fn merge_insert(
+    py: Python<'_>,
+    ds: &Dataset,
+    on: Vec<String>,
+    source: PyArrowType<ArrowArrayStreamReader>,
+    update_all: bool,
+    update_condition: Option<String>,
+    insert_all: bool,
+    delete_by_source: bool,
+    delete_filter: Option<String>,
+    use_index: bool,
+) -> PyResult<(Dataset, BTreeMap<String, u64>)> {
+    let reader = source.0;
+    let schema = reader.schema();
+    let opts = lancer::evolve::MergeOptions {
+        on,
+        update_matched: update_all,
+        insert_unmatched: insert_all,
+        delete_unmatched_by_source: delete_by_source,
+        delete_filter,
+        update_condition,
+        no_index: !use_index,
+        ..Default::default()
+    };
+    let (after, stats) = py.detach(|| {
+        let batches = reader.map(|b| b.map_err(lancer::Error::from));
+        lancer::evolve::merge_insert(&ds.ds, &opts, schema, batches).map_err(errors::lancer)
+    })?;
+    let out = BTreeMap::from([
+        ("num_inserted_rows".to_string(), stats.inserted),
+        ("num_updated_rows".to_string(), stats.updated),
+        ("num_deleted_rows".to_string(), stats.deleted),
+    ]);
+    Ok((ds.wrap(after), out))
+}
+
+/// pylance's `optimize.compact_files`: the dataset after and
+/// `(fragments_removed, fragments_added, files_removed, files_added)`.
+#[pyfunction]
+#[pyo3(signature = (ds, target_rows_per_fragment=None, materialize_deletions=true,
+                    materialize_deletions_threshold=None, max_bytes_per_file=None))]
+fn compact_files(
+    py: Python<'_>,
+    ds: &Dataset,
+    target_rows_per_fragment: Option<u64>,
+    materialize_deletions: bool,
+    materialize_deletions_threshold: Option<f64>,
+    max_bytes_per_file: Option<u64>,
+) -> PyResult<(Dataset, (usize, usize, usize, usize))> {
+    let mut opts = lancer::table::compact::CompactionOptions {
+        materialize_deletions,
+        max_bytes_per_file,
+        ..Default::default()
+    };
+    if let Some(t) = target_rows_per_fragment {
+        opts.target_rows_per_fragment = t;
+    }
+    if let Some(t) = materialize_deletions_threshold {
+        opts.materialize_deletions_threshold = t;
+    }
+    let (after, s) = py.detach(|| {
+        lancer::evolve::compact_files(&ds.ds, &opts, &|_, _| {}).map_err(errors::lancer)
+    })?;
+    Ok((
+        ds.wrap(after),
+        (
+            s.fragments_removed,
+            s.fragments_added,
+            s.files_removed,
+            s.files_added,
+        ),
+    ))
+}
