@@ -25,7 +25,6 @@ pub(crate) struct ColumnPath {
     pub field: FieldRef,
 }
 
-/// Splits `a.b.c` into names; backticks quote a name (` `` ` is a literal backtick).
 /// The top-level column names of `schema`, comma separated (for messages).
 pub(crate) fn column_names(schema: &Schema) -> String {
     schema
@@ -36,6 +35,7 @@ pub(crate) fn column_names(schema: &Schema) -> String {
         .join(", ")
 }
 
+/// Splits `a.b.c` into names; backticks quote a name (` `` ` is a literal backtick).
 fn split_path(path: &str) -> Result<Vec<String>> {
     let bad = |why: &str| Error::InvalidArgument {
         what: format!("column path {path:?}: {why}"),

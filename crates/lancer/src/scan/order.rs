@@ -75,12 +75,7 @@ impl Scanner {
                             what: format!(
                                 "order_by names {:?}, which the scan does not have (columns: {})",
                                 k.column,
-                                schema
-                                    .fields()
-                                    .iter()
-                                    .map(|f| f.name().as_str())
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
+                                super::columns::column_names(&schema)
                             ),
                         })?;
                 Ok(SortColumn {
