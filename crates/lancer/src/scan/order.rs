@@ -6,8 +6,9 @@
 //! order (a stable sort) — then `offset` and
 //! `limit` apply; with a limit only the first `offset + limit` rows are ordered (top-k).
 
-use arrow_ord::sort::{lexsort_to_indices, SortColumn, SortOptions};
+use arrow_row::{RowConverter, SortField};
 use arrow_schema::Schema;
+use arrow_schema::SortOptions;
 
 use super::{ScanStream, Scanner};
 use crate::{Error, Result};
@@ -65,40 +66,56 @@ impl Scanner {
         }
         let all = inner.to_batch()?;
         let schema = all.schema();
-        let keys = self
-            .order
-            .iter()
-            .map(|k| {
-                let values =
-                    all.column_by_name(&k.column)
-                        .ok_or_else(|| Error::InvalidArgument {
-                            what: format!(
-                                "order_by names {:?}, which the scan does not have (columns: {})",
-                                k.column,
-                                super::columns::column_names(&schema)
-                            ),
-                        })?;
-                Ok(SortColumn {
-                    values: values.clone(),
-                    options: Some(SortOptions {
-                        descending: !k.ascending,
-                        nulls_first: k.nulls_first,
-                    }),
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        // ties keep the scan's order (a last key of row positions): the sort is stable
-        let mut keys = keys;
-        keys.push(SortColumn {
-            values: std::sync::Arc::new(arrow_array::UInt64Array::from_iter_values(
-                0..all.num_rows() as u64,
-            )),
-            options: None,
-        });
+        // the keys as Arrow's row format: one byte comparison per pair of rows instead
+        // of a comparison per key column (and ties broken by position: a stable order)
+        let mut fields = Vec::with_capacity(self.order.len());
+        let mut key_cols = Vec::with_capacity(self.order.len());
+        for k in &self.order {
+            let values = all
+                .column_by_name(&k.column)
+                .ok_or_else(|| Error::InvalidArgument {
+                    what: format!(
+                        "order_by names {:?}, which the scan does not have (columns: {})",
+                        k.column,
+                        super::columns::column_names(&schema)
+                    ),
+                })?;
+            fields.push(SortField::new_with_options(
+                values.data_type().clone(),
+                SortOptions {
+                    descending: !k.ascending,
+                    nulls_first: k.nulls_first,
+                },
+            ));
+            key_cols.push(values.clone());
+        }
+        let rows = RowConverter::new(fields)?.convert_columns(&key_cols)?;
+        let n = all.num_rows();
+        let cmp = |a: &u32, b: &u32| {
+            rows.row(*a as usize)
+                .cmp(&rows.row(*b as usize))
+                .then(a.cmp(b))
+        };
+        let mut idx: Vec<u32> = (0..u32::try_from(n).map_err(|_| Error::InvalidArgument {
+            what: format!(
+                "order_by sorts at most {} rows at once, the scan has {n}",
+                u32::MAX
+            ),
+        })?)
+            .collect();
         let wanted = self
             .limit
             .map(|l| usize::try_from(self.offset.saturating_add(l)).unwrap_or(usize::MAX));
-        let order = lexsort_to_indices(&keys, wanted.map(|w| w.min(all.num_rows())))?;
+        if let Some(w) = wanted.filter(|&w| w < n) {
+            if w == 0 {
+                idx.clear();
+            } else {
+                idx.select_nth_unstable_by(w - 1, cmp);
+                idx.truncate(w);
+            }
+        }
+        idx.sort_unstable_by(cmp);
+        let order = arrow_array::UInt32Array::from(idx);
         let offset = usize::try_from(self.offset)
             .unwrap_or(usize::MAX)
             .min(order.len());
