@@ -6,12 +6,14 @@
 //! merges nearby ranges of one request into fewer, larger reads — the right trade on
 //! object stores and spinning disks, where a request costs more than the bytes.
 
+pub mod context;
 mod mmap;
 pub mod scratch;
 pub mod storage;
 
+pub use context::{Cache, CacheStats, Context, ContextOptions, StoreStats, WarningSink};
 pub use mmap::{MmapFile, GATHER_BUDGET, GATHER_WINDOW, RELEASE_EVERY, SMALL_READ};
-pub use storage::{DataWriter, Entry, StorageOptions, Store, StoreError, StoreStats};
+pub use storage::{DataWriter, Entry, StorageOptions, Store, StoreError};
 
 use std::fs::File;
 use std::ops::Range;

@@ -15,13 +15,15 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use bytes::Bytes;
 use futures::StreamExt;
 use lancer_format::read::{check_range, Prefetched, RangeRead};
 use lancer_format::FormatError;
+
+pub use crate::context::StoreStats;
+use crate::context::{Context, Counters};
 use object_store::path::Path as OPath;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 
@@ -84,121 +86,6 @@ impl From<StoreError> for FormatError {
     }
 }
 
-/// The process's runtime for object-store requests (two worker threads; callers block
-/// on it from their own threads).
-pub fn runtime() -> Result<&'static tokio::runtime::Runtime> {
-    static RT: OnceLock<std::result::Result<tokio::runtime::Runtime, String>> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("lancer-io")
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())
-    })
-    .as_ref()
-    .map_err(|e| StoreError::Config(format!("cannot start the I/O runtime: {e}")))
-}
-
-/// Requests and bytes stores have cost: one set per process, shared by every store,
-/// its clones and the readers it opened; an operation's cost is the difference of two
-/// snapshots ([`StoreStats::since`]).
-#[derive(Debug, Default)]
-pub struct Counters {
-    gets: AtomicU64,
-    bytes_read: AtomicU64,
-    puts: AtomicU64,
-    bytes_written: AtomicU64,
-    lists: AtomicU64,
-    heads: AtomicU64,
-    deletes: AtomicU64,
-}
-
-/// A snapshot of [`Counters`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct StoreStats {
-    /// Read requests (whole objects and ranges: a coalesced range is one).
-    pub gets: u64,
-    /// Bytes read.
-    pub bytes_read: u64,
-    /// Write requests (puts, conditional puts, multipart parts).
-    pub puts: u64,
-    /// Bytes written.
-    pub bytes_written: u64,
-    /// List requests.
-    pub lists: u64,
-    /// Size lookups (HEAD).
-    pub heads: u64,
-    /// Deletes.
-    pub deletes: u64,
-}
-
-impl StoreStats {
-    /// Every request.
-    pub fn requests(&self) -> u64 {
-        self.gets + self.puts + self.lists + self.heads + self.deletes
-    }
-
-    /// What happened between `before` and this snapshot.
-    pub fn since(&self, before: &StoreStats) -> StoreStats {
-        StoreStats {
-            gets: self.gets - before.gets,
-            bytes_read: self.bytes_read - before.bytes_read,
-            puts: self.puts - before.puts,
-            bytes_written: self.bytes_written - before.bytes_written,
-            lists: self.lists - before.lists,
-            heads: self.heads - before.heads,
-            deletes: self.deletes - before.deletes,
-        }
-    }
-}
-
-impl std::fmt::Display for StoreStats {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} requests: {} reads ({} bytes), {} writes ({} bytes), {} lists, {} heads, {} deletes",
-            self.requests(),
-            self.gets,
-            self.bytes_read,
-            self.puts,
-            self.bytes_written,
-            self.lists,
-            self.heads,
-            self.deletes
-        )
-    }
-}
-
-impl Counters {
-    fn add(c: &AtomicU64, n: u64) {
-        c.fetch_add(n, Ordering::Relaxed);
-    }
-
-    fn snapshot(&self) -> StoreStats {
-        let g = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        StoreStats {
-            gets: g(&self.gets),
-            bytes_read: g(&self.bytes_read),
-            puts: g(&self.puts),
-            bytes_written: g(&self.bytes_written),
-            lists: g(&self.lists),
-            heads: g(&self.heads),
-            deletes: g(&self.deletes),
-        }
-    }
-}
-
-fn process_counters() -> Arc<Counters> {
-    static C: OnceLock<Arc<Counters>> = OnceLock::new();
-    C.get_or_init(Default::default).clone()
-}
-
-/// Requests and bytes of every store of the process so far.
-pub fn process_stats() -> StoreStats {
-    process_counters().snapshot()
-}
-
 #[derive(Debug)]
 enum Backend {
     Local(PathBuf),
@@ -225,22 +112,11 @@ pub struct Store {
     backend: Arc<Backend>,
     uri: Arc<str>,
     counters: Arc<Counters>,
-}
-
-/// `memory://NAME` stores live as long as the process: one per name.
-fn memory_store(name: &str) -> Arc<dyn ObjectStore> {
-    static STORES: OnceLock<Mutex<BTreeMap<String, Arc<dyn ObjectStore>>>> = OnceLock::new();
-    let mut m = STORES
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    m.entry(name.to_string())
-        .or_insert_with(|| Arc::new(object_store::memory::InMemory::new()))
-        .clone()
+    ctx: Arc<Context>,
 }
 
 fn unique_suffix() -> String {
-    static N: AtomicU64 = AtomicU64::new(0);
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
@@ -248,7 +124,7 @@ fn unique_suffix() -> String {
     format!(
         "{}-{}-{t:x}",
         std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
+        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     )
 }
 
@@ -278,9 +154,17 @@ impl Store {
     /// (`s3://bucket/path`, `gs://bucket/path`, `az://container/path`,
     /// `abfss://container@account.dfs.core.windows.net/path`, `memory://name/path`),
     /// with `options` over the environment's settings.
+    /// Opened in a context of its own (see [`Store::open_in`]).
     pub fn open(location: &str, options: &StorageOptions) -> Result<Store> {
+        Self::open_in(location, options, &Context::fresh())
+    }
+
+    /// The store at `location` (as [`Store::open`]) in `ctx`: its requests run on the
+    /// context's runtime and count in its counters, and `memory://NAME` is the
+    /// context's store of that name.
+    pub fn open_in(location: &str, options: &StorageOptions, ctx: &Arc<Context>) -> Result<Store> {
         let Some((scheme, _)) = location.split_once("://") else {
-            return Ok(Self::local(location));
+            return Ok(Self::local_in(location, ctx));
         };
         let url = url::Url::parse(location)
             .map_err(|e| StoreError::Config(format!("{location:?} is not a URI: {e}")))?;
@@ -308,9 +192,9 @@ impl Store {
                 let p = url.to_file_path().map_err(|_| {
                     StoreError::Config(format!("{location:?} is not a local file URI"))
                 })?;
-                return Ok(Self::local(p));
+                return Ok(Self::local_in(p, ctx));
             }
-            "memory" => memory_store(&host),
+            "memory" => ctx.memory_store(&host),
             "s3" | "s3a" => {
                 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
                 let mut b = AmazonS3Builder::from_env()
@@ -350,18 +234,30 @@ impl Store {
         Ok(Store {
             backend: Arc::new(Backend::Object { store, prefix }),
             uri: location.trim_end_matches('/').into(),
-            counters: process_counters(),
+            counters: ctx.counters.clone(),
+            ctx: ctx.clone(),
         })
     }
 
-    /// The local directory `root`.
+    /// The local directory `root`, in a context of its own.
     pub fn local(root: impl AsRef<Path>) -> Store {
+        Self::local_in(root, &Context::fresh())
+    }
+
+    /// The local directory `root` in `ctx`.
+    pub fn local_in(root: impl AsRef<Path>, ctx: &Arc<Context>) -> Store {
         let root = root.as_ref().to_path_buf();
         Store {
             uri: root.to_string_lossy().into(),
             backend: Arc::new(Backend::Local(root)),
-            counters: process_counters(),
+            counters: ctx.counters.clone(),
+            ctx: ctx.clone(),
         }
+    }
+
+    /// The context the store was opened in.
+    pub fn context(&self) -> &Arc<Context> {
+        &self.ctx
     }
 
     /// The location as given (a path or a URI).
@@ -392,10 +288,11 @@ impl Store {
             backend: Arc::new(backend),
             uri: format!("{}/{rel}", self.uri).into(),
             counters: self.counters.clone(),
+            ctx: self.ctx.clone(),
         }
     }
 
-    /// Requests and bytes so far (of every store of the process).
+    /// Requests and bytes so far (of every store of its context).
     pub fn stats(&self) -> StoreStats {
         self.counters.snapshot()
     }
@@ -446,7 +343,7 @@ impl Store {
             }
             Backend::Object { store, prefix } => {
                 let path = join(prefix, rel);
-                let rt = runtime()?;
+                let rt = self.ctx.runtime()?;
                 idempotent(|| rt.block_on(async { store.get(&path).await?.bytes().await }))
                     .map_err(|e| self.remote("reading", rel, e))?
             }
@@ -478,7 +375,7 @@ impl Store {
             }
             Backend::Object { store, prefix } => {
                 let path = join(prefix, rel);
-                let rt = runtime()?;
+                let rt = self.ctx.runtime()?;
                 match idempotent(|| rt.block_on(store.head(&path))) {
                     Ok(m) => Ok(Some(m.size)),
                     Err(object_store::Error::NotFound { .. }) => Ok(None),
@@ -505,7 +402,8 @@ impl Store {
             }
             Backend::Object { store, prefix } => {
                 let path = join(prefix, rel);
-                runtime()?
+                self.ctx
+                    .runtime()?
                     .block_on(store.put(&path, PutPayload::from_bytes(data)))
                     .map(|_| ())
                     .map_err(|e| self.remote("writing", rel, e))
@@ -549,7 +447,7 @@ impl Store {
                         mode: PutMode::Create,
                         ..Default::default()
                     };
-                    let put = runtime()?.block_on(store.put_opts(
+                    let put = self.ctx.runtime()?.block_on(store.put_opts(
                         &path,
                         PutPayload::from_bytes(data.clone()),
                         opts,
@@ -630,7 +528,7 @@ impl Store {
             Backend::Object { store, prefix } => {
                 let base = join(prefix, dir);
                 let skip = base.as_ref().len() + usize::from(!base.as_ref().is_empty());
-                let rt = runtime()?;
+                let rt = self.ctx.runtime()?;
                 let metas: Vec<_> = idempotent(|| {
                     rt.block_on(async {
                         store
@@ -675,7 +573,7 @@ impl Store {
             }
             Backend::Object { store, prefix } => {
                 let path = join(prefix, rel);
-                match runtime()?.block_on(store.delete(&path)) {
+                match self.ctx.runtime()?.block_on(store.delete(&path)) {
                     Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
                     Err(e) => Err(self.remote("deleting", rel, e)),
                 }
@@ -712,6 +610,7 @@ impl Store {
                     path: join(prefix, rel),
                     size,
                     counters: self.counters.clone(),
+                    ctx: self.ctx.clone(),
                     shown: self.display(rel),
                     tail: OnceLock::new(),
                     held: Mutex::new(Vec::new()),
@@ -744,6 +643,7 @@ impl Store {
                 inflight: Vec::new(),
                 written: 0,
                 counters: self.counters.clone(),
+                ctx: self.ctx.clone(),
             })),
         }
     }
@@ -797,6 +697,7 @@ struct RemoteFile {
     path: OPath,
     size: u64,
     counters: Arc<Counters>,
+    ctx: Arc<Context>,
     shown: String,
     /// The file's last [`TAIL`] bytes, fetched with the first read that falls there:
     /// opening a file reads its footer, then its metadata and schema, which sit at
@@ -1053,7 +954,7 @@ impl RemoteFile {
             return Ok(Vec::new());
         }
         Counters::add(&self.counters.gets, ranges.len() as u64);
-        let rt = runtime()?;
+        let rt = self.ctx.runtime()?;
         let mut got = rt.block_on(async {
             let reads = ranges
                 .iter()
@@ -1169,6 +1070,7 @@ pub struct Upload {
     inflight: Vec<tokio::task::JoinHandle<object_store::Result<()>>>,
     written: u64,
     counters: Arc<Counters>,
+    ctx: Arc<Context>,
 }
 
 impl Upload {
@@ -1178,7 +1080,9 @@ impl Upload {
 
     fn send_part(&mut self) -> std::io::Result<()> {
         if self.multipart.is_none() {
-            let mp = runtime()?
+            let mp = self
+                .ctx
+                .runtime()?
                 .block_on(self.store.put_multipart(&self.path))
                 .map_err(|e| self.err(e))?;
             self.multipart = Some(mp);
@@ -1190,10 +1094,11 @@ impl Upload {
             return Err(std::io::Error::other("no multipart upload"));
         };
         let fut = mp.put_part(PutPayload::from(part));
-        self.inflight.push(runtime()?.spawn(fut));
+        self.inflight.push(self.ctx.runtime()?.spawn(fut));
         while self.inflight.len() >= PARTS_IN_FLIGHT {
             let h = self.inflight.remove(0);
-            runtime()?
+            self.ctx
+                .runtime()?
                 .block_on(h)
                 .map_err(|e| self.err(e))?
                 .map_err(|e| self.err(e))?;
@@ -1213,7 +1118,8 @@ impl Upload {
             let data = Bytes::from(std::mem::take(&mut self.buf));
             Counters::add(&self.counters.puts, 1);
             Counters::add(&self.counters.bytes_written, data.len() as u64);
-            runtime()?
+            self.ctx
+                .runtime()?
                 .block_on(self.store.put(&self.path, PutPayload::from_bytes(data)))
                 .map_err(|e| fail(e.to_string()))?;
             return Ok(size);
@@ -1222,7 +1128,8 @@ impl Upload {
             self.send_part().map_err(|e| fail(e.to_string()))?;
         }
         for h in std::mem::take(&mut self.inflight) {
-            runtime()?
+            self.ctx
+                .runtime()?
                 .block_on(h)
                 .map_err(|e| fail(e.to_string()))?
                 .map_err(|e| fail(e.to_string()))?;
@@ -1231,7 +1138,8 @@ impl Upload {
             return Err(fail("no multipart upload".into()));
         };
         Counters::add(&self.counters.puts, 1);
-        runtime()?
+        self.ctx
+            .runtime()?
             .block_on(mp.complete())
             .map_err(|e| fail(e.to_string()))?;
         Ok(size)
@@ -1257,7 +1165,7 @@ impl Drop for Upload {
     fn drop(&mut self) {
         // an upload never completed leaves no object; its parts are dropped
         if let Some(mut mp) = self.multipart.take() {
-            if let Ok(rt) = runtime() {
+            if let Ok(rt) = self.ctx.runtime() {
                 let _ = rt.block_on(mp.abort());
             }
         }

@@ -29,7 +29,7 @@ pub mod rng;
 mod scatter;
 pub mod split;
 
-pub use plan::{discover, Discovery, Pin, Plan, Shard};
+pub use plan::{discover, discover_in, Discovery, Pin, Plan, Shard};
 pub use read::{Epoch, Loader, Options, Shuffle, State};
 pub use split::{Part, Tail};
 

@@ -79,9 +79,18 @@ pub struct Discovery {
 }
 
 /// Discovers the dataset at `uri` at `pin` with `options` (the object store's
-/// settings; the environment's apply first).
+/// settings; the environment's apply first), in a session of its own.
 pub fn discover(uri: &str, pin: &Pin, options: &StorageOptions) -> Result<Discovery> {
-    let store = lancer_table::dataset::open_store(Path::new(uri), options)?;
+    let session = lancer::Session::builder()
+        .storage_options(options.clone())
+        .build();
+    discover_in(&session, uri, pin)
+}
+
+/// [`discover`] in `session` (its storage options, `memory://` stores and counters).
+pub fn discover_in(session: &lancer::Session, uri: &str, pin: &Pin) -> Result<Discovery> {
+    let options = session.storage_options();
+    let store = lancer_table::dataset::open_store_in(Path::new(uri), options, session.context())?;
     let before = store.stats();
     let version = match pin {
         Pin::Latest => None,

@@ -117,9 +117,19 @@ pub struct Loader {
 }
 
 impl Loader {
-    /// A loader for `plan` (opened at its pinned version with `storage`). Every
-    /// argument is checked here — a bad column or filter fails now, not mid-epoch.
+    /// A loader for `plan` (opened at its pinned version with `storage`, in a session
+    /// of its own: a loader usually runs in a worker process). Every argument is
+    /// checked here — a bad column or filter fails now, not mid-epoch.
     pub fn new(plan: Plan, opts: Options, storage: &StorageOptions) -> Result<Loader> {
+        let session = lancer::Session::builder()
+            .storage_options(storage.clone())
+            .build();
+        Self::new_in(&session, plan, opts)
+    }
+
+    /// [`Loader::new`] in `session` (its storage options, caches and `memory://` stores).
+    pub fn new_in(session: &lancer::Session, plan: Plan, opts: Options) -> Result<Loader> {
+        let storage = session.storage_options();
         let bad = |what: String| Err(LoaderError::InvalidArgument { what });
         if opts.world_size == 0 || opts.rank >= opts.world_size {
             return bad(format!(
@@ -143,7 +153,11 @@ impl Loader {
         if sum != Some(plan.rows) {
             return bad("the plan's row counts do not add up: discover again".into());
         }
-        let store = lancer_table::dataset::open_store(std::path::Path::new(&plan.uri), storage)?;
+        let store = lancer_table::dataset::open_store_in(
+            std::path::Path::new(&plan.uri),
+            storage,
+            session.context(),
+        )?;
         let ds = Dataset::open_with(store, storage.clone(), Some(plan.version))?
             .with_read_cache(opts.cache_entries);
         let now = crate::plan::plan_of(&plan.uri, &ds);

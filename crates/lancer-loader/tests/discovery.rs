@@ -11,7 +11,7 @@ use arrow_array::{Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use common::read_all;
 use lancer::{Dataset, DatasetExt, WriteParams};
-use lancer_loader::{discover, Loader, Options, Pin};
+use lancer_loader::{discover, discover_in, Loader, Options, Pin};
 
 fn batch(start: i64, n: i64) -> RecordBatch {
     let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
@@ -26,7 +26,10 @@ fn batch(start: i64, n: i64) -> RecordBatch {
 fn discovery_is_two_requests_and_the_plan_round_trips() {
     let uri = format!("memory://loader-{}", std::process::id());
     let b = batch(0, 500);
-    let store = lancer_table::dataset::open_store(Path::new(&uri), &Default::default()).unwrap();
+    // memory:// stores belong to a session: the writes, the discovery and the loader
+    // share one, as a program would.
+    let session = lancer::Session::new();
+    let store = session.store(Path::new(&uri)).unwrap();
     let params = WriteParams {
         max_rows_per_file: 120,
         ..Default::default()
@@ -34,7 +37,7 @@ fn discovery_is_two_requests_and_the_plan_round_trips() {
     let ds = Dataset::write_stream_in(store, b.schema(), [Ok(b)], &params).unwrap();
     let ds = Dataset::open_with(ds.store().clone(), Default::default(), None).unwrap();
     ds.delete("id < 7").unwrap();
-    let d = discover(&uri, &Pin::Latest, &Default::default()).unwrap();
+    let d = discover_in(&session, &uri, &Pin::Latest).unwrap();
     assert_eq!(d.requests, 2, "a listing and the manifest");
     assert_eq!(d.data_files_opened, 0);
     assert_eq!(d.plan.version, 2);
@@ -49,9 +52,9 @@ fn discovery_is_two_requests_and_the_plan_round_trips() {
     let back = lancer_loader::Plan::from_json(&d.plan.to_json()).unwrap();
     assert_eq!(back, d.plan);
     // pinned: version 1 by number
-    let v1 = discover(&uri, &Pin::Version(1), &Default::default()).unwrap();
+    let v1 = discover_in(&session, &uri, &Pin::Version(1)).unwrap();
     assert_eq!(v1.plan.rows, 500);
-    let l = Loader::new(v1.plan, Options::default(), &Default::default()).unwrap();
+    let l = Loader::new_in(&session, v1.plan, Options::default()).unwrap();
     assert_eq!(read_all(&l, 0), (0..500).collect::<Vec<i64>>());
     // a damaged plan is refused
     let mut bad = d.plan.clone();

@@ -23,10 +23,30 @@ type Options = Option<BTreeMap<String, String>>;
 /// One version as Python sees it: `(version, seconds, nanoseconds, rows, operation)`.
 type VersionRow = (u64, i64, i32, u64, String);
 
-/// Opens the store behind `uri` with `options` (environment variables first).
+/// Opens the store behind `uri` with `options` (environment variables first) in a
+/// session of its own, as pylance gives each opened dataset its own session: the
+/// dataset object and the versions checked out from it share its caches, and each open
+/// of a `memory://` URI starts empty. The session's warnings become Python
+/// `UserWarning`s.
 fn store(uri: &str, options: &Options) -> PyResult<(lancer::Store, lancer::StorageOptions)> {
     let opts: lancer::StorageOptions = options.clone().unwrap_or_default();
-    let store = lancer::table::dataset::open_store(Path::new(uri), &opts).map_err(errors::table)?;
+    let session = lancer::Session::builder()
+        .storage_options(opts.clone())
+        .warnings(|message| {
+            Python::attach(|py| {
+                let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
+                // a warnings filter set to "error" cannot raise from here: the warning
+                // is then dropped (the session keeps it)
+                let _ = PyErr::warn(
+                    py,
+                    &category,
+                    &std::ffi::CString::new(message.replace('\0', " ")).unwrap_or_default(),
+                    1,
+                );
+            })
+        })
+        .build();
+    let store = session.store(Path::new(uri)).map_err(errors::lancer)?;
     Ok((store, opts))
 }
 

@@ -161,7 +161,7 @@ fn resolve_within(
                     ))
                 })?
             }
-            Source::External(uri) => external(uri, src.options)
+            Source::External(uri) => external(uri, src.options, src.store.context())
                 .map_err(|e| bad(format!("its external blob {uri:?} cannot be read ({e})")))?,
             Source::InBase(id, rel) => {
                 if rel.split('/').any(|c| c == ".." || c.is_empty()) || rel.starts_with('/') {
@@ -223,7 +223,11 @@ fn resolve_within(
 }
 
 /// A reader of the object an external blob URI names (its directory opened as a store).
-fn external(uri: &str, options: &StorageOptions) -> Result<Arc<dyn RangeRead>> {
+fn external(
+    uri: &str,
+    options: &StorageOptions,
+    ctx: &Arc<lancer_io::Context>,
+) -> Result<Arc<dyn RangeRead>> {
     let (dir, name) = match uri.rsplit_once('/') {
         Some((d, n)) if !n.is_empty() => (d, n),
         _ => {
@@ -238,7 +242,7 @@ fn external(uri: &str, options: &StorageOptions) -> Result<Arc<dyn RangeRead>> {
     } else {
         dir.to_string()
     };
-    let store = Store::open(&dir, options)?;
+    let store = Store::open_in(&dir, options, ctx)?;
     Ok(store.reader(name, None)?)
 }
 

@@ -260,34 +260,21 @@ fn subtree_ids(f: &lancer_format::schema::LanceField, out: &mut Vec<i32>) {
     }
 }
 
-/// Storage options used when a dataset is opened by location alone (`Dataset::open`,
-/// `Dataset::write`, …): what a program sets once (the CLI's `--storage-option`).
-static DEFAULT_OPTIONS: std::sync::RwLock<Option<StorageOptions>> = std::sync::RwLock::new(None);
-
-/// Sets the storage options datasets opened by location alone use.
-pub fn set_default_storage_options(options: StorageOptions) {
-    *DEFAULT_OPTIONS.write().unwrap_or_else(|p| p.into_inner()) = Some(options);
-}
-
-/// The storage options datasets opened by location alone use.
-pub fn default_storage_options() -> StorageOptions {
-    DEFAULT_OPTIONS
-        .read()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone()
-        .unwrap_or_default()
-}
-
-/// The store at `location` with the default storage options.
-pub fn store_at(location: &Path) -> Result<Store> {
-    open_store(location, &default_storage_options())
-}
-
 /// The store a dataset location names: a local path, or a URI (`file://`, `s3://`,
 /// `gs://`, `az://`, `abfss://`, `memory://`) opened with `options` over the
 /// environment's settings.
 pub fn open_store(location: &Path, options: &StorageOptions) -> Result<Store> {
     Ok(Store::open(&location.to_string_lossy(), options)?)
+}
+
+/// [`open_store`] in `ctx` (the session's runtime, counters, `memory://` stores and
+/// caches).
+pub fn open_store_in(
+    location: &Path,
+    options: &StorageOptions,
+    ctx: &Arc<lancer_io::Context>,
+) -> Result<Store> {
+    Ok(Store::open_in(&location.to_string_lossy(), options, ctx)?)
 }
 
 /// Checks that a path stored in a manifest stays inside the dataset.
@@ -309,14 +296,18 @@ fn safe_relative(p: &str) -> Result<PathBuf> {
 impl Dataset {
     /// Opens the latest version of the dataset at `root` (a path or a URI: `s3://`,
     /// `gs://`, `az://`, `memory://`, `file://`; object stores take their settings
-    /// from the environment).
+    /// from the environment), in a context of its own (`lancer::Session` opens datasets
+    /// sharing one, with storage options).
     pub fn open(root: impl AsRef<Path>) -> Result<Self> {
         Self::open_at(root.as_ref(), None)
     }
 
     fn open_at(root: &Path, version: Option<u64>) -> Result<Self> {
-        let options = default_storage_options();
-        Self::open_with(open_store(root, &options)?, options, version)
+        Self::open_with(
+            open_store(root, &StorageOptions::new())?,
+            StorageOptions::new(),
+            version,
+        )
     }
 
     /// Opens `version` of the dataset at `root`.
@@ -326,17 +317,19 @@ impl Dataset {
 
     /// Opens the latest version of branch `name`.
     pub fn open_branch(root: impl AsRef<Path>, name: &str) -> Result<Self> {
-        let options = default_storage_options();
-        let store = open_store(root.as_ref(), &options)?;
-        Self::open_with(crate::versions::branch_root(&store, name)?, options, None)
+        let store = open_store(root.as_ref(), &StorageOptions::new())?;
+        Self::open_with(
+            crate::versions::branch_root(&store, name)?,
+            StorageOptions::new(),
+            None,
+        )
     }
 
     /// Opens the version a tag points at.
     pub fn open_tag(root: impl AsRef<Path>, tag: &str) -> Result<Self> {
-        let options = default_storage_options();
-        let store = open_store(root.as_ref(), &options)?;
+        let store = open_store(root.as_ref(), &StorageOptions::new())?;
         let v = tag_version(&store, tag)?;
-        Self::open_with(store, options, Some(v))
+        Self::open_with(store, StorageOptions::new(), Some(v))
     }
 
     /// Opens `version` (the latest when `None`) of the dataset in `store`.
@@ -507,7 +500,7 @@ impl Dataset {
         let store = match bases.get(&id) {
             Some(s) => s.clone(),
             None => {
-                let s = Store::open(&base.path, &self.options)?;
+                let s = Store::open_in(&base.path, &self.options, self.store.context())?;
                 bases.insert(id, s.clone());
                 s
             }

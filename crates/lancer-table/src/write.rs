@@ -234,7 +234,7 @@ impl Dataset {
         batches: impl IntoIterator<Item = Result<RecordBatch>>,
         params: &WriteParams,
     ) -> Result<Dataset> {
-        let store = crate::dataset::store_at(root.as_ref())?;
+        let store = crate::dataset::open_store(root.as_ref(), &Default::default())?;
         Self::write_stream_in(store, schema, batches, params)
     }
 

@@ -17,8 +17,7 @@
 //! the search is exact (`search::streamed_top_k`).
 
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use lancer_index::ivf::{self, IvfSegment, Probe};
 
@@ -91,12 +90,6 @@ fn index_metric(m: Metric) -> Option<ivf::Metric> {
     }
 }
 
-/// Opened segments by dataset root and segment uuid (index files never change once
-/// written, so entries never go stale); bounded.
-type SegmentCache = Mutex<HashMap<(PathBuf, Vec<u8>), Arc<IvfSegment>>>;
-static SEGMENTS: std::sync::LazyLock<SegmentCache> = std::sync::LazyLock::new(Default::default);
-const CACHED_SEGMENTS: usize = 64;
-
 /// The top-level field id of `column`.
 fn field_id(ds: &Dataset, column: &str) -> Result<i32> {
     ds.manifest()
@@ -127,24 +120,13 @@ pub fn index_segments(ds: &Dataset, column: &str) -> Result<Vec<Arc<IvfSegment>>
     let mut out = Vec::with_capacity(metas.len());
     for m in metas {
         let uuid = m.uuid.as_ref().map(|u| u.uuid.clone()).unwrap_or_default();
-        let key = (ds.root().to_path_buf(), uuid);
-        let hit = SEGMENTS
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
-            .cloned();
-        let seg = match hit {
-            Some(s) => s,
-            None => {
-                let s = Arc::new(IvfSegment::open(ds, m).map_err(index_error)?);
-                let mut cache = SEGMENTS.lock().unwrap_or_else(|e| e.into_inner());
-                if cache.len() >= CACHED_SEGMENTS {
-                    cache.clear();
-                }
-                cache.insert(key, s.clone());
-                s
-            }
-        };
+        // Segments by dataset root and uuid in the session's index cache (index files
+        // never change once written, so entries never go stale).
+        let seg = crate::session::index_cache(ds).get_or_try_insert(
+            &crate::session::root_key(ds),
+            &uuid,
+            || IvfSegment::open(ds, m).map(Arc::new).map_err(index_error),
+        )?;
         out.push(seg);
     }
     Ok(out)
@@ -267,17 +249,19 @@ pub(crate) fn stable_id_addresses(ds: &Dataset) -> Result<Option<Arc<HashMap<u64
     if !ds.uses_stable_row_ids() {
         return Ok(None);
     }
-    // A version's rows never move, so the map of the last version searched is kept
-    // (one entry: it holds every row).
-    let key = (ds.root().to_path_buf(), ds.version());
-    if let Some((k, m)) = STABLE_ADDRESSES
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-    {
-        if *k == key {
-            return Ok(Some(m.clone()));
-        }
+    // A version's rows never move, so the map is kept in the session's metadata cache
+    // by dataset root and version.
+    let cache = ds.store().context().metadata_cache();
+    let (root, id) = (
+        crate::session::root_key(ds),
+        [
+            b"stable-row-addresses:".as_slice(),
+            &ds.version().to_le_bytes(),
+        ]
+        .concat(),
+    );
+    if let Some(m) = cache.get::<HashMap<u64, u64>>(&root, &id) {
+        return Ok(Some(m));
     }
     let mut map = HashMap::new();
     for f in ds.fragments() {
@@ -290,13 +274,9 @@ pub(crate) fn stable_id_addresses(ds: &Dataset) -> Result<Option<Arc<HashMap<u64
         }
     }
     let map = Arc::new(map);
-    *STABLE_ADDRESSES.lock().unwrap_or_else(|e| e.into_inner()) = Some((key, map.clone()));
+    cache.insert(&root, &id, map.clone());
     Ok(Some(map))
 }
-
-/// The stable-id map of the last (dataset root, version) searched.
-type AddressCache = Mutex<Option<((PathBuf, u64), Arc<HashMap<u64, u64>>)>>;
-static STABLE_ADDRESSES: AddressCache = Mutex::new(None);
 
 /// The `k` nearest rows (distance, row address), through the index when one applies.
 pub(crate) fn top_k(

@@ -6,8 +6,7 @@
 //! (pylance's default), and the rows are returned best first with `_score`.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, Float32Array, RecordBatch};
@@ -33,10 +32,6 @@ pub struct FtsOptions {
     /// Columns to return besides `_score` (default all).
     pub columns: Option<Vec<String>>,
 }
-
-/// Opened segments by dataset root and segment uuid (index files never change).
-type SegmentCache = Mutex<HashMap<(PathBuf, Vec<u8>), Arc<InvertedSegment>>>;
-static SEGMENTS: std::sync::LazyLock<SegmentCache> = std::sync::LazyLock::new(Default::default);
 
 /// The INVERTED indexes of `ds`: per indexed top-level column (by the first index name
 /// on it), its segments.
@@ -66,24 +61,20 @@ pub fn inverted_indexes(ds: &Dataset) -> Result<Vec<(String, Vec<Arc<InvertedSeg
             continue;
         }
         let uuid = m.uuid.as_ref().map(|u| u.uuid.clone()).unwrap_or_default();
-        let key = (ds.root().to_path_buf(), uuid);
-        let hit = SEGMENTS
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
-            .cloned();
-        let seg = match hit {
+        // Segments by dataset root and uuid in the session's index cache (index files
+        // never change once written).
+        let (cache, root) = (
+            crate::session::index_cache(ds),
+            crate::session::root_key(ds),
+        );
+        let seg = match cache.get::<InvertedSegment>(&root, &uuid) {
             Some(s) => s,
             None => {
                 let Some(s) = InvertedSegment::open(ds, &m).map_err(index_error)? else {
                     continue;
                 };
                 let s = Arc::new(s);
-                let mut cache = SEGMENTS.lock().unwrap_or_else(|e| e.into_inner());
-                if cache.len() >= 256 {
-                    cache.clear();
-                }
-                cache.insert(key, s.clone());
+                cache.insert(&root, &uuid, s.clone());
                 s
             }
         };

@@ -1,7 +1,8 @@
 //! `lancer`: the public API over Lance datasets — reading and writing (re-exported from
 //! `lancer-table`), SQL filters ([`filter`]), scans ([`scan`]), nearest-neighbour
 //! search ([`search`], [`ann`]), full-text search ([`fts`]) and both fused
-//! ([`hybrid`]).
+//! ([`hybrid`]). A [`Session`] holds what the datasets opened through it share
+//! (storage options, runtime, caches, warnings), with async forms of its calls.
 
 pub mod ann;
 mod error;
@@ -16,11 +17,13 @@ pub mod scalar_index;
 mod scalar_plan;
 pub mod scan;
 pub mod search;
+pub mod session;
 
 pub use error::{Error, Result};
 pub use filter::{Expression, Filter};
-pub use lancer_io::{StorageOptions, Store, StoreStats};
+pub use lancer_io::{CacheStats, StorageOptions, Store, StoreStats};
 pub use lancer_table::concat;
+pub use session::{Session, SessionBuilder};
 
 // Option types the front ends name, defined once below this crate and named here.
 pub use index_spec::{create_index, IndexParams, IndexSpec};
@@ -42,9 +45,10 @@ pub mod file {
     };
 }
 
-/// The storage boundary (`lancer-io`): stores, local and mapped files, request counts.
+/// The storage boundary (`lancer-io`): stores, local and mapped files, request counts,
+/// the shared state of a session's stores.
 pub mod storage {
-    pub use lancer_io::{storage, LocalFile, MmapFile, Store};
+    pub use lancer_io::{context, storage, Context, LocalFile, MmapFile, Store};
 }
 
 /// Index formats (`lancer-index`): IVF segments, full-text segments and queries, scalar

@@ -10,8 +10,7 @@
 
 use std::collections::HashMap;
 use std::ops::Bound;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::DataType;
@@ -37,22 +36,10 @@ pub(crate) struct IndexedRows {
     pub explain: String,
 }
 
-/// Prints a warning to stderr once per message (unless `LANCER_QUIET` is set).
-fn warn(message: &str) {
-    static SEEN: Mutex<Vec<String>> = Mutex::new(Vec::new());
-    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
-    if seen.iter().any(|m| m == message) || seen.len() > 1000 {
-        return;
-    }
-    seen.push(message.to_string());
-    if std::env::var_os("LANCER_QUIET").is_none() {
-        eprintln!("warning: {message}");
-    }
+/// Reports a warning to the session of `ds` (its sink; once per message).
+fn warn(ds: &Dataset, message: &str) {
+    ds.store().context().warn(message);
 }
-
-/// Opened segments by uuid (segments never change once written).
-type SegmentCache = Mutex<HashMap<(PathBuf, Vec<u8>), Arc<ScalarSegment>>>;
-static SEGMENTS: std::sync::LazyLock<SegmentCache> = std::sync::LazyLock::new(Default::default);
 
 /// The scalar segments of `ds` on top-level field `field_id`.
 fn segments_on(ds: &Dataset, field_id: i32) -> Result<Vec<Arc<ScalarSegment>>> {
@@ -64,31 +51,28 @@ fn segments_on(ds: &Dataset, field_id: i32) -> Result<Vec<Arc<ScalarSegment>>> {
         let Some(uuid) = meta.uuid.as_ref().map(|u| u.uuid.clone()) else {
             continue;
         };
-        let key = (ds.root().to_path_buf(), uuid);
-        let hit = SEGMENTS
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
-            .cloned();
-        let seg = match hit {
+        // Segments by dataset root and uuid in the session's index cache (segments
+        // never change once written).
+        let (cache, root) = (
+            crate::session::index_cache(ds),
+            crate::session::root_key(ds),
+        );
+        let seg = match cache.get::<ScalarSegment>(&root, &uuid) {
             Some(s) => s,
             None => match ScalarSegment::open(ds, meta) {
                 Err(e) => {
                     // A damaged index is skipped (the filter scans those fragments):
                     // the answer stays right, and the warning says what to rebuild.
-                    warn(&format!(
-                        "scalar index skipped, rows are scanned instead: {e}"
-                    ));
+                    warn(
+                        ds,
+                        &format!("scalar index skipped, rows are scanned instead: {e}"),
+                    );
                     continue;
                 }
                 Ok(None) => continue,
                 Ok(Some(s)) => {
                     let s = Arc::new(s);
-                    let mut cache = SEGMENTS.lock().unwrap_or_else(|e| e.into_inner());
-                    if cache.len() >= 256 {
-                        cache.clear();
-                    }
-                    cache.insert(key, s.clone());
+                    cache.insert(&root, &uuid, s.clone());
                     s
                 }
             },
@@ -767,9 +751,10 @@ impl Planner<'_> {
                 Ok(Some(a)) => a,
                 Ok(None) => return Ok(None),
                 Err(e) => {
-                    warn(&format!(
-                        "scalar index skipped, rows are scanned instead: {e}"
-                    ));
+                    warn(
+                        self.ds,
+                        &format!("scalar index skipped, rows are scanned instead: {e}"),
+                    );
                     return Ok(None);
                 }
             };

@@ -13,4 +13,5 @@ mod indexes;
 mod nested_evolve;
 mod scalar_indexes;
 mod search;
+mod session;
 mod vector_shapes;

@@ -1,5 +1,6 @@
 //! `lancer cat` and `lancer take`: print rows of a dataset or data file.
 
+use lancer::Session;
 use std::path::Path;
 
 use lancer::{DatasetExt, Filter};
@@ -35,8 +36,14 @@ pub struct CatArgs<'a> {
 }
 
 /// Prints the rows `args` selects; datasets stream through the scanner.
-pub fn cat(path: &Path, args: &CatArgs<'_>, format: Format, at: &VersionArgs) -> CmdResult {
-    match Source::open(path, at)? {
+pub fn cat(
+    s: &Session,
+    path: &Path,
+    args: &CatArgs<'_>,
+    format: Format,
+    at: &VersionArgs,
+) -> CmdResult {
+    match Source::open(s, path, at)? {
         Source::Dataset(ds) => {
             // A table is for people: without --limit it shows the first rows only.
             let capped = format == Format::Table && args.limit.is_none();
@@ -153,13 +160,14 @@ fn projection_pairs(
 
 /// Prints the rows at `rows`.
 pub fn take(
+    s: &Session,
     path: &Path,
     rows: &[u64],
     columns: &[String],
     format: Format,
     at: &VersionArgs,
 ) -> CmdResult {
-    let src = Source::open(path, at)?;
+    let src = Source::open(s, path, at)?;
     let proj = projection(columns);
     let batch = src.take(rows, proj.as_deref())?;
     print_batch(&batch, format)

@@ -1,5 +1,6 @@
 //! Dataset commands: versions, tags, restore, cleanup, import, export, verify.
 
+use lancer::Session;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,8 +20,8 @@ use super::{report, CmdResult};
 use crate::args::{Mode, TagAction, VersionArgs};
 
 /// `lancer versions`.
-pub fn versions(path: &Path, json: bool) -> CmdResult {
-    let store = lancer::table::dataset::store_at(path)?;
+pub fn versions(s: &Session, path: &Path, json: bool) -> CmdResult {
+    let store = s.store(path)?;
     let vs = list(&store)?;
     let tags = list_tags(&store)?;
     if json {
@@ -61,7 +62,7 @@ pub fn versions(path: &Path, json: bool) -> CmdResult {
 }
 
 /// `lancer tag ...`.
-pub fn tag(action: TagAction, json: bool) -> CmdResult {
+pub fn tag(s: &Session, action: TagAction, json: bool) -> CmdResult {
     match action {
         TagAction::Create {
             path,
@@ -70,9 +71,9 @@ pub fn tag(action: TagAction, json: bool) -> CmdResult {
         } => {
             let v = match version {
                 Some(v) => v,
-                None => Dataset::open(&path)?.version(),
+                None => s.open(&path)?.version(),
             };
-            create_tag(&lancer::table::dataset::store_at(&path)?, &name, v, 0)?;
+            create_tag(&s.store(&path)?, &name, v, 0)?;
             report(
                 json,
                 serde_json::json!({ "created": name, "version": v }),
@@ -80,7 +81,7 @@ pub fn tag(action: TagAction, json: bool) -> CmdResult {
             )
         }
         TagAction::List { path } => {
-            let tags = list_tags(&lancer::table::dataset::store_at(&path)?)?;
+            let tags = list_tags(&s.store(&path)?)?;
             let v: Vec<serde_json::Value> = tags
                 .iter()
                 .map(|(n, v)| serde_json::json!({ "name": n, "version": v }))
@@ -93,7 +94,7 @@ pub fn tag(action: TagAction, json: bool) -> CmdResult {
             })
         }
         TagAction::Delete { path, name } => {
-            delete_tag(&lancer::table::dataset::store_at(&path)?, &name)?;
+            delete_tag(&s.store(&path)?, &name)?;
             report(json, serde_json::json!({ "deleted": name }), || {
                 format!("deleted tag {name}")
             })
@@ -102,8 +103,8 @@ pub fn tag(action: TagAction, json: bool) -> CmdResult {
 }
 
 /// `lancer restore`.
-pub fn restore(path: &Path, version: u64, json: bool) -> CmdResult {
-    let ds = Dataset::open(path)?.restore(version)?;
+pub fn restore(s: &Session, path: &Path, version: u64, json: bool) -> CmdResult {
+    let ds = s.open(path)?.restore(version)?;
     let (new, rows) = (ds.version(), ds.count_rows());
     report(
         json,
@@ -129,9 +130,9 @@ pub fn parse_age(s: &str) -> Result<Duration, Box<dyn std::error::Error>> {
 }
 
 /// `lancer cleanup`.
-pub fn cleanup(path: &Path, older_than: &str, json: bool) -> CmdResult {
+pub fn cleanup(s: &Session, path: &Path, older_than: &str, json: bool) -> CmdResult {
     let age = parse_age(older_than)?;
-    let st = do_cleanup(&lancer::table::dataset::store_at(path)?, age)?;
+    let st = do_cleanup(&s.store(path)?, age)?;
     report(
         json,
         serde_json::json!({
@@ -213,6 +214,7 @@ pub(crate) fn read_input(
 
 /// `lancer import`.
 pub fn import(
+    s: &Session,
     input: &Path,
     dataset: &Path,
     mode: Mode,
@@ -228,7 +230,7 @@ pub fn import(
         ..Default::default()
     };
     // a location Lancer cannot write to is an error before anything is read
-    let store = lancer::table::dataset::store_at(dataset)?;
+    let store = s.store(dataset)?;
     let existing = match lancer::table::versions::latest_version(&store) {
         Ok(v) => Some(v),
         Err(lancer::table::TableError::NotFound { .. }) => None,
@@ -264,7 +266,7 @@ pub fn import(
         }
         Ok(b)
     });
-    let options = lancer::table::dataset::default_storage_options();
+    let options = s.storage_options().clone();
     let ds = match (mode, existing) {
         (Mode::Append, Some(v)) => {
             Dataset::open_with(store, options, Some(v.version))?.append_stream(stream, &params)?
@@ -288,12 +290,13 @@ pub fn import(
 
 /// `lancer merge DATASET INPUT --on KEYS [--update --insert --delete-unmatched]`.
 pub fn merge(
+    s: &Session,
     dataset: &Path,
     input: &Path,
     opts: &lancer::evolve::MergeOptions,
     json: bool,
 ) -> CmdResult {
-    let ds = Dataset::open(dataset)?;
+    let ds = s.open(dataset)?;
     let t = std::time::Instant::now();
     let bar = indicatif::ProgressBar::new(0);
     let (schema, batches, by_rows) = read_input(input, &bar)?;
@@ -416,8 +419,8 @@ const EXPORT_FILE_CHUNK: u64 = 64 * 1024;
 
 /// `lancer export`: streams a dataset fragment by fragment (or a file in chunks), so
 /// memory holds one piece at a time; a progress bar shows rows written on a terminal.
-pub fn export(path: &Path, output: &Path, at: &VersionArgs, json: bool) -> CmdResult {
-    let src = Source::open(path, at)?;
+pub fn export(s: &Session, path: &Path, output: &Path, at: &VersionArgs, json: bool) -> CmdResult {
+    let src = Source::open(s, path, at)?;
     let mut w = ExportWriter::create(output, &src.schema())?;
     let bar = indicatif::ProgressBar::new(src.num_rows());
     bar.set_style(
@@ -458,11 +461,12 @@ pub fn export(path: &Path, output: &Path, at: &VersionArgs, json: bool) -> CmdRe
 
 /// `lancer verify`: returns the problems found.
 pub fn verify_problems(
+    s: &Session,
     path: &Path,
     data: bool,
 ) -> Result<(Vec<String>, usize), Box<dyn std::error::Error>> {
     let mut problems = Vec::new();
-    let store = lancer::table::dataset::store_at(path)?;
+    let store = s.store(path)?;
     let versions = list_versions(&store)?;
     let mut checked_files = std::collections::HashSet::new();
     // (schema, fragment's files) already read with --data
@@ -563,8 +567,8 @@ fn read_whole_fragment(
 }
 
 /// `lancer verify`.
-pub fn verify(path: &Path, data: bool, json: bool) -> CmdResult {
-    let (problems, n) = verify_problems(path, data)?;
+pub fn verify(s: &Session, path: &Path, data: bool, json: bool) -> CmdResult {
+    let (problems, n) = verify_problems(s, path, data)?;
     report(
         json,
         serde_json::json!({ "ok": problems.is_empty(), "versions": n, "problems": problems }),
@@ -588,8 +592,14 @@ pub fn verify(path: &Path, data: bool, json: bool) -> CmdResult {
 }
 
 /// `lancer inspect DATASET`: the manifest as JSON or text.
-pub fn inspect(path: &Path, row: Option<u64>, json: bool, at: &VersionArgs) -> CmdResult {
-    let ds = super::source::open_dataset(path, at)?;
+pub fn inspect(
+    s: &Session,
+    path: &Path,
+    row: Option<u64>,
+    json: bool,
+    at: &VersionArgs,
+) -> CmdResult {
+    let ds = super::source::open_dataset(s, path, at)?;
     let m = &ds.manifest().pb;
     let walk = row.map(|r| dataset_row_walk(&ds, r)).transpose()?;
     let frags: Vec<serde_json::Value> = m
@@ -719,6 +729,7 @@ pub struct HybridText {
 /// `lancer search`.
 #[allow(clippy::too_many_arguments)]
 pub fn search(
+    s: &Session,
     path: &Path,
     column: &str,
     query: Vec<f32>,
@@ -733,7 +744,7 @@ pub fn search(
     at: &VersionArgs,
 ) -> CmdResult {
     use arrow_array::cast::AsArray;
-    let ds = super::source::open_dataset(path, at)?;
+    let ds = super::source::open_dataset(s, path, at)?;
     let metric = match metric {
         Some(m) => lancer::search::Metric::parse(m)?,
         None if ann.use_index => {
@@ -812,9 +823,9 @@ pub fn search(
 }
 
 /// `lancer delete --where`: deletes matching rows as a new version.
-pub fn delete(path: &Path, predicate: &str, json: bool) -> CmdResult {
+pub fn delete(s: &Session, path: &Path, predicate: &str, json: bool) -> CmdResult {
     use lancer::DatasetExt;
-    let ds = Dataset::open(path)?;
+    let ds = s.open(path)?;
     let before = ds.count_rows();
     let after = ds.delete(predicate)?;
     let deleted = before - after.count_rows();

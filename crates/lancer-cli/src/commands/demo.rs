@@ -5,6 +5,7 @@
 //! prefilter (checked by brute force), takes and time-travels. Part two opens an embedded
 //! file written by pylance 14 (the `vectors` golden file) and does the same walk.
 
+use lancer::Session;
 use std::time::Instant;
 
 use arrow_array::{Array, FixedSizeListArray, Float32Array};
@@ -21,7 +22,7 @@ fn l2(a: &[f32], b: &[f32]) -> f32 {
 }
 
 /// Writes the demo table with Lancer and searches it.
-fn own_file(dir: &std::path::Path) -> CmdResult {
+fn own_file(s: &Session, dir: &std::path::Path) -> CmdResult {
     use std::sync::Arc;
 
     use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
@@ -147,16 +148,16 @@ fn own_file(dir: &std::path::Path) -> CmdResult {
     if hits.first().map(|h| h.0) != Some(4242) {
         return Err("the query row is not its own nearest neighbour".into());
     }
-    dataset_tour(dir, &batch)
+    dataset_tour(s, dir, &batch)
 }
 
 /// The dataset tour: create, append, delete by SQL, filtered scan, filtered search
 /// (checked against a brute-force pass), takes and time travel.
-fn dataset_tour(dir: &std::path::Path, batch: &arrow_array::RecordBatch) -> CmdResult {
+fn dataset_tour(s: &Session, dir: &std::path::Path, batch: &arrow_array::RecordBatch) -> CmdResult {
     use arrow_array::cast::AsArray;
     use arrow_array::types::Int64Type;
     use lancer::search::{nearest_where, Filtering, Metric, Nearest};
-    use lancer::{Dataset, DatasetExt, WriteParams};
+    use lancer::{DatasetExt, WriteParams};
 
     let root = dir.join("demo_dataset");
     let n = batch.num_rows();
@@ -166,7 +167,7 @@ fn dataset_tour(dir: &std::path::Path, batch: &arrow_array::RecordBatch) -> CmdR
         ..WriteParams::default()
     };
     let t = Instant::now();
-    let v1 = Dataset::write(&root, batch.schema(), &[batch.slice(0, half)], &params)?;
+    let v1 = s.write(&root, &[batch.slice(0, half)], &params)?;
     let v2 = v1.append(&[batch.slice(half, n - half)], &params)?;
     println!(
         "6. dataset: created with {half} rows, appended {}: version {}, {} fragments, in {:?}",
@@ -304,7 +305,7 @@ fn dataset_tour(dir: &std::path::Path, batch: &arrow_array::RecordBatch) -> CmdR
             .to_vec(),
         t.elapsed()
     );
-    let old = Dataset::open_version(&root, 1)?;
+    let old = s.open_version(&root, 1)?;
     println!(
         "11. time travel: version 1 still has {} rows; version {} has {}",
         old.count_rows(),
@@ -320,10 +321,11 @@ fn dataset_tour(dir: &std::path::Path, batch: &arrow_array::RecordBatch) -> CmdR
 
 /// Runs the demo.
 pub fn run() -> CmdResult {
+    let s = &Session::new();
     let dir = std::env::temp_dir().join(format!("lancer-demo-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     println!("== Part one: a file Lancer writes");
-    own_file(&dir)?;
+    own_file(s, &dir)?;
     println!("== Part two: a file pylance 14 wrote");
     let path = dir.join("vectors.lance");
     std::fs::write(&path, EMBEDDED)?;

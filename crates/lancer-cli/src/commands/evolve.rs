@@ -2,12 +2,12 @@
 //! evolution and updates (docs/evolution-format.md; pylance's `add_columns`,
 //! `drop_columns`, `alter_columns`, `update`), each one new version, with a report.
 
+use lancer::Session;
 use std::path::Path;
 
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use lancer::evolve;
 use lancer::table::evolve::ColumnChange;
-use lancer::Dataset;
 
 use super::{report, CmdResult};
 
@@ -71,8 +71,14 @@ fn parse_type(t: &str) -> Result<DataType, String> {
 }
 
 /// `lancer add-column DATASET NAME=SQL… [--null NAME:TYPE…]`.
-pub fn add_column(path: &Path, exprs: &[String], nulls: &[String], json: bool) -> CmdResult {
-    let ds = Dataset::open(path)?;
+pub fn add_column(
+    s: &Session,
+    path: &Path,
+    exprs: &[String],
+    nulls: &[String],
+    json: bool,
+) -> CmdResult {
+    let ds = s.open(path)?;
     if exprs.is_empty() && nulls.is_empty() {
         return Err("give NAME=EXPRESSION or --null NAME:TYPE".into());
     }
@@ -126,8 +132,8 @@ pub fn add_column(path: &Path, exprs: &[String], nulls: &[String], json: bool) -
 }
 
 /// `lancer add-column DATASET --from FILE --on KEY`.
-pub fn add_from(path: &Path, file: &Path, key: &str, json: bool) -> CmdResult {
-    let ds = Dataset::open(path)?;
+pub fn add_from(s: &Session, path: &Path, file: &Path, key: &str, json: bool) -> CmdResult {
+    let ds = s.open(path)?;
     let t = std::time::Instant::now();
     let bar = indicatif::ProgressBar::hidden();
     let (schema, batches, _) = super::dataset::read_input(file, &bar)?;
@@ -157,8 +163,8 @@ pub fn add_from(path: &Path, file: &Path, key: &str, json: bool) -> CmdResult {
 }
 
 /// `lancer drop-column DATASET COLUMN…`.
-pub fn drop_column(path: &Path, columns: &[String], json: bool) -> CmdResult {
-    let ds = Dataset::open(path)?;
+pub fn drop_column(s: &Session, path: &Path, columns: &[String], json: bool) -> CmdResult {
+    let ds = s.open(path)?;
     let names: Vec<&str> = columns.iter().map(String::as_str).collect();
     let after = evolve::drop_columns(&ds, &names)?;
     report(
@@ -175,8 +181,8 @@ pub fn drop_column(path: &Path, columns: &[String], json: bool) -> CmdResult {
 }
 
 /// `lancer rename-column DATASET OLD NEW`.
-pub fn rename_column(path: &Path, old: &str, new: &str, json: bool) -> CmdResult {
-    let ds = Dataset::open(path)?;
+pub fn rename_column(s: &Session, path: &Path, old: &str, new: &str, json: bool) -> CmdResult {
+    let ds = s.open(path)?;
     let change = ColumnChange {
         path: old.to_string(),
         rename: Some(new.to_string()),
@@ -191,8 +197,14 @@ pub fn rename_column(path: &Path, old: &str, new: &str, json: bool) -> CmdResult
 }
 
 /// `lancer alter-column DATASET COLUMN --nullable|--not-null`.
-pub fn alter_nullability(path: &Path, column: &str, nullable: bool, json: bool) -> CmdResult {
-    let ds = Dataset::open(path)?;
+pub fn alter_nullability(
+    s: &Session,
+    path: &Path,
+    column: &str,
+    nullable: bool,
+    json: bool,
+) -> CmdResult {
+    let ds = s.open(path)?;
     let change = ColumnChange {
         path: column.to_string(),
         rename: None,
@@ -213,8 +225,8 @@ pub fn alter_nullability(path: &Path, column: &str, nullable: bool, json: bool) 
 }
 
 /// `lancer alter-column DATASET COLUMN --type TYPE`.
-pub fn cast(path: &Path, column: &str, ty: &str, json: bool) -> CmdResult {
-    let ds = Dataset::open(path)?;
+pub fn cast(s: &Session, path: &Path, column: &str, ty: &str, json: bool) -> CmdResult {
+    let ds = s.open(path)?;
     let t = parse_type(ty)?;
     let after = evolve::cast_columns(&ds, &[(column, t.clone())])?;
     report(
@@ -225,8 +237,14 @@ pub fn cast(path: &Path, column: &str, ty: &str, json: bool) -> CmdResult {
 }
 
 /// `lancer update DATASET --set COL=SQL… [--where FILTER]`.
-pub fn update(path: &Path, set: &[String], filter: Option<&str>, json: bool) -> CmdResult {
-    let ds = Dataset::open(path)?;
+pub fn update(
+    s: &Session,
+    path: &Path,
+    set: &[String],
+    filter: Option<&str>,
+    json: bool,
+) -> CmdResult {
+    let ds = s.open(path)?;
     let pairs: Vec<(&str, &str)> = set
         .iter()
         .map(|e| split_assignment(e))
@@ -257,12 +275,13 @@ pub fn update(path: &Path, set: &[String], filter: Option<&str>, json: bool) -> 
 
 /// `lancer compact DATASET [--target-rows N] [--keep-deletions] [--dry-run]`.
 pub fn compact(
+    s: &Session,
     path: &Path,
     opts: &lancer::table::compact::CompactionOptions,
     dry_run: bool,
     json: bool,
 ) -> CmdResult {
-    let ds = Dataset::open(path)?;
+    let ds = s.open(path)?;
     if dry_run {
         let tasks = ds.plan_compaction(opts)?;
         return report(

@@ -4,6 +4,7 @@
 //! `--filter` applied before ranking (`--postfilter`: after), `--limit`; rows best first
 //! with `_score`.
 
+use lancer::Session;
 use std::path::Path;
 
 use lancer::fts::{full_text_search, FtsOptions};
@@ -13,8 +14,8 @@ use super::{source::open_dataset, CmdResult};
 use crate::args::{Format, FtsArgs, VersionArgs};
 
 /// Runs `lancer fts`.
-pub fn fts(path: &Path, a: &FtsArgs, format: Format, at: &VersionArgs) -> CmdResult {
-    let ds = open_dataset(path, at)?;
+pub fn fts(s: &Session, path: &Path, a: &FtsArgs, format: Format, at: &VersionArgs) -> CmdResult {
+    let ds = open_dataset(s, path, at)?;
     let q = if a.query_json {
         lancer::indexes::inverted::query_json::parse(&a.query)?
     } else if a.phrase {

@@ -1,20 +1,19 @@
 //! `lancer index create | list | drop`: a dataset's vector indexes (built in the
 //! reference's IVF format, so pylance uses them too).
 
+use lancer::Session;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use lancer::index::{create_vector_index, drop_index, list_indices, VectorIndexOptions};
-use lancer::Dataset;
 
 use super::{report, CmdResult};
 use crate::args::IndexAction;
-use crate::args::VersionArgs;
 
 /// Runs one `lancer index` action.
-pub fn run(action: IndexAction, json: bool) -> CmdResult {
+pub fn run(s: &Session, action: IndexAction, json: bool) -> CmdResult {
     match action {
         IndexAction::Create {
             path,
@@ -57,15 +56,15 @@ pub fn run(action: IndexAction, json: bool) -> CmdResult {
                 analyzer: inverted.then(|| analyzer(&fts)).transpose()?,
             };
             match lancer::IndexSpec::parse(&index_type, params)? {
-                lancer::IndexSpec::Vector(opts) => create(&path, &column, opts, json),
-                lancer::IndexSpec::Scalar(opts) => create_scalar(&path, &column, &opts, json),
-                lancer::IndexSpec::FullText(opts) => create_inverted(&path, &column, opts, json),
+                lancer::IndexSpec::Vector(opts) => create(s, &path, &column, opts, json),
+                lancer::IndexSpec::Scalar(opts) => create_scalar(s, &path, &column, &opts, json),
+                lancer::IndexSpec::FullText(opts) => create_inverted(s, &path, &column, opts, json),
             }
         }
-        IndexAction::List { path } => list(&path, json),
-        IndexAction::Describe { path, name } => describe(&path, &name, json),
+        IndexAction::List { path } => list(s, &path, json),
+        IndexAction::Describe { path, name } => describe(s, &path, &name, json),
         IndexAction::Optimize { path, name } => {
-            let ds = Dataset::open(&path)?;
+            let ds = s.open(&path)?;
             let t = Instant::now();
             let after = lancer::index::optimize_index(&ds, &name)?;
             let added = after.version() != ds.version();
@@ -85,7 +84,7 @@ pub fn run(action: IndexAction, json: bool) -> CmdResult {
             )
         }
         IndexAction::Drop { path, name } => {
-            let ds = Dataset::open(&path)?;
+            let ds = s.open(&path)?;
             let after = drop_index(&ds, &name)?;
             report(
                 json,
@@ -96,8 +95,14 @@ pub fn run(action: IndexAction, json: bool) -> CmdResult {
     }
 }
 
-fn create(path: &Path, column: &str, mut opts: VectorIndexOptions, json: bool) -> CmdResult {
-    let ds = Dataset::open(path)?;
+fn create(
+    s: &Session,
+    path: &Path,
+    column: &str,
+    mut opts: VectorIndexOptions,
+    json: bool,
+) -> CmdResult {
+    let ds = s.open(path)?;
     let bar = indicatif::ProgressBar::new_spinner();
     if let Ok(st) = indicatif::ProgressStyle::with_template("{spinner} {elapsed:>4} {msg}") {
         bar.set_style(st);
@@ -161,12 +166,13 @@ fn analyzer(
 }
 
 fn create_inverted(
+    s: &Session,
     path: &Path,
     column: &str,
     opts: lancer::fts_index::FtsIndexOptions,
     json: bool,
 ) -> CmdResult {
-    let ds = Dataset::open(path)?;
+    let ds = s.open(path)?;
     let name = opts.name.clone();
     let bar = indicatif::ProgressBar::new_spinner();
     if let Ok(st) = indicatif::ProgressStyle::with_template("{spinner} {elapsed:>4} {msg}") {
@@ -205,12 +211,13 @@ fn create_inverted(
 }
 
 fn create_scalar(
+    s: &Session,
     path: &Path,
     column: &str,
     opts: &lancer::scalar_index::ScalarIndexOptions,
     json: bool,
 ) -> CmdResult {
-    let ds = Dataset::open(path)?;
+    let ds = s.open(path)?;
     let kind = opts.params.kind.type_name();
     let bar = indicatif::ProgressBar::new_spinner();
     if let Ok(st) = indicatif::ProgressStyle::with_template("{spinner} {elapsed:>4} {msg}") {
@@ -245,8 +252,8 @@ fn create_scalar(
     )
 }
 
-fn describe(path: &Path, name: &str, json: bool) -> CmdResult {
-    let ds = Dataset::open(path)?;
+fn describe(s: &Session, path: &Path, name: &str, json: bool) -> CmdResult {
+    let ds = s.open(path)?;
     let d = lancer::index::describe_index(&ds, name)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&d)?);
@@ -335,8 +342,8 @@ fn describe(path: &Path, name: &str, json: bool) -> CmdResult {
     Ok(())
 }
 
-fn list(path: &Path, json: bool) -> CmdResult {
-    let ds = Dataset::open(path)?;
+fn list(s: &Session, path: &Path, json: bool) -> CmdResult {
+    let ds = s.open(path)?;
     let info = list_indices(&ds)?;
     if json {
         let v: Vec<_> = info
@@ -378,15 +385,13 @@ fn list(path: &Path, json: bool) -> CmdResult {
 /// `lancer inspect DATASET --index NAME [--query …]`: the index's segments and, for a
 /// query, its probe path.
 pub fn inspect(
-    path: &Path,
+    ds: &lancer::Dataset,
     name: &str,
     query: &[f32],
     k: usize,
     nprobes: Option<usize>,
-    at: &VersionArgs,
     json: bool,
 ) -> CmdResult {
-    let ds = super::source::open_dataset(path, at)?;
     let metas: Vec<_> = ds
         .indices()?
         .iter()
@@ -407,7 +412,7 @@ pub fn inspect(
             }));
             continue;
         }
-        let seg = lancer::indexes::ivf::IvfSegment::open(&ds, m)?;
+        let seg = lancer::indexes::ivf::IvfSegment::open(ds, m)?;
         let mut v = seg.describe();
         v["files"] = serde_json::json!(m
             .files

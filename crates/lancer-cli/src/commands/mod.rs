@@ -16,6 +16,7 @@ use std::sync::Arc;
 use lancer::file::read::{RangeRead, TracingRead};
 use lancer::file::reader::FileReader;
 use lancer::storage::LocalFile;
+use lancer::Session;
 
 use crate::args::{Cli, Command, Format};
 
@@ -24,22 +25,26 @@ pub type CmdResult = Result<(), Box<dyn std::error::Error>>;
 
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> CmdResult {
-    if !cli.storage_options.is_empty() {
-        lancer::table::dataset::set_default_storage_options(
-            cli.storage_options.iter().cloned().collect(),
-        );
-    }
+    // One session for the command: its storage options, and warnings printed as they
+    // come (unless LANCER_QUIET is set).
+    let quiet = std::env::var_os("LANCER_QUIET").is_some();
+    let s = &Session::builder()
+        .storage_options(cli.storage_options.iter().cloned().collect())
+        .warnings(move |m| {
+            if !quiet {
+                eprintln!("warning: {m}");
+            }
+        })
+        .build();
     let stats = cli.stats;
-    let before = lancer::storage::storage::process_stats();
-    let out = run_command(cli);
+    let out = run_command(s, cli);
     if stats {
-        let cost = lancer::storage::storage::process_stats().since(&before);
-        eprintln!("storage: {cost}");
+        eprintln!("storage: {}", s.stats());
     }
     out
 }
 
-fn run_command(cli: Cli) -> CmdResult {
+fn run_command(s: &Session, cli: Cli) -> CmdResult {
     let json = cli.json;
     let rows_as = |f: Format| if json { Format::Jsonl } else { f };
     match cli.command {
@@ -55,7 +60,7 @@ fn run_command(cli: Cli) -> CmdResult {
             at,
         } => {
             let _ = row;
-            let ds = source::open_dataset(&path, &at)?;
+            let ds = source::open_dataset(s, &path, &at)?;
             if ds
                 .indices()?
                 .iter()
@@ -63,11 +68,11 @@ fn run_command(cli: Cli) -> CmdResult {
             {
                 return fts::inspect(&ds, &name, token.as_deref(), json);
             }
-            index::inspect(&path, &name, &query, k, nprobes, &at, json)
+            index::inspect(&ds, &name, &query, k, nprobes, json)
         }
         Command::Inspect { path, row, at, .. } => {
             if source::is_dataset(&path) {
-                dataset::inspect(&path, row, json, &at)
+                dataset::inspect(s, &path, row, json, &at)
             } else {
                 inspect::run(&path, row, json)
             }
@@ -97,7 +102,7 @@ fn run_command(cli: Cli) -> CmdResult {
                 with_row_id,
                 with_row_address,
             };
-            cat::cat(&path, &args, rows_as(format), &at)
+            cat::cat(s, &path, &args, rows_as(format), &at)
         }
         Command::Take {
             path,
@@ -105,11 +110,13 @@ fn run_command(cli: Cli) -> CmdResult {
             columns,
             format,
             at,
-        } => cat::take(&path, &rows, &columns, rows_as(format), &at),
-        Command::Count { path, filter, at } => source::count(&path, filter.as_deref(), &at, json),
-        Command::Delete { path, predicate } => dataset::delete(&path, &predicate, json),
-        Command::Schema { path, at } => source::schema(&path, &at, json),
-        Command::Versions { path } => dataset::versions(&path, json),
+        } => cat::take(s, &path, &rows, &columns, rows_as(format), &at),
+        Command::Count { path, filter, at } => {
+            source::count(s, &path, filter.as_deref(), &at, json)
+        }
+        Command::Delete { path, predicate } => dataset::delete(s, &path, &predicate, json),
+        Command::Schema { path, at } => source::schema(s, &path, &at, json),
+        Command::Versions { path } => dataset::versions(s, &path, json),
         Command::Shards {
             path,
             world_size,
@@ -120,6 +127,7 @@ fn run_command(cli: Cli) -> CmdResult {
             save,
             at,
         } => shards::run(
+            s,
             &path,
             shards::Split {
                 world_size,
@@ -132,9 +140,9 @@ fn run_command(cli: Cli) -> CmdResult {
             &at,
             json,
         ),
-        Command::Tag { action } => dataset::tag(action, json),
-        Command::Index { action } => index::run(action, json),
-        Command::Restore { path, version } => dataset::restore(&path, version, json),
+        Command::Tag { action } => dataset::tag(s, action, json),
+        Command::Index { action } => index::run(s, action, json),
+        Command::Restore { path, version } => dataset::restore(s, &path, version, json),
         Command::AddColumn {
             path,
             exprs,
@@ -142,11 +150,13 @@ fn run_command(cli: Cli) -> CmdResult {
             from,
             on,
         } => match (from, on) {
-            (Some(file), Some(key)) => evolve::add_from(&path, &file, &key, json),
-            _ => evolve::add_column(&path, &exprs, &nulls, json),
+            (Some(file), Some(key)) => evolve::add_from(s, &path, &file, &key, json),
+            _ => evolve::add_column(s, &path, &exprs, &nulls, json),
         },
-        Command::DropColumn { path, columns } => evolve::drop_column(&path, &columns, json),
-        Command::RenameColumn { path, old, new } => evolve::rename_column(&path, &old, &new, json),
+        Command::DropColumn { path, columns } => evolve::drop_column(s, &path, &columns, json),
+        Command::RenameColumn { path, old, new } => {
+            evolve::rename_column(s, &path, &old, &new, json)
+        }
         Command::AlterColumn {
             path,
             column,
@@ -154,9 +164,9 @@ fn run_command(cli: Cli) -> CmdResult {
             not_null,
             data_type,
         } => match (data_type, nullable, not_null) {
-            (Some(t), _, _) => evolve::cast(&path, &column, &t, json),
+            (Some(t), _, _) => evolve::cast(s, &path, &column, &t, json),
             (None, true, _) | (None, _, true) => {
-                evolve::alter_nullability(&path, &column, nullable, json)
+                evolve::alter_nullability(s, &path, &column, nullable, json)
             }
             _ => Err("give --nullable, --not-null or --type TYPE".into()),
         },
@@ -164,7 +174,7 @@ fn run_command(cli: Cli) -> CmdResult {
             path,
             set,
             predicate,
-        } => evolve::update(&path, &set, predicate.as_deref(), json),
+        } => evolve::update(s, &path, &set, predicate.as_deref(), json),
         Command::Merge {
             path,
             input,
@@ -188,7 +198,7 @@ fn run_command(cli: Cli) -> CmdResult {
                 update_condition: update_where,
                 no_index,
             };
-            dataset::merge(&path, &input, &opts, json)
+            dataset::merge(s, &path, &input, &opts, json)
         }
         Command::Compact {
             path,
@@ -204,9 +214,9 @@ fn run_command(cli: Cli) -> CmdResult {
                 materialize_deletions_threshold: deletion_threshold,
                 max_bytes_per_file,
             };
-            evolve::compact(&path, &opts, dry_run, json)
+            evolve::compact(s, &path, &opts, dry_run, json)
         }
-        Command::Cleanup { path, older_than } => dataset::cleanup(&path, &older_than, json),
+        Command::Cleanup { path, older_than } => dataset::cleanup(s, &path, &older_than, json),
         Command::Import {
             input,
             dataset: ds,
@@ -215,6 +225,7 @@ fn run_command(cli: Cli) -> CmdResult {
             max_rows_per_file,
             max_bytes_per_file,
         } => dataset::import(
+            s,
             &input,
             &ds,
             mode,
@@ -222,14 +233,14 @@ fn run_command(cli: Cli) -> CmdResult {
             (max_rows_per_file, max_bytes_per_file),
             json,
         ),
-        Command::Export { path, output, at } => dataset::export(&path, &output, &at, json),
-        Command::Verify { path, data } => dataset::verify(&path, data, json),
+        Command::Export { path, output, at } => dataset::export(s, &path, &output, &at, json),
+        Command::Verify { path, data } => dataset::verify(s, &path, data, json),
         Command::Fts {
             path,
             args,
             format,
             at,
-        } => fts::fts(&path, &args, rows_as(format), &at),
+        } => fts::fts(s, &path, &args, rows_as(format), &at),
         Command::Search {
             path,
             column,
@@ -268,6 +279,7 @@ fn run_command(cli: Cli) -> CmdResult {
                 (Some(f), true) => lancer::search::Filtering::Post(f),
             };
             dataset::search(
+                s,
                 &path,
                 &column,
                 query,

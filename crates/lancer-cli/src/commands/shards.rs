@@ -1,6 +1,7 @@
 //! `lancer shards`: the loader's plan of a dataset (`lancer_loader`): the pinned
 //! version's fragments as shards and every rank's share, from the manifest alone.
 
+use lancer::Session;
 use std::path::Path;
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
@@ -20,6 +21,7 @@ pub struct Split<'a> {
 
 /// Runs `lancer shards`.
 pub fn run(
+    s: &Session,
     path: &Path,
     how: Split<'_>,
     save: Option<&Path>,
@@ -40,7 +42,7 @@ pub fn run(
         (None, Some(t)) => Pin::Tag(t.clone()),
         (None, None) => Pin::Latest,
     };
-    let options = lancer::table::dataset::default_storage_options();
+    let options = s.storage_options().clone();
     let d = discover(&path.to_string_lossy(), &pin, &options)?;
     let plan = &d.plan;
     if let Some(p) = save {

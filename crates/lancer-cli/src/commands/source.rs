@@ -1,6 +1,7 @@
 //! What a PATH argument names: a Lance dataset directory (at a version) or one data
 //! file; commands read rows and schemas through this one type.
 
+use lancer::Session;
 use std::path::Path;
 
 use arrow_array::RecordBatch;
@@ -27,20 +28,28 @@ pub fn is_dataset(path: &Path) -> bool {
 }
 
 /// Opens a dataset (at `at`) at a dataset directory.
-pub fn open_dataset(path: &Path, at: &VersionArgs) -> Result<Dataset, Box<dyn std::error::Error>> {
+pub fn open_dataset(
+    s: &Session,
+    path: &Path,
+    at: &VersionArgs,
+) -> Result<Dataset, Box<dyn std::error::Error>> {
     let ds = match (&at.version, &at.tag) {
-        (Some(v), _) => Dataset::open_version(path, *v)?,
-        (None, Some(t)) => Dataset::open_tag(path, t)?,
-        (None, None) => Dataset::open(path)?,
+        (Some(v), _) => s.open_version(path, *v)?,
+        (None, Some(t)) => s.open_tag(path, t)?,
+        (None, None) => s.open(path)?,
     };
     Ok(ds)
 }
 
 impl Source {
     /// Opens `path`.
-    pub fn open(path: &Path, at: &VersionArgs) -> Result<Self, Box<dyn std::error::Error>> {
+    pub fn open(
+        s: &Session,
+        path: &Path,
+        at: &VersionArgs,
+    ) -> Result<Self, Box<dyn std::error::Error>> {
         if is_dataset(path) {
-            return Ok(Source::Dataset(Box::new(open_dataset(path, at)?)));
+            return Ok(Source::Dataset(Box::new(open_dataset(s, path, at)?)));
         }
         if at.version.is_some() || at.tag.is_some() {
             return Err(format!(
@@ -108,8 +117,8 @@ impl Source {
 }
 
 /// Prints the schema.
-pub fn schema(path: &Path, at: &VersionArgs, json: bool) -> CmdResult {
-    let s = Source::open(path, at)?.schema();
+pub fn schema(s: &Session, path: &Path, at: &VersionArgs, json: bool) -> CmdResult {
+    let s = Source::open(s, path, at)?.schema();
     let fields: Vec<serde_json::Value> = s
         .fields()
         .iter()
@@ -143,8 +152,14 @@ pub fn schema(path: &Path, at: &VersionArgs, json: bool) -> CmdResult {
 }
 
 /// Prints the row count (of rows passing `filter`, if given).
-pub fn count(path: &Path, filter: Option<&str>, at: &VersionArgs, json: bool) -> CmdResult {
-    let src = Source::open(path, at)?;
+pub fn count(
+    s: &Session,
+    path: &Path,
+    filter: Option<&str>,
+    at: &VersionArgs,
+    json: bool,
+) -> CmdResult {
+    let src = Source::open(s, path, at)?;
     let n = match (filter, &src) {
         (None, _) => src.num_rows(),
         (Some(f), Source::Dataset(d)) => {

@@ -1,0 +1,297 @@
+//! [`Session`]: what a program using Lancer sets up once and every dataset it opens
+//! through the session shares — storage options, the runtime object-store requests run
+//! on, request counters, `memory://` stores, bounded caches of opened index segments
+//! and of decoded metadata, and where warnings go. Nothing of it is process-global: two
+//! sessions share nothing, and a dataset opened by location alone
+//! ([`Dataset::open`]) gets a session of its own.
+//!
+//! The state lives in [`lancer_io::Context`] (the lower half, reachable from every
+//! store); this type is its public face. Index segments are cached by dataset root and
+//! segment UUID (reference "Indices": a segment's files never change once written), so
+//! cache entries never go stale; the cache bounds memory only.
+//!
+//! Async programs call the `*_async` methods (or [`Session::spawn`] with any blocking
+//! call): the work runs on the session runtime's blocking pool and the returned future
+//! completes when it is done, so an async executor's threads are never blocked.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use lancer_io::{Cache, CacheStats, Context, ContextOptions, StorageOptions, Store, StoreStats};
+use lancer_table::write::WriteParams;
+use lancer_table::Dataset;
+
+use crate::{Error, Result};
+
+pub use lancer_io::context::{
+    WarningSink, DEFAULT_INDEX_CACHE_ENTRIES, DEFAULT_METADATA_CACHE_ENTRIES,
+};
+
+/// Shared state of the datasets opened through it (see the module docs). Cloning is
+/// cheap and the clone is the same session.
+#[derive(Clone, Debug)]
+pub struct Session {
+    ctx: Arc<Context>,
+    options: Arc<StorageOptions>,
+}
+
+/// How a [`Session`] is set up ([`Session::builder`]).
+#[derive(Debug, Default, Clone)]
+pub struct SessionBuilder {
+    options: StorageOptions,
+    context: ContextOptions,
+}
+
+impl SessionBuilder {
+    /// Storage options every store of the session is opened with (the reference's names:
+    /// `region`, `endpoint`, `access_key_id`, …; they override the environment's).
+    pub fn storage_options(mut self, options: StorageOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// One storage option.
+    pub fn storage_option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.options.insert(key.into(), value.into());
+        self
+    }
+
+    /// Opened index segments kept (default [`DEFAULT_INDEX_CACHE_ENTRIES`]); the least
+    /// recently used goes first.
+    pub fn index_cache_entries(mut self, entries: usize) -> Self {
+        self.context.index_cache_entries = entries;
+        self
+    }
+
+    /// Decoded metadata entries kept (row-id maps; default
+    /// [`DEFAULT_METADATA_CACHE_ENTRIES`]).
+    pub fn metadata_cache_entries(mut self, entries: usize) -> Self {
+        self.context.metadata_cache_entries = entries;
+        self
+    }
+
+    /// Object-store requests run on this runtime (the program's own) instead of one the
+    /// session starts at its first remote request.
+    pub fn runtime(mut self, handle: tokio::runtime::Handle) -> Self {
+        self.context.runtime = Some(handle);
+        self
+    }
+
+    /// Each distinct warning (an index skipped because it is damaged, …) is passed to
+    /// `sink` besides being kept for [`Session::warnings`].
+    pub fn warnings(mut self, sink: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.context.warnings = Some(Arc::new(sink));
+        self
+    }
+
+    /// The session.
+    pub fn build(self) -> Session {
+        Session {
+            ctx: Context::new(self.context),
+            options: Arc::new(self.options),
+        }
+    }
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Session {
+    /// A session with the defaults: no storage options (the environment's settings
+    /// apply), default cache sizes, warnings kept but not printed.
+    pub fn new() -> Session {
+        SessionBuilder::default().build()
+    }
+
+    /// A session set up step by step.
+    pub fn builder() -> SessionBuilder {
+        SessionBuilder::default()
+    }
+
+    /// The session `ds` was opened in (its storage options and shared state).
+    pub fn of(ds: &Dataset) -> Session {
+        Session {
+            ctx: ds.store().context().clone(),
+            options: Arc::new(ds.storage_options().clone()),
+        }
+    }
+
+    /// The storage options stores are opened with.
+    pub fn storage_options(&self) -> &StorageOptions {
+        &self.options
+    }
+
+    /// The shared state below (for the layers that take it).
+    pub fn context(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+
+    /// The store at `location` (a path, or `file://`, `s3://`, `gs://`, `az://`,
+    /// `abfss://`, `memory://` URI) in this session.
+    pub fn store(&self, location: impl AsRef<Path>) -> Result<Store> {
+        Ok(lancer_table::dataset::open_store_in(
+            location.as_ref(),
+            &self.options,
+            &self.ctx,
+        )?)
+    }
+
+    /// The latest version of the dataset at `location`.
+    pub fn open(&self, location: impl AsRef<Path>) -> Result<Dataset> {
+        Ok(Dataset::open_with(
+            self.store(location)?,
+            (*self.options).clone(),
+            None,
+        )?)
+    }
+
+    /// `version` of the dataset at `location`.
+    pub fn open_version(&self, location: impl AsRef<Path>, version: u64) -> Result<Dataset> {
+        Ok(Dataset::open_with(
+            self.store(location)?,
+            (*self.options).clone(),
+            Some(version),
+        )?)
+    }
+
+    /// The version tag `tag` of the dataset at `location` points at.
+    pub fn open_tag(&self, location: impl AsRef<Path>, tag: &str) -> Result<Dataset> {
+        let store = self.store(location)?;
+        let v = lancer_table::versions::tag_version(&store, tag)?;
+        Ok(Dataset::open_with(store, (*self.options).clone(), Some(v))?)
+    }
+
+    /// The latest version of branch `name` of the dataset at `location`.
+    pub fn open_branch(&self, location: impl AsRef<Path>, name: &str) -> Result<Dataset> {
+        let store = self.store(location)?;
+        let root = lancer_table::versions::branch_root(&store, name)?;
+        Ok(Dataset::open_with(root, (*self.options).clone(), None)?)
+    }
+
+    /// Creates (or, by `params.mode`, appends to or overwrites) the dataset at
+    /// `location` from `batches`.
+    pub fn write(
+        &self,
+        location: impl AsRef<Path>,
+        batches: &[RecordBatch],
+        params: &WriteParams,
+    ) -> Result<Dataset> {
+        let schema = match batches.first() {
+            Some(b) => b.schema(),
+            None => {
+                return Err(Error::InvalidArgument {
+                    what: "no batches to write: pass at least one (it may be empty) so the \
+                           dataset has a schema"
+                        .into(),
+                })
+            }
+        };
+        self.write_stream(location, schema, batches.iter().cloned().map(Ok), params)
+    }
+
+    /// [`Session::write`] with batches as they come (memory holds one batch and the
+    /// open file's pages).
+    pub fn write_stream(
+        &self,
+        location: impl AsRef<Path>,
+        schema: SchemaRef,
+        batches: impl IntoIterator<Item = lancer_table::Result<RecordBatch>>,
+        params: &WriteParams,
+    ) -> Result<Dataset> {
+        Ok(Dataset::write_stream_in(
+            self.store(location)?,
+            schema,
+            batches,
+            params,
+        )?)
+    }
+
+    /// Requests and bytes the session's stores have cost so far.
+    pub fn stats(&self) -> StoreStats {
+        self.ctx.stats()
+    }
+
+    /// The index-segment cache's entries, capacity, hits and misses.
+    pub fn index_cache_stats(&self) -> CacheStats {
+        self.ctx.index_cache().stats()
+    }
+
+    /// The metadata cache's entries, capacity, hits and misses.
+    pub fn metadata_cache_stats(&self) -> CacheStats {
+        self.ctx.metadata_cache().stats()
+    }
+
+    /// The distinct warnings reported so far, oldest first.
+    pub fn warnings(&self) -> Vec<String> {
+        self.ctx.warnings()
+    }
+
+    /// Runs `work` (any blocking call of this API) on the session runtime's blocking
+    /// pool; the future completes with its result. The future needs no particular
+    /// executor.
+    pub fn spawn<T, F>(&self, work: F) -> impl Future<Output = Result<T>> + Send + 'static
+    where
+        T: Send + 'static,
+        F: FnOnce(Session) -> Result<T> + Send + 'static,
+    {
+        let session = self.clone();
+        let started = self
+            .ctx
+            .runtime()
+            .map(|rt| rt.spawn_blocking(move || work(session)));
+        async move {
+            match started {
+                Err(e) => Err(Error::Table(e.into())),
+                Ok(task) => task.await.map_err(|e| Error::InvalidArgument {
+                    what: format!("the task running the call stopped: {e}"),
+                })?,
+            }
+        }
+    }
+
+    /// [`Session::open`] as a future.
+    pub fn open_async(
+        &self,
+        location: impl Into<PathBuf>,
+    ) -> impl Future<Output = Result<Dataset>> + Send + 'static {
+        let location = location.into();
+        self.spawn(move |s| s.open(&location))
+    }
+
+    /// [`Session::open_version`] as a future.
+    pub fn open_version_async(
+        &self,
+        location: impl Into<PathBuf>,
+        version: u64,
+    ) -> impl Future<Output = Result<Dataset>> + Send + 'static {
+        let location = location.into();
+        self.spawn(move |s| s.open_version(&location, version))
+    }
+
+    /// [`Session::write`] as a future.
+    pub fn write_async(
+        &self,
+        location: impl Into<PathBuf>,
+        batches: Vec<RecordBatch>,
+        params: WriteParams,
+    ) -> impl Future<Output = Result<Dataset>> + Send + 'static {
+        let location = location.into();
+        self.spawn(move |s| s.write(&location, &batches, &params))
+    }
+}
+
+/// The index-segment cache of the session `ds` was opened in.
+pub(crate) fn index_cache(ds: &Dataset) -> &Cache {
+    ds.store().context().index_cache()
+}
+
+/// `ds`'s root as a cache key.
+pub(crate) fn root_key(ds: &Dataset) -> String {
+    ds.root().to_string_lossy().into_owned()
+}
