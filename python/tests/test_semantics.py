@@ -121,3 +121,42 @@ def test_empty_structs_written_as_pylance_writes_them(tmp_path, storage):
     for lib in (lance, lancer):
         with pytest.raises((OSError, ValueError)):
             lib.write_dataset(bad, str(tmp_path / f"bad-{lib.__name__}"), data_storage_version=storage)
+
+
+def test_memory_uris_start_empty_at_each_open_as_pylance():
+    """Each open of a memory:// URI is a store of its own (pylance gives every open
+    a session of its own); a dataset object keeps its store across its versions."""
+    t = pa.table({"a": [1, 2, 3]})
+    seen = {}
+    for mod in (lance, lancer):
+        d1 = mod.write_dataset(t, "memory://same")
+        d2 = mod.write_dataset(t, "memory://same")  # mode="create": a fresh store, not "exists"
+        with pytest.raises(ValueError) as e:
+            mod.dataset("memory://same")
+        appended = mod.write_dataset(t, "memory://same", mode="append")
+        d1.delete("a = 1")
+        seen[mod.__name__] = (
+            d1.count_rows(),
+            d1.version,
+            d2.version,
+            appended.version,
+            appended.count_rows(),
+            isinstance(e.value, ValueError),
+        )
+    assert seen["lancer"] == seen["lance"], seen
+
+
+def test_a_damaged_index_warns_as_a_python_warning(tmp_path):
+    """The session's warnings reach Python as UserWarning; the rows stay right."""
+    import shutil
+    from pathlib import Path
+
+    golden = Path(__file__).resolve().parents[2] / "tests/data/scalar-indexes/pylance-14/btree_int64_pages16"
+    dst = tmp_path / "ds"
+    shutil.copytree(golden, dst)
+    want = lancer.dataset(str(golden)).to_table(filter="v = 7").num_rows
+    (index_dir,) = list((dst / "_indices").iterdir())
+    (index_dir / "page_lookup.lance").write_bytes(b"")
+    with pytest.warns(UserWarning, match="scalar index skipped"):
+        got = lancer.dataset(str(dst)).to_table(filter="v = 7").num_rows
+    assert got == want
