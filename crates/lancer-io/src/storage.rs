@@ -54,14 +54,15 @@ pub enum StoreError {
         source: std::io::Error,
     },
     /// An object store request failed (after its retries).
-    #[error("{op} {path}: {message}")]
+    #[error("{op} {path}: {source}")]
     Remote {
         /// The operation.
         op: &'static str,
-        /// The object's location.
+        /// The object's full location.
         path: String,
-        /// The store's error.
-        message: String,
+        /// The store's error (`object_store`'s, or the upload task's).
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The location or its options cannot be used.
     #[error("{0}")]
@@ -75,14 +76,14 @@ impl From<StoreError> for std::io::Error {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::Io { source, .. } => source,
-            other => std::io::Error::other(other.to_string()),
+            other => std::io::Error::other(other),
         }
     }
 }
 
 impl From<StoreError> for FormatError {
     fn from(e: StoreError) -> Self {
-        FormatError::Io(std::io::Error::other(e.to_string()))
+        FormatError::Io(std::io::Error::other(e))
     }
 }
 
@@ -314,7 +315,7 @@ impl Store {
             e => StoreError::Remote {
                 op,
                 path: self.display(rel),
-                message: e.to_string(),
+                source: Box::new(e),
             },
         }
     }
@@ -1109,10 +1110,10 @@ impl Upload {
     fn finish(mut self) -> Result<u64> {
         let size = self.written;
         let shown = self.shown.clone();
-        let fail = |e: String| StoreError::Remote {
+        let fail = |e: Box<dyn std::error::Error + Send + Sync>| StoreError::Remote {
             op: "uploading",
             path: shown.clone(),
-            message: e,
+            source: e,
         };
         if self.multipart.is_none() {
             let data = Bytes::from(std::mem::take(&mut self.buf));
@@ -1121,18 +1122,18 @@ impl Upload {
             self.ctx
                 .runtime()?
                 .block_on(self.store.put(&self.path, PutPayload::from_bytes(data)))
-                .map_err(|e| fail(e.to_string()))?;
+                .map_err(|e| fail(e.into()))?;
             return Ok(size);
         }
         if !self.buf.is_empty() {
-            self.send_part().map_err(|e| fail(e.to_string()))?;
+            self.send_part().map_err(|e| fail(e.into()))?;
         }
         for h in std::mem::take(&mut self.inflight) {
             self.ctx
                 .runtime()?
                 .block_on(h)
-                .map_err(|e| fail(e.to_string()))?
-                .map_err(|e| fail(e.to_string()))?;
+                .map_err(|e| fail(e.into()))?
+                .map_err(|e| fail(e.into()))?;
         }
         let Some(mut mp) = self.multipart.take() else {
             return Err(fail("no multipart upload".into()));
@@ -1141,7 +1142,7 @@ impl Upload {
         self.ctx
             .runtime()?
             .block_on(mp.complete())
-            .map_err(|e| fail(e.to_string()))?;
+            .map_err(|e| fail(e.into()))?;
         Ok(size)
     }
 }

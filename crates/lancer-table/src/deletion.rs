@@ -40,7 +40,7 @@ pub fn read_deletions(
 fn damaged(name: &str, what: impl std::fmt::Display) -> TableError {
     TableError::corrupt(format!(
         "deletion file {name} is damaged ({what}): restore it from a backup, or read an \
-         earlier version of the dataset (--version N) and `lancer restore` that version"
+         earlier version of the dataset and restore that version"
     ))
 }
 

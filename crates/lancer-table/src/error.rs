@@ -18,13 +18,16 @@ pub enum TableError {
         /// The path involved.
         path: String,
         /// The cause.
+        #[source]
         source: std::io::Error,
     },
-    /// The object store failed (the message names the request and the store's error).
-    #[error("storage error: {what}")]
+    /// The object store failed (the message names the request and the store's error,
+    /// kept as the source).
+    #[error("storage error: {source}")]
     Storage {
         /// What failed.
-        what: String,
+        #[source]
+        source: lancer_io::StoreError,
     },
     /// Table metadata is malformed.
     #[error("corrupt dataset: {what}")]
@@ -86,9 +89,7 @@ impl From<lancer_io::StoreError> for TableError {
         match e {
             lancer_io::StoreError::NotFound { what } => Self::NotFound { what },
             lancer_io::StoreError::Io { path, source, .. } => Self::Io { path, source },
-            other => Self::Storage {
-                what: other.to_string(),
-            },
+            other => Self::Storage { source: other },
         }
     }
 }

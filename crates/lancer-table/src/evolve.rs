@@ -332,7 +332,7 @@ impl Dataset {
                 .collect();
             if !indexed.is_empty() {
                 return Err(TableError::invalid(format!(
-                    "cannot cast column {name:?} to a new type: it has {} index(es) attached: [{}]. A cast rewrites the column and invalidates its indexes: drop them (`lancer index drop`), cast, then recreate them",
+                    "cannot cast column {name:?} to a new type: it has {} index(es) attached: [{}]. A cast rewrites the column and invalidates its indexes: drop them, cast, then recreate them",
                     indexed.len(),
                     indexed.join(", ")
                 )));

@@ -359,7 +359,7 @@ impl Dataset {
     fn merge_plan(&self, spec: &MergeInsert<'_>, source_schema: &SchemaRef) -> Result<Plan> {
         if spec.on.is_empty() {
             return Err(TableError::invalid(
-                "merge_insert needs at least one key column (--on)",
+                "merge_insert needs at least one key column (on)",
             ));
         }
         let schema = self.schema();

@@ -323,7 +323,7 @@ impl Dataset {
             return Err(lancer_format::FormatError::unsupported(
                 format!("to {what} a legacy (0.1) dataset"),
                 "Lancer reads legacy datasets but writes only 2.1 / 2.2 files; do it with \
-                 pylance, or copy the dataset into a new 2.x one (e.g. lancer export + import)",
+                 pylance, or copy the dataset into a new 2.x one (export it and import it into a new dataset)",
             )
             .into());
         }
@@ -331,7 +331,7 @@ impl Dataset {
         if !storage.is_structural() {
             return Err(lancer_format::FormatError::unsupported(
                 format!("to {what} a dataset of data storage version {storage}"),
-                "this dataset's files are 2.0, which Lancer reads but does not write; rewrite the dataset at 2.1 (`lancer export`, then `lancer import --mode overwrite`), or do it with pylance 12+ at 2.1/2.2",
+                "this dataset's files are 2.0, which Lancer reads but does not write; rewrite the dataset at 2.1 (export it, then import it with mode overwrite), or do it with pylance 12+ at 2.1/2.2",
             )
             .into());
         }

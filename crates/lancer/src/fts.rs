@@ -195,7 +195,8 @@ pub fn full_text_addresses(
     let indexes = inverted_indexes(ds)?;
     if indexes.is_empty() {
         return Err(Error::InvalidArgument {
-            what: "the dataset has no INVERTED index: create one (`lancer index create --type inverted --column COL`)".into(),
+            what: "the dataset has no INVERTED index: create one on the text column to search"
+                .into(),
         });
     }
     let mut named = Vec::new();

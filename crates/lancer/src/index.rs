@@ -422,7 +422,9 @@ pub fn extend_index(ds: &Dataset, name: &str, only: Option<&[u64]>) -> Result<Da
         .collect();
     let Some(first) = metas.first() else {
         return Err(Error::InvalidArgument {
-            what: format!("no index named {name:?} (see `lancer index list`)"),
+            what: format!(
+                "no index named {name:?}: list the dataset's indexes for the names there are"
+            ),
         });
     };
     let mut covered = roaring::RoaringBitmap::new();
@@ -572,7 +574,9 @@ pub fn describe_index(ds: &Dataset, name: &str) -> Result<serde_json::Value> {
         .into_iter()
         .find(|i| i.name == name)
         .ok_or_else(|| Error::InvalidArgument {
-            what: format!("no index named {name:?} (see `lancer index list`)"),
+            what: format!(
+                "no index named {name:?}: list the dataset's indexes for the names there are"
+            ),
         })?;
     let mut segments = Vec::new();
     let mut rows = 0usize;
@@ -695,7 +699,9 @@ pub fn drop_index(ds: &Dataset, name: &str) -> Result<Dataset> {
         .collect();
     if gone.is_empty() {
         return Err(Error::InvalidArgument {
-            what: format!("no index named {name:?} (see `lancer index list`)"),
+            what: format!(
+                "no index named {name:?}: list the dataset's indexes for the names there are"
+            ),
         });
     }
     Ok(ds.commit_indices(Vec::new(), gone)?)

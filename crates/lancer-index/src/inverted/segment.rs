@@ -639,7 +639,7 @@ impl Partition {
         match seg.positions {
             Positions::None => Err(IndexError::InvalidArgument {
                 what: format!(
-                    "index {} stores no positions, which phrase queries need: recreate it with positions (--with-position)",
+                    "index {} stores no positions, which phrase queries need: recreate it with positions stored (with_position)",
                     seg.name
                 ),
             }),
