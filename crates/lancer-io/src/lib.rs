@@ -8,8 +8,10 @@
 
 pub mod context;
 mod mmap;
+mod remote;
 pub mod scratch;
 pub mod storage;
+mod upload;
 
 pub use context::{Cache, CacheStats, Context, ContextOptions, StoreStats, WarningSink};
 pub use mmap::{MmapFile, GATHER_BUDGET, GATHER_WINDOW, RELEASE_EVERY, SMALL_READ};
