@@ -34,6 +34,7 @@ from .dataset import (
     dataset,
     write_dataset,
 )
+from . import query
 from .loader import LanceLoader, loader
 
 __all__ = [
@@ -50,5 +51,6 @@ __all__ = [
     "__version__",
     "dataset",
     "loader",
+    "query",
     "write_dataset",
 ]

@@ -70,8 +70,9 @@ class Dataset:
     ) -> pa.RecordBatch: ...
     def full_text_search(
         self,
-        query: str,
+        query: Optional[str],
         column: Optional[str] = None,
+        query_json: Optional[str] = None,
         limit: Optional[int] = None,
         filter: Optional[str] = None,
         prefilter: bool = False,

@@ -351,7 +351,8 @@ class LanceScanner:
         inner = self._ds._inner
         if nearest is not None:
             if fts is not None:
-                raise NotImplementedError("nearest and full_text_query together (hybrid) are not supported yet")
+                # pylance 14 refuses the pair the same way
+                raise ValueError("Cannot have both nearest and full text search")
             q = nearest.get("q")
             if q is None or "column" not in nearest:
                 raise ValueError('nearest needs "column" and "q"')
@@ -374,19 +375,13 @@ class LanceScanner:
                 bool(nearest.get("use_index", True)),
             )
         else:
-            if isinstance(fts, str):
-                query, column = fts, None
-            elif isinstance(fts, dict):
-                query = fts.get("query")
-                cols = fts.get("columns") or []
-                if len(cols) > 1:
-                    raise NotImplementedError("full-text search over several columns is not supported yet")
-                column = cols[0] if cols else None
-            else:
-                raise NotImplementedError("structured full-text queries are not supported yet: pass a string")
+            from .query import to_engine
+
+            query_json, query, column = to_engine(fts)
             batch = inner.full_text_search(
                 query,
                 column,
+                query_json,
                 p.get("limit"),
                 p.get("filter"),
                 bool(p.get("prefilter") or False),

@@ -591,22 +591,36 @@ impl Dataset {
 
     /// Full-text search of `query` (in `column`, or every indexed column): the columns
     /// asked plus `_score`, best first.
-    #[pyo3(signature = (query, column=None, limit=None, filter=None, prefilter=false, columns=None))]
+    #[pyo3(signature = (query, column=None, query_json=None, limit=None, filter=None, prefilter=false, columns=None))]
+    #[allow(clippy::too_many_arguments)]
     #[allow(clippy::too_many_arguments)]
     fn full_text_search(
         &self,
         py: Python<'_>,
-        query: String,
+        query: Option<String>,
         column: Option<String>,
+        query_json: Option<String>,
         limit: Option<usize>,
         filter: Option<String>,
         prefilter: bool,
         columns: Option<Vec<String>>,
     ) -> PyResult<PyBatch> {
         let b = py.detach(|| {
-            // (a query in double quotes is a phrase, as in pylance)
-            let q =
-                lancer::indexes::inverted::search::FtsQuery::from_text(&query, column.as_deref());
+            let q = match (query_json, query) {
+                // a structured query (lancer.query), in Lance's JSON shape
+                (Some(j), _) => lancer::indexes::inverted::query_json::parse(&j)
+                    .map_err(|e| errors::lancer(lancer::Error::Index(e)))?,
+                // (a query in double quotes is a phrase, as in pylance)
+                (None, Some(text)) => lancer::indexes::inverted::search::FtsQuery::from_text(
+                    &text,
+                    column.as_deref(),
+                ),
+                (None, None) => {
+                    return Err(pyo3::exceptions::PyValueError::new_err(
+                        "full_text_query needs a query",
+                    ))
+                }
+            };
             let opts = lancer::fts::FtsOptions {
                 limit,
                 filter,
