@@ -67,6 +67,8 @@ class Dataset:
         prefilter: bool = True,
         columns: Optional[List[str]] = None,
         use_index: bool = True,
+        with_row_id: bool = False,
+        with_row_address: bool = False,
     ) -> pa.RecordBatch: ...
     def full_text_search(
         self,
@@ -77,6 +79,8 @@ class Dataset:
         filter: Optional[str] = None,
         prefilter: bool = False,
         columns: Optional[List[str]] = None,
+        with_row_id: bool = False,
+        with_row_address: bool = False,
     ) -> pa.RecordBatch: ...
     def create_index(
         self,

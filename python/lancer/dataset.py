@@ -9,7 +9,9 @@ ignored, and ones naming a feature Lancer lacks raise ``NotImplementedError``.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import time
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Union
 
@@ -346,8 +348,6 @@ class LanceScanner:
             return None
         if p.get("order_by"):
             raise NotImplementedError("order_by with a search is not supported yet (rows come best first)")
-        if p.get("with_row_id") or p.get("with_row_address"):
-            raise NotImplementedError("with_row_id / with_row_address with a search are not supported yet")
         inner = self._ds._inner
         if nearest is not None:
             if fts is not None:
@@ -373,6 +373,8 @@ class LanceScanner:
                 bool(prefilter),  # pylance's default: filter the k nearest (postfilter)
                 _columns(p.get("columns")),
                 bool(nearest.get("use_index", True)),
+                bool(p.get("with_row_id")),
+                bool(p.get("with_row_address")),
             )
         else:
             from .query import to_engine
@@ -386,6 +388,8 @@ class LanceScanner:
                 p.get("filter"),
                 bool(p.get("prefilter") or False),
                 _columns(p.get("columns")),
+                bool(p.get("with_row_id")),
+                bool(p.get("with_row_address")),
             )
         table = pa.Table.from_batches([batch])
         offset = p.get("offset") or 0
@@ -860,19 +864,133 @@ class LanceDataset:
         return self
 
     def list_indices(self) -> List[Dict[str, Any]]:
-        """The indexes: ``name``, ``type``, ``fields``, ``fragment_ids`` (a set), ``metric``."""
+        """Every index segment, as pylance lists them: ``name``, ``type`` (``BTree``,
+        ``Bitmap``, ``Inverted``, ``IVF_PQ``, ...), ``uuid``, ``fields`` (names),
+        ``version`` (the dataset version it was built at), ``fragment_ids`` (a set;
+        pylance's is its own ``Bitmap`` type) and ``base_id``. Deprecated in pylance 14
+        (as here, with its warning): ``describe_indices``."""
+        import warnings
+
+        warnings.warn(
+            "The 'list_indices' method is deprecated. It may be removed in a future version. "
+            "Use describe_indices() instead.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         out = []
-        for d in self._inner.list_indices():
+        for d in self._inner.list_segments():
             d = dict(d)
             d["fragment_ids"] = set(d["fragment_ids"])
             out.append(d)
         return out
+
+    def describe_indices(self) -> List["IndexDescription"]:
+        """One :class:`IndexDescription` per index, by name."""
+        return [_index_description(dict(d)) for d in self._inner.describe_indices()]
+
+    def index_statistics(self, index_name: str) -> Dict[str, Any]:
+        """Statistics of the index ``index_name`` as pylance reports them (a dict):
+        ``index_type``, ``num_indices`` / ``num_segments``, per segment what its kind
+        records (``indices`` / ``segments``), fragments and rows indexed (per segment:
+        ``num_indexed_rows_per_delta``) and not, ``updated_at_timestamp_ms``. An unknown
+        name is a ``KeyError``, as in pylance."""
+        if not any(d["name"] == index_name for d in self._inner.list_segments()):
+            raise KeyError(f'Index "{index_name}" not found')
+        return json.loads(self._inner.index_statistics(index_name))
+
+    @property
+    def stats(self) -> "LanceStats":
+        """``dataset_stats()``, ``index_stats(name)``, ``data_stats()``."""
+        return LanceStats(self)
 
     def drop_index(self, name: str) -> None:
         self._inner = self._inner.latest().drop_index(name)
 
     def __repr__(self) -> str:
         return f"LanceDataset({self.uri!r}, version={self.version})"
+
+
+@dataclass
+class IndexSegmentDescription:
+    """One segment of an index (pylance's fields; ``fragment_ids`` a set)."""
+
+    uuid: str
+    fragment_ids: set
+    dataset_version_at_last_update: int
+    index_version: int
+    created_at: Optional[_dt.datetime]
+    base_id: Optional[int]
+    size_bytes: Optional[int]
+    covering_fields: List[str] = dataclasses.field(default_factory=list)
+
+
+@dataclass
+class IndexDescription:
+    """One index as ``describe_indices`` lists it (pylance's fields). ``details``:
+    for vector indexes what the manifest records (metric, compression, HNSW settings,
+    runtime hints; an IVF_RQ's rotation type is not read), ``{}`` for scalar kinds; for
+    INVERTED indexes ``{}`` where pylance shows its tokenizer settings
+    (``index_statistics`` has them)."""
+
+    name: str
+    index_type: str
+    type_url: str
+    num_rows_indexed: int
+    fields: List[int]
+    field_names: List[str]
+    segments: List[IndexSegmentDescription]
+    details: Dict[str, Any]
+    total_size_bytes: Optional[int]
+
+    @property
+    def num_segments(self) -> int:
+        return len(self.segments)
+
+
+def _index_description(d: Dict[str, Any]) -> IndexDescription:
+    segments = []
+    for s in d.pop("segments"):
+        ms = s.pop("created_at_ms")
+        segments.append(IndexSegmentDescription(
+            created_at=None if ms is None else _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.timezone.utc),
+            **{**s, "fragment_ids": set(s["fragment_ids"])}))
+    return IndexDescription(segments=segments, **d)
+
+
+@dataclass
+class FieldStatistics:
+    """Bytes one field takes on disk (its columns' page buffers)."""
+
+    id: int
+    bytes_on_disk: int
+
+
+@dataclass
+class DataStatistics:
+    """``stats.data_stats()``: per field of the schema."""
+
+    fields: List[FieldStatistics]
+
+
+class LanceStats:
+    """``ds.stats``: statistics of the dataset and its indexes, as pylance's."""
+
+    def __init__(self, ds: "LanceDataset"):
+        self._ds = ds
+
+    def dataset_stats(self, max_rows_per_group: int = 1024) -> Dict[str, int]:
+        """``num_deleted_rows``, ``num_fragments`` and ``num_small_files`` (fragments
+        of fewer than ``max_rows_per_group`` rows)."""
+        deleted, fragments, small = self._ds._inner.dataset_stats(int(max_rows_per_group))
+        return {"num_deleted_rows": deleted, "num_fragments": fragments, "num_small_files": small}
+
+    def index_stats(self, index_name: str) -> Dict[str, Any]:
+        """As ``LanceDataset.index_statistics``."""
+        return self._ds.index_statistics(index_name)
+
+    def data_stats(self) -> DataStatistics:
+        """Bytes on disk per field."""
+        return DataStatistics(fields=[FieldStatistics(i, b) for i, b in self._ds._inner.data_stats()])
 
 
 class MergeInsertBuilder:
@@ -938,7 +1056,7 @@ class CompactionMetrics:
 
 
 class DatasetOptimizer:
-    """``ds.optimize``: compaction."""
+    """``ds.optimize``: compaction and index optimization."""
 
     def __init__(self, ds: LanceDataset):
         self._ds = ds
@@ -964,3 +1082,26 @@ class DatasetOptimizer:
             float(materialize_deletions_threshold), max_bytes_per_file)
         self._ds._inner = inner
         return CompactionMetrics(*m)
+
+    def optimize_indices(self, *, num_indices_to_merge: Optional[int] = None,
+                         index_names: Optional[List[str]] = None, retrain: bool = False,
+                         **kwargs: Any) -> None:
+        """Adds the rows appended since each index was built to it, as pylance 14
+        does: the new rows and the index's ``num_indices_to_merge`` latest segments
+        become one segment (0: a new delta segment; by default a vector index merges
+        all its segments, other kinds their latest one), keeping vector indexes'
+        centroids and quantizer; ``retrain=True`` rebuilds vector indexes over every
+        row. ``index_names`` limits it to those indexes."""
+        if kwargs:
+            raise TypeError(f"unexpected arguments: {', '.join(sorted(kwargs))}")
+        merge = None if num_indices_to_merge is None else int(num_indices_to_merge)
+        if merge is not None and merge < 0:
+            raise ValueError(f"num_indices_to_merge must be >= 0, not {num_indices_to_merge}")
+        if index_names is not None:
+            index_names = [index_names] if isinstance(index_names, str) else list(index_names)
+            known = {d["name"] for d in self._ds._inner.list_segments()}
+            missing = [n for n in index_names if n not in known]
+            if missing:
+                raise ValueError(f"Index not found: {', '.join(missing)}")
+        self._ds._inner = _lancer.optimize_indices(
+            self._ds._inner.latest(), index_names, merge, bool(retrain))

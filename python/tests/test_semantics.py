@@ -160,3 +160,38 @@ def test_a_damaged_index_warns_as_a_python_warning(tmp_path):
     with pytest.warns(UserWarning, match="scalar index skipped"):
         got = lancer.dataset(str(dst)).to_table(filter="v = 7").num_rows
     assert got == want
+
+
+@pytest.mark.parametrize("stable", [False, True])
+@pytest.mark.parametrize("meta", [{"with_row_id": True}, {"with_row_address": True},
+                                  {"with_row_id": True, "with_row_address": True}])
+def test_searches_return_row_ids_and_addresses_as_pylance(tmp_path, stable, meta):
+    """_rowid / _rowaddr after _distance / _score, as pylance, with stable row ids (ids
+    differ from addresses after a compaction) and without."""
+    n = 600
+    rng = np.random.default_rng(3)
+    words = ["alpha", "beta", "gamma", "delta"]
+    t = pa.table({
+        "id": np.arange(n),
+        "text": [f"{words[i % 4]} {words[(i // 4) % 4]}" for i in range(n)],
+        "v": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(n * 4, dtype=np.float32)), 4),
+    })
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(t, uri, max_rows_per_file=150, enable_stable_row_ids=stable)
+    ds = lance.dataset(uri)
+    ds.delete("id % 7 = 0")
+    ds.optimize.compact_files(target_rows_per_fragment=400)
+    lance.dataset(uri).create_scalar_index("text", "INVERTED")
+    calls = [
+        {"nearest": {"column": "v", "q": [0.3, 0.1, 0.9, 0.5], "k": 7}, "columns": ["id"]},
+        {"nearest": {"column": "v", "q": [0.3, 0.1, 0.9, 0.5], "k": 7}, "columns": ["id"],
+         "filter": "id > 100", "prefilter": False},
+        {"full_text_query": "gamma", "columns": ["id"], "limit": 1000},
+    ]
+    for call in calls:
+        want = lance.dataset(uri).to_table(**call, **meta)
+        got = lancer.dataset(uri).to_table(**call, **meta)
+        assert got.schema.names == want.schema.names
+        key = "_distance" if "nearest" in call else "_score"
+        rows = lambda tb: sorted(zip(*(tb[c].to_pylist() for c in tb.schema.names if c != key)))  # noqa: E731
+        assert rows(got) == rows(want), call

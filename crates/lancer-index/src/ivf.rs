@@ -122,6 +122,10 @@ pub struct IvfSegment {
     pub row_ids: Vec<u64>,
     /// Stored vectors.
     pub storage: Storage,
+    /// The k-means loss of the centroids, when the IVF model records it.
+    pub loss: Option<f64>,
+    /// The quantizer's settings as stored (`storage_metadata` of the auxiliary file).
+    pub storage_metadata: serde_json::Value,
     /// Scratch buffers of finished searches, reused by the next ones (a search thread's
     /// fresh buffers cost page faults and zeroing on every query).
     scratch: std::sync::Mutex<Vec<Scratch>>,
@@ -337,6 +341,12 @@ impl IvfSegment {
         )
         .map_err(|e| corrupt(&label, format!("lance:index: {e}")))?;
         let index_type = kind["type"].as_str().unwrap_or("").to_string();
+        if index_type.contains("HNSW") {
+            return Err(IndexError::Unsupported {
+                index: label,
+                what: format!("{index_type} (an HNSW graph per partition)"),
+            });
+        }
         let metric = kind["distance_type"]
             .as_str()
             .and_then(Metric::parse)
@@ -543,7 +553,43 @@ impl IvfSegment {
             partitions,
             row_ids,
             storage,
+            loss: model.loss,
+            storage_metadata: meta_json,
             scratch: Default::default(),
+        })
+    }
+
+    /// pylance's statistics of this segment (`index_statistics`'s `indices` entries):
+    /// type, uuid, `uri` (the index file's location, given), metric, partitions and
+    /// their sizes, centroids, the quantizer's stored settings (`sub_index`), the
+    /// k-means loss and the index file version.
+    pub fn statistics(&self, uri: &str) -> serde_json::Value {
+        let metric = self.metric.name();
+        let mut sub = match &self.storage_metadata {
+            serde_json::Value::Object(m) => m.clone(),
+            _ => serde_json::Map::new(),
+        };
+        // where the codebook lives in the file is not a statistic
+        sub.remove("codebook_position");
+        sub.remove("codebook_tensor");
+        let kind = self
+            .index_type
+            .strip_prefix("IVF_")
+            .unwrap_or(&self.index_type);
+        sub.insert("index_type".into(), kind.into());
+        sub.insert("metric_type".into(), metric.into());
+        let centroids: Vec<&[f32]> = self.centroids.chunks(self.dim.max(1)).collect();
+        serde_json::json!({
+            "index_type": self.index_type,
+            "uuid": lancer_table::dataset::uuid_dir(&self.uuid).unwrap_or_default(),
+            "uri": uri,
+            "metric_type": metric,
+            "num_partitions": self.partitions.len(),
+            "sub_index": sub,
+            "partitions": self.partitions.iter().map(|p| serde_json::json!({"size": p.1})).collect::<Vec<_>>(),
+            "centroids": centroids,
+            "loss": self.loss,
+            "index_file_version": "V3",
         })
     }
 

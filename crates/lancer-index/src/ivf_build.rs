@@ -307,6 +307,66 @@ pub fn details_model(meta: &lancer_table::pb::IndexMetadata) -> Option<(Quantize
     Some((quantizer, metric))
 }
 
+/// The `VectorIndexDetails` of a manifest entry as pylance's `describe_indices`
+/// shows them: `metric_type`, the `compression` (`type`, `num_bits`, and
+/// `num_sub_vectors` for PQ; none for FLAT), `hnsw` settings, `target_partition_size`
+/// and `runtime_hints`, each when recorded. `None` when the entry has no vector details.
+pub fn details_json(meta: &lancer_table::pb::IndexMetadata) -> Option<serde_json::Value> {
+    use pb::vector_index_details::{Compression, Metric as PbMetric};
+    let d = meta.index_details.as_ref()?;
+    if !d.type_url.ends_with("VectorIndexDetails") {
+        return None;
+    }
+    let v = pb::VectorIndexDetails::decode(d.value.as_slice()).ok()?;
+    let mut out = serde_json::Map::new();
+    let metric = match PbMetric::try_from(v.metric_type).ok()? {
+        PbMetric::L2 => "L2",
+        PbMetric::Cosine => "COSINE",
+        PbMetric::Dot => "DOT",
+        PbMetric::Hamming => "HAMMING",
+    };
+    out.insert("metric_type".into(), metric.into());
+    if let Some(t) = v.target_partition_size {
+        out.insert("target_partition_size".into(), t.into());
+    }
+    if let Some(h) = &v.hnsw {
+        out.insert(
+            "hnsw".into(),
+            serde_json::json!({"max_connections": h.max_connections, "construction_ef": h.construction_ef, "max_level": h.max_level}),
+        );
+    }
+    match &v.compression {
+        Some(Compression::Pq(p)) => {
+            out.insert(
+                "compression".into(),
+                serde_json::json!({"type": "pq", "num_bits": p.num_bits, "num_sub_vectors": p.num_sub_vectors}),
+            );
+        }
+        Some(Compression::Sq(q)) => {
+            out.insert(
+                "compression".into(),
+                serde_json::json!({"type": "sq", "num_bits": q.num_bits}),
+            );
+        }
+        Some(Compression::Rq(r)) => {
+            out.insert(
+                "compression".into(),
+                serde_json::json!({"type": "rq", "num_bits": r.num_bits}),
+            );
+        }
+        Some(Compression::Flat(_)) | None => {}
+    }
+    if !v.runtime_hints.is_empty() {
+        let hints: serde_json::Map<String, serde_json::Value> = v
+            .runtime_hints
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone().into()))
+            .collect();
+        out.insert("runtime_hints".into(), hints.into());
+    }
+    Some(out.into())
+}
+
 /// A built segment: the two files' bytes and what the manifest entry needs.
 pub struct BuiltIndex {
     /// `index.idx`.

@@ -542,7 +542,8 @@ impl Dataset {
     /// plus `_distance`, nearest first. Through the column's vector index when it has
     /// one for the metric (unless `use_index` is false), else exact.
     #[pyo3(signature = (column, q, k, metric=None, nprobes=None, refine_factor=None, filter=None,
-                        prefilter=true, columns=None, use_index=true))]
+                        prefilter=true, columns=None, use_index=true, with_row_id=false,
+                        with_row_address=false))]
     #[allow(clippy::too_many_arguments)]
     fn nearest(
         &self,
@@ -557,8 +558,10 @@ impl Dataset {
         prefilter: bool,
         columns: Option<Vec<String>>,
         use_index: bool,
+        with_row_id: bool,
+        with_row_address: bool,
     ) -> PyResult<PyBatch> {
-        use lancer::search::{nearest_with, Filtering, Metric, Nearest};
+        use lancer::search::{nearest_with_rows, Filtering, Metric, Nearest, RowMeta};
         let b = py.detach(|| {
             let metric = match metric {
                 Some(m) => Metric::parse(&m).map_err(errors::table)?,
@@ -584,14 +587,20 @@ impl Dataset {
                 ..Default::default()
             };
             let c = cols(&columns);
-            nearest_with(&self.ds, &req, filtering, c.as_deref(), &params).map_err(errors::lancer)
+            let meta = RowMeta {
+                row_id: with_row_id,
+                row_address: with_row_address,
+            };
+            nearest_with_rows(&self.ds, &req, filtering, c.as_deref(), &params, meta)
+                .map_err(errors::lancer)
         })?;
         Ok(PyBatch(b))
     }
 
     /// Full-text search of `query` (in `column`, or every indexed column): the columns
     /// asked plus `_score`, best first.
-    #[pyo3(signature = (query, column=None, query_json=None, limit=None, filter=None, prefilter=false, columns=None))]
+    #[pyo3(signature = (query, column=None, query_json=None, limit=None, filter=None, prefilter=false,
+                        columns=None, with_row_id=false, with_row_address=false))]
     #[allow(clippy::too_many_arguments)]
     #[allow(clippy::too_many_arguments)]
     fn full_text_search(
@@ -604,6 +613,8 @@ impl Dataset {
         filter: Option<String>,
         prefilter: bool,
         columns: Option<Vec<String>>,
+        with_row_id: bool,
+        with_row_address: bool,
     ) -> PyResult<PyBatch> {
         let b = py.detach(|| {
             let q = match (query_json, query) {
@@ -611,10 +622,9 @@ impl Dataset {
                 (Some(j), _) => lancer::indexes::inverted::query_json::parse(&j)
                     .map_err(|e| errors::lancer(lancer::Error::Index(e)))?,
                 // (a query in double quotes is a phrase, as in pylance)
-                (None, Some(text)) => lancer::indexes::inverted::search::FtsQuery::from_text(
-                    &text,
-                    column.as_deref(),
-                ),
+                (None, Some(text)) => {
+                    lancer::indexes::inverted::search::FtsQuery::from_text(&text, column.as_deref())
+                }
                 (None, None) => {
                     return Err(pyo3::exceptions::PyValueError::new_err(
                         "full_text_query needs a query",
@@ -626,6 +636,10 @@ impl Dataset {
                 filter,
                 prefilter,
                 columns,
+                row_meta: lancer::search::RowMeta {
+                    row_id: with_row_id,
+                    row_address: with_row_address,
+                },
                 ..Default::default()
             };
             lancer::fts::full_text_search(&self.ds, &q, &opts).map_err(errors::lancer)
@@ -708,6 +722,87 @@ impl Dataset {
             out.push(d);
         }
         Ok(out)
+    }
+
+    /// Every index segment as pylance lists them: dicts of `name`, `type`, `uuid`,
+    /// `fields`, `version`, `fragment_ids`, `base_id`.
+    fn list_segments<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let segs = py.detach(|| lancer::stats::list_segments(&self.ds).map_err(errors::lancer))?;
+        let mut out = Vec::with_capacity(segs.len());
+        for s in segs {
+            let d = PyDict::new(py);
+            d.set_item("name", s.name)?;
+            d.set_item("type", s.index_type)?;
+            d.set_item("uuid", s.uuid)?;
+            d.set_item("fields", s.fields)?;
+            d.set_item("version", s.version)?;
+            d.set_item("fragment_ids", s.fragment_ids)?;
+            d.set_item("base_id", s.base_id)?;
+            out.push(d);
+        }
+        Ok(out)
+    }
+
+    /// pylance's `index_statistics(name)`, as JSON text.
+    fn index_statistics(&self, py: Python<'_>, name: String) -> PyResult<String> {
+        let v =
+            py.detach(|| lancer::stats::index_statistics(&self.ds, &name).map_err(errors::lancer))?;
+        Ok(v.to_string())
+    }
+
+    /// pylance's `describe_indices()`: dicts of `name`, `type_url`,
+    /// `num_rows_indexed`, `fields`, `field_names`, `num_segments`, `total_size_bytes`.
+    fn describe_indices<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let ds = py.detach(|| lancer::stats::describe_indices(&self.ds).map_err(errors::lancer))?;
+        let mut out = Vec::with_capacity(ds.len());
+        let json = py.import("json")?;
+        for i in ds {
+            let d = PyDict::new(py);
+            d.set_item("name", i.name)?;
+            d.set_item("index_type", i.index_type)?;
+            d.set_item(
+                "details",
+                json.call_method1("loads", (i.details.to_string(),))?,
+            )?;
+            let mut segments = Vec::with_capacity(i.segments.len());
+            for s in i.segments {
+                let sd = PyDict::new(py);
+                sd.set_item("uuid", s.uuid)?;
+                sd.set_item("fragment_ids", s.fragment_ids)?;
+                sd.set_item(
+                    "dataset_version_at_last_update",
+                    s.dataset_version_at_last_update,
+                )?;
+                sd.set_item("index_version", s.index_version)?;
+                sd.set_item("created_at_ms", s.created_at_ms)?;
+                sd.set_item("base_id", s.base_id)?;
+                sd.set_item("size_bytes", s.size_bytes)?;
+                segments.push(sd);
+            }
+            d.set_item("segments", segments)?;
+            d.set_item("type_url", i.type_url)?;
+            d.set_item("num_rows_indexed", i.num_rows_indexed)?;
+            d.set_item("fields", i.fields)?;
+            d.set_item("field_names", i.field_names)?;
+            d.set_item("total_size_bytes", i.total_size_bytes)?;
+            out.push(d);
+        }
+        Ok(out)
+    }
+
+    /// pylance's `stats.dataset_stats(max_rows_per_group)`: (deleted rows, fragments,
+    /// small files).
+    fn dataset_stats(&self, py: Python<'_>, max_rows_per_group: u64) -> PyResult<(u64, u64, u64)> {
+        let s = py.detach(|| {
+            lancer::stats::dataset_stats(&self.ds, max_rows_per_group).map_err(errors::lancer)
+        })?;
+        Ok((s.num_deleted_rows, s.num_fragments, s.num_small_files))
+    }
+
+    /// pylance's `stats.data_stats()`: (field id, bytes on disk) per field.
+    fn data_stats(&self, py: Python<'_>) -> PyResult<Vec<(i32, u64)>> {
+        let s = py.detach(|| lancer::stats::data_stats(&self.ds).map_err(errors::lancer))?;
+        Ok(s.into_iter().map(|f| (f.id, f.bytes_on_disk)).collect())
     }
 
     /// Drops the index `name`; the dataset after.

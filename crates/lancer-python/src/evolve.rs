@@ -23,6 +23,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(update, m)?)?;
     m.add_function(wrap_pyfunction!(merge_insert, m)?)?;
     m.add_function(wrap_pyfunction!(compact_files, m)?)?;
+    m.add_function(wrap_pyfunction!(optimize_indices, m)?)?;
     Ok(())
 }
 
@@ -179,4 +180,37 @@ fn compact_files(
             s.files_added,
         ),
     ))
+}
+
+/// pylance's `optimize.optimize_indices`: each index of `names` (all when None) as
+/// `lancer::index::optimize_index_as_reference` optimizes it. The dataset after.
+#[pyfunction]
+#[pyo3(signature = (ds, names=None, merge=None, retrain=false))]
+fn optimize_indices(
+    py: Python<'_>,
+    ds: &Dataset,
+    names: Option<Vec<String>>,
+    merge: Option<usize>,
+    retrain: bool,
+) -> PyResult<Dataset> {
+    let after = py
+        .detach(|| {
+            let mut cur = ds.ds.clone();
+            let names = match names {
+                Some(n) => n,
+                None => {
+                    let mut all: Vec<String> =
+                        cur.indices()?.iter().map(|m| m.name.clone()).collect();
+                    all.sort();
+                    all.dedup();
+                    all
+                }
+            };
+            for name in names {
+                cur = lancer::index::optimize_index_as_reference(&cur, &name, merge, retrain)?;
+            }
+            Ok::<_, lancer::Error>(cur)
+        })
+        .map_err(errors::lancer)?;
+    Ok(ds.wrap(after))
 }

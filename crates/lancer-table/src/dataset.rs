@@ -591,6 +591,16 @@ impl Dataset {
         Ok(Some(entry))
     }
 
+    /// The opened reader of data file `df` of `frag` (cached), checked against the
+    /// fragment: for what a file holds beyond its rows (column and page layout).
+    pub fn data_file_reader(
+        &self,
+        frag: &pb::DataFragment,
+        df: &pb::DataFile,
+    ) -> Result<Arc<FileReader>> {
+        self.file_reader(frag, df)
+    }
+
     /// The opened reader of data file `df` (cached), checked against the fragment.
     fn file_reader(&self, frag: &pb::DataFragment, df: &pb::DataFile) -> Result<Arc<FileReader>> {
         let (store, rel) = self.data_file_location(df)?;

@@ -125,9 +125,19 @@ pub fn index_segments(ds: &Dataset, column: &str) -> Result<Vec<Arc<IvfSegment>>
         let seg = crate::session::index_cache(ds).get_or_try_insert(
             &crate::session::root_key(ds),
             &uuid,
-            || IvfSegment::open(ds, m).map(Arc::new).map_err(index_error),
-        )?;
-        out.push(seg);
+            || IvfSegment::open(ds, m).map(Arc::new),
+        );
+        match seg {
+            Ok(seg) => out.push(seg),
+            // A kind this build cannot search (HNSW sub-indexes): its fragments are
+            // left uncovered, so their rows are searched exactly; the session warns.
+            Err(e @ lancer_index::IndexError::Unsupported { .. }) => {
+                ds.store().context().warn(&format!(
+                    "vector index skipped, rows are searched exactly: {e}"
+                ));
+            }
+            Err(e) => return Err(index_error(e)),
+        }
     }
     Ok(out)
 }

@@ -31,6 +31,8 @@ pub struct FtsOptions {
     pub fast_search: bool,
     /// Columns to return besides `_score` (default all).
     pub columns: Option<Vec<String>>,
+    /// `_rowid` / `_rowaddr` columns to add after `_score`.
+    pub row_meta: crate::search::RowMeta,
 }
 
 /// The INVERTED indexes of `ds`: per indexed top-level column (by the first index name
@@ -183,6 +185,10 @@ pub fn full_text_search(ds: &Dataset, q: &FtsQuery, opts: &FtsOptions) -> Result
     arrays.push(Arc::new(Float32Array::from_iter_values(
         ranked.iter().map(|r| r.1),
     )));
+    for (f, a) in crate::search::row_meta_columns(ds, &addrs, opts.row_meta)? {
+        fields.push(f);
+        arrays.push(a);
+    }
     Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)?)
 }
 

@@ -190,14 +190,15 @@ fn tokenize(tok: &mut ChunkTokenizer, batch: &RecordBatch, stable: bool) -> Resu
     Ok(())
 }
 
-/// Adds the fragments `new` (not covered yet) to the index `name` as a delta segment
-/// with the analyzer of its segment `first`.
+/// Indexes the fragments `new` as one segment of the index `name` with the analyzer of
+/// its segment `first`, replacing the segments `merged` (whose fragments `new` holds).
 pub(crate) fn optimize(
     ds: &Dataset,
     name: &str,
     first: &pb::IndexMetadata,
     column: &str,
     new: &[u64],
+    merged: Vec<pb::IndexMetadata>,
 ) -> Result<Dataset> {
     let seg = InvertedSegment::open(ds, first)
         .map_err(crate::ann::index_error)?
@@ -217,6 +218,6 @@ pub(crate) fn optimize(
         files.details,
         FORMAT,
         new,
-        Vec::new(),
+        merged,
     )
 }

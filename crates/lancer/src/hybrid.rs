@@ -141,6 +141,7 @@ pub fn hybrid_addresses(
         prefilter: true,
         fast_search: opts.fast_search,
         columns: None,
+        row_meta: Default::default(),
     };
     let mut text = full_text_addresses(ds, q, &fts)?;
     if let (Some(sql), false) = (opts.filter.as_deref(), opts.prefilter) {

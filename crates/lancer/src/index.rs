@@ -410,10 +410,114 @@ pub fn optimize_index(ds: &Dataset, name: &str) -> Result<Dataset> {
     extend_index(ds, name, None)
 }
 
+/// Optimizes the index `name` as the reference's `optimize_indices` with
+/// `num_indices_to_merge = merge`: the rows of fragments no segment covers and those of
+/// its `merge` latest segments are indexed as one segment that replaces them (0: the
+/// new rows become a delta segment, as [`optimize_index`]). Vector segments keep their
+/// centroids and quantizer. Returns `ds` itself when there is nothing to add or merge.
+pub fn optimize_index_merging(ds: &Dataset, name: &str, merge: usize) -> Result<Dataset> {
+    update_index(ds, name, None, merge)
+}
+
+/// The reference's `optimize_indices` for the index `name`: with `merge` (its
+/// `num_indices_to_merge`) the new rows and the `merge` latest segments become one
+/// segment; without, a vector index merges all its segments and other kinds their
+/// latest one (as pylance 14 does); `retrain` rebuilds a vector index over every row
+/// and leaves other kinds to the default.
+pub fn optimize_index_as_reference(
+    ds: &Dataset,
+    name: &str,
+    merge: Option<usize>,
+    retrain: bool,
+) -> Result<Dataset> {
+    let first = ds
+        .indices()?
+        .iter()
+        .find(|m| m.name == name)
+        .cloned()
+        .ok_or_else(|| Error::InvalidArgument {
+            what: format!(
+                "no index named {name:?}: list the dataset's indexes for the names there are"
+            ),
+        })?;
+    let vector = lancer_index::scalar::kind_of(ds, &first).is_none()
+        && !lancer_index::inverted::segment::is_inverted(&first);
+    if retrain && vector {
+        return retrain_index(ds, name);
+    }
+    let merge = match (merge, retrain) {
+        (Some(m), false) => m,
+        _ if vector => usize::MAX,
+        _ => 1,
+    };
+    update_index(ds, name, None, merge)
+}
+
+/// Rebuilds the index `name` over every fragment as one segment that replaces all of
+/// its segments (the reference's `optimize_indices(retrain=True)`): vector indexes
+/// train new centroids and quantizer with the settings they record (metric,
+/// quantizer, partition count), scalar and full-text indexes are built again with
+/// their parameters.
+pub fn retrain_index(ds: &Dataset, name: &str) -> Result<Dataset> {
+    let metas: Vec<pb::IndexMetadata> = ds
+        .indices()?
+        .iter()
+        .filter(|m| m.name == name)
+        .cloned()
+        .collect();
+    let Some(first) = metas.first() else {
+        return Err(Error::InvalidArgument {
+            what: format!(
+                "no index named {name:?}: list the dataset's indexes for the names there are"
+            ),
+        });
+    };
+    let vector = lancer_index::scalar::kind_of(ds, first).is_none()
+        && !lancer_index::inverted::segment::is_inverted(first);
+    if !vector {
+        return update_index(ds, name, None, metas.len());
+    }
+    let field_id = *first.fields.first().ok_or_else(|| Error::InvalidArgument {
+        what: format!("index {name:?} names no column"),
+    })?;
+    let column = ds
+        .manifest()
+        .schema
+        .fields
+        .iter()
+        .find(|f| f.id == field_id && f.parent_id == -1)
+        .map(|f| f.name.clone())
+        .ok_or_else(|| Error::InvalidArgument {
+            what: format!("index {name:?} is on field {field_id}, which is not a top-level column"),
+        })?;
+    let (quantizer, metric) = ivf_build::details_model(first).ok_or_else(|| Error::InvalidArgument {
+        what: format!("index {name:?} records no quantizer or metric to retrain with; drop it and create it again"),
+    })?;
+    let mut params = BuildParams::new(quantizer, metric);
+    params.file_version = index_file_version(ds);
+    params.num_partitions = metas
+        .iter()
+        .find(|m| !ivf::covers_nothing(m))
+        .and_then(|m| ivf::IvfSegment::open(ds, m).ok())
+        .map(|s| s.partitions.len());
+    let built = match build_streaming(ds, &column, None, &params) {
+        Err(Error::InvalidArgument { what }) if what.starts_with(NO_VECTORS) => {
+            return Ok(ds.clone())
+        }
+        other => other?,
+    };
+    let all: Vec<u64> = ds.fragments().iter().map(|f| f.id).collect();
+    commit_segment(ds, field_id, name.to_string(), built, &all, metas)
+}
+
 /// [`optimize_index`] for the fragments `only` among those the index does not cover
 /// (all of them with None): e.g. the fragments a compaction wrote in place of fragments
 /// the index covered.
 pub fn extend_index(ds: &Dataset, name: &str, only: Option<&[u64]>) -> Result<Dataset> {
+    update_index(ds, name, only, 0)
+}
+
+fn update_index(ds: &Dataset, name: &str, only: Option<&[u64]>, merge: usize) -> Result<Dataset> {
     let metas: Vec<pb::IndexMetadata> = ds
         .indices()?
         .iter()
@@ -436,8 +540,32 @@ pub fn extend_index(ds: &Dataset, name: &str, only: Option<&[u64]>) -> Result<Da
     if let Some(only) = only {
         new.retain(|f| only.contains(f));
     }
-    if new.is_empty() {
+    // the latest `merge` segments that index rows are rebuilt with the new rows
+    let merged: Vec<pb::IndexMetadata> = {
+        let trained: Vec<&pb::IndexMetadata> =
+            metas.iter().filter(|m| !ivf::covers_nothing(m)).collect();
+        trained[trained.len().saturating_sub(merge)..]
+            .iter()
+            .map(|m| (*m).clone())
+            .collect()
+    };
+    if new.is_empty() && merged.len() <= 1 {
         return Ok(ds.clone());
+    }
+    if !merged.is_empty() {
+        let mut theirs = roaring::RoaringBitmap::new();
+        for m in &merged {
+            theirs |= roaring::RoaringBitmap::deserialize_from(m.fragment_bitmap.as_slice())
+                .unwrap_or_default();
+        }
+        new.extend(
+            ds.fragments()
+                .iter()
+                .map(|f| f.id)
+                .filter(|&id| u32::try_from(id).is_ok_and(|i| theirs.contains(i))),
+        );
+        new.sort_unstable();
+        new.dedup();
     }
     let field_id = *first.fields.first().ok_or_else(|| Error::InvalidArgument {
         what: format!("index {name:?} names no column"),
@@ -453,10 +581,10 @@ pub fn extend_index(ds: &Dataset, name: &str, only: Option<&[u64]>) -> Result<Da
             what: format!("index {name:?} is on field {field_id}, which is not a top-level column"),
         })?;
     if let Some(kind) = lancer_index::scalar::kind_of(ds, first) {
-        return crate::scalar_index::optimize(ds, name, kind, first, &new);
+        return crate::scalar_index::optimize(ds, name, kind, first, &new, merged);
     }
     if lancer_index::inverted::segment::is_inverted(first) {
-        return crate::fts_index::optimize(ds, name, first, &column, &new);
+        return crate::fts_index::optimize(ds, name, first, &column, &new, merged);
     }
     let Some(trained) = metas.iter().find(|m| !ivf::covers_nothing(m)) else {
         // Only entries of no rows (the dataset had no vectors when it was built):
@@ -488,7 +616,7 @@ pub fn extend_index(ds: &Dataset, name: &str, only: Option<&[u64]>) -> Result<Da
         }
         other => other?,
     };
-    commit_segment(ds, field_id, name.to_string(), built, &new, Vec::new())
+    commit_segment(ds, field_id, name.to_string(), built, &new, merged)
 }
 
 /// The indexes of `ds`, one entry per name.

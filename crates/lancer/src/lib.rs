@@ -18,6 +18,7 @@ mod scalar_plan;
 pub mod scan;
 pub mod search;
 pub mod session;
+pub mod stats;
 
 pub use error::{Error, Result};
 pub use filter::{Expression, Filter};

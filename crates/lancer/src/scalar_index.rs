@@ -131,6 +131,7 @@ pub(crate) fn optimize(
     kind: ScalarKind,
     first: &pb::IndexMetadata,
     new: &[u64],
+    merged: Vec<pb::IndexMetadata>,
 ) -> Result<Dataset> {
     let field_id = *first
         .fields
@@ -159,7 +160,7 @@ pub(crate) fn optimize(
         built.details,
         built.index_version,
         new,
-        Vec::new(),
+        merged,
     )
 }
 

@@ -375,6 +375,65 @@ pub fn nearest_where(
     )
 }
 
+/// Row identity columns a search can add after its score: `_rowid` (the stable row id,
+/// or the address without stable ids) and `_rowaddr`, in that order (as pylance).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RowMeta {
+    /// Add `_rowid`.
+    pub row_id: bool,
+    /// Add `_rowaddr`.
+    pub row_address: bool,
+}
+
+/// The `_rowid` / `_rowaddr` columns `meta` asks for, of the rows at `addrs`.
+pub(crate) fn row_meta_columns(
+    ds: &Dataset,
+    addrs: &[u64],
+    meta: RowMeta,
+) -> crate::Result<Vec<(Field, ArrayRef)>> {
+    use crate::scan::{ROW_ADDRESS, ROW_ID};
+    let mut out = Vec::new();
+    if meta.row_id {
+        let ids: Vec<u64> = if ds.uses_stable_row_ids() {
+            let mut by_fragment: std::collections::HashMap<u64, Option<Arc<Vec<u64>>>> =
+                std::collections::HashMap::new();
+            let mut ids = Vec::with_capacity(addrs.len());
+            for &a in addrs {
+                let frag = a >> 32;
+                if let std::collections::hash_map::Entry::Vacant(e) = by_fragment.entry(frag) {
+                    let got = match ds.fragments().iter().find(|f| f.id == frag) {
+                        Some(f) => ds.fragment_row_ids(f)?,
+                        None => None,
+                    };
+                    e.insert(got);
+                }
+                let id = by_fragment
+                    .get(&frag)
+                    .and_then(|m| m.as_ref())
+                    .and_then(|m| m.get((a & 0xffff_ffff) as usize).copied())
+                    .ok_or_else(|| crate::Error::InvalidArgument {
+                        what: format!("row address {a} names no row of the version"),
+                    })?;
+                ids.push(id);
+            }
+            ids
+        } else {
+            addrs.to_vec()
+        };
+        out.push((
+            Field::new(ROW_ID, DataType::UInt64, true),
+            Arc::new(arrow_array::UInt64Array::from(ids)) as ArrayRef,
+        ));
+    }
+    if meta.row_address {
+        out.push((
+            Field::new(ROW_ADDRESS, DataType::UInt64, true),
+            Arc::new(arrow_array::UInt64Array::from(addrs.to_vec())) as ArrayRef,
+        ));
+    }
+    Ok(out)
+}
+
 /// [`nearest_where`] with the index settings `ann`: through the column's vector index
 /// when it has one of the request's metric and `ann.use_index` (rows appended after
 /// the index are searched exactly and merged; deleted rows never returned), else exact.
@@ -385,11 +444,23 @@ pub fn nearest_with(
     columns: Option<&[&str]>,
     ann: &crate::ann::AnnParams,
 ) -> crate::Result<RecordBatch> {
+    nearest_with_rows(ds, req, filtering, columns, ann, RowMeta::default())
+}
+
+/// [`nearest_with`] adding the row identity columns `meta` asks for after `_distance`.
+pub fn nearest_with_rows(
+    ds: &Dataset,
+    req: &Nearest<'_>,
+    filtering: Filtering<'_>,
+    columns: Option<&[&str]>,
+    ann: &crate::ann::AnnParams,
+    meta: RowMeta,
+) -> crate::Result<RecordBatch> {
     use crate::scan::columns;
     let schema = ds.schema();
     let paths = columns::resolve_all(&schema, columns)?;
     let tops = columns::tops(&paths);
-    let (rows, distances) = match filtering {
+    let (rows, distances, addrs) = match filtering {
         Filtering::None => fetch(ds, &crate::ann::top_k(ds, req, None, ann)?, &tops)?,
         Filtering::Post(sql) => {
             let filter = crate::Filter::new(sql, &schema)?;
@@ -399,27 +470,36 @@ pub fn nearest_with(
                     wanted.push(c);
                 }
             }
-            let (rows, distances) = fetch(ds, &crate::ann::top_k(ds, req, None, ann)?, &wanted)?;
+            let (rows, distances, addrs) =
+                fetch(ds, &crate::ann::top_k(ds, req, None, ann)?, &wanted)?;
             let mask = filter.evaluate(&rows)?;
             let rows = arrow_select::filter::filter_record_batch(&rows, &mask)?;
             let distances = arrow_select::filter::filter(&distances, &mask)?;
-            (rows, distances.as_primitive::<Float32Type>().clone())
+            let addrs = addrs
+                .iter()
+                .zip(mask.iter())
+                .filter(|(_, keep)| keep.unwrap_or(false))
+                .map(|(a, _)| *a)
+                .collect();
+            (rows, distances.as_primitive::<Float32Type>().clone(), addrs)
         }
         Filtering::Pre(sql) => fetch(ds, &crate::ann::top_k(ds, req, Some(sql), ann)?, &tops)?,
     };
     let distance: ArrayRef = Arc::new(distances);
-    columns::project(&paths, &rows, vec![(distance_field(), distance)])
+    let mut extra = vec![(distance_field(), distance)];
+    extra.extend(row_meta_columns(ds, &addrs, meta)?);
+    columns::project(&paths, &rows, extra)
 }
 
-/// The rows `hits` point at (row addresses), with their distances.
+/// The rows `hits` point at (row addresses), with their distances and addresses.
 fn fetch(
     ds: &Dataset,
     hits: &[Hit],
     columns: &[&str],
-) -> crate::Result<(RecordBatch, Float32Array)> {
+) -> crate::Result<(RecordBatch, Float32Array, Vec<u64>)> {
     let addrs: Vec<u64> = hits.iter().map(|h| h.1).collect();
     let rows = ds.take_addresses(&addrs, Some(columns))?;
-    Ok((rows, hits.iter().map(|h| h.0).collect()))
+    Ok((rows, hits.iter().map(|h| h.0).collect(), addrs))
 }
 
 /// Exact top-`k` by streaming: a scan of the vector column (with `filter`, the filter

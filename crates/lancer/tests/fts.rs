@@ -128,6 +128,7 @@ pub(crate) fn options_of(o: &Value) -> FtsOptions {
         prefilter: o["prefilter"].as_bool().unwrap_or(false),
         fast_search: o["fast_search"].as_bool().unwrap_or(false),
         columns: None,
+        row_meta: Default::default(),
     }
 }
 

@@ -50,6 +50,7 @@ pub fn fts(s: &Session, path: &Path, a: &FtsArgs, format: Format, at: &VersionAr
         prefilter: !a.postfilter,
         fast_search: a.fast_search,
         columns: (!a.columns.is_empty()).then(|| a.columns.clone()),
+        row_meta: Default::default(),
     };
     let t = std::time::Instant::now();
     let rows = full_text_search(&ds, &q, &opts)?;

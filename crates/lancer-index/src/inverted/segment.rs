@@ -96,6 +96,8 @@ pub struct InvertedSegment {
     pub fragments: RoaringBitmap,
     /// The analyzer's settings.
     pub params: AnalyzerParams,
+    /// The settings as the writer stored them (`params` of `metadata.lance`).
+    pub params_json: String,
     /// On-disk format (1, 2, 3).
     pub format: u32,
     /// Posting layout.
@@ -191,6 +193,7 @@ impl InvertedSegment {
             field_id,
             fragments,
             params,
+            params_json: params_json.to_string(),
             format,
             layout: Layout { block, varint_tail },
             positions,
@@ -268,6 +271,17 @@ impl InvertedSegment {
             cache: Default::default(),
             positions_cache: Default::default(),
             bounds: Default::default(),
+        })
+    }
+
+    /// pylance's statistics of this segment (`index_statistics`'s `indices` entries):
+    /// the analyzer settings as stored, tokens and documents over its partitions.
+    pub fn statistics(&self) -> serde_json::Value {
+        serde_json::json!({
+            "params": serde_json::from_str::<serde_json::Value>(&self.params_json)
+                .unwrap_or(serde_json::Value::Null),
+            "num_tokens": self.partitions.iter().map(|p| u64::from(p.num_tokens())).sum::<u64>(),
+            "num_docs": self.num_docs(),
         })
     }
 

@@ -45,6 +45,12 @@ struct Decoded {
 }
 
 impl BitmapIndex {
+    /// pylance's statistics of a BITMAP / LABEL_LIST segment: its bitmaps (one per
+    /// distinct value, and one for nulls).
+    pub fn statistics(&self) -> serde_json::Value {
+        serde_json::json!({ "num_bitmaps": self.keys.len() })
+    }
+
     /// Reads the keys.
     pub fn open(label: &str, file: Arc<FileReader>, label_list: bool) -> Result<Self> {
         let names: Vec<String> = file

@@ -175,6 +175,9 @@ pub struct BloomIndex {
     has_null: Vec<bool>,
     filters: ArrayRef,
     nulls: Option<RoaringTreemap>,
+    /// Items per block and false-positive probability the filters were sized for
+    /// (file metadata `bloomfilter_item`, `bloomfilter_probability`).
+    sized_for: (Option<u64>, Option<f64>),
 }
 
 impl BloomIndex {
@@ -192,12 +195,29 @@ impl BloomIndex {
             .cloned()
             .ok_or_else(|| corrupt(label, "bloom_filter_data is missing"))?;
         super::bitmap::binary_values(label, &filters)?;
+        let meta = file.schema().metadata().clone();
         Ok(Self {
             label: label.to_string(),
             zones,
             has_null,
             filters,
             nulls: null_rows(label, &file)?,
+            sized_for: (
+                meta.get("bloomfilter_item").and_then(|v| v.parse().ok()),
+                meta.get("bloomfilter_probability")
+                    .and_then(|v| v.parse().ok()),
+            ),
+        })
+    }
+
+    /// pylance's statistics of a BLOOMFILTER segment: blocks and what they were sized
+    /// for.
+    pub fn statistics(&self) -> serde_json::Value {
+        serde_json::json!({
+            "type": "BloomFilter",
+            "num_blocks": self.zones.fragment.len(),
+            "number_of_items": self.sized_for.0,
+            "probability": self.sized_for.1,
         })
     }
 

@@ -30,6 +30,36 @@ pub struct BTreeIndex {
 }
 
 impl BTreeIndex {
+    /// pylance's statistics of a BTREE segment: the smallest and largest value
+    /// indexed (as text; `N/A` without values) and the pages.
+    pub fn statistics(&self) -> Result<serde_json::Value> {
+        let extreme = |a: &ArrayRef, want: std::cmp::Ordering| -> Result<String> {
+            let cmp = arrow_ord::ord::make_comparator(a.as_ref(), a.as_ref(), Default::default())?;
+            let best = (0..a.len()).filter(|&i| a.is_valid(i)).reduce(|b, i| {
+                if cmp(i, b) == want {
+                    i
+                } else {
+                    b
+                }
+            });
+            Ok(match best {
+                None => "N/A".to_string(),
+                Some(i) => {
+                    let f = arrow_cast::display::ArrayFormatter::try_new(
+                        a.as_ref(),
+                        &Default::default(),
+                    )?;
+                    f.value(i).to_string()
+                }
+            })
+        };
+        Ok(serde_json::json!({
+            "min": extreme(&self.min, std::cmp::Ordering::Less)?,
+            "max": extreme(&self.max, std::cmp::Ordering::Greater)?,
+            "num_pages": self.null_count.len(),
+        }))
+    }
+
     /// Reads the page lookup and checks it against the data file.
     pub fn open(label: &str, lookup: Arc<FileReader>, data: Arc<FileReader>) -> Result<Self> {
         let meta = lookup.schema().metadata().clone();

@@ -337,6 +337,18 @@ impl ScalarSegment {
         }))
     }
 
+    /// pylance's per-segment statistics (`index_statistics`'s `indices` entries) of
+    /// this segment's kind.
+    pub fn statistics(&self) -> Result<serde_json::Value> {
+        Ok(match &self.index {
+            Kind::BTree(i) => i.statistics()?,
+            Kind::Bitmap(i) => i.statistics(),
+            Kind::ZoneMap(i) => i.statistics(),
+            Kind::Bloom(i) => i.statistics(),
+            Kind::NGram(i) => i.statistics(),
+        })
+    }
+
     /// What answering `q` would read: (index rows read, rows indexed), for a planner
     /// weighing the index against a scan. BTREE: the rows of the pages that can hold
     /// `q`'s values (read from the page lookup, nothing else); BITMAP / LABEL_LIST:

@@ -112,6 +112,11 @@ pub struct NGramIndex {
 }
 
 impl NGramIndex {
+    /// pylance's statistics of an NGRAM segment: its distinct n-grams.
+    pub fn statistics(&self) -> serde_json::Value {
+        serde_json::json!({ "num_ngrams": self.tokens.len() })
+    }
+
     /// Reads the token column.
     pub fn open(label: &str, file: Arc<FileReader>) -> Result<Self> {
         let b = file.read_all(Some(&["tokens"]))?;

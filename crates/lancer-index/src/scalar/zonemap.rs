@@ -74,6 +74,8 @@ pub struct ZoneMapIndex {
     null_count: Vec<u32>,
     zones: Zones,
     nulls: Option<RoaringTreemap>,
+    /// Rows per zone the index was built with (file metadata `rows_per_zone`).
+    rows_per_zone: Option<u64>,
 }
 
 impl ZoneMapIndex {
@@ -96,6 +98,19 @@ impl ZoneMapIndex {
             null_count,
             zones,
             nulls: null_rows(label, &file)?,
+            rows_per_zone: file
+                .schema()
+                .metadata()
+                .get("rows_per_zone")
+                .and_then(|v| v.parse().ok()),
+        })
+    }
+
+    /// pylance's statistics of a ZONEMAP segment: zones and rows per zone.
+    pub fn statistics(&self) -> serde_json::Value {
+        serde_json::json!({
+            "num_zones": self.zones.fragment.len(),
+            "rows_per_zone": self.rows_per_zone,
         })
     }
 
