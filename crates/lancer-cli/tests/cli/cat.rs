@@ -2,7 +2,7 @@
 //! what pylance read; filters, pages and computed columns give pylance's rows; legacy
 //! (0.1) datasets read.
 
-use std::path::PathBuf;
+use lancer_testkit::{repo, TempDir};
 
 use crate::common;
 use crate::common::{lancer, ok};
@@ -64,8 +64,7 @@ fn cat_dataset_versions_equal_pylance() {
 
 /// The filter suite's pylance answer for `filter` (ids in order).
 fn suite_ids(filter: &str) -> Vec<i64> {
-    let dir =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/filter-suite/pylance-14");
+    let dir = repo().join("tests/data/filter-suite/pylance-14");
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
     let case = v["filters"]
@@ -84,10 +83,8 @@ fn suite_ids(filter: &str) -> Vec<i64> {
 
 #[test]
 fn filter_count_delete_and_filtered_search() {
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/data/filter-suite/pylance-14/filters");
-    let tmp = std::env::temp_dir().join(format!("lancer-cli-filter-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
+    let src = repo().join("tests/data/filter-suite/pylance-14/filters");
+    let tmp = TempDir::new("cli-filter");
     copy_dir(&src, &tmp);
     // cat --filter returns pylance's rows; --offset/--limit page after the filter.
     for f in [
@@ -215,15 +212,12 @@ fn filter_count_delete_and_filtered_search() {
         &tmp,
     );
     assert_eq!(v["rows"].as_u64(), Some(before as u64));
-    let _ = std::fs::remove_dir_all(&tmp);
 }
 
 #[test]
 fn legacy_dataset_cat_count_and_inspect() {
     for set in ["pylance-14", "pylance-11"] {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../tests/data/legacy")
-            .join(set);
+        let dir = repo().join("tests/data/legacy").join(set);
         let root = dir.join("history");
         let index: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(dir.join("history.expected/index.json")).unwrap(),

@@ -2,10 +2,9 @@
 //! `add-column` and `merge` processes at once, or killed at each point of a commit,
 //! lose nothing and leave the last version whole.
 
-use std::path::PathBuf;
-use std::process::Command;
+use lancer_testkit::TempDir;
 
-use crate::common::{lancer, ok};
+use crate::common::{lancer, ok, py, pylance14};
 use crate::json_of;
 
 /// Runs `lancer ARGS` until it does not fail with a commit conflict (a concurrent
@@ -28,9 +27,7 @@ fn until_committed(args: &[String]) -> usize {
 /// reads, and pylance reads the last one the same.
 #[test]
 fn concurrent_updates_appends_and_compactions_lose_nothing() {
-    let dir = std::env::temp_dir().join(format!("lancer-cli-concurrent-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("cli-concurrent");
     let ds = dir.join("ds");
     import_parts(&dir, &ds, 4, 100, |_| 0);
     let s = |x: &str| x.to_string();
@@ -102,22 +99,13 @@ fn concurrent_updates_appends_and_compactions_lose_nothing() {
         let n = entry["version"].as_u64().unwrap().to_string();
         ok(lancer().args(["count", "--version", &n]).arg(&ds));
     }
-    let py = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/pylance-14/bin/python");
-    if py.exists() {
-        let out = Command::new(&py)
-            .arg("-c")
-            .arg("import lance,sys; t=lance.dataset(sys.argv[1]).to_table(); print(t.num_rows, sum(t['x'].to_pylist()))")
-            .arg(&ds)
-            .output()
-            .unwrap();
-        assert_eq!(
-            String::from_utf8_lossy(&out.stdout).trim(),
-            "460 2000",
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+    if pylance14().is_some() {
+        let out = py(
+            "import lance,sys; t=lance.dataset(sys.argv[1]).to_table(); print(t.num_rows, sum(t['x'].to_pylist()))",
+            &[ds.to_str().unwrap()],
         );
+        assert_eq!(out, "460 2000");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Writers killed in the middle of an update, a column add or a compaction (after
@@ -125,9 +113,7 @@ fn concurrent_updates_appends_and_compactions_lose_nothing() {
 /// fragment ids) leave the last version whole; the same command then succeeds.
 #[test]
 fn killed_evolution_writers_leave_the_last_version_intact() {
-    let dir = std::env::temp_dir().join(format!("lancer-cli-killed-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("cli-killed");
     let ds = dir.join("ds");
     import_parts(&dir, &ds, 3, 50, |i| i);
     let table = || ok(lancer().args(["cat", "--format", "jsonl"]).arg(&ds)).stdout;
@@ -179,7 +165,6 @@ fn killed_evolution_writers_leave_the_last_version_intact() {
     }
     let out = ok(lancer().args(["verify"]).arg(&ds));
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("ok"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Three processes upserting overlapping key ranges at once, four times each: every
@@ -187,9 +172,7 @@ fn killed_evolution_writers_leave_the_last_version_intact() {
 /// kept once.
 #[test]
 fn concurrent_merges_on_overlapping_keys_keep_keys_unique() {
-    let dir = std::env::temp_dir().join(format!("lancer-cli-merges-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("cli-merges");
     let ds = dir.join("ds");
     import_parts(&dir, &ds, 3, 100, |_| 0);
     let d = ds.to_string_lossy().to_string();
@@ -249,7 +232,6 @@ fn concurrent_merges_on_overlapping_keys_keep_keys_unique() {
             assert!(ok_values.contains(x), "row {id}: {x} not from {writers:?}");
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Imports `parts` CSV files of `per` rows (`id`, `x = x_of(id)`) into `ds`: a dataset

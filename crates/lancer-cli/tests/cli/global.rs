@@ -1,6 +1,8 @@
 //! What every command shares: the demo runs, bad input is a one-line error with exit
 //! code 1, a URI reaches its store or fails naming it, `--json` gives JSON.
 
+use lancer_testkit::TempDir;
+
 use crate::common::{lancer, ok};
 use crate::{copy_dir, datasets, golden};
 
@@ -26,8 +28,7 @@ fn demo_runs() {
 
 #[test]
 fn bad_input_is_one_line_and_exit_1() {
-    let dir = std::env::temp_dir().join(format!("lancer-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("cli-bad-input");
     let bad = dir.join("bad.lance");
     std::fs::write(
         &bad,
@@ -62,9 +63,7 @@ fn bad_input_is_one_line_and_exit_1() {
 /// path.
 #[test]
 fn uris_reach_their_store_or_fail_clearly() {
-    let dir = std::env::temp_dir().join(format!("lancer-cli-uri-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("cli-uri");
     let csv = dir.join("in.csv");
     std::fs::write(&csv, "id,x\n1,a\n2,b\n").unwrap();
     let unreachable = [
@@ -115,14 +114,11 @@ fn uris_reach_their_store_or_fail_clearly() {
     let out = ok(lancer().arg("count").arg(&uri));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "2");
     assert!(dir.join("ds/_versions").is_dir());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn json_flag_gives_json_from_every_command() {
-    let dir = std::env::temp_dir().join(format!("lancer-json-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("cli-json");
     let ds = dir.join("ds");
     copy_dir(&datasets().join("pylance-14/history"), &ds);
     let ds_s = ds.to_str().unwrap();

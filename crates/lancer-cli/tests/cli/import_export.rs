@@ -2,8 +2,8 @@
 //! byte caps split files, every version exports as pylance read it, a bad row commits
 //! nothing, imported shapes are read by pylance.
 
-use std::path::PathBuf;
-use std::process::Command;
+use lancer_testkit::oracle::{run_python, script};
+use lancer_testkit::{pylance, TempDir};
 
 use crate::common::{lancer, ok};
 use crate::{arrow_file, datasets, golden, json_of};
@@ -13,9 +13,7 @@ use crate::{arrow_file, datasets, golden, json_of};
 /// a size that is not a byte count is refused before anything is written.
 #[test]
 fn byte_caps_split_imports_and_compactions() {
-    let dir = std::env::temp_dir().join(format!("lancer-cli-bytecap-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("cli-bytecap");
     let csv = dir.join("in.csv");
     let mut body = String::from("id,name\n");
     for i in 0..3_000 {
@@ -55,14 +53,11 @@ fn byte_caps_split_imports_and_compactions() {
     assert!(added >= 2 && added < frags, "{done}");
     let out = ok(lancer().arg("count").arg(&ds));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "3000");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn export_streams_every_version_as_pylance_read_it() {
-    let dir = std::env::temp_dir().join(format!("lancer-export-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("cli-export");
     for set in ["pylance-14", "pylance-12"] {
         let root = datasets().join(set).join("history");
         let exp = datasets().join(set).join("history.expected");
@@ -137,9 +132,7 @@ fn export_streams_every_version_as_pylance_read_it() {
 
 #[test]
 fn import_export_and_history_commands() {
-    let dir = std::env::temp_dir().join(format!("lancer-import-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("cli-history");
     let csv = dir.join("in.csv");
     std::fs::write(&csv, "id,name,score\n1,a,0.5\n2,b,1.5\n3,c,\n").unwrap();
     let ds = dir.join("ds");
@@ -176,9 +169,7 @@ fn import_export_and_history_commands() {
 
 #[test]
 fn import_streams_and_a_bad_row_commits_nothing() {
-    let dir = std::env::temp_dir().join(format!("lancer-cli-import-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("cli-import");
     let good = dir.join("good.csv");
     let mut text = String::from("id,name\n");
     for i in 0..20_000 {
@@ -217,7 +208,6 @@ fn import_streams_and_a_bad_row_commits_nothing() {
     );
     let v = json_of(&["versions", "--json"], &ds);
     assert_eq!(v.as_array().map(|a| a.len()), Some(1), "{v}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `lancer import` of every shape the outside check found unreadable when Lancer wrote
@@ -226,10 +216,7 @@ fn import_streams_and_a_bad_row_commits_nothing() {
 /// the dataset with exactly the imported values (and go on writing to it).
 #[test]
 fn imported_shapes_are_read_by_pylance() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let dir = root.join("target/lancer-import-shapes");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("cli-import-shapes");
     let mut checked = 0;
     for case in ["shapes", "null_type"] {
         let input = golden(&format!("{case}.v2.2.arrow"));
@@ -249,28 +236,9 @@ fn imported_shapes_are_read_by_pylance() {
             )
             .unwrap();
             for py in ["14", "12"] {
-                let python = root.join(format!(".venv/pylance-{py}/bin/python"));
-                if !python.exists() {
-                    assert!(
-                        std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
-                        "{} missing",
-                        python.display()
-                    );
-                    eprintln!("SKIPPED: pylance {py} venv missing");
-                    continue;
-                }
-                let out = Command::new(&python)
-                    .arg(root.join("scripts/check_lancer_dataset.py"))
-                    .arg(&ds)
-                    .arg(&exp)
-                    .output()
-                    .unwrap();
-                assert!(
-                    out.status.success(),
-                    "pylance {py} on `lancer import` of {case} at {v}:\n{}{}",
-                    String::from_utf8_lossy(&out.stdout),
-                    String::from_utf8_lossy(&out.stderr)
-                );
+                let Some(python) = pylance(py) else { continue };
+                // pylance `py` on `lancer import` of `case` at `v`
+                run_python(&python, [&script("check_lancer_dataset.py"), &ds, &exp]);
                 checked += 1;
             }
         }

@@ -1,7 +1,7 @@
 //! `lancer index` (create, describe, optimize, list) for vector, scalar and full-text
 //! indexes, and `lancer fts` on a full-text index.
 
-use std::path::PathBuf;
+use lancer_testkit::{repo, TempDir};
 
 use crate::common;
 use crate::common::{lancer, ok};
@@ -14,9 +14,8 @@ use crate::{copy_dir, json_of};
 /// coverage; an unknown name is a one-line error.
 #[test]
 fn index_describe_optimize_and_spilled_rq_build() {
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/data/indexes/pylance-14/ivf_flat_l2_d16");
-    let ds = std::env::temp_dir().join(format!("lancer-cli-index-{}", std::process::id()));
+    let src = repo().join("tests/data/indexes/pylance-14/ivf_flat_l2_d16");
+    let ds = TempDir::new("cli-index");
     copy_dir(&src, &ds);
     let describe = |name: &str| -> serde_json::Value {
         let out = ok(lancer()
@@ -74,15 +73,12 @@ fn index_describe_optimize_and_spilled_rq_build() {
         .unwrap();
     assert!(!err.status.success());
     assert!(String::from_utf8_lossy(&err.stderr).contains("no index named"));
-    let _ = std::fs::remove_dir_all(&ds);
 }
 
 #[test]
 fn scalar_index_create_explain_count_list_and_describe() {
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/data/filter-suite/pylance-14/filters");
-    let ds = std::env::temp_dir().join(format!("lancer-cli-scalar-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&ds);
+    let src = repo().join("tests/data/filter-suite/pylance-14/filters");
+    let ds = TempDir::new("cli-scalar");
     copy_dir(&src, &ds);
     ok(lancer().args(["index", "create"]).arg(&ds).args([
         "--column",
@@ -155,7 +151,6 @@ fn scalar_index_create_explain_count_list_and_describe() {
         "{}",
         String::from_utf8_lossy(&err.stderr)
     );
-    let _ = std::fs::remove_dir_all(&ds);
 }
 
 /// `lancer index create --type inverted` on an imported table, then `lancer fts`:
@@ -164,9 +159,7 @@ fn scalar_index_create_explain_count_list_and_describe() {
 /// is refused with a message saying what to do.
 #[test]
 fn fts_index_create_search_list_and_describe() {
-    let dir = std::env::temp_dir().join(format!("lancer-cli-fts-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("cli-fts");
     let jsonl = dir.join("docs.jsonl");
     let texts = [
         "The quick brown fox jumps over the lazy dog",
@@ -281,5 +274,4 @@ fn fts_index_create_search_list_and_describe() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("positions"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,10 +1,12 @@
 //! `lancer inspect`: a file's columns, a row's byte ranges (inside the buffers pylance
 //! reports), a dataset row followed to its fragment and bytes.
 
-use std::path::PathBuf;
 use std::process::Command;
 
-use crate::common::{lancer, ok};
+use lancer_testkit::oracle::script;
+use lancer_testkit::repo;
+
+use crate::common::{cli, lancer, ok, pylance14};
 use crate::{datasets, golden, json_of};
 
 #[test]
@@ -28,33 +30,12 @@ fn inspect_json_describes_every_column() {
 
 #[test]
 fn inspect_row_byte_ranges_lie_in_the_buffers_pylance_reports() {
-    let py = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/pylance-14/bin/python");
-    if !py.exists() {
-        assert!(
-            std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
-            "{} missing: run scripts/setup-python.sh",
-            py.display()
-        );
-        eprintln!("SKIPPED: pylance 14 venv missing");
-        return;
-    }
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/check_inspect_row.py");
+    let Some(py) = pylance14() else { return };
+    let script = script("check_inspect_row.py");
     for v in ["14", "11"] {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join(format!("../../tests/data/files/pylance-{v}"));
-        let out = Command::new(&py)
-            .arg(&script)
-            .arg(env!("CARGO_BIN_EXE_lancer"))
-            .arg(&dir)
-            .output()
-            .unwrap();
+        let dir = repo().join(format!("tests/data/files/pylance-{v}"));
+        let out = ok(Command::new(&py).arg(&script).arg(cli().bin()).arg(&dir));
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{text}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
         let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
         assert!(v["files"].as_u64().unwrap() >= 50, "{text}");
         assert!(v["ranges_checked"].as_u64().unwrap() >= 2000, "{text}");

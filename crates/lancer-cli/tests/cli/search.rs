@@ -1,15 +1,14 @@
 //! `lancer search`: the query row first, a pylance-built index used with pylance's
 //! answers for each setting, hybrid (vector + full-text) rank fusion.
 
+use lancer_testkit::{repo, TempDir};
+
 use crate::common;
 use crate::common::{lancer, ok};
 use crate::{datasets, json_of};
 
 #[test]
 fn search_finds_the_query_row_first() {
-    let dir = std::env::temp_dir().join(format!("lancer-search-cli-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
     let root = datasets().join("pylance-14/history");
     let out = ok(lancer()
         .args([
@@ -52,8 +51,7 @@ fn search_finds_the_query_row_first() {
 /// settings (tests/data/indexes: pylance 14's recorded answers).
 #[test]
 fn search_uses_a_pylance_built_index() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/data/indexes/pylance-14");
+    let root = repo().join("tests/data/indexes/pylance-14");
     let case: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(root.join("ivf_pq8_cosine_d16.json")).unwrap(),
     )
@@ -121,9 +119,7 @@ fn hybrid_search_fuses_vector_and_text_ranks() {
     use arrow_array::{FixedSizeListArray, Float32Array, Int64Array, RecordBatch, StringArray};
     use arrow_schema::{DataType, Field, Schema};
     use std::sync::Arc;
-    let dir = std::env::temp_dir().join(format!("lancer-cli-hybrid-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("cli-hybrid");
     let texts = [
         "red fox",
         "blue whale",
@@ -153,11 +149,7 @@ fn hybrid_search_fuses_vector_and_text_ranks() {
     )
     .unwrap();
     let file = dir.join("rows.arrow");
-    let mut w =
-        arrow_ipc::writer::FileWriter::try_new(std::fs::File::create(&file).unwrap(), &schema)
-            .unwrap();
-    w.write(&batch).unwrap();
-    w.finish().unwrap();
+    lancer_testkit::arrow::write_file(&file, &batch);
     let ds = dir.join("ds");
     ok(lancer().arg("import").arg(&file).arg(&ds));
     ok(lancer()

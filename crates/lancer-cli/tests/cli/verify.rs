@@ -1,5 +1,7 @@
 //! `lancer verify`: each kind of damage to a dataset is found and named.
 
+use lancer_testkit::TempDir;
+
 use crate::common::lancer;
 use crate::{copy_dir, datasets};
 
@@ -12,7 +14,7 @@ fn verify_finds_each_kind_of_damage() {
         "{}",
         String::from_utf8_lossy(&ok.stdout)
     );
-    let base = std::env::temp_dir().join(format!("lancer-verify-{}", std::process::id()));
+    let base = TempDir::new("cli-verify");
     let data_file = |d: &std::path::Path| {
         std::fs::read_dir(d.join("data"))
             .unwrap()
