@@ -53,8 +53,9 @@ pub fn script(name: &str) -> PathBuf {
 }
 
 /// The directory the environment variable `var` names (a live fixture set
-/// `scripts/test.sh` wrote with each pylance); it must exist when set. None when unset —
-/// a failure with `LANCER_REQUIRE_PYLANCE` set.
+/// `scripts/test.sh` wrote with each pylance); it must exist when set. None when unset
+/// (the live part of the test skips, said on stderr) — a failure with
+/// `LANCER_REQUIRE_PYLANCE` set.
 pub fn live_dir(var: &str) -> Option<PathBuf> {
     match std::env::var_os(var) {
         Some(dir) => {
@@ -67,6 +68,7 @@ pub fn live_dir(var: &str) -> Option<PathBuf> {
                 !required(),
                 "{REQUIRE_VAR} is set but {var} is not: run scripts/test.sh"
             );
+            eprintln!("SKIPPED: {var} unset (scripts/test.sh makes it)");
             None
         }
     }

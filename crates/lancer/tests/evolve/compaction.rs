@@ -9,9 +9,10 @@ use arrow_array::{Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use lancer::{Dataset, DatasetExt, WriteParams};
 use lancer_format::container::FileVersion;
+use lancer_testkit::oracle::live_dir;
 use serde_json::Value;
 
-use crate::common::pylance;
+use crate::common::{pylance, TempDir};
 
 use super::stable_dataset;
 
@@ -19,9 +20,7 @@ use super::stable_dataset;
 /// fragments, from the version pylance planned on, with its options).
 #[test]
 fn compaction_plans_like_pylance() {
-    let Some(live) = std::env::var_os("LANCER_GOLDEN_EVOLUTION_LIVE") else {
-        assert!(std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none());
-        eprintln!("SKIPPED: LANCER_GOLDEN_EVOLUTION_LIVE unset");
+    let Some(live) = live_dir("LANCER_GOLDEN_EVOLUTION_LIVE") else {
         return;
     };
     let mut compared = 0;
@@ -105,11 +104,8 @@ fn indexed_filters_stay_right_after_compaction() {
 }
 
 fn indexed_compaction(stable: bool) {
-    let tmp = std::env::temp_dir().join(format!(
-        "lancer-compact-idx-{}-{stable}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&tmp);
+    let scratch = TempDir::new(&format!("compact-idx-{stable}"));
+    let tmp = scratch.join("ds");
     let schema = Arc::new(Schema::new(vec![
         Field::new("id", DataType::Int64, false),
         Field::new("x", DataType::Int64, true),
@@ -188,5 +184,4 @@ fn indexed_compaction(stable: bool) {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -6,6 +6,7 @@ use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::ArrayRef;
 use arrow_schema::DataType;
 use lancer::{Dataset, DatasetExt};
+use lancer_testkit::oracle::live_dir;
 use serde_json::Value;
 
 /// A cell of a pylance table (JSON) and of Lancer's (an Arrow array), equal within
@@ -50,12 +51,7 @@ fn cells_equal(want: &Value, got: &ArrayRef, i: usize) -> bool {
 /// indexes pylance remapped give the scan's rows.
 #[test]
 fn pylance_evolved_datasets_read_identically() {
-    let Some(live) = std::env::var_os("LANCER_GOLDEN_EVOLUTION_LIVE") else {
-        assert!(
-            std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
-            "LANCER_GOLDEN_EVOLUTION_LIVE unset: run scripts/test.sh"
-        );
-        eprintln!("SKIPPED: LANCER_GOLDEN_EVOLUTION_LIVE unset");
+    let Some(live) = live_dir("LANCER_GOLDEN_EVOLUTION_LIVE") else {
         return;
     };
     let mut checked = 0;

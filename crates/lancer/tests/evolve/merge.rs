@@ -10,7 +10,7 @@ use arrow_schema::{DataType, Field, Schema};
 use lancer::{Dataset, DatasetExt, WriteParams};
 use serde_json::json;
 
-use crate::common::pylance;
+use crate::common::{pylance, TempDir};
 
 use super::read;
 
@@ -42,9 +42,7 @@ fn merge_modes_agree_on_both_joins() {
         (None, Some(lancer_index::scalar::ScalarKind::Bitmap)),
     ];
     for (n, (mem, kind)) in variants.into_iter().enumerate() {
-        let tmp =
-            std::env::temp_dir().join(format!("lancer-merge-modes-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&tmp);
+        let tmp = TempDir::new(&format!("merge-modes-{n}"));
         let params = WriteParams {
             max_rows_per_file: 7,
             ..Default::default()
@@ -130,7 +128,6 @@ fn merge_modes_agree_on_both_joins() {
         ds = d;
         let (_, rows) = read(&ds);
         tables.push(rows);
-        let _ = std::fs::remove_dir_all(&tmp);
     }
     assert_eq!(tables[0], tables[1], "the two joins agree");
     let ids: Vec<i64> = tables[0].keys().copied().collect();
@@ -158,8 +155,8 @@ fn merge_modes_agree_on_both_joins() {
 #[test]
 fn appends_to_stable_row_id_datasets_carry_row_ids() {
     let Some(py14) = pylance("14") else { return };
-    let tmp = std::env::temp_dir().join(format!("lancer-stable-append-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
+    let scratch = TempDir::new("stable-append");
+    let tmp = scratch.join("ds");
     let out = Command::new(&py14)
         .arg("-c")
         .arg("import lance, pyarrow as pa, sys; lance.write_dataset(pa.table({'id': list(range(5))}), sys.argv[1], enable_stable_row_ids=True)")
@@ -205,5 +202,4 @@ fn appends_to_stable_row_id_datasets_carry_row_ids() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -11,15 +11,13 @@ use lancer_format::container::FileVersion;
 use lancer_table::evolve::ColumnChange;
 use serde_json::{json, Value};
 
-use crate::common::{pylance, repo};
+use crate::common::{pylance, repo, TempDir};
 
 use super::{read, run, INDEXED_MERGES, STREAMED_STABLE_MERGES};
 
 #[test]
 fn random_evolution_matches_the_model_and_pylance() {
-    let tmp = std::env::temp_dir().join(format!("lancer-evolve-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp = TempDir::new("evolve");
     let mut cases = Vec::new();
     for (i, storage) in [FileVersion::V2_1, FileVersion::V2_2]
         .into_iter()
@@ -90,13 +88,11 @@ fn random_evolution_matches_the_model_and_pylance() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&tmp);
 }
 
 #[test]
 fn bad_evolution_requests_leave_the_dataset_unchanged() {
-    let tmp = std::env::temp_dir().join(format!("lancer-evolve-bad-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
+    let tmp = TempDir::new("evolve-bad");
     let schema = Arc::new(Schema::new(vec![
         Field::new("id", DataType::Int64, false),
         Field::new("x", DataType::Int64, true),
@@ -147,5 +143,4 @@ fn bad_evolution_requests_leave_the_dataset_unchanged() {
     let again = Dataset::open(&tmp).unwrap();
     assert_eq!(again.version(), v, "no version was committed");
     assert_eq!(read(&again), read(&ds));
-    let _ = std::fs::remove_dir_all(&tmp);
 }
