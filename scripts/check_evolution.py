@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""pylance's view of datasets Lancer evolved (crates/lancer/tests/evolve.rs).
+"""pylance's view of datasets Lancer evolved (crates/lancer/tests/evolve/).
 
     python check_evolution.py CASES.json WORKDIR
 

@@ -9,9 +9,10 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
-use common::{lancer, ok, pylance, stdout};
+use lancer_testkit::oracle::run_python_code;
+
+use common::{lancer, ok, pylance, TempDir};
 
 const WRITE: &str = r#"
 import sys, pyarrow as pa, pyarrow.parquet as pq, lance
@@ -45,20 +46,13 @@ fn import(input: &Path, ds: &Path, mode: &str) -> std::process::Output {
 fn parquet_appends_fit_lancer_and_pylance_datasets() {
     for v in ["14", "12", "11"] {
         let Some(py) = pylance(v) else { continue };
-        let dir = std::env::temp_dir().join(format!("lancer-appends-{v}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = TempDir::new(&format!("appends-{v}"));
         let (pq, theirs, bad) = (
             dir.join("t.parquet"),
             dir.join("theirs"),
             dir.join("bad.parquet"),
         );
-        ok(Command::new(&py)
-            .arg("-c")
-            .arg(WRITE)
-            .arg(&pq)
-            .arg(&theirs)
-            .arg(&bad));
+        run_python_code(&py, WRITE, [&pq, &theirs, &bad]);
         // the dataset imported from the file takes the very file again
         let mine = dir.join("mine");
         ok(lancer().args(["import"]).arg(&pq).arg(&mine));
@@ -76,7 +70,8 @@ fn parquet_appends_fit_lancer_and_pylance_datasets() {
             String::from_utf8_lossy(&r.stderr)
         );
         for ds in [&mine, &theirs] {
-            let seen = stdout(&ok(Command::new(&py).arg("-c").arg(READ).arg(ds)));
+            let seen = run_python_code(&py, READ, [ds]);
+            let seen = seen.trim();
             assert_eq!(
                 seen,
                 "6 fixed_size_list<item: float>[2] [[1.0, 2.0], [3.0, 4.0], None]",
@@ -94,6 +89,5 @@ fn parquet_appends_fit_lancer_and_pylance_datasets() {
             "{err}"
         );
         assert_eq!(err.trim().lines().count(), 1, "{err}");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

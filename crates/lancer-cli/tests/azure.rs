@@ -7,10 +7,10 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{json_ids, lancer, ok, py, pylance14, service, stdout};
+use common::{json_ids, lancer, ok, py, pylance14, service, stdout, TempDir};
 
 /// The container of the emulator, or None (a failure under the test script when npm
 /// is there to install Azurite).
@@ -26,8 +26,8 @@ fn uri(container: &str, name: &str) -> String {
     format!("az://{container}/{name}-{}", std::process::id())
 }
 
-fn csv(name: &str, ids: impl Iterator<Item = i64>) -> PathBuf {
-    let p = std::env::temp_dir().join(format!("lancer-az-{name}-{}.csv", std::process::id()));
+fn csv(dir: &Path, name: &str, ids: impl Iterator<Item = i64>) -> PathBuf {
+    let p = dir.join(format!("{name}.csv"));
     let mut s = String::from("id,name\n");
     for i in ids {
         s.push_str(&format!("{i},n{}\n", i % 13));
@@ -46,7 +46,8 @@ fn ids_of(out: &Output) -> Vec<i64> {
 fn azure_datasets_round_trip_with_pylance() {
     let Some(c) = container() else { return };
     let ds = uri(&c, "round-trip");
-    let input = csv("rt", 0..1_000);
+    let dir = TempDir::new("az-round-trip");
+    let input = csv(&dir, "rt", 0..1_000);
     ok(lancer()
         .args(["import", "--max-rows-per-file", "300"])
         .arg(&input)
@@ -106,11 +107,13 @@ fn pylance_azure_datasets_read_in_lancer() {
 fn concurrent_azure_commits_lose_nothing() {
     let Some(c) = container() else { return };
     let ds = uri(&c, "concurrent");
-    let first = csv("c0", 0..10);
+    let dir = TempDir::new("az-concurrent");
+    let first = csv(&dir, "c0", 0..10);
     ok(lancer().arg("import").arg(&first).arg(&ds));
     let inputs: Vec<PathBuf> = (0..4)
         .map(|p| {
             csv(
+                &dir,
                 &format!("c{}", p + 1),
                 (1_000 * (p + 1))..(1_000 * (p + 1) + 5),
             )
@@ -148,7 +151,4 @@ fn concurrent_azure_commits_lose_nothing() {
         "one version per commit"
     );
     assert_eq!(stdout(&ok(lancer().args(["count", &ds]))), "50");
-    for p in inputs.iter().chain([&first]) {
-        let _ = std::fs::remove_file(p);
-    }
 }

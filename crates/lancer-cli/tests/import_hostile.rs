@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
 use lancer_cli::input::{open, open_parquet, Format};
+use lancer_testkit::TempDir;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
@@ -141,8 +142,7 @@ fn mutated_parquet_files_mapped() {
         parquet(Compression::UNCOMPRESSED, false),
         parquet(Compression::SNAPPY, true),
     ];
-    let dir = std::env::temp_dir().join(format!("lancer-mapped-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("cli-import-mapped");
     // A new file per mutation: a decoder thread of the previous one may still be reading
     // its mapping (unlinking keeps a mapped file readable; truncating it would not).
     let n = std::cell::Cell::new(0u64);
@@ -165,7 +165,6 @@ fn mutated_parquet_files_mapped() {
             Ok(())
         },
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

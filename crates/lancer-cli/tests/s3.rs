@@ -14,7 +14,7 @@ use std::sync::Arc;
 use arrow_array::{FixedSizeListArray, Float32Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 
-use common::{json_ids, lancer, ok, py, pylance14, service, stdout};
+use common::{json_ids, lancer, ok, py, pylance14, service, stdout, TempDir};
 
 /// The bucket of the test server, or None (a failure under the test script).
 fn bucket() -> Option<String> {
@@ -68,11 +68,8 @@ fn rows_file(dir: &Path, name: &str, start: i64, n: usize) -> PathBuf {
     p
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lancer-s3-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn tmp(name: &str) -> TempDir {
+    TempDir::new(&format!("s3-{name}"))
 }
 
 /// The ids of every row of `ds` (read directly, through `lancer cat`), sorted.
@@ -182,7 +179,6 @@ fn s3_datasets_round_trip_with_pylance() {
     }
     // every version verifies; cleanup of old versions keeps the tagged one
     ok(lancer().args(["verify", &ds]));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A dataset pylance 14 writes to S3 (with deletions and an index) reads identically
@@ -268,7 +264,6 @@ fn eight_processes_commit_to_one_s3_dataset() {
     let mut got = sorted_ids(&ds);
     got.dedup();
     assert_eq!(got.len(), 268, "every appended row once");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A server nobody answers at: the command fails quickly (retries bounded by
@@ -302,7 +297,6 @@ fn an_unreachable_server_fails_clearly() {
         Some(1),
         "nothing committed on the real server"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A TCP proxy to the S3 server that drops connections at random: a fifth before the
@@ -424,7 +418,6 @@ fn dropped_requests_lose_or_duplicate_nothing() {
     if !n.is_empty() {
         assert_eq!(n, "110");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Bytes of the first whole HTTP/1.1 request in `buf` (headers, then a body by
@@ -618,5 +611,4 @@ fn a_server_stopping_mid_commit_leaves_a_whole_version() {
     if !n.is_empty() {
         assert_eq!(n, want.len().to_string());
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

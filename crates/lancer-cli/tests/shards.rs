@@ -4,13 +4,11 @@
 
 mod common;
 
-use common::{lancer, ok, stdout};
+use common::{lancer, ok, stdout, TempDir};
 
 #[test]
 fn shards_plan_every_rank_and_save_the_plan() {
-    let dir = std::env::temp_dir().join(format!("lancer-shards-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("shards");
     let csv = dir.join("in.csv");
     let mut text = String::from("id,name\n");
     for i in 0..1000 {
@@ -85,5 +83,4 @@ fn shards_plan_every_rank_and_save_the_plan() {
         .output()
         .unwrap();
     assert!(!missing.status.success());
-    let _ = std::fs::remove_dir_all(&dir);
 }

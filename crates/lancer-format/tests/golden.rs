@@ -11,28 +11,14 @@ use lancer_format::read::{RangeRead, TracingRead};
 use lancer_format::reader::FileReader;
 
 pub fn data_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/files")
+    lancer_testkit::repo().join("tests/data/files")
 }
 
 /// Directories holding `pylance-*/` golden file sets: the checked-in ones, plus the
 /// ones written live by the test script (`LANCER_GOLDEN_LIVE`).
 pub fn golden_roots() -> Vec<PathBuf> {
     let mut roots = vec![data_dir()];
-    match std::env::var_os("LANCER_GOLDEN_LIVE") {
-        Some(live) => {
-            let live = PathBuf::from(live);
-            assert!(
-                live.is_dir(),
-                "LANCER_GOLDEN_LIVE {} is not a directory",
-                live.display()
-            );
-            roots.push(live);
-        }
-        None => assert!(
-            std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
-            "LANCER_REQUIRE_PYLANCE is set but LANCER_GOLDEN_LIVE is not: run scripts/test.sh"
-        ),
-    }
+    roots.extend(lancer_testkit::oracle::live_dir("LANCER_GOLDEN_LIVE"));
     roots
 }
 

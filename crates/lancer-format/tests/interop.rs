@@ -3,30 +3,18 @@
 //! with identical values. The venvs are required when `LANCER_REQUIRE_PYLANCE` is set
 //! (as `scripts/test.sh` does); otherwise a missing venv skips the check loudly.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use arrow_array::RecordBatch;
 use lancer_format::container::FileVersion;
 use lancer_format::writer::{write_to_vec, WriteOptions};
+use lancer_testkit::arrow::write_file as write_arrow;
+use lancer_testkit::TempDir;
 
 use crate::roundtrip::inputs;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn write_arrow(path: &Path, batch: &RecordBatch) {
-    let f = std::fs::File::create(path).unwrap();
-    let mut w = arrow_ipc::writer::FileWriter::try_new(f, &batch.schema()).unwrap();
-    w.write(batch).unwrap();
-    w.finish().unwrap();
-}
-
 /// Writes every golden table with Lancer into `dir` (both versions, small pages too).
 fn write_all(dir: &Path) -> usize {
-    let _ = std::fs::remove_dir_all(dir);
-    std::fs::create_dir_all(dir).unwrap();
     let mut n = 0;
     for (name, batch) in inputs() {
         for v in [FileVersion::V2_1, FileVersion::V2_2] {
@@ -65,27 +53,17 @@ fn write_all(dir: &Path) -> usize {
 
 #[test]
 fn pylance_reads_lancer_files() {
-    let dir = repo().join("target/lancer-written");
+    let dir = TempDir::new("format-written");
     let written = write_all(&dir);
     assert!(written > 20);
-    let required = std::env::var_os("LANCER_REQUIRE_PYLANCE").is_some();
+    let required = lancer_testkit::oracle::required();
     let mut ran = 0;
     for v in ["14", "12", "11"] {
-        let py = repo().join(format!(".venv/pylance-{v}/bin/python"));
-        if !py.exists() {
-            assert!(
-                !required,
-                "{} missing: run scripts/setup-python.sh",
-                py.display()
-            );
-            eprintln!(
-                "SKIPPED: pylance {v} venv missing ({}); run scripts/setup-python.sh",
-                py.display()
-            );
+        let Some(py) = lancer_testkit::pylance(v) else {
             continue;
-        }
+        };
         let out = Command::new(&py)
-            .arg(repo().join("scripts/check_lancer_files.py"))
+            .arg(lancer_testkit::oracle::script("check_lancer_files.py"))
             .arg(&dir)
             .output()
             .unwrap();

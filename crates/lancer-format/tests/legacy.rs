@@ -5,7 +5,7 @@
 //! pylance refuses are refused with a typed error; mutated and truncated legacy files
 //! give errors, never panics, hangs or outsized allocations.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -19,29 +19,16 @@ use crate::corrupt::{check_mutant, Rng};
 use crate::golden::run_file;
 
 fn checked_in() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/legacy")
+    lancer_testkit::repo().join("tests/data/legacy")
 }
 
 /// The checked-in legacy sets and the live ones; with `LANCER_REQUIRE_PYLANCE` the
 /// live ones must exist.
 pub fn legacy_roots() -> Vec<PathBuf> {
     let mut roots = vec![checked_in()];
-    let required = std::env::var_os("LANCER_REQUIRE_PYLANCE").is_some();
-    match std::env::var_os("LANCER_GOLDEN_LEGACY_LIVE") {
-        Some(live) => {
-            let live = PathBuf::from(live);
-            assert!(
-                !required || live.is_dir(),
-                "LANCER_GOLDEN_LEGACY_LIVE={} is missing (scripts/test.sh writes it)",
-                live.display()
-            );
-            roots.push(live);
-        }
-        None => assert!(
-            !required,
-            "LANCER_REQUIRE_PYLANCE is set but LANCER_GOLDEN_LEGACY_LIVE is not"
-        ),
-    }
+    roots.extend(lancer_testkit::oracle::live_dir(
+        "LANCER_GOLDEN_LEGACY_LIVE",
+    ));
     roots
 }
 

@@ -19,34 +19,27 @@ use crate::corrupt::{check_mutant, mutations, Rng};
 use crate::golden::run_file;
 
 fn checked_in() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/v23")
+    lancer_testkit::repo().join("tests/data/v23")
 }
 
 fn roots() -> Vec<PathBuf> {
     let mut roots = vec![checked_in()];
-    let required = std::env::var_os("LANCER_REQUIRE_PYLANCE").is_some();
-    match std::env::var_os("LANCER_GOLDEN_V23_LIVE") {
-        Some(live) => {
-            let live = PathBuf::from(live);
-            // Every pinned pylance leaves an index.json (files, or "2.3 not supported").
-            let indexes = std::fs::read_dir(&live)
-                .map(|d| {
-                    d.flatten()
-                        .filter(|e| e.path().join("index.json").exists())
-                        .count()
-                })
-                .unwrap_or(0);
-            assert!(
-                !required || indexes > 0,
-                "LANCER_GOLDEN_V23_LIVE={} holds no generator output",
-                live.display()
-            );
-            roots.push(live);
-        }
-        None => assert!(
-            !required,
-            "LANCER_REQUIRE_PYLANCE is set but LANCER_GOLDEN_V23_LIVE is not"
-        ),
+    let required = lancer_testkit::oracle::required();
+    if let Some(live) = lancer_testkit::oracle::live_dir("LANCER_GOLDEN_V23_LIVE") {
+        // Every pinned pylance leaves an index.json (files, or "2.3 not supported").
+        let indexes = std::fs::read_dir(&live)
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.path().join("index.json").exists())
+                    .count()
+            })
+            .unwrap_or(0);
+        assert!(
+            !required || indexes > 0,
+            "LANCER_GOLDEN_V23_LIVE={} holds no generator output",
+            live.display()
+        );
+        roots.push(live);
     }
     roots
 }

@@ -19,19 +19,9 @@ use std::path::{Path, PathBuf};
 use lancer_index::inverted::tokenizer::{AnalyzerParams, StopWordLists, Token};
 use serde_json::Value;
 
+/// The output directory of scripts/gen_golden_fts.py (`LANCER_GOLDEN_FTS_LIVE`).
 fn golden_root() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("LANCER_GOLDEN_FTS_LIVE") {
-        return Some(PathBuf::from(p));
-    }
-    assert!(
-        std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
-        "LANCER_REQUIRE_PYLANCE is set but LANCER_GOLDEN_FTS_LIVE (the gen_golden_fts.py \
-         output directory) is not"
-    );
-    println!(
-        "SKIPPED: set LANCER_GOLDEN_FTS_LIVE to the output directory of scripts/gen_golden_fts.py"
-    );
-    None
+    lancer_testkit::oracle::live_dir("LANCER_GOLDEN_FTS_LIVE")
 }
 
 fn read_json(path: &Path) -> Value {

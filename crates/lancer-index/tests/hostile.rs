@@ -4,27 +4,15 @@
 //! opening and searching the segment either works or returns a typed error.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use lancer_index::ivf::{IvfSegment, Probe};
 use lancer_table::Dataset;
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let t = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &t);
-        } else {
-            std::fs::copy(e.path(), &t).unwrap();
-        }
-    }
-}
+use lancer_testkit::{copy_dir, repo, TempDir};
 
 #[test]
 fn mutated_index_files_never_panic() {
-    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/indexes/pylance-14");
+    let golden = repo().join("tests/data/indexes/pylance-14");
     let mut rng = 0x2545_f491_4f6c_dd1du64;
     let mut next = move || {
         rng ^= rng << 13;
@@ -39,9 +27,7 @@ fn mutated_index_files_never_panic() {
         "ivf_flat_cosine_d16",
         "ivf_pq4_l2_d32",
     ] {
-        let dir: PathBuf =
-            std::env::temp_dir().join(format!("lancer-idx-mut-{}-{case}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = TempDir::new(&format!("idx-mut-{case}"));
         copy_dir(&golden.join(case), &dir);
         let files: Vec<PathBuf> = std::fs::read_dir(dir.join("_indices"))
             .unwrap()
@@ -92,7 +78,6 @@ fn mutated_index_files_never_panic() {
             }
             std::fs::write(&files[which], &originals[which]).unwrap();
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
     assert!(
         refused > 100,

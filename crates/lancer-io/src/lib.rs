@@ -304,8 +304,7 @@ mod tests {
 
     #[test]
     fn local_file_reads_ranges_and_refuses_out_of_bounds() {
-        let dir = std::env::temp_dir().join(format!("lancer-io-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
+        let dir = lancer_testkit::TempDir::new("io-local");
         let p = dir.join("f.bin");
         std::fs::write(&p, b"hello lance world").unwrap_or(());
         let f = LocalFile::open(&p);

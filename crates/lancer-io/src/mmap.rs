@@ -380,13 +380,14 @@ impl RangeRead for MmapFile {
 
 #[cfg(test)]
 mod tests {
+    use lancer_testkit::TempDir;
+
     use super::*;
 
     /// A file of `len` bytes (`byte(i)` each) in a fresh directory for `tag`, mapped:
-    /// the directory (removed by the caller), the bytes and the mapping.
-    fn mapped(tag: &str, len: usize, byte: fn(usize) -> u8) -> (PathBuf, Vec<u8>, MmapFile) {
-        let dir = std::env::temp_dir().join(format!("lancer-io-{tag}-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
+    /// the directory (removed when dropped), the bytes and the mapping.
+    fn mapped(tag: &str, len: usize, byte: fn(usize) -> u8) -> (TempDir, Vec<u8>, MmapFile) {
+        let dir = TempDir::new(&format!("io-{tag}"));
         let p = dir.join("f.bin");
         let data: Vec<u8> = (0..len).map(byte).collect();
         std::fs::write(&p, &data).unwrap_or(());
@@ -397,7 +398,7 @@ mod tests {
     #[test]
     fn mapped_pages_released_keep_their_contents() {
         let len = (RELEASE_EVERY as usize) * 2 + 4097;
-        let (dir, data, f) = mapped("map", len, |i| (i * 31 % 251) as u8);
+        let (_dir, data, f) = mapped("map", len, |i| (i * 31 % 251) as u8);
         // Hold slices across several releases; they read back the file's bytes.
         let chunk = 1 << 20;
         let mut held = Vec::new();
@@ -409,13 +410,12 @@ mod tests {
         for (start, b) in &held {
             assert_eq!(&b[..], &data[*start..*start + b.len()]);
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn small_reads_are_copies_and_large_ones_slices() {
         let len = 4 * SMALL_READ as usize + 123;
-        let (dir, data, f) = mapped("small", len, |i| (i * 13 % 241) as u8);
+        let (_dir, data, f) = mapped("small", len, |i| (i * 13 % 241) as u8);
         let s = SMALL_READ;
         let ranges = [
             7..7 + s,
@@ -448,13 +448,11 @@ mod tests {
             [false, false, false, true, true, true, true, true, true, false, false]
         );
         assert!(f.read_ranges(&[0..1, len as u64..len as u64 + 1]).is_err());
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn pages_are_handed_back_across_files() {
-        let dir = std::env::temp_dir().join(format!("lancer-io-maps-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
+        let dir = TempDir::new("io-maps");
         let len = (RELEASE_EVERY as usize) / 2 + 4097;
         let files: Vec<MmapFile> = (0..3)
             .filter_map(|k| {
@@ -496,7 +494,6 @@ mod tests {
             &want[..],
             "a slice read before the hand-back changed"
         );
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// Bytes of windows counted for `f` by copied or lent reads.
@@ -509,7 +506,7 @@ mod tests {
     #[test]
     fn gathered_reads_copy_and_count_each_window_once() {
         let len = 5 * GATHER_WINDOW as usize + 321;
-        let (dir, data, f) = mapped("gather", len, |i| (i * 17 % 239) as u8);
+        let (_dir, data, f) = mapped("gather", len, |i| (i * 17 % 239) as u8);
         let w = GATHER_WINDOW;
         // scattered rows, one across a window boundary, one empty, the file's tail
         let ranges = [
@@ -550,13 +547,12 @@ mod tests {
             .read_ranges_into(&[0..1, 0..len as u64 + 1], &mut none)
             .is_err());
         assert!(none.is_empty());
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn lent_reads_hand_out_the_file_bytes_and_count_their_windows() {
         let len = 3 * GATHER_WINDOW as usize + 77;
-        let (dir, data, f) = mapped("lend", len, |i| (i * 31 % 251) as u8);
+        let (_dir, data, f) = mapped("lend", len, |i| (i * 31 % 251) as u8);
         let w = GATHER_WINDOW;
         let ranges = [
             5..900,
@@ -594,6 +590,5 @@ mod tests {
         });
         assert!(r.is_err());
         assert!(!called);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

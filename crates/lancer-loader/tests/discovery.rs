@@ -12,6 +12,7 @@ use arrow_schema::{DataType, Field, Schema};
 use common::read_all;
 use lancer::{Dataset, DatasetExt, WriteParams};
 use lancer_loader::{discover, discover_in, Loader, Options, Pin};
+use lancer_testkit::TempDir;
 
 fn batch(start: i64, n: i64) -> RecordBatch {
     let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
@@ -64,14 +65,12 @@ fn discovery_is_two_requests_and_the_plan_round_trips() {
     // On a local disk with a version hint (pylance 14 writes one; so does Lancer): two
     // reads — the hint and the manifest — plus two size checks (the hinted version's
     // manifest exists, the next one does not), whoever wrote the dataset.
-    let local = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../target/lancer-datasets/loader-discovery-local");
-    let _ = std::fs::remove_dir_all(&local);
+    let local_dir = TempDir::new("loader-discovery-local");
+    let local = local_dir.join("ds");
     let b = batch(0, 300);
     let ds = Dataset::write(&local, b.schema(), std::slice::from_ref(&b), &params).unwrap();
     ds.append(&[batch(300, 50)], &params).unwrap();
-    let pylance =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/datasets/pylance-14/history");
+    let pylance = lancer_testkit::repo().join("tests/data/datasets/pylance-14/history");
     for (who, path, version) in [("lancer", &local, 2), ("pylance 14", &pylance, 6)] {
         assert!(
             path.join("_versions/latest_version_hint.json").exists(),

@@ -8,7 +8,6 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::{Array, Float64Array, Int64Array, RecordBatch, StringArray};
@@ -16,11 +15,11 @@ use arrow_schema::{DataType, Field, Schema};
 use common::{ids, read_all};
 use lancer::{Dataset, DatasetExt, WriteParams};
 use lancer_loader::{discover, Loader, LoaderError, Options, Pin, Shuffle, State, Tail};
+use lancer_testkit::TempDir;
 
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lancer-loader-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+/// A fresh temporary directory for the dataset of test `name`.
+fn dir(name: &str) -> TempDir {
+    TempDir::new(&format!("loader-{name}"))
 }
 
 fn batch(start: i64, n: i64) -> RecordBatch {
@@ -46,7 +45,7 @@ fn batch(start: i64, n: i64) -> RecordBatch {
 }
 
 /// 9 fragments of uneven sizes (an empty one after deletes), ~8% deleted.
-fn dataset(name: &str) -> (PathBuf, Dataset) {
+fn dataset(name: &str) -> (TempDir, Dataset) {
     let root = dir(name);
     let params = WriteParams {
         max_rows_per_file: 173,
@@ -267,7 +266,7 @@ fn refusals_and_bad_arguments_come_before_the_first_batch() {
 /// pylance), split over 3 ranks x 2 workers.
 #[test]
 fn pylance_written_datasets_read_as_the_scanner_reads_them() {
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data");
+    let data = lancer_testkit::repo().join("tests/data");
     let mut checked = BTreeMap::new();
     for group in [
         "datasets/pylance-14",

@@ -4,17 +4,17 @@
 //! exactly the values pylance read at every version, by tag, with counts from the
 //! manifest alone and with random takes.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use arrow_array::{Array, UInt64Array};
 use lancer_table::versions::list_tags;
 use lancer_table::Dataset;
 
-use crate::common::{copy_dir, golden_cases, golden_roots, read_arrow};
+use crate::common::{copy_dir, golden_cases, golden_roots, read_arrow, repo, TempDir};
 
 fn roots() -> Vec<PathBuf> {
     golden_roots(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/datasets"),
+        repo().join("tests/data/datasets"),
         "LANCER_GOLDEN_DATASETS_LIVE",
     )
 }
@@ -154,11 +154,9 @@ fn pylance_datasets_read_identically_at_every_version() {
 
 #[test]
 fn blob_v2_datasets_delete_like_any_other_and_refuse_writes_of_blob_columns() {
-    let root =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/lancer-datasets/blob-v2-edit");
-    let _ = std::fs::remove_dir_all(&root);
+    let root = TempDir::new("table-blob-v2-edit");
     copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/datasets/pylance-14/blob_v2"),
+        &repo().join("tests/data/datasets/pylance-14/blob_v2"),
         &root,
     );
     let ds = Dataset::open(&root).unwrap();

@@ -1,7 +1,7 @@
 //! Hostile or damaged datasets give clear errors, never panics; cleanup keeps what
 //! must be kept.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,12 +13,11 @@ use lancer_table::versions::{create_tag, list_versions};
 use lancer_table::write::WriteParams;
 use lancer_table::{Dataset, TableError};
 
-fn dir(name: &str) -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../target/lancer-datasets")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&p);
-    p
+use crate::common::TempDir;
+
+/// A fresh temporary directory for the dataset of test `name`.
+fn dir(name: &str) -> TempDir {
+    TempDir::new(&format!("table-{name}"))
 }
 
 fn batch(start: i64, n: i64) -> RecordBatch {
@@ -30,7 +29,7 @@ fn batch(start: i64, n: i64) -> RecordBatch {
     .unwrap()
 }
 
-fn base(name: &str) -> (PathBuf, Dataset) {
+fn base(name: &str) -> (TempDir, Dataset) {
     let root = dir(name);
     let b = batch(0, 100);
     let ds = Dataset::write(&root, b.schema(), &[b], &WriteParams::default()).unwrap();
@@ -137,7 +136,7 @@ fn hostile_manifests_are_refused_clearly() {
     }
     // Not a dataset.
     assert!(matches!(
-        Dataset::open(dir("hostile-empty")),
+        Dataset::open(dir("hostile-empty").join("nothing-here")),
         Err(TableError::NotFound { .. })
     ));
 }

@@ -5,15 +5,15 @@
 //! Lancer with exactly pylance's values at every version: whole, by take, by row
 //! address, and with counts from the manifest.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use arrow_array::{Array, RecordBatch, UInt64Array};
 use lancer_table::Dataset;
 
-use crate::common::{copy_dir, golden_cases, golden_roots, read_arrow};
+use crate::common::{copy_dir, golden_cases, golden_roots, read_arrow, repo, TempDir};
 
 fn checked_in() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/legacy")
+    repo().join("tests/data/legacy")
 }
 
 fn roots() -> Vec<PathBuf> {
@@ -133,9 +133,7 @@ fn pylance_legacy_datasets_read_identically_at_every_version() {
 
 #[test]
 fn legacy_dataset_deletes_stay_legacy_and_appends_are_refused() {
-    let root =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/lancer-datasets/legacy-edit");
-    let _ = std::fs::remove_dir_all(&root);
+    let root = TempDir::new("table-legacy-edit");
     copy_dir(&checked_in().join("pylance-14/history"), &root);
     let ds = Dataset::open(&root).unwrap();
     assert!(ds.is_legacy_storage());

@@ -11,7 +11,7 @@ use arrow_schema::{DataType, Field, Schema};
 use lancer_table::write::WriteParams;
 use lancer_table::Dataset;
 
-use crate::common::{pylance, pylance_step, repo};
+use crate::common::{pylance, pylance_step, repo, TempDir};
 
 fn batch(start: i64, n: i64) -> RecordBatch {
     let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)]));
@@ -26,8 +26,7 @@ fn batch(start: i64, n: i64) -> RecordBatch {
 fn twenty_alternating_commits_by_pylance_and_lancer() {
     for v in ["14", "11"] {
         let Some(py) = pylance(v) else { continue };
-        let root = repo().join(format!("target/lancer-datasets/mixed-{v}"));
-        let _ = std::fs::remove_dir_all(&root);
+        let root = TempDir::new(&format!("table-mixed-{v}"));
         let b = batch(0, 10);
         Dataset::write(&root, b.schema(), &[b], &WriteParams::default()).unwrap();
         let step = |args: &[String]| pylance_step(&py, &root, args);
@@ -79,8 +78,7 @@ fn twenty_alternating_commits_by_pylance_and_lancer() {
 #[test]
 fn indices_survive_lancer_commits() {
     let Some(py) = pylance("14") else { return };
-    let root = repo().join("target/lancer-datasets/indexed");
-    let _ = std::fs::remove_dir_all(&root);
+    let root = TempDir::new("table-indexed");
     let b = batch(0, 100);
     Dataset::write(&root, b.schema(), &[b], &WriteParams::default()).unwrap();
     let step = |args: &[&str]| pylance_step(&py, &root, args);
@@ -112,8 +110,7 @@ fn indices_survive_lancer_commits() {
 #[test]
 fn branches_written_by_pylance_read_in_lancer() {
     let Some(py) = pylance("14") else { return };
-    let root = repo().join("target/lancer-datasets/branched");
-    let _ = std::fs::remove_dir_all(&root);
+    let root = TempDir::new("table-branched");
     let b = batch(0, 20);
     Dataset::write(&root, b.schema(), &[b], &WriteParams::default()).unwrap();
     let out = pylance_step(&py, &root, &["branch", "dev", "500", "5"]);
@@ -157,8 +154,9 @@ fn lancer_extends_datasets_pylance_evolved() {
         "mixed_versions",
     ];
     for case in cases {
-        let root = repo().join(format!("target/lancer-datasets/extended-{case}"));
-        let _ = std::fs::remove_dir_all(&root);
+        // check_lancer_dataset.py writes pylance's copies beside `root`: in `scratch`
+        let scratch = TempDir::new(&format!("table-extended-{case}"));
+        let root = scratch.join(case);
         crate::common::copy_dir(&src.join(case), &root);
         let ds = Dataset::open(&root).unwrap();
         let first = ds.version();
@@ -191,8 +189,7 @@ fn lancer_extends_datasets_pylance_evolved() {
             assert!(mixed, "{case}: the pylance-made mix is still there");
         }
         // What Lancer reads at each new version, for pylance to match.
-        let exp = repo().join(format!("target/lancer-datasets/extended-{case}.expected"));
-        let _ = std::fs::remove_dir_all(&exp);
+        let exp = scratch.join(format!("{case}.expected"));
         std::fs::create_dir_all(&exp).unwrap();
         let mut versions = Vec::new();
         for v in first + 1..=ds.version() {

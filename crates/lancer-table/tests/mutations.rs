@@ -22,22 +22,20 @@ use prost::Message;
 use roaring::RoaringBitmap;
 
 use crate::alloc::{reset_thread_peak, thread_peak_allocation};
+use crate::common::TempDir;
 use crate::mutate::{mutate, run, Rng};
 
 /// Single allocations above this fail (inputs are at most a few KB).
 const BOUND: usize = 64 << 20;
 const MUTATIONS: usize = 10_000;
 
-fn scratch(name: &str) -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../target/lancer-datasets")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&p);
-    p
+/// A fresh temporary directory for the dataset of test `name`.
+fn scratch(name: &str) -> TempDir {
+    TempDir::new(&format!("table-{name}"))
 }
 
 fn golden_datasets() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/datasets")
+    crate::common::repo().join("tests/data/datasets")
 }
 
 /// Every checked-in file under the golden datasets whose path ends with `suffix`.
@@ -71,7 +69,7 @@ fn batch(start: i64, n: i64) -> RecordBatch {
 }
 
 /// A 300-row dataset in 3 fragments with rows deleted (an Arrow deletion file each).
-fn dataset_with_deletions(name: &str) -> (PathBuf, Dataset) {
+fn dataset_with_deletions(name: &str) -> (TempDir, Dataset) {
     let root = scratch(name);
     let params = WriteParams {
         max_rows_per_file: 100,

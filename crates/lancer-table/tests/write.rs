@@ -14,7 +14,7 @@ use lancer_table::versions::create_tag;
 use lancer_table::write::WriteParams;
 use lancer_table::Dataset;
 
-use crate::common::{pylance, repo};
+use crate::common::{pylance, repo, TempDir};
 
 fn table(start: i64, n: usize) -> RecordBatch {
     let ids: Vec<i64> = (start..start + n as i64).collect();
@@ -96,10 +96,10 @@ fn lancer_datasets_read_in_lancer_and_pylance() {
         ("v21", lancer_format::container::FileVersion::V2_1),
         ("v22", lancer_format::container::FileVersion::V2_2),
     ] {
-        let root = repo().join(format!("target/lancer-datasets/history-{label}"));
-        let _ = std::fs::remove_dir_all(&root);
-        let exp = repo().join(format!("target/lancer-datasets/history-{label}.expected"));
-        let _ = std::fs::remove_dir_all(&exp);
+        // check_lancer_dataset.py writes pylance's copies beside `root`: in `scratch`
+        let scratch = TempDir::new(&format!("table-history-{label}"));
+        let root = scratch.join("history");
+        let exp = scratch.join("history.expected");
         std::fs::create_dir_all(&exp).unwrap();
         let params = WriteParams {
             storage,
@@ -222,8 +222,7 @@ fn lancer_datasets_read_in_lancer_and_pylance() {
 /// that error and commits nothing.
 #[test]
 fn streamed_writes_read_ahead_and_stop_on_input_errors() {
-    let root = repo().join("target/lancer-datasets/stream-read-ahead");
-    let _ = std::fs::remove_dir_all(&root);
+    let root = TempDir::new("table-stream-read-ahead");
     let params = WriteParams {
         max_rows_per_file: 2_500,
         ..Default::default()
@@ -265,8 +264,7 @@ fn streamed_writes_read_ahead_and_stop_on_input_errors() {
 /// order; pylance 14 reads the same rows.
 #[test]
 fn byte_capped_writes_split_files_under_the_cap() {
-    let base = repo().join("target/lancer-datasets/byte-cap");
-    let _ = std::fs::remove_dir_all(&base);
+    let base = TempDir::new("table-byte-cap");
     let batches: Vec<RecordBatch> = (0..5).map(|k| table(k * 8_000, 8_000)).collect();
     let schema = batches[0].schema();
     let whole = Dataset::write(

@@ -31,21 +31,18 @@ use lancer_format::container::FileVersion;
 use lancer_table::compact::CompactionOptions;
 use serde_json::Value;
 
-use crate::common::{pylance, repo};
+use lancer_testkit::oracle::{live_dir, required};
+
+use crate::common::{pylance, repo, TempDir};
 
 /// Live case directories: `$LANCER_DIFFERENTIAL_LIVE/pylance-<v>/case-<seed>`.
 fn cases() -> Vec<(String, PathBuf)> {
-    let Some(live) = std::env::var_os("LANCER_DIFFERENTIAL_LIVE") else {
-        assert!(
-            std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
-            "LANCER_DIFFERENTIAL_LIVE unset: run scripts/test.sh"
-        );
-        eprintln!("SKIPPED: no differential cases (run scripts/test.sh)");
+    let Some(live) = live_dir("LANCER_DIFFERENTIAL_LIVE") else {
         return Vec::new();
     };
     let mut out = Vec::new();
     for v in ["14", "12", "11"] {
-        let root = Path::new(&live).join(format!("pylance-{v}"));
+        let root = live.join(format!("pylance-{v}"));
         if !root.exists() {
             continue;
         }
@@ -55,9 +52,9 @@ fn cases() -> Vec<(String, PathBuf)> {
         }
     }
     assert!(
-        !out.is_empty() || std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
+        !out.is_empty() || !required(),
         "no differential cases under {}",
-        Path::new(&live).display()
+        live.display()
     );
     out
 }
@@ -579,9 +576,7 @@ fn lancer_replays_pylances_steps_and_pylance_reads_them() {
     let mut failures = Vec::new();
     let mut skipped: BTreeMap<&str, usize> = BTreeMap::new();
     let (mut steps_compared, mut versions_read) = (0usize, 0usize);
-    let work = repo().join("target/tmp/differential");
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).unwrap();
+    let work = TempDir::new("differential");
     for (v, dir) in cases() {
         let case = json(&dir.join("case.json"));
         let name = dir.file_name().unwrap().to_string_lossy().to_string();

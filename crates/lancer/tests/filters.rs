@@ -13,7 +13,7 @@ use arrow_array::{Array, RecordBatch};
 use lancer::{Dataset, DatasetExt, Error};
 use serde_json::Value;
 
-use crate::common::{copy_dir, pylance, repo};
+use crate::common::{copy_dir, pylance, repo, TempDir};
 
 /// Suite directories: checked-in, then live ones when the test script made them.
 fn suites() -> Vec<PathBuf> {
@@ -269,8 +269,7 @@ fn bad_filters_and_columns_name_what_is_wrong() {
 fn delete_by_sql_filter_reads_identically_in_pylance() {
     let Some(py) = pylance("14") else { return };
     let src = repo().join("tests/data/filter-suite/pylance-14/filters");
-    let tmp = std::env::temp_dir().join(format!("lancer-delete-sql-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
+    let tmp = TempDir::new("delete-sql");
     copy_dir(&src, &tmp);
     let ds = Dataset::open(&tmp).unwrap();
     let before = ds.count_rows();
@@ -311,7 +310,6 @@ fn delete_by_sql_filter_reads_identically_in_pylance() {
         .collect();
     assert_eq!(ours, theirs);
     assert_eq!(ours, kept_by_pylance);
-    let _ = std::fs::remove_dir_all(&tmp);
 }
 
 /// Mangled filters (every truncation, random byte edits, deep nesting) never panic:
@@ -464,8 +462,7 @@ fn scanner_row_ids_and_addresses_match_the_table_layer() {
 #[test]
 fn scans_of_damaged_datasets_fail_cleanly() {
     let src = repo().join("tests/data/filter-suite/pylance-14/filters");
-    let tmp = std::env::temp_dir().join(format!("lancer-damaged-scan-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
+    let tmp = TempDir::new("damaged-scan");
     copy_dir(&src, &tmp);
     let ds = Dataset::open(&tmp).unwrap();
     let victim = tmp.join("data").join(&ds.fragments()[2].files[0].path);
@@ -524,5 +521,4 @@ fn scans_of_damaged_datasets_fail_cleanly() {
             || err.contains("No such file"),
         "{err}"
     );
-    let _ = std::fs::remove_dir_all(&tmp);
 }

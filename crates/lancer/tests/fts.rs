@@ -16,22 +16,19 @@ use lancer::Dataset;
 use lancer_index::inverted::search::{FtsQuery, Occur};
 use serde_json::Value;
 
+use lancer_testkit::oracle::live_dir;
+
+use crate::common::TempDir;
+
 /// The live golden roots (pylance-14/12/11), or none when the test script did not make
 /// them (a failure with LANCER_REQUIRE_PYLANCE).
 fn roots() -> Vec<PathBuf> {
-    match std::env::var_os("LANCER_GOLDEN_FTS_LIVE") {
+    match live_dir("LANCER_GOLDEN_FTS_LIVE") {
         Some(d) => ["14", "12", "11"]
             .iter()
-            .map(|v| Path::new(&d).join(format!("pylance-{v}")))
+            .map(|v| d.join(format!("pylance-{v}")))
             .collect(),
-        None => {
-            assert!(
-                std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
-                "LANCER_GOLDEN_FTS_LIVE unset: run scripts/test.sh"
-            );
-            eprintln!("SKIPPED: no live FTS golden data (scripts/test.sh makes it)");
-            Vec::new()
-        }
+        None => Vec::new(),
     }
 }
 
@@ -360,8 +357,7 @@ fn lancer_built_fts_indexes_answer_like_pylance_built_ones() {
     let Some(py) = crate::common::pylance("14") else {
         return;
     };
-    let tmp = std::env::temp_dir().join(format!("lancer-fts-build-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
+    let tmp = TempDir::new("fts-build");
     let (mut compared, mut read_by_old, mut failures) = (0usize, 0usize, Vec::new());
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&root)
         .unwrap()
@@ -530,7 +526,6 @@ fn lancer_built_fts_indexes_answer_like_pylance_built_ones() {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&tmp);
     eprintln!(
         "{compared} queries compared, {read_by_old} answered by pylance 12 / 11 over Lancer's indexes, {} differ",
         failures.len()

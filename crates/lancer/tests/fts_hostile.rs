@@ -10,7 +10,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
@@ -19,6 +19,10 @@ use arrow_array::types::{Float32Type, Int64Type};
 use lancer::fts::{full_text_search, FtsOptions};
 use lancer::Dataset;
 use lancer_index::inverted::search::{FtsQuery, Occur};
+
+use lancer_testkit::oracle::live_dir;
+
+use crate::common::TempDir;
 
 /// A single allocation above this while a mutation runs is absurd: the golden datasets
 /// hold ~500 rows and their index files are at most ~120 KiB.
@@ -93,17 +97,7 @@ static GLOBAL: Tracking = Tracking;
 /// The live pylance-14 golden root, or none when the test script did not make it (a
 /// failure with LANCER_REQUIRE_PYLANCE).
 fn root() -> Option<PathBuf> {
-    match std::env::var_os("LANCER_GOLDEN_FTS_LIVE") {
-        Some(d) => Some(Path::new(&d).join("pylance-14")),
-        None => {
-            assert!(
-                std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
-                "LANCER_GOLDEN_FTS_LIVE unset: run scripts/test.sh"
-            );
-            eprintln!("SKIPPED: no live FTS golden data (scripts/test.sh makes it)");
-            None
-        }
-    }
+    Some(live_dir("LANCER_GOLDEN_FTS_LIVE")?.join("pylance-14"))
 }
 
 /// The golden cases mutated, with the bit flips per index file (the ngram case, with
@@ -286,8 +280,7 @@ fn corrupt_or_truncated_fts_index_files_never_panic_nor_allocate_absurdly() {
         .skip(1)
         .any(|a| !a.starts_with('-') && a.contains("fts_hostile"));
     let start = Instant::now();
-    let base = std::env::temp_dir().join(format!("lancer-fts-hostile-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
+    let base = TempDir::new("fts-hostile");
     let (queries, options) = (queries(), options());
     let (mut runs, mut searches, mut failures) = (0usize, 0usize, Vec::<String>::new());
     let (mut cut_tally, mut flip_tally) = (Tally::default(), Tally::default());
@@ -401,7 +394,6 @@ fn corrupt_or_truncated_fts_index_files_never_panic_nor_allocate_absurdly() {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&base);
     let secs = start.elapsed().as_secs_f64();
     eprintln!(
         "fts_hostile: {runs} mutations, {searches} searches in {secs:.1} s; truncations: {} \

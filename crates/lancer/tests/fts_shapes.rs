@@ -4,7 +4,7 @@
 //! like pylance on pylance's index, builds its own on the same data and answers the
 //! same, and pylance 14 / 12 / 11 query Lancer's index with the same answers.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use lancer::fts::{full_text_addresses, FtsOptions};
@@ -12,21 +12,18 @@ use lancer::fts_index::{create_fts_index, FtsIndexOptions};
 use lancer::Dataset;
 use serde_json::Value;
 
-use crate::common::{copy_dir, pylance, repo};
+use lancer_testkit::oracle::live_dir;
+
+use crate::common::{copy_dir, pylance, repo, TempDir};
 use crate::fts::{compare, ids_of, options_of, query_of};
 
 fn roots() -> Vec<PathBuf> {
-    let Some(live) = std::env::var_os("LANCER_FTS_SHAPES_LIVE") else {
-        assert!(
-            std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
-            "LANCER_FTS_SHAPES_LIVE unset: run scripts/test.sh"
-        );
-        eprintln!("SKIPPED: LANCER_FTS_SHAPES_LIVE unset");
+    let Some(live) = live_dir("LANCER_FTS_SHAPES_LIVE") else {
         return Vec::new();
     };
     ["14", "12", "11"]
         .iter()
-        .map(|v| Path::new(&live).join(format!("pylance-{v}")))
+        .map(|v| live.join(format!("pylance-{v}")))
         .collect()
 }
 
@@ -82,8 +79,7 @@ fn check(queries: &[Value], pylance_answers: &[Value], got: &[Answer], at: &str)
 
 #[test]
 fn fts_on_generated_shapes_answers_like_pylance_both_ways() {
-    let tmp = std::env::temp_dir().join(format!("lancer-fts-shapes-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
+    let tmp = TempDir::new("fts-shapes");
     // (what, Lancer-built dataset, the queries, pylance's answers on its own index)
     let mut built: Vec<(String, PathBuf, Vec<Value>, Vec<Value>)> = Vec::new();
     for root in roots() {
@@ -172,5 +168,4 @@ fn fts_on_generated_shapes_answers_like_pylance_both_ways() {
     if !roots().is_empty() {
         assert_eq!(built.len(), 30, "10 shapes x 3 versions");
     }
-    let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -22,7 +22,7 @@ use lancer::Dataset;
 use lancer_index::ivf::Metric as IndexMetric;
 use lancer_index::ivf_build::Quantizer;
 
-use crate::common::{case_queries, copy_dir, pylance, repo};
+use crate::common::{case_queries, copy_dir, pylance, repo, TempDir};
 
 /// Runs scripts/check_lancer_index.py once with pylance `py` on every dataset of
 /// `items` (dir, queries in a file, `nprobes`, optional prefilter; k = 10) and returns
@@ -38,11 +38,8 @@ fn pylance_sees_many(
             serde_json::json!({"dir": dir, "queries": qfile, "k": 10, "nprobes": nprobes, "filter": filter})
         })
         .collect();
-    let lfile = std::env::temp_dir().join(format!(
-        "lancer-index-check-{}-{}.json",
-        std::process::id(),
-        at.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
-    ));
+    let scratch = TempDir::new("index-check");
+    let lfile = scratch.join("items.json");
     std::fs::write(&lfile, serde_json::Value::Array(list).to_string()).unwrap();
     let out = Command::new(py)
         .env("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
@@ -51,7 +48,6 @@ fn pylance_sees_many(
         .arg(&lfile)
         .output()
         .unwrap();
-    let _ = std::fs::remove_file(&lfile);
     assert!(
         out.status.success(),
         "{at}: {}",
@@ -115,18 +111,16 @@ fn assert_pylance_full_exact_and_np1(seen: &serde_json::Value, lancer_np1: &[Vec
     }
 }
 
-/// A fresh temporary directory named `tag` holding the queries of the pylance-14 golden
-/// `case` as `queries.json`: the directory, that file and the queries.
-fn scratch_with_queries(case: &str, tag: &str) -> (PathBuf, PathBuf, Vec<Vec<f32>>) {
+/// A fresh temporary directory named after `tag` holding the queries of the pylance-14
+/// golden `case` as `queries.json`: the directory, that file and the queries.
+fn scratch_with_queries(case: &str, tag: &str) -> (TempDir, PathBuf, Vec<Vec<f32>>) {
     let golden = repo().join("tests/data/indexes/pylance-14");
     let detail: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(golden.join(format!("{case}.json"))).unwrap(),
     )
     .unwrap();
     let queries = case_queries(&detail);
-    let tmp = std::env::temp_dir().join(format!("{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp = TempDir::new(tag);
     let qfile = tmp.join("queries.json");
     std::fs::write(&qfile, serde_json::to_string(&queries).unwrap()).unwrap();
     (tmp, qfile, queries)
@@ -175,7 +169,7 @@ fn search(ds: &Dataset, q: &[f32], metric: Metric, p: &AnnParams) -> Vec<i64> {
 #[test]
 fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
     let golden = repo().join("tests/data/indexes/pylance-14");
-    let (tmp, qfile, queries) = scratch_with_queries("ivf_flat_l2_d16", "lancer-index-build");
+    let (tmp, qfile, queries) = scratch_with_queries("ivf_flat_l2_d16", "index-build");
     let kinds = [
         (Quantizer::Flat, IndexMetric::L2, Metric::L2),
         (Quantizer::Flat, IndexMetric::Cosine, Metric::Cosine),
@@ -335,7 +329,6 @@ fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&tmp);
 }
 
 /// `optimize_index` adds the rows appended after pylance built its index as a delta
@@ -345,9 +338,7 @@ fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
 #[test]
 fn lancer_optimize_adds_a_delta_segment_pylance_uses() {
     let golden = repo().join("tests/data/indexes/pylance-14");
-    let tmp = std::env::temp_dir().join(format!("lancer-index-optimize-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp = TempDir::new("index-optimize");
     for (case, metric) in [
         ("ivf_pq8_l2_d16", Metric::L2),
         ("ivf_sq_cosine_d16", Metric::Cosine),
@@ -417,7 +408,6 @@ fn lancer_optimize_adds_a_delta_segment_pylance_uses() {
             assert_pylance_full_exact_and_np1(&seen, &lancer_np1, &format!("{case} pylance {v}"));
         }
     }
-    let _ = std::fs::remove_dir_all(&tmp);
 }
 
 /// Damaged index setups end in an error that names the index and what to do, and an
@@ -426,8 +416,7 @@ fn lancer_optimize_adds_a_delta_segment_pylance_uses() {
 #[test]
 fn broken_indexes_fail_clearly_and_exact_search_still_works() {
     let golden = repo().join("tests/data/indexes/pylance-14");
-    let tmp = std::env::temp_dir().join(format!("lancer-index-broken-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
+    let tmp = TempDir::new("index-broken");
     let dir = tmp.join("ds");
     copy_dir(&golden.join("ivf_pq8_l2_d16"), &dir);
     let q = vec![0.5f32; 16];
@@ -478,7 +467,6 @@ fn broken_indexes_fail_clearly_and_exact_search_still_works() {
         "{e}"
     );
     assert_eq!(search(&ds, &q, Metric::L2, &exact).len(), 10);
-    let _ = std::fs::remove_dir_all(&tmp);
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
@@ -501,8 +489,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn lancer_built_index_on_stable_row_ids() {
     let golden = repo().join("tests/data/indexes/pylance-14");
-    let (tmp, qfile, queries) =
-        scratch_with_queries("ivf_pq8_l2_d16_stable", "lancer-index-stable");
+    let (tmp, qfile, queries) = scratch_with_queries("ivf_pq8_l2_d16_stable", "index-stable");
     let dir = tmp.join("ds");
     copy_dir(&golden.join("ivf_pq8_l2_d16_stable"), &dir);
     let ds = Dataset::open(&dir).unwrap();
@@ -532,7 +519,6 @@ fn lancer_built_index_on_stable_row_ids() {
         );
         assert_pylance_full_exact_and_np1(&seen, &lancer_np1, &format!("stable pylance {v}"));
     }
-    let _ = std::fs::remove_dir_all(&tmp);
 }
 
 /// Enough rows in the probed partitions that one query's partitions are shared among
@@ -545,8 +531,7 @@ fn shared_partition_scans_answer_as_exact_search() {
     use arrow_array::{BooleanArray, FixedSizeListArray, Float32Array, Int64Array, RecordBatch};
     use arrow_schema::{DataType, Field, Schema};
     use std::sync::Arc;
-    let tmp = std::env::temp_dir().join(format!("lancer-ivf-threads-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
+    let tmp = TempDir::new("ivf-threads");
     let (n, dim) = (48_000usize, 8usize);
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
     let mut next = move || {
@@ -646,7 +631,6 @@ fn shared_partition_scans_answer_as_exact_search() {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&tmp);
 }
 
 /// `seed` picks the training draw: the same seed builds the same centroids (and the
@@ -656,7 +640,7 @@ fn shared_partition_scans_answer_as_exact_search() {
 fn the_seed_picks_the_training_draw() {
     use lancer_index::ivf::IvfSegment;
     let golden = repo().join("tests/data/indexes/pylance-14");
-    let (tmp, _qfile, queries) = scratch_with_queries("ivf_pq8_l2_d16_stable", "lancer-index-seed");
+    let (tmp, _qfile, queries) = scratch_with_queries("ivf_pq8_l2_d16_stable", "index-seed");
     let build = |seed: u64, tag: &str| {
         let dir = tmp.join(tag);
         copy_dir(&golden.join("ivf_pq8_l2_d16_stable"), &dir);
@@ -682,5 +666,4 @@ fn the_seed_picks_the_training_draw() {
             search(&b, q, Metric::L2, &one)
         );
     }
-    let _ = std::fs::remove_dir_all(&tmp);
 }

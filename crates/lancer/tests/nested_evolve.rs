@@ -17,7 +17,7 @@ use lancer_format::container::FileVersion;
 use lancer_table::evolve::ColumnChange;
 use lancer_table::write::WriteParams;
 
-use crate::common::{pylance, repo};
+use crate::common::{pylance, TempDir};
 
 fn inner_fields() -> Fields {
     vec![Field::new("x", DataType::Int16, true)].into()
@@ -133,8 +133,8 @@ fn at(b: &RecordBatch, path: &[usize]) -> (ArrayRef, Vec<Vec<bool>>) {
 #[test]
 fn nested_fields_evolve_and_read_alike_in_pylance() {
     for storage in [FileVersion::V2_1, FileVersion::V2_2] {
-        let root = repo().join(format!("target/lancer-datasets/nested-evolve-{storage}"));
-        let _ = std::fs::remove_dir_all(&root);
+        let scratch = TempDir::new(&format!("nested-evolve-{storage}"));
+        let root = scratch.join("ds");
         let params = WriteParams {
             storage,
             max_rows_per_file: 9,

@@ -13,6 +13,8 @@ use arrow_array::types::Int64Type;
 use lancer::{Dataset, DatasetExt};
 use serde_json::Value;
 
+use crate::common::TempDir;
+
 fn roots() -> Vec<PathBuf> {
     crate::common::golden_roots(
         "tests/data/scalar-indexes/pylance-14",
@@ -177,7 +179,6 @@ fn build_suite_indexes(ds: &Dataset) -> Dataset {
 /// that venv).
 fn pylance_suite_indexes(v: &str, dataset: &Path, to: &Path) -> Option<Dataset> {
     let py = crate::common::pylance(v)?;
-    let _ = std::fs::remove_dir_all(to);
     crate::common::copy_dir(dataset, to);
     let spec: Vec<Value> = SUITE_INDEXES
         .iter()
@@ -259,13 +260,13 @@ fn pylance_built_indexes_on_every_suite_column_give_the_suites_rows() {
     let exp: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
     for v in ["14", "12", "11"] {
-        let tmp = std::env::temp_dir().join(format!("lancer-suite-py{v}-{}", std::process::id()));
+        let scratch = TempDir::new(&format!("suite-py{v}"));
+        let tmp = scratch.join("ds");
         let Some(ds) = pylance_suite_indexes(v, &dir.join("filters"), &tmp) else {
             continue;
         };
         assert_eq!(ds.indices().unwrap().len(), SUITE_INDEXES.len());
         run_suite(&ds, &exp, &format!("pylance {v} indexes"));
-        let _ = std::fs::remove_dir_all(&tmp);
     }
 }
 
@@ -276,8 +277,8 @@ fn lancer_built_indexes_answer_the_filter_suite_and_pylance_uses_them() {
         "LANCER_FILTER_SUITE_LIVE",
     );
     for (k, dir) in suites.iter().enumerate() {
-        let tmp = std::env::temp_dir().join(format!("lancer-suite-idx-{}-{k}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&tmp);
+        let scratch = TempDir::new(&format!("suite-idx-{k}"));
+        let tmp = scratch.join("ds");
         crate::common::copy_dir(&dir.join("filters"), &tmp);
         let ds = build_suite_indexes(&Dataset::open(&tmp).unwrap());
         let exp: Value =
@@ -334,7 +335,6 @@ fn lancer_built_indexes_answer_the_filter_suite_and_pylance_uses_them() {
             }
             let _ = std::fs::remove_file(&list);
         }
-        let _ = std::fs::remove_dir_all(&tmp);
     }
 }
 
@@ -344,7 +344,7 @@ fn lancer_built_indexes_answer_the_filter_suite_and_pylance_uses_them() {
 #[test]
 fn truncated_or_flipped_index_files_never_panic_and_truncation_never_changes_rows() {
     let root = crate::common::repo().join("tests/data/scalar-indexes/pylance-14");
-    let base = std::env::temp_dir().join(format!("lancer-scalar-mut-{}", std::process::id()));
+    let base = TempDir::new("scalar-mut");
     let mut runs = 0;
     for case in [
         "btree_int64_pages16",
@@ -413,11 +413,11 @@ fn truncated_or_flipped_index_files_never_panic_and_truncation_never_changes_row
                         );
                     }
                 }
+                // each copy goes once checked: there are hundreds
                 let _ = std::fs::remove_dir_all(&dir);
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&base);
     assert!(runs > 200, "{runs} mutations");
 }
 
@@ -445,8 +445,7 @@ fn scalar_index_lifecycle_append_optimize_delete_drop_overwrite() {
         ));
         RecordBatch::try_new(schema.clone(), vec![id, cat]).unwrap()
     };
-    let dir = std::env::temp_dir().join(format!("lancer-scalar-life-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = TempDir::new("scalar-life");
     let params = WriteParams {
         max_rows_per_file: 500,
         ..WriteParams::default()
@@ -552,7 +551,6 @@ fn scalar_index_lifecycle_append_optimize_delete_drop_overwrite() {
         ds.indices().unwrap().is_empty(),
         "an overwrite drops the indexes"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Large `IN` lists (over 16 values: pages found by binary search over the page bounds,
@@ -564,8 +562,7 @@ fn large_in_lists_match_the_scan() {
     use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
     use arrow_schema::{DataType, Field, Schema};
     use std::sync::Arc;
-    let tmp = std::env::temp_dir().join(format!("lancer-large-in-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
+    let tmp = TempDir::new("large-in");
     let schema = Arc::new(Schema::new(vec![
         Field::new("i", DataType::Int64, true),
         Field::new("f", DataType::Float64, true),
@@ -646,5 +643,4 @@ fn large_in_lists_match_the_scan() {
         checked += with;
     }
     assert!(checked > 100, "the lists matched only {checked} rows");
-    let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -1,7 +1,6 @@
 //! Exact search equals an independent NumPy computation (ids and distances) for every
 //! metric, with and without prefilter, across fragments and with deleted rows.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
@@ -12,9 +11,7 @@ use arrow_schema::{DataType, Field, Schema};
 use lancer::search::{dot, hamming, l2, nearest, nearest_where, Filtering, Metric, Nearest};
 use lancer::{Dataset, WriteParams};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use crate::common::{pylance, repo, TempDir};
 
 fn data(n: usize, dim: usize, item: DataType) -> RecordBatch {
     let mut x = 0x1234_5678_9ABC_DEF1u64;
@@ -60,19 +57,9 @@ fn kernels_match_scalar_definitions() {
 
 #[test]
 fn exact_search_matches_numpy() {
-    let py = repo().join(".venv/pylance-14/bin/python");
-    if !py.exists() {
-        assert!(
-            std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
-            "{} missing",
-            py.display()
-        );
-        eprintln!("SKIPPED: no numpy venv");
-        return;
-    }
-    let dir = repo().join("target/lancer-search");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    // NumPy from pylance 14's venv
+    let Some(py) = pylance("14") else { return };
+    let dir = TempDir::new("search");
     for (label, item, dim, metrics) in [
         (
             "f32",

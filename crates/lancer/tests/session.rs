@@ -117,8 +117,8 @@ fn index_segments_are_cached_per_session_and_bounded() {
 #[test]
 fn warnings_go_to_the_sessions_sink() {
     let (golden, filters) = golden_btree();
-    let tmp = std::env::temp_dir().join(format!("lancer-session-warn-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
+    let dir = crate::common::TempDir::new("session-warn");
+    let tmp = dir.path().join("ds");
     crate::common::copy_dir(&golden, &tmp);
     let want: Vec<u64> = {
         let ds = Dataset::open(&golden).unwrap();
@@ -139,7 +139,6 @@ fn warnings_go_to_the_sessions_sink() {
         .build();
     let ds = s.open(&tmp).unwrap();
     let got: Vec<u64> = filters.iter().map(|f| ds.count_where(f).unwrap()).collect();
-    let _ = std::fs::remove_dir_all(&tmp);
     assert_eq!(got, want);
     let seen = seen.lock().unwrap().clone();
     assert_eq!(

@@ -25,26 +25,16 @@ use lancer_index::ivf::Metric as IndexMetric;
 use lancer_index::ivf_build::Quantizer;
 use serde_json::Value;
 
-use crate::common::{copy_dir, pylance, repo};
+use lancer_testkit::oracle::live_dir;
+
+use crate::common::{copy_dir, pylance, repo, TempDir};
 
 /// The live shapes directory of pylance `v`, or None when the test script did not make
 /// them (a failure with LANCER_REQUIRE_PYLANCE).
 fn shapes_dir(v: &str) -> Option<PathBuf> {
-    match std::env::var_os("LANCER_VECTOR_SHAPES_LIVE") {
-        Some(d) => {
-            let p = Path::new(&d).join(format!("pylance-{v}"));
-            assert!(p.join("shapes.json").exists(), "{} missing", p.display());
-            Some(p)
-        }
-        None => {
-            assert!(
-                std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
-                "LANCER_VECTOR_SHAPES_LIVE unset: run scripts/test.sh"
-            );
-            eprintln!("SKIPPED: no live vector shapes (scripts/test.sh makes them)");
-            None
-        }
-    }
+    let p = live_dir("LANCER_VECTOR_SHAPES_LIVE")?.join(format!("pylance-{v}"));
+    assert!(p.join("shapes.json").exists(), "{} missing", p.display());
+    Some(p)
 }
 
 fn load(dir: &Path) -> Value {
@@ -226,8 +216,7 @@ fn lancer_builds_indexes_on_shapes_pylance_opens() {
     let Some(dir) = shapes_dir("14") else { return };
     let doc = load(&dir);
     let k = doc["k"].as_u64().unwrap() as usize;
-    let tmp = std::env::temp_dir().join(format!("lancer-vshapes-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
+    let tmp = TempDir::new("vshapes");
     let mut checked = 0;
     // every shape's Lancer-built indexes, checked by one pylance process per version
     // (starting pylance costs ~1 s)
@@ -321,7 +310,6 @@ fn lancer_builds_indexes_on_shapes_pylance_opens() {
             checked += 1;
         }
     }
-    let _ = std::fs::remove_dir_all(&tmp);
     assert!(checked >= 150, "{checked} pylance checks");
 }
 
@@ -398,8 +386,8 @@ fn empty_index_is_trained_by_optimize() {
         );
         RecordBatch::try_new(schema.clone(), vec![id, vec]).unwrap()
     };
-    let dir = std::env::temp_dir().join(format!("lancer-empty-index-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let scratch = TempDir::new("empty-index");
+    let dir = scratch.join("ds");
     let ds = Dataset::write(
         &dir,
         schema.clone(),
@@ -475,5 +463,4 @@ fn empty_index_is_trained_by_optimize() {
         );
         let _ = std::fs::remove_file(&list);
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

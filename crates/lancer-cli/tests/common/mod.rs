@@ -1,47 +1,28 @@
-//! Helpers shared by the CLI's integration tests: running the `lancer` binary and
-//! pylance 14 (from the project's venv).
-#![allow(dead_code)]
+//! Helpers shared by the CLI's integration tests: the `lancer` binary of this build
+//! (through lancer-testkit's runner: only this crate's tests can name the binary),
+//! pylance 14 and the JSON the commands print. Temporary directories, venvs and
+//! running commands come from lancer-testkit.
+#![allow(dead_code, unused_imports)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+pub use lancer_testkit::oracle::service;
+pub use lancer_testkit::{pylance, run_ok as ok, stdout, Cli, TempDir};
+
 /// The `lancer` binary of this build.
+pub fn cli() -> Cli {
+    Cli::new(env!("CARGO_BIN_EXE_lancer"))
+}
+
+/// A command running the `lancer` binary of this build.
 pub fn lancer() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_lancer"))
-}
-
-/// Runs a command that must succeed (its stderr shown if not) and returns its output.
-pub fn ok(cmd: &mut Command) -> Output {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-/// Standard output, trimmed.
-pub fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
+    cli().command()
 }
 
 /// pylance 14's Python, when `scripts/setup-python.sh` installed it.
 pub fn pylance14() -> Option<PathBuf> {
     pylance("14")
-}
-
-/// The Python of the pinned pylance `v` venv, when `scripts/setup-python.sh` installed
-/// it (with LANCER_REQUIRE_PYLANCE set, a missing one is a failure).
-pub fn pylance(v: &str) -> Option<PathBuf> {
-    let py = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join(format!("../../.venv/pylance-{v}/bin/python"));
-    assert!(
-        py.exists() || std::env::var_os("LANCER_REQUIRE_PYLANCE").is_none(),
-        "{} missing: run scripts/setup-python.sh",
-        py.display()
-    );
-    py.exists().then_some(py)
 }
 
 /// Runs Python `code` with `args` under pylance 14 (must succeed); its trimmed output,
@@ -50,18 +31,15 @@ pub fn py(code: &str, args: &[&str]) -> String {
     let Some(py) = pylance14() else {
         return String::new();
     };
-    let out = Command::new(py)
-        .arg("-c")
-        .arg(code)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "pylance: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout(&out)
+    lancer_testkit::oracle::run_python_code(&py, code, args)
+        .trim()
+        .to_string()
+}
+
+/// Runs `lancer ARGS PATH`, which must succeed, and parses its JSON output.
+pub fn json_of(args: &[&str], path: &Path) -> serde_json::Value {
+    let out = ok(lancer().args(args).arg(path));
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// The ids a JSON-lines output lists, in output order.
@@ -74,21 +52,4 @@ pub fn json_ids(out: &Output) -> Vec<i64> {
                 .unwrap()
         })
         .collect()
-}
-
-/// The value of `var`, naming a test service the test script started; None (the
-/// tests skip) when unset — a failure instead when `required` is set, as under the
-/// test script. `what` names the service in messages.
-pub fn service(var: &str, required: &str, what: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(v) => Some(v),
-        Err(_) => {
-            assert!(
-                std::env::var_os(required).is_none(),
-                "{var} unset: run scripts/test.sh (it starts {what})"
-            );
-            eprintln!("SKIPPED: no {what} ({var} unset)");
-            None
-        }
-    }
 }

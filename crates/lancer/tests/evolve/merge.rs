@@ -1,0 +1,205 @@
+//! Merges (`merge_insert`) in each mode on both joins, and appends to datasets with
+//! stable row ids.
+
+use std::process::Command;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Int64Array, RecordBatch};
+use arrow_schema::{DataType, Field, Schema};
+use lancer::{Dataset, DatasetExt, WriteParams};
+use serde_json::json;
+
+use crate::common::{pylance, TempDir};
+
+use super::read;
+
+/// Every merge mode gives the same table whether the source is hashed in memory or
+/// streamed against the target's keys, and whether a BTREE / BITMAP index on the key
+/// locates the matched rows (pylance's indexed merge) or the key column is scanned;
+/// duplicate source keys matching a row are pylance's ambiguity error on every path.
+#[test]
+fn merge_modes_agree_on_both_joins() {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("x", DataType::Int64, true),
+    ]));
+    let batch = |ids: &[i64], x: i64| {
+        RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int64Array::from(ids.to_vec())),
+                Arc::new(Int64Array::from_iter_values(ids.iter().map(|i| i * 10 + x))),
+            ],
+        )
+        .unwrap()
+    };
+    let mut tables = Vec::new();
+    let variants = [
+        (Some(0usize), None),
+        (None, None),
+        (None, Some(lancer_index::scalar::ScalarKind::BTree)),
+        (None, Some(lancer_index::scalar::ScalarKind::Bitmap)),
+    ];
+    for (n, (mem, kind)) in variants.into_iter().enumerate() {
+        let tmp = TempDir::new(&format!("merge-modes-{n}"));
+        let params = WriteParams {
+            max_rows_per_file: 7,
+            ..Default::default()
+        };
+        let ids: Vec<i64> = (0..20).collect();
+        let mut ds = Dataset::write(&tmp, schema.clone(), &[batch(&ids, 0)], &params).unwrap();
+        // with an index: deletions in an indexed fragment, an unindexed appended one
+        if let Some(kind) = kind {
+            ds = ds.delete("id = 3").unwrap();
+            let mut opts = lancer::scalar_index::ScalarIndexOptions::new(kind);
+            // one-row pages: a few keys read a few rows of the index, under the eighth
+            // of it that makes the BTREE worth using
+            opts.params.btree_page_rows = 1;
+            ds = lancer::scalar_index::create_scalar_index(&ds, "id", &opts).unwrap();
+            ds = ds
+                .append(&[batch(&[3], 0)], &WriteParams::default())
+                .unwrap();
+        }
+        let run_if = |ds: &Dataset,
+                      ids: &[i64],
+                      up: bool,
+                      ins: bool,
+                      del: Option<&str>,
+                      cond: Option<&str>| {
+            let opts = lancer::evolve::MergeOptions {
+                on: vec!["id".into()],
+                update_matched: up,
+                insert_unmatched: ins,
+                delete_unmatched_by_source: del.is_some(),
+                delete_filter: del.filter(|d| !d.is_empty()).map(str::to_string),
+                source_in_memory: mem,
+                update_condition: cond.map(str::to_string),
+                no_index: false,
+            };
+            let b = batch(ids, 1);
+            let r = lancer::evolve::merge_insert(ds, &opts, b.schema(), [Ok(b)]);
+            if let Ok((_, s)) = &r {
+                // the index is used exactly when pylance would use it
+                let indexed = kind.is_some() && mem.is_none() && del.is_none();
+                assert_eq!(!s.indexes.is_empty(), indexed, "{s:?}");
+                if indexed {
+                    assert!(s.indexes[0].contains("id_idx"), "{s:?}");
+                    assert!(s.fragments_scanned < ds.fragments().len() as u64, "{s:?}");
+                }
+            }
+            r
+        };
+        let run = |ds: &Dataset, ids: &[i64], up: bool, ins: bool, del: Option<&str>| {
+            run_if(ds, ids, up, ins, del, None)
+        };
+        let (d, s) = run(&ds, &[5, 6, 100], true, true, None).unwrap();
+        assert_eq!((s.updated, s.inserted, s.deleted), (2, 1, 0));
+        ds = d;
+        let (d, s) = run(&ds, &[5, 101], false, true, None).unwrap();
+        assert_eq!((s.updated, s.inserted), (0, 1), "insert only");
+        ds = d;
+        let (d, s) = run(&ds, &[7, 102], true, false, None).unwrap();
+        assert_eq!((s.updated, s.inserted), (1, 0), "update only");
+        ds = d;
+        // a conditional update: both match, only 11 passes, nothing inserted
+        let cond = Some("target.id = 11 AND source.x > target.x");
+        let (d, s) = run_if(&ds, &[10, 11, 103], true, false, None, cond).unwrap();
+        assert_eq!((s.updated, s.inserted), (1, 0), "conditional update");
+        ds = d;
+        let (d, s) = run(&ds, &[1, 2], false, false, Some("id < 10")).unwrap();
+        assert_eq!(s.deleted, 8, "ids 0, 3..9 deleted");
+        ds = d;
+        let v = ds.version();
+        let e = run(&ds, &[12, 12], true, true, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("Ambiguous merge inserts") && e.contains("(id = 12)"),
+            "{e}"
+        );
+        assert_eq!(
+            Dataset::open(&tmp).unwrap().version(),
+            v,
+            "nothing committed"
+        );
+        let (d, s) = run(&ds, &[200, 200], true, true, None).unwrap();
+        assert_eq!(s.inserted, 2, "unmatched duplicates are both inserted");
+        ds = d;
+        let (_, rows) = read(&ds);
+        tables.push(rows);
+    }
+    assert_eq!(tables[0], tables[1], "the two joins agree");
+    let ids: Vec<i64> = tables[0].keys().copied().collect();
+    assert_eq!(
+        ids,
+        vec![1, 2, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 100, 101, 200],
+        "{:?}",
+        tables[0]
+    );
+    assert_eq!(
+        tables[0][&1],
+        vec![json!(1), json!(10)],
+        "a delete-only merge leaves matched rows"
+    );
+    assert_eq!(
+        tables[0][&100],
+        vec![json!(100), json!(1001)],
+        "inserted with the source's x"
+    );
+}
+
+/// Appends to a dataset with stable row ids (pylance-made) give the new rows ids from
+/// the dataset's `next_row_id` and their created / updated version, so pylance 14 / 12 /
+/// 11 open it (without them pylance refused: "All fragments must have row ids").
+#[test]
+fn appends_to_stable_row_id_datasets_carry_row_ids() {
+    let Some(py14) = pylance("14") else { return };
+    let scratch = TempDir::new("stable-append");
+    let tmp = scratch.join("ds");
+    let out = Command::new(&py14)
+        .arg("-c")
+        .arg("import lance, pyarrow as pa, sys; lance.write_dataset(pa.table({'id': list(range(5))}), sys.argv[1], enable_stable_row_ids=True)")
+        .arg(&tmp)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ds = Dataset::open(&tmp).unwrap();
+    assert!(ds.uses_stable_row_ids());
+    let schema = ds.schema();
+    let batch = |ids: Vec<i64>| {
+        RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(ids))]).unwrap()
+    };
+    let ds = ds
+        .append(&[batch(vec![10, 11])], &WriteParams::default())
+        .unwrap();
+    let ds = ds
+        .append(&[batch(vec![12])], &WriteParams::default())
+        .unwrap();
+    let ds = ds.delete("id = 10").unwrap();
+    let b = ds.scan().with_row_id(true).to_batch().unwrap();
+    let ids = b
+        .column_by_name("_rowid")
+        .unwrap()
+        .as_primitive::<arrow_array::types::UInt64Type>();
+    assert_eq!(ids.values().to_vec(), vec![0, 1, 2, 3, 4, 6, 7]);
+    for v in ["14", "12", "11"] {
+        let Some(py) = pylance(v) else { continue };
+        let out = Command::new(&py)
+            .arg("-c")
+            .arg("import lance, sys; t = lance.dataset(sys.argv[1]).to_table(with_row_id=True); print(t['id'].to_pylist(), t['_rowid'].to_pylist())")
+            .arg(&tmp)
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            "[0, 1, 2, 3, 4, 11, 12] [0, 1, 2, 3, 4, 6, 7]",
+            "pylance {v}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
