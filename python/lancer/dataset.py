@@ -72,6 +72,40 @@ def _orderings(order_by: Any) -> Optional[List[Any]]:
 # Attempts of a delete that meets a concurrent writer's delete or update.
 _DELETE_ATTEMPTS = 8
 
+
+def _check_arguments(call: str, kwargs: Dict[str, Any], *, tuning: Iterable[str] = (),
+                     refused: Optional[Dict[str, Any]] = None) -> None:
+    """pylance's arguments that lancer does not act on, sorted out so none is accepted
+    and ignored: tuning-only ones (``tuning``) are accepted without effect; the others
+    (``refused``: name → pylance's default) may only keep their default, anything else is
+    a ``NotImplementedError`` naming them; a name pylance does not take either is a
+    ``TypeError``, as Python's own."""
+    refused = refused or {}
+    tuning = set(tuning)
+    for name in sorted(kwargs):
+        value = kwargs[name]
+        if name in tuning:
+            continue
+        if name in refused:
+            default = refused[name]
+            same = value is None or value is default or (
+                not isinstance(value, (list, dict, tuple)) and getattr(value, "value", value) == default)
+            if same:
+                continue
+            raise NotImplementedError(f"{call}({name}=...) is not supported by lancer yet")
+        raise TypeError(f"{call}() got an unexpected keyword argument {name!r}")
+
+
+def _sql_filter(filter: Any, call: str) -> Optional[str]:
+    """A filter as SQL text; a pyarrow compute Expression is refused by name."""
+    if filter is None or isinstance(filter, str):
+        return filter
+    if type(filter).__module__.startswith("pyarrow"):
+        raise NotImplementedError(
+            f"{call}: a pyarrow compute Expression as filter is not supported by lancer yet; "
+            "pass the filter as SQL text")
+    raise TypeError(f"{call}: filter must be SQL text, not {type(filter).__name__}")
+
 _INTERRUPTED = "lancer: interrupted (KeyboardInterrupt)"
 
 
@@ -174,6 +208,14 @@ def dataset(
     """
     if asof is not None:
         raise NotImplementedError("asof is not supported: pass version= (a number or a tag)")
+    if commit_lock is not None:
+        raise NotImplementedError("dataset(commit_lock=...) is not supported by lancer: commits are atomic "
+                                  "through the store's conditional writes")
+    # block_size, index_cache_size and the cache sizes below tune the reads only
+    _check_arguments("dataset", kwargs,
+                     tuning={"metadata_cache_size_bytes", "index_cache_size_bytes", "read_params"},
+                     refused={"default_scan_options": None, "session": None, "namespace_client": None,
+                              "table_id": None, "base_store_params": None})
     tag = version if isinstance(version, str) else None
     number = version if isinstance(version, int) else None
     try:
@@ -285,6 +327,15 @@ def write_dataset(
     """
     if use_legacy_format:
         raise NotImplementedError("Lancer writes data storage versions 2.1 and 2.2, not the legacy format")
+    # max_rows_per_group and the byte budgets below tune the files' layout only
+    _check_arguments("write_dataset", kwargs,
+                     tuning={"data_cache_bytes", "max_page_bytes", "blob_pack_file_size_threshold"},
+                     refused={"commit_lock": None, "progress": None, "enable_v2_manifest_paths": True,
+                              "auto_cleanup_options": None, "commit_message": None,
+                              "transaction_properties": None, "initial_bases": None, "target_bases": None,
+                              "target_all_bases": False, "base_store_params": None,
+                              "external_blob_mode": "reference", "allow_external_blob_outside_bases": False,
+                              "namespace_client": None, "table_id": None, "session": None})
     if enable_stable_row_ids:
         raise NotImplementedError("writing datasets with stable row ids is not supported yet")
     version = data_storage_version or "2.2"
@@ -616,7 +667,9 @@ class LanceDataset:
     # --- reading --------------------------------------------------------------------
     def count_rows(self, filter: Optional[str] = None, **kwargs: Any) -> int:
         """Live rows, or rows passing the SQL ``filter``."""
-        return self._inner.count_rows(filter)
+        if kwargs:
+            return self.scanner(filter=filter, **kwargs).count_rows()
+        return self._inner.count_rows(_sql_filter(filter, "count_rows"))
 
     def __len__(self) -> int:
         return self.count_rows()
@@ -645,6 +698,7 @@ class LanceDataset:
         applies to the k nearest, or before the search with ``prefilter=True``, as in
         pylance) or a full-text search
         (``full_text_query="words"``)."""
+        filter = _sql_filter(filter, "scanner")
         order_by = kwargs.pop("order_by", None)
         for name, default in _NOT_YET.items():
             value = kwargs.pop(name, default)
@@ -690,10 +744,12 @@ class LanceDataset:
 
     def take(self, indices: Any, columns: Any = None, **kwargs: Any) -> pa.Table:
         """Rows at live-row offsets ``indices``, in that order."""
+        _check_arguments("take", kwargs)
         return self._inner.take(_indices(indices), _columns(columns))
 
     def take_rows(self, row_ids: Any, columns: Any = None, **kwargs: Any) -> pa.Table:
         """Rows by row id (``_rowid``: the stable id, or the row address)."""
+        _check_arguments("take_rows", kwargs)
         return self._inner.take_rows(_indices(row_ids), _columns(columns))
 
     def get_fragments(self, filter: Any = None) -> List[LanceFragment]:
@@ -823,6 +879,14 @@ class LanceDataset:
         INVERTED."""
         if ivf_centroids is not None or pq_codebook is not None:
             raise NotImplementedError("pre-trained centroids / codebooks are not supported yet")
+        _check_arguments(
+            "create_index", kwargs,
+            tuning={"index_cache_size", "shuffle_partition_batches", "shuffle_partition_concurrency",
+                    "streaming_sample_rate", "streaming_coreset_rate", "streaming_refine_passes"},
+            refused={"accelerator": None, "ivf_centroids_file": None, "precomputed_partition_dataset": None,
+                     "storage_options": None, "filter_nan": True, "train": True, "fragment_ids": None,
+                     "index_uuid": None, "target_partition_size": None, "skip_transpose": False,
+                     "progress_callback": None})
         if isinstance(column, list):
             if len(column) != 1:
                 raise NotImplementedError("indexes over several columns are not supported")
@@ -844,6 +908,12 @@ class LanceDataset:
         ``stem``, ``remove_stop_words``, ``custom_stop_words``, ``ascii_folding``,
         ``max_token_length``, ``min_ngram_length``, ``max_ngram_length``,
         ``prefix_only``, ...), invalid values refused. Anything else is a TypeError."""
+        general = {k: kwargs.pop(k) for k in ("train", "fragment_ids", "index_uuid", "progress_callback",
+                                             "format_version", "document_granularity") if k in kwargs}
+        _check_arguments("create_scalar_index", general,
+                         refused={"train": True, "fragment_ids": None, "index_uuid": None,
+                                  "progress_callback": None, "format_version": None,
+                                  "document_granularity": "row"})
         kind = index_type.upper()
         analyzer = None
         scalar = {}

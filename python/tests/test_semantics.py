@@ -195,3 +195,70 @@ def test_searches_return_row_ids_and_addresses_as_pylance(tmp_path, stable, meta
         key = "_distance" if "nearest" in call else "_score"
         rows = lambda tb: sorted(zip(*(tb[c].to_pylist() for c in tb.schema.names if c != key)))  # noqa: E731
         assert rows(got) == rows(want), call
+
+
+REFUSED_CALLS = [
+    ("write_dataset", {"commit_message": "m"}, NotImplementedError),
+    ("write_dataset", {"progress": object()}, NotImplementedError),
+    ("write_dataset", {"auto_cleanup_options": {"interval": 1}}, NotImplementedError),
+    ("write_dataset", {"enable_v2_manifest_paths": False}, NotImplementedError),
+    ("write_dataset", {"external_blob_mode": "ingest"}, NotImplementedError),
+    ("write_dataset", {"no_such_argument": 1}, TypeError),
+    ("dataset", {"session": object()}, NotImplementedError),
+    ("dataset", {"default_scan_options": {"batch_size": "3"}}, NotImplementedError),
+    ("dataset", {"commit_lock": object()}, NotImplementedError),
+    ("dataset", {"no_such_argument": 1}, TypeError),
+    ("create_index", {"accelerator": "cuda"}, NotImplementedError),
+    ("create_index", {"fragment_ids": [0]}, NotImplementedError),
+    ("create_index", {"train": False}, NotImplementedError),
+    ("create_index", {"target_partition_size": 10}, NotImplementedError),
+    ("create_index", {"progress_callback": print}, NotImplementedError),
+    ("create_index", {"no_such_argument": 1}, TypeError),
+    ("create_scalar_index", {"fragment_ids": [0]}, NotImplementedError),
+    ("create_scalar_index", {"train": False}, NotImplementedError),
+    ("take", {"no_such_argument": 1}, TypeError),
+    ("count_rows", {"filter": "expression"}, NotImplementedError),
+    ("to_table", {"filter": "expression"}, NotImplementedError),
+]
+
+
+@pytest.mark.parametrize("call,kwargs,error", REFUSED_CALLS,
+                         ids=[f"{c}-{next(iter(k))}" for c, k, _ in REFUSED_CALLS])
+def test_arguments_lancer_does_not_act_on_are_refused_by_name(tmp_path, call, kwargs, error):
+    """pylance's arguments that change what happens are honoured or refused naming them,
+    never accepted and ignored; names pylance does not take are a TypeError."""
+    import pyarrow.compute as pc
+
+    t = pa.table({"id": list(range(8)),
+                  "v": pa.FixedSizeListArray.from_arrays(pa.array([float(i) for i in range(32)], pa.float32()), 4)})
+    uri = str(tmp_path / "ds")
+    lancer.write_dataset(t, uri)
+    kwargs = {k: (pc.field("id") > 3 if v == "expression" else v) for k, v in kwargs.items()}
+    name = next(iter(kwargs))
+    with pytest.raises(error, match=name if error is NotImplementedError and name != "filter" else None):
+        if call == "write_dataset":
+            lancer.write_dataset(t, uri, mode="overwrite", **kwargs)
+        elif call == "dataset":
+            lancer.dataset(uri, **kwargs)
+        elif call == "create_index":
+            lancer.dataset(uri).create_index("v", "IVF_FLAT", num_partitions=1, **kwargs)
+        elif call == "create_scalar_index":
+            lancer.dataset(uri).create_scalar_index("id", "BTREE", **kwargs)
+        elif call == "take":
+            lancer.dataset(uri).take([1], **kwargs)
+        elif call == "count_rows":
+            lancer.dataset(uri).count_rows(**kwargs)
+        else:
+            lancer.dataset(uri).to_table(**kwargs)
+
+
+def test_tuning_arguments_are_accepted(tmp_path):
+    t = pa.table({"id": list(range(8)),
+                  "v": pa.FixedSizeListArray.from_arrays(pa.array([float(i) for i in range(32)], pa.float32()), 4)})
+    uri = str(tmp_path / "ds")
+    lancer.write_dataset(t, uri, max_rows_per_group=3, data_cache_bytes=1 << 20, max_page_bytes=1 << 20,
+                         enable_v2_manifest_paths=True)
+    ds = lancer.dataset(uri, block_size=4096, index_cache_size=8, index_cache_size_bytes=1 << 20, read_params={})
+    ds.create_index("v", "IVF_FLAT", num_partitions=1, shuffle_partition_batches=4, filter_nan=True, train=True)
+    ds.create_scalar_index("id", "BTREE", train=True)
+    assert ds.count_rows("id > 3") == ds.count_rows(filter="id > 3", batch_readahead=2) == 4
