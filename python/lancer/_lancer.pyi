@@ -113,7 +113,8 @@ def cleanup(
     retain_versions: Optional[int] = None,
     storage_options: Optional[Dict[str, str]] = None,
     delete_unverified: bool = False,
-) -> Tuple[int, int, int]: ...
+    error_if_tagged: bool = True,
+) -> Tuple[int, int, int, int, int, int]: ...
 
 def discover_plan(
     uri: str,

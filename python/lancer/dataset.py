@@ -121,6 +121,10 @@ class CleanupStats:
     bytes_removed: int
     old_versions: int
     data_files_removed: int
+    transaction_files_removed: int = 0
+    index_files_removed: int = 0
+    deletion_files_removed: int = 0
+    failed_deletes: int = 0
 
 
 class _Interruptible:
@@ -652,17 +656,26 @@ class LanceDataset:
         **kwargs: Any,
     ) -> CleanupStats:
         """Removes versions older than ``older_than`` (default two weeks) — or all but
-        the newest ``retain_versions`` — and the files only they use. The latest version
-        and tagged versions are kept; with ``retain_versions`` alone, unreferenced files
-        younger than a week stay unless ``delete_unverified=True`` (as in pylance)."""
+        the newest ``retain_versions`` — and the files only they use (data, deletion,
+        transaction and index files). The latest version stays; a tagged version due for
+        removal is an ``OSError`` naming its tags unless
+        ``error_if_tagged_old_versions=False`` (then it stays); with ``retain_versions``
+        alone, unreferenced files younger than a week stay unless
+        ``delete_unverified=True`` (as in pylance). ``delete_rate_limit`` and
+        ``delete_concurrency`` tune the deletes; ``versions=`` is refused."""
+        _check_arguments("cleanup_old_versions", kwargs, tuning={"delete_rate_limit", "delete_concurrency"},
+                         refused={"versions": None})
         if retain_versions is not None and retain_versions < 1:
             raise ValueError("retain_versions must be at least 1")
         if older_than is None and retain_versions is None:
             older_than = _dt.timedelta(days=14)
         age = None if older_than is None else older_than.total_seconds()
-        versions, files, nbytes = _lancer.cleanup(self.uri, age, retain_versions, _options(self._storage_options),
-                                                  bool(delete_unverified))
-        return CleanupStats(bytes_removed=nbytes, old_versions=versions, data_files_removed=files)
+        nbytes, versions, data, transactions, indexes, deletions = _lancer.cleanup(
+            self.uri, age, retain_versions, _options(self._storage_options), bool(delete_unverified),
+            bool(error_if_tagged_old_versions))
+        return CleanupStats(bytes_removed=nbytes, old_versions=versions, data_files_removed=data,
+                            transaction_files_removed=transactions, index_files_removed=indexes,
+                            deletion_files_removed=deletions)
 
     # --- reading --------------------------------------------------------------------
     def count_rows(self, filter: Optional[str] = None, **kwargs: Any) -> int:

@@ -84,3 +84,54 @@ def test_add_columns_refuses_what_it_cannot_do(tmp_path):
         lancer.dataset(p).add_columns(lambda batch: batch)
     with pytest.raises(NotImplementedError, match="defer_index_remap"):
         lancer.dataset(p).optimize.compact_files(defer_index_remap=True)
+
+
+def _cleanup_case(base, case):
+    import datetime as dt
+    import time
+
+    t = pa.table({"a": list(range(100)), "b": [str(i % 7) for i in range(100)]})
+    lance.write_dataset(t, base)                                   # v1
+    ds = lance.dataset(base)
+    ds.create_scalar_index("a", "BTREE")                          # v2
+    ds.create_scalar_index("b", "BITMAP")                         # v3
+    lance.write_dataset(t, base, mode="append")                    # v4
+    lance.dataset(base).delete("a < 10")                           # v5
+    if case in ("tagged", "tagged-kept"):
+        lance.dataset(base).tags.create("keep", 4)
+    lance.write_dataset(t, base, mode="overwrite")                 # v6
+    lance.dataset(base).create_scalar_index("a", "BTREE")          # v7
+    time.sleep(0.05)
+    kw = {"older_than": dt.timedelta(seconds=0)}
+    if case == "tagged-kept":
+        kw["error_if_tagged_old_versions"] = False
+    if case == "retain":
+        kw = {"retain_versions": 3, "delete_unverified": True}
+    return kw
+
+
+@pytest.mark.parametrize("case", ["plain", "tagged", "tagged-kept", "retain"])
+def test_cleanup_old_versions_as_pylance(tmp_path, case):
+    """On copies of one history (indexes, an append, deletion files, an overwrite, a
+    tag), lancer's cleanup removes what pylance's removes, reports the same counts and
+    bytes, and refuses a tagged version the same way."""
+    import os
+    import shutil
+
+    base = str(tmp_path / "base")
+    kw = _cleanup_case(base, case)
+    results = []
+    for mod in (lance, lancer):
+        path = str(tmp_path / mod.__name__)
+        shutil.copytree(base, path)
+        try:
+            s = mod.dataset(path).cleanup_old_versions(**kw)
+            out = {k: getattr(s, k) for k in ("bytes_removed", "old_versions", "data_files_removed",
+                                              "transaction_files_removed", "index_files_removed",
+                                              "deletion_files_removed")}
+        except OSError as e:
+            out = ("OSError", "keep" in str(e))
+        left = sorted(os.path.relpath(os.path.join(d, f), path) for d, _, fs in os.walk(path) for f in fs)
+        dirs = sorted(os.path.relpath(d, path) for d, ds, fs in os.walk(path) if not ds and not fs)
+        results.append((out, left, dirs))
+    assert results[1] == results[0]

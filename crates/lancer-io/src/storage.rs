@@ -561,6 +561,14 @@ impl Store {
         }
     }
 
+    /// Removes the directory `rel` when it is empty (local stores; object stores have no
+    /// directories). A missing or non-empty directory is left as it is.
+    pub fn remove_empty_dir(&self, rel: &str) {
+        if let Backend::Local(root) = &*self.backend {
+            let _ = std::fs::remove_dir(Self::local_path(root, rel));
+        }
+    }
+
     /// Deletes `rel`; an absent object is not an error.
     pub fn delete(&self, rel: &str) -> Result<()> {
         Counters::add(&self.counters.deletes, 1);

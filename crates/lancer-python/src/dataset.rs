@@ -906,11 +906,14 @@ pub fn write(
 }
 
 /// Removes versions older than `older_than_seconds` (if given) and not among the newest
-/// `retain_versions` (if given) — never the latest or a tagged one — and the files only
-/// they used: `(versions_removed, files_removed, bytes_removed)`. With `retain_versions`
-/// alone, unreferenced files younger than a week stay unless `delete_unverified`.
+/// `retain_versions` (if given) — never the latest or a tagged one (a tagged one due
+/// for removal is an `OSError` with `error_if_tagged`) — and the files only they used:
+/// `(bytes, versions, data files, transaction files, index files, deletion files)`
+/// removed. With `retain_versions` alone, unreferenced files younger than a week stay
+/// unless `delete_unverified`.
 #[pyfunction]
-#[pyo3(signature = (uri, older_than_seconds=None, retain_versions=None, storage_options=None, delete_unverified=false))]
+#[pyo3(signature = (uri, older_than_seconds=None, retain_versions=None, storage_options=None,
+                    delete_unverified=false, error_if_tagged=true))]
 pub fn cleanup(
     py: Python<'_>,
     uri: String,
@@ -918,7 +921,8 @@ pub fn cleanup(
     retain_versions: Option<usize>,
     storage_options: Options,
     delete_unverified: bool,
-) -> PyResult<(usize, usize, u64)> {
+    error_if_tagged: bool,
+) -> PyResult<(u64, usize, usize, usize, usize, usize)> {
     let age = match older_than_seconds {
         Some(s) if !(s >= 0.0 && s.is_finite()) => {
             return Err(PyValueError::new_err(
@@ -938,8 +942,16 @@ pub fn cleanup(
             age,
             retain_versions,
             delete_unverified,
+            error_if_tagged,
         )
         .map_err(errors::table)?;
-        Ok((s.versions_removed, s.files_removed, s.bytes_removed))
+        Ok((
+            s.bytes_removed,
+            s.versions_removed,
+            s.data_files_removed,
+            s.transaction_files_removed,
+            s.index_files_removed,
+            s.deletion_files_removed,
+        ))
     })
 }

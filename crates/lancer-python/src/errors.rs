@@ -48,7 +48,9 @@ pub fn table(e: TableError) -> PyErr {
             PyValueError::new_err(msg)
         }
         TableError::Corrupt { .. } | TableError::Format(_) => CorruptDataError::new_err(msg),
-        TableError::Io { .. } | TableError::Storage { .. } => PyOSError::new_err(msg),
+        TableError::Io { .. } | TableError::Storage { .. } | TableError::Refused { .. } => {
+            PyOSError::new_err(msg)
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use lancer_io::Store;
 use crate::deletion::deletion_path;
 use crate::manifest::Manifest;
 use crate::versions::{list_tags, list_versions};
-use crate::Result;
+use crate::{Result, TableError};
 
 /// A version and when it was committed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,22 +51,38 @@ pub fn versions(store: &Store) -> Result<Vec<VersionInfo>> {
         .collect()
 }
 
-/// What a cleanup removed.
+/// What a cleanup removed (pylance's counts).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CleanupStats {
     /// Manifests removed.
     pub versions_removed: usize,
-    /// Data, deletion and transaction files removed.
-    pub files_removed: usize,
+    /// Data files removed.
+    pub data_files_removed: usize,
+    /// Deletion files removed.
+    pub deletion_files_removed: usize,
+    /// Transaction files removed.
+    pub transaction_files_removed: usize,
+    /// Index files removed (each file of a segment directory).
+    pub index_files_removed: usize,
     /// Bytes freed.
     pub bytes_removed: u64,
+}
+
+impl CleanupStats {
+    /// Files of every kind removed (manifests aside).
+    pub fn files_removed(&self) -> usize {
+        self.data_files_removed
+            + self.deletion_files_removed
+            + self.transaction_files_removed
+            + self.index_files_removed
+    }
 }
 
 /// Removes versions committed more than `older_than` ago (except the latest and tagged
 /// ones) and the files no remaining version references (only files older than the
 /// cutoff: a writer's files not yet committed stay).
 pub fn cleanup(store: &Store, older_than_age: Duration) -> Result<CleanupStats> {
-    cleanup_retaining(store, Some(older_than_age), None, false)
+    cleanup_retaining(store, Some(older_than_age), None, false, false)
 }
 
 /// Unreferenced files younger than this stay when versions are removed by count alone
@@ -79,16 +95,21 @@ pub const UNVERIFIED_GRACE: Duration = Duration::from_secs(7 * 24 * 3600);
 /// latest and tagged versions always stay. Unreferenced files stay when they are newer
 /// than the age cutoff — or, with `retain_versions` alone, newer than the oldest
 /// version kept or younger than [`UNVERIFIED_GRACE`] (a concurrent writer may be about
-/// to commit them) unless `delete_unverified`.
+/// to commit them) unless `delete_unverified`. With `error_if_tagged`, a tagged version
+/// the limits would remove is an error naming its tags (nothing is removed), as
+/// pylance's default; without, tagged versions stay.
 pub fn cleanup_retaining(
     store: &Store,
     older_than: Option<Duration>,
     retain_versions: Option<usize>,
     delete_unverified: bool,
+    error_if_tagged: bool,
 ) -> Result<CleanupStats> {
     let all = list_versions(store)?;
     let latest = all.last().map(|v| v.version);
-    let tagged: HashSet<u64> = list_tags(store)?.into_iter().map(|(_, v)| v).collect();
+    let tags = list_tags(store)?;
+    let tagged: HashSet<u64> = tags.iter().map(|(_, v)| *v).collect();
+    let mut tagged_old: Vec<&str> = Vec::new();
     // versions kept for their rank (newest first)
     let ranked: HashSet<u64> = match retain_versions {
         Some(n) => all.iter().rev().take(n).map(|v| v.version).collect(),
@@ -116,10 +137,15 @@ pub fn cleanup_retaining(
             Some(c) => ts >= c,
             None => retain_versions.is_none(),
         };
-        let keep = Some(v.version) == latest
-            || tagged.contains(&v.version)
-            || ranked.contains(&v.version)
-            || young;
+        let wanted = Some(v.version) == latest || ranked.contains(&v.version) || young;
+        if !wanted && tagged.contains(&v.version) {
+            tagged_old.extend(
+                tags.iter()
+                    .filter(|(_, t)| *t == v.version)
+                    .map(|(n, _)| n.as_str()),
+            );
+        }
+        let keep = wanted || tagged.contains(&v.version);
         if keep {
             oldest_kept = Some(oldest_kept.map_or(ts, |o| o.min(ts)));
         }
@@ -140,6 +166,22 @@ pub fn cleanup_retaining(
         if !m.pb.transaction_file.is_empty() {
             keep_refs.insert(format!("_transactions/{}", m.pb.transaction_file));
         }
+        for idx in crate::commit::manifest_indices(&bytes, &m)? {
+            if idx.base_id.is_none() {
+                if let Some(u) = idx.uuid.as_ref() {
+                    keep_refs.insert(format!("_indices/{}", crate::dataset::uuid_dir(&u.uuid)?));
+                }
+            }
+        }
+    }
+    if error_if_tagged && !tagged_old.is_empty() {
+        return Err(TableError::Refused {
+            what: format!(
+                "cleanup would remove {} tagged version(s) (tags {}): delete those tags, or clean up without the tagged-version check (error_if_tagged_old_versions=False keeps tagged versions)",
+                tagged_old.len(),
+                tagged_old.join(", ")
+            ),
+        });
     }
     let cutoff_ms = match age_cutoff {
         Some(c) => c.as_millis() as i64,
@@ -161,15 +203,31 @@ pub fn cleanup_retaining(
         stats.bytes_removed += size;
         stats.versions_removed += 1;
     }
-    for dir in ["data", "_deletions", "_transactions"] {
+    for dir in ["data", "_deletions", "_transactions", "_indices"] {
         for e in store.list(dir)? {
             let p = format!("{dir}/{}", e.name);
-            if keep_refs.contains(&p) || e.modified_ms >= cutoff_ms {
+            // an index segment's files are kept or removed with their directory
+            let owner = match dir {
+                "_indices" => match e.name.split_once('/') {
+                    Some((uuid, _)) => format!("{dir}/{uuid}"),
+                    None => p.clone(),
+                },
+                _ => p.clone(),
+            };
+            if keep_refs.contains(&owner) || e.modified_ms >= cutoff_ms {
                 continue;
             }
             store.delete(&p)?;
+            if dir == "_indices" && owner != p {
+                store.remove_empty_dir(&owner);
+            }
             stats.bytes_removed += e.size;
-            stats.files_removed += 1;
+            match dir {
+                "data" => stats.data_files_removed += 1,
+                "_deletions" => stats.deletion_files_removed += 1,
+                "_transactions" => stats.transaction_files_removed += 1,
+                _ => stats.index_files_removed += 1,
+            }
         }
     }
     Ok(stats)

@@ -800,6 +800,19 @@ pub fn random_uuid_bytes() -> Vec<u8> {
     b
 }
 
+/// The index segments a manifest file lists (its index section; none without one).
+pub fn manifest_indices(
+    file: &[u8],
+    m: &crate::manifest::Manifest,
+) -> Result<Vec<pb::IndexMetadata>> {
+    match m.pb.index_section {
+        None => Ok(Vec::new()),
+        Some(pos) => pb::IndexSection::decode(read_section(file, pos)?)
+            .map(|s| s.indices)
+            .map_err(|e| TableError::corrupt(format!("index section does not decode: {e}"))),
+    }
+}
+
 /// The bytes of the length-prefixed message at `pos` of a manifest file.
 pub fn read_section(file: &[u8], pos: u64) -> Result<&[u8]> {
     let pos = usize::try_from(pos).map_err(|_| TableError::corrupt("section position"))?;

@@ -48,6 +48,13 @@ pub enum TableError {
         /// What is wrong.
         what: String,
     },
+    /// The dataset's state stops the request (e.g. a cleanup would remove tagged
+    /// versions); nothing was changed, and the message says what to do.
+    #[error("{what}")]
+    Refused {
+        /// What stops it and the remedy.
+        what: String,
+    },
     /// Another writer committed an incompatible change first; re-read and retry.
     #[error("commit conflict (retryable): {what}")]
     Conflict {

@@ -137,13 +137,19 @@ pub fn cleanup(s: &Session, path: &Path, older_than: &str, json: bool) -> CmdRes
         json,
         serde_json::json!({
             "versions_removed": st.versions_removed,
-            "files_removed": st.files_removed,
+            "files_removed": st.files_removed(),
+            "data_files_removed": st.data_files_removed,
+            "deletion_files_removed": st.deletion_files_removed,
+            "transaction_files_removed": st.transaction_files_removed,
+            "index_files_removed": st.index_files_removed,
             "bytes_removed": st.bytes_removed,
         }),
         || {
             format!(
                 "removed {} versions and {} files ({} bytes)",
-                st.versions_removed, st.files_removed, st.bytes_removed
+                st.versions_removed,
+                st.files_removed(),
+                st.bytes_removed
             )
         },
     )
