@@ -9,7 +9,7 @@ bash scripts/setup-python.sh
 
 # The front ends (CLI, Python) reach the engine through `lancer` only (and the loader):
 # a source or manifest of theirs naming an inner crate fails the run.
-if grep -rnE '\blancer_(table|format|index|io)\b|^lancer-(table|format|index|io)\b' \
+if grep -rnE '\blancer_(table|format|index|io|util)\b|^lancer-(table|format|index|io|util)\b' \
     crates/lancer-cli crates/lancer-python; then
   echo "test.sh: the CLI / Python crates name an inner crate above; go through lancer's modules" >&2
   exit 1

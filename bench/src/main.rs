@@ -399,7 +399,7 @@ fn search_mem(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let page_cache_rate = file_bytes as f64 / t.elapsed().as_secs_f64();
-    let threads = lancer_format::cores();
+    let threads = lancer_util::cores();
     println!(
         "{}",
         json!({"seconds": secs, "ids": ids, "peak_heap": peak, "vm_hwm": hwm, "rss_anon_after": anon, "rss_file_after": file, "threads": threads,

@@ -136,7 +136,7 @@ impl Ctx {
         &self,
         f: impl FnOnce() -> std::result::Result<T, E>,
     ) -> Result<T> {
-        match lancer::file::contain::contain(f) {
+        match lancer::util::contain::contain(f) {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(self.corrupt(e)),
             Err(msg) => {
@@ -303,7 +303,7 @@ pub fn open_parquet<T: ChunkReader + 'static>(file: &str, data: T) -> Result<Inp
     }
     // Decoding on several threads (column groups of about equal size) pays when there
     // are several columns to share; each group's decoder is contained like the rest.
-    let threads = lancer::file::cores().min(4);
+    let threads = lancer::util::cores().min(4);
     let sizes = ctx.guard(|| -> std::result::Result<Vec<u64>, String> {
         let descr = md.file_metadata().schema_descr_ptr();
         let mut size = vec![0u64; schema.fields().len()];

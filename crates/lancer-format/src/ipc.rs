@@ -51,7 +51,7 @@ fn guard<T>(
     what: &str,
     f: impl FnOnce() -> std::result::Result<T, arrow_schema::ArrowError>,
 ) -> Result<T> {
-    match crate::contain::contain(f) {
+    match lancer_util::contain::contain(f) {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(bad(format!("{what}: {e}"))),
         Err(msg) => Err(bad(format!(

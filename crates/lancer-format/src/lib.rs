@@ -10,7 +10,6 @@
 pub mod block;
 pub mod compression;
 pub mod concat;
-pub mod contain;
 pub mod container;
 pub mod error;
 pub mod inspect;
@@ -21,17 +20,8 @@ pub mod read;
 pub mod reader;
 pub mod schema;
 pub mod structural;
-pub mod threads;
 pub mod v20;
 pub mod v23;
 pub mod writer;
 
 pub use error::{FormatError, Result};
-
-/// Cores this process may use (`std::thread::available_parallelism`, at least 1),
-/// asked once: on Linux each ask reads cgroup files, ~20 µs, which showed in the
-/// per-query time of index searches.
-pub fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |p| p.get()))
-}

@@ -443,7 +443,7 @@ impl FileReader {
         let threads = if remote {
             idx.len().min(REMOTE_FIELDS)
         } else {
-            crate::cores().min(idx.len())
+            lancer_util::cores().min(idx.len())
         };
         if threads <= 1 || (!remote && rows < PARALLEL_MIN_ROWS) {
             return idx

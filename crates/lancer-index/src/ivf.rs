@@ -783,7 +783,7 @@ impl IvfSegment {
         let mut done = 0usize;
         let first = &order[..min];
         let rows: usize = first.iter().map(|&p| self.partitions[p].1).sum();
-        let threads = lancer_format::cores().min(first.len());
+        let threads = lancer_util::cores().min(first.len());
         if threads > 1 && rows >= PARALLEL_ROWS {
             let q = &q;
             let shares: Vec<std::thread::Result<TopK>> = std::thread::scope(|s| {

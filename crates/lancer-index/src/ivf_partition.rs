@@ -436,7 +436,7 @@ impl PartitionWriter {
         let (dim, rec) = (self.model.dim, self.rec);
         let rows = assignment.len();
         let mut out = vec![0u8; rows * rec];
-        let threads = lancer_format::cores();
+        let threads = lancer_util::cores();
         let per = rows.div_ceil(threads).max(256);
         let this = self;
         std::thread::scope(|sc| {

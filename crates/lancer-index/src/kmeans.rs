@@ -330,7 +330,7 @@ pub fn assign(data: &[f32], dim: usize, centroids: &[f32], geometry: Geometry) -
     let short = (dim <= SHORT || centroids.len() / dim.max(1) >= 64)
         .then(|| Transposed::new(centroids, dim));
     let short = short.as_ref();
-    let threads = lancer_format::cores();
+    let threads = lancer_util::cores();
     let per = n.div_ceil(threads.max(1)).max(1024);
     std::thread::scope(|s| {
         for (chunk, rows) in out.chunks_mut(per).zip(data.chunks(per * dim)) {

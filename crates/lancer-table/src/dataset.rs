@@ -941,7 +941,7 @@ impl Dataset {
         let fields = self.projection(columns)?;
         let frags = self.fragments();
         let next = std::sync::atomic::AtomicUsize::new(0);
-        let threads = lancer_format::cores().min(frags.len()).max(1);
+        let threads = lancer_util::cores().min(frags.len()).max(1);
         type Slot = Option<Result<(u64, Vec<ArrayRef>)>>;
         let results: std::sync::Mutex<Vec<Slot>> =
             std::sync::Mutex::new((0..frags.len()).map(|_| None).collect());

@@ -57,7 +57,7 @@ pub fn decode_deletions(
     name: &str,
 ) -> Result<RoaringBitmap> {
     let bm = if bitmap {
-        match lancer_format::contain::contain(|| RoaringBitmap::deserialize_from(bytes)) {
+        match lancer_util::contain::contain(|| RoaringBitmap::deserialize_from(bytes)) {
             Ok(Ok(bm)) => bm,
             Ok(Err(e)) => return Err(damaged(name, format_args!("roaring bitmap: {e}"))),
             Err(_) => return Err(damaged(name, "roaring bitmap decoder failed")),

@@ -76,7 +76,7 @@ impl AnnParams {
             min_nprobes: min.max(1),
             max_nprobes: max.map(|m| m.max(1)),
             wanted,
-            round: lancer_format::cores(),
+            round: lancer_util::cores(),
         }
     }
 }

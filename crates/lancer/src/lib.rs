@@ -39,11 +39,15 @@ pub mod table {
 }
 
 /// Single Lance data files (`lancer-format`): readers and writers, inspection, the
-/// guarded Arrow IPC reader, panic containment at library boundaries.
+/// guarded Arrow IPC reader.
 pub mod file {
-    pub use lancer_format::{
-        contain, container, cores, inspect, ipc, read, reader, schema, writer, FormatError,
-    };
+    pub use lancer_format::{container, inspect, ipc, read, reader, schema, writer, FormatError};
+}
+
+/// Process utilities (`lancer-util`): cached worker threads, panic containment at
+/// library boundaries, core counts.
+pub mod util {
+    pub use lancer_util::{contain, cores, threads};
 }
 
 /// The storage boundary (`lancer-io`): stores, local and mapped files, request counts,

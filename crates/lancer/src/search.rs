@@ -303,7 +303,7 @@ fn top_k(
     let qnorm = dot(&req.query, &req.query).sqrt();
     let qbytes: Vec<u8> = req.query.iter().map(|&x| x as u8).collect();
     let n = col.len();
-    let parts = lancer_format::cores().min(n / 16_384 + 1).max(1);
+    let parts = lancer_util::cores().min(n / 16_384 + 1).max(1);
     let step = n.div_ceil(parts);
     let mut heap: BinaryHeap<Hit> = BinaryHeap::new();
     std::thread::scope(|sc| {

@@ -34,7 +34,7 @@ pub fn compress(offsets: &[u64], data: &[u8]) -> Result<(Vec<u8>, Vec<u64>, Vec<
     // Large inputs are compressed in parts on scoped threads (the table is shared and
     // each string is compressed alone, so the bytes are the same as in one pass).
     let parts = if data.len() >= PARALLEL_BYTES {
-        crate::cores().min(4)
+        lancer_util::cores().min(4)
     } else {
         1
     };

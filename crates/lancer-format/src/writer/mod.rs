@@ -70,7 +70,7 @@ impl WriteOptions {
     /// The encoding threads to start (0: encode on the calling thread).
     fn workers(&self) -> usize {
         let n = match self.threads {
-            0 => crate::cores().min(8),
+            0 => lancer_util::cores().min(8),
             n => n,
         };
         if n <= 1 {

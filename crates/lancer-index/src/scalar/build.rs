@@ -162,7 +162,7 @@ impl NGramAcc {
             (toks, ends)
         };
         let n = values.len();
-        let parts: Vec<(Vec<u32>, Vec<usize>)> = if n >= 4096 && lancer_format::cores() > 1 {
+        let parts: Vec<(Vec<u32>, Vec<usize>)> = if n >= 4096 && lancer_util::cores() > 1 {
             let mid = n / 2;
             std::thread::scope(|s| {
                 let a = s.spawn(|| tokenize(0..mid));

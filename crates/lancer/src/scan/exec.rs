@@ -3,7 +3,7 @@
 //! while reads run ahead of the consumer. A reader whose next result is not ready runs
 //! the next task itself instead of sleeping (waking across cores cost more than a short
 //! task: an index-answered query is ~20 tasks of well under a millisecond). Workers are
-//! cached threads ([`lancer_format::threads`]). Dropping the stream stops the workers.
+//! cached threads ([`lancer_util::threads`]). Dropping the stream stops the workers.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -78,7 +78,7 @@ impl Shared {
     /// Runs task `i` and files its result; false if the state is gone (a panic).
     fn run(&self, i: usize) -> bool {
         // (a panic is this task's error, not a reader waiting forever for its result)
-        let out = lancer_format::contain::contain(|| {
+        let out = lancer_util::contain::contain(|| {
             let out = self.plan.run(&self.plan.tasks[i]);
             match (out, &self.plan.map) {
                 (Ok(Some(b)), Some(m)) => (m.f)(b).map(Some),
@@ -130,7 +130,7 @@ impl Shared {
 /// The batches of a scan, as an iterator. Errors end the scan.
 pub(crate) struct LiveStream {
     shared: Arc<Shared>,
-    workers: Vec<lancer_format::threads::Handle>,
+    workers: Vec<lancer_util::threads::Handle>,
     /// Rows still to skip / to return (offset and limit applied after filtering).
     skip: u64,
     left: Option<u64>,
@@ -159,7 +159,7 @@ impl LiveStream {
         let workers = (0..threads)
             .filter_map(|_| {
                 let s = shared.clone();
-                lancer_format::threads::try_spawn(move || s.work()).ok()
+                lancer_util::threads::try_spawn(move || s.work()).ok()
             })
             .collect();
         Self {

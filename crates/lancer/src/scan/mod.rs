@@ -265,8 +265,8 @@ impl Scanner {
         let threads = self
             .threads
             .unwrap_or_else(|| match self.ds.store().local_root() {
-                Some(_) => lancer_format::cores(),
-                None => lancer_format::cores().max(REMOTE_SCAN_THREADS),
+                Some(_) => lancer_util::cores(),
+                None => lancer_util::cores().max(REMOTE_SCAN_THREADS),
             });
         Ok(ScanStream::start(plan, threads))
     }
