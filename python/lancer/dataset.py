@@ -755,6 +755,28 @@ class LanceDataset:
     def head(self, num_rows: int, **kwargs: Any) -> pa.Table:
         return self.scanner(limit=num_rows, **kwargs).to_table()
 
+    def to_pandas(self, columns: Any = None, filter: Any = None, limit: Optional[int] = None,
+                  offset: Optional[int] = None, nearest: Optional[Dict[str, Any]] = None,
+                  batch_size: Optional[int] = None, **kwargs: Any) -> Any:
+        """``to_table(...)`` (every scanner argument) as a pandas DataFrame."""
+        return self.to_table(columns, filter, limit, offset, nearest, batch_size, **kwargs).to_pandas()
+
+    def sample(self, num_rows: int, columns: Any = None, randomize_order: bool = True,
+               **kwargs: Any) -> pa.Table:
+        """``num_rows`` distinct live rows drawn at random (in the drawn order, or in
+        dataset order with ``randomize_order=False``), as pylance draws them (Python's
+        ``random``; more rows than the dataset holds is a ``ValueError``)."""
+        import random
+
+        indices = random.sample(range(self.count_rows()), num_rows)
+        if not randomize_order:
+            indices = sorted(indices)
+        return self.take(indices, columns, **kwargs)
+
+    def checkout_latest(self) -> None:
+        """Moves this object to the latest version."""
+        self._inner = self._inner.latest()
+
     def take(self, indices: Any, columns: Any = None, **kwargs: Any) -> pa.Table:
         """Rows at live-row offsets ``indices``, in that order."""
         _check_arguments("take", kwargs)

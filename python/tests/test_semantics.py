@@ -262,3 +262,28 @@ def test_tuning_arguments_are_accepted(tmp_path):
     ds.create_index("v", "IVF_FLAT", num_partitions=1, shuffle_partition_batches=4, filter_nan=True, train=True)
     ds.create_scalar_index("id", "BTREE", train=True)
     assert ds.count_rows("id > 3") == ds.count_rows(filter="id > 3", batch_readahead=2) == 4
+
+
+def test_to_pandas_sample_and_checkout_latest_as_pylance(tmp_path):
+    import random
+
+    t = pa.table({"id": list(range(50)), "s": [str(i) for i in range(50)]})
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(t, uri)
+    py, lan = lance.dataset(uri), lancer.dataset(uri)
+    kw = {"columns": ["id"], "filter": "id > 40"}
+    assert lan.to_pandas(**kw).equals(py.to_pandas(**kw))
+    # the same draws from Python's random give the same rows
+    for randomize in (True, False):
+        random.seed(5)
+        want = py.sample(7, columns=["id"], randomize_order=randomize)
+        random.seed(5)
+        got = lan.sample(7, columns=["id"], randomize_order=randomize)
+        assert got.equals(want)
+    for mod in (lance, lancer):
+        with pytest.raises(ValueError):
+            mod.dataset(uri).sample(51)
+    old = lancer.dataset(uri)
+    lance.write_dataset(t, uri, mode="append")
+    old.checkout_latest()
+    assert old.version == 2 and old.count_rows() == 100

@@ -90,28 +90,23 @@ fn index_metric(m: Metric) -> Option<ivf::Metric> {
     }
 }
 
-/// The top-level field id of `column`.
-fn field_id(ds: &Dataset, column: &str) -> Result<i32> {
-    ds.manifest()
-        .schema
-        .fields
+/// The vector index segments on the top-level column `column`.
+fn vector_metas<'a>(
+    ds: &'a Dataset,
+    column: &str,
+) -> Result<Vec<&'a lancer_table::pb::IndexMetadata>> {
+    let id = crate::index::top_level_field(ds, column, "in the dataset")?;
+    Ok(ds
+        .indices()?
         .iter()
-        .find(|f| f.name == column)
-        .map(|f| f.id)
-        .ok_or_else(|| Error::InvalidArgument {
-            what: format!("no column {column:?} in the dataset"),
-        })
+        .filter(|m| m.fields.as_slice() == [id] && ivf::is_vector_index(m))
+        .collect())
 }
 
 /// The segments of the vector index on `column` (the first index by name when there
 /// are several), opened or from the cache. Empty when the column has none.
 pub fn index_segments(ds: &Dataset, column: &str) -> Result<Vec<Arc<IvfSegment>>> {
-    let id = field_id(ds, column)?;
-    let mut metas: Vec<_> = ds
-        .indices()?
-        .iter()
-        .filter(|m| m.fields.as_slice() == [id] && ivf::is_vector_index(m))
-        .collect();
+    let mut metas = vector_metas(ds, column)?;
     let Some(first) = metas.iter().map(|m| m.name.clone()).min() else {
         return Ok(Vec::new());
     };
@@ -154,12 +149,7 @@ pub fn column_index_metric(ds: &Dataset, column: &str) -> Result<Option<Metric>>
         return Ok(Some(of(s.metric)));
     }
     // An index of no rows yet: the metric its details record.
-    let id = field_id(ds, column)?;
-    let mut metas: Vec<_> = ds
-        .indices()?
-        .iter()
-        .filter(|m| m.fields.as_slice() == [id] && ivf::is_vector_index(m))
-        .collect();
+    let mut metas = vector_metas(ds, column)?;
     metas.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(metas
         .first()

@@ -44,14 +44,7 @@ fn invalid(what: impl Into<String>) -> Error {
 
 /// Builds a full-text index on the string column `column` and commits it.
 pub fn create_fts_index(ds: &Dataset, column: &str, opts: &FtsIndexOptions) -> Result<Dataset> {
-    let field = ds
-        .manifest()
-        .schema
-        .fields
-        .iter()
-        .find(|f| f.name == column && f.parent_id == -1)
-        .ok_or_else(|| invalid(format!("no column {column:?} to index")))?;
-    let field_id = field.id;
+    let field_id = crate::index::top_level_field(ds, column, "to index")?;
     match ds
         .schema()
         .field_with_name(column)

@@ -85,22 +85,61 @@ pub(crate) fn index_file_version(ds: &Dataset) -> lancer_format::container::File
     }
 }
 
+/// The field id of the top-level column `column` (indexes are on top-level columns);
+/// `what` says what the column was wanted for, in the error.
+pub(crate) fn top_level_field(ds: &Dataset, column: &str, what: &str) -> Result<i32> {
+    ds.manifest()
+        .schema
+        .fields
+        .iter()
+        .find(|f| f.name == column && f.parent_id == -1)
+        .map(|f| f.id)
+        .ok_or_else(|| Error::InvalidArgument {
+            what: format!("no column {column:?} {what}"),
+        })
+}
+
+/// The segments of the index `name` (manifest order), its field id and its column.
+pub(crate) fn named_index(
+    ds: &Dataset,
+    name: &str,
+) -> Result<(Vec<pb::IndexMetadata>, i32, String)> {
+    let metas: Vec<pb::IndexMetadata> = ds
+        .indices()?
+        .iter()
+        .filter(|m| m.name == name)
+        .cloned()
+        .collect();
+    let Some(first) = metas.first() else {
+        return Err(Error::InvalidArgument {
+            what: format!(
+                "no index named {name:?}: list the dataset's indexes for the names there are"
+            ),
+        });
+    };
+    let field_id = *first.fields.first().ok_or_else(|| Error::InvalidArgument {
+        what: format!("index {name:?} names no column"),
+    })?;
+    let column = ds
+        .manifest()
+        .schema
+        .fields
+        .iter()
+        .find(|f| f.id == field_id && f.parent_id == -1)
+        .map(|f| f.name.clone())
+        .ok_or_else(|| Error::InvalidArgument {
+            what: format!("index {name:?} is on field {field_id}, which is not a top-level column"),
+        })?;
+    Ok((metas, field_id, column))
+}
+
 /// Builds a vector index on `column` of `ds` and commits it; returns the new version.
 pub fn create_vector_index(
     ds: &Dataset,
     column: &str,
     opts: &VectorIndexOptions,
 ) -> Result<Dataset> {
-    let field = ds
-        .manifest()
-        .schema
-        .fields
-        .iter()
-        .find(|f| f.name == column)
-        .ok_or_else(|| Error::InvalidArgument {
-            what: format!("no column {column:?} to index"),
-        })?;
-    let field_id = field.id;
+    let field_id = top_level_field(ds, column, "to index")?;
     let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
     let existing = replaced_segments(ds, &name, opts.replace)?;
     if let Some(p) = &opts.progress {
@@ -430,18 +469,10 @@ pub fn optimize_index_as_reference(
     merge: Option<usize>,
     retrain: bool,
 ) -> Result<Dataset> {
-    let first = ds
-        .indices()?
-        .iter()
-        .find(|m| m.name == name)
-        .cloned()
-        .ok_or_else(|| Error::InvalidArgument {
-            what: format!(
-                "no index named {name:?}: list the dataset's indexes for the names there are"
-            ),
-        })?;
-    let vector = lancer_index::scalar::kind_of(ds, &first).is_none()
-        && !lancer_index::inverted::segment::is_inverted(&first);
+    let (metas, _, _) = named_index(ds, name)?;
+    let first = &metas[0];
+    let vector = lancer_index::scalar::kind_of(ds, first).is_none()
+        && !lancer_index::inverted::segment::is_inverted(first);
     if retrain && vector {
         return retrain_index(ds, name);
     }
@@ -459,37 +490,13 @@ pub fn optimize_index_as_reference(
 /// quantizer, partition count), scalar and full-text indexes are built again with
 /// their parameters.
 pub fn retrain_index(ds: &Dataset, name: &str) -> Result<Dataset> {
-    let metas: Vec<pb::IndexMetadata> = ds
-        .indices()?
-        .iter()
-        .filter(|m| m.name == name)
-        .cloned()
-        .collect();
-    let Some(first) = metas.first() else {
-        return Err(Error::InvalidArgument {
-            what: format!(
-                "no index named {name:?}: list the dataset's indexes for the names there are"
-            ),
-        });
-    };
+    let (metas, field_id, column) = named_index(ds, name)?;
+    let first = &metas[0];
     let vector = lancer_index::scalar::kind_of(ds, first).is_none()
         && !lancer_index::inverted::segment::is_inverted(first);
     if !vector {
         return update_index(ds, name, None, metas.len());
     }
-    let field_id = *first.fields.first().ok_or_else(|| Error::InvalidArgument {
-        what: format!("index {name:?} names no column"),
-    })?;
-    let column = ds
-        .manifest()
-        .schema
-        .fields
-        .iter()
-        .find(|f| f.id == field_id && f.parent_id == -1)
-        .map(|f| f.name.clone())
-        .ok_or_else(|| Error::InvalidArgument {
-            what: format!("index {name:?} is on field {field_id}, which is not a top-level column"),
-        })?;
     let (quantizer, metric) = ivf_build::details_model(first).ok_or_else(|| Error::InvalidArgument {
         what: format!("index {name:?} records no quantizer or metric to retrain with; drop it and create it again"),
     })?;
@@ -518,19 +525,8 @@ pub fn extend_index(ds: &Dataset, name: &str, only: Option<&[u64]>) -> Result<Da
 }
 
 fn update_index(ds: &Dataset, name: &str, only: Option<&[u64]>, merge: usize) -> Result<Dataset> {
-    let metas: Vec<pb::IndexMetadata> = ds
-        .indices()?
-        .iter()
-        .filter(|m| m.name == name)
-        .cloned()
-        .collect();
-    let Some(first) = metas.first() else {
-        return Err(Error::InvalidArgument {
-            what: format!(
-                "no index named {name:?}: list the dataset's indexes for the names there are"
-            ),
-        });
-    };
+    let (metas, field_id, column) = named_index(ds, name)?;
+    let first = &metas[0];
     let mut covered = roaring::RoaringBitmap::new();
     for m in &metas {
         covered |= roaring::RoaringBitmap::deserialize_from(m.fragment_bitmap.as_slice())
@@ -567,19 +563,6 @@ fn update_index(ds: &Dataset, name: &str, only: Option<&[u64]>, merge: usize) ->
         new.sort_unstable();
         new.dedup();
     }
-    let field_id = *first.fields.first().ok_or_else(|| Error::InvalidArgument {
-        what: format!("index {name:?} names no column"),
-    })?;
-    let column = ds
-        .manifest()
-        .schema
-        .fields
-        .iter()
-        .find(|f| f.id == field_id)
-        .map(|f| f.name.clone())
-        .ok_or_else(|| Error::InvalidArgument {
-            what: format!("index {name:?} is on field {field_id}, which is not a top-level column"),
-        })?;
     if let Some(kind) = lancer_index::scalar::kind_of(ds, first) {
         return crate::scalar_index::optimize(ds, name, kind, first, &new, merged);
     }

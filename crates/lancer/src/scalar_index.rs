@@ -98,14 +98,7 @@ pub fn create_scalar_index(
     column: &str,
     opts: &ScalarIndexOptions,
 ) -> Result<Dataset> {
-    let field_id = ds
-        .manifest()
-        .schema
-        .fields
-        .iter()
-        .find(|f| f.name == column && f.parent_id == -1)
-        .map(|f| f.id)
-        .ok_or_else(|| invalid(format!("no column {column:?} to index")))?;
+    let field_id = crate::index::top_level_field(ds, column, "to index")?;
     let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
     let existing = crate::index::replaced_segments(ds, &name, opts.replace)?;
     let built = build(ds, column, None, &opts.params)?;
@@ -133,22 +126,7 @@ pub(crate) fn optimize(
     new: &[u64],
     merged: Vec<pb::IndexMetadata>,
 ) -> Result<Dataset> {
-    let field_id = *first
-        .fields
-        .first()
-        .ok_or_else(|| invalid(format!("index {name:?} names no column")))?;
-    let column = ds
-        .manifest()
-        .schema
-        .fields
-        .iter()
-        .find(|f| f.id == field_id && f.parent_id == -1)
-        .map(|f| f.name.clone())
-        .ok_or_else(|| {
-            invalid(format!(
-                "index {name:?} is on field {field_id}, which is not a top-level column"
-            ))
-        })?;
+    let (_, field_id, column) = crate::index::named_index(ds, name)?;
     let params = params_of(ds, first, kind)?;
     let built = build(ds, &column, Some(new), &params)?;
     commit(
