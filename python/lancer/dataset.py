@@ -842,6 +842,27 @@ class LanceDataset:
             "add_columns with a function or a reader of new values is not supported yet: "
             "pass {name: SQL expression} or pyarrow fields")
 
+    def merge(self, data_obj: Any, left_on: str, right_on: Optional[str] = None,
+              schema: Optional[pa.Schema] = None) -> None:
+        """Adds the columns of ``data_obj`` (any input ``write_dataset`` takes) joined on
+        its key ``right_on`` (default ``left_on``) = this dataset's ``left_on``: each row
+        takes the values of the source row with the same key, nulls without one; a key
+        twice in the source is an error. A new version."""
+        reader = _reader(data_obj, schema)
+        right_on = right_on or left_on
+        names = reader.schema.names
+        if right_on not in names:
+            raise ValueError(f"the data to merge has no column {right_on!r}")
+        if right_on != left_on:
+            if left_on in names:
+                raise ValueError(f"the data to merge has both {right_on!r} and {left_on!r}")
+            reader = reader.read_all().rename_columns([left_on if n == right_on else n for n in names]).to_reader()
+        table = reader.read_all()
+        if table.num_rows == 0:
+            # pylance refuses an empty source, with an OSError
+            raise OSError("merge: the data to merge has no rows")
+        self._inner = _lancer.merge_columns(self._inner.latest(), left_on, table.to_reader())
+
     def drop_columns(self, columns: List[str]) -> None:
         """Drops columns (names or ``struct.field`` paths); no data is rewritten."""
         self._inner = _lancer.drop_columns(self._inner.latest(), [str(c) for c in columns])

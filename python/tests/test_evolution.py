@@ -135,3 +135,30 @@ def test_cleanup_old_versions_as_pylance(tmp_path, case):
         dirs = sorted(os.path.relpath(d, path) for d, ds, fs in os.walk(path) if not ds and not fs)
         results.append((out, left, dirs))
     assert results[1] == results[0]
+
+
+@pytest.mark.parametrize("source,left_on,right_on", [
+    ({"key": [1, 2, 5, 9, 42], "y": ["a", "b", "c", "d", "e"]}, "id", "key"),
+    ({"id": [9, 1, 1, 3], "y": ["a", "b", "c", "d"], "w": [1.0, 2.0, 3.0, 4.0]}, "id", None),
+    ({"id": [], "y": []}, "id", None),
+])
+def test_merge_as_pylance(tmp_path, source, left_on, right_on):
+    """merge(data, left_on, right_on): new columns joined on the key, null without a
+    match, a key given twice takes its last row (as pylance), over several fragments
+    with a deleted row."""
+    src = pa.table(source) if source["id" if "id" in source else "key"] else pa.table(
+        {"id": pa.array([], pa.int64()), "y": pa.array([], pa.string())})
+    out = []
+    for mod in (lance, lancer):
+        p = str(tmp_path / mod.__name__)
+        lance.write_dataset(pa.table({"id": list(range(10)), "x": [i * 1.5 for i in range(10)]}), p,
+                            max_rows_per_file=4)
+        lance.dataset(p).delete("id = 3")
+        try:
+            mod.dataset(p).merge(src, left_on, right_on)
+        except OSError:
+            out.append("OSError")
+            continue
+        t = lance.dataset(p).to_table()
+        out.append((t.schema, t.to_pydict(), lance.dataset(p).version))
+    assert out[1] == out[0]

@@ -24,6 +24,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(merge_insert, m)?)?;
     m.add_function(wrap_pyfunction!(compact_files, m)?)?;
     m.add_function(wrap_pyfunction!(optimize_indices, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_columns, m)?)?;
     Ok(())
 }
 
@@ -142,6 +143,24 @@ fn merge_insert(
         ("num_deleted_rows".to_string(), stats.deleted),
     ]);
     Ok((ds.wrap(after), out))
+}
+
+/// pylance's `merge(data, left_on)`: the source's columns other than the key `on`
+/// joined onto the rows with the same key (null without one). The dataset after.
+#[pyfunction]
+fn merge_columns(
+    py: Python<'_>,
+    ds: &Dataset,
+    on: String,
+    source: PyArrowType<ArrowArrayStreamReader>,
+) -> PyResult<Dataset> {
+    let reader = source.0;
+    let schema = reader.schema();
+    let after = py.detach(|| {
+        let batches = reader.map(|b| b.map_err(lancer::Error::from));
+        lancer::evolve::merge_columns(&ds.ds, &on, schema, batches).map_err(errors::lancer)
+    })?;
+    Ok(ds.wrap(after))
 }
 
 /// pylance's `optimize.compact_files`: the dataset after and

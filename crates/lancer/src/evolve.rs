@@ -507,7 +507,7 @@ pub fn merge_insert(
 /// left_on)`): each fragment's rows take the values of the source row with the same
 /// key (null without one), written as one new data file per fragment. The source is
 /// held in memory (it is a table of new columns, not a dataset); a key that appears
-/// twice in it is an error.
+/// twice in it takes the values of its last row, as pylance's merge.
 pub fn merge_columns(
     ds: &Dataset,
     on: &str,
@@ -558,18 +558,8 @@ pub fn merge_columns(
         if all.column(key_src).is_null(i) {
             continue;
         }
-        if index
-            .insert(src_keys.row(i).as_ref().to_vec(), i as u32)
-            .is_some()
-        {
-            return Err(Error::InvalidArgument {
-                what: format!(
-                    "key {} appears twice in the source: each row must get one value",
-                    arrow_cast::display::array_value_to_string(all.column(key_src), i)
-                        .unwrap_or_default()
-                ),
-            });
-        }
+        // a key given twice takes its last row's values, as pylance's merge does
+        index.insert(src_keys.row(i).as_ref().to_vec(), i as u32);
     }
     let out_schema = Arc::new(Schema::new(new_fields));
     let value_cols: Vec<usize> = (0..all.num_columns()).filter(|i| *i != key_src).collect();

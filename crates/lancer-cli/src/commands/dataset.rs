@@ -8,11 +8,11 @@ use std::time::Duration;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+use lancer::file::container::FileVersion;
 use lancer::file::reader::FileReader;
 use lancer::table::cleanup::{cleanup as do_cleanup, versions as list};
 use lancer::table::versions::{create_tag, delete_tag, list_tags, list_versions, rfc3339};
 use lancer::table::write::WriteParams;
-use lancer::file::container::FileVersion;
 use lancer::Dataset;
 
 use super::source::Source;
