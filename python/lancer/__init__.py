@@ -24,6 +24,7 @@ workers, resumable (``lancer.torch.LanceIterableDataset`` for PyTorch).
 
 from ._lancer import CommitConflictError, CorruptDataError, __version__
 from .dataset import (
+    BatchUDF,
     CleanupStats,
     ColumnOrdering,
     DatasetNotFoundError,
@@ -31,6 +32,7 @@ from .dataset import (
     LanceFragment,
     LanceScanner,
     Tags,
+    batch_udf,
     dataset,
     write_dataset,
 )
@@ -38,6 +40,8 @@ from . import query
 from .loader import LanceLoader, loader
 
 __all__ = [
+    "BatchUDF",
+    "batch_udf",
     "CleanupStats",
     "ColumnOrdering",
     "CommitConflictError",

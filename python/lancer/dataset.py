@@ -823,9 +823,13 @@ class LanceDataset:
                     reader_schema: Optional[pa.Schema] = None,
                     batch_size: Optional[int] = None) -> None:
         """Adds columns: ``{name: SQL expression}`` (computed from the existing columns,
-        in order), or a ``pa.Field`` / list of fields / ``pa.Schema`` (all-null columns,
-        no data written). ``batch_size`` only tunes the work. Functions over batches and
-        readers of new values are not supported yet (NotImplementedError)."""
+        in order), a function over batches of the ``read_columns`` (all by default)
+        returning a ``pa.RecordBatch`` or pandas DataFrame of the new columns (or a
+        ``lancer.batch_udf``: its ``output_schema`` checked; without one, the schema of
+        the output on the first batch, as pylance), called ``batch_size`` rows at a time
+        (1024) over every fragment's rows, or a ``pa.Field`` / list of fields /
+        ``pa.Schema`` (all-null columns, no data written). Readers of new values and
+        checkpoint files are not supported yet (NotImplementedError)."""
         if isinstance(transforms, dict):
             if read_columns is not None or reader_schema is not None:
                 raise NotImplementedError("read_columns / reader_schema apply to functions, not SQL expressions")
@@ -838,9 +842,52 @@ class LanceDataset:
         if isinstance(transforms, pa.Schema):
             self._inner = _lancer.add_null_columns(self._inner.latest(), transforms)
             return
+        if callable(transforms):
+            if reader_schema is not None:
+                raise NotImplementedError("reader_schema applies to readers of new values, which are not supported yet")
+            self._add_columns_udf(transforms, read_columns, batch_size)
+            return
         raise NotImplementedError(
-            "add_columns with a function or a reader of new values is not supported yet: "
-            "pass {name: SQL expression} or pyarrow fields")
+            "add_columns with a reader of new values is not supported yet: pass {name: SQL "
+            "expression}, a function over batches (or lancer.batch_udf) or pyarrow fields")
+
+    def _add_columns_udf(self, func: Any, read_columns: Optional[List[str]], batch_size: Optional[int]) -> None:
+        """New columns computed by ``func`` per batch (see ``add_columns``)."""
+        if getattr(func, "checkpoint_file", None) is not None:
+            raise NotImplementedError("batch_udf(checkpoint_file=...) is not supported by lancer yet")
+        schema = getattr(func, "output_schema", None)
+        inner = getattr(func, "func", func)
+
+        def as_batch(out: Any) -> pa.RecordBatch:
+            if _is_pandas(out):
+                out = pa.RecordBatch.from_pandas(out, preserve_index=False)
+            elif isinstance(out, pa.Table):
+                out = out.combine_chunks().to_batches()[0] if out.num_rows else pa.RecordBatch.from_pylist(
+                    [], schema=out.schema)
+            if not isinstance(out, pa.RecordBatch):
+                raise TypeError(f"a function adding columns returns a pyarrow RecordBatch or a pandas "
+                                f"DataFrame, not {type(out).__name__}")
+            return out
+
+        latest = self._inner.latest()
+        step = int(batch_size or 1024)
+        if schema is None:
+            # as pylance: the schema of the function's output on the first batch
+            first = None
+            for b in LanceDataset(latest, self._storage_options).to_batches(columns=read_columns, batch_size=step):
+                first = b
+                break
+            if first is None:
+                raise ValueError("the dataset has no rows to infer the new columns from: give batch_udf(output_schema=)")
+            schema = as_batch(inner(first)).schema
+
+        def call(batch: pa.RecordBatch) -> pa.RecordBatch:
+            out = as_batch(inner(batch))
+            if out.schema != schema:
+                raise ValueError(f"the function returned columns {out.schema} where {schema} was expected")
+            return out
+
+        self._inner = _lancer.add_columns_udf(latest, schema, call, read_columns, step)
 
     def merge(self, data_obj: Any, left_on: str, right_on: Optional[str] = None,
               schema: Optional[pa.Schema] = None) -> None:
@@ -1231,3 +1278,26 @@ class DatasetOptimizer:
                 raise ValueError(f"Index not found: {', '.join(missing)}")
         self._ds._inner = _lancer.optimize_indices(
             self._ds._inner.latest(), index_names, merge, bool(retrain))
+
+
+class BatchUDF:
+    """A function adding columns (``LanceDataset.add_columns``), with the schema of what
+    it returns; see :func:`batch_udf`."""
+
+    def __init__(self, func: Any, output_schema: Optional[pa.Schema] = None, checkpoint_file: Any = None):
+        self.func = func
+        self.output_schema = output_schema
+        self.checkpoint_file = checkpoint_file
+
+    def __call__(self, batch: pa.RecordBatch) -> Any:
+        return self.func(batch)
+
+
+def batch_udf(output_schema: Optional[pa.Schema] = None, checkpoint_file: Any = None) -> Any:
+    """pylance's decorator making a function over batches a :class:`BatchUDF` for
+    ``add_columns`` (``checkpoint_file`` is refused when the function is used)."""
+
+    def wrap(func: Any) -> BatchUDF:
+        return BatchUDF(func, output_schema, checkpoint_file)
+
+    return wrap

@@ -3,6 +3,7 @@ all-null fields), drop_columns, alter_columns, update, merge_insert, optimize.co
 and has_index, each run through pylance 14 and through lancer on the same data; the
 tables, statistics and refusals must agree, and each engine reads the other's result."""
 
+import pandas as pd
 import pyarrow as pa
 import pytest
 
@@ -162,3 +163,60 @@ def test_merge_as_pylance(tmp_path, source, left_on, right_on):
         t = lance.dataset(p).to_table()
         out.append((t.schema, t.to_pydict(), lance.dataset(p).version))
     assert out[1] == out[0]
+
+
+def _double(batch):
+    import pyarrow.compute as pc
+
+    return pa.RecordBatch.from_arrays([pc.multiply(batch["x"], 2), pc.utf8_upper(batch["s"])], ["x2", "S"])
+
+
+def _pandas_udf(batch):
+    df = batch.to_pandas()
+    return pd.DataFrame({"y": df["x"] + df["id"]})
+
+
+@pytest.mark.parametrize("kind", ["function", "pandas", "batch_udf", "read_columns"])
+def test_add_columns_with_a_function_as_pylance(tmp_path, kind):
+    """add_columns(function): the same new columns and values as pylance over several
+    fragments with deleted rows, for a pyarrow function, a pandas one, a batch_udf with
+    its schema, and read_columns."""
+    out = []
+    for mod in (lance, lancer):
+        p = str(tmp_path / mod.__name__)
+        lance.write_dataset(pa.table({"id": list(range(30)), "x": [i * 0.5 for i in range(30)],
+                                      "s": [f"s{i}" for i in range(30)]}), p, max_rows_per_file=8)
+        lance.dataset(p).delete("id % 5 = 0")
+        ds = mod.dataset(p)
+        if kind == "function":
+            ds.add_columns(_double)
+        elif kind == "pandas":
+            ds.add_columns(_pandas_udf, batch_size=7)
+        elif kind == "batch_udf":
+            schema = pa.schema([pa.field("x2", pa.float64()), pa.field("S", pa.string())])
+            ds.add_columns(mod.batch_udf(output_schema=schema)(_double))
+        else:
+            ds.add_columns(_pandas_udf, read_columns=["id", "x"])
+        t = lance.dataset(p).to_table()
+        out.append((t.schema, t.to_pydict(), lance.dataset(p).version))
+    assert out[1] == out[0]
+
+
+def test_add_columns_function_errors(tmp_path):
+    p = str(tmp_path / "ds")
+    lance.write_dataset(pa.table({"id": list(range(10))}), p)
+
+    def boom(batch):
+        raise ZeroDivisionError("in the function")
+
+    with pytest.raises(ZeroDivisionError, match="in the function"):
+        lancer.dataset(p).add_columns(boom)
+
+    def short(batch):
+        return pa.RecordBatch.from_pydict({"y": [1]})
+
+    with pytest.raises(ValueError, match="one row per row"):
+        lancer.dataset(p).add_columns(short, batch_size=100)
+    with pytest.raises(NotImplementedError, match="checkpoint_file"):
+        lancer.dataset(p).add_columns(lancer.batch_udf(checkpoint_file="x.db")(short))
+    assert lancer.dataset(p).schema.names == ["id"]

@@ -25,6 +25,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compact_files, m)?)?;
     m.add_function(wrap_pyfunction!(optimize_indices, m)?)?;
     m.add_function(wrap_pyfunction!(merge_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(add_columns_udf, m)?)?;
     Ok(())
 }
 
@@ -143,6 +144,74 @@ fn merge_insert(
         ("num_deleted_rows".to_string(), stats.deleted),
     ]);
     Ok((ds.wrap(after), out))
+}
+
+/// What a Python function computing new columns can fail with: the table layer's
+/// error, or the function's own exception (raised again unchanged).
+enum UdfError {
+    Table(lancer::table::TableError),
+    Py(PyErr),
+}
+
+impl From<lancer::table::TableError> for UdfError {
+    fn from(e: lancer::table::TableError) -> Self {
+        UdfError::Table(e)
+    }
+}
+
+/// pylance's `add_columns(function)`: the columns `schema` computed by `func` (a
+/// Python callable taking a `pyarrow.RecordBatch` of the columns `read_columns` and
+/// returning a `pyarrow.RecordBatch` of `schema`'s columns, as many rows) over every
+/// fragment, `batch_size` rows per call. The dataset after.
+#[pyfunction]
+#[pyo3(signature = (ds, schema, func, read_columns=None, batch_size=1024))]
+fn add_columns_udf(
+    py: Python<'_>,
+    ds: &Dataset,
+    schema: PyArrowType<Schema>,
+    func: Py<PyAny>,
+    read_columns: Option<Vec<String>>,
+    batch_size: usize,
+) -> PyResult<Dataset> {
+    let schema = std::sync::Arc::new(schema.0);
+    let step = batch_size.max(1);
+    let compute = |input: &arrow_array::RecordBatch| -> Result<arrow_array::RecordBatch, UdfError> {
+        let mut parts = Vec::new();
+        let mut start = 0;
+        while start < input.num_rows() || (start == 0 && parts.is_empty()) {
+            let len = step.min(input.num_rows() - start);
+            let chunk = input.slice(start, len);
+            let out = Python::attach(|py| -> PyResult<arrow_array::RecordBatch> {
+                let arg = crate::export::PyBatch(chunk).into_pyobject(py)?;
+                let got = func.call1(py, (arg,))?;
+                Ok(got.extract::<PyArrowType<arrow_array::RecordBatch>>(py)?.0)
+            })
+            .map_err(UdfError::Py)?;
+            parts.push(out);
+            start += len;
+            if len == 0 {
+                break;
+            }
+        }
+        arrow_select::concat::concat_batches(&schema, &parts).map_err(|e| {
+            UdfError::Table(lancer::table::TableError::invalid(format!(
+                "the function's batches do not match the new columns' schema: {e}"
+            )))
+        })
+    };
+    let read: Option<Vec<&str>> = read_columns
+        .as_ref()
+        .map(|c| c.iter().map(String::as_str).collect());
+    let after = py
+        .detach(|| {
+            ds.ds
+                .add_columns_with(schema.clone(), read.as_deref(), compute)
+        })
+        .map_err(|e| match e {
+            UdfError::Py(e) => e,
+            UdfError::Table(t) => errors::table(t),
+        })?;
+    Ok(ds.wrap(after))
 }
 
 /// pylance's `merge(data, left_on)`: the source's columns other than the key `on`

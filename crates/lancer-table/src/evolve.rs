@@ -566,8 +566,8 @@ impl Dataset {
                 let input = self.read_runs(frag, read, std::slice::from_ref(&all))?;
                 let out = compute(&input)?;
                 if out.num_rows() != input.num_rows() {
-                    return Err(TableError::corrupt(format!(
-                        "{} values computed for the {} rows of fragment {}",
+                    return Err(TableError::invalid(format!(
+                        "{} values computed for the {} rows of fragment {}: a function adding columns returns one row per row it is given",
                         out.num_rows(),
                         input.num_rows(),
                         frag.id
