@@ -1,6 +1,6 @@
 """Type stubs of the native module (crates/lancer-python)."""
 
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import pyarrow as pa
 
@@ -69,7 +69,8 @@ class Dataset:
         use_index: bool = True,
         with_row_id: bool = False,
         with_row_address: bool = False,
-    ) -> pa.RecordBatch: ...
+        explain: bool = False,
+    ) -> Any: ...
     def full_text_search(
         self,
         query: Optional[str],
@@ -81,7 +82,8 @@ class Dataset:
         columns: Optional[List[str]] = None,
         with_row_id: bool = False,
         with_row_address: bool = False,
-    ) -> pa.RecordBatch: ...
+        explain: bool = False,
+    ) -> Any: ...
     def create_index(
         self,
         column: str,

@@ -396,7 +396,9 @@ class LanceScanner:
         self._ds = ds
         self._p = params
 
-    def _search(self) -> Optional[pa.Table]:
+    def _search(self, explain: bool = False) -> Any:
+        """The search's rows as a table (None for a plain scan); with ``explain`` its
+        plan's text instead."""
         p = self._p
         nearest, fts = p.get("nearest"), p.get("full_text_query")
         if nearest is None and fts is None:
@@ -430,6 +432,7 @@ class LanceScanner:
                 bool(nearest.get("use_index", True)),
                 bool(p.get("with_row_id")),
                 bool(p.get("with_row_address")),
+                explain,
             )
         else:
             from .query import to_engine
@@ -445,7 +448,10 @@ class LanceScanner:
                 _columns(p.get("columns")),
                 bool(p.get("with_row_id")),
                 bool(p.get("with_row_address")),
+                explain,
             )
+        if explain:
+            return batch
         table = pa.Table.from_batches([batch])
         offset = p.get("offset") or 0
         limit = p.get("limit")
@@ -503,10 +509,24 @@ class LanceScanner:
         return self._ds._inner.count_rows(p.get("filter"))
 
     def explain_plan(self, verbose: bool = False) -> str:
-        """The plan (which filters and indexes a scan uses)."""
+        """The plan: for a scan which filters and scalar indexes it uses; for a
+        ``nearest`` or ``full_text_query`` search which index answers (name, kind,
+        segments), what is searched without it, how the filter applies and the limit.
+        ``verbose`` adds nothing (the plan is always complete)."""
         p = self._p
+        if p.get("nearest") is not None or p.get("full_text_query") is not None:
+            return self._search(explain=True)
         columns = p.get("columns")
         return self._ds._inner.explain(None if isinstance(columns, dict) else _columns(columns), p.get("filter"))
+
+    def analyze_plan(self) -> str:
+        """The plan (``explain_plan``), then the query run once: rows returned and the
+        time it took."""
+        plan = self.explain_plan()
+        start = time.perf_counter()
+        rows = self.to_table().num_rows
+        elapsed = time.perf_counter() - start
+        return f"{plan}ran: {rows} rows in {elapsed * 1000:.3f} ms\n"
 
     @property
     def dataset_schema(self) -> pa.Schema:

@@ -129,3 +129,29 @@ def test_bad_query_values_are_value_errors(uri):
         lq.MultiMatchQuery("apple", ["text", "title"], boosts=[1.0])
     with pytest.raises(ValueError):
         lancer.dataset(uri).to_table(full_text_query=lq.MatchQuery("apple", "no_such_column"))
+
+
+def test_explain_plan_names_the_index_a_search_uses(uri, tmp_path):
+    """explain_plan of a search names the index (pylance names the vector index and the
+    full-text column), says what it searches without it and how the filter applies;
+    analyze_plan runs it."""
+    import shutil
+
+    path = str(tmp_path / "ds")
+    shutil.copytree(uri, path)
+    lancer.dataset(path).create_index("v", "IVF_FLAT", num_partitions=2, name="v_flat")
+    fts = {"filter": "id < 100", "prefilter": True}
+    plan = lancer.dataset(path).scanner(full_text_query=lq.MatchQuery("apple", "text"), **fts).explain_plan()
+    assert "text_idx" in plan and '"text"' in plan and "id < 100" in plan and "before" in plan, plan
+    assert "column=text" in lance.dataset(path).scanner(full_text_query=pq.MatchQuery("apple", "text"),
+                                                         **fts).explain_plan()
+    near = {"nearest": {"column": "v", "q": [0.1, 0.2, 0.3, 0.4], "k": 4}, "filter": "id < 100"}
+    plan = lancer.dataset(path).scanner(**near).explain_plan()
+    assert "v_flat" in plan and "to the 4 nearest" in plan, plan
+    assert "v_flat" in lance.dataset(path).scanner(**near).explain_plan()
+    lance.write_dataset(lance.dataset(path).to_table().slice(0, 5), path, mode="append")
+    scanner = lancer.dataset(path).scanner(nearest=near["nearest"])
+    plan = scanner.explain_plan()
+    assert "unindexed: 1 fragment(s), 5 rows" in plan, plan
+    analyzed = scanner.analyze_plan()
+    assert analyzed.startswith(plan) and "ran: 4 rows" in analyzed and analyzed.endswith(" ms\n")

@@ -543,7 +543,7 @@ impl Dataset {
     /// one for the metric (unless `use_index` is false), else exact.
     #[pyo3(signature = (column, q, k, metric=None, nprobes=None, refine_factor=None, filter=None,
                         prefilter=true, columns=None, use_index=true, with_row_id=false,
-                        with_row_address=false))]
+                        with_row_address=false, explain=false))]
     #[allow(clippy::too_many_arguments)]
     fn nearest(
         &self,
@@ -560,7 +560,8 @@ impl Dataset {
         use_index: bool,
         with_row_id: bool,
         with_row_address: bool,
-    ) -> PyResult<PyBatch> {
+        explain: bool,
+    ) -> PyResult<Py<PyAny>> {
         use lancer::search::{nearest_with_rows, Filtering, Metric, Nearest, RowMeta};
         let b = py.detach(|| {
             let metric = match metric {
@@ -586,22 +587,31 @@ impl Dataset {
                 refine_factor,
                 ..Default::default()
             };
+            if explain {
+                return lancer::explain::explain_nearest(&self.ds, &req, filtering, &params)
+                    .map(Err)
+                    .map_err(errors::lancer);
+            }
             let c = cols(&columns);
             let meta = RowMeta {
                 row_id: with_row_id,
                 row_address: with_row_address,
             };
             nearest_with_rows(&self.ds, &req, filtering, c.as_deref(), &params, meta)
+                .map(Ok)
                 .map_err(errors::lancer)
         })?;
-        Ok(PyBatch(b))
+        // a batch, or with `explain` the plan's text
+        match b {
+            Ok(b) => Ok(PyBatch(b).into_pyobject(py)?.unbind()),
+            Err(plan) => Ok(plan.into_pyobject(py)?.into_any().unbind()),
+        }
     }
 
     /// Full-text search of `query` (in `column`, or every indexed column): the columns
     /// asked plus `_score`, best first.
     #[pyo3(signature = (query, column=None, query_json=None, limit=None, filter=None, prefilter=false,
-                        columns=None, with_row_id=false, with_row_address=false))]
-    #[allow(clippy::too_many_arguments)]
+                        columns=None, with_row_id=false, with_row_address=false, explain=false))]
     #[allow(clippy::too_many_arguments)]
     fn full_text_search(
         &self,
@@ -615,7 +625,8 @@ impl Dataset {
         columns: Option<Vec<String>>,
         with_row_id: bool,
         with_row_address: bool,
-    ) -> PyResult<PyBatch> {
+        explain: bool,
+    ) -> PyResult<Py<PyAny>> {
         let b = py.detach(|| {
             let q = match (query_json, query) {
                 // a structured query (lancer.query), in Lance's JSON shape
@@ -642,9 +653,20 @@ impl Dataset {
                 },
                 ..Default::default()
             };
-            lancer::fts::full_text_search(&self.ds, &q, &opts).map_err(errors::lancer)
+            if explain {
+                return lancer::explain::explain_full_text(&self.ds, &q, &opts)
+                    .map(Err)
+                    .map_err(errors::lancer);
+            }
+            lancer::fts::full_text_search(&self.ds, &q, &opts)
+                .map(Ok)
+                .map_err(errors::lancer)
         })?;
-        Ok(PyBatch(b))
+        // a batch, or with `explain` the plan's text
+        match b {
+            Ok(b) => Ok(PyBatch(b).into_pyobject(py)?.unbind()),
+            Err(plan) => Ok(plan.into_pyobject(py)?.into_any().unbind()),
+        }
     }
 
     /// Builds an index on `column`: IVF_FLAT / IVF_PQ / IVF_SQ / IVF_RQ (vector),

@@ -81,7 +81,7 @@ impl AnnParams {
     }
 }
 
-fn index_metric(m: Metric) -> Option<ivf::Metric> {
+pub(crate) fn index_metric(m: Metric) -> Option<ivf::Metric> {
     match m {
         Metric::L2 => Some(ivf::Metric::L2),
         Metric::Cosine => Some(ivf::Metric::Cosine),

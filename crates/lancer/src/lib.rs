@@ -7,6 +7,7 @@
 pub mod ann;
 mod error;
 pub mod evolve;
+pub mod explain;
 pub mod filter;
 pub mod fts;
 pub mod fts_index;

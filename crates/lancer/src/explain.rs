@@ -1,0 +1,270 @@
+//! Plans of searches as text (pylance's `explain_plan` for `nearest` and
+//! `full_text_query`): which index answers (its name, kind and segments, named as
+//! pylance names them), what is searched without it (fragments appended since it was
+//! built), how a filter applies (before or after ranking), and the limits. Scans have
+//! their plan in [`crate::scan::Scanner::explain`]. Nothing is read but the manifest and
+//! the index metadata.
+
+use std::fmt::Write as _;
+
+use lancer_index::inverted::search::{FtsQuery, Occur};
+use lancer_table::Dataset;
+
+use crate::ann::AnnParams;
+use crate::fts::FtsOptions;
+use crate::search::{Filtering, Nearest};
+use crate::Result;
+
+/// Live rows of the fragments `ids`.
+fn live_rows(ds: &Dataset, ids: &[u64]) -> u64 {
+    ds.fragments()
+        .iter()
+        .filter(|f| ids.contains(&f.id))
+        .map(|f| {
+            let deleted = f.deletion_file.as_ref().map_or(0, |d| d.num_deleted_rows);
+            f.physical_rows.saturating_sub(deleted)
+        })
+        .sum()
+}
+
+/// The plan of a nearest-neighbour search.
+pub fn explain_nearest(
+    ds: &Dataset,
+    req: &Nearest<'_>,
+    filtering: Filtering<'_>,
+    ann: &AnnParams,
+) -> Result<String> {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "vector search: column {:?}, k={}, metric {:?}",
+        req.column, req.k, req.metric
+    );
+    let segments = if ann.use_index {
+        crate::ann::index_segments(ds, req.column)?
+    } else {
+        Vec::new()
+    };
+    let usable = !segments.is_empty()
+        && segments
+            .iter()
+            .all(|s| Some(s.metric) == crate::ann::index_metric(req.metric));
+    if usable {
+        let s = &segments[0];
+        let mut covered = roaring::RoaringBitmap::new();
+        for seg in &segments {
+            covered |= &seg.fragments;
+        }
+        let probes = match ann.nprobes {
+            Some(n) => format!("nprobes {n}"),
+            None => format!(
+                "nprobes {}..{}",
+                ann.min_nprobes.unwrap_or(1),
+                ann.max_nprobes.map_or("all".to_string(), |n| n.to_string())
+            ),
+        };
+        let _ = writeln!(
+            out,
+            "index: {} ({}, {} segment(s), {} partitions, {probes}), metric {}",
+            s.name,
+            s.index_type,
+            segments.len(),
+            s.partitions.len(),
+            s.metric.name()
+        );
+        let unindexed = crate::index::uncovered_fragments(ds, &covered);
+        if ann.fast_search {
+            let _ = writeln!(
+                out,
+                "fast_search: the {} fragment(s) the index does not cover are left out",
+                unindexed.len()
+            );
+        } else if !unindexed.is_empty() {
+            let _ = writeln!(
+                out,
+                "unindexed: {} fragment(s), {} rows, searched exactly and merged",
+                unindexed.len(),
+                live_rows(ds, &unindexed)
+            );
+        }
+        if let Some(r) = ann.refine_factor {
+            let _ = writeln!(
+                out,
+                "refine: {} candidates re-ranked by exact distance",
+                req.k * r.max(1) as usize
+            );
+        }
+    } else if !ann.use_index {
+        let _ = writeln!(
+            out,
+            "index: not used (use_index=false): exact search over every row"
+        );
+    } else if segments.is_empty() {
+        let _ = writeln!(
+            out,
+            "index: none on {:?}: exact search over every row",
+            req.column
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "index: {} is for metric {}, not {:?}: exact search over every row",
+            segments[0].name,
+            segments[0].metric.name(),
+            req.metric
+        );
+    }
+    match filtering {
+        Filtering::None => {}
+        Filtering::Pre(f) => {
+            let _ = writeln!(out, "filter: {f}, applied before the search (prefilter)");
+        }
+        Filtering::Post(f) => {
+            let _ = writeln!(
+                out,
+                "filter: {f}, applied to the {} nearest (postfilter)",
+                req.k
+            );
+        }
+    }
+    let _ = writeln!(out, "read: the {} rows found, by row address", req.k);
+    Ok(out)
+}
+
+/// A full-text query in words.
+fn describe(q: &FtsQuery) -> String {
+    let col = |c: &Option<String>| {
+        c.as_ref()
+            .map_or("every indexed column".to_string(), |c| format!("{c:?}"))
+    };
+    match q {
+        FtsQuery::Match {
+            column,
+            text,
+            and,
+            boost,
+            fuzziness,
+            prefix_length,
+            max_expansions,
+        } => {
+            let mut s = format!(
+                "match {text:?} in {} ({})",
+                col(column),
+                if *and { "all tokens" } else { "any token" }
+            );
+            if *boost != 1.0 {
+                let _ = write!(s, ", boost {boost}");
+            }
+            if *fuzziness > 0 {
+                let _ = write!(
+                    s,
+                    ", fuzziness {fuzziness}, prefix {prefix_length}, at most {max_expansions} expansions"
+                );
+            }
+            s
+        }
+        FtsQuery::Phrase { column, text, slop } => {
+            format!("phrase {text:?} in {} (slop {slop})", col(column))
+        }
+        FtsQuery::Boolean(clauses) => {
+            let part = |o: Occur| {
+                clauses
+                    .iter()
+                    .filter(|(c, _)| *c == o)
+                    .map(|(_, q)| describe(q))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            };
+            format!(
+                "boolean (must: [{}], should: [{}], must_not: [{}])",
+                part(Occur::Must),
+                part(Occur::Should),
+                part(Occur::MustNot)
+            )
+        }
+        FtsQuery::Boost {
+            positive,
+            negative,
+            negative_boost,
+        } => format!(
+            "boost ({}) lowered by {negative_boost} x ({})",
+            describe(positive),
+            describe(negative)
+        ),
+        FtsQuery::MultiMatch {
+            text,
+            columns,
+            boosts,
+            and,
+        } => format!(
+            "multi_match {text:?} in {columns:?} (boosts {boosts:?}, {}; best column)",
+            if *and { "all tokens" } else { "any token" }
+        ),
+    }
+}
+
+/// The plan of a full-text search.
+pub fn explain_full_text(ds: &Dataset, q: &FtsQuery, opts: &FtsOptions) -> Result<String> {
+    let mut out = String::new();
+    let _ = writeln!(out, "full-text search: {}", describe(q));
+    let indexes = crate::fts::inverted_indexes(ds)?;
+    if indexes.is_empty() {
+        let _ = writeln!(out, "index: none (the dataset has no INVERTED index)");
+    }
+    let names: Vec<String> = ds
+        .indices()?
+        .iter()
+        .filter(|m| lancer_index::inverted::segment::is_inverted(m))
+        .map(|m| m.name.clone())
+        .collect();
+    for (column, segments) in &indexes {
+        let name = segments
+            .first()
+            .map(|s| s.name.clone())
+            .or_else(|| names.first().cloned())
+            .unwrap_or_default();
+        let mut covered = roaring::RoaringBitmap::new();
+        for s in segments {
+            covered |= &s.fragments;
+        }
+        let _ = writeln!(
+            out,
+            "index: {name} (Inverted, {} segment(s)) on {column:?}",
+            segments.len()
+        );
+        let unindexed = crate::index::uncovered_fragments(ds, &covered);
+        if !unindexed.is_empty() {
+            if opts.fast_search {
+                let _ = writeln!(
+                    out,
+                    "fast_search: the {} fragment(s) the index does not cover are left out",
+                    unindexed.len()
+                );
+            } else {
+                let _ = writeln!(
+                    out,
+                    "unindexed: {} fragment(s), {} rows, tokenized and scored at query time",
+                    unindexed.len(),
+                    live_rows(ds, &unindexed)
+                );
+            }
+        }
+    }
+    if let Some(f) = &opts.filter {
+        let when = if opts.prefilter {
+            "before ranking (prefilter)"
+        } else {
+            "to the best rows (postfilter)"
+        };
+        let _ = writeln!(out, "filter: {f}, applied {when}");
+    }
+    let _ = writeln!(
+        out,
+        "limit: {}",
+        opts.limit
+            .map_or("every matching row".to_string(), |l| format!(
+                "the best {l}"
+            ))
+    );
+    Ok(out)
+}
