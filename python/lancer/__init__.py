@@ -36,7 +36,7 @@ from .dataset import (
     dataset,
     write_dataset,
 )
-from . import query
+from . import file, query
 from .loader import LanceLoader, loader
 
 __all__ = [
@@ -55,6 +55,7 @@ __all__ = [
     "__version__",
     "dataset",
     "loader",
+    "file",
     "query",
     "write_dataset",
 ]

@@ -19,6 +19,7 @@ mod dataset;
 mod errors;
 mod evolve;
 mod export;
+mod file;
 mod loader;
 
 use pyo3::prelude::*;
@@ -38,6 +39,8 @@ fn _lancer(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dataset::write, m)?)?;
     m.add_function(wrap_pyfunction!(dataset::cleanup, m)?)?;
     evolve::register(m)?;
+    m.add_class::<file::PyFileReader>()?;
+    m.add_class::<file::PyFileWriter>()?;
     m.add_class::<loader::Loader>()?;
     m.add_class::<loader::EpochReader>()?;
     m.add_function(wrap_pyfunction!(loader::discover_plan, m)?)?;
