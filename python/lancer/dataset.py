@@ -596,6 +596,37 @@ class LanceFragment:
     def to_batches(self, **kwargs: Any) -> Iterator[pa.RecordBatch]:
         return self.scanner(**kwargs).to_batches()
 
+    def to_pandas(self, **kwargs: Any) -> Any:
+        return self.to_table(**kwargs).to_pandas()
+
+    def head(self, num_rows: int, **kwargs: Any) -> pa.Table:
+        """The fragment's first ``num_rows`` live rows."""
+        return self.scanner(limit=num_rows, **kwargs).to_table()
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self._ds.schema
+
+    def take(self, indices: Any, columns: Any = None) -> pa.Table:
+        """Rows at offsets among this fragment's live rows (deleted rows skipped, as
+        pylance counts them), in the order given."""
+        base = 0
+        for f in self._ds.get_fragments():
+            if f.fragment_id == self.fragment_id:
+                break
+            base += f.count_rows()
+        offsets = _indices(indices)
+        if isinstance(offsets, bytes):
+            import numpy as np
+
+            offsets = np.frombuffer(offsets, dtype="<i8").tolist()
+        live = self.count_rows()
+        bad = [i for i in offsets if i < 0 or i >= live]
+        if bad:
+            # (pylance raises OSError for an offset past the fragment, as here)
+            raise OSError(f"row {bad[0]} of fragment {self.fragment_id}, which has {live} live rows")
+        return self._ds.take([base + int(i) for i in offsets], columns)
+
     def __repr__(self) -> str:
         return f"LanceFragment(id={self.fragment_id}, physical_rows={self.physical_rows})"
 

@@ -287,3 +287,21 @@ def test_to_pandas_sample_and_checkout_latest_as_pylance(tmp_path):
     lance.write_dataset(t, uri, mode="append")
     old.checkout_latest()
     assert old.version == 2 and old.count_rows() == 100
+
+
+def test_fragment_take_head_and_counts_as_pylance(tmp_path):
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(pa.table({"id": list(range(30)), "s": [str(i) for i in range(30)]}), uri,
+                        max_rows_per_file=10)
+    lance.dataset(uri).delete("id in (0, 2, 11, 25)")
+    for i in range(3):
+        want = lance.dataset(uri).get_fragments()[i]
+        got = lancer.dataset(uri).get_fragments()[i]
+        assert got.take([0, 1, 3], columns=["id"]).equals(want.take([0, 1, 3], columns=["id"]))
+        assert got.head(4).equals(want.head(4))
+        assert got.count_rows("id % 2 = 1") == want.count_rows("id % 2 = 1")
+        assert got.schema == want.schema
+        assert got.to_pandas().equals(want.to_pandas())
+        for f in (want, got):
+            with pytest.raises(OSError):
+                f.take([f.count_rows()])
