@@ -38,6 +38,7 @@ from .dataset import (
 )
 from . import file, query
 from .loader import LanceLoader, loader
+from . import sampler
 
 __all__ = [
     "BatchUDF",
@@ -57,5 +58,6 @@ __all__ = [
     "loader",
     "file",
     "query",
+    "sampler",
     "write_dataset",
 ]
