@@ -81,8 +81,12 @@ def test_evolution_calls_agree_with_pylance(tmp_path):
 def test_add_columns_refuses_what_it_cannot_do(tmp_path):
     p = str(tmp_path / "r")
     lance.write_dataset(base(), p)
-    with pytest.raises(NotImplementedError, match="function"):
+    # a function returning a column the dataset has: refused naming it (pylance too)
+    with pytest.raises(ValueError, match="exists already"):
         lancer.dataset(p).add_columns(lambda batch: batch)
+    reader = pa.RecordBatchReader.from_batches(pa.schema([("z", pa.int64())]), [])
+    with pytest.raises(NotImplementedError, match="reader"):
+        lancer.dataset(p).add_columns(reader)
     with pytest.raises(NotImplementedError, match="defer_index_remap"):
         lancer.dataset(p).optimize.compact_files(defer_index_remap=True)
 
