@@ -1003,7 +1003,7 @@ class LanceDataset:
     @property
     def has_index(self) -> bool:
         """Whether the dataset has any index."""
-        return bool(self._inner.list_indices())
+        return bool(self._inner.list_segments())
 
     def insert(self, data: Any, *, mode: str = "append", **kwargs: Any) -> None:
         """Appends (or with ``mode="overwrite"`` replaces) rows."""

@@ -727,25 +727,6 @@ impl Dataset {
         Ok(self.wrap(ds))
     }
 
-    /// The indexes: dicts of `name`, `type`, `fields`, `metric`, `fragment_ids`,
-    /// `segments` and `unindexed_fragments`.
-    fn list_indices<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let infos = py.detach(|| lancer::index::list_indices(&self.ds).map_err(errors::lancer))?;
-        let mut out = Vec::new();
-        for i in infos {
-            let d = PyDict::new(py);
-            d.set_item("name", i.name)?;
-            d.set_item("type", i.index_type)?;
-            d.set_item("fields", i.columns)?;
-            d.set_item("metric", i.metric)?;
-            d.set_item("fragment_ids", i.fragments)?;
-            d.set_item("segments", i.segments)?;
-            d.set_item("unindexed_fragments", i.unindexed_fragments)?;
-            out.push(d);
-        }
-        Ok(out)
-    }
-
     /// Every index segment as pylance lists them: dicts of `name`, `type`, `uuid`,
     /// `fields`, `version`, `fragment_ids`, `base_id`.
     fn list_segments<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
