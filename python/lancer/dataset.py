@@ -237,10 +237,13 @@ def _options(storage_options: Optional[Dict[str, str]]) -> Optional[Dict[str, st
 
 def _reader(data: Any, schema: Optional[pa.Schema]) -> pa.RecordBatchReader:
     """Any supported input as a RecordBatchReader (no copy for Arrow inputs)."""
-    if isinstance(data, LanceDataset):
-        data = data.scanner().to_reader()
+    if isinstance(data, (LanceDataset, LanceScanner)):
+        data = data.to_reader() if isinstance(data, LanceScanner) else data.scanner().to_reader()
     elif _is_arrow_dataset(data):  # pylance's LanceDataset, pyarrow datasets
         data = data.scanner().to_reader()
+    elif not isinstance(data, pa.RecordBatchReader) and callable(getattr(data, "to_reader", None)):
+        # scanners: pylance's LanceScanner, pyarrow.dataset.Scanner
+        data = data.to_reader()
     if isinstance(data, pa.RecordBatchReader):
         reader = data
     elif isinstance(data, pa.Table):

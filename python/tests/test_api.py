@@ -475,3 +475,22 @@ def test_small_filtered_batches_are_joined_up_to_batch_size(tmp_path, table):
     assert t.equals(lance.dataset(path).to_table(filter=f))
     streamed = [b.num_rows for b in ds.to_batches(filter=f, batch_size=64)]
     assert sum(streamed) == t.num_rows and len(streamed) > 3
+
+
+@pytest.mark.parametrize("source", ["lancer scanner", "pylance scanner", "pyarrow scanner", "lancer dataset"])
+def test_write_dataset_from_scanners_and_datasets(tmp_path, source):
+    import pyarrow.dataset as pds
+
+    t = pa.table({"a": [1, 2, 3], "b": ["x", "y", "z"]})
+    src = str(tmp_path / "src")
+    lance.write_dataset(t, src)
+    make = {
+        "lancer scanner": lambda: lancer.dataset(src).scanner(filter="a > 1"),
+        "pylance scanner": lambda: lance.dataset(src).scanner(filter="a > 1"),
+        "pyarrow scanner": lambda: pds.dataset(t).scanner(filter=pds.field("a") > 1),
+        "lancer dataset": lambda: lancer.dataset(src),
+    }[source]
+    out = str(tmp_path / "out")
+    lancer.write_dataset(make(), out)
+    want = t if source == "lancer dataset" else t.slice(1)
+    assert lance.dataset(out).to_table().equals(want)
