@@ -112,6 +112,7 @@ def write(
     max_bytes_per_file: Optional[int] = None,
     data_storage_version: Optional[str] = None,
     storage_options: Optional[Dict[str, str]] = None,
+    enable_stable_row_ids: bool = False,
 ) -> Dataset: ...
 def cleanup(
     uri: str,

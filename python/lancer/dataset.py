@@ -343,8 +343,6 @@ def write_dataset(
                               "target_all_bases": False, "base_store_params": None,
                               "external_blob_mode": "reference", "allow_external_blob_outside_bases": False,
                               "namespace_client": None, "table_id": None, "session": None})
-    if enable_stable_row_ids:
-        raise NotImplementedError("writing datasets with stable row ids is not supported yet")
     version = data_storage_version or "2.2"
     if str(version).lower() == "stable":
         version = "2.2"
@@ -357,6 +355,7 @@ def write_dataset(
         max_bytes_per_file,
         str(version),
         _options(storage_options),
+        bool(enable_stable_row_ids),
     )
     return LanceDataset(inner, storage_options)
 

@@ -224,3 +224,38 @@ def test_add_columns_function_errors(tmp_path):
     with pytest.raises(NotImplementedError, match="checkpoint_file"):
         lancer.dataset(p).add_columns(lancer.batch_udf(checkpoint_file="x.db")(short))
     assert lancer.dataset(p).schema.names == ["id"]
+
+
+def test_stable_row_id_datasets_as_pylance(tmp_path):
+    """write_dataset(enable_stable_row_ids=True) and a history on it (append, delete,
+    update, merge_insert, compaction): the same rows with the same _rowid and
+    _rowaddr at every step as pylance's, and each reads the other's dataset so."""
+    t = pa.table({"id": list(range(40)), "x": [float(i) for i in range(40)]})
+    steps = [
+        lambda mod, p: mod.write_dataset(t.slice(0, 10), p, mode="append"),
+        lambda mod, p: mod.dataset(p).delete("id % 3 = 0"),
+        lambda mod, p: mod.dataset(p).update({"x": "x + 100"}, where="id < 12"),
+        lambda mod, p: mod.dataset(p).merge_insert("id").when_matched_update_all()
+        .when_not_matched_insert_all().execute(pa.table({"id": [5, 7, 90], "x": [-1.0, -2.0, -3.0]})),
+        lambda mod, p: mod.dataset(p).optimize.compact_files(target_rows_per_fragment=1000),
+    ]
+
+    def state(p):
+        d = lance.dataset(p)
+        rows = d.to_table(with_row_id=True, with_row_address=True)
+        return sorted(zip(*(rows[c].to_pylist() for c in ("_rowid", "id", "x")))), d.has_stable_row_ids
+
+    paths = {}
+    for mod in (lance, lancer):
+        p = str(tmp_path / mod.__name__)
+        mod.write_dataset(t, p, max_rows_per_file=15, enable_stable_row_ids=True)
+        paths[mod.__name__] = p
+    assert state(paths["lancer"]) == state(paths["lance"])
+    for i, step in enumerate(steps):
+        for mod in (lance, lancer):
+            step(mod, paths[mod.__name__])
+        want, got = state(paths["lance"]), state(paths["lancer"])
+        assert got == want, f"step {i}"
+        assert want[1] is True
+        lan = lancer.dataset(paths["lancer"]).to_table(with_row_id=True)
+        assert sorted(lan["_rowid"].to_pylist()) == sorted(r[0] for r in got[0])

@@ -829,7 +829,7 @@ impl Dataset {
 /// mode `create` (an existing dataset is an error), `append` or `overwrite`.
 #[pyfunction]
 #[pyo3(signature = (reader, uri, mode="create", max_rows_per_file=None, max_bytes_per_file=None,
-                    data_storage_version=None, storage_options=None))]
+                    data_storage_version=None, storage_options=None, enable_stable_row_ids=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn write(
     py: Python<'_>,
@@ -840,6 +840,7 @@ pub fn write(
     max_bytes_per_file: Option<u64>,
     data_storage_version: Option<String>,
     storage_options: Options,
+    enable_stable_row_ids: bool,
 ) -> PyResult<Dataset> {
     let reader = reader.0;
     let mode = mode.to_ascii_lowercase();
@@ -848,7 +849,10 @@ pub fn write(
             "unknown mode {mode:?}: create, append or overwrite"
         )));
     }
-    let mut params = WriteParams::default();
+    let mut params = WriteParams {
+        enable_stable_row_ids,
+        ..Default::default()
+    };
     if let Some(v) = &data_storage_version {
         let v = match v.to_ascii_lowercase().as_str() {
             "stable" => "2.1".to_string(),

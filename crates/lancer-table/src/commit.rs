@@ -194,14 +194,20 @@ fn replace_fragments(
     Ok(())
 }
 
-/// Applies `op` on top of `base` (None: a new dataset).
+/// Applies `op` on top of `base` (None: a new dataset, with the feature flags
+/// `new_flags`, e.g. [`FLAG_STABLE_ROW_IDS`]).
 fn apply(
     base: Option<&pb::Manifest>,
     op: &Operation,
     storage: &str,
     restored: Option<&pb::Manifest>,
+    new_flags: u64,
 ) -> Result<pb::Manifest> {
     let mut m = base.cloned().unwrap_or_default();
+    if base.is_none() {
+        m.reader_feature_flags |= new_flags;
+        m.writer_feature_flags |= new_flags;
+    }
     let mut next_id = next_fragment_id(base);
     let mut renumber = |frags: &[pb::DataFragment]| -> Vec<pb::DataFragment> {
         frags
@@ -601,7 +607,21 @@ pub fn commit_file(
     storage: &str,
     naming: Naming,
 ) -> Result<Committed> {
-    commit_on(root, read_version, None, op, storage, naming)
+    commit_on(root, read_version, None, op, storage, naming, 0)
+}
+
+/// Commits `op` creating a dataset whose manifest carries the feature flags
+/// `new_flags` (e.g. [`FLAG_STABLE_ROW_IDS`]: every row gets an id that survives
+/// updates and compaction). When another writer created the dataset first, `op` is
+/// committed on top of it with its flags.
+pub fn commit_new_dataset(
+    root: &Store,
+    op: Operation,
+    storage: &str,
+    naming: Naming,
+    new_flags: u64,
+) -> Result<Manifest> {
+    commit_on(root, None, None, op, storage, naming, new_flags).map(|c| c.manifest)
 }
 
 /// [`commit_file`] on top of a version whose manifest the writer holds: unless other
@@ -613,7 +633,7 @@ pub fn commit_on_base(
     storage: &str,
     naming: Naming,
 ) -> Result<Committed> {
-    commit_on(root, Some(base.version), Some(base), op, storage, naming)
+    commit_on(root, Some(base.version), Some(base), op, storage, naming, 0)
 }
 
 fn commit_on(
@@ -623,6 +643,7 @@ fn commit_on(
     op: Operation,
     storage: &str,
     naming: Naming,
+    new_flags: u64,
 ) -> Result<Committed> {
     let mut base_version = read_version;
     for _attempt in 0..MAX_COMMIT_ATTEMPTS {
@@ -701,7 +722,13 @@ fn commit_on(
             Operation::CreateIndex(c) => Some(updated_index_section(index_section.as_deref(), c)?),
             _ => index_section,
         };
-        let mut m = apply(base.as_ref(), &op, storage, restored.as_ref().map(|r| &r.0))?;
+        let mut m = apply(
+            base.as_ref(),
+            &op,
+            storage,
+            restored.as_ref().map(|r| &r.0),
+            new_flags,
+        )?;
         let uuid = random_uuid();
         let txn_name = format!("{}-{uuid}.txn", base_version.unwrap_or(0));
         let txn = pb::Transaction {

@@ -28,6 +28,10 @@ pub struct WriteParams {
     pub max_bytes_per_file: u64,
     /// Manifest naming for new datasets.
     pub naming: Naming,
+    /// A new dataset's rows get stable row ids (pylance's `enable_stable_row_ids`):
+    /// ids that stay with a row through updates and compaction. Only when the write
+    /// creates the dataset; an existing dataset keeps its own setting.
+    pub enable_stable_row_ids: bool,
 }
 
 impl Default for WriteParams {
@@ -37,6 +41,7 @@ impl Default for WriteParams {
             max_rows_per_file: 1024 * 1024,
             max_bytes_per_file: DEFAULT_MAX_BYTES_PER_FILE,
             naming: Naming::V2,
+            enable_stable_row_ids: false,
         }
     }
 }
@@ -267,13 +272,22 @@ impl Dataset {
             config_upsert_values: Default::default(),
             initial_bases: vec![],
         });
-        let m = commit(
-            root,
-            existing.as_ref().map(|d| d.version()),
-            op,
-            &params.storage.to_string(),
-            naming,
-        )?;
+        let m = match &existing {
+            None if params.enable_stable_row_ids => crate::commit::commit_new_dataset(
+                root,
+                op,
+                &params.storage.to_string(),
+                naming,
+                crate::commit::FLAG_STABLE_ROW_IDS,
+            )?,
+            _ => commit(
+                root,
+                existing.as_ref().map(|d| d.version()),
+                op,
+                &params.storage.to_string(),
+                naming,
+            )?,
+        };
         Dataset::open_in(store, Some(m.version()))
     }
 
