@@ -113,6 +113,7 @@ def write(
     data_storage_version: Optional[str] = None,
     storage_options: Optional[Dict[str, str]] = None,
     enable_stable_row_ids: bool = False,
+    transaction_properties: Optional[Dict[str, str]] = None,
 ) -> Dataset: ...
 def cleanup(
     uri: str,

@@ -334,12 +334,16 @@ def write_dataset(
     """
     if use_legacy_format:
         raise NotImplementedError("Lancer writes data storage versions 2.1 and 2.2, not the legacy format")
+    # the commit's transaction records these, as pylance's (its message under a key of its own)
+    properties = {str(k): str(v) for k, v in (kwargs.pop("transaction_properties", None) or {}).items()}
+    message = kwargs.pop("commit_message", None)
+    if message is not None:
+        properties["__lance_commit_message"] = str(message)
     # max_rows_per_group and the byte budgets below tune the files' layout only
     _check_arguments("write_dataset", kwargs,
                      tuning={"data_cache_bytes", "max_page_bytes", "blob_pack_file_size_threshold"},
                      refused={"commit_lock": None, "progress": None, "enable_v2_manifest_paths": True,
-                              "auto_cleanup_options": None, "commit_message": None,
-                              "transaction_properties": None, "initial_bases": None, "target_bases": None,
+                              "auto_cleanup_options": None, "initial_bases": None, "target_bases": None,
                               "target_all_bases": False, "base_store_params": None,
                               "external_blob_mode": "reference", "allow_external_blob_outside_bases": False,
                               "namespace_client": None, "table_id": None, "session": None})
@@ -356,6 +360,7 @@ def write_dataset(
         str(version),
         _options(storage_options),
         bool(enable_stable_row_ids),
+        properties or None,
     )
     return LanceDataset(inner, storage_options)
 

@@ -259,3 +259,18 @@ def test_stable_row_id_datasets_as_pylance(tmp_path):
         assert want[1] is True
         lan = lancer.dataset(paths["lancer"]).to_table(with_row_id=True)
         assert sorted(lan["_rowid"].to_pylist()) == sorted(r[0] for r in got[0])
+
+
+def test_commit_message_and_transaction_properties_as_pylance(tmp_path):
+    """write_dataset(commit_message=, transaction_properties=) land in the commit's
+    transaction as pylance records them (pylance reads them back from lancer's)."""
+    t = pa.table({"a": [1, 2]})
+    got = []
+    for mod in (lance, lancer):
+        p = str(tmp_path / mod.__name__)
+        mod.write_dataset(t, p, commit_message="first load", transaction_properties={"k": "v"})
+        mod.write_dataset(t, p, mode="append", commit_message="more")
+        d = lance.dataset(p)
+        got.append([d.read_transaction(v).transaction_properties for v in (1, 2)])
+    assert got[1] == got[0]
+    assert got[0][0] == {"__lance_commit_message": "first load", "k": "v"}

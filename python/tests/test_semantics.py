@@ -198,7 +198,6 @@ def test_searches_return_row_ids_and_addresses_as_pylance(tmp_path, stable, meta
 
 
 REFUSED_CALLS = [
-    ("write_dataset", {"commit_message": "m"}, NotImplementedError),
     ("write_dataset", {"progress": object()}, NotImplementedError),
     ("write_dataset", {"auto_cleanup_options": {"interval": 1}}, NotImplementedError),
     ("write_dataset", {"enable_v2_manifest_paths": False}, NotImplementedError),

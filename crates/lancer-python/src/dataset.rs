@@ -829,7 +829,8 @@ impl Dataset {
 /// mode `create` (an existing dataset is an error), `append` or `overwrite`.
 #[pyfunction]
 #[pyo3(signature = (reader, uri, mode="create", max_rows_per_file=None, max_bytes_per_file=None,
-                    data_storage_version=None, storage_options=None, enable_stable_row_ids=false))]
+                    data_storage_version=None, storage_options=None, enable_stable_row_ids=false,
+                    transaction_properties=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn write(
     py: Python<'_>,
@@ -841,6 +842,7 @@ pub fn write(
     data_storage_version: Option<String>,
     storage_options: Options,
     enable_stable_row_ids: bool,
+    transaction_properties: Option<std::collections::HashMap<String, String>>,
 ) -> PyResult<Dataset> {
     let reader = reader.0;
     let mode = mode.to_ascii_lowercase();
@@ -851,6 +853,7 @@ pub fn write(
     }
     let mut params = WriteParams {
         enable_stable_row_ids,
+        transaction_properties: transaction_properties.unwrap_or_default(),
         ..Default::default()
     };
     if let Some(v) = &data_storage_version {

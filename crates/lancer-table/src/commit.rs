@@ -607,21 +607,62 @@ pub fn commit_file(
     storage: &str,
     naming: Naming,
 ) -> Result<Committed> {
-    commit_on(root, read_version, None, op, storage, naming, 0)
+    commit_on(
+        root,
+        read_version,
+        None,
+        op,
+        storage,
+        naming,
+        &CommitExtras::default(),
+    )
 }
 
-/// Commits `op` creating a dataset whose manifest carries the feature flags
-/// `new_flags` (e.g. [`FLAG_STABLE_ROW_IDS`]: every row gets an id that survives
-/// updates and compaction). When another writer created the dataset first, `op` is
-/// committed on top of it with its flags.
-pub fn commit_new_dataset(
+/// What a commit records beside its operation.
+#[derive(Debug, Clone, Default)]
+pub struct CommitExtras {
+    /// Feature flags of the manifest when the commit creates the dataset (e.g.
+    /// [`FLAG_STABLE_ROW_IDS`]: every row gets an id that survives updates and
+    /// compaction); a dataset another writer created first keeps its own.
+    pub new_flags: u64,
+    /// Properties of the transaction (pylance's `transaction_properties`; its commit
+    /// message under `__lance_commit_message`).
+    pub properties: std::collections::HashMap<String, String>,
+}
+
+/// The key pylance keeps a commit message under in the transaction's properties.
+pub const COMMIT_MESSAGE_KEY: &str = "__lance_commit_message";
+
+/// [`commit`] recording `extras` (see [`CommitExtras`]).
+pub fn commit_with(
     root: &Store,
+    read_version: Option<u64>,
     op: Operation,
     storage: &str,
     naming: Naming,
-    new_flags: u64,
-) -> Result<Manifest> {
-    commit_on(root, None, None, op, storage, naming, new_flags).map(|c| c.manifest)
+    extras: &CommitExtras,
+) -> Result<Committed> {
+    commit_on(root, read_version, None, op, storage, naming, extras)
+}
+
+/// [`commit_on_base`] recording `extras`.
+pub fn commit_on_base_with(
+    root: &Store,
+    base: Base,
+    op: Operation,
+    storage: &str,
+    naming: Naming,
+    extras: &CommitExtras,
+) -> Result<Committed> {
+    commit_on(
+        root,
+        Some(base.version),
+        Some(base),
+        op,
+        storage,
+        naming,
+        extras,
+    )
 }
 
 /// [`commit_file`] on top of a version whose manifest the writer holds: unless other
@@ -633,7 +674,15 @@ pub fn commit_on_base(
     storage: &str,
     naming: Naming,
 ) -> Result<Committed> {
-    commit_on(root, Some(base.version), Some(base), op, storage, naming, 0)
+    commit_on(
+        root,
+        Some(base.version),
+        Some(base),
+        op,
+        storage,
+        naming,
+        &CommitExtras::default(),
+    )
 }
 
 fn commit_on(
@@ -643,7 +692,7 @@ fn commit_on(
     op: Operation,
     storage: &str,
     naming: Naming,
-    new_flags: u64,
+    extras: &CommitExtras,
 ) -> Result<Committed> {
     let mut base_version = read_version;
     for _attempt in 0..MAX_COMMIT_ATTEMPTS {
@@ -727,7 +776,7 @@ fn commit_on(
             &op,
             storage,
             restored.as_ref().map(|r| &r.0),
-            new_flags,
+            extras.new_flags,
         )?;
         let uuid = random_uuid();
         let txn_name = format!("{}-{uuid}.txn", base_version.unwrap_or(0));
@@ -735,7 +784,7 @@ fn commit_on(
             read_version: base_version.unwrap_or(0),
             uuid,
             tag: String::new(),
-            transaction_properties: Default::default(),
+            transaction_properties: extras.properties.clone(),
             operation: Some(op.clone()),
         };
         let txn_path = format!("_transactions/{txn_name}");

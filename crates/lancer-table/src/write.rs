@@ -32,6 +32,10 @@ pub struct WriteParams {
     /// ids that stay with a row through updates and compaction. Only when the write
     /// creates the dataset; an existing dataset keeps its own setting.
     pub enable_stable_row_ids: bool,
+    /// Properties recorded in the commit's transaction (pylance's
+    /// `transaction_properties`; `commit_message` goes under
+    /// [`crate::commit::COMMIT_MESSAGE_KEY`]).
+    pub transaction_properties: std::collections::HashMap<String, String>,
 }
 
 impl Default for WriteParams {
@@ -42,6 +46,7 @@ impl Default for WriteParams {
             max_bytes_per_file: DEFAULT_MAX_BYTES_PER_FILE,
             naming: Naming::V2,
             enable_stable_row_ids: false,
+            transaction_properties: Default::default(),
         }
     }
 }
@@ -272,22 +277,23 @@ impl Dataset {
             config_upsert_values: Default::default(),
             initial_bases: vec![],
         });
-        let m = match &existing {
-            None if params.enable_stable_row_ids => crate::commit::commit_new_dataset(
-                root,
-                op,
-                &params.storage.to_string(),
-                naming,
-                crate::commit::FLAG_STABLE_ROW_IDS,
-            )?,
-            _ => commit(
-                root,
-                existing.as_ref().map(|d| d.version()),
-                op,
-                &params.storage.to_string(),
-                naming,
-            )?,
+        let extras = crate::commit::CommitExtras {
+            new_flags: if existing.is_none() && params.enable_stable_row_ids {
+                crate::commit::FLAG_STABLE_ROW_IDS
+            } else {
+                0
+            },
+            properties: params.transaction_properties.clone(),
         };
+        let m = crate::commit::commit_with(
+            root,
+            existing.as_ref().map(|d| d.version()),
+            op,
+            &params.storage.to_string(),
+            naming,
+            &extras,
+        )?
+        .manifest;
         Dataset::open_in(store, Some(m.version()))
     }
 
@@ -320,12 +326,17 @@ impl Dataset {
             .map(|b| b.and_then(|b| crate::input::conform_batch(&b, &schema)));
         let frags = write_fragments(self.store(), &schema, batches, &params, Some(ids))?;
         let op = Operation::Append(pb::transaction::Append { fragments: frags });
-        let c = crate::commit::commit_on_base(
+        let extras = crate::commit::CommitExtras {
+            new_flags: 0,
+            properties: params.transaction_properties.clone(),
+        };
+        let c = crate::commit::commit_on_base_with(
             self.store(),
             self.commit_base(),
             op,
             &storage.to_string(),
             self.naming(),
+            &extras,
         )?;
         self.committed(&c.path, &c.bytes)
     }
