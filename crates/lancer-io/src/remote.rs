@@ -22,7 +22,6 @@ pub(crate) struct RemoteFile {
     store: Arc<dyn ObjectStore>,
     path: OPath,
     size: u64,
-    counters: Arc<Counters>,
     ctx: Arc<Context>,
     shown: String,
     /// The file's last [`TAIL`] bytes, fetched with the first read that falls there:
@@ -87,7 +86,6 @@ impl RemoteFile {
             store,
             path,
             size,
-            counters: ctx.counters.clone(),
             ctx: ctx.clone(),
             shown,
             tail: OnceLock::new(),
@@ -302,7 +300,7 @@ impl RemoteFile {
         if ranges.is_empty() {
             return Ok(Vec::new());
         }
-        Counters::add(&self.counters.gets, ranges.len() as u64);
+        Counters::add(&self.ctx.counters.gets, ranges.len() as u64);
         let rt = self.ctx.runtime()?;
         let mut got = rt.block_on(async {
             let reads = ranges
@@ -333,7 +331,7 @@ impl RemoteFile {
                     b.len()
                 )));
             }
-            Counters::add(&self.counters.bytes_read, b.len() as u64);
+            Counters::add(&self.ctx.counters.bytes_read, b.len() as u64);
             out.push(b);
         }
         Ok(out)

@@ -113,7 +113,6 @@ pub struct Entry {
 pub struct Store {
     backend: Arc<Backend>,
     uri: Arc<str>,
-    counters: Arc<Counters>,
     ctx: Arc<Context>,
 }
 
@@ -236,7 +235,6 @@ impl Store {
         Ok(Store {
             backend: Arc::new(Backend::Object { store, prefix }),
             uri: location.trim_end_matches('/').into(),
-            counters: ctx.counters.clone(),
             ctx: ctx.clone(),
         })
     }
@@ -252,7 +250,6 @@ impl Store {
         Store {
             uri: root.to_string_lossy().into(),
             backend: Arc::new(Backend::Local(root)),
-            counters: ctx.counters.clone(),
             ctx: ctx.clone(),
         }
     }
@@ -289,14 +286,13 @@ impl Store {
         Store {
             backend: Arc::new(backend),
             uri: format!("{}/{rel}", self.uri).into(),
-            counters: self.counters.clone(),
             ctx: self.ctx.clone(),
         }
     }
 
     /// Requests and bytes so far (of every store of its context).
     pub fn stats(&self) -> StoreStats {
-        self.counters.snapshot()
+        self.ctx.counters.snapshot()
     }
 
     /// `rel`'s full location, for messages.
@@ -337,7 +333,7 @@ impl Store {
 
     /// The whole object `rel`.
     pub fn get(&self, rel: &str) -> Result<Bytes> {
-        Counters::add(&self.counters.gets, 1);
+        Counters::add(&self.ctx.counters.gets, 1);
         let b = match &*self.backend {
             Backend::Local(root) => {
                 let p = Self::local_path(root, rel);
@@ -350,7 +346,7 @@ impl Store {
                     .map_err(|e| self.remote("reading", rel, e))?
             }
         };
-        Counters::add(&self.counters.bytes_read, b.len() as u64);
+        Counters::add(&self.ctx.counters.bytes_read, b.len() as u64);
         Ok(b)
     }
 
@@ -365,7 +361,7 @@ impl Store {
 
     /// The size of `rel`, or `None` when it is not there.
     pub fn size(&self, rel: &str) -> Result<Option<u64>> {
-        Counters::add(&self.counters.heads, 1);
+        Counters::add(&self.ctx.counters.heads, 1);
         match &*self.backend {
             Backend::Local(root) => {
                 let p = Self::local_path(root, rel);
@@ -390,8 +386,8 @@ impl Store {
     /// Writes `data` to `rel` (replacing what is there); readers see all of it or the
     /// old object, never a part.
     pub fn put(&self, rel: &str, data: Bytes) -> Result<()> {
-        Counters::add(&self.counters.puts, 1);
-        Counters::add(&self.counters.bytes_written, data.len() as u64);
+        Counters::add(&self.ctx.counters.puts, 1);
+        Counters::add(&self.ctx.counters.bytes_written, data.len() as u64);
         match &*self.backend {
             Backend::Local(root) => {
                 let p = Self::local_path(root, rel);
@@ -426,8 +422,8 @@ impl Store {
     /// unknown (the store said the name is taken after a retry, or the request failed)
     /// is settled by reading the object back: our bytes there mean it was written.
     pub fn put_if_absent(&self, rel: &str, data: Bytes) -> Result<bool> {
-        Counters::add(&self.counters.puts, 1);
-        Counters::add(&self.counters.bytes_written, data.len() as u64);
+        Counters::add(&self.ctx.counters.puts, 1);
+        Counters::add(&self.ctx.counters.bytes_written, data.len() as u64);
         match &*self.backend {
             Backend::Local(root) => {
                 let p = Self::local_path(root, rel);
@@ -486,7 +482,7 @@ impl Store {
     /// Every object under directory `dir` (recursively), names relative to it; an
     /// absent directory lists as empty. Temporary files of local writes are skipped.
     pub fn list(&self, dir: &str) -> Result<Vec<Entry>> {
-        Counters::add(&self.counters.lists, 1);
+        Counters::add(&self.ctx.counters.lists, 1);
         let dir = dir.trim_matches('/');
         match &*self.backend {
             Backend::Local(root) => {
@@ -571,7 +567,7 @@ impl Store {
 
     /// Deletes `rel`; an absent object is not an error.
     pub fn delete(&self, rel: &str) -> Result<()> {
-        Counters::add(&self.counters.deletes, 1);
+        Counters::add(&self.ctx.counters.deletes, 1);
         match &*self.backend {
             Backend::Local(root) => {
                 let p = Self::local_path(root, rel);
@@ -658,9 +654,9 @@ impl Store {
                 if let Some(dir) = p.parent() {
                     std::fs::create_dir_all(dir).map_err(|e| self.local_err("creating", dir, e))?;
                 }
-                Counters::add(&self.counters.puts, 1);
+                Counters::add(&self.ctx.counters.puts, 1);
                 let n = std::fs::copy(from, &p).map_err(|e| self.local_err("copying to", &p, e))?;
-                Counters::add(&self.counters.bytes_written, n);
+                Counters::add(&self.ctx.counters.bytes_written, n);
                 Ok(n)
             }
             Backend::Object { .. } => {

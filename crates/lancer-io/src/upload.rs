@@ -92,7 +92,6 @@ pub struct Upload {
     multipart: Option<Box<dyn object_store::MultipartUpload>>,
     inflight: Vec<tokio::task::JoinHandle<object_store::Result<()>>>,
     written: u64,
-    counters: Arc<Counters>,
     ctx: Arc<Context>,
 }
 
@@ -112,7 +111,6 @@ impl Upload {
             multipart: None,
             inflight: Vec::new(),
             written: 0,
-            counters: ctx.counters.clone(),
             ctx: ctx.clone(),
         }
     }
@@ -131,8 +129,8 @@ impl Upload {
             self.multipart = Some(mp);
         }
         let part = std::mem::take(&mut self.buf);
-        Counters::add(&self.counters.puts, 1);
-        Counters::add(&self.counters.bytes_written, part.len() as u64);
+        Counters::add(&self.ctx.counters.puts, 1);
+        Counters::add(&self.ctx.counters.bytes_written, part.len() as u64);
         let Some(mp) = self.multipart.as_mut() else {
             return Err(std::io::Error::other("no multipart upload"));
         };
@@ -159,8 +157,8 @@ impl Upload {
         };
         if self.multipart.is_none() {
             let data = Bytes::from(std::mem::take(&mut self.buf));
-            Counters::add(&self.counters.puts, 1);
-            Counters::add(&self.counters.bytes_written, data.len() as u64);
+            Counters::add(&self.ctx.counters.puts, 1);
+            Counters::add(&self.ctx.counters.bytes_written, data.len() as u64);
             self.ctx
                 .runtime()?
                 .block_on(self.store.put(&self.path, PutPayload::from_bytes(data)))
@@ -180,7 +178,7 @@ impl Upload {
         let Some(mut mp) = self.multipart.take() else {
             return Err(fail("no multipart upload".into()));
         };
-        Counters::add(&self.counters.puts, 1);
+        Counters::add(&self.ctx.counters.puts, 1);
         self.ctx
             .runtime()?
             .block_on(mp.complete())

@@ -176,11 +176,15 @@ fn add_columns_udf(
     let schema = std::sync::Arc::new(schema.0);
     let step = batch_size.max(1);
     let compute = |input: &arrow_array::RecordBatch| -> Result<arrow_array::RecordBatch, UdfError> {
-        let mut parts = Vec::new();
-        let mut start = 0;
-        while start < input.num_rows() || (start == 0 && parts.is_empty()) {
-            let len = step.min(input.num_rows() - start);
-            let chunk = input.slice(start, len);
+        // one call per `step` rows (one call for an empty fragment)
+        let starts: Vec<usize> = if input.num_rows() == 0 {
+            vec![0]
+        } else {
+            (0..input.num_rows()).step_by(step).collect()
+        };
+        let mut parts = Vec::with_capacity(starts.len());
+        for start in starts {
+            let chunk = input.slice(start, step.min(input.num_rows() - start));
             let out = Python::attach(|py| -> PyResult<arrow_array::RecordBatch> {
                 let arg = crate::export::PyBatch(chunk).into_pyobject(py)?;
                 let got = func.call1(py, (arg,))?;
@@ -188,10 +192,6 @@ fn add_columns_udf(
             })
             .map_err(UdfError::Py)?;
             parts.push(out);
-            start += len;
-            if len == 0 {
-                break;
-            }
         }
         arrow_select::concat::concat_batches(&schema, &parts).map_err(|e| {
             UdfError::Table(lancer::table::TableError::invalid(format!(

@@ -141,6 +141,12 @@ impl PyFileReader {
         indices: Vec<u64>,
         batch_size: usize,
     ) -> PyResult<Vec<PyBatch>> {
+        if let Some(bad) = indices.iter().find(|&&i| i >= self.reader.num_rows()) {
+            return Err(PyValueError::new_err(format!(
+                "row {bad} of a {}-row file",
+                self.reader.num_rows()
+            )));
+        }
         let p = self.projection();
         let b = py.detach(|| self.reader.take(&indices, p.as_deref()).map_err(format_err))?;
         Ok(batches(b, batch_size))

@@ -674,15 +674,7 @@ pub fn commit_on_base(
     storage: &str,
     naming: Naming,
 ) -> Result<Committed> {
-    commit_on(
-        root,
-        Some(base.version),
-        Some(base),
-        op,
-        storage,
-        naming,
-        &CommitExtras::default(),
-    )
+    commit_on_base_with(root, base, op, storage, naming, &CommitExtras::default())
 }
 
 fn commit_on(

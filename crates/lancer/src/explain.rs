@@ -20,10 +20,7 @@ fn live_rows(ds: &Dataset, ids: &[u64]) -> u64 {
     ds.fragments()
         .iter()
         .filter(|f| ids.contains(&f.id))
-        .map(|f| {
-            let deleted = f.deletion_file.as_ref().map_or(0, |d| d.num_deleted_rows);
-            f.physical_rows.saturating_sub(deleted)
-        })
+        .map(crate::stats::live_rows)
         .sum()
 }
 
@@ -211,18 +208,8 @@ pub fn explain_full_text(ds: &Dataset, q: &FtsQuery, opts: &FtsOptions) -> Resul
     if indexes.is_empty() {
         let _ = writeln!(out, "index: none (the dataset has no INVERTED index)");
     }
-    let names: Vec<String> = ds
-        .indices()?
-        .iter()
-        .filter(|m| lancer_index::inverted::segment::is_inverted(m))
-        .map(|m| m.name.clone())
-        .collect();
     for (column, segments) in &indexes {
-        let name = segments
-            .first()
-            .map(|s| s.name.clone())
-            .or_else(|| names.first().cloned())
-            .unwrap_or_default();
+        let name = segments.first().map_or("", |s| s.name.as_str());
         let mut covered = roaring::RoaringBitmap::new();
         for s in segments {
             covered |= &s.fragments;

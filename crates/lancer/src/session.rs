@@ -248,9 +248,14 @@ impl Session {
         async move {
             match started {
                 Err(e) => Err(Error::Table(e.into())),
-                Ok(task) => task.await.map_err(|e| Error::InvalidArgument {
-                    what: format!("the task running the call stopped: {e}"),
-                })?,
+                Ok(task) => match task.await {
+                    Ok(result) => result,
+                    // a panic in the call is the caller's panic, not an error to report
+                    Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                    Err(e) => Err(Error::InvalidArgument {
+                        what: format!("the runtime stopped the call before it finished: {e}"),
+                    }),
+                },
             }
         }
     }

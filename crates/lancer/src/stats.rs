@@ -101,7 +101,7 @@ fn bitmap(m: &pb::IndexMetadata) -> RoaringBitmap {
     RoaringBitmap::deserialize_from(m.fragment_bitmap.as_slice()).unwrap_or_default()
 }
 
-fn live_rows(f: &pb::DataFragment) -> u64 {
+pub(crate) fn live_rows(f: &pb::DataFragment) -> u64 {
     let deleted = f.deletion_file.as_ref().map_or(0, |d| d.num_deleted_rows);
     f.physical_rows.saturating_sub(deleted)
 }
@@ -174,12 +174,18 @@ fn segment_statistics(ds: &Dataset, m: &pb::IndexMetadata) -> Result<(String, Va
             json!({"index_type": kind, "num_partitions": 0, "partitions": []}),
         ));
     }
-    let seg = ivf::IvfSegment::open(ds, m).map_err(idx)?;
-    let uuid = m
-        .uuid
-        .as_ref()
-        .and_then(|u| lancer_table::dataset::uuid_dir(&u.uuid).ok())
-        .unwrap_or_default();
+    // through the session's cache: a segment a search opened is not decoded again
+    let raw = m.uuid.as_ref().map(|u| u.uuid.clone()).unwrap_or_default();
+    let seg = crate::session::index_cache(ds).get_or_try_insert(
+        &crate::session::root_key(ds),
+        &raw,
+        || {
+            ivf::IvfSegment::open(ds, m)
+                .map(std::sync::Arc::new)
+                .map_err(idx)
+        },
+    )?;
+    let uuid = lancer_table::dataset::uuid_dir(&raw).unwrap_or_default();
     let uri = ds.store().display(&format!("_indices/{uuid}/index.idx"));
     Ok((seg.index_type.clone(), seg.statistics(&uri)))
 }
