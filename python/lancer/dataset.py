@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from . import _lancer
 from ._lancer import CommitConflictError
+from ._metadata import AutoCleanupConfig, _MetadataMixin  # noqa: F401
 
 # Tuning arguments of pylance's scanner that Lancer's planner decides itself (they do not
 # change which rows come back, or in what order when order matters): accepted, no effect.
@@ -338,11 +339,12 @@ def write_dataset(
     message = kwargs.pop("commit_message", None)
     if message is not None:
         properties["__lance_commit_message"] = str(message)
+    auto_cleanup = _auto_cleanup(kwargs.pop("auto_cleanup_options", None))
     # max_rows_per_group and the byte budgets below tune the files' layout only
     _check_arguments("write_dataset", kwargs,
                      tuning={"data_cache_bytes", "max_page_bytes", "blob_pack_file_size_threshold"},
                      refused={"commit_lock": None, "progress": None, "enable_v2_manifest_paths": True,
-                              "auto_cleanup_options": None, "initial_bases": None, "target_bases": None,
+                              "initial_bases": None, "target_bases": None,
                               "target_all_bases": False, "base_store_params": None,
                               "external_blob_mode": "reference", "allow_external_blob_outside_bases": False,
                               "namespace_client": None, "table_id": None, "session": None})
@@ -360,8 +362,23 @@ def write_dataset(
         _options(storage_options),
         bool(enable_stable_row_ids),
         properties or None,
+        auto_cleanup,
     )
     return LanceDataset(inner, storage_options)
+
+
+def _auto_cleanup(options: Any) -> Optional[tuple]:
+    """pylance's ``AutoCleanupConfig`` (``interval``, ``older_than_seconds``) as the
+    engine takes it; only a new dataset records it (in its config)."""
+    if options is None:
+        return None
+    try:
+        interval, older = options["interval"], options["older_than_seconds"]
+    except (KeyError, TypeError) as e:
+        raise ValueError("auto_cleanup_options takes a dict with 'interval' and 'older_than_seconds'") from e
+    if int(interval) < 1 or int(older) < 0:
+        raise ValueError("auto_cleanup_options: interval must be at least 1 and older_than_seconds at least 0")
+    return int(interval), int(older)
 
 
 class Tags:
@@ -558,7 +575,7 @@ class LanceScanner:
         return self.to_reader().__arrow_c_stream__(requested_schema)
 
 
-class LanceDataset:
+class LanceDataset(_MetadataMixin):
     """One version of a Lance dataset. Writes (``delete``, ``restore``, index builds)
     move this object to the version they commit, as in pylance."""
 
@@ -599,11 +616,13 @@ class LanceDataset:
 
     def versions(self) -> List[Dict[str, Any]]:
         """Every version, oldest first: ``version``, ``timestamp`` (a naive local
-        datetime, as pylance gives) and ``metadata`` (``total_rows``, ``operation``)."""
+        datetime, as pylance gives) and ``metadata``: pylance's counts of the version's
+        fragments (``total_rows``, ``total_fragments``, ``total_data_files``,
+        ``total_files_size``, deletion files and rows), as text."""
         out = []
-        for v, secs, nanos, rows, op in self._inner.versions():
+        for v, secs, nanos, summary in self._inner.versions():
             ts = _dt.datetime.fromtimestamp(secs + nanos / 1e9)
-            out.append({"version": v, "timestamp": ts, "metadata": {"total_rows": str(rows), "operation": op}})
+            out.append({"version": v, "timestamp": ts, "metadata": dict(summary)})
         return out
 
     def checkout_version(self, version: Union[int, str]) -> "LanceDataset":

@@ -71,3 +71,17 @@ class DatasetOptimizer:
                 raise ValueError(f"Index not found: {', '.join(missing)}")
         self._ds._inner = _lancer.optimize_indices(
             self._ds._inner.latest(), index_names, merge, bool(retrain))
+
+    def enable_auto_cleanup(self, auto_cleanup_config: Any, **kwargs: Any) -> None:
+        """Turns on automatic cleanup (pylance's ``AutoCleanupConfig``: every
+        ``interval`` versions, versions older than ``older_than_seconds`` go): one
+        commit setting ``lance.auto_cleanup.interval`` / ``lance.auto_cleanup.older_than``."""
+        from .dataset import _auto_cleanup
+
+        interval, older = _auto_cleanup(auto_cleanup_config)
+        self._ds.update_config({"lance.auto_cleanup.interval": str(interval),
+                                "lance.auto_cleanup.older_than": f"{older}s"})
+
+    def disable_auto_cleanup(self, **kwargs: Any) -> None:
+        """Turns automatic cleanup off (removes its config keys; one commit)."""
+        self._ds.delete_config_keys(["lance.auto_cleanup.interval", "lance.auto_cleanup.older_than"])

@@ -444,6 +444,27 @@ pub enum Command {
         #[arg(long)]
         no_index: bool,
     },
+    /// Show or change a dataset's config and metadata: the config (e.g.
+    /// lance.auto_cleanup.interval / lance.auto_cleanup.older_than turn on automatic
+    /// cleanup), the table metadata, the schema metadata or a field's metadata. Each
+    /// change is one metadata-only version; without --set / --unset all maps are shown.
+    Meta {
+        /// A dataset directory.
+        path: PathBuf,
+        /// Which map to change: config, table, schema, or field:PATH (a.b for a
+        /// struct's child).
+        #[arg(long, default_value = "config")]
+        map: String,
+        /// KEY=VALUE to set (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// KEY to remove (repeatable).
+        #[arg(long = "unset", value_name = "KEY")]
+        unset: Vec<String>,
+        /// Make the map exactly the --set pairs.
+        #[arg(long)]
+        replace: bool,
+    },
     /// Make an old version the latest again (as a new version).
     Restore {
         /// A dataset directory.

@@ -21,7 +21,7 @@ use crate::export::{PyBatch, PyTable};
 type Options = Option<BTreeMap<String, String>>;
 
 /// One version as Python sees it: `(version, seconds, nanoseconds, rows, operation)`.
-type VersionRow = (u64, i64, i32, u64, String);
+type VersionRow = (u64, i64, i32, Vec<(String, String)>);
 
 /// Opens the store behind `uri` with `options` (environment variables first) in a
 /// session of its own, as pylance gives each opened dataset its own session: the
@@ -304,12 +304,21 @@ impl Dataset {
         Ok(self.wrap(ds))
     }
 
-    /// Every version, oldest first: `(version, seconds, nanoseconds, rows, operation)`.
+    /// Every version, oldest first: `(version, seconds, nanoseconds, summary)` (the
+    /// summary as pylance names its counts).
     fn versions(&self, py: Python<'_>) -> PyResult<Vec<VersionRow>> {
         py.detach(|| {
             let v = lancer::table::cleanup::versions(self.ds.store()).map_err(errors::table)?;
             Ok(v.into_iter()
-                .map(|v| (v.version, v.timestamp.0, v.timestamp.1, v.rows, v.operation))
+                .map(|v| {
+                    let summary = v
+                        .summary
+                        .entries()
+                        .into_iter()
+                        .map(|(k, v)| (k.to_string(), v))
+                        .collect();
+                    (v.version, v.timestamp.0, v.timestamp.1, summary)
+                })
                 .collect())
         })
     }
@@ -830,7 +839,7 @@ impl Dataset {
 #[pyfunction]
 #[pyo3(signature = (reader, uri, mode="create", max_rows_per_file=None, max_bytes_per_file=None,
                     data_storage_version=None, storage_options=None, enable_stable_row_ids=false,
-                    transaction_properties=None))]
+                    transaction_properties=None, auto_cleanup=None, skip_auto_cleanup=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn write(
     py: Python<'_>,
@@ -843,6 +852,8 @@ pub fn write(
     storage_options: Options,
     enable_stable_row_ids: bool,
     transaction_properties: Option<std::collections::HashMap<String, String>>,
+    auto_cleanup: Option<(u64, u64)>,
+    skip_auto_cleanup: bool,
 ) -> PyResult<Dataset> {
     let reader = reader.0;
     let mode = mode.to_ascii_lowercase();
@@ -854,6 +865,11 @@ pub fn write(
     let mut params = WriteParams {
         enable_stable_row_ids,
         transaction_properties: transaction_properties.unwrap_or_default(),
+        auto_cleanup: auto_cleanup.map(|(interval, secs)| lancer::table::config::AutoCleanup {
+            interval,
+            older_than: std::time::Duration::from_secs(secs),
+        }),
+        skip_auto_cleanup,
         ..Default::default()
     };
     if let Some(v) = &data_storage_version {

@@ -1,6 +1,6 @@
 //! Lancer's errors as Python exceptions, with Lancer's message: a missing dataset is
 //! `FileNotFoundError`, a filter / argument error `ValueError`, a lost commit race
-//! `lancer.CommitConflictError`, unknown reader features `NotImplementedError`, storage
+//! `lancer.CommitConflictError` (an `OSError`, as pylance raises conflicts), unknown reader features `NotImplementedError`, storage
 //! failures `OSError`, damaged data `lancer.CorruptDataError` (an `OSError`), and a
 //! scan stopped by Ctrl-C `KeyboardInterrupt`.
 
@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 pyo3::create_exception!(
     _lancer,
     CommitConflictError,
-    pyo3::exceptions::PyException,
+    PyOSError,
     "Another writer committed first and the change cannot be rebased on it; retry."
 );
 pyo3::create_exception!(

@@ -21,6 +21,7 @@ mod evolve;
 mod export;
 mod file;
 mod loader;
+mod meta;
 
 use pyo3::prelude::*;
 
@@ -39,6 +40,7 @@ fn _lancer(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dataset::write, m)?)?;
     m.add_function(wrap_pyfunction!(dataset::cleanup, m)?)?;
     evolve::register(m)?;
+    meta::register(m)?;
     m.add_class::<file::PyFileReader>()?;
     m.add_class::<file::PyFileWriter>()?;
     m.add_class::<loader::Loader>()?;

@@ -24,6 +24,66 @@ pub struct VersionInfo {
     pub rows: u64,
     /// The operation that made it (its transaction's kind; empty when unrecorded).
     pub operation: String,
+    /// Counts over its fragments, as pylance's `versions()` reports them.
+    pub summary: Summary,
+}
+
+/// A version's fragments counted (pylance's manifest summary: the `metadata` of each
+/// entry of `versions()`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Fragments.
+    pub fragments: u64,
+    /// Data files.
+    pub data_files: u64,
+    /// Rows in data files, deleted ones included.
+    pub data_file_rows: u64,
+    /// Fragments with a deletion file.
+    pub deletion_files: u64,
+    /// Rows the deletion files delete.
+    pub deletion_file_rows: u64,
+    /// Bytes of the data files whose size the manifest records.
+    pub files_size: u64,
+    /// Live rows.
+    pub rows: u64,
+}
+
+impl Summary {
+    /// The counts of `m`'s fragments.
+    pub fn of(m: &crate::pb::Manifest) -> Summary {
+        let mut s = Summary {
+            fragments: m.fragments.len() as u64,
+            ..Default::default()
+        };
+        for f in &m.fragments {
+            s.data_files += f.files.len() as u64;
+            s.files_size += f.files.iter().map(|d| d.file_size_bytes).sum::<u64>();
+            let deleted = f.deletion_file.as_ref().map_or(0, |d| d.num_deleted_rows);
+            if f.deletion_file.is_some() {
+                s.deletion_files += 1;
+            }
+            s.deletion_file_rows += deleted;
+            s.rows += f.physical_rows.saturating_sub(deleted);
+        }
+        s.data_file_rows = s.rows + s.deletion_file_rows;
+        s
+    }
+
+    /// pylance's names and values (all as text, as pylance gives them).
+    pub fn entries(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("total_data_file_rows", self.data_file_rows.to_string()),
+            ("total_data_files", self.data_files.to_string()),
+            (
+                "total_deletion_file_rows",
+                self.deletion_file_rows.to_string(),
+            ),
+            ("total_deletion_files", self.deletion_files.to_string()),
+            ("total_files_size", self.files_size.to_string()),
+            ("total_fragments", self.fragments.to_string()),
+            ("total_rows", self.rows.to_string()),
+        ]
+    }
 }
 
 /// Every version of the dataset in `store`, oldest first.
@@ -46,6 +106,7 @@ pub fn versions(store: &Store) -> Result<Vec<VersionInfo>> {
                     .map_or(String::new(), |op| {
                         crate::commit::operation_name(&op).to_string()
                     }),
+                summary: Summary::of(&m.pb),
             })
         })
         .collect()
@@ -105,8 +166,30 @@ pub fn cleanup_retaining(
     delete_unverified: bool,
     error_if_tagged: bool,
 ) -> Result<CleanupStats> {
+    cleanup_from(
+        store,
+        older_than,
+        retain_versions,
+        delete_unverified,
+        error_if_tagged,
+        None,
+    )
+}
+
+/// [`cleanup_retaining`] as a writer that read version `keep_from` runs it: that
+/// version and every newer one stay (the latest as the writer knew it, and whatever
+/// was committed since), as pylance's automatic cleanup after a commit behaves.
+pub(crate) fn cleanup_from(
+    store: &Store,
+    older_than: Option<Duration>,
+    retain_versions: Option<usize>,
+    delete_unverified: bool,
+    error_if_tagged: bool,
+    keep_from: Option<u64>,
+) -> Result<CleanupStats> {
     let all = list_versions(store)?;
     let latest = all.last().map(|v| v.version);
+    let keep_from = keep_from.or(latest).unwrap_or(0);
     let tags = list_tags(store)?;
     let tagged: HashSet<u64> = tags.iter().map(|(_, v)| *v).collect();
     let mut tagged_old: Vec<&str> = Vec::new();
@@ -137,7 +220,7 @@ pub fn cleanup_retaining(
             Some(c) => ts >= c,
             None => retain_versions.is_none(),
         };
-        let wanted = Some(v.version) == latest || ranked.contains(&v.version) || young;
+        let wanted = v.version >= keep_from || ranked.contains(&v.version) || young;
         if !wanted && tagged.contains(&v.version) {
             tagged_old.extend(
                 tags.iter()

@@ -293,6 +293,12 @@ fn apply(
         Operation::ReserveFragments(r) => {
             next_id += u64::from(r.num_fragments);
         }
+        Operation::UpdateConfig(u) => {
+            base.ok_or_else(|| TableError::NotFound {
+                what: "a dataset to change the metadata of".into(),
+            })?;
+            crate::config::apply_update(&mut m, u)?;
+        }
         Operation::Restore(r) => {
             // the old version's contents; fragment ids keep growing from the latest's
             let old = restored.ok_or_else(|| TableError::NotFound {
@@ -430,6 +436,7 @@ pub fn operation_name(op: &Operation) -> &'static str {
         Operation::ReserveFragments(_) => "ReserveFragments",
         Operation::Update(_) => "Update",
         Operation::Project(_) => "Project",
+        Operation::UpdateConfig(_) => "UpdateConfig",
     }
 }
 
@@ -473,8 +480,23 @@ fn covers_any(indices: &[pb::IndexMetadata], ids: &[u64]) -> bool {
 
 /// Whether `ours` (read at an older version) can be rebased over `theirs`.
 fn compatible(ours: &Operation, theirs: Option<&Operation>) -> bool {
+    use crate::config::{touches_schema, updates_compatible};
     match (ours, theirs) {
         (_, None) => false,
+        // metadata updates commute with data changes; with each other when they change
+        // different keys; an operation carrying a whole schema (merge, project) would
+        // undo a concurrent change of schema or field metadata
+        (Operation::UpdateConfig(a), Some(Operation::UpdateConfig(b))) => updates_compatible(a, b),
+        (Operation::UpdateConfig(u), Some(t)) => {
+            let replaced = matches!(t, Operation::Overwrite(_) | Operation::Restore(_));
+            let undone =
+                touches_schema(u) && matches!(t, Operation::Merge(_) | Operation::Project(_));
+            !replaced && !undone
+        }
+        (Operation::Merge(_) | Operation::Project(_), Some(Operation::UpdateConfig(u))) => {
+            !touches_schema(u)
+        }
+        (_, Some(Operation::UpdateConfig(_))) => true,
         (Operation::Append(_), Some(Operation::Append(_) | Operation::Delete(_))) => true,
         // An index build and data changes commute: the index's fragment bitmap says
         // what it covers, deleted rows are filtered when it is searched.
@@ -628,6 +650,9 @@ pub struct CommitExtras {
     /// Properties of the transaction (pylance's `transaction_properties`; its commit
     /// message under `__lance_commit_message`).
     pub properties: std::collections::HashMap<String, String>,
+    /// Skip the automatic cleanup the dataset's config may ask for after this commit
+    /// (pylance's `skip_auto_cleanup`; see [`crate::config`]).
+    pub skip_auto_cleanup: bool,
 }
 
 /// The key pylance keeps a commit message under in the transaction's properties.
@@ -788,6 +813,14 @@ fn commit_on(
         let bytes = manifest_bytes_with_index(&m, index_section.as_deref());
         if root.put_if_absent(&path, bytes.clone().into())? {
             write_hint(root, m.version);
+            if !extras.skip_auto_cleanup {
+                if let Err(e) = crate::config::auto_cleanup(root, &m) {
+                    root.context().warn(&format!(
+                        "automatic cleanup after committing version {} failed (the commit stands): {e}",
+                        m.version
+                    ));
+                }
+            }
             return Ok(Committed {
                 manifest: Manifest::parse(&bytes)?,
                 path,

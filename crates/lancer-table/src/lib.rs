@@ -13,6 +13,7 @@ pub mod cleanup;
 pub mod commit;
 pub mod compact;
 pub mod concat;
+pub mod config;
 pub mod dataset;
 pub mod deletion;
 pub mod error;

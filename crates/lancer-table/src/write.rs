@@ -36,6 +36,12 @@ pub struct WriteParams {
     /// `transaction_properties`; `commit_message` goes under
     /// [`crate::commit::COMMIT_MESSAGE_KEY`]).
     pub transaction_properties: std::collections::HashMap<String, String>,
+    /// Automatic cleanup for a new dataset (pylance's `auto_cleanup_options`): written
+    /// into its config; an existing dataset keeps its own (see [`crate::config`]).
+    pub auto_cleanup: Option<crate::config::AutoCleanup>,
+    /// Skip the automatic cleanup the dataset's config asks for after this write's
+    /// commit (pylance's `skip_auto_cleanup`).
+    pub skip_auto_cleanup: bool,
 }
 
 impl Default for WriteParams {
@@ -47,6 +53,8 @@ impl Default for WriteParams {
             naming: Naming::V2,
             enable_stable_row_ids: false,
             transaction_properties: Default::default(),
+            auto_cleanup: None,
+            skip_auto_cleanup: false,
         }
     }
 }
@@ -274,7 +282,10 @@ impl Dataset {
             fragments: frags,
             schema: pbs.fields,
             schema_metadata: pbs.metadata.into_iter().collect(),
-            config_upsert_values: Default::default(),
+            config_upsert_values: match (&existing, &params.auto_cleanup) {
+                (None, Some(a)) => a.config_entries().into_iter().collect(),
+                _ => Default::default(),
+            },
             initial_bases: vec![],
         });
         let extras = crate::commit::CommitExtras {
@@ -284,6 +295,7 @@ impl Dataset {
                 0
             },
             properties: params.transaction_properties.clone(),
+            skip_auto_cleanup: params.skip_auto_cleanup,
         };
         let m = crate::commit::commit_with(
             root,
@@ -329,6 +341,7 @@ impl Dataset {
         let extras = crate::commit::CommitExtras {
             new_flags: 0,
             properties: params.transaction_properties.clone(),
+            skip_auto_cleanup: params.skip_auto_cleanup,
         };
         let c = crate::commit::commit_on_base_with(
             self.store(),

@@ -35,7 +35,7 @@ pub use index_spec::{create_index, IndexParams, IndexSpec};
 /// Python) name only `lancer`; the layers below are reached through these modules.
 pub mod table {
     pub use lancer_table::{
-        cleanup, compact, dataset, evolve, pb, versions, write, Result, TableError,
+        cleanup, compact, config, dataset, evolve, pb, versions, write, Result, TableError,
     };
 }
 

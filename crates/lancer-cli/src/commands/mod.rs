@@ -7,6 +7,7 @@ mod evolve;
 mod fts;
 mod index;
 mod inspect;
+mod meta;
 mod shards;
 mod source;
 
@@ -143,6 +144,13 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
         Command::Tag { action } => dataset::tag(s, action, json),
         Command::Index { action } => index::run(s, action, json),
         Command::Restore { path, version } => dataset::restore(s, &path, version, json),
+        Command::Meta {
+            path,
+            map,
+            set,
+            unset,
+            replace,
+        } => meta::run(s, &path, &map, &set, &unset, replace, json),
         Command::AddColumn {
             path,
             exprs,

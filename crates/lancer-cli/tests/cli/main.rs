@@ -12,6 +12,7 @@ mod global;
 mod import_export;
 mod index;
 mod inspect;
+mod meta;
 mod search;
 mod verify;
 

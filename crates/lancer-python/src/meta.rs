@@ -1,0 +1,71 @@
+//! A dataset's config and metadata from Python (pylance's `config`, `metadata`,
+//! `schema_metadata`, `update_config`, `update_metadata`, `update_schema_metadata`,
+//! `update_field_metadata`): reads of this version's maps, and metadata-only commits
+//! through `lancer::table::config`.
+
+use std::collections::BTreeMap;
+
+use lancer::table::config::{MapUpdate, MetadataUpdate};
+use pyo3::prelude::*;
+
+use crate::dataset::Dataset;
+use crate::errors;
+
+/// Adds the functions to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(update_metadata, m)?)?;
+    m.add_function(wrap_pyfunction!(schema_metadata, m)?)?;
+    Ok(())
+}
+
+/// One map's changes as Python passes them: `([(key, value or None)], replace)`.
+type MapArg = (Vec<(String, Option<String>)>, bool);
+
+fn map_update((entries, replace): MapArg) -> MapUpdate {
+    // a replacement keeps only the keys given a value (None means nothing there)
+    let entries = if replace {
+        entries.into_iter().filter(|(_, v)| v.is_some()).collect()
+    } else {
+        entries
+    };
+    MapUpdate { entries, replace }
+}
+
+/// Commits changes to the config, table metadata, schema metadata and fields'
+/// metadata (by path) as one version; returns it.
+#[pyfunction]
+#[pyo3(signature = (ds, config=None, table=None, schema=None, fields=None))]
+fn update_metadata(
+    py: Python<'_>,
+    ds: &Dataset,
+    config: Option<MapArg>,
+    table: Option<MapArg>,
+    schema: Option<MapArg>,
+    fields: Option<Vec<(String, MapArg)>>,
+) -> PyResult<Dataset> {
+    let update = MetadataUpdate {
+        config: config.map(map_update),
+        table: table.map(map_update),
+        schema: schema.map(map_update),
+        fields: fields
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(path, m)| (path, map_update(m)))
+            .collect(),
+    };
+    let after = py.detach(|| ds.ds.update_metadata(&update).map_err(errors::table))?;
+    Ok(ds.wrap(after))
+}
+
+/// The schema's metadata of this version (values as text; bytes that are not UTF-8
+/// replaced).
+#[pyfunction]
+fn schema_metadata(ds: &Dataset) -> BTreeMap<String, String> {
+    ds.ds
+        .manifest()
+        .pb
+        .schema_metadata
+        .iter()
+        .map(|(k, v)| (k.clone(), String::from_utf8_lossy(v).into_owned()))
+        .collect()
+}
