@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The Python calls added in session 24, pylance 14 against `import lancer`, in one run.
+"""The Python calls added in sessions 24-26, pylance 14 against `import lancer`, in one run.
 
     bench/python --calls [--rows N] [--iters N] [--no-record]
 
@@ -8,7 +8,13 @@ a float, a 16-character string; 8 fragments, 5% deleted), each engine in a proce
 its own: `to_table(order_by=[int, id])` whole and with `limit=100` (top-k), with a filter
 and a projection; `update({float: float + 1}, where=...)` of 1% of the rows,
 `merge_insert("id")` of 10,000 rows (half new), `add_columns({x: id * 2})` and
-`optimize.compact_files()` — the writes on fresh copies of the dataset, timed alone.
+`optimize.compact_files()`; (sessions 25-26) `describe_indices()` and
+`index_statistics()` of a BTREE pylance built, `stats.dataset_stats()` / `data_stats()`,
+`versions()`, `maybe_sample` of 10,000 rows, a data file read whole and 1,000 rows taken
+through `lance.file.LanceFileReader`; `update_config`, `delete` of 2%, `add_columns`
+with a function over batches, `merge` of a 10,000-row column on `id`,
+`optimize.optimize_indices()` after an append — the writes on fresh copies of the
+dataset, timed alone.
 Prints the best of `--iters` rounds and the ratios pylance / lancer, checks the answers
 agree (sort keys in order; row counts and statistics), and appends the table to
 bench/RESULTS.md.
@@ -26,6 +32,7 @@ import time
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 - pa.compute in the calls
 
 
 def make(path, rows):
@@ -41,6 +48,7 @@ def make(path, rows):
     })
     ds = lance.write_dataset(t, path, max_rows_per_file=rows // 8 + 1)
     ds.delete("id % 20 = 7")
+    ds.create_scalar_index("cat", "BTREE", name="cat_idx")
 
 
 def calls(lib):
@@ -65,8 +73,49 @@ def calls(lib):
                 "s": pa.array(["m"] * len(src_ids))}))),
         ("add_columns id * 2", lambda d: d.add_columns({"x": "id * 2"})),
         ("compact_files", lambda d: d.optimize.compact_files()),
+        ("update_config", lambda d: d.update_config({"owner": "bench"})),
+        ("delete 2% of rows", lambda d: d.delete("id % 50 = 3")),
+        ("add_columns(function over batches)", lambda d: d.add_columns(
+            lambda b: pa.RecordBatch.from_arrays([pa.compute.multiply(b["f"], 2.0)], ["g"]),
+            read_columns=["f"])),
+        ("merge 10,000-row column on id", lambda d: d.merge(pa.table({
+            "id": pa.array(src_ids), "extra": pa.array(np.ones(len(src_ids)))}), "id")),
+        ("optimize_indices after an append", lambda d: (
+            d.insert(pa.table({"id": pa.array(np.arange(10**9, 10**9 + 1000, dtype=np.int64)),
+                               "cat": pa.array(np.ones(1000, dtype=np.int64)),
+                               "f": pa.array(np.ones(1000)), "s": pa.array(["n"] * 1000)})),
+            d.optimize.optimize_indices())[1]),
+    ]
+    if lib.__name__ == "lancer":
+        file_ops, sampler = lib.file, lib.sampler
+    else:
+        import lance.file as file_ops
+        import lance.sampler as sampler
+    reads += [
+        ("describe_indices()", lambda d: [(i.name, i.num_rows_indexed) for i in d.describe_indices()]),
+        ("index_statistics(cat_idx)", lambda d: d.index_statistics("cat_idx")["num_indexed_rows"]),
+        ("stats.dataset_stats()", lambda d: d.stats.dataset_stats()),
+        ("stats.data_stats()", lambda d: [f.bytes_on_disk for f in d.stats.data_stats().fields]),
+        ("versions()", lambda d: [v["version"] for v in d.versions()]),
+        ("maybe_sample 10,000 rows", lambda d: sum(b.num_rows for b in
+                                                   sampler.maybe_sample(d, 10000, ["id", "f"]))),
+        ("file: read one data file whole", lambda d: file_ops.LanceFileReader(
+            data_file(d)).read_all().to_table().num_rows),
+        ("file: take 1,000 rows of a data file", lambda d: file_take(file_ops.LanceFileReader(data_file(d)))),
     ]
     return reads, writes
+
+
+def file_take(reader):
+    """1,000 rows spread over the file."""
+    n = reader.metadata().num_rows if hasattr(reader, "metadata") else reader.num_rows()
+    return reader.take_rows(list(range(0, n, max(1, n // 1000)))[:1000]).to_table().num_rows
+
+
+def data_file(d):
+    """The first fragment's data file (a path)."""
+    f = d.get_fragments()[0].data_files()[0]
+    return os.path.join(d.uri, "data", f.path)
 
 
 def child(engine, path, iters, out):
@@ -85,8 +134,13 @@ def child(engine, path, iters, out):
             dt = time.perf_counter() - t0
             best = dt if best is None else min(best, dt)
         times[label] = best
-        keys = [c for c in ("cat", "f") if c in r.column_names]
-        answers[label] = {"rows": r.num_rows, "keys": [r[k].to_pylist() for k in keys]}
+        if isinstance(r, pa.Table):
+            keys = [c for c in ("cat", "f") if c in r.column_names]
+            answers[label] = {"rows": r.num_rows, "keys": [r[k].to_pylist() for k in keys]}
+        elif label.startswith("maybe_sample"):
+            answers[label] = {"rows": r}
+        else:
+            answers[label] = {"value": r}
     for label, f in writes:
         best = None
         for _ in range(iters):
@@ -99,9 +153,19 @@ def child(engine, path, iters, out):
             dt = time.perf_counter() - t0
             best = dt if best is None else min(best, dt)
             answers[label] = {"rows": lib.dataset(copy).count_rows(),
-                              "stats": r if isinstance(r, dict) else None}
+                              "stats": r if isinstance(r, dict) and "owner" not in r else None,
+                              "columns": lib.dataset(copy).schema.names}
         times[label] = best
     json.dump({"times": times, "answers": answers}, open(os.path.join(out, "result.json"), "w"))
+
+
+def fmt(seconds):
+    """A call's time, readable at any scale."""
+    if seconds >= 1:
+        return f"{seconds:.3f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.1f} µs"
 
 
 def main():
@@ -116,7 +180,7 @@ def main():
     if a.child:
         child(a.child, a.path, a.iters, a.out)
         return
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out", f"calls-{a.rows}")
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out", f"calls2-{a.rows}")
     path = os.path.join(root, "ds")
     if not os.path.exists(path):
         os.makedirs(root, exist_ok=True)
@@ -127,17 +191,18 @@ def main():
             subprocess.run([sys.executable, os.path.abspath(__file__), "--child", engine, "--path", path,
                             "--iters", str(a.iters), "--out", out], check=True)
             res[engine] = json.load(open(os.path.join(out, "result.json")))
-    lines = ["", f"### Python calls of session 24 ({datetime.date.today()}, {a.rows:,} rows, 8 fragments, "
+    lines = ["", f"### Python calls of sessions 24-26 ({datetime.date.today()}, {a.rows:,} rows, 8 fragments, "
              f"5% deleted; best of {a.iters}; bench/python --calls)", "",
-             "| call | pylance s | lancer s | pylance / lancer | same answer |", "|---|---|---|---|---|"]
+             "| call | pylance | lancer | pylance / lancer | same answer |", "|---|---|---|---|---|"]
     for label in res["pylance"]["times"]:
         tp, tl = res["pylance"]["times"][label], res["lancer"]["times"][label]
         same = res["pylance"]["answers"][label] == res["lancer"]["answers"][label]
         if not same and "order_by" in label:
             # the sort keys must agree; which tied row comes first may not
             same = res["pylance"]["answers"][label]["keys"] == res["lancer"]["answers"][label]["keys"]
-        print(f"{label:48s} pylance {tp:8.4f}  lancer {tl:8.4f}  {tp / tl:6.2f}x  {'same' if same else 'DIFFERENT'}")
-        lines.append(f"| {label} | {tp:.4f} | {tl:.4f} | {tp / tl:.2f}x | {'yes' if same else 'NO'} |")
+        print(f"{label:48s} pylance {fmt(tp):>10s}  lancer {fmt(tl):>10s}  {tp / tl:6.2f}x  "
+              f"{'same' if same else 'DIFFERENT'}")
+        lines.append(f"| {label} | {fmt(tp)} | {fmt(tl)} | {tp / tl:.2f}x | {'yes' if same else 'NO'} |")
     if not a.no_record:
         with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS.md"), "a") as f:
             f.write("\n".join(lines) + "\n")

@@ -22,7 +22,7 @@ fragments as shards of one pinned version, every row once per epoch across ranks
 workers, resumable (``lancer.torch.LanceIterableDataset`` for PyTorch).
 """
 
-from ._lancer import CommitConflictError, CorruptDataError, __version__
+from ._lancer import CommitConflictError, CorruptDataError, InvalidInputError, __version__
 from .dataset import (
     BatchUDF,
     CleanupStats,
@@ -47,6 +47,7 @@ __all__ = [
     "ColumnOrdering",
     "CommitConflictError",
     "CorruptDataError",
+    "InvalidInputError",
     "DatasetNotFoundError",
     "LanceDataset",
     "LanceFragment",

@@ -50,13 +50,19 @@ class IndexDescription:
 
 
 def _index_description(d: Dict[str, Any]) -> IndexDescription:
-    segments = []
-    for s in d.pop("segments"):
-        ms = s.pop("created_at_ms")
-        segments.append(IndexSegmentDescription(
-            created_at=None if ms is None else _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.timezone.utc),
-            **{**s, "fragment_ids": set(s["fragment_ids"])}))
-    return IndexDescription(segments=segments, **d)
+    """A fresh :class:`IndexDescription` (its own lists and sets) from the engine's dict,
+    which stays unchanged (it may be cached)."""
+    utc = _dt.timezone.utc
+    segments = [
+        IndexSegmentDescription(
+            s["uuid"], set(s["fragment_ids"]), s["dataset_version_at_last_update"], s["index_version"],
+            None if s["created_at_ms"] is None else _dt.datetime.fromtimestamp(s["created_at_ms"] / 1000, tz=utc),
+            s["base_id"], s["size_bytes"])
+        for s in d["segments"]
+    ]
+    return IndexDescription(d["name"], d["index_type"], d["type_url"], d["num_rows_indexed"],
+                            list(d["fields"]), list(d["field_names"]), segments, dict(d["details"]),
+                            d["total_size_bytes"])
 
 
 @dataclass

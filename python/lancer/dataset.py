@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Unio
 
 import pyarrow as pa
 
-from . import _lancer
+from . import _checks, _lancer
 from ._lancer import CommitConflictError
 from ._metadata import AutoCleanupConfig, _MetadataMixin  # noqa: F401
 
@@ -436,6 +436,7 @@ class LanceScanner:
             q = nearest.get("q")
             if q is None or "column" not in nearest:
                 raise ValueError('nearest needs "column" and "q"')
+            _checks.search_target(self._ds.schema, nearest["column"])
             if hasattr(q, "tolist"):
                 q = q.tolist()
             elif isinstance(q, (pa.Array, pa.ChunkedArray, pa.Scalar)):
@@ -867,7 +868,8 @@ class LanceDataset(_MetadataMixin):
                 first = b
                 break
             if first is None:
-                raise ValueError("the dataset has no rows to infer the new columns from: give batch_udf(output_schema=)")
+                # (a TypeError, as pylance raises when it cannot call the function on a row)
+                raise TypeError("the dataset has no rows to infer the new columns from: give batch_udf(output_schema=)")
             schema = as_batch(inner(first)).schema
 
         def call(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -983,6 +985,7 @@ class LanceDataset(_MetadataMixin):
             if len(column) != 1:
                 raise NotImplementedError("indexes over several columns are not supported")
             column = column[0]
+        _checks.index_target(self.schema, column, index_type, scalar=False)
         # the metric (default "L2", as pylance's) means something to vector indexes only
         vector = index_type.upper().startswith("IVF")
         self._inner = self._inner.latest().create_index(
@@ -992,7 +995,7 @@ class LanceDataset(_MetadataMixin):
         return self
 
     def create_scalar_index(self, column: str, index_type: str, name: Optional[str] = None, *,
-                            replace: bool = True, **kwargs: Any) -> "LanceDataset":
+                            replace: bool = True, **kwargs: Any) -> None:
         """Builds a scalar (or INVERTED full-text) index on ``column``. Parameters in
         pylance's names: ``zone_size`` (BTREE), ``rows_per_zone`` (ZONEMAP),
         ``number_of_items`` / ``probability`` (BLOOMFILTER); for INVERTED the tokenizer
@@ -1006,6 +1009,7 @@ class LanceDataset(_MetadataMixin):
                          refused={"train": True, "fragment_ids": None, "index_uuid": None,
                                   "progress_callback": None, "format_version": None,
                                   "document_granularity": "row"})
+        _checks.index_target(self.schema, column, index_type, scalar=True)
         kind = index_type.upper()
         analyzer = None
         scalar = {}
@@ -1023,7 +1027,7 @@ class LanceDataset(_MetadataMixin):
             scalar = {names[k]: v for k, v in kwargs.items()}
         self._inner = self._inner.latest().create_index(
             column, index_type, name, replace, analyzer_json=analyzer, **scalar)
-        return self
+        # (None, as pylance 14 returns)
 
     def list_indices(self) -> List[Dict[str, Any]]:
         """Every index segment, as pylance lists them: ``name``, ``type`` (``BTree``,
@@ -1047,8 +1051,12 @@ class LanceDataset(_MetadataMixin):
         return out
 
     def describe_indices(self) -> List["IndexDescription"]:
-        """One :class:`IndexDescription` per index, by name."""
-        return [_index_description(dict(d)) for d in self._inner.describe_indices()]
+        """One :class:`IndexDescription` per index, by name (new objects each call; the
+        engine's listing of this version is kept, a version's indexes never change)."""
+        cached = getattr(self, "_described", None)
+        if cached is None or cached[0] is not self._inner:
+            cached = self._described = (self._inner, self._inner.describe_indices())
+        return [_index_description(d) for d in cached[1]]
 
     def index_statistics(self, index_name: str) -> Dict[str, Any]:
         """Statistics of the index ``index_name`` as pylance reports them (a dict):

@@ -904,7 +904,7 @@ pub fn write(
         };
         // (an append to nothing creates the dataset, as pylance does)
         if mode == "create" && existing.is_some() {
-            return Err(PyValueError::new_err(format!(
+            return Err(errors::invalid_input(format!(
                 "{uri} already exists: use mode=\"append\" or mode=\"overwrite\""
             )));
         }

@@ -1,5 +1,8 @@
 //! Lancer's errors as Python exceptions, with Lancer's message: a missing dataset is
-//! `FileNotFoundError`, a filter / argument error `ValueError`, a lost commit race
+//! `FileNotFoundError`, a mistake in the request (a filter, an argument, data that does
+//! not fit the schema) `lancer.InvalidInputError` — a `ValueError` and an `OSError` at
+//! once, since pylance raises either for the same kind of mistake depending on the call,
+//! and code written for it catches one or the other — a lost commit race
 //! `lancer.CommitConflictError` (an `OSError`, as pylance raises conflicts), unknown reader features `NotImplementedError`, storage
 //! failures `OSError`, damaged data `lancer.CorruptDataError` (an `OSError`), and a
 //! scan stopped by Ctrl-C `KeyboardInterrupt`.
@@ -23,9 +26,45 @@ pyo3::create_exception!(
     "A file of the dataset is damaged or not what its manifest says."
 );
 
+/// `lancer.InvalidInputError`, made once per interpreter (two built-in bases, which
+/// `create_exception!` cannot give).
+static INVALID_INPUT: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> =
+    pyo3::sync::PyOnceLock::new();
+
+fn invalid_input_type(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::PyType>> {
+    INVALID_INPUT
+        .get_or_try_init(py, || {
+            let bases = (py.get_type::<PyValueError>(), py.get_type::<PyOSError>());
+            let ns = pyo3::types::PyDict::new(py);
+            ns.set_item("__module__", "lancer")?;
+            ns.set_item(
+                "__doc__",
+                "A mistake in the request: a filter, an argument, data that does not fit the \
+                 dataset's schema, something that does not exist. Both a ValueError and an \
+                 OSError, as pylance raises either for such mistakes.",
+            )?;
+            let ty =
+                py.import("builtins")?
+                    .getattr("type")?
+                    .call1(("InvalidInputError", bases, ns))?;
+            Ok(ty.cast_into::<pyo3::types::PyType>()?.unbind())
+        })
+        .map(|t| t.bind(py))
+}
+
+/// A mistake in the request as `lancer.InvalidInputError` (see the module docs).
+pub fn invalid_input(msg: impl Into<String>) -> PyErr {
+    let msg = msg.into();
+    Python::attach(|py| match invalid_input_type(py) {
+        Ok(ty) => PyErr::from_type(ty.clone(), msg),
+        Err(e) => e,
+    })
+}
+
 /// Adds the exception classes to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    m.add("InvalidInputError", invalid_input_type(py)?)?;
     m.add("CommitConflictError", py.get_type::<CommitConflictError>())?;
     m.add("CorruptDataError", py.get_type::<CorruptDataError>())?;
     Ok(())
@@ -39,14 +78,12 @@ pub const INTERRUPTED: &str = "lancer: interrupted (KeyboardInterrupt)";
 pub fn table(e: TableError) -> PyErr {
     let msg = e.to_string();
     match e {
-        TableError::NotFound { .. } => PyValueError::new_err(msg),
-        TableError::InvalidInput { .. } => PyValueError::new_err(msg),
+        TableError::NotFound { .. } => invalid_input(msg),
+        TableError::InvalidInput { .. } => invalid_input(msg),
         TableError::Conflict { .. } => CommitConflictError::new_err(msg),
         TableError::UnknownFeatures { .. } => PyNotImplementedError::new_err(msg),
         // a type the file format cannot hold is the caller's data, not damage
-        TableError::Format(lancer::file::FormatError::UnsupportedType { .. }) => {
-            PyValueError::new_err(msg)
-        }
+        TableError::Format(lancer::file::FormatError::UnsupportedType { .. }) => invalid_input(msg),
         TableError::Corrupt { .. } | TableError::Format(_) => CorruptDataError::new_err(msg),
         TableError::Io { .. } | TableError::Storage { .. } | TableError::Refused { .. } => {
             PyOSError::new_err(msg)
@@ -60,7 +97,7 @@ pub fn lancer(e: lancer::Error) -> PyErr {
         lancer::Error::Table(t) => table(t),
         lancer::Error::Arrow(a) => arrow(a),
         lancer::Error::Index(i) => index(i),
-        other => PyValueError::new_err(other.to_string()),
+        other => invalid_input(other.to_string()),
     }
 }
 
@@ -74,7 +111,7 @@ fn index(e: lancer::indexes::IndexError) -> PyErr {
         E::Corrupt { .. } | E::Format(_) | E::Json(_) => CorruptDataError::new_err(msg),
         E::Unsupported { .. } => PyNotImplementedError::new_err(msg),
         E::Arrow(a) => arrow(a),
-        E::InvalidArgument { .. } => PyValueError::new_err(msg),
+        E::InvalidArgument { .. } => invalid_input(msg),
     }
 }
 
@@ -93,7 +130,7 @@ pub fn arrow(e: arrow_schema::ArrowError) -> PyErr {
             },
         },
         arrow_schema::ArrowError::IoError(..) => PyOSError::new_err(msg),
-        _ => PyValueError::new_err(msg),
+        _ => invalid_input(msg),
     }
 }
 

@@ -400,6 +400,13 @@ pub fn merge_insert(
     // source columns of another type than the dataset's are cast (CSV's inferred
     // types, say); a value that does not fit is an error
     let target = ds.schema();
+    // a struct field the dataset does not have is refused, never matched by position
+    // (a cast would pair `b` with a renamed `bb`)
+    for f in source_schema.fields() {
+        if let Ok(t) = target.field_with_name(f.name()) {
+            struct_fields_fit(f.data_type(), t.data_type(), f.name())?;
+        }
+    }
     let cast_to: Vec<Option<DataType>> = source_schema
         .fields()
         .iter()
@@ -581,4 +588,37 @@ pub fn merge_columns(
         Ok(RecordBatch::try_new(out_schema.clone(), cols)?)
     };
     ds.add_columns_with(out_schema.clone(), Some(&[on]), compute)
+}
+
+/// Refuses source data whose structs (at any depth, lists included) name a field the
+/// dataset's struct at the same path does not have.
+fn struct_fields_fit(source: &DataType, target: &DataType, path: &str) -> Result<()> {
+    match (source, target) {
+        (DataType::Struct(sf), DataType::Struct(tf)) => {
+            for f in sf {
+                match tf.find(f.name()) {
+                    Some((_, t)) => struct_fields_fit(
+                        f.data_type(),
+                        t.data_type(),
+                        &format!("{path}.{}", f.name()),
+                    )?,
+                    None => {
+                        return Err(Error::InvalidArgument {
+                            what: format!(
+                                "the source's struct column {path:?} has a field {:?} the dataset's does not (it has {}): rename or drop it first",
+                                f.name(),
+                                tf.iter().map(|f| f.name().as_str()).collect::<Vec<_>>().join(", ")
+                            ),
+                        })
+                    }
+                }
+            }
+            Ok(())
+        }
+        (
+            DataType::List(s) | DataType::LargeList(s) | DataType::FixedSizeList(s, _),
+            DataType::List(t) | DataType::LargeList(t) | DataType::FixedSizeList(t, _),
+        ) => struct_fields_fit(s.data_type(), t.data_type(), &format!("{path}.item")),
+        _ => Ok(()),
+    }
 }

@@ -11,6 +11,7 @@ mod fts_shapes;
 mod index_build;
 mod indexes;
 mod nested_evolve;
+mod order;
 mod scalar_indexes;
 mod search;
 mod session;

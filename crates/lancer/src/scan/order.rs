@@ -91,18 +91,32 @@ impl Scanner {
         }
         let rows = RowConverter::new(fields)?.convert_columns(&key_cols)?;
         let n = all.num_rows();
-        let cmp = |a: &u32, b: &u32| {
-            rows.row(*a as usize)
-                .cmp(&rows.row(*b as usize))
-                .then(a.cmp(b))
-        };
-        let mut idx: Vec<u32> = (0..u32::try_from(n).map_err(|_| Error::InvalidArgument {
+        let count = u32::try_from(n).map_err(|_| Error::InvalidArgument {
             what: format!(
                 "order_by sorts at most {} rows at once, the scan has {n}",
                 u32::MAX
             ),
-        })?)
+        })?;
+        // each row's first 16 key bytes beside its position: most comparisons are one
+        // integer comparison on contiguous memory; equal prefixes fall back to the whole
+        // rows, then to the position (a stable order). Zero padding keeps the prefix
+        // order the byte order: a shorter row that is a prefix of a longer one compares
+        // equal or less, never greater.
+        let mut idx: Vec<(u128, u32)> = (0..count)
+            .map(|i| {
+                let bytes = rows.row(i as usize);
+                let bytes = bytes.as_ref();
+                let mut head = [0u8; 16];
+                let k = bytes.len().min(16);
+                head[..k].copy_from_slice(&bytes[..k]);
+                (u128::from_be_bytes(head), i)
+            })
             .collect();
+        let cmp = |a: &(u128, u32), b: &(u128, u32)| {
+            a.0.cmp(&b.0)
+                .then_with(|| rows.row(a.1 as usize).cmp(&rows.row(b.1 as usize)))
+                .then(a.1.cmp(&b.1))
+        };
         let wanted = self
             .limit
             .map(|l| usize::try_from(self.offset.saturating_add(l)).unwrap_or(usize::MAX));
@@ -115,6 +129,7 @@ impl Scanner {
             }
         }
         idx.sort_unstable_by(cmp);
+        let idx: Vec<u32> = idx.into_iter().map(|(_, i)| i).collect();
         let order = arrow_array::UInt32Array::from(idx);
         let offset = usize::try_from(self.offset)
             .unwrap_or(usize::MAX)

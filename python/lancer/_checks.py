@@ -1,0 +1,67 @@
+"""Checks of index and search targets made before the engine is called, so that a
+mistake fails with the exception kind pylance 14 raises for it: an unknown column is a
+``KeyError``, an unknown index type ``NotImplementedError``, a column of the wrong type
+for the index or search a ``TypeError`` (the engine would refuse each too, as a
+``ValueError``). Messages are Lancer's own."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import pyarrow as pa
+
+VECTOR_TYPES = ("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_RQ", "IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ")
+SCALAR_TYPES = ("BTREE", "BITMAP", "NGRAM", "ZONEMAP", "LABEL_LIST", "INVERTED", "FTS", "BLOOMFILTER",
+                "RTREE", "MINHASHLSH")
+
+
+def field_at(schema: pa.Schema, path: str) -> Optional[pa.Field]:
+    """The field at ``path`` (a top-level name, or ``a.b`` into structs), or None."""
+    if path in schema.names:
+        return schema.field(path)
+    parts = path.split(".")
+    if parts[0] not in schema.names:
+        return None
+    f = schema.field(parts[0])
+    for part in parts[1:]:
+        t = f.type
+        if not pa.types.is_struct(t) or t.get_field_index(part) < 0:
+            return None
+        f = t.field(part)
+    return f
+
+
+def is_vector(t: pa.DataType) -> bool:
+    """A fixed-size list of numbers (or a list of them: multivectors)."""
+    if pa.types.is_fixed_size_list(t):
+        v = t.value_type
+        return pa.types.is_floating(v) or pa.types.is_integer(v)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return is_vector(t.value_type)
+    return False
+
+
+def index_target(schema: pa.Schema, column: str, index_type: Any, *, scalar: bool) -> None:
+    """Refuses an index on a missing column, of an unknown type, or on a column of the
+    wrong kind, as pylance does (KeyError / NotImplementedError / TypeError)."""
+    kind = str(index_type).upper()
+    known = SCALAR_TYPES if scalar else VECTOR_TYPES
+    if kind not in known and not (not scalar and kind in SCALAR_TYPES):
+        raise NotImplementedError(f"index type {index_type!r} is not one of {', '.join(known)}")
+    f = field_at(schema, column)
+    if f is None:
+        raise KeyError(f"{column} not found in schema (columns: {', '.join(schema.names)})")
+    t = f.type
+    if kind.startswith("IVF") and not is_vector(t):
+        raise TypeError(f"a {kind} index needs a vector column (fixed-size list of numbers); {column} is {t}")
+    if kind in ("BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER") and (
+            pa.types.is_nested(t) and not pa.types.is_dictionary(t)):
+        raise TypeError(f"a {kind} index needs a column of single values; {column} is {t}")
+
+
+def search_target(schema: pa.Schema, column: str) -> None:
+    """Refuses a vector search over a column that holds no vectors (TypeError, as
+    pylance); a missing column stays the engine's ValueError, as pylance's."""
+    f = field_at(schema, column)
+    if f is not None and not is_vector(f.type):
+        raise TypeError(f"nearest needs a vector column (fixed-size list of numbers); {column} is {f.type}")
