@@ -395,7 +395,7 @@ NOTES: Dict[str, str] = {
     "lance.MergeInsertBuilder": "not re-exported at lancer's top level",
     # --- lance.dataset -------------------------------------------------------------------
     "lance.dataset.LanceDataset": "lancer's constructor takes the native dataset (open with lancer.dataset(uri)); not a pyarrow.dataset.Dataset subclass (isinstance checks fail)",
-    "lance.dataset.LanceDataset.add_columns": "SQL dict and pa.Field / schema work; a function (batch_udf), a reader, read_columns / reader_schema raise NotImplementedError (issue 41), though the engine has functions over batches (Dataset::add_columns_with)",
+    "lance.dataset.LanceDataset.add_columns": "SQL dict, pa.Field / schema, functions over batches (batch_udf, read_columns, batch_size) and readers of new values (reader_schema) as pylance; batch_udf(checkpoint_file=) raises NotImplementedError",
     "lance.dataset.LanceDataset.alter_columns": "path, name, nullable, data_type",
     "lance.dataset.LanceDataset.checkout_version": "a number or a tag; (branch, version) tuples: see branches",
     "lance.dataset.LanceDataset.cleanup_old_versions": "with a tagged version among those to remove, pylance raises OSError (error_if_tagged_old_versions=True, the default) while lancer skips it and removes the rest; versions= (clean only these) is ignored; returns lancer's CleanupStats (see lance.CleanupStats)",

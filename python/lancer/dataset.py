@@ -818,8 +818,11 @@ class LanceDataset(_MetadataMixin):
         ``lancer.batch_udf``: its ``output_schema`` checked; without one, the schema of
         the output on the first batch, as pylance), called ``batch_size`` rows at a time
         (1024) over every fragment's rows, or a ``pa.Field`` / list of fields /
-        ``pa.Schema`` (all-null columns, no data written). Readers of new values and
-        checkpoint files are not supported yet (NotImplementedError)."""
+        ``pa.Schema`` (all-null columns, no data written), or a reader of new values
+        (a pyarrow table or reader, pandas, a scanner, batches with ``reader_schema``):
+        one row per live row, in the dataset's order, as pylance (too few or too many
+        rows is an error and nothing is committed). Checkpoint files are not supported
+        yet (NotImplementedError)."""
         if isinstance(transforms, dict):
             if read_columns is not None or reader_schema is not None:
                 raise NotImplementedError("read_columns / reader_schema apply to functions, not SQL expressions")
@@ -834,12 +837,20 @@ class LanceDataset(_MetadataMixin):
             return
         if callable(transforms):
             if reader_schema is not None:
-                raise NotImplementedError("reader_schema applies to readers of new values, which are not supported yet")
+                raise ValueError("reader_schema applies to readers of new values, not to functions")
             self._add_columns_udf(transforms, read_columns, batch_size)
             return
-        raise NotImplementedError(
-            "add_columns with a reader of new values is not supported yet: pass {name: SQL "
-            "expression}, a function over batches (or lancer.batch_udf) or pyarrow fields")
+        # a reader of new values (pyarrow table or reader, pandas, a scanner, batches
+        # with reader_schema): one row per live row, in the dataset's order
+        if read_columns is not None:
+            raise ValueError("read_columns applies to functions over batches, not to a reader of new values")
+        try:
+            reader = _reader(transforms, reader_schema)
+        except TypeError as e:
+            raise TypeError(
+                "add_columns takes {name: SQL expression}, a function over batches (or lancer.batch_udf), "
+                f"pyarrow fields / a schema, or a reader of new values, not {type(transforms).__name__}") from e
+        self._inner = _lancer.add_columns_stream(self._inner.latest(), reader)
 
     def _add_columns_udf(self, func: Any, read_columns: Optional[List[str]], batch_size: Optional[int]) -> None:
         """New columns computed by ``func`` per batch (see ``add_columns``)."""

@@ -83,8 +83,9 @@ def test_add_columns_refuses_what_it_cannot_do(tmp_path):
     # a function returning a column the dataset has: refused naming it (pylance too)
     with pytest.raises(ValueError, match="exists already"):
         lancer.dataset(p).add_columns(lambda batch: batch)
+    # an empty reader for a non-empty dataset: too few rows (test_add_columns_from_a_reader_*)
     reader = pa.RecordBatchReader.from_batches(pa.schema([("z", pa.int64())]), [])
-    with pytest.raises(NotImplementedError, match="reader"):
+    with pytest.raises(ValueError, match="ended after 0 rows"):
         lancer.dataset(p).add_columns(reader)
     with pytest.raises(NotImplementedError, match="defer_index_remap"):
         lancer.dataset(p).optimize.compact_files(defer_index_remap=True)
@@ -273,3 +274,38 @@ def test_commit_message_and_transaction_properties_as_pylance(tmp_path):
         got.append([d.read_transaction(v).transaction_properties for v in (1, 2)])
     assert got[1] == got[0]
     assert got[0][0] == {"__lance_commit_message": "first load", "k": "v"}
+
+
+def _new_values(n, form):
+    t = pa.table({"v": pa.array(range(100, 100 + n), pa.int64()),
+                  "w": pa.array([f"w{i}" for i in range(n)])})
+    if form == "table":
+        return t, None
+    if form == "reader":
+        return pa.RecordBatchReader.from_batches(t.schema, t.to_batches(max_chunksize=3)), None
+    if form == "pandas":
+        return t.to_pandas(), None
+    return iter(t.to_batches(max_chunksize=4)), t.schema
+
+
+@pytest.mark.parametrize("form", ["table", "reader", "pandas", "batches"])
+def test_add_columns_from_a_reader_matches_pylance(tmp_path, form):
+    """One new row per live row, in the dataset's order (deleted rows skipped, several
+    fragments); too few or too many rows fail in both and commit nothing."""
+    out = {}
+    for lib in (lance, lancer):
+        rows = {}
+        for n in (0, 31, 34, 35, 40):
+            path = str(tmp_path / f"{lib.__name__}-{n}")
+            lance.write_dataset(base(), path, max_rows_per_file=9)
+            lance.dataset(path).delete("id % 7 = 3")  # 34 live rows of 40
+            ds = lib.dataset(path)
+            values, schema = _new_values(n, form)
+            try:
+                ds.add_columns(values, reader_schema=schema)
+                rows[n] = lance.dataset(path).to_table(columns=["id", "v", "w"]).to_pydict()
+            except (ValueError, OSError) as e:
+                rows[n] = ("refused", lance.dataset(path).version, isinstance(e, OSError))
+        out[lib.__name__] = rows
+    assert out["lancer"] == out["lance"]
+    assert out["lancer"][34] != out["lancer"][31]

@@ -26,6 +26,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(optimize_indices, m)?)?;
     m.add_function(wrap_pyfunction!(merge_columns, m)?)?;
     m.add_function(wrap_pyfunction!(add_columns_udf, m)?)?;
+    m.add_function(wrap_pyfunction!(add_columns_stream, m)?)?;
     Ok(())
 }
 
@@ -300,5 +301,28 @@ fn optimize_indices(
             Ok::<_, lancer::Error>(cur)
         })
         .map_err(errors::lancer)?;
+    Ok(ds.wrap(after))
+}
+
+/// pylance's `add_columns(reader)`: the reader's columns, one row per live row of the
+/// dataset in its order. The dataset after.
+#[pyfunction]
+fn add_columns_stream(
+    py: Python<'_>,
+    ds: &Dataset,
+    source: PyArrowType<ArrowArrayStreamReader>,
+) -> PyResult<Dataset> {
+    let reader = source.0;
+    let schema = reader.schema();
+    let after = py.detach(|| {
+        let batches = reader.map(|b| {
+            b.map_err(|e| lancer::table::TableError::InvalidInput {
+                what: e.to_string(),
+            })
+        });
+        ds.ds
+            .add_columns_from_stream(schema, batches)
+            .map_err(errors::table)
+    })?;
     Ok(ds.wrap(after))
 }

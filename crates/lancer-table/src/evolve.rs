@@ -591,6 +591,103 @@ impl Dataset {
         }))?)
     }
 
+    /// Adds the columns of `batches`: one value per live row, in the dataset's order
+    /// (fragment by fragment, deleted rows skipped), as pylance's `add_columns` with a
+    /// reader. Fewer or more rows than the dataset's live rows is the caller's error
+    /// and nothing is committed. The input is read as it comes: memory holds one
+    /// fragment's values.
+    pub fn add_columns_from_stream(
+        &self,
+        schema: SchemaRef,
+        batches: impl IntoIterator<Item = Result<RecordBatch>>,
+    ) -> Result<Dataset> {
+        self.check_writable("add columns to")?;
+        let (fields, ids) = self.with_new_fields(&schema)?;
+        let live_total = self.count_rows();
+        let mut input = batches.into_iter();
+        // the batch being consumed and the rows of it already used
+        let mut current: Option<(RecordBatch, usize)> = None;
+        let mut taken: u64 = 0;
+        let mut frags = Vec::with_capacity(self.fragments().len());
+        for frag in self.fragments() {
+            let deleted = self.deletions(frag)?;
+            let live = frag.physical_rows.saturating_sub(deleted.len());
+            let mut parts = Vec::new();
+            let mut need = live as usize;
+            while need > 0 {
+                let (b, used) = match current.take() {
+                    Some((b, used)) if used < b.num_rows() => (b, used),
+                    _ => match input.next() {
+                        Some(b) => (conform(&b?, &schema)?, 0),
+                        None => {
+                            return Err(TableError::invalid(format!(
+                                "the data ended after {taken} rows, before a value for each of the dataset's {live_total} live rows: give one row per live row, in the dataset's order"
+                            )))
+                        }
+                    },
+                };
+                let k = need.min(b.num_rows() - used);
+                parts.push(b.slice(used, k));
+                need -= k;
+                taken += k as u64;
+                current = Some((b, used + k));
+            }
+            let values = arrow_select::concat::concat_batches(&schema, &parts)?;
+            let out = if deleted.is_empty() {
+                values
+            } else {
+                // physical positions: deleted rows repeat a live row's value (they are
+                // never read), so non-nullable columns stay valid
+                let mut next = 0u32;
+                let idx: arrow_array::UInt32Array = (0..frag.physical_rows)
+                    .map(|p| {
+                        if deleted.contains(p as u32) {
+                            (live > 0).then_some(0)
+                        } else {
+                            next += 1;
+                            Some(next - 1)
+                        }
+                    })
+                    .collect();
+                let cols = values
+                    .columns()
+                    .iter()
+                    .map(|c| arrow_select::take::take(c, &idx, None))
+                    .collect::<std::result::Result<Vec<_>, _>>()?;
+                RecordBatch::try_new(schema.clone(), cols)?
+            };
+            let file = self.write_data_file(&schema, &ids, &[out])?;
+            let mut f = frag.clone();
+            f.files.push(file);
+            frags.push(f);
+        }
+        let more = match current {
+            Some((b, used)) if used < b.num_rows() => true,
+            _ => loop {
+                match input.next() {
+                    Some(b) => {
+                        if b?.num_rows() > 0 {
+                            break true;
+                        }
+                    }
+                    None => break false,
+                }
+            },
+        };
+        if more {
+            return Err(TableError::invalid(format!(
+                "the data has more rows than the dataset's {live_total} live rows: give one row per live row, in the dataset's order"
+            )));
+        }
+        crate::commit::crash_point("after-data");
+        self.commit_op(Operation::Merge(pb::transaction::Merge {
+            fragments: frags,
+            schema: fields,
+            schema_metadata: self.manifest().pb.schema_metadata.clone(),
+            preserves_nullability: true,
+        }))
+    }
+
     /// Writes `batches` (of `schema`, fields numbered `ids` in pre-order) as one data
     /// file under `data/`.
     pub(crate) fn write_data_file(
