@@ -36,7 +36,8 @@ from .dataset import (
     dataset,
     write_dataset,
 )
-from . import file, query
+from . import file, progress, query
+from .progress import IndexProgress
 from .loader import LanceLoader, loader
 from . import sampler
 
@@ -49,6 +50,7 @@ __all__ = [
     "CorruptDataError",
     "InvalidInputError",
     "DatasetNotFoundError",
+    "IndexProgress",
     "LanceDataset",
     "LanceFragment",
     "LanceLoader",
@@ -58,6 +60,7 @@ __all__ = [
     "dataset",
     "loader",
     "file",
+    "progress",
     "query",
     "sampler",
     "write_dataset",

@@ -17,6 +17,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Unio
 import pyarrow as pa
 
 from . import _checks, _lancer
+from . import progress as _progress
 from ._lancer import CommitConflictError
 from ._metadata import AutoCleanupConfig, _MetadataMixin  # noqa: F401
 
@@ -977,6 +978,7 @@ class LanceDataset(_MetadataMixin):
         num_bits: Optional[int] = None,
         sample_rate: Optional[int] = None,
         max_iterations: Optional[int] = None,
+        progress_callback: Optional[Any] = None,
         **kwargs: Any,
     ) -> "LanceDataset":
         """Builds an index in the reference's format (pylance uses it): IVF_FLAT,
@@ -990,8 +992,7 @@ class LanceDataset(_MetadataMixin):
                     "streaming_sample_rate", "streaming_coreset_rate", "streaming_refine_passes"},
             refused={"accelerator": None, "ivf_centroids_file": None, "precomputed_partition_dataset": None,
                      "storage_options": None, "filter_nan": True, "train": True, "fragment_ids": None,
-                     "index_uuid": None, "target_partition_size": None, "skip_transpose": False,
-                     "progress_callback": None})
+                     "index_uuid": None, "target_partition_size": None, "skip_transpose": False})
         if isinstance(column, list):
             if len(column) != 1:
                 raise NotImplementedError("indexes over several columns are not supported")
@@ -1002,6 +1003,7 @@ class LanceDataset(_MetadataMixin):
         self._inner = self._inner.latest().create_index(
             column, index_type, name, replace, metric if vector else None, num_partitions,
             num_sub_vectors, num_bits, sample_rate, max_iterations,
+            progress=_progress._listener(progress_callback),
         )
         return self
 
@@ -1014,12 +1016,12 @@ class LanceDataset(_MetadataMixin):
         ``stem``, ``remove_stop_words``, ``custom_stop_words``, ``ascii_folding``,
         ``max_token_length``, ``min_ngram_length``, ``max_ngram_length``,
         ``prefix_only``, ...), invalid values refused. Anything else is a TypeError."""
-        general = {k: kwargs.pop(k) for k in ("train", "fragment_ids", "index_uuid", "progress_callback",
+        progress = _progress._listener(kwargs.pop("progress_callback", None))
+        general = {k: kwargs.pop(k) for k in ("train", "fragment_ids", "index_uuid",
                                              "format_version", "document_granularity") if k in kwargs}
         _check_arguments("create_scalar_index", general,
                          refused={"train": True, "fragment_ids": None, "index_uuid": None,
-                                  "progress_callback": None, "format_version": None,
-                                  "document_granularity": "row"})
+                                  "format_version": None, "document_granularity": "row"})
         _checks.index_target(self.schema, column, index_type, scalar=True)
         kind = index_type.upper()
         analyzer = None
@@ -1037,7 +1039,7 @@ class LanceDataset(_MetadataMixin):
                 raise TypeError(f"unexpected arguments for a {kind} index: {', '.join(unknown)}")
             scalar = {names[k]: v for k, v in kwargs.items()}
         self._inner = self._inner.latest().create_index(
-            column, index_type, name, replace, analyzer_json=analyzer, **scalar)
+            column, index_type, name, replace, analyzer_json=analyzer, progress=progress, **scalar)
         # (None, as pylance 14 returns)
 
     def list_indices(self) -> List[Dict[str, Any]]:

@@ -189,3 +189,56 @@ def test_optimize_indices_refuses_unknown_names_and_arguments(tmp_path):
         lancer.dataset(path).optimize.optimize_indices(index_names=["nope"])
     with pytest.raises(TypeError, match="bogus"):
         lancer.dataset(path).optimize.optimize_indices(bogus=1)
+
+
+def test_progress_callbacks_report_pylances_stages(tmp_path):
+    """progress_callback gets pylance 14's stages in pylance's order for a BTREE, an
+    INVERTED and an IVF_PQ build, with the same units and totals and the same final
+    counts (rows shuffled, partitions written, documents tokenized); k-means iterations
+    run until each engine's own convergence, so only their total (the cap) is compared."""
+    import numpy as np
+
+    n = 6000
+    rng = np.random.default_rng(1)
+    t = pa.table({"id": pa.array(np.arange(n)), "s": pa.array([f"w{i % 13} x{i % 7}" for i in range(n)]),
+                  "v": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(n * 16).astype("float32")), 16)})
+    got = {}
+    for lib in (lance, lancer):
+        path = str(tmp_path / lib.__name__)
+        lance.write_dataset(t, path, max_rows_per_file=2500)
+        ds = lib.dataset(path)
+        runs = []
+        for build in (lambda cb: ds.create_scalar_index("id", "BTREE", progress_callback=cb),
+                      lambda cb: ds.create_scalar_index("s", "INVERTED", progress_callback=cb),
+                      lambda cb: ds.create_index("v", "IVF_PQ", num_partitions=4, num_sub_vectors=4,
+                                                 progress_callback=cb)):
+            events = []
+            build(events.append)
+            assert all(isinstance(e.event, str) for e in events)
+            for a, b in zip(events, events[1:]):
+                if a.stage == b.stage and a.completed is not None and b.completed is not None:
+                    assert b.completed >= a.completed, (a, b)
+            runs.append([(e.event, e.stage, e.total, e.unit,
+                          None if e.stage == "train_ivf" else e.completed)
+                         for e in events if e.event != "progress"])
+            done = [e for e in events if e.event == "complete"]
+            assert [e.fraction for e in done if e.stage == "merge_partitions"] in ([], [1.0])
+        got[lib.__name__] = runs
+    assert got["lancer"] == got["lance"]
+
+
+def test_a_failing_progress_callback_is_raised(tmp_path):
+    path = str(tmp_path / "d")
+    lance.write_dataset(pa.table({"id": pa.array(range(100))}), path)
+    calls = []
+
+    def boom(e):
+        calls.append(e)
+        raise RuntimeError("progress display broke")
+
+    ds = lancer.dataset(path)
+    with pytest.raises(RuntimeError, match="display broke"):
+        ds.create_scalar_index("id", "BTREE", progress_callback=boom)
+    assert len(calls) == 1  # no events after the first exception
+    with pytest.raises(TypeError):
+        ds.create_scalar_index("id", "BTREE", progress_callback="not callable")

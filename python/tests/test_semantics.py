@@ -211,7 +211,6 @@ REFUSED_CALLS = [
     ("create_index", {"fragment_ids": [0]}, NotImplementedError),
     ("create_index", {"train": False}, NotImplementedError),
     ("create_index", {"target_partition_size": 10}, NotImplementedError),
-    ("create_index", {"progress_callback": print}, NotImplementedError),
     ("create_index", {"no_such_argument": 1}, TypeError),
     ("create_scalar_index", {"fragment_ids": [0]}, NotImplementedError),
     ("create_scalar_index", {"train": False}, NotImplementedError),

@@ -81,7 +81,8 @@ pub struct BuildParams {
     pub seed: u64,
     /// Lance file version of the index files.
     pub file_version: FileVersion,
-    /// Told the name of each phase as it starts (train, assign, quantize, write).
+    /// Told the build's progress (stages `train_ivf`, `train_quantizer`, `shuffle`,
+    /// `merge_partitions`; see [`crate::progress`]).
     pub progress: Option<Progress>,
     /// A trained model to reuse instead of training (a delta segment for new rows, as
     /// the reference's `optimize_indices` writes: same centroids and codebook).
@@ -182,8 +183,8 @@ impl FixedModel {
     }
 }
 
-/// A phase reporter: called with a short description of the phase starting.
-pub type Progress = Arc<dyn Fn(&str) + Send + Sync>;
+/// Told the progress of a build (see [`crate::progress`]).
+pub type Progress = crate::progress::Progress;
 
 impl BuildParams {
     /// The reference's defaults for `quantizer` and `metric`.
@@ -482,10 +483,8 @@ pub fn build(
     let mut sampler = crate::ivf_partition::Sampler::new(dim, rows, params);
     sampler.push(vectors);
     let model = crate::ivf_partition::train(sampler, params)?;
-    if let Some(p) = &params.progress {
-        p(&format!("assigning and encoding {rows} vectors"));
-    }
     let mut w = crate::ivf_partition::PartitionWriter::new(model, params)?;
+    w.expect_rows(rows as u64);
     // In batches, as a streaming caller would push them (spilling between them).
     let step = 65_536;
     for (v, ids) in vectors.chunks(step * dim).zip(row_ids.chunks(step)) {

@@ -31,6 +31,7 @@ use crate::ivf_build::{
 };
 use crate::kmeans::{self, Geometry, KMeansParams, Rng, Transposed};
 use crate::pb;
+use crate::progress::Stage;
 use crate::rabitq_build::RabitEncoder;
 use crate::Result;
 
@@ -225,11 +226,6 @@ pub fn train(s: Sampler, params: &BuildParams) -> Result<Model> {
     if params.fixed.is_some() {
         return fixed_model(dim, params);
     }
-    let phase = |what: &str| {
-        if let Some(p) = &params.progress {
-            p(what);
-        }
-    };
     let parts = partitions(rows, dim, params);
     let mut rng = Rng::new(params.seed);
     // Shuffled, so that any prefix of the reservoir is a uniform sample too.
@@ -253,8 +249,17 @@ pub fn train(s: Sampler, params: &BuildParams) -> Result<Model> {
         geometry,
         merge_split: true,
     };
-    phase(&format!("training {parts} IVF centroids on {take} vectors"));
-    let (centroids, loss) = kmeans::train(&sample[..take * dim], dim, &kp);
+    let stage = std::cell::RefCell::new(Stage::start(
+        params.progress.as_ref(),
+        "train_ivf",
+        "iterations",
+        Some(kp.max_iters.max(1) as u64),
+    ));
+    let (centroids, loss) = kmeans::train_observed(&sample[..take * dim], dim, &kp, &|i| {
+        stage.borrow_mut().to(i as u64);
+    });
+    stage.into_inner().complete();
+    let quantizer_stage = Stage::start(params.progress.as_ref(), "train_quantizer", "", None);
     let mut model = Model {
         dim,
         parts,
@@ -295,7 +300,6 @@ pub fn train(s: Sampler, params: &BuildParams) -> Result<Model> {
                     }
                 }
             }
-            phase(&format!("training {m} PQ codebooks of {ks} entries"));
             let mut book = vec![0f32; m * ks * sub];
             for s in 0..m {
                 let part: Vec<f32> = targets
@@ -316,6 +320,7 @@ pub fn train(s: Sampler, params: &BuildParams) -> Result<Model> {
             model.codebook = Some(book);
         }
     }
+    quantizer_stage.complete();
     Ok(model)
 }
 
@@ -340,6 +345,8 @@ pub struct PartitionWriter {
     rows: usize,
     books: Vec<Transposed>,
     rotated: Vec<Vec<f32>>,
+    /// The `shuffle` stage: rows assigned and encoded.
+    shuffle: Option<Stage>,
 }
 
 impl PartitionWriter {
@@ -391,7 +398,30 @@ impl PartitionWriter {
             rows: 0,
             books,
             rotated,
+            shuffle: None,
         })
+    }
+
+    /// The rows that will be pushed, for progress reports (`shuffle`'s total).
+    pub fn expect_rows(&mut self, rows: u64) {
+        match &mut self.shuffle {
+            Some(s) => s.set_total(rows),
+            None => {
+                let progress = self.params.progress.clone();
+                self.shuffle = Some(Stage::start(
+                    progress.as_ref(),
+                    "shuffle",
+                    "rows",
+                    Some(rows),
+                ));
+            }
+        }
+    }
+
+    fn shuffle_stage(&mut self) -> &mut Stage {
+        let progress = self.params.progress.clone();
+        self.shuffle
+            .get_or_insert_with(|| Stage::start(progress.as_ref(), "shuffle", "rows", None))
     }
 
     /// Assigns, encodes and keeps `vectors` (`rows × dim`, finite) with their row
@@ -424,6 +454,8 @@ impl PartitionWriter {
             part.recs.extend_from_slice(&recs[i * rec..(i + 1) * rec]);
         }
         self.rows += ids.len();
+        let done = self.rows as u64;
+        self.shuffle_stage().to(done);
         self.buffered += ids.len() * (rec + 8);
         if self.buffered > self.params.memory_budget {
             self.spill()?;
@@ -709,9 +741,15 @@ impl PartitionWriter {
                 "no vectors to index (every row is null, deleted or non-finite)",
             ));
         }
-        if let Some(p) = &self.params.progress {
-            p("writing the index files");
+        if let Some(s) = self.shuffle.take() {
+            s.complete();
         }
+        let mut merge = Stage::start(
+            self.params.progress.as_ref(),
+            "merge_partitions",
+            "partitions",
+            Some(parts as u64),
+        );
         let mut lengths = Vec::with_capacity(parts);
         for part in &self.parts {
             let spilled: usize = part.spilled.iter().map(|&(_, n)| n).sum();
@@ -751,6 +789,9 @@ impl PartitionWriter {
         };
         let mut aux_file = aux_file;
         for p in 0..parts {
+            if p > 0 {
+                merge.to(p as u64);
+            }
             let (ids, recs) = self.take_part(p)?;
             let n = ids.len();
             if n == 0 && p + 1 < parts {
@@ -791,6 +832,8 @@ impl PartitionWriter {
                 None => {}
             }
         }
+        merge.to(parts as u64);
+        merge.complete();
         let layout = pb::Ivf {
             offsets: offsets.clone(),
             lengths: lengths.clone(),

@@ -420,6 +420,16 @@ fn split_largest(centroids: &mut [f32], counts: &mut [usize], dim: usize, geomet
 /// them and the final loss (sum of distances to the assigned centroids). With fewer
 /// points than clusters, points are repeated as centroids.
 pub fn train(data: &[f32], dim: usize, params: &KMeansParams) -> (Vec<f32>, f64) {
+    train_observed(data, dim, params, &|_| {})
+}
+
+/// [`train`], calling `on_iteration(i)` after each Lloyd iteration `i` (from 1).
+pub fn train_observed(
+    data: &[f32],
+    dim: usize,
+    params: &KMeansParams,
+    on_iteration: &dyn Fn(usize),
+) -> (Vec<f32>, f64) {
     let n = data.len() / dim.max(1);
     let k = params.k.max(1);
     if n == 0 {
@@ -438,8 +448,9 @@ pub fn train(data: &[f32], dim: usize, params: &KMeansParams) -> (Vec<f32>, f64)
     }
     let mut last = f64::INFINITY;
     let mut loss = 0.0;
-    for _ in 0..params.max_iters.max(1) {
+    for iteration in 1..=params.max_iters.max(1) {
         loss = lloyd_step(data, dim, &mut centroids, params.geometry);
+        on_iteration(iteration);
         if last.is_finite()
             && (last - loss).abs() <= params.tolerance * last.abs().max(f64::MIN_POSITIVE)
         {

@@ -15,6 +15,7 @@ pub mod kernels;
 pub mod kmeans;
 pub mod pb;
 pub mod pq_scan;
+pub mod progress;
 pub mod rabitq;
 pub mod rabitq_build;
 pub mod scalar;

@@ -684,7 +684,7 @@ impl Dataset {
     #[pyo3(signature = (column, index_type, name=None, replace=false, metric=None, num_partitions=None,
                         num_sub_vectors=None, num_bits=None, sample_rate=None, max_iterations=None,
                         analyzer_json=None, zone_size=None, rows_per_zone=None, bloom_items=None,
-                        bloom_probability=None))]
+                        bloom_probability=None, progress=None))]
     #[allow(clippy::too_many_arguments)]
     fn create_index(
         &self,
@@ -704,6 +704,7 @@ impl Dataset {
         rows_per_zone: Option<u64>,
         bloom_items: Option<u64>,
         bloom_probability: Option<f64>,
+        progress: Option<Py<PyAny>>,
     ) -> PyResult<Dataset> {
         // an INVERTED index's tokenizer settings, in pylance's names; invalid ones refused
         let analyzer = analyzer_json
@@ -731,8 +732,21 @@ impl Dataset {
             ..Default::default()
         };
         let spec = lancer::IndexSpec::parse(&index_type, params).map_err(errors::lancer)?;
-        let ds =
-            py.detach(|| lancer::create_index(&self.ds, &column, &spec).map_err(errors::lancer))?;
+        let (listener, failed) = match progress {
+            Some(f) => {
+                let (l, e) = crate::meta::progress_listener(f);
+                (Some(l), Some(e))
+            }
+            None => (None, None),
+        };
+        let ds = py.detach(|| {
+            lancer::create_index_observed(&self.ds, &column, &spec, listener.as_ref())
+                .map_err(errors::lancer)
+        })?;
+        // the callback's own exception, raised once the build is done (the index stands)
+        if let Some(e) = failed.and_then(|f| f.lock().unwrap_or_else(|p| p.into_inner()).take()) {
+            return Err(e);
+        }
         Ok(self.wrap(ds))
     }
 

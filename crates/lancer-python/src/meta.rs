@@ -1,7 +1,8 @@
 //! A dataset's config and metadata from Python (pylance's `config`, `metadata`,
 //! `schema_metadata`, `update_config`, `update_metadata`, `update_schema_metadata`,
 //! `update_field_metadata`): reads of this version's maps, and metadata-only commits
-//! through `lancer::table::config`.
+//! through `lancer::table::config`; and the listener that carries an index build's
+//! progress events to a Python callable.
 
 use std::collections::BTreeMap;
 
@@ -68,4 +69,32 @@ fn schema_metadata(ds: &Dataset) -> BTreeMap<String, String> {
         .iter()
         .map(|(k, v)| (k.clone(), String::from_utf8_lossy(v).into_owned()))
         .collect()
+}
+
+/// A progress listener calling the Python callable `f` with `(event, stage, completed,
+/// total, unit)` for each event of an index build, and where its first exception is
+/// kept (later events are not delivered after one).
+pub(crate) fn progress_listener(
+    f: Py<PyAny>,
+) -> (
+    lancer::indexes::progress::Progress,
+    std::sync::Arc<std::sync::Mutex<Option<PyErr>>>,
+) {
+    let failed = std::sync::Arc::new(std::sync::Mutex::new(None::<PyErr>));
+    let kept = failed.clone();
+    let listener: lancer::indexes::progress::Progress =
+        std::sync::Arc::new(move |e: &lancer::indexes::progress::ProgressEvent<'_>| {
+            let mut slot = kept.lock().unwrap_or_else(|p| p.into_inner());
+            if slot.is_some() {
+                return;
+            }
+            Python::attach(|py| {
+                if let Err(err) =
+                    f.call1(py, (e.event.name(), e.stage, e.completed, e.total, e.unit))
+                {
+                    *slot = Some(err);
+                }
+            });
+        });
+    (listener, failed)
 }

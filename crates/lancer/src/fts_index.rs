@@ -13,6 +13,8 @@ use lancer_index::inverted::segment::{InvertedSegment, INVERTED_DETAILS_URL};
 use lancer_index::inverted::tokenizer::AnalyzerParams;
 use lancer_table::pb;
 
+use lancer_index::progress::{Progress, Stage};
+
 use crate::scan::{DatasetExt, ROW_ADDRESS, ROW_ID};
 use crate::{Dataset, Error, Result};
 
@@ -44,6 +46,17 @@ fn invalid(what: impl Into<String>) -> Error {
 
 /// Builds a full-text index on the string column `column` and commits it.
 pub fn create_fts_index(ds: &Dataset, column: &str, opts: &FtsIndexOptions) -> Result<Dataset> {
+    create_fts_index_observed(ds, column, opts, None)
+}
+
+/// [`create_fts_index`], telling `progress` the stages `load_data`, `tokenize_docs`
+/// (rows), `copy_partitions` and `write_metadata` (see `lancer_index::progress`).
+pub fn create_fts_index_observed(
+    ds: &Dataset,
+    column: &str,
+    opts: &FtsIndexOptions,
+    progress: Option<&Progress>,
+) -> Result<Dataset> {
     let field_id = crate::index::top_level_field(ds, column, "to index")?;
     match ds
         .schema()
@@ -61,7 +74,7 @@ pub fn create_fts_index(ds: &Dataset, column: &str, opts: &FtsIndexOptions) -> R
     let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
     let existing = crate::index::replaced_segments(ds, &name, opts.replace)?;
     let all: Vec<u64> = ds.fragments().iter().map(|f| f.id).collect();
-    let files = build(ds, column, &all, opts.params.clone())?;
+    let files = build(ds, column, &all, opts.params.clone(), progress)?;
     crate::scalar_index::commit(
         ds,
         field_id,
@@ -83,6 +96,7 @@ fn build(
     column: &str,
     fragments: &[u64],
     params: AnalyzerParams,
+    progress: Option<&Progress>,
 ) -> Result<lancer_index::inverted::build::BuiltInverted> {
     use std::sync::mpsc::{sync_channel, Receiver};
     use std::sync::Mutex;
@@ -90,6 +104,8 @@ fn build(
     let stable = ds.uses_stable_row_ids();
     let mut order = fragments.to_vec();
     order.sort_unstable();
+    Stage::start(progress, "load_data", "rows", None).complete();
+    let mut tokenized = Stage::start(progress, "tokenize_docs", "rows", None);
     let builder = if order.is_empty() {
         builder
     } else {
@@ -137,9 +153,11 @@ fn build(
                 match batch {
                     // a closed channel: a worker or the merger failed (reported below)
                     Ok(b) => {
+                        let rows = b.num_rows() as u64;
                         if batch_tx.send((seq, b)).is_err() {
                             break;
                         }
+                        tokenized.advance(rows);
                     }
                     Err(e) => {
                         fed = Err(e);
@@ -155,9 +173,17 @@ fn build(
             merged
         })?
     };
-    builder
+    tokenized.complete();
+    let mut copy = Stage::start(progress, "copy_partitions", "partitions", Some(1));
+    let built = builder
         .finish(crate::index::index_file_version(ds))
-        .map_err(crate::ann::index_error)
+        .map_err(crate::ann::index_error)?;
+    copy.to(1);
+    copy.complete();
+    let mut meta = Stage::start(progress, "write_metadata", "files", Some(1));
+    meta.to(1);
+    meta.complete();
+    Ok(built)
 }
 
 /// Tokenizes a scan batch (the text column, then row ids) into `tok`'s chunk.
@@ -201,7 +227,7 @@ pub(crate) fn optimize(
             ))
         })?;
     let field_id = seg.field_id;
-    let files = build(ds, column, new, seg.params.clone())?;
+    let files = build(ds, column, new, seg.params.clone(), None)?;
     crate::scalar_index::commit(
         ds,
         field_id,

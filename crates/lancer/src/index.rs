@@ -31,7 +31,7 @@ pub struct VectorIndexOptions {
     pub max_iters: Option<usize>,
     /// Seed of the training sample and k-means (default 42: builds are repeatable).
     pub seed: Option<u64>,
-    /// Told each phase as it starts (reading, training, assigning, writing).
+    /// Told the build's progress (see `lancer_index::progress`).
     pub progress: Option<ivf_build::Progress>,
     /// Encoded rows held in memory before spilling to scratch files (default 1 GiB or
     /// `$LANCER_INDEX_MEMORY_MB`).
@@ -142,9 +142,6 @@ pub fn create_vector_index(
     let field_id = top_level_field(ds, column, "to index")?;
     let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
     let existing = replaced_segments(ds, &name, opts.replace)?;
-    if let Some(p) = &opts.progress {
-        p(&format!("reading {} rows of {column:?}", ds.count_rows()));
-    }
     let mut params = BuildParams::new(opts.quantizer, opts.metric);
     params.num_partitions = opts.num_partitions;
     params.progress = opts.progress.clone();
@@ -166,16 +163,10 @@ pub fn create_vector_index(
             // Nothing to train on (no rows, all deleted, all null): the index is
             // recorded with its settings and no files, covering no fragment, as
             // pylance 14 does; searches scan exactly until `optimize_index` builds it.
-            if let Some(p) = &opts.progress {
-                p("no vectors to index: committing an empty index");
-            }
             return commit_empty(ds, field_id, name, opts.quantizer, opts.metric, existing);
         }
         other => other?,
     };
-    if let Some(p) = &opts.progress {
-        p("committing");
-    }
     let all: Vec<u64> = ds.fragments().iter().map(|f| f.id).collect();
     commit_segment(ds, field_id, name, built, &all, existing)
 }
@@ -369,6 +360,7 @@ fn build_streaming(
         let model = lancer_index::ivf_partition::fixed_model(dim, params)
             .map_err(crate::ann::index_error)?;
         let mut writer = PartitionWriter::new(model, params).map_err(crate::ann::index_error)?;
+        writer.expect_rows(hint as u64);
         for_each_vectors(ds, column, fragments, |v, ids, _| {
             writer.push(v, ids).map_err(crate::ann::index_error)
         })?;
@@ -387,10 +379,8 @@ fn build_streaming(
         });
     };
     let model = train(sampler, params).map_err(crate::ann::index_error)?;
-    if let Some(p) = &params.progress {
-        p("assigning and encoding the vectors");
-    }
     let mut writer = PartitionWriter::new(model, params).map_err(crate::ann::index_error)?;
+    writer.expect_rows(hint as u64);
     for_each_vectors(ds, column, fragments, |v, ids, _| {
         writer.push(v, ids).map_err(crate::ann::index_error)
     })?;

@@ -219,10 +219,33 @@ impl IndexSpec {
 
 /// Builds the index `spec` on `column` of `ds` and commits it; the new version.
 pub fn create_index(ds: &Dataset, column: &str, spec: &IndexSpec) -> Result<Dataset> {
+    create_index_observed(ds, column, spec, None)
+}
+
+/// [`create_index`], telling `progress` how the build goes: the reference's stages
+/// (`train_ivf`, `train_quantizer`, `shuffle`, `merge_partitions` for vector indexes;
+/// `load_data` for scalar ones; `load_data`, `tokenize_docs`, `copy_partitions`,
+/// `write_metadata` for full-text ones), each started, advanced and completed.
+pub fn create_index_observed(
+    ds: &Dataset,
+    column: &str,
+    spec: &IndexSpec,
+    progress: Option<&crate::indexes::progress::Progress>,
+) -> Result<Dataset> {
     match spec {
-        IndexSpec::Vector(o) => crate::index::create_vector_index(ds, column, o),
-        IndexSpec::Scalar(o) => crate::scalar_index::create_scalar_index(ds, column, o),
-        IndexSpec::FullText(o) => crate::fts_index::create_fts_index(ds, column, o),
+        IndexSpec::Vector(o) => {
+            let mut o = o.clone();
+            if let Some(p) = progress {
+                o.progress = Some(p.clone());
+            }
+            crate::index::create_vector_index(ds, column, &o)
+        }
+        IndexSpec::Scalar(o) => {
+            crate::scalar_index::create_scalar_index_observed(ds, column, o, progress)
+        }
+        IndexSpec::FullText(o) => {
+            crate::fts_index::create_fts_index_observed(ds, column, o, progress)
+        }
     }
 }
 

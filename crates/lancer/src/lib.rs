@@ -28,7 +28,7 @@ pub use lancer_table::concat;
 pub use session::{Session, SessionBuilder};
 
 // Option types the front ends name, defined once below this crate and named here.
-pub use index_spec::{create_index, IndexParams, IndexSpec};
+pub use index_spec::{create_index, create_index_observed, IndexParams, IndexSpec};
 
 /// The table layer (`lancer-table`) as front ends reach it: dataset locations, write
 /// parameters, versions and tags, cleanup, compaction options. Front ends (the CLI,
@@ -60,7 +60,7 @@ pub mod storage {
 /// Index formats (`lancer-index`): IVF segments, full-text segments and queries, scalar
 /// kinds.
 pub mod indexes {
-    pub use lancer_index::{inverted, ivf, ivf_build, scalar, IndexError};
+    pub use lancer_index::{inverted, ivf, ivf_build, progress, scalar, IndexError};
 }
 pub use lancer_format::container::FileVersion;
 pub use lancer_index::inverted::tokenizer::AnalyzerParams;

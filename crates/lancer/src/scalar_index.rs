@@ -98,10 +98,22 @@ pub fn create_scalar_index(
     column: &str,
     opts: &ScalarIndexOptions,
 ) -> Result<Dataset> {
+    create_scalar_index_observed(ds, column, opts, None)
+}
+
+/// [`create_scalar_index`], telling `progress` the `load_data` stage (rows read).
+pub fn create_scalar_index_observed(
+    ds: &Dataset,
+    column: &str,
+    opts: &ScalarIndexOptions,
+    progress: Option<&lancer_index::progress::Progress>,
+) -> Result<Dataset> {
     let field_id = crate::index::top_level_field(ds, column, "to index")?;
     let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
     let existing = crate::index::replaced_segments(ds, &name, opts.replace)?;
+    let stage = lancer_index::progress::Stage::start(progress, "load_data", "rows", None);
     let built = build(ds, column, None, &opts.params)?;
+    stage.complete();
     let all: Vec<u64> = ds.fragments().iter().map(|f| f.id).collect();
     commit(
         ds,

@@ -667,3 +667,68 @@ fn the_seed_picks_the_training_draw() {
         );
     }
 }
+
+/// The progress of a vector build, through the Rust API: the reference's stages in its
+/// order, each started before it advances and completed once, counts never going
+/// back, and the rows shuffled / partitions written equal to the dataset's.
+#[test]
+fn vector_builds_report_the_references_stages() {
+    use lancer::indexes::progress::{Event, ProgressEvent};
+    use std::sync::{Arc, Mutex};
+    let golden = repo().join("tests/data/indexes/pylance-14");
+    let tmp = TempDir::new("index-progress");
+    let dir = tmp.join("d");
+    copy_dir(&golden.join("ivf_pq8_l2_d16_stable"), &dir);
+    let ds = drop_index(&Dataset::open(&dir).unwrap(), "vec_idx").unwrap();
+    type Seen = Vec<(Event, String, u64, Option<u64>, String)>;
+    let seen: Arc<Mutex<Seen>> = Arc::default();
+    let log = seen.clone();
+    let mut opts = VectorIndexOptions::new(Quantizer::Sq, IndexMetric::L2);
+    opts.num_partitions = Some(8);
+    opts.progress = Some(Arc::new(move |e: &ProgressEvent<'_>| {
+        log.lock().unwrap().push((
+            e.event,
+            e.stage.to_string(),
+            e.completed,
+            e.total,
+            e.unit.to_string(),
+        ));
+    }));
+    create_vector_index(&ds, "vec", &opts).unwrap();
+    let seen = seen.lock().unwrap().clone();
+    let order: Vec<&str> = seen
+        .iter()
+        .filter(|e| e.0 == Event::Start)
+        .map(|e| e.1.as_str())
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "train_ivf",
+            "train_quantizer",
+            "shuffle",
+            "merge_partitions"
+        ]
+    );
+    for stage in order {
+        let events: Vec<_> = seen.iter().filter(|e| e.1 == stage).collect();
+        assert_eq!(events.first().unwrap().0, Event::Start, "{stage}");
+        assert_eq!(events.last().unwrap().0, Event::Complete, "{stage}");
+        assert_eq!(
+            events.iter().filter(|e| e.0 == Event::Complete).count(),
+            1,
+            "{stage}"
+        );
+        assert!(events.windows(2).all(|w| w[1].2 >= w[0].2), "{stage}");
+    }
+    let last = |stage: &str| seen.iter().rev().find(|e| e.1 == stage).unwrap().clone();
+    let rows = ds.count_rows();
+    assert_eq!(last("shuffle").2, rows);
+    assert_eq!(last("shuffle").3, Some(rows));
+    assert_eq!(
+        (last("merge_partitions").2, last("merge_partitions").3),
+        (8, Some(8))
+    );
+    let ivf = last("train_ivf");
+    assert!(ivf.2 >= 1 && ivf.2 <= 50 && ivf.3 == Some(50), "{ivf:?}");
+}

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use lancer::index::{create_vector_index, drop_index, list_indices, VectorIndexOptions};
+use lancer::indexes::progress::{Event, ProgressEvent};
 
 use super::{report, CmdResult};
 use crate::args::IndexAction;
@@ -112,21 +113,22 @@ fn create(
     let shown = bar.clone();
     let last = Arc::new(std::sync::Mutex::new((String::new(), Instant::now())));
     let log = last.clone();
-    opts.progress = Some(Arc::new(move |phase: &str| {
-        // Each finished phase stays on screen with its time.
+    opts.progress = Some(Arc::new(move |e: &ProgressEvent<'_>| {
+        // Each finished stage stays on screen with its time; the current one counts.
         let mut l = log.lock().unwrap_or_else(|e| e.into_inner());
-        if !l.0.is_empty() {
-            shown.println(format!("  {} ({:.1?})", l.0, l.1.elapsed()));
+        match e.event {
+            Event::Start => *l = (e.stage.to_string(), Instant::now()),
+            Event::Complete => {
+                shown.println(format!("  {} ({:.1?})", stage_text(e), l.1.elapsed()));
+                l.0.clear();
+            }
+            Event::Progress => {}
         }
-        *l = (phase.to_string(), Instant::now());
-        shown.set_message(phase.to_string());
+        shown.set_message(stage_text(e));
     }));
     let kind = opts.quantizer.type_name();
     let after = create_vector_index(&ds, column, &opts)?;
-    {
-        let l = last.lock().unwrap_or_else(|e| e.into_inner());
-        bar.println(format!("  {} ({:.1?})", l.0, l.1.elapsed()));
-    }
+    drop(last);
     bar.finish_and_clear();
     let info = list_indices(&after)?;
     let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
@@ -142,6 +144,15 @@ fn create(
             )
         },
     )
+}
+
+/// A stage as the spinner shows it: `shuffle 20000/20000 rows`.
+fn stage_text(e: &ProgressEvent<'_>) -> String {
+    match (e.total, e.unit) {
+        (_, "") => e.stage.to_string(),
+        (Some(t), u) => format!("{} {}/{t} {u}", e.stage, e.completed),
+        (None, u) => format!("{} {} {u}", e.stage, e.completed),
+    }
 }
 
 /// The analyzer the `--tokenizer` flags ask for, on pylance's defaults.
