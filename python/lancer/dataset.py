@@ -36,11 +36,11 @@ _SCAN_HINTS = {
 # Arguments that change the answer and that Lancer cannot honour yet: refused when set to
 # anything but their default (never accepted and ignored).
 _NOT_YET = {
-    "fast_search": False,
-    "strict_batch_size": False,
-    "include_deleted_rows": False,
     "scan_stats_callback": None,
 }
+
+# Arguments of pylance's scanner that change the answer, honoured (see LanceScanner).
+_SCAN_OPTIONS = ("fast_search", "include_deleted_rows", "strict_batch_size")
 
 
 @dataclass
@@ -95,6 +95,22 @@ def _check_arguments(call: str, kwargs: Dict[str, Any], *, tuning: Iterable[str]
                 continue
             raise NotImplementedError(f"{call}({name}=...) is not supported by lancer yet")
         raise TypeError(f"{call}() got an unexpected keyword argument {name!r}")
+
+
+def _sorted(table: pa.Table, orderings: List[Any]) -> pa.Table:
+    """``table`` sorted by ``(column, ascending, nulls_first)`` keys: stable sorts from
+    the last key to the first (each key's own null placement; ties keep the search's
+    order)."""
+    import pyarrow.compute as pc
+
+    for column, ascending, nulls_first in reversed(orderings):
+        if column not in table.column_names:
+            raise ValueError(f"order_by names {column!r}, which the result does not have "
+                             f"(columns: {', '.join(table.column_names)})")
+        idx = pc.sort_indices(table, sort_keys=[(column, "ascending" if ascending else "descending")],
+                              null_placement="at_start" if nulls_first else "at_end")
+        table = table.take(idx)
+    return table
 
 
 def _sql_filter(filter: Any, call: str) -> Optional[str]:
@@ -427,8 +443,8 @@ class LanceScanner:
         nearest, fts = p.get("nearest"), p.get("full_text_query")
         if nearest is None and fts is None:
             return None
-        if p.get("order_by"):
-            raise NotImplementedError("order_by with a search is not supported yet (rows come best first)")
+        if p.get("include_deleted_rows"):
+            raise NotImplementedError("include_deleted_rows with a search is not supported by lancer")
         inner = self._ds._inner
         if nearest is not None:
             if fts is not None:
@@ -458,6 +474,7 @@ class LanceScanner:
                 bool(p.get("with_row_id")),
                 bool(p.get("with_row_address")),
                 explain,
+                fast_search=bool(p.get("fast_search")),
             )
         else:
             from .query import to_engine
@@ -474,6 +491,7 @@ class LanceScanner:
                 bool(p.get("with_row_id")),
                 bool(p.get("with_row_address")),
                 explain,
+                fast_search=bool(p.get("fast_search")),
             )
         if explain:
             return batch
@@ -482,13 +500,19 @@ class LanceScanner:
         limit = p.get("limit")
         if offset or (limit is not None and nearest is not None):
             table = table.slice(offset, limit)
+        if p.get("order_by"):
+            # the search's rows (its k / limit best) in the asked order, as pylance
+            table = _sorted(table, p["order_by"])
         return table
 
     def to_reader(self, _join: bool = False) -> pa.RecordBatchReader:
         """The rows as a ``pyarrow.RecordBatchReader``, produced as they are read."""
         table = self._search()
         if table is not None:
-            return table.to_reader()
+            size = self._p.get("batch_size")
+            if size and self._p.get("strict_batch_size"):
+                table = table.combine_chunks()
+            return table.to_reader(max_chunksize=size)
         p = self._p
         columns, project = p.get("columns"), None
         if isinstance(columns, dict):
@@ -506,6 +530,9 @@ class LanceScanner:
             project,
             _join,
             p.get("order_by"),
+            fast_search=bool(p.get("fast_search")),
+            include_deleted_rows=bool(p.get("include_deleted_rows")),
+            strict_batch_size=bool(p.get("strict_batch_size")),
         )
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
@@ -531,7 +558,11 @@ class LanceScanner:
             return self.to_table().num_rows
         if p.get("fragments") is not None or p.get("limit") is not None or p.get("offset"):
             return sum(b.num_rows for b in self.to_batches())
-        return self._ds._inner.count_rows(p.get("filter"))
+        if p.get("include_deleted_rows") and not p.get("with_row_id"):
+            # (pylance's rule: a deleted row is told by its null _rowid)
+            raise ValueError("include_deleted_rows needs with_row_id=True")
+        return self._ds._inner.count_rows(p.get("filter"), fast_search=bool(p.get("fast_search")),
+                                          include_deleted_rows=bool(p.get("include_deleted_rows")))
 
     def explain_plan(self, verbose: bool = False) -> str:
         """The plan: for a scan which filters and scalar indexes it uses; for a
@@ -704,6 +735,7 @@ class LanceDataset(_MetadataMixin):
         (``full_text_query="words"``)."""
         filter = _sql_filter(filter, "scanner")
         order_by = kwargs.pop("order_by", None)
+        options = {k: bool(kwargs.pop(k)) for k in _SCAN_OPTIONS if kwargs.get(k) is not None}
         for name, default in _NOT_YET.items():
             value = kwargs.pop(name, default)
             if value != default:
@@ -729,6 +761,7 @@ class LanceDataset(_MetadataMixin):
             fragments=frag_ids,
             full_text_query=full_text_query,
             order_by=_orderings(order_by),
+            **options,
         )
 
     def to_table(self, columns: Any = None, filter: Optional[str] = None, limit: Optional[int] = None,

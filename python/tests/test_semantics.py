@@ -77,17 +77,96 @@ def test_batch_size_is_honoured(uri):
         assert max(sizes) == 12 and sum(sizes) == lib.dataset(uri).count_rows()
 
 
-@pytest.mark.parametrize("arg,value", [
-    ("include_deleted_rows", True),
-    ("fast_search", True),
-    ("strict_batch_size", True),
-    ("scan_stats_callback", print),
-])
-def test_unhonoured_arguments_are_refused(uri, arg, value):
-    with pytest.raises(NotImplementedError, match=arg):
-        lancer.dataset(uri).to_table(**{arg: value})
-    # their defaults are fine
-    lancer.dataset(uri).to_table(**{arg: {"scan_stats_callback": None}.get(arg, False)}, limit=1)
+def test_scan_stats_callback_is_refused(uri):
+    with pytest.raises(NotImplementedError, match="scan_stats_callback"):
+        lancer.dataset(uri).to_table(scan_stats_callback=print)
+    lancer.dataset(uri).to_table(scan_stats_callback=None, limit=1)
+
+
+@pytest.fixture
+def searchable(tmp_path):
+    """100 indexed rows (BTREE on id, INVERTED on s, IVF_FLAT on v), then 100 appended
+    rows no index covers, then every tenth row deleted."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+
+    def part(lo):
+        n = 100
+        return pa.table({"id": pa.array(np.arange(lo, lo + n)),
+                         "s": pa.array([f"w{i % 5} q" for i in range(n)]),
+                         "v": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(n * 8).astype("float32")), 8)})
+
+    path = str(tmp_path / "searchable")
+    ds = lance.write_dataset(part(0), path, max_rows_per_file=40)
+    ds.create_scalar_index("id", "BTREE")
+    ds.create_scalar_index("s", "INVERTED")
+    ds.create_index("v", "IVF_FLAT", num_partitions=2)
+    lance.write_dataset(part(100), path, mode="append", max_rows_per_file=40)
+    lance.dataset(path).delete("id % 10 = 3")
+    return path, rng.random(8).astype("float32")
+
+
+def _outcome(call):
+    try:
+        r = call()
+    except Exception as e:  # noqa: BLE001 - the kind is the answer
+        return ("error", e)
+    if isinstance(r, pa.Table):
+        return ("table", r.column_names, r.to_pydict())
+    return ("value", r)
+
+
+def _same(got, want):
+    """Equal results, or errors where lancer's is of pylance's built-in kind."""
+    if want[0] == "error" and got[0] == "error":
+        kinds = (KeyError, TypeError, NotImplementedError, ValueError, OSError)
+        kind = next((k for k in kinds if isinstance(want[1], k)), type(want[1]))
+        return isinstance(got[1], kind)
+    return got == want
+
+
+def test_fast_search_include_deleted_rows_and_strict_batch_size_match_pylance(searchable):
+    path, q = searchable
+    calls = [
+        ("fast filter on an indexed column", lambda ds: ds.to_table(filter="id > 50", fast_search=True, columns=["id"])),
+        ("fast filter on a column without index", lambda ds: ds.to_table(filter="s = 'w1 q'", fast_search=True,
+                                                                          columns=["id"])),
+        ("fast without filter", lambda ds: ds.count_rows(fast_search=True)),
+        ("fast count", lambda ds: ds.scanner(filter="id > 50", fast_search=True).count_rows()),
+        ("fast full text", lambda ds: sorted(ds.to_table(full_text_query="w1", fast_search=True)["id"].to_pylist())),
+        ("fast vector", lambda ds: sorted(ds.to_table(nearest={"column": "v", "q": q, "k": 300}, fast_search=True,
+                                                      columns=["id"])["id"].to_pylist())),
+        ("deleted rows with a filter", lambda ds: ds.to_table(include_deleted_rows=True, with_row_id=True,
+                                                              columns=["id"], filter="id < 25")),
+        ("deleted rows with a limit", lambda ds: ds.to_table(include_deleted_rows=True, with_row_id=True,
+                                                             columns=["id"], limit=5, offset=1)),
+        ("deleted rows counted", lambda ds: ds.scanner(include_deleted_rows=True, with_row_id=True,
+                                                       filter="id < 25").count_rows()),
+        ("deleted rows without row ids", lambda ds: ds.to_table(include_deleted_rows=True, columns=["id"])),
+        ("strict 7", lambda ds: [b.num_rows for b in ds.to_batches(batch_size=7, strict_batch_size=True)]),
+        ("strict 64 filtered", lambda ds: [b.num_rows for b in ds.to_batches(batch_size=64, strict_batch_size=True,
+                                                                              filter="id % 3 = 0")]),
+        ("strict rows", lambda ds: pa.Table.from_batches(list(ds.to_batches(
+            batch_size=9, strict_batch_size=True, columns=["id"]))).to_pydict()),
+        ("order_by nearest", lambda ds: ds.to_table(nearest={"column": "v", "q": q, "k": 7}, order_by=["id"],
+                                                     columns=["id"])["id"].to_pylist()),
+        ("order_by full text", lambda ds: ds.to_table(full_text_query="w2", order_by=[lance_ordering(ds, "id", False)],
+                                                      columns=["id"], limit=6)["id"].to_pylist()),
+    ]
+    for label, call in calls:
+        want = _outcome(lambda: call(lance.dataset(path)))
+        got = _outcome(lambda: call(lancer.dataset(path)))
+        assert _same(got, want), (label, got, want)
+
+
+def lance_ordering(ds, column, ascending):
+    mod = lancer if isinstance(ds, lancer.LanceDataset) else None
+    if mod is not None:
+        return lancer.ColumnOrdering(column, ascending)
+    from lance.dataset import ColumnOrdering
+
+    return ColumnOrdering(column, ascending)
 
 
 @pytest.mark.parametrize("kwargs", [{"base_tokenizer": "nope"}, {"language": "Klingon"}])

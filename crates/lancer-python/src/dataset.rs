@@ -366,12 +366,33 @@ impl Dataset {
         })
     }
 
-    /// Live rows, or rows passing a SQL `filter` (reads only the filter's columns).
-    #[pyo3(signature = (filter=None))]
-    fn count_rows(&self, py: Python<'_>, filter: Option<String>) -> PyResult<u64> {
+    /// Live rows, or rows passing a SQL `filter` (reads only the filter's columns);
+    /// `fast_search` / `include_deleted_rows` as the scanner's.
+    #[pyo3(signature = (filter=None, fast_search=false, include_deleted_rows=false))]
+    fn count_rows(
+        &self,
+        py: Python<'_>,
+        filter: Option<String>,
+        fast_search: bool,
+        include_deleted_rows: bool,
+    ) -> PyResult<u64> {
         match filter {
-            None => Ok(self.ds.count_rows()),
-            Some(f) => py.detach(|| self.ds.count_where(&f).map_err(errors::lancer)),
+            None if !include_deleted_rows => Ok(self.ds.count_rows()),
+            Some(f) if !fast_search && !include_deleted_rows => {
+                py.detach(|| self.ds.count_where(&f).map_err(errors::lancer))
+            }
+            f => py.detach(|| {
+                let mut s = self
+                    .ds
+                    .scan()
+                    .fast_search(fast_search)
+                    .include_deleted_rows(include_deleted_rows)
+                    .with_row_id(include_deleted_rows);
+                if let Some(f) = &f {
+                    s = s.filter(f);
+                }
+                s.count_rows().map_err(errors::lancer)
+            }),
         }
     }
 
@@ -383,7 +404,8 @@ impl Dataset {
     /// `(column, ascending, nulls_first)`, applied before offset and limit.
     #[pyo3(signature = (columns=None, filter=None, limit=None, offset=None, with_row_id=false,
                         with_row_address=false, batch_size=None, fragments=None, use_scalar_index=true,
-                        project=None, join=false, order_by=None))]
+                        project=None, join=false, order_by=None, fast_search=false,
+                        include_deleted_rows=false, strict_batch_size=false))]
     #[allow(clippy::too_many_arguments)]
     fn scan(
         &self,
@@ -400,11 +422,17 @@ impl Dataset {
         project: Option<Vec<(String, String)>>,
         join: bool,
         order_by: Option<Vec<(String, bool, bool)>>,
+        fast_search: bool,
+        include_deleted_rows: bool,
+        strict_batch_size: bool,
     ) -> PyResult<PyArrowType<Box<dyn RecordBatchReader + Send>>> {
         let stream = py.detach(|| {
             let mut s = self
                 .ds
                 .scan()
+                .fast_search(fast_search)
+                .include_deleted_rows(include_deleted_rows)
+                .strict_batch_size(strict_batch_size)
                 .limit(limit)
                 .offset(offset.unwrap_or(0))
                 .with_row_id(with_row_id)
@@ -441,7 +469,8 @@ impl Dataset {
             }
             s.stream().map_err(errors::lancer)
         })?;
-        let join_to = if join {
+        // (a strict batch size is the engine's: nothing is joined on top)
+        let join_to = if join && !strict_batch_size {
             batch_size.unwrap_or(lancer::scan::DEFAULT_BATCH_SIZE)
         } else {
             1
@@ -552,7 +581,7 @@ impl Dataset {
     /// one for the metric (unless `use_index` is false), else exact.
     #[pyo3(signature = (column, q, k, metric=None, nprobes=None, refine_factor=None, filter=None,
                         prefilter=true, columns=None, use_index=true, with_row_id=false,
-                        with_row_address=false, explain=false))]
+                        with_row_address=false, explain=false, fast_search=false))]
     #[allow(clippy::too_many_arguments)]
     fn nearest(
         &self,
@@ -570,6 +599,7 @@ impl Dataset {
         with_row_id: bool,
         with_row_address: bool,
         explain: bool,
+        fast_search: bool,
     ) -> PyResult<Py<PyAny>> {
         use lancer::search::{nearest_with_rows, Filtering, Metric, Nearest, RowMeta};
         let b = py.detach(|| {
@@ -594,6 +624,7 @@ impl Dataset {
                 use_index,
                 nprobes,
                 refine_factor,
+                fast_search,
                 ..Default::default()
             };
             if explain {
@@ -620,7 +651,8 @@ impl Dataset {
     /// Full-text search of `query` (in `column`, or every indexed column): the columns
     /// asked plus `_score`, best first.
     #[pyo3(signature = (query, column=None, query_json=None, limit=None, filter=None, prefilter=false,
-                        columns=None, with_row_id=false, with_row_address=false, explain=false))]
+                        columns=None, with_row_id=false, with_row_address=false, explain=false,
+                        fast_search=false))]
     #[allow(clippy::too_many_arguments)]
     fn full_text_search(
         &self,
@@ -635,6 +667,7 @@ impl Dataset {
         with_row_id: bool,
         with_row_address: bool,
         explain: bool,
+        fast_search: bool,
     ) -> PyResult<Py<PyAny>> {
         let b = py.detach(|| {
             let q = match (query_json, query) {
@@ -655,12 +688,12 @@ impl Dataset {
                 limit,
                 filter,
                 prefilter,
+                fast_search,
                 columns,
                 row_meta: lancer::search::RowMeta {
                     row_id: with_row_id,
                     row_address: with_row_address,
                 },
-                ..Default::default()
             };
             if explain {
                 return lancer::explain::explain_full_text(&self.ds, &q, &opts)

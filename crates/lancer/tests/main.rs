@@ -13,6 +13,7 @@ mod indexes;
 mod nested_evolve;
 mod order;
 mod scalar_indexes;
+mod scan_options;
 mod search;
 mod session;
 mod vector_shapes;

@@ -291,6 +291,7 @@ pub struct ScanStream(Source);
 enum Source {
     Live(LiveStream),
     Ready(SchemaRef, std::collections::VecDeque<RecordBatch>),
+    Exact(super::options::Exact),
 }
 
 impl ScanStream {
@@ -303,11 +304,17 @@ impl ScanStream {
         Self(Source::Ready(schema, batches.into()))
     }
 
+    /// `inner`'s batches regrouped to exactly `size` rows (the last may be shorter).
+    pub(crate) fn exact(inner: ScanStream, size: usize) -> Self {
+        Self(Source::Exact(super::options::Exact::new(inner, size)))
+    }
+
     /// The schema of every batch.
     pub fn schema(&self) -> SchemaRef {
         match &self.0 {
             Source::Live(l) => l.schema(),
             Source::Ready(s, _) => s.clone(),
+            Source::Exact(e) => e.schema(),
         }
     }
 }
@@ -319,6 +326,7 @@ impl Iterator for ScanStream {
         match &mut self.0 {
             Source::Live(l) => l.next(),
             Source::Ready(_, b) => b.pop_front().map(Ok),
+            Source::Exact(e) => e.next(),
         }
     }
 }

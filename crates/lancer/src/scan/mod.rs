@@ -13,6 +13,7 @@
 
 pub(crate) mod columns;
 mod exec;
+mod options;
 mod order;
 
 use std::borrow::Cow;
@@ -82,6 +83,8 @@ pub struct Scanner {
     indexed: Option<Arc<Option<crate::scalar_plan::IndexedRows>>>,
     /// Sort keys (`order_by`; see `order.rs`).
     order: Vec<SortKey>,
+    /// Search options of pylance's scanner (see `options.rs`).
+    opts: options::ScanOptions,
 }
 
 impl Scanner {
@@ -105,6 +108,7 @@ impl Scanner {
             use_scalar_index: true,
             indexed: None,
             order: Vec::new(),
+            opts: options::ScanOptions::default(),
         }
     }
 
@@ -258,6 +262,15 @@ impl Scanner {
 
     /// Starts the scan.
     pub fn stream(&self) -> Result<ScanStream> {
+        self.opts.check(self.with_row_id)?;
+        let stream = self.stream_unchecked()?;
+        Ok(match self.opts.strict_batch_size {
+            true => ScanStream::exact(stream, self.batch_size),
+            false => stream,
+        })
+    }
+
+    fn stream_unchecked(&self) -> Result<ScanStream> {
         if !self.order.is_empty() {
             return self.sorted_stream();
         }
@@ -281,7 +294,13 @@ impl Scanner {
 
     /// How many rows the scan yields, reading only the filter's columns.
     pub fn count_rows(&self) -> Result<u64> {
+        self.opts.check(self.with_row_id)?;
         let mut counting = self.clone();
+        counting.opts.strict_batch_size = false;
+        if counting.opts.include_deleted_rows {
+            // deleted rows count too: no index answer (it leaves them out)
+            counting.use_scalar_index = false;
+        }
         counting.columns = Some(Vec::new());
         counting.computed = None;
         counting.map = None;
@@ -303,7 +322,7 @@ impl Scanner {
         // fragments the index does not cover) plans with it.
         if let Some(f) = filter
             .as_ref()
-            .filter(|_| self.use_scalar_index && self.offset == 0 && self.limit.is_none())
+            .filter(|_| counting.use_scalar_index && self.offset == 0 && self.limit.is_none())
         {
             counting.indexed = Some(Arc::new(crate::scalar_plan::plan(&self.ds, f)?));
         }
@@ -331,15 +350,21 @@ impl Scanner {
                     None => rest.push(f.id),
                 }
             }
-            if !rest.is_empty() {
-                for b in counting.clone().fragments(&rest).ordered(false).stream()? {
+            // fast_search: only what the index covers
+            if !rest.is_empty() && !counting.opts.fast_search {
+                for b in counting
+                    .clone()
+                    .fragments(&rest)
+                    .ordered(false)
+                    .stream_unchecked()?
+                {
                     n += b?.num_rows() as u64;
                 }
             }
             return Ok(n);
         }
         let mut n = 0u64;
-        for b in counting.ordered(false).stream()? {
+        for b in counting.ordered(false).stream_unchecked()? {
             n += b?.num_rows() as u64;
         }
         Ok(n)
@@ -391,6 +416,7 @@ impl Scanner {
             .map(|f| Filter::new(f, &schema))
             .transpose()?;
         let indexed = match (&self.indexed, &filter) {
+            _ if self.opts.include_deleted_rows => None,
             (Some(known), Some(_)) => known.as_ref().clone(),
             (_, Some(f)) if self.use_scalar_index => crate::scalar_plan::plan(&self.ds, f)?,
             _ => None,
@@ -446,6 +472,14 @@ impl Scanner {
             let covered = indexed
                 .as_ref()
                 .filter(|ix| u32::try_from(frags[fi].id).is_ok_and(|id| ix.covered.contains(id)));
+            if self.opts.fast_search && indexed.is_some() && covered.is_none() {
+                continue;
+            }
+            let physical = 0..frags[fi].physical_rows;
+            let kept_runs: &[Range<u64>] = match self.opts.include_deleted_rows {
+                true => std::slice::from_ref(&physical),
+                false => kept.runs(),
+            };
             // A local scan leaves the rows of an index answer (which comes with a
             // filter, so with no offset or limit to apply here) to the workers, in
             // windows of `batch_size` rows; a remote one plans their runs, which its
@@ -465,7 +499,7 @@ impl Scanner {
                     narrowed = index_runs(kept.runs(), &ix.rows, frags[fi].id);
                     &narrowed
                 }
-                None => kept.runs(),
+                None => kept_runs,
             };
             let total = run_rows(runs);
             if skip >= total {
@@ -550,6 +584,7 @@ impl Scanner {
             with_row_address: self.with_row_address,
             ordered: self.ordered,
             deleted_as_null,
+            include_deleted: self.opts.include_deleted_rows,
             ahead,
         })
     }
@@ -768,6 +803,8 @@ pub(crate) struct Plan {
     with_row_address: bool,
     ordered: bool,
     deleted_as_null: bool,
+    /// Deleted rows are scanned too; their `_rowid` is null.
+    include_deleted: bool,
     /// Per fragment (index in the version), on remote datasets only.
     ahead: HashMap<usize, Ahead>,
 }
@@ -918,7 +955,12 @@ impl Plan {
                         .collect::<Result<Vec<u64>>>()?,
                     None => addrs.clone(),
                 };
-                cols.push(Arc::new(arrow_array::UInt64Array::from(ids)));
+                let ids = arrow_array::UInt64Array::from(ids);
+                let ids = match self.include_deleted {
+                    true => options::null_deleted(ids, &runs, &*self.ds.kept_runs(frag)?)?,
+                    false => ids,
+                };
+                cols.push(Arc::new(ids));
             }
             if self.with_row_address {
                 cols.push(Arc::new(arrow_array::UInt64Array::from(addrs)));
