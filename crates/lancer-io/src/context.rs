@@ -142,6 +142,13 @@ impl Context {
         out
     }
 
+    /// Requests and bytes since the last [`Context::stats_incremental`] call (since the
+    /// context was made, before any), without starting a new interval.
+    pub fn stats_since_incremental(&self) -> StoreStats {
+        let mark = self.mark.lock().unwrap_or_else(|p| p.into_inner());
+        self.counters.snapshot().since(&mark)
+    }
+
     /// The `memory://NAME` store of this context (created empty at the first use; it
     /// lives as long as the context or a store opened on it).
     pub(crate) fn memory_store(&self, name: &str) -> Arc<dyn ObjectStore> {

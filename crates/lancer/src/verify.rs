@@ -314,3 +314,41 @@ pub fn tracked_files(
     }
     Ok(out)
 }
+
+/// Deletes the dataset in `store` and everything under its root (pylance's
+/// `LanceDataset.drop`). To keep a mistyped path from costing data, the root must hold
+/// a manifest that reads; anything else is refused, naming the remedy. A root that
+/// does not exist is [`lancer_table::TableError::NotFound`].
+pub fn drop_dataset(store: &Store) -> Result<()> {
+    let shown = store.uri().to_string();
+    let files = store.list("").map_err(lancer_table::TableError::from)?;
+    if files.is_empty() && store.local_root().is_none_or(|p| !p.exists()) {
+        return Err(lancer_table::TableError::NotFound {
+            what: format!("no dataset at {shown} to drop"),
+        }
+        .into());
+    }
+    let readable = list_versions(store)
+        .ok()
+        .and_then(|v| v.last().cloned())
+        .is_some_and(|v| Dataset::open_in(store.clone(), Some(v.version)).is_ok());
+    if !readable {
+        return Err(crate::Error::InvalidArgument {
+            what: format!(
+                "refusing to drop {shown}: no readable Lance manifest under _versions, so it is \
+                 not a dataset root; check that the path names a dataset and not a parent \
+                 directory (files that are not a dataset need a storage-level delete)"
+            ),
+        });
+    }
+    if let Some(root) = store.local_root() {
+        return std::fs::remove_dir_all(root)
+            .map_err(|e| lancer_table::TableError::io(root, e).into());
+    }
+    for f in files {
+        store
+            .delete(&f.name)
+            .map_err(lancer_table::TableError::from)?;
+    }
+    Ok(())
+}
