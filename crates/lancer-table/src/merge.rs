@@ -270,8 +270,21 @@ type SourceRows = (SourceRow, Vec<SourceRow>);
 
 /// A match when the merge was asked to fail on one (pylance's wording, then the remedy).
 fn matched_fails(on: &[String], kcols: &[ArrayRef], i: usize) -> TableError {
-    let key = key_text(on, kcols, i);
-    let key = key.trim_start_matches('(').trim_end_matches(')');
+    // pylance's form: `id = 2, name = "a"`
+    let key: Vec<String> = on
+        .iter()
+        .zip(kcols)
+        .map(|(name, c)| {
+            let v = arrow_cast::display::array_value_to_string(c, i).unwrap_or_default();
+            match c.data_type() {
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+                    format!("{name} = \"{v}\"")
+                }
+                _ => format!("{name} = {v}"),
+            }
+        })
+        .collect();
+    let key = key.join(", ");
     TableError::Refused {
         what: format!(
             "Merge insert failed: found matching row with key values: {key} (when_matched_fail: \
