@@ -19,7 +19,9 @@ class MergeInsertBuilder:
     def __init__(self, ds: LanceDataset, on: List[str]):
         self._ds = ds
         self._on = on
-        self._update = False
+        # what happens to matched rows: None (nothing), "update", "delete" or "fail";
+        # the last when_matched_* call decides, as in pylance
+        self._matched: Optional[str] = None
         self._condition: Optional[str] = None
         self._insert = False
         self._delete = False
@@ -29,7 +31,18 @@ class MergeInsertBuilder:
     def when_matched_update_all(self, condition: Optional[str] = None) -> "MergeInsertBuilder":
         """Matched target rows take the source's values (those where the SQL
         ``condition`` over ``source.x`` / ``target.x`` holds)."""
-        self._update, self._condition = True, condition
+        self._matched, self._condition = "update", condition
+        return self
+
+    def when_matched_delete(self) -> "MergeInsertBuilder":
+        """Matched target rows are deleted (counted in ``num_deleted_rows``)."""
+        self._matched, self._condition = "delete", None
+        return self
+
+    def when_matched_fail(self) -> "MergeInsertBuilder":
+        """Any matched row fails the merge with an ``OSError`` naming its key, and
+        nothing is committed (the merge then only inserts new keys)."""
+        self._matched, self._condition = "fail", None
         return self
 
     def when_not_matched_insert_all(self) -> "MergeInsertBuilder":
@@ -61,8 +74,9 @@ class MergeInsertBuilder:
 
         reader = _reader(data, schema)
         inner, stats = _lancer.merge_insert(
-            self._ds._inner.latest(), self._on, reader, self._update, self._condition,
-            self._insert, self._delete, self._delete_filter, self._use_index)
+            self._ds._inner.latest(), self._on, reader, self._matched == "update", self._condition,
+            self._insert, self._delete, self._delete_filter, self._use_index,
+            self._matched == "delete", self._matched == "fail")
         self._ds._inner = inner
         return dict(stats)
 

@@ -18,6 +18,20 @@ import pyarrow as pa
 
 from . import _checks, _lancer
 from . import progress as _progress
+from ._info import (  # noqa: F401 (pylance's names in lance.dataset)
+    AlterColumn,
+    Bitmap,
+    DatasetStats,
+    DeleteResult,
+    ExecuteResult,
+    IndexInformation,
+    IOStats,
+    IvfModel,
+    Tag,
+    UpdateResult,
+    Version,
+    _DatasetInfo,
+)
 from ._lancer import CommitConflictError
 from ._metadata import AutoCleanupConfig, _MetadataMixin  # noqa: F401
 
@@ -420,6 +434,15 @@ class Tags:
         """Points ``tag`` at ``version``."""
         self._ds._inner.create_tag(tag, int(version), True)
 
+    def list_ordered(self, order: Optional[str] = None) -> List[Any]:
+        """``(name, tag)`` pairs of ``list()``, by version (newest first, or oldest
+        first with ``order="asc"``), then by name."""
+        order = "desc" if order is None else order
+        if order not in ("asc", "desc"):
+            raise ValueError(f"Invalid sort order '{order}'. Valid values are: asc, desc")
+        tags = sorted(self.list().items(), key=lambda t: t[0])
+        return sorted(tags, key=lambda t: t[1]["version"], reverse=order == "desc")
+
     def get_version(self, tag: str) -> int:
         """The version ``tag`` names."""
         for name, v in self._ds._inner.tags():
@@ -608,7 +631,7 @@ class LanceScanner:
         return self.to_reader().__arrow_c_stream__(requested_schema)
 
 
-class LanceDataset(_MetadataMixin):
+class LanceDataset(_MetadataMixin, _DatasetInfo):
     """One version of a Lance dataset. Writes (``delete``, ``restore``, index builds)
     move this object to the version they commit, as in pylance."""
 

@@ -424,8 +424,15 @@ pub enum Command {
         #[arg(long, value_delimiter = ',', required = true)]
         on: Vec<String>,
         /// Update matched rows.
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["delete_matched", "fail_on_match"])]
         update: bool,
+        /// Delete matched rows (pylance's when_matched_delete).
+        #[arg(long, conflicts_with = "fail_on_match")]
+        delete_matched: bool,
+        /// Fail, committing nothing, if any input row matches a dataset row (pylance's
+        /// when_matched_fail): inserts only new keys with --insert.
+        #[arg(long)]
+        fail_on_match: bool,
         /// Insert unmatched input rows.
         #[arg(long)]
         insert: bool,

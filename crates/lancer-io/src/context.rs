@@ -60,6 +60,8 @@ pub struct Context {
     given: Option<tokio::runtime::Handle>,
     own: OnceLock<std::result::Result<tokio::runtime::Runtime, String>>,
     pub(crate) counters: Arc<Counters>,
+    /// The counters when [`Context::stats_incremental`] was last called.
+    mark: Mutex<StoreStats>,
     memory: Mutex<BTreeMap<String, Arc<dyn ObjectStore>>>,
     indexes: Cache,
     metadata: Cache,
@@ -85,6 +87,7 @@ impl Context {
             given: options.runtime,
             own: OnceLock::new(),
             counters: Arc::default(),
+            mark: Mutex::default(),
             memory: Mutex::default(),
             indexes: Cache::new(entries(
                 options.index_cache_entries,
@@ -127,6 +130,23 @@ impl Context {
     /// Requests and bytes the stores of this context have cost so far.
     pub fn stats(&self) -> StoreStats {
         self.counters.snapshot()
+    }
+
+    /// Requests and bytes since the previous call (since the context was made, at the
+    /// first): each call starts the next interval, for every holder of the context.
+    pub fn stats_incremental(&self) -> StoreStats {
+        let mut mark = self.mark.lock().unwrap_or_else(|p| p.into_inner());
+        let now = self.counters.snapshot();
+        let out = now.since(&mark);
+        *mark = now;
+        out
+    }
+
+    /// Requests and bytes since the last [`Context::stats_incremental`] call (since the
+    /// context was made, before any), without starting a new interval.
+    pub fn stats_since_incremental(&self) -> StoreStats {
+        let mark = self.mark.lock().unwrap_or_else(|p| p.into_inner());
+        self.counters.snapshot().since(&mark)
     }
 
     /// The `memory://NAME` store of this context (created empty at the first use; it

@@ -106,10 +106,13 @@ fn update(
 }
 
 /// `merge_insert` keyed on `on`: the dataset after and pylance's statistics
-/// (`num_inserted_rows`, `num_updated_rows`, `num_deleted_rows`).
+/// (`num_inserted_rows`, `num_updated_rows`, `num_deleted_rows`). Matched rows are
+/// updated (`update_all`), deleted (`delete_matched`) or stop the merge
+/// (`fail_on_match`: an `OSError` naming the key, nothing committed).
 #[pyfunction]
 #[pyo3(signature = (ds, on, source, update_all=false, update_condition=None, insert_all=false,
-                    delete_by_source=false, delete_filter=None, use_index=true))]
+                    delete_by_source=false, delete_filter=None, use_index=true,
+                    delete_matched=false, fail_on_match=false))]
 #[allow(clippy::too_many_arguments)]
 fn merge_insert(
     py: Python<'_>,
@@ -122,12 +125,16 @@ fn merge_insert(
     delete_by_source: bool,
     delete_filter: Option<String>,
     use_index: bool,
+    delete_matched: bool,
+    fail_on_match: bool,
 ) -> PyResult<(Dataset, BTreeMap<String, u64>)> {
     let reader = source.0;
     let schema = reader.schema();
     let opts = lancer::evolve::MergeOptions {
         on,
         update_matched: update_all,
+        delete_matched,
+        fail_on_match,
         insert_unmatched: insert_all,
         delete_unmatched_by_source: delete_by_source,
         delete_filter,

@@ -20,6 +20,7 @@ mod errors;
 mod evolve;
 mod export;
 mod file;
+mod info;
 mod loader;
 mod meta;
 
@@ -41,6 +42,7 @@ fn _lancer(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dataset::cleanup, m)?)?;
     evolve::register(m)?;
     meta::register(m)?;
+    info::register(m)?;
     m.add_class::<file::PyFileReader>()?;
     m.add_class::<file::PyFileWriter>()?;
     m.add_class::<loader::Loader>()?;

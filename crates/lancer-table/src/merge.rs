@@ -4,7 +4,9 @@
 //! target rows no source row matched deleted. Matched and deleted target rows get
 //! deletion vectors; the written rows form new fragments; one `Update` (REWRITE_ROWS)
 //! commits it all. A target row matched by two source rows is pylance's "ambiguous
-//! merge insert" error.
+//! merge insert" error. Instead of updating them, matched target rows can be deleted
+//! (pylance's `when_matched_delete`), or any match can stop the merge before it
+//! commits (`when_matched_fail`).
 //!
 //! The join hashes the smaller side: a source that fits in [`SOURCE_IN_MEMORY`] bytes is
 //! hashed and the target's key column streamed past it (a 100k-row upsert into 10M rows
@@ -34,6 +36,12 @@ pub struct MergeInsert<'a> {
     pub on: Vec<String>,
     /// Matched target rows take the source row's values.
     pub update_matched: bool,
+    /// Matched target rows are deleted (and not written again); exclusive with
+    /// `update_matched` and `fail_on_match`.
+    pub delete_matched: bool,
+    /// Any matched target row stops the merge with [`TableError::Refused`] naming its
+    /// key: nothing is committed. Exclusive with `update_matched` and `delete_matched`.
+    pub fail_on_match: bool,
     /// Source rows matching no target row are inserted.
     pub insert_unmatched: bool,
     /// Target rows no source row matched are deleted (those `delete_filter` passes,
@@ -80,7 +88,8 @@ pub struct MergeStats {
     pub inserted: u64,
     /// Target rows rewritten with source values.
     pub updated: u64,
-    /// Target rows deleted because no source row matched them.
+    /// Target rows deleted: those no source row matched (`delete_unmatched_by_source`)
+    /// and the matched ones (`delete_matched`).
     pub deleted: u64,
     /// The indexes that located the matched rows (empty: the key columns were scanned).
     pub indexes: Vec<String>,
@@ -259,6 +268,32 @@ type SourceRow = (u32, u32);
 /// A key's source rows: the first, and any more.
 type SourceRows = (SourceRow, Vec<SourceRow>);
 
+/// A match when the merge was asked to fail on one (pylance's wording, then the remedy).
+fn matched_fails(on: &[String], kcols: &[ArrayRef], i: usize) -> TableError {
+    // pylance's form: `id = 2, name = "a"`
+    let key: Vec<String> = on
+        .iter()
+        .zip(kcols)
+        .map(|(name, c)| {
+            let v = arrow_cast::display::array_value_to_string(c, i).unwrap_or_default();
+            match c.data_type() {
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+                    format!("{name} = \"{v}\"")
+                }
+                _ => format!("{name} = {v}"),
+            }
+        })
+        .collect();
+    let key = key.join(", ");
+    TableError::Refused {
+        what: format!(
+            "Merge insert failed: found matching row with key values: {key} (when_matched_fail: \
+             the source has a key the dataset already holds; nothing was committed: drop such \
+             rows from the source or choose another action for matched rows)"
+        ),
+    }
+}
+
 fn ambiguous(on: &[String], kcols: &[ArrayRef], i: usize) -> TableError {
     TableError::invalid(format!(
         "Ambiguous merge inserts are prohibited: multiple source rows match the same target row on {}. Please ensure each target row is matched by at most one source row.",
@@ -278,6 +313,13 @@ impl Dataset {
         source: impl IntoIterator<Item = Result<RecordBatch>>,
     ) -> Result<(Dataset, MergeStats)> {
         self.check_writable("merge into")?;
+        let matched_actions = [spec.update_matched, spec.delete_matched, spec.fail_on_match];
+        if matched_actions.iter().filter(|&&a| a).count() > 1 {
+            return Err(TableError::invalid(
+                "a merge does one thing with matched rows: update them, delete them or fail; \
+                 ask for one",
+            ));
+        }
         let plan = self.merge_plan(spec, &source_schema)?;
         // the source, hashed whole when it is small
         let mut source = source.into_iter();
@@ -293,11 +335,16 @@ impl Dataset {
                 break;
             }
         }
-        let (new_fragments, matched, rewritten, mut stats) = if small {
+        let (new_fragments, matched, mut rewritten, mut stats) = if small {
             self.merge_small_source(spec, &plan, &held)?
         } else {
             self.merge_streamed(spec, &plan, held.into_iter().map(Ok).chain(source))?
         };
+        if spec.delete_matched {
+            // deleted as the rewritten rows are, without a new copy
+            rewritten |= &matched;
+            stats.deleted += matched.len();
+        }
         // deletion vectors: rewritten rows, and unmatched target rows when asked
         let by_frag: HashMap<u32, &RoaringBitmap> = matched.bitmaps().collect();
         let rewritten_by_frag: HashMap<u32, &RoaringBitmap> = rewritten.bitmaps().collect();
@@ -564,8 +611,20 @@ impl Dataset {
             }
             Ok(out)
         })?;
-        for (target, (first, more)) in hits.into_iter().flatten() {
-            if spec.update_matched && !more.is_empty() {
+        let mut hits: Vec<_> = hits.into_iter().flatten().collect();
+        if spec.fail_on_match {
+            // the first matched row in dataset order
+            hits.sort_unstable_by_key(|h| h.0);
+            if let Some((_, (first, _))) = hits.first() {
+                return Err(matched_fails(
+                    &spec.on,
+                    &kcols_of[first.0 as usize],
+                    first.1 as usize,
+                ));
+            }
+        }
+        for (target, (first, more)) in hits {
+            if (spec.update_matched || spec.delete_matched) && !more.is_empty() {
                 return Err(ambiguous(
                     &spec.on,
                     &kcols_of[first.0 as usize],
@@ -749,8 +808,11 @@ impl Dataset {
                 match side.get(&keys, i) {
                     Some(&first) => {
                         let rest = more.get(&first).map_or(&[][..], Vec::as_slice);
+                        if spec.fail_on_match {
+                            return Err(matched_fails(&spec.on, &kcols, i));
+                        }
                         for &t in std::iter::once(&first).chain(rest) {
-                            if !m.insert(t) && spec.update_matched {
+                            if !m.insert(t) && (spec.update_matched || spec.delete_matched) {
                                 return Err(ambiguous(&spec.on, &kcols, i));
                             }
                             if spec.update_matched {

@@ -335,13 +335,21 @@ pub fn compact_files(
 }
 
 /// What `merge_insert` does (pylance's `when_matched_update_all`,
-/// `when_not_matched_insert_all`, `when_not_matched_by_source_delete`).
+/// `when_matched_delete`, `when_matched_fail`, `when_not_matched_insert_all`,
+/// `when_not_matched_by_source_delete`).
 #[derive(Clone, Debug, Default)]
 pub struct MergeOptions {
     /// Key columns.
     pub on: Vec<String>,
     /// Matched rows take the source's values.
     pub update_matched: bool,
+    /// Matched rows are deleted (pylance's `when_matched_delete`); counted in
+    /// `MergeStats::deleted`. At most one of `update_matched`, `delete_matched`,
+    /// `fail_on_match`.
+    pub delete_matched: bool,
+    /// Any matched row stops the merge, nothing committed (pylance's
+    /// `when_matched_fail`): a `TableError::Refused` naming the first matched key.
+    pub fail_on_match: bool,
     /// Unmatched source rows are inserted.
     pub insert_unmatched: bool,
     /// Target rows no source row matched are deleted…
@@ -377,9 +385,26 @@ pub fn merge_insert(
     source_schema: arrow_schema::SchemaRef,
     source: impl IntoIterator<Item = Result<RecordBatch>>,
 ) -> Result<(Dataset, lancer_table::merge::MergeStats)> {
-    if !(opts.update_matched || opts.insert_unmatched || opts.delete_unmatched_by_source) {
+    if !(opts.update_matched
+        || opts.delete_matched
+        || opts.fail_on_match
+        || opts.insert_unmatched
+        || opts.delete_unmatched_by_source)
+    {
         return Err(Error::InvalidArgument {
             what: "a merge that neither updates, inserts nor deletes changes nothing: ask for at least one".into(),
+        });
+    }
+    if [opts.update_matched, opts.delete_matched, opts.fail_on_match]
+        .iter()
+        .filter(|&&a| a)
+        .count()
+        > 1
+    {
+        return Err(Error::InvalidArgument {
+            what: "a merge does one thing with matched rows: update them, delete them or fail \
+                   on them; ask for one"
+                .into(),
         });
     }
     let filter = opts
@@ -496,6 +521,8 @@ pub fn merge_insert(
     let spec = lancer_table::merge::MergeInsert {
         on: opts.on.clone(),
         update_matched: opts.update_matched,
+        delete_matched: opts.delete_matched,
+        fail_on_match: opts.fail_on_match,
         insert_unmatched: opts.insert_unmatched,
         delete_unmatched_by_source: opts.delete_unmatched_by_source,
         delete_filter: filter

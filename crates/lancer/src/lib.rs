@@ -14,12 +14,14 @@ pub mod fts_index;
 pub mod hybrid;
 pub mod index;
 pub mod index_spec;
+pub mod prewarm;
 pub mod scalar_index;
 mod scalar_plan;
 pub mod scan;
 pub mod search;
 pub mod session;
 pub mod stats;
+pub mod verify;
 
 pub use error::{Error, Result};
 pub use filter::{Expression, Filter};

@@ -217,6 +217,18 @@ impl Session {
         self.ctx.stats()
     }
 
+    /// Requests and bytes since the previous call of this method (since the session
+    /// began, at the first); [`Session::stats`] is not affected.
+    pub fn stats_incremental(&self) -> StoreStats {
+        self.ctx.stats_incremental()
+    }
+
+    /// Requests and bytes since the last [`Session::stats_incremental`] call (since the
+    /// session began, before any), without starting a new interval.
+    pub fn stats_since_incremental(&self) -> StoreStats {
+        self.ctx.stats_since_incremental()
+    }
+
     /// The index-segment cache's entries, capacity, hits and misses.
     pub fn index_cache_stats(&self) -> CacheStats {
         self.ctx.index_cache().stats()

@@ -9,7 +9,6 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use lancer::file::container::FileVersion;
-use lancer::file::reader::FileReader;
 use lancer::table::cleanup::{cleanup as do_cleanup, versions as list};
 use lancer::table::versions::{create_tag, delete_tag, list_tags, list_versions, rfc3339};
 use lancer::table::write::WriteParams;
@@ -465,116 +464,9 @@ pub fn export(s: &Session, path: &Path, output: &Path, at: &VersionArgs, json: b
     )
 }
 
-/// `lancer verify`: returns the problems found.
-pub fn verify_problems(
-    s: &Session,
-    path: &Path,
-    data: bool,
-) -> Result<(Vec<String>, usize), Box<dyn std::error::Error>> {
-    let mut problems = Vec::new();
-    let store = s.store(path)?;
-    let versions = list_versions(&store)?;
-    let mut checked_files = std::collections::HashSet::new();
-    // (schema, fragment's files) already read with --data
-    let mut read_fragments = std::collections::HashSet::new();
-    for v in &versions {
-        let ds = match Dataset::open_in(store.clone(), Some(v.version)) {
-            Ok(d) => d,
-            Err(e) => {
-                problems.push(format!("version {}: {e}", v.version));
-                continue;
-            }
-        };
-        for frag in ds.fragments() {
-            for df in &frag.files {
-                let (fstore, rel) = match ds.data_file_location(df) {
-                    Ok(p) => p,
-                    Err(e) => {
-                        problems.push(format!("version {}: fragment {}: {e}", v.version, frag.id));
-                        continue;
-                    }
-                };
-                let shown = fstore.display(&rel);
-                if !checked_files.insert(shown.clone()) {
-                    continue;
-                }
-                let size = match fstore.size(&rel) {
-                    Ok(Some(n)) => n,
-                    Ok(None) => {
-                        problems.push(format!(
-                            "version {}: fragment {}: data file {shown}: not found",
-                            v.version, frag.id
-                        ));
-                        continue;
-                    }
-                    Err(e) => {
-                        problems.push(format!(
-                            "version {}: fragment {}: data file {shown}: {e}",
-                            v.version, frag.id
-                        ));
-                        continue;
-                    }
-                };
-                if df.file_size_bytes != 0 && size != df.file_size_bytes {
-                    problems.push(format!(
-                        "data file {shown}: {size} bytes, the manifest records {}",
-                        df.file_size_bytes
-                    ));
-                }
-                match fstore
-                    .reader(&rel, Some(size))
-                    .map_err(lancer::file::FormatError::from)
-                    .and_then(FileReader::open)
-                {
-                    Ok(r) if r.num_rows() != frag.physical_rows => problems.push(format!(
-                        "data file {shown}: {} rows, fragment {} records {}",
-                        r.num_rows(),
-                        frag.id,
-                        frag.physical_rows
-                    )),
-                    Ok(_) => {}
-                    Err(e) => problems.push(format!("data file {shown}: {e}")),
-                }
-            }
-            if let Err(e) = ds.deletions(frag) {
-                problems.push(format!("version {}: fragment {}: {e}", v.version, frag.id));
-            }
-            if data {
-                let schema = ds.schema();
-                let files: Vec<&str> = frag.files.iter().map(|f| f.path.as_str()).collect();
-                if read_fragments.insert((schema.to_string(), files.join("\n"))) {
-                    if let Err(e) = read_whole_fragment(&ds, frag) {
-                        problems.push(format!(
-                            "version {}: fragment {}: reading its columns: {e}",
-                            v.version, frag.id
-                        ));
-                    }
-                }
-            }
-        }
-    }
-    Ok((problems, versions.len()))
-}
-
-/// Reads every column of every row of `frag` as `ds`'s schema describes them, a
-/// bounded number of rows at a time.
-fn read_whole_fragment(
-    ds: &Dataset,
-    frag: &lancer::table::pb::DataFragment,
-) -> lancer::table::Result<()> {
-    const ROWS: u64 = 16 * 1024;
-    let mut start = 0;
-    while start < frag.physical_rows {
-        let end = (start + ROWS).min(frag.physical_rows);
-        ds.read_runs(frag, None, std::slice::from_ref(&(start..end)))?;
-        start = end;
-    }
-    Ok(())
-}
-
 /// `lancer verify`.
 pub fn verify(s: &Session, path: &Path, data: bool, json: bool) -> CmdResult {
-    let (problems, n) = verify_problems(s, path, data)?;
+    let (problems, n) = lancer::verify::dataset_problems(&s.store(path)?, data)?;
     report(
         json,
         serde_json::json!({ "ok": problems.is_empty(), "versions": n, "problems": problems }),

@@ -188,6 +188,8 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
             input,
             on,
             update,
+            delete_matched,
+            fail_on_match,
             insert,
             delete_unmatched,
             delete_where,
@@ -195,10 +197,12 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
             no_index,
         } => {
             // no flag: an upsert
-            let upsert = !(update || insert || delete_unmatched);
+            let upsert = !(update || delete_matched || fail_on_match || insert || delete_unmatched);
             let opts = lancer::evolve::MergeOptions {
                 on,
                 update_matched: update || upsert,
+                delete_matched,
+                fail_on_match,
                 insert_unmatched: insert || upsert,
                 delete_unmatched_by_source: delete_unmatched,
                 delete_filter: delete_where,

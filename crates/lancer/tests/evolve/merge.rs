@@ -14,6 +14,79 @@ use crate::common::{pylance, TempDir};
 
 use super::read;
 
+/// Matched rows deleted (`when_matched_delete`) or failing the merge
+/// (`when_matched_fail`) give the same answer whether the source is hashed in memory or
+/// streamed against the target's keys: the deleted count and rows, the failure naming
+/// the first matched key with nothing committed, and a second matched action refused.
+#[test]
+fn matched_rows_deleted_or_failing_on_both_joins() {
+    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+    let batch = |ids: &[i64]| {
+        RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(Int64Array::from(ids.to_vec()))],
+        )
+        .unwrap()
+    };
+    for (n, mem) in [Some(0usize), None].into_iter().enumerate() {
+        let tmp = TempDir::new(&format!("merge-matched-{n}"));
+        let params = WriteParams {
+            max_rows_per_file: 4,
+            ..Default::default()
+        };
+        let ids: Vec<i64> = (0..10).collect();
+        let ds = Dataset::write(&tmp, schema.clone(), &[batch(&ids)], &params).unwrap();
+        let merge = |opts: lancer::evolve::MergeOptions, ids: &[i64]| {
+            let opts = lancer::evolve::MergeOptions {
+                on: vec!["id".into()],
+                source_in_memory: mem,
+                ..opts
+            };
+            let b = batch(ids);
+            lancer::evolve::merge_insert(&ds, &opts, b.schema(), [Ok(b)])
+        };
+        let delete = lancer::evolve::MergeOptions {
+            delete_matched: true,
+            insert_unmatched: true,
+            ..Default::default()
+        };
+        let (after, s) = merge(delete.clone(), &[2, 5, 11]).unwrap();
+        assert_eq!((s.updated, s.inserted, s.deleted), (0, 1, 2), "{mem:?}");
+        let got: Vec<i64> = read(&after).1.keys().copied().collect();
+        assert_eq!(got, vec![0, 1, 3, 4, 6, 7, 8, 9, 11], "{mem:?}");
+        let e = merge(delete, &[2, 2]).unwrap_err().to_string();
+        assert!(e.contains("Ambiguous merge inserts"), "{e}");
+        let fail = lancer::evolve::MergeOptions {
+            fail_on_match: true,
+            insert_unmatched: true,
+            ..Default::default()
+        };
+        let before = ds.latest().unwrap().version();
+        let e = merge(fail.clone(), &[30, 4, 3]).unwrap_err();
+        assert!(
+            matches!(&e, lancer::Error::Table(lancer::TableError::Refused { .. })),
+            "{e}"
+        );
+        assert!(
+            e.to_string()
+                .contains("found matching row with key values: id = "),
+            "{e}"
+        );
+        assert_eq!(ds.latest().unwrap().version(), before, "nothing committed");
+        let (after, s) = merge(fail, &[30, 31]).unwrap();
+        assert_eq!((s.inserted, s.deleted), (2, 0));
+        // committed on the latest version (the delete merge's nine rows), as a rebase
+        assert_eq!(after.count_rows(), 9 + 2);
+        let both = lancer::evolve::MergeOptions {
+            update_matched: true,
+            delete_matched: true,
+            ..Default::default()
+        };
+        let e = merge(both, &[1]).unwrap_err().to_string();
+        assert!(e.contains("one thing with matched rows"), "{e}");
+    }
+}
+
 /// Every merge mode gives the same table whether the source is hashed in memory or
 /// streamed against the target's keys, and whether a BTREE / BITMAP index on the key
 /// locates the matched rows (pylance's indexed merge) or the key column is scanned;
@@ -76,6 +149,7 @@ fn merge_modes_agree_on_both_joins() {
                 source_in_memory: mem,
                 update_condition: cond.map(str::to_string),
                 no_index: false,
+                ..Default::default()
             };
             let b = batch(ids, 1);
             let r = lancer::evolve::merge_insert(ds, &opts, b.schema(), [Ok(b)]);
