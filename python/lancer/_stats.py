@@ -99,3 +99,53 @@ class LanceStats:
     def data_stats(self) -> DataStatistics:
         """Bytes on disk per field."""
         return DataStatistics(fields=[FieldStatistics(i, b) for i, b in self._ds._inner.data_stats()])
+
+
+@dataclass
+class ScanStatistics:
+    """What a scan cost (``scanner(scan_stats_callback=...)``), in pylance's fields,
+    measured by lancer's session: ``requests`` / ``iops`` and ``bytes_read`` are the
+    storage reads the scan made (on local disk data files are memory-mapped, so only
+    metadata reads count there; object stores and ``memory://`` count every read),
+    ``indices_loaded`` the index segments it opened (``index_cache_misses``),
+    ``index_cache_hits`` those it found open; ``all_counts`` adds
+    ``fragments_scanned`` and ``rows_scanned`` (the rows returned), ``all_times`` the
+    scan's wall time in nanoseconds (``search_time``). Lancer does not count
+    ``parts_loaded`` or ``index_comparisons`` (0)."""
+
+    iops: int
+    requests: int
+    bytes_read: int
+    indices_loaded: int
+    parts_loaded: int
+    index_comparisons: int
+    index_cache_hits: int
+    index_cache_misses: int
+    all_counts: Dict[str, int]
+    all_times: Dict[str, int]
+
+
+class _ScanMeter:
+    """Counters of a dataset's session before a scan, to report the scan's share."""
+
+    def __init__(self, inner: Any, fragments: int):
+        import time
+
+        from . import _lancer
+
+        self._lancer, self._inner, self._fragments = _lancer, inner, fragments
+        self._io = _lancer.io_stats(inner, False)
+        self._cache = _lancer.index_cache_stats(inner)
+        self._start = time.perf_counter_ns()
+
+    def finish(self, rows: int) -> ScanStatistics:
+        import time
+
+        io = self._lancer.io_stats(self._inner, False)
+        cache = self._lancer.index_cache_stats(self._inner)
+        reads, read_bytes = io[0] - self._io[0], io[1] - self._io[1]
+        hits, misses = cache[1] - self._cache[1], cache[2] - self._cache[2]
+        counts = {"fragments_scanned": self._fragments, "rows_scanned": rows,
+                  "index_cache_hits": hits, "index_cache_misses": misses}
+        return ScanStatistics(reads, reads, read_bytes, misses, 0, 0, hits, misses, counts,
+                              {"search_time": time.perf_counter_ns() - self._start})

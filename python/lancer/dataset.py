@@ -49,9 +49,7 @@ _SCAN_HINTS = {
 
 # Arguments that change the answer and that Lancer cannot honour yet: refused when set to
 # anything but their default (never accepted and ignored).
-_NOT_YET = {
-    "scan_stats_callback": None,
-}
+_NOT_YET: Dict[str, Any] = {}
 
 # Arguments of pylance's scanner that change the answer, honoured (see LanceScanner).
 _SCAN_OPTIONS = ("fast_search", "include_deleted_rows", "strict_batch_size")
@@ -528,8 +526,34 @@ class LanceScanner:
             table = _sorted(table, p["order_by"])
         return table
 
+    def _meter(self) -> Any:
+        """A meter of this scan's cost when ``scan_stats_callback`` asks for one."""
+        if self._p.get("scan_stats_callback") is None:
+            return None
+        from ._stats import _ScanMeter
+
+        frags = self._p.get("fragments")
+        return _ScanMeter(self._ds._inner, len(frags) if frags is not None else len(self._ds._inner.fragments()))
+
     def to_reader(self, _join: bool = False) -> pa.RecordBatchReader:
-        """The rows as a ``pyarrow.RecordBatchReader``, produced as they are read."""
+        """The rows as a ``pyarrow.RecordBatchReader``, produced as they are read
+        (``scan_stats_callback`` is called once they are all read)."""
+        meter = self._meter()
+        reader = self._reader(_join)
+        if meter is None:
+            return reader
+        callback = self._p["scan_stats_callback"]
+
+        def counted() -> Iterator[pa.RecordBatch]:
+            rows = 0
+            for batch in reader:
+                rows += batch.num_rows
+                yield batch
+            callback(meter.finish(rows))
+
+        return pa.RecordBatchReader.from_batches(reader.schema, counted())
+
+    def _reader(self, _join: bool) -> pa.RecordBatchReader:
         table = self._search()
         if table is not None:
             size = self._p.get("batch_size")
@@ -563,12 +587,15 @@ class LanceScanner:
         return _iter(self.to_reader())
 
     def to_table(self) -> pa.Table:
-        """The rows as one ``pyarrow.Table``."""
+        """The rows as one ``pyarrow.Table`` (``scan_stats_callback`` is called after)."""
+        meter = self._meter()
         table = self._search()
-        if table is not None:
-            return table
-        # (small batches joined before they cross: the table is wanted whole anyway)
-        return _read_all(self.to_reader(_join=True))
+        if table is None:
+            # (small batches joined before they cross: the table is wanted whole anyway)
+            table = _read_all(self._reader(_join=True))
+        if meter is not None:
+            self._p["scan_stats_callback"](meter.finish(table.num_rows))
+        return table
 
     def to_pandas(self, **kwargs: Any) -> Any:
         """The rows as a pandas DataFrame."""
@@ -758,7 +785,12 @@ class LanceDataset(_MetadataMixin, _DatasetInfo):
         (``full_text_query="words"``)."""
         filter = _sql_filter(filter, "scanner")
         order_by = kwargs.pop("order_by", None)
-        options = {k: bool(kwargs.pop(k)) for k in _SCAN_OPTIONS if kwargs.get(k) is not None}
+        options: Dict[str, Any] = {k: bool(kwargs.pop(k)) for k in _SCAN_OPTIONS if kwargs.get(k) is not None}
+        stats_callback = kwargs.pop("scan_stats_callback", None)
+        if stats_callback is not None:
+            if not callable(stats_callback):
+                raise TypeError("scan_stats_callback must be callable")
+            options["scan_stats_callback"] = stats_callback
         for name, default in _NOT_YET.items():
             value = kwargs.pop(name, default)
             if value != default:

@@ -77,10 +77,33 @@ def test_batch_size_is_honoured(uri):
         assert max(sizes) == 12 and sum(sizes) == lib.dataset(uri).count_rows()
 
 
-def test_scan_stats_callback_is_refused(uri):
-    with pytest.raises(NotImplementedError, match="scan_stats_callback"):
-        lancer.dataset(uri).to_table(scan_stats_callback=print)
-    lancer.dataset(uri).to_table(scan_stats_callback=None, limit=1)
+def test_scan_stats_callback_reports_each_scan_once(uri, tmp_path):
+    """Called once per scan, after its last row (to_table, to_batches exhausted), never
+    for count_rows, with pylance's fields; lancer's numbers are its own session's (a
+    memory:// dataset counts every read)."""
+    calls = {}
+    for lib in (lance, lancer):
+        got = []
+        ds = lib.dataset(uri)
+        ds.scanner(filter="id > 5", scan_stats_callback=got.append).to_table()
+        n_table = len(got)
+        batches = ds.scanner(scan_stats_callback=got.append).to_batches()
+        before = len(got)
+        list(batches)
+        ds.scanner(filter="id > 5", scan_stats_callback=got.append).count_rows()
+        calls[lib.__name__] = (n_table, before - n_table, len(got) - n_table)
+        fields = {f for f in dir(got[0]) if not f.startswith("_")}
+        assert {"iops", "requests", "bytes_read", "indices_loaded", "parts_loaded", "index_comparisons",
+                "index_cache_hits", "index_cache_misses", "all_counts", "all_times"} <= fields
+    assert calls["lancer"] == calls["lance"]
+    mem = "memory://stats-" + str(abs(hash(str(tmp_path))))
+    ds = lancer.write_dataset(lancer.dataset(uri).to_table(), mem)
+    got = []
+    ds.scanner(scan_stats_callback=got.append).to_table()
+    assert got[0].bytes_read > 0 and got[0].requests > 0
+    assert got[0].all_counts["rows_scanned"] == ds.count_rows()
+    with pytest.raises(TypeError):
+        ds.scanner(scan_stats_callback="print")
 
 
 @pytest.fixture
