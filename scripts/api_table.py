@@ -144,7 +144,6 @@ WHY: Dict[str, str] = {
     "lance.Transaction": TWO_PHASE,
     "lance.DatasetBasePath": BASES,
     "lance.FFILanceTableProvider": "DataFusion table provider; lancer datasets are Arrow streams (__arrow_c_stream__) instead",
-    "lance.ScanStatistics": "scan_stats_callback raises NotImplementedError (issue 41)",
     "lance.FtsToken": "result of tokenize(); see lance.tokenize",
     "lance.CleanupStats.deletion_files_removed": "engine counts them into files_removed (→ data_files_removed)",
     "lance.CleanupStats.transaction_files_removed": "engine counts them into files_removed (→ data_files_removed)",

@@ -38,6 +38,7 @@ from .dataset import (
 )
 from . import file, progress, query
 from .progress import IndexProgress
+from ._stats import ScanStatistics
 from .loader import LanceLoader, loader
 from . import sampler
 
@@ -55,6 +56,7 @@ __all__ = [
     "LanceFragment",
     "LanceLoader",
     "LanceScanner",
+    "ScanStatistics",
     "Tags",
     "__version__",
     "dataset",
