@@ -36,7 +36,8 @@ from .dataset import (
     dataset,
     write_dataset,
 )
-from . import file, progress, query
+from . import file, progress, query, schema
+from .schema import json_to_schema, schema_to_json
 from .progress import IndexProgress
 from ._stats import ScanStatistics
 from .loader import LanceLoader, loader
@@ -64,6 +65,9 @@ __all__ = [
     "file",
     "progress",
     "query",
+    "schema",
+    "schema_to_json",
+    "json_to_schema",
     "sampler",
     "write_dataset",
 ]
