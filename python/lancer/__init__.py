@@ -38,6 +38,7 @@ from .dataset import (
 )
 from . import file, progress, query, schema
 from .schema import json_to_schema, schema_to_json
+from ._tokenize import FtsToken, tokenize
 from .progress import IndexProgress
 from ._stats import ScanStatistics
 from .loader import LanceLoader, loader
@@ -67,6 +68,8 @@ __all__ = [
     "query",
     "schema",
     "schema_to_json",
+    "tokenize",
+    "FtsToken",
     "json_to_schema",
     "sampler",
     "write_dataset",

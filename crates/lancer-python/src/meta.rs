@@ -16,6 +16,7 @@ use crate::errors;
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(update_metadata, m)?)?;
     m.add_function(wrap_pyfunction!(schema_metadata, m)?)?;
+    m.add_function(wrap_pyfunction!(tokenize, m)?)?;
     Ok(())
 }
 
@@ -97,4 +98,28 @@ pub(crate) fn progress_listener(
             });
         });
     (listener, failed)
+}
+
+/// The tokens of `text` under the analyzer `analyzer_json` (an INVERTED index's
+/// settings in pylance's names; defaults for the rest): `(text, position)` pairs,
+/// positions counted from the first token kept (gaps left by removed tokens stay).
+#[pyfunction]
+#[pyo3(signature = (text, analyzer_json=None))]
+fn tokenize(text: &str, analyzer_json: Option<&str>) -> PyResult<Vec<(String, u32)>> {
+    let params = match analyzer_json {
+        Some(j) => lancer::AnalyzerParams::from_json(j),
+        None => Ok(lancer::AnalyzerParams::defaults()),
+    }
+    .map_err(|e| crate::errors::invalid_input(e.to_string()))?;
+    let mut analyzer = params
+        .analyzer()
+        .map_err(|e| crate::errors::invalid_input(e.to_string()))?;
+    let mut out: Vec<(String, u32)> = Vec::new();
+    analyzer.each_token(text, &mut |t, pos| out.push((t.to_string(), pos)));
+    if let Some(first) = out.first().map(|t| t.1) {
+        for t in &mut out {
+            t.1 -= first;
+        }
+    }
+    Ok(out)
 }
