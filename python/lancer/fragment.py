@@ -39,10 +39,14 @@ class LanceFragment:
             return self.physical_rows - self.num_deletions
         return self.scanner(columns=[], filter=filter).count_rows()
 
-    def data_files(self) -> List[Any]:
-        """The data files: objects with ``path``, ``fields``, ``file_major_version``,
-        ``file_minor_version``."""
-        return [_DataFile(**f) for f in self._meta["files"]]
+    def data_files(self) -> List["DataFile"]:
+        """The data files (pylance's ``DataFile`` fields)."""
+        return [DataFile(**f) for f in self._meta["files"]]
+
+    def deletion_file(self) -> Optional[str]:
+        """The deletion file's path below the dataset root (``_deletions/...``), or
+        None when no row of the fragment is deleted."""
+        return self._meta.get("deletion_file")
 
     @property
     def metadata(self) -> Dict[str, Any]:
@@ -93,8 +97,23 @@ class LanceFragment:
 
 
 @dataclass
-class _DataFile:
+class DataFile:
+    """One data file of a fragment: its ``path`` below ``data/``, the field ids it
+    holds and their columns in the file, its format version, its size in bytes (0 when
+    the manifest does not record it) and the base it lives in (None: the dataset's
+    own)."""
+
     path: str
     fields: List[int]
-    file_major_version: int
-    file_minor_version: int
+    column_indices: Optional[List[int]] = None
+    file_major_version: int = 0
+    file_minor_version: int = 0
+    file_size_bytes: Optional[int] = None
+    base_id: Optional[int] = None
+
+    def field_ids(self) -> List[int]:
+        """The field ids (``fields``)."""
+        return list(self.fields)
+
+
+_DataFile = DataFile  # (the old private name)

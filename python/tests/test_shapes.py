@@ -170,3 +170,27 @@ def test_merge_source_with_a_renamed_struct_field_is_refused(tmp_path):
         kinds[lib.__name__] = type(e.value)
         assert lib.dataset(path).to_table() == before
     assert issubclass(kinds["lance"], OSError) and issubclass(kinds["lancer"], ValueError)
+
+
+@pytest.mark.parametrize("storage", ["2.0", "2.1", "2.2"])
+def test_fragment_files_as_pylance_lists_them(tmp_path, storage):
+    """data_files() and deletion_file() of every fragment: written, with deletions,
+    after a column was added (a second data file), as pylance 14 lists them."""
+    path = str(tmp_path / "d")
+    t = shape("mixed_deleted")
+    if storage == "2.0":
+        t = t.drop_columns(["st"])  # (2.0 files do not hold struct validity)
+    lance.write_dataset(t, path, max_rows_per_file=7, data_storage_version=storage)
+    lance.dataset(path).delete("id % 5 = 0 OR id = 8")
+    if storage != "2.0":
+        lance.dataset(path).add_columns({"y": "id * 2"})
+
+    def files(lib):
+        out = []
+        for f in lib.dataset(path).get_fragments():
+            out.append((f.fragment_id, f.deletion_file(), [
+                (d.path, list(d.fields), list(d.column_indices), d.file_major_version, d.file_minor_version,
+                 d.file_size_bytes, d.base_id, list(d.field_ids())) for d in f.data_files()]))
+        return out
+
+    assert files(lancer) == files(lance)

@@ -561,13 +561,22 @@ impl Dataset {
             d.set_item("physical_rows", f.physical_rows)?;
             let deleted = f.deletion_file.as_ref().map_or(0, |d| d.num_deleted_rows);
             d.set_item("deleted_rows", deleted)?;
+            d.set_item(
+                "deletion_file",
+                f.deletion_file
+                    .as_ref()
+                    .map(|del| lancer::table::deletion::deletion_path(f.id, del)),
+            )?;
             let mut files = Vec::new();
             for df in &f.files {
                 let fd = PyDict::new(py);
                 fd.set_item("path", &df.path)?;
                 fd.set_item("fields", &df.fields)?;
+                fd.set_item("column_indices", &df.column_indices)?;
                 fd.set_item("file_major_version", df.file_major_version)?;
                 fd.set_item("file_minor_version", df.file_minor_version)?;
+                fd.set_item("file_size_bytes", df.file_size_bytes)?;
+                fd.set_item("base_id", df.base_id)?;
                 files.push(fd);
             }
             d.set_item("files", files)?;
