@@ -213,7 +213,6 @@ WHY: Dict[str, str] = {
     "lance.dataset.LanceDataset.add_bases": BASES,
     "lance.dataset.LanceDataset.base_paths": BASES,
     "lance.dataset.LanceDataset.delta": "engine lacks version diffs; no issue covers them",
-    "lance.dataset.LanceDataset.migrate_manifest_paths_v2": "engine reads and writes both manifest namings (commit::Naming); the migration is not exposed",
     "lance.dataset.LanceDataset.partition_expression": "pyarrow.dataset.Dataset API: lancer's LanceDataset is not a pyarrow dataset",
     "lance.dataset.LanceDataset.replace_schema": "pyarrow.dataset.Dataset API: lancer's LanceDataset is not a pyarrow dataset",
     "lance.dataset.LanceDataset.join": "pyarrow.dataset.Dataset API: lancer's LanceDataset is not a pyarrow dataset",

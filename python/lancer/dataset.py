@@ -369,10 +369,11 @@ def write_dataset(
     if message is not None:
         properties["__lance_commit_message"] = str(message)
     auto_cleanup = _auto_cleanup(kwargs.pop("auto_cleanup_options", None))
+    v2_paths = bool(kwargs.pop("enable_v2_manifest_paths", True))
     # max_rows_per_group and the byte budgets below tune the files' layout only
     _check_arguments("write_dataset", kwargs,
                      tuning={"data_cache_bytes", "max_page_bytes", "blob_pack_file_size_threshold"},
-                     refused={"commit_lock": None, "progress": None, "enable_v2_manifest_paths": True,
+                     refused={"commit_lock": None, "progress": None,
                               "initial_bases": None, "target_bases": None,
                               "target_all_bases": False, "base_store_params": None,
                               "external_blob_mode": "reference", "allow_external_blob_outside_bases": False,
@@ -392,6 +393,7 @@ def write_dataset(
         bool(enable_stable_row_ids),
         properties or None,
         auto_cleanup,
+        v2_manifest_paths=v2_paths,
     )
     return LanceDataset(inner, storage_options)
 
@@ -717,6 +719,11 @@ class LanceDataset(_MetadataMixin, _DatasetInfo):
     def restore(self) -> None:
         """Makes this (older) version the latest again, as a new version."""
         self._inner = self._inner.restore()
+
+    def migrate_manifest_paths_v2(self) -> None:
+        """Renames the manifests to the newer naming (latest first in a listing), as
+        pylance; new versions keep it. Idempotent; run it while nobody else writes."""
+        _lancer.migrate_manifest_paths_v2(self._inner)
 
     def cleanup_old_versions(
         self,

@@ -182,3 +182,32 @@ def test_auto_cleanup_is_only_for_new_datasets(tmp_path):
         lib.write_dataset(table(3), path, mode="append", auto_cleanup_options={"interval": 1, "older_than_seconds": 0})
         assert lib.dataset(path).config() == {}
         assert len(lib.dataset(path).versions()) == 2
+
+
+def test_manifest_naming_and_its_migration_match_pylance(tmp_path):
+    """enable_v2_manifest_paths=False writes the older names; migrate_manifest_paths_v2
+    renames them (idempotent) and later versions keep the newer names; each engine reads
+    the other's at every step."""
+    import os
+
+    def names(path):
+        return sorted(n for n in os.listdir(os.path.join(path, "_versions")) if n.endswith(".manifest"))
+
+    seen = {}
+    for lib in (lance, lancer):
+        path = str(tmp_path / lib.__name__)
+        lib.write_dataset(table(3), path, enable_v2_manifest_paths=False)
+        lib.write_dataset(table(3), path, mode="append")
+        steps = [names(path)]
+        ds = lib.dataset(path)
+        ds.migrate_manifest_paths_v2()
+        ds.migrate_manifest_paths_v2()
+        steps.append(names(path))
+        lib.write_dataset(table(3), path, mode="append")
+        steps.append(names(path))
+        for reader in (lance, lancer):
+            assert reader.dataset(path).count_rows() == 9
+            assert [v["version"] for v in reader.dataset(path).versions()] == [1, 2, 3]
+        seen[lib.__name__] = steps
+    assert seen["lancer"] == seen["lance"]
+    assert seen["lance"][0] == ["1.manifest", "2.manifest"]

@@ -895,7 +895,8 @@ impl Dataset {
 #[pyfunction]
 #[pyo3(signature = (reader, uri, mode="create", max_rows_per_file=None, max_bytes_per_file=None,
                     data_storage_version=None, storage_options=None, enable_stable_row_ids=false,
-                    transaction_properties=None, auto_cleanup=None, skip_auto_cleanup=false))]
+                    transaction_properties=None, auto_cleanup=None, skip_auto_cleanup=false,
+                    v2_manifest_paths=true))]
 #[allow(clippy::too_many_arguments)]
 pub fn write(
     py: Python<'_>,
@@ -910,6 +911,7 @@ pub fn write(
     transaction_properties: Option<std::collections::HashMap<String, String>>,
     auto_cleanup: Option<(u64, u64)>,
     skip_auto_cleanup: bool,
+    v2_manifest_paths: bool,
 ) -> PyResult<Dataset> {
     let reader = reader.0;
     let mode = mode.to_ascii_lowercase();
@@ -926,6 +928,12 @@ pub fn write(
             older_than: std::time::Duration::from_secs(secs),
         }),
         skip_auto_cleanup,
+        // (a new dataset's manifest names; an existing one keeps its own)
+        naming: if v2_manifest_paths {
+            lancer::table::Naming::V2
+        } else {
+            lancer::table::Naming::V1
+        },
         ..Default::default()
     };
     if let Some(v) = &data_storage_version {

@@ -17,6 +17,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(update_metadata, m)?)?;
     m.add_function(wrap_pyfunction!(schema_metadata, m)?)?;
     m.add_function(wrap_pyfunction!(tokenize, m)?)?;
+    m.add_function(wrap_pyfunction!(migrate_manifest_paths_v2, m)?)?;
     Ok(())
 }
 
@@ -122,4 +123,12 @@ fn tokenize(text: &str, analyzer_json: Option<&str>) -> PyResult<Vec<(String, u3
         }
     }
     Ok(out)
+}
+
+/// Renames the dataset's manifests to the newer naming scheme; how many were renamed.
+#[pyfunction]
+fn migrate_manifest_paths_v2(py: Python<'_>, ds: &Dataset) -> PyResult<usize> {
+    py.detach(|| {
+        lancer::table::versions::migrate_manifest_paths_v2(ds.ds.store()).map_err(errors::table)
+    })
 }

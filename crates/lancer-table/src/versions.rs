@@ -264,6 +264,27 @@ pub fn latest_version(store: &Store) -> Result<VersionFile> {
         })
 }
 
+/// Renames every manifest named by the older scheme (`{version}.manifest`) to the newer
+/// one (`{u64::MAX - version:020}.manifest`, which lists the latest version first), as
+/// pylance's `migrate_manifest_paths_v2`: afterwards new versions are written with the
+/// newer names. Idempotent; a reader during the migration finds each version under one
+/// name or the other. Returns how many manifests were renamed.
+pub fn migrate_manifest_paths_v2(store: &Store) -> Result<usize> {
+    let mut moved = 0;
+    for v in list_versions(store)? {
+        let [newer, older] = manifest_names(v.version);
+        if v.path != older {
+            continue;
+        }
+        let bytes = store.get(&older)?;
+        // (a newer-named copy already there: an earlier migration stopped half way)
+        store.put_if_absent(&newer, bytes)?;
+        store.delete(&older)?;
+        moved += 1;
+    }
+    Ok(moved)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -36,6 +36,8 @@ pub use index_spec::{create_index, create_index_observed, IndexParams, IndexSpec
 /// parameters, versions and tags, cleanup, compaction options. Front ends (the CLI,
 /// Python) name only `lancer`; the layers below are reached through these modules.
 pub mod table {
+    /// Manifest file naming (older `{version}.manifest` or newer, latest-first names).
+    pub use lancer_table::commit::Naming;
     pub use lancer_table::{
         cleanup, compact, config, dataset, deletion, evolve, pb, versions, write, Result,
         TableError,
