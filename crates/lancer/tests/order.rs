@@ -158,3 +158,59 @@ fn order_by_matches_a_reference_sort() {
         }
     }
 }
+
+/// Large enough to be sorted in parallel runs and merged: the same order as a plain
+/// stable sort, ties (many equal keys) in scan order.
+#[test]
+fn parallel_sorts_merge_to_the_reference_order() {
+    let session = Session::new();
+    let n = 150_000i64;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("k", DataType::Int64, true),
+    ]));
+    let k: Int64Array = (0..n)
+        .map(|i| (i % 97 != 5).then_some((i * 7919) % 1013))
+        .collect();
+    let batch = RecordBatch::try_new(
+        schema,
+        vec![Arc::new(Int64Array::from_iter_values(0..n)), Arc::new(k)],
+    )
+    .unwrap();
+    let params = WriteParams {
+        max_rows_per_file: 40_000,
+        ..Default::default()
+    };
+    let ds = session
+        .write("memory://order/big", &[batch.clone()], &params)
+        .unwrap();
+    let keys = [SortKey {
+        column: "k".into(),
+        ascending: false,
+        nulls_first: true,
+    }];
+    let got = ds.scan().order_by(&keys).to_batch().unwrap();
+    let got = got
+        .column_by_name("id")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .unwrap()
+        .values()
+        .to_vec();
+    let kc = batch
+        .column(1)
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .unwrap();
+    let mut want: Vec<i64> = (0..n).collect();
+    want.sort_by(|&a, &b| {
+        let (x, y) = (a as usize, b as usize);
+        cmp_opt(
+            kc.is_valid(x).then(|| kc.value(x)),
+            kc.is_valid(y).then(|| kc.value(y)),
+            &keys[0],
+        )
+    });
+    assert_eq!(got, want);
+}

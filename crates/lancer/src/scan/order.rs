@@ -128,7 +128,7 @@ impl Scanner {
                 idx.truncate(w);
             }
         }
-        idx.sort_unstable_by(cmp);
+        sort_parallel(&mut idx, &cmp);
         let idx: Vec<u32> = idx.into_iter().map(|(_, i)| i).collect();
         let order = arrow_array::UInt32Array::from(idx);
         let offset = usize::try_from(self.offset)
@@ -143,10 +143,27 @@ impl Scanner {
                 .map(|&i| schema.field(i).clone())
                 .collect::<Vec<_>>(),
         ));
-        let cols = keep
-            .iter()
-            .map(|&i| arrow_select::take::take(all.column(i), &order, None))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
+        // each column gathered on a thread of its own (strings dominate: one random
+        // read per row)
+        let cols = std::thread::scope(|sc| {
+            let handles: Vec<_> = keep
+                .iter()
+                .map(|&i| {
+                    let (col, order) = (all.column(i), &order);
+                    sc.spawn(move || arrow_select::take::take(col, order, None))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(arrow_schema::ArrowError::ComputeError(
+                            "a sort's gather thread panicked".into(),
+                        ))
+                    })
+                })
+                .collect::<std::result::Result<Vec<_>, _>>()
+        })?;
         let sorted = arrow_array::RecordBatch::try_new_with_options(
             out_schema.clone(),
             cols,
@@ -159,4 +176,56 @@ impl Scanner {
             .collect();
         Ok(ScanStream::ready(out_schema, batches))
     }
+}
+
+/// Sorts `items` by `cmp` on all cores: each core sorts a run, the runs are merged
+/// (a stable order is `cmp`'s: it breaks ties by position).
+fn sort_parallel<T: Copy + Send + Sync>(
+    items: &mut Vec<T>,
+    cmp: &(dyn Fn(&T, &T) -> std::cmp::Ordering + Sync),
+) {
+    let parts = lancer_util::cores().max(1);
+    if parts == 1 || items.len() < 1 << 16 {
+        items.sort_unstable_by(cmp);
+        return;
+    }
+    let per = items.len().div_ceil(parts);
+    std::thread::scope(|sc| {
+        for chunk in items.chunks_mut(per) {
+            sc.spawn(move || chunk.sort_unstable_by(cmp));
+        }
+    });
+    // merge the sorted runs pairwise until one is left
+    let mut runs: Vec<Vec<T>> = items.chunks(per).map(<[T]>::to_vec).collect();
+    while runs.len() > 1 {
+        let mut next = Vec::with_capacity(runs.len().div_ceil(2));
+        let mut it = runs.into_iter();
+        while let Some(a) = it.next() {
+            match it.next() {
+                Some(b) => next.push(merge_two(&a, &b, cmp)),
+                None => next.push(a),
+            }
+        }
+        runs = next;
+    }
+    if let Some(one) = runs.pop() {
+        *items = one;
+    }
+}
+
+fn merge_two<T: Copy>(a: &[T], b: &[T], cmp: &dyn Fn(&T, &T) -> std::cmp::Ordering) -> Vec<T> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if cmp(&b[j], &a[i]) == std::cmp::Ordering::Less {
+            out.push(b[j]);
+            j += 1;
+        } else {
+            out.push(a[i]);
+            i += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
 }
