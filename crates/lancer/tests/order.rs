@@ -182,7 +182,7 @@ fn parallel_sorts_merge_to_the_reference_order() {
         ..Default::default()
     };
     let ds = session
-        .write("memory://order/big", &[batch.clone()], &params)
+        .write("memory://order/big", std::slice::from_ref(&batch), &params)
         .unwrap();
     let keys = [SortKey {
         column: "k".into(),
