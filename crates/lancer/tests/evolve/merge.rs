@@ -277,3 +277,58 @@ fn appends_to_stable_row_id_datasets_carry_row_ids() {
         );
     }
 }
+
+/// A source struct naming a field the dataset's struct does not have (here after a
+/// rename) is refused, nested in lists too, never paired by position; nothing is
+/// committed.
+#[test]
+fn merge_sources_with_unknown_struct_fields_are_refused() {
+    let inner = |names: [&str; 2]| {
+        DataType::Struct(
+            vec![
+                Field::new(names[0], DataType::Int64, true),
+                Field::new(names[1], DataType::Utf8, true),
+            ]
+            .into(),
+        )
+    };
+    let table = |names: [&str; 2], ids: Vec<i64>| {
+        let n = ids.len();
+        let st = arrow_array::StructArray::from(vec![
+            (
+                Arc::new(Field::new(names[0], DataType::Int64, true)),
+                Arc::new(Int64Array::from(ids.clone())) as arrow_array::ArrayRef,
+            ),
+            (
+                Arc::new(Field::new(names[1], DataType::Utf8, true)),
+                Arc::new(arrow_array::StringArray::from(vec!["x"; n])) as arrow_array::ArrayRef,
+            ),
+        ]);
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("st", inner(names), true),
+        ]));
+        RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(ids)), Arc::new(st)]).unwrap()
+    };
+    let tmp = TempDir::new("merge-struct-names");
+    let base = table(["a", "bb"], (0..6).collect());
+    let ds = Dataset::write(&tmp, base.schema(), &[base], &WriteParams::default()).unwrap();
+    let before = ds.version();
+    let src = table(["a", "b"], vec![1, 9]);
+    let opts = lancer::evolve::MergeOptions {
+        on: vec!["id".into()],
+        update_matched: true,
+        insert_unmatched: true,
+        ..Default::default()
+    };
+    let e = lancer::evolve::merge_insert(&ds, &opts, src.schema(), [Ok(src)])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("\"b\"") && e.contains("bb"), "{e}");
+    assert_eq!(ds.latest().unwrap().version(), before);
+    // the same names merge
+    let ok = table(["a", "bb"], vec![1, 9]);
+    let (after, s) = lancer::evolve::merge_insert(&ds, &opts, ok.schema(), [Ok(ok)]).unwrap();
+    assert_eq!((s.updated, s.inserted), (1, 1));
+    assert_eq!(after.count_rows(), 7);
+}
