@@ -37,7 +37,7 @@ pub use index_spec::{create_index, create_index_observed, IndexParams, IndexSpec
 /// Python) name only `lancer`; the layers below are reached through these modules.
 pub mod table {
     pub use lancer_table::{
-        cleanup, compact, config, dataset, evolve, pb, versions, write, Result, TableError,
+        branch, cleanup, compact, config, dataset, evolve, pb, versions, write, Result, TableError,
     };
 }
 
