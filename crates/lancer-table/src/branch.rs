@@ -447,6 +447,13 @@ pub fn create(root: &Store, name: &str, from: Option<&str>, version: u64) -> Res
     Ok(target)
 }
 
+/// Replaces branch `name`'s metadata map with `metadata`.
+pub fn replace_metadata(root: &Store, name: &str, metadata: BTreeMap<String, String>) -> Result<()> {
+    let mut info = read(root, name)?;
+    info.metadata = metadata;
+    Ok(root.put(&ref_path(name), info_json(&info).into())?)
+}
+
 /// Deletes branch `name`: its file, then its directory under `tree/` — unless another
 /// branch lives below it (then the directory stays, as pylance leaves it), and with the
 /// emptied directories above it that no remaining branch uses. A branch other branches
