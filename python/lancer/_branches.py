@@ -49,8 +49,6 @@ def _reference(ref: Any, call: str) -> Dict[str, Any]:
     """A pylance reference (``int``: a version of this branch; ``str``: a tag;
     ``(branch, version)``: a version of a branch, ``None`` for main or the latest) as
     the native functions take it."""
-    if isinstance(ref, bool):
-        raise TypeError(f"{call}: a reference is an int, a str or a (branch, version) tuple, not bool")
     if isinstance(ref, int):
         if ref < 0:
             raise ValueError(f"{call}: version {ref} is negative")
@@ -68,7 +66,7 @@ def _reference(ref: Any, call: str) -> Dict[str, Any]:
         if version is not None and version < 0:
             raise ValueError(f"{call}: version {version} is negative")
         return {"kind": "branch", "branch": branch, "version": version}
-    raise TypeError(f"{call}: a reference is an int, a str or a (branch, version) tuple, not {type(ref).__name__}")
+    raise ValueError(f"{call}: a reference is an int, a str or a (branch, version) tuple, not {type(ref).__name__}")
 
 
 class Branches:
