@@ -5,6 +5,7 @@
 mod alloc;
 mod common;
 mod concurrency;
+mod branches;
 mod config;
 mod golden;
 mod hostile;
