@@ -73,8 +73,8 @@ class Branches:
     """A dataset's branches (pylance's ``ds.branches``): ``list``, ``list_ordered``,
     ``delete``, ``replace_metadata``."""
 
-    def __init__(self, ds: Any):
-        self._ds = ds
+    def __init__(self, dataset: Any):
+        self._ds = dataset
 
     def list(self) -> Dict[str, Branch]:
         """Branches by name."""

@@ -665,6 +665,10 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin):
 
     @property
     def tags(self) -> Tags:
+        if _lancer.branch_of(self._inner) is not None:
+            raise NotImplementedError(
+                "tags of a branch's dataset are not supported by lancer yet (pylance keeps them in the root "
+                "with the branch named): open the dataset's root for its tags")
         return Tags(self)
 
     @property

@@ -262,6 +262,8 @@ def test_branch_names_and_arguments(tmp_path):
     for kind in (ValueError, OSError):
         with pytest.raises(kind, match="'.lock'"):
             lancer.dataset(str(tmp_path / "lancer")).create_branch("x.lock")
+    with pytest.raises(NotImplementedError, match="tags"):
+        lancer.dataset(str(tmp_path / "lancer" / "tree" / "ok" / "y")).tags.create("bt", 1)
     with pytest.raises(NotImplementedError, match="storage_options"):
         lancer.dataset(str(tmp_path / "lancer")).create_branch("so", storage_options={"a": "b"})
 
