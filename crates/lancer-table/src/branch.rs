@@ -448,7 +448,11 @@ pub fn create(root: &Store, name: &str, from: Option<&str>, version: u64) -> Res
 }
 
 /// Replaces branch `name`'s metadata map with `metadata`.
-pub fn replace_metadata(root: &Store, name: &str, metadata: BTreeMap<String, String>) -> Result<()> {
+pub fn replace_metadata(
+    root: &Store,
+    name: &str,
+    metadata: BTreeMap<String, String>,
+) -> Result<()> {
     let mut info = read(root, name)?;
     info.metadata = metadata;
     Ok(root.put(&ref_path(name), info_json(&info).into())?)

@@ -41,10 +41,13 @@ fn dataset(root: &std::path::Path) -> Dataset {
     let ds = ds
         .delete_where("id = 3", |b| {
             let c = b.column(0).as_primitive::<Int64Type>();
-            Ok(BooleanArray::from_iter(c.iter().map(|v| Some(v == Some(3)))))
+            Ok(BooleanArray::from_iter(
+                c.iter().map(|v| Some(v == Some(3))),
+            ))
         })
         .unwrap();
-    ds.append(&[batch(100, 5)], &WriteParams::default()).unwrap()
+    ds.append(&[batch(100, 5)], &WriteParams::default())
+        .unwrap()
 }
 
 #[test]
@@ -70,7 +73,10 @@ fn branch_names_follow_the_spec() {
     for ok in ["a", "feat/x", "é", "-x", ".hidden", "v1.2_b"] {
         branch::check_name(ok).unwrap();
     }
-    assert_eq!(branch::file_name("bugfix/issue-123"), "bugfix%2Fissue-123.json");
+    assert_eq!(
+        branch::file_name("bugfix/issue-123"),
+        "bugfix%2Fissue-123.json"
+    );
     assert_eq!(branch::file_name("é"), "%C3%A9.json");
 }
 
@@ -104,7 +110,9 @@ fn writes_on_a_branch_stay_in_its_tree() {
     let b = b
         .delete_where("id = 5", |x| {
             let c = x.column(0).as_primitive::<Int64Type>();
-            Ok(BooleanArray::from_iter(c.iter().map(|v| Some(v == Some(5)))))
+            Ok(BooleanArray::from_iter(
+                c.iter().map(|v| Some(v == Some(5))),
+            ))
         })
         .unwrap();
     assert_eq!(b.version(), 4);
@@ -145,7 +153,10 @@ fn writes_on_a_branch_stay_in_its_tree() {
     .unwrap();
     assert_eq!(Store::local(root).list("data").unwrap(), before);
     assert!(st.versions_removed >= 1, "{st:?}");
-    assert_eq!(ids(&Dataset::open(root.join("tree/feat/x")).unwrap()), ids(&b));
+    assert_eq!(
+        ids(&Dataset::open(root.join("tree/feat/x")).unwrap()),
+        ids(&b)
+    );
     // cleanup of main keeps version 2 (feat/x starts there)
     lancer_table::cleanup::cleanup_retaining(
         main.store(),
@@ -267,7 +278,10 @@ fn branch_files_on_an_object_store_are_percent_encoded() {
     let br = br.append(&[batch(50, 1)], &WriteParams::default()).unwrap();
     assert_eq!(br.count_rows(), 11);
     assert_eq!(br.main_root().unwrap().uri(), "memory://branches/ds");
-    assert_eq!(Dataset::open_in(store.clone(), None).unwrap().count_rows(), 10);
+    assert_eq!(
+        Dataset::open_in(store.clone(), None).unwrap().count_rows(),
+        10
+    );
     branch::delete(&store, "a/b").unwrap();
     assert!(store.list("tree").unwrap().is_empty());
 }

@@ -3,9 +3,9 @@
 
 #[path = "../../lancer-format/tests/alloc.rs"]
 mod alloc;
+mod branches;
 mod common;
 mod concurrency;
-mod branches;
 mod config;
 mod golden;
 mod hostile;

@@ -21,7 +21,15 @@ fn branches_pylance_lists_and_reads() {
             .as_u64()
             .unwrap()
     };
-    let made = json(&["--json", "branch", "create", ds_s, "feat/a", "--version", "2"]);
+    let made = json(&[
+        "--json",
+        "branch",
+        "create",
+        ds_s,
+        "feat/a",
+        "--version",
+        "2",
+    ]);
     assert_eq!(made["version"], 2);
     assert_eq!(made["rows"].as_u64().unwrap(), rows_at(2));
     let branch_dir = ds.join("tree/feat/a");
