@@ -120,8 +120,8 @@ WAL = "LSM write-ahead log (shards, memtables): engine lacks it; no issue covers
 TWO_PHASE = "two-phase commits (write_fragments, LanceOperation, commit): issue 43"
 BLOB = "blob API: issue 44"
 BASES = "multi-base datasets: engine lacks them; no issue covers them"
-BRANCH = ("branches: engine reads them (Dataset::open_branch, versions::list_branches) but cannot "
-          "create them; issue 41 lists create_branch / checkout as the table format work lands")
+BRANCH = ("explain_cleanup_old_versions' report of branches holding files: engine's cleanup keeps what "
+          "branches use (the versions they start from) but reports counts only")
 STATS = "issue 41 lists stats.dataset_stats() / data_stats(); engine has no statistics object"
 NS = "Lance namespaces (catalogs): engine lacks them; no issue covers them"
 DIST_INDEX = "distributed index builds (train once, build per fragment group, merge): issue 43"
@@ -196,9 +196,6 @@ WHY: Dict[str, str] = {
     "lance.dataset.LanceDataset.describe_indices": "engine has it (lancer::index::describe_index, `lancer index describe`), not exposed in Python yet (issue 41)",
     "lance.dataset.LanceDataset.index_statistics": "engine has it (lancer::index::describe_index JSON), not exposed in Python yet; pylance's JSON shape not produced yet (issue 41)",
     "lance.dataset.LanceDataset.stats": STATS,
-    "lance.dataset.LanceDataset.branches": BRANCH,
-    "lance.dataset.LanceDataset.create_branch": BRANCH,
-    "lance.dataset.LanceDataset.version_refs": BRANCH,
     "lance.dataset.LanceDataset.checkout_latest": "engine has it (Dataset::latest, which lancer's writes use), not exposed in Python yet",
     "lance.dataset.LanceDataset.lance_schema": "needs pylance's LanceSchema object (lance.schema): engine has the Lance schema with field ids (lancer::file::schema); max_field_id is there",
     "lance.dataset.LanceDataset.max_field_id": "engine has it (lancer_table::evolve::max_field_id), not exposed in Python yet",
@@ -269,9 +266,6 @@ WHY: Dict[str, str] = {
     "lance.dataset.LanceOperation": TWO_PHASE,
     "lance.dataset.Transaction": TWO_PHASE,
     "lance.dataset.BulkCommitResult": TWO_PHASE,
-    "lance.dataset.Branches": BRANCH,
-    "lance.dataset.Branch": BRANCH,
-    "lance.dataset.VersionRef": BRANCH,
     "lance.dataset.DatasetDelta": "engine lacks version diffs; no issue covers them",
     "lance.dataset.LanceStats": STATS,
     "lance.dataset.DataStatistics": STATS,
@@ -386,7 +380,13 @@ NOTES: Dict[str, str] = {
     "lance.dataset.LanceDataset": "lancer's constructor takes the native dataset (open with lancer.dataset(uri)); not a pyarrow.dataset.Dataset subclass (isinstance checks fail)",
     "lance.dataset.LanceDataset.add_columns": "SQL dict, pa.Field / schema, functions over batches (batch_udf, read_columns, batch_size) and readers of new values (reader_schema) as pylance; batch_udf(checkpoint_file=) raises NotImplementedError",
     "lance.dataset.LanceDataset.alter_columns": "path, name, nullable, data_type",
-    "lance.dataset.LanceDataset.checkout_version": "a number or a tag; (branch, version) tuples: see branches",
+    "lance.dataset.LanceDataset.checkout_version": "a number (of this branch), a tag (on its branch) or a (branch, version) tuple (None: main / the latest), as pylance; a branch's dataset has uri <root>/tree/<name> (pylance keeps the root's)",
+    "lance.dataset.LanceDataset.create_branch": "reference None (this version of this branch) / int / tag / (branch, version); pylance 14's files byte-for-byte in structure (_refs/branches/{name}.json, tree/{name}/ shallow-clone manifest, Clone transaction), compared in test_branches.py; storage_options other than the dataset's refused",
+    "lance.dataset.LanceDataset.branches": "Branches: list() / list_ordered(order) in pylance's dict shape, delete (refused while branches were made from it; removes tree/{name}), replace_metadata",
+    "lance.dataset.LanceDataset.version_refs": "[{'version': n}] of this branch, from one listing",
+    "lance.dataset.Branches": "list / list_ordered / delete / replace_metadata as pylance (lancer/_branches.py, engine lancer::table::branch)",
+    "lance.dataset.Branch": "TypedDict: parent_branch, branch_identifier, parent_version, create_at, manifest_size, metadata",
+    "lance.dataset.VersionRef": "TypedDict: version",
     "lance.dataset.LanceDataset.cleanup_old_versions": "with a tagged version among those to remove, pylance raises OSError (error_if_tagged_old_versions=True, the default) while lancer skips it and removes the rest; versions= (clean only these) is ignored; returns lancer's CleanupStats (see lance.CleanupStats)",
     "lance.dataset.LanceDataset.count_rows": "filter as a pyarrow Expression is a TypeError (issue 41 lists Expression filters); pylance too ignores count_rows' **kwargs",
     "lance.dataset.LanceDataset.create_index": "IVF_FLAT / IVF_PQ / IVF_SQ / IVF_RQ and the scalar kinds; ivf_centroids / pq_codebook raise NotImplementedError; HNSW kinds are issue 42",

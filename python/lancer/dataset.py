@@ -33,6 +33,7 @@ from ._info import (  # noqa: F401 (pylance's names in lance.dataset)
     _DatasetInfo,
 )
 from ._lancer import CommitConflictError
+from ._branches import Branch, Branches, VersionRef, _BranchesMixin  # noqa: F401
 from ._metadata import AutoCleanupConfig, _MetadataMixin  # noqa: F401
 
 # Tuning arguments of pylance's scanner that Lancer's planner decides itself (they do not
@@ -660,7 +661,7 @@ class LanceScanner:
         return self.to_reader().__arrow_c_stream__(requested_schema)
 
 
-class LanceDataset(_MetadataMixin, _DatasetInfo):
+class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin):
     """One version of a Lance dataset. Writes (``delete``, ``restore``, index builds)
     move this object to the version they commit, as in pylance."""
 
@@ -693,6 +694,10 @@ class LanceDataset(_MetadataMixin, _DatasetInfo):
 
     @property
     def tags(self) -> Tags:
+        if _lancer.branch_of(self._inner) is not None:
+            raise NotImplementedError(
+                "tags of a branch's dataset are not supported by lancer yet (pylance keeps them in the root "
+                "with the branch named): open the dataset's root for its tags")
         return Tags(self)
 
     @property
@@ -710,10 +715,11 @@ class LanceDataset(_MetadataMixin, _DatasetInfo):
             out.append({"version": v, "timestamp": ts, "metadata": dict(summary)})
         return out
 
-    def checkout_version(self, version: Union[int, str]) -> "LanceDataset":
-        """The dataset at ``version`` (a number or a tag)."""
-        if isinstance(version, str):
-            version = self.tags.get_version(version)
+    def checkout_version(self, version: Union[int, str, tuple]) -> "LanceDataset":
+        """The dataset at ``version``: a number (of this branch), a tag, or a
+        ``(branch, version)`` tuple (``None``: main, the latest)."""
+        if isinstance(version, (str, tuple)):
+            return self._checkout_reference(version)
         return LanceDataset(self._inner.checkout(int(version)), self._storage_options)
 
     def restore(self) -> None:

@@ -311,6 +311,13 @@ pub enum Command {
         #[command(subcommand)]
         action: TagAction,
     },
+    /// Create, list or delete branches: independent version histories of a dataset,
+    /// each a dataset of its own under `<root>/tree/<name>` (pass that path to any
+    /// command to read or write the branch).
+    Branch {
+        #[command(subcommand)]
+        action: BranchAction,
+    },
     /// Build, optimize, list, describe or drop indexes in the reference's format (pylance
     /// uses them too): vector (IVF_FLAT, IVF_PQ, IVF_SQ, IVF_RQ) and scalar (BTREE,
     /// BITMAP, LABEL_LIST, ZONEMAP, BLOOMFILTER, NGRAM).
@@ -730,6 +737,39 @@ pub enum TagAction {
         /// Dataset directory.
         path: PathBuf,
         /// Tag name.
+        name: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BranchAction {
+    /// Start a branch from a version of the main branch, of another branch, or a tag.
+    Create {
+        /// The dataset (its root, or a branch's `<root>/tree/<name>`).
+        path: PathBuf,
+        /// Branch name (segments of letters, digits, '.', '-', '_' joined by '/').
+        name: String,
+        /// The branch to start from (default: the one PATH opens; `main` for the main
+        /// branch).
+        #[arg(long, conflicts_with = "tag")]
+        from: Option<String>,
+        /// The version to start from (default: the latest of that branch).
+        #[arg(long, conflicts_with = "tag")]
+        version: Option<u64>,
+        /// Start from the version this tag points at.
+        #[arg(long)]
+        tag: Option<String>,
+    },
+    /// List branches: parent branch and version, creation time.
+    List {
+        /// The dataset (its root, or a branch's `<root>/tree/<name>`).
+        path: PathBuf,
+    },
+    /// Delete a branch and its files (refused while branches made from it remain).
+    Delete {
+        /// The dataset (its root, or a branch's `<root>/tree/<name>`).
+        path: PathBuf,
+        /// Branch name.
         name: String,
     },
 }

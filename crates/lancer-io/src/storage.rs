@@ -290,6 +290,45 @@ impl Store {
         }
     }
 
+    /// The store `rel` is below: the inverse of [`Store::child`] (a branch's dataset
+    /// root from its tree), with the same settings and counters; None when this store's
+    /// location does not end with `rel`.
+    pub fn parent_of(&self, rel: &str) -> Option<Store> {
+        let rel = rel.trim_matches('/');
+        let uri = self.uri.trim_end_matches('/').strip_suffix(rel)?;
+        let uri = uri.strip_suffix('/')?;
+        let backend = match &*self.backend {
+            Backend::Local(p) => {
+                let mut up = p.clone();
+                for part in rel.split('/').rev() {
+                    if up.file_name()? != std::ffi::OsStr::new(part) {
+                        return None;
+                    }
+                    up.pop();
+                }
+                Backend::Local(up)
+            }
+            Backend::Object { store, prefix } => {
+                let parts: Vec<_> = prefix.parts().collect();
+                let rel_path = join(&OPath::default(), rel);
+                let tail: Vec<_> = rel_path.parts().collect();
+                let keep = parts.len().checked_sub(tail.len())?;
+                if parts[keep..] != tail[..] {
+                    return None;
+                }
+                Backend::Object {
+                    store: store.clone(),
+                    prefix: OPath::from_iter(parts[..keep].iter().cloned()),
+                }
+            }
+        };
+        Some(Store {
+            backend: Arc::new(backend),
+            uri: uri.into(),
+            ctx: self.ctx.clone(),
+        })
+    }
+
     /// Requests and bytes so far (of every store of its context).
     pub fn stats(&self) -> StoreStats {
         self.ctx.counters.snapshot()
@@ -680,10 +719,16 @@ const CONDITIONAL_RETRIES: u32 = 8;
 /// Object-store ranges closer than this are fetched as one request.
 pub(crate) const REMOTE_GAP: u64 = 256 * 1024;
 
+/// `rel` below `prefix`. A part holding `%` is taken as already percent-encoded (the
+/// form listings return, and the reference's names of branch files:
+/// `_refs/branches/a%2Fb.json`), so what a listing names reads back as that object.
 fn join(prefix: &OPath, rel: &str) -> OPath {
     let mut p = prefix.clone();
     for part in rel.split('/').filter(|s| !s.is_empty()) {
-        p = p.join(part);
+        p = match object_store::path::PathPart::parse(part) {
+            Ok(raw) if part.contains('%') => p.join(raw),
+            _ => p.join(part),
+        };
     }
     p
 }

@@ -101,7 +101,7 @@ fn row_numbers(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
 #[pyclass(module = "lancer._lancer", frozen)]
 pub struct Dataset {
     pub(crate) ds: Ds,
-    uri: String,
+    pub(crate) uri: String,
 }
 
 impl Dataset {

@@ -15,6 +15,7 @@
 // writes none.
 #![allow(unsafe_code)]
 
+mod branches;
 mod dataset;
 mod errors;
 mod evolve;
@@ -41,6 +42,7 @@ fn _lancer(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dataset::write, m)?)?;
     m.add_function(wrap_pyfunction!(dataset::cleanup, m)?)?;
     evolve::register(m)?;
+    branches::register(m)?;
     meta::register(m)?;
     info::register(m)?;
     m.add_class::<file::PyFileReader>()?;

@@ -1,7 +1,9 @@
 //! Version history: listing versions with their timestamps, and cleaning up old ones
-//! (spec: "Table format" → cleanup). Cleanup never removes the latest version or a
-//! tagged one, and only deletes files older than the cutoff, so that a writer's files
-//! that are not committed yet are left alone.
+//! (spec: "Table format" → cleanup). Cleanup never removes the latest version, a
+//! tagged one or one a branch was created from (spec: branches; on a branch only files
+//! under its own `tree/{name}/` are candidates, never the parent's), and only deletes
+//! files older than the cutoff, so that a writer's files that are not committed yet are
+//! left alone.
 
 use std::collections::HashSet;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -190,8 +192,22 @@ pub(crate) fn cleanup_from(
     let all = list_versions(store)?;
     let latest = all.last().map(|v| v.version);
     let keep_from = keep_from.or(latest).unwrap_or(0);
-    let tags = list_tags(store)?;
+    // a branch's store: its tags and branches are the main root's (spec: branches)
+    let branch = match all.last() {
+        Some(v) => Manifest::parse(&store.get(&v.path)?)?.pb.branch,
+        None => None,
+    };
+    let root = crate::branch::main_root(store, branch.as_deref())?;
+    let tags = match branch {
+        None => list_tags(store)?,
+        Some(_) => crate::branch::tags_of(&root, branch.as_deref())?,
+    };
     let tagged: HashSet<u64> = tags.iter().map(|(_, v)| *v).collect();
+    // versions other branches start from stay: their manifests name this one's files
+    let branched: HashSet<u64> =
+        crate::branch::versions_branched_from(&crate::branch::list(&root)?, branch.as_deref())
+            .into_iter()
+            .collect();
     let mut tagged_old: Vec<&str> = Vec::new();
     // versions kept for their rank (newest first)
     let ranked: HashSet<u64> = match retain_versions {
@@ -228,7 +244,7 @@ pub(crate) fn cleanup_from(
                     .map(|(n, _)| n.as_str()),
             );
         }
-        let keep = wanted || tagged.contains(&v.version);
+        let keep = wanted || tagged.contains(&v.version) || branched.contains(&v.version);
         if keep {
             oldest_kept = Some(oldest_kept.map_or(ts, |o| o.min(ts)));
         }
@@ -242,7 +258,7 @@ pub(crate) fn cleanup_from(
                     keep_refs.insert(format!("data/{}", d.path));
                 }
             }
-            if let Some(d) = &f.deletion_file {
+            if let Some(d) = f.deletion_file.as_ref().filter(|d| d.base_id.is_none()) {
                 keep_refs.insert(deletion_path(f.id, d));
             }
         }

@@ -299,6 +299,11 @@ fn apply(
             })?;
             crate::config::apply_update(&mut m, u)?;
         }
+        Operation::Clone(_) => {
+            return Err(TableError::invalid(
+                "a Clone starts a dataset (crate::branch writes it); it is not committed on one",
+            ));
+        }
         Operation::Restore(r) => {
             // the old version's contents; fragment ids keep growing from the latest's
             let old = restored.ok_or_else(|| TableError::NotFound {
@@ -437,6 +442,7 @@ pub fn operation_name(op: &Operation) -> &'static str {
         Operation::Update(_) => "Update",
         Operation::Project(_) => "Project",
         Operation::UpdateConfig(_) => "UpdateConfig",
+        Operation::Clone(_) => "Clone",
     }
 }
 

@@ -532,12 +532,24 @@ impl Dataset {
     pub fn open_index_file(&self, uuid: &[u8], name: &str) -> Result<Arc<FileReader>> {
         let dir = uuid_dir(uuid)?;
         safe_relative(name)?;
-        let path = format!("_indices/{dir}/{name}");
-        let key = self.store.display(&path);
+        // a branch's inherited segments live under the parent's root (their base id)
+        let base = self.indices.as_ref().as_ref().ok().and_then(|all| {
+            all.iter()
+                .find(|i| i.uuid.as_ref().is_some_and(|u| u.uuid == uuid))
+                .and_then(|i| i.base_id)
+        });
+        let (store, path) = match base {
+            None => (self.store.clone(), format!("_indices/{dir}/{name}")),
+            Some(id) => match self.base_store(id, || format!("index segment {dir}"))? {
+                (s, true) => (s, format!("_indices/{dir}/{name}")),
+                (s, false) => (s, format!("{dir}/{name}")),
+            },
+        };
+        let key = store.display(&path);
         if let Some(hit) = self.cache.readers.get(&key) {
             return Ok(hit);
         }
-        let io: Arc<dyn RangeRead> = self.store.reader(&path, None).map_err(|e| {
+        let io: Arc<dyn RangeRead> = store.reader(&path, None).map_err(|e| {
             TableError::corrupt(format!(
                 "index file {key} cannot be opened ({e}); drop the index or restore the file"
             ))

@@ -4,10 +4,12 @@
 //! A dataset is a directory: `_versions/` holds one immutable manifest per version
 //! (named `N.manifest`, or `{u64::MAX - N:020}.manifest` in the V2 scheme), `data/` the
 //! data files, `_deletions/` deletion files, `_transactions/` transaction files,
-//! `_indices/` index files and `_refs/tags/` tags.
+//! `_indices/` index files, `_refs/tags/` tags and `_refs/branches/` branches (each a
+//! dataset of its own under `tree/{name}/`, see [`branch`]).
 
 mod assemble;
 mod blob;
+pub mod branch;
 pub mod cache;
 pub mod cleanup;
 pub mod commit;

@@ -119,34 +119,19 @@ pub fn list_tags(store: &Store) -> Result<Vec<(String, u64)>> {
     Ok(out)
 }
 
-/// Branches (`_refs/branches/{name}.json`); each branch is a dataset of its own under
-/// `tree/{name}/` whose manifests name the parent's files through base paths.
+/// Branch names (`_refs/branches/{name}.json`, see [`crate::branch`]); each branch is a
+/// dataset of its own under `tree/{name}/` whose manifests name the parent's files
+/// through base paths.
 pub fn list_branches(store: &Store) -> Result<Vec<String>> {
-    let mut out: Vec<String> = store
-        .list("_refs/branches")?
+    Ok(crate::branch::list(store)?
         .into_iter()
-        .filter_map(|e| e.name.strip_suffix(".json").map(String::from))
-        .collect();
-    out.sort();
-    Ok(out)
+        .map(|(n, _)| n)
+        .collect())
 }
 
 /// The store of branch `name` (its `tree/{name}` directory).
 pub fn branch_root(store: &Store, name: &str) -> Result<Store> {
-    if name.is_empty() || name.contains("..") || name.starts_with('/') {
-        return Err(TableError::NotFound {
-            what: format!("branch {name:?} (invalid name)"),
-        });
-    }
-    if store
-        .size(&format!("_refs/branches/{name}.json"))?
-        .is_none()
-    {
-        return Err(TableError::NotFound {
-            what: format!("branch {name:?} of {}", store.uri()),
-        });
-    }
-    Ok(store.child(&format!("tree/{name}")))
+    crate::branch::store_of(store, Some(name))
 }
 
 /// Creates tag `name` pointing at `version` (refuses to replace an existing tag).

@@ -3,6 +3,7 @@
 
 #[path = "../../lancer-format/tests/alloc.rs"]
 mod alloc;
+mod branches;
 mod common;
 mod concurrency;
 mod config;

@@ -39,7 +39,7 @@ pub mod table {
     /// Manifest file naming (older `{version}.manifest` or newer, latest-first names).
     pub use lancer_table::commit::Naming;
     pub use lancer_table::{
-        cleanup, compact, config, dataset, deletion, evolve, pb, versions, write, Result,
+        branch, cleanup, compact, config, dataset, deletion, evolve, pb, versions, write, Result,
         TableError,
     };
 }

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+mod branch;
 mod cat;
 mod dataset;
 mod demo;
@@ -142,6 +143,7 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
             json,
         ),
         Command::Tag { action } => dataset::tag(s, action, json),
+        Command::Branch { action } => branch::run(s, action, json),
         Command::Index { action } => index::run(s, action, json),
         Command::Restore { path, version } => dataset::restore(s, &path, version, json),
         Command::Meta {
