@@ -1,0 +1,227 @@
+"""A configured scan or search (``LanceDataset.scanner``), as pylance 14's
+``LanceScanner``: plain scans run in the engine's scanner; ``nearest`` and
+``full_text_query`` run the engine's searches; ``order_by``, ``fast_search``,
+``include_deleted_rows``, ``strict_batch_size`` and ``scan_stats_callback`` as pylance
+honours them."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, Iterator
+
+import pyarrow as pa
+
+from . import _checks
+from .dataset import _columns, _iter, _read_all, _sorted
+
+if TYPE_CHECKING:
+    from .dataset import LanceDataset
+
+
+class LanceScanner:
+    """A configured scan (or search): ``to_table``, ``to_batches``, ``to_reader``,
+    ``count_rows``, ``explain_plan``. Also an Arrow stream (``__arrow_c_stream__``)."""
+
+    def __init__(self, ds: "LanceDataset", **params: Any):
+        self._ds = ds
+        self._p = params
+
+    def _search(self, explain: bool = False) -> Any:
+        """The search's rows as a table (None for a plain scan); with ``explain`` its
+        plan's text instead."""
+        p = self._p
+        nearest, fts = p.get("nearest"), p.get("full_text_query")
+        if nearest is None and fts is None:
+            return None
+        if p.get("include_deleted_rows"):
+            raise NotImplementedError("include_deleted_rows with a search is not supported by lancer")
+        inner = self._ds._inner
+        if nearest is not None:
+            if fts is not None:
+                # pylance 14 refuses the pair the same way
+                raise ValueError("Cannot have both nearest and full text search")
+            q = nearest.get("q")
+            if q is None or "column" not in nearest:
+                raise ValueError('nearest needs "column" and "q"')
+            _checks.search_target(self._ds.schema, nearest["column"])
+            if hasattr(q, "tolist"):
+                q = q.tolist()
+            elif isinstance(q, (pa.Array, pa.ChunkedArray, pa.Scalar)):
+                q = q.as_py() if isinstance(q, pa.Scalar) else q.to_pylist()
+            prefilter = p.get("prefilter")
+            batch = inner.nearest(
+                nearest["column"],
+                [float(x) for x in q],
+                # k defaults to the limit, as in pylance (then 10)
+                int(nearest.get("k") or p.get("limit") or 10),
+                nearest.get("metric"),
+                nearest.get("nprobes"),
+                nearest.get("refine_factor"),
+                p.get("filter"),
+                bool(prefilter),  # pylance's default: filter the k nearest (postfilter)
+                _columns(p.get("columns")),
+                bool(nearest.get("use_index", True)),
+                bool(p.get("with_row_id")),
+                bool(p.get("with_row_address")),
+                explain,
+                fast_search=bool(p.get("fast_search")),
+            )
+        else:
+            from .query import to_engine
+
+            query_json, query, column = to_engine(fts)
+            batch = inner.full_text_search(
+                query,
+                column,
+                query_json,
+                p.get("limit"),
+                p.get("filter"),
+                bool(p.get("prefilter") or False),
+                _columns(p.get("columns")),
+                bool(p.get("with_row_id")),
+                bool(p.get("with_row_address")),
+                explain,
+                fast_search=bool(p.get("fast_search")),
+            )
+        if explain:
+            return batch
+        table = pa.Table.from_batches([batch])
+        offset = p.get("offset") or 0
+        limit = p.get("limit")
+        if offset or (limit is not None and nearest is not None):
+            table = table.slice(offset, limit)
+        if p.get("order_by"):
+            # the search's rows (its k / limit best) in the asked order, as pylance
+            table = _sorted(table, p["order_by"])
+        return table
+
+    def _meter(self) -> Any:
+        """A meter of this scan's cost when ``scan_stats_callback`` asks for one."""
+        if self._p.get("scan_stats_callback") is None:
+            return None
+        from ._stats import _ScanMeter
+
+        frags = self._p.get("fragments")
+        return _ScanMeter(self._ds._inner, len(frags) if frags is not None else len(self._ds._inner.fragments()))
+
+    def to_reader(self, _join: bool = False) -> pa.RecordBatchReader:
+        """The rows as a ``pyarrow.RecordBatchReader``, produced as they are read
+        (``scan_stats_callback`` is called once they are all read)."""
+        meter = self._meter()
+        reader = self._reader(_join)
+        if meter is None:
+            return reader
+        callback = self._p["scan_stats_callback"]
+
+        def counted() -> Iterator[pa.RecordBatch]:
+            rows = 0
+            for batch in reader:
+                rows += batch.num_rows
+                yield batch
+            callback(meter.finish(rows))
+
+        return pa.RecordBatchReader.from_batches(reader.schema, counted())
+
+    def _reader(self, _join: bool) -> pa.RecordBatchReader:
+        table = self._search()
+        if table is not None:
+            size = self._p.get("batch_size")
+            if size and self._p.get("strict_batch_size"):
+                table = table.combine_chunks()
+            return table.to_reader(max_chunksize=size)
+        p = self._p
+        columns, project = p.get("columns"), None
+        if isinstance(columns, dict):
+            columns, project = None, [(str(k), str(v)) for k, v in columns.items()]
+        return self._ds._inner.scan(
+            _columns(columns),
+            p.get("filter"),
+            p.get("limit"),
+            p.get("offset"),
+            bool(p.get("with_row_id")),
+            bool(p.get("with_row_address")),
+            p.get("batch_size"),
+            p.get("fragments"),
+            bool(p.get("use_scalar_index", True)),
+            project,
+            _join,
+            p.get("order_by"),
+            fast_search=bool(p.get("fast_search")),
+            include_deleted_rows=bool(p.get("include_deleted_rows")),
+            strict_batch_size=bool(p.get("strict_batch_size")),
+        )
+
+    def to_batches(self) -> Iterator[pa.RecordBatch]:
+        """The rows batch by batch."""
+        return _iter(self.to_reader())
+
+    def to_table(self) -> pa.Table:
+        """The rows as one ``pyarrow.Table`` (``scan_stats_callback`` is called after)."""
+        meter = self._meter()
+        table = self._search()
+        if table is None:
+            # (small batches joined before they cross: the table is wanted whole anyway)
+            table = _read_all(self._reader(_join=True))
+        if meter is not None:
+            self._p["scan_stats_callback"](meter.finish(table.num_rows))
+        return table
+
+    def to_pandas(self, **kwargs: Any) -> Any:
+        """The rows as a pandas DataFrame."""
+        return self.to_table().to_pandas(**kwargs)
+
+    def count_rows(self) -> int:
+        """Rows the scan returns (reads only the filter's columns)."""
+        p = self._p
+        if p.get("nearest") is not None or p.get("full_text_query") is not None:
+            return self.to_table().num_rows
+        if p.get("fragments") is not None or p.get("limit") is not None or p.get("offset"):
+            return sum(b.num_rows for b in self.to_batches())
+        if p.get("include_deleted_rows") and not p.get("with_row_id"):
+            # (pylance's rule: a deleted row is told by its null _rowid)
+            raise ValueError("include_deleted_rows needs with_row_id=True")
+        return self._ds._inner.count_rows(p.get("filter"), fast_search=bool(p.get("fast_search")),
+                                          include_deleted_rows=bool(p.get("include_deleted_rows")))
+
+    def explain_plan(self, verbose: bool = False) -> str:
+        """The plan: for a scan which filters and scalar indexes it uses; for a
+        ``nearest`` or ``full_text_query`` search which index answers (name, kind,
+        segments), what is searched without it, how the filter applies and the limit.
+        ``verbose`` adds nothing (the plan is always complete)."""
+        p = self._p
+        if p.get("nearest") is not None or p.get("full_text_query") is not None:
+            return self._search(explain=True)
+        columns = p.get("columns")
+        return self._ds._inner.explain(None if isinstance(columns, dict) else _columns(columns), p.get("filter"))
+
+    def analyze_plan(self) -> str:
+        """The plan (``explain_plan``), then the query run once: rows returned and the
+        time it took."""
+        plan = self.explain_plan()
+        start = time.perf_counter()
+        rows = self.to_table().num_rows
+        elapsed = time.perf_counter() - start
+        return f"{plan}ran: {rows} rows in {elapsed * 1000:.3f} ms\n"
+
+    @property
+    def dataset_schema(self) -> pa.Schema:
+        return self._ds.schema
+
+    @property
+    def projected_schema(self) -> pa.Schema:
+        return self.to_reader().schema
+
+    def head(self, num_rows: int) -> pa.Table:
+        """The first ``num_rows`` rows."""
+        out = []
+        left = num_rows
+        for b in self.to_batches():
+            if left <= 0:
+                break
+            out.append(b.slice(0, left))
+            left -= min(left, b.num_rows)
+        schema = self.to_reader().schema if not out else out[0].schema
+        return pa.Table.from_batches(out, schema=schema)
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self.to_reader().__arrow_c_stream__(requested_schema)
