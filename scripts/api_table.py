@@ -128,7 +128,6 @@ DIST_INDEX = "distributed index builds (train once, build per fragment group, me
 WHY: Dict[str, str] = {
     # --- top level ---------------------------------------------------------------------
     "lance.lance": "pylance's native extension; lancer's is the private lancer._lancer",
-    "lance.Session": "engine has it (Rust lancer::Session: storage options, caches, request counts), not exposed in Python yet",
     "lance.set_logger": "lancer logs nothing through Python's logging",
     "lance.bytes_read_counter": "engine counts bytes per store (lancer::StoreStats), not exposed in Python yet",
     "lance.iops_counter": "engine counts requests per store (lancer::StoreStats), not exposed in Python yet",
@@ -202,7 +201,6 @@ WHY: Dict[str, str] = {
     "lance.dataset.LanceDataset.metadata": "engine reads the manifest's config and schema metadata (native Dataset.metadata()), not exposed in LanceDataset yet",
     "lance.dataset.LanceDataset.schema_metadata": "engine reads schema metadata (native Dataset.metadata()), not exposed in LanceDataset yet",
     "lance.dataset.LanceDataset.config": "engine reads the manifest's config (native Dataset.metadata()), not exposed in LanceDataset yet",
-    "lance.dataset.LanceDataset.session": "see lance.Session",
     "lance.dataset.LanceDataset.sql": "SQL over datasets (DataFusion in pylance): engine has SQL filters and projections only",
     "lance.dataset.LanceDataset.prewarm_index": "issue 41 lists prewarm_index",
     "lance.dataset.LanceDataset.shallow_clone": BASES,

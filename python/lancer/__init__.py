@@ -39,6 +39,7 @@ from .dataset import (
 from . import file, progress, query, schema
 from .schema import json_to_schema, schema_to_json
 from ._tokenize import FtsToken, tokenize
+from ._session import Session
 from .progress import IndexProgress
 from ._stats import ScanStatistics
 from .loader import LanceLoader, loader
@@ -59,6 +60,7 @@ __all__ = [
     "LanceLoader",
     "LanceScanner",
     "ScanStatistics",
+    "Session",
     "Tags",
     "__version__",
     "dataset",

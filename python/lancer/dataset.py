@@ -246,17 +246,31 @@ def dataset(
         raise NotImplementedError("dataset(commit_lock=...) is not supported by lancer: commits are atomic "
                                   "through the store's conditional writes")
     # block_size, index_cache_size and the cache sizes below tune the reads only
+    session_arg = kwargs.pop("session", None)
     _check_arguments("dataset", kwargs,
                      tuning={"metadata_cache_size_bytes", "index_cache_size_bytes", "read_params"},
-                     refused={"default_scan_options": None, "session": None, "namespace_client": None,
+                     refused={"default_scan_options": None, "namespace_client": None,
                               "table_id": None, "base_store_params": None})
+    session = _session(session_arg)
     tag = version if isinstance(version, str) else None
     number = version if isinstance(version, int) else None
     try:
-        inner = _lancer.Dataset.open(_uri(uri), number, tag, _options(storage_options))
+        inner = _lancer.Dataset.open(_uri(uri), number, tag, _options(storage_options), session=session)
     except FileNotFoundError as e:
         raise DatasetNotFoundError(str(e)) from None
     return LanceDataset(inner, storage_options)
+
+
+def _session(session: Any) -> Any:
+    """The native session of a ``lancer.Session`` argument (None: a session of the
+    open's own)."""
+    if session is None:
+        return None
+    from ._session import Session
+
+    if not isinstance(session, Session):
+        raise TypeError(f"session takes a lancer.Session, not {type(session).__name__}")
+    return session._inner
 
 
 def _options(storage_options: Optional[Dict[str, str]]) -> Optional[Dict[str, str]]:
@@ -371,6 +385,7 @@ def write_dataset(
         properties["__lance_commit_message"] = str(message)
     auto_cleanup = _auto_cleanup(kwargs.pop("auto_cleanup_options", None))
     v2_paths = bool(kwargs.pop("enable_v2_manifest_paths", True))
+    session = _session(kwargs.pop("session", None))
     # max_rows_per_group and the byte budgets below tune the files' layout only
     _check_arguments("write_dataset", kwargs,
                      tuning={"data_cache_bytes", "max_page_bytes", "blob_pack_file_size_threshold"},
@@ -378,7 +393,7 @@ def write_dataset(
                               "initial_bases": None, "target_bases": None,
                               "target_all_bases": False, "base_store_params": None,
                               "external_blob_mode": "reference", "allow_external_blob_outside_bases": False,
-                              "namespace_client": None, "table_id": None, "session": None})
+                              "namespace_client": None, "table_id": None})
     version = data_storage_version or "2.2"
     if str(version).lower() == "stable":
         version = "2.2"
@@ -395,6 +410,7 @@ def write_dataset(
         properties or None,
         auto_cleanup,
         v2_manifest_paths=v2_paths,
+        session=session,
     )
     return LanceDataset(inner, storage_options)
 
@@ -516,6 +532,13 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin):
     def restore(self) -> None:
         """Makes this (older) version the latest again, as a new version."""
         self._inner = self._inner.restore()
+
+    def session(self) -> Any:
+        """The :class:`lancer.Session` this dataset was opened in (shared by the versions
+        checked out from it)."""
+        from ._session import Session
+
+        return Session._of(_lancer.Session.of(self._inner))
 
     def migrate_manifest_paths_v2(self) -> None:
         """Renames the manifests to the newer naming (latest first in a listing), as

@@ -304,7 +304,7 @@ REFUSED_CALLS = [
     ("write_dataset", {"auto_cleanup_options": {"interval": 1}}, ValueError),  # older_than_seconds missing
     ("write_dataset", {"external_blob_mode": "ingest"}, NotImplementedError),
     ("write_dataset", {"no_such_argument": 1}, TypeError),
-    ("dataset", {"session": object()}, NotImplementedError),
+    ("dataset", {"session": object()}, TypeError),  # a lancer.Session is taken
     ("dataset", {"default_scan_options": {"batch_size": "3"}}, NotImplementedError),
     ("dataset", {"commit_lock": object()}, NotImplementedError),
     ("dataset", {"no_such_argument": 1}, TypeError),

@@ -29,23 +29,24 @@ type VersionRow = (u64, i64, i32, Vec<(String, String)>);
 /// of a `memory://` URI starts empty. The session's warnings become Python
 /// `UserWarning`s.
 fn store(uri: &str, options: &Options) -> PyResult<(lancer::Store, lancer::StorageOptions)> {
+    store_in(uri, options, None)
+}
+
+/// The store at `uri` with `options`, in `session` when one is given (its caches,
+/// counters and warnings shared; `memory://` stores excepted: each open of one starts
+/// empty, as pylance's), else in a session of its own.
+pub(crate) fn store_in(
+    uri: &str,
+    options: &Options,
+    session: Option<&crate::session::PySession>,
+) -> PyResult<(lancer::Store, lancer::StorageOptions)> {
     let opts: lancer::StorageOptions = options.clone().unwrap_or_default();
-    let session = lancer::Session::builder()
-        .storage_options(opts.clone())
-        .warnings(|message| {
-            Python::attach(|py| {
-                let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
-                // a warnings filter set to "error" cannot raise from here: the warning
-                // is then dropped (the session keeps it)
-                let _ = PyErr::warn(
-                    py,
-                    &category,
-                    &std::ffi::CString::new(message.replace('\0', " ")).unwrap_or_default(),
-                    1,
-                );
-            })
-        })
-        .build();
+    let session = match session {
+        Some(s) if !uri.starts_with("memory://") => s.inner.with_storage_options(opts.clone()),
+        _ => {
+            crate::session::python_session(lancer::Session::builder().storage_options(opts.clone()))
+        }
+    };
     let store = session.store(Path::new(uri)).map_err(errors::lancer)?;
     Ok((store, opts))
 }
@@ -234,16 +235,18 @@ impl Dataset {
     /// Opens `uri` (a path, `file://`, `s3://`, `gs://`, `az://` or `memory://`) at its
     /// latest version, a version number, or a tag.
     #[staticmethod]
-    #[pyo3(signature = (uri, version=None, tag=None, storage_options=None))]
+    #[pyo3(signature = (uri, version=None, tag=None, storage_options=None, session=None))]
     fn open(
         py: Python<'_>,
         uri: String,
         version: Option<u64>,
         tag: Option<String>,
         storage_options: Options,
+        session: Option<PyRef<'_, crate::session::PySession>>,
     ) -> PyResult<Dataset> {
+        let session = session.as_deref();
         py.detach(|| {
-            let (store, opts) = store(&uri, &storage_options)?;
+            let (store, opts) = store_in(&uri, &storage_options, session)?;
             let version = match tag {
                 Some(t) => Some(
                     lancer::table::versions::tag_version(&store, &t)
@@ -896,7 +899,7 @@ impl Dataset {
 #[pyo3(signature = (reader, uri, mode="create", max_rows_per_file=None, max_bytes_per_file=None,
                     data_storage_version=None, storage_options=None, enable_stable_row_ids=false,
                     transaction_properties=None, auto_cleanup=None, skip_auto_cleanup=false,
-                    v2_manifest_paths=true))]
+                    v2_manifest_paths=true, session=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn write(
     py: Python<'_>,
@@ -912,7 +915,9 @@ pub fn write(
     auto_cleanup: Option<(u64, u64)>,
     skip_auto_cleanup: bool,
     v2_manifest_paths: bool,
+    session: Option<PyRef<'_, crate::session::PySession>>,
 ) -> PyResult<Dataset> {
+    let session = session.as_deref();
     let reader = reader.0;
     let mode = mode.to_ascii_lowercase();
     if !matches!(mode.as_str(), "create" | "append" | "overwrite") {
@@ -960,7 +965,7 @@ pub fn write(
     // The input stream is read on this thread (a Python-backed reader takes the GIL
     // itself when it needs it).
     let ds = py.detach(move || {
-        let (store, opts) = store(&uri, &storage_options)?;
+        let (store, opts) = store_in(&uri, &storage_options, session)?;
         let existing = match lancer::table::versions::latest_version(&store) {
             Ok(v) => Some(v.version),
             Err(TableError::NotFound { .. }) => None,

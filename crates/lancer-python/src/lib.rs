@@ -24,6 +24,7 @@ mod file;
 mod info;
 mod loader;
 mod meta;
+mod session;
 
 use pyo3::prelude::*;
 
@@ -44,6 +45,7 @@ fn _lancer(m: &Bound<'_, PyModule>) -> PyResult<()> {
     evolve::register(m)?;
     branches::register(m)?;
     meta::register(m)?;
+    session::register(m)?;
     info::register(m)?;
     m.add_class::<file::PyFileReader>()?;
     m.add_class::<file::PyFileWriter>()?;

@@ -122,6 +122,20 @@ impl Session {
         }
     }
 
+    /// This session's state (caches, counters, `memory://` stores, warnings) with other
+    /// storage options: datasets opened through it share the state.
+    pub fn with_storage_options(&self, options: StorageOptions) -> Session {
+        Session {
+            ctx: self.ctx.clone(),
+            options: Arc::new(options),
+        }
+    }
+
+    /// Whether `other` shares this session's state.
+    pub fn is_same_as(&self, other: &Session) -> bool {
+        Arc::ptr_eq(&self.ctx, &other.ctx)
+    }
+
     /// The storage options stores are opened with.
     pub fn storage_options(&self) -> &StorageOptions {
         &self.options
