@@ -144,8 +144,6 @@ WHY: Dict[str, str] = {
     "lance.CleanupStats.transaction_files_removed": "engine counts them into files_removed (→ data_files_removed)",
     "lance.CleanupStats.index_files_removed": "engine's cleanup removes data, deletion and transaction files only, not unreferenced index files",
     "lance.CleanupStats.failed_deletes": "engine's cleanup stops at the first failed delete (an error)",
-    "lance.CleanupCandidateFile": "explain_cleanup_old_versions: engine's cleanup reports counts only",
-    "lance.CleanupExplanation": "explain_cleanup_old_versions: engine's cleanup reports counts only",
     "lance.CleanupReferencedBranch": BRANCH,
     "lance.DataStatistics": STATS,
     "lance.FieldStatistics": STATS,
@@ -219,7 +217,6 @@ WHY: Dict[str, str] = {
 
     "lance.dataset.LanceDataset.all_files": "engine lists a version's files (cleanup, `lancer verify`), not exposed",
     "lance.dataset.LanceDataset.tracked_files": "engine lists a version's files (cleanup, `lancer verify`), not exposed",
-    "lance.dataset.LanceDataset.explain_cleanup_old_versions": "engine's cleanup reports counts only",
 
     "lance.dataset.LanceDataset.truncate_table": "not exposed; delete('true') removes every row",
     "lance.dataset.LanceDataset.centroids": "engine reads IVF centroids (lancer::indexes::ivf, `lancer inspect --index`), not exposed in Python yet",

@@ -40,6 +40,7 @@ from . import file, progress, query, schema
 from .schema import json_to_schema, schema_to_json
 from ._tokenize import FtsToken, tokenize
 from ._session import Session
+from ._cleanup import CleanupCandidateFile, CleanupExplanation, CleanupReferencedBranch
 from .progress import IndexProgress
 from ._stats import ScanStatistics
 from .loader import LanceLoader, loader
@@ -49,6 +50,9 @@ __all__ = [
     "BatchUDF",
     "batch_udf",
     "CleanupStats",
+    "CleanupCandidateFile",
+    "CleanupExplanation",
+    "CleanupReferencedBranch",
     "ColumnOrdering",
     "CommitConflictError",
     "CorruptDataError",

@@ -576,6 +576,27 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin):
                             transaction_files_removed=transactions, index_files_removed=indexes,
                             deletion_files_removed=deletions)
 
+    def explain_cleanup_old_versions(
+        self,
+        older_than: Optional[_dt.timedelta] = None,
+        retain_versions: Optional[int] = None,
+        *,
+        delete_unverified: bool = False,
+        error_if_tagged_old_versions: bool = True,
+        delete_rate_limit: Optional[int] = None,
+        versions: Optional[List[int]] = None,
+        include_files: bool = False,
+        max_files: int = 1000,
+    ) -> Any:
+        """What :meth:`cleanup_old_versions` with these limits would remove, nothing
+        removed (pylance's ``CleanupExplanation``). ``delete_rate_limit`` tunes deletes
+        and does nothing here; ``versions=`` is refused."""
+        from ._cleanup import explain
+
+        return explain(self, older_than, retain_versions, delete_unverified=delete_unverified,
+                       error_if_tagged_old_versions=error_if_tagged_old_versions, versions=versions,
+                       include_files=include_files, max_files=max_files)
+
     # --- reading --------------------------------------------------------------------
     def count_rows(self, filter: Optional[str] = None, **kwargs: Any) -> int:
         """Live rows, or rows passing the SQL ``filter``."""

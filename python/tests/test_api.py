@@ -234,21 +234,27 @@ def test_delete_versions_restore_tags(tmp_path, table, writer):
 
 
 def test_cleanup_old_versions(tmp_path, table, writer):
-    uri = str(tmp_path / "c.lance")
+    """The same removals as pylance's cleanup, step by step: files of removed versions
+    go whatever their age (verified), files no version names stay while younger than a
+    week unless delete_unverified."""
     lib = LIBS[writer]
-    ds = lib.write_dataset(table.slice(0, 100), uri)
-    for i in range(3):
-        ds = lib.write_dataset(table.slice(100 * (i + 1), 100), uri, mode="overwrite")
-    stats = lancer.dataset(uri).cleanup_old_versions(retain_versions=2)
-    assert stats.old_versions == 2
-    # unreferenced files younger than a week stay (a writer may be about to commit them)
-    assert stats.data_files_removed == 0
-    assert [v["version"] for v in lance.dataset(uri).versions()] == [3, 4]
-    stats = lancer.dataset(uri).cleanup_old_versions(retain_versions=2, delete_unverified=True)
-    assert stats.old_versions == 0 and stats.data_files_removed > 0
-    stats = lancer.dataset(uri).cleanup_old_versions(older_than=datetime.timedelta(0))
-    assert stats.old_versions == 1 and stats.bytes_removed > 0
-    assert lance.dataset(uri).to_table().equals(table.slice(300, 100))
+    seen = {}
+    for cleaner in (lance, lancer):
+        uri = str(tmp_path / f"c-{cleaner.__name__}.lance")
+        ds = lib.write_dataset(table.slice(0, 100), uri)
+        for i in range(3):
+            ds = lib.write_dataset(table.slice(100 * (i + 1), 100), uri, mode="overwrite")
+        steps = []
+        for kw in (dict(retain_versions=2), dict(retain_versions=2, delete_unverified=True),
+                   dict(older_than=datetime.timedelta(0))):
+            st = cleaner.dataset(uri).cleanup_old_versions(**kw)
+            steps.append((st.bytes_removed, st.old_versions, st.data_files_removed,
+                          st.transaction_files_removed, st.index_files_removed, st.deletion_files_removed))
+            steps.append([v["version"] for v in lance.dataset(uri).versions()])
+        assert lance.dataset(uri).to_table().equals(table.slice(300, 100))
+        seen[cleaner.__name__] = steps
+    assert seen["lancer"] == seen["lance"]
+    assert seen["lancer"][0][1:3] == (2, 2)
 
 
 def test_nearest_exact_matches_pylance(written):

@@ -18,6 +18,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema_metadata, m)?)?;
     m.add_function(wrap_pyfunction!(tokenize, m)?)?;
     m.add_function(wrap_pyfunction!(migrate_manifest_paths_v2, m)?)?;
+    m.add_function(wrap_pyfunction!(explain_cleanup, m)?)?;
     Ok(())
 }
 
@@ -130,5 +131,63 @@ fn tokenize(text: &str, analyzer_json: Option<&str>) -> PyResult<Vec<(String, u3
 fn migrate_manifest_paths_v2(py: Python<'_>, ds: &Dataset) -> PyResult<usize> {
     py.detach(|| {
         lancer::table::versions::migrate_manifest_paths_v2(ds.ds.store()).map_err(errors::table)
+    })
+}
+
+/// Statistics, candidate files and branch-held versions of the cleanup these limits
+/// would run (nothing is removed). Files: `(path under the root, kind, unverified,
+/// size)`; branches: `(name, version, removed but for the branch)`.
+type Explained = (
+    (u64, usize, usize, usize, usize, usize),
+    Vec<(String, &'static str, bool, u64)>,
+    Vec<(String, u64, bool)>,
+);
+
+#[pyfunction]
+#[pyo3(signature = (uri, older_than_seconds=None, retain_versions=None, storage_options=None,
+                    delete_unverified=false, error_if_tagged=true))]
+fn explain_cleanup(
+    py: Python<'_>,
+    uri: String,
+    older_than_seconds: Option<f64>,
+    retain_versions: Option<usize>,
+    storage_options: Option<lancer::StorageOptions>,
+    delete_unverified: bool,
+    error_if_tagged: bool,
+) -> PyResult<Explained> {
+    let age = match older_than_seconds {
+        Some(s) if !(s >= 0.0 && s.is_finite()) => {
+            return Err(errors::invalid_input(
+                "older_than must be a non-negative duration",
+            ))
+        }
+        Some(s) => Some(std::time::Duration::from_secs_f64(s)),
+        None => None,
+    };
+    py.detach(|| {
+        let (store, _) = crate::dataset::store_in(&uri, &storage_options, None)?;
+        let (s, files, branches) = lancer::table::cleanup::explain_cleanup(
+            &store,
+            age,
+            retain_versions,
+            delete_unverified,
+            error_if_tagged,
+        )
+        .map_err(errors::table)?;
+        Ok((
+            (
+                s.bytes_removed,
+                s.versions_removed,
+                s.data_files_removed,
+                s.transaction_files_removed,
+                s.index_files_removed,
+                s.deletion_files_removed,
+            ),
+            files
+                .into_iter()
+                .map(|f| (f.path, f.kind, f.unverified, f.size))
+                .collect(),
+            branches,
+        ))
     })
 }

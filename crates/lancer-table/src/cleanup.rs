@@ -155,12 +155,13 @@ pub const UNVERIFIED_GRACE: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// [`cleanup`] with pylance's two limits: a version is removed when it is older than
 /// `older_than` (if given) and not among the newest `retain_versions` (if given); the
-/// latest and tagged versions always stay. Unreferenced files stay when they are newer
-/// than the age cutoff — or, with `retain_versions` alone, newer than the oldest
-/// version kept or younger than [`UNVERIFIED_GRACE`] (a concurrent writer may be about
-/// to commit them) unless `delete_unverified`. With `error_if_tagged`, a tagged version
-/// the limits would remove is an error naming its tags (nothing is removed), as
-/// pylance's default; without, tagged versions stay.
+/// latest and tagged versions (and those branches start from) always stay. A file no
+/// kept version names, older than the oldest version kept, is removed when a removed
+/// version named it; a file no version names (unverified) only when it is older than
+/// [`UNVERIFIED_GRACE`] (a concurrent writer may be about to commit it) or with
+/// `delete_unverified`, as pylance decides. With `error_if_tagged`, a tagged version the
+/// limits would remove is an error naming its tags (nothing is removed), as pylance's
+/// default; without, tagged versions stay.
 pub fn cleanup_retaining(
     store: &Store,
     older_than: Option<Duration>,
@@ -189,6 +190,118 @@ pub(crate) fn cleanup_from(
     error_if_tagged: bool,
     keep_from: Option<u64>,
 ) -> Result<CleanupStats> {
+    let limits = Limits {
+        older_than,
+        retain_versions,
+        delete_unverified,
+        error_if_tagged,
+        keep_from,
+    };
+    run(store, &limits, None)
+}
+
+/// A file a cleanup would remove (see [`explain_cleanup`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CleanupCandidate {
+    /// Its path under the dataset root.
+    pub path: String,
+    /// `manifest`, `data`, `deletion`, `transaction` or `index`.
+    pub kind: &'static str,
+    /// Its size in bytes.
+    pub size: u64,
+    /// No removed version names it (a file left by a writer that never committed).
+    pub unverified: bool,
+}
+
+/// What [`cleanup_retaining`] with these limits would remove, without removing
+/// anything: its statistics, the files, and the versions branches were created from
+/// (`(branch, version, false)`: they stay).
+pub fn explain_cleanup(
+    store: &Store,
+    older_than: Option<Duration>,
+    retain_versions: Option<usize>,
+    delete_unverified: bool,
+    error_if_tagged: bool,
+) -> Result<Explained> {
+    let limits = Limits {
+        older_than,
+        retain_versions,
+        delete_unverified,
+        error_if_tagged,
+        keep_from: None,
+    };
+    let mut plan = Plan::default();
+    let stats = run(store, &limits, Some(&mut plan))?;
+    // pylance's order of kinds (a truncated listing keeps the first ones)
+    let rank = |k: &str| match k {
+        "transaction" => 0,
+        "data" => 1,
+        "index" => 2,
+        "deletion" => 3,
+        _ => 4,
+    };
+    plan.files.sort_by_key(|f| rank(f.kind));
+    Ok((stats, plan.files, plan.branches))
+}
+
+/// [`explain_cleanup`]'s answer: statistics, files, branches' starting versions.
+pub type Explained = (
+    CleanupStats,
+    Vec<CleanupCandidate>,
+    Vec<(String, u64, bool)>,
+);
+
+struct Limits {
+    older_than: Option<Duration>,
+    retain_versions: Option<usize>,
+    delete_unverified: bool,
+    error_if_tagged: bool,
+    keep_from: Option<u64>,
+}
+
+/// What a dry run records instead of deleting.
+#[derive(Default)]
+struct Plan {
+    files: Vec<CleanupCandidate>,
+    /// Branches' starting versions: `(branch, version, whether cleanup removes it —
+    /// never: a version a branch starts from stays)`.
+    branches: Vec<(String, u64, bool)>,
+}
+
+/// The files `m` (whose bytes are `bytes`) names under the dataset root.
+fn referenced(bytes: &[u8], m: &Manifest) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for f in &m.pb.fragments {
+        for d in &f.files {
+            if d.base_id.is_none() {
+                out.push(format!("data/{}", d.path));
+            }
+        }
+        if let Some(d) = f.deletion_file.as_ref().filter(|d| d.base_id.is_none()) {
+            out.push(deletion_path(f.id, d));
+        }
+    }
+    if !m.pb.transaction_file.is_empty() {
+        out.push(format!("_transactions/{}", m.pb.transaction_file));
+    }
+    for idx in crate::commit::manifest_indices(bytes, m)? {
+        if idx.base_id.is_none() {
+            if let Some(u) = idx.uuid.as_ref() {
+                out.push(format!("_indices/{}", crate::dataset::uuid_dir(&u.uuid)?));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn run(store: &Store, limits: &Limits, mut plan: Option<&mut Plan>) -> Result<CleanupStats> {
+    let Limits {
+        older_than,
+        retain_versions,
+        delete_unverified,
+        error_if_tagged,
+        keep_from,
+    } = *limits;
     let all = list_versions(store)?;
     let latest = all.last().map(|v| v.version);
     let keep_from = keep_from.or(latest).unwrap_or(0);
@@ -204,10 +317,12 @@ pub(crate) fn cleanup_from(
     };
     let tagged: HashSet<u64> = tags.iter().map(|(_, v)| *v).collect();
     // versions other branches start from stay: their manifests name this one's files
+    let branch_list = crate::branch::list(&root)?;
     let branched: HashSet<u64> =
-        crate::branch::versions_branched_from(&crate::branch::list(&root)?, branch.as_deref())
+        crate::branch::versions_branched_from(&branch_list, branch.as_deref())
             .into_iter()
             .collect();
+    let mut doomed_refs: HashSet<String> = HashSet::new();
     let mut tagged_old: Vec<&str> = Vec::new();
     // versions kept for their rank (newest first)
     let ranked: HashSet<u64> = match retain_versions {
@@ -245,33 +360,17 @@ pub(crate) fn cleanup_from(
             );
         }
         let keep = wanted || tagged.contains(&v.version) || branched.contains(&v.version);
-        if keep {
+        // (the oldest version the limits keep bounds the files looked at; versions kept
+        // only for a tag or a branch do not, as pylance 14 decides)
+        if wanted {
             oldest_kept = Some(oldest_kept.map_or(ts, |o| o.min(ts)));
         }
         if !keep {
             doomed.push((v.path.clone(), bytes.len() as u64));
+            doomed_refs.extend(referenced(&bytes, &m)?);
             continue;
         }
-        for f in &m.pb.fragments {
-            for d in &f.files {
-                if d.base_id.is_none() {
-                    keep_refs.insert(format!("data/{}", d.path));
-                }
-            }
-            if let Some(d) = f.deletion_file.as_ref().filter(|d| d.base_id.is_none()) {
-                keep_refs.insert(deletion_path(f.id, d));
-            }
-        }
-        if !m.pb.transaction_file.is_empty() {
-            keep_refs.insert(format!("_transactions/{}", m.pb.transaction_file));
-        }
-        for idx in crate::commit::manifest_indices(&bytes, &m)? {
-            if idx.base_id.is_none() {
-                if let Some(u) = idx.uuid.as_ref() {
-                    keep_refs.insert(format!("_indices/{}", crate::dataset::uuid_dir(&u.uuid)?));
-                }
-            }
-        }
+        keep_refs.extend(referenced(&bytes, &m)?);
     }
     if error_if_tagged && !tagged_old.is_empty() {
         return Err(TableError::Refused {
@@ -282,23 +381,37 @@ pub(crate) fn cleanup_from(
             ),
         });
     }
-    let cutoff_ms = match age_cutoff {
-        Some(c) => c.as_millis() as i64,
-        None => {
-            let kept = oldest_kept.map_or(i64::MAX, |t| t.as_millis() as i64);
-            if delete_unverified {
-                kept
-            } else {
-                let grace = (SystemTime::now() - UNVERIFIED_GRACE)
-                    .duration_since(UNIX_EPOCH)
-                    .unwrap_or_default()
-                    .as_millis() as i64;
-                kept.min(grace)
+    // pylance's rule for files: only those older than the oldest version kept are
+    // looked at; one no kept version names goes when a removed version named it
+    // (verified), else only when `delete_unverified` or older than
+    // UNVERIFIED_GRACE (a writer may be about to commit it)
+    let oldest_kept_ms = oldest_kept.map_or(i64::MAX, |t| t.as_millis() as i64);
+    let grace_ms = (SystemTime::now() - UNVERIFIED_GRACE)
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis() as i64;
+    if let Some(plan) = plan.as_deref_mut() {
+        for (name, b) in &branch_list {
+            let from_here = b
+                .parent_branch
+                .as_deref()
+                .filter(|p| *p != crate::branch::MAIN)
+                == branch.as_deref();
+            if from_here {
+                plan.branches.push((name.clone(), b.parent_version, false));
             }
         }
-    };
+    }
     for (p, size) in doomed {
-        store.delete(&p)?;
+        match plan.as_deref_mut() {
+            Some(plan) => plan.files.push(CleanupCandidate {
+                path: p,
+                kind: "manifest",
+                size,
+                unverified: false,
+            }),
+            None => store.delete(&p)?,
+        }
         stats.bytes_removed += size;
         stats.versions_removed += 1;
     }
@@ -313,12 +426,32 @@ pub(crate) fn cleanup_from(
                 },
                 _ => p.clone(),
             };
-            if keep_refs.contains(&owner) || e.modified_ms >= cutoff_ms {
+            let verified = doomed_refs.contains(&owner);
+            let maybe_in_progress = !delete_unverified && e.modified_ms >= grace_ms;
+            if keep_refs.contains(&owner)
+                || e.modified_ms >= oldest_kept_ms
+                || (maybe_in_progress && !verified)
+            {
                 continue;
             }
-            store.delete(&p)?;
-            if dir == "_indices" && owner != p {
-                store.remove_empty_dir(&owner);
+            match plan.as_deref_mut() {
+                Some(plan) => plan.files.push(CleanupCandidate {
+                    kind: match dir {
+                        "data" => "data",
+                        "_deletions" => "deletion",
+                        "_transactions" => "transaction",
+                        _ => "index",
+                    },
+                    size: e.size,
+                    unverified: !verified,
+                    path: p.clone(),
+                }),
+                None => {
+                    store.delete(&p)?;
+                    if dir == "_indices" && owner != p {
+                        store.remove_empty_dir(&owner);
+                    }
+                }
             }
             stats.bytes_removed += e.size;
             match dir {
