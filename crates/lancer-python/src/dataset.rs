@@ -1024,7 +1024,9 @@ pub fn cleanup(
                 "older_than must be a non-negative duration",
             ))
         }
-        Some(s) => Some(std::time::Duration::from_secs_f64(s)),
+        Some(s) => Some(std::time::Duration::try_from_secs_f64(s).map_err(|_| {
+            errors::invalid_input(format!("older_than of {s} seconds is out of range"))
+        })?),
         None => None,
     };
     if retain_versions == Some(0) {

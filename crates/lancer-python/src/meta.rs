@@ -161,7 +161,9 @@ fn explain_cleanup(
                 "older_than must be a non-negative duration",
             ))
         }
-        Some(s) => Some(std::time::Duration::from_secs_f64(s)),
+        Some(s) => Some(std::time::Duration::try_from_secs_f64(s).map_err(|_| {
+            errors::invalid_input(format!("older_than of {s} seconds is out of range"))
+        })?),
         None => None,
     };
     py.detach(|| {

@@ -12,7 +12,7 @@ use lancer_io::Store;
 
 use crate::deletion::deletion_path;
 use crate::manifest::Manifest;
-use crate::versions::{list_tags, list_versions};
+use crate::versions::list_versions;
 use crate::{Result, TableError};
 
 /// A version and when it was committed.
@@ -311,10 +311,8 @@ fn run(store: &Store, limits: &Limits, mut plan: Option<&mut Plan>) -> Result<Cl
         None => None,
     };
     let root = crate::branch::main_root(store, branch.as_deref())?;
-    let tags = match branch {
-        None => list_tags(store)?,
-        Some(_) => crate::branch::tags_of(&root, branch.as_deref())?,
-    };
+    // (only this branch's tags: a branch's version numbers repeat main's)
+    let tags = crate::branch::tags_of(&root, branch.as_deref())?;
     let tagged: HashSet<u64> = tags.iter().map(|(_, v)| *v).collect();
     // versions other branches start from stay: their manifests name this one's files
     let branch_list = crate::branch::list(&root)?;
@@ -329,9 +327,11 @@ fn run(store: &Store, limits: &Limits, mut plan: Option<&mut Plan>) -> Result<Cl
         Some(n) => all.iter().rev().take(n).map(|v| v.version).collect(),
         None => HashSet::new(),
     };
+    // (an age beyond the clock's range: every version is young enough to go)
     let age_cutoff = older_than.map(|age| {
-        (SystemTime::now() - age)
-            .duration_since(UNIX_EPOCH)
+        SystemTime::now()
+            .checked_sub(age)
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
             .unwrap_or_default()
     });
     let mut keep_refs: HashSet<String> = HashSet::new();
@@ -417,6 +417,13 @@ fn run(store: &Store, limits: &Limits, mut plan: Option<&mut Plan>) -> Result<Cl
     }
     for dir in ["data", "_deletions", "_transactions", "_indices"] {
         for e in store.list(dir)? {
+            // data, deletion and transaction files sit directly in their directory, an
+            // index's files one level down: anything deeper belongs to something else
+            // (a branch named `<this branch>/data`, say) and is never this cleanup's
+            let depth = e.name.matches('/').count();
+            if depth != usize::from(dir == "_indices") {
+                continue;
+            }
             let p = format!("{dir}/{}", e.name);
             // an index segment's files are kept or removed with their directory
             let owner = match dir {

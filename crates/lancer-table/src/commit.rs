@@ -742,7 +742,19 @@ fn commit_on(
                     if matches!(op, Operation::Overwrite(_)) {
                         break;
                     }
-                    let m = read_manifest(root, v)?;
+                    // a version cleaned up since (automatic cleanup keeps only the
+                    // last two): this writer read too old a version to rebase
+                    let m = match read_manifest(root, v) {
+                        Ok(m) => m,
+                        Err(TableError::NotFound { .. }) => {
+                            return Err(TableError::Conflict {
+                                what: format!(
+                                    "version {v}, committed after this writer read version {from}, was cleaned up; re-read and retry"
+                                ),
+                            })
+                        }
+                        Err(e) => return Err(e),
+                    };
                     let theirs = read_transaction(root, &m.pb).and_then(|t| t.operation);
                     if !compatible(&op, theirs.as_ref()) {
                         return Err(TableError::Conflict {

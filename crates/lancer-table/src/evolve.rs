@@ -632,6 +632,15 @@ impl Dataset {
                 taken += k as u64;
                 current = Some((b, used + k));
             }
+            if live == 0 && frag.physical_rows > 0 {
+                if let Some(f) = schema.fields().iter().find(|f| !f.is_nullable()) {
+                    return Err(TableError::invalid(format!(
+                        "fragment {} has every row deleted, and the new column {:?} is not nullable: compact the dataset first (optimize.compact_files) or add the column as nullable",
+                        frag.id,
+                        f.name()
+                    )));
+                }
+            }
             let values = arrow_select::concat::concat_batches(&schema, &parts)?;
             let out = if deleted.is_empty() {
                 values

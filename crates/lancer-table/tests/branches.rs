@@ -285,3 +285,35 @@ fn branch_files_on_an_object_store_are_percent_encoded() {
     branch::delete(&store, "a/b").unwrap();
     assert!(store.list("tree").unwrap().is_empty());
 }
+
+/// A branch named below another one (`x/data`, `x/_transactions`) lives inside the
+/// other's tree: cleaning up `x`, unverified files included, leaves its files alone;
+/// an age beyond the clock's range removes nothing it should keep and does not panic.
+#[test]
+fn cleanup_leaves_nested_branches_alone() {
+    use lancer_table::cleanup::cleanup_retaining;
+    use std::time::Duration;
+    let dir = TempDir::new("table-branch-nested");
+    let root = dir.path();
+    let main = dataset(root);
+    let reference = |version| Reference::Version {
+        branch: None,
+        version: Some(version),
+    };
+    let x = main.create_branch("x", Some(&reference(3))).unwrap();
+    for nested in ["x/data", "x/_transactions"] {
+        let n = main.create_branch(nested, Some(&reference(3))).unwrap();
+        n.append(&[batch(500, 3)], &WriteParams::default()).unwrap();
+    }
+    let x = x.append(&[batch(600, 1)], &WriteParams::default()).unwrap();
+    let x = x.append(&[batch(700, 1)], &WriteParams::default()).unwrap();
+    cleanup_retaining(x.store(), None, Some(1), true, false).unwrap();
+    for nested in ["x/data", "x/_transactions"] {
+        let n = Dataset::open(root.join("tree").join(nested)).unwrap();
+        assert_eq!(n.count_rows(), 34 + 3, "{nested} kept its rows");
+    }
+    assert_eq!(Dataset::open(root.join("tree/x")).unwrap().count_rows(), 36);
+    let huge = Duration::from_secs(u64::MAX / 2);
+    cleanup_retaining(main.store(), Some(huge), None, false, false).unwrap();
+    assert_eq!(Dataset::open(root).unwrap().count_rows(), 34);
+}

@@ -69,6 +69,7 @@ pub(crate) fn null_deleted(
     let live = kept.runs();
     let mut valid = arrow_buffer::BooleanBufferBuilder::new(ids.len());
     let mut at = 0usize;
+    // (the runs, like the kept runs, ascend: one pass over both)
     for r in runs {
         for row in r.clone() {
             // the kept runs are sorted: the first that ends after `row`
@@ -77,7 +78,6 @@ pub(crate) fn null_deleted(
             }
             valid.append(at < live.len() && live[at].start <= row);
         }
-        at = 0;
     }
     let nulls = arrow_buffer::NullBuffer::new(valid.finish());
     Ok(UInt64Array::try_new(ids.values().clone(), Some(nulls))?)
