@@ -311,7 +311,8 @@ impl Dataset {
     /// summary as pylance names its counts).
     fn versions(&self, py: Python<'_>) -> PyResult<Vec<VersionRow>> {
         py.detach(|| {
-            let v = lancer::table::cleanup::versions(self.ds.store()).map_err(errors::table)?;
+            let v = lancer::table::cleanup::version_summaries(self.ds.store())
+                .map_err(errors::table)?;
             Ok(v.into_iter()
                 .map(|v| {
                     let summary = v
@@ -1017,18 +1018,8 @@ pub fn cleanup(
     storage_options: Options,
     delete_unverified: bool,
     error_if_tagged: bool,
-) -> PyResult<(u64, usize, usize, usize, usize, usize)> {
-    let age = match older_than_seconds {
-        Some(s) if !(s >= 0.0 && s.is_finite()) => {
-            return Err(PyValueError::new_err(
-                "older_than must be a non-negative duration",
-            ))
-        }
-        Some(s) => Some(std::time::Duration::try_from_secs_f64(s).map_err(|_| {
-            errors::invalid_input(format!("older_than of {s} seconds is out of range"))
-        })?),
-        None => None,
-    };
+) -> PyResult<CleanupCounts> {
+    let age = older_than(older_than_seconds)?;
     if retain_versions == Some(0) {
         return Err(PyValueError::new_err("retain_versions must be at least 1"));
     }
@@ -1042,13 +1033,37 @@ pub fn cleanup(
             error_if_tagged,
         )
         .map_err(errors::table)?;
-        Ok((
-            s.bytes_removed,
-            s.versions_removed,
-            s.data_files_removed,
-            s.transaction_files_removed,
-            s.index_files_removed,
-            s.deletion_files_removed,
-        ))
+        Ok(cleanup_counts(&s))
     })
+}
+
+/// A cleanup's `older_than` in seconds as a duration (negative, not finite or beyond
+/// range: the caller's mistake).
+pub(crate) fn older_than(seconds: Option<f64>) -> PyResult<Option<std::time::Duration>> {
+    match seconds {
+        Some(s) if !(s >= 0.0 && s.is_finite()) => Err(PyValueError::new_err(
+            "older_than must be a non-negative duration",
+        )),
+        Some(s) => std::time::Duration::try_from_secs_f64(s)
+            .map(Some)
+            .map_err(|_| {
+                errors::invalid_input(format!("older_than of {s} seconds is out of range"))
+            }),
+        None => Ok(None),
+    }
+}
+
+/// pylance's cleanup counts: bytes, versions, data / transaction / index / deletion
+/// files removed.
+pub(crate) type CleanupCounts = (u64, usize, usize, usize, usize, usize);
+
+pub(crate) fn cleanup_counts(s: &lancer::table::cleanup::CleanupStats) -> CleanupCounts {
+    (
+        s.bytes_removed,
+        s.versions_removed,
+        s.data_files_removed,
+        s.transaction_files_removed,
+        s.index_files_removed,
+        s.deletion_files_removed,
+    )
 }

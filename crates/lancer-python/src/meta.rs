@@ -138,7 +138,7 @@ fn migrate_manifest_paths_v2(py: Python<'_>, ds: &Dataset) -> PyResult<usize> {
 /// would run (nothing is removed). Files: `(path under the root, kind, unverified,
 /// size)`; branches: `(name, version, removed but for the branch)`.
 type Explained = (
-    (u64, usize, usize, usize, usize, usize),
+    crate::dataset::CleanupCounts,
     Vec<(String, &'static str, bool, u64)>,
     Vec<(String, u64, bool)>,
 );
@@ -155,17 +155,7 @@ fn explain_cleanup(
     delete_unverified: bool,
     error_if_tagged: bool,
 ) -> PyResult<Explained> {
-    let age = match older_than_seconds {
-        Some(s) if !(s >= 0.0 && s.is_finite()) => {
-            return Err(errors::invalid_input(
-                "older_than must be a non-negative duration",
-            ))
-        }
-        Some(s) => Some(std::time::Duration::try_from_secs_f64(s).map_err(|_| {
-            errors::invalid_input(format!("older_than of {s} seconds is out of range"))
-        })?),
-        None => None,
-    };
+    let age = crate::dataset::older_than(older_than_seconds)?;
     py.detach(|| {
         let (store, _) = crate::dataset::store_in(&uri, &storage_options, None)?;
         let (s, files, branches) = lancer::table::cleanup::explain_cleanup(
@@ -177,14 +167,7 @@ fn explain_cleanup(
         )
         .map_err(errors::table)?;
         Ok((
-            (
-                s.bytes_removed,
-                s.versions_removed,
-                s.data_files_removed,
-                s.transaction_files_removed,
-                s.index_files_removed,
-                s.deletion_files_removed,
-            ),
+            crate::dataset::cleanup_counts(&s),
             files
                 .into_iter()
                 .map(|f| (f.path, f.kind, f.unverified, f.size))

@@ -90,6 +90,16 @@ impl Summary {
 
 /// Every version of the dataset in `store`, oldest first.
 pub fn versions(store: &Store) -> Result<Vec<VersionInfo>> {
+    versions_reading(store, true)
+}
+
+/// [`versions`] without reading each version's transaction file (`operation` left
+/// empty): the manifests alone, one read per version.
+pub fn version_summaries(store: &Store) -> Result<Vec<VersionInfo>> {
+    versions_reading(store, false)
+}
+
+fn versions_reading(store: &Store, operations: bool) -> Result<Vec<VersionInfo>> {
     list_versions(store)?
         .into_iter()
         .map(|v| {
@@ -103,7 +113,9 @@ pub fn versions(store: &Store) -> Result<Vec<VersionInfo>> {
                 version: v.version,
                 timestamp: ts,
                 rows: m.count_rows(),
-                operation: crate::commit::read_transaction(store, &m.pb)
+                operation: operations
+                    .then(|| crate::commit::read_transaction(store, &m.pb))
+                    .flatten()
                     .and_then(|t| t.operation)
                     .map_or(String::new(), |op| {
                         crate::commit::operation_name(&op).to_string()

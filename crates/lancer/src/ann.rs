@@ -114,15 +114,7 @@ pub fn index_segments(ds: &Dataset, column: &str) -> Result<Vec<Arc<IvfSegment>>
     metas.retain(|m| m.name == first && !ivf::covers_nothing(m));
     let mut out = Vec::with_capacity(metas.len());
     for m in metas {
-        let uuid = m.uuid.as_ref().map(|u| u.uuid.clone()).unwrap_or_default();
-        // Segments by dataset root and uuid in the session's index cache (index files
-        // never change once written, so entries never go stale).
-        let seg = crate::session::index_cache(ds).get_or_try_insert(
-            &crate::session::root_key(ds),
-            &uuid,
-            || IvfSegment::open(ds, m).map(Arc::new),
-        );
-        match seg {
+        match cached_ivf_segment(ds, m) {
             Ok(seg) => out.push(seg),
             // A kind this build cannot search (HNSW sub-indexes): its fragments are
             // left uncovered, so their rows are searched exactly; the session warns.
@@ -350,4 +342,17 @@ pub(crate) fn top_k(
     hits.dedup_by_key(|h| h.1);
     hits.truncate(req.k);
     Ok(hits)
+}
+
+/// The IVF segment `m` from the session's index cache (by dataset root and uuid; index
+/// files never change once written, so entries never go stale), opened into it when
+/// absent.
+pub(crate) fn cached_ivf_segment(
+    ds: &Dataset,
+    m: &lancer_table::pb::IndexMetadata,
+) -> std::result::Result<Arc<IvfSegment>, lancer_index::IndexError> {
+    let uuid = m.uuid.as_ref().map(|u| u.uuid.clone()).unwrap_or_default();
+    crate::session::index_cache(ds).get_or_try_insert(&crate::session::root_key(ds), &uuid, || {
+        IvfSegment::open(ds, m).map(Arc::new)
+    })
 }

@@ -104,19 +104,8 @@ pub(crate) fn named_index(
     ds: &Dataset,
     name: &str,
 ) -> Result<(Vec<pb::IndexMetadata>, i32, String)> {
-    let metas: Vec<pb::IndexMetadata> = ds
-        .indices()?
-        .iter()
-        .filter(|m| m.name == name)
-        .cloned()
-        .collect();
-    let Some(first) = metas.first() else {
-        return Err(Error::InvalidArgument {
-            what: format!(
-                "no index named {name:?}: list the dataset's indexes for the names there are"
-            ),
-        });
-    };
+    let metas = index_segments(ds, name)?;
+    let first = &metas[0];
     let field_id = *first.fields.first().ok_or_else(|| Error::InvalidArgument {
         what: format!("index {name:?} names no column"),
     })?;
@@ -792,18 +781,25 @@ pub fn describe_index(ds: &Dataset, name: &str) -> Result<serde_json::Value> {
 /// Drops the index `name` (all its segments) as a new version; its files stay until
 /// `cleanup` removes versions that reference them.
 pub fn drop_index(ds: &Dataset, name: &str) -> Result<Dataset> {
-    let gone: Vec<pb::IndexMetadata> = ds
+    let gone = index_segments(ds, name)?;
+    Ok(ds.commit_indices(Vec::new(), gone)?)
+}
+
+/// The segments of the index `name`, at least one (an unknown name is an error naming
+/// it).
+pub(crate) fn index_segments(ds: &Dataset, name: &str) -> Result<Vec<pb::IndexMetadata>> {
+    let metas: Vec<pb::IndexMetadata> = ds
         .indices()?
         .iter()
         .filter(|m| m.name == name)
         .cloned()
         .collect();
-    if gone.is_empty() {
+    if metas.is_empty() {
         return Err(Error::InvalidArgument {
             what: format!(
                 "no index named {name:?}: list the dataset's indexes for the names there are"
             ),
         });
     }
-    Ok(ds.commit_indices(Vec::new(), gone)?)
+    Ok(metas)
 }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use lancer_index::inverted::segment::{self as inverted, InvertedSegment};
-use lancer_index::ivf::{self, IvfSegment};
+use lancer_index::ivf;
 use lancer_index::scalar::ScalarSegment;
 use lancer_table::pb;
 
@@ -13,35 +13,8 @@ use crate::ann::index_error;
 use crate::session::{index_cache, root_key};
 use crate::{Dataset, Error, Result};
 
-/// The segments of the index `name` (an unknown name is an error naming it).
-fn segments(ds: &Dataset, name: &str) -> Result<Vec<pb::IndexMetadata>> {
-    let metas: Vec<pb::IndexMetadata> = ds
-        .indices()?
-        .iter()
-        .filter(|m| m.name == name)
-        .cloned()
-        .collect();
-    if metas.is_empty() {
-        return Err(Error::InvalidArgument {
-            what: format!(
-                "no index named {name:?}: list the dataset's indexes for the names there are"
-            ),
-        });
-    }
-    Ok(metas)
-}
-
 fn uuid_of(m: &pb::IndexMetadata) -> Vec<u8> {
     m.uuid.as_ref().map(|u| u.uuid.clone()).unwrap_or_default()
-}
-
-/// An IVF segment from the session's cache, opened into it when absent.
-fn ivf_segment(ds: &Dataset, m: &pb::IndexMetadata) -> Result<Arc<IvfSegment>> {
-    index_cache(ds)
-        .get_or_try_insert(&root_key(ds), &uuid_of(m), || {
-            IvfSegment::open(ds, m).map(Arc::new)
-        })
-        .map_err(index_error)
 }
 
 /// Opens every segment of the index `name` into the session's index cache (those
@@ -51,7 +24,7 @@ fn ivf_segment(ds: &Dataset, m: &pb::IndexMetadata) -> Result<Arc<IvfSegment>> {
 pub fn prewarm_index(ds: &Dataset, name: &str) -> Result<usize> {
     let (cache, root) = (index_cache(ds), root_key(ds));
     let mut cached = 0;
-    for m in segments(ds, name)? {
+    for m in crate::index::index_segments(ds, name)? {
         let uuid = uuid_of(&m);
         if lancer_index::scalar::kind_of(ds, &m).is_some() {
             if cache.get::<ScalarSegment>(&root, &uuid).is_none() {
@@ -78,7 +51,7 @@ pub fn prewarm_index(ds: &Dataset, name: &str) -> Result<usize> {
             if ivf::covers_nothing(&m) {
                 continue;
             }
-            ivf_segment(ds, &m)?;
+            crate::ann::cached_ivf_segment(ds, &m).map_err(index_error)?;
         } else {
             return Err(Error::InvalidArgument {
                 what: format!("index {name:?} is of a kind this build cannot load"),
@@ -106,7 +79,7 @@ pub struct IvfModel {
 /// segment covers rows (built over no vectors). An index of another kind is an error
 /// naming its kind.
 pub fn ivf_model(ds: &Dataset, name: &str) -> Result<Option<IvfModel>> {
-    let metas = segments(ds, name)?;
+    let metas = crate::index::index_segments(ds, name)?;
     for m in &metas {
         if let Some(kind) = lancer_index::scalar::kind_of(ds, m) {
             return Err(Error::InvalidArgument {
@@ -125,7 +98,7 @@ pub fn ivf_model(ds: &Dataset, name: &str) -> Result<Option<IvfModel>> {
     let Some(m) = metas.iter().find(|m| !ivf::covers_nothing(m)) else {
         return Ok(None);
     };
-    let seg = ivf_segment(ds, m)?;
+    let seg = crate::ann::cached_ivf_segment(ds, m).map_err(index_error)?;
     Ok(Some(IvfModel {
         centroids: seg.centroids.clone(),
         dim: seg.dim,

@@ -176,15 +176,7 @@ fn segment_statistics(ds: &Dataset, m: &pb::IndexMetadata) -> Result<(String, Va
     }
     // through the session's cache: a segment a search opened is not decoded again
     let raw = m.uuid.as_ref().map(|u| u.uuid.clone()).unwrap_or_default();
-    let seg = crate::session::index_cache(ds).get_or_try_insert(
-        &crate::session::root_key(ds),
-        &raw,
-        || {
-            ivf::IvfSegment::open(ds, m)
-                .map(std::sync::Arc::new)
-                .map_err(idx)
-        },
-    )?;
+    let seg = crate::ann::cached_ivf_segment(ds, m).map_err(idx)?;
     let uuid = lancer_table::dataset::uuid_dir(&raw).unwrap_or_default();
     let uri = ds.store().display(&format!("_indices/{uuid}/index.idx"));
     Ok((seg.index_type.clone(), seg.statistics(&uri)))
