@@ -78,6 +78,19 @@ CASES = [
     # build moves every row to a new address (ids kept), so the two differ.
     ("ivf_pq8_l2_d16_stable", "IVF_PQ", "l2", 16, {"num_sub_vectors": 4, "num_bits": 8}, {"stable": True, "compact": True}),
     ("ivf_sq_cosine_d16_stable", "IVF_SQ", "cosine", 16, {}, {"stable": True, "compact": True}),
+    # HNSW graphs per partition (issue 42): small m and ef_construction so the ~150-node
+    # partitions make graphs with several levels and real walks.
+    ("ivf_hnsw_sq_l2_d16", "IVF_HNSW_SQ", "l2", 16, {"m": 6, "ef_construction": 30}, {}),
+    ("ivf_hnsw_sq_cosine_d16", "IVF_HNSW_SQ", "cosine", 16, {"m": 6, "ef_construction": 30}, {}),
+    ("ivf_hnsw_sq_dot_d16", "IVF_HNSW_SQ", "dot", 16, {"m": 6, "ef_construction": 30}, {}),
+    ("ivf_hnsw_flat_l2_d16", "IVF_HNSW_FLAT", "l2", 16, {"m": 6, "ef_construction": 30}, {}),
+    ("ivf_hnsw_flat_cosine_d16", "IVF_HNSW_FLAT", "cosine", 16, {"m": 8}, {}),
+    ("ivf_hnsw_flat_dot_d16", "IVF_HNSW_FLAT", "dot", 16, {"m": 6, "ef_construction": 30}, {}),
+    ("ivf_hnsw_pq8_l2_d16", "IVF_HNSW_PQ", "l2", 16, {"num_sub_vectors": 4, "m": 6, "ef_construction": 30}, {}),
+    ("ivf_hnsw_pq8_cosine_d16", "IVF_HNSW_PQ", "cosine", 16, {"num_sub_vectors": 8, "m": 6, "ef_construction": 30}, {}),
+    ("ivf_hnsw_pq8_dot_d16", "IVF_HNSW_PQ", "dot", 16, {"num_sub_vectors": 4, "m": 6, "ef_construction": 30}, {}),
+    ("ivf_hnsw_sq_l2_d16_delta", "IVF_HNSW_SQ", "l2", 16, {"m": 6, "ef_construction": 30}, {"delta": True}),
+    ("ivf_hnsw_sq_l2_d16_stable", "IVF_HNSW_SQ", "l2", 16, {"m": 6, "ef_construction": 30}, {"stable": True, "compact": True}),
 ]
 
 # (label, nearest-dict extras, scanner kwargs)
@@ -94,6 +107,10 @@ SETTINGS = [
     ("fast_np3", {"nprobes": 3}, {"fast_search": True}),
     ("fast_np8", {"nprobes": 8}, {"fast_search": True}),
     ("fast_np8_rf2", {"nprobes": 8, "refine_factor": 2}, {"fast_search": True}),
+    # HNSW beam widths (other kinds ignore ef); ef below k x refine_factor is an error
+    ("np3_ef10", {"nprobes": 3, "ef": 10}, {}),
+    ("fast_np8_ef40", {"nprobes": 8, "ef": 40}, {"fast_search": True}),
+    ("np2_ef12_rf2", {"nprobes": 2, "ef": 12, "refine_factor": 2}, {}),
 ]
 
 

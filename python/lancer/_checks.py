@@ -65,3 +65,29 @@ def search_target(schema: pa.Schema, column: str) -> None:
     f = field_at(schema, column)
     if f is not None and not is_vector(f.type):
         raise TypeError(f"nearest needs a vector column (fixed-size list of numbers); {column} is {f.type}")
+
+
+# pylance 14's ``nearest`` keywords (``ScannerBuilder.nearest``): honoured, refused by
+# name, or (query_parallelism: how many threads, not what is found) accepted as tuning.
+_NEAREST_HONOURED = {"column", "q", "k", "metric", "nprobes", "minimum_nprobes",
+                     "maximum_nprobes", "refine_factor", "use_index", "ef", "query_parallelism"}
+
+
+def nearest_keys(nearest: dict) -> None:
+    """Refuses a ``nearest`` dict key lancer does not honour: an unknown one as pylance
+    does (``TypeError``), one that changes answers and is not built yet by name
+    (``NotImplementedError``)."""
+    for key, value in nearest.items():
+        if key in _NEAREST_HONOURED:
+            continue
+        if key == "approx_mode":
+            if value in (None, "normal"):
+                continue
+            if value not in ("fast", "accurate"):
+                raise ValueError(f'approx_mode must be "fast", "normal" or "accurate", got {value!r}')
+            raise NotImplementedError(f"nearest approx_mode={value!r} is not supported by lancer yet (\"normal\" is)")
+        if key in ("distance_range", "search_effort"):
+            if value is None:
+                continue
+            raise NotImplementedError(f"nearest {key}= is not supported by lancer yet")
+        raise TypeError(f"nearest() got an unexpected keyword argument '{key}'")

@@ -71,6 +71,10 @@ class Dataset:
         with_row_id: bool = False,
         with_row_address: bool = False,
         explain: bool = False,
+        fast_search: bool = False,
+        minimum_nprobes: Optional[int] = None,
+        maximum_nprobes: Optional[int] = None,
+        ef: Optional[int] = None,
     ) -> Any: ...
     def full_text_search(
         self,

@@ -49,6 +49,7 @@ class LanceScanner:
             elif isinstance(q, (pa.Array, pa.ChunkedArray, pa.Scalar)):
                 q = q.as_py() if isinstance(q, pa.Scalar) else q.to_pylist()
             prefilter = p.get("prefilter")
+            _checks.nearest_keys(nearest)
             batch = inner.nearest(
                 nearest["column"],
                 [float(x) for x in q],
@@ -65,6 +66,9 @@ class LanceScanner:
                 bool(p.get("with_row_address")),
                 explain,
                 fast_search=bool(p.get("fast_search")),
+                minimum_nprobes=nearest.get("minimum_nprobes"),
+                maximum_nprobes=nearest.get("maximum_nprobes"),
+                ef=nearest.get("ef"),
             )
         else:
             from .query import to_engine

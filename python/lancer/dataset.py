@@ -627,7 +627,10 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin):
         """A scan: ``columns`` (names or ``struct.field`` paths, or ``{name: SQL
         expression}`` for computed columns), SQL ``filter``,
         ``limit`` / ``offset``, ``with_row_id`` / ``with_row_address``; or a vector search
-        (``nearest={"column", "q", "k", "metric", "nprobes", "refine_factor"}``; a filter
+        (``nearest={"column", "q", "k", "metric", "nprobes", "minimum_nprobes",
+        "maximum_nprobes", "refine_factor", "use_index", "ef"}``; ``query_parallelism`` is
+        tuning only; ``approx_mode`` other than "normal", ``distance_range`` and
+        ``search_effort`` are refused by name; a filter
         applies to the k nearest, or before the search with ``prefilter=True``, as in
         pylance) or a full-text search
         (``full_text_query="words"``)."""

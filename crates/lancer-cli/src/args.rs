@@ -576,6 +576,10 @@ pub enum Command {
         /// Search only the rows the index covers, with its estimated distances.
         #[arg(long)]
         fast_search: bool,
+        /// HNSW indexes: the beam width of each partition's graph search (default
+        /// 1.5 x k x refine factor; at least k x refine factor). Other kinds ignore it.
+        #[arg(long)]
+        ef: Option<usize>,
         /// Columns to print besides _distance (comma separated; default all but the vector).
         #[arg(long, value_delimiter = ',')]
         columns: Vec<String>,

@@ -129,6 +129,9 @@ pub struct IvfSegment {
     /// Scratch buffers of finished searches, reused by the next ones (a search thread's
     /// fresh buffers cost page faults and zeroing on every query).
     scratch: std::sync::Mutex<Vec<Scratch>>,
+    /// The HNSW graph of each partition (`IVF_HNSW_*` indexes; `None` for an empty
+    /// partition), searched instead of scanning the partition.
+    pub graphs: Option<Vec<Option<crate::hnsw::Graph>>>,
 }
 
 /// One search thread's buffers: per-row sums and a partition's PQ lookup table.
@@ -136,6 +139,9 @@ pub struct IvfSegment {
 struct Scratch {
     sums: Vec<f32>,
     table: Vec<f32>,
+    /// Graph searches: the visited set and which nodes the caller keeps.
+    visited: crate::hnsw::Visited,
+    keep: Vec<bool>,
 }
 
 /// Scratch buffers kept per segment (one per search thread in flight).
@@ -182,6 +188,8 @@ pub struct Probe {
     /// Partitions searched per round once the minimum is done (the reference searches
     /// them in rounds of its CPU parallelism).
     pub round: usize,
+    /// Beam width of HNSW graph searches (default `k + k/2`; at least `k`).
+    pub ef: Option<usize>,
 }
 
 /// How many of the partitions at (ascending) centroid distances `d` the reference's
@@ -341,12 +349,7 @@ impl IvfSegment {
         )
         .map_err(|e| corrupt(&label, format!("lance:index: {e}")))?;
         let index_type = kind["type"].as_str().unwrap_or("").to_string();
-        if index_type.contains("HNSW") {
-            return Err(IndexError::Unsupported {
-                index: label,
-                what: format!("{index_type} (an HNSW graph per partition)"),
-            });
-        }
+        let hnsw = index_type.starts_with("IVF_HNSW_");
         let metric = kind["distance_type"]
             .as_str()
             .and_then(Metric::parse)
@@ -536,7 +539,33 @@ impl IvfSegment {
         } else {
             return Err(corrupt(&label, format!("unknown storage ({index_type})")));
         };
-        if storage.kind() != index_type && !index_type.is_empty() {
+        // IVF_HNSW_SQ keeps its vectors as IVF_SQ does
+        let graphs = if hnsw {
+            let parts: Vec<(usize, usize)> = model
+                .offsets
+                .iter()
+                .zip(&model.lengths)
+                .map(|(&o, &l)| (o as usize, l as usize))
+                .collect();
+            if parts.len() != partitions.len() {
+                return Err(corrupt(
+                    &label,
+                    format!("{} graph partitions for {} centroids", parts.len(), partitions.len()),
+                ));
+            }
+            let sizes: Vec<usize> = partitions.iter().map(|p| p.1).collect();
+            Some(crate::hnsw::Graph::load_all(&index, &parts, &sizes, &label)?)
+        } else {
+            None
+        };
+        let stored_as = index_type.replacen("IVF_HNSW_", "IVF_", 1);
+        if hnsw && matches!(storage, Storage::Rq(_)) {
+            return Err(IndexError::Unsupported {
+                index: label,
+                what: format!("{index_type} (an HNSW graph over RabitQ codes)"),
+            });
+        }
+        if storage.kind() != stored_as && !index_type.is_empty() {
             return Err(corrupt(
                 &label,
                 format!("{index_type} index with {} storage", storage.kind()),
@@ -556,40 +585,7 @@ impl IvfSegment {
             loss: model.loss,
             storage_metadata: meta_json,
             scratch: Default::default(),
-        })
-    }
-
-    /// pylance's statistics of this segment (`index_statistics`'s `indices` entries):
-    /// type, uuid, `uri` (the index file's location, given), metric, partitions and
-    /// their sizes, centroids, the quantizer's stored settings (`sub_index`), the
-    /// k-means loss and the index file version.
-    pub fn statistics(&self, uri: &str) -> serde_json::Value {
-        let metric = self.metric.name();
-        let mut sub = match &self.storage_metadata {
-            serde_json::Value::Object(m) => m.clone(),
-            _ => serde_json::Map::new(),
-        };
-        // where the codebook lives in the file is not a statistic
-        sub.remove("codebook_position");
-        sub.remove("codebook_tensor");
-        let kind = self
-            .index_type
-            .strip_prefix("IVF_")
-            .unwrap_or(&self.index_type);
-        sub.insert("index_type".into(), kind.into());
-        sub.insert("metric_type".into(), metric.into());
-        let centroids: Vec<&[f32]> = self.centroids.chunks(self.dim.max(1)).collect();
-        serde_json::json!({
-            "index_type": self.index_type,
-            "uuid": lancer_table::dataset::uuid_dir(&self.uuid).unwrap_or_default(),
-            "uri": uri,
-            "metric_type": metric,
-            "num_partitions": self.partitions.len(),
-            "sub_index": sub,
-            "partitions": self.partitions.iter().map(|p| serde_json::json!({"size": p.1})).collect::<Vec<_>>(),
-            "centroids": centroids,
-            "loss": self.loss,
-            "index_file_version": "V3",
+            graphs,
         })
     }
 
@@ -600,96 +596,6 @@ impl IvfSegment {
             .into_iter()
             .map(|(_, i)| i)
             .collect()
-    }
-
-    /// What the segment holds, as JSON for `lancer inspect --index`: type, metric,
-    /// dimension, fragments, rows, partition sizes, the quantizer's parameters.
-    pub fn describe(&self) -> serde_json::Value {
-        let mut sizes: Vec<usize> = self.partitions.iter().map(|p| p.1).collect();
-        sizes.sort_unstable();
-        let quantizer = match &self.storage {
-            Storage::Flat { .. } => {
-                serde_json::json!({"kind": "flat", "bytes_per_vector": self.dim * 4})
-            }
-            Storage::Pq {
-                m, nbits, residual, ..
-            } => serde_json::json!({
-                "kind": "pq", "sub_vectors": m, "bits": nbits, "residual": residual,
-                "codebook_shape": [m, 1usize << nbits, self.dim / m],
-                "bytes_per_vector": m * *nbits as usize / 8, "codes_layout": "column-major per partition"}),
-            Storage::Rq(r) => serde_json::json!({
-                "kind": "rabitq", "bits": r.num_bits, "rotation": "fast", "code_dim": r.code_dim,
-                "bytes_per_vector": r.code_dim / 8 + 8 + if r.num_bits > 1 { r.code_dim.div_ceil(64) * 64 * (r.num_bits as usize - 1) / 8 + 8 } else { 0 }}),
-            Storage::Sq { start, end, .. } => serde_json::json!({
-                "kind": "sq", "bits": 8, "bounds": [start, end], "bytes_per_vector": self.dim}),
-        };
-        serde_json::json!({
-            "name": self.name,
-            "uuid": lancer_table::dataset::uuid_dir(&self.uuid).unwrap_or_default(),
-            "type": self.index_type,
-            "metric": self.metric.name(),
-            "dim": self.dim,
-            "fragments": self.fragments.iter().collect::<Vec<u32>>(),
-            "rows": self.row_ids.len(),
-            "partitions": self.partitions.len(),
-            "centroids_shape": [self.partitions.len(), self.dim],
-            "partition_rows": {
-                "min": sizes.first().copied().unwrap_or(0),
-                "median": sizes.get(sizes.len() / 2).copied().unwrap_or(0),
-                "max": sizes.last().copied().unwrap_or(0),
-                "empty": sizes.iter().filter(|&&s| s == 0).count(),
-            },
-            "quantizer": quantizer,
-        })
-    }
-
-    /// The probe path of `query` as JSON: partitions in search order with centroid
-    /// distance and rows, and how many a search for `k` results with `nprobes`
-    /// searches: exactly `nprobes` when given (as a search's `nprobes`), else the
-    /// reference's rule from one partition and its early pruning (before any extra
-    /// rounds for too few live rows).
-    pub fn probe_path(
-        &self,
-        query: &[f32],
-        k: usize,
-        nprobes: Option<usize>,
-    ) -> Result<serde_json::Value> {
-        if query.len() != self.dim {
-            return Err(IndexError::InvalidArgument {
-                what: format!(
-                    "a query of {} values for {}-d index {}",
-                    query.len(),
-                    self.dim,
-                    self.name
-                ),
-            });
-        }
-        let d = self.probe_distances(query);
-        let cd: Vec<f32> = d.iter().map(|x| x.0).collect();
-        let searched = match nprobes {
-            Some(n) => n.max(1).min(d.len()),
-            None => early_pruning(&cd, k).max(1).min(d.len()),
-        };
-        let mut cumulative = 0usize;
-        let order: Vec<serde_json::Value> = d
-            .iter()
-            .enumerate()
-            .map(|(i, &(dist, p))| {
-                let rows = self.partitions[p].1;
-                cumulative += rows;
-                serde_json::json!({"rank": i + 1, "partition": p, "centroid_distance": dist,
-                                   "rows": rows, "cumulative_rows": cumulative, "searched": i < searched})
-            })
-            .collect();
-        let candidates: usize = d
-            .iter()
-            .take(searched)
-            .map(|x| self.partitions[x.1].1)
-            .sum();
-        Ok(
-            serde_json::json!({"k": k, "partitions_searched": searched, "candidates_scored": candidates,
-                              "order": order}),
-        )
     }
 
     /// [`Self::probe_order`] with each partition's centroid distance.
@@ -763,6 +669,16 @@ impl IvfSegment {
                 ),
             });
         }
+        // the reference's default beam, and its refusal of a narrower one
+        let ef = probe.ef.unwrap_or(probe.k.saturating_add(probe.k / 2));
+        if self.graphs.is_some() && ef < probe.k {
+            return Err(IndexError::InvalidArgument {
+                what: format!(
+                    "ef must be greater than or equal to k: ef {ef} for {} candidates (k × refine_factor) of HNSW index {}",
+                    probe.k, self.name
+                ),
+            });
+        }
         let q = self.prepare(query);
         let dists = self.probe_distances(query);
         let order: Vec<usize> = dists.iter().map(|d| d.1).collect();
@@ -794,7 +710,7 @@ impl IvfSegment {
                             let mut scratch = self.take_scratch();
                             // nearest partitions first, dealt round-robin
                             for &p in first.iter().skip(t).step_by(threads) {
-                                self.search_partition(p, q, rq, &mut scratch, &mut top, keep);
+                                self.search_partition(p, q, rq, ef, &mut scratch, &mut top, keep);
                             }
                             self.give_scratch(scratch);
                             top
@@ -820,7 +736,7 @@ impl IvfSegment {
                 break;
             }
             let scratch = scratch.get_or_insert_with(|| self.take_scratch());
-            self.search_partition(p, &q, rq, scratch, &mut best, keep);
+            self.search_partition(p, &q, rq, ef, scratch, &mut best, keep);
         }
         if let Some(scratch) = scratch {
             self.give_scratch(scratch);
@@ -833,20 +749,141 @@ impl IvfSegment {
     }
 
     /// Offers `top` the rows of partition `p` that could enter it.
+    #[allow(clippy::too_many_arguments)]
     fn search_partition(
         &self,
         p: usize,
         q: &[f32],
         rq: Option<&crate::rabitq::QueryTables>,
+        ef: usize,
         scratch: &mut Scratch,
         top: &mut TopK,
         keep: &dyn Fn(u64) -> bool,
     ) {
+        if let Some(graphs) = &self.graphs {
+            if let Some(g) = graphs.get(p).and_then(|g| g.as_ref()) {
+                self.search_graph(g, p, q, ef, scratch, top, keep);
+            }
+            return;
+        }
         let bound = top.bound();
         self.score_partition(p, q, rq, scratch, bound, &mut |d, row| {
             top.offer(d, self.row_ids[row], keep);
             top.bound()
         });
+    }
+
+    /// Offers `top` the best `top.k` rows of partition `p` that a walk of its HNSW
+    /// graph `g` (beam `ef`) finds, among those `keep` passes.
+    #[allow(clippy::too_many_arguments)]
+    fn search_graph(
+        &self,
+        g: &crate::hnsw::Graph,
+        p: usize,
+        q: &[f32],
+        ef: usize,
+        scratch: &mut Scratch,
+        top: &mut TopK,
+        keep: &dyn Fn(u64) -> bool,
+    ) {
+        let (start, len) = self.partitions[p];
+        let Scratch {
+            table,
+            visited,
+            keep: kept,
+            ..
+        } = scratch;
+        kept.clear();
+        kept.extend(self.row_ids[start..start + len].iter().map(|&id| keep(id)));
+        let filter = (!kept.iter().all(|&b| b)).then_some(&kept[..]);
+        let mut dist = self.row_distance(p, q, table);
+        let query = crate::hnsw::GraphQuery { k: top.k, ef };
+        for s in g.search(query, filter, visited, &mut dist) {
+            top.offer(s.dist, self.row_ids[start + s.id as usize], &|_| true);
+        }
+    }
+
+    /// The distance of the prepared query `q` to row `i` of partition `p`, one row at
+    /// a time (graph walks), equal to what [`Self::score_partition`] computes for it.
+    fn row_distance<'a>(
+        &'a self,
+        p: usize,
+        q: &'a [f32],
+        table: &'a mut Vec<f32>,
+    ) -> Box<dyn FnMut(u32) -> f32 + 'a> {
+        let (start, len) = self.partitions[p];
+        let dim = self.dim;
+        match &self.storage {
+            Storage::Flat { vectors } => {
+                let metric = self.metric;
+                Box::new(move |i| {
+                    let r = start + i as usize;
+                    let v = &vectors[r * dim..(r + 1) * dim];
+                    match metric {
+                        Metric::L2 => l2(q, v),
+                        Metric::Cosine => l2(q, v) / 2.0,
+                        Metric::Dot => 1.0 - dot(q, v),
+                    }
+                })
+            }
+            Storage::Pq {
+                m,
+                nbits,
+                books,
+                codes,
+                residual,
+                ..
+            } => {
+                let c = &self.centroids[p * dim..(p + 1) * dim];
+                pq_table(q, c, books, *m, *nbits, *residual, dim, table);
+                let table: &'a [f32] = table;
+                let width = m * *nbits as usize / 8;
+                let part = &codes[start * width..(start + len) * width];
+                let bias = if *residual { 0.0 } else { 1.0 - *m as f32 };
+                let four = *nbits == 4;
+                Box::new(move |i| {
+                    let i = i as usize;
+                    let mut sum = 0f32;
+                    for b in 0..width {
+                        let code = part[b * len + i] as usize;
+                        if four {
+                            sum += table[(2 * b) * 16 + (code & 15)];
+                            sum += table[(2 * b + 1) * 16 + (code >> 4)];
+                        } else {
+                            sum += table[b * 256 + code];
+                        }
+                    }
+                    sum + bias
+                })
+            }
+            Storage::Sq {
+                start: lo,
+                end: hi,
+                codes,
+            } => {
+                let step = ((hi - lo) / 255.0) as f32;
+                let qc: Vec<u8> = q.iter().map(|&x| sq_code(x, *lo, *hi)).collect();
+                let qs: Vec<f32> = q.iter().map(|&x| x * step).collect();
+                let qlo: f32 = q.iter().map(|&x| x * *lo as f32).sum();
+                let metric = self.metric;
+                Box::new(move |i| {
+                    let r = start + i as usize;
+                    let code = &codes[r * dim..(r + 1) * dim];
+                    match metric {
+                        Metric::Dot => {
+                            let mut s = 0f32;
+                            for (x, &cd) in qs.iter().zip(code) {
+                                s += x * f32::from(cd);
+                            }
+                            1.0 - (qlo + s)
+                        }
+                        _ => crate::kernels::sq_l2(&qc, code) as f32 * step * step,
+                    }
+                })
+            }
+            // refused when the segment is opened
+            Storage::Rq(_) => Box::new(|_| f32::INFINITY),
+        }
     }
 
     /// Scores every row of partition `p` against the prepared query `q`, handing
@@ -886,7 +923,7 @@ impl IvfSegment {
                 residual,
                 ..
             } => {
-                let Scratch { sums, table } = scratch;
+                let Scratch { sums, table, .. } = scratch;
                 pq_table(q, c, books, *m, *nbits, *residual, self.dim, table);
                 let width = m * *nbits as usize / 8;
                 let part = &codes[start * width..(start + len) * width];

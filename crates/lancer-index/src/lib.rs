@@ -7,9 +7,11 @@
 //! picks an index for a query).
 
 pub mod error;
+pub mod hnsw;
 pub mod inverted;
 pub mod ivf;
 pub mod ivf_build;
+mod ivf_info;
 pub mod ivf_partition;
 pub mod kernels;
 pub mod kmeans;

@@ -1,6 +1,6 @@
 //! Damaged index files never panic: bytes of a pylance-built segment's `index.idx` and
-//! `auxiliary.idx` are flipped, truncated or overwritten at random (3,500 mutations over
-//! FLAT, PQ, SQ and RabitQ segments);
+//! `auxiliary.idx` are flipped, truncated or overwritten at random (3,000 mutations over
+//! FLAT, PQ, SQ, RabitQ and HNSW segments);
 //! opening and searching the segment either works or returns a typed error.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -26,6 +26,8 @@ fn mutated_index_files_never_panic() {
         "ivf_sq_dot_d16",
         "ivf_flat_cosine_d16",
         "ivf_pq4_l2_d32",
+        "ivf_hnsw_sq_l2_d16",
+        "ivf_hnsw_pq8_dot_d16",
     ] {
         let dir = TempDir::new(&format!("idx-mut-{case}"));
         copy_dir(&golden.join(case), &dir);
@@ -64,6 +66,7 @@ fn mutated_index_files_never_panic() {
                         max_nprobes: None,
                         wanted: 10,
                         round: 2,
+                        ef: None,
                     };
                     seg.search(&q, &probe, &|_| true).map(|_| ())
                 })

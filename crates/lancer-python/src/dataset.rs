@@ -594,7 +594,8 @@ impl Dataset {
     /// one for the metric (unless `use_index` is false), else exact.
     #[pyo3(signature = (column, q, k, metric=None, nprobes=None, refine_factor=None, filter=None,
                         prefilter=true, columns=None, use_index=true, with_row_id=false,
-                        with_row_address=false, explain=false, fast_search=false))]
+                        with_row_address=false, explain=false, fast_search=false,
+                        minimum_nprobes=None, maximum_nprobes=None, ef=None))]
     #[allow(clippy::too_many_arguments)]
     fn nearest(
         &self,
@@ -613,6 +614,9 @@ impl Dataset {
         with_row_address: bool,
         explain: bool,
         fast_search: bool,
+        minimum_nprobes: Option<usize>,
+        maximum_nprobes: Option<usize>,
+        ef: Option<usize>,
     ) -> PyResult<Py<PyAny>> {
         use lancer::search::{nearest_with_rows, Filtering, Metric, Nearest, RowMeta};
         let b = py.detach(|| {
@@ -638,7 +642,9 @@ impl Dataset {
                 nprobes,
                 refine_factor,
                 fast_search,
-                ..Default::default()
+                min_nprobes: minimum_nprobes,
+                max_nprobes: maximum_nprobes,
+                ef,
             };
             if explain {
                 return lancer::explain::explain_nearest(&self.ds, &req, filtering, &params)

@@ -44,6 +44,10 @@ pub struct AnnParams {
     /// Search only what the index covers, with its estimated distances (the
     /// reference's `fast_search`).
     pub fast_search: bool,
+    /// Beam width of HNSW graph searches (the reference's `ef`; default `1.5 × k ×
+    /// refine_factor`, refused below `k × refine_factor`). Other index kinds ignore
+    /// it, as pylance's do.
+    pub ef: Option<usize>,
 }
 
 impl Default for AnnParams {
@@ -55,6 +59,7 @@ impl Default for AnnParams {
             max_nprobes: None,
             refine_factor: None,
             fast_search: false,
+            ef: None,
         }
     }
 }
@@ -77,6 +82,7 @@ impl AnnParams {
             max_nprobes: max.map(|m| m.max(1)),
             wanted,
             round: lancer_util::cores(),
+            ef: self.ef,
         }
     }
 }

@@ -324,6 +324,10 @@ fn describe(s: &Session, path: &Path, name: &str, json: bool) -> CmdResult {
             Some("flat") => "flat".into(),
             _ => "?".into(),
         };
+        let quant = match seg["type"].as_str() {
+            Some(t) if t.starts_with("IVF_HNSW_") => format!("HNSW graphs over {quant}"),
+            _ => quant,
+        };
         let files = seg["files"]
             .as_array()
             .map(|fs| {
@@ -468,6 +472,17 @@ pub fn inspect(
             v["partitions"], v["centroids_shape"], pr["min"], pr["median"], pr["max"], pr["empty"]
         );
         println!("  quantizer {}", v["quantizer"]);
+        if let Some(h) = v.get("hnsw").filter(|h| !h.is_null()) {
+            let d = &h["level0_degree"];
+            println!(
+                "  hnsw {} graphs, params {}, nodes per level {}",
+                h["graphs"], h["params"], h["nodes_per_level"]
+            );
+            println!(
+                "  hnsw level-0 degree min {} / median {} / max {} (mean {}), entry points {}, {} nodes unreachable from them",
+                d["min"], d["median"], d["max"], d["mean"], h["entry_points"], h["unreachable_nodes"]
+            );
+        }
         for f in v["files"].as_array().into_iter().flatten() {
             println!(
                 "  file {} ({} bytes)",

@@ -266,6 +266,7 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
             nprobes,
             refine_factor,
             fast_search,
+            ef,
             columns,
             filter,
             postfilter,
@@ -285,6 +286,7 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
                 nprobes,
                 refine_factor,
                 fast_search,
+                ef,
                 ..Default::default()
             };
             let filtering = match (&filter, postfilter) {
