@@ -634,7 +634,8 @@ pub enum IndexAction {
         /// The column to index.
         #[arg(long)]
         column: String,
-        /// Vector: ivf_flat, ivf_pq, ivf_sq, ivf_rq. Full text: inverted (`lancer fts`).
+        /// Vector: ivf_flat, ivf_pq, ivf_sq, ivf_rq; with an HNSW graph per partition
+        /// ivf_hnsw_flat, ivf_hnsw_sq, ivf_hnsw_pq. Full text: inverted (`lancer fts`).
         /// Scalar: btree (ranges, equality;
         /// exact), bitmap (few distinct values; exact), label_list (array_has_any/all
         /// on lists), zonemap (min/max per zone of rows), bloomfilter (equality per
@@ -687,6 +688,16 @@ pub enum IndexAction {
         /// $LANCER_INDEX_MEMORY_MB). The vectors themselves are streamed twice.
         #[arg(long)]
         memory_mb: Option<usize>,
+        /// HNSW kinds: neighbours per graph node (default 20, at least 4; 2 x this on
+        /// level 0).
+        #[arg(long)]
+        m: Option<usize>,
+        /// HNSW kinds: beam width while building a graph (default 150).
+        #[arg(long)]
+        ef_construction: Option<usize>,
+        /// HNSW kinds: levels of each graph (default 7).
+        #[arg(long)]
+        max_level: Option<u16>,
         #[command(flatten)]
         fts: FtsCreateArgs,
     },

@@ -191,7 +191,7 @@ pub struct Visited {
 
 impl Visited {
     /// Starts a new search over `n` nodes: nothing visited.
-    fn reset(&mut self, n: usize) {
+    pub(crate) fn reset(&mut self, n: usize) {
         if self.marks.len() < n {
             self.marks.resize(n, 0);
         }
@@ -204,7 +204,7 @@ impl Visited {
 
     /// Marks `i`; true when it was not marked yet in this search.
     #[inline]
-    fn insert(&mut self, i: u32) -> bool {
+    pub(crate) fn insert(&mut self, i: u32) -> bool {
         let m = &mut self.marks[i as usize];
         if *m == self.epoch {
             false
@@ -288,27 +288,8 @@ impl Graph {
             ));
         }
         let batch = index.read_all(Some(&["__vector_id", "__neighbors"]))?;
-        let ids = batch
-            .column_by_name("__vector_id")
-            .and_then(|c| c.as_primitive_opt::<UInt32Type>())
-            .ok_or_else(|| corrupt(label, "no uint32 __vector_id column"))?;
-        let lists = batch
-            .column_by_name("__neighbors")
-            .and_then(|c| c.as_list_opt::<i32>())
-            .ok_or_else(|| corrupt(label, "no list<uint32> __neighbors column"))?;
-        let values = lists
-            .values()
-            .as_primitive_opt::<UInt32Type>()
-            .ok_or_else(|| corrupt(label, "__neighbors values are not uint32"))?;
-        if ids.null_count() > 0 || lists.null_count() > 0 || values.null_count() > 0 {
-            return Err(corrupt(label, "null node ids or neighbour lists"));
-        }
         let rows = batch.num_rows();
-        let cols = Columns {
-            ids: ids.values(),
-            offsets: lists.value_offsets(),
-            values: values.values(),
-        };
+        let cols = Columns::of(&batch, label)?;
         let mut out = Vec::with_capacity(parts.len());
         for (p, ((&(start, len), m), &n)) in parts.iter().zip(&metas).zip(sizes).enumerate() {
             let at = format!("partition {p}");
@@ -330,6 +311,25 @@ impl Graph {
             ));
         }
         Ok(out)
+    }
+
+    /// The graph of one partition from its rows alone (`lance:hnsw` in the batch's
+    /// schema metadata: a list of one entry), over `n` vectors.
+    pub fn from_batch(batch: &arrow_array::RecordBatch, n: usize, label: &str) -> Result<Graph> {
+        let metas: Vec<String> = batch
+            .schema()
+            .metadata()
+            .get(HNSW_METADATA_KEY)
+            .map(|j| serde_json::from_str(j))
+            .transpose()
+            .map_err(|e| corrupt(label, format!("{HNSW_METADATA_KEY}: {e}")))?
+            .unwrap_or_default();
+        let [m] = &metas[..] else {
+            return Err(corrupt(label, "not one graph's metadata"));
+        };
+        let meta = HnswMetadata::parse(m).map_err(|e| corrupt(label, e))?;
+        let cols = Columns::of(batch, label)?;
+        Graph::load(meta, &cols, 0, batch.num_rows(), n).map_err(|e| corrupt(label, e))
     }
 
     /// One partition's graph from rows `start..start + len` of the columns, over `n`
@@ -558,6 +558,32 @@ struct Columns<'a> {
     ids: &'a [u32],
     offsets: &'a [i32],
     values: &'a [u32],
+}
+
+impl<'a> Columns<'a> {
+    /// The node ids and neighbour lists of `batch`, checked for type and nulls.
+    fn of(batch: &'a arrow_array::RecordBatch, label: &str) -> Result<Self> {
+        let ids = batch
+            .column_by_name("__vector_id")
+            .and_then(|c| c.as_primitive_opt::<UInt32Type>())
+            .ok_or_else(|| corrupt(label, "no uint32 __vector_id column"))?;
+        let lists = batch
+            .column_by_name("__neighbors")
+            .and_then(|c| c.as_list_opt::<i32>())
+            .ok_or_else(|| corrupt(label, "no list<uint32> __neighbors column"))?;
+        let values = lists
+            .values()
+            .as_primitive_opt::<UInt32Type>()
+            .ok_or_else(|| corrupt(label, "__neighbors values are not uint32"))?;
+        if ids.null_count() > 0 || lists.null_count() > 0 || values.null_count() > 0 {
+            return Err(corrupt(label, "null node ids or neighbour lists"));
+        }
+        Ok(Columns {
+            ids: ids.values(),
+            offsets: lists.value_offsets(),
+            values: values.values(),
+        })
+    }
 }
 
 #[cfg(test)]

@@ -95,6 +95,9 @@ pub struct BuildParams {
     /// type, as the reference writes them (it refuses centroids of another type than
     /// the column's when it searches).
     pub element: Element,
+    /// An HNSW graph per partition (`IVF_HNSW_FLAT` / `_SQ` / `_PQ`), built with these
+    /// settings; None for a plain IVF index.
+    pub hnsw: Option<crate::hnsw_build::HnswBuild>,
 }
 
 /// Element type of a vector column (and of an index's stored floats).
@@ -204,7 +207,24 @@ impl BuildParams {
                 .and_then(|v| v.parse::<usize>().ok())
                 .map_or(1 << 30, |mb| mb << 20),
             element: Element::F32,
+            hnsw: None,
         }
+    }
+
+    /// The reference's name of the index these settings build (`IVF_PQ`,
+    /// `IVF_HNSW_SQ`, ...).
+    pub fn type_name(&self) -> String {
+        type_name(self.quantizer, self.hnsw.is_some())
+    }
+}
+
+/// The reference's name of an index of `quantizer`, with HNSW graphs or not.
+pub fn type_name(quantizer: Quantizer, hnsw: bool) -> String {
+    let t = quantizer.type_name();
+    if hnsw {
+        t.replacen("IVF_", "IVF_HNSW_", 1)
+    } else {
+        t.to_string()
     }
 }
 
@@ -256,9 +276,18 @@ pub fn index_version(quantizer: Quantizer) -> i32 {
 
 /// The `VectorIndexDetails` bytes of an index of `quantizer` for `metric` (the
 /// manifest's `index_details`; index.proto).
-pub fn details_bytes(quantizer: Quantizer, metric: Metric) -> Vec<u8> {
-    use pb::vector_index_details::{Compression, Flat, Metric as PbMetric, Pq, Rq, Sq};
+pub fn details_bytes(
+    quantizer: Quantizer,
+    metric: Metric,
+    hnsw: Option<crate::hnsw_build::HnswBuild>,
+) -> Vec<u8> {
+    use pb::vector_index_details::{Compression, Flat, Hnsw, Metric as PbMetric, Pq, Rq, Sq};
     pb::VectorIndexDetails {
+        hnsw: hnsw.map(|h| Hnsw {
+            max_connections: h.m as u32,
+            construction_ef: h.ef_construction as u32,
+            max_level: u32::from(h.max_level),
+        }),
         metric_type: match metric {
             Metric::L2 => PbMetric::L2,
             Metric::Cosine => PbMetric::Cosine,
@@ -276,6 +305,21 @@ pub fn details_bytes(quantizer: Quantizer, metric: Metric) -> Vec<u8> {
         ..Default::default()
     }
     .encode_to_vec()
+}
+
+/// The HNSW settings the `VectorIndexDetails` of a manifest entry record (None for an
+/// index without HNSW graphs, or without details).
+pub fn details_hnsw(meta: &lancer_table::pb::IndexMetadata) -> Option<crate::hnsw_build::HnswBuild> {
+    let d = meta.index_details.as_ref()?;
+    if !d.type_url.ends_with("VectorIndexDetails") {
+        return None;
+    }
+    let h = pb::VectorIndexDetails::decode(d.value.as_slice()).ok()?.hnsw?;
+    Some(crate::hnsw_build::HnswBuild {
+        m: h.max_connections as usize,
+        ef_construction: h.construction_ef as usize,
+        max_level: u16::try_from(h.max_level).ok()?,
+    })
 }
 
 /// The quantizer and metric the `VectorIndexDetails` of a manifest entry record, when it
@@ -473,6 +517,14 @@ pub fn build(
             return Err(invalid(format!("PQ codes of {bits} bits over {sub_vectors} sub-vectors (8 bits, or 4 with an even count)")));
         }
     }
+    if let Some(h) = &params.hnsw {
+        h.validate()?;
+        if matches!(params.quantizer, Quantizer::Rq { .. }) {
+            return Err(invalid(
+                "HNSW graphs over RabitQ codes (IVF_HNSW_RQ) are not an index kind the reference builds: use IVF_HNSW_FLAT, IVF_HNSW_SQ or IVF_HNSW_PQ",
+            ));
+        }
+    }
     if let Quantizer::Rq { bits } = params.quantizer {
         if dim % 8 != 0 || !(1..=9).contains(&bits) {
             return Err(invalid(format!(
@@ -500,8 +552,21 @@ pub(crate) fn finish_index(
     model: &crate::ivf_partition::Model,
     auxiliary_file: IndexBytes,
     rows: usize,
+    graphs: Option<crate::hnsw_build::GraphFile>,
 ) -> Result<BuiltIndex> {
     let (parts, dim, centroids, loss) = (model.parts, model.dim, &model.centroids, model.loss);
+    let details = details_bytes(params.quantizer, params.metric, params.hnsw);
+    if let Some(g) = graphs {
+        let tensor = tensor_of(vec![parts as u32, dim as u32], centroids, params.element);
+        return Ok(BuiltIndex {
+            index_file: g.finish(tensor, loss)?,
+            auxiliary_file,
+            details,
+            index_version: index_version(params.quantizer),
+            partitions: parts,
+            rows,
+        });
+    }
     let opts = || WriteOptions {
         version: params.file_version,
         ..Default::default()
@@ -512,7 +577,7 @@ pub(crate) fn finish_index(
         "lance:index".to_string(),
         format!(
             "{{\"type\":\"{}\",\"distance_type\":\"{}\"}}",
-            params.quantizer.type_name(),
+            params.type_name(),
             params.metric.name()
         ),
     );
@@ -538,8 +603,6 @@ pub(crate) fn finish_index(
     };
     w.add_global_buffer(model.encode_to_vec());
     let index_file = w.finish()?;
-
-    let details = details_bytes(params.quantizer, params.metric);
     Ok(BuiltIndex {
         index_file,
         auxiliary_file,

@@ -733,6 +733,100 @@ impl PartitionWriter {
         }
     }
 
+    /// The HNSW graphs of the partitions `taken` (the first is partition `first`),
+    /// built in parallel; empty without HNSW settings.
+    fn build_graphs(
+        &self,
+        first: usize,
+        taken: &[(Vec<u64>, Vec<u8>)],
+    ) -> Result<Vec<Option<crate::hnsw_build::BuiltGraph>>> {
+        let Some(h) = self.params.hnsw else {
+            return Ok(Vec::new());
+        };
+        let this = self;
+        let built: Vec<std::thread::Result<Option<crate::hnsw_build::BuiltGraph>>> =
+            std::thread::scope(|sc| {
+                let handles: Vec<_> = taken
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (ids, recs))| {
+                        sc.spawn(move || {
+                            if ids.is_empty() {
+                                return None;
+                            }
+                            let p = first + i;
+                            let vectors = this.decode(p, recs);
+                            let space = crate::hnsw_build::Space {
+                                vectors: &vectors,
+                                dim: this.model.dim,
+                                dot: this.params.metric == Metric::Dot,
+                            };
+                            let seed = this.params.seed ^ (p as u64).wrapping_mul(0x9e37_79b9);
+                            Some(crate::hnsw_build::build_graph(space, h, seed))
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join()).collect()
+            });
+        built
+            .into_iter()
+            .map(|b| b.map_err(|_| invalid("an HNSW graph build failed")))
+            .collect()
+    }
+
+    /// Partition `p`'s stored vectors as the index's searches see them, from its
+    /// records (row-major): FLAT's vectors, SQ's codes mapped back onto the bounds,
+    /// PQ's codebook entries (plus the centroid when the codes are residuals).
+    fn decode(&self, p: usize, recs: &[u8]) -> Vec<f32> {
+        let dim = self.model.dim;
+        let rec = self.rec;
+        let n = recs.len() / rec.max(1);
+        let mut out = Vec::with_capacity(n * dim);
+        match self.params.quantizer {
+            Quantizer::Flat => out.extend(
+                recs.chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            ),
+            Quantizer::Sq => {
+                let (lo, hi) = self.model.bounds.unwrap_or((0.0, 0.0));
+                let step = (hi - lo) / 255.0;
+                out.extend(recs.iter().map(|&c| (lo + f64::from(c) * step) as f32));
+            }
+            Quantizer::Pq {
+                sub_vectors: m,
+                bits,
+            } => {
+                let book = self.model.codebook.as_deref().unwrap_or(&[]);
+                let (ks, sub) = (1usize << bits, dim / m.max(1));
+                let c = &self.model.centroids[p * dim..(p + 1) * dim];
+                let residual = self.params.metric != Metric::Dot;
+                for r in recs.chunks_exact(rec) {
+                    let at = out.len();
+                    for s in 0..m {
+                        let code = if bits == 8 {
+                            usize::from(r[s])
+                        } else {
+                            usize::from((r[s / 2] >> (4 * (s % 2))) & 15)
+                        };
+                        let e = (s * ks + code) * sub;
+                        match book.get(e..e + sub) {
+                            Some(v) => out.extend_from_slice(v),
+                            None => out.extend(std::iter::repeat_n(0.0, sub)),
+                        }
+                    }
+                    if residual {
+                        for (x, cv) in out[at..].iter_mut().zip(c) {
+                            *x += cv;
+                        }
+                    }
+                }
+            }
+            // refused before the build starts
+            Quantizer::Rq { .. } => out.resize(n * dim, 0.0),
+        }
+        out
+    }
+
     /// Writes the index files.
     pub fn finish(mut self) -> Result<BuiltIndex> {
         let (dim, parts) = (self.model.dim, self.model.parts);
@@ -788,49 +882,76 @@ impl PartitionWriter {
             None => None,
         };
         let mut aux_file = aux_file;
-        for p in 0..parts {
-            if p > 0 {
-                merge.to(p as u64);
+        // HNSW graphs are built for a window of partitions at once, one per core.
+        let mut graphs = match self.params.hnsw {
+            Some(_) => Some(crate::hnsw_build::GraphFile::new(
+                &self.params.type_name(),
+                self.params.metric,
+                version,
+            )?),
+            None => None,
+        };
+        let window = if graphs.is_some() {
+            lancer_util::cores().max(1)
+        } else {
+            1
+        };
+        let mut first = 0;
+        while first < parts {
+            let end = (first + window).min(parts);
+            let mut taken = Vec::with_capacity(end - first);
+            for p in first..end {
+                taken.push(self.take_part(p)?);
             }
-            let (ids, recs) = self.take_part(p)?;
-            let n = ids.len();
-            if n == 0 && p + 1 < parts {
-                continue;
+            let built = self.build_graphs(first, &taken)?;
+            for (i, (ids, recs)) in taken.into_iter().enumerate() {
+                let p = first + i;
+                if let Some(g) = graphs.as_mut() {
+                    g.push(built.get(i).and_then(|b| b.as_ref()))?;
+                }
+                if p > 0 {
+                    merge.to(p as u64);
+                }
+                let n = ids.len();
+                if n == 0 && p + 1 < parts {
+                    continue;
+                }
+                let cols = self.columns(n, recs)?;
+                let mut fields = vec![Field::new("_rowid", DataType::UInt64, true)];
+                let mut arrays: Vec<ArrayRef> = vec![Arc::new(UInt64Array::from(ids))];
+                for (a, f) in cols {
+                    fields.push(f);
+                    arrays.push(a);
+                }
+                let sch = schema
+                    .get_or_insert_with(|| Arc::new(Schema::new(fields).with_metadata(meta.clone())))
+                    .clone();
+                if out.is_none() {
+                    out = Some(match aux_file.take() {
+                        Some(f) => Out::File(FileWriter::try_new(f, sch.clone(), opts())?),
+                        None => {
+                            // Sized for every row up front: growing by doubling copied the
+                            // file written so far each time and had the kernel zero twice
+                            // its size in fresh pages (a fifth of a 768-d IVF_FLAT build).
+                            let body = self.rows.saturating_mul(self.rec + 8);
+                            let mut buf = Vec::new();
+                            // (when the reservation fails the buffer grows as before)
+                            let _ = buf.try_reserve(body.saturating_add(body / 64 + (1 << 20)));
+                            Out::Memory(FileWriter::try_new(buf, sch.clone(), opts())?)
+                        }
+                    });
+                }
+                if n == 0 {
+                    continue;
+                }
+                let batch = RecordBatch::try_new(sch, arrays)?;
+                match out.as_mut() {
+                    Some(Out::Memory(w)) => w.write_batch(&batch)?,
+                    Some(Out::File(w)) => w.write_batch(&batch)?,
+                    None => {}
+                }
             }
-            let cols = self.columns(n, recs)?;
-            let mut fields = vec![Field::new("_rowid", DataType::UInt64, true)];
-            let mut arrays: Vec<ArrayRef> = vec![Arc::new(UInt64Array::from(ids))];
-            for (a, f) in cols {
-                fields.push(f);
-                arrays.push(a);
-            }
-            let sch = schema
-                .get_or_insert_with(|| Arc::new(Schema::new(fields).with_metadata(meta.clone())))
-                .clone();
-            if out.is_none() {
-                out = Some(match aux_file.take() {
-                    Some(f) => Out::File(FileWriter::try_new(f, sch.clone(), opts())?),
-                    None => {
-                        // Sized for every row up front: growing by doubling copied the
-                        // file written so far each time and had the kernel zero twice
-                        // its size in fresh pages (a fifth of a 768-d IVF_FLAT build).
-                        let body = self.rows.saturating_mul(self.rec + 8);
-                        let mut buf = Vec::new();
-                        // (when the reservation fails the buffer grows as before)
-                        let _ = buf.try_reserve(body.saturating_add(body / 64 + (1 << 20)));
-                        Out::Memory(FileWriter::try_new(buf, sch.clone(), opts())?)
-                    }
-                });
-            }
-            if n == 0 {
-                continue;
-            }
-            let batch = RecordBatch::try_new(sch, arrays)?;
-            match out.as_mut() {
-                Some(Out::Memory(w)) => w.write_batch(&batch)?,
-                Some(Out::File(w)) => w.write_batch(&batch)?,
-                None => {}
-            }
+            first = end;
         }
         merge.to(parts as u64);
         merge.complete();
@@ -865,7 +986,13 @@ impl PartitionWriter {
             }
             None => return Err(invalid("no partitions to write")),
         };
-        crate::ivf_build::finish_index(&self.params, &self.model, auxiliary_file, self.rows)
+        crate::ivf_build::finish_index(
+            &self.params,
+            &self.model,
+            auxiliary_file,
+            self.rows,
+            graphs,
+        )
     }
 }
 

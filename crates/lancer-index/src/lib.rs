@@ -8,6 +8,7 @@
 
 pub mod error;
 pub mod hnsw;
+pub mod hnsw_build;
 pub mod inverted;
 pub mod ivf;
 pub mod ivf_build;

@@ -36,6 +36,8 @@ pub struct VectorIndexOptions {
     /// Encoded rows held in memory before spilling to scratch files (default 1 GiB or
     /// `$LANCER_INDEX_MEMORY_MB`).
     pub memory_budget: Option<usize>,
+    /// An HNSW graph per partition (IVF_HNSW_FLAT / _SQ / _PQ) with these settings.
+    pub hnsw: Option<lancer_index::hnsw_build::HnswBuild>,
 }
 
 impl VectorIndexOptions {
@@ -52,6 +54,7 @@ impl VectorIndexOptions {
             seed: None,
             progress: None,
             memory_budget: None,
+            hnsw: None,
         }
     }
 }
@@ -132,6 +135,7 @@ pub fn create_vector_index(
     let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
     let existing = replaced_segments(ds, &name, opts.replace)?;
     let mut params = BuildParams::new(opts.quantizer, opts.metric);
+    params.hnsw = opts.hnsw;
     params.num_partitions = opts.num_partitions;
     params.progress = opts.progress.clone();
     if let Some(s) = opts.sample_rate {
@@ -152,7 +156,8 @@ pub fn create_vector_index(
             // Nothing to train on (no rows, all deleted, all null): the index is
             // recorded with its settings and no files, covering no fragment, as
             // pylance 14 does; searches scan exactly until `optimize_index` builds it.
-            return commit_empty(ds, field_id, name, opts.quantizer, opts.metric, existing);
+            let model = (opts.quantizer, opts.metric, opts.hnsw);
+            return commit_empty(ds, field_id, name, model, existing);
         }
         other => other?,
     };
@@ -199,8 +204,11 @@ fn commit_empty(
     ds: &Dataset,
     field_id: i32,
     name: String,
-    quantizer: Quantizer,
-    metric: ivf::Metric,
+    (quantizer, metric, hnsw): (
+        Quantizer,
+        ivf::Metric,
+        Option<lancer_index::hnsw_build::HnswBuild>,
+    ),
     removed: Vec<pb::IndexMetadata>,
 ) -> Result<Dataset> {
     let meta = pb::IndexMetadata {
@@ -213,7 +221,7 @@ fn commit_empty(
         fragment_bitmap: bitmap_of(&[])?,
         index_details: Some(prost_types::Any {
             type_url: ivf::VECTOR_DETAILS_URL.into(),
-            value: ivf_build::details_bytes(quantizer, metric),
+            value: ivf_build::details_bytes(quantizer, metric, hnsw),
         }),
         index_version: Some(ivf_build::index_version(quantizer)),
         created_at: Some(now_ms()),
@@ -480,6 +488,7 @@ pub fn retrain_index(ds: &Dataset, name: &str) -> Result<Dataset> {
         what: format!("index {name:?} records no quantizer or metric to retrain with; drop it and create it again"),
     })?;
     let mut params = BuildParams::new(quantizer, metric);
+    params.hnsw = ivf_build::details_hnsw(first);
     params.file_version = index_file_version(ds);
     params.num_partitions = metas
         .iter()
@@ -557,6 +566,7 @@ fn update_index(ds: &Dataset, name: &str, only: Option<&[u64]>, merge: usize) ->
             }
         })?;
         let mut params = BuildParams::new(quantizer, metric);
+        params.hnsw = ivf_build::details_hnsw(first);
         params.file_version = index_file_version(ds);
         let built = match build_streaming(ds, &column, None, &params) {
             Err(Error::InvalidArgument { what }) if what.starts_with(NO_VECTORS) => {
@@ -571,6 +581,15 @@ fn update_index(ds: &Dataset, name: &str, only: Option<&[u64]>, merge: usize) ->
     let (fixed, quantizer) = ivf_build::FixedModel::of(&base);
     let mut params = BuildParams::new(quantizer, base.metric);
     params.fixed = Some(fixed);
+    // a delta segment of an HNSW index gets graphs too, with the index's settings
+    params.hnsw = ivf_build::details_hnsw(trained).or_else(|| {
+        let g = base.graphs.as_ref()?.iter().flatten().next()?;
+        Some(lancer_index::hnsw_build::HnswBuild {
+            m: g.meta.params.m,
+            ef_construction: g.meta.params.ef_construction,
+            max_level: g.meta.params.max_level,
+        })
+    });
     params.file_version = index_file_version(ds);
     let built = match build_streaming(ds, &column, Some(&new), &params) {
         Err(Error::InvalidArgument { what }) if what.starts_with(NO_VECTORS) => {

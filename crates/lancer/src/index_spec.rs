@@ -58,12 +58,18 @@ pub struct IndexParams {
     pub bloom_probability: Option<f64>,
     /// INVERTED: the analyzer (default pylance 14's).
     pub analyzer: Option<AnalyzerParams>,
+    /// IVF_HNSW_*: neighbours per node (default 20; at least 4).
+    pub m: Option<usize>,
+    /// IVF_HNSW_*: beam width while building (default 150).
+    pub ef_construction: Option<usize>,
+    /// IVF_HNSW_*: levels of each graph (default 7).
+    pub max_level: Option<u16>,
 }
 
 /// An index request, parsed: what to build and how.
 #[derive(Clone)]
 pub enum IndexSpec {
-    /// IVF_FLAT / IVF_PQ / IVF_SQ / IVF_RQ.
+    /// IVF_FLAT / IVF_PQ / IVF_SQ / IVF_RQ, IVF_HNSW_FLAT / IVF_HNSW_SQ / IVF_HNSW_PQ.
     Vector(VectorIndexOptions),
     /// BTREE / BITMAP / LABEL_LIST / ZONEMAP / BLOOMFILTER / NGRAM.
     Scalar(ScalarIndexOptions),
@@ -76,15 +82,28 @@ fn invalid(what: String) -> Error {
 }
 
 /// The index types, as the reference names them, for messages.
-pub const INDEX_TYPES: &str = "IVF_FLAT, IVF_PQ, IVF_SQ, IVF_RQ, BTREE, BITMAP, LABEL_LIST, \
-                               ZONEMAP, BLOOMFILTER, NGRAM or INVERTED";
+pub const INDEX_TYPES: &str = "IVF_FLAT, IVF_PQ, IVF_SQ, IVF_RQ, IVF_HNSW_FLAT, IVF_HNSW_SQ, \
+                               IVF_HNSW_PQ, BTREE, BITMAP, LABEL_LIST, ZONEMAP, BLOOMFILTER, \
+                               NGRAM or INVERTED";
 
 impl IndexSpec {
     /// Parses `index_type` (any case) with `p`: the reference's defaults where `p`
     /// leaves a choice open; a parameter the kind does not use, a missing required one
     /// or an unknown type or metric is an error naming it.
     pub fn parse(index_type: &str, p: IndexParams) -> Result<Self> {
-        let kind = index_type.to_ascii_lowercase();
+        let lower = index_type.to_ascii_lowercase();
+        // IVF_HNSW_SQ is IVF_SQ's storage with a graph per partition
+        let hnsw_kind = lower.starts_with("ivf_hnsw_");
+        let kind = if hnsw_kind {
+            lower.replacen("ivf_hnsw_", "ivf_", 1)
+        } else {
+            lower
+        };
+        let hnsw_params = [
+            ("m", p.m.is_some()),
+            ("ef_construction", p.ef_construction.is_some()),
+            ("max_level", p.max_level.is_some()),
+        ];
         let unused = |names: &[(&str, bool)]| -> Result<()> {
             match names.iter().find(|(_, given)| *given) {
                 Some((n, _)) => Err(invalid(format!(
@@ -101,6 +120,9 @@ impl IndexSpec {
             ("num_bits", p.num_bits.is_some()),
             ("sample_rate", p.sample_rate.is_some()),
             ("max_iterations", p.max_iterations.is_some()),
+            ("m", p.m.is_some()),
+            ("ef_construction", p.ef_construction.is_some()),
+            ("max_level", p.max_level.is_some()),
         ];
         let scalar_params = [
             ("zone_size", p.zone_size.is_some()),
@@ -168,7 +190,7 @@ impl IndexSpec {
                 })?,
                 bits: p.num_bits.unwrap_or(DEFAULT_PQ_BITS),
             },
-            "ivf_rq" => Quantizer::Rq {
+            "ivf_rq" if !hnsw_kind => Quantizer::Rq {
                 bits: p.num_bits.unwrap_or(DEFAULT_RQ_BITS),
             },
             _ => {
@@ -186,7 +208,20 @@ impl IndexSpec {
         let m = p.metric.as_deref().unwrap_or(DEFAULT_METRIC);
         let metric = Metric::parse(m)
             .ok_or_else(|| invalid(format!("unknown metric {m:?}: l2, cosine or dot")))?;
+        if !hnsw_kind {
+            unused(&hnsw_params)?;
+        }
         let mut opts = VectorIndexOptions::new(quantizer, metric);
+        if hnsw_kind {
+            let d = lancer_index::hnsw_build::HnswBuild::default();
+            let h = lancer_index::hnsw_build::HnswBuild {
+                m: p.m.unwrap_or(d.m),
+                ef_construction: p.ef_construction.unwrap_or(d.ef_construction),
+                max_level: p.max_level.unwrap_or(d.max_level),
+            };
+            h.validate().map_err(|e| invalid(e.to_string().replace("invalid argument: ", "")))?;
+            opts.hnsw = Some(h);
+        }
         opts.name = p.name;
         opts.replace = p.replace;
         opts.num_partitions = p.num_partitions;
@@ -200,7 +235,9 @@ impl IndexSpec {
     /// The index type as the reference names it (`IVF_PQ`, `BTREE`, `INVERTED`).
     pub fn type_name(&self) -> String {
         match self {
-            IndexSpec::Vector(v) => v.quantizer.type_name().to_string(),
+            IndexSpec::Vector(v) => {
+                lancer_index::ivf_build::type_name(v.quantizer, v.hnsw.is_some())
+            }
             IndexSpec::Scalar(s) => s.params.kind.type_name().to_string(),
             IndexSpec::FullText(_) => "INVERTED".into(),
         }

@@ -170,7 +170,7 @@ fn search(ds: &Dataset, q: &[f32], metric: Metric, p: &AnnParams) -> Vec<i64> {
 fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
     let golden = repo().join("tests/data/indexes/pylance-14");
     let (tmp, qfile, queries) = scratch_with_queries("ivf_flat_l2_d16", "index-build");
-    let kinds = [
+    let plain = [
         (Quantizer::Flat, IndexMetric::L2, Metric::L2),
         (Quantizer::Flat, IndexMetric::Cosine, Metric::Cosine),
         (
@@ -208,11 +208,30 @@ fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
         ),
         (Quantizer::Rq { bits: 5 }, IndexMetric::Dot, Metric::Dot),
     ];
+    // HNSW graphs over FLAT, SQ and PQ storage (pylance answers node for node)
+    let hnsw = [
+        (Quantizer::Flat, IndexMetric::Cosine, Metric::Cosine),
+        (Quantizer::Sq, IndexMetric::L2, Metric::L2),
+        (Quantizer::Sq, IndexMetric::Dot, Metric::Dot),
+        (
+            Quantizer::Pq {
+                sub_vectors: 4,
+                bits: 8,
+            },
+            IndexMetric::L2,
+            Metric::L2,
+        ),
+    ];
+    let kinds = plain
+        .iter()
+        .map(|&(q, im, m)| (q, im, m, false))
+        .chain(hnsw.iter().map(|&(q, im, m)| (q, im, m, true)));
     let mut built = Vec::new();
-    for (quantizer, imetric, metric) in kinds {
+    for (quantizer, imetric, metric, graphs) in kinds {
+        let type_name = lancer::indexes::ivf_build::type_name(quantizer, graphs);
         let label = match quantizer {
             Quantizer::Rq { bits } => format!("IVF_RQ{bits}_{}", imetric.name()),
-            _ => format!("{}_{}", quantizer.type_name(), imetric.name()),
+            _ => format!("{type_name}_{}", imetric.name()),
         };
         let dir = tmp.join(&label);
         copy_dir(&golden.join("ivf_flat_l2_d16"), &dir);
@@ -220,12 +239,15 @@ fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
         let ds = drop_index(&ds, "vec_idx").unwrap();
         let mut opts = VectorIndexOptions::new(quantizer, imetric);
         opts.num_partitions = Some(4);
+        if graphs {
+            opts.hnsw = Some(lancer_index_hnsw(8, 40));
+        }
         let ds = create_vector_index(&ds, "vec", &opts).unwrap();
         let listed = list_indices(&ds).unwrap();
         assert_eq!(listed.len(), 1, "{label}");
         assert_eq!(
             listed[0].index_type.as_deref(),
-            Some(quantizer.type_name()),
+            Some(type_name.as_str()),
             "{label}"
         );
         assert_eq!(listed[0].unindexed_fragments, Vec::<u64>::new(), "{label}");
@@ -261,7 +283,7 @@ fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
             hits as f64 / (10 * queries.len()) as f64
         );
 
-        built.push((label, dir, quantizer, imetric, lancer_np1, lancer_pre));
+        built.push((label, dir, type_name, quantizer, imetric, lancer_np1, lancer_pre));
     }
     // every kind checked by one pylance process per version
     for v in ["14", "12", "11"] {
@@ -271,7 +293,8 @@ fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
             .map(|b| (b.1.clone(), qfile.clone(), "4", Some(PREFILTER)))
             .collect();
         let all = pylance_sees_many(&py, &items, &format!("pylance {v}"));
-        for ((label, _, quantizer, imetric, lancer_np1, lancer_pre), seen) in built.iter().zip(&all)
+        for ((label, _, type_name, quantizer, imetric, lancer_np1, lancer_pre), seen) in
+            built.iter().zip(&all)
         {
             let (quantizer, imetric) = (*quantizer, *imetric);
             // Answers compared by overlap: 4-bit PQ (pylance ranks with a quantized
@@ -283,7 +306,7 @@ fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
             assert_eq!(seen["indices"][0]["name"], "vec_idx", "{label} pylance {v}");
             assert_eq!(
                 seen["indices"][0]["type"],
-                quantizer.type_name(),
+                type_name.as_str(),
                 "{label} pylance {v}"
             );
             assert_eq!(seen["metric"], imetric.name(), "{label} pylance {v}");
@@ -328,6 +351,15 @@ fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
                 }
             }
         }
+    }
+}
+
+/// HNSW settings of the tests' builds: `m`, `ef_construction`, 7 levels.
+fn lancer_index_hnsw(m: usize, ef_construction: usize) -> lancer::indexes::hnsw_build::HnswBuild {
+    lancer::indexes::hnsw_build::HnswBuild {
+        m,
+        ef_construction,
+        max_level: 7,
     }
 }
 

@@ -34,6 +34,9 @@ pub fn run(s: &Session, action: IndexAction, json: bool) -> CmdResult {
             max_iters,
             seed,
             memory_mb,
+            m,
+            ef_construction,
+            max_level,
             fts,
         } => {
             let inverted = matches!(index_type.to_ascii_lowercase().as_str(), "inverted" | "fts");
@@ -55,6 +58,9 @@ pub fn run(s: &Session, action: IndexAction, json: bool) -> CmdResult {
                 bloom_items,
                 bloom_probability,
                 analyzer: inverted.then(|| analyzer(&fts)).transpose()?,
+                m,
+                ef_construction,
+                max_level,
             };
             match lancer::IndexSpec::parse(&index_type, params)? {
                 lancer::IndexSpec::Vector(opts) => create(s, &path, &column, opts, json),

@@ -380,6 +380,14 @@ impl<W: Write + Send + 'static> FileWriter<W> {
         self.extra_buffers.len() as u32
     }
 
+    /// Sets a key of the schema metadata the file's footer records (known only once
+    /// the rows are written, e.g. an index's per-partition metadata).
+    pub fn set_schema_metadata(&mut self, key: &str, value: &str) {
+        self.pb_schema
+            .metadata
+            .insert(key.to_string(), value.as_bytes().to_vec());
+    }
+
     /// Rows written so far.
     pub fn num_rows(&self) -> u64 {
         self.rows

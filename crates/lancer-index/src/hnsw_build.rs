@@ -1,0 +1,571 @@
+//! Building HNSW graphs for `IVF_HNSW_*` indexes: one graph per IVF partition over the
+//! partition's stored vectors (as decoded from their codes, so the graph's distances
+//! are the ones a search computes), written as the reference lays them out (format
+//! guide "Vector Indices" → Index File → HNSW, lines ~2504–2563; reading and the row
+//! layout in [`crate::hnsw`]).
+//!
+//! The construction is the HNSW paper's (Malkov & Yashunin, Algorithms 1–4): each
+//! node draws a level `⌊−ln U · 1/ln m⌋` (at most `max_level − 1`, from a seeded
+//! generator, so a build is repeatable); inserted in id order, it descends greedily to
+//! its level from the entry point, then on each of its levels a beam search of
+//! `ef_construction` finds candidates, of which it links to `m`: first those the
+//! neighbour-selection heuristic keeps (nearer to it than to each other), then the
+//! nearest of the rest; links are made both ways and a list past its bound (`2m` on
+//! level 0, `m` above) is cut back to it the same way. The
+//! reference's parameter rules apply: `m ≥ 4`, `max_level ≥ 1`, `ef_construction ≥ 1`.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+
+use arrow_array::builder::{Float32Builder, ListBuilder, UInt32Builder};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema};
+
+use crate::hnsw::{HnswMetadata, HnswParams, Scored, Visited};
+use crate::kernels::{dot, l2};
+use crate::{IndexError, Result};
+
+/// The smallest `m` the reference accepts (sparser graphs fall apart).
+pub const MIN_M: usize = 4;
+
+/// Settings of an HNSW build (the reference's defaults in [`Default`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HnswBuild {
+    /// Neighbours kept per node above level 0 (`2m` on level 0).
+    pub m: usize,
+    /// Beam width while inserting.
+    pub ef_construction: usize,
+    /// Levels a graph may have.
+    pub max_level: u16,
+}
+
+impl Default for HnswBuild {
+    fn default() -> Self {
+        Self {
+            m: 20,
+            ef_construction: 150,
+            max_level: 7,
+        }
+    }
+}
+
+impl HnswBuild {
+    /// Refuses settings the reference refuses.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |what: String| Err(IndexError::InvalidArgument { what });
+        if self.m < MIN_M {
+            return bad(format!(
+                "HNSW m = {} must be at least {MIN_M} to avoid severely fragmented graphs",
+                self.m
+            ));
+        }
+        if self.ef_construction == 0 {
+            return bad("HNSW ef_construction must be at least 1".into());
+        }
+        if self.max_level == 0 || self.max_level > 64 {
+            return bad(format!(
+                "HNSW max_level = {} must be between 1 and 64",
+                self.max_level
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The vectors a graph is built over, with the distance searches use: squared L2, or
+/// `1 − a·b` for dot.
+#[derive(Clone, Copy)]
+pub struct Space<'a> {
+    /// `n × dim`, row-major.
+    pub vectors: &'a [f32],
+    /// Dimension.
+    pub dim: usize,
+    /// Dot-product distance instead of squared L2.
+    pub dot: bool,
+}
+
+impl Space<'_> {
+    fn len(&self) -> usize {
+        self.vectors.len() / self.dim.max(1)
+    }
+
+    #[inline]
+    fn row(&self, i: u32) -> &[f32] {
+        let i = i as usize;
+        &self.vectors[i * self.dim..(i + 1) * self.dim]
+    }
+
+    #[inline]
+    fn dist(&self, a: u32, b: u32) -> f32 {
+        let (x, y) = (self.row(a), self.row(b));
+        if self.dot {
+            1.0 - dot(x, y)
+        } else {
+            l2(x, y)
+        }
+    }
+}
+
+/// A built graph: every node's links per level, nearest first.
+pub struct BuiltGraph {
+    /// `links[node][level]`: (distance, neighbour), for the node's levels.
+    links: Vec<Vec<Vec<(f32, u32)>>>,
+    entry: u32,
+    params: HnswBuild,
+}
+
+/// A small deterministic generator (xorshift*) for the node levels.
+struct Levels(u64);
+
+impl Levels {
+    fn unit(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let x = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d);
+        // in (0, 1]: ln never sees 0
+        ((x >> 11) as f64 + 1.0) / (1u64 << 53) as f64
+    }
+}
+
+/// Builds the graph of `space`'s vectors with `params`, levels drawn from `seed`.
+pub fn build_graph(space: Space<'_>, params: HnswBuild, seed: u64) -> BuiltGraph {
+    let n = space.len();
+    let mut rng = Levels(seed | 1);
+    let ml = 1.0 / (params.m as f64).ln();
+    let cap = usize::from(params.max_level) - 1;
+    let mut links: Vec<Vec<Vec<(f32, u32)>>> = (0..n)
+        .map(|_| {
+            let l = ((-rng.unit().ln()) * ml) as usize;
+            vec![Vec::new(); l.min(cap) + 1]
+        })
+        .collect();
+    let mut g = Builder {
+        space,
+        params,
+        visited: Visited::default(),
+        entry: 0,
+    };
+    for i in 1..n as u32 {
+        g.insert(&mut links, i);
+    }
+    reconnect(&mut links, g.entry, 2 * params.m + 1);
+    BuiltGraph {
+        links,
+        entry: g.entry,
+        params,
+    }
+}
+
+/// Links every node a search from `entry` cannot reach on level 0 from a reachable
+/// node it links to (its nearest such), so no vector is lost to every search. Pruning
+/// can leave nodes without incoming links (for the dot distance, most of those of
+/// small norm); each repair adds one link, so a list may pass its bound by a few.
+fn reconnect(links: &mut [Vec<Vec<(f32, u32)>>], entry: u32, room: usize) {
+    let n = links.len();
+    if n == 0 {
+        return;
+    }
+    let mut seen = vec![false; n];
+    let mut stack = Vec::new();
+    let mut mark = |from: u32, seen: &mut Vec<bool>, links: &[Vec<Vec<(f32, u32)>>]| {
+        seen[from as usize] = true;
+        stack.push(from);
+        while let Some(u) = stack.pop() {
+            for &(_, v) in &links[u as usize][0] {
+                if !seen[v as usize] {
+                    seen[v as usize] = true;
+                    stack.push(v);
+                }
+            }
+        }
+    };
+    mark(entry, &mut seen, links);
+    loop {
+        let mut changed = false;
+        for u in 0..n {
+            if seen[u] {
+                continue;
+            }
+            // the nearest reachable neighbour with room, else the nearest reachable
+            let reachable = |&&(_, v): &&(f32, u32)| seen[v as usize];
+            let roomy = links[u][0]
+                .iter()
+                .filter(reachable)
+                .find(|&&(_, v)| links[v as usize][0].len() < room);
+            let Some(&(d, v)) = roomy.or_else(|| links[u][0].iter().find(reachable)) else {
+                continue;
+            };
+            links[v as usize][0].push((d, u as u32));
+            mark(u as u32, &mut seen, links);
+            changed = true;
+        }
+        if !changed {
+            break;
+        }
+    }
+}
+
+struct Builder<'a> {
+    space: Space<'a>,
+    params: HnswBuild,
+    visited: Visited,
+    entry: u32,
+}
+
+impl Builder<'_> {
+    fn bound(&self, level: usize) -> usize {
+        if level == 0 {
+            2 * self.params.m
+        } else {
+            self.params.m
+        }
+    }
+
+    fn insert(&mut self, links: &mut [Vec<Vec<(f32, u32)>>], q: u32) {
+        let top = links[self.entry as usize].len() - 1;
+        let level = links[q as usize].len() - 1;
+        let sp = self.space;
+        let mut ep = Scored {
+            dist: sp.dist(q, self.entry),
+            id: self.entry,
+        };
+        for l in (level + 1..=top).rev() {
+            loop {
+                let mut moved = false;
+                for &(_, x) in &links[ep.id as usize][l] {
+                    let d = sp.dist(q, x);
+                    if d < ep.dist {
+                        ep = Scored { dist: d, id: x };
+                        moved = true;
+                    }
+                }
+                if !moved {
+                    break;
+                }
+            }
+        }
+        let mut eps = vec![ep];
+        for l in (0..=level.min(top)).rev() {
+            let found = self.search_level(links, q, &eps, l);
+            // a new node links to m neighbours on every level (the paper's M); lists
+            // grow to 2m on level 0 as later nodes link back
+            let chosen = self.select(&found, self.params.m);
+            links[q as usize][l] = chosen.iter().map(|s| (s.dist, s.id)).collect();
+            for s in &chosen {
+                let bound = self.bound(l);
+                let list = &mut links[s.id as usize][l];
+                list.push((s.dist, q));
+                if list.len() > bound {
+                    let mut cands: Vec<Scored> =
+                        list.iter().map(|&(dist, id)| Scored { dist, id }).collect();
+                    cands.sort_unstable();
+                    let kept = self.select(&cands, bound);
+                    links[s.id as usize][l] = kept.iter().map(|s| (s.dist, s.id)).collect();
+                }
+            }
+            eps = found;
+        }
+        if level > top {
+            self.entry = q;
+        }
+    }
+
+    /// Beam search of `ef_construction` for node `q` on level `l` from `eps`; nearest
+    /// first.
+    fn search_level(
+        &mut self,
+        links: &[Vec<Vec<(f32, u32)>>],
+        q: u32,
+        eps: &[Scored],
+        l: usize,
+    ) -> Vec<Scored> {
+        let ef = self.params.ef_construction;
+        let sp = self.space;
+        self.visited.reset(links.len());
+        let mut cands = BinaryHeap::new();
+        let mut res: BinaryHeap<Scored> = BinaryHeap::new();
+        for &e in eps {
+            if self.visited.insert(e.id) {
+                cands.push(Reverse(e));
+                res.push(e);
+            }
+        }
+        while res.len() > ef {
+            res.pop();
+        }
+        let worst = |r: &BinaryHeap<Scored>| r.peek().map_or(f32::INFINITY, |s| s.dist);
+        while let Some(Reverse(c)) = cands.pop() {
+            if c.dist > worst(&res) && res.len() >= ef {
+                break;
+            }
+            for &(_, x) in &links[c.id as usize][l] {
+                if !self.visited.insert(x) {
+                    continue;
+                }
+                let d = sp.dist(q, x);
+                if res.len() < ef || d < worst(&res) {
+                    let s = Scored { dist: d, id: x };
+                    cands.push(Reverse(s));
+                    res.push(s);
+                    if res.len() > ef {
+                        res.pop();
+                    }
+                }
+            }
+        }
+        res.into_sorted_vec()
+    }
+
+    /// The paper's neighbour-selection heuristic over `cands` (nearest first): a
+    /// candidate is kept when it is nearer to the node than to every one kept before;
+    /// the places left are filled with the nearest of those passed over (the paper's
+    /// "keep pruned connections"), so a node keeps `bound` links when it has them.
+    fn select(&self, cands: &[Scored], bound: usize) -> Vec<Scored> {
+        if cands.len() <= bound {
+            return cands.to_vec();
+        }
+        let mut out: Vec<Scored> = Vec::with_capacity(bound);
+        let mut passed: Vec<Scored> = Vec::new();
+        for &c in cands {
+            if out.len() >= bound {
+                break;
+            }
+            if out.iter().all(|r| c.dist < self.space.dist(c.id, r.id)) {
+                out.push(c);
+            } else {
+                passed.push(c);
+            }
+        }
+        for c in passed {
+            if out.len() >= bound {
+                break;
+            }
+            out.push(c);
+        }
+        out.sort_unstable();
+        out
+    }
+}
+
+impl BuiltGraph {
+    /// Nodes.
+    pub fn len(&self) -> usize {
+        self.links.len()
+    }
+
+    /// Whether the graph has no node.
+    pub fn is_empty(&self) -> bool {
+        self.links.is_empty()
+    }
+
+    /// The graph's rows as the reference stores them (levels `0..max_level`, each its
+    /// nodes ascending with their neighbour ids and distances) and its metadata.
+    pub fn to_batch(&self) -> Result<(RecordBatch, HnswMetadata)> {
+        let mut ids = UInt32Builder::new();
+        let mut neighbors = ListBuilder::new(UInt32Builder::new());
+        let mut dists = ListBuilder::new(Float32Builder::new());
+        let mut offsets = vec![0usize];
+        let mut rows = 0usize;
+        for l in 0..usize::from(self.params.max_level) {
+            for (node, levels) in self.links.iter().enumerate() {
+                let Some(list) = levels.get(l) else { continue };
+                ids.append_value(node as u32);
+                neighbors.append_value(list.iter().map(|&(_, x)| Some(x)));
+                dists.append_value(list.iter().map(|&(d, _)| Some(d)));
+                rows += 1;
+            }
+            offsets.push(rows);
+        }
+        let arrays: Vec<ArrayRef> = vec![
+            Arc::new(ids.finish()),
+            Arc::new(neighbors.finish()),
+            Arc::new(dists.finish()),
+        ];
+        let batch = RecordBatch::try_new(graph_schema(), arrays)?;
+        let meta = HnswMetadata {
+            entry_point: self.entry,
+            params: HnswParams {
+                max_level: self.params.max_level,
+                m: self.params.m,
+                ef_construction: self.params.ef_construction,
+                prefetch_distance: Some(2),
+            },
+            level_offsets: offsets,
+        };
+        Ok((batch, meta))
+    }
+}
+
+/// The schema of `index.idx`'s graph rows (without metadata).
+pub fn graph_schema() -> Arc<Schema> {
+    let list = |t: DataType| DataType::List(Arc::new(Field::new("item", t, true)));
+    Arc::new(Schema::new(vec![
+        Field::new("__vector_id", DataType::UInt32, true),
+        Field::new("__neighbors", list(DataType::UInt32), true),
+        Field::new("_distance", list(DataType::Float32), true),
+    ]))
+}
+
+/// `index.idx` of an HNSW index, written as the partitions' graphs are built: the
+/// graph rows partition after partition, the IVF model with each partition's graph
+/// rows, `lance:hnsw` with each graph's metadata (empty for an empty partition).
+pub struct GraphFile {
+    w: lancer_format::writer::FileWriter<Vec<u8>>,
+    offsets: Vec<u64>,
+    lengths: Vec<u32>,
+    metas: Vec<String>,
+    rows: u64,
+}
+
+impl GraphFile {
+    /// A new file for an index named `type_name` (e.g. `IVF_HNSW_SQ`) of `metric`.
+    pub fn new(
+        type_name: &str,
+        metric: crate::ivf::Metric,
+        version: lancer_format::container::FileVersion,
+    ) -> Result<Self> {
+        let meta: std::collections::HashMap<String, String> = [
+            (
+                "lance:index".to_string(),
+                serde_json::json!({"type": type_name, "distance_type": metric.name()})
+                    .to_string(),
+            ),
+            ("lance:ivf".to_string(), "1".to_string()),
+        ]
+        .into();
+        let schema = Arc::new(graph_schema().as_ref().clone().with_metadata(meta));
+        let w = lancer_format::writer::FileWriter::try_new(
+            Vec::new(),
+            schema,
+            lancer_format::writer::WriteOptions {
+                version,
+                ..Default::default()
+            },
+        )?;
+        Ok(Self {
+            w,
+            offsets: Vec::new(),
+            lengths: Vec::new(),
+            metas: Vec::new(),
+            rows: 0,
+        })
+    }
+
+    /// Appends the next partition's graph (None: an empty partition).
+    pub fn push(&mut self, graph: Option<&BuiltGraph>) -> Result<()> {
+        self.offsets.push(self.rows);
+        match graph.filter(|g| !g.is_empty()) {
+            None => {
+                self.lengths.push(0);
+                self.metas.push(String::new());
+            }
+            Some(g) => {
+                let (batch, meta) = g.to_batch()?;
+                let n = batch.num_rows();
+                self.w.write_batch(&batch)?;
+                self.lengths.push(n as u32);
+                self.metas.push(meta.to_json().to_string());
+                self.rows += n as u64;
+            }
+        }
+        Ok(())
+    }
+
+    /// The file's bytes, with the IVF model's `centroids` tensor and `loss`.
+    pub fn finish(mut self, centroids: crate::pb::Tensor, loss: f64) -> Result<Vec<u8>> {
+        use prost::Message;
+        self.w.set_schema_metadata(
+            crate::hnsw::HNSW_METADATA_KEY,
+            &serde_json::to_string(&self.metas)?,
+        );
+        let model = crate::pb::Ivf {
+            offsets: self.offsets,
+            lengths: self.lengths,
+            centroids_tensor: Some(centroids),
+            loss: Some(loss),
+            ..Default::default()
+        };
+        self.w.add_global_buffer(model.encode_to_vec());
+        Ok(self.w.finish()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hnsw::{Graph, GraphQuery};
+
+    fn points(n: usize, dim: usize, seed: u64) -> Vec<f32> {
+        let mut r = Levels(seed | 1);
+        (0..n * dim).map(|_| r.unit() as f32 * 2.0 - 1.0).collect()
+    }
+
+    /// A graph built here, written as rows and read back by the searcher, finds the
+    /// exact nearest neighbours of most queries (recall@10 over 50 queries ≥ 0.95 at
+    /// ef 64), for L2 and dot; the layout is the reference's.
+    #[test]
+    fn built_graphs_load_and_find_neighbours() {
+        let (n, dim) = (2000, 12);
+        let v = points(n, dim, 7);
+        for dotp in [false, true] {
+            let space = Space {
+                vectors: &v,
+                dim,
+                dot: dotp,
+            };
+            let params = HnswBuild {
+                m: 8,
+                ef_construction: 64,
+                max_level: 7,
+            };
+            let g = build_graph(space, params, 42);
+            let (batch, meta) = g.to_batch().unwrap();
+            assert_eq!(meta.level_offsets.len(), 8);
+            assert_eq!(meta.level_offsets[1], n);
+            let json = serde_json::to_string(&vec![meta.to_json().to_string()]).unwrap();
+            let schema = batch.schema().as_ref().clone().with_metadata(
+                [(crate::hnsw::HNSW_METADATA_KEY.to_string(), json)].into(),
+            );
+            let batch = batch.with_schema(Arc::new(schema)).unwrap();
+            let loaded = Graph::from_batch(&batch, n, "test").unwrap();
+            assert_eq!(loaded.unreachable(), 0);
+            let queries = points(50, dim, 99);
+            let (mut hit, mut all) = (0, 0);
+            let mut vis = Visited::default();
+            for q in queries.chunks(dim) {
+                let d = |i: u32| {
+                    let x = &v[i as usize * dim..(i as usize + 1) * dim];
+                    if dotp {
+                        1.0 - dot(q, x)
+                    } else {
+                        l2(q, x)
+                    }
+                };
+                let mut exact: Vec<(f32, u32)> = (0..n as u32).map(|i| (d(i), i)).collect();
+                exact.sort_by(|a, b| a.0.total_cmp(&b.0));
+                let want: Vec<u32> = exact[..10].iter().map(|e| e.1).collect();
+                let mut dist = d;
+                let got = loaded.search(GraphQuery { k: 10, ef: 64 }, None, &mut vis, &mut dist);
+                hit += got.iter().filter(|s| want.contains(&s.id)).count();
+                all += 10;
+            }
+            let recall = hit as f64 / all as f64;
+            assert!(recall >= 0.95, "dot {dotp}: recall {recall}");
+        }
+    }
+
+    #[test]
+    fn settings_below_the_references_minimums_are_refused() {
+        for (m, ef, lv) in [(3, 10, 7), (8, 0, 7), (8, 10, 0), (8, 10, 65)] {
+            let p = HnswBuild {
+                m,
+                ef_construction: ef,
+                max_level: lv,
+            };
+            assert!(p.validate().is_err(), "{p:?}");
+        }
+        assert!(HnswBuild::default().validate().is_ok());
+    }
+}
