@@ -110,7 +110,9 @@ class LanceField:
     def children(self) -> List["LanceField"]:
         return list(self._children)
 
+    @property
     def metadata(self) -> Dict[str, str]:
+        """The field's metadata (a property, as pylance's)."""
         return dict(self._metadata)
 
     def to_arrow(self) -> pa.Field:

@@ -457,7 +457,8 @@ class Tags:
         if isinstance(reference, str):
             tags = self.list()
             if reference not in tags:
-                raise ValueError(f"Ref not found error: tag {reference} does not exist")
+                # (pylance raises OSError here, ValueError for other missing tags: both)
+                raise _lancer.InvalidInputError(f"Ref not found error: tag {reference} does not exist")
             if tags[reference]["branch"] not in (None, "main"):
                 raise NotImplementedError(
                     f"tag {reference!r} names a version of branch {tags[reference]['branch']!r}: tags of "

@@ -168,8 +168,13 @@ fn manifest_size(ds: &lancer::Dataset, version: u64) -> lancer::table::Result<u6
 fn create_tag(py: Python<'_>, ds: &Dataset, name: String, version: u64) -> PyResult<()> {
     py.detach(|| {
         let size = manifest_size(&ds.ds, version).map_err(errors::table)?;
-        lancer::table::versions::create_tag(ds.ds.store(), &name, version, size)
-            .map_err(errors::table)
+        match lancer::table::versions::create_tag(ds.ds.store(), &name, version, size) {
+            // an existing name is the caller's mistake (pylance: a ValueError)
+            Err(e @ lancer::table::TableError::Conflict { .. }) => {
+                Err(errors::invalid_input(e.to_string()))
+            }
+            r => r.map_err(errors::table),
+        }
     })
 }
 
