@@ -67,13 +67,26 @@ fn debug_schema(ds: &Dataset) -> String {
 
 /// The debug text of the latest `max_transactions` transactions, newest first.
 #[pyfunction]
-fn debug_transactions(py: Python<'_>, ds: &Dataset, max_transactions: usize) -> PyResult<Vec<String>> {
+fn debug_transactions(
+    py: Python<'_>,
+    ds: &Dataset,
+    max_transactions: usize,
+) -> PyResult<Vec<String>> {
     py.detach(|| lancer::debug::list_transactions(&ds.ds, max_transactions).map_err(errors::lancer))
 }
 
 /// One Lance field for Python: id, parent id, name, logical type, nullable, metadata,
 /// whether it is part of the unenforced primary key, children.
-type FieldRow = (i32, i32, String, String, bool, BTreeMap<String, String>, bool, Vec<i32>);
+type FieldRow = (
+    i32,
+    i32,
+    String,
+    String,
+    bool,
+    BTreeMap<String, String>,
+    bool,
+    Vec<i32>,
+);
 
 /// The dataset's Lance schema, depth first: one row per field (children as the ids of
 /// their rows).
@@ -137,7 +150,8 @@ type TagRow = (
 #[pyfunction]
 fn tag_records(py: Python<'_>, ds: &Dataset) -> PyResult<Vec<TagRow>> {
     py.detach(|| {
-        let tags = lancer::table::versions::list_tag_records(ds.ds.store()).map_err(errors::table)?;
+        let tags =
+            lancer::table::versions::list_tag_records(ds.ds.store()).map_err(errors::table)?;
         Ok(tags
             .into_iter()
             .map(|(n, r)| {

@@ -139,7 +139,7 @@ pub fn format_fragment(ds: &Dataset, fragment_id: u64) -> Result<String> {
         Fragment {
             id: frag.id,
             files,
-            deletion_file: frag.deletion_file.clone(),
+            deletion_file: frag.deletion_file,
             physical_rows: frag.physical_rows,
         }
     ))

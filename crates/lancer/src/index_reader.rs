@@ -115,13 +115,21 @@ fn pack_rabit_codes(codes: &[u8], l: usize) -> Vec<u8> {
 
 /// `batch` with its `_rabit_codes` column packed when the storage metadata says the
 /// file holds them unpacked.
-fn packed_as_pylance_loads(batch: RecordBatch, storage_metadata: Option<&String>) -> Result<RecordBatch> {
+fn packed_as_pylance_loads(
+    batch: RecordBatch,
+    storage_metadata: Option<&String>,
+) -> Result<RecordBatch> {
     let unpacked = storage_metadata
         .and_then(|raw| serde_json::from_str::<Vec<String>>(raw).ok())
         .and_then(|outer| outer.first().cloned())
         .and_then(|first| serde_json::from_str::<serde_json::Value>(&first).ok())
         .is_some_and(|m| m["packed"].as_bool() == Some(false));
-    let Some(i) = batch.schema().index_of("_rabit_codes").ok().filter(|_| unpacked) else {
+    let Some(i) = batch
+        .schema()
+        .index_of("_rabit_codes")
+        .ok()
+        .filter(|_| unpacked)
+    else {
         return Ok(batch);
     };
     let col = batch.column(i);
@@ -139,7 +147,8 @@ fn packed_as_pylance_loads(batch: RecordBatch, storage_metadata: Option<&String>
         DataType::FixedSizeList(f, _) => f.clone(),
         _ => return Ok(batch),
     };
-    let list = FixedSizeListArray::try_new(field, l as i32, Arc::new(packed), fsl.nulls().cloned())?;
+    let list =
+        FixedSizeListArray::try_new(field, l as i32, Arc::new(packed), fsl.nulls().cloned())?;
     let mut columns = batch.columns().to_vec();
     columns[i] = Arc::new(list);
     Ok(RecordBatch::try_new(batch.schema(), columns)?)
@@ -164,11 +173,7 @@ pub fn read_index_partition(
     let mut schema: Option<Arc<Schema>> = None;
     let mut batches = Vec::new();
     for m in metas.iter().filter(|m| !covers_nothing(m)) {
-        let uuid = m
-            .uuid
-            .as_ref()
-            .map(|u| u.uuid.clone())
-            .unwrap_or_default();
+        let uuid = m.uuid.as_ref().map(|u| u.uuid.clone()).unwrap_or_default();
         let label = format!(
             "{} ({})",
             m.name,
@@ -176,18 +181,16 @@ pub fn read_index_partition(
         );
         let aux = ds.open_index_file(&uuid, "auxiliary.idx")?;
         let layout = partition_layout(&aux, &label)?;
-        let &(start, len) = layout.get(partition).ok_or_else(|| Error::InvalidArgument {
-            what: format!(
-                "partition {partition} of index {name:?}, which has {} partitions (0..{})",
-                layout.len(),
-                layout.len()
-            ),
-        })?;
-        let projection: Option<&[&str]> = if with_vector {
-            None
-        } else {
-            Some(&["_rowid"])
-        };
+        let &(start, len) = layout
+            .get(partition)
+            .ok_or_else(|| Error::InvalidArgument {
+                what: format!(
+                    "partition {partition} of index {name:?}, which has {} partitions (0..{})",
+                    layout.len(),
+                    layout.len()
+                ),
+            })?;
+        let projection: Option<&[&str]> = if with_vector { None } else { Some(&["_rowid"]) };
         let batch = aux
             .read_range(start..start + len, projection)
             .map_err(|e| Error::Table(lancer_table::TableError::from(e)))?;
