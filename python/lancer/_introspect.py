@@ -79,20 +79,33 @@ def _split_path(name: str) -> List[str]:
     return parts
 
 
-def _key_position(md: Dict[str, str], key: str) -> Optional[int]:
-    if md.get(key, "").lower() != "true" and f"{key}:position" not in md:
-        return None
+def _flag(md: Dict[str, str], key: str) -> bool:
+    return md.get(key, "").strip().lower() in ("true", "yes", "1")
+
+
+def _raw_position(md: Dict[str, str], key: str) -> Optional[int]:
     try:
-        return int(md.get(f"{key}:position", "0"))
-    except ValueError:
-        return 0
+        return int(md[f"{key}:position"])
+    except (KeyError, ValueError):
+        return None
+
+
+def _position(md: Dict[str, str], key: str) -> Optional[int]:
+    """A key's ``:position`` (1 and up; 0, absent or not a number is None), as
+    pylance 14 reads it."""
+    pos = _raw_position(md, key)
+    return pos if pos is not None and pos > 0 else None
+
+
+def _is_primary_key(md: Dict[str, str]) -> bool:
+    return _flag(md, _PK) or _position(md, _PK) is not None
 
 
 class LanceField:
     """One field of a :class:`LanceSchema`: its name, id, children and Arrow field."""
 
     def __init__(self, name: str, id: int, parent_id: int, arrow: pa.Field, children: List["LanceField"],
-                 metadata: Dict[str, str], pk: bool = False):
+                 metadata: Dict[str, str], pk: bool = False, stored: bool = False):
         self._name = name
         self._id = id
         self._parent_id = parent_id
@@ -100,6 +113,7 @@ class LanceField:
         self._children = children
         self._metadata = metadata
         self._pk = pk
+        self._stored = stored  # a dataset's field (else made from pyarrow)
 
     def name(self) -> str:
         return self._name
@@ -119,17 +133,27 @@ class LanceField:
         return self._arrow
 
     def unenforced_primary_key_position(self) -> Optional[int]:
-        pos = _key_position(self._metadata, _PK)
-        return pos if pos is not None else (0 if self._pk else None)
+        """The field's position in the unenforced primary key (from its
+        ``lance-schema:unenforced-primary-key:position`` metadata; None without one)."""
+        return _position(self._metadata, _PK) if self._pk else None
 
     def is_unenforced_primary_key(self) -> bool:
-        return self.unenforced_primary_key_position() is not None
+        """A dataset's: the manifest's flag on the field; a schema made from pyarrow:
+        its ``lance-schema:unenforced-primary-key`` metadata is true (or it has a
+        position)."""
+        return self._pk
 
     def unenforced_clustering_key_position(self) -> Optional[int]:
-        return _key_position(self._metadata, _CK)
+        return _position(self._metadata, _CK)
 
     def is_unenforced_clustering_key(self) -> bool:
-        return self.unenforced_clustering_key_position() is not None
+        """Its ``lance-schema:unenforced-clustering-key:position`` metadata is a number
+        (a dataset's field: one above 0, as pylance 14 stores it). Read from the
+        metadata also for a dataset: lancer's manifest reader does not decode the
+        clustering key pylance records in the manifest's fields."""
+        if self._stored:
+            return _position(self._metadata, _CK) is not None
+        return _raw_position(self._metadata, _CK) is not None
 
     def _key(self) -> Any:
         return (self._name, self._id, self._parent_id, str(self._arrow.type), self._arrow.nullable,
@@ -180,7 +204,7 @@ class LanceSchema:
             kids = [make(c, fid) for c in _children_of(f.type)]
             md = {(k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v)
                   for k, v in (f.metadata or {}).items()}
-            return LanceField(f.name, fid, parent, f, kids, md)
+            return LanceField(f.name, fid, parent, f, kids, md, _is_primary_key(md))
 
         md = {k.decode(): v.decode() for k, v in (schema.metadata or {}).items()}
         return LanceSchema([make(f, -1) for f in schema], md)
@@ -194,7 +218,7 @@ class LanceSchema:
             _, parent, name, _lt, _nullable, md, pk, kids = rows[fid]
             child_arrow = _children_of(af.type)
             children = [make(k, child_arrow[i]) for i, k in enumerate(kids) if i < len(child_arrow)]
-            return LanceField(name, fid, parent, af, children, dict(md), pk)
+            return LanceField(name, fid, parent, af, children, dict(md), pk, stored=True)
 
         top = [r for r in rows.values() if r[1] == -1]
         fields = [make(r[0], arrow.field(i)) for i, r in enumerate(top)]
@@ -244,14 +268,17 @@ class LanceSchema:
         return out
 
     def unenforced_primary_key(self) -> List[LanceField]:
-        """The fields of the unenforced primary key, by position."""
+        """The fields of the unenforced primary key, by position (fields without one
+        last, in field order), as pylance orders them."""
         keyed = [f for f in self._all() if f.is_unenforced_primary_key()]
-        return sorted(keyed, key=lambda f: (f.unenforced_primary_key_position(), f.id()))
+        return sorted(keyed, key=lambda f: (f.unenforced_primary_key_position() is None,
+                                            f.unenforced_primary_key_position() or 0, f.id()))
 
     def unenforced_clustering_key(self) -> List[LanceField]:
-        """The fields of the unenforced clustering key, by position."""
+        """The fields of the unenforced clustering key, by position (fields whose
+        position is 0 first, in field order), as pylance orders them."""
         keyed = [f for f in self._all() if f.is_unenforced_clustering_key()]
-        return sorted(keyed, key=lambda f: (f.unenforced_clustering_key_position(), f.id()))
+        return sorted(keyed, key=lambda f: (f.unenforced_clustering_key_position() or 0, f.id()))
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, LanceSchema) and [f._key() for f in self._fields] == [f._key() for f in other._fields]

@@ -273,3 +273,39 @@ def test_read_counters(written):
     assert lancer.iops_counter(lancer.Session()) == 0
     with pytest.raises(TypeError, match="no process-wide counters"):
         lancer.bytes_read_counter()
+
+
+def keys_of(schema):
+    return ([(f.name(), f.is_unenforced_primary_key(), f.unenforced_primary_key_position(),
+              f.is_unenforced_clustering_key(), f.unenforced_clustering_key_position()) for f in schema.fields()],
+            [f.name() for f in schema.unenforced_primary_key()], [f.name() for f in schema.unenforced_clustering_key()])
+
+
+def test_unenforced_keys(tmp_path):
+    pk, ck = "lance-schema:unenforced-primary-key", "lance-schema:unenforced-clustering-key"
+    schema = pa.schema([
+        pa.field("a", pa.int64(), False, metadata={pk: "true", f"{pk}:position": "2"}),
+        pa.field("b", pa.string(), False, metadata={pk: "TRUE", f"{pk}:position": "1"}),
+        pa.field("c", pa.int64(), False, metadata={pk: "true"}),
+        pa.field("d", pa.int64(), False, metadata={ck: "true", f"{ck}:position": "1"}),
+        pa.field("e", pa.int64(), True, metadata={ck: "true"}),
+        pa.field("f", pa.int64(), True, metadata={f"{ck}:position": "2"}),
+        pa.field("g", pa.int64(), False, metadata={f"{pk}:position": "3"}),
+        pa.field("h", pa.int64(), False, metadata={pk: "yes"}),
+        pa.field("i", pa.int64(), True, metadata={f"{ck}:position": "0"}),
+        pa.field("j", pa.int64(), True, metadata={f"{ck}:position": "x"}),
+        pa.field("k", pa.int64(), True, metadata={ck: "false", f"{ck}:position": "4"}),
+    ])
+    assert keys_of(lancer.schema.LanceSchema.from_pyarrow(schema)) == \
+        keys_of(lance.schema.LanceSchema.from_pyarrow(schema))
+    data = pa.table({n: ([1, 2] if n != "b" else ["x", "y"]) for n in "abcdefghijk"}, schema=schema)
+    path = str(tmp_path / "pylance")
+    lance.write_dataset(data, path)
+    assert keys_of(lancer.dataset(path).lance_schema) == keys_of(lance.dataset(path).lance_schema)
+    # lancer's writer records no key in the manifest's fields, where pylance reads them:
+    # pylance sees no primary key on lancer's dataset, and neither does lancer
+    path = str(tmp_path / "lancer")
+    lancer.write_dataset(data, path)
+    theirs, ours = keys_of(lance.dataset(path).lance_schema), keys_of(lancer.dataset(path).lance_schema)
+    assert ours[1] == theirs[1] == []
+    assert [k[:3] for k in ours[0]] == [k[:3] for k in theirs[0]]
