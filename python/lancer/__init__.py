@@ -39,7 +39,7 @@ from .dataset import (
 from . import file, progress, query, schema
 from .schema import json_to_schema, schema_to_json
 from ._tokenize import FtsToken, tokenize
-from ._session import Session
+from ._session import Session, bytes_read_counter, iops_counter
 from ._cleanup import CleanupCandidateFile, CleanupExplanation, CleanupReferencedBranch
 from .progress import IndexProgress
 from ._stats import ScanStatistics
@@ -65,6 +65,8 @@ __all__ = [
     "LanceScanner",
     "ScanStatistics",
     "Session",
+    "bytes_read_counter",
+    "iops_counter",
     "Tags",
     "__version__",
     "dataset",

@@ -7,7 +7,7 @@ honours them."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, List
 
 import pyarrow as pa
 
@@ -158,6 +158,19 @@ class LanceScanner:
     def to_batches(self) -> Iterator[pa.RecordBatch]:
         """The rows batch by batch."""
         return _iter(self.to_reader())
+
+    def scan_batches(self) -> List[pa.RecordBatch]:
+        """Every batch of the scan, read to the end, in a list (pylance 14 returns the
+        plain record batches of ``to_reader()`` here, not fragment-tagged ones)."""
+        reader = self.to_reader()
+        out = []
+        while True:
+            try:
+                out.append(reader.read_next_batch())
+            except StopIteration:
+                break
+        reader.close()
+        return out
 
     def to_table(self) -> pa.Table:
         """The rows as one ``pyarrow.Table`` (``scan_stats_callback`` is called after)."""

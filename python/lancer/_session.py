@@ -57,6 +57,17 @@ class Session:
         return {"index": {"entries": ie, "hits": ih, "misses": im},
                 "metadata": {"entries": me, "hits": mh, "misses": mm}}
 
+    def bytes_read_counter(self) -> int:
+        """Bytes this session's stores read since it began (pylance's
+        ``lance.bytes_read_counter()`` counts the whole process instead; on local disk
+        lancer memory-maps data files, so only metadata reads count there)."""
+        return int(self._inner.io_totals()[1])
+
+    def iops_counter(self) -> int:
+        """Read requests (gets, heads, lists) this session's stores made since it
+        began (pylance's ``lance.iops_counter()`` counts the whole process instead)."""
+        return int(self._inner.io_totals()[0])
+
     def size_bytes(self) -> int:
         raise NotImplementedError("lancer's caches count entries, not bytes: cache_stats() gives entries, "
                                   "hits and misses")
@@ -68,3 +79,26 @@ class Session:
     def __repr__(self) -> str:
         s = self.cache_stats()
         return f"Session(index_cache_entries={s['index']['entries']}, metadata_cache_entries={s['metadata']['entries']})"
+
+
+def _session_of(session: Any, name: str) -> Session:
+    if isinstance(session, Session):
+        return session
+    if hasattr(session, "session") and callable(session.session):
+        return session.session()
+    raise TypeError(f"{name}() takes the lancer.Session (or a dataset opened in it) whose reads to count: lancer "
+                    f"keeps no process-wide counters (pylance's lance.{name}() counts the whole process)")
+
+
+def bytes_read_counter(session: Any = None) -> int:
+    """Bytes read by ``session``'s stores (a :class:`Session` or a dataset, whose
+    session is taken). pylance 14's takes no argument and counts the whole process;
+    lancer keeps no process-wide state, so without one this is a ``TypeError``."""
+    return _session_of(session, "bytes_read_counter").bytes_read_counter()
+
+
+def iops_counter(session: Any = None) -> int:
+    """Read requests made by ``session``'s stores (a :class:`Session` or a dataset).
+    pylance 14's takes no argument and counts the whole process; without one this is
+    a ``TypeError``."""
+    return _session_of(session, "iops_counter").iops_counter()

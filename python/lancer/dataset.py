@@ -430,26 +430,73 @@ def _auto_cleanup(options: Any) -> Optional[tuple]:
 
 
 class Tags:
-    """A dataset's tags (names for versions): ``list``, ``create``, ``delete``, ``update``."""
+    """A dataset's tags (names for versions), as pylance 14's: ``list`` (each tag's
+    branch, version, creation and update times, manifest size, metadata),
+    ``create`` / ``update`` (a version number or another tag's name),
+    ``replace_metadata``, ``delete``, ``list_ordered``, ``get_version``."""
 
     def __init__(self, ds: "LanceDataset"):
         self._ds = ds
 
     def list(self) -> Dict[str, Dict[str, Any]]:
-        """Tags by name: ``{"version": int}``."""
-        return {name: {"version": v} for name, v in self._ds._inner.tags()}
+        """Tags by name: pylance's ``Tag`` (``branch``, ``version``, ``created_at`` /
+        ``updated_at`` as UTC datetimes, ``manifest_size``, ``metadata``)."""
+        out = {}
+        for name, branch, version, created, updated, size, md in _lancer.tag_records(self._ds._inner):
+            out[name] = {"branch": branch, "version": version, "created_at": _rfc3339(created),
+                         "updated_at": _rfc3339(updated), "manifest_size": size, "metadata": dict(md)}
+        return out
 
-    def create(self, tag: str, version: int) -> None:
-        """Names ``version`` ``tag`` (an existing tag is an error)."""
-        self._ds._inner.create_tag(tag, int(version))
+    def _version_of(self, reference: Any) -> int:
+        if reference is None:
+            return self._ds.latest_version
+        if isinstance(reference, bool):
+            raise TypeError(f"a tag's reference is a version number or a tag name, not {reference!r}")
+        if isinstance(reference, int):
+            return int(reference)
+        if isinstance(reference, str):
+            tags = self.list()
+            if reference not in tags:
+                # (pylance raises OSError here, ValueError for other missing tags: both)
+                raise _lancer.InvalidInputError(f"Ref not found error: tag {reference} does not exist")
+            if tags[reference]["branch"] not in (None, "main"):
+                raise NotImplementedError(
+                    f"tag {reference!r} names a version of branch {tags[reference]['branch']!r}: tags of "
+                    "branches' versions are not supported by lancer yet")
+            return int(tags[reference]["version"])
+        if isinstance(reference, tuple):
+            branch, version = reference
+            if branch not in (None, "main"):
+                raise NotImplementedError("tags of branches' versions ((branch, version) references) are not "
+                                          "supported by lancer yet: tag a version of main")
+            return self._ds.latest_version if version is None else int(version)
+        raise TypeError(f"a tag's reference is a version number, a tag name or a (branch, version) tuple, "
+                        f"not {type(reference).__name__}")
+
+    def create(self, tag: str, reference: Any = None) -> None:
+        """Names a version ``tag`` (an existing tag is an error): ``reference`` is a
+        version number, another tag's name, ``(None | "main", version)`` or None (the
+        latest version)."""
+        version = self._version_of(reference)
+        _lancer.create_tag(self._ds._inner, tag, version)
 
     def delete(self, tag: str) -> None:
         """Removes ``tag`` (the version stays)."""
         self._ds._inner.delete_tag(tag)
 
-    def update(self, tag: str, version: int) -> None:
-        """Points ``tag`` at ``version``."""
-        self._ds._inner.create_tag(tag, int(version), True)
+    def update(self, tag: str, reference: Any = None) -> None:
+        """Points ``tag`` at another version; its creation time and metadata stay."""
+        _lancer.update_tag(self._ds._inner, tag, self._version_of(reference))
+
+    def replace_metadata(self, tag: str, metadata: Dict[str, str]) -> None:
+        """Replaces ``tag``'s whole metadata (its version and update time stay)."""
+        if not isinstance(metadata, dict):
+            raise TypeError(f"argument 'metadata': '{type(metadata).__name__}' object cannot be converted to 'PyDict'")
+        for k, v in metadata.items():
+            for x in (k, v):
+                if not isinstance(x, str):
+                    raise TypeError(f"argument 'metadata': '{type(x).__name__}' object is not an instance of 'str'")
+        _lancer.replace_tag_metadata(self._ds._inner, tag, dict(metadata))
 
     def list_ordered(self, order: Optional[str] = None) -> List[Any]:
         """``(name, tag)`` pairs of ``list()``, by version (newest first, or oldest
@@ -466,6 +513,17 @@ class Tags:
             if name == tag:
                 return v
         raise ValueError(f"no tag {tag!r}")
+
+
+def _rfc3339(text: str) -> Optional[_dt.datetime]:
+    """A tag file's time (``2026-12-04T08:37:40.448141431Z``) as an aware datetime
+    (microseconds, as pylance converts it); None when the file has none."""
+    if not text:
+        return None
+    head, _, frac = text.rstrip("Z").partition(".")
+    micros = int((frac + "000000")[:6]) if frac else 0
+    base = _dt.datetime.strptime(head, "%Y-%m-%dT%H:%M:%S")
+    return base.replace(microsecond=micros, tzinfo=_dt.timezone.utc)
 
 
 class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin):
@@ -498,6 +556,12 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin):
     @property
     def data_storage_version(self) -> str:
         return self._inner.data_storage_version
+
+    @property
+    def lance_schema(self) -> "LanceSchema":
+        """The schema with the field ids this version's manifest assigns
+        (:class:`lancer.schema.LanceSchema`)."""
+        return LanceSchema._of_dataset(self)
 
     @property
     def tags(self) -> Tags:
@@ -1043,5 +1107,6 @@ from ._stats import (  # noqa: E402,F401
     _index_description,
 )
 from .fragment import LanceFragment, _DataFile  # noqa: E402,F401
+from ._introspect import LanceSchema, VectorIndexReader  # noqa: E402,F401
 from ._scanner import LanceScanner  # noqa: E402
 from .optimize import CompactionMetrics, DatasetOptimizer  # noqa: E402,F401

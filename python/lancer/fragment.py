@@ -72,6 +72,26 @@ class LanceFragment:
     def schema(self) -> pa.Schema:
         return self._ds.schema
 
+    @property
+    def physical_schema(self) -> pa.Schema:
+        # pylance 14 raises this too (LanceFragment overrides pyarrow's property)
+        raise NotImplementedError("Not implemented yet for LanceFragment")
+
+    @property
+    def partition_expression(self) -> pa.Schema:
+        # pylance 14 raises this too
+        raise NotImplementedError("Not implemented yet for LanceFragment")
+
+    def validate(self) -> None:
+        """Checks this fragment alone (its data files are there, of the recorded sizes
+        and row counts; its deletion file reads): damage raises
+        ``lancer.CorruptDataError`` (an ``OSError``) naming each problem."""
+        from ._lancer import CorruptDataError, validate_fragment
+
+        problems = validate_fragment(self._ds._inner, self.fragment_id)
+        if problems:
+            raise CorruptDataError("; ".join(problems))
+
     def take(self, indices: Any, columns: Any = None) -> pa.Table:
         """Rows at offsets among this fragment's live rows (deleted rows skipped, as
         pylance counts them), in the order given."""

@@ -1,4 +1,4 @@
-"""Arrow schemas as JSON-ready dicts, as pylance 14's ``lance.schema_to_json`` /
+"""Lance schemas (:class:`LanceSchema`: field ids, as pylance 14's) and Arrow schemas as JSON-ready dicts, as pylance 14's ``lance.schema_to_json`` /
 ``lance.json_to_schema`` write and read them: per field its ``name``, ``nullable``,
 ``metadata`` (when there is any) and ``type`` — Lance's logical type name for a single
 value (``int64``, ``string``, ``timestamp:us:UTC``, ``decimal:128:10:2``,
@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 import pyarrow as pa
+
+from ._introspect import LanceField, LanceSchema  # noqa: F401 (pylance's names in lance.schema)
 
 _NAMES = {
     pa.null(): "null", pa.bool_(): "bool", pa.int8(): "int8", pa.int16(): "int16", pa.int32(): "int32",

@@ -22,6 +22,7 @@ mod evolve;
 mod export;
 mod file;
 mod info;
+mod introspect;
 mod loader;
 mod meta;
 mod session;
@@ -47,6 +48,7 @@ fn _lancer(m: &Bound<'_, PyModule>) -> PyResult<()> {
     meta::register(m)?;
     session::register(m)?;
     info::register(m)?;
+    introspect::register(m)?;
     m.add_class::<file::PyFileReader>()?;
     m.add_class::<file::PyFileWriter>()?;
     m.add_class::<loader::Loader>()?;

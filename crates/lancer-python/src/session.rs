@@ -70,6 +70,18 @@ impl PySession {
         self.inner.is_same_as(&other.inner)
     }
 
+    /// The session's requests and bytes since it began: (reads — gets, heads and
+    /// lists —, bytes read, writes — puts and deletes —, bytes written).
+    fn io_totals(&self) -> (u64, u64, u64, u64) {
+        let s = self.inner.stats();
+        (
+            s.gets + s.heads + s.lists,
+            s.bytes_read,
+            s.puts + s.deletes,
+            s.bytes_written,
+        )
+    }
+
     /// `(entries, hits, misses)` of the index cache and of the metadata cache.
     fn cache_stats(&self) -> ((usize, u64, u64), (usize, u64, u64)) {
         let i = self.inner.index_cache_stats();

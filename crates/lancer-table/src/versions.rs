@@ -2,6 +2,8 @@
 //! `{u64::MAX - N:020}.manifest`, which sorts newest first), tags under `_refs/tags/`,
 //! branches under `_refs/branches/`; all through the dataset's [`Store`].
 
+use std::collections::BTreeMap;
+
 use lancer_io::Store;
 
 use crate::{Result, TableError};
@@ -134,23 +136,48 @@ pub fn branch_root(store: &Store, name: &str) -> Result<Store> {
     crate::branch::store_of(store, Some(name))
 }
 
+/// A tag file's text in pylance 14's layout (two-space indented JSON, keys in its
+/// order: `branch`, `version`, `createdAt`, `updatedAt`, `manifestSize`, `metadata`;
+/// metadata keys sorted).
+fn tag_text(
+    branch: Option<&str>,
+    version: u64,
+    created: &str,
+    updated: &str,
+    manifest_size: u64,
+    metadata: &BTreeMap<String, String>,
+) -> String {
+    let q = |s: &str| serde_json::Value::from(s).to_string();
+    let md = if metadata.is_empty() {
+        "{}".to_string()
+    } else {
+        let entries: Vec<String> = metadata
+            .iter()
+            .map(|(k, v)| format!("    {}: {}", q(k), q(v)))
+            .collect();
+        format!("{{\n{}\n  }}", entries.join(",\n"))
+    };
+    format!(
+        "{{\n  \"branch\": {},\n  \"version\": {version},\n  \"createdAt\": {},\n  \"updatedAt\": {},\n  \"manifestSize\": {manifest_size},\n  \"metadata\": {md}\n}}",
+        branch.map_or("null".to_string(), q),
+        q(created),
+        q(updated),
+    )
+}
+
+fn now_rfc3339() -> String {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    rfc3339(d.as_secs(), d.subsec_nanos())
+}
+
 /// Creates tag `name` pointing at `version` (refuses to replace an existing tag).
 pub fn create_tag(store: &Store, name: &str, version: u64, manifest_size: u64) -> Result<()> {
     check_ref_name("tag name", name)?;
     manifest_path(store, version)?;
-    let d = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    let now = rfc3339(d.as_secs(), d.subsec_nanos());
-    let body = serde_json::json!({
-        "branch": null,
-        "version": version,
-        "createdAt": now,
-        "updatedAt": now,
-        "manifestSize": manifest_size,
-        "metadata": {},
-    })
-    .to_string();
+    let now = now_rfc3339();
+    let body = tag_text(None, version, &now, &now, manifest_size, &BTreeMap::new());
     let p = format!("_refs/tags/{name}.json");
     if !store.put_if_absent(&p, body.into())? {
         return Err(TableError::Conflict {
@@ -158,6 +185,101 @@ pub fn create_tag(store: &Store, name: &str, version: u64, manifest_size: u64) -
         });
     }
     Ok(())
+}
+
+/// A tag as its file records it (pylance 14's fields; absent ones defaulted): the
+/// branch (None: main), version, creation and update times (RFC 3339 text, empty
+/// when the file has none), the size of the tagged manifest, and metadata.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TagRecord {
+    /// The branch the version belongs to (None: main).
+    pub branch: Option<String>,
+    /// The tagged version.
+    pub version: u64,
+    /// When the tag was created.
+    pub created_at: String,
+    /// When the tag last moved to another version.
+    pub updated_at: String,
+    /// Bytes of the tagged version's manifest.
+    pub manifest_size: u64,
+    /// The tag's metadata.
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// The record of tag `name`; a missing tag is NotFound, a file that does not parse
+/// is corrupt.
+pub fn tag_record(store: &Store, name: &str) -> Result<TagRecord> {
+    check_ref_name("tag", name)?;
+    let p = format!("_refs/tags/{name}.json");
+    let text = store.get_opt(&p)?.ok_or_else(|| TableError::NotFound {
+        what: format!("tag {name:?}"),
+    })?;
+    let shown = store.display(&p);
+    let version = tag_file_version(&text, &shown)?;
+    let v: serde_json::Value = serde_json::from_slice(&text)
+        .map_err(|e| TableError::corrupt(format!("tag file {shown}: {e}")))?;
+    let text_of = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
+    let mut metadata = BTreeMap::new();
+    if let Some(m) = v.get("metadata").and_then(|m| m.as_object()) {
+        for (k, x) in m {
+            let x = x.as_str().ok_or_else(|| {
+                TableError::corrupt(format!("tag file {shown}: metadata {k:?} is not a string"))
+            })?;
+            metadata.insert(k.clone(), x.to_string());
+        }
+    }
+    Ok(TagRecord {
+        branch: v.get("branch").and_then(|b| b.as_str()).map(String::from),
+        version,
+        created_at: text_of("createdAt"),
+        updated_at: text_of("updatedAt"),
+        manifest_size: v.get("manifestSize").and_then(|x| x.as_u64()).unwrap_or(0),
+        metadata,
+    })
+}
+
+/// Every tag's record, by name.
+pub fn list_tag_records(store: &Store) -> Result<Vec<(String, TagRecord)>> {
+    list_tags(store)?
+        .into_iter()
+        .map(|(n, _)| tag_record(store, &n).map(|r| (n, r)))
+        .collect()
+}
+
+fn write_tag(store: &Store, name: &str, r: &TagRecord) -> Result<()> {
+    let body = tag_text(
+        r.branch.as_deref(),
+        r.version,
+        &r.created_at,
+        &r.updated_at,
+        r.manifest_size,
+        &r.metadata,
+    );
+    Ok(store.put(&format!("_refs/tags/{name}.json"), body.into())?)
+}
+
+/// Moves tag `name` to `version` (of main) as pylance 14's `update`: its creation time
+/// and metadata stay, its update time becomes now. A missing tag is NotFound.
+pub fn update_tag(store: &Store, name: &str, version: u64, manifest_size: u64) -> Result<()> {
+    let mut r = tag_record(store, name)?;
+    manifest_path(store, version)?;
+    r.branch = None;
+    r.version = version;
+    r.manifest_size = manifest_size;
+    r.updated_at = now_rfc3339();
+    write_tag(store, name, &r)
+}
+
+/// Replaces the whole metadata of tag `name`, nothing else (its update time stays,
+/// as in pylance 14). A missing tag is NotFound.
+pub fn replace_tag_metadata(
+    store: &Store,
+    name: &str,
+    metadata: BTreeMap<String, String>,
+) -> Result<()> {
+    let mut r = tag_record(store, name)?;
+    r.metadata = metadata;
+    write_tag(store, name, &r)
 }
 
 /// Deletes tag `name`.

@@ -5,6 +5,7 @@
 //! (storage options, runtime, caches, warnings), with async forms of its calls.
 
 pub mod ann;
+pub mod debug;
 mod error;
 pub mod evolve;
 pub mod explain;
@@ -13,6 +14,7 @@ pub mod fts;
 pub mod fts_index;
 pub mod hybrid;
 pub mod index;
+pub mod index_reader;
 pub mod index_spec;
 pub mod prewarm;
 pub mod scalar_index;

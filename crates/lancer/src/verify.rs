@@ -86,6 +86,36 @@ pub fn version_problems(ds: &Dataset, data: bool, seen: &mut Checked) -> Vec<Str
     problems
 }
 
+/// The problems of fragment `fragment_id` of this version alone (its data files present
+/// with their sizes and row counts, its deletion file readable), as pylance's
+/// `LanceFragment.validate` checks one fragment; a fragment the version does not have
+/// is an [`Error::InvalidArgument`](crate::Error::InvalidArgument).
+pub fn fragment_problems(ds: &Dataset, fragment_id: u64) -> Result<Vec<String>> {
+    let frag = ds
+        .fragments()
+        .iter()
+        .find(|f| f.id == fragment_id)
+        .ok_or_else(|| crate::Error::InvalidArgument {
+            what: format!(
+                "fragment {fragment_id} is not in version {} of the dataset",
+                ds.version()
+            ),
+        })?;
+    let mut problems = Vec::new();
+    let mut seen = Checked::default();
+    for df in &frag.files {
+        check_data_file(ds, frag, df, &mut seen, &mut problems);
+    }
+    if let Err(e) = ds.deletions(frag) {
+        problems.push(format!(
+            "version {}: fragment {}: {e}",
+            ds.version(),
+            frag.id
+        ));
+    }
+    Ok(problems)
+}
+
 fn check_data_file(
     ds: &Dataset,
     frag: &pb::DataFragment,

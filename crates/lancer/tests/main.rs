@@ -10,6 +10,7 @@ mod fts_hostile;
 mod fts_shapes;
 mod index_build;
 mod indexes;
+mod introspect;
 mod nested_evolve;
 mod order;
 mod scalar_indexes;
