@@ -101,6 +101,15 @@ class Dataset:
         num_bits: Optional[int] = None,
         sample_rate: Optional[int] = None,
         max_iterations: Optional[int] = None,
+        analyzer_json: Optional[str] = None,
+        zone_size: Optional[int] = None,
+        rows_per_zone: Optional[int] = None,
+        bloom_items: Optional[int] = None,
+        bloom_probability: Optional[float] = None,
+        progress: Any = None,
+        m: Optional[int] = None,
+        ef_construction: Optional[int] = None,
+        max_level: Optional[int] = None,
     ) -> "Dataset": ...
     def list_segments(self) -> List[dict]: ...
     def describe_indices(self) -> List[dict]: ...

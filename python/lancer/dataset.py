@@ -985,10 +985,12 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin):
         **kwargs: Any,
     ) -> "LanceDataset":
         """Builds an index in the reference's format (pylance uses it): IVF_FLAT,
-        IVF_PQ, IVF_SQ, IVF_RQ; or BTREE, BITMAP, LABEL_LIST, ZONEMAP, BLOOMFILTER, NGRAM,
-        INVERTED."""
+        IVF_PQ, IVF_SQ, IVF_RQ, IVF_HNSW_FLAT, IVF_HNSW_SQ, IVF_HNSW_PQ (HNSW settings
+        ``m``, ``ef_construction``, ``max_level``); or BTREE, BITMAP, LABEL_LIST, ZONEMAP,
+        BLOOMFILTER, NGRAM, INVERTED."""
         if ivf_centroids is not None or pq_codebook is not None:
             raise NotImplementedError("pre-trained centroids / codebooks are not supported yet")
+        hnsw = {k: kwargs.pop(k) for k in ("m", "ef_construction", "max_level") if kwargs.get(k) is not None}
         _check_arguments(
             "create_index", kwargs,
             tuning={"index_cache_size", "shuffle_partition_batches", "shuffle_partition_concurrency",
@@ -1006,7 +1008,7 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin):
         self._inner = self._inner.latest().create_index(
             column, index_type, name, replace, metric if vector else None, num_partitions,
             num_sub_vectors, num_bits, sample_rate, max_iterations,
-            progress=_progress._listener(progress_callback),
+            progress=_progress._listener(progress_callback), **hnsw,
         )
         return self
 

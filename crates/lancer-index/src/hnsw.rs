@@ -74,7 +74,8 @@ impl HnswMetadata {
     pub fn parse(json: &str) -> std::result::Result<Self, String> {
         let v: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
         let uint = |x: &serde_json::Value, what: &str| {
-            x.as_u64().ok_or_else(|| format!("{what} is not an unsigned integer"))
+            x.as_u64()
+                .ok_or_else(|| format!("{what} is not an unsigned integer"))
         };
         let p = &v["params"];
         let params = HnswParams {
@@ -232,7 +233,10 @@ impl Graph {
     /// Neighbour counts of level `l`'s nodes.
     pub fn degrees(&self, l: usize) -> Vec<usize> {
         self.levels.get(l).map_or_else(Vec::new, |v| {
-            v.offsets.windows(2).map(|w| (w[1] - w[0]) as usize).collect()
+            v.offsets
+                .windows(2)
+                .map(|w| (w[1] - w[0]) as usize)
+                .collect()
         })
     }
 
@@ -643,7 +647,11 @@ mod tests {
         let mut dist = |i: u32| (i as f32 - target).abs();
         let mut v = Visited::default();
         let q = GraphQuery { k: 3, ef: 8 };
-        let got: Vec<u32> = g.search(q, None, &mut v, &mut dist).iter().map(|s| s.id).collect();
+        let got: Vec<u32> = g
+            .search(q, None, &mut v, &mut dist)
+            .iter()
+            .map(|s| s.id)
+            .collect();
         assert_eq!(got, vec![137, 138, 136]);
         // keep odd nodes only: more than a tenth, so the graph is walked
         let keep: Vec<bool> = (0..200).map(|i| i % 2 == 1).collect();
@@ -740,6 +748,9 @@ mod tests {
         let mut m = meta.clone();
         m.entry_point = 40;
         assert!(try_load(m, &ids, &offsets, &values).is_err());
-        assert!(refused > 50 && loaded > 50, "{refused} refused, {loaded} loaded");
+        assert!(
+            refused > 50 && loaded > 50,
+            "{refused} refused, {loaded} loaded"
+        );
     }
 }

@@ -429,8 +429,7 @@ impl GraphFile {
         let meta: std::collections::HashMap<String, String> = [
             (
                 "lance:index".to_string(),
-                serde_json::json!({"type": type_name, "distance_type": metric.name()})
-                    .to_string(),
+                serde_json::json!({"type": type_name, "distance_type": metric.name()}).to_string(),
             ),
             ("lance:ivf".to_string(), "1".to_string()),
         ]
@@ -525,9 +524,11 @@ mod tests {
             assert_eq!(meta.level_offsets.len(), 8);
             assert_eq!(meta.level_offsets[1], n);
             let json = serde_json::to_string(&vec![meta.to_json().to_string()]).unwrap();
-            let schema = batch.schema().as_ref().clone().with_metadata(
-                [(crate::hnsw::HNSW_METADATA_KEY.to_string(), json)].into(),
-            );
+            let schema = batch
+                .schema()
+                .as_ref()
+                .clone()
+                .with_metadata([(crate::hnsw::HNSW_METADATA_KEY.to_string(), json)].into());
             let batch = batch.with_schema(Arc::new(schema)).unwrap();
             let loaded = Graph::from_batch(&batch, n, "test").unwrap();
             assert_eq!(loaded.unreachable(), 0);

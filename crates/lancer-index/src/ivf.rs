@@ -550,11 +550,17 @@ impl IvfSegment {
             if parts.len() != partitions.len() {
                 return Err(corrupt(
                     &label,
-                    format!("{} graph partitions for {} centroids", parts.len(), partitions.len()),
+                    format!(
+                        "{} graph partitions for {} centroids",
+                        parts.len(),
+                        partitions.len()
+                    ),
                 ));
             }
             let sizes: Vec<usize> = partitions.iter().map(|p| p.1).collect();
-            Some(crate::hnsw::Graph::load_all(&index, &parts, &sizes, &label)?)
+            Some(crate::hnsw::Graph::load_all(
+                &index, &parts, &sizes, &label,
+            )?)
         } else {
             None
         };

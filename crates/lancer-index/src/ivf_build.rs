@@ -309,12 +309,16 @@ pub fn details_bytes(
 
 /// The HNSW settings the `VectorIndexDetails` of a manifest entry record (None for an
 /// index without HNSW graphs, or without details).
-pub fn details_hnsw(meta: &lancer_table::pb::IndexMetadata) -> Option<crate::hnsw_build::HnswBuild> {
+pub fn details_hnsw(
+    meta: &lancer_table::pb::IndexMetadata,
+) -> Option<crate::hnsw_build::HnswBuild> {
     let d = meta.index_details.as_ref()?;
     if !d.type_url.ends_with("VectorIndexDetails") {
         return None;
     }
-    let h = pb::VectorIndexDetails::decode(d.value.as_slice()).ok()?.hnsw?;
+    let h = pb::VectorIndexDetails::decode(d.value.as_slice())
+        .ok()?
+        .hnsw?;
     Some(crate::hnsw_build::HnswBuild {
         m: h.max_connections as usize,
         ef_construction: h.construction_ef as usize,

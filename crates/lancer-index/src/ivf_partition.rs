@@ -924,7 +924,9 @@ impl PartitionWriter {
                     arrays.push(a);
                 }
                 let sch = schema
-                    .get_or_insert_with(|| Arc::new(Schema::new(fields).with_metadata(meta.clone())))
+                    .get_or_insert_with(|| {
+                        Arc::new(Schema::new(fields).with_metadata(meta.clone()))
+                    })
                     .clone();
                 if out.is_none() {
                     out = Some(match aux_file.take() {
@@ -986,13 +988,7 @@ impl PartitionWriter {
             }
             None => return Err(invalid("no partitions to write")),
         };
-        crate::ivf_build::finish_index(
-            &self.params,
-            &self.model,
-            auxiliary_file,
-            self.rows,
-            graphs,
-        )
+        crate::ivf_build::finish_index(&self.params, &self.model, auxiliary_file, self.rows, graphs)
     }
 }
 

@@ -736,7 +736,8 @@ impl Dataset {
     #[pyo3(signature = (column, index_type, name=None, replace=false, metric=None, num_partitions=None,
                         num_sub_vectors=None, num_bits=None, sample_rate=None, max_iterations=None,
                         analyzer_json=None, zone_size=None, rows_per_zone=None, bloom_items=None,
-                        bloom_probability=None, progress=None))]
+                        bloom_probability=None, progress=None, m=None, ef_construction=None,
+                        max_level=None))]
     #[allow(clippy::too_many_arguments)]
     fn create_index(
         &self,
@@ -757,6 +758,9 @@ impl Dataset {
         bloom_items: Option<u64>,
         bloom_probability: Option<f64>,
         progress: Option<Py<PyAny>>,
+        m: Option<usize>,
+        ef_construction: Option<usize>,
+        max_level: Option<u16>,
     ) -> PyResult<Dataset> {
         // an INVERTED index's tokenizer settings, in pylance's names; invalid ones refused
         let analyzer = analyzer_json
@@ -781,6 +785,9 @@ impl Dataset {
             bloom_items,
             bloom_probability,
             analyzer,
+            m,
+            ef_construction,
+            max_level,
             ..Default::default()
         };
         let spec = lancer::IndexSpec::parse(&index_type, params).map_err(errors::lancer)?;

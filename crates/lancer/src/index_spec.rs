@@ -219,7 +219,8 @@ impl IndexSpec {
                 ef_construction: p.ef_construction.unwrap_or(d.ef_construction),
                 max_level: p.max_level.unwrap_or(d.max_level),
             };
-            h.validate().map_err(|e| invalid(e.to_string().replace("invalid argument: ", "")))?;
+            h.validate()
+                .map_err(|e| invalid(e.to_string().replace("invalid argument: ", "")))?;
             opts.hnsw = Some(h);
         }
         opts.name = p.name;

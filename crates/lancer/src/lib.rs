@@ -67,7 +67,9 @@ pub mod storage {
 /// Index formats (`lancer-index`): IVF segments, full-text segments and queries, scalar
 /// kinds.
 pub mod indexes {
-    pub use lancer_index::{hnsw, hnsw_build, inverted, ivf, ivf_build, progress, scalar, IndexError};
+    pub use lancer_index::{
+        hnsw, hnsw_build, inverted, ivf, ivf_build, progress, scalar, IndexError,
+    };
 }
 pub use lancer_format::container::FileVersion;
 pub use lancer_index::inverted::tokenizer::AnalyzerParams;

@@ -283,7 +283,9 @@ fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
             hits as f64 / (10 * queries.len()) as f64
         );
 
-        built.push((label, dir, type_name, quantizer, imetric, lancer_np1, lancer_pre));
+        built.push((
+            label, dir, type_name, quantizer, imetric, lancer_np1, lancer_pre,
+        ));
     }
     // every kind checked by one pylance process per version
     for v in ["14", "12", "11"] {

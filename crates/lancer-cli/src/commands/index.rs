@@ -132,7 +132,7 @@ fn create(
         }
         shown.set_message(stage_text(e));
     }));
-    let kind = opts.quantizer.type_name();
+    let kind = lancer::indexes::ivf_build::type_name(opts.quantizer, opts.hnsw.is_some());
     let after = create_vector_index(&ds, column, &opts)?;
     drop(last);
     bar.finish_and_clear();
