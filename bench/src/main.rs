@@ -409,7 +409,7 @@ fn search_mem(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// `ann PATH COLUMN QUERIES_JSON K NPROBES REFINE(0 = none) USE_INDEX(0/1)`: every query
+/// `ann PATH COLUMN QUERIES_JSON K NPROBES REFINE(0 = none) USE_INDEX(0/1) [EF]`: every query
 /// once through `nearest_with` (the dataset opened once, its index segments cached
 /// after the first query); prints total seconds of the timed pass (after one warm-up
 /// pass) and each query's `id`s.
@@ -430,6 +430,8 @@ fn ann(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         use_index,
         nprobes: Some(nprobes),
         refine_factor: (refine > 0).then_some(refine),
+        // HNSW indexes' beam width (other kinds ignore it)
+        ef: args.get(9).map(|e| e.parse()).transpose()?,
         ..Default::default()
     };
     let run = |q: &Vec<f32>| -> Result<Vec<i64>, Box<dyn std::error::Error>> {
@@ -654,7 +656,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         with_cols.extend_from_slice(&args[4..]);
         return takes(&with_cols);
     }
-    if args.len() == 9 && args[1] == "ann" {
+    if (args.len() == 9 || args.len() == 10) && args[1] == "ann" {
         return ann(&args);
     }
     if args.len() >= 6 && args[1] == "takes" {

@@ -256,6 +256,11 @@ impl Builder<'_> {
             for s in &chosen {
                 let bound = self.bound(l);
                 let list = &mut links[s.id as usize][l];
+                // a full list keeps its links when the new one is no nearer than all
+                // of them (the cut-back would drop it): no cut-back to compute
+                if list.len() >= bound && list.iter().all(|&(d, _)| s.dist >= d) {
+                    continue;
+                }
                 list.push((s.dist, q));
                 if list.len() > bound {
                     let mut cands: Vec<Scored> =

@@ -743,35 +743,47 @@ impl PartitionWriter {
         let Some(h) = self.params.hnsw else {
             return Ok(Vec::new());
         };
+        // the cores take the window's partitions one at a time, largest first, so a
+        // big partition does not leave the others idle at the end
+        let mut order: Vec<usize> = (0..taken.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(taken[i].0.len()));
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let slots: Vec<std::sync::Mutex<Option<crate::hnsw_build::BuiltGraph>>> =
+            (0..taken.len()).map(|_| Default::default()).collect();
+        let threads = lancer_util::cores().clamp(1, taken.len().max(1));
         let this = self;
-        let built: Vec<std::thread::Result<Option<crate::hnsw_build::BuiltGraph>>> =
-            std::thread::scope(|sc| {
-                let handles: Vec<_> = taken
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (ids, recs))| {
-                        sc.spawn(move || {
-                            if ids.is_empty() {
-                                return None;
-                            }
-                            let p = first + i;
-                            let vectors = this.decode(p, recs);
-                            let space = crate::hnsw_build::Space {
-                                vectors: &vectors,
-                                dim: this.model.dim,
-                                dot: this.params.metric == Metric::Dot,
-                            };
-                            let seed = this.params.seed ^ (p as u64).wrapping_mul(0x9e37_79b9);
-                            Some(crate::hnsw_build::build_graph(space, h, seed))
-                        })
+        let joined: Vec<std::thread::Result<()>> = std::thread::scope(|sc| {
+            let handles: Vec<_> = (0..threads)
+                .map(|_| {
+                    sc.spawn(|| loop {
+                        let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&i) = order.get(at) else { break };
+                        let (ids, recs) = &taken[i];
+                        if ids.is_empty() {
+                            continue;
+                        }
+                        let p = first + i;
+                        let vectors = this.decode(p, recs);
+                        let space = crate::hnsw_build::Space {
+                            vectors: &vectors,
+                            dim: this.model.dim,
+                            dot: this.params.metric == Metric::Dot,
+                        };
+                        let seed = this.params.seed ^ (p as u64).wrapping_mul(0x9e37_79b9);
+                        let g = crate::hnsw_build::build_graph(space, h, seed);
+                        *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(g);
                     })
-                    .collect();
-                handles.into_iter().map(|h| h.join()).collect()
-            });
-        built
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join()).collect()
+        });
+        if joined.iter().any(|j| j.is_err()) {
+            return Err(invalid("an HNSW graph build failed"));
+        }
+        Ok(slots
             .into_iter()
-            .map(|b| b.map_err(|_| invalid("an HNSW graph build failed")))
-            .collect()
+            .map(|s| s.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .collect())
     }
 
     /// Partition `p`'s stored vectors as the index's searches see them, from its
@@ -882,7 +894,7 @@ impl PartitionWriter {
             None => None,
         };
         let mut aux_file = aux_file;
-        // HNSW graphs are built for a window of partitions at once, one per core.
+        // HNSW graphs are built for a window of partitions at once, on every core.
         let mut graphs = match self.params.hnsw {
             Some(_) => Some(crate::hnsw_build::GraphFile::new(
                 &self.params.type_name(),
@@ -892,7 +904,7 @@ impl PartitionWriter {
             None => None,
         };
         let window = if graphs.is_some() {
-            lancer_util::cores().max(1)
+            4 * lancer_util::cores().max(1)
         } else {
             1
         };

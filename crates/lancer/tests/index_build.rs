@@ -378,6 +378,9 @@ fn lancer_optimize_adds_a_delta_segment_pylance_uses() {
         ("ivf_sq_cosine_d16", Metric::Cosine),
         ("ivf_flat_dot_d16", Metric::Dot),
         ("ivf_rq5_l2_d32", Metric::L2),
+        // a delta segment with HNSW graphs of the index's settings
+        ("ivf_hnsw_sq_l2_d16", Metric::L2),
+        ("ivf_hnsw_pq8_dot_d16", Metric::Dot),
     ] {
         let detail: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(golden.join(format!("{case}.json"))).unwrap(),
