@@ -41,6 +41,24 @@ def is_vector(t: pa.DataType) -> bool:
     return False
 
 
+def is_multivector(schema: pa.Schema, column: str) -> bool:
+    """Whether ``column`` holds multivectors (a list of fixed-size-list vectors)."""
+    f = field_at(schema, column)
+    return f is not None and (pa.types.is_list(f.type) or pa.types.is_large_list(f.type)) \
+        and pa.types.is_fixed_size_list(f.type.value_type)
+
+
+def flat_vectors(q: Any) -> list:
+    """A multivector query (one vector, or a list of equal-length vectors) as one
+    flat list of floats, its vectors one after the other."""
+    if q and isinstance(q[0], (list, tuple)):
+        lens = {len(v) for v in q}
+        if len(lens) != 1:
+            raise ValueError(f"a multivector query needs vectors of one length, got lengths {sorted(lens)}")
+        return [float(x) for v in q for x in v]
+    return [float(x) for x in q]
+
+
 def index_target(schema: pa.Schema, column: str, index_type: Any, *, scalar: bool) -> None:
     """Refuses an index on a missing column, of an unknown type, or on a column of the
     wrong kind, as pylance does (KeyError / NotImplementedError / TypeError)."""

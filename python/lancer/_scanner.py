@@ -48,6 +48,9 @@ class LanceScanner:
                 q = q.tolist()
             elif isinstance(q, (pa.Array, pa.ChunkedArray, pa.Scalar)):
                 q = q.as_py() if isinstance(q, pa.Scalar) else q.to_pylist()
+            if _checks.is_multivector(self._ds.schema, nearest["column"]):
+                # a list of vectors is one multivector query on such a column
+                q = _checks.flat_vectors(q)
             prefilter = p.get("prefilter")
             _checks.nearest_keys(nearest)
             batch = inner.nearest(

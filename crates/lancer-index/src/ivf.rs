@@ -804,8 +804,15 @@ impl IvfSegment {
         let filter = (!kept.iter().all(|&b| b)).then_some(&kept[..]);
         let mut dist = self.row_distance(p, q, table);
         let query = crate::hnsw::GraphQuery { k: top.k, ef };
-        for s in g.search(query, filter, visited, &mut dist) {
-            top.offer(s.dist, self.row_ids[start + s.id as usize], &|_| true);
+        let found = g.search(query, filter, visited, &mut dist);
+        // a multivector row has a node per vector: its nearest stands for it (the
+        // reference's graph search answers each row once)
+        let mut seen = std::collections::HashSet::with_capacity(found.len());
+        for s in found {
+            let row = self.row_ids[start + s.id as usize];
+            if seen.insert(row) {
+                top.offer(s.dist, row, &|_| true);
+            }
         }
     }
 

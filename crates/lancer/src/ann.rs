@@ -207,6 +207,12 @@ fn exact(ds: &Dataset, req: &Nearest<'_>, addrs: &[u64]) -> Result<Vec<Hit>> {
     let mut hits = Vec::new();
     for frag in sorted.chunk_by(|a, b| a >> 32 == b >> 32) {
         let b = ds.take_addresses(frag, Some(&[req.column]))?;
+        if crate::multivector::is_multivector(b.column(0).data_type()) {
+            let heap =
+                crate::multivector::top_k(b.column(0), &req.query, req.metric, req.k, &|_| true)?;
+            hits.extend(heap.into_iter().map(|h| Hit(h.0, frag[h.1 as usize])));
+            continue;
+        }
         let (vecs, dim) = search::vectors(b.column(0))?;
         let valid = b.column(0).logical_nulls();
         let keep = |i: usize| valid.as_ref().is_none_or(|n| n.is_valid(i));
@@ -292,6 +298,29 @@ pub(crate) fn top_k(
     if segments.is_empty() || segments.iter().any(|s| Some(s.metric) != metric) {
         return search::streamed_top_k(ds, req, prefilter, None);
     }
+    // a multivector query through the index: one search per query vector, scored
+    if let Some(dim) = crate::multivector::column_dim(ds, req.column) {
+        // each query vector: its k x OVERFETCH best rows by the index's estimates
+        return crate::multivector::indexed_top_k(req, dim, |single| {
+            indexed_top_k(ds, single, prefilter, params, &segments, false)
+        });
+    }
+    indexed_top_k(ds, req, prefilter, params, &segments, true)
+}
+
+/// [`top_k`] through the index `segments` (searched with `req.metric`): their
+/// candidates, re-ranked exactly when asked or when fragments they do not cover are
+/// searched exactly beside them. A multivector row is indexed once per vector: with
+/// `unique` its best counts once, else (the reference's per-query-vector lists of XTR
+/// scoring) every vector's hit stays a candidate.
+fn indexed_top_k(
+    ds: &Dataset,
+    req: &Nearest<'_>,
+    prefilter: Option<&str>,
+    params: &AnnParams,
+    segments: &[Arc<IvfSegment>],
+    unique: bool,
+) -> Result<Vec<Hit>> {
     // With stable row ids the index holds ids, not addresses: they are mapped to the
     // rows' current addresses (compaction moves rows and keeps their ids).
     let addresses = stable_id_addresses(ds)?;
@@ -307,7 +336,7 @@ pub(crate) fn top_k(
     let wanted = req.k * params.refine_factor.unwrap_or(1).max(1) as usize;
     let probe = params.probe(wanted, req.k);
     let mut cands = Vec::new();
-    for s in &segments {
+    for s in segments {
         cands.extend(s.search(&req.query, &probe, &keep).map_err(index_error)?);
     }
     cands.sort_by(|a, b| {
@@ -315,13 +344,17 @@ pub(crate) fn top_k(
             .total_cmp(&b.distance)
             .then(a.row_id.cmp(&b.row_id))
     });
+    if unique {
+        let mut seen = std::collections::HashSet::new();
+        cands.retain(|c| seen.insert(c.row_id));
+    }
     cands.truncate(wanted);
     for c in &mut cands {
         c.row_id = address(c.row_id).unwrap_or(u64::MAX);
     }
     cands.retain(|c| c.row_id != u64::MAX);
     let mut covered = roaring::RoaringBitmap::new();
-    for s in &segments {
+    for s in segments {
         covered |= &s.fragments;
     }
     // fast_search leaves out the rows the index does not cover.

@@ -132,6 +132,13 @@ pub fn create_vector_index(
     opts: &VectorIndexOptions,
 ) -> Result<Dataset> {
     let field_id = top_level_field(ds, column, "to index")?;
+    if crate::multivector::column_dim(ds, column).is_some() && opts.metric != ivf::Metric::Cosine {
+        return Err(Error::InvalidArgument {
+            what: format!(
+                "{column:?} holds multivectors, which vector indexes support with the cosine distance only (as pylance): create it with metric cosine"
+            ),
+        });
+    }
     let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
     let existing = replaced_segments(ds, &name, opts.replace)?;
     let mut params = BuildParams::new(opts.quantizer, opts.metric);
@@ -280,7 +287,23 @@ fn for_each_vectors(
     let (mut vectors, mut ids) = (Vec::<f32>::new(), Vec::<u64>::new());
     for b in scan.stream()? {
         let b = b?;
-        let (vecs, d) = crate::search::vectors(b.column(0))?;
+        // a multivector row is indexed once per vector, each with the row's id
+        let (col, rows) = if crate::multivector::is_multivector(b.column(0).data_type()) {
+            let (offsets, values) = crate::multivector::parts(b.column(0))?;
+            let valid = b.column(0).logical_nulls();
+            let mut rows = Vec::with_capacity(values.len());
+            for r in 0..b.num_rows() {
+                if valid.as_ref().is_none_or(|n| n.is_valid(r)) {
+                    rows.extend((offsets[r]..offsets[r + 1]).map(|_| r));
+                } else {
+                    rows.extend((offsets[r]..offsets[r + 1]).map(|_| usize::MAX));
+                }
+            }
+            (values, Some(rows))
+        } else {
+            (b.column(0).clone(), None)
+        };
+        let (vecs, d) = crate::search::vectors(&col)?;
         let addrs = b
             .column_by_name(id_column)
             .and_then(|c| c.as_primitive_opt::<arrow_array::types::UInt64Type>())
@@ -288,7 +311,7 @@ fn for_each_vectors(
                 what: "row ids missing from the index scan".into(),
             })?;
         dim = d;
-        let valid = b.column(0).logical_nulls();
+        let valid = col.logical_nulls();
         let values = vecs.as_f32().ok_or_else(|| Error::InvalidArgument {
             what: format!(
                 "column {column:?} holds uint8 vectors; IVF indexes of float vectors only"
@@ -296,14 +319,15 @@ fn for_each_vectors(
         })?;
         vectors.clear();
         ids.clear();
-        for i in 0..b.num_rows() {
-            if valid.as_ref().is_some_and(|n| n.is_null(i)) {
+        for i in 0..col.len() {
+            let row = rows.as_ref().map_or(i, |r| r[i]);
+            if row == usize::MAX || valid.as_ref().is_some_and(|n| n.is_null(i)) {
                 continue;
             }
             let v = &values[i * d..(i + 1) * d];
             if v.iter().all(|x| x.is_finite()) {
                 vectors.extend_from_slice(v);
-                ids.push(addrs.value(i));
+                ids.push(addrs.value(row));
             }
         }
         if !ids.is_empty() {
@@ -325,11 +349,17 @@ fn build_streaming(
     use lancer_index::ivf_partition::{train, PartitionWriter, Sampler};
     // Stored floats (centroids, codebook, IVF_FLAT vectors) in the column's type.
     let mut params = params.clone();
-    if let Ok(arrow_schema::DataType::FixedSizeList(item, _)) = ds
+    // a multivector column's vectors are its lists' items
+    let vector_type = ds
         .schema()
         .field_with_name(column)
-        .map(|f| f.data_type().clone())
-    {
+        .map(|f| match f.data_type() {
+            arrow_schema::DataType::List(i) | arrow_schema::DataType::LargeList(i) => {
+                i.data_type().clone()
+            }
+            t => t.clone(),
+        });
+    if let Ok(arrow_schema::DataType::FixedSizeList(item, _)) = &vector_type {
         params.element = ivf_build::Element::of(item.data_type());
     }
     let params = &params;
@@ -343,11 +373,7 @@ fn build_streaming(
             .sum(),
     };
     // A delta segment reuses the index's model: one pass over the rows.
-    let fixed_dim = match ds
-        .schema()
-        .field_with_name(column)
-        .map(|f| f.data_type().clone())
-    {
+    let fixed_dim = match vector_type {
         Ok(arrow_schema::DataType::FixedSizeList(_, d)) if params.fixed.is_some() => {
             Some(d.max(0) as usize)
         }

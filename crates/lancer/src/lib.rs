@@ -16,6 +16,7 @@ pub mod hybrid;
 pub mod index;
 pub mod index_reader;
 pub mod index_spec;
+pub mod multivector;
 pub mod prewarm;
 pub mod scalar_index;
 mod scalar_plan;

@@ -327,7 +327,7 @@ fn top_k(
     hits
 }
 
-fn distance(m: Metric, q: &[f32], v: &[f32], qnorm: f32) -> f32 {
+pub(crate) fn distance(m: Metric, q: &[f32], v: &[f32], qnorm: f32) -> f32 {
     match m {
         Metric::L2 => l2(q, v),
         Metric::Dot => 1.0 - dot(q, v),
@@ -524,6 +524,25 @@ pub(crate) fn streamed_top_k(
     let out_schema = schema.clone();
     let score = move |b: RecordBatch| -> crate::Result<RecordBatch> {
         let col = b.column(0);
+        let addrs = b
+            .column(1)
+            .as_primitive_opt::<arrow_array::types::UInt64Type>()
+            .ok_or_else(|| crate::Error::InvalidArgument {
+                what: "row addresses missing from the scan".into(),
+            })?;
+        if crate::multivector::is_multivector(col.data_type()) {
+            let hits =
+                crate::multivector::top_k(col, &query, metric, k, &|_| true)?.into_sorted_vec();
+            let d: Float32Array = hits.iter().map(|h| h.0).collect();
+            let a: arrow_array::UInt64Array = hits
+                .iter()
+                .map(|h| usize::try_from(h.1).map_or(0, |i| addrs.value(i)))
+                .collect();
+            return Ok(RecordBatch::try_new(
+                out_schema.clone(),
+                vec![Arc::new(d), Arc::new(a)],
+            )?);
+        }
         let (vecs, dim) = vectors(col)?;
         if query.len() != dim {
             return Err(crate::Error::InvalidArgument {
@@ -533,12 +552,6 @@ pub(crate) fn streamed_top_k(
                 ),
             });
         }
-        let addrs = b
-            .column(1)
-            .as_primitive_opt::<arrow_array::types::UInt64Type>()
-            .ok_or_else(|| crate::Error::InvalidArgument {
-                what: "row addresses missing from the scan".into(),
-            })?;
         let valid = col.logical_nulls();
         let keep = |i: usize| valid.as_ref().is_none_or(|n| n.is_valid(i));
         let hits = scan_range(
