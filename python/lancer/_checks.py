@@ -88,7 +88,8 @@ def search_target(schema: pa.Schema, column: str) -> None:
 # pylance 14's ``nearest`` keywords (``ScannerBuilder.nearest``): honoured, refused by
 # name, or (query_parallelism: how many threads, not what is found) accepted as tuning.
 _NEAREST_HONOURED = {"column", "q", "k", "metric", "nprobes", "minimum_nprobes",
-                     "maximum_nprobes", "refine_factor", "use_index", "ef", "query_parallelism"}
+                     "maximum_nprobes", "refine_factor", "use_index", "ef", "query_parallelism",
+                     "approx_mode"}
 
 
 def nearest_keys(nearest: dict) -> None:
@@ -98,12 +99,6 @@ def nearest_keys(nearest: dict) -> None:
     for key, value in nearest.items():
         if key in _NEAREST_HONOURED:
             continue
-        if key == "approx_mode":
-            if value in (None, "normal"):
-                continue
-            if value not in ("fast", "accurate"):
-                raise ValueError(f'approx_mode must be "fast", "normal" or "accurate", got {value!r}')
-            raise NotImplementedError(f"nearest approx_mode={value!r} is not supported by lancer yet (\"normal\" is)")
         if key in ("distance_range", "search_effort"):
             if value is None:
                 continue

@@ -75,6 +75,7 @@ class Dataset:
         minimum_nprobes: Optional[int] = None,
         maximum_nprobes: Optional[int] = None,
         ef: Optional[int] = None,
+        approx_mode: Optional[str] = None,
     ) -> Any: ...
     def full_text_search(
         self,

@@ -72,6 +72,7 @@ class LanceScanner:
                 minimum_nprobes=nearest.get("minimum_nprobes"),
                 maximum_nprobes=nearest.get("maximum_nprobes"),
                 ef=nearest.get("ef"),
+                approx_mode=nearest.get("approx_mode"),
             )
         else:
             from .query import to_engine

@@ -692,9 +692,11 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin):
         expression}`` for computed columns), SQL ``filter``,
         ``limit`` / ``offset``, ``with_row_id`` / ``with_row_address``; or a vector search
         (``nearest={"column", "q", "k", "metric", "nprobes", "minimum_nprobes",
-        "maximum_nprobes", "refine_factor", "use_index", "ef"}``; ``query_parallelism`` is
-        tuning only; ``approx_mode`` other than "normal", ``distance_range`` and
-        ``search_effort`` are refused by name; a filter
+        "maximum_nprobes", "refine_factor", "use_index", "ef", "approx_mode"}``; ``q`` a
+        2-D array is one multivector query on a list-of-vectors column;
+        ``query_parallelism`` is tuning only; ``approx_mode`` "fast" walks HNSW graphs
+        ACORN-style past a prefilter, and on IVF_RQ "fast" / "accurate" are refused;
+        ``distance_range`` and ``search_effort`` are refused by name; a filter
         applies to the k nearest, or before the search with ``prefilter=True``, as in
         pylance) or a full-text search
         (``full_text_query="words"``)."""

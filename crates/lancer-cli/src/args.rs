@@ -580,6 +580,11 @@ pub enum Command {
         /// 1.5 x k x refine factor; at least k x refine factor). Other kinds ignore it.
         #[arg(long)]
         ef: Option<usize>,
+        /// fast, normal (default) or accurate: with fast, HNSW graphs are walked
+        /// ACORN-style past a --filter (kept rows only, reaching past rejected ones);
+        /// IVF_RQ indexes refuse fast and accurate; other kinds ignore it.
+        #[arg(long)]
+        approx_mode: Option<String>,
         /// Columns to print besides _distance (comma separated; default all but the vector).
         #[arg(long, value_delimiter = ',')]
         columns: Vec<String>,

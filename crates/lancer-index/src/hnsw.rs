@@ -35,6 +35,10 @@ use lancer_format::reader::FileReader;
 
 use crate::{IndexError, Result};
 
+/// Kept nodes an ACORN search starts from besides the entry point (the reference's
+/// seed count).
+pub const ACORN_SEEDS: usize = 16;
+
 /// The schema metadata key of the per-partition HNSW metadata.
 pub const HNSW_METADATA_KEY: &str = "lance:hnsw";
 
@@ -181,6 +185,9 @@ pub struct GraphQuery {
     pub k: usize,
     /// Beam width on level 0 (at least `k`).
     pub ef: usize,
+    /// Walk only kept nodes, reaching past filtered-out ones to their neighbours
+    /// (ACORN-1; the reference's `approx_mode="fast"`).
+    pub acorn: bool,
 }
 
 /// Reusable per-thread buffers of graph searches (the visited set of a partition).
@@ -451,9 +458,88 @@ impl Graph {
         for l in (1..self.levels.len()).rev() {
             cur = self.greedy(l, cur, dist);
         }
+        if let Some(k) = keep.filter(|_| q.acorn && kept < self.len) {
+            let mut out = self.acorn(cur, q.ef.max(q.k), k, kept, visited, dist);
+            if out.len() >= q.k.min(kept) {
+                out.truncate(q.k);
+                return out;
+            }
+            // too few found past the filter: the plain walk
+        }
         let mut out = self.beam(cur, q.ef.max(q.k), keep, visited, dist);
         out.truncate(q.k);
         out
+    }
+
+    /// ACORN-1 beam search of width `ef` on level 0 over the nodes `keep` passes:
+    /// the walk starts at `ep` (when kept) and at up to [`ACORN_SEEDS`] kept nodes
+    /// spread over the graph, moves only through kept nodes, and from a neighbour the
+    /// filter rejects reaches on to that neighbour's neighbours (at most `4 × ef` such
+    /// waypoints per search), so a selective filter does not strand it.
+    fn acorn(
+        &self,
+        ep: Scored,
+        ef: usize,
+        keep: &[bool],
+        kept: usize,
+        visited: &mut Visited,
+        dist: &mut dyn FnMut(u32) -> f32,
+    ) -> Vec<Scored> {
+        let level = &self.levels[0];
+        let ef = ef.clamp(1, self.len);
+        visited.reset(self.len);
+        let mut candidates = BinaryHeap::with_capacity(ef * 2);
+        let mut results: BinaryHeap<Scored> = BinaryHeap::with_capacity(ef + 1);
+        let worst = |r: &BinaryHeap<Scored>| r.peek().map_or(f32::INFINITY, |s| s.dist);
+        let consider = |x: u32,
+                        d: f32,
+                        results: &mut BinaryHeap<Scored>,
+                        candidates: &mut BinaryHeap<Reverse<Scored>>| {
+            if d <= worst(results) || results.len() < ef {
+                results.push(Scored { dist: d, id: x });
+                if results.len() > ef {
+                    results.pop();
+                }
+                candidates.push(Reverse(Scored { dist: d, id: x }));
+            }
+        };
+        let step = kept.div_ceil(ACORN_SEEDS).max(1);
+        let seeds = keep
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b)
+            .step_by(step)
+            .map(|(i, _)| i as u32);
+        for s in std::iter::once(ep.id).chain(seeds) {
+            if keep[s as usize] && visited.insert(s) {
+                let d = if s == ep.id { ep.dist } else { dist(s) };
+                consider(s, d, &mut results, &mut candidates);
+            }
+        }
+        let mut waypoints = 4 * ef;
+        while let Some(Reverse(cur)) = candidates.pop() {
+            if cur.dist > worst(&results) && results.len() == ef {
+                break;
+            }
+            for &x in level.neighbors(cur.id, true) {
+                if !visited.insert(x) {
+                    continue;
+                }
+                if keep[x as usize] {
+                    let d = dist(x);
+                    consider(x, d, &mut results, &mut candidates);
+                } else if waypoints > 0 {
+                    waypoints -= 1;
+                    for &y in level.neighbors(x, true) {
+                        if keep[y as usize] && visited.insert(y) {
+                            let d = dist(y);
+                            consider(y, d, &mut results, &mut candidates);
+                        }
+                    }
+                }
+            }
+        }
+        results.into_sorted_vec()
     }
 
     /// Greedy descent on level `l`: moves to the nearest neighbour while it is nearer.
@@ -646,7 +732,11 @@ mod tests {
         let target = 137.3f32;
         let mut dist = |i: u32| (i as f32 - target).abs();
         let mut v = Visited::default();
-        let q = GraphQuery { k: 3, ef: 8 };
+        let q = GraphQuery {
+            k: 3,
+            ef: 8,
+            acorn: false,
+        };
         let got: Vec<u32> = g
             .search(q, None, &mut v, &mut dist)
             .iter()
@@ -669,6 +759,18 @@ mod tests {
             .map(|s| s.id)
             .collect();
         assert_eq!(got, vec![123, 163, 83]);
+        // keep every 3rd node: the plain walk and ACORN (kept nodes only, through the
+        // rejected neighbours to theirs) both find the nearest kept nodes
+        let keep: Vec<bool> = (0..200).map(|i| i % 3 == 0).collect();
+        for acorn in [false, true] {
+            let q = GraphQuery { acorn, ..q };
+            let got: Vec<u32> = g
+                .search(q, Some(&keep), &mut v, &mut dist)
+                .iter()
+                .map(|s| s.id)
+                .collect();
+            assert_eq!(got, vec![138, 135, 141], "acorn {acorn}");
+        }
         assert_eq!(g.unreachable(), 0);
         assert_eq!(g.level_len(1), 100);
         assert_eq!(g.degrees(1)[0], 1);
@@ -682,7 +784,11 @@ mod tests {
         let (meta, ids, offsets, values) = line(n);
         let mut dist = |i: u32| (i as f32 - 17.5).abs();
         let mut v = Visited::default();
-        let q = GraphQuery { k: 5, ef: 10 };
+        let q = GraphQuery {
+            k: 5,
+            ef: 10,
+            acorn: false,
+        };
         let try_load = |m: HnswMetadata, ids: &[u32], offs: &[i32], vals: &[u32]| {
             let cols = Columns {
                 ids,

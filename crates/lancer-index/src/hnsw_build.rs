@@ -553,7 +553,16 @@ mod tests {
                 exact.sort_by(|a, b| a.0.total_cmp(&b.0));
                 let want: Vec<u32> = exact[..10].iter().map(|e| e.1).collect();
                 let mut dist = d;
-                let got = loaded.search(GraphQuery { k: 10, ef: 64 }, None, &mut vis, &mut dist);
+                let got = loaded.search(
+                    GraphQuery {
+                        k: 10,
+                        ef: 64,
+                        acorn: false,
+                    },
+                    None,
+                    &mut vis,
+                    &mut dist,
+                );
                 hit += got.iter().filter(|s| want.contains(&s.id)).count();
                 all += 10;
             }

@@ -21,6 +21,7 @@ use lancer_table::Dataset;
 use prost::Message;
 use roaring::RoaringBitmap;
 
+use crate::ivf_graph::Beam;
 use crate::kernels::{dot, l2};
 use crate::pb;
 use crate::{IndexError, Result};
@@ -136,12 +137,12 @@ pub struct IvfSegment {
 
 /// One search thread's buffers: per-row sums and a partition's PQ lookup table.
 #[derive(Debug, Default)]
-struct Scratch {
-    sums: Vec<f32>,
-    table: Vec<f32>,
+pub(crate) struct Scratch {
+    pub(crate) sums: Vec<f32>,
+    pub(crate) table: Vec<f32>,
     /// Graph searches: the visited set and which nodes the caller keeps.
-    visited: crate::hnsw::Visited,
-    keep: Vec<bool>,
+    pub(crate) visited: crate::hnsw::Visited,
+    pub(crate) keep: Vec<bool>,
 }
 
 /// Scratch buffers kept per segment (one per search thread in flight).
@@ -190,6 +191,44 @@ pub struct Probe {
     pub round: usize,
     /// Beam width of HNSW graph searches (default `k + k/2`; at least `k`).
     pub ef: Option<usize>,
+    /// The speed / accuracy trade-off asked for (the reference's `approx_mode`).
+    pub approx: ApproxMode,
+}
+
+/// The reference's `approx_mode`: `Fast` walks HNSW graphs past a filter ACORN-style;
+/// `Normal` and `Accurate` search as always. IVF_RQ indexes trade precision for speed
+/// under it in the reference, which Lancer refuses (see [`IvfSegment::search`]); the
+/// other kinds ignore it, as the reference's do.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ApproxMode {
+    /// Lower latency, maybe lower recall.
+    Fast,
+    /// The default balance.
+    #[default]
+    Normal,
+    /// Higher recall, maybe higher latency.
+    Accurate,
+}
+
+impl ApproxMode {
+    /// The reference's name: `fast`, `normal` or `accurate`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Fast => "fast",
+            Self::Normal => "normal",
+            Self::Accurate => "accurate",
+        }
+    }
+
+    /// Parses `fast`, `normal` or `accurate`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "fast" => Some(Self::Fast),
+            "normal" => Some(Self::Normal),
+            "accurate" => Some(Self::Accurate),
+            _ => None,
+        }
+    }
 }
 
 /// How many of the partitions at (ascending) centroid distances `d` the reference's
@@ -677,11 +716,24 @@ impl IvfSegment {
         }
         // the reference's default beam, and its refusal of a narrower one
         let ef = probe.ef.unwrap_or(probe.k.saturating_add(probe.k / 2));
+        let beam = Beam {
+            ef,
+            acorn: probe.approx == ApproxMode::Fast,
+        };
         if self.graphs.is_some() && ef < probe.k {
             return Err(IndexError::InvalidArgument {
                 what: format!(
                     "ef must be greater than or equal to k: ef {ef} for {} candidates (k × refine_factor) of HNSW index {}",
                     probe.k, self.name
+                ),
+            });
+        }
+        if probe.approx != ApproxMode::Normal && matches!(self.storage, Storage::Rq(_)) {
+            return Err(IndexError::InvalidArgument {
+                what: format!(
+                    "approx_mode={:?} on IVF_RQ index {} is not supported by Lancer yet (it always uses the multi-bit estimate): search with approx_mode=\"normal\"",
+                    probe.approx.name(),
+                    self.name
                 ),
             });
         }
@@ -716,7 +768,7 @@ impl IvfSegment {
                             let mut scratch = self.take_scratch();
                             // nearest partitions first, dealt round-robin
                             for &p in first.iter().skip(t).step_by(threads) {
-                                self.search_partition(p, q, rq, ef, &mut scratch, &mut top, keep);
+                                self.search_partition(p, q, rq, beam, &mut scratch, &mut top, keep);
                             }
                             self.give_scratch(scratch);
                             top
@@ -742,7 +794,7 @@ impl IvfSegment {
                 break;
             }
             let scratch = scratch.get_or_insert_with(|| self.take_scratch());
-            self.search_partition(p, &q, rq, ef, scratch, &mut best, keep);
+            self.search_partition(p, &q, rq, beam, scratch, &mut best, keep);
         }
         if let Some(scratch) = scratch {
             self.give_scratch(scratch);
@@ -761,14 +813,14 @@ impl IvfSegment {
         p: usize,
         q: &[f32],
         rq: Option<&crate::rabitq::QueryTables>,
-        ef: usize,
+        beam: Beam,
         scratch: &mut Scratch,
         top: &mut TopK,
         keep: &dyn Fn(u64) -> bool,
     ) {
         if let Some(graphs) = &self.graphs {
             if let Some(g) = graphs.get(p).and_then(|g| g.as_ref()) {
-                self.search_graph(g, p, q, ef, scratch, top, keep);
+                self.search_graph(g, p, q, beam, scratch, top, keep);
             }
             return;
         }
@@ -777,126 +829,6 @@ impl IvfSegment {
             top.offer(d, self.row_ids[row], keep);
             top.bound()
         });
-    }
-
-    /// Offers `top` the best `top.k` rows of partition `p` that a walk of its HNSW
-    /// graph `g` (beam `ef`) finds, among those `keep` passes.
-    #[allow(clippy::too_many_arguments)]
-    fn search_graph(
-        &self,
-        g: &crate::hnsw::Graph,
-        p: usize,
-        q: &[f32],
-        ef: usize,
-        scratch: &mut Scratch,
-        top: &mut TopK,
-        keep: &dyn Fn(u64) -> bool,
-    ) {
-        let (start, len) = self.partitions[p];
-        let Scratch {
-            table,
-            visited,
-            keep: kept,
-            ..
-        } = scratch;
-        kept.clear();
-        kept.extend(self.row_ids[start..start + len].iter().map(|&id| keep(id)));
-        let filter = (!kept.iter().all(|&b| b)).then_some(&kept[..]);
-        let mut dist = self.row_distance(p, q, table);
-        let query = crate::hnsw::GraphQuery { k: top.k, ef };
-        let found = g.search(query, filter, visited, &mut dist);
-        // a multivector row has a node per vector: its nearest stands for it (the
-        // reference's graph search answers each row once)
-        let mut seen = std::collections::HashSet::with_capacity(found.len());
-        for s in found {
-            let row = self.row_ids[start + s.id as usize];
-            if seen.insert(row) {
-                top.offer(s.dist, row, &|_| true);
-            }
-        }
-    }
-
-    /// The distance of the prepared query `q` to row `i` of partition `p`, one row at
-    /// a time (graph walks), equal to what [`Self::score_partition`] computes for it.
-    fn row_distance<'a>(
-        &'a self,
-        p: usize,
-        q: &'a [f32],
-        table: &'a mut Vec<f32>,
-    ) -> Box<dyn FnMut(u32) -> f32 + 'a> {
-        let (start, len) = self.partitions[p];
-        let dim = self.dim;
-        match &self.storage {
-            Storage::Flat { vectors } => {
-                let metric = self.metric;
-                Box::new(move |i| {
-                    let r = start + i as usize;
-                    let v = &vectors[r * dim..(r + 1) * dim];
-                    match metric {
-                        Metric::L2 => l2(q, v),
-                        Metric::Cosine => l2(q, v) / 2.0,
-                        Metric::Dot => 1.0 - dot(q, v),
-                    }
-                })
-            }
-            Storage::Pq {
-                m,
-                nbits,
-                books,
-                codes,
-                residual,
-                ..
-            } => {
-                let c = &self.centroids[p * dim..(p + 1) * dim];
-                pq_table(q, c, books, *m, *nbits, *residual, dim, table);
-                let table: &'a [f32] = table;
-                let width = m * *nbits as usize / 8;
-                let part = &codes[start * width..(start + len) * width];
-                let bias = if *residual { 0.0 } else { 1.0 - *m as f32 };
-                let four = *nbits == 4;
-                Box::new(move |i| {
-                    let i = i as usize;
-                    let mut sum = 0f32;
-                    for b in 0..width {
-                        let code = part[b * len + i] as usize;
-                        if four {
-                            sum += table[(2 * b) * 16 + (code & 15)];
-                            sum += table[(2 * b + 1) * 16 + (code >> 4)];
-                        } else {
-                            sum += table[b * 256 + code];
-                        }
-                    }
-                    sum + bias
-                })
-            }
-            Storage::Sq {
-                start: lo,
-                end: hi,
-                codes,
-            } => {
-                let step = ((hi - lo) / 255.0) as f32;
-                let qc: Vec<u8> = q.iter().map(|&x| sq_code(x, *lo, *hi)).collect();
-                let qs: Vec<f32> = q.iter().map(|&x| x * step).collect();
-                let qlo: f32 = q.iter().map(|&x| x * *lo as f32).sum();
-                let metric = self.metric;
-                Box::new(move |i| {
-                    let r = start + i as usize;
-                    let code = &codes[r * dim..(r + 1) * dim];
-                    match metric {
-                        Metric::Dot => {
-                            let mut s = 0f32;
-                            for (x, &cd) in qs.iter().zip(code) {
-                                s += x * f32::from(cd);
-                            }
-                            1.0 - (qlo + s)
-                        }
-                        _ => crate::kernels::sq_l2(&qc, code) as f32 * step * step,
-                    }
-                })
-            }
-            // refused when the segment is opened
-            Storage::Rq(_) => Box::new(|_| f32::INFINITY),
-        }
     }
 
     /// Scores every row of partition `p` against the prepared query `q`, handing
@@ -1009,8 +941,8 @@ impl IvfSegment {
 /// ~7 levels at k = 100, which was a tenth of a refined search on small vectors), and
 /// keeps exactly the rows a heap would: the `k` smallest (distance, id) among the rows
 /// that passed `keep`.
-struct TopK {
-    k: usize,
+pub(crate) struct TopK {
+    pub(crate) k: usize,
     /// Candidates, best `k` first after each [`Self::compact`]; under `2k` between.
     buf: Vec<Ranked>,
     /// The k-th best distance at the last compaction; infinity before the first.
@@ -1031,7 +963,7 @@ impl TopK {
     }
 
     /// Offers row `id` at distance `d`.
-    fn offer(&mut self, d: f32, id: u64, keep: &dyn Fn(u64) -> bool) {
+    pub(crate) fn offer(&mut self, d: f32, id: u64, keep: &dyn Fn(u64) -> bool) {
         if d.is_nan() || self.k == 0 {
             return;
         }
@@ -1093,7 +1025,7 @@ impl TopK {
 }
 
 /// The 8-bit SQ code of one component (saturating, NaN → 0).
-fn sq_code(v: f32, start: f64, end: f64) -> u8 {
+pub(crate) fn sq_code(v: f32, start: f64, end: f64) -> u8 {
     if end == start {
         return 0;
     }
@@ -1105,7 +1037,7 @@ fn sq_code(v: f32, start: f64, end: f64) -> u8 {
 /// the query (its residual to centroid `c` when `residual`) to each codebook entry —
 /// squared L2, or for dot `1 - q_s · entry`.
 #[allow(clippy::too_many_arguments)]
-fn pq_table(
+pub(crate) fn pq_table(
     q: &[f32],
     c: &[f32],
     books: &[crate::kmeans::Transposed],

@@ -12,6 +12,7 @@ pub mod hnsw_build;
 pub mod inverted;
 pub mod ivf;
 pub mod ivf_build;
+mod ivf_graph;
 mod ivf_info;
 pub mod ivf_partition;
 pub mod kernels;

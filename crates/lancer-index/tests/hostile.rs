@@ -67,6 +67,7 @@ fn mutated_index_files_never_panic() {
                         wanted: 10,
                         round: 2,
                         ef: None,
+                        approx: Default::default(),
                     };
                     seg.search(&q, &probe, &|_| true).map(|_| ())
                 })

@@ -595,7 +595,7 @@ impl Dataset {
     #[pyo3(signature = (column, q, k, metric=None, nprobes=None, refine_factor=None, filter=None,
                         prefilter=true, columns=None, use_index=true, with_row_id=false,
                         with_row_address=false, explain=false, fast_search=false,
-                        minimum_nprobes=None, maximum_nprobes=None, ef=None))]
+                        minimum_nprobes=None, maximum_nprobes=None, ef=None, approx_mode=None))]
     #[allow(clippy::too_many_arguments)]
     fn nearest(
         &self,
@@ -617,7 +617,16 @@ impl Dataset {
         minimum_nprobes: Option<usize>,
         maximum_nprobes: Option<usize>,
         ef: Option<usize>,
+        approx_mode: Option<String>,
     ) -> PyResult<Py<PyAny>> {
+        let approx_mode = match approx_mode.as_deref() {
+            None => lancer::ann::ApproxMode::Normal,
+            Some(m) => lancer::ann::ApproxMode::parse(m).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "approx_mode must be \"fast\", \"normal\" or \"accurate\", got {m:?}"
+                ))
+            })?,
+        };
         use lancer::search::{nearest_with_rows, Filtering, Metric, Nearest, RowMeta};
         let b = py.detach(|| {
             let metric = match metric {
@@ -645,6 +654,7 @@ impl Dataset {
                 min_nprobes: minimum_nprobes,
                 max_nprobes: maximum_nprobes,
                 ef,
+                approx_mode,
             };
             if explain {
                 return lancer::explain::explain_nearest(&self.ds, &req, filtering, &params)

@@ -48,7 +48,13 @@ pub struct AnnParams {
     /// refine_factor`, refused below `k × refine_factor`). Other index kinds ignore
     /// it, as pylance's do.
     pub ef: Option<usize>,
+    /// The reference's `approx_mode`: `Fast` walks HNSW graphs past a filter
+    /// ACORN-style (kept nodes only, reaching past rejected ones); IVF_RQ indexes
+    /// refuse `Fast` and `Accurate`; other kinds ignore it, as pylance's do.
+    pub approx_mode: ApproxMode,
 }
+
+pub use lancer_index::ivf::ApproxMode;
 
 impl Default for AnnParams {
     fn default() -> Self {
@@ -60,6 +66,7 @@ impl Default for AnnParams {
             refine_factor: None,
             fast_search: false,
             ef: None,
+            approx_mode: ApproxMode::Normal,
         }
     }
 }
@@ -83,6 +90,7 @@ impl AnnParams {
             wanted,
             round: lancer_util::cores(),
             ef: self.ef,
+            approx: self.approx_mode,
         }
     }
 }

@@ -267,6 +267,7 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
             refine_factor,
             fast_search,
             ef,
+            approx_mode,
             columns,
             filter,
             postfilter,
@@ -287,6 +288,14 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
                 refine_factor,
                 fast_search,
                 ef,
+                approx_mode: match approx_mode.as_deref() {
+                    None => lancer::ann::ApproxMode::Normal,
+                    Some(m) => lancer::ann::ApproxMode::parse(m).ok_or_else(|| {
+                        lancer::Error::InvalidArgument {
+                            what: format!("--approx-mode {m:?}: use fast, normal or accurate"),
+                        }
+                    })?,
+                },
                 ..Default::default()
             };
             let filtering = match (&filter, postfilter) {

@@ -1,0 +1,140 @@
+//! HNSW graph searches inside an IVF segment (`IVF_HNSW_FLAT` / `_SQ` / `_PQ`): a
+//! partition's graph ([`crate::hnsw`]) walked with the partition's stored vectors
+//! scored one row at a time, as the partition scan would score them (format guide
+//! "Vector Indices" → HNSW, lines ~2504–2563).
+
+use crate::ivf::{pq_table, sq_code, IvfSegment, Metric, Scratch, Storage, TopK};
+use crate::kernels::{dot, l2};
+
+/// How the graphs of an HNSW index are walked for one query.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Beam {
+    pub(crate) ef: usize,
+    pub(crate) acorn: bool,
+}
+
+impl IvfSegment {
+    /// Offers `top` the best `top.k` rows of partition `p` that a walk of its HNSW
+    /// graph `g` (beam `ef`) finds, among those `keep` passes.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn search_graph(
+        &self,
+        g: &crate::hnsw::Graph,
+        p: usize,
+        q: &[f32],
+        beam: Beam,
+        scratch: &mut Scratch,
+        top: &mut TopK,
+        keep: &dyn Fn(u64) -> bool,
+    ) {
+        let (start, len) = self.partitions[p];
+        let Scratch {
+            table,
+            visited,
+            keep: kept,
+            ..
+        } = scratch;
+        kept.clear();
+        kept.extend(self.row_ids[start..start + len].iter().map(|&id| keep(id)));
+        let filter = (!kept.iter().all(|&b| b)).then_some(&kept[..]);
+        let mut dist = self.row_distance(p, q, table);
+        let query = crate::hnsw::GraphQuery {
+            k: top.k,
+            ef: beam.ef,
+            acorn: beam.acorn,
+        };
+        let found = g.search(query, filter, visited, &mut dist);
+        // a multivector row has a node per vector: its nearest stands for it (the
+        // reference's graph search answers each row once)
+        let mut seen = std::collections::HashSet::with_capacity(found.len());
+        for s in found {
+            let row = self.row_ids[start + s.id as usize];
+            if seen.insert(row) {
+                top.offer(s.dist, row, &|_| true);
+            }
+        }
+    }
+
+    /// The distance of the prepared query `q` to row `i` of partition `p`, one row at
+    /// a time (graph walks), equal to what [`Self::score_partition`] computes for it.
+    fn row_distance<'a>(
+        &'a self,
+        p: usize,
+        q: &'a [f32],
+        table: &'a mut Vec<f32>,
+    ) -> Box<dyn FnMut(u32) -> f32 + 'a> {
+        let (start, len) = self.partitions[p];
+        let dim = self.dim;
+        match &self.storage {
+            Storage::Flat { vectors } => {
+                let metric = self.metric;
+                Box::new(move |i| {
+                    let r = start + i as usize;
+                    let v = &vectors[r * dim..(r + 1) * dim];
+                    match metric {
+                        Metric::L2 => l2(q, v),
+                        Metric::Cosine => l2(q, v) / 2.0,
+                        Metric::Dot => 1.0 - dot(q, v),
+                    }
+                })
+            }
+            Storage::Pq {
+                m,
+                nbits,
+                books,
+                codes,
+                residual,
+                ..
+            } => {
+                let c = &self.centroids[p * dim..(p + 1) * dim];
+                pq_table(q, c, books, *m, *nbits, *residual, dim, table);
+                let table: &'a [f32] = table;
+                let width = m * *nbits as usize / 8;
+                let part = &codes[start * width..(start + len) * width];
+                let bias = if *residual { 0.0 } else { 1.0 - *m as f32 };
+                let four = *nbits == 4;
+                Box::new(move |i| {
+                    let i = i as usize;
+                    let mut sum = 0f32;
+                    for b in 0..width {
+                        let code = part[b * len + i] as usize;
+                        if four {
+                            sum += table[(2 * b) * 16 + (code & 15)];
+                            sum += table[(2 * b + 1) * 16 + (code >> 4)];
+                        } else {
+                            sum += table[b * 256 + code];
+                        }
+                    }
+                    sum + bias
+                })
+            }
+            Storage::Sq {
+                start: lo,
+                end: hi,
+                codes,
+            } => {
+                let step = ((hi - lo) / 255.0) as f32;
+                let qc: Vec<u8> = q.iter().map(|&x| sq_code(x, *lo, *hi)).collect();
+                let qs: Vec<f32> = q.iter().map(|&x| x * step).collect();
+                let qlo: f32 = q.iter().map(|&x| x * *lo as f32).sum();
+                let metric = self.metric;
+                Box::new(move |i| {
+                    let r = start + i as usize;
+                    let code = &codes[r * dim..(r + 1) * dim];
+                    match metric {
+                        Metric::Dot => {
+                            let mut s = 0f32;
+                            for (x, &cd) in qs.iter().zip(code) {
+                                s += x * f32::from(cd);
+                            }
+                            1.0 - (qlo + s)
+                        }
+                        _ => crate::kernels::sq_l2(&qc, code) as f32 * step * step,
+                    }
+                })
+            }
+            // refused when the segment is opened
+            Storage::Rq(_) => Box::new(|_| f32::INFINITY),
+        }
+    }
+}
