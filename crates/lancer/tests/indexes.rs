@@ -43,6 +43,7 @@ fn params(setting: &Value) -> AnnParams {
         refine_factor: n["refine_factor"].as_u64().map(|v| v as u32),
         fast_search: setting["scanner"]["fast_search"].as_bool().unwrap_or(false),
         ef: get("ef"),
+        ..Default::default()
     }
 }
 
