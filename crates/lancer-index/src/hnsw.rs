@@ -542,6 +542,83 @@ impl Graph {
         results.into_sorted_vec()
     }
 
+    /// One unfiltered search of the graph, told as it goes (for `lancer inspect`): the
+    /// entry point, each level's greedy hops down to level 1 (node, distance), then the
+    /// level-0 beam of width `ef` — nodes expanded, distances computed, the `k` best.
+    pub fn trace(
+        &self,
+        k: usize,
+        ef: usize,
+        dist: &mut dyn FnMut(u32) -> f32,
+    ) -> serde_json::Value {
+        if self.len == 0 {
+            return serde_json::json!({"nodes": 0});
+        }
+        let mut computed = 0usize;
+        let mut counted = |x: u32| {
+            computed += 1;
+            dist(x)
+        };
+        let ep = self.meta.entry_point;
+        let mut cur = Scored {
+            dist: counted(ep),
+            id: ep,
+        };
+        let mut descent = Vec::new();
+        for l in (1..self.levels.len()).rev() {
+            if self.level_len(l) == 0 {
+                continue;
+            }
+            let mut hops = vec![serde_json::json!([cur.id, cur.dist])];
+            loop {
+                let next = self.greedy_step(l, cur, &mut counted);
+                if next.id == cur.id {
+                    break;
+                }
+                cur = next;
+                hops.push(serde_json::json!([cur.id, cur.dist]));
+            }
+            descent.push(serde_json::json!({"level": l, "nodes": self.level_len(l), "hops": hops}));
+        }
+        let mut visited = Visited::default();
+        let ef = ef.max(k);
+        let (out, expanded) = self.beam_counted(cur, ef, &mut visited, &mut counted);
+        let best: Vec<serde_json::Value> = out
+            .iter()
+            .take(k)
+            .map(|s| serde_json::json!([s.id, s.dist]))
+            .collect();
+        serde_json::json!({"nodes": self.len, "entry_point": ep, "descent": descent,
+                           "beam": {"ef": ef, "start": cur.id, "expanded": expanded, "best": best},
+                           "distances_computed": computed})
+    }
+
+    /// One greedy move on level `l`: the nearest neighbour of `cur` if nearer, else
+    /// `cur`.
+    fn greedy_step(&self, l: usize, cur: Scored, dist: &mut dyn FnMut(u32) -> f32) -> Scored {
+        let mut best = cur;
+        for &x in self.levels[l].neighbors(cur.id, false) {
+            let d = dist(x);
+            if d < best.dist {
+                best = Scored { dist: d, id: x };
+            }
+        }
+        best
+    }
+
+    /// [`Self::beam`] without a filter, also counting the nodes it expands.
+    fn beam_counted(
+        &self,
+        ep: Scored,
+        ef: usize,
+        visited: &mut Visited,
+        dist: &mut dyn FnMut(u32) -> f32,
+    ) -> (Vec<Scored>, usize) {
+        let mut expanded = 0usize;
+        let out = self.beam_with(ep, ef, None, visited, dist, &mut |_| expanded += 1);
+        (out, expanded)
+    }
+
     /// Greedy descent on level `l`: moves to the nearest neighbour while it is nearer.
     fn greedy(&self, l: usize, start: Scored, dist: &mut dyn FnMut(u32) -> f32) -> Scored {
         let level = &self.levels[l];
@@ -570,6 +647,19 @@ impl Graph {
         visited: &mut Visited,
         dist: &mut dyn FnMut(u32) -> f32,
     ) -> Vec<Scored> {
+        self.beam_with(ep, ef, keep, visited, dist, &mut |_| {})
+    }
+
+    /// [`Self::beam`], telling `on_expand` each node it expands.
+    fn beam_with(
+        &self,
+        ep: Scored,
+        ef: usize,
+        keep: Option<&[bool]>,
+        visited: &mut Visited,
+        dist: &mut dyn FnMut(u32) -> f32,
+        on_expand: &mut dyn FnMut(u32),
+    ) -> Vec<Scored> {
         let level = &self.levels[0];
         // a beam wider than the graph holds it all
         let ef = ef.clamp(1, self.len);
@@ -587,6 +677,7 @@ impl Graph {
             if cur.dist > worst(&results) && results.len() == ef {
                 break;
             }
+            on_expand(cur.id);
             for &x in level.neighbors(cur.id, true) {
                 if !visited.insert(x) {
                     continue;

@@ -680,7 +680,7 @@ impl IvfSegment {
     }
 
     /// The query as the index compares it (normalized for cosine).
-    fn prepare(&self, query: &[f32]) -> Vec<f32> {
+    pub(crate) fn prepare(&self, query: &[f32]) -> Vec<f32> {
         if self.metric == Metric::Cosine {
             let n = dot(query, query).sqrt();
             if n > 0.0 {

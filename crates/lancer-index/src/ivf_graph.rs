@@ -57,7 +57,7 @@ impl IvfSegment {
 
     /// The distance of the prepared query `q` to row `i` of partition `p`, one row at
     /// a time (graph walks), equal to what [`Self::score_partition`] computes for it.
-    fn row_distance<'a>(
+    pub(crate) fn row_distance<'a>(
         &'a self,
         p: usize,
         q: &'a [f32],

@@ -141,9 +141,25 @@ impl IvfSegment {
             .take(searched)
             .map(|x| self.partitions[x.1].1)
             .sum();
-        Ok(
-            serde_json::json!({"k": k, "partitions_searched": searched, "candidates_scored": candidates,
-                              "order": order}),
-        )
+        let mut out = serde_json::json!({"k": k, "partitions_searched": searched, "candidates_scored": candidates,
+                                         "order": order});
+        // an HNSW index: each searched partition's graph walk, hop by hop
+        if let Some(graphs) = &self.graphs {
+            let q = self.prepare(query);
+            let mut table = Vec::new();
+            let walks: Vec<serde_json::Value> = d
+                .iter()
+                .take(searched)
+                .filter_map(|&(_, p)| {
+                    let g = graphs.get(p)?.as_ref()?;
+                    let mut dist = self.row_distance(p, &q, &mut table);
+                    let mut t = g.trace(k, k + k / 2, &mut dist);
+                    t["partition"] = p.into();
+                    Some(t)
+                })
+                .collect();
+            out["graph_walks"] = walks.into();
+        }
+        Ok(out)
     }
 }

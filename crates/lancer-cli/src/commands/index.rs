@@ -518,7 +518,55 @@ pub fn inspect(
                     }
                 );
             }
+            for w in p["graph_walks"].as_array().into_iter().flatten() {
+                print_walk(w);
+            }
         }
     }
     Ok(())
+}
+
+/// One partition's HNSW graph walk (`graph_walks` of a probe path): the greedy hops
+/// per level, then the level-0 beam.
+fn print_walk(w: &serde_json::Value) {
+    println!(
+        "    partition {} graph walk ({} nodes, entry point {}, {} distances computed):",
+        w["partition"], w["nodes"], w["entry_point"], w["distances_computed"]
+    );
+    let hop = |h: &serde_json::Value| {
+        format!(
+            "{} ({})",
+            h[0],
+            h[1].as_f64()
+                .map_or_else(String::new, |d| format!("{d:.4}"))
+        )
+    };
+    for d in w["descent"].as_array().into_iter().flatten() {
+        let hops: Vec<String> = d["hops"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(hop)
+            .collect();
+        println!(
+            "      level {} ({} nodes): {}",
+            d["level"],
+            d["nodes"],
+            hops.join(" -> ")
+        );
+    }
+    let b = &w["beam"];
+    let best: Vec<String> = b["best"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(hop)
+        .collect();
+    println!(
+        "      level 0 beam of {} from {}: {} nodes expanded; best {}",
+        b["ef"],
+        b["start"],
+        b["expanded"],
+        best.join(", ")
+    );
 }

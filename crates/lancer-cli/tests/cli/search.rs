@@ -228,3 +228,103 @@ fn hybrid_search_fuses_vector_and_text_ranks() {
     assert_eq!(bad.status.code(), Some(2), "a usage error");
     assert!(String::from_utf8_lossy(&bad.stderr).contains("rank constant"));
 }
+
+/// A pylance-built HNSW index: `search --ef` gives pylance's recorded answer, an `ef`
+/// below k is refused, and `inspect --index --query` walks each searched partition's
+/// graph (greedy hops above level 0, then the beam) ending at the rows the search
+/// returns from it.
+#[test]
+fn search_and_inspect_walk_a_pylance_built_hnsw_index() {
+    let root = repo().join("tests/data/indexes/pylance-14");
+    let case: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("ivf_hnsw_sq_l2_d16.json")).unwrap(),
+    )
+    .unwrap();
+    let q = &case["queries"][4];
+    let query: Vec<String> = q["query"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap().to_string())
+        .collect();
+    let query = query.join(",");
+    let ds = root.join("ivf_hnsw_sq_l2_d16");
+    let out = ok(lancer()
+        .args([
+            "search",
+            "--column",
+            "vec",
+            "--query",
+            &query,
+            "--columns",
+            "id",
+            "--json",
+        ])
+        .args(["--nprobes", "8", "--ef", "40", "--fast-search"])
+        .arg(&ds));
+    let want: Vec<i64> = q["results"]["fast_np8_ef40"]["ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    assert_eq!(common::json_ids(&out), want);
+    let refused = lancer()
+        .args(["search", "--column", "vec", "--query", &query, "--ef", "4"])
+        .arg(&ds)
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("ef must be"));
+    let args = [
+        "inspect",
+        "--json",
+        "--index",
+        "vec_idx",
+        "--query",
+        &query,
+        "--nprobes",
+        "2",
+    ];
+    let probe = json_of(&args, &ds)["segments"][0]["probe"].clone();
+    let walks = probe["graph_walks"].as_array().unwrap();
+    assert_eq!(walks.len(), 2, "{probe}");
+    for w in walks {
+        let hops = w["descent"].as_array().unwrap();
+        assert!(!hops.is_empty(), "{w}");
+        // each level's hops only get nearer, and the beam starts where they end
+        for level in hops {
+            let d: Vec<f64> = level["hops"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| h[1].as_f64().unwrap())
+                .collect();
+            assert!(d.windows(2).all(|p| p[1] < p[0]), "{level}");
+        }
+        let last = hops.last().unwrap()["hops"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()[0]
+            .clone();
+        assert_eq!(w["beam"]["start"], last, "{w}");
+        assert!(w["beam"]["best"].as_array().unwrap().len() <= 10);
+    }
+    let text = ok(lancer()
+        .args([
+            "inspect",
+            "--index",
+            "vec_idx",
+            "--query",
+            &query,
+            "--nprobes",
+            "1",
+        ])
+        .arg(&ds));
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("graph walk") && text.contains("level 0 beam"),
+        "{text}"
+    );
+}
