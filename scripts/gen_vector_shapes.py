@@ -34,6 +34,8 @@ KINDS = [
     ("IVF_PQ", {"num_sub_vectors": 4}),
     ("IVF_SQ", {}),
     ("IVF_RQ", {}),
+    # HNSW graphs per partition (issue 42)
+    ("IVF_HNSW_SQ", {"m": 8, "ef_construction": 40}),
 ]
 METRICS = ["l2", "cosine"]
 K = 10
