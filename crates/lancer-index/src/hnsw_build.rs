@@ -16,7 +16,8 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
 use arrow_array::builder::{Float32Builder, ListBuilder, UInt32Builder};
 use arrow_array::{ArrayRef, RecordBatch};
@@ -107,10 +108,13 @@ impl Space<'_> {
     }
 }
 
+/// One node's links per level: (distance, neighbour).
+type NodeLinks = Vec<Vec<(f32, u32)>>;
+
 /// A built graph: every node's links per level, nearest first.
 pub struct BuiltGraph {
     /// `links[node][level]`: (distance, neighbour), for the node's levels.
-    links: Vec<Vec<Vec<(f32, u32)>>>,
+    links: Vec<NodeLinks>,
     entry: u32,
     params: HnswBuild,
 }
@@ -129,47 +133,84 @@ impl Levels {
     }
 }
 
-/// Builds the graph of `space`'s vectors with `params`, levels drawn from `seed`.
-pub fn build_graph(space: Space<'_>, params: HnswBuild, seed: u64) -> BuiltGraph {
+/// Builds the graph of `space`'s vectors with `params`, levels drawn from `seed`, on
+/// `threads` threads (1: nodes inserted in id order, the same graph every time; more:
+/// nodes inserted concurrently, each node's links behind its own lock, as the
+/// reference builds a partition's graph).
+pub fn build_graph(space: Space<'_>, params: HnswBuild, seed: u64, threads: usize) -> BuiltGraph {
     let n = space.len();
     let mut rng = Levels(seed | 1);
     let ml = 1.0 / (params.m as f64).ln();
     let cap = usize::from(params.max_level) - 1;
-    let mut links: Vec<Vec<Vec<(f32, u32)>>> = (0..n)
+    let nodes: Vec<RwLock<NodeLinks>> = (0..n)
         .map(|_| {
             let l = ((-rng.unit().ln()) * ml) as usize;
-            vec![Vec::new(); l.min(cap) + 1]
+            RwLock::new(vec![Vec::new(); l.min(cap) + 1])
         })
         .collect();
-    let mut g = Builder {
+    let top = nodes.first().map_or(0, |l| read(l).len() - 1);
+    let g = Builder {
         space,
         params,
-        visited: Visited::default(),
-        entry: 0,
+        nodes: &nodes,
+        entry: Mutex::new((0, top)),
     };
-    for i in 1..n as u32 {
-        g.insert(&mut links, i);
+    let next = AtomicUsize::new(1);
+    let work = || {
+        let mut visited = Visited::default();
+        loop {
+            let q = next.fetch_add(1, Ordering::Relaxed);
+            if q >= n {
+                break;
+            }
+            g.insert(q as u32, &mut visited);
+        }
+    };
+    let threads = threads.clamp(1, n.max(1));
+    if threads == 1 {
+        work();
+    } else {
+        std::thread::scope(|sc| {
+            for _ in 0..threads {
+                sc.spawn(work);
+            }
+        });
     }
-    reconnect(&mut links, g.entry, 2 * params.m + 1);
+    let entry = g.entry.lock().unwrap_or_else(|e| e.into_inner()).0;
+    let mut links: Vec<NodeLinks> = nodes
+        .into_iter()
+        .map(|l| l.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .collect();
+    reconnect(&mut links, entry, 2 * params.m + 1);
     BuiltGraph {
         links,
-        entry: g.entry,
+        entry,
         params,
     }
+}
+
+/// A node's links, read (a poisoned lock's data is still the links).
+fn read(l: &RwLock<NodeLinks>) -> std::sync::RwLockReadGuard<'_, NodeLinks> {
+    l.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A node's links, written.
+fn write(l: &RwLock<NodeLinks>) -> std::sync::RwLockWriteGuard<'_, NodeLinks> {
+    l.write().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Links every node a search from `entry` cannot reach on level 0 from a reachable
 /// node it links to (its nearest such), so no vector is lost to every search. Pruning
 /// can leave nodes without incoming links (for the dot distance, most of those of
 /// small norm); each repair adds one link, so a list may pass its bound by a few.
-fn reconnect(links: &mut [Vec<Vec<(f32, u32)>>], entry: u32, room: usize) {
+fn reconnect(links: &mut [NodeLinks], entry: u32, room: usize) {
     let n = links.len();
     if n == 0 {
         return;
     }
     let mut seen = vec![false; n];
     let mut stack = Vec::new();
-    let mut mark = |from: u32, seen: &mut Vec<bool>, links: &[Vec<Vec<(f32, u32)>>]| {
+    let mut mark = |from: u32, seen: &mut Vec<bool>, links: &[NodeLinks]| {
         seen[from as usize] = true;
         stack.push(from);
         while let Some(u) = stack.pop() {
@@ -210,8 +251,10 @@ fn reconnect(links: &mut [Vec<Vec<(f32, u32)>>], entry: u32, room: usize) {
 struct Builder<'a> {
     space: Space<'a>,
     params: HnswBuild,
-    visited: Visited,
-    entry: u32,
+    /// Every node's links per level, each behind its lock (one held at a time).
+    nodes: &'a [RwLock<NodeLinks>],
+    /// The entry point and its level.
+    entry: Mutex<(u32, usize)>,
 }
 
 impl Builder<'_> {
@@ -223,18 +266,19 @@ impl Builder<'_> {
         }
     }
 
-    fn insert(&mut self, links: &mut [Vec<Vec<(f32, u32)>>], q: u32) {
-        let top = links[self.entry as usize].len() - 1;
-        let level = links[q as usize].len() - 1;
+    fn insert(&self, q: u32, visited: &mut Visited) {
+        let (entry, top) = *self.entry.lock().unwrap_or_else(|e| e.into_inner());
+        let level = read(&self.nodes[q as usize]).len() - 1;
         let sp = self.space;
         let mut ep = Scored {
-            dist: sp.dist(q, self.entry),
-            id: self.entry,
+            dist: sp.dist(q, entry),
+            id: entry,
         };
         for l in (level + 1..=top).rev() {
             loop {
                 let mut moved = false;
-                for &(_, x) in &links[ep.id as usize][l] {
+                let links = read(&self.nodes[ep.id as usize]);
+                for &(_, x) in links.get(l).map_or(&[][..], |v| v.as_slice()) {
                     let d = sp.dist(q, x);
                     if d < ep.dist {
                         ep = Scored { dist: d, id: x };
@@ -248,14 +292,17 @@ impl Builder<'_> {
         }
         let mut eps = vec![ep];
         for l in (0..=level.min(top)).rev() {
-            let found = self.search_level(links, q, &eps, l);
+            let found = self.search_level(q, &eps, l, visited);
             // a new node links to m neighbours on every level (the paper's M); lists
             // grow to 2m on level 0 as later nodes link back
             let chosen = self.select(&found, self.params.m);
-            links[q as usize][l] = chosen.iter().map(|s| (s.dist, s.id)).collect();
+            write(&self.nodes[q as usize])[l] = chosen.iter().map(|s| (s.dist, s.id)).collect();
             for s in &chosen {
                 let bound = self.bound(l);
-                let list = &mut links[s.id as usize][l];
+                let mut links = write(&self.nodes[s.id as usize]);
+                let Some(list) = links.get_mut(l) else {
+                    continue;
+                };
                 // a full list keeps its links when the new one is no nearer than all
                 // of them (the cut-back would drop it): no cut-back to compute
                 if list.len() >= bound && list.iter().all(|&(d, _)| s.dist >= d) {
@@ -267,32 +314,29 @@ impl Builder<'_> {
                         list.iter().map(|&(dist, id)| Scored { dist, id }).collect();
                     cands.sort_unstable();
                     let kept = self.select(&cands, bound);
-                    links[s.id as usize][l] = kept.iter().map(|s| (s.dist, s.id)).collect();
+                    *list = kept.iter().map(|s| (s.dist, s.id)).collect();
                 }
             }
             eps = found;
         }
         if level > top {
-            self.entry = q;
+            let mut e = self.entry.lock().unwrap_or_else(|e| e.into_inner());
+            if level > e.1 {
+                *e = (q, level);
+            }
         }
     }
 
     /// Beam search of `ef_construction` for node `q` on level `l` from `eps`; nearest
     /// first.
-    fn search_level(
-        &mut self,
-        links: &[Vec<Vec<(f32, u32)>>],
-        q: u32,
-        eps: &[Scored],
-        l: usize,
-    ) -> Vec<Scored> {
+    fn search_level(&self, q: u32, eps: &[Scored], l: usize, visited: &mut Visited) -> Vec<Scored> {
         let ef = self.params.ef_construction;
         let sp = self.space;
-        self.visited.reset(links.len());
+        visited.reset(self.nodes.len());
         let mut cands = BinaryHeap::new();
         let mut res: BinaryHeap<Scored> = BinaryHeap::new();
         for &e in eps {
-            if self.visited.insert(e.id) {
+            if visited.insert(e.id) {
                 cands.push(Reverse(e));
                 res.push(e);
             }
@@ -305,8 +349,9 @@ impl Builder<'_> {
             if c.dist > worst(&res) && res.len() >= ef {
                 break;
             }
-            for &(_, x) in &links[c.id as usize][l] {
-                if !self.visited.insert(x) {
+            let links = read(&self.nodes[c.id as usize]);
+            for &(_, x) in links.get(l).map_or(&[][..], |v| v.as_slice()) {
+                if !visited.insert(x) {
                     continue;
                 }
                 let d = sp.dist(q, x);
@@ -524,7 +569,7 @@ mod tests {
                 ef_construction: 64,
                 max_level: 7,
             };
-            let g = build_graph(space, params, 42);
+            let g = build_graph(space, params, 42, 2);
             let (batch, meta) = g.to_batch().unwrap();
             assert_eq!(meta.level_offsets.len(), 8);
             assert_eq!(meta.level_offsets[1], n);

@@ -211,6 +211,16 @@ impl BuildParams {
         }
     }
 
+    /// The reference's default rows per partition: 1,048,576 with HNSW graphs (one
+    /// graph per million rows), else the quantizer's.
+    pub fn target_partition_size(&self) -> usize {
+        if self.hnsw.is_some() {
+            1 << 20
+        } else {
+            self.quantizer.target_partition_size()
+        }
+    }
+
     /// The reference's name of the index these settings build (`IVF_PQ`,
     /// `IVF_HNSW_SQ`, ...).
     pub fn type_name(&self) -> String {

@@ -49,7 +49,7 @@ fn partitions(rows: usize, dim: usize, params: &BuildParams) -> usize {
         Some(f) => f.centroids.len() / dim.max(1),
         None => params
             .num_partitions
-            .unwrap_or(rows / params.quantizer.target_partition_size())
+            .unwrap_or(rows / params.target_partition_size())
             .clamp(1, 4096)
             .min(rows.max(1)),
     }
@@ -750,7 +750,10 @@ impl PartitionWriter {
         let next = std::sync::atomic::AtomicUsize::new(0);
         let slots: Vec<std::sync::Mutex<Option<crate::hnsw_build::BuiltGraph>>> =
             (0..taken.len()).map(|_| Default::default()).collect();
-        let threads = lancer_util::cores().clamp(1, taken.len().max(1));
+        let cores = lancer_util::cores().max(1);
+        let threads = cores.clamp(1, taken.len().max(1));
+        // fewer partitions than cores: each graph is built on several
+        let per_graph = (cores / threads).max(1);
         let this = self;
         let joined: Vec<std::thread::Result<()>> = std::thread::scope(|sc| {
             let handles: Vec<_> = (0..threads)
@@ -770,7 +773,7 @@ impl PartitionWriter {
                             dot: this.params.metric == Metric::Dot,
                         };
                         let seed = this.params.seed ^ (p as u64).wrapping_mul(0x9e37_79b9);
-                        let g = crate::hnsw_build::build_graph(space, h, seed);
+                        let g = crate::hnsw_build::build_graph(space, h, seed, per_graph);
                         *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(g);
                     })
                 })
