@@ -193,6 +193,10 @@ pub struct Probe {
     pub ef: Option<usize>,
     /// The speed / accuracy trade-off asked for (the reference's `approx_mode`).
     pub approx: ApproxMode,
+    /// The caller's `keep` passes every row this segment holds (no prefilter, no
+    /// deleted row): graph walks then skip building a per-partition mask, as the
+    /// reference skips its prefilter bitset.
+    pub keeps_all: bool,
 }
 
 /// The reference's `approx_mode`: `Fast` walks HNSW graphs past a filter ACORN-style;
@@ -719,6 +723,7 @@ impl IvfSegment {
         let beam = Beam {
             ef,
             acorn: probe.approx == ApproxMode::Fast,
+            keeps_all: probe.keeps_all,
         };
         if self.graphs.is_some() && ef < probe.k {
             return Err(IndexError::InvalidArgument {

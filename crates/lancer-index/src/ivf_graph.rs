@@ -11,6 +11,8 @@ use crate::kernels::{dot, l2};
 pub(crate) struct Beam {
     pub(crate) ef: usize,
     pub(crate) acorn: bool,
+    /// Every row passes the caller's filter: no mask is built.
+    pub(crate) keeps_all: bool,
 }
 
 impl IvfSegment {
@@ -35,7 +37,9 @@ impl IvfSegment {
             ..
         } = scratch;
         kept.clear();
-        kept.extend(self.row_ids[start..start + len].iter().map(|&id| keep(id)));
+        if !beam.keeps_all {
+            kept.extend(self.row_ids[start..start + len].iter().map(|&id| keep(id)));
+        }
         let filter = (!kept.iter().all(|&b| b)).then_some(&kept[..]);
         let mut dist = self.row_distance(p, q, table);
         let query = crate::hnsw::GraphQuery {

@@ -68,6 +68,7 @@ fn mutated_index_files_never_panic() {
                         round: 2,
                         ef: None,
                         approx: Default::default(),
+                        keeps_all: false,
                     };
                     seg.search(&q, &probe, &|_| true).map(|_| ())
                 })

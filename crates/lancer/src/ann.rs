@@ -91,6 +91,7 @@ impl AnnParams {
             round: lancer_util::cores(),
             ef: self.ef,
             approx: self.approx_mode,
+            keeps_all: false,
         }
     }
 }
@@ -342,7 +343,18 @@ fn indexed_top_k(
         address(id).is_some_and(|a| live.contains(a) && pass.as_ref().is_none_or(|p| p.contains(a)))
     };
     let wanted = req.k * params.refine_factor.unwrap_or(1).max(1) as usize;
-    let probe = params.probe(wanted, req.k);
+    let mut probe = params.probe(wanted, req.k);
+    // nothing to skip: no prefilter, ids are addresses, and every fragment the
+    // segments cover is there without deleted rows
+    probe.keeps_all = prefilter.is_none()
+        && addresses.is_none()
+        && segments.iter().all(|s| {
+            s.fragments.iter().all(|f| {
+                ds.fragments()
+                    .iter()
+                    .any(|d| d.id == u64::from(f) && d.deletion_file.is_none())
+            })
+        });
     let mut cands = Vec::new();
     for s in segments {
         cands.extend(s.search(&req.query, &probe, &keep).map_err(index_error)?);
