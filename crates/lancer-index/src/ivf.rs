@@ -25,6 +25,8 @@ use crate::kernels::{dot, l2};
 use crate::pb;
 use crate::{IndexError, Result};
 
+mod batch;
+
 /// The type URL of a vector index's details in the manifest.
 pub const VECTOR_DETAILS_URL: &str = "/lance.index.pb.VectorIndexDetails";
 

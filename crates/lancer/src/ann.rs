@@ -68,7 +68,7 @@ impl Default for AnnParams {
 pub const DEFAULT_MIN_NPROBES: usize = 1;
 
 impl AnnParams {
-    fn probe(&self, k: usize, wanted: usize) -> Probe {
+    pub(crate) fn probe(&self, k: usize, wanted: usize) -> Probe {
         let (min, max) = match self.nprobes {
             Some(n) => (n, Some(n)),
             None => (
