@@ -141,7 +141,8 @@ pub fn nearest_batch(
             .collect();
     }
     let distance: ArrayRef = Arc::new(distances);
-    let mut extra = vec![(search::distance_field(), distance)];
+    // nullable, as pylance 14's batched `_distance`
+    let mut extra = vec![(Field::new("_distance", DataType::Float32, true), distance)];
     extra.extend(search::row_meta_columns(ds, &addrs, meta)?);
     let out = columns::project(&paths, &rows, extra)?;
     let mut fields = vec![Arc::new(query_index_field())];
@@ -171,6 +172,11 @@ pub(crate) fn top_k_batch(
     };
     let metric = ann::index_metric(req.metric);
     if segments.is_empty() || segments.iter().any(|s| Some(s.metric) != metric) {
+        if params.fast_search {
+            // pylance 14: fast_search searches only what an index covers; with no
+            // usable index (none, another metric, use_index off) that is nothing
+            return Ok(vec![Vec::new(); req.queries.len()]);
+        }
         return streamed_top_k_batch(ds, req, prefilter, None);
     }
     let addresses = ann::stable_id_addresses(ds)?;
