@@ -83,10 +83,9 @@ fn npy(b: &[u8]) -> Res<Vec<Vec<f32>>> {
         .collect::<Result<_, _>>()
         .map_err(|_| "a .npy header with a bad shape")?;
     let [n, d] = dims[..] else {
-        return Err(format!(
-            "a .npy of shape {dims:?}: give a 2-D array (one query vector a row)"
-        )
-        .into());
+        return Err(
+            format!("a .npy of shape {dims:?}: give a 2-D array (one query vector a row)").into(),
+        );
     };
     let data = &b[at + len..];
     if data.len() < n * d * width {

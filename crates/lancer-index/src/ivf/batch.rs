@@ -270,8 +270,11 @@ impl IvfSegment {
         keep: &dyn Fn(u64) -> bool,
         scorer: impl Fn(usize, usize) -> Box<dyn Fn(usize) -> f32 + 'a>,
     ) {
-        let scorers: Vec<Box<dyn Fn(usize) -> f32 + 'a>> =
-            group.iter().enumerate().map(|(s, &qi)| scorer(s, qi as usize)).collect();
+        let scorers: Vec<Box<dyn Fn(usize) -> f32 + 'a>> = group
+            .iter()
+            .enumerate()
+            .map(|(s, &qi)| scorer(s, qi as usize))
+            .collect();
         let end = start + len;
         let mut b = start;
         while b < end {
