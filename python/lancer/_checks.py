@@ -51,7 +51,8 @@ def is_multivector(schema: pa.Schema, column: str) -> bool:
 def flat_vectors(q: Any) -> list:
     """A multivector query (one vector, or a list of equal-length vectors) as one
     flat list of floats, its vectors one after the other."""
-    if q and isinstance(q[0], (list, tuple)):
+    if len(q) and hasattr(q[0], "__len__"):
+        q = [list(v) for v in q]
         lens = {len(v) for v in q}
         if len(lens) != 1:
             raise ValueError(f"a multivector query needs vectors of one length, got lengths {sorted(lens)}")
@@ -104,3 +105,43 @@ def nearest_keys(nearest: dict) -> None:
                 continue
             raise NotImplementedError(f"nearest {key}= is not supported by lancer yet")
         raise TypeError(f"nearest() got an unexpected keyword argument '{key}'")
+
+
+def query_batch(q: Any, schema: pa.Schema, column: str) -> Optional[tuple]:
+    """Several query vectors for a batched search, as pylance 14 tells them: ``q``
+    whose first item is a list, tuple, numpy array or pyarrow array (a 2-D array, a
+    list of vectors) on a fixed-size-list column. Returns ``(flat float32 values as a
+    list, dim)``, or None for a single vector. Refuses as pylance does: an empty ``q``
+    (IndexError), vectors of different lengths or of the wrong width (ValueError), a
+    pyarrow array of non-numbers such as a FixedSizeListArray (TypeError)."""
+    import numpy as np
+
+    if isinstance(q, (pa.Array, pa.ChunkedArray)):
+        if not (pa.types.is_floating(q.type) or pa.types.is_integer(q.type)):
+            raise TypeError(f"query vector must be list-like or pa.FloatingPointArray but received {q.type}")
+        return None
+    if isinstance(q, pa.Scalar) or not hasattr(q, "__getitem__"):
+        return None
+    if len(q) == 0:
+        raise IndexError("nearest q is empty: give a query vector, or a list of query vectors")
+    if not isinstance(q[0], (list, tuple, np.ndarray, pa.Array)):
+        return None
+    f = field_at(schema, column)
+    if f is None or not pa.types.is_fixed_size_list(f.type):
+        return None  # (a multivector column's query: not a batch)
+    dim = len(q[0])
+    rows = []
+    for v in q:
+        if len(v) != dim:
+            raise ValueError(f"All query vectors must have the same length, but got {dim} and {len(v)}")
+        if isinstance(v, pa.Array):
+            v = v.to_numpy(zero_copy_only=False)
+        a = np.asarray(v, dtype=np.float32)
+        if a.ndim != 1:
+            raise ValueError(f"each query vector must be 1-D (a list of numbers); got {a.ndim}-D items: "
+                             "give q as a 2-D array or a list of vectors")
+        rows.append(a)
+    width = f.type.list_size
+    if dim != width:
+        raise ValueError(f"Query vector size {dim} does not match index column size {width}")
+    return np.stack(rows).ravel().tolist(), dim

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Iterator, List
 
 import pyarrow as pa
 
-from . import _checks
+from . import _checks, _lancer
 from .dataset import _columns, _iter, _read_all, _sorted
 
 if TYPE_CHECKING:
@@ -44,36 +44,46 @@ class LanceScanner:
             if q is None or "column" not in nearest:
                 raise ValueError('nearest needs "column" and "q"')
             _checks.search_target(self._ds.schema, nearest["column"])
-            if hasattr(q, "tolist"):
+            k = nearest.get("k")
+            if k is not None and int(k) <= 0:
+                raise ValueError(f"Nearest-K must be > 0 but got {k}")
+            batch = _checks.query_batch(q, self._ds.schema, nearest["column"])
+            if batch is not None:
+                # several query vectors: pylance 14's batched search
+                _checks.nearest_keys(nearest)
+                flat, dim = batch
+                batch = _lancer.nearest_batch(
+                    inner,
+                    nearest["column"],
+                    flat,
+                    dim,
+                    int(nearest.get("k") or p.get("limit") or 10),
+                    nearest.get("metric"),
+                    nearest.get("nprobes"),
+                    nearest.get("refine_factor"),
+                    p.get("filter"),
+                    bool(p.get("prefilter")),
+                    _columns(p.get("columns")),
+                    bool(nearest.get("use_index", True)),
+                    bool(p.get("with_row_id")),
+                    bool(p.get("with_row_address")),
+                    explain,
+                    fast_search=bool(p.get("fast_search")),
+                    minimum_nprobes=nearest.get("minimum_nprobes"),
+                    maximum_nprobes=nearest.get("maximum_nprobes"),
+                    ef=nearest.get("ef"),
+                    approx_mode=nearest.get("approx_mode"),
+                )
+                q = None
+            elif hasattr(q, "tolist"):
                 q = q.tolist()
             elif isinstance(q, (pa.Array, pa.ChunkedArray, pa.Scalar)):
                 q = q.as_py() if isinstance(q, pa.Scalar) else q.to_pylist()
-            if _checks.is_multivector(self._ds.schema, nearest["column"]):
+            if q is not None and _checks.is_multivector(self._ds.schema, nearest["column"]):
                 # a list of vectors is one multivector query on such a column
                 q = _checks.flat_vectors(q)
-            prefilter = p.get("prefilter")
-            _checks.nearest_keys(nearest)
-            batch = inner.nearest(
-                nearest["column"],
-                [float(x) for x in q],
-                # k defaults to the limit, as in pylance (then 10)
-                int(nearest.get("k") or p.get("limit") or 10),
-                nearest.get("metric"),
-                nearest.get("nprobes"),
-                nearest.get("refine_factor"),
-                p.get("filter"),
-                bool(prefilter),  # pylance's default: filter the k nearest (postfilter)
-                _columns(p.get("columns")),
-                bool(nearest.get("use_index", True)),
-                bool(p.get("with_row_id")),
-                bool(p.get("with_row_address")),
-                explain,
-                fast_search=bool(p.get("fast_search")),
-                minimum_nprobes=nearest.get("minimum_nprobes"),
-                maximum_nprobes=nearest.get("maximum_nprobes"),
-                ef=nearest.get("ef"),
-                approx_mode=nearest.get("approx_mode"),
-            )
+            if q is not None:
+                batch = self._nearest_one(nearest, q, explain)
         else:
             from .query import to_engine
 
@@ -102,6 +112,33 @@ class LanceScanner:
             # the search's rows (its k / limit best) in the asked order, as pylance
             table = _sorted(table, p["order_by"])
         return table
+
+    def _nearest_one(self, nearest: dict, q: Any, explain: bool) -> Any:
+        """One query vector's search (a batch, or the plan's text)."""
+        p, inner = self._p, self._ds._inner
+        prefilter = p.get("prefilter")
+        _checks.nearest_keys(nearest)
+        return inner.nearest(
+            nearest["column"],
+            [float(x) for x in q],
+            # k defaults to the limit, as in pylance (then 10)
+            int(nearest.get("k") or p.get("limit") or 10),
+            nearest.get("metric"),
+            nearest.get("nprobes"),
+            nearest.get("refine_factor"),
+            p.get("filter"),
+            bool(prefilter),  # pylance's default: filter the k nearest (postfilter)
+            _columns(p.get("columns")),
+            bool(nearest.get("use_index", True)),
+            bool(p.get("with_row_id")),
+            bool(p.get("with_row_address")),
+            explain,
+            fast_search=bool(p.get("fast_search")),
+            minimum_nprobes=nearest.get("minimum_nprobes"),
+            maximum_nprobes=nearest.get("maximum_nprobes"),
+            ef=nearest.get("ef"),
+            approx_mode=nearest.get("approx_mode"),
+        )
 
     def _meter(self) -> Any:
         """A meter of this scan's cost when ``scan_stats_callback`` asks for one."""

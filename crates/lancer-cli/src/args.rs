@@ -556,6 +556,10 @@ pub enum Command {
         /// Use the vector of this row (offset) as the query.
         #[arg(long)]
         query_row: Option<u64>,
+        /// Batched search: the query vectors in a file (.json list of vectors, or .npy
+        /// 2-D float32/float64 array); the k nearest of each, query_index first.
+        #[arg(long, conflicts_with_all = ["query", "query_row", "text"])]
+        queries_file: Option<PathBuf>,
         /// Results wanted.
         #[arg(short, long, default_value_t = 10)]
         k: usize,

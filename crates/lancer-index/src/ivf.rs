@@ -26,6 +26,8 @@ use crate::kernels::{dot, l2};
 use crate::pb;
 use crate::{IndexError, Result};
 
+mod batch;
+
 /// The type URL of a vector index's details in the manifest.
 pub const VECTOR_DETAILS_URL: &str = "/lance.index.pb.VectorIndexDetails";
 
@@ -718,30 +720,7 @@ impl IvfSegment {
                 ),
             });
         }
-        // the reference's default beam, and its refusal of a narrower one
-        let ef = probe.ef.unwrap_or(probe.k.saturating_add(probe.k / 2));
-        let beam = Beam {
-            ef,
-            acorn: probe.approx == ApproxMode::Fast,
-            keeps_all: probe.keeps_all,
-        };
-        if self.graphs.is_some() && ef < probe.k {
-            return Err(IndexError::InvalidArgument {
-                what: format!(
-                    "ef must be greater than or equal to k: ef {ef} for {} candidates (k × refine_factor) of HNSW index {}",
-                    probe.k, self.name
-                ),
-            });
-        }
-        if probe.approx != ApproxMode::Normal && matches!(self.storage, Storage::Rq(_)) {
-            return Err(IndexError::InvalidArgument {
-                what: format!(
-                    "approx_mode={:?} on IVF_RQ index {} is not supported by Lancer yet (it always uses the multi-bit estimate): search with approx_mode=\"normal\"",
-                    probe.approx.name(),
-                    self.name
-                ),
-            });
-        }
+        let beam = self.beam(probe)?;
         let q = self.prepare(query);
         let dists = self.probe_distances(query);
         let order: Vec<usize> = dists.iter().map(|d| d.1).collect();

@@ -3,8 +3,11 @@
 //! scored one row at a time, as the partition scan would score them (format guide
 //! "Vector Indices" → HNSW, lines ~2504–2563).
 
-use crate::ivf::{pq_table, sq_code, IvfSegment, Metric, Scratch, Storage, TopK};
+use crate::ivf::{
+    pq_table, sq_code, ApproxMode, IvfSegment, Metric, Probe, Scratch, Storage, TopK,
+};
 use crate::kernels::{dot, l2};
+use crate::{IndexError, Result};
 
 /// How the graphs of an HNSW index are walked for one query.
 #[derive(Clone, Copy, Debug)]
@@ -16,6 +19,36 @@ pub(crate) struct Beam {
 }
 
 impl IvfSegment {
+    /// How this segment's graphs are walked for `probe`: the beam (default `1.5 × k`,
+    /// refused below `k` on an HNSW index, as the reference refuses it) and the
+    /// `approx_mode` (other than normal refused on IVF_RQ, whose estimate the
+    /// reference trades under it).
+    pub(crate) fn beam(&self, probe: &Probe) -> Result<Beam> {
+        if probe.approx != ApproxMode::Normal && matches!(self.storage, Storage::Rq(_)) {
+            return Err(IndexError::InvalidArgument {
+                what: format!(
+                    "approx_mode={:?} on IVF_RQ index {} is not supported by Lancer yet (it always uses the multi-bit estimate): search with approx_mode=\"normal\"",
+                    probe.approx.name(),
+                    self.name
+                ),
+            });
+        }
+        let ef = probe.ef.unwrap_or(probe.k.saturating_add(probe.k / 2));
+        if self.graphs.is_some() && ef < probe.k {
+            return Err(IndexError::InvalidArgument {
+                what: format!(
+                    "ef must be greater than or equal to k: ef {ef} for {} candidates (k × refine_factor) of HNSW index {}",
+                    probe.k, self.name
+                ),
+            });
+        }
+        Ok(Beam {
+            ef,
+            acorn: probe.approx == ApproxMode::Fast,
+            keeps_all: probe.keeps_all,
+        })
+    }
+
     /// Offers `top` the best `top.k` rows of partition `p` that a walk of its HNSW
     /// graph `g` (beam `ef`) finds, among those `keep` passes.
     #[allow(clippy::too_many_arguments)]

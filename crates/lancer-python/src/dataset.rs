@@ -619,14 +619,7 @@ impl Dataset {
         ef: Option<usize>,
         approx_mode: Option<String>,
     ) -> PyResult<Py<PyAny>> {
-        let approx_mode = match approx_mode.as_deref() {
-            None => lancer::ann::ApproxMode::Normal,
-            Some(m) => lancer::ann::ApproxMode::parse(m).ok_or_else(|| {
-                PyValueError::new_err(format!(
-                    "approx_mode must be \"fast\", \"normal\" or \"accurate\", got {m:?}"
-                ))
-            })?,
-        };
+        let approx_mode = approx_mode_of(approx_mode.as_deref())?;
         use lancer::search::{nearest_with_rows, Filtering, Metric, Nearest, RowMeta};
         let b = py.detach(|| {
             let metric = match metric {
@@ -1089,4 +1082,16 @@ pub(crate) fn cleanup_counts(s: &lancer::table::cleanup::CleanupStats) -> Cleanu
         s.index_files_removed,
         s.deletion_files_removed,
     )
+}
+
+/// pylance's `approx_mode` (None: "normal"); another value is a `ValueError`.
+pub(crate) fn approx_mode_of(m: Option<&str>) -> PyResult<lancer::ann::ApproxMode> {
+    match m {
+        None => Ok(lancer::ann::ApproxMode::Normal),
+        Some(m) => lancer::ann::ApproxMode::parse(m).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "approx_mode must be \"fast\", \"normal\" or \"accurate\", got {m:?}"
+            ))
+        }),
+    }
 }

@@ -15,6 +15,7 @@
 // writes none.
 #![allow(unsafe_code)]
 
+mod batch;
 mod branches;
 mod dataset;
 mod errors;
@@ -49,6 +50,7 @@ fn _lancer(m: &Bound<'_, PyModule>) -> PyResult<()> {
     session::register(m)?;
     info::register(m)?;
     introspect::register(m)?;
+    batch::register(m)?;
     m.add_class::<file::PyFileReader>()?;
     m.add_class::<file::PyFileWriter>()?;
     m.add_class::<loader::Loader>()?;

@@ -14,7 +14,8 @@
 //!    exactly when pylance's is.
 //!
 //! Without an index of the request's metric on the column, or with `use_index` off,
-//! the search is exact (`search::streamed_top_k`).
+//! the search is exact (`search::streamed_top_k`) — or, with `fast_search`, finds
+//! nothing (only indexed rows are searched, as pylance 14 does).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -75,7 +76,7 @@ impl Default for AnnParams {
 pub const DEFAULT_MIN_NPROBES: usize = 1;
 
 impl AnnParams {
-    fn probe(&self, k: usize, wanted: usize) -> Probe {
+    pub(crate) fn probe(&self, k: usize, wanted: usize) -> Probe {
         let (min, max) = match self.nprobes {
             Some(n) => (n, Some(n)),
             None => (
@@ -305,6 +306,11 @@ pub(crate) fn top_k(
     };
     let metric = index_metric(req.metric);
     if segments.is_empty() || segments.iter().any(|s| Some(s.metric) != metric) {
+        if params.fast_search {
+            // pylance 14: fast_search searches only what an index covers; with no
+            // usable index (none, another metric, use_index off) that is nothing
+            return Ok(Vec::new());
+        }
         return search::streamed_top_k(ds, req, prefilter, None);
     }
     // a multivector query through the index: one search per query vector, scored

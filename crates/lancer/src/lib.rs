@@ -5,6 +5,7 @@
 //! (storage options, runtime, caches, warnings), with async forms of its calls.
 
 pub mod ann;
+pub mod batch_search;
 pub mod debug;
 mod error;
 pub mod evolve;

@@ -236,7 +236,7 @@ pub fn nearest(
 }
 
 /// The `_distance` output column.
-fn distance_field() -> Field {
+pub(crate) fn distance_field() -> Field {
     Field::new("_distance", DataType::Float32, false)
 }
 
@@ -492,7 +492,7 @@ pub fn nearest_with_rows(
 }
 
 /// The rows `hits` point at (row addresses), with their distances and addresses.
-fn fetch(
+pub(crate) fn fetch(
     ds: &Dataset,
     hits: &[Hit],
     columns: &[&str],

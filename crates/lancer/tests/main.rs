@@ -1,6 +1,7 @@
 //! Integration tests of lancer (one test binary).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod batch_search;
 mod common;
 mod differential;
 mod evolve;

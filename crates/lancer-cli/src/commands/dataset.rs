@@ -720,6 +720,60 @@ pub fn search(
     crate::output::print_batch(&hits, format)
 }
 
+/// `lancer search --queries-file`: every query's `k` nearest rows, `query_index`
+/// first (pylance 14's batched search).
+#[allow(clippy::too_many_arguments)]
+pub fn search_batch(
+    s: &Session,
+    path: &Path,
+    column: &str,
+    queries: &[Vec<f32>],
+    k: usize,
+    metric: Option<&str>,
+    ann: &lancer::ann::AnnParams,
+    columns: &[String],
+    filtering: lancer::search::Filtering<'_>,
+    format: crate::args::Format,
+    at: &VersionArgs,
+) -> CmdResult {
+    let ds = super::source::open_dataset(s, path, at)?;
+    let metric = match metric {
+        Some(m) => lancer::search::Metric::parse(m)?,
+        None if ann.use_index => {
+            lancer::ann::column_index_metric(&ds, column)?.unwrap_or(lancer::search::Metric::L2)
+        }
+        None => lancer::search::Metric::L2,
+    };
+    let cols: Vec<String> = if columns.is_empty() {
+        ds.schema()
+            .fields()
+            .iter()
+            .filter(|f| f.name() != column)
+            .map(|f| f.name().clone())
+            .collect()
+    } else {
+        columns.to_vec()
+    };
+    let names: Vec<&str> = cols.iter().map(|s| s.as_str()).collect();
+    let req = lancer::batch_search::BatchNearest {
+        column,
+        queries: queries.to_vec(),
+        k,
+        metric,
+    };
+    let t = std::time::Instant::now();
+    let meta = lancer::search::RowMeta::default();
+    let hits = lancer::batch_search::nearest_batch(&ds, &req, filtering, Some(&names), ann, meta)?;
+    eprintln!(
+        "{} rows for {} queries of {} rows in {:?}",
+        hits.num_rows(),
+        queries.len(),
+        ds.count_rows(),
+        t.elapsed()
+    );
+    crate::output::print_batch(&hits, format)
+}
+
 /// `lancer delete --where`: deletes matching rows as a new version.
 pub fn delete(s: &Session, path: &Path, predicate: &str, json: bool) -> CmdResult {
     use lancer::DatasetExt;

@@ -9,6 +9,7 @@ mod fts;
 mod index;
 mod inspect;
 mod meta;
+mod queries;
 mod shards;
 mod source;
 
@@ -260,6 +261,7 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
             column,
             query,
             query_row,
+            queries_file,
             k,
             metric,
             no_index,
@@ -303,6 +305,21 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
                 (Some(f), false) => lancer::search::Filtering::Pre(f),
                 (Some(f), true) => lancer::search::Filtering::Post(f),
             };
+            if let Some(file) = queries_file {
+                return dataset::search_batch(
+                    s,
+                    &path,
+                    &column,
+                    &queries::load(&file)?,
+                    k,
+                    metric.as_deref(),
+                    &ann,
+                    &columns,
+                    filtering,
+                    rows_as(format),
+                    &at,
+                );
+            }
             dataset::search(
                 s,
                 &path,

@@ -328,3 +328,81 @@ fn search_and_inspect_walk_a_pylance_built_hnsw_index() {
         "{text}"
     );
 }
+
+/// `lancer search --queries-file`: a .json list and a .npy array of the same queries
+/// print the same rows, each query's (its `query_index`) those of its own `--query`
+/// search; a 3-D .npy is refused naming the shape.
+#[test]
+fn search_queries_file_answers_each_query() {
+    let root = repo().join("tests/data/indexes/pylance-14");
+    let case: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("ivf_pq8_cosine_d16.json")).unwrap(),
+    )
+    .unwrap();
+    let queries: Vec<Vec<f32>> = case["queries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| {
+            q["query"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap() as f32)
+                .collect()
+        })
+        .collect();
+    assert!(queries.len() > 1);
+    let dim = queries[0].len();
+    let tmp = TempDir::new("cli-queries-file");
+    let json = tmp.join("q.json");
+    std::fs::write(&json, serde_json::to_string(&queries).unwrap()).unwrap();
+    let npy = |shape: &str, name: &str| {
+        let header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}");
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend((header.len() as u16).to_le_bytes());
+        bytes.extend(header.as_bytes());
+        for v in queries.iter().flatten() {
+            bytes.extend(v.to_le_bytes());
+        }
+        let path = tmp.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    };
+    let flat = npy(&format!("({}, {dim})", queries.len()), "q.npy");
+    let cube = npy(&format!("({}, 1, {dim})", queries.len()), "q3.npy");
+    let ds = root.join("ivf_pq8_cosine_d16");
+    let run = |extra: &[&str]| {
+        let out = ok(lancer()
+            .args(["search", "--column", "vec", "--nprobes", "4", "-k", "5"])
+            .args(["--columns", "id", "--format", "jsonl"])
+            .args(extra)
+            .arg(&ds));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .collect::<Vec<_>>()
+    };
+    let from_json = run(&["--queries-file", json.to_str().unwrap()]);
+    let from_npy = run(&["--queries-file", flat.to_str().unwrap()]);
+    assert_eq!(from_json, from_npy);
+    assert_eq!(from_json.len(), 5 * queries.len());
+    for (i, q) in queries.iter().enumerate() {
+        let text: Vec<String> = q.iter().map(|v| v.to_string()).collect();
+        let one = run(&["--query", &text.join(",")]);
+        let mine: Vec<serde_json::Value> = from_json
+            .iter()
+            .filter(|r| r["query_index"] == i as i64)
+            .map(|r| serde_json::json!({"id": r["id"], "_distance": r["_distance"]}))
+            .collect();
+        assert_eq!(mine, one, "query {i}");
+    }
+    let bad = lancer()
+        .args(["search", "--column", "vec", "--queries-file"])
+        .arg(&cube)
+        .arg(&ds)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("give a 2-D array"));
+}
