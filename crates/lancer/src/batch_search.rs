@@ -333,7 +333,7 @@ pub(crate) fn streamed_top_k_batch(
     filter: Option<&str>,
     fragments: Option<&[u64]>,
 ) -> Result<Vec<Vec<Hit>>> {
-    use crate::scan::{BatchMap, DatasetExt, ROW_ADDRESS};
+    use crate::scan::{BatchMap, ROW_ADDRESS};
     let (k, metric) = (req.k, req.metric);
     let queries = Arc::new(req.queries.clone());
     let column = req.column.to_string();
@@ -408,22 +408,16 @@ pub(crate) fn streamed_top_k_batch(
             ],
         )?)
     };
-    let mut scan = ds
-        .scan()
-        .columns(&[req.column])
-        .with_row_address(true)
-        .ordered(false)
-        .deleted_as_null()
-        .map_batches(BatchMap {
+    let scan = crate::search::scored_scan(
+        ds,
+        req.column,
+        filter,
+        fragments,
+        BatchMap {
             f: Arc::new(score),
             schema,
-        });
-    if let Some(sql) = filter {
-        scan = scan.filter(sql);
-    }
-    if let Some(ids) = fragments {
-        scan = scan.fragments(ids);
-    }
+        },
+    );
     let mut heaps: Vec<BinaryHeap<Hit>> = (0..req.queries.len())
         .map(|_| BinaryHeap::with_capacity(k + 1))
         .collect();

@@ -512,7 +512,7 @@ pub(crate) fn streamed_top_k(
     filter: Option<&str>,
     fragments: Option<&[u64]>,
 ) -> crate::Result<Vec<Hit>> {
-    use crate::scan::{BatchMap, DatasetExt, ROW_ADDRESS};
+    use crate::scan::{BatchMap, ROW_ADDRESS};
     let (k, metric, query) = (req.k, req.metric, Arc::new(req.query.clone()));
     let column = req.column.to_string();
     let qnorm = dot(&req.query, &req.query).sqrt();
@@ -576,22 +576,16 @@ pub(crate) fn streamed_top_k(
             vec![Arc::new(d), Arc::new(a)],
         )?)
     };
-    let mut scan = ds
-        .scan()
-        .columns(&[req.column])
-        .with_row_address(true)
-        .ordered(false)
-        .deleted_as_null()
-        .map_batches(BatchMap {
+    let scan = scored_scan(
+        ds,
+        req.column,
+        filter,
+        fragments,
+        BatchMap {
             f: Arc::new(score),
             schema,
-        });
-    if let Some(sql) = filter {
-        scan = scan.filter(sql);
-    }
-    if let Some(ids) = fragments {
-        scan = scan.fragments(ids);
-    }
+        },
+    );
     let mut heap: BinaryHeap<Hit> = BinaryHeap::with_capacity(k + 1);
     for part in scan.stream()? {
         let part = part?;
@@ -607,4 +601,31 @@ pub(crate) fn streamed_top_k(
         }
     }
     Ok(heap.into_sorted_vec())
+}
+
+/// A scan of vector column `column` (with `filter`, of `fragments`) whose worker
+/// threads run `score` over each batch as it is decoded (rows in any order, deleted
+/// rows as nulls, with their row addresses).
+pub(crate) fn scored_scan(
+    ds: &Dataset,
+    column: &str,
+    filter: Option<&str>,
+    fragments: Option<&[u64]>,
+    score: crate::scan::BatchMap,
+) -> crate::scan::Scanner {
+    use crate::scan::DatasetExt;
+    let mut scan = ds
+        .scan()
+        .columns(&[column])
+        .with_row_address(true)
+        .ordered(false)
+        .deleted_as_null()
+        .map_batches(score);
+    if let Some(sql) = filter {
+        scan = scan.filter(sql);
+    }
+    if let Some(ids) = fragments {
+        scan = scan.fragments(ids);
+    }
+    scan
 }

@@ -51,19 +51,8 @@ fn search_finds_the_query_row_first() {
 /// settings (tests/data/indexes: pylance 14's recorded answers).
 #[test]
 fn search_uses_a_pylance_built_index() {
-    let root = repo().join("tests/data/indexes/pylance-14");
-    let case: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(root.join("ivf_pq8_cosine_d16.json")).unwrap(),
-    )
-    .unwrap();
-    let q = &case["queries"][0];
-    let query: Vec<String> = q["query"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_f64().unwrap().to_string())
-        .collect();
-    let query = query.join(",");
+    let (root, q, query) = golden_query("ivf_pq8_cosine_d16", 0);
+    let q = &q;
     let ds = root.join("ivf_pq8_cosine_d16");
     for (label, extra) in [
         ("np8", vec!["--nprobes", "8"]),
@@ -229,25 +218,31 @@ fn hybrid_search_fuses_vector_and_text_ranks() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("rank constant"));
 }
 
-/// A pylance-built HNSW index: `search --ef` gives pylance's recorded answer, an `ef`
-/// below k is refused, and `inspect --index --query` walks each searched partition's
-/// graph (greedy hops above level 0, then the beam) ending at the rows the search
-/// returns from it.
-#[test]
-fn search_and_inspect_walk_a_pylance_built_hnsw_index() {
+/// The checked-in golden index cases' directory, query `i` of `case` (with pylance's
+/// recorded answers) and its vector as `--query` takes it.
+fn golden_query(case: &str, i: usize) -> (std::path::PathBuf, serde_json::Value, String) {
     let root = repo().join("tests/data/indexes/pylance-14");
-    let case: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(root.join("ivf_hnsw_sq_l2_d16.json")).unwrap(),
-    )
-    .unwrap();
-    let q = &case["queries"][4];
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join(format!("{case}.json"))).unwrap())
+            .unwrap();
+    let q = doc["queries"][i].clone();
     let query: Vec<String> = q["query"]
         .as_array()
         .unwrap()
         .iter()
         .map(|v| v.as_f64().unwrap().to_string())
         .collect();
-    let query = query.join(",");
+    (root, q, query.join(","))
+}
+
+/// A pylance-built HNSW index: `search --ef` gives pylance's recorded answer, an `ef`
+/// below k is refused, and `inspect --index --query` walks each searched partition's
+/// graph (greedy hops above level 0, then the beam) ending at the rows the search
+/// returns from it.
+#[test]
+fn search_and_inspect_walk_a_pylance_built_hnsw_index() {
+    let (root, q, query) = golden_query("ivf_hnsw_sq_l2_d16", 4);
+    let q = &q;
     let ds = root.join("ivf_hnsw_sq_l2_d16");
     let out = ok(lancer()
         .args([
