@@ -212,7 +212,15 @@ fn lancer_searches_pylance_indexes_on_shapes() {
                 {
                     let exact = answer_of(&a["exact"]);
                     let got = search(&ds, q, metric, k, &full_probe());
-                    assert_full_probe(kind, &got, &exact, &format!("{at} query {qi} full probe"));
+                    if kind.contains("HNSW") {
+                        // pylance's graph, walked as pylance walks it: pylance's own
+                        // fully probed answer (which on shapes of equal or zero vectors
+                        // can miss exact rows its graph leaves unlinked)
+                        let theirs = answer_of(&a["full"]);
+                        assert_same(&got, &theirs, &format!("{at} query {qi} full probe"));
+                    } else {
+                        assert_same(&got, &exact, &format!("{at} query {qi} full probe"));
+                    }
                     let plain = search(
                         &ds,
                         q,
