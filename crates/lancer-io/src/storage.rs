@@ -439,11 +439,27 @@ impl Store {
             }
             Backend::Object { store, prefix } => {
                 let path = join(prefix, rel);
-                self.ctx
-                    .runtime()?
-                    .block_on(store.put(&path, PutPayload::from_bytes(data)))
-                    .map(|_| ())
-                    .map_err(|e| self.remote("writing", rel, e))
+                // A whole-object put is idempotent: one the store's own retries gave up
+                // on (a dropped connection mid-request) is sent again, a few times.
+                let mut attempt = 0u32;
+                loop {
+                    let put = self
+                        .ctx
+                        .runtime()?
+                        .block_on(store.put(&path, PutPayload::from_bytes(data.clone())));
+                    match put {
+                        Ok(_) => return Ok(()),
+                        Err(object_store::Error::Generic { .. })
+                            if attempt < CONDITIONAL_RETRIES =>
+                        {
+                            attempt += 1;
+                            std::thread::sleep(std::time::Duration::from_millis(
+                                50 << attempt.min(6),
+                            ));
+                        }
+                        Err(e) => return Err(self.remote("writing", rel, e)),
+                    }
+                }
             }
         }
     }
