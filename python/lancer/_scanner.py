@@ -52,28 +52,8 @@ class LanceScanner:
                 # several query vectors: pylance 14's batched search
                 _checks.nearest_keys(nearest)
                 flat, dim = batch
-                batch = _lancer.nearest_batch(
-                    inner,
-                    nearest["column"],
-                    flat,
-                    dim,
-                    int(nearest.get("k") or p.get("limit") or 10),
-                    nearest.get("metric"),
-                    nearest.get("nprobes"),
-                    nearest.get("refine_factor"),
-                    p.get("filter"),
-                    bool(p.get("prefilter")),
-                    _columns(p.get("columns")),
-                    bool(nearest.get("use_index", True)),
-                    bool(p.get("with_row_id")),
-                    bool(p.get("with_row_address")),
-                    explain,
-                    fast_search=bool(p.get("fast_search")),
-                    minimum_nprobes=nearest.get("minimum_nprobes"),
-                    maximum_nprobes=nearest.get("maximum_nprobes"),
-                    ef=nearest.get("ef"),
-                    approx_mode=nearest.get("approx_mode"),
-                )
+                batch = _lancer.nearest_batch(inner, nearest["column"], flat, dim,
+                                              **self._search_settings(nearest, explain))
                 q = None
             elif hasattr(q, "tolist"):
                 q = q.tolist()
@@ -113,32 +93,35 @@ class LanceScanner:
             table = _sorted(table, p["order_by"])
         return table
 
-    def _nearest_one(self, nearest: dict, q: Any, explain: bool) -> Any:
-        """One query vector's search (a batch, or the plan's text)."""
-        p, inner = self._p, self._ds._inner
-        prefilter = p.get("prefilter")
-        _checks.nearest_keys(nearest)
-        return inner.nearest(
-            nearest["column"],
-            [float(x) for x in q],
+    def _search_settings(self, nearest: dict, explain: bool) -> dict:
+        """The keyword arguments a vector search (single or batched) takes after its
+        column and query, from ``nearest`` and the scan's own parameters."""
+        p = self._p
+        return dict(
             # k defaults to the limit, as in pylance (then 10)
-            int(nearest.get("k") or p.get("limit") or 10),
-            nearest.get("metric"),
-            nearest.get("nprobes"),
-            nearest.get("refine_factor"),
-            p.get("filter"),
-            bool(prefilter),  # pylance's default: filter the k nearest (postfilter)
-            _columns(p.get("columns")),
-            bool(nearest.get("use_index", True)),
-            bool(p.get("with_row_id")),
-            bool(p.get("with_row_address")),
-            explain,
+            k=int(nearest.get("k") or p.get("limit") or 10),
+            metric=nearest.get("metric"),
+            nprobes=nearest.get("nprobes"),
+            refine_factor=nearest.get("refine_factor"),
+            filter=p.get("filter"),
+            prefilter=bool(p.get("prefilter")),  # pylance's default: postfilter
+            columns=_columns(p.get("columns")),
+            use_index=bool(nearest.get("use_index", True)),
+            with_row_id=bool(p.get("with_row_id")),
+            with_row_address=bool(p.get("with_row_address")),
+            explain=explain,
             fast_search=bool(p.get("fast_search")),
             minimum_nprobes=nearest.get("minimum_nprobes"),
             maximum_nprobes=nearest.get("maximum_nprobes"),
             ef=nearest.get("ef"),
             approx_mode=nearest.get("approx_mode"),
         )
+
+    def _nearest_one(self, nearest: dict, q: Any, explain: bool) -> Any:
+        """One query vector's search (a batch, or the plan's text)."""
+        _checks.nearest_keys(nearest)
+        return self._ds._inner.nearest(nearest["column"], [float(x) for x in q],
+                                       **self._search_settings(nearest, explain))
 
     def _meter(self) -> Any:
         """A meter of this scan's cost when ``scan_stats_callback`` asks for one."""

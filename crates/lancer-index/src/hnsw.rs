@@ -621,20 +621,13 @@ impl Graph {
 
     /// Greedy descent on level `l`: moves to the nearest neighbour while it is nearer.
     fn greedy(&self, l: usize, start: Scored, dist: &mut dyn FnMut(u32) -> f32) -> Scored {
-        let level = &self.levels[l];
         let mut cur = start;
         loop {
-            let mut next = None;
-            for &x in level.neighbors(cur.id, false) {
-                let d = dist(x);
-                if d < cur.dist {
-                    cur = Scored { dist: d, id: x };
-                    next = Some(x);
-                }
-            }
-            if next.is_none() {
+            let next = self.greedy_step(l, cur, dist);
+            if next.id == cur.id {
                 return cur;
             }
+            cur = next;
         }
     }
 

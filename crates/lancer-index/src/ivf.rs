@@ -383,6 +383,35 @@ fn u8_codes(col: &dyn Array, width: usize, name: &str, what: &str) -> Result<Vec
     Ok(vals.values()[start..start + fsl.len() * width].to_vec())
 }
 
+/// Each partition's first row and row count in an IVF index's `auxiliary.idx` (its
+/// `lance:ivf` model), checked against the file's rows.
+pub fn partition_layout(aux: &FileReader, label: &str) -> Result<Vec<(usize, usize)>> {
+    let layout = ivf_message(aux, label)?;
+    if layout.offsets.len() != layout.lengths.len() {
+        return Err(corrupt(
+            label,
+            format!(
+                "{} partition offsets but {} lengths",
+                layout.offsets.len(),
+                layout.lengths.len()
+            ),
+        ));
+    }
+    let rows = aux.num_rows();
+    layout
+        .offsets
+        .iter()
+        .zip(&layout.lengths)
+        .map(|(&o, &l)| match o.checked_add(u64::from(l)) {
+            Some(end) if end <= rows => Ok((o as usize, l as usize)),
+            _ => Err(corrupt(
+                label,
+                format!("partition rows {o}+{l} past {rows} rows"),
+            )),
+        })
+        .collect()
+}
+
 impl IvfSegment {
     /// Opens the segment `meta` of `ds`.
     pub fn open(ds: &Dataset, meta: &tpb::IndexMetadata) -> Result<Self> {
@@ -413,28 +442,12 @@ impl IvfSegment {
             return Err(corrupt(&label, "no centroids"));
         }
         let aux = ds.open_index_file(&uuid, "auxiliary.idx")?;
-        let layout = ivf_message(&aux, &label)?;
-        if layout.offsets.len() != parts || layout.lengths.len() != parts {
+        let partitions = partition_layout(&aux, &label)?;
+        if partitions.len() != parts {
             return Err(corrupt(
                 &label,
-                format!(
-                    "{} centroids but {} partition offsets / {} lengths",
-                    parts,
-                    layout.offsets.len(),
-                    layout.lengths.len()
-                ),
+                format!("{} centroids but {} partitions", parts, partitions.len()),
             ));
-        }
-        let rows = aux.num_rows();
-        let mut partitions = Vec::with_capacity(parts);
-        for (&o, &l) in layout.offsets.iter().zip(&layout.lengths) {
-            if o.checked_add(u64::from(l)).is_none_or(|e| e > rows) {
-                return Err(corrupt(
-                    &label,
-                    format!("partition rows {o}+{l} past {rows} rows"),
-                ));
-            }
-            partitions.push((o as usize, l as usize));
         }
         let meta_json = storage_metadata(&aux, &label)?;
         let batch = aux.read_all(None)?;

@@ -81,12 +81,20 @@ impl IvfSegment {
             acorn: beam.acorn,
         };
         let found = g.search(query, filter, visited, &mut dist);
-        // a multivector row has a node per vector: its nearest stands for it (the
-        // reference's graph search answers each row once)
-        let mut seen = std::collections::HashSet::with_capacity(found.len());
-        for s in found {
+        // a multivector row has a node per vector: its nearest (first) stands for it
+        // (the reference's graph search answers each row once): a scan of the few
+        // before it, a set past 64 nodes (k × refine_factor can be large)
+        let mut seen =
+            (found.len() > 64).then(|| std::collections::HashSet::with_capacity(found.len()));
+        for (i, s) in found.iter().enumerate() {
             let row = self.row_ids[start + s.id as usize];
-            if seen.insert(row) {
+            let first = match seen.as_mut() {
+                Some(set) => set.insert(row),
+                None => !found[..i]
+                    .iter()
+                    .any(|p| self.row_ids[start + p.id as usize] == row),
+            };
+            if first {
                 top.offer(s.dist, row, &|_| true);
             }
         }

@@ -615,6 +615,23 @@ impl QueryTables {
     }
 }
 
+/// One partition's row-major sign codes (`codes`, `l` bytes a row) in the layout
+/// pylance stores and loads them in: complete 32-row blocks packed (see
+/// [`Rabit::new`]), the remaining rows column-major.
+pub fn packed_partition_codes(codes: &[u8], l: usize) -> Vec<u8> {
+    let n = codes.len() / l.max(1);
+    let blocks = n / 32;
+    let mut out = vec![0u8; codes.len()];
+    pack_blocks(codes, l, blocks, &mut out);
+    let (tail, t0) = (n - 32 * blocks, 32 * blocks * l);
+    for i in 0..l {
+        for r in 0..tail {
+            out[t0 + i * tail + r] = codes[(32 * blocks + r) * l + i];
+        }
+    }
+    out
+}
+
 /// Writes the complete 32-row blocks of one partition's row-major sign codes (`rows`,
 /// `l` bytes each) in the packed layout (see [`Rabit::new`]) into `out`.
 fn pack_blocks(rows: &[u8], l: usize, blocks: usize, out: &mut [u8]) {

@@ -49,7 +49,7 @@ fn nearest_batch(
     approx_mode: Option<String>,
 ) -> PyResult<Py<PyAny>> {
     use lancer::batch_search::{nearest_batch, BatchNearest};
-    use lancer::search::{Filtering, Metric, Nearest, RowMeta};
+    use lancer::search::{Nearest, RowMeta};
     if dim == 0 || q.len() % dim != 0 {
         return Err(errors::invalid_input(format!(
             "{} query values are not whole vectors of {dim}",
@@ -58,23 +58,14 @@ fn nearest_batch(
     }
     let b = py.detach(|| {
         let ds = &ds.ds;
-        let metric = match metric {
-            Some(m) => Metric::parse(&m).map_err(errors::table)?,
-            None => lancer::ann::column_index_metric(ds, &column)
-                .map_err(errors::lancer)?
-                .unwrap_or(Metric::L2),
-        };
+        let metric = crate::dataset::search_metric(ds, &column, metric.as_deref())?;
         let req = BatchNearest {
             column: &column,
             queries: q.chunks_exact(dim).map(<[f32]>::to_vec).collect(),
             k,
             metric,
         };
-        let filtering = match &filter {
-            None => Filtering::None,
-            Some(f) if prefilter => Filtering::Pre(f),
-            Some(f) => Filtering::Post(f),
-        };
+        let filtering = crate::dataset::filtering(filter.as_deref(), prefilter);
         let approx_mode = crate::dataset::approx_mode_of(approx_mode.as_deref())?;
         let params = lancer::ann::AnnParams {
             use_index,

@@ -620,25 +620,16 @@ impl Dataset {
         approx_mode: Option<String>,
     ) -> PyResult<Py<PyAny>> {
         let approx_mode = approx_mode_of(approx_mode.as_deref())?;
-        use lancer::search::{nearest_with_rows, Filtering, Metric, Nearest, RowMeta};
+        use lancer::search::{nearest_with_rows, Nearest, RowMeta};
         let b = py.detach(|| {
-            let metric = match metric {
-                Some(m) => Metric::parse(&m).map_err(errors::table)?,
-                None => lancer::ann::column_index_metric(&self.ds, &column)
-                    .map_err(errors::lancer)?
-                    .unwrap_or(Metric::L2),
-            };
+            let metric = search_metric(&self.ds, &column, metric.as_deref())?;
             let req = Nearest {
                 column: &column,
                 query: q,
                 k,
                 metric,
             };
-            let filtering = match &filter {
-                None => Filtering::None,
-                Some(f) if prefilter => Filtering::Pre(f),
-                Some(f) => Filtering::Post(f),
-            };
+            let filtering = filtering(filter.as_deref(), prefilter);
             let params = lancer::ann::AnnParams {
                 use_index,
                 nprobes,
@@ -1093,5 +1084,30 @@ pub(crate) fn approx_mode_of(m: Option<&str>) -> PyResult<lancer::ann::ApproxMod
                 "approx_mode must be \"fast\", \"normal\" or \"accurate\", got {m:?}"
             ))
         }),
+    }
+}
+
+/// A vector search's metric: the one asked for, else the column's index's, else l2.
+pub(crate) fn search_metric(
+    ds: &lancer::Dataset,
+    column: &str,
+    metric: Option<&str>,
+) -> PyResult<lancer::search::Metric> {
+    Ok(match metric {
+        Some(m) => lancer::search::Metric::parse(m).map_err(errors::table)?,
+        None => lancer::ann::column_index_metric(ds, column)
+            .map_err(errors::lancer)?
+            .unwrap_or(lancer::search::Metric::L2),
+    })
+}
+
+/// How a vector search's SQL `filter` applies: before the search (`prefilter`) or to
+/// its `k` nearest.
+pub(crate) fn filtering(filter: Option<&str>, prefilter: bool) -> lancer::search::Filtering<'_> {
+    use lancer::search::Filtering;
+    match filter {
+        None => Filtering::None,
+        Some(f) if prefilter => Filtering::Pre(f),
+        Some(f) => Filtering::Post(f),
     }
 }

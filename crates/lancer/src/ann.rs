@@ -352,15 +352,17 @@ fn indexed_top_k(
     let mut probe = params.probe(wanted, req.k);
     // nothing to skip: no prefilter, ids are addresses, and every fragment the
     // segments cover is there without deleted rows
-    probe.keeps_all = prefilter.is_none()
-        && addresses.is_none()
-        && segments.iter().all(|s| {
-            s.fragments.iter().all(|f| {
-                ds.fragments()
-                    .iter()
-                    .any(|d| d.id == u64::from(f) && d.deletion_file.is_none())
-            })
-        });
+    probe.keeps_all = prefilter.is_none() && addresses.is_none() && {
+        let clean: std::collections::HashSet<u64> = ds
+            .fragments()
+            .iter()
+            .filter(|d| d.deletion_file.is_none())
+            .map(|d| d.id)
+            .collect();
+        segments
+            .iter()
+            .all(|s| s.fragments.iter().all(|f| clean.contains(&u64::from(f))))
+    };
     let mut cands = Vec::new();
     for s in segments {
         cands.extend(s.search(&req.query, &probe, &keep).map_err(index_error)?);

@@ -24,94 +24,9 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::UInt8Type;
 use arrow_array::{Array, FixedSizeListArray, RecordBatch, UInt8Array};
 use arrow_schema::{DataType, Schema};
-use lancer_format::reader::FileReader;
 use lancer_index::ivf::{covers_nothing, is_vector_index};
-use lancer_index::pb;
-use prost::Message;
 
 use crate::{Dataset, Error, Result};
-
-/// The partition layout of one segment's auxiliary file: each partition's first row
-/// and row count.
-fn partition_layout(aux: &FileReader, label: &str) -> Result<Vec<(u64, u64)>> {
-    let corrupt = |what: String| {
-        Error::Index(lancer_index::IndexError::Corrupt {
-            index: label.to_string(),
-            what,
-        })
-    };
-    let pos = aux
-        .metadata()
-        .schema
-        .metadata
-        .get("lance:ivf")
-        .ok_or_else(|| corrupt("auxiliary.idx has no lance:ivf key".into()))?;
-    let i: usize = pos
-        .trim()
-        .parse()
-        .map_err(|_| corrupt(format!("lance:ivf position {pos:?}")))?;
-    let range = aux
-        .metadata()
-        .global_buffers
-        .get(i)
-        .cloned()
-        .ok_or_else(|| corrupt(format!("global buffer {i} missing")))?;
-    if range.end < range.start || range.end > aux.metadata().file_size {
-        return Err(corrupt(format!("global buffer {i} past the file's end")));
-    }
-    let bytes = aux
-        .io()
-        .read_range(range)
-        .map_err(|e| Error::Table(lancer_table::TableError::from(e)))?;
-    let ivf = pb::Ivf::decode(bytes.as_ref()).map_err(|e| corrupt(format!("IVF message: {e}")))?;
-    if ivf.offsets.len() != ivf.lengths.len() {
-        return Err(corrupt(format!(
-            "{} partition offsets but {} lengths",
-            ivf.offsets.len(),
-            ivf.lengths.len()
-        )));
-    }
-    let rows = aux.num_rows();
-    ivf.offsets
-        .iter()
-        .zip(&ivf.lengths)
-        .map(|(&o, &l)| match o.checked_add(u64::from(l)) {
-            Some(end) if end <= rows => Ok((o, u64::from(l))),
-            _ => Err(corrupt(format!("partition rows {o}+{l} past {rows} rows"))),
-        })
-        .collect()
-}
-
-/// The order of a packed block's rows within each half (format facts: the layout
-/// pylance's RabitQ storage packs 32 rows' sign codes into).
-const PERM0: [usize; 16] = [0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15];
-
-/// `codes` (one partition's rows, `l` bytes each, row-major) in the packed layout:
-/// complete 32-row blocks nibble-interleaved, the tail rows column-major.
-fn pack_rabit_codes(codes: &[u8], l: usize) -> Vec<u8> {
-    let n = codes.len() / l.max(1);
-    let blocks = n / 32;
-    let mut out = vec![0u8; codes.len()];
-    for k in 0..blocks {
-        for i in 0..l {
-            let base = 32 * l * k + 32 * i;
-            for (j, &p) in PERM0.iter().enumerate() {
-                let (r0, r1) = (32 * k + p, 32 * k + p + 16);
-                let (a, b) = (codes[r0 * l + i], codes[r1 * l + i]);
-                out[base + j] = (a & 15) | ((b & 15) << 4);
-                out[base + 16 + j] = (a >> 4) | ((b >> 4) << 4);
-            }
-        }
-    }
-    let tail = n - 32 * blocks;
-    let t0 = 32 * blocks * l;
-    for i in 0..l {
-        for r in 0..tail {
-            out[t0 + i * tail + r] = codes[(32 * blocks + r) * l + i];
-        }
-    }
-    out
-}
 
 /// `batch` with its `_rabit_codes` column packed when the storage metadata says the
 /// file holds them unpacked.
@@ -142,7 +57,7 @@ fn packed_as_pylance_loads(
     let l = fsl.value_length() as usize;
     let start = fsl.offset() * l;
     let codes = &values.values()[start..start + fsl.len() * l];
-    let packed = UInt8Array::from(pack_rabit_codes(codes, l));
+    let packed = UInt8Array::from(lancer_index::rabitq::packed_partition_codes(codes, l));
     let field = match fsl.data_type() {
         DataType::FixedSizeList(f, _) => f.clone(),
         _ => return Ok(batch),
@@ -180,7 +95,8 @@ pub fn read_index_partition(
             lancer_table::dataset::uuid_dir(&uuid).unwrap_or_default()
         );
         let aux = ds.open_index_file(&uuid, "auxiliary.idx")?;
-        let layout = partition_layout(&aux, &label)?;
+        let layout =
+            lancer_index::ivf::partition_layout(&aux, &label).map_err(crate::ann::index_error)?;
         let &(start, len) = layout
             .get(partition)
             .ok_or_else(|| Error::InvalidArgument {
@@ -192,7 +108,7 @@ pub fn read_index_partition(
             })?;
         let projection: Option<&[&str]> = if with_vector { None } else { Some(&["_rowid"]) };
         let batch = aux
-            .read_range(start..start + len, projection)
+            .read_range(start as u64..(start + len) as u64, projection)
             .map_err(|e| Error::Table(lancer_table::TableError::from(e)))?;
         let metadata: HashMap<String, String> = aux.metadata().schema.metadata.clone();
         let s = Arc::new(Schema::new_with_metadata(

@@ -665,16 +665,7 @@ pub fn search(
         None if query.is_empty() => return Err("give --query v1,v2,... or --query-row N".into()),
         None => query,
     };
-    let cols: Vec<String> = if columns.is_empty() {
-        ds.schema()
-            .fields()
-            .iter()
-            .filter(|f| f.name() != column)
-            .map(|f| f.name().clone())
-            .collect()
-    } else {
-        columns.to_vec()
-    };
+    let cols = shown_columns(&ds, column, columns);
     let names: Vec<&str> = cols.iter().map(|s| s.as_str()).collect();
     let req = lancer::search::Nearest {
         column,
@@ -720,6 +711,20 @@ pub fn search(
     crate::output::print_batch(&hits, format)
 }
 
+/// The columns a search prints besides `_distance`: those asked for, else every one
+/// but the vector column.
+fn shown_columns(ds: &lancer::Dataset, column: &str, columns: &[String]) -> Vec<String> {
+    if !columns.is_empty() {
+        return columns.to_vec();
+    }
+    ds.schema()
+        .fields()
+        .iter()
+        .filter(|f| f.name() != column)
+        .map(|f| f.name().clone())
+        .collect()
+}
+
 /// `lancer search --queries-file`: every query's `k` nearest rows, `query_index`
 /// first (pylance 14's batched search).
 #[allow(clippy::too_many_arguments)]
@@ -744,16 +749,7 @@ pub fn search_batch(
         }
         None => lancer::search::Metric::L2,
     };
-    let cols: Vec<String> = if columns.is_empty() {
-        ds.schema()
-            .fields()
-            .iter()
-            .filter(|f| f.name() != column)
-            .map(|f| f.name().clone())
-            .collect()
-    } else {
-        columns.to_vec()
-    };
+    let cols = shown_columns(&ds, column, columns);
     let names: Vec<&str> = cols.iter().map(|s| s.as_str()).collect();
     let req = lancer::batch_search::BatchNearest {
         column,
