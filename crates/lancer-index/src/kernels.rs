@@ -85,21 +85,21 @@ fn reduce(acc: &[f32; LANES]) -> f32 {
     v[0]
 }
 
-/// Asks the CPU to start loading `bytes` into its cache (a hint: no effect on
+/// Asks the CPU to start loading `items` into its cache (a hint: no effect on
 /// results, none on other architectures), so that several rows' loads overlap.
 #[allow(unsafe_code)]
 #[inline]
-pub fn prefetch(bytes: &[u8]) {
+pub fn prefetch<T>(items: &[T]) {
     #[cfg(target_arch = "x86_64")]
-    for off in (0..bytes.len()).step_by(64) {
-        // SAFETY: the address lies within `bytes`; a prefetch never faults or writes.
+    for off in (0..std::mem::size_of_val(items)).step_by(64) {
+        // SAFETY: the address lies within `items`; a prefetch never faults or writes.
         unsafe {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            _mm_prefetch::<_MM_HINT_T0>(bytes.as_ptr().add(off).cast());
+            _mm_prefetch::<_MM_HINT_T0>(items.as_ptr().cast::<u8>().add(off).cast());
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = bytes;
+    let _ = items;
 }
 
 /// Whether the AVX2 + FMA builds of the kernels run on this CPU.
