@@ -64,6 +64,13 @@ def make(rows, dim, nq):
     return path, vec, queries
 
 
+def clusters(rows, dim):
+    """Each row's centre in `make`'s data (the same draws, in the same order)."""
+    rng = np.random.default_rng(17)
+    rng.standard_normal((1000, dim), dtype=np.float32)
+    return rng.integers(0, 1000, rows)
+
+
 def exact(vec, queries, k=10):
     out = []
     for q in queries:

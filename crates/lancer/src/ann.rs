@@ -175,15 +175,17 @@ pub(crate) fn index_error(e: lancer_index::IndexError) -> Error {
     }
 }
 
-/// Row addresses that pass `sql` (the index search's prefilter), as a compressed
-/// bitmap (a hash set of a million addresses costs more than the scan).
-pub(crate) fn passing(ds: &Dataset, sql: &str) -> Result<roaring::RoaringTreemap> {
+/// Row addresses that pass `sql` (the index search's prefilter): live rows only (the
+/// scan skips deleted ones), a bit per physical row.
+pub(crate) fn passing(ds: &Dataset, sql: &str) -> Result<crate::address_set::AddressSet> {
     use crate::scan::{DatasetExt, ROW_ADDRESS};
     use arrow_array::cast::AsArray;
     let filter = crate::Filter::new(sql, &ds.schema())?;
     let cols = filter.columns();
     let first: Vec<&str> = cols.iter().take(1).map(String::as_str).collect();
-    let mut out = roaring::RoaringTreemap::new();
+    let mut out = crate::address_set::AddressSet::with_fragments(
+        ds.fragments().iter().map(|f| (f.id, f.physical_rows)),
+    );
     let scan = ds
         .scan()
         .columns(&first)
@@ -198,7 +200,7 @@ pub(crate) fn passing(ds: &Dataset, sql: &str) -> Result<roaring::RoaringTreemap
             .ok_or_else(|| Error::InvalidArgument {
                 what: "row addresses missing from the prefilter scan".into(),
             })?;
-        out.extend(col.values().iter().copied());
+        out.extend(col.values());
     }
     Ok(out)
 }
@@ -345,8 +347,12 @@ fn indexed_top_k(
     };
     let live = ds.live_addresses()?;
     let pass = prefilter.map(|sql| passing(ds, sql)).transpose()?;
+    // a prefilter passes live rows only: its set alone decides
     let keep = |id: u64| {
-        address(id).is_some_and(|a| live.contains(a) && pass.as_ref().is_none_or(|p| p.contains(a)))
+        address(id).is_some_and(|a| {
+            pass.as_ref()
+                .map_or_else(|| live.contains(a), |p| p.contains(a))
+        })
     };
     let wanted = req.k * params.refine_factor.unwrap_or(1).max(1) as usize;
     let mut probe = params.probe(wanted, req.k);

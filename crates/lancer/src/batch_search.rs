@@ -186,8 +186,12 @@ pub(crate) fn top_k_batch(
     };
     let live = ds.live_addresses()?;
     let pass = prefilter.map(|sql| ann::passing(ds, sql)).transpose()?;
+    // a prefilter passes live rows only: its set alone decides
     let keep = |id: u64| {
-        address(id).is_some_and(|a| live.contains(a) && pass.as_ref().is_none_or(|p| p.contains(a)))
+        address(id).is_some_and(|a| {
+            pass.as_ref()
+                .map_or_else(|| live.contains(a), |p| p.contains(a))
+        })
     };
     let wanted = req.k * params.refine_factor.unwrap_or(1).max(1) as usize;
     let probe = params.probe(wanted, req.k);

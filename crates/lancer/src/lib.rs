@@ -4,6 +4,7 @@
 //! ([`hybrid`]). A [`Session`] holds what the datasets opened through it share
 //! (storage options, runtime, caches, warnings), with async forms of its calls.
 
+pub mod address_set;
 pub mod ann;
 pub mod batch_search;
 pub mod debug;
