@@ -263,11 +263,14 @@ fn now_ms() -> u64 {
 
 /// Calls `f` with each scan batch's live, non-null, finite vectors of `column` (of
 /// `fragments`, default all) and their row addresses; returns the dimension (0 when no
-/// batch had rows).
+/// batch had rows). With `cosine`, zero vectors are left out too (they have no
+/// direction: every cosine distance to them is NaN), as the reference leaves them out
+/// of cosine indexes — for a multivector row, its other vectors stay.
 fn for_each_vectors(
     ds: &Dataset,
     column: &str,
     fragments: Option<&[u64]>,
+    cosine: bool,
     mut f: impl FnMut(&[f32], &[u64], usize) -> Result<()>,
 ) -> Result<usize> {
     use arrow_array::cast::AsArray;
@@ -325,7 +328,7 @@ fn for_each_vectors(
                 continue;
             }
             let v = &values[i * d..(i + 1) * d];
-            if v.iter().all(|x| x.is_finite()) {
+            if v.iter().all(|x| x.is_finite()) && !(cosine && v.iter().all(|&x| x == 0.0)) {
                 vectors.extend_from_slice(v);
                 ids.push(addrs.value(row));
             }
@@ -363,6 +366,7 @@ fn build_streaming(
         params.element = ivf_build::Element::of(item.data_type());
     }
     let params = &params;
+    let cosine = params.metric == lancer_index::ivf::Metric::Cosine;
     let hint = match fragments {
         None => ds.count_rows() as usize,
         Some(fr) => ds
@@ -384,13 +388,13 @@ fn build_streaming(
             .map_err(crate::ann::index_error)?;
         let mut writer = PartitionWriter::new(model, params).map_err(crate::ann::index_error)?;
         writer.expect_rows(hint as u64);
-        for_each_vectors(ds, column, fragments, |v, ids, _| {
+        for_each_vectors(ds, column, fragments, cosine, |v, ids, _| {
             writer.push(v, ids).map_err(crate::ann::index_error)
         })?;
         return writer.finish().map_err(crate::ann::index_error);
     }
     let mut sampler: Option<Sampler> = None;
-    for_each_vectors(ds, column, fragments, |v, _, d| {
+    for_each_vectors(ds, column, fragments, cosine, |v, _, d| {
         sampler
             .get_or_insert_with(|| Sampler::new(d, hint, params))
             .push(v);
@@ -398,13 +402,13 @@ fn build_streaming(
     })?;
     let Some(sampler) = sampler else {
         return Err(Error::InvalidArgument {
-            what: format!("{NO_VECTORS} in {column:?} (every row is null, deleted or non-finite)"),
+            what: format!("{NO_VECTORS} in {column:?} (every row is null, deleted or non-finite, or a zero vector under cosine)"),
         });
     };
     let model = train(sampler, params).map_err(crate::ann::index_error)?;
     let mut writer = PartitionWriter::new(model, params).map_err(crate::ann::index_error)?;
     writer.expect_rows(hint as u64);
-    for_each_vectors(ds, column, fragments, |v, ids, _| {
+    for_each_vectors(ds, column, fragments, cosine, |v, ids, _| {
         writer.push(v, ids).map_err(crate::ann::index_error)
     })?;
     writer.finish().map_err(crate::ann::index_error)
