@@ -513,11 +513,19 @@ impl QueryTables {
         } else {
             0.0
         };
+        // (v − min) · (255 / (max − min)), rounded: the reference's arithmetic, to the
+        // last bit (dividing by the step instead rounds a value at a half step the
+        // other way: queries whose rotation is flat — a one-hot query — meet those)
+        let factor = if qmax > qmin {
+            255.0 / (qmax - qmin)
+        } else {
+            0.0
+        };
         let table8: Vec<u8> = table
             .iter()
             .map(|&v| {
                 if delta > 0.0 {
-                    ((v - qmin) / delta).round() as u8
+                    ((v - qmin) * factor).round() as u8
                 } else {
                     0
                 }

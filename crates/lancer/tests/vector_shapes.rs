@@ -386,7 +386,11 @@ fn continue_answers(r: &Value, b: &Value, np1: &[Answer], at: &str) {
         let ids = i64s(&a["np1"]);
         let want = &np1[qi];
         if tie_free(&want.1) {
-            assert_eq!(ids, want.0, "{at} query {qi}: one probe");
+            assert_eq!(
+                ids, want.0,
+                "{at} query {qi}: one probe, distances {:?}",
+                want.1
+            );
         } else {
             assert_eq!(ids.len(), want.0.len(), "{at} query {qi}: one probe");
         }
