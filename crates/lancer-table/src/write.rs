@@ -232,6 +232,25 @@ fn write_fragments_from(
     Ok(frags)
 }
 
+/// Writes `batches` as the data files of fragments of a new dataset (or of one that
+/// replaces a dataset) with `schema`, and commits nothing: the first phase of a
+/// two-phase (distributed) write (spec: "Distributed Write"). The fragments carry id 0
+/// (ids are assigned when they are committed) and field ids numbered from 0 in
+/// pre-order, as an `Overwrite` of `schema` assigns them.
+pub fn write_uncommitted(
+    store: &lancer_io::Store,
+    schema: &SchemaRef,
+    batches: impl IntoIterator<Item = Result<RecordBatch>>,
+    params: &WriteParams,
+) -> Result<Vec<pb::DataFragment>> {
+    let schema = crate::input::normalize_schema(schema);
+    let batches = batches.into_iter().map(|b| {
+        b.and_then(crate::input::normalize_batch)
+            .and_then(|b| crate::input::conform_batch(&b, &schema))
+    });
+    write_fragments(store, &schema, batches, params, None)
+}
+
 impl Dataset {
     /// Creates (or overwrites) the dataset at `root` with `batches`.
     pub fn write(
@@ -352,6 +371,27 @@ impl Dataset {
             &extras,
         )?;
         self.committed(&c.path, &c.bytes)
+    }
+
+    /// Writes `batches` as the data files of new fragments fitted to this dataset's
+    /// schema and storage version (as [`Dataset::append`] would) and commits nothing:
+    /// the first phase of a two-phase append. Ids are assigned at commit.
+    pub fn write_uncommitted(
+        &self,
+        batches: impl IntoIterator<Item = Result<RecordBatch>>,
+        params: &WriteParams,
+    ) -> Result<Vec<pb::DataFragment>> {
+        self.check_writable("append to")?;
+        let schema = self.schema();
+        let params = WriteParams {
+            storage: self.storage_version(),
+            ..params.clone()
+        };
+        let batches = batches
+            .into_iter()
+            .map(|b| b.and_then(|b| crate::input::conform_batch(&b, &schema)));
+        let ids = preorder_schema_ids(self);
+        write_fragments(self.store(), &schema, batches, &params, Some(ids))
     }
 
     /// Whether Lancer can write data files into this dataset (not legacy, not 2.0);
