@@ -178,6 +178,9 @@ class _CommitMixin:
                                   "namespace_client_managed_versioning": False, "base_store_params": None})
         del max_retries  # (the engine retries lost races itself, up to its own limit)
         kind, body, schema = _body(operation)
+        if read_version is None and kind != "Overwrite":
+            # (pylance's rule and message)
+            raise ValueError("read_version is required for all operations except Overwrite and Restore")
         properties = {"__lance_commit_message": str(commit_message)} if commit_message is not None else None
         inner = _lancer.commit(
             _uri(base_uri), kind, json.dumps(body), schema=schema,

@@ -1,0 +1,319 @@
+"""Two-phase (distributed) writes against pylance (issue 43): fragments lancer's workers
+write are committed by a pylance driver and the other way round, each side reading the
+other's result; the JSON of a fragment has pylance 14's (and 12's, 11's) shape; commits
+rebase over a concurrent append and are refused on a conflicting overwrite as pylance
+refuses them; descriptions naming missing or altered files are refused naming the
+file; files never committed stay invisible until cleanup removes them past its limit.
+
+pylance runs in subprocesses of its own venvs (``.venv/pylance-{14,12,11}``), as the
+workers and drivers of a distributed job run in processes of their own.
+"""
+
+import datetime
+import json
+import os
+import pickle
+import subprocess
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import lancer
+from lancer.fragment import FragmentMetadata, write_fragments
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def pylance(version):
+    py = REPO / ".venv" / f"pylance-{version}" / "bin" / "python"
+    if not py.exists():
+        if os.environ.get("LANCER_REQUIRE_PYLANCE"):
+            raise AssertionError(f"{py} missing (scripts/test.sh installs it)")
+        pytest.skip(f"pylance {version} venv not installed")
+    return str(py)
+
+
+def run(version, code, *args):
+    """Runs ``code`` with pylance ``version``; its stdout's last line as JSON."""
+    out = subprocess.run([pylance(version), "-c", code, *map(str, args)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run_fails(version, code, *args):
+    out = subprocess.run([pylance(version), "-c", code, *map(str, args)], capture_output=True, text=True)
+    assert out.returncode != 0, out.stdout
+    return out.stderr
+
+
+def table(lo, hi):
+    ids = list(range(lo, hi))
+    return pa.table({
+        "id": pa.array(ids, pa.int64()),
+        "name": [f"n{i}" for i in ids],
+        "st": [{"x": i * 2, "tags": [f"t{i}", "u"]} for i in ids],
+    })
+
+
+READ = """
+import json, sys, lance
+ds = lance.dataset(sys.argv[1])
+t = ds.to_table().sort_by("id")
+print(json.dumps({"version": ds.version, "rows": t.to_pylist(),
+                  "fragment_ids": [f.fragment_id for f in ds.get_fragments()]}))
+"""
+
+
+def pylance_reads(uri):
+    return run("14", READ, uri)
+
+
+def lancer_rows(uri):
+    return lancer.dataset(uri).to_table().sort_by("id").to_pylist()
+
+
+PYLANCE_WRITES = """
+import json, sys, lance, pyarrow as pa
+from lance.fragment import write_fragments
+lo, hi, rows, mode = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+ids = list(range(lo, hi))
+t = pa.table({"id": pa.array(ids, pa.int64()), "name": [f"n{i}" for i in ids],
+              "st": [{"x": i * 2, "tags": [f"t{i}", "u"]} for i in ids]})
+kw = {"data_storage_version": sys.argv[6]} if len(sys.argv) > 6 else {}
+frags = write_fragments(t, sys.argv[1], max_rows_per_file=rows, mode=mode, **kw)
+print(json.dumps([f.to_json() for f in frags]))
+"""
+
+PYLANCE_COMMITS = """
+import json, sys, lance
+from lance import FragmentMetadata, LanceOperation
+frags = [FragmentMetadata.from_json(json.dumps(f)) for f in json.loads(sys.argv[3])]
+kind, uri = sys.argv[2], sys.argv[1]
+if kind == "overwrite":
+    import pyarrow as pa
+    schema = pa.schema([("id", pa.int64()), ("name", pa.string()),
+                        ("st", pa.struct([("x", pa.int64()), ("tags", pa.list_(pa.string()))]))])
+    ds = lance.LanceDataset.commit(uri, LanceOperation.Overwrite(schema, frags), read_version=0)
+else:
+    ds = lance.LanceDataset.commit(uri, LanceOperation.Append(frags), read_version=int(sys.argv[4]))
+print(json.dumps({"version": ds.version}))
+"""
+
+
+def keys(v):
+    """The nested key structure of a JSON value (lists by their first item)."""
+    if isinstance(v, dict):
+        return {k: keys(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [keys(v[0])] if v else []
+    return type(v).__name__ if v is not None else None
+
+
+@pytest.mark.parametrize("version", ["14", "12", "11"])
+def test_fragment_json_has_pylances_shape(tmp_path, version):
+    """Same data, same limits: lancer's ``to_json()`` has pylance's members, nesting,
+    key order and nulls, and the same field ids, column indices, row counts and file
+    versions; pylance reads lancer's JSON back to the very same dict."""
+    theirs = run(version, PYLANCE_WRITES, tmp_path / "p.lance", 0, 10, 4, "create", "2.1")
+    ours = [f.to_json() for f in write_fragments(table(0, 10), str(tmp_path / "l.lance"), max_rows_per_file=4,
+                                                 mode="create", data_storage_version="2.1")]
+    assert len(ours) == len(theirs) == 3
+    for o, t in zip(ours, theirs):
+        assert keys(o) == keys(t)
+        assert list(o) == list(t) and list(o["files"][0]) == list(t["files"][0])
+        for k in ("id", "physical_rows", "deletion_file", "row_id_meta", "overlays"):
+            assert o[k] == t[k], k
+        for k in ("fields", "column_indices", "file_major_version", "file_minor_version", "base_id"):
+            assert o["files"][0][k] == t["files"][0][k], k
+        assert o["files"][0]["path"].endswith(".lance")
+        size = (tmp_path / "l.lance" / "data" / o["files"][0]["path"]).stat().st_size
+        assert o["files"][0]["file_size_bytes"] == size
+    back = run(version, """
+import json, sys
+from lance.fragment import FragmentMetadata
+print(json.dumps([FragmentMetadata.from_json(json.dumps(f)).to_json() for f in json.loads(sys.argv[1])]))
+""", json.dumps(ours))
+    assert back == ours
+
+
+def test_fragment_metadata_round_trips_and_pickles(tmp_path):
+    frags = write_fragments(table(0, 5), str(tmp_path / "d.lance"))
+    f = frags[0]
+    assert (f.id, f.physical_rows, f.num_deletions, f.num_rows, f.deletion_file) == (0, 5, 0, 5, None)
+    assert FragmentMetadata.from_json(json.dumps(f.to_json())) == f
+    assert pickle.loads(pickle.dumps(f)) == f
+    op = lancer.LanceOperation.Append(frags)
+    assert pickle.loads(pickle.dumps(op)) == op
+    assert isinstance(lancer.FragmentMetadata, type) and lancer.fragment.FragmentMetadata is FragmentMetadata
+
+
+def test_lancer_workers_pylance_driver(tmp_path):
+    """Lancer workers write, a pylance driver commits an Overwrite then an Append of
+    their JSON; pylance and lancer read the same rows."""
+    uri = str(tmp_path / "d.lance")
+    w1 = write_fragments(table(0, 7), uri, max_rows_per_file=3, mode="create")
+    w2 = write_fragments(table(7, 12), uri, max_rows_per_file=3, mode="create")
+    assert [f.physical_rows for f in w1 + w2] == [3, 3, 1, 3, 2]
+    shipped = json.dumps([f.to_json() for f in w1 + w2])
+    assert run("14", PYLANCE_COMMITS, uri, "overwrite", shipped) == {"version": 1}
+    w3 = write_fragments(table(12, 15), uri)  # appends fit the dataset's schema
+    assert run("14", PYLANCE_COMMITS, uri, "append", json.dumps([f.to_json() for f in w3]), 1) == {"version": 2}
+    got = pylance_reads(uri)
+    assert got["rows"] == table(0, 15).to_pylist()
+    assert got["fragment_ids"] == [0, 1, 2, 3, 4, 5]
+    assert lancer_rows(uri) == got["rows"]
+
+
+def test_pylance_workers_lancer_driver(tmp_path):
+    """pylance workers write, a lancer driver commits (Overwrite creating the dataset,
+    then an Append); both read the same rows."""
+    uri = str(tmp_path / "d.lance")
+    frags = []
+    for lo, hi in [(0, 6), (6, 10)]:
+        frags += [FragmentMetadata.from_json(json.dumps(f)) for f in run("14", PYLANCE_WRITES, uri, lo, hi, 4, "create")]
+    assert all(f.id == 0 for f in frags)
+    ds = lancer.LanceDataset.commit(uri, lancer.LanceOperation.Overwrite(table(0, 1).schema, frags), read_version=0)
+    assert ds.version == 1
+    assert [f.fragment_id for f in ds.get_fragments()] == [0, 1, 2]  # 4 + 2 rows, 4 rows
+    more = [FragmentMetadata.from_json(json.dumps(f)) for f in run("14", PYLANCE_WRITES, uri, 10, 13, 100, "append")]
+    ds = lancer.LanceDataset.commit(uri, lancer.LanceOperation.Append(more), read_version=1)
+    assert ds.version == 2
+    assert lancer_rows(uri) == table(0, 13).to_pylist()
+    got = pylance_reads(uri)
+    assert got["rows"] == table(0, 13).to_pylist() and got["version"] == 2
+
+
+def test_concurrent_append_between_write_and_commit_lands_too(tmp_path):
+    """The driver read version 1; pylance appends meanwhile (version 2); the commit
+    rebases and every row is there, for pylance too."""
+    uri = str(tmp_path / "d.lance")
+    lancer.write_dataset(table(0, 4), uri)
+    frags = write_fragments(table(100, 103), uri)
+    run("14", """
+import sys, json, lance, pyarrow as pa
+ds = lance.dataset(sys.argv[1])
+t = ds.to_table().slice(0, 2)
+lance.write_dataset(t.set_column(0, "id", pa.array([50, 51], pa.int64())), sys.argv[1], mode="append")
+print(json.dumps(1))
+""", uri)
+    ds = lancer.LanceDataset.commit(uri, lancer.LanceOperation.Append(frags), read_version=1)
+    assert ds.version == 3
+    ids = [r["id"] for r in pylance_reads(uri)["rows"]]
+    assert ids == [0, 1, 2, 3, 50, 51, 100, 101, 102]
+    assert [r["id"] for r in lancer_rows(uri)] == ids
+
+
+DELETE_DRIVER = """
+import json, sys, lance
+from lance import FragmentMetadata, LanceOperation
+frag = FragmentMetadata.from_json(sys.argv[2])
+lance.LanceDataset.commit(sys.argv[1], LanceOperation.Delete([frag], [], "id < 3"), read_version=int(sys.argv[3]))
+print(json.dumps(lance.dataset(sys.argv[1]).count_rows()))
+"""
+
+
+@pytest.mark.parametrize("driver", ["lancer", "pylance"])
+def test_delete_commits_or_conflicts_as_pylance(tmp_path, driver):
+    """A Delete built by hand (a fragment with its new deletion file) commits at the
+    version it was read at; after a concurrent overwrite both pylance and lancer refuse
+    it as a conflict (CommitConflictError)."""
+    uri = str(tmp_path / "d.lance")
+    ds = lancer.write_dataset(table(0, 10), uri)
+    ds.delete("id < 3")
+    # the fragment with its deletion file, as pylance describes it; then back to v1
+    frag = json.dumps(run("14", """
+import json, sys, lance
+print(json.dumps(lance.dataset(sys.argv[1]).get_fragments()[0].metadata.to_json()))
+""", uri))
+    assert json.loads(frag)["deletion_file"]["num_deleted_rows"] == 3
+    lancer.dataset(uri, version=1).restore()
+    v = lancer.dataset(uri).version
+    assert v == 3
+
+    def commit(read_version):
+        if driver == "pylance":
+            return run("14", DELETE_DRIVER, uri, frag, read_version)
+        op = lancer.LanceOperation.Delete([FragmentMetadata.from_json(frag)], [], "id < 3")
+        return lancer.LanceDataset.commit(uri, op, read_version=read_version).count_rows()
+
+    lancer.write_dataset(table(0, 5), uri, mode="overwrite")  # version 4, concurrent
+    if driver == "pylance":
+        err = run_fails("14", DELETE_DRIVER, uri, frag, v)
+        assert "CommitConflictError" in err and "Overwrite" in err
+    else:
+        with pytest.raises(lancer.CommitConflictError, match="incompatible"):
+            commit(v)
+    assert lancer.dataset(uri).count_rows() == 5
+    # on the version it was built for, it commits: restore v3's contents first
+    lancer.dataset(uri, version=3).restore()
+    assert commit(5) == 7
+    assert [r["id"] for r in pylance_reads(uri)["rows"]] == list(range(3, 10))
+    assert [r["id"] for r in lancer_rows(uri)] == list(range(3, 10))
+
+
+def test_missing_or_tampered_files_are_refused_naming_them(tmp_path):
+    uri = str(tmp_path / "d.lance")
+    lancer.write_dataset(table(0, 4), uri)
+    frags = write_fragments(table(10, 14), uri)
+    path = frags[0].files[0].path
+    tampered = FragmentMetadata.from_json(json.dumps(frags[0].to_json()).replace('"physical_rows": 4', '"physical_rows": 9'))
+    with pytest.raises(lancer.InvalidInputError, match=f"{path}.*4 rows, the fragment records 9"):
+        lancer.LanceDataset.commit(uri, lancer.LanceOperation.Append([tampered]), read_version=1)
+    os.remove(Path(uri) / "data" / path)
+    with pytest.raises(lancer.InvalidInputError, match=f"data file .*{path} does not exist"):
+        lancer.LanceDataset.commit(uri, lancer.LanceOperation.Append(frags), read_version=1)
+    with pytest.raises(ValueError, match="read_version is required"):
+        lancer.LanceDataset.commit(uri, lancer.LanceOperation.Append(frags))
+    assert lancer.dataset(uri).version == 1 and lancer.dataset(uri).count_rows() == 4
+
+
+def test_uncommitted_files_invisible_until_cleanup_past_its_limit(tmp_path):
+    uri = str(tmp_path / "d.lance")
+    lancer.write_dataset(table(0, 4), uri)
+    frags = write_fragments(table(10, 14), uri)
+    orphan = Path(uri) / "data" / frags[0].files[0].path
+    ds = lancer.dataset(uri)
+    assert (ds.version, ds.count_rows()) == (1, 4) and orphan.exists()
+    assert run("14", READ, uri)["rows"] == table(0, 4).to_pylist()
+    lancer.write_dataset(table(4, 5), uri, mode="append")  # a version newer than the file
+    # younger than the limit for unverified files (a week): it stays
+    lancer.dataset(uri).cleanup_old_versions(older_than=datetime.timedelta(0))
+    assert orphan.exists()
+    # with delete_unverified (the caller vouches no writer is about to commit it)
+    lancer.dataset(uri).cleanup_old_versions(older_than=datetime.timedelta(0), delete_unverified=True)
+    assert not orphan.exists()
+    assert lancer_rows(uri) == table(0, 5).to_pylist()
+
+
+def test_rewrite_and_merge_from_pylance_workers(tmp_path):
+    """A Merge whose fragments a pylance worker extended with a column
+    (``merge_columns``) and a Rewrite of two fragments into one, committed by lancer."""
+    uri = str(tmp_path / "d.lance")
+    lancer.write_dataset(table(0, 6), uri, max_rows_per_file=3)
+    merged = run("14", """
+import json, sys, lance, pyarrow as pa, pyarrow.compute as pc
+ds = lance.dataset(sys.argv[1])
+out = []
+for f in ds.get_fragments():
+    meta, schema = f.merge_columns(lambda b: pa.record_batch([pc.multiply(b["id"], 10)], ["tenfold"]), ["id"])
+    out.append(meta.to_json())
+print(json.dumps(out))
+""", uri)
+    schema = table(0, 1).schema.append(pa.field("tenfold", pa.int64()))
+    ds = lancer.LanceDataset.commit(
+        uri, lancer.LanceOperation.Merge([FragmentMetadata.from_json(json.dumps(f)) for f in merged], schema),
+        read_version=1)
+    assert ds.to_table().sort_by("id")["tenfold"].to_pylist() == [i * 10 for i in range(6)]
+    assert pylance_reads(uri)["rows"][5]["tenfold"] == 50
+    # rewrite both fragments into one a worker wrote
+    old = [FragmentMetadata.from_json(json.dumps(f)) for f in
+           run("14", "import json,sys,lance; print(json.dumps([f.metadata.to_json() for f in "
+                     "lance.dataset(sys.argv[1]).get_fragments()]))", uri)]
+    rows = ds.to_table().sort_by("id")
+    new = write_fragments(rows, uri, mode="append")
+    ds = lancer.LanceDataset.commit(
+        uri, lancer.LanceOperation.Rewrite([lancer.LanceOperation.RewriteGroup(old, new)]), read_version=ds.version)
+    assert [f.fragment_id for f in ds.get_fragments()] == [2]
+    got = pylance_reads(uri)
+    assert got["rows"] == rows.to_pylist() and got["fragment_ids"] == [2]
