@@ -8,7 +8,7 @@ use arrow_array::RecordBatchReader;
 use arrow_pyarrow::PyArrowType;
 use arrow_schema::Schema;
 use lancer::file::container::FileVersion;
-use lancer::fragment_json::{fragment_from_json, fragment_to_json};
+use lancer::fragment_json::{fragment_from_json, fragment_to_json, python_json_text};
 use lancer::table::TableError;
 use lancer::two_phase::{self, CommitParams, FragmentMode, Operation, RewriteGroup};
 use lancer::{Dataset as Ds, WriteParams};
@@ -79,7 +79,7 @@ pub fn write_fragments(
             .map_err(errors::lancer)?;
         Ok(frags
             .iter()
-            .map(|f| fragment_to_json(f).to_string())
+            .map(|f| python_json_text(&fragment_to_json(f)))
             .collect())
     })
 }

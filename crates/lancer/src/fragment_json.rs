@@ -293,3 +293,104 @@ fn opt_u32(o: &Map<String, Value>, key: &str, what: &str) -> Result<Option<u32>>
 fn bad(what: String) -> Error {
     Error::InvalidArgument { what }
 }
+
+/// The order pylance's Python side writes an object's keys in, by the kind of object
+/// (recognised by its keys); None: sorted.
+fn key_order(o: &Map<String, Value>) -> Option<&'static [&'static str]> {
+    const FRAGMENT: &[&str] = &[
+        "id",
+        "files",
+        "overlays",
+        "physical_rows",
+        "deletion_file",
+        "row_id_meta",
+        "created_at_version_meta",
+        "last_updated_at_version_meta",
+    ];
+    const DATA_FILE: &[&str] = &[
+        "fields",
+        "column_indices",
+        "file_major_version",
+        "file_minor_version",
+        "file_size_bytes",
+        "base_id",
+        "path",
+    ];
+    const DELETION: &[&str] = &[
+        "read_version",
+        "id",
+        "file_type",
+        "num_deleted_rows",
+        "base_id",
+    ];
+    const EXTERNAL: &[&str] = &["path", "offset", "size"];
+    if o.contains_key("physical_rows") {
+        Some(FRAGMENT)
+    } else if o.contains_key("fields") && o.contains_key("path") {
+        Some(DATA_FILE)
+    } else if o.contains_key("read_version") {
+        Some(DELETION)
+    } else if o.contains_key("offset") {
+        Some(EXTERNAL)
+    } else {
+        None
+    }
+}
+
+/// `v` as Python's `json.dumps` writes the same value (pylance's key order for
+/// fragment descriptions, `", "` and `": "` separators, ASCII only): the text of
+/// `json.dumps(fragment.to_json())` for [`fragment_to_json`]'s value, byte for byte.
+pub fn python_json_text(v: &Value) -> String {
+    let mut out = String::new();
+    write_python(v, &mut out);
+    out
+}
+
+fn write_python(v: &Value, out: &mut String) {
+    match v {
+        Value::Array(items) => {
+            out.push('[');
+            for (i, x) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_python(x, out);
+            }
+            out.push(']');
+        }
+        Value::Object(o) => {
+            let mut keys: Vec<&String> = o.keys().collect();
+            match key_order(o) {
+                Some(order) => {
+                    keys.sort_by_key(|k| order.iter().position(|x| x == k).unwrap_or(order.len()))
+                }
+                None => keys.sort(),
+            }
+            out.push('{');
+            for (i, k) in keys.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_python(&Value::String((*k).clone()), out);
+                out.push_str(": ");
+                write_python(&o[k.as_str()], out);
+            }
+            out.push('}');
+        }
+        Value::String(s) => {
+            // serde_json's escaping, then non-ASCII as \uXXXX (Python's ensure_ascii)
+            let quoted = Value::String(s.clone()).to_string();
+            for c in quoted.chars() {
+                if c.is_ascii() {
+                    out.push(c);
+                } else {
+                    let mut buf = [0u16; 2];
+                    for unit in c.encode_utf16(&mut buf) {
+                        out.push_str(&format!("\\u{unit:04x}"));
+                    }
+                }
+            }
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}

@@ -443,6 +443,36 @@ fn check_files(store: &Store, base: Option<&Dataset>, op: &PbOperation) -> Resul
         }
         _ => {}
     }
+    // a data file the dataset already has, named as new (a driver committing the same
+    // fragments twice, a retried task's output listed next to the first): its rows would
+    // appear twice
+    // (checked against the version read and the latest: one committed since counts)
+    if matches!(op, PbOperation::Append(_) | PbOperation::Rewrite(_)) {
+        if let Some(d) = base {
+            let latest = Dataset::open_in(store.clone(), None)
+                .ok()
+                .filter(|l| l.version() != d.version());
+            let have: std::collections::HashSet<&str> = d
+                .fragments()
+                .iter()
+                .chain(latest.iter().flat_map(|l| l.fragments()))
+                .flat_map(|f| &f.files)
+                .map(|f| f.path.as_str())
+                .collect();
+            let mut seen = std::collections::HashSet::new();
+            for df in new_files.iter().flat_map(|f| &f.files) {
+                if have.contains(df.path.as_str()) || !seen.insert(df.path.as_str()) {
+                    return Err(Error::InvalidArgument {
+                        what: format!(
+                            "data file {} is already part of the dataset (or listed twice): \
+                             committing it again would duplicate its rows",
+                            store.display(&format!("data/{}", df.path))
+                        ),
+                    });
+                }
+            }
+        }
+    }
     for frag in new_files {
         if frag.physical_rows == 0 && !frag.files.is_empty() {
             return Err(Error::InvalidArgument {

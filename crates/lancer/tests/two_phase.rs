@@ -265,14 +265,20 @@ fn missing_or_altered_files_are_refused() {
     field[0].files[0].fields = vec![0, 7];
     let err = try_commit(field).unwrap_err();
     assert!(err.contains("field id 7"), "{err}");
+    // committed once; the same descriptions again would duplicate the rows
+    assert_eq!(try_commit(frags.clone()), Ok(2));
+    let err = try_commit(frags.clone()).unwrap_err();
+    assert!(err.contains(&path) && err.contains("already part"), "{err}");
+    let frags = worker(&store, 20..22, FragmentMode::Append);
+    let path = frags[0].files[0].path.clone();
     std::fs::remove_file(dir.path().join("data").join(&path)).unwrap();
     let err = try_commit(frags).unwrap_err();
     assert!(
         err.contains(&path) && err.contains("does not exist"),
         "{err}"
     );
-    // nothing was committed
-    assert_eq!(Dataset::open_in(store.clone(), None).unwrap().version(), 1);
+    // nothing else was committed
+    assert_eq!(Dataset::open_in(store.clone(), None).unwrap().version(), 2);
 }
 
 /// Rewrite (compaction's operation) of two fragments into one written by a worker,
@@ -348,4 +354,24 @@ fn rewrite_and_merge() {
     .unwrap_err()
     .to_string();
     assert!(err.contains("\"name\""), "{err}");
+}
+
+/// The text of a description is what Python's `json.dumps(fragment.to_json())` prints
+/// for pylance's: its key order and separators.
+#[test]
+fn python_text_is_json_dumps() {
+    let dir = TempDir::new("two-phase-text");
+    let store = Store::local(dir.path());
+    let f = worker(&store, 0..3, FragmentMode::Create).remove(0);
+    let text = lancer::fragment_json::python_json_text(&fragment_to_json(&f));
+    let want = format!(
+        "{{\"id\": 0, \"files\": [{{\"fields\": [0, 1], \"column_indices\": [0, 1], \
+         \"file_major_version\": 2, \"file_minor_version\": 1, \"file_size_bytes\": {}, \
+         \"base_id\": null, \"path\": \"{}\"}}], \"overlays\": [], \"physical_rows\": 3, \
+         \"deletion_file\": null, \"row_id_meta\": null, \"created_at_version_meta\": null, \
+         \"last_updated_at_version_meta\": null}}",
+        f.files[0].file_size_bytes, f.files[0].path
+    );
+    assert_eq!(text, want);
+    assert_eq!(fragments_from_json_text(&text).unwrap(), vec![f]);
 }
