@@ -160,6 +160,16 @@ class DeletionFile:
         return dict(read_version=self.read_version, id=self.id, file_type=self.file_type,
                     num_deleted_rows=self.num_deleted_rows, base_id=self.base_id)
 
+    def json(self) -> str:
+        """The compact JSON pylance's ``DeletionFile.json()`` gives."""
+        return json.dumps(self.asdict(), separators=(",", ":"))
+
+    @staticmethod
+    def from_json(json: str) -> "DeletionFile":  # noqa: A002 (pylance's parameter name)
+        import json as _json
+
+        return DeletionFile(**_json.loads(json))
+
     def path(self, fragment_id: int, base_uri: Optional[str] = None) -> str:
         """The file's path below the dataset root (under ``base_uri`` when given)."""
         suffix = "bin" if self.file_type == "bitmap" else "arrow"
@@ -176,11 +186,20 @@ class RowIdMeta:
         self._value = dict(value)
 
     @staticmethod
-    def from_dict(value: Dict[str, Any]) -> "RowIdMeta":
-        return RowIdMeta(value)
+    def from_dict(dict: Dict[str, Any]) -> "RowIdMeta":  # noqa: A002 (pylance's parameter name)
+        return RowIdMeta(dict)
+
+    @staticmethod
+    def from_json(json: str) -> "RowIdMeta":  # noqa: A002 (pylance's parameter name)
+        import json as _json
+
+        return RowIdMeta(_json.loads(json))
 
     def asdict(self) -> Dict[str, Any]:
         return dict(self._value)
+
+    def json(self) -> str:
+        return json.dumps(self._value, separators=(",", ":"))
 
     def __eq__(self, other: Any) -> bool:
         return isinstance(other, RowIdMeta) and other._value == self._value
@@ -200,11 +219,18 @@ class RowDatasetVersionMeta:
         self._value = dict(value)
 
     @staticmethod
-    def from_json(text: str) -> "RowDatasetVersionMeta":
-        return RowDatasetVersionMeta(json.loads(text))
+    def from_json(json: str) -> "RowDatasetVersionMeta":  # noqa: A002 (pylance's parameter name)
+        import json as _json
+
+        return RowDatasetVersionMeta(_json.loads(json))
+
+    def asdict(self) -> Dict[str, Any]:
+        return dict(self._value)
 
     def json(self) -> str:
-        return json.dumps(self._value)
+        import json as _json
+
+        return _json.dumps(self._value, separators=(",", ":"))
 
     def __eq__(self, other: Any) -> bool:
         return isinstance(other, RowDatasetVersionMeta) and other._value == self._value

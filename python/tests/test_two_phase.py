@@ -222,11 +222,16 @@ def test_delete_commits_or_conflicts_as_pylance(tmp_path, driver):
     ds = lancer.write_dataset(table(0, 10), uri)
     ds.delete("id < 3")
     # the fragment with its deletion file, as pylance describes it; then back to v1
-    frag = json.dumps(run("14", """
+    meta, deletion_json = run("14", """
 import json, sys, lance
-print(json.dumps(lance.dataset(sys.argv[1]).get_fragments()[0].metadata.to_json()))
-""", uri))
-    assert json.loads(frag)["deletion_file"]["num_deleted_rows"] == 3
+m = lance.dataset(sys.argv[1]).get_fragments()[0].metadata
+print(json.dumps([m.to_json(), m.deletion_file.json()]))
+""", uri)
+    frag = json.dumps(meta)
+    assert meta["deletion_file"]["num_deleted_rows"] == 3
+    ours = FragmentMetadata.from_json(frag)
+    assert ours.to_json() == meta and ours.num_deletions == 3 and ours.num_rows == 7
+    assert ours.deletion_file.json() == deletion_json
     lancer.dataset(uri, version=1).restore()
     v = lancer.dataset(uri).version
     assert v == 3
