@@ -177,6 +177,8 @@ class _CommitMixin:
                          refused={"namespace_client": None, "table_id": None,
                                   "namespace_client_managed_versioning": False, "base_store_params": None})
         del max_retries  # (the engine retries lost races itself, up to its own limit)
+        if isinstance(base_uri, LanceDataset) and storage_options is None:
+            storage_options = base_uri._storage_options
         kind, body, schema = _body(operation)
         if read_version is None and kind != "Overwrite":
             # (pylance's rule and message)

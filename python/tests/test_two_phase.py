@@ -322,3 +322,21 @@ print(json.dumps(out))
     assert [f.fragment_id for f in ds.get_fragments()] == [2]
     got = pylance_reads(uri)
     assert got["rows"] == rows.to_pylist() and got["fragment_ids"] == [2]
+
+
+def test_append_to_a_dataset_with_stable_row_ids(tmp_path):
+    """Rows of a two-phase append get stable row ids at commit, as a local append's;
+    pylance reads the same ids."""
+    uri = str(tmp_path / "d.lance")
+    ds = lancer.write_dataset(table(0, 5), uri, enable_stable_row_ids=True)
+    frags = write_fragments(table(10, 13), uri)
+    assert all(f.row_id_meta is None for f in frags)
+    ds = lancer.LanceDataset.commit(ds, lancer.LanceOperation.Append(frags), read_version=1)
+    ours = ds.to_table(with_row_id=True).sort_by("id")
+    assert ours["_rowid"].to_pylist() == list(range(8))
+    theirs = run("14", """
+import json, sys, lance
+t = lance.dataset(sys.argv[1]).to_table(with_row_id=True, columns=["id"]).sort_by("id")
+print(json.dumps([t["id"].to_pylist(), t["_rowid"].to_pylist()]))
+""", uri)
+    assert theirs == [ours["id"].to_pylist(), ours["_rowid"].to_pylist()]
