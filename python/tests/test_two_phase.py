@@ -340,3 +340,30 @@ t = lance.dataset(sys.argv[1]).to_table(with_row_id=True, columns=["id"]).sort_b
 print(json.dumps([t["id"].to_pylist(), t["_rowid"].to_pylist()]))
 """, uri)
     assert theirs == [ours["id"].to_pylist(), ours["_rowid"].to_pylist()]
+
+
+APPEND_DRIVER = """
+import json, sys, lance
+from lance import FragmentMetadata, LanceOperation
+frags = [FragmentMetadata.from_json(json.dumps(f)) for f in json.loads(sys.argv[2])]
+lance.LanceDataset.commit(sys.argv[1], LanceOperation.Append(frags), read_version=int(sys.argv[3]))
+print(json.dumps(1))
+"""
+
+
+@pytest.mark.parametrize("driver", ["lancer", "pylance"])
+def test_append_after_a_concurrent_overwrite_is_refused_by_both(tmp_path, driver):
+    """Fragments written against version 1, committed as an Append after another writer
+    overwrote the dataset (version 2): a conflict for pylance and lancer alike; the
+    overwrite's rows stay."""
+    uri = str(tmp_path / "d.lance")
+    lancer.write_dataset(table(0, 4), uri)
+    frags = write_fragments(table(10, 12), uri)
+    lancer.write_dataset(table(50, 51), uri, mode="overwrite")
+    if driver == "pylance":
+        err = run_fails("14", APPEND_DRIVER, uri, json.dumps([f.to_json() for f in frags]), 1)
+        assert "CommitConflictError" in err
+    else:
+        with pytest.raises(lancer.CommitConflictError, match="version 2"):
+            lancer.LanceDataset.commit(uri, lancer.LanceOperation.Append(frags), read_version=1)
+    assert [r["id"] for r in pylance_reads(uri)["rows"]] == [50]
