@@ -148,18 +148,21 @@ def test_fragment_metadata_round_trips_and_pickles(tmp_path):
     assert isinstance(lancer.FragmentMetadata, type) and lancer.fragment.FragmentMetadata is FragmentMetadata
 
 
-def test_lancer_workers_pylance_driver(tmp_path):
-    """Lancer workers write, a pylance driver commits an Overwrite then an Append of
-    their JSON; pylance and lancer read the same rows."""
+@pytest.mark.parametrize("version", ["14", "12", "11"])
+def test_lancer_workers_pylance_driver(tmp_path, version):
+    """Lancer workers write, a pylance driver (14, 12, 11) commits an Overwrite then an
+    Append of their JSON; that pylance and lancer read the same rows."""
     uri = str(tmp_path / "d.lance")
-    w1 = write_fragments(table(0, 7), uri, max_rows_per_file=3, mode="create")
-    w2 = write_fragments(table(7, 12), uri, max_rows_per_file=3, mode="create")
+    storage = "2.1" if version == "11" else "2.2"
+    w1 = write_fragments(table(0, 7), uri, max_rows_per_file=3, mode="create", data_storage_version=storage)
+    w2 = write_fragments(table(7, 12), uri, max_rows_per_file=3, mode="create", data_storage_version=storage)
     assert [f.physical_rows for f in w1 + w2] == [3, 3, 1, 3, 2]
     shipped = json.dumps([f.to_json() for f in w1 + w2])
-    assert run("14", PYLANCE_COMMITS, uri, "overwrite", shipped) == {"version": 1}
-    w3 = write_fragments(table(12, 15), uri)  # appends fit the dataset's schema
-    assert run("14", PYLANCE_COMMITS, uri, "append", json.dumps([f.to_json() for f in w3]), 1) == {"version": 2}
-    got = pylance_reads(uri)
+    assert run(version, PYLANCE_COMMITS, uri, "overwrite", shipped) == {"version": 1}
+    w3 = write_fragments(table(12, 15), uri)  # appends fit the dataset's schema (and version)
+    assert all(f.files[0].file_minor_version == int(storage[-1]) for f in w3)
+    assert run(version, PYLANCE_COMMITS, uri, "append", json.dumps([f.to_json() for f in w3]), 1) == {"version": 2}
+    got = run(version, READ, uri)
     assert got["rows"] == table(0, 15).to_pylist()
     assert got["fragment_ids"] == [0, 1, 2, 3, 4, 5]
     assert lancer_rows(uri) == got["rows"]
