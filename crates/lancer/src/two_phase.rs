@@ -14,8 +14,9 @@
 //! Before anything is committed every data file and deletion file a description names
 //! is looked up in the store (one size request each) and each data file's footer read:
 //! a missing file, a size other than the recorded one, a row count other than the
-//! fragment's, a field id the schema lacks or a path leaving the dataset is refused
-//! with an error naming the file. Files written but never committed are invisible (no
+//! fragment's, a field id the schema lacks, a path leaving the dataset or a data file
+//! the dataset already has is refused with an error naming the file; a new index
+//! segment's files are looked up likewise. Files written but never committed are invisible (no
 //! manifest names them) and are removed by `cleanup` once older than its age limit
 //! (`lancer_table::cleanup`), never before.
 
@@ -441,6 +442,11 @@ fn check_files(store: &Store, base: Option<&Dataset>, op: &PbOperation) -> Resul
                 check_deletion(store, f, del)?;
             }
         }
+        PbOperation::CreateIndex(c) => {
+            for idx in &c.new_indices {
+                check_index_files(store, idx)?;
+            }
+        }
         _ => {}
     }
     // a data file the dataset already has, named as new (a driver committing the same
@@ -615,6 +621,47 @@ fn check_deletion(store: &Store, frag: &Fragment, del: &pb::DeletionFile) -> Res
             "deletion file {shown} records {} deleted rows of a fragment of {}",
             del.num_deleted_rows, frag.physical_rows
         )));
+    }
+    Ok(())
+}
+
+/// A new index segment's files must be under `_indices/<uuid>/` (each file it lists,
+/// of its recorded size; at least one when it lists none).
+fn check_index_files(store: &Store, idx: &pb::IndexMetadata) -> Result<()> {
+    if idx.base_id.is_some() {
+        // a segment in another base path (a shallow clone's) is the clone's to check
+        return Ok(());
+    }
+    let uuid = idx.uuid.as_ref().map(|u| u.uuid.as_slice()).unwrap_or(&[]);
+    let dir = format!("_indices/{}", lancer_table::dataset::uuid_dir(uuid)?);
+    if idx.files.is_empty() {
+        if store.list(&dir).map_err(TableError::from)?.is_empty() {
+            return Err(tampered(format!(
+                "index segment {:?}: {} holds no files",
+                idx.name,
+                store.display(&dir)
+            )));
+        }
+        return Ok(());
+    }
+    for f in &idx.files {
+        let rel = format!("{dir}/{}", f.path);
+        match store.size(&rel).map_err(TableError::from)? {
+            None => {
+                return Err(tampered(format!(
+                    "index file {} does not exist",
+                    store.display(&rel)
+                )))
+            }
+            Some(n) if f.size_bytes != 0 && n != f.size_bytes => {
+                return Err(tampered(format!(
+                    "index file {} has {n} bytes, the segment records {}",
+                    store.display(&rel),
+                    f.size_bytes
+                )))
+            }
+            Some(_) => {}
+        }
     }
     Ok(())
 }

@@ -395,6 +395,35 @@ fn create_index_adds_and_removes_segments() {
     .unwrap();
     let seg = indexed.indices().unwrap().to_vec();
     assert_eq!(seg.len(), 1);
+    // a segment whose files are gone is refused naming the file
+    let dir = dir.path().join("_indices");
+    let seg_dir = std::fs::read_dir(&dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let moved = seg_dir.with_extension("away");
+    std::fs::rename(&seg_dir, &moved).unwrap();
+    let removed_then_added = |new: Vec<_>| {
+        commit(
+            &store,
+            Operation::CreateIndex {
+                new_indices: new,
+                removed_indices: seg.clone(),
+            },
+            Some(indexed.version()),
+            &CommitParams::default(),
+        )
+        .map(|d| d.version())
+        .map_err(|e| e.to_string())
+    };
+    let err = removed_then_added(seg.clone()).unwrap_err();
+    assert!(
+        err.contains("_indices/") && err.contains("does not exist"),
+        "{err}"
+    );
+    std::fs::rename(&moved, &seg_dir).unwrap();
     let dropped = commit(
         &store,
         Operation::CreateIndex {
