@@ -148,6 +148,26 @@ def test_fragment_metadata_round_trips_and_pickles(tmp_path):
     assert isinstance(lancer.FragmentMetadata, type) and lancer.fragment.FragmentMetadata is FragmentMetadata
 
 
+def test_write_fragments_cuts_files_by_bytes_and_refuses_what_it_cannot_honour(tmp_path):
+    uri = str(tmp_path / "big.lance")
+    frags = write_fragments(table(0, 20_000), uri, max_bytes_per_file=64 * 1024)
+    assert len(frags) > 2 and sum(f.physical_rows for f in frags) == 20_000
+    # each file near the cap: cut once what it holds reaches it
+    assert all(f.files[0].file_size_bytes < 4 * 64 * 1024 for f in frags)
+    with pytest.raises(NotImplementedError, match="return_transaction"):
+        write_fragments(table(0, 3), uri, return_transaction=True)
+    with pytest.raises(NotImplementedError, match="target_bases"):
+        write_fragments(table(0, 3), uri, target_bases=["b"])
+    with pytest.raises(TypeError, match="no_such"):
+        write_fragments(table(0, 3), uri, no_such=1)
+    with pytest.raises(NotImplementedError, match="commit_lock"):
+        lancer.LanceDataset.commit(uri, lancer.LanceOperation.Overwrite(table(0, 1).schema, frags), commit_lock=object())
+    with pytest.raises(NotImplementedError, match="CreateIndex"):
+        lancer.LanceDataset.commit(uri, lancer.LanceOperation.CreateIndex([], []), read_version=1)
+    with pytest.raises(ValueError, match="mode"):
+        write_fragments(table(0, 3), uri, mode="upsert")
+
+
 @pytest.mark.parametrize("version", ["14", "12", "11"])
 def test_lancer_workers_pylance_driver(tmp_path, version):
     """Lancer workers write, a pylance driver (14, 12, 11) commits an Overwrite then an
