@@ -248,18 +248,24 @@ pub fn commit(
 /// The table layer's operation for `op` on `base`, with the storage version label its
 /// manifest records.
 fn to_pb(op: &Operation, base: Option<&Dataset>) -> Result<(PbOperation, String)> {
+    // the dataset's storage version as its manifest records it; an overwrite's is its
+    // fragments' (the dataset's when it writes none; 2.1 for a new empty one)
     let label = |frags: &[Fragment]| -> String {
-        match base.and_then(|d| d.manifest().pb.data_format.clone()) {
-            Some(f) if !f.version.is_empty() && !matches!(op, Operation::Overwrite { .. }) => {
-                f.version
-            }
-            _ => frags
-                .iter()
-                .flat_map(|f| &f.files)
-                .find(|d| d.file_major_version >= 2)
-                .map(|d| format!("{}.{}", d.file_major_version, d.file_minor_version))
-                .unwrap_or_else(|| lancer_format::container::FileVersion::V2_1.to_string()),
-        }
+        let from_base = base
+            .and_then(|d| d.manifest().pb.data_format.clone())
+            .map(|f| f.version)
+            .filter(|v| !v.is_empty());
+        let from_frags = frags
+            .iter()
+            .flat_map(|f| &f.files)
+            .find(|d| d.file_major_version >= 2)
+            .map(|d| format!("{}.{}", d.file_major_version, d.file_minor_version));
+        let first = if matches!(op, Operation::Overwrite { .. }) {
+            from_frags.or(from_base)
+        } else {
+            from_base.or(from_frags)
+        };
+        first.unwrap_or_else(|| lancer_format::container::FileVersion::V2_1.to_string())
     };
     let stable = base.is_some_and(Dataset::uses_stable_row_ids);
     Ok(match op {
