@@ -442,7 +442,7 @@ NOTES: Dict[str, str] = {
     # --- lance.fragment ------------------------------------------------------------------
     "lance.fragment.LanceFragment": "constructor takes (dataset, metadata dict): get one from ds.get_fragments()",
     "lance.fragment.LanceFragment.data_files": "objects with path, fields, file_major_version, file_minor_version (no column_indices, file_size_bytes)",
-    "lance.fragment.LanceFragment.metadata": "a plain dict (id, physical_rows, deleted_rows, files), not FragmentMetadata: build a FragmentMetadata for a commit with FragmentMetadata.from_json",
+    "lance.fragment.LanceFragment.metadata": "a FragmentMetadata as pylance's (to_json equal to pylance's for the same fragment)",
     "lance.fragment.LanceFragment.validate": "this fragment's data files (present, recorded sizes and rows) and deletion file (lancer::verify::fragment_problems); damage is lancer.CorruptDataError (an OSError, as pylance's)",
     "lance.fragment.LanceFragment.physical_schema": "NotImplementedError, as pylance 14's",
     "lance.fragment.LanceFragment.scanner": "keyword arguments only, passed to ds.scanner(fragments=[self])",

@@ -169,6 +169,7 @@ def commit(
     v2_manifest_paths: bool = True,
     enable_stable_row_ids: bool = False,
 ) -> Dataset: ...
+def fragment_metadata(ds: Dataset, id: int) -> Optional[str]: ...
 
 def discover_plan(
     uri: str,

@@ -51,8 +51,11 @@ class LanceFragment:
         return self._meta.get("deletion_file")
 
     @property
-    def metadata(self) -> Dict[str, Any]:
-        return dict(self._meta)
+    def metadata(self) -> "FragmentMetadata":
+        """This fragment's description, as pylance's (what ``LanceOperation`` s take)."""
+        from ._lancer import fragment_metadata
+
+        return FragmentMetadata.from_json(fragment_metadata(self._ds._inner, self.fragment_id))
 
     def scanner(self, **kwargs: Any) -> LanceScanner:
         return self._ds.scanner(fragments=[self], **kwargs)

@@ -255,6 +255,7 @@ print(json.dumps([m.to_json(), m.deletion_file.json()]))
     ours = FragmentMetadata.from_json(frag)
     assert ours.to_json() == meta and ours.num_deletions == 3 and ours.num_rows == 7
     assert ours.deletion_file.json() == deletion_json
+    assert lancer.dataset(uri).get_fragments()[0].metadata == ours
     lancer.dataset(uri, version=1).restore()
     v = lancer.dataset(uri).version
     assert v == 3
@@ -334,10 +335,12 @@ print(json.dumps(out))
         read_version=1)
     assert ds.to_table().sort_by("id")["tenfold"].to_pylist() == [i * 10 for i in range(6)]
     assert pylance_reads(uri)["rows"][5]["tenfold"] == 50
-    # rewrite both fragments into one a worker wrote
-    old = [FragmentMetadata.from_json(json.dumps(f)) for f in
-           run("14", "import json,sys,lance; print(json.dumps([f.metadata.to_json() for f in "
-                     "lance.dataset(sys.argv[1]).get_fragments()]))", uri)]
+    # rewrite both fragments into one a worker wrote; lancer's fragments describe
+    # themselves as pylance's do
+    theirs = run("14", "import json,sys,lance; print(json.dumps([f.metadata.to_json() for f in "
+                       "lance.dataset(sys.argv[1]).get_fragments()]))", uri)
+    old = [f.metadata for f in ds.get_fragments()]
+    assert [f.to_json() for f in old] == theirs
     rows = ds.to_table().sort_by("id")
     new = write_fragments(rows, uri, mode="append")
     ds = lancer.LanceDataset.commit(

@@ -25,7 +25,19 @@ type Options = Option<std::collections::BTreeMap<String, String>>;
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_fragments, m)?)?;
     m.add_function(wrap_pyfunction!(commit, m)?)?;
+    m.add_function(wrap_pyfunction!(fragment_metadata, m)?)?;
     Ok(())
+}
+
+/// Fragment `id` of this version as pylance's `FragmentMetadata` JSON text (None when
+/// the version has no such fragment).
+#[pyfunction]
+pub fn fragment_metadata(ds: PyRef<'_, Dataset>, id: u64) -> Option<String> {
+    ds.ds
+        .fragments()
+        .iter()
+        .find(|f| f.id == id)
+        .map(|f| python_json_text(&fragment_to_json(f)))
 }
 
 /// Writes the stream's rows as data files of the dataset at `uri` without committing;
