@@ -368,6 +368,8 @@ NOTES: Dict[str, str] = {
     "lance.fragment.write_fragments": "mode append / create / overwrite, max_rows_per_file, max_bytes_per_file, data_storage_version, storage_options honoured; return_transaction, progress, enable_stable_row_ids=True, bases and namespaces raise NotImplementedError; engine lancer::two_phase::write_fragments",
     "lance.fragment.FragmentMetadata": "a dataclass as pylance's; to_json() gives pylance 14's dict (json.dumps of it equals pylance's text), from_json takes pylance's; pickles; overlays refused (lancer::fragment_json)",
     "lance.dataset.LanceDataset.commit": "Append / Overwrite / Delete / Rewrite / Merge (a pa.Schema or LanceSchema); CreateIndex, Rewrite(rewritten_indices), commit_lock, detached, namespaces and bases raise NotImplementedError; every data / deletion file named is checked first (missing, other size or rows, already committed: InvalidInputError naming it); conflicts are CommitConflictError (lancer::two_phase::commit)",
+    "lance.fragment.LanceFragment.delete": "writes the fragment's new deletion file, commits nothing (lancer::two_phase::delete_in_fragment); None when no row is left, as pylance's",
+    "lance.fragment.LanceFragment.delete_rows": "physical row offsets added to the fragment's deletions, nothing committed (lancer_table Dataset::delete_offsets_uncommitted)",
     "lance.dataset.LanceOperation.CreateIndex": "constructs; LanceDataset.commit refuses it (NotImplementedError) until distributed index builds (issue 43); the Rust API (lancer::two_phase::Operation::CreateIndex) commits it",
     # --- top level ---------------------------------------------------------------------
     "lance.__version__": "lancer's own version (0.x), not pylance's",

@@ -170,6 +170,9 @@ def commit(
     enable_stable_row_ids: bool = False,
 ) -> Dataset: ...
 def fragment_metadata(ds: Dataset, id: int) -> Optional[str]: ...
+def fragment_delete(
+    ds: Dataset, id: int, predicate: Optional[str] = None, offsets: Optional[List[int]] = None
+) -> Optional[str]: ...
 
 def discover_plan(
     uri: str,

@@ -57,6 +57,23 @@ class LanceFragment:
 
         return FragmentMetadata.from_json(fragment_metadata(self._ds._inner, self.fragment_id))
 
+    def delete(self, predicate: str) -> Optional["FragmentMetadata"]:
+        """Deletes this fragment's rows matching the SQL ``predicate`` without
+        committing, as pylance's: writes the fragment's new deletion file and returns
+        its description for ``LanceOperation.Delete`` (None when no row is left: name
+        the fragment in ``deleted_fragment_ids`` then)."""
+        from ._lancer import fragment_delete
+
+        out = fragment_delete(self._ds._inner, self.fragment_id, predicate=str(predicate))
+        return None if out is None else FragmentMetadata.from_json(out)
+
+    def delete_rows(self, offsets: Any) -> Optional["FragmentMetadata"]:
+        """As :meth:`delete`, the rows at these physical offsets of the fragment."""
+        from ._lancer import fragment_delete
+
+        out = fragment_delete(self._ds._inner, self.fragment_id, offsets=[int(o) for o in offsets])
+        return None if out is None else FragmentMetadata.from_json(out)
+
     def scanner(self, **kwargs: Any) -> LanceScanner:
         return self._ds.scanner(fragments=[self], **kwargs)
 

@@ -393,3 +393,33 @@ def test_append_after_a_concurrent_overwrite_is_refused_by_both(tmp_path, driver
         with pytest.raises(lancer.CommitConflictError, match="version 2"):
             lancer.LanceDataset.commit(uri, lancer.LanceOperation.Append(frags), read_version=1)
     assert [r["id"] for r in pylance_reads(uri)["rows"]] == [50]
+
+
+@pytest.mark.parametrize("driver", ["lancer", "pylance"])
+def test_distributed_delete_from_lancer_workers(tmp_path, driver):
+    """Workers delete per fragment without committing (LanceFragment.delete /
+    delete_rows, as pylance's); one Delete commits them all, by a lancer or pylance
+    driver; both read the rows left. pylance's workers give the same descriptions'
+    row counts."""
+    uri = str(tmp_path / "d.lance")
+    lancer.write_dataset(table(0, 12), uri, max_rows_per_file=4)
+    ds = lancer.dataset(uri)
+    f0, f1, f2 = ds.get_fragments()
+    updated = [f0.delete("id % 2 = 0"), f1.delete_rows([0, 3])]
+    assert [u.num_deletions for u in updated] == [2, 2]
+    assert f2.delete("id >= 8") is None  # every row: listed as deleted
+    assert f2.delete("id > 100").to_json() == f2.metadata.to_json()  # nothing matched
+    assert ds.count_rows() == 12 and lancer.dataset(uri).version == 1  # nothing committed
+    if driver == "lancer":
+        op = lancer.LanceOperation.Delete(updated, [f2.fragment_id], "distributed")
+        assert lancer.LanceDataset.commit(uri, op, read_version=1).version == 2
+    else:
+        run("14", """
+import json, sys, lance
+from lance import FragmentMetadata, LanceOperation
+frags = [FragmentMetadata.from_json(json.dumps(f)) for f in json.loads(sys.argv[2])]
+print(json.dumps(lance.LanceDataset.commit(sys.argv[1], LanceOperation.Delete(frags, [2], "d"), read_version=1).version))
+""", uri, json.dumps([u.to_json() for u in updated]))
+    want = [1, 3, 5, 6]  # fragment 0 keeps its odd ids, fragment 1 loses offsets 0 and 3
+    assert [r["id"] for r in lancer_rows(uri)] == want
+    assert [r["id"] for r in pylance_reads(uri)["rows"]] == want

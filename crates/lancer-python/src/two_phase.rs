@@ -26,7 +26,35 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_fragments, m)?)?;
     m.add_function(wrap_pyfunction!(commit, m)?)?;
     m.add_function(wrap_pyfunction!(fragment_metadata, m)?)?;
+    m.add_function(wrap_pyfunction!(fragment_delete, m)?)?;
     Ok(())
+}
+
+/// Deletes rows of fragment `id` without committing: by SQL `predicate`, or the
+/// physical row `offsets`; the fragment's new description as JSON text, or None when
+/// no row is left.
+#[pyfunction]
+#[pyo3(signature = (ds, id, predicate=None, offsets=None))]
+pub fn fragment_delete(
+    py: Python<'_>,
+    ds: PyRef<'_, Dataset>,
+    id: u64,
+    predicate: Option<String>,
+    offsets: Option<Vec<u64>>,
+) -> PyResult<Option<String>> {
+    let d = ds.ds.clone();
+    py.detach(move || {
+        let out = match (predicate, offsets) {
+            (Some(p), None) => two_phase::delete_in_fragment(&d, id, &p).map_err(errors::lancer)?,
+            (None, Some(o)) => d.delete_offsets_uncommitted(id, o).map_err(errors::table)?,
+            _ => {
+                return Err(PyValueError::new_err(
+                    "give a predicate or row offsets, not both",
+                ))
+            }
+        };
+        Ok(out.map(|f| python_json_text(&fragment_to_json(&f))))
+    })
 }
 
 /// Fragment `id` of this version as pylance's `FragmentMetadata` JSON text (None when

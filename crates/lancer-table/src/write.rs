@@ -512,6 +512,46 @@ impl Dataset {
         Ok(self.commit_deletions(description, &masks)?)
     }
 
+    /// Deletes rows of fragment `fragment_id` without committing (pylance's
+    /// `LanceFragment.delete` / `delete_rows`, the worker's half of a distributed
+    /// delete): `offsets` (physical row offsets, added to those already deleted) are
+    /// written as the fragment's new deletion file. Returns the fragment with it, the
+    /// fragment unchanged when nothing new is deleted, or None when no row is left
+    /// (then name it in a Delete's deleted fragment ids).
+    pub fn delete_offsets_uncommitted(
+        &self,
+        fragment_id: u64,
+        offsets: impl IntoIterator<Item = u64>,
+    ) -> Result<Option<pb::DataFragment>> {
+        let frag = self
+            .fragments()
+            .iter()
+            .find(|f| f.id == fragment_id)
+            .ok_or_else(|| TableError::NotFound {
+                what: format!("fragment {fragment_id} in version {}", self.version()),
+            })?;
+        let existing = self.deletions(frag)?;
+        let mut del = existing.clone();
+        for o in offsets {
+            let o = u32::try_from(o)
+                .ok()
+                .filter(|&o| u64::from(o) < frag.physical_rows)
+                .ok_or_else(|| {
+                    TableError::invalid(format!(
+                        "row offset {o} is outside fragment {fragment_id} of {} rows",
+                        frag.physical_rows
+                    ))
+                })?;
+            del.insert(o);
+        }
+        if del.len() == existing.len() {
+            return Ok(Some(frag.clone()));
+        }
+        let (mut updated, mut removed) = (Vec::new(), Vec::new());
+        self.record_deletions(frag, &del, &mut updated, &mut removed)?;
+        Ok(updated.pop())
+    }
+
     /// Writes deletion files marking the rows `masks` (one per fragment, in order) set,
     /// and commits them as one Delete transaction.
     fn commit_deletions(&self, description: &str, masks: &[BooleanArray]) -> Result<Dataset> {

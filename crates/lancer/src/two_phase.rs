@@ -20,7 +20,7 @@
 //! manifest names them) and are removed by `cleanup` once older than its age limit
 //! (`lancer_table::cleanup`), never before.
 
-use arrow_array::RecordBatch;
+use arrow_array::{Array, RecordBatch};
 use arrow_schema::SchemaRef;
 use lancer_format::reader::FileReader;
 use lancer_format::writer::schema as wschema;
@@ -93,6 +93,32 @@ pub fn write_fragments(
             store, &schema, batches, params,
         )?),
     }
+}
+
+/// A worker's half of a distributed delete (pylance's `LanceFragment.delete`): the
+/// rows of fragment `fragment_id` of `ds` matching the SQL `filter` are written as its
+/// new deletion file, nothing committed. Returns the fragment for a
+/// [`Operation::Delete`]'s `updated_fragments`, the fragment unchanged when no row
+/// matched, or None when no row is left (its id goes in `deleted_fragment_ids`).
+pub fn delete_in_fragment(
+    ds: &Dataset,
+    fragment_id: u64,
+    filter: &str,
+) -> Result<Option<Fragment>> {
+    let f = crate::Filter::new(filter, &ds.schema())?;
+    let frag = ds
+        .fragments()
+        .iter()
+        .find(|fr| fr.id == fragment_id)
+        .ok_or_else(|| Error::InvalidArgument {
+            what: format!("fragment {fragment_id} is not in version {}", ds.version()),
+        })?;
+    let cols: Vec<&str> = f.columns().iter().map(String::as_str).collect();
+    let all = 0..frag.physical_rows;
+    let batch = ds.read_runs(frag, Some(&cols), std::slice::from_ref(&all))?;
+    let mask = f.evaluate(&batch)?;
+    let hits = (0..mask.len()).filter(|&i| mask.is_valid(i) && mask.value(i));
+    Ok(ds.delete_offsets_uncommitted(fragment_id, hits.map(|i| i as u64))?)
 }
 
 /// Old fragments replaced by new ones (one compaction task's result).

@@ -467,3 +467,34 @@ fn create_index_adds_and_removes_segments() {
         rows(&dropped.at_version(back.version()).unwrap())
     );
 }
+
+/// A distributed delete: workers write deletion files per fragment without committing
+/// (`delete_in_fragment`), one Delete commits them; a fragment whose rows all go is
+/// named as deleted.
+#[test]
+fn deletes_per_fragment_then_one_commit() {
+    use lancer::two_phase::delete_in_fragment;
+    let dir = TempDir::new("two-phase-delete");
+    let store = Store::local(dir.path());
+    let ds =
+        Dataset::write_stream_in(store.clone(), schema(), [Ok(batch(0..12))], &params(4)).unwrap();
+    let f0 = delete_in_fragment(&ds, 0, "id % 2 = 0").unwrap().unwrap();
+    assert_eq!(f0.deletion_file.as_ref().unwrap().num_deleted_rows, 2);
+    assert!(delete_in_fragment(&ds, 2, "id >= 8").unwrap().is_none());
+    let same = delete_in_fragment(&ds, 1, "id > 100").unwrap().unwrap();
+    assert_eq!(same, ds.fragments()[1]);
+    assert!(delete_in_fragment(&ds, 9, "id > 0").is_err());
+    assert_eq!(Dataset::open_in(store.clone(), None).unwrap().version(), 1);
+    let out = commit(
+        &store,
+        Operation::Delete {
+            updated_fragments: vec![f0],
+            deleted_fragment_ids: vec![2],
+            predicate: "distributed".into(),
+        },
+        Some(1),
+        &CommitParams::default(),
+    )
+    .unwrap();
+    assert_eq!(ids(&out), [1, 3, 4, 5, 6, 7]);
+}
