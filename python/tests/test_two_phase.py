@@ -309,10 +309,20 @@ def test_uncommitted_files_invisible_until_cleanup_past_its_limit(tmp_path):
     # younger than the limit for unverified files (a week): it stays
     lancer.dataset(uri).cleanup_old_versions(older_than=datetime.timedelta(0))
     assert orphan.exists()
-    # with delete_unverified (the caller vouches no writer is about to commit it)
-    lancer.dataset(uri).cleanup_old_versions(older_than=datetime.timedelta(0), delete_unverified=True)
+    # once older than that limit it goes (here: its clock set back eight days)
+    eight_days_ago = (datetime.datetime.now() - datetime.timedelta(days=8)).timestamp()
+    os.utime(orphan, (eight_days_ago, eight_days_ago))
+    lancer.dataset(uri).cleanup_old_versions(older_than=datetime.timedelta(0))
     assert not orphan.exists()
-    assert lancer_rows(uri) == table(0, 5).to_pylist()
+    # a younger one goes only with delete_unverified (the caller vouches no writer is
+    # about to commit it)
+    young = Path(uri) / "data" / write_fragments(table(20, 22), uri)[0].files[0].path
+    lancer.write_dataset(table(5, 6), uri, mode="append")
+    lancer.dataset(uri).cleanup_old_versions(older_than=datetime.timedelta(0))
+    assert young.exists()
+    lancer.dataset(uri).cleanup_old_versions(older_than=datetime.timedelta(0), delete_unverified=True)
+    assert not young.exists()
+    assert lancer_rows(uri) == table(0, 6).to_pylist()
 
 
 def test_rewrite_and_merge_from_pylance_workers(tmp_path):
