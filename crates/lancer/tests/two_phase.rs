@@ -498,3 +498,49 @@ fn deletes_per_fragment_then_one_commit() {
     .unwrap();
     assert_eq!(ids(&out), [1, 3, 4, 5, 6, 7]);
 }
+
+/// Malformed descriptions are errors naming what is wrong, never panics.
+#[test]
+fn malformed_descriptions_are_errors() {
+    let good = r#"{"id": 0, "files": [{"fields": [0], "column_indices": [0], "file_major_version": 2, "file_minor_version": 1, "file_size_bytes": 10, "base_id": null, "path": "a.lance"}], "overlays": [], "physical_rows": 3, "deletion_file": null, "row_id_meta": null, "created_at_version_meta": null, "last_updated_at_version_meta": null}"#;
+    assert_eq!(fragments_from_json_text(good).unwrap()[0].physical_rows, 3);
+    let cases = [
+        ("", "not JSON"),
+        ("[1, 2]", "JSON object"),
+        ("{}", "\"id\""),
+        (r#"{"id": -1, "files": [], "physical_rows": 1}"#, "\"id\""),
+        (r#"{"id": 0, "files": {}, "physical_rows": 1}"#, "files"),
+        (
+            r#"{"id": 0, "files": [{"fields": [0]}], "physical_rows": 1}"#,
+            "path",
+        ),
+        (
+            r#"{"id": 0, "files": [{"path": "a", "fields": [4294967296]}], "physical_rows": 1}"#,
+            "32-bit",
+        ),
+        (
+            r#"{"id": 0, "files": [], "physical_rows": "1"}"#,
+            "physical_rows",
+        ),
+        (
+            r#"{"id": 0, "files": [], "physical_rows": 1, "deletion_file": {"read_version": 1, "id": 2, "file_type": "zip"}}"#,
+            "file_type",
+        ),
+        (
+            r#"{"id": 0, "files": [], "physical_rows": 1, "row_id_meta": {"Inline": [300]}}"#,
+            "not a byte",
+        ),
+        (
+            r#"{"id": 0, "files": [], "physical_rows": 1, "row_id_meta": {"Other": 1}}"#,
+            "row_id_meta",
+        ),
+        (
+            r#"{"id": 0, "files": [], "physical_rows": 1, "overlays": [{"data_file": {}}]}"#,
+            "overlay",
+        ),
+    ];
+    for (text, what) in cases {
+        let err = fragments_from_json_text(text).unwrap_err().to_string();
+        assert!(err.contains(what), "{text}: {err}");
+    }
+}
