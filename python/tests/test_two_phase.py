@@ -376,6 +376,18 @@ t = lance.dataset(sys.argv[1]).to_table(with_row_id=True, columns=["id"]).sort_b
 print(json.dumps([t["id"].to_pylist(), t["_rowid"].to_pylist()]))
 """, uri)
     assert theirs == [ours["id"].to_pylist(), ours["_rowid"].to_pylist()]
+    # a dataset created by a two-phase overwrite with stable row ids
+    uri2 = str(tmp_path / "e.lance")
+    frags = write_fragments(table(0, 5), uri2, max_rows_per_file=2, mode="create")
+    lancer.LanceDataset.commit(uri2, lancer.LanceOperation.Overwrite(table(0, 1).schema, frags),
+                               enable_stable_row_ids=True)
+    theirs = run("14", """
+import json, sys, lance
+ds = lance.dataset(sys.argv[1])
+t = ds.to_table(with_row_id=True, columns=["id"]).sort_by("id")
+print(json.dumps([t["_rowid"].to_pylist(), ds.get_fragments()[2].metadata.row_id_meta is not None]))
+""", uri2)
+    assert theirs == [[0, 1, 2, 3, 4], True]
 
 
 APPEND_DRIVER = """
