@@ -126,6 +126,18 @@ STATS = "issue 41 lists stats.dataset_stats() / data_stats(); engine has no stat
 NS = "Lance namespaces (catalogs): engine lacks them; no issue covers them"
 DIST_INDEX = "distributed index builds (train once, build per fragment group, merge): issue 43"
 WHY: Dict[str, str] = {
+    # --- two-phase commits (issue 43 part 1): what LanceDataset.commit does not commit yet
+    "lance.dataset.LanceOperation.Clone": "LanceDataset.commit commits Append / Overwrite / Delete / Rewrite / Merge; shallow clones are create_branch's (engine: lancer::table::branch)",
+    "lance.dataset.LanceOperation.DataOverlay": "data overlay files (pylance 14's unstable reader flag 64): refused by lancer",
+    "lance.dataset.LanceOperation.DataOverlayFile": "data overlay files (pylance 14's unstable reader flag 64): refused by lancer",
+    "lance.dataset.LanceOperation.DataOverlayGroup": "data overlay files (pylance 14's unstable reader flag 64): refused by lancer",
+    "lance.dataset.LanceOperation.DataReplacement": "DataReplacement commits (REWRITE_COLUMNS writes): engine lacks them",
+    "lance.dataset.LanceOperation.DataReplacementGroup": "DataReplacement commits (REWRITE_COLUMNS writes): engine lacks them",
+    "lance.dataset.LanceOperation.Project": "LanceDataset.commit does not commit it yet; engine commits Project through drop_columns / alter_columns",
+    "lance.dataset.LanceOperation.Restore": "LanceDataset.commit does not commit it yet; LanceDataset.restore does",
+    "lance.dataset.LanceOperation.Update": "LanceDataset.commit does not commit it yet; engine commits Update through update / merge_insert",
+    "lance.dataset.LanceOperation.UpdateConfig": "LanceDataset.commit does not commit it yet; update_config / update_metadata do",
+    "lance.dataset.LanceOperation.UpdateMap": "LanceDataset.commit does not commit it yet; update_config / update_metadata do",
     # --- top level ---------------------------------------------------------------------
     "lance.lance": "pylance's native extension; lancer's is the private lancer._lancer",
     "lance.set_logger": "lancer logs nothing through Python's logging",
@@ -352,6 +364,13 @@ WHY: Dict[str, str] = {
 
 # How lancer's name behaves (shown whatever the state).
 NOTES: Dict[str, str] = {
+    # --- two-phase commits (issue 43 part 1) ------------------------------------------
+    "lance.fragment.write_fragments": "mode append / create / overwrite, max_rows_per_file, max_bytes_per_file, data_storage_version, storage_options honoured; return_transaction, progress, enable_stable_row_ids=True, bases and namespaces raise NotImplementedError; engine lancer::two_phase::write_fragments",
+    "lance.fragment.FragmentMetadata": "a dataclass as pylance's; to_json() gives pylance 14's dict (json.dumps of it equals pylance's text), from_json takes pylance's; pickles; overlays refused (lancer::fragment_json)",
+    "lance.dataset.LanceDataset.commit": "Append / Overwrite / Delete / Rewrite / Merge (a pa.Schema or LanceSchema); CreateIndex, Rewrite(rewritten_indices), commit_lock, detached, namespaces and bases raise NotImplementedError; every data / deletion file named is checked first (missing, other size or rows, already committed: InvalidInputError naming it); conflicts are CommitConflictError (lancer::two_phase::commit)",
+    "lance.fragment.LanceFragment.delete": "writes the fragment's new deletion file, commits nothing (lancer::two_phase::delete_in_fragment); None when no row is left, as pylance's",
+    "lance.fragment.LanceFragment.delete_rows": "physical row offsets added to the fragment's deletions, nothing committed (lancer_table Dataset::delete_offsets_uncommitted)",
+    "lance.dataset.LanceOperation.CreateIndex": "constructs; LanceDataset.commit refuses it (NotImplementedError) until distributed index builds (issue 43); the Rust API (lancer::two_phase::Operation::CreateIndex) commits it",
     # --- top level ---------------------------------------------------------------------
     "lance.__version__": "lancer's own version (0.x), not pylance's",
     "lance.dataset": "asof= raises NotImplementedError",
@@ -425,7 +444,7 @@ NOTES: Dict[str, str] = {
     # --- lance.fragment ------------------------------------------------------------------
     "lance.fragment.LanceFragment": "constructor takes (dataset, metadata dict): get one from ds.get_fragments()",
     "lance.fragment.LanceFragment.data_files": "objects with path, fields, file_major_version, file_minor_version (no column_indices, file_size_bytes)",
-    "lance.fragment.LanceFragment.metadata": "a plain dict (id, physical_rows, deleted_rows, files), not FragmentMetadata (issue 43)",
+    "lance.fragment.LanceFragment.metadata": "a FragmentMetadata as pylance's (to_json equal to pylance's for the same fragment)",
     "lance.fragment.LanceFragment.validate": "this fragment's data files (present, recorded sizes and rows) and deletion file (lancer::verify::fragment_problems); damage is lancer.CorruptDataError (an OSError, as pylance's)",
     "lance.fragment.LanceFragment.physical_schema": "NotImplementedError, as pylance 14's",
     "lance.fragment.LanceFragment.scanner": "keyword arguments only, passed to ds.scanner(fragments=[self])",

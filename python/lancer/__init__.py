@@ -37,6 +37,9 @@ from .dataset import (
     write_dataset,
 )
 from . import file, progress, query, schema
+from ._commit import LanceOperation
+from .fragment import FragmentMetadata
+from . import fragment
 from .schema import json_to_schema, schema_to_json
 from ._tokenize import FtsToken, tokenize
 from ._session import Session, bytes_read_counter, iops_counter
@@ -59,7 +62,10 @@ __all__ = [
     "InvalidInputError",
     "DatasetNotFoundError",
     "IndexProgress",
+    "FragmentMetadata",
     "LanceDataset",
+    "LanceOperation",
+    "fragment",
     "LanceFragment",
     "LanceLoader",
     "LanceScanner",

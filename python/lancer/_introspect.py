@@ -317,6 +317,8 @@ def format_fragment(fragment: Any, dataset: "LanceDataset") -> str:
         fid = fragment.fragment_id
     elif isinstance(fragment, dict) and "id" in fragment:
         fid = fragment["id"]
+    elif hasattr(fragment, "files") and hasattr(fragment, "id"):  # a FragmentMetadata
+        fid = fragment.id
     else:
         raise TypeError(f"format_fragment takes a LanceFragment, its metadata or a fragment id, "
                         f"not {type(fragment).__name__}")

@@ -149,6 +149,31 @@ def cleanup(
     error_if_tagged: bool = True,
 ) -> Tuple[int, int, int, int, int, int]: ...
 
+def write_fragments(
+    reader: pa.RecordBatchReader,
+    uri: str,
+    mode: str,
+    max_rows_per_file: int,
+    max_bytes_per_file: int,
+    data_storage_version: Optional[str] = None,
+    storage_options: Optional[Dict[str, str]] = None,
+) -> List[str]: ...
+def commit(
+    uri: str,
+    kind: str,
+    body: str,
+    schema: Optional[pa.Schema] = None,
+    read_version: Optional[int] = None,
+    storage_options: Optional[Dict[str, str]] = None,
+    transaction_properties: Optional[Dict[str, str]] = None,
+    v2_manifest_paths: bool = True,
+    enable_stable_row_ids: bool = False,
+) -> Dataset: ...
+def fragment_metadata(ds: Dataset, id: int) -> Optional[str]: ...
+def fragment_delete(
+    ds: Dataset, id: int, predicate: Optional[str] = None, offsets: Optional[List[int]] = None
+) -> Optional[str]: ...
+
 def discover_plan(
     uri: str,
     version: Optional[int] = None,

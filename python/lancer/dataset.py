@@ -35,6 +35,7 @@ from ._info import (  # noqa: F401 (pylance's names in lance.dataset)
 from ._lancer import CommitConflictError
 from ._branches import Branch, Branches, VersionRef, _BranchesMixin  # noqa: F401
 from ._metadata import AutoCleanupConfig, _MetadataMixin  # noqa: F401
+from ._commit import LanceOperation, _CommitMixin  # noqa: F401
 
 # Tuning arguments of pylance's scanner that Lancer's planner decides itself (they do not
 # change which rows come back, or in what order when order matters): accepted, no effect.
@@ -526,7 +527,7 @@ def _rfc3339(text: str) -> Optional[_dt.datetime]:
     return base.replace(microsecond=micros, tzinfo=_dt.timezone.utc)
 
 
-class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin):
+class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin):
     """One version of a Lance dataset. Writes (``delete``, ``restore``, index builds)
     move this object to the version they commit, as in pylance."""
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import warnings
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional
 
 import pyarrow as pa
@@ -49,8 +51,28 @@ class LanceFragment:
         return self._meta.get("deletion_file")
 
     @property
-    def metadata(self) -> Dict[str, Any]:
-        return dict(self._meta)
+    def metadata(self) -> "FragmentMetadata":
+        """This fragment's description, as pylance's (what ``LanceOperation`` s take)."""
+        from ._lancer import fragment_metadata
+
+        return FragmentMetadata.from_json(fragment_metadata(self._ds._inner, self.fragment_id))
+
+    def delete(self, predicate: str) -> Optional["FragmentMetadata"]:
+        """Deletes this fragment's rows matching the SQL ``predicate`` without
+        committing, as pylance's: writes the fragment's new deletion file and returns
+        its description for ``LanceOperation.Delete`` (None when no row is left: name
+        the fragment in ``deleted_fragment_ids`` then)."""
+        from ._lancer import fragment_delete
+
+        out = fragment_delete(self._ds._inner, self.fragment_id, predicate=str(predicate))
+        return None if out is None else FragmentMetadata.from_json(out)
+
+    def delete_rows(self, offsets: Any) -> Optional["FragmentMetadata"]:
+        """As :meth:`delete`, the rows at these physical offsets of the fragment."""
+        from ._lancer import fragment_delete
+
+        out = fragment_delete(self._ds._inner, self.fragment_id, offsets=[int(o) for o in offsets])
+        return None if out is None else FragmentMetadata.from_json(out)
 
     def scanner(self, **kwargs: Any) -> LanceScanner:
         return self._ds.scanner(fragments=[self], **kwargs)
@@ -137,3 +159,254 @@ class DataFile:
 
 
 _DataFile = DataFile  # (the old private name)
+
+
+# --- two-phase (distributed) writes: fragment descriptions, as pylance 14's ------------
+
+
+@dataclass
+class DeletionFile:
+    """A fragment's deletion file, as pylance 14's ``lance.fragment.DeletionFile``:
+    ``_deletions/{fragment id}-{read_version}-{id}.{arrow|bin}``; ``file_type`` is
+    ``"array"`` or ``"bitmap"``; ``num_deleted_rows`` None when unknown."""
+
+    read_version: int
+    id: int
+    file_type: str = "array"
+    num_deleted_rows: Optional[int] = None
+    base_id: Optional[int] = None
+
+    def asdict(self) -> Dict[str, Any]:
+        return dict(read_version=self.read_version, id=self.id, file_type=self.file_type,
+                    num_deleted_rows=self.num_deleted_rows, base_id=self.base_id)
+
+    def json(self) -> str:
+        """The compact JSON pylance's ``DeletionFile.json()`` gives."""
+        return json.dumps(self.asdict(), separators=(",", ":"))
+
+    @staticmethod
+    def from_json(json: str) -> "DeletionFile":  # noqa: A002 (pylance's parameter name)
+        import json as _json
+
+        return DeletionFile(**_json.loads(json))
+
+    def path(self, fragment_id: int, base_uri: Optional[str] = None) -> str:
+        """The file's path below the dataset root (under ``base_uri`` when given)."""
+        suffix = "bin" if self.file_type == "bitmap" else "arrow"
+        rel = f"_deletions/{fragment_id}-{self.read_version}-{self.id}.{suffix}"
+        return f"{base_uri.rstrip('/')}/{rel}" if base_uri else rel
+
+
+class RowIdMeta:
+    """A fragment's stable row ids as pylance 14's ``RowIdMeta`` holds them: the
+    serialized sequence inline (``{"Inline": [bytes]}``) or where it is stored
+    (``{"External": {"path", "offset", "size"}}``)."""
+
+    def __init__(self, value: Dict[str, Any]):
+        self._value = dict(value)
+
+    @staticmethod
+    def from_dict(dict: Dict[str, Any]) -> "RowIdMeta":  # noqa: A002 (pylance's parameter name)
+        return RowIdMeta(dict)
+
+    @staticmethod
+    def from_json(json: str) -> "RowIdMeta":  # noqa: A002 (pylance's parameter name)
+        import json as _json
+
+        return RowIdMeta(_json.loads(json))
+
+    def asdict(self) -> Dict[str, Any]:
+        return dict(self._value)
+
+    def json(self) -> str:
+        return json.dumps(self._value, separators=(",", ":"))
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, RowIdMeta) and other._value == self._value
+
+    def __repr__(self) -> str:
+        return f"RowIdMeta({self._value!r})"
+
+    def __reduce__(self) -> Any:
+        return (RowIdMeta, (self._value,))
+
+
+class RowDatasetVersionMeta:
+    """The versions a fragment's rows were created / last updated at, as pylance 14's
+    ``RowDatasetVersionMeta`` serializes them (``{"inline": [bytes]}``)."""
+
+    def __init__(self, value: Dict[str, Any]):
+        self._value = dict(value)
+
+    @staticmethod
+    def from_json(json: str) -> "RowDatasetVersionMeta":  # noqa: A002 (pylance's parameter name)
+        import json as _json
+
+        return RowDatasetVersionMeta(_json.loads(json))
+
+    def asdict(self) -> Dict[str, Any]:
+        return dict(self._value)
+
+    def json(self) -> str:
+        import json as _json
+
+        return _json.dumps(self._value, separators=(",", ":"))
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, RowDatasetVersionMeta) and other._value == self._value
+
+    def __repr__(self) -> str:
+        return f"RowDatasetVersionMeta({self._value!r})"
+
+    def __reduce__(self) -> Any:
+        return (RowDatasetVersionMeta, (self._value,))
+
+
+def _data_file_json(f: DataFile) -> Dict[str, Any]:
+    # pylance's order: the path last
+    return dict(fields=list(f.fields), column_indices=list(f.column_indices or []),
+                file_major_version=f.file_major_version, file_minor_version=f.file_minor_version,
+                file_size_bytes=f.file_size_bytes, base_id=f.base_id, path=f.path)
+
+
+@dataclass
+class FragmentMetadata:
+    """A fragment's description, as pylance 14's ``lance.fragment.FragmentMetadata``:
+    what ``write_fragments`` returns and ``LanceOperation`` s commit. ``to_json`` gives
+    pylance's dict (``json.dumps`` it to ship it), ``from_json`` takes that text: a
+    pylance driver commits fragments lancer wrote, and the other way round. Its ``id``
+    is 0 until committed (ids are assigned by the commit)."""
+
+    id: int
+    files: List[DataFile]
+    physical_rows: int
+    deletion_file: Optional[DeletionFile] = None
+    row_id_meta: Optional[RowIdMeta] = None
+    created_at_version_meta: Optional[RowDatasetVersionMeta] = None
+    last_updated_at_version_meta: Optional[RowDatasetVersionMeta] = None
+    overlays: List[Any] = field(default_factory=list)
+
+    @property
+    def num_deletions(self) -> int:
+        """Rows deleted from this fragment."""
+        return 0 if self.deletion_file is None else int(self.deletion_file.num_deleted_rows or 0)
+
+    @property
+    def num_rows(self) -> int:
+        """Rows after deletions."""
+        return self.physical_rows - self.num_deletions
+
+    def data_files(self) -> List[DataFile]:
+        warnings.warn("FragmentMetadata.data_files is deprecated. Use .files instead.", DeprecationWarning)
+        return self.files
+
+    def to_json(self) -> Dict[str, Any]:
+        """pylance's JSON-ready dict (every member; absent ones None)."""
+        if self.overlays:
+            raise NotImplementedError("data overlay files (pylance 14's unstable overlays) are not supported "
+                                      "by lancer")
+        return dict(
+            id=self.id,
+            files=[_data_file_json(f) for f in self.files],
+            overlays=[],
+            physical_rows=self.physical_rows,
+            deletion_file=None if self.deletion_file is None else self.deletion_file.asdict(),
+            row_id_meta=None if self.row_id_meta is None else self.row_id_meta.asdict(),
+            created_at_version_meta=(None if self.created_at_version_meta is None
+                                     else json.loads(self.created_at_version_meta.json())),
+            last_updated_at_version_meta=(None if self.last_updated_at_version_meta is None
+                                          else json.loads(self.last_updated_at_version_meta.json())),
+        )
+
+    @staticmethod
+    def from_json(json_data: str) -> "FragmentMetadata":
+        """The fragment ``json.dumps(fragment.to_json())`` describes (pylance's text too)."""
+        return FragmentMetadata._from_dict(json.loads(json_data))
+
+    @staticmethod
+    def _from_dict(d: Dict[str, Any]) -> "FragmentMetadata":
+        if d.get("overlays"):
+            raise NotImplementedError("fragment descriptions with data overlay files (pylance 14's unstable "
+                                      "overlays) are not supported by lancer")
+        deletion = d.get("deletion_file")
+        rows = d.get("row_id_meta")
+        created = d.get("created_at_version_meta")
+        updated = d.get("last_updated_at_version_meta")
+        return FragmentMetadata(
+            id=int(d["id"]),
+            files=[_data_file_from(f) for f in d["files"]],
+            physical_rows=int(d["physical_rows"]),
+            deletion_file=None if deletion is None else DeletionFile(**deletion),
+            row_id_meta=None if rows is None else RowIdMeta(rows),
+            created_at_version_meta=None if created is None else RowDatasetVersionMeta(created),
+            last_updated_at_version_meta=None if updated is None else RowDatasetVersionMeta(updated),
+        )
+
+
+def _data_file_from(d: Dict[str, Any]) -> DataFile:
+    d = dict(d)
+    if "_path" in d:
+        d["path"] = d.pop("_path")
+    return DataFile(**d)
+
+
+def _fragment_text(f: Any) -> str:
+    """A fragment description (lancer's or pylance's FragmentMetadata, or its to_json
+    dict) as the JSON text the engine reads."""
+    if isinstance(f, dict):
+        return json.dumps(f)
+    if hasattr(f, "to_json"):
+        return json.dumps(f.to_json())
+    raise TypeError(f"expected a FragmentMetadata, not {type(f).__name__}")
+
+
+def write_fragments(
+    data: Any,
+    dataset_uri: Any,
+    schema: Optional[pa.Schema] = None,
+    *,
+    return_transaction: bool = False,
+    mode: str = "append",
+    max_rows_per_file: int = 1024 * 1024,
+    max_rows_per_group: Optional[int] = 1024,
+    max_bytes_per_file: int = 90 * 1024 * 1024 * 1024,
+    progress: Any = None,
+    data_storage_version: Optional[str] = None,
+    use_legacy_format: Optional[bool] = None,
+    storage_options: Optional[Dict[str, str]] = None,
+    enable_stable_row_ids: bool = False,
+    **kwargs: Any,
+) -> List[FragmentMetadata]:
+    """Writes ``data`` as data files of the dataset at ``dataset_uri`` (which need not
+    exist) and commits nothing: the first phase of a distributed write, as pylance 14's.
+    Returns the fragments' descriptions (``id`` 0); commit them with
+    ``LanceDataset.commit(uri, LanceOperation.Append(fragments), read_version=...)``
+    (or ``Overwrite``). ``mode``: ``append`` fits the data to an existing dataset's
+    schema, ``create`` / ``overwrite`` write the data's own schema. Until committed
+    the files are invisible; ``cleanup_old_versions`` removes them once older than its
+    limit for unverified files."""
+    from . import _lancer
+    from .dataset import _check_arguments, _options, _reader, _uri
+
+    if return_transaction:
+        raise NotImplementedError("write_fragments(return_transaction=True) is not supported by lancer yet: "
+                                  "commit the fragments with LanceOperation.Append / Overwrite")
+    if use_legacy_format:
+        raise NotImplementedError("Lancer writes data storage versions 2.1 and 2.2, not the legacy format")
+    if progress is not None:
+        raise NotImplementedError("write_fragments(progress=...) is not supported by lancer yet")
+    if enable_stable_row_ids:
+        raise NotImplementedError("write_fragments(enable_stable_row_ids=True) is not supported by lancer: "
+                                  "stable row ids are set when the dataset is created (commit(enable_stable_row_ids=))")
+    _check_arguments("write_fragments", kwargs, tuning={"data_cache_bytes", "max_page_bytes"},
+                     refused={"target_bases": None, "target_all_bases": None, "initial_bases": None,
+                              "base_store_params": None, "external_blob_mode": "reference",
+                              "allow_external_blob_outside_bases": False, "namespace_client": None,
+                              "table_id": None, "session": None})
+    del max_rows_per_group  # (the files' layout only)
+    version = data_storage_version or "2.2"
+    if str(version).lower() == "stable":
+        version = "2.2"
+    texts = _lancer.write_fragments(_reader(data, schema), _uri(dataset_uri), str(mode), int(max_rows_per_file),
+                                    int(max_bytes_per_file), str(version), _options(storage_options))
+    return [FragmentMetadata.from_json(t) for t in texts]

@@ -514,6 +514,50 @@ pub enum Command {
         #[arg(long, value_parser = parse_bytes)]
         max_bytes_per_file: Option<u64>,
     },
+    /// Write a CSV, JSON-lines, Arrow IPC or Parquet file as data files of a dataset
+    /// WITHOUT committing them (a worker's half of a distributed write); prints the
+    /// fragments' descriptions as a JSON list (pylance's FragmentMetadata shape) for
+    /// `lancer commit`.
+    WriteFragments {
+        /// Input file (.csv, .jsonl / .ndjson, .arrow / .arrows / .ipc, .parquet).
+        input: PathBuf,
+        /// Dataset directory (need not exist yet).
+        dataset: PathBuf,
+        /// append: fit the rows to the existing dataset's schema (for --append);
+        /// create / overwrite: the input's own schema (for --overwrite).
+        #[arg(long, value_enum, default_value_t = Mode::Append)]
+        mode: Mode,
+        /// Data storage version of new files (2.1 or 2.2; an existing dataset's own
+        /// with --mode append).
+        #[arg(long, default_value = "2.1")]
+        data_storage_version: String,
+        /// Rows per data file at most.
+        #[arg(long, default_value_t = 1_048_576)]
+        max_rows_per_file: usize,
+        /// Bytes per data file at most, about (e.g. 64MiB, 2GB; default 90GiB).
+        #[arg(long, value_parser = parse_bytes)]
+        max_bytes_per_file: Option<u64>,
+    },
+    /// Commit fragments written by `lancer write-fragments` (or pylance's
+    /// write_fragments, their to_json() as a JSON list) as one new version: every file
+    /// they name is checked first; a concurrent commit is rebased over or refused as
+    /// for any write.
+    Commit {
+        /// Dataset directory.
+        dataset: PathBuf,
+        /// Append the fragments in FILE (`-`: stdin; JSON lists, one per line or one
+        /// document).
+        #[arg(long, value_name = "FILE", required_unless_present = "overwrite")]
+        append: Option<PathBuf>,
+        /// Replace the dataset (or create it) with the fragments in FILE (written with
+        /// --mode create or overwrite; their first data file's schema is the dataset's).
+        #[arg(long, value_name = "FILE", conflicts_with = "append")]
+        overwrite: Option<PathBuf>,
+        /// The version the fragments were written against (default: the latest);
+        /// commits made since are rebased over, or refused when they conflict.
+        #[arg(long)]
+        read_version: Option<u64>,
+    },
     /// Write a dataset (or data file) out as CSV, JSON lines, Arrow IPC or Parquet.
     Export {
         /// A dataset directory or a .lance data file.

@@ -612,3 +612,83 @@ fn a_server_stopping_mid_commit_leaves_a_whole_version() {
         assert_eq!(n, want.len().to_string());
     }
 }
+
+/// A two-phase write on S3 (issue 43): two Lancer workers write fragments, a pylance 14
+/// worker a third batch while another pylance process appends; the Lancer driver
+/// commits the workers' JSON (an overwrite, then an append read at version 1, rebased
+/// over pylance's append); pylance reads every row once.
+#[test]
+fn two_phase_write_on_s3() {
+    let Some(bucket) = bucket() else { return };
+    let dir = tmp("two-phase");
+    let ds = uri(&bucket, "two-phase");
+    let worker = |input: &Path, mode: &str| {
+        stdout(&ok(lancer()
+            .args([
+                "write-fragments",
+                "--mode",
+                mode,
+                "--max-rows-per-file",
+                "150",
+            ])
+            .arg(input)
+            .arg(&ds)))
+    };
+    let a = worker(&rows_file(&dir, "a.arrow", 0, 200), "create");
+    let b = worker(&rows_file(&dir, "b.arrow", 200, 100), "create");
+    // nothing committed yet
+    assert!(
+        lancer()
+            .args(["count", &ds])
+            .output()
+            .unwrap()
+            .status
+            .code()
+            != Some(0)
+    );
+    let frags = dir.join("frags.json");
+    std::fs::write(&frags, format!("{a}\n{b}\n")).unwrap();
+    ok(lancer().args(["commit", &ds, "--overwrite"]).arg(&frags));
+    assert_eq!(versions(&ds), [1]);
+    let c = worker(&rows_file(&dir, "c.arrow", 1_000, 50), "append");
+    let mut appended = 0;
+    if pylance14().is_some() {
+        // a pylance worker's fragments join the driver's list; another writer appends
+        let theirs = py(
+            "import json, sys, lance, pyarrow as pa\n\
+             from lance.fragment import write_fragments\n\
+             ds = lance.dataset(sys.argv[1])\n\
+             t = ds.to_table(limit=20)\n\
+             t = t.set_column(0, 'id', pa.array(range(2000, 2020), pa.int64()))\n\
+             frags = write_fragments(t, sys.argv[1])\n\
+             lance.write_dataset(t.set_column(0, 'id', pa.array(range(3000, 3020), pa.int64())), sys.argv[1], mode='append')\n\
+             print(json.dumps([f.to_json() for f in frags]))",
+            &[&ds],
+        );
+        std::fs::write(&frags, format!("{c}\n{theirs}\n")).unwrap();
+        appended = 40;
+    } else {
+        std::fs::write(&frags, &c).unwrap();
+    }
+    ok(lancer()
+        .args(["commit", &ds, "--append"])
+        .arg(&frags)
+        .args(["--read-version", "1"]));
+    let ids = sorted_ids(&ds);
+    assert_eq!(ids.len(), 350 + appended);
+    assert_eq!(ids[..300], (0..300).collect::<Vec<_>>()[..]);
+    assert_eq!(ids[300..350], (1_000..1_050).collect::<Vec<_>>()[..]);
+    if appended > 0 {
+        assert_eq!(versions(&ds), [1, 2, 3]);
+        assert_eq!(
+            py(
+                "import lance, sys\n\
+                 ds = lance.dataset(sys.argv[1])\n\
+                 ids = sorted(ds.to_table(columns=['id'])['id'].to_pylist())\n\
+                 print(ds.version, len(ids), ids[300:303], ids[-21:-18], ids[-1])",
+                &[&ds],
+            ),
+            "3 390 [1000, 1001, 1002] [2019, 3000, 3001] 3019"
+        );
+    }
+}

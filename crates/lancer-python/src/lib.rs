@@ -27,6 +27,7 @@ mod introspect;
 mod loader;
 mod meta;
 mod session;
+mod two_phase;
 
 use pyo3::prelude::*;
 
@@ -51,6 +52,7 @@ fn _lancer(m: &Bound<'_, PyModule>) -> PyResult<()> {
     info::register(m)?;
     introspect::register(m)?;
     batch::register(m)?;
+    two_phase::register(m)?;
     m.add_class::<file::PyFileReader>()?;
     m.add_class::<file::PyFileWriter>()?;
     m.add_class::<loader::Loader>()?;

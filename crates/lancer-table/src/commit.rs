@@ -288,6 +288,14 @@ fn apply(
             if let Some(top) = new.iter().map(|f| f.id + 1).max() {
                 next_id = next_id.max(top);
             }
+            // fragments written by a two-phase rewrite carry id 0 (never a reserved
+            // id: those follow the old fragments' ids) and get theirs here
+            for f in &mut new {
+                if f.id == 0 {
+                    f.id = next_id;
+                    next_id += 1;
+                }
+            }
             m.fragments.extend(new);
         }
         Operation::ReserveFragments(r) => {

@@ -232,6 +232,25 @@ fn write_fragments_from(
     Ok(frags)
 }
 
+/// Writes `batches` as the data files of fragments of a new dataset (or of one that
+/// replaces a dataset) with `schema`, and commits nothing: the first phase of a
+/// two-phase (distributed) write (spec: "Distributed Write"). The fragments carry id 0
+/// (ids are assigned when they are committed) and field ids numbered from 0 in
+/// pre-order, as an `Overwrite` of `schema` assigns them.
+pub fn write_uncommitted(
+    store: &lancer_io::Store,
+    schema: &SchemaRef,
+    batches: impl IntoIterator<Item = Result<RecordBatch>>,
+    params: &WriteParams,
+) -> Result<Vec<pb::DataFragment>> {
+    let schema = crate::input::normalize_schema(schema);
+    let batches = batches.into_iter().map(|b| {
+        b.and_then(crate::input::normalize_batch)
+            .and_then(|b| crate::input::conform_batch(&b, &schema))
+    });
+    write_fragments(store, &schema, batches, params, None)
+}
+
 impl Dataset {
     /// Creates (or overwrites) the dataset at `root` with `batches`.
     pub fn write(
@@ -354,6 +373,27 @@ impl Dataset {
         self.committed(&c.path, &c.bytes)
     }
 
+    /// Writes `batches` as the data files of new fragments fitted to this dataset's
+    /// schema and storage version (as [`Dataset::append`] would) and commits nothing:
+    /// the first phase of a two-phase append. Ids are assigned at commit.
+    pub fn write_uncommitted(
+        &self,
+        batches: impl IntoIterator<Item = Result<RecordBatch>>,
+        params: &WriteParams,
+    ) -> Result<Vec<pb::DataFragment>> {
+        self.check_writable("append to")?;
+        let schema = self.schema();
+        let params = WriteParams {
+            storage: self.storage_version(),
+            ..params.clone()
+        };
+        let batches = batches
+            .into_iter()
+            .map(|b| b.and_then(|b| crate::input::conform_batch(&b, &schema)));
+        let ids = preorder_schema_ids(self);
+        write_fragments(self.store(), &schema, batches, &params, Some(ids))
+    }
+
     /// Whether Lancer can write data files into this dataset (not legacy, not 2.0);
     /// `what` names the operation for the error ("append to", "update", ...).
     pub(crate) fn check_writable(&self, what: &str) -> Result<()> {
@@ -470,6 +510,46 @@ impl Dataset {
             masks.push(mask);
         }
         Ok(self.commit_deletions(description, &masks)?)
+    }
+
+    /// Deletes rows of fragment `fragment_id` without committing (pylance's
+    /// `LanceFragment.delete` / `delete_rows`, the worker's half of a distributed
+    /// delete): `offsets` (physical row offsets, added to those already deleted) are
+    /// written as the fragment's new deletion file. Returns the fragment with it, the
+    /// fragment unchanged when nothing new is deleted, or None when no row is left
+    /// (then name it in a Delete's deleted fragment ids).
+    pub fn delete_offsets_uncommitted(
+        &self,
+        fragment_id: u64,
+        offsets: impl IntoIterator<Item = u64>,
+    ) -> Result<Option<pb::DataFragment>> {
+        let frag = self
+            .fragments()
+            .iter()
+            .find(|f| f.id == fragment_id)
+            .ok_or_else(|| TableError::NotFound {
+                what: format!("fragment {fragment_id} in version {}", self.version()),
+            })?;
+        let existing = self.deletions(frag)?;
+        let mut del = existing.clone();
+        for o in offsets {
+            let o = u32::try_from(o)
+                .ok()
+                .filter(|&o| u64::from(o) < frag.physical_rows)
+                .ok_or_else(|| {
+                    TableError::invalid(format!(
+                        "row offset {o} is outside fragment {fragment_id} of {} rows",
+                        frag.physical_rows
+                    ))
+                })?;
+            del.insert(o);
+        }
+        if del.len() == existing.len() {
+            return Ok(Some(frag.clone()));
+        }
+        let (mut updated, mut removed) = (Vec::new(), Vec::new());
+        self.record_deletions(frag, &del, &mut updated, &mut removed)?;
+        Ok(updated.pop())
     }
 
     /// Writes deletion files marking the rows `masks` (one per fragment, in order) set,

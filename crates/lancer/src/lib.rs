@@ -1,7 +1,7 @@
 //! `lancer`: the public API over Lance datasets — reading and writing (re-exported from
 //! `lancer-table`), SQL filters ([`filter`]), scans ([`scan`]), nearest-neighbour
 //! search ([`search`], [`ann`]), full-text search ([`fts`]) and both fused
-//! ([`hybrid`]). A [`Session`] holds what the datasets opened through it share
+//! ([`hybrid`]); two-phase (distributed) writes ([`two_phase`]). A [`Session`] holds what the datasets opened through it share
 //! (storage options, runtime, caches, warnings), with async forms of its calls.
 
 pub mod address_set;
@@ -12,6 +12,7 @@ mod error;
 pub mod evolve;
 pub mod explain;
 pub mod filter;
+pub mod fragment_json;
 pub mod fts;
 pub mod fts_index;
 pub mod hybrid;
@@ -26,6 +27,7 @@ pub mod scan;
 pub mod search;
 pub mod session;
 pub mod stats;
+pub mod two_phase;
 pub mod verify;
 
 pub use error::{Error, Result};

@@ -18,4 +18,5 @@ mod scalar_indexes;
 mod scan_options;
 mod search;
 mod session;
+mod two_phase;
 mod vector_shapes;

@@ -12,6 +12,7 @@ mod meta;
 mod queries;
 mod shards;
 mod source;
+mod two_phase;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -246,6 +247,33 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
             mode,
             &data_storage_version,
             (max_rows_per_file, max_bytes_per_file),
+            json,
+        ),
+        Command::WriteFragments {
+            input,
+            dataset: ds,
+            mode,
+            data_storage_version,
+            max_rows_per_file,
+            max_bytes_per_file,
+        } => two_phase::write_fragments(
+            s,
+            &input,
+            &ds,
+            mode,
+            &data_storage_version,
+            (max_rows_per_file, max_bytes_per_file),
+        ),
+        Command::Commit {
+            dataset: ds,
+            append,
+            overwrite,
+            read_version,
+        } => two_phase::commit(
+            s,
+            &ds,
+            (append.as_deref(), overwrite.as_deref()),
+            read_version,
             json,
         ),
         Command::Export { path, output, at } => dataset::export(s, &path, &output, &at, json),

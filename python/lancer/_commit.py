@@ -1,0 +1,194 @@
+"""Two-phase (distributed) commits, as pylance 14's: ``LanceOperation`` (the operations a
+driver commits) and ``LanceDataset.commit`` (mixed into :class:`lancer.LanceDataset`).
+
+Workers write fragments with :func:`lancer.fragment.write_fragments` and ship their
+``FragmentMetadata.to_json()``; one driver commits them in one operation. The commit
+goes through the engine's optimistic concurrency (a concurrent commit is rebased over
+or refused with ``CommitConflictError`` as for a local write); every file a fragment
+names is checked first and a missing or altered one is refused naming it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+import pyarrow as pa
+
+
+class LanceOperation:
+    """The operations :meth:`LanceDataset.commit` commits (pylance 14's names and
+    fields)."""
+
+    class BaseOperation:
+        """Any operation."""
+
+    @dataclass
+    class Append(BaseOperation):
+        """Adds ``fragments`` (ids assigned at commit)."""
+
+        fragments: List[Any]
+
+    @dataclass
+    class Overwrite(BaseOperation):
+        """Replaces the dataset (or creates it) with ``fragments`` of ``new_schema``."""
+
+        new_schema: Any
+        fragments: List[Any]
+        initial_bases: Optional[List[Any]] = None
+
+    @dataclass
+    class Delete(BaseOperation):
+        """Fragments with new deletion files (``updated_fragments``) and fragments
+        removed whole (``deleted_fragment_ids``); ``predicate`` is recorded."""
+
+        updated_fragments: List[Any]
+        deleted_fragment_ids: List[int]
+        predicate: str
+
+    @dataclass
+    class RewriteGroup:
+        """Old fragments and the new ones holding their rows."""
+
+        old_fragments: List[Any]
+        new_fragments: List[Any]
+
+    @dataclass
+    class RewrittenIndex:
+        """An index segment remapped by a rewrite (old and new uuid)."""
+
+        old_id: str
+        new_id: str
+        new_details_type_url: str
+        new_details_value: bytes
+        new_index_version: int
+
+    @dataclass
+    class Rewrite(BaseOperation):
+        """Groups of fragments replaced by rewritten ones (compaction)."""
+
+        groups: List[Any]
+        rewritten_indices: List[Any] = field(default_factory=list)
+
+    @dataclass
+    class CreateIndex(BaseOperation):
+        """Index segments added and removed."""
+
+        new_indices: List[Any]
+        removed_indices: List[Any]
+
+    @dataclass
+    class Merge(BaseOperation):
+        """Every fragment (with new columns' files) and the schema after the merge."""
+
+        fragments: List[Any]
+        schema: Any
+        preserves_nullability: bool = False
+
+
+def _schema(s: Any, what: str) -> pa.Schema:
+    if isinstance(s, pa.Schema):
+        return s
+    if hasattr(s, "to_pyarrow"):  # a LanceSchema
+        return s.to_pyarrow()
+    raise TypeError(f"{what} must be a pyarrow.Schema, not {type(s).__name__}")
+
+
+def _fragment_dicts(frags: Any, what: str) -> List[Dict[str, Any]]:
+    from .fragment import _fragment_text
+
+    if not isinstance(frags, (list, tuple)):
+        raise TypeError(f"{what} must be a list of FragmentMetadata, not {type(frags).__name__}")
+    return [json.loads(_fragment_text(f)) for f in frags]
+
+
+def _body(operation: Any) -> tuple:
+    """(kind, JSON body, schema) of an operation as the engine takes it."""
+    op = LanceOperation
+    if isinstance(operation, op.Append):
+        return "Append", {"fragments": _fragment_dicts(operation.fragments, "Append.fragments")}, None
+    if isinstance(operation, op.Overwrite):
+        if operation.initial_bases:
+            raise NotImplementedError("LanceOperation.Overwrite(initial_bases=...) is not supported by lancer yet")
+        return ("Overwrite", {"fragments": _fragment_dicts(operation.fragments, "Overwrite.fragments")},
+                _schema(operation.new_schema, "Overwrite.new_schema"))
+    if isinstance(operation, op.Delete):
+        return "Delete", {
+            "updated_fragments": _fragment_dicts(operation.updated_fragments, "Delete.updated_fragments"),
+            "deleted_fragment_ids": [int(i) for i in operation.deleted_fragment_ids],
+            "predicate": str(operation.predicate),
+        }, None
+    if isinstance(operation, op.Rewrite):
+        if operation.rewritten_indices:
+            raise NotImplementedError("LanceOperation.Rewrite(rewritten_indices=...) is not supported by lancer "
+                                      "yet: commit the rewrite without index remapping, then rebuild the index")
+        groups = [{"old_fragments": _fragment_dicts(g.old_fragments, "RewriteGroup.old_fragments"),
+                   "new_fragments": _fragment_dicts(g.new_fragments, "RewriteGroup.new_fragments")}
+                  for g in operation.groups]
+        return "Rewrite", {"groups": groups}, None
+    if isinstance(operation, op.Merge):
+        if operation.preserves_nullability:
+            raise NotImplementedError("LanceOperation.Merge(preserves_nullability=True) is not supported by lancer yet")
+        return ("Merge", {"fragments": _fragment_dicts(operation.fragments, "Merge.fragments")},
+                _schema(operation.schema, "Merge.schema"))
+    if isinstance(operation, op.CreateIndex):
+        raise NotImplementedError("committing LanceOperation.CreateIndex from Python is not supported by lancer "
+                                  "yet (distributed index builds are a later part of issue 43): build indexes "
+                                  "with LanceDataset.create_index")
+    raise NotImplementedError(f"committing {type(operation).__name__} is not supported by lancer: Append, "
+                              "Overwrite, Delete, Rewrite or Merge")
+
+
+class _CommitMixin:
+    """``LanceDataset.commit``."""
+
+    @staticmethod
+    def commit(
+        base_uri: Any,
+        operation: Any,
+        read_version: Optional[int] = None,
+        commit_lock: Any = None,
+        storage_options: Optional[Dict[str, str]] = None,
+        enable_v2_manifest_paths: Optional[bool] = None,
+        detached: Optional[bool] = False,
+        max_retries: int = 20,
+        *,
+        commit_message: Optional[str] = None,
+        enable_stable_row_ids: Optional[bool] = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Commits ``operation`` (a :class:`LanceOperation`) on the dataset at
+        ``base_uri`` as read at ``read_version`` (None: the latest; an ``Overwrite``
+        may create the dataset) and returns the new version. Fragment ids are
+        assigned here; a concurrent commit since ``read_version`` is rebased over or
+        refused (``CommitConflictError``) as for a local write. Every data file and
+        deletion file the fragments name is checked first: a missing or altered one
+        is refused naming it."""
+        from . import _lancer
+        from .dataset import LanceDataset, _check_arguments, _options, _uri
+
+        if commit_lock is not None:
+            raise NotImplementedError("commit(commit_lock=...) is not supported by lancer: commits use the "
+                                      "store's conditional puts")
+        if detached:
+            raise NotImplementedError("commit(detached=True) is not supported by lancer yet")
+        _check_arguments("commit", kwargs, tuning={"commit_timeout"},
+                         refused={"namespace_client": None, "table_id": None,
+                                  "namespace_client_managed_versioning": False, "base_store_params": None})
+        del max_retries  # (the engine retries lost races itself, up to its own limit)
+        if isinstance(base_uri, LanceDataset) and storage_options is None:
+            storage_options = base_uri._storage_options
+        kind, body, schema = _body(operation)
+        if read_version is None and kind != "Overwrite":
+            # (pylance's rule and message)
+            raise ValueError("read_version is required for all operations except Overwrite and Restore")
+        properties = {"__lance_commit_message": str(commit_message)} if commit_message is not None else None
+        inner = _lancer.commit(
+            _uri(base_uri), kind, json.dumps(body), schema=schema,
+            read_version=None if read_version is None else int(read_version),
+            storage_options=_options(storage_options), transaction_properties=properties,
+            v2_manifest_paths=True if enable_v2_manifest_paths is None else bool(enable_v2_manifest_paths),
+            enable_stable_row_ids=bool(enable_stable_row_ids),
+        )
+        return LanceDataset(inner, storage_options)
