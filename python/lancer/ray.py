@@ -23,6 +23,7 @@ has no way to write a fragment's new columns uncommitted.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, Dict, Iterable, List, Optional
 
@@ -42,39 +43,25 @@ def _ray() -> Any:
     return ray
 
 
-def _datasource_base() -> Any:
-    return _ray().data.Datasource
-
-
-def _datasink_base() -> Any:
-    return _ray().data.Datasink
-
-
 def _exists(uri: str, storage_options: Optional[Dict[str, str]]) -> Optional[int]:
     """The latest version of the dataset at ``uri``, or None when there is none."""
     import lancer
+    from .dataset import DatasetNotFoundError
 
     try:
         return lancer.dataset(uri, storage_options=storage_options).version
-    except (FileNotFoundError, ValueError, OSError) as e:
-        if _missing(e):
-            return None
-        raise
-
-
-def _missing(e: BaseException) -> bool:
-    text = str(e).lower()
-    return isinstance(e, FileNotFoundError) or "not found" in text or "does not exist" in text \
-        or "no dataset" in text or "not a lance dataset" in text
+    except DatasetNotFoundError:
+        return None
 
 
 # --- reading -------------------------------------------------------------------------
 
 
 def _groups(fragments: List[Any], tasks: int) -> List[List[Any]]:
-    """``fragments`` cut into at most ``tasks`` contiguous groups of about equal rows."""
+    """``fragments`` ((id, rows, ...) each) cut into at most ``tasks`` contiguous groups
+    of about equal rows."""
     tasks = max(1, min(tasks, len(fragments)))
-    total = sum(max(f.count_rows(), 1) for f in fragments)
+    total = sum(max(f[1], 1) for f in fragments)
     groups: List[List[Any]] = [[]]
     acc = 0
     for f in fragments:
@@ -82,11 +69,11 @@ def _groups(fragments: List[Any], tasks: int) -> List[List[Any]]:
         if groups[-1] and len(groups) < tasks and acc >= total * len(groups) / tasks:
             groups.append([])
         groups[-1].append(f)
-        acc += max(f.count_rows(), 1)
+        acc += max(f[1], 1)
     return groups
 
 
-def _read_group(uri: str, version: int, storage_options: Optional[Dict[str, str]], fragment_ids: List[int],
+def _read_group(fragment_ids: List[int], uri: str, version: int, storage_options: Optional[Dict[str, str]],
                 columns: Optional[List[str]], filter: Optional[str], batch_size: Optional[int]) -> Iterable[pa.Table]:
     """One read task: the fragments' rows at ``version``, projected and filtered by
     lancer's scanner."""
@@ -104,64 +91,64 @@ def _read_group(uri: str, version: int, storage_options: Optional[Dict[str, str]
     yield table
 
 
-class LancerDatasource:  # the real base is Ray's Datasource, mixed in by _make_datasource
-    """A Ray Data ``Datasource`` over one version of a Lance dataset (see
-    :func:`read_lancer`)."""
-
-
-def _make_datasource(uri: str, version: int, columns: Optional[List[str]], filter: Optional[str],
-                     storage_options: Optional[Dict[str, str]], fragments_per_task: Optional[int],
-                     batch_size: Optional[int]) -> Any:
-    import lancer
+def _source_class() -> Any:
+    """``LancerDatasource``: a Ray Data ``Datasource`` over one version of a Lance
+    dataset (built on first use, so that ``import lancer.ray`` needs no Ray)."""
     from ray.data.block import BlockMetadata
-    from ray.data.datasource import ReadTask
+    from ray.data.datasource import Datasource, ReadTask
 
-    base = _datasource_base()
+    class LancerDatasource(Datasource):
+        """One version of a Lance dataset as read tasks, one per group of fragments
+        (see :func:`read_lancer`)."""
 
-    class _Source(base, LancerDatasource):  # type: ignore[misc, valid-type]
-        def __init__(self) -> None:
+        def __init__(self, uri: str, version: int, columns: Any = None, filter: Optional[str] = None,
+                     storage_options: Optional[Dict[str, str]] = None, fragments_per_task: Optional[int] = None,
+                     batch_size: Optional[int] = None) -> None:
+            import lancer
+
             super().__init__()
+            self._args = (uri, version, storage_options, columns, filter, batch_size)
+            self._fragments_per_task = fragments_per_task
             ds = lancer.dataset(uri, version=version, storage_options=storage_options)
-            self._fragments = ds.get_fragments()
             full = ds.schema
             # the output schema: the scanner's, on no rows (computed columns included)
             self._schema = ds.scanner(columns=columns, filter=filter, limit=0).to_table().schema \
                 if (columns is not None or filter is not None) else full
-            self._share = max(len(self._schema), 1) / max(len(full), 1)
+            share = max(len(self._schema), 1) / max(len(full), 1)
+            # (id, live rows, estimated bytes in memory of the projection, data files)
+            self._fragments = [
+                (f.fragment_id, f.count_rows(),
+                 int(sum(int(d.file_size_bytes or 0) for d in f.data_files()) * share),
+                 [d.path for d in f.data_files()])
+                for f in ds.get_fragments()]
 
         def get_name(self) -> str:
             return "Lancer"
 
-        def _size(self, frags: List[Any]) -> int:
-            on_disk = sum(int(d.file_size_bytes or 0) for f in frags for d in f.data_files())
-            return int(on_disk * self._share)
-
         def estimate_inmemory_data_size(self) -> Optional[int]:
-            return self._size(self._fragments)
+            return sum(f[2] for f in self._fragments)
 
         def get_read_tasks(self, parallelism: int, per_task_row_limit: Optional[int] = None,
                            data_context: Any = None) -> List[Any]:
-            frags = self._fragments
+            frags, per = self._fragments, self._fragments_per_task
             if not frags:
                 return []
-            if fragments_per_task is not None:
-                groups = [frags[i:i + fragments_per_task] for i in range(0, len(frags), fragments_per_task)]
+            if per is not None:
+                groups = [frags[i:i + per] for i in range(0, len(frags), per)]
             else:
                 groups = _groups(frags, parallelism if parallelism and parallelism > 0 else len(frags))
+            filter = self._args[4]
             tasks = []
             for group in groups:
-                ids = [f.fragment_id for f in group]
-                rows = None if filter is not None else sum(f.count_rows() for f in group)
-                meta = BlockMetadata(num_rows=rows, size_bytes=self._size(group),
-                                     input_files=[d.path for f in group for d in f.data_files()], exec_stats=None)
-
-                def read(ids: List[int] = ids) -> Iterable[pa.Table]:
-                    return _read_group(uri, version, storage_options, ids, columns, filter, batch_size)
-
-                tasks.append(ReadTask(read, meta, schema=self._schema, per_task_row_limit=per_task_row_limit))
+                meta = BlockMetadata(num_rows=None if filter is not None else sum(f[1] for f in group),
+                                     size_bytes=sum(f[2] for f in group),
+                                     input_files=[p for f in group for p in f[3]], exec_stats=None)
+                tasks.append(ReadTask(functools.partial(_read_group, [f[0] for f in group], *self._args), meta,
+                                      schema=self._schema, per_task_row_limit=per_task_row_limit))
             return tasks
 
-    return _Source()
+    LancerDatasource.__module__ = __name__
+    return LancerDatasource
 
 
 def read_lancer(
@@ -203,7 +190,7 @@ def read_lancer(
     path = _uri(uri)
     pinned = lancer.dataset(path, version=version, storage_options=storage_options).version
     cols = dict(columns) if isinstance(columns, dict) else (None if columns is None else list(columns))
-    source = _make_datasource(path, pinned, cols, filter, storage_options, fragments_per_task, batch_size)
+    source = __getattr__("LancerDatasource")(path, pinned, cols, filter, storage_options, fragments_per_task, batch_size)
     kwargs: Dict[str, Any] = {}
     if concurrency is not None:
         kwargs["concurrency"] = concurrency
@@ -244,14 +231,25 @@ def _write_blocks(blocks: Iterable[Any], uri: str, mode: str, schema: Optional[p
     descriptions' JSON (pylance's ``FragmentMetadata.to_json()``)."""
     from .fragment import write_fragments
 
-    tables = [t for t in (_block_table(b, schema) for b in blocks) if t.num_rows]
-    if not tables:
+    # streamed: files are cut and written as the blocks arrive
+    tables = (t for t in (_block_table(b, schema) for b in blocks) if t.num_rows)
+    first = next(tables, None)
+    if first is None:
         return []
-    data = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+
+    def batches() -> Iterable[pa.RecordBatch]:
+        yield from first.to_batches()
+        for t in tables:
+            if t.schema != first.schema:
+                raise ValueError(f"a block's schema {t.schema} differs from this task's first block's "
+                                 f"{first.schema}: pass write_lancer(schema=) to cast every block to one")
+            yield from t.to_batches()
+
+    data = pa.RecordBatchReader.from_batches(first.schema, batches())
     kwargs: Dict[str, Any] = {}
     if max_bytes_per_file is not None:
         kwargs["max_bytes_per_file"] = max_bytes_per_file
-    frags = write_fragments(data, uri, mode="append" if mode == "append" else "create",
+    frags = write_fragments(data, uri, mode=mode,
                             max_rows_per_file=max_rows_per_file, data_storage_version=data_storage_version,
                             storage_options=storage_options, **kwargs)
     return [json.dumps(f.to_json()) for f in frags]
@@ -270,22 +268,26 @@ def _commit(uri: str, mode: str, schema: pa.Schema, fragments: List[Any], read_v
     return LanceDataset.commit(uri, op, read_version=read_version, storage_options=storage_options)
 
 
-class LancerDatasink:  # the real base is Ray's Datasink, mixed in by _make_datasink
-    """A Ray Data ``Datasink`` writing a Lance dataset in two phases (see
-    :func:`write_lancer`); ``result`` is the committed dataset once the write ends."""
+def _sink_class() -> Any:
+    """``LancerDatasink``: a Ray Data ``Datasink`` writing a Lance dataset in two phases
+    (built on first use, so that ``import lancer.ray`` needs no Ray)."""
+    from ray.data import Datasink
 
+    class LancerDatasink(Datasink):
+        """Write tasks write their blocks as uncommitted fragments; the driver commits
+        them once (see :func:`write_lancer`). ``result`` is the committed
+        ``LanceDataset`` once the write ends; ``read_version`` the version the commit
+        is based on (0 for a new dataset)."""
 
-def _make_datasink(uri: str, mode: str, schema: Optional[pa.Schema], max_rows_per_file: int,
-                   max_bytes_per_file: Optional[int], data_storage_version: Optional[str],
-                   storage_options: Optional[Dict[str, str]], min_rows_per_write: Optional[int]) -> Any:
-    import lancer
-
-    base = _datasink_base()
-
-    class _Sink(base, LancerDatasink):  # type: ignore[misc, valid-type]
-        def __init__(self) -> None:
-            self.schema = schema
-            self.read_version: Optional[int] = None
+        def __init__(self, uri: str, mode: str, schema: Optional[pa.Schema] = None,
+                     max_rows_per_file: int = 1024 * 1024, max_bytes_per_file: Optional[int] = None,
+                     data_storage_version: Optional[str] = None, storage_options: Optional[Dict[str, str]] = None,
+                     min_rows_per_write: Optional[int] = None, read_version: Optional[int] = None) -> None:
+            self.uri, self.mode, self.schema = uri, mode, schema
+            self._cast = schema is not None or mode != "append"
+            self._files = (max_rows_per_file, max_bytes_per_file, data_storage_version, storage_options)
+            self._min_rows = min_rows_per_write
+            self.read_version = read_version
             self.result: Any = None
 
         def get_name(self) -> str:
@@ -293,33 +295,49 @@ def _make_datasink(uri: str, mode: str, schema: Optional[pa.Schema], max_rows_pe
 
         @property
         def min_rows_per_write(self) -> Optional[int]:
-            return min_rows_per_write
+            return self._min_rows
 
         def on_write_start(self, schema: Optional[pa.Schema] = None) -> None:
-            # (runs on the driver before any write task)
-            if self.schema is None and mode != "append" and schema is not None:
+            # (on the driver, before any write task)
+            if self.schema is None and self.mode != "append":
                 self.schema = schema
-            if mode == "append":
-                ds = lancer.dataset(uri, storage_options=storage_options)
+            if self.mode == "append":
+                import lancer
+
+                ds = lancer.dataset(self.uri, storage_options=self._files[3])
                 self.read_version = ds.version
                 if self.schema is None:
                     self.schema = ds.schema
 
         def write(self, blocks: Iterable[Any], ctx: Any) -> List[str]:
-            write_schema = None if mode == "append" and schema is None else self.schema
-            return _write_blocks(blocks, uri, mode, write_schema, max_rows_per_file, max_bytes_per_file,
-                                 data_storage_version, storage_options)
+            return _write_blocks(blocks, self.uri, self.mode, self.schema if self._cast else None, *self._files)
 
         def on_write_complete(self, write_result: Any) -> None:
+            from . import ray as this
             from .fragment import FragmentMetadata
 
             texts = [t for ret in write_result.write_returns for t in (ret or [])]
-            frags = [FragmentMetadata.from_json(t) for t in texts]
             if self.schema is None:
                 raise ValueError("write_lancer got no rows and no schema: pass schema= to create an empty dataset")
-            self.result = _commit(uri, mode, self.schema, frags, self.read_version, storage_options)
+            self.result = this._commit(self.uri, self.mode, self.schema, [FragmentMetadata.from_json(t) for t in texts],
+                                       self.read_version, self._files[3])
 
-    return _Sink()
+    LancerDatasink.__module__ = __name__
+    return LancerDatasink
+
+
+_CLASSES = {"LancerDatasource": _source_class, "LancerDatasink": _sink_class}
+
+
+def __getattr__(name: str) -> Any:
+    # Ray's base classes are imported when a class is first asked for (on the driver,
+    # or by a worker unpickling one)
+    make = _CLASSES.get(name)
+    if make is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    cls = make()
+    globals()[name] = cls
+    return cls
 
 
 def write_lancer(
@@ -375,12 +393,9 @@ def write_lancer(
     if mode == "append" and data_storage_version is not None:
         raise ValueError("write_lancer(mode='append') writes the dataset's own data storage version: "
                          "leave data_storage_version unset")
-    sink = _make_datasink(path, mode, schema, max_rows_per_file, max_bytes_per_file, data_storage_version,
-                          storage_options, min_rows_per_write)
-    if mode == "overwrite":
-        sink.read_version = current
-    elif mode == "create":
-        sink.read_version = 0
+    sink = __getattr__("LancerDatasink")(path, mode, schema, max_rows_per_file, max_bytes_per_file,
+                                         data_storage_version, storage_options, min_rows_per_write,
+                                         read_version=0 if mode == "create" else current)
     kwargs: Dict[str, Any] = {}
     if concurrency is not None:
         kwargs["concurrency"] = concurrency
