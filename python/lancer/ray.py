@@ -32,6 +32,7 @@ import pyarrow as pa
 __all__ = ["read_lancer", "write_lancer", "LancerDatasource", "LancerDatasink"]
 
 _MODES = ("create", "append", "overwrite")
+_BLOCK_ROWS = 128 * 1024  # rows of a block a read task yields
 
 
 def _ray() -> Any:
@@ -87,8 +88,20 @@ def _read_group(fragment_ids: List[int], uri: str, version: int, storage_options
             raise FileNotFoundError(f"fragment {i} of {uri} version {version} is gone")
         frags.append(f)
     scanner = ds.scanner(columns=columns, filter=filter, fragments=frags, batch_size=batch_size)
-    table = scanner.to_table()
-    yield table
+    # blocks of about _BLOCK_ROWS rows, streamed (a task never holds its whole group)
+    pending: List[pa.RecordBatch] = []
+    rows, yielded = 0, False
+    for batch in scanner.to_batches():
+        if batch.num_rows:
+            pending.append(batch)
+            rows += batch.num_rows
+        if rows >= _BLOCK_ROWS:
+            yield pa.Table.from_batches(pending)
+            pending, rows, yielded = [], 0, True
+    if pending:
+        yield pa.Table.from_batches(pending)
+    elif not yielded:
+        yield pa.Table.from_batches([], schema=scanner.projected_schema)
 
 
 def _source_class() -> Any:
@@ -284,7 +297,6 @@ def _sink_class() -> Any:
                      data_storage_version: Optional[str] = None, storage_options: Optional[Dict[str, str]] = None,
                      min_rows_per_write: Optional[int] = None, read_version: Optional[int] = None) -> None:
             self.uri, self.mode, self.schema = uri, mode, schema
-            self._cast = schema is not None or mode != "append"
             self._files = (max_rows_per_file, max_bytes_per_file, data_storage_version, storage_options)
             self._min_rows = min_rows_per_write
             self.read_version = read_version
@@ -299,18 +311,11 @@ def _sink_class() -> Any:
 
         def on_write_start(self, schema: Optional[pa.Schema] = None) -> None:
             # (on the driver, before any write task)
-            if self.schema is None and self.mode != "append":
+            if self.schema is None:
                 self.schema = schema
-            if self.mode == "append":
-                import lancer
-
-                ds = lancer.dataset(self.uri, storage_options=self._files[3])
-                self.read_version = ds.version
-                if self.schema is None:
-                    self.schema = ds.schema
 
         def write(self, blocks: Iterable[Any], ctx: Any) -> List[str]:
-            return _write_blocks(blocks, self.uri, self.mode, self.schema if self._cast else None, *self._files)
+            return _write_blocks(blocks, self.uri, self.mode, self.schema, *self._files)
 
         def on_write_complete(self, write_result: Any) -> None:
             from . import ray as this
@@ -385,6 +390,10 @@ def write_lancer(
                         "lancer.write_dataset writes local data")
     path = _uri(uri)
     current = _exists(path, storage_options)
+    if mode == "append" and current is not None and schema is None:
+        import lancer
+
+        schema = lancer.dataset(path, version=current, storage_options=storage_options).schema
     if mode == "create" and current is not None:
         raise ValueError(f"a dataset exists at {path} (version {current}): write_lancer(mode='append') adds to it, "
                          "mode='overwrite' replaces it")

@@ -119,6 +119,16 @@ def test_append_and_overwrite_modes(tmp_path):
     third = str(tmp_path / "f.lance")
     schema = pa.schema([("id", pa.int32()), ("name", pa.string()), ("x", pa.float64())])
     assert lray.write_lancer(blocks(0, 10, 2), third, schema=schema).schema.field("id").type == pa.int32()
+    with pytest.raises(ValueError, match="data_storage_version"):
+        lray.write_lancer(blocks(0, 10, 1), third, mode="append", data_storage_version="2.1")
+    # a block that does not fit the dataset's columns is refused naming them; nothing commits
+    with pytest.raises(Exception, match=r"missing \['x'\]"):
+        lray.write_lancer(blocks(0, 10, 1).drop_columns(["x"]), third, mode="append")
+    assert lancer.dataset(third).version == 1
+    # no rows: an empty dataset of the given schema
+    empty = str(tmp_path / "g.lance")
+    out = lray.write_lancer(ray.data.from_arrow(table(0, 0)), empty, schema=table(0, 0).schema)
+    assert (out.version, out.count_rows(), out.schema) == (1, 0, table(0, 0).schema)
 
 
 def test_a_concurrent_append_between_the_writes_and_the_commit_lands_too(tmp_path, monkeypatch):
