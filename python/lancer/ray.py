@@ -274,6 +274,12 @@ def _commit(uri: str, mode: str, schema: pa.Schema, fragments: List[Any], read_v
     from ._commit import LanceOperation
     from .dataset import LanceDataset
 
+    if mode == "create":
+        # (an Overwrite at version 0 would replace a dataset made meanwhile)
+        made = _exists(uri, storage_options)
+        if made is not None:
+            raise ValueError(f"a dataset was created at {uri} (version {made}) while write_lancer(mode='create') "
+                             "wrote: nothing was committed; write again with mode='append' or 'overwrite'")
     if mode == "append":
         op: Any = LanceOperation.Append(fragments)
     else:

@@ -156,6 +156,20 @@ def test_a_concurrent_append_between_the_writes_and_the_commit_lands_too(tmp_pat
     assert version == 3 and theirs["id"].to_pylist() == want
 
 
+def test_create_refuses_a_dataset_made_between_the_writes_and_the_commit(tmp_path, monkeypatch):
+    uri = str(tmp_path / "d.lance")
+    commit = lray._commit
+
+    def made_meanwhile(*args):
+        lancer.write_dataset(table(0, 5), uri)
+        return commit(*args)
+
+    monkeypatch.setattr(lray, "_commit", made_meanwhile)
+    with pytest.raises(Exception, match="created at .* while write_lancer.*mode='append' or 'overwrite'"):
+        lray.write_lancer(blocks(100, 200, 2), uri)
+    assert lancer.dataset(uri).version == 1 and ids_of(uri) == list(range(5))
+
+
 def test_read_lancer_pins_its_version_while_writers_commit(tmp_path):
     uri = str(tmp_path / "d.lance")
     lancer.write_dataset(table(0, 30_000), uri, max_rows_per_file=3_000)
