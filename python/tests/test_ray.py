@@ -27,9 +27,7 @@ import lancer.ray as lray
 import ray  # noqa: E402 (installed by scripts/setup-python.sh; nothing here is skipped)
 
 REPO = Path(__file__).resolve().parents[2]
-PYLANCE = Path("/work/main/.venv/pylance-14/bin/python")
-if not PYLANCE.exists():
-    PYLANCE = REPO / ".venv" / "pylance-14" / "bin" / "python"
+PYLANCE = REPO / ".venv" / "pylance-14" / "bin" / "python"  # (scripts/setup-python.sh installs it)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -184,9 +182,11 @@ def test_read_lancer_pins_its_version_while_writers_commit(tmp_path):
 
     def writer():
         n = 40_000
-        while not stop.is_set():
+        while True:  # (at least one commit while the read runs)
             lancer.write_dataset(table(n, n + 100), uri, mode="append")
             n += 100
+            if stop.is_set():
+                break
 
     t = threading.Thread(target=writer)
     t.start()
@@ -271,10 +271,13 @@ def test_a_driver_killed_before_its_commit_leaves_the_dataset_unchanged(tmp_path
     before = data_files(uri)
     p = subprocess.Popen([sys.executable, "-c", DRIVER, cluster, uri], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, start_new_session=True)
+    watchdog = threading.Timer(120, lambda: os.killpg(p.pid, signal.SIGKILL))  # (never hang the suite)
+    watchdog.start()
     try:
         line = p.stdout.readline()  # the write tasks are done, the commit not made
         assert line.split() == ["written", "4"], p.stderr.read()[-3000:] if p.poll() is not None else line
     finally:
+        watchdog.cancel()
         os.killpg(p.pid, signal.SIGKILL)
         p.wait()
     after = data_files(uri)
