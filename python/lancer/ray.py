@@ -1,6 +1,6 @@
 """Lancer on Ray: read a dataset into a Ray Dataset, write a Ray Dataset as one commit.
 
-The reference's distributed write (docs: "Distributed Write", the two phases:
+The reference's distributed write (spec: "Distributed Write", the two phases:
 "Parallel Writes" of fragments on workers with ``write_fragments``, then one "Commit"
 of every ``FragmentMetadata`` in a single ``LanceOperation``), run on Ray Data:
 
@@ -12,7 +12,7 @@ of every ``FragmentMetadata`` in a single ``LanceOperation``), run on Ray Data:
   ``FragmentMetadata`` JSON); the driver commits them once
   (``LanceOperation.Append`` / ``Overwrite`` through ``LanceDataset.commit`` with the
   version read when the write started). Until that commit nothing is visible: a task
-  that failed and was retried leaves only garbage files of its failed attempt, a driver
+  that failed and was retried leaves at most files of its failed attempt no commit names, a driver
   that dies before the commit leaves the dataset as it was (``cleanup_old_versions``
   removes such files once older than its limit for unverified files).
 
@@ -368,7 +368,7 @@ def write_lancer(
     """Writes the Ray Dataset ``ds`` as the Lance dataset at ``uri`` in one commit and
     returns the committed :class:`lancer.LanceDataset`.
 
-    The reference's distributed write (docs: "Distributed Write"): Ray's write tasks
+    The reference's distributed write (spec: "Distributed Write"): Ray's write tasks
     write their blocks' fragments with ``lancer.fragment.write_fragments`` without
     committing and return the fragments' descriptions; the driver commits them all in
     one ``LanceOperation`` through ``LanceDataset.commit``. ``mode``: ``"create"`` (the
