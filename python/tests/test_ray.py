@@ -8,13 +8,11 @@ commit leaves the dataset as it was.
 One Ray cluster (2 CPUs) for the module; pylance runs in its own venv's subprocess.
 """
 
-import json
 import os
 import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pyarrow as pa
