@@ -20,6 +20,10 @@ the GIL released and Ctrl-C stops a long scan. A dataset object is an Arrow stre
 ``lancer.loader(uri, rank=, world_size=, shuffle=, seed=, ...)`` feeds training jobs:
 fragments as shards of one pinned version, every row once per epoch across ranks and
 workers, resumable (``lancer.torch.LanceIterableDataset`` for PyTorch).
+
+``lancer.ray.read_lancer`` / ``write_lancer`` read and write datasets on Ray Data (the
+reference's two-phase distributed write: workers write fragments, the driver commits
+once); Ray is imported only there.
 """
 
 from ._lancer import CommitConflictError, CorruptDataError, InvalidInputError, __version__

@@ -1,0 +1,293 @@
+"""``lancer.ray`` on a local Ray cluster (issue 43): write_lancer's workers write
+fragments uncommitted and the driver commits once (pylance 14 reads exactly the rows);
+append / overwrite modes; a single-machine append between the workers' writes and the
+driver's commit lands too; read_lancer pins its version while writers commit; a write
+task failing once and retried leaves its rows exactly once; a driver killed before its
+commit leaves the dataset as it was.
+
+One Ray cluster (2 CPUs) for the module; pylance runs in its own venv's subprocess.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import lancer
+import lancer.ray as lray
+
+import ray  # noqa: E402 (installed by scripts/setup-python.sh; nothing here is skipped)
+
+REPO = Path(__file__).resolve().parents[2]
+PYLANCE = REPO / ".venv" / "pylance-14" / "bin" / "python"  # (scripts/setup-python.sh installs it)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cluster():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
+             runtime_env={"env_vars": {"RAY_DATA_DISABLE_PROGRESS_BARS": "1"}})
+    ctx = ray.data.DataContext.get_current()
+    ctx.enable_progress_bars = False
+    yield ray.get_runtime_context().gcs_address
+    ray.shutdown()
+
+
+def table(lo, hi):
+    ids = pa.array(range(lo, hi), pa.int64())
+    return pa.table({"id": ids, "name": pc.binary_join_element_wise("n", pc.cast(ids, pa.string()), ""),
+                     "x": pc.multiply(pc.cast(ids, pa.float64()), 0.5)})
+
+
+def blocks(lo, hi, n):
+    """A Ray Dataset of rows lo..hi in ``n`` blocks."""
+    step = (hi - lo) // n
+    return ray.data.from_arrow([table(lo + i * step, hi if i == n - 1 else lo + (i + 1) * step) for i in range(n)])
+
+
+def pylance_table(uri, path):
+    """pylance 14's reading of the dataset (sorted by id), through an Arrow file."""
+    out = subprocess.run([str(PYLANCE), "-c", """
+import sys, lance, pyarrow as pa
+ds = lance.dataset(sys.argv[1])
+t = ds.to_table().sort_by("id")
+with pa.OSFile(sys.argv[2], "wb") as f, pa.ipc.new_file(f, t.schema) as w:
+    w.write_table(t)
+print(ds.version)
+""", uri, str(path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-3000:]
+    with pa.memory_map(str(path)) as f:
+        return int(out.stdout.split()[-1]), pa.ipc.open_file(f).read_all()
+
+
+def ids_of(uri):
+    return lancer.dataset(uri).to_table(columns=["id"]).sort_by("id")["id"].to_pylist()
+
+
+def data_files(uri):
+    return sorted(p.name for p in (Path(uri) / "data").iterdir())
+
+
+def test_write_200k_rows_from_8_blocks_pylance_reads_them(tmp_path):
+    uri = str(tmp_path / "d.lance")
+    ds = blocks(0, 200_000, 8)
+    assert ds.num_blocks() == 8
+    out = lray.write_lancer(ds, uri, max_rows_per_file=10_000)
+    assert out.version == 1
+    frags = out.get_fragments()
+    assert len(frags) >= 20 and sum(f.count_rows() for f in frags) == 200_000  # files cut at 10k rows
+    want = table(0, 200_000)
+    version, theirs = pylance_table(uri, tmp_path / "p.arrow")
+    assert version == 1 and theirs.equals(want)
+    assert lancer.dataset(uri).to_table().sort_by("id").equals(want)
+    # every data file is named by the commit (nothing left over)
+    assert len(data_files(uri)) == sum(len(f.data_files()) for f in frags)
+
+
+def test_append_and_overwrite_modes(tmp_path):
+    uri = str(tmp_path / "d.lance")
+    lray.write_lancer(blocks(0, 1000, 2), uri)
+    with pytest.raises(ValueError, match="mode='append'"):
+        lray.write_lancer(blocks(0, 10, 1), uri)  # create over an existing dataset
+    ds = lray.write_lancer(blocks(1000, 1600, 3), uri, mode="append")
+    assert ds.version == 2 and ids_of(uri) == list(range(1600))
+    ds = lray.write_lancer(blocks(5000, 5100, 2), uri, mode="overwrite")
+    assert ds.version == 3 and ids_of(uri) == list(range(5000, 5100))
+    version, theirs = pylance_table(uri, tmp_path / "p.arrow")
+    assert version == 3 and theirs.equals(table(5000, 5100))
+    # an older version still reads its rows (overwrite is a new version, not a rewrite)
+    assert lancer.dataset(uri, version=2).count_rows() == 1600
+    # overwrite creates; append to nothing and unknown modes are refused naming the remedy
+    other = str(tmp_path / "e.lance")
+    with pytest.raises(ValueError, match="mode='create'"):
+        lray.write_lancer(blocks(0, 10, 1), other, mode="append")
+    with pytest.raises(ValueError, match="mode must be one of"):
+        lray.write_lancer(blocks(0, 10, 1), other, mode="upsert")
+    with pytest.raises(TypeError, match="ray.data.Dataset"):
+        lray.write_lancer(table(0, 3), other)
+    assert lray.write_lancer(blocks(0, 10, 1), other, mode="overwrite").count_rows() == 10
+    # a schema casts every block (int64 -> int32 here), and pylance reads the cast type
+    third = str(tmp_path / "f.lance")
+    schema = pa.schema([("id", pa.int32()), ("name", pa.string()), ("x", pa.float64())])
+    assert lray.write_lancer(blocks(0, 10, 2), third, schema=schema).schema.field("id").type == pa.int32()
+    with pytest.raises(ValueError, match="data_storage_version"):
+        lray.write_lancer(blocks(0, 10, 1), third, mode="append", data_storage_version="2.1")
+    # a block that does not fit the dataset's columns is refused naming them; nothing commits
+    with pytest.raises(Exception, match=r"missing \['x'\]"):
+        lray.write_lancer(blocks(0, 10, 1).drop_columns(["x"]), third, mode="append")
+    assert lancer.dataset(third).version == 1
+    # no rows: an empty dataset of the given schema
+    empty = str(tmp_path / "g.lance")
+    out = lray.write_lancer(ray.data.from_arrow(table(0, 0)), empty, schema=table(0, 0).schema)
+    assert (out.version, out.count_rows(), out.schema) == (1, 0, table(0, 0).schema)
+
+
+def test_a_concurrent_append_between_the_writes_and_the_commit_lands_too(tmp_path, monkeypatch):
+    """The workers' fragments were written against version 1; a single-machine append
+    commits version 2 before the driver commits: the driver's Append is rebased, every
+    row is there (pylance too)."""
+    uri = str(tmp_path / "d.lance")
+    lancer.write_dataset(table(0, 100), uri)
+    commit = lray._commit
+    seen = {}
+
+    def concurrent_then_commit(uri_, mode, schema, fragments, read_version, storage_options):
+        seen["read_version"] = read_version
+        seen["fragments"] = len(fragments)
+        lancer.write_dataset(table(100, 150), uri, mode="append")  # the other writer
+        return commit(uri_, mode, schema, fragments, read_version, storage_options)
+
+    monkeypatch.setattr(lray, "_commit", concurrent_then_commit)
+    ds = lray.write_lancer(blocks(1000, 3000, 4), uri, mode="append")
+    assert seen == {"read_version": 1, "fragments": 4}
+    assert ds.version == 3
+    want = list(range(150)) + list(range(1000, 3000))
+    assert ids_of(uri) == want
+    version, theirs = pylance_table(uri, tmp_path / "p.arrow")
+    assert version == 3 and theirs["id"].to_pylist() == want
+
+
+def test_create_refuses_a_dataset_made_between_the_writes_and_the_commit(tmp_path, monkeypatch):
+    uri = str(tmp_path / "d.lance")
+    commit = lray._commit
+
+    def made_meanwhile(*args):
+        lancer.write_dataset(table(0, 5), uri)
+        return commit(*args)
+
+    monkeypatch.setattr(lray, "_commit", made_meanwhile)
+    with pytest.raises(Exception, match="created at .* while write_lancer.*mode='append' or 'overwrite'"):
+        lray.write_lancer(blocks(100, 200, 2), uri)
+    assert lancer.dataset(uri).version == 1 and ids_of(uri) == list(range(5))
+
+
+def test_read_lancer_pins_its_version_while_writers_commit(tmp_path):
+    uri = str(tmp_path / "d.lance")
+    lancer.write_dataset(table(0, 30_000), uri, max_rows_per_file=3_000)
+    ds = lancer.dataset(uri)
+    ds.delete("id % 7 = 0")
+    pinned = lancer.dataset(uri).version
+    rd = lray.read_lancer(uri, columns=["id", "x"], filter="x >= 100 AND id % 3 = 1", fragments_per_task=3)
+    # writers commit after planning and while the read runs
+    lancer.write_dataset(table(30_000, 31_000), uri, mode="append")
+    lancer.dataset(uri).delete("id < 5000")
+    stop = threading.Event()
+
+    def writer():
+        n = 40_000
+        while True:  # (at least one commit while the read runs)
+            lancer.write_dataset(table(n, n + 100), uri, mode="append")
+            n += 100
+            if stop.is_set():
+                break
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        got = pa.concat_tables(ray.get(rd.to_arrow_refs()))
+    finally:
+        stop.set()
+        t.join()
+    assert lancer.dataset(uri).version > pinned + 2
+    want = lancer.dataset(uri, version=pinned).scanner(columns=["id", "x"],
+                                                        filter="x >= 100 AND id % 3 = 1").to_table()
+    assert want.num_rows > 1000
+    assert got.schema.names == ["id", "x"]
+    assert got.sort_by("id").equals(want.sort_by("id"))
+    # the plan: one task per 3 fragments (10 fragments: 4 tasks), version pinned
+    source = lray.LancerDatasource(uri, pinned, fragments_per_task=3)
+    tasks = source.get_read_tasks(8)
+    assert len(tasks) == 4
+    assert [t.metadata.num_rows for t in tasks] == [
+        sum(f.count_rows() for f in lancer.dataset(uri, version=pinned).get_fragments()[i:i + 3]) for i in (0, 3, 6, 9)]
+    assert all(t.metadata.size_bytes > 0 for t in tasks)
+    # groups of about equal rows when no group size is given
+    halves = lray.LancerDatasource(uri, pinned).get_read_tasks(2)
+    # 5 fragments each: 15,000 ids less the multiples of 7 among them
+    assert [t.metadata.num_rows for t in halves] == [15_000 - 2143, 15_000 - 2143]
+    assert [len(t.metadata.input_files) for t in halves] == [5, 5]
+    # an explicit older version reads that version
+    assert lray.read_lancer(uri, version=1, columns=["id"]).count() == 30_000
+    with pytest.raises(ValueError, match="fragments_per_task"):
+        lray.read_lancer(uri, fragments_per_task=0)
+
+
+RETRY_MARKER = "first-attempt-failed"
+
+
+def test_a_task_that_fails_once_leaves_its_rows_exactly_once(tmp_path):
+    """A write task (the batch UDF fused into Ray's write task) raises on its first
+    attempt after part of its block streamed into the writer (a marker file tells
+    attempts apart); Ray retries it; the committed rows are each there once."""
+    uri = str(tmp_path / "d.lance")
+    marker = tmp_path / RETRY_MARKER
+
+    def fail_once(batch):
+        # the last batch of the block holding id 3999 fails on the first attempt, after
+        # the task's earlier batches went to the writer (500 rows a file)
+        if 3999 in batch["id"].to_pylist() and not marker.exists():
+            marker.write_text("x")
+            raise RuntimeError("injected failure")
+        return batch
+
+    retry = {"max_retries": 2, "retry_exceptions": True}  # (the same on both: one fused task)
+    ds = blocks(0, 8000, 4).map_batches(fail_once, batch_format="pyarrow", batch_size=500, **retry)
+    out = lray.write_lancer(ds, uri, max_rows_per_file=500, ray_remote_args=retry)
+    assert marker.exists()
+    assert ids_of(uri) == list(range(8000))
+    version, theirs = pylance_table(uri, tmp_path / "p.arrow")
+    assert version == 1 and theirs.equals(table(0, 8000))
+    committed = {Path(d.path).name for f in out.get_fragments() for d in f.data_files()}
+    # (lancer's writer left no file of the failed attempt's stream here; any it had left
+    # would be named by no commit, as the killed driver's below)
+    assert len(committed) == 16 and set(data_files(uri)) >= committed
+
+
+DRIVER = """
+import sys, time, ray, lancer, lancer.ray as lray
+import pyarrow as pa
+ray.init(address=sys.argv[1], log_to_driver=False, configure_logging=False)
+ray.data.DataContext.get_current().enable_progress_bars = False
+def stalled_commit(*args, **kwargs):
+    print("written", len(args[3]), flush=True)
+    time.sleep(600)
+lray._commit = stalled_commit
+ids = pa.array(range(1000, 3000), pa.int64())
+ds = ray.data.from_arrow([pa.table({"id": ids.slice(i * 500, 500)}) for i in range(4)])
+lray.write_lancer(ds, sys.argv[2], mode="append")
+"""
+
+
+def test_a_driver_killed_before_its_commit_leaves_the_dataset_unchanged(tmp_path, cluster):
+    uri = str(tmp_path / "d.lance")
+    lancer.write_dataset(pa.table({"id": pa.array(range(10), pa.int64())}), uri)
+    before = data_files(uri)
+    p = subprocess.Popen([sys.executable, "-c", DRIVER, cluster, uri], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    watchdog = threading.Timer(120, lambda: os.killpg(p.pid, signal.SIGKILL))  # (never hang the suite)
+    watchdog.start()
+    try:
+        line = p.stdout.readline()  # the write tasks are done, the commit not made
+        assert line.split() == ["written", "4"], p.stderr.read()[-3000:] if p.poll() is not None else line
+    finally:
+        watchdog.cancel()
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    after = data_files(uri)
+    assert len(after) == len(before) + 4  # the workers' files are there ...
+    ds = lancer.dataset(uri)
+    assert ds.version == 1 and ids_of(uri) == list(range(10))  # ... and nothing committed
+    version, theirs = pylance_table(uri, tmp_path / "p.arrow")
+    assert version == 1 and theirs["id"].to_pylist() == list(range(10))
+
+
+def test_import_lancer_does_not_import_ray():
+    out = subprocess.run([sys.executable, "-c", "import sys, lancer, lancer.ray; print('ray' in sys.modules)"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
