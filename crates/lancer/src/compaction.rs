@@ -393,8 +393,43 @@ pub fn commit_compaction(
         Operation::Rewrite { groups },
         Some(read_version),
         params,
-    )?;
+    )
+    .map_err(|e| match e {
+        Error::Table(lancer_table::TableError::Conflict { what }) => {
+            Error::Table(lancer_table::TableError::Conflict {
+                what: format!("{what}{}", changed_since(store, &base, results)),
+            })
+        }
+        e => e,
+    })?;
     Ok((after, metrics))
+}
+
+/// For a conflict: the rewritten fragments a later commit changed or removed, named,
+/// with the remedy.
+fn changed_since(store: &Store, base: &Dataset, results: &[RewriteResult]) -> String {
+    let Ok(latest) = Dataset::open_in(store.clone(), None) else {
+        return String::new();
+    };
+    let mut changed = Vec::new();
+    for (i, r) in results.iter().enumerate() {
+        for f in &r.original_fragments {
+            let now = latest.fragments().iter().find(|l| l.id == f.id);
+            if now.is_none_or(|l| l.files != f.files || l.deletion_file != f.deletion_file) {
+                changed.push(format!("fragment {} (rewrite result {i})", f.id));
+            }
+        }
+    }
+    if changed.is_empty() {
+        return String::new();
+    }
+    format!(
+        " (compaction planned on version {}: {} changed or removed since, by version {}); \
+         plan the compaction again, or commit only the results of the other tasks",
+        base.version(),
+        changed.join(", "),
+        latest.version()
+    )
 }
 
 /// `f` must be fragment `f.id` of `ds` as committed (files, rows, deletion file).

@@ -298,7 +298,9 @@ fn concurrent_append_lands_concurrent_delete_conflicts() {
     .unwrap_err()
     .to_string();
     assert!(
-        err.contains("conflict") || err.contains("incompatible"),
+        err.contains("conflict")
+            && err.contains("fragment 1 (rewrite result 0) changed or removed since")
+            && err.contains("plan the compaction again"),
         "{err}"
     );
     let latest = Dataset::open_in(store2, None).unwrap();
