@@ -161,8 +161,9 @@ class RewriteResult:
         return self._text
 
     @staticmethod
-    def from_json(json_str: str) -> "RewriteResult":
-        return RewriteResult(json_str)
+    def from_json(json: str) -> "RewriteResult":  # noqa: A002 (pylance's parameter name)
+        """From ``json()``'s text (pylance's too)."""
+        return RewriteResult(json)
 
     def __repr__(self) -> str:
         return (f"RewriteResult(read_version={self.read_version}, original_fragments="
@@ -201,8 +202,9 @@ class CompactionTask:
         return self._text
 
     @staticmethod
-    def from_json(json_str: str) -> "CompactionTask":
-        return CompactionTask(json_str)
+    def from_json(json: str) -> "CompactionTask":  # noqa: A002 (pylance's parameter name)
+        """From ``json()``'s text (pylance's too)."""
+        return CompactionTask(json)
 
     def __repr__(self) -> str:
         return (f"CompactionTask(read_version={self.read_version}, fragments="
@@ -239,8 +241,9 @@ class CompactionPlan:
         return self._text
 
     @staticmethod
-    def from_json(json_str: str) -> "CompactionPlan":
-        return CompactionPlan(json_str)
+    def from_json(json: str) -> "CompactionPlan":  # noqa: A002 (pylance's parameter name)
+        """From ``json()``'s text (pylance's too)."""
+        return CompactionPlan(json)
 
     def __repr__(self) -> str:
         return f"CompactionPlan(read_version={self.read_version}, num_tasks={self.num_tasks()})"
