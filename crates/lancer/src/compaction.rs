@@ -26,8 +26,10 @@
 //! size and row count (`two_phase`'s checks), so a tampered or foreign result is refused
 //! with an error naming what does not match.
 //!
-//! Indexes are left as the table layer's compaction leaves them: segments keep naming
-//! the old fragments and the new ones are unindexed until the index is optimized.
+//! Indexes are carried over as by the local compaction (`crate::evolve::compact_files`,
+//! the same code): after the `Rewrite`, each index that covered a result's fragments
+//! covers its new ones (with stable row ids its bitmap moves over; otherwise a segment
+//! over the new fragments is added), one more version per index.
 
 use lancer_table::compact::CompactionOptions;
 use lancer_table::Dataset;
@@ -313,7 +315,8 @@ impl RewriteResult {
 }
 
 /// Commits `results` (tasks of one plan, read at `read_version`) as one `Rewrite`
-/// through [`two_phase::commit`]: the new version and the metrics of what it commits.
+/// through [`two_phase::commit`] (then the indexes, see the module docs): the new
+/// version and the metrics of what it commits.
 /// No result: nothing is committed (the latest version is returned). See the module
 /// docs for the checks and the conflict rules.
 pub fn commit_compaction(
@@ -402,6 +405,25 @@ pub fn commit_compaction(
         }
         e => e,
     })?;
+    // the ids the commit gave each result's new fragments (found by their data files)
+    let id_of = |nf: &Fragment| {
+        let path = nf.files.first().map(|f| f.path.as_str());
+        after
+            .fragments()
+            .iter()
+            .find(|f| f.files.first().map(|d| d.path.as_str()) == path)
+            .map(|f| f.id)
+    };
+    let ids: Vec<(Vec<u64>, Vec<u64>)> = results
+        .iter()
+        .map(|r| {
+            (
+                r.original_fragments.iter().map(|f| f.id).collect(),
+                r.new_fragments.iter().filter_map(id_of).collect(),
+            )
+        })
+        .collect();
+    let after = crate::evolve::reindex_compacted(&base, after, &ids)?;
     Ok((after, metrics))
 }
 

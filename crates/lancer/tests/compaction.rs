@@ -359,3 +359,51 @@ fn stable_row_ids_are_kept() {
     assert_eq!(after.fragments().len(), 2);
     assert_eq!(rowids(&after), before);
 }
+
+/// An index covering the compacted fragments covers the new ones after the commit, as
+/// after a local compaction, and answers filters right.
+#[test]
+fn indexes_cover_the_new_fragments() {
+    let dir = TempDir::new("dist-compact-index");
+    let (store, ds) = dataset(&dir, false);
+    let opts =
+        lancer::scalar_index::ScalarIndexOptions::new(lancer_index::scalar::ScalarKind::BTree);
+    let ds = lancer::scalar_index::create_scalar_index(&ds, "id", &opts).unwrap();
+    let plan = plan_compaction(&ds, &options()).unwrap();
+    assert_eq!(plan.num_tasks(), 2);
+    let results: Vec<RewriteResult> = plan
+        .tasks
+        .iter()
+        .map(|t| t.execute(&store).unwrap())
+        .collect();
+    let (after, _) = commit_compaction(
+        &store,
+        plan.read_version,
+        &results,
+        &CommitParams::default(),
+    )
+    .unwrap();
+    let new_ids: Vec<u64> = after.fragments().iter().map(|f| f.id).collect();
+    assert_eq!(new_ids, [5, 6]);
+    let mut covered = roaring::RoaringBitmap::new();
+    for m in after.indices().unwrap() {
+        covered |= roaring::RoaringBitmap::deserialize_from(m.fragment_bitmap.as_slice()).unwrap();
+    }
+    assert!(covered.contains(5) && covered.contains(6), "{covered:?}");
+    for (filter, want) in [
+        ("id = 30", vec![30i64]),
+        ("id = 21", vec![]),
+        ("id >= 58", vec![58, 59, 61, 62, 63, 64]),
+    ] {
+        let b = after
+            .scan()
+            .columns(&["id"])
+            .filter(filter)
+            .to_batch()
+            .unwrap();
+        let a = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+        let mut got = a.values().to_vec();
+        got.sort_unstable();
+        assert_eq!(got, want, "{filter}");
+    }
+}
