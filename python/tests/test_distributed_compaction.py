@@ -247,5 +247,38 @@ print(json.dumps(sorted(zip(t["id"].to_pylist(), t["_rowid"].to_pylist()))))
     assert [tuple(p) for p in theirs] == before
 
 
+def test_plans_and_results_cross_with_pylance(tmp_path):
+    """pylance 14's plan JSON runs on lancer workers and a lancer driver commits it;
+    lancer's results JSON is committed by a pylance 14 driver (its commit takes two
+    versions: reserve fragments, rewrite)."""
+    uri = str(tmp_path / "a")
+    ds = make(uri)
+    text = run14("""
+import json, sys, lance
+from lance.optimize import Compaction
+print(json.dumps(Compaction.plan(lance.dataset(sys.argv[1]), {"target_rows_per_fragment": 20}).json()))
+""", uri)
+    plan = CompactionPlan.from_json(text)
+    assert [[f.id for f in t.fragments] for t in plan.tasks] == [[0, 1], [2, 3, 4]]
+    m = Compaction.commit(ds, [t.execute(ds) for t in plan.tasks])
+    assert (m.fragments_removed, m.fragments_added) == (5, 2)
+    assert per_fragment(lancer.dataset(uri)) == WANT
+
+    uri = str(tmp_path / "b")
+    ds = make(uri)
+    results = [t.execute(ds).json() for t in Compaction.plan(ds, OPTIONS).tasks]
+    got = run14("""
+import json, sys, lance
+from lance.optimize import Compaction, RewriteResult
+ds = lance.dataset(sys.argv[1])
+m = Compaction.commit(ds, [RewriteResult.from_json(t) for t in json.loads(sys.argv[2])])
+ds = lance.dataset(sys.argv[1])
+print(json.dumps([m.fragments_removed, ds.version,
+                  [f.to_table(columns=["id"])["id"].to_pylist() for f in ds.get_fragments()]]))
+""", uri, json.dumps(results))
+    assert got == [5, 8, WANT]
+    assert per_fragment(lancer.dataset(uri)) == WANT
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
