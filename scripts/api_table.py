@@ -456,6 +456,10 @@ NOTES: Dict[str, str] = {
     "lance.query.FullTextQuery": "lancer's query objects are Python holding Lance's JSON query shape (to_json); pylance's objects are refused by lancer",
     # --- lance.optimize -----------------------------------------------------------------
     "lance.optimize.CompactionMetrics": "a dataclass of the four counts",
+    "lance.optimize.Compaction": "distributed compaction as pylance 14 (lancer::compaction: the local compaction's groups, one Rewrite commit through the OCC path); options target_rows_per_fragment, max_bytes_per_file, materialize_deletions(_threshold) honoured, max_rows_per_group / num_threads / batch_size / io_buffer_size accepted, the others refused by name",
+    "lance.optimize.CompactionPlan": "pickles; json() / from_json in pylance's shape",
+    "lance.optimize.CompactionTask": "pickles; execute(dataset) writes the new files, commits nothing",
+    "lance.optimize.RewriteResult": "pickles; json() in pylance's shape; a tampered or foreign result is refused at commit naming the fragment",
     # --- other modules --------------------------------------------------------------------
     "lance.torch": "lancer.torch holds LanceIterableDataset over lancer.loader, not pylance's names",
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, List, Optional
 
@@ -85,3 +86,199 @@ class DatasetOptimizer:
     def disable_auto_cleanup(self, **kwargs: Any) -> None:
         """Turns automatic cleanup off (removes its config keys; one commit)."""
         self._ds.delete_config_keys(["lance.auto_cleanup.interval", "lance.auto_cleanup.older_than"])
+
+
+# --- distributed compaction (pylance 14's ``lance.optimize.Compaction``) ---------------
+
+# CompactionOptions keys: those honoured, those that only tune the work (accepted), and
+# those that change what is written (refused when set)
+_HONOURED = {"target_rows_per_fragment", "max_bytes_per_file", "materialize_deletions",
+             "materialize_deletions_threshold"}
+_TUNING = {"max_rows_per_group", "num_threads", "batch_size", "io_buffer_size"}
+_REFUSED = {"defer_index_remap", "enable_binary_copy", "enable_binary_copy_force",
+            "binary_copy_read_batch_bytes", "max_source_fragments", "max_source_rows",
+            "max_source_bytes", "excluded_fragment_ids", "compaction_mode", "index_remap_mode",
+            "max_overlays_per_fragment", "data_storage_version"}
+
+
+def _options(options: Optional[dict]) -> dict:
+    """The honoured compaction options of pylance's ``CompactionOptions`` dict; set
+    refused ones and unknown keys raise, naming them."""
+    options = dict(options or {})
+    unknown = set(options) - _HONOURED - _TUNING - _REFUSED
+    if unknown:
+        raise ValueError(f"unknown compaction options: {', '.join(sorted(unknown))}")
+    refused = sorted(k for k in _REFUSED & set(options) if options[k] not in (None, False, [], ()))
+    if refused:
+        raise NotImplementedError(f"compaction options not supported by lancer: {', '.join(refused)}")
+    out = {k: options[k] for k in _HONOURED if options.get(k) is not None}
+    if "materialize_deletions" in out:
+        out["materialize_deletions"] = bool(out["materialize_deletions"])
+    return out
+
+
+def _fragments(items: List[dict]) -> list:
+    from .fragment import FragmentMetadata
+
+    return [FragmentMetadata._from_dict(f) for f in items]
+
+
+class RewriteResult:
+    """A compaction task's outcome (pylance's ``RewriteResult``): new data files written,
+    nothing committed. Pickles; ``json()`` / ``from_json`` give pylance's text."""
+
+    def __init__(self, text: str):
+        self._text = text
+        self._d = json.loads(text)
+
+    def __getstate__(self) -> str:
+        return self._text
+
+    def __setstate__(self, state: str) -> None:
+        self.__init__(state)
+
+    @property
+    def read_version(self) -> int:
+        return int(self._d["read_version"])
+
+    @property
+    def metrics(self) -> CompactionMetrics:
+        m = self._d["metrics"]
+        return CompactionMetrics(m["fragments_removed"], m["fragments_added"], m["files_removed"],
+                                 m["files_added"])
+
+    @property
+    def original_fragments(self) -> list:
+        """The fragments rewritten (``FragmentMetadata``), as committed."""
+        return _fragments(self._d["original_fragments"])
+
+    @property
+    def new_fragments(self) -> list:
+        """The fragments written in their place (``FragmentMetadata``, id 0)."""
+        return _fragments(self._d["new_fragments"])
+
+    def json(self) -> str:
+        return self._text
+
+    @staticmethod
+    def from_json(json: str) -> "RewriteResult":  # noqa: A002 (pylance's parameter name)
+        """From ``json()``'s text (pylance's too)."""
+        return RewriteResult(json)
+
+    def __repr__(self) -> str:
+        return (f"RewriteResult(read_version={self.read_version}, original_fragments="
+                f"{[f['id'] for f in self._d['original_fragments']]}, metrics={self.metrics})")
+
+
+class CompactionTask:
+    """One independent piece of a compaction plan (pylance's ``CompactionTask``): run
+    it anywhere with ``execute(dataset)``; pickles; ``json()`` / ``from_json``."""
+
+    def __init__(self, text: str):
+        self._text = text
+        self._d = json.loads(text)
+
+    def __getstate__(self) -> str:
+        return self._text
+
+    def __setstate__(self, state: str) -> None:
+        self.__init__(state)
+
+    @property
+    def read_version(self) -> int:
+        return int(self._d["read_version"])
+
+    @property
+    def fragments(self) -> list:
+        """The fragments to rewrite (``FragmentMetadata``), as committed."""
+        return _fragments(self._d["task"]["fragments"])
+
+    def execute(self, dataset: LanceDataset) -> RewriteResult:
+        """Writes the task's live rows as new data files of ``dataset`` (any handle of
+        it; the task reads its own version); commits nothing."""
+        return RewriteResult(_lancer.compaction_task_execute(dataset._inner, self._text))
+
+    def json(self) -> str:
+        return self._text
+
+    @staticmethod
+    def from_json(json: str) -> "CompactionTask":  # noqa: A002 (pylance's parameter name)
+        """From ``json()``'s text (pylance's too)."""
+        return CompactionTask(json)
+
+    def __repr__(self) -> str:
+        return (f"CompactionTask(read_version={self.read_version}, fragments="
+                f"{[f['id'] for f in self._d['task']['fragments']]})")
+
+
+class CompactionPlan:
+    """A compaction's independent tasks (pylance's ``CompactionPlan``)."""
+
+    def __init__(self, text: str):
+        self._text = text
+        self._d = json.loads(text)
+
+    def __getstate__(self) -> str:
+        return self._text
+
+    def __setstate__(self, state: str) -> None:
+        self.__init__(state)
+
+    @property
+    def read_version(self) -> int:
+        return int(self._d["read_version"])
+
+    @property
+    def tasks(self) -> List[CompactionTask]:
+        rv, opts = self._d["read_version"], self._d.get("options")
+        return [CompactionTask(json.dumps({"task": t, "read_version": rv, "options": opts}))
+                for t in self._d["tasks"]]
+
+    def num_tasks(self) -> int:
+        return len(self._d["tasks"])
+
+    def json(self) -> str:
+        return self._text
+
+    @staticmethod
+    def from_json(json: str) -> "CompactionPlan":  # noqa: A002 (pylance's parameter name)
+        """From ``json()``'s text (pylance's too)."""
+        return CompactionPlan(json)
+
+    def __repr__(self) -> str:
+        return f"CompactionPlan(read_version={self.read_version}, num_tasks={self.num_tasks()})"
+
+
+class Compaction:
+    """Distributed compaction, as pylance 14's ``lance.optimize.Compaction``:
+    ``plan`` on a driver, each task's ``execute`` anywhere, one ``commit``."""
+
+    @staticmethod
+    def execute(dataset: LanceDataset, options: Optional[dict] = None) -> CompactionMetrics:
+        """Plans, runs and commits a compaction in this process (``compact_files``)."""
+        return dataset.optimize.compact_files(**_options(options))
+
+    @staticmethod
+    def plan(dataset: LanceDataset, options: Optional[dict] = None) -> CompactionPlan:
+        """The tasks the local compaction would run on ``dataset``'s version (the same
+        fragment groups)."""
+        o = _options(options)
+        return CompactionPlan(_lancer.compaction_plan(
+            dataset._inner, o.get("target_rows_per_fragment"), o.get("materialize_deletions", True),
+            o.get("materialize_deletions_threshold"), o.get("max_bytes_per_file")))
+
+    @staticmethod
+    def commit(dataset: LanceDataset, rewrites: List[RewriteResult],
+               options: Optional[dict] = None) -> CompactionMetrics:
+        """Commits the results (of one plan) as one Rewrite: results left out leave their
+        fragments untouched; an append committed since the plan is rebased over; a
+        delete or rewrite of a planned fragment committed since is a conflict."""
+        _options(options)
+        texts = []
+        for r in rewrites:
+            if not isinstance(r, RewriteResult):
+                raise TypeError(f"rewrites must be RewriteResult objects, not {type(r).__name__}")
+            texts.append(r._text)
+        inner, m = _lancer.compaction_commit(dataset._inner.latest(), texts)
+        dataset._inner = inner
+        return CompactionMetrics(*m)

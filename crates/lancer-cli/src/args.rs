@@ -419,6 +419,27 @@ pub enum Command {
         /// Show what would be rewritten, change nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Distributed compaction, step 1: print the plan as JSON (pylance's
+        /// CompactionPlan.json(), plus the dataset's location) and change nothing; run
+        /// each task with `lancer compact-task`.
+        #[arg(long, conflicts_with_all = ["dry_run", "commit"])]
+        plan: bool,
+        /// Distributed compaction, step 3: commit the results `lancer compact-task`
+        /// printed (files of one plan; results left out keep their fragments).
+        #[arg(long, num_args = 1.., conflicts_with = "dry_run")]
+        commit: Vec<PathBuf>,
+    },
+    /// Distributed compaction, step 2: run task N (from 0) of a plan `lancer compact
+    /// --plan` printed, writing new data files without committing; prints the
+    /// result's JSON (pylance's RewriteResult.json()) for `lancer compact --commit`.
+    CompactTask {
+        /// The plan's JSON file (`-`: stdin).
+        plan: PathBuf,
+        /// Which task, from 0.
+        index: usize,
+        /// The dataset (default: the location the plan records).
+        #[arg(long)]
+        dataset: Option<PathBuf>,
     },
     /// Merge rows from a file keyed on columns (pylance's merge_insert): by default an
     /// upsert (matched rows take the input's values, the others are inserted).

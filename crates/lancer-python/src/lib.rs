@@ -17,6 +17,7 @@
 
 mod batch;
 mod branches;
+mod compaction;
 mod dataset;
 mod errors;
 mod evolve;
@@ -53,6 +54,7 @@ fn _lancer(m: &Bound<'_, PyModule>) -> PyResult<()> {
     introspect::register(m)?;
     batch::register(m)?;
     two_phase::register(m)?;
+    compaction::register(m)?;
     m.add_class::<file::PyFileReader>()?;
     m.add_class::<file::PyFileWriter>()?;
     m.add_class::<loader::Loader>()?;

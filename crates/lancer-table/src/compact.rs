@@ -59,6 +59,24 @@ pub struct CompactionStats {
     pub groups: Vec<(Vec<u64>, Vec<u64>)>,
 }
 
+impl CompactionStats {
+    /// Counts what `groups` (old fragments, new fragments) remove and add (not
+    /// `groups`, which the commit fills in once ids are assigned).
+    pub fn add_groups(&mut self, groups: &[pb::transaction::rewrite::RewriteGroup]) {
+        for g in groups {
+            self.fragments_removed += g.old_fragments.len();
+            self.fragments_added += g.new_fragments.len();
+            self.files_removed += g
+                .old_fragments
+                .iter()
+                .map(|f| f.files.len() + usize::from(f.deletion_file.is_some()))
+                .sum::<usize>();
+            self.files_added += g.new_fragments.iter().map(|f| f.files.len()).sum::<usize>();
+            self.rows += g.new_fragments.iter().map(|f| f.physical_rows).sum::<u64>();
+        }
+    }
+}
+
 /// Whether index segment `meta` covers fragment `id` (an unreadable bitmap counts as
 /// covering nothing).
 fn covers(meta: &pb::IndexMetadata, id: u64) -> bool {
@@ -139,21 +157,17 @@ impl Dataset {
         Ok(tasks)
     }
 
-    /// Compacts (see the module documentation): the version after, and what changed.
-    /// With nothing to do, no version is committed. `progress(done, tasks)` is called
-    /// from the worker threads as tasks finish.
-    pub fn compact_files(
+    /// The new data files of one compaction task (fragment ids of this version, in
+    /// dataset order, as [`Dataset::plan_compaction`] lists them): the fragments' live
+    /// rows (deletions materialized) written as new fragments (id 0), each carrying its
+    /// rows' ids and versions when the dataset uses stable row ids. Commits nothing: the
+    /// group is for a `Rewrite` commit. A fragment id this version lacks is an error.
+    pub fn execute_compaction_task(
         &self,
+        task: &[u64],
         opts: &CompactionOptions,
-        progress: &(dyn Fn(usize, usize) + Sync),
-    ) -> Result<(Dataset, CompactionStats)> {
-        self.check_writable("compact")?;
+    ) -> Result<pb::transaction::rewrite::RewriteGroup> {
         let stable = self.uses_stable_row_ids();
-        let tasks = self.plan_compaction(opts)?;
-        let mut stats = CompactionStats::default();
-        if tasks.is_empty() {
-            return Ok((self.at_version(self.version())?, stats));
-        }
         let schema = self.schema();
         let ids = crate::write::preorder_schema_ids(self);
         let params = crate::write::WriteParams {
@@ -166,85 +180,99 @@ impl Dataset {
                 .unwrap_or(crate::write::DEFAULT_MAX_BYTES_PER_FILE),
             ..Default::default()
         };
+        let olds: Vec<&pb::DataFragment> = task
+            .iter()
+            .map(|id| {
+                self.fragments()
+                    .iter()
+                    .find(|f| f.id == *id)
+                    .ok_or_else(|| TableError::InvalidInput {
+                        what: format!(
+                            "compaction task names fragment {id}, which version {} does \
+                             not have: plan the compaction again",
+                            self.version()
+                        ),
+                    })
+            })
+            .collect::<Result<_>>()?;
+        let batches = olds.iter().map(|f| {
+            let runs = self.kept_runs(f)?;
+            self.read_runs(f, None, runs.runs())
+        });
+        let mut new =
+            crate::write::write_fragments(self.store(), &schema, batches, &params, Some(ids))?;
+        if stable {
+            // the rows keep their ids and both versions
+            let (mut rid, mut created, mut updated) = (Vec::new(), Vec::new(), Vec::new());
+            for f in &olds {
+                let (ids, c) = crate::evolve::row_ids_and_created(self, f)?;
+                let u = match &f.last_updated_at_version_sequence {
+                    Some(pb::data_fragment::LastUpdatedAtVersionSequence::InlineLastUpdatedAtVersions(b)) => {
+                        crate::rowids::decode_versions(b, f.physical_rows)?
+                    }
+                    _ => c.clone(),
+                };
+                for r in self.kept_runs(f)?.runs() {
+                    for o in r.clone() {
+                        let o = o as usize;
+                        rid.push(ids.get(o).copied().ok_or_else(|| {
+                            TableError::corrupt(format!("fragment {} lacks row ids", f.id))
+                        })?);
+                        created.push(c.get(o).copied().unwrap_or(0));
+                        updated.push(u.get(o).copied().unwrap_or(0));
+                    }
+                }
+            }
+            let mut at = 0usize;
+            for f in &mut new {
+                let n = f.physical_rows as usize;
+                let range = at..(at + n).min(rid.len());
+                f.row_id_sequence = Some(pb::data_fragment::RowIdSequence::InlineRowIds(
+                    crate::rowids::encode_ids(&rid[range.clone()]),
+                ));
+                f.created_at_version_sequence = Some(
+                    pb::data_fragment::CreatedAtVersionSequence::InlineCreatedAtVersions(
+                        crate::rowids::encode_versions(&created[range.clone()]),
+                    ),
+                );
+                f.last_updated_at_version_sequence = Some(
+                    pb::data_fragment::LastUpdatedAtVersionSequence::InlineLastUpdatedAtVersions(
+                        crate::rowids::encode_versions(&updated[range]),
+                    ),
+                );
+                at += n;
+            }
+        }
+        Ok(pb::transaction::rewrite::RewriteGroup {
+            old_fragments: olds.into_iter().cloned().collect(),
+            new_fragments: new,
+        })
+    }
+
+    /// Compacts (see the module documentation): the version after, and what changed.
+    /// With nothing to do, no version is committed. `progress(done, tasks)` is called
+    /// from the worker threads as tasks finish.
+    pub fn compact_files(
+        &self,
+        opts: &CompactionOptions,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<(Dataset, CompactionStats)> {
+        self.check_writable("compact")?;
+        let tasks = self.plan_compaction(opts)?;
+        let mut stats = CompactionStats::default();
+        if tasks.is_empty() {
+            return Ok((self.at_version(self.version())?, stats));
+        }
         // tasks on every core, each writing its own fragment
         let done = std::sync::atomic::AtomicUsize::new(0);
         progress(0, tasks.len());
         let groups = crate::par::try_map(&tasks, |task| {
-            let olds: Vec<&pb::DataFragment> = task
-                .iter()
-                .filter_map(|id| self.fragments().iter().find(|f| f.id == *id))
-                .collect();
-            let batches = olds.iter().map(|f| {
-                let runs = self.kept_runs(f)?;
-                self.read_runs(f, None, runs.runs())
-            });
-            let mut new = crate::write::write_fragments(
-                self.store(),
-                &schema,
-                batches,
-                &params,
-                Some(ids.clone()),
-            )?;
-            if stable {
-                // the rows keep their ids and both versions
-                let (mut rid, mut created, mut updated) = (Vec::new(), Vec::new(), Vec::new());
-                for f in &olds {
-                    let (ids, c) = crate::evolve::row_ids_and_created(self, f)?;
-                    let u = match &f.last_updated_at_version_sequence {
-                        Some(pb::data_fragment::LastUpdatedAtVersionSequence::InlineLastUpdatedAtVersions(b)) => {
-                            crate::rowids::decode_versions(b, f.physical_rows)?
-                        }
-                        _ => c.clone(),
-                    };
-                    for r in self.kept_runs(f)?.runs() {
-                        for o in r.clone() {
-                            let o = o as usize;
-                            rid.push(ids.get(o).copied().ok_or_else(|| {
-                                TableError::corrupt(format!("fragment {} lacks row ids", f.id))
-                            })?);
-                            created.push(c.get(o).copied().unwrap_or(0));
-                            updated.push(u.get(o).copied().unwrap_or(0));
-                        }
-                    }
-                }
-                let mut at = 0usize;
-                for f in &mut new {
-                    let n = f.physical_rows as usize;
-                    let range = at..(at + n).min(rid.len());
-                    f.row_id_sequence = Some(pb::data_fragment::RowIdSequence::InlineRowIds(
-                        crate::rowids::encode_ids(&rid[range.clone()]),
-                    ));
-                    f.created_at_version_sequence = Some(
-                        pb::data_fragment::CreatedAtVersionSequence::InlineCreatedAtVersions(
-                            crate::rowids::encode_versions(&created[range.clone()]),
-                        ),
-                    );
-                    f.last_updated_at_version_sequence = Some(
-                        pb::data_fragment::LastUpdatedAtVersionSequence::InlineLastUpdatedAtVersions(
-                            crate::rowids::encode_versions(&updated[range]),
-                        ),
-                    );
-                    at += n;
-                }
-            }
+            let g = self.execute_compaction_task(task, opts)?;
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             progress(n, tasks.len());
-            Ok(pb::transaction::rewrite::RewriteGroup {
-                old_fragments: olds.into_iter().cloned().collect(),
-                new_fragments: new,
-            })
+            Ok(g)
         })?;
-        for g in &groups {
-            stats.fragments_removed += g.old_fragments.len();
-            stats.fragments_added += g.new_fragments.len();
-            stats.files_removed += g
-                .old_fragments
-                .iter()
-                .map(|f| f.files.len() + usize::from(f.deletion_file.is_some()))
-                .sum::<usize>();
-            stats.files_added += g.new_fragments.iter().map(|f| f.files.len()).sum::<usize>();
-            stats.rows += g.new_fragments.iter().map(|f| f.physical_rows).sum::<u64>();
-        }
+        stats.add_groups(&groups);
         let mut groups = groups;
         crate::commit::crash_point("after-data");
         let naming = self.naming();

@@ -396,7 +396,7 @@ impl Dataset {
 
     /// Whether Lancer can write data files into this dataset (not legacy, not 2.0);
     /// `what` names the operation for the error ("append to", "update", ...).
-    pub(crate) fn check_writable(&self, what: &str) -> Result<()> {
+    pub fn check_writable(&self, what: &str) -> Result<()> {
         if self.is_legacy_storage() {
             return Err(lancer_format::FormatError::unsupported(
                 format!("to {what} a legacy (0.1) dataset"),

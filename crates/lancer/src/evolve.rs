@@ -257,10 +257,27 @@ pub fn compact_files(
     opts: &lancer_table::compact::CompactionOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<(Dataset, lancer_table::compact::CompactionStats)> {
+    let (after, stats) = ds.compact_files(opts, progress)?;
+    if after.version() == ds.version() {
+        return Ok((after, stats));
+    }
+    let after = reindex_compacted(ds, after, &stats.groups)?;
+    Ok((after, stats))
+}
+
+/// After a compaction of `before` committed as `after` (its `groups`: the fragment ids
+/// rewritten and those written in their place), each index that covered rewritten
+/// fragments covers their new ones (see [`compact_files`]). Shared by the local and the
+/// distributed compaction ([`crate::compaction`]).
+pub fn reindex_compacted(
+    before: &Dataset,
+    mut after: Dataset,
+    groups: &[(Vec<u64>, Vec<u64>)],
+) -> Result<Dataset> {
     use std::collections::BTreeMap;
-    // per index name, the fragments it covers now
+    // per index name, the fragments it covered
     let mut covered: BTreeMap<String, roaring::RoaringBitmap> = BTreeMap::new();
-    for m in ds.indices()? {
+    for m in before.indices()? {
         if m.name.starts_with("__") {
             continue;
         }
@@ -268,13 +285,11 @@ pub fn compact_files(
             .unwrap_or_default();
         *covered.entry(m.name.clone()).or_default() |= b;
     }
-    let (mut after, stats) = ds.compact_files(opts, progress)?;
-    if after.version() == ds.version() || covered.is_empty() {
-        return Ok((after, stats));
+    if covered.is_empty() || groups.is_empty() {
+        return Ok(after);
     }
     // the new fragments of each group whose old fragments an index covered (a
     // compaction bins fragments of the same coverage together)
-    let groups = &stats.groups;
     if after.uses_stable_row_ids() {
         // indexes hold row ids, which the rows kept: a segment covering a task's old
         // fragments covers its new ones instead (pylance 11 / 12 do the same)
@@ -316,7 +331,7 @@ pub fn compact_files(
         if !updated.is_empty() {
             after = after.commit_indices(updated, removed)?;
         }
-        return Ok((after, stats));
+        return Ok(after);
     }
     for (name, frags) in &covered {
         let new: Vec<u64> = groups
@@ -331,7 +346,7 @@ pub fn compact_files(
             after = crate::index::extend_index(&after, name, Some(&new))?;
         }
     }
-    Ok((after, stats))
+    Ok(after)
 }
 
 /// What `merge_insert` does (pylance's `when_matched_update_all`,

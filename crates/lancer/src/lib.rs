@@ -1,12 +1,13 @@
 //! `lancer`: the public API over Lance datasets — reading and writing (re-exported from
 //! `lancer-table`), SQL filters ([`filter`]), scans ([`scan`]), nearest-neighbour
 //! search ([`search`], [`ann`]), full-text search ([`fts`]) and both fused
-//! ([`hybrid`]); two-phase (distributed) writes ([`two_phase`]). A [`Session`] holds what the datasets opened through it share
+//! ([`hybrid`]); two-phase (distributed) writes ([`two_phase`]) and compaction ([`compaction`]). A [`Session`] holds what the datasets opened through it share
 //! (storage options, runtime, caches, warnings), with async forms of its calls.
 
 pub mod address_set;
 pub mod ann;
 pub mod batch_search;
+pub mod compaction;
 pub mod debug;
 mod error;
 pub mod evolve;

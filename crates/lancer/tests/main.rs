@@ -3,6 +3,7 @@
 
 mod batch_search;
 mod common;
+mod compaction;
 mod differential;
 mod evolve;
 mod filters;

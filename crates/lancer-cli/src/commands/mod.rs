@@ -223,6 +223,8 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
             deletion_threshold,
             max_bytes_per_file,
             dry_run,
+            plan,
+            commit,
         } => {
             let opts = lancer::table::compact::CompactionOptions {
                 target_rows_per_fragment: target_rows,
@@ -230,8 +232,19 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
                 materialize_deletions_threshold: deletion_threshold,
                 max_bytes_per_file,
             };
-            evolve::compact(s, &path, &opts, dry_run, json)
+            if plan {
+                two_phase::compact_plan(s, &path, &opts)
+            } else if !commit.is_empty() {
+                two_phase::compact_commit(s, &path, &commit, json)
+            } else {
+                evolve::compact(s, &path, &opts, dry_run, json)
+            }
         }
+        Command::CompactTask {
+            plan,
+            index,
+            dataset,
+        } => two_phase::compact_task(s, &plan, index, dataset.as_deref()),
         Command::Cleanup { path, older_than } => dataset::cleanup(s, &path, &older_than, json),
         Command::Import {
             input,

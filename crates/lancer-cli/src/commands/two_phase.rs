@@ -5,10 +5,16 @@
 //! takes each item); one driver concatenates the lists and runs `commit`, which commits
 //! them as one version through the normal optimistic-concurrency path
 //! (`lancer::two_phase`).
+//!
+//! Distributed compaction likewise (`lancer::compaction`; spec: "Distributed Write" /
+//! compaction): `lancer compact DS --plan > plan.json` on the driver, `lancer
+//! compact-task plan.json N > result-N.json` on any worker, `lancer compact DS --commit
+//! result-*.json` on the driver: one Rewrite commit.
 
 use std::path::Path;
 use std::time::Duration;
 
+use lancer::compaction::{commit_compaction, plan_compaction, CompactionPlan, RewriteResult};
 use lancer::file::container::FileVersion;
 use lancer::file::reader::FileReader;
 use lancer::fragment_json::{fragment_to_json, fragments_from_json_text, python_json_text};
@@ -119,6 +125,97 @@ pub fn commit(
             format!(
                 "committed {count} fragments to {} (version {version}, {rows} rows in all)",
                 dataset.display()
+            )
+        },
+    )
+}
+
+fn read_text(file: &Path, what: &str) -> Result<String, String> {
+    if file == Path::new("-") {
+        std::io::read_to_string(std::io::stdin()).map_err(|e| format!("stdin: {e}"))
+    } else {
+        std::fs::read_to_string(file)
+            .map_err(|e| format!("cannot read {what} {}: {e}", file.display()))
+    }
+}
+
+/// `lancer compact DATASET --plan`: the plan's JSON on stdout, with the dataset's
+/// location under `"dataset"` (for `lancer compact-task`).
+pub fn compact_plan(
+    s: &Session,
+    path: &Path,
+    opts: &lancer::table::compact::CompactionOptions,
+) -> CmdResult {
+    let ds = s.open(path)?;
+    let plan = plan_compaction(&ds, opts)?;
+    let mut v = plan.to_json();
+    if let Some(o) = v.as_object_mut() {
+        o.insert(
+            "dataset".into(),
+            serde_json::Value::String(path.display().to_string()),
+        );
+    }
+    println!("{v}");
+    Ok(())
+}
+
+/// `lancer compact-task PLAN N [--dataset DS]`: task N's RewriteResult JSON on stdout.
+pub fn compact_task(s: &Session, plan: &Path, index: usize, dataset: Option<&Path>) -> CmdResult {
+    let text = read_text(plan, "compaction plan")?;
+    let v = lancer::compaction::parse_text(&text, "compaction plan")?;
+    let p = CompactionPlan::from_json(&v)?;
+    let task = p.tasks.get(index).ok_or_else(|| {
+        format!(
+            "the plan has {} tasks (0 to {}), not task {index}",
+            p.num_tasks(),
+            p.num_tasks().saturating_sub(1)
+        )
+    })?;
+    let recorded = v.get("dataset").and_then(|d| d.as_str()).map(Path::new);
+    let ds = dataset
+        .or(recorded)
+        .ok_or("the plan records no dataset location: give it with --dataset DS")?;
+    let store = s.store(ds)?;
+    let r = task.execute(&store)?;
+    println!("{}", r.to_json());
+    Ok(())
+}
+
+/// `lancer compact DATASET --commit RESULT...`: one Rewrite commit of the results.
+pub fn compact_commit(
+    s: &Session,
+    path: &Path,
+    files: &[std::path::PathBuf],
+    json: bool,
+) -> CmdResult {
+    let mut results = Vec::new();
+    for f in files {
+        let text = read_text(f, "rewrite result")?;
+        let v = lancer::compaction::parse_text(&text, "rewrite result")
+            .map_err(|e| format!("{}: {e}", f.display()))?;
+        results.push(RewriteResult::from_json(&v).map_err(|e| format!("{}: {e}", f.display()))?);
+    }
+    let store = s.store(path)?;
+    let read_version = results
+        .first()
+        .map(|r| r.read_version)
+        .ok_or("give at least one result file")?;
+    let (after, m) = commit_compaction(&store, read_version, &results, &CommitParams::default())?;
+    report(
+        json,
+        serde_json::json!({
+            "fragments_removed": m.fragments_removed,
+            "fragments_added": m.fragments_added,
+            "files_removed": m.files_removed,
+            "files_added": m.files_added,
+            "version": after.version(),
+        }),
+        || {
+            format!(
+                "{} fragments -> {}: version {}",
+                m.fragments_removed,
+                m.fragments_added,
+                after.version()
             )
         },
     )
