@@ -123,9 +123,9 @@ def _fragments(items: List[dict]) -> list:
     return [FragmentMetadata._from_dict(f) for f in items]
 
 
-class RewriteResult:
-    """A compaction task's outcome (pylance's ``RewriteResult``): new data files written,
-    nothing committed. Pickles; ``json()`` / ``from_json`` give pylance's text."""
+class _JsonText:
+    """A value kept as pylance's JSON text (the distributed-compaction types): pickles as
+    that text; ``json()`` / ``from_json`` give and take it."""
 
     def __init__(self, text: str):
         self._text = text
@@ -140,6 +140,19 @@ class RewriteResult:
     @property
     def read_version(self) -> int:
         return int(self._d["read_version"])
+
+    def json(self) -> str:
+        return self._text
+
+    @classmethod
+    def from_json(cls, json: str):  # noqa: A002 (pylance's parameter name)
+        """From ``json()``'s text (pylance's too)."""
+        return cls(json)
+
+
+class RewriteResult(_JsonText):
+    """A compaction task's outcome (pylance's ``RewriteResult``): new data files written,
+    nothing committed. Pickles; ``json()`` / ``from_json`` give pylance's text."""
 
     @property
     def metrics(self) -> CompactionMetrics:
@@ -157,36 +170,14 @@ class RewriteResult:
         """The fragments written in their place (``FragmentMetadata``, id 0)."""
         return _fragments(self._d["new_fragments"])
 
-    def json(self) -> str:
-        return self._text
-
-    @staticmethod
-    def from_json(json: str) -> "RewriteResult":  # noqa: A002 (pylance's parameter name)
-        """From ``json()``'s text (pylance's too)."""
-        return RewriteResult(json)
-
     def __repr__(self) -> str:
         return (f"RewriteResult(read_version={self.read_version}, original_fragments="
                 f"{[f['id'] for f in self._d['original_fragments']]}, metrics={self.metrics})")
 
 
-class CompactionTask:
+class CompactionTask(_JsonText):
     """One independent piece of a compaction plan (pylance's ``CompactionTask``): run
     it anywhere with ``execute(dataset)``; pickles; ``json()`` / ``from_json``."""
-
-    def __init__(self, text: str):
-        self._text = text
-        self._d = json.loads(text)
-
-    def __getstate__(self) -> str:
-        return self._text
-
-    def __setstate__(self, state: str) -> None:
-        self.__init__(state)
-
-    @property
-    def read_version(self) -> int:
-        return int(self._d["read_version"])
 
     @property
     def fragments(self) -> list:
@@ -198,35 +189,13 @@ class CompactionTask:
         it; the task reads its own version); commits nothing."""
         return RewriteResult(_lancer.compaction_task_execute(dataset._inner, self._text))
 
-    def json(self) -> str:
-        return self._text
-
-    @staticmethod
-    def from_json(json: str) -> "CompactionTask":  # noqa: A002 (pylance's parameter name)
-        """From ``json()``'s text (pylance's too)."""
-        return CompactionTask(json)
-
     def __repr__(self) -> str:
         return (f"CompactionTask(read_version={self.read_version}, fragments="
                 f"{[f['id'] for f in self._d['task']['fragments']]})")
 
 
-class CompactionPlan:
+class CompactionPlan(_JsonText):
     """A compaction's independent tasks (pylance's ``CompactionPlan``)."""
-
-    def __init__(self, text: str):
-        self._text = text
-        self._d = json.loads(text)
-
-    def __getstate__(self) -> str:
-        return self._text
-
-    def __setstate__(self, state: str) -> None:
-        self.__init__(state)
-
-    @property
-    def read_version(self) -> int:
-        return int(self._d["read_version"])
 
     @property
     def tasks(self) -> List[CompactionTask]:
@@ -236,14 +205,6 @@ class CompactionPlan:
 
     def num_tasks(self) -> int:
         return len(self._d["tasks"])
-
-    def json(self) -> str:
-        return self._text
-
-    @staticmethod
-    def from_json(json: str) -> "CompactionPlan":  # noqa: A002 (pylance's parameter name)
-        """From ``json()``'s text (pylance's too)."""
-        return CompactionPlan(json)
 
     def __repr__(self) -> str:
         return f"CompactionPlan(read_version={self.read_version}, num_tasks={self.num_tasks()})"
