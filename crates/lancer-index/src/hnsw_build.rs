@@ -779,6 +779,19 @@ mod tests {
     /// A graph built here, written as rows and read back by the searcher, finds the
     /// exact nearest neighbours of most queries (recall@10 over 50 queries ≥ 0.95 at
     /// ef 64), for L2 and dot; the layout is the reference's.
+    /// `g` written as `index.idx`'s rows (its metadata in the schema) and read back.
+    fn load(g: &BuiltGraph) -> Graph {
+        let (batch, meta) = g.to_batch().unwrap();
+        let json = serde_json::to_string(&vec![meta.to_json().to_string()]).unwrap();
+        let schema = batch
+            .schema()
+            .as_ref()
+            .clone()
+            .with_metadata([(crate::hnsw::HNSW_METADATA_KEY.to_string(), json)].into());
+        let batch = batch.with_schema(Arc::new(schema)).unwrap();
+        Graph::from_batch(&batch, g.len(), "test").unwrap()
+    }
+
     /// Columns of a few distinct values (groups of equal vectors, which the heuristic
     /// links only among themselves), and half zero vectors under dot: every node is
     /// reachable from the entry point (2,272 of 3,000 were not before the repair
@@ -805,15 +818,7 @@ mod tests {
             };
             for threads in [1, 2] {
                 let g = build_graph(space, params, 5, threads);
-                let (batch, meta) = g.to_batch().unwrap();
-                let json = serde_json::to_string(&vec![meta.to_json().to_string()]).unwrap();
-                let schema = batch
-                    .schema()
-                    .as_ref()
-                    .clone()
-                    .with_metadata([(crate::hnsw::HNSW_METADATA_KEY.to_string(), json)].into());
-                let batch = batch.with_schema(Arc::new(schema)).unwrap();
-                let loaded = Graph::from_batch(&batch, 3000, "test").unwrap();
+                let loaded = load(&g);
                 assert_eq!(loaded.unreachable(), 0, "dot {dot}, {threads} threads");
             }
         }
@@ -835,17 +840,10 @@ mod tests {
                 max_level: 7,
             };
             let g = build_graph(space, params, 42, 2);
-            let (batch, meta) = g.to_batch().unwrap();
+            let meta = g.to_batch().unwrap().1;
             assert_eq!(meta.level_offsets.len(), 8);
             assert_eq!(meta.level_offsets[1], n);
-            let json = serde_json::to_string(&vec![meta.to_json().to_string()]).unwrap();
-            let schema = batch
-                .schema()
-                .as_ref()
-                .clone()
-                .with_metadata([(crate::hnsw::HNSW_METADATA_KEY.to_string(), json)].into());
-            let batch = batch.with_schema(Arc::new(schema)).unwrap();
-            let loaded = Graph::from_batch(&batch, n, "test").unwrap();
+            let loaded = load(&g);
             assert_eq!(loaded.unreachable(), 0);
             let queries = points(50, dim, 99);
             let (mut hit, mut all) = (0, 0);

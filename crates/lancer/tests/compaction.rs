@@ -4,10 +4,7 @@
 //! commits, a concurrent append (rebased), a concurrent delete (conflict), stable row
 //! ids and tampered results.
 
-use std::sync::Arc;
-
-use arrow_array::{Array, Int64Array, RecordBatch, StringArray};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_array::{Array, Int64Array};
 use lancer::compaction::{
     commit_compaction, plan_compaction, CompactionPlan, CompactionTask, RewriteResult,
 };
@@ -16,25 +13,7 @@ use lancer::two_phase::CommitParams;
 use lancer::{Dataset, DatasetExt, Store, WriteParams};
 
 use crate::common::TempDir;
-
-fn schema() -> SchemaRef {
-    Arc::new(Schema::new(vec![
-        Field::new("id", DataType::Int64, false),
-        Field::new("name", DataType::Utf8, true),
-    ]))
-}
-
-fn batch(ids: std::ops::Range<i64>) -> RecordBatch {
-    let names: Vec<String> = ids.clone().map(|i| format!("n{i}")).collect();
-    RecordBatch::try_new(
-        schema(),
-        vec![
-            Arc::new(Int64Array::from_iter_values(ids)),
-            Arc::new(StringArray::from(names)),
-        ],
-    )
-    .unwrap()
-}
+use crate::two_phase::{batch, schema};
 
 fn params(stable: bool) -> WriteParams {
     WriteParams {

@@ -13,14 +13,14 @@ use lancer::{Dataset, DatasetExt, Store, WriteParams};
 
 use crate::common::TempDir;
 
-fn schema() -> SchemaRef {
+pub(crate) fn schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
         Field::new("id", DataType::Int64, false),
         Field::new("name", DataType::Utf8, true),
     ]))
 }
 
-fn batch(ids: std::ops::Range<i64>) -> RecordBatch {
+pub(crate) fn batch(ids: std::ops::Range<i64>) -> RecordBatch {
     let names: Vec<String> = ids.clone().map(|i| format!("n{i}")).collect();
     RecordBatch::try_new(
         schema(),
