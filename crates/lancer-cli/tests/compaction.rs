@@ -6,17 +6,7 @@
 
 mod common;
 
-use std::path::Path;
-
-use common::{cli, py, pylance14, TempDir};
-
-fn csv(path: &Path, ids: std::ops::Range<i64>) {
-    let mut s = String::from("id,name\n");
-    for i in ids {
-        s.push_str(&format!("{i},n{i}\n"));
-    }
-    std::fs::write(path, s).unwrap();
-}
+use common::{cli, csv_of_ids as csv, py, pylance14, TempDir};
 
 const READ: &str = r#"
 import sys, lance

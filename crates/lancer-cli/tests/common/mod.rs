@@ -53,3 +53,12 @@ pub fn json_ids(out: &Output) -> Vec<i64> {
         })
         .collect()
 }
+
+/// Writes a CSV of `id,name` rows (`n{id}` names) for `ids` to `path`.
+pub fn csv_of_ids(path: &Path, ids: std::ops::Range<i64>) {
+    let mut s = String::from("id,name\n");
+    for i in ids {
+        s.push_str(&format!("{i},n{i}\n"));
+    }
+    std::fs::write(path, s).unwrap();
+}
