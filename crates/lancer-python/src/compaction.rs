@@ -6,7 +6,6 @@
 use lancer::compaction::{
     commit_compaction, parse_text, plan_compaction, CompactionTask, RewriteResult,
 };
-use lancer::table::compact::CompactionOptions;
 use lancer::two_phase::CommitParams;
 use pyo3::prelude::*;
 
@@ -33,17 +32,12 @@ fn compaction_plan(
     materialize_deletions_threshold: Option<f64>,
     max_bytes_per_file: Option<u64>,
 ) -> PyResult<String> {
-    let mut opts = CompactionOptions {
+    let opts = crate::evolve::compaction_options(
+        target_rows_per_fragment,
         materialize_deletions,
+        materialize_deletions_threshold,
         max_bytes_per_file,
-        ..Default::default()
-    };
-    if let Some(t) = target_rows_per_fragment {
-        opts.target_rows_per_fragment = t;
-    }
-    if let Some(t) = materialize_deletions_threshold {
-        opts.materialize_deletions_threshold = t;
-    }
+    );
     let d = ds.ds.clone();
     py.detach(move || {
         let plan = plan_compaction(&d, &opts).map_err(errors::lancer)?;

@@ -240,6 +240,28 @@ fn merge_columns(
     Ok(ds.wrap(after))
 }
 
+/// Compaction options from pylance's keyword arguments (`None`: the default), for
+/// `compact_files` and the distributed plan alike.
+pub(crate) fn compaction_options(
+    target_rows_per_fragment: Option<u64>,
+    materialize_deletions: bool,
+    materialize_deletions_threshold: Option<f64>,
+    max_bytes_per_file: Option<u64>,
+) -> lancer::table::compact::CompactionOptions {
+    let mut opts = lancer::table::compact::CompactionOptions {
+        materialize_deletions,
+        max_bytes_per_file,
+        ..Default::default()
+    };
+    if let Some(t) = target_rows_per_fragment {
+        opts.target_rows_per_fragment = t;
+    }
+    if let Some(t) = materialize_deletions_threshold {
+        opts.materialize_deletions_threshold = t;
+    }
+    opts
+}
+
 /// pylance's `optimize.compact_files`: the dataset after and
 /// `(fragments_removed, fragments_added, files_removed, files_added)`.
 #[pyfunction]
@@ -253,17 +275,12 @@ fn compact_files(
     materialize_deletions_threshold: Option<f64>,
     max_bytes_per_file: Option<u64>,
 ) -> PyResult<(Dataset, (usize, usize, usize, usize))> {
-    let mut opts = lancer::table::compact::CompactionOptions {
+    let opts = compaction_options(
+        target_rows_per_fragment,
         materialize_deletions,
+        materialize_deletions_threshold,
         max_bytes_per_file,
-        ..Default::default()
-    };
-    if let Some(t) = target_rows_per_fragment {
-        opts.target_rows_per_fragment = t;
-    }
-    if let Some(t) = materialize_deletions_threshold {
-        opts.materialize_deletions_threshold = t;
-    }
+    );
     let (after, s) = py.detach(|| {
         lancer::evolve::compact_files(&ds.ds, &opts, &|_, _| {}).map_err(errors::lancer)
     })?;
