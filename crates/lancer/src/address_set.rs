@@ -31,6 +31,11 @@ impl AddressSet {
         self.frags.binary_search_by_key(&frag, |f| f.0)
     }
 
+    /// Bytes the bitmaps take.
+    pub fn bytes(&self) -> u64 {
+        self.frags.iter().map(|f| f.1.len() as u64 * 8 + 16).sum()
+    }
+
     /// Adds `addr`.
     pub fn insert(&mut self, addr: u64) {
         let (frag, row) = (addr >> 32, (addr & 0xffff_ffff) as usize);

@@ -175,14 +175,62 @@ pub(crate) fn index_error(e: lancer_index::IndexError) -> Error {
     }
 }
 
+/// Largest prefilter result kept in the session's metadata cache (a bit per row:
+/// 128 Mi rows).
+const CACHED_PASSING_BYTES: u64 = 16 << 20;
+
 /// Row addresses that pass `sql` (the index search's prefilter): live rows only (the
 /// scan skips deleted ones), a bit per physical row.
-pub(crate) fn passing(ds: &Dataset, sql: &str) -> Result<crate::address_set::AddressSet> {
+///
+/// A version's rows never change, so the set of a repeatable filter (one calling no
+/// `random()` or `now()`) is kept in the session's metadata cache by dataset root,
+/// version, the manifest's timestamp and transaction, and the filter's text: a search
+/// repeating a filter (a tenant, a category) evaluates it once.
+pub(crate) fn passing(ds: &Dataset, sql: &str) -> Result<Arc<crate::address_set::AddressSet>> {
+    let filter = crate::Filter::new(sql, &ds.schema())?;
+    if !filter.repeatable() {
+        return Ok(Arc::new(evaluate_passing(ds, sql, &filter)?));
+    }
+    let pb = &ds.manifest().pb;
+    let stamp = pb
+        .timestamp
+        .as_ref()
+        .map_or((0, 0), |t| (t.seconds, t.nanos));
+    let id = [
+        b"prefilter:".as_slice(),
+        &ds.version().to_le_bytes(),
+        &stamp.0.to_le_bytes(),
+        &stamp.1.to_le_bytes(),
+        pb.transaction_file.as_bytes(),
+        b"\0",
+        sql.as_bytes(),
+    ]
+    .concat();
+    let cache = ds.store().context().metadata_cache();
+    let root = crate::session::root_key(ds);
+    if let Some(set) = cache.get::<crate::address_set::AddressSet>(&root, &id) {
+        return Ok(set);
+    }
+    let set = Arc::new(evaluate_passing(ds, sql, &filter)?);
+    if set.bytes() <= CACHED_PASSING_BYTES {
+        cache.insert(&root, &id, set.clone());
+    }
+    Ok(set)
+}
+
+fn evaluate_passing(
+    ds: &Dataset,
+    sql: &str,
+    filter: &crate::Filter,
+) -> Result<crate::address_set::AddressSet> {
     use crate::scan::{DatasetExt, ROW_ADDRESS};
     use arrow_array::cast::AsArray;
-    let filter = crate::Filter::new(sql, &ds.schema())?;
-    let cols = filter.columns();
-    let first: Vec<&str> = cols.iter().take(1).map(String::as_str).collect();
+    let first: Vec<&str> = filter
+        .columns()
+        .iter()
+        .take(1)
+        .map(String::as_str)
+        .collect();
     let mut out = crate::address_set::AddressSet::with_fragments(
         ds.fragments().iter().map(|f| (f.id, f.physical_rows)),
     );

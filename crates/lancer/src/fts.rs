@@ -258,7 +258,7 @@ pub fn full_text_addresses(
     // Index rows may be stable row ids (mapped to addresses) or addresses of rows
     // deleted since: only live rows are answers; a prefilter keeps its rows only.
     let live = ds.live_addresses()?;
-    let pass: Option<crate::address_set::AddressSet> =
+    let pass: Option<Arc<crate::address_set::AddressSet>> =
         pre.map(|sql| crate::ann::passing(ds, sql)).transpose()?;
     let keep = |id: u64| -> Option<u64> {
         let a = match &addresses {

@@ -769,3 +769,95 @@ fn vector_builds_report_the_references_stages() {
     let ivf = last("train_ivf");
     assert!(ivf.2 >= 1 && ivf.2 <= 50 && ivf.3 == Some(50), "{ivf:?}");
 }
+
+/// A repeatable prefilter's passing rows are kept in the session per version: the
+/// second search with the same filter does not evaluate it again, a later version (rows
+/// deleted) evaluates it afresh, and a filter calling `random()` is never kept.
+#[test]
+fn prefilter_results_are_kept_per_version() {
+    use arrow_array::{BooleanArray, FixedSizeListArray, Float32Array, Int64Array, RecordBatch};
+    use arrow_schema::{DataType, Field, Schema};
+    use std::sync::Arc;
+    let tmp = TempDir::new("prefilter-cache");
+    let (n, dim) = (3_000usize, 4usize);
+    let item = Arc::new(Field::new("item", DataType::Float32, true));
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new(
+            "vec",
+            DataType::FixedSizeList(item.clone(), dim as i32),
+            true,
+        ),
+    ]));
+    let values = Float32Array::from_iter_values((0..n * dim).map(|i| ((i * 37) % 101) as f32));
+    let b = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from_iter_values(0..n as i64)),
+            Arc::new(FixedSizeListArray::new(
+                item,
+                dim as i32,
+                Arc::new(values),
+                None,
+            )),
+        ],
+    )
+    .unwrap();
+    let ds = Dataset::write(&tmp, schema, &[b], &Default::default()).unwrap();
+    let mut opts = VectorIndexOptions::new(Quantizer::Flat, IndexMetric::L2);
+    opts.num_partitions = Some(2);
+    let ds = create_vector_index(&ds, "vec", &opts).unwrap();
+    let all = AnnParams {
+        nprobes: Some(2),
+        ..Default::default()
+    };
+    let req = Nearest {
+        column: "vec",
+        query: vec![50.0; dim],
+        k: 20,
+        metric: Metric::L2,
+    };
+    let ids = |ds: &Dataset, sql: &str| -> Vec<i64> {
+        let b = nearest_with(ds, &req, Filtering::Pre(sql), Some(&["id"]), &all).unwrap();
+        b.column(0).as_primitive::<Int64Type>().values().to_vec()
+    };
+    let session = lancer::Session::of(&ds);
+    let before = session.metadata_cache_stats();
+    let first = ids(&ds, "id % 3 = 0");
+    let after_first = session.metadata_cache_stats();
+    assert_eq!(
+        after_first.entries,
+        before.entries + 1,
+        "the passing rows are kept"
+    );
+    let second = ids(&ds, "id % 3 = 0");
+    let after_second = session.metadata_cache_stats();
+    assert_eq!(second, first);
+    assert_eq!(
+        after_second.hits,
+        after_first.hits + 1,
+        "the kept rows are used"
+    );
+    assert_eq!(first.len(), 20);
+    assert!(first.iter().all(|i| i % 3 == 0));
+
+    // A later version: the rows it deleted are not answers, as a fresh evaluation says.
+    let ds = ds
+        .delete_where("id % 2 = 0", |b| {
+            let ids = b.column(0).as_primitive::<Int64Type>();
+            Ok(BooleanArray::from_iter(
+                ids.values().iter().map(|&i| Some(i % 2 == 0)),
+            ))
+        })
+        .unwrap();
+    let later = ids(&ds, "id % 3 = 0");
+    assert_eq!(later.len(), 20);
+    assert!(later.iter().all(|i| i % 3 == 0 && i % 2 == 1), "{later:?}");
+    assert_ne!(later, first);
+
+    // random() passes each row anew: never kept.
+    let entries = session.metadata_cache_stats().entries;
+    let r = ids(&ds, "random() < 2.0 AND id % 5 = 0");
+    assert!(r.iter().all(|i| i % 5 == 0 && i % 2 == 1));
+    assert_eq!(session.metadata_cache_stats().entries, entries);
+}

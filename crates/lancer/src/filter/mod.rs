@@ -134,6 +134,7 @@ pub struct Expression {
     input: SchemaRef,
     data_type: DataType,
     nullable: bool,
+    repeatable: bool,
     physical: Arc<dyn PhysicalExpr>,
 }
 
@@ -221,6 +222,7 @@ impl Expression {
         let expr = planner
             .sql_to_expr(ast, &full, &mut PlannerContext::new())
             .map_err(|e| bad(e.strip_backtrace()))?;
+        let repeatable = !calls_changing_function(&expr);
         let expr = literal::type_literals(&expr, &full).map_err(bad)?;
         let expr = literal::reference_comparisons(expr, &full)
             .and_then(udf::null_needles)
@@ -298,6 +300,7 @@ impl Expression {
             input,
             data_type,
             nullable,
+            repeatable,
             physical,
         })
     }
@@ -326,6 +329,12 @@ impl Expression {
     /// non-nullable columns).
     pub fn nullable(&self) -> bool {
         self.nullable
+    }
+
+    /// Whether the same rows always give the same values: it calls no function whose
+    /// result changes between calls (`random()`) or queries (`now()`, `current_date`).
+    pub fn repeatable(&self) -> bool {
+        self.repeatable
     }
 
     /// Evaluates on `batch`, which must hold the [`Expression::columns`] by name (other
@@ -407,6 +416,11 @@ impl Filter {
         self.inner.columns()
     }
 
+    /// Whether the same rows always pass ([`Expression::repeatable`]).
+    pub fn repeatable(&self) -> bool {
+        self.inner.repeatable()
+    }
+
     /// The typed expression (after literal typing, simplification and coercion).
     pub fn expr(&self) -> &Expr {
         self.inner.expr()
@@ -476,6 +490,17 @@ fn regexp_match_as_bool(expr: Expr) -> Expr {
         Expr::IsNotNull(e) => Expr::IsNotNull(Box::new(regexp_match_as_bool(*e))),
         other => other,
     }
+}
+
+/// Whether `expr` calls a function that is not immutable (DataFusion's volatility:
+/// `now()` is stable within a query, `random()` volatile).
+fn calls_changing_function(expr: &Expr) -> bool {
+    use datafusion_common::tree_node::TreeNode;
+    expr.exists(|e| {
+        Ok(matches!(e, Expr::ScalarFunction(f)
+            if f.func.signature().volatility != datafusion_expr::Volatility::Immutable))
+    })
+    .unwrap_or(true)
 }
 
 fn chrono_now() -> chrono::DateTime<chrono::Utc> {
