@@ -133,11 +133,14 @@ def _body(operation: Any) -> tuple:
         return ("Merge", {"fragments": _fragment_dicts(operation.fragments, "Merge.fragments")},
                 _schema(operation.schema, "Merge.schema"))
     if isinstance(operation, op.CreateIndex):
-        raise NotImplementedError("committing LanceOperation.CreateIndex from Python is not supported by lancer "
-                                  "yet (distributed index builds are a later part of issue 43): build indexes "
-                                  "with LanceDataset.create_index")
+        from ._segments import _index_text
+
+        return "CreateIndex", {
+            "new_indices": [json.loads(_index_text(i)) for i in operation.new_indices],
+            "removed_indices": [json.loads(_index_text(i)) for i in operation.removed_indices],
+        }, None
     raise NotImplementedError(f"committing {type(operation).__name__} is not supported by lancer: Append, "
-                              "Overwrite, Delete, Rewrite or Merge")
+                              "Overwrite, Delete, Rewrite, Merge or CreateIndex")
 
 
 class _CommitMixin:

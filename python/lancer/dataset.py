@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Unio
 
 import pyarrow as pa
 
-from . import _checks, _lancer
+from . import _checks, _lancer, _segments
 from . import progress as _progress
 from ._info import (  # noqa: F401 (pylance's names in lance.dataset)
     AlterColumn,
@@ -36,6 +36,7 @@ from ._lancer import CommitConflictError
 from ._branches import Branch, Branches, VersionRef, _BranchesMixin  # noqa: F401
 from ._metadata import AutoCleanupConfig, _MetadataMixin  # noqa: F401
 from ._commit import LanceOperation, _CommitMixin  # noqa: F401
+from ._segments import Index, IndexFile, _SegmentsMixin  # noqa: F401
 
 # Tuning arguments of pylance's scanner that Lancer's planner decides itself (they do not
 # change which rows come back, or in what order when order matters): accepted, no effect.
@@ -527,7 +528,7 @@ def _rfc3339(text: str) -> Optional[_dt.datetime]:
     return base.replace(microsecond=micros, tzinfo=_dt.timezone.utc)
 
 
-class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin):
+class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _SegmentsMixin):
     """One version of a Lance dataset. Writes (``delete``, ``restore``, index builds)
     move this object to the version they commit, as in pylance."""
 
@@ -992,7 +993,18 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin):
         ``m``, ``ef_construction``, ``max_level``); or BTREE, BITMAP, LABEL_LIST, ZONEMAP,
         BLOOMFILTER, NGRAM, INVERTED."""
         if ivf_centroids is not None or pq_codebook is not None:
-            raise NotImplementedError("pre-trained centroids / codebooks are not supported yet")
+            # a build with the given model: one segment over every fragment, committed
+            frags = [f.fragment_id for f in self.get_fragments()]
+            if not frags:
+                raise ValueError("ivf_centroids: the dataset has no rows to index")
+            seg = self.create_index_uncommitted(
+                column, index_type, name, metric, replace, num_partitions, ivf_centroids, pq_codebook,
+                num_sub_vectors, fragment_ids=frags, num_bits=num_bits, sample_rate=sample_rate,
+                max_iterations=max_iterations, **kwargs)
+            self._inner = _lancer.commit_index_segments(
+                self._inner, seg.name, column if isinstance(column, str) else column[0],
+                [_segments._index_text(seg)], bool(replace))
+            return self
         hnsw = {k: kwargs.pop(k) for k in ("m", "ef_construction", "max_level") if kwargs.get(k) is not None}
         _check_arguments(
             "create_index", kwargs,

@@ -16,6 +16,13 @@ of every ``FragmentMetadata`` in a single ``LanceOperation``), run on Ray Data:
   that dies before the commit leaves the dataset as it was (``cleanup_old_versions``
   removes such files once older than its limit for unverified files).
 
+- :func:`create_index` trains a vector index's model once on the driver, has one Ray
+  task per group of fragments build a segment with it (``create_index_uncommitted``),
+  merges BTREE / BITMAP segments into one (the bytes of a single build) and commits
+  once (``commit_existing_index_segments``).
+- :func:`compact` plans a compaction on the driver, runs each task as a Ray task and
+  commits the rewrites once (a failed task leaves its fragments as they were).
+
 Ray is imported when these functions are called, never by ``import lancer``.
 ``add_columns`` on Ray (a ``Merge`` of per-fragment column files) is not here yet: lancer
 has no way to write a fragment's new columns uncommitted.
@@ -29,7 +36,7 @@ from typing import Any, Dict, Iterable, List, Optional
 
 import pyarrow as pa
 
-__all__ = ["read_lancer", "write_lancer", "LancerDatasource", "LancerDatasink"]
+__all__ = ["read_lancer", "write_lancer", "create_index", "compact", "LancerDatasource", "LancerDatasink"]
 
 _MODES = ("create", "append", "overwrite")
 _BLOCK_ROWS = 128 * 1024  # rows of a block a read task yields
@@ -422,3 +429,85 @@ def write_lancer(
 
         return lancer.dataset(path, storage_options=storage_options)
     return sink.result
+
+
+# --- index builds and compaction as Ray tasks ------------------------------------------
+
+
+def _segment_task(uri: str, version: int, storage_options: Optional[Dict[str, str]], column: str,
+                  index_type: str, fragment_ids: List[int], model: Any, kwargs: Dict[str, Any]) -> Any:
+    """One worker's segment over ``fragment_ids`` at ``version``, uncommitted."""
+    import lancer
+
+    ds = lancer.dataset(uri, version=version, storage_options=storage_options)
+    return ds.create_index_uncommitted(column, index_type, fragment_ids=fragment_ids, model=model, **kwargs)
+
+
+def create_index(
+    uri: str,
+    column: str,
+    index_type: str,
+    *,
+    name: Optional[str] = None,
+    num_workers: int = 2,
+    storage_options: Optional[Dict[str, str]] = None,
+    **kwargs: Any,
+) -> Any:
+    """Builds an index on ``column`` with Ray tasks and commits it once; returns the
+    dataset after. Vector kinds (``metric``, ``num_partitions``, ``num_sub_vectors``,
+    ``num_bits``, ``sample_rate``, ``max_iterations``, HNSW ``m`` / ``ef_construction``)
+    train their model once on the driver — the sample a single build trains on — and
+    each of up to ``num_workers`` tasks encodes its fragments with it, so the index
+    answers as one build; scalar kinds take ``create_scalar_index``'s parameters and
+    BTREE / BITMAP segments are merged into one (byte for byte a single build). A task
+    that fails fails the call and nothing is committed (its files are garbage
+    ``cleanup_old_versions`` removes)."""
+    ray = _ray()
+    import lancer
+    from .indices import IndicesBuilder
+
+    ds = lancer.dataset(uri, storage_options=storage_options)
+    kind = index_type.upper()
+    name = name or f"{column}_idx"
+    frags = [(f.fragment_id, f.count_rows()) for f in ds.get_fragments()]
+    if not frags:
+        raise ValueError(f"{uri} has no rows to index")
+    model = None
+    if kind.startswith("IVF"):
+        train = {k: kwargs[k] for k in ("metric", "num_partitions", "num_sub_vectors", "num_bits",
+                                         "sample_rate", "max_iterations") if k in kwargs}
+        model = IndicesBuilder(ds, column).train_model(kind, **train)
+        if "metric" not in kwargs:
+            kwargs["metric"] = model.metric
+    task = ray.remote(num_cpus=1, max_retries=2)(_segment_task)
+    refs = [task.remote(uri, ds.version, storage_options, column, kind, [f[0] for f in group], model,
+                        dict(kwargs, name=name))
+            for group in _groups(frags, num_workers)]
+    segments = ray.get(refs)
+    if kind in ("BTREE", "BITMAP") and len(segments) > 1:
+        segments = [ds.merge_existing_index_segments(segments)]
+    return ds.commit_existing_index_segments(name, column, segments)
+
+
+def _compaction_task(uri: str, storage_options: Optional[Dict[str, str]], task: Any) -> Any:
+    import lancer
+
+    return task.execute(lancer.dataset(uri, storage_options=storage_options))
+
+
+def compact(uri: str, *, storage_options: Optional[Dict[str, str]] = None,
+            options: Optional[dict] = None) -> Any:
+    """Compacts the dataset with one Ray task per compaction task and one commit
+    (``lancer.optimize.Compaction`` plan / execute / commit; ``options`` as
+    ``compact_files`` takes them). Returns the ``CompactionMetrics``."""
+    ray = _ray()
+    import lancer
+    from .optimize import Compaction
+
+    ds = lancer.dataset(uri, storage_options=storage_options)
+    plan = Compaction.plan(ds, options)
+    if not plan.tasks:
+        return Compaction.commit(ds, [], options)
+    task = ray.remote(num_cpus=1, max_retries=2)(_compaction_task)
+    rewrites = ray.get([task.remote(uri, storage_options, t) for t in plan.tasks])
+    return Compaction.commit(ds, rewrites, options)

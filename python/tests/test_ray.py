@@ -291,3 +291,46 @@ def test_import_lancer_does_not_import_ray():
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+def vectors_table(n, dim=8):
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    v = (rng.normal(size=(n, dim)) + (np.arange(n) % 5)[:, None] * 3).astype("float32")
+    return pa.table({"id": pa.array(range(n), pa.int64()),
+                     "vec": pa.FixedSizeListArray.from_arrays(pa.array(v.reshape(-1)), dim),
+                     "cat": pa.array([i % 7 for i in range(n)], pa.int64())})
+
+
+def test_create_index_as_ray_tasks_answers_as_one_build(tmp_path):
+    t = vectors_table(6000)
+    uri, ref = str(tmp_path / "d"), str(tmp_path / "ref")
+    lancer.write_dataset(t, uri, max_rows_per_file=1000)
+    lancer.write_dataset(t, ref, max_rows_per_file=1000).create_index(
+        "vec", "IVF_PQ", num_partitions=4, num_sub_vectors=2)
+    ds = lray.create_index(uri, "vec", "IVF_PQ", num_partitions=4, num_sub_vectors=2, num_workers=2)
+    assert sorted(i["name"] for i in ds.list_indices()) == ["vec_idx", "vec_idx"]  # one segment per task
+    one = lancer.dataset(ref)
+    for q in ([0.0] * 8, [3.0] * 8, [9.0, 0, 9, 0, 9, 0, 9, 0]):
+        nearest = {"column": "vec", "q": q, "k": 10, "nprobes": 2}
+        assert (ds.to_table(columns=["id"], nearest=nearest)["id"].to_pylist()
+                == one.to_table(columns=["id"], nearest=nearest)["id"].to_pylist())
+    # a scalar index: the tasks' segments merged into one
+    ds = lray.create_index(uri, "cat", "BTREE", num_workers=2)
+    assert [i["name"] for i in ds.list_indices() if i["name"] == "cat_idx"] == ["cat_idx"]
+    assert sorted(ds.to_table(columns=["id"], filter="cat = 3")["id"].to_pylist()) == [
+        i for i in range(6000) if i % 7 == 3]
+
+
+def test_compact_as_ray_tasks(tmp_path):
+    uri = str(tmp_path / "c")
+    for i in range(6):
+        lancer.write_dataset(table(i * 100, (i + 1) * 100), uri, mode="append" if i else "create")
+    lancer.dataset(uri).delete("id % 10 = 0")
+    metrics = lray.compact(uri)
+    ds = lancer.dataset(uri)
+    assert metrics.fragments_removed == 6 and metrics.fragments_added == 1
+    assert len(ds.get_fragments()) == 1
+    assert sorted(ds.to_table()["id"].to_pylist()) == [i for i in range(600) if i % 10]
+    assert lray.compact(uri).fragments_removed == 0  # nothing left to compact

@@ -132,6 +132,9 @@ pub struct IvfSegment {
     /// Scratch buffers of finished searches, reused by the next ones (a search thread's
     /// fresh buffers cost page faults and zeroing on every query).
     scratch: std::sync::Mutex<Vec<Scratch>>,
+    /// Graph searches' per-partition masks of a named fixed filter
+    /// ([`Probe::keep_token`]), newest last, at most [`KEPT_MASKS`].
+    pub(crate) masks: std::sync::Mutex<Vec<(u64, usize, std::sync::Arc<Vec<bool>>)>>,
     /// The HNSW graph of each partition (`IVF_HNSW_*` indexes; `None` for an empty
     /// partition), searched instead of scanning the partition.
     pub graphs: Option<Vec<Option<crate::hnsw::Graph>>>,
@@ -199,7 +202,14 @@ pub struct Probe {
     /// deleted row): graph walks then skip building a per-partition mask, as the
     /// reference skips its prefilter bitset.
     pub keeps_all: bool,
+    /// Names the caller's `keep` when it is a fixed set of rows (a prefilter's passing
+    /// rows at one version): graph walks reuse the per-partition mask built for it by
+    /// an earlier query instead of asking `keep` for every row of the partition.
+    pub keep_token: Option<u64>,
 }
+
+/// Per-partition filter masks a segment keeps (each a byte per row of a partition).
+pub(crate) const KEPT_MASKS: usize = 8;
 
 /// The reference's `approx_mode`: `Fast` walks HNSW graphs past a filter ACORN-style;
 /// `Normal` and `Accurate` search as always. IVF_RQ indexes trade precision for speed
@@ -649,6 +659,7 @@ impl IvfSegment {
             loss: model.loss,
             storage_metadata: meta_json,
             scratch: Default::default(),
+            masks: Default::default(),
             graphs,
         })
     }

@@ -153,6 +153,21 @@ pub struct FixedModel {
 }
 
 impl FixedModel {
+    /// Whether it holds every part `quantizer` encodes with for `dim`-dimensional
+    /// vectors (else a build trains the missing quantizer over its sample, keeping the
+    /// centroids: a distributed build given only the IVF centroids).
+    pub fn complete(&self, quantizer: Quantizer, dim: usize) -> bool {
+        match quantizer {
+            Quantizer::Flat => true,
+            Quantizer::Sq => self.bounds.is_some(),
+            Quantizer::Pq { bits, .. } => self
+                .codebook
+                .as_ref()
+                .is_some_and(|b| b.len() == (1usize << bits) * dim),
+            Quantizer::Rq { .. } => self.rabit.as_ref().is_some_and(|e| e.code_dim == dim),
+        }
+    }
+
     /// The model of an opened segment, with the quantizer it uses.
     pub fn of(seg: &crate::ivf::IvfSegment) -> (Self, Quantizer) {
         use crate::ivf::Storage;

@@ -16,9 +16,33 @@ pub(crate) struct Beam {
     pub(crate) acorn: bool,
     /// Every row passes the caller's filter: no mask is built.
     pub(crate) keeps_all: bool,
+    /// The caller's filter as a fixed set ([`Probe::keep_token`]).
+    pub(crate) keep_token: Option<u64>,
 }
 
 impl IvfSegment {
+    /// Partition `p`'s mask of the fixed filter `token` (`keep` of each row), built
+    /// once and kept for the next queries with the same filter.
+    fn mask(&self, token: u64, p: usize, keep: &dyn Fn(u64) -> bool) -> std::sync::Arc<Vec<bool>> {
+        let lock = || self.masks.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = lock().iter().find(|m| m.0 == token && m.1 == p) {
+            return m.2.clone();
+        }
+        let (start, len) = self.partitions[p];
+        let m: std::sync::Arc<Vec<bool>> = std::sync::Arc::new(
+            self.row_ids[start..start + len]
+                .iter()
+                .map(|&id| keep(id))
+                .collect(),
+        );
+        let mut masks = lock();
+        if masks.len() >= crate::ivf::KEPT_MASKS {
+            masks.remove(0);
+        }
+        masks.push((token, p, m.clone()));
+        m
+    }
+
     /// How this segment's graphs are walked for `probe`: the beam (default `1.5 × k`,
     /// refused below `k` on an HNSW index, as the reference refuses it) and the
     /// `approx_mode` (other than normal refused on IVF_RQ, whose estimate the
@@ -46,6 +70,7 @@ impl IvfSegment {
             ef,
             acorn: probe.approx == ApproxMode::Fast,
             keeps_all: probe.keeps_all,
+            keep_token: probe.keep_token,
         })
     }
 
@@ -70,10 +95,16 @@ impl IvfSegment {
             ..
         } = scratch;
         kept.clear();
-        if !beam.keeps_all {
-            kept.extend(self.row_ids[start..start + len].iter().map(|&id| keep(id)));
-        }
-        let filter = (!kept.iter().all(|&b| b)).then_some(&kept[..]);
+        let shared = match (beam.keeps_all, beam.keep_token) {
+            (true, _) => None,
+            (false, Some(token)) => Some(self.mask(token, p, keep)),
+            (false, None) => {
+                kept.extend(self.row_ids[start..start + len].iter().map(|&id| keep(id)));
+                None
+            }
+        };
+        let mask: &[bool] = shared.as_deref().map_or(&kept[..], |m| &m[..]);
+        let filter = (!mask.iter().all(|&b| b)).then_some(mask);
         let mut dist = self.row_distance(p, q, table);
         let query = crate::hnsw::GraphQuery {
             k: top.k,

@@ -223,10 +223,24 @@ pub fn train(s: Sampler, params: &BuildParams) -> Result<Model> {
             "no vectors to index (every row is null, deleted or non-finite)",
         ));
     }
-    if params.fixed.is_some() {
+    // Given centroids (a distributed build's shared model): the quantizer is trained
+    // here only when the given model lacks it.
+    let given = params.fixed.as_ref();
+    if given.is_some_and(|f| f.complete(params.quantizer, dim)) {
         return fixed_model(dim, params);
     }
-    let parts = partitions(rows, dim, params);
+    if let Some(f) = given {
+        if dim == 0 || f.centroids.is_empty() || f.centroids.len() % dim != 0 {
+            return Err(invalid(format!(
+                "{} centroid values for {dim}-dimensional vectors",
+                f.centroids.len()
+            )));
+        }
+    }
+    let parts = given.map_or_else(
+        || partitions(rows, dim, params),
+        |f| f.centroids.len() / dim,
+    );
     let mut rng = Rng::new(params.seed);
     // Shuffled, so that any prefix of the reservoir is a uniform sample too.
     let mut sample = s.sample;
@@ -255,9 +269,12 @@ pub fn train(s: Sampler, params: &BuildParams) -> Result<Model> {
         "iterations",
         Some(kp.max_iters.max(1) as u64),
     ));
-    let (centroids, loss) = kmeans::train_observed(&sample[..take * dim], dim, &kp, &|i| {
-        stage.borrow_mut().to(i as u64);
-    });
+    let (centroids, loss) = match given {
+        Some(f) => (f.centroids.clone(), 0.0),
+        None => kmeans::train_observed(&sample[..take * dim], dim, &kp, &|i| {
+            stage.borrow_mut().to(i as u64);
+        }),
+    };
     stage.into_inner().complete();
     let quantizer_stage = Stage::start(params.progress.as_ref(), "train_quantizer", "", None);
     let mut model = Model {
@@ -280,6 +297,9 @@ pub fn train(s: Sampler, params: &BuildParams) -> Result<Model> {
         }
         Quantizer::Rq { bits } => {
             model.rabit = Some(RabitEncoder::new(dim, bits, &mut rng));
+        }
+        Quantizer::Pq { .. } if given.is_some_and(|f| f.codebook.is_some()) => {
+            model.codebook = given.and_then(|f| f.codebook.clone());
         }
         Quantizer::Pq {
             sub_vectors: m,

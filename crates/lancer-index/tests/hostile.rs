@@ -69,6 +69,7 @@ fn mutated_index_files_never_panic() {
                         ef: None,
                         approx: Default::default(),
                         keeps_all: false,
+                        keep_token: None,
                     };
                     seg.search(&q, &probe, &|_| true).map(|_| ())
                 })

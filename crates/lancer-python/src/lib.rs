@@ -19,6 +19,7 @@ mod batch;
 mod branches;
 mod compaction;
 mod dataset;
+mod distributed;
 mod errors;
 mod evolve;
 mod export;
@@ -55,6 +56,7 @@ fn _lancer(m: &Bound<'_, PyModule>) -> PyResult<()> {
     batch::register(m)?;
     two_phase::register(m)?;
     compaction::register(m)?;
+    distributed::register(m)?;
     m.add_class::<file::PyFileReader>()?;
     m.add_class::<file::PyFileWriter>()?;
     m.add_class::<loader::Loader>()?;

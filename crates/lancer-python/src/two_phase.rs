@@ -246,10 +246,14 @@ fn operation(
                     .collect::<lancer::Result<Vec<_>>>()?,
             }
         }
+        "CreateIndex" => Operation::CreateIndex {
+            new_indices: crate::distributed::segments_json(body, "new_indices")?,
+            removed_indices: crate::distributed::segments_json(body, "removed_indices")?,
+        },
         other => {
             return Err(bad(format!(
                 "operation {other} is not committed by lancer.LanceDataset.commit: Append, \
-                 Overwrite, Delete, Rewrite or Merge"
+                 Overwrite, Delete, Rewrite, Merge or CreateIndex"
             )))
         }
     })

@@ -12,6 +12,8 @@ pub struct AddressSet {
     frags: Vec<(u64, Vec<u64>)>,
     /// Addresses held.
     len: u64,
+    /// Names this content once sealed (see [`AddressSet::sealed`]); 0 before.
+    token: u64,
 }
 
 impl AddressSet {
@@ -24,11 +26,30 @@ impl AddressSet {
             .collect();
         frags.sort_by_key(|f| f.0);
         frags.dedup_by_key(|f| f.0);
-        Self { frags, len: 0 }
+        Self {
+            frags,
+            len: 0,
+            token: 0,
+        }
     }
 
     fn slot(&self, frag: u64) -> Result<usize, usize> {
         self.frags.binary_search_by_key(&frag, |f| f.0)
+    }
+
+    /// The set, named by a random token that no other set's content shares (searches
+    /// keep masks built from it under the token).
+    pub fn sealed(mut self) -> Self {
+        let r = lancer_table::commit::random_uuid_bytes();
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&r[..8]);
+        self.token = u64::from_le_bytes(b) | 1;
+        self
+    }
+
+    /// The token of a sealed set (0 for one still being filled).
+    pub fn token(&self) -> u64 {
+        self.token
     }
 
     /// Bytes the bitmaps take.
@@ -38,6 +59,7 @@ impl AddressSet {
 
     /// Adds `addr`.
     pub fn insert(&mut self, addr: u64) {
+        self.token = 0;
         let (frag, row) = (addr >> 32, (addr & 0xffff_ffff) as usize);
         let i = match self.slot(frag) {
             Ok(i) => i,
@@ -59,6 +81,7 @@ impl AddressSet {
 
     /// Adds every address of `addrs` (runs of one fragment looked up once).
     pub fn extend(&mut self, addrs: &[u64]) {
+        self.token = 0;
         let mut i = 0;
         while i < addrs.len() {
             let frag = addrs[i] >> 32;

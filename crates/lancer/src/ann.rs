@@ -93,6 +93,7 @@ impl AnnParams {
             ef: self.ef,
             approx: self.approx_mode,
             keeps_all: false,
+            keep_token: None,
         }
     }
 }
@@ -187,10 +188,6 @@ const CACHED_PASSING_BYTES: u64 = 16 << 20;
 /// version, the manifest's timestamp and transaction, and the filter's text: a search
 /// repeating a filter (a tenant, a category) evaluates it once.
 pub(crate) fn passing(ds: &Dataset, sql: &str) -> Result<Arc<crate::address_set::AddressSet>> {
-    let filter = crate::Filter::new(sql, &ds.schema())?;
-    if !filter.repeatable() {
-        return Ok(Arc::new(evaluate_passing(ds, sql, &filter)?));
-    }
     let pb = &ds.manifest().pb;
     let stamp = pb
         .timestamp
@@ -208,11 +205,13 @@ pub(crate) fn passing(ds: &Dataset, sql: &str) -> Result<Arc<crate::address_set:
     .concat();
     let cache = ds.store().context().metadata_cache();
     let root = crate::session::root_key(ds);
+    // (only repeatable filters are kept: a hit needs no compiling)
     if let Some(set) = cache.get::<crate::address_set::AddressSet>(&root, &id) {
         return Ok(set);
     }
-    let set = Arc::new(evaluate_passing(ds, sql, &filter)?);
-    if set.bytes() <= CACHED_PASSING_BYTES {
+    let filter = crate::Filter::new(sql, &ds.schema())?;
+    let set = Arc::new(evaluate_passing(ds, sql, &filter)?.sealed());
+    if filter.repeatable() && set.bytes() <= CACHED_PASSING_BYTES {
         cache.insert(&root, &id, set.clone());
     }
     Ok(set)
@@ -404,6 +403,7 @@ fn indexed_top_k(
     };
     let wanted = req.k * params.refine_factor.unwrap_or(1).max(1) as usize;
     let mut probe = params.probe(wanted, req.k);
+    probe.keep_token = pass.as_ref().map(|p| p.token()).filter(|&t| t != 0);
     // nothing to skip: no prefilter, ids are addresses, and every fragment the
     // segments cover is there without deleted rows
     probe.keeps_all = prefilter.is_none() && addresses.is_none() && {

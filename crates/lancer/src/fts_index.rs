@@ -58,19 +58,7 @@ pub fn create_fts_index_observed(
     progress: Option<&Progress>,
 ) -> Result<Dataset> {
     let field_id = crate::index::top_level_field(ds, column, "to index")?;
-    match ds
-        .schema()
-        .field_with_name(column)
-        .map(|f| f.data_type().clone())
-    {
-        Ok(DataType::Utf8 | DataType::LargeUtf8) => {}
-        Ok(other) => {
-            return Err(invalid(format!(
-                "column {column:?} is {other}: full-text indexes are built on string columns"
-            )))
-        }
-        Err(e) => return Err(invalid(e.to_string())),
-    }
+    check_column(ds, column)?;
     let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
     let existing = crate::index::replaced_segments(ds, &name, opts.replace)?;
     let all: Vec<u64> = ds.fragments().iter().map(|f| f.id).collect();
@@ -88,10 +76,25 @@ pub fn create_fts_index_observed(
     )
 }
 
+/// Full-text indexes are built on string columns.
+pub(crate) fn check_column(ds: &Dataset, column: &str) -> Result<()> {
+    match ds
+        .schema()
+        .field_with_name(column)
+        .map(|f| f.data_type().clone())
+    {
+        Ok(DataType::Utf8 | DataType::LargeUtf8) => Ok(()),
+        Ok(other) => Err(invalid(format!(
+            "column {column:?} is {other}: full-text indexes are built on string columns"
+        ))),
+        Err(e) => Err(invalid(e.to_string())),
+    }
+}
+
 /// Tokenizes the rows of `fragments` into one segment: the scan's batches are
 /// tokenized on every core (each into a chunk with its own token ids) and merged into
 /// the builder in row order.
-fn build(
+pub(crate) fn build(
     ds: &Dataset,
     column: &str,
     fragments: &[u64],

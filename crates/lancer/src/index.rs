@@ -141,6 +141,23 @@ pub fn create_vector_index(
     }
     let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
     let existing = replaced_segments(ds, &name, opts.replace)?;
+    let params = build_params(ds, opts);
+    let built = match build_streaming(ds, column, None, &params) {
+        Err(Error::InvalidArgument { what }) if what.starts_with(NO_VECTORS) => {
+            // Nothing to train on (no rows, all deleted, all null): the index is
+            // recorded with its settings and no files, covering no fragment, as
+            // pylance 14 does; searches scan exactly until `optimize_index` builds it.
+            let model = (opts.quantizer, opts.metric, opts.hnsw);
+            return commit_empty(ds, field_id, name, model, existing);
+        }
+        other => other?,
+    };
+    let all: Vec<u64> = ds.fragments().iter().map(|f| f.id).collect();
+    commit_segment(ds, field_id, name, built, &all, existing)
+}
+
+/// The build settings of `opts` for `ds` (the index file version its data files imply).
+pub(crate) fn build_params(ds: &Dataset, opts: &VectorIndexOptions) -> BuildParams {
     let mut params = BuildParams::new(opts.quantizer, opts.metric);
     params.hnsw = opts.hnsw;
     params.num_partitions = opts.num_partitions;
@@ -158,18 +175,7 @@ pub fn create_vector_index(
         params.memory_budget = b;
     }
     params.file_version = index_file_version(ds);
-    let built = match build_streaming(ds, column, None, &params) {
-        Err(Error::InvalidArgument { what }) if what.starts_with(NO_VECTORS) => {
-            // Nothing to train on (no rows, all deleted, all null): the index is
-            // recorded with its settings and no files, covering no fragment, as
-            // pylance 14 does; searches scan exactly until `optimize_index` builds it.
-            let model = (opts.quantizer, opts.metric, opts.hnsw);
-            return commit_empty(ds, field_id, name, model, existing);
-        }
-        other => other?,
-    };
-    let all: Vec<u64> = ds.fragments().iter().map(|f| f.id).collect();
-    commit_segment(ds, field_id, name, built, &all, existing)
+    params
 }
 
 /// The segments of the index `name` a new build replaces: none when there is no such
@@ -203,7 +209,7 @@ pub(crate) fn uncovered_fragments(ds: &Dataset, covered: &roaring::RoaringBitmap
 }
 
 /// How a build that found no vectors to train on starts its error.
-const NO_VECTORS: &str = "no vectors to index";
+pub(crate) const NO_VECTORS: &str = "no vectors to index";
 
 /// Commits an index entry of `quantizer` / `metric` with no files covering no fragment
 /// (replacing `removed`).
@@ -342,15 +348,40 @@ fn for_each_vectors(
 
 /// Builds a segment over `column` (of `fragments`, default all) in two scans and
 /// bounded memory: a sample to train on, then every row assigned and encoded (spilled
-/// past `params.memory_budget`).
-fn build_streaming(
+/// past `params.memory_budget`). A complete `params.fixed` model is used as it is (one
+/// scan); given centroids without the quantizer's parts, the quantizer is trained.
+pub(crate) fn build_streaming(
     ds: &Dataset,
     column: &str,
     fragments: Option<&[u64]>,
     params: &BuildParams,
 ) -> Result<ivf_build::BuiltIndex> {
-    use lancer_index::ivf_partition::{train, PartitionWriter, Sampler};
-    // Stored floats (centroids, codebook, IVF_FLAT vectors) in the column's type.
+    use lancer_index::ivf_partition::PartitionWriter;
+    let (params, fixed_dim) = column_params(ds, column, params);
+    let params = &params;
+    let hint = rows_hint(ds, fragments);
+    let model = match fixed_dim {
+        Some(dim) => lancer_index::ivf_partition::fixed_model(dim, params)
+            .map_err(crate::ann::index_error)?,
+        None => train_model(ds, column, fragments, params)?,
+    };
+    let cosine = params.metric == lancer_index::ivf::Metric::Cosine;
+    let mut writer = PartitionWriter::new(model, params).map_err(crate::ann::index_error)?;
+    writer.expect_rows(hint as u64);
+    for_each_vectors(ds, column, fragments, cosine, |v, ids, _| {
+        writer.push(v, ids).map_err(crate::ann::index_error)
+    })?;
+    writer.finish().map_err(crate::ann::index_error)
+}
+
+/// `params` with the column's element type (stored floats — centroids, codebook,
+/// IVF_FLAT vectors — are written in it), and the column's dimension when
+/// `params.fixed` is a complete model for it (a build that needs no training).
+pub(crate) fn column_params(
+    ds: &Dataset,
+    column: &str,
+    params: &BuildParams,
+) -> (BuildParams, Option<usize>) {
     let mut params = params.clone();
     // a multivector column's vectors are its lists' items
     let vector_type = ds
@@ -362,12 +393,24 @@ fn build_streaming(
             }
             t => t.clone(),
         });
-    if let Ok(arrow_schema::DataType::FixedSizeList(item, _)) = &vector_type {
+    let mut fixed_dim = None;
+    if let Ok(arrow_schema::DataType::FixedSizeList(item, d)) = &vector_type {
         params.element = ivf_build::Element::of(item.data_type());
+        let d = (*d).max(0) as usize;
+        if params
+            .fixed
+            .as_ref()
+            .is_some_and(|f| f.complete(params.quantizer, d))
+        {
+            fixed_dim = Some(d);
+        }
     }
-    let params = &params;
-    let cosine = params.metric == lancer_index::ivf::Metric::Cosine;
-    let hint = match fragments {
+    (params, fixed_dim)
+}
+
+/// Rows of `fragments` (all live rows when None): sizes the sample and the writer.
+fn rows_hint(ds: &Dataset, fragments: Option<&[u64]>) -> usize {
+    match fragments {
         None => ds.count_rows() as usize,
         Some(fr) => ds
             .fragments()
@@ -375,24 +418,20 @@ fn build_streaming(
             .filter(|f| fr.contains(&f.id))
             .map(|f| f.physical_rows as usize)
             .sum(),
-    };
-    // A delta segment reuses the index's model: one pass over the rows.
-    let fixed_dim = match vector_type {
-        Ok(arrow_schema::DataType::FixedSizeList(_, d)) if params.fixed.is_some() => {
-            Some(d.max(0) as usize)
-        }
-        _ => None,
-    };
-    if let Some(dim) = fixed_dim {
-        let model = lancer_index::ivf_partition::fixed_model(dim, params)
-            .map_err(crate::ann::index_error)?;
-        let mut writer = PartitionWriter::new(model, params).map_err(crate::ann::index_error)?;
-        writer.expect_rows(hint as u64);
-        for_each_vectors(ds, column, fragments, cosine, |v, ids, _| {
-            writer.push(v, ids).map_err(crate::ann::index_error)
-        })?;
-        return writer.finish().map_err(crate::ann::index_error);
     }
+}
+
+/// Trains a model (centroids and the quantizer's parts; given centroids of
+/// `params.fixed` kept) on a sample of `column`'s vectors of `fragments`.
+pub(crate) fn train_model(
+    ds: &Dataset,
+    column: &str,
+    fragments: Option<&[u64]>,
+    params: &BuildParams,
+) -> Result<lancer_index::ivf_partition::Model> {
+    use lancer_index::ivf_partition::{train, Sampler};
+    let cosine = params.metric == lancer_index::ivf::Metric::Cosine;
+    let hint = rows_hint(ds, fragments);
     let mut sampler: Option<Sampler> = None;
     for_each_vectors(ds, column, fragments, cosine, |v, _, d| {
         sampler
@@ -405,13 +444,7 @@ fn build_streaming(
             what: format!("{NO_VECTORS} in {column:?} (every row is null, deleted or non-finite, or a zero vector under cosine)"),
         });
     };
-    let model = train(sampler, params).map_err(crate::ann::index_error)?;
-    let mut writer = PartitionWriter::new(model, params).map_err(crate::ann::index_error)?;
-    writer.expect_rows(hint as u64);
-    for_each_vectors(ds, column, fragments, cosine, |v, ids, _| {
-        writer.push(v, ids).map_err(crate::ann::index_error)
-    })?;
-    writer.finish().map_err(crate::ann::index_error)
+    train(sampler, params).map_err(crate::ann::index_error)
 }
 
 /// Writes a built segment's files and commits it as covering `fragments`, dropping
@@ -425,6 +458,20 @@ fn commit_segment(
     removed: Vec<pb::IndexMetadata>,
 ) -> Result<Dataset> {
     let uuid = lancer_table::commit::random_uuid_bytes();
+    let meta = write_segment(ds, field_id, name, built, fragments, uuid)?;
+    Ok(ds.commit_indices(vec![meta], removed)?)
+}
+
+/// Writes a built segment's files under `_indices/<uuid>/` and returns its manifest
+/// entry (covering `fragments`), not committed.
+pub(crate) fn write_segment(
+    ds: &Dataset,
+    field_id: i32,
+    name: String,
+    built: ivf_build::BuiltIndex,
+    fragments: &[u64],
+    uuid: Vec<u8>,
+) -> Result<pb::IndexMetadata> {
     use lancer_table::commit::IndexSource;
     let aux = match &built.auxiliary_file {
         ivf_build::IndexBytes::Memory(b) => IndexSource::Bytes(b),
@@ -455,7 +502,7 @@ fn commit_segment(
         base_id: None,
         files,
     };
-    Ok(ds.commit_indices(vec![meta], removed)?)
+    Ok(meta)
 }
 
 /// Adds the rows of fragments the index `name` does not cover yet (appended since it

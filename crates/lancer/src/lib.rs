@@ -9,6 +9,7 @@ pub mod ann;
 pub mod batch_search;
 pub mod compaction;
 pub mod debug;
+pub mod distributed_index;
 mod error;
 pub mod evolve;
 pub mod explain;

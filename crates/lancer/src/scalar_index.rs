@@ -39,7 +39,7 @@ fn invalid(what: impl Into<String>) -> Error {
 }
 
 /// Scans `column` of `fragments` (all when None) into a built segment.
-fn build(
+pub(crate) fn build(
     ds: &Dataset,
     column: &str,
     fragments: Option<&[u64]>,
@@ -155,7 +155,11 @@ pub(crate) fn optimize(
 }
 
 /// The build parameters an existing segment was made with (page / zone / bloom sizes).
-fn params_of(ds: &Dataset, meta: &pb::IndexMetadata, kind: ScalarKind) -> Result<ScalarParams> {
+pub(crate) fn params_of(
+    ds: &Dataset,
+    meta: &pb::IndexMetadata,
+    kind: ScalarKind,
+) -> Result<ScalarParams> {
     let mut p = ScalarParams::new(kind);
     let Some(uuid) = meta.uuid.as_ref().map(|u| u.uuid.clone()) else {
         return Ok(p);
@@ -207,8 +211,42 @@ pub(crate) fn commit(
     fragments: &[u64],
     removed: Vec<pb::IndexMetadata>,
 ) -> Result<Dataset> {
-    use lancer_table::commit::IndexSource;
+    let segment = SegmentFiles {
+        type_url,
+        files,
+        details,
+        index_version,
+    };
     let uuid = lancer_table::commit::random_uuid_bytes();
+    let meta = write(ds, field_id, name, segment, fragments, uuid)?;
+    Ok(ds.commit_indices(vec![meta], removed)?)
+}
+
+/// A built segment's files and what its manifest entry records of them.
+pub(crate) struct SegmentFiles<'a> {
+    pub type_url: &'a str,
+    pub files: Vec<(String, Vec<u8>)>,
+    pub details: Vec<u8>,
+    pub index_version: i32,
+}
+
+/// Writes a segment's files under `_indices/<uuid>/` and returns its manifest entry
+/// (covering `fragments`), not committed.
+pub(crate) fn write(
+    ds: &Dataset,
+    field_id: i32,
+    name: String,
+    segment: SegmentFiles<'_>,
+    fragments: &[u64],
+    uuid: Vec<u8>,
+) -> Result<pb::IndexMetadata> {
+    use lancer_table::commit::IndexSource;
+    let SegmentFiles {
+        type_url,
+        files,
+        details,
+        index_version,
+    } = segment;
     let sources: Vec<(&str, IndexSource<'_>)> = files
         .iter()
         .map(|(n, b)| (n.as_str(), IndexSource::Bytes(b)))
@@ -243,5 +281,5 @@ pub(crate) fn commit(
         base_id: None,
         files,
     };
-    Ok(ds.commit_indices(vec![meta], removed)?)
+    Ok(meta)
 }

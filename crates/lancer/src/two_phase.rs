@@ -659,7 +659,7 @@ fn check_deletion(store: &Store, frag: &Fragment, del: &pb::DeletionFile) -> Res
 
 /// A new index segment's files must be under `_indices/<uuid>/` (each file it lists,
 /// of its recorded size; at least one when it lists none).
-fn check_index_files(store: &Store, idx: &pb::IndexMetadata) -> Result<()> {
+pub(crate) fn check_index_files(store: &Store, idx: &pb::IndexMetadata) -> Result<()> {
     if idx.base_id.is_some() {
         // a segment in another base path (a shallow clone's) is the clone's to check
         return Ok(());

@@ -5,6 +5,7 @@ mod batch_search;
 mod common;
 mod compaction;
 mod differential;
+mod distributed_index;
 mod evolve;
 mod filters;
 mod fts;

@@ -442,6 +442,27 @@ pub(super) fn write_file(
 }
 
 /// Row positions of `values` in the indexes' total order (nulls first).
+/// Orders each run of equal values (`vals` sorted) by id: the pages then hold the
+/// entries in one total order, whatever order the rows arrived in (segments built apart
+/// and merged give the bytes of one build).
+fn ties_by_id(vals: &ArrayRef, ids: &mut [u64]) -> Result<()> {
+    let opts = SortOptions {
+        descending: false,
+        nulls_first: true,
+    };
+    let cmp = arrow_ord::ord::make_comparator(vals.as_ref(), vals.as_ref(), opts)?;
+    let mut start = 0;
+    for i in 1..=ids.len() {
+        if i == ids.len() || cmp(i - 1, i) != std::cmp::Ordering::Equal {
+            if i - start > 1 {
+                ids[start..i].sort_unstable();
+            }
+            start = i;
+        }
+    }
+    Ok(())
+}
+
 fn sorted(values: &ArrayRef) -> Result<UInt32Array> {
     let opts = SortOptions {
         descending: false,
@@ -453,10 +474,10 @@ fn sorted(values: &ArrayRef) -> Result<UInt32Array> {
 fn btree(p: &ScalarParams, values: ArrayRef, ids: Vec<u64>) -> Result<Vec<(String, Vec<u8>)>> {
     let order = sorted(&values)?;
     let vals = arrow_select::take::take(&values, &order, None)?;
-    let ids: ArrayRef = Arc::new(UInt64Array::from_iter_values(
-        order.values().iter().map(|&i| ids[i as usize]),
-    ));
+    let mut ids: Vec<u64> = order.values().iter().map(|&i| ids[i as usize]).collect();
     drop(order);
+    ties_by_id(&vals, &mut ids)?;
+    let ids: ArrayRef = Arc::new(UInt64Array::from(ids));
     let dtype = values.data_type().clone();
     drop(values);
     let vfield = Field::new("values", dtype.clone(), true);

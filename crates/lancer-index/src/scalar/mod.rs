@@ -14,6 +14,7 @@ pub mod btree;
 pub mod build;
 mod fold_table;
 mod group;
+pub mod merge;
 pub mod ngram;
 pub mod rowmap;
 mod zoned;

@@ -1,0 +1,220 @@
+"""Distributed index builds with pylance 14's calls (issue 43): ``IndicesBuilder``
+trains once, ``create_index_uncommitted`` builds a segment per fragment group,
+``commit_existing_index_segments`` / ``LanceOperation.CreateIndex`` commit them. The
+index answers as one ``create_index`` with the same model, pylance 14 opens and searches
+it with the same answers, and segments cross between the engines both ways (pylance's
+workers, lancer's driver and the other way round).
+
+pylance runs in subprocesses of its own venv, as the workers of a distributed job do.
+"""
+
+import json
+import os
+import pickle
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import lancer
+from lancer.dataset import Index, IndexFile
+from lancer.indices import IndicesBuilder
+
+REPO = Path(__file__).resolve().parents[2]
+DIM = 16
+
+
+def pylance(version="14"):
+    py = REPO / ".venv" / f"pylance-{version}" / "bin" / "python"
+    if not py.exists():
+        if os.environ.get("LANCER_REQUIRE_PYLANCE"):
+            raise AssertionError(f"{py} missing (scripts/test.sh installs it)")
+        pytest.skip(f"pylance {version} venv not installed")
+    return str(py)
+
+
+def run(code, *args, version="14"):
+    out = subprocess.run([pylance(version), "-c", code, *map(str, args)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def data(n=4000):
+    rng = np.random.default_rng(7)
+    centers = rng.normal(size=(10, DIM)).astype(np.float32) * 4
+    vec = centers[np.arange(n) % 10] + rng.normal(size=(n, DIM)).astype(np.float32)
+    return pa.table({
+        "id": pa.array(np.arange(n), pa.int64()),
+        "vec": pa.FixedSizeListArray.from_arrays(pa.array(vec.reshape(-1), pa.float32()), DIM),
+        "cat": pa.array([None if i % 9 == 4 else i % 6 for i in range(n)], pa.int64()),
+        "tag": [f"t{i % 5}" for i in range(n)],
+    })
+
+
+def make(path, n=4000):
+    ds = lancer.write_dataset(data(n), str(path), max_rows_per_file=1000)
+    ds.delete("id % 17 = 3")
+    return lancer.dataset(str(path))
+
+
+def groups(ds, k=2):
+    ids = [f.fragment_id for f in ds.get_fragments()]
+    size = (len(ids) + k - 1) // k
+    return [ids[i:i + size] for i in range(0, len(ids), size)]
+
+
+QUERIES = [list(np.random.default_rng(q).normal(size=DIM).astype(float) * 4) for q in range(6)]
+
+
+def lancer_answers(ds, nprobes):
+    return [ds.to_table(columns=["id"], nearest={"column": "vec", "q": q, "k": 10, "nprobes": nprobes})
+            ["id"].to_pylist() for q in QUERIES]
+
+
+PYLANCE_SEARCH = """
+import json, sys, lance
+ds = lance.dataset(sys.argv[1])
+qs = json.loads(sys.argv[2])
+idx = ds.list_indices()
+out = [ds.to_table(columns=["id"], nearest={"column": "vec", "q": q, "k": 10, "nprobes": int(sys.argv[3])})
+       ["id"].to_pylist() for q in qs]
+print(json.dumps({"answers": out, "names": sorted({i["name"] for i in idx}), "segments": len(idx)}))
+"""
+
+
+def test_pylance_calls_build_what_one_create_index_builds(tmp_path):
+    ds = make(tmp_path / "dist")
+    single = make(tmp_path / "single")
+    builder = IndicesBuilder(ds, "vec")
+    ivf = builder.train_ivf(4, distance_type="l2")
+    pq = builder.train_pq(ivf, 4)
+    assert ivf.num_partitions == 4 and ivf.dimension == DIM and pq.dimension == DIM
+    assert len(pq.codebook) == 256
+    # the models pickle (a driver hands them to its workers)
+    ivf2, pq2 = pickle.loads(pickle.dumps((ivf, pq)))
+    segments = [ds.create_index_uncommitted("vec", "IVF_PQ", fragment_ids=g, ivf_centroids=ivf2.centroids,
+                                            pq_codebook=pq2.codebook, num_sub_vectors=4)
+                for g in groups(ds)]
+    assert all(isinstance(s, Index) and s.files and isinstance(s.files[0], IndexFile) for s in segments)
+    assert set().union(*(s.fragment_ids for s in segments)) == {f.fragment_id for f in ds.get_fragments()}
+    assert lancer.dataset(str(tmp_path / "dist")).list_indices() == []  # nothing committed yet
+    segments = pickle.loads(pickle.dumps(segments))
+    ds.commit_existing_index_segments("vec_idx", "vec", segments)
+    single.create_index("vec", "IVF_PQ", ivf_centroids=ivf.centroids, pq_codebook=pq.codebook,
+                        num_sub_vectors=4)
+    for nprobes in (1, 2, 4):
+        assert lancer_answers(ds, nprobes) == lancer_answers(single, nprobes), nprobes
+    seen = run(PYLANCE_SEARCH, tmp_path / "dist", json.dumps(QUERIES), 2)
+    assert seen["names"] == ["vec_idx"] and seen["segments"] == 2
+    assert seen["answers"] == lancer_answers(ds, 2)
+
+
+def test_a_whole_model_from_train_model_and_a_create_index_commit(tmp_path):
+    ds = make(tmp_path / "d")
+    single = make(tmp_path / "s")
+    model = IndicesBuilder(ds, "vec").train_model("IVF_SQ", num_partitions=4)
+    assert model.sq_bounds is not None and model.centroids.shape == (4, DIM)
+    model = pickle.loads(pickle.dumps(model))
+    segs = [ds.create_index_uncommitted("vec", "IVF_SQ", fragment_ids=g, model=model) for g in groups(ds, 4)]
+    op = lancer.LanceOperation.CreateIndex(new_indices=segs, removed_indices=[])
+    committed = lancer.LanceDataset.commit(str(tmp_path / "d"), op, read_version=ds.version)
+    assert committed.version == ds.version + 1
+    single.create_index("vec", "IVF_SQ", num_partitions=4)
+    for nprobes in (1, 4):
+        assert lancer_answers(committed, nprobes) == lancer_answers(single, nprobes)
+
+
+PYLANCE_WORKER = """
+import json, sys, lance
+ds = lance.dataset(sys.argv[1])
+frags = json.loads(sys.argv[2])
+out = []
+for g in frags:
+    s = ds.create_index_uncommitted("cat", "BTREE", fragment_ids=g)
+    out.append({"uuid": str(s.uuid), "name": s.name, "fields": list(s.fields),
+                "dataset_version": s.dataset_version, "fragment_ids": sorted(s.fragment_ids),
+                "index_version": s.index_version,
+                "files": [[f.path, f.size_bytes] for f in (s.files or [])],
+                "details": None if s.index_details is None else [s.index_details[0], s.index_details[1].hex()]})
+print(json.dumps(out))
+"""
+
+PYLANCE_DRIVER = """
+import json, sys, lance
+from lance.dataset import Index, IndexFile
+ds = lance.dataset(sys.argv[1])
+segs = [Index(uuid=s["uuid"], name=s["name"], fields=s["fields"], dataset_version=s["dataset_version"],
+              fragment_ids=set(s["fragment_ids"]), index_version=s["index_version"],
+              files=[IndexFile(p, n) for p, n in s["files"]],
+              index_details=(s["details"][0], bytes.fromhex(s["details"][1])))
+        for s in json.loads(sys.argv[2])]
+ds = ds.commit_existing_index_segments("cat_idx", "cat", segs)
+ids = sorted(ds.to_table(columns=["id"], filter="cat = 2")["id"].to_pylist())
+plan = ds.scanner(columns=["id"], filter="cat = 2").explain_plan()
+print(json.dumps({"ids": ids, "indexed": "ScalarIndexQuery" in plan or "cat_idx" in plan,
+                  "names": [i["name"] for i in ds.list_indices()]}))
+"""
+
+
+def ids_where(ds, sql):
+    return sorted(ds.to_table(columns=["id"], filter=sql)["id"].to_pylist())
+
+
+def test_pylance_workers_lancer_driver(tmp_path):
+    ds = make(tmp_path / "d")
+    out = run(PYLANCE_WORKER, tmp_path / "d", json.dumps(groups(ds)))
+    segs = [Index(uuid=s["uuid"], name=s["name"], fields=s["fields"], dataset_version=s["dataset_version"],
+                  fragment_ids=set(s["fragment_ids"]), index_version=s["index_version"],
+                  files=[IndexFile(p, n) for p, n in s["files"]],
+                  index_details=None if s["details"] is None else (s["details"][0], bytes.fromhex(s["details"][1])))
+            for s in out]
+    ds.commit_existing_index_segments("cat_idx", "cat", segs)
+    assert [i["name"] for i in ds.list_indices()] == ["cat_idx", "cat_idx"]
+    fresh = make(tmp_path / "plain")
+    for sql in ("cat = 2", "cat >= 4", "cat IS NULL"):
+        assert ids_where(ds, sql) == ids_where(fresh, sql), sql
+
+
+def test_lancer_workers_pylance_driver(tmp_path):
+    ds = make(tmp_path / "d")
+    segs = [ds.create_index_uncommitted("cat", "BTREE", fragment_ids=g) for g in groups(ds)]
+    text = json.dumps([{"uuid": s.uuid, "name": s.name, "fields": s.fields, "dataset_version": s.dataset_version,
+                        "fragment_ids": sorted(s.fragment_ids), "index_version": s.index_version,
+                        "files": [[f.path, f.size_bytes] for f in s.files],
+                        "details": [s.index_details[0], s.index_details[1].hex()]} for s in segs])
+    seen = run(PYLANCE_DRIVER, tmp_path / "d", text)
+    assert seen["names"] == ["cat_idx", "cat_idx"]
+    assert seen["ids"] == ids_where(lancer.dataset(str(tmp_path / "d")), "cat = 2")
+    assert seen["indexed"]
+
+
+def test_merged_bitmap_segments_and_refusals(tmp_path):
+    ds = make(tmp_path / "d")
+    segs = [ds.create_index_uncommitted("tag", "BITMAP", fragment_ids=[f.fragment_id])
+            for f in ds.get_fragments()]
+    merged = ds.merge_existing_index_segments(segs)
+    assert merged.fragment_ids == {f.fragment_id for f in ds.get_fragments()}
+    ds.commit_existing_index_segments("tag_idx", "tag", [merged])
+    assert len(ds.list_indices()) == 1
+    assert ids_where(ds, "tag = 't3'") == ids_where(make(tmp_path / "p"), "tag = 't3'")
+    with pytest.raises(ValueError, match="requires fragment_ids"):
+        ds.create_index_uncommitted("cat", "BTREE")
+    with pytest.raises(TypeError, match="nope"):
+        ds.create_index_uncommitted("cat", "BTREE", fragment_ids=[0], nope=1)
+    with pytest.raises(ValueError, match="rows of 3 values"):
+        ds.create_index_uncommitted("vec", "IVF_FLAT", fragment_ids=[0], ivf_centroids=np.zeros((4, 3)))
+    with pytest.raises(NotImplementedError, match="rabitq_model"):
+        ds.create_index_uncommitted("vec", "IVF_RQ", fragment_ids=[0], rabitq_model="{}")
+    zones = [ds.create_index_uncommitted("id", "ZONEMAP", fragment_ids=g) for g in groups(ds)]
+    with pytest.raises(Exception, match="side by side"):
+        ds.merge_existing_index_segments(zones)
+    a = ds.create_index_uncommitted("cat", "BTREE", fragment_ids=[0, 1])
+    b = ds.create_index_uncommitted("cat", "BTREE", fragment_ids=[1, 2])
+    with pytest.raises(Exception, match="covered by two"):
+        ds.commit_existing_index_segments("cat_idx", "cat", [a, b])
+    shutil.rmtree(tmp_path / "d" / "_indices" / a.uuid)
+    with pytest.raises(Exception, match="does not exist"):
+        ds.commit_existing_index_segments("cat_idx", "cat", [a])
