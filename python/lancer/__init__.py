@@ -32,6 +32,8 @@ from .dataset import (
     CleanupStats,
     ColumnOrdering,
     DatasetNotFoundError,
+    Index,
+    IndexFile,
     LanceDataset,
     LanceFragment,
     LanceScanner,
@@ -51,7 +53,7 @@ from ._cleanup import CleanupCandidateFile, CleanupExplanation, CleanupReference
 from .progress import IndexProgress
 from ._stats import ScanStatistics
 from .loader import LanceLoader, loader
-from . import sampler
+from . import indices, sampler
 
 __all__ = [
     "BatchUDF",
@@ -65,6 +67,8 @@ __all__ = [
     "CorruptDataError",
     "InvalidInputError",
     "DatasetNotFoundError",
+    "Index",
+    "IndexFile",
     "IndexProgress",
     "FragmentMetadata",
     "LanceDataset",
@@ -89,6 +93,7 @@ __all__ = [
     "tokenize",
     "FtsToken",
     "json_to_schema",
+    "indices",
     "sampler",
     "write_dataset",
 ]

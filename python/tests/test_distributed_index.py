@@ -25,6 +25,8 @@ from lancer.indices import IndicesBuilder
 
 REPO = Path(__file__).resolve().parents[2]
 DIM = 16
+# (list_indices, pylance's deprecated listing, is what both engines show segments in)
+pytestmark = pytest.mark.filterwarnings("ignore:The 'list_indices' method is deprecated:DeprecationWarning")
 
 
 def pylance(version="14"):

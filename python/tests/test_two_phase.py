@@ -162,8 +162,8 @@ def test_write_fragments_cuts_files_by_bytes_and_refuses_what_it_cannot_honour(t
         write_fragments(table(0, 3), uri, no_such=1)
     with pytest.raises(NotImplementedError, match="commit_lock"):
         lancer.LanceDataset.commit(uri, lancer.LanceOperation.Overwrite(table(0, 1).schema, frags), commit_lock=object())
-    with pytest.raises(NotImplementedError, match="CreateIndex"):
-        lancer.LanceDataset.commit(uri, lancer.LanceOperation.CreateIndex([], []), read_version=1)
+    with pytest.raises(TypeError, match="expected an Index segment"):
+        lancer.LanceDataset.commit(uri, lancer.LanceOperation.CreateIndex([object()], []), read_version=1)
     with pytest.raises(ValueError, match="mode"):
         write_fragments(table(0, 3), uri, mode="upsert")
 

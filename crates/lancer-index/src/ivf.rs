@@ -134,7 +134,7 @@ pub struct IvfSegment {
     scratch: std::sync::Mutex<Vec<Scratch>>,
     /// Graph searches' per-partition masks of a named fixed filter
     /// ([`Probe::keep_token`]), newest last, at most [`KEPT_MASKS`].
-    pub(crate) masks: std::sync::Mutex<Vec<(u64, usize, std::sync::Arc<Vec<bool>>)>>,
+    pub(crate) masks: std::sync::Mutex<Vec<KeptMask>>,
     /// The HNSW graph of each partition (`IVF_HNSW_*` indexes; `None` for an empty
     /// partition), searched instead of scanning the partition.
     pub graphs: Option<Vec<Option<crate::hnsw::Graph>>>,
@@ -207,6 +207,9 @@ pub struct Probe {
     /// an earlier query instead of asking `keep` for every row of the partition.
     pub keep_token: Option<u64>,
 }
+
+/// A kept filter mask: (filter token, partition, whether each of its rows is kept).
+pub(crate) type KeptMask = (u64, usize, std::sync::Arc<Vec<bool>>);
 
 /// Per-partition filter masks a segment keeps (each a byte per row of a partition).
 pub(crate) const KEPT_MASKS: usize = 8;
