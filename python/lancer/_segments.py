@@ -4,8 +4,8 @@
 
 A worker builds one segment over its ``fragment_ids`` (files under
 ``_indices/<uuid>/``, nothing committed) and returns its :class:`Index`; the driver
-may merge BTREE / BITMAP segments (byte for byte one build over their fragments) and
-commits the list as one index. Vector segments given the same model (``ivf_centroids``
+may merge BTREE / BITMAP segments (byte for byte one build over their fragments) or
+vector segments of one model, and commits the list as one index. Vector segments given the same model (``ivf_centroids``
 and ``pq_codebook``, or lancer's whole ``model`` from
 :meth:`lancer.indices.IndicesBuilder.train_model`) hold the partitions and codes of one
 build split by rows.
@@ -216,9 +216,11 @@ class _SegmentsMixin:
         return {names[k]: v for k, v in kwargs.items()}
 
     def merge_existing_index_segments(self, segments: List[Any]) -> Index:
-        """Merges uncommitted BTREE or BITMAP segments (of one column, disjoint
-        fragments) into one under a new uuid: byte for byte the segment one build over
-        their fragments writes. Other kinds are refused (commit them side by side)."""
+        """Merges uncommitted segments (of one column and kind, disjoint fragments) into
+        one under a new uuid: BTREE / BITMAP byte for byte the segment one build over
+        their fragments writes; vector segments built with one model by encoding their
+        rows again with it (one pass on this process, no training). Other kinds, and
+        vector segments of different models, are refused (commit them side by side)."""
         text = _lancer.merge_index_segments(self._inner, [_index_text(s) for s in segments])
         return _index_from_text(text)
 

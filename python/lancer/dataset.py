@@ -862,41 +862,8 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
 
     def _add_columns_udf(self, func: Any, read_columns: Optional[List[str]], batch_size: Optional[int]) -> None:
         """New columns computed by ``func`` per batch (see ``add_columns``)."""
-        if getattr(func, "checkpoint_file", None) is not None:
-            raise NotImplementedError("batch_udf(checkpoint_file=...) is not supported by lancer yet")
-        schema = getattr(func, "output_schema", None)
-        inner = getattr(func, "func", func)
-
-        def as_batch(out: Any) -> pa.RecordBatch:
-            if _is_pandas(out):
-                out = pa.RecordBatch.from_pandas(out, preserve_index=False)
-            elif isinstance(out, pa.Table):
-                out = out.combine_chunks().to_batches()[0] if out.num_rows else pa.RecordBatch.from_pylist(
-                    [], schema=out.schema)
-            if not isinstance(out, pa.RecordBatch):
-                raise TypeError(f"a function adding columns returns a pyarrow RecordBatch or a pandas "
-                                f"DataFrame, not {type(out).__name__}")
-            return out
-
         latest = self._inner.latest()
-        step = int(batch_size or 1024)
-        if schema is None:
-            # as pylance: the schema of the function's output on the first batch
-            first = None
-            for b in LanceDataset(latest, self._storage_options).to_batches(columns=read_columns, batch_size=step):
-                first = b
-                break
-            if first is None:
-                # (a TypeError, as pylance raises when it cannot call the function on a row)
-                raise TypeError("the dataset has no rows to infer the new columns from: give batch_udf(output_schema=)")
-            schema = as_batch(inner(first)).schema
-
-        def call(batch: pa.RecordBatch) -> pa.RecordBatch:
-            out = as_batch(inner(batch))
-            if out.schema != schema:
-                raise ValueError(f"the function returned columns {out.schema} where {schema} was expected")
-            return out
-
+        schema, call, step = _udf_parts(LanceDataset(latest, self._storage_options), func, read_columns, batch_size)
         self._inner = _lancer.add_columns_udf(latest, schema, call, read_columns, step)
 
     def merge(self, data_obj: Any, left_on: str, right_on: Optional[str] = None,
@@ -1114,6 +1081,48 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
 
 
 # (at the end: these modules use the helpers above)
+
+def _udf_parts(ds: "LanceDataset", func: Any, read_columns: Optional[List[str]],
+               batch_size: Optional[int]) -> tuple:
+    """(new columns' schema, a function batch -> RecordBatch of them, rows per call) of
+    a function adding columns (a ``batch_udf`` or a plain callable returning a pyarrow
+    RecordBatch / Table or a pandas DataFrame); without ``output_schema`` the schema is
+    that of the function's output on ``ds``'s first batch, as pylance infers it."""
+    if getattr(func, "checkpoint_file", None) is not None:
+        raise NotImplementedError("batch_udf(checkpoint_file=...) is not supported by lancer yet")
+    schema = getattr(func, "output_schema", None)
+    inner = getattr(func, "func", func)
+
+    def as_batch(out: Any) -> pa.RecordBatch:
+        if _is_pandas(out):
+            out = pa.RecordBatch.from_pandas(out, preserve_index=False)
+        elif isinstance(out, pa.Table):
+            out = out.combine_chunks().to_batches()[0] if out.num_rows else pa.RecordBatch.from_pylist(
+                [], schema=out.schema)
+        if not isinstance(out, pa.RecordBatch):
+            raise TypeError(f"a function adding columns returns a pyarrow RecordBatch or a pandas "
+                            f"DataFrame, not {type(out).__name__}")
+        return out
+
+    step = int(batch_size or 1024)
+    if schema is None:
+        first = None
+        for b in ds.to_batches(columns=read_columns, batch_size=step):
+            first = b
+            break
+        if first is None:
+            # (a TypeError, as pylance raises when it cannot call the function on a row)
+            raise TypeError("the dataset has no rows to infer the new columns from: give batch_udf(output_schema=)")
+        schema = as_batch(inner(first)).schema
+
+    def call(batch: pa.RecordBatch) -> pa.RecordBatch:
+        out = as_batch(inner(batch))
+        if out.schema != schema:
+            raise ValueError(f"the function returned columns {out.schema} where {schema} was expected")
+        return out
+
+    return schema, call, step
+
 from ._evolve import BatchUDF, MergeInsertBuilder, batch_udf  # noqa: E402,F401
 from ._stats import (  # noqa: E402,F401
     DataStatistics,

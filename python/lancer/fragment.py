@@ -74,6 +74,30 @@ class LanceFragment:
         out = fragment_delete(self._ds._inner, self.fragment_id, offsets=[int(o) for o in offsets])
         return None if out is None else FragmentMetadata.from_json(out)
 
+    def merge_columns(self, value_func: Any, columns: Optional[List[str]] = None,
+                      batch_size: Optional[int] = None, reader_schema: Optional[pa.Schema] = None) -> tuple:
+        """Writes new columns for this fragment without committing (pylance's): the
+        columns ``value_func`` computes from each batch of the fragment's ``columns``
+        (a ``batch_udf`` or a function returning a RecordBatch / DataFrame; deleted rows
+        included, as pylance's), as a new data file. Returns the fragment's new
+        ``FragmentMetadata`` and the dataset's schema with the new columns
+        (``LanceSchema``): commit them, with every other fragment of a distributed job,
+        as ``LanceOperation.Merge``. SQL expressions and readers are refused."""
+        from ._lancer import fragment_add_columns_udf
+        from .dataset import _udf_parts
+        from .schema import LanceSchema
+
+        if isinstance(value_func, dict):
+            raise NotImplementedError("merge_columns with SQL expressions is not supported by lancer yet: "
+                                      "give a function over batches")
+        if reader_schema is not None or not callable(value_func):
+            raise NotImplementedError("merge_columns with a reader is not supported by lancer yet: "
+                                      "give a function over batches")
+        schema, call, step = _udf_parts(self._ds, value_func, columns, batch_size)
+        text = fragment_add_columns_udf(self._ds._inner, self.fragment_id, schema, call, columns, step)
+        full = pa.schema(list(self._ds.schema) + list(schema))
+        return FragmentMetadata.from_json(text), LanceSchema.from_pyarrow(full)
+
     def scanner(self, **kwargs: Any) -> LanceScanner:
         return self._ds.scanner(fragments=[self], **kwargs)
 

@@ -23,9 +23,11 @@ of every ``FragmentMetadata`` in a single ``LanceOperation``), run on Ray Data:
 - :func:`compact` plans a compaction on the driver, runs each task as a Ray task and
   commits the rewrites once (a failed task leaves its fragments as they were).
 
+- :func:`add_columns` runs a function over each fragment's batches in Ray tasks
+  (``LanceFragment.merge_columns``: a new data file per fragment, nothing committed) and
+  commits one ``Merge`` of every fragment with the new schema.
+
 Ray is imported when these functions are called, never by ``import lancer``.
-``add_columns`` on Ray (a ``Merge`` of per-fragment column files) is not here yet: lancer
-has no way to write a fragment's new columns uncommitted.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from typing import Any, Dict, Iterable, List, Optional
 
 import pyarrow as pa
 
-__all__ = ["read_lancer", "write_lancer", "create_index", "compact", "LancerDatasource", "LancerDatasink"]
+__all__ = ["read_lancer", "write_lancer", "add_columns", "create_index", "compact", "LancerDatasource", "LancerDatasink"]
 
 _MODES = ("create", "append", "overwrite")
 _BLOCK_ROWS = 128 * 1024  # rows of a block a read task yields
@@ -511,3 +513,40 @@ def compact(uri: str, *, storage_options: Optional[Dict[str, str]] = None,
     task = ray.remote(num_cpus=1, max_retries=2)(_compaction_task)
     rewrites = ray.get([task.remote(uri, storage_options, t) for t in plan.tasks])
     return Compaction.commit(ds, rewrites, options)
+
+
+def _columns_task(uri: str, version: int, storage_options: Optional[Dict[str, str]], fragment_ids: List[int],
+                  func: Any, read_columns: Optional[List[str]], batch_size: Optional[int]) -> List[Any]:
+    """One worker's fragments with their new columns' files (FragmentMetadata)."""
+    import lancer
+
+    ds = lancer.dataset(uri, version=version, storage_options=storage_options)
+    return [ds.get_fragment(i).merge_columns(func, read_columns, batch_size)[0] for i in fragment_ids]
+
+
+def add_columns(uri: str, func: Any, read_columns: Optional[List[str]] = None, *, batch_size: Optional[int] = None,
+                num_workers: int = 2, storage_options: Optional[Dict[str, str]] = None) -> Any:
+    """Adds the columns ``func`` computes (a function over batches of ``read_columns``
+    returning a RecordBatch / DataFrame of new columns, or a ``batch_udf``) with up to
+    ``num_workers`` Ray tasks, each writing its fragments' new column files, and one
+    ``Merge`` commit on the version read at the start (a concurrent append is rebased
+    over; a concurrent rewrite of those fragments is a conflict). Returns the dataset
+    after. A failed task fails the call; nothing is committed then."""
+    ray = _ray()
+    import lancer
+    from ._commit import LanceOperation
+    from ._evolve import BatchUDF
+    from .dataset import LanceDataset, _udf_parts
+
+    ds = lancer.dataset(uri, storage_options=storage_options)
+    # the new columns' schema decided once, on the driver (as pylance infers it)
+    schema, _, step = _udf_parts(ds, func, read_columns, batch_size)
+    udf = BatchUDF(getattr(func, "func", func), schema)
+    frags = [(f.fragment_id, f.physical_rows) for f in ds.get_fragments()]
+    task = ray.remote(num_cpus=1, max_retries=2)(_columns_task)
+    refs = [task.remote(uri, ds.version, storage_options, [f[0] for f in g], udf, read_columns, step)
+            for g in _groups(frags, num_workers)] if frags else []
+    updated = [f for fs in ray.get(refs) for f in fs]
+    full = pa.schema(list(ds.schema) + list(schema))
+    op = LanceOperation.Merge(updated, full)
+    return LanceDataset.commit(uri, op, read_version=ds.version, storage_options=storage_options)

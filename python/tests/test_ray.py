@@ -334,3 +334,75 @@ def test_compact_as_ray_tasks(tmp_path):
     assert len(ds.get_fragments()) == 1
     assert sorted(ds.to_table()["id"].to_pylist()) == [i for i in range(600) if i % 10]
     assert lray.compact(uri).fragments_removed == 0  # nothing left to compact
+
+
+@pytest.mark.skipif(not os.environ.get("LANCER_S3_BUCKET"),
+                    reason="needs scripts/test.sh's S3 test server (LANCER_S3_BUCKET, AWS_*)")
+def test_a_job_of_8_tasks_writes_1m_rows_to_s3_beside_a_concurrent_append(tmp_path):
+    """The issue's job: 1M rows from 8 write tasks into a dataset on the S3 test server
+    while a single-machine writer appends meanwhile; every row lands once, and pylance 14
+    reads exactly those rows."""
+    import uuid
+
+    uri = f"s3://{os.environ['LANCER_S3_BUCKET']}/ray-job-{uuid.uuid4().hex}"
+    lancer.write_dataset(table(-100, 0), uri)
+    started = threading.Event()
+    appended = []
+
+    def other_writer():
+        started.wait(30)
+        lancer.write_dataset(table(2_000_000, 2_000_050), uri, mode="append")
+        appended.append(lancer.dataset(uri).version)
+
+    t = threading.Thread(target=other_writer)
+    t.start()
+    src = blocks(0, 1_000_000, 8)
+    assert src.num_blocks() == 8
+    started.set()
+    out = lray.write_lancer(src, uri, mode="append")
+    t.join()
+    assert appended, "the concurrent append committed"
+    ids = pa.chunked_array(lancer.dataset(uri).to_table(columns=["id"])["id"]).to_numpy()
+    assert len(ids) == 100 + 1_000_000 + 50 and len(set(ids.tolist())) == len(ids)
+    assert ids.min() == -100 and ids.max() == 2_000_049
+    assert out.version >= 3
+    seen = subprocess.run([str(PYLANCE), "-c", """
+import sys, lance
+t = lance.dataset(sys.argv[1]).to_table(columns=["id"])
+ids = t["id"].to_numpy()
+print(len(ids), len(set(ids.tolist())), int(ids.sum()), lance.dataset(sys.argv[1]).version)
+""", uri], capture_output=True, text=True)
+    assert seen.returncode == 0, seen.stderr[-3000:]
+    n, distinct, total, version = map(int, seen.stdout.split())
+    assert (n, distinct, total) == (len(ids), len(ids), int(ids.sum()))
+    assert version == lancer.dataset(uri).version
+
+
+def test_add_columns_as_ray_tasks_one_merge(tmp_path):
+    """Each task writes its fragments' new column files; one Merge commits them; rows
+    keep their values (deleted rows stay deleted); pylance 14 reads the new column."""
+    uri = str(tmp_path / "a")
+    lancer.write_dataset(table(0, 5000), uri, max_rows_per_file=1000)
+    lancer.dataset(uri).delete("id % 9 = 4")
+
+    def doubled(batch):
+        return pa.RecordBatch.from_arrays([pc.multiply(batch["id"], 2)], ["twice"])
+
+    before = lancer.dataset(uri).version
+    ds = lray.add_columns(uri, doubled, read_columns=["id"], num_workers=2)
+    assert ds.version == before + 1
+    t = lancer.dataset(uri).to_table(columns=["id", "twice"]).sort_by("id")
+    assert t["twice"].to_pylist() == [2 * i for i in t["id"].to_pylist()]
+    assert t.num_rows == sum(1 for i in range(5000) if i % 9 != 4)
+    out = subprocess.run([str(PYLANCE), "-c", """
+import sys, lance
+t = lance.dataset(sys.argv[1]).to_table(columns=["id", "twice"])
+print(sum(1 for i, d in zip(t["id"].to_pylist(), t["twice"].to_pylist()) if d == 2 * i), t.num_rows)
+""", uri], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split() == [str(t.num_rows)] * 2
+    # the per-fragment call, as pylance's: new FragmentMetadata and the schema after
+    frag = lancer.dataset(uri).get_fragments()[0]
+    meta, schema = frag.merge_columns(lambda b: pa.RecordBatch.from_arrays([pc.add(b["x"], 1.0)], ["x1"]), ["x"])
+    assert meta.id == frag.fragment_id and len(meta.files) == len(frag.data_files()) + 1
+    assert [f.name() for f in schema.fields()] == ["id", "name", "x", "twice", "x1"]

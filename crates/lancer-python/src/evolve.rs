@@ -26,6 +26,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(optimize_indices, m)?)?;
     m.add_function(wrap_pyfunction!(merge_columns, m)?)?;
     m.add_function(wrap_pyfunction!(add_columns_udf, m)?)?;
+    m.add_function(wrap_pyfunction!(fragment_add_columns_udf, m)?)?;
     m.add_function(wrap_pyfunction!(add_columns_stream, m)?)?;
     Ok(())
 }
@@ -167,23 +168,14 @@ impl From<lancer::table::TableError> for UdfError {
     }
 }
 
-/// pylance's `add_columns(function)`: the columns `schema` computed by `func` (a
-/// Python callable taking a `pyarrow.RecordBatch` of the columns `read_columns` and
-/// returning a `pyarrow.RecordBatch` of `schema`'s columns, as many rows) over every
-/// fragment, `batch_size` rows per call. The dataset after.
-#[pyfunction]
-#[pyo3(signature = (ds, schema, func, read_columns=None, batch_size=1024))]
-fn add_columns_udf(
-    py: Python<'_>,
-    ds: &Dataset,
-    schema: PyArrowType<Schema>,
+/// The function computing `schema`'s columns from a batch of rows: `func` called on
+/// slices of `step` rows (once for an empty batch), its batches joined.
+fn udf_compute(
+    schema: std::sync::Arc<Schema>,
     func: Py<PyAny>,
-    read_columns: Option<Vec<String>>,
-    batch_size: usize,
-) -> PyResult<Dataset> {
-    let schema = std::sync::Arc::new(schema.0);
-    let step = batch_size.max(1);
-    let compute = |input: &arrow_array::RecordBatch| -> Result<arrow_array::RecordBatch, UdfError> {
+    step: usize,
+) -> impl Fn(&arrow_array::RecordBatch) -> Result<arrow_array::RecordBatch, UdfError> + Sync {
+    move |input: &arrow_array::RecordBatch| {
         // one call per `step` rows (one call for an empty fragment)
         let starts: Vec<usize> = if input.num_rows() == 0 {
             vec![0]
@@ -206,7 +198,32 @@ fn add_columns_udf(
                 "the function's batches do not match the new columns' schema: {e}"
             )))
         })
-    };
+    }
+}
+
+fn udf_error(e: UdfError) -> PyErr {
+    match e {
+        UdfError::Py(e) => e,
+        UdfError::Table(t) => errors::table(t),
+    }
+}
+
+/// pylance's `add_columns(function)`: the columns `schema` computed by `func` (a
+/// Python callable taking a `pyarrow.RecordBatch` of the columns `read_columns` and
+/// returning a `pyarrow.RecordBatch` of `schema`'s columns, as many rows) over every
+/// fragment, `batch_size` rows per call. The dataset after.
+#[pyfunction]
+#[pyo3(signature = (ds, schema, func, read_columns=None, batch_size=1024))]
+fn add_columns_udf(
+    py: Python<'_>,
+    ds: &Dataset,
+    schema: PyArrowType<Schema>,
+    func: Py<PyAny>,
+    read_columns: Option<Vec<String>>,
+    batch_size: usize,
+) -> PyResult<Dataset> {
+    let schema = std::sync::Arc::new(schema.0);
+    let compute = udf_compute(schema.clone(), func, batch_size.max(1));
     let read: Option<Vec<&str>> = read_columns
         .as_ref()
         .map(|c| c.iter().map(String::as_str).collect());
@@ -215,11 +232,38 @@ fn add_columns_udf(
             ds.ds
                 .add_columns_with(schema.clone(), read.as_deref(), compute)
         })
-        .map_err(|e| match e {
-            UdfError::Py(e) => e,
-            UdfError::Table(t) => errors::table(t),
-        })?;
+        .map_err(udf_error)?;
     Ok(ds.wrap(after))
+}
+
+/// pylance's `LanceFragment.merge_columns(function)`: fragment `id` with a new data
+/// file of the columns `schema` computed by `func` (as [`add_columns_udf`]), nothing
+/// committed; pylance's `FragmentMetadata` JSON text of it.
+#[pyfunction]
+#[pyo3(signature = (ds, id, schema, func, read_columns=None, batch_size=1024))]
+fn fragment_add_columns_udf(
+    py: Python<'_>,
+    ds: &Dataset,
+    id: u64,
+    schema: PyArrowType<Schema>,
+    func: Py<PyAny>,
+    read_columns: Option<Vec<String>>,
+    batch_size: usize,
+) -> PyResult<String> {
+    let schema = std::sync::Arc::new(schema.0);
+    let compute = udf_compute(schema.clone(), func, batch_size.max(1));
+    let read: Option<Vec<&str>> = read_columns
+        .as_ref()
+        .map(|c| c.iter().map(String::as_str).collect());
+    let frag = py
+        .detach(|| {
+            ds.ds
+                .add_columns_to_fragment(id, schema.clone(), read.as_deref(), compute)
+        })
+        .map_err(udf_error)?;
+    Ok(lancer::fragment_json::python_json_text(
+        &lancer::fragment_json::fragment_to_json(&frag),
+    ))
 }
 
 /// pylance's `merge(data, left_on)`: the source's columns other than the key `on`

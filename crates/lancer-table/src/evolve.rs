@@ -561,25 +561,7 @@ impl Dataset {
         // every fragment on every core
         let frags = crate::par::map_progress(
             self.fragments(),
-            |frag| -> std::result::Result<_, E> {
-                let all = 0..frag.physical_rows;
-                let input = self.read_runs(frag, read, std::slice::from_ref(&all))?;
-                let out = compute(&input)?;
-                if out.num_rows() != input.num_rows() {
-                    return Err(TableError::invalid(format!(
-                        "{} values computed for the {} rows of fragment {}: a function adding columns returns one row per row it is given",
-                        out.num_rows(),
-                        input.num_rows(),
-                        frag.id
-                    ))
-                    .into());
-                }
-                let out = conform(&out, &schema)?;
-                let file = self.write_data_file(&schema, &ids, &[out])?;
-                let mut f = frag.clone();
-                f.files.push(file);
-                Ok(f)
-            },
+            |frag| self.fragment_with_columns(frag, &schema, &ids, read, &compute),
             progress,
         )?;
         crate::commit::crash_point("after-data");
@@ -589,6 +571,63 @@ impl Dataset {
             schema_metadata: self.manifest().pb.schema_metadata.clone(),
             preserves_nullability: true,
         }))?)
+    }
+
+    /// `frag` with a new data file of `schema`'s columns (fields numbered `ids`)
+    /// computed by `compute` from its rows' `read` columns (deleted rows included).
+    fn fragment_with_columns<E: From<TableError>>(
+        &self,
+        frag: &pb::DataFragment,
+        schema: &SchemaRef,
+        ids: &[i32],
+        read: Option<&[&str]>,
+        compute: &(impl Fn(&RecordBatch) -> std::result::Result<RecordBatch, E> + Sync),
+    ) -> std::result::Result<pb::DataFragment, E> {
+        let all = 0..frag.physical_rows;
+        let input = self.read_runs(frag, read, std::slice::from_ref(&all))?;
+        let out = compute(&input)?;
+        if out.num_rows() != input.num_rows() {
+            return Err(TableError::invalid(format!(
+                "{} values computed for the {} rows of fragment {}: a function adding columns returns one row per row it is given",
+                out.num_rows(),
+                input.num_rows(),
+                frag.id
+            ))
+            .into());
+        }
+        let out = conform(&out, schema)?;
+        let file = self.write_data_file(schema, ids, &[out])?;
+        let mut f = frag.clone();
+        f.files.push(file);
+        Ok(f)
+    }
+
+    /// One worker's share of a distributed `add_columns` (pylance's
+    /// `LanceFragment.merge_columns`): fragment `id` with a new data file of `schema`'s
+    /// columns computed by `compute` from its rows, nothing committed. The new fields
+    /// are numbered as [`Self::add_columns_with`] numbers them on this version (after
+    /// the largest field id, in pre-order), so every worker's files agree and a `Merge`
+    /// of all the fragments with the dataset's schema plus `schema` commits them.
+    pub fn add_columns_to_fragment<E: From<TableError>>(
+        &self,
+        id: u64,
+        schema: SchemaRef,
+        read: Option<&[&str]>,
+        compute: impl Fn(&RecordBatch) -> std::result::Result<RecordBatch, E> + Sync,
+    ) -> std::result::Result<pb::DataFragment, E> {
+        self.check_writable("add columns to")?;
+        let (_, ids) = self.with_new_fields(&schema)?;
+        let frag = self
+            .fragments()
+            .iter()
+            .find(|f| f.id == id)
+            .ok_or_else(|| {
+                TableError::invalid(format!(
+                    "fragment {id} is not in version {} of the dataset",
+                    self.version()
+                ))
+            })?;
+        self.fragment_with_columns(frag, &schema, &ids, read, &compute)
     }
 
     /// Adds the columns of `batches`: one value per live row, in the dataset's order

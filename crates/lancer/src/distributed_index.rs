@@ -8,7 +8,8 @@
 //! hands it to workers; each worker builds one segment over its group of fragments
 //! ([`create_index_segment`]), written under `_indices/<uuid>/` and returned
 //! uncommitted; the driver optionally merges segments ([`merge_index_segments`]:
-//! BTREE and BITMAP, byte for byte the segment one build over their fragments writes)
+//! BTREE and BITMAP, byte for byte the segment one build over their fragments writes;
+//! vector segments of one model, their rows encoded again with it in one pass)
 //! and commits the list as one index ([`commit_index_segments`], one `CreateIndex`
 //! through the usual OCC path). Segments sharing one model are the partitions of one
 //! build split by rows: a search probes every segment with the same centroids and
@@ -246,11 +247,13 @@ fn same_kind(segments: &[pb::IndexMetadata]) -> Result<()> {
     Ok(())
 }
 
-/// Merges uncommitted BTREE or BITMAP `segments` (of one field, disjoint fragments)
-/// into one segment under a new uuid, covering all their fragments: the files one build
-/// over those fragments writes. The merged segments' files stay until `cleanup` (they
-/// are not part of any version). Other kinds are refused: commit their segments side
-/// by side.
+/// Merges uncommitted `segments` (of one field and kind, disjoint fragments) into one
+/// segment under a new uuid covering all their fragments: BTREE / BITMAP from their
+/// entries, the files one build over those fragments writes; vector segments of one
+/// model by encoding their fragments' rows again with it (one pass, no training: the
+/// partitions and codes of one build). The merged segments' files stay until
+/// `cleanup` (they are not part of any version). Other kinds, and vector segments of
+/// different models, are refused: commit them side by side.
 pub fn merge_index_segments(
     ds: &Dataset,
     segments: &[pb::IndexMetadata],
@@ -258,6 +261,9 @@ pub fn merge_index_segments(
     same_kind(segments)?;
     let fragments: Vec<u64> = disjoint(segments)?.iter().map(u64::from).collect();
     let first = &segments[0];
+    if type_url(first) == lancer_index::ivf::VECTOR_DETAILS_URL {
+        return merge_vector_segments(ds, segments, &fragments);
+    }
     let kind = lancer_index::scalar::kind_of(ds, first).ok_or_else(|| {
         invalid(format!(
             "{} segments are not merged by Lancer: commit them side by side (each is searched on its own)",
@@ -301,6 +307,70 @@ pub fn merge_index_segments(
     };
     let uuid = lancer_table::commit::random_uuid_bytes();
     crate::scalar_index::write(ds, field_id, first.name.clone(), segment, &fragments, uuid)
+}
+
+/// Vector segments built with one model become one segment: their fragments' rows
+/// encoded again with that model in one pass (no training) — the partitions and codes
+/// one build over those fragments writes. Segments of different models (each trained
+/// its own) are refused: they stay side by side.
+fn merge_vector_segments(
+    ds: &Dataset,
+    segments: &[pb::IndexMetadata],
+    fragments: &[u64],
+) -> Result<pb::IndexMetadata> {
+    use lancer_index::ivf::IvfSegment;
+    let opened = segments
+        .iter()
+        .map(|m| IvfSegment::open(ds, m).map_err(crate::ann::index_error))
+        .collect::<Result<Vec<_>>>()?;
+    let (model, quantizer) = FixedModel::of(&opened[0]);
+    let metric = opened[0].metric;
+    for s in &opened[1..] {
+        let (m, q) = FixedModel::of(s);
+        let rabit = |e: &Option<RabitEncoder>| e.as_ref().map(|e| (e.num_bits, e.signs.clone()));
+        if q != quantizer
+            || s.metric != metric
+            || m.centroids != model.centroids
+            || m.codebook != model.codebook
+            || m.bounds != model.bounds
+            || rabit(&m.rabit) != rabit(&model.rabit)
+        {
+            return Err(invalid(format!(
+                "segments {} and {} were built with different models (centroids or quantizer): only segments of one model merge; commit these side by side",
+                opened[0].name, s.name
+            )));
+        }
+    }
+    let first = &segments[0];
+    let [field_id] = first.fields[..] else {
+        return Err(invalid("a vector segment indexes one field"));
+    };
+    let column = ds
+        .manifest()
+        .schema
+        .fields
+        .iter()
+        .find(|f| f.id == field_id && f.parent_id == -1)
+        .map(|f| f.name.clone())
+        .ok_or_else(|| {
+            invalid(format!(
+                "field {field_id} of the segments is not a top-level column"
+            ))
+        })?;
+    let mut params = lancer_index::ivf_build::BuildParams::new(quantizer, metric);
+    params.fixed = Some(model);
+    params.hnsw = lancer_index::ivf_build::details_hnsw(first).or_else(|| {
+        let g = opened[0].graphs.as_ref()?.iter().flatten().next()?;
+        Some(lancer_index::hnsw_build::HnswBuild {
+            m: g.meta.params.m,
+            ef_construction: g.meta.params.ef_construction,
+            max_level: g.meta.params.max_level,
+        })
+    });
+    params.file_version = crate::index::index_file_version(ds);
+    let built = crate::index::build_streaming(ds, &column, Some(fragments), &params)?;
+    let uuid = lancer_table::commit::random_uuid_bytes();
+    crate::index::write_segment(ds, field_id, first.name.clone(), built, fragments, uuid)
 }
 
 fn kind_label(meta: &pb::IndexMetadata) -> String {

@@ -167,7 +167,8 @@ fn vector_segments_with_one_model_answer_as_one_build() {
             "{kind}: uncommitted segments commit nothing"
         );
         // committed over the single build (replacing it)
-        let built = di::commit_index_segments(&single, "vec_idx", "vec", segments, true).unwrap();
+        let built =
+            di::commit_index_segments(&single, "vec_idx", "vec", segments.clone(), true).unwrap();
         assert_eq!(
             built.indices().unwrap().len(),
             2,
@@ -199,7 +200,28 @@ fn vector_segments_with_one_model_answer_as_one_build() {
                 );
             }
         }
+        // the segments merged into one: the single build's answers from one segment
+        let merged = di::merge_index_segments(&built, &segments).unwrap();
+        let one = di::commit_index_segments(&built, "vec_idx", "vec", vec![merged], true).unwrap();
+        assert_eq!(one.indices().unwrap().len(), 1, "{kind}: merged");
+        if kind != "IVF_RQ" {
+            let again: Vec<_> = queries
+                .iter()
+                .flat_map(|q| [1, 2, 4].map(|nprobes| answers(&one, q, nprobes)))
+                .collect();
+            assert_eq!(again, want, "{kind}: merged segment");
+        }
     }
+    // segments of different models do not merge
+    let ds = Dataset::open(&tmp).unwrap();
+    let own: Vec<_> = frags
+        .chunks(2)
+        .map(|g| {
+            di::create_index_segment(&ds, "vec", &vector_spec("IVF_FLAT"), g, None, None).unwrap()
+        })
+        .collect();
+    let e = di::merge_index_segments(&ds, &own).unwrap_err().to_string();
+    assert!(e.contains("different models"), "{e}");
 }
 
 /// Given centroids only (pylance's `ivf_centroids` without a codebook), each segment

@@ -544,3 +544,85 @@ fn malformed_descriptions_are_errors() {
         assert!(err.contains(what), "{text}: {err}");
     }
 }
+
+/// Distributed `add_columns`: each worker writes one fragment's new column file
+/// uncommitted (through JSON), one `Merge` of every fragment and the schema with the
+/// new column commits them; each row's value is computed from its own id (deleted rows
+/// stay deleted); a fragment the version lacks is refused.
+#[test]
+fn columns_added_per_fragment_then_one_merge() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    let tmp = TempDir::new("two-phase-add-columns");
+    let ds = Dataset::write(&tmp, schema(), &[batch(0..30)], &params(8)).unwrap();
+    let ds = ds
+        .delete_where("id = 5", |b| {
+            let ids = b.column(0).as_primitive::<Int64Type>();
+            Ok(arrow_array::BooleanArray::from_iter(
+                ids.values().iter().map(|&i| Some(i == 5)),
+            ))
+        })
+        .unwrap();
+    let new = Arc::new(Schema::new(vec![Field::new(
+        "twice",
+        DataType::Int64,
+        true,
+    )]));
+    let compute = |b: &RecordBatch| -> lancer::table::Result<RecordBatch> {
+        let ids = b.column(0).as_primitive::<Int64Type>();
+        Ok(RecordBatch::try_new(
+            new.clone(),
+            vec![Arc::new(Int64Array::from_iter_values(
+                ids.values().iter().map(|i| i * 2),
+            ))],
+        )
+        .unwrap())
+    };
+    let texts: Vec<String> = ds
+        .fragments()
+        .iter()
+        .map(|f| {
+            let out = ds
+                .add_columns_to_fragment(f.id, new.clone(), Some(&["id"]), compute)
+                .unwrap();
+            fragment_to_json(&out).to_string()
+        })
+        .collect();
+    assert_eq!(
+        Dataset::open(&tmp).unwrap().version(),
+        ds.version(),
+        "nothing committed"
+    );
+    let frags = texts
+        .iter()
+        .map(|t| fragment_from_json(&serde_json::from_str(t).unwrap()).unwrap())
+        .collect();
+    let mut fields: Vec<Field> = schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    fields.push(Field::new("twice", DataType::Int64, true));
+    let store = Store::local(tmp.path());
+    let merged = commit(
+        &store,
+        Operation::Merge {
+            fragments: frags,
+            schema: Arc::new(Schema::new(fields)),
+        },
+        Some(ds.version()),
+        &CommitParams::default(),
+    )
+    .unwrap();
+    let b = merged.scan().columns(&["id", "twice"]).to_batch().unwrap();
+    let ids = b.column(0).as_primitive::<Int64Type>().values().to_vec();
+    let twice = b.column(1).as_primitive::<Int64Type>().values().to_vec();
+    assert_eq!(ids.len(), 29);
+    assert!(!ids.contains(&5));
+    assert!(ids.iter().zip(&twice).all(|(i, t)| *t == 2 * i));
+    let e = ds
+        .add_columns_to_fragment(99, new.clone(), Some(&["id"]), compute)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("fragment 99"), "{e}");
+}
