@@ -511,6 +511,8 @@ fn check_files(store: &Store, base: Option<&Dataset>, op: &PbOperation) -> Resul
             }
         }
     }
+    // What to check: each new data file, each new deletion file.
+    let mut jobs: Vec<(&Fragment, Option<&pb::DataFile>)> = Vec::new();
     for frag in new_files {
         if frag.physical_rows == 0 && !frag.files.is_empty() {
             return Err(Error::InvalidArgument {
@@ -527,16 +529,54 @@ fn check_files(store: &Store, base: Option<&Dataset>, op: &PbOperation) -> Resul
             .map(|f| f.files.clone())
             .unwrap_or_default();
         for df in frag.files.iter().filter(|df| !before.contains(df)) {
-            check_data_file(store, base, frag, df, &schema_ids)?;
+            jobs.push((frag, Some(df)));
         }
         if let Some(del) = &frag.deletion_file {
             if committed(frag.id).and_then(|f| f.deletion_file.as_ref()) != Some(del) {
-                check_deletion(store, frag, del)?;
+                jobs.push((frag, None));
             }
         }
     }
+    let check = |(frag, df): (&Fragment, Option<&pb::DataFile>)| match df {
+        Some(df) => check_data_file(store, base, frag, df, &schema_ids),
+        None => frag
+            .deletion_file
+            .as_ref()
+            .map_or(Ok(()), |del| check_deletion(store, frag, del)),
+    };
+    // Each check is a few requests (size, footer); a job's thousands of files are
+    // checked CHECK_THREADS at a time (object-store latency, not CPU, is the cost),
+    // and the first failure in the operation's order is reported.
+    if jobs.len() < 8 {
+        return jobs.into_iter().try_for_each(check);
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<Result<()>>>> =
+        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|sc| {
+        for _ in 0..CHECK_THREADS.min(jobs.len()) {
+            sc.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&job) = jobs.get(i) else { return };
+                let r = check(job);
+                *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+            });
+        }
+    });
+    for r in results {
+        r.into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(|| {
+                Err(Error::InvalidArgument {
+                    what: "a file check did not finish".into(),
+                })
+            })?;
+    }
     Ok(())
 }
+
+/// Files a commit checks at once.
+const CHECK_THREADS: usize = 16;
 
 /// A fragment an operation names as committed must have the committed data files.
 fn same_files(f: &Fragment, committed: Option<&Fragment>, what: &str) -> Result<()> {
