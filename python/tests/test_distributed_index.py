@@ -1,8 +1,8 @@
 """Distributed index builds with pylance 14's calls (issue 43): ``IndicesBuilder``
 trains once, ``create_index_uncommitted`` builds a segment per fragment group,
 ``commit_existing_index_segments`` / ``LanceOperation.CreateIndex`` commit them. The
-index answers as one ``create_index`` with the same model, pylance 14 opens and searches
-it with the same answers, and segments cross between the engines both ways (pylance's
+index answers as one ``create_index`` with the same model, pylance 14, 12 and 11 open and
+search it with the same answers, and segments cross between the engines both ways (pylance's
 workers, lancer's driver and the other way round).
 
 pylance runs in subprocesses of its own venv, as the workers of a distributed job do.
@@ -109,9 +109,10 @@ def test_pylance_calls_build_what_one_create_index_builds(tmp_path):
                         num_sub_vectors=4)
     for nprobes in (1, 2, 4):
         assert lancer_answers(ds, nprobes) == lancer_answers(single, nprobes), nprobes
-    seen = run(PYLANCE_SEARCH, tmp_path / "dist", json.dumps(QUERIES), 2)
-    assert seen["names"] == ["vec_idx"] and seen["segments"] == 2
-    assert seen["answers"] == lancer_answers(ds, 2)
+    for version in ("14", "12", "11"):
+        seen = run(PYLANCE_SEARCH, tmp_path / "dist", json.dumps(QUERIES), 2, version=version)
+        assert seen["names"] == ["vec_idx"] and seen["segments"] == 2, version
+        assert seen["answers"] == lancer_answers(ds, 2), version
 
 
 def test_a_whole_model_from_train_model_and_a_create_index_commit(tmp_path):

@@ -248,6 +248,31 @@ def test_a_task_that_fails_once_leaves_its_rows_exactly_once(tmp_path):
     assert len(committed) == 16 and set(data_files(uri)) >= committed
 
 
+
+def test_a_worker_killed_mid_write_leaves_its_rows_exactly_once(tmp_path):
+    """A write task's worker process is killed (os._exit) after part of its block went
+    to the writer; Ray starts the task again on a new worker; each row is committed
+    once, and the killed attempt's files are named by no commit."""
+    uri = str(tmp_path / "k.lance")
+    marker = tmp_path / "killed-once"
+
+    def die_once(batch):
+        if 5999 in batch["id"].to_pylist() and not marker.exists():
+            marker.write_text("x")
+            os._exit(1)  # the worker process dies mid-write
+        return batch
+
+    retry = {"max_retries": 3}
+    ds = blocks(0, 8000, 4).map_batches(die_once, batch_format="pyarrow", batch_size=500, **retry)
+    out = lray.write_lancer(ds, uri, max_rows_per_file=500, ray_remote_args=retry)
+    assert marker.exists()
+    assert ids_of(uri) == list(range(8000))
+    committed = {Path(d.path).name for f in out.get_fragments() for d in f.data_files()}
+    assert len(committed) == 16 and set(data_files(uri)) >= committed
+    version, theirs = pylance_table(uri, tmp_path / "p.arrow")
+    assert version == 1 and theirs.equals(table(0, 8000))
+
+
 DRIVER = """
 import sys, time, ray, lancer, lancer.ray as lray
 import pyarrow as pa
