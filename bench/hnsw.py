@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """HNSW benchmark (issue 42): build time and recall@10 / QPS at several beam widths,
-Lancer vs pylance vs hnswlib vs FAISS IndexHNSWFlat on the same clustered vectors, in
+Lancer vs pylance vs hnswlib vs FAISS IndexHNSWFlat vs usearch on the same clustered vectors, in
 one run.
 
     .venv/bench/bin/python bench/hnsw.py [--rows 200000] [--dim 128] [--partitions 16]
@@ -43,6 +43,8 @@ from concurrent.futures import ThreadPoolExecutor
 os.environ.setdefault("LANCE_LOG", "error")  # pylance warns per query that `_distance` is projected
 
 import faiss
+import usearch
+import usearch.index
 import hnswlib
 import lance
 import numpy as np
@@ -208,8 +210,12 @@ def main():
     fh.hnsw.efConstruction = a.ef_construction
     fh.add(vec)
     f_build = time.perf_counter() - t
+    t = time.perf_counter()
+    us = usearch.index.Index(ndim=a.dim, metric="l2sq", connectivity=a.m, expansion_add=a.ef_construction)
+    us.add(np.arange(a.rows), vec, threads=threads)
+    u_build = time.perf_counter() - t
     print(f"{kind} build: pylance {py_build:.2f} s, Lancer {lan_build:.2f} s ({lan_rss / 2**20:.0f} MiB), "
-          f"hnswlib {hl_build:.2f} s, FAISS HNSWFlat {f_build:.2f} s", flush=True)
+          f"hnswlib {hl_build:.2f} s, FAISS HNSWFlat {f_build:.2f} s, usearch {u_build:.2f} s", flush=True)
 
     py_on_py = pylance_curve(py_ds, queries, truth, a.nprobes, efs)
     py_on_lan = pylance_curve(lan_ds, queries, truth, a.nprobes, efs)
@@ -235,13 +241,21 @@ def main():
         t = time.perf_counter()
         got = [fh.search(q[None, :], 10)[1][0].tolist() for q in queries]
         f_q = (recall(got, truth), len(queries) / (time.perf_counter() - t))
-        rows.append((ef, py_on_py[ef], lan_on_py[ef], lan_on_lan[ef], py_on_lan[ef], hl_q, f_q))
-        multi.append((ef, py_on_py[ef], lan_on_py[ef], lan_on_lan[ef], hl_all, f_all))
+        us.expansion_search = max(ef, 10)
+        t = time.perf_counter()
+        us.search(queries, 10, threads=threads)
+        u_all = len(queries) / (time.perf_counter() - t)
+        t = time.perf_counter()
+        got = [us.search(q, 10, threads=1).keys.tolist() for q in queries]
+        u_q = (recall(got, truth), len(queries) / (time.perf_counter() - t))
+        rows.append((ef, py_on_py[ef], lan_on_py[ef], lan_on_lan[ef], py_on_lan[ef], hl_q, f_q, u_q))
+        multi.append((ef, py_on_py[ef], lan_on_py[ef], lan_on_lan[ef], hl_all, f_all, u_all))
         print(f"  ef {ef}: recall/QPS pylance {py_on_py[ef][0]:.3f}/{py_on_py[ef][1]:.0f}, Lancer on pylance's "
               f"{lan_on_py[ef][0]:.3f}/{lan_on_py[ef][1]:.0f}, Lancer {lan_on_lan[ef][0]:.3f}/{lan_on_lan[ef][1]:.0f} "
               f"(search {lan_on_lan[ef][2]:.0f}), pylance on Lancer's {py_on_lan[ef][0]:.3f}, "
-              f"hnswlib {hl_q[0]:.3f}/{hl_q[1]:.0f}, FAISS {f_q[0]:.3f}/{f_q[1]:.0f}; 2 threads: pylance "
-              f"{py_on_py[ef][2]:.0f}, Lancer {lan_on_lan[ef][3]:.0f}, hnswlib {hl_all:.0f}, FAISS {f_all:.0f}",
+              f"hnswlib {hl_q[0]:.3f}/{hl_q[1]:.0f}, FAISS {f_q[0]:.3f}/{f_q[1]:.0f}, usearch {u_q[0]:.3f}/{u_q[1]:.0f}; "
+              f"2 threads: pylance {py_on_py[ef][2]:.0f}, Lancer {lan_on_lan[ef][3]:.0f}, hnswlib {hl_all:.0f}, "
+              f"FAISS {f_all:.0f}, usearch {u_all:.0f}",
               flush=True)
     frows = []
     if a.filters:
@@ -253,23 +267,23 @@ def main():
     lines = [f"### HNSW ({kind}), {a.rows:,} x {a.dim}-d clustered float32 (4 fragments), {a.partitions} partitions, "
              f"m {a.m}, ef_construction {a.ef_construction}, l2",
              f"{datetime.date.today()}, {file_read.machine()}, pylance {lance.__version__}, hnswlib {hnswlib.__version__ if hasattr(hnswlib, '__version__') else '0.8.0'}, "
-             f"faiss {faiss.__version__}; {a.queries} queries one at a time, 1 thread for hnswlib / FAISS; "
+             f"faiss {faiss.__version__}, usearch {usearch.__version__}; {a.queries} queries one at a time, 1 thread for hnswlib / FAISS / usearch; "
              f"IVF engines probe {a.nprobes} partitions" + (f"; Lancer binaries from {bins}" if prebuilt else ""), "",
-             "| build | pylance | Lancer | Lancer / pylance | Lancer peak RSS | hnswlib | FAISS HNSWFlat |",
-             "|---|---|---|---|---|---|---|",
-             f"| seconds ({threads} cores) | {py_build:.2f} | {lan_build:.2f} | {lan_build / py_build:.2f} | {lan_rss / 2**20:.0f} MiB | {hl_build:.2f} | {f_build:.2f} |",
+             "| build | pylance | Lancer | Lancer / pylance | Lancer peak RSS | hnswlib | FAISS HNSWFlat | usearch |",
+             "|---|---|---|---|---|---|---|---|",
+             f"| seconds ({threads} cores) | {py_build:.2f} | {lan_build:.2f} | {lan_build / py_build:.2f} | {lan_rss / 2**20:.0f} MiB | {hl_build:.2f} | {f_build:.2f} | {u_build:.2f} |",
              "",
-             "| ef | pylance recall / QPS | Lancer on pylance's index recall / QPS | Lancer recall / QPS (search alone) | Lancer / pylance QPS | pylance on Lancer's index recall | hnswlib recall / QPS | FAISS recall / QPS |",
-             "|---|---|---|---|---|---|---|---|"]
-    for ef, pp, lp, ll, pl, h, f in rows:
+             "| ef | pylance recall / QPS | Lancer on pylance's index recall / QPS | Lancer recall / QPS (search alone) | Lancer / pylance QPS | pylance on Lancer's index recall | hnswlib recall / QPS | FAISS recall / QPS | usearch recall / QPS |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for ef, pp, lp, ll, pl, h, f, u in rows:
         lines.append(f"| {ef} | {pp[0]:.3f} / {pp[1]:.0f} | {lp[0]:.3f} / {lp[1]:.0f} | {ll[0]:.3f} / {ll[1]:.0f} ({ll[2]:.0f}) | "
-                     f"{lp[1] / pp[1]:.2f} | {pl[0]:.3f} | {h[0]:.3f} / {h[1]:.0f} | {f[0]:.3f} / {f[1]:.0f} |")
+                     f"{lp[1] / pp[1]:.2f} | {pl[0]:.3f} | {h[0]:.3f} / {h[1]:.0f} | {f[0]:.3f} / {f[1]:.0f} | {u[0]:.3f} / {u[1]:.0f} |")
     lines += ["", f"{threads} threads (pylance: a {threads}-thread pool of single queries; Lancer: its search alone on "
               f"{threads} threads; hnswlib / FAISS: one batched call) and latency of single queries (ms, with the id column):", "",
-              "| ef | pylance QPS | Lancer QPS | Lancer / pylance | hnswlib QPS | FAISS QPS | pylance p50 / p99 | Lancer on pylance's p50 / p99 | Lancer p50 / p99 |",
-              "|---|---|---|---|---|---|---|---|---|"]
-    for ef, pp, lp, ll, h, f in multi:
-        lines.append(f"| {ef} | {pp[2]:.0f} | {ll[3]:.0f} | {ll[3] / pp[2]:.2f} | {h:.0f} | {f:.0f} | "
+              "| ef | pylance QPS | Lancer QPS | Lancer / pylance | hnswlib QPS | FAISS QPS | usearch QPS | pylance p50 / p99 | Lancer on pylance's p50 / p99 | Lancer p50 / p99 |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    for ef, pp, lp, ll, h, f, u in multi:
+        lines.append(f"| {ef} | {pp[2]:.0f} | {ll[3]:.0f} | {ll[3] / pp[2]:.2f} | {h:.0f} | {f:.0f} | {u:.0f} | "
                      f"{pp[3] * 1e3:.2f} / {pp[4] * 1e3:.2f} | {lp[4] * 1e3:.2f} / {lp[5] * 1e3:.2f} | {ll[4] * 1e3:.2f} / {ll[5] * 1e3:.2f} |")
     if frows:
         lines += ["", f"Prefiltered search at ef {a.filter_ef} (recall against the exact answer over the kept rows; "

@@ -428,6 +428,22 @@ impl Graph {
         visited: &mut Visited,
         dist: &mut dyn FnMut(u32) -> f32,
     ) -> Vec<Scored> {
+        self.search_prefetching(q, keep, visited, dist, &mut |_| {})
+    }
+
+    /// [`Self::search`], calling `prefetch(i)` a few nodes before node `i` is scored
+    /// directly (the caller fetches its vector into cache: kept nodes scattered over a
+    /// large partition are otherwise a cache miss each).
+    pub fn search_prefetching(
+        &self,
+        q: GraphQuery,
+        keep: Option<&[bool]>,
+        visited: &mut Visited,
+        dist: &mut dyn FnMut(u32) -> f32,
+        prefetch: &mut dyn FnMut(u32),
+    ) -> Vec<Scored> {
+        /// Nodes ahead of the one scored whose vectors are fetched.
+        const AHEAD: usize = 8;
         if self.len == 0 || q.k == 0 {
             return Vec::new();
         }
@@ -436,10 +452,22 @@ impl Graph {
         // graph's survive the filter.
         if let Some(k) = keep.filter(|_| kept < self.len * 10 / 100) {
             let mut top: BinaryHeap<Scored> = BinaryHeap::with_capacity(q.k.min(kept) + 1);
-            for (i, _) in k.iter().enumerate().filter(|(_, &b)| b) {
+            let ids: Vec<u32> = k
+                .iter()
+                .enumerate()
+                .filter(|(_, &b)| b)
+                .map(|(i, _)| i as u32)
+                .collect();
+            for &i in ids.iter().take(AHEAD) {
+                prefetch(i);
+            }
+            for (j, &i) in ids.iter().enumerate() {
+                if let Some(&next) = ids.get(j + AHEAD) {
+                    prefetch(next);
+                }
                 let s = Scored {
-                    dist: dist(i as u32),
-                    id: i as u32,
+                    dist: dist(i),
+                    id: i,
                 };
                 if top.len() < q.k {
                     top.push(s);

@@ -111,7 +111,9 @@ impl IvfSegment {
             ef: beam.ef,
             acorn: beam.acorn,
         };
-        let found = g.search(query, filter, visited, &mut dist);
+        let found = g.search_prefetching(query, filter, visited, &mut dist, &mut |i| {
+            self.prefetch_row(start + i as usize)
+        });
         // a multivector row has a node per vector: its nearest (first) stands for it
         // (the reference's graph search answers each row once): a scan of the few
         // before it, a set past 64 nodes (k × refine_factor can be large)
@@ -133,6 +135,24 @@ impl IvfSegment {
 
     /// The distance of the prepared query `q` to row `i` of partition `p`, one row at
     /// a time (graph walks), equal to what [`Self::score_partition`] computes for it.
+    /// Asks the CPU to fetch row `r`'s stored vector (FLAT) or codes (SQ) into cache.
+    fn prefetch_row(&self, r: usize) {
+        let dim = self.dim;
+        match &self.storage {
+            Storage::Flat { vectors } => {
+                if let Some(v) = vectors.get(r * dim..(r + 1) * dim) {
+                    crate::kernels::prefetch(v);
+                }
+            }
+            Storage::Sq { codes, .. } => {
+                if let Some(c) = codes.get(r * dim..(r + 1) * dim) {
+                    crate::kernels::prefetch(c);
+                }
+            }
+            _ => {}
+        }
+    }
+
     pub(crate) fn row_distance<'a>(
         &'a self,
         p: usize,
