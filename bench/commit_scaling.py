@@ -17,7 +17,7 @@ Appends a table to bench/RESULTS.md.
 import argparse
 import datetime
 import os
-import platform
+import sys
 import shutil
 import tempfile
 import time
@@ -29,6 +29,8 @@ import lancer
 from lancer.fragment import write_fragments
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import file_read  # noqa: E402
 
 
 def table(n, start=0):
@@ -81,10 +83,8 @@ def main():
             print(f"S3, {f} fragments: commit of all {big:.3f} s, next append {small:.3f} s, open {opened:.3f} s",
                   flush=True)
     shutil.rmtree(work, ignore_errors=True)
-    if a.no_record:
-        return
     lines = ["### Commit cost against fragment count (inputs of docs/scaling.md)",
-             f"{datetime.date.today()}, {os.cpu_count()} cores, {platform.machine()}, lancer (Python, release); "
+             f"{datetime.date.today()}, {file_read.machine()}, lancer (Python, release); "
              "F fragments of 10 rows committed in one Append, then one more append on top", "",
              "| store | fragments | commit of all (s) | next append (s) | open (s) | manifest bytes | bytes per fragment |",
              "|---|---|---|---|---|---|---|"]
@@ -92,8 +92,7 @@ def main():
         per = "—" if size is None else f"{size / (f + 2):.0f}"
         lines.append(f"| {store} | {f:,} | {big:.3f} | {small:.3f} | {opened:.3f} | "
                      f"{'—' if size is None else f'{size:,}'} | {per} |")
-    with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as fh:
-        fh.write("\n" + "\n".join(lines) + "\n")
+    file_read.record(lines, a.no_record)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@ import numpy as np
 import pyarrow as pa
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import file_read  # noqa: E402
 
 
 def ensure(a):
@@ -142,13 +144,9 @@ def main():
     ray.shutdown()
     shutil.rmtree(work, ignore_errors=True)
 
-    if a.no_record:
-        return
-    import platform
-
     lines = [f"### Ray: lancer.ray vs lance-ray 0.5.0 and Ray Data's read_lance, {a.rows:,} rows "
              f"(id, x, name, {a.dim}-d vec) in {a.blocks} blocks",
-             f"{datetime.date.today()}, {os.cpu_count()} cores, {platform.processor() or platform.machine()}, "
+             f"{datetime.date.today()}, {file_read.machine()}, "
              f"Ray {ray.__version__}, pylance {lance.__version__}; local cluster of 2 CPUs; best of {a.iters}", "",
              "| step | lance-ray | ray.data (read_lance) | lancer.ray | lancer / lance-ray |", "|---|---|---|---|---|"]
     for label, lr_v, rd_v, lan_v in rows:
@@ -156,8 +154,7 @@ def main():
         lines.append(f"| {label} | {lr_v:,.0f} | {rd} | {lan_v:,.0f} | {lan_v / lr_v:.2f}x |")
     lines += ["", "| IVF_PQ build (64 partitions) | seconds |", "|---|---|"]
     lines += [f"| {k} | {v:.2f} |" for k, v in builds.items()]
-    with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as f:
-        f.write("\n" + "\n".join(lines) + "\n")
+    file_read.record(lines, a.no_record)
 
 
 if __name__ == "__main__":

@@ -158,7 +158,7 @@ class IOStats:
 class IvfModel:
     """A vector index's IVF model, as pylance's ``lance.indices.IvfModel``:
     ``centroids`` (a ``pyarrow.FixedSizeListArray``, one vector per partition),
-    ``distance_type`` and ``num_partitions``."""
+    ``distance_type``, ``num_partitions`` (and lancer's ``dimension``)."""
 
     def __init__(self, centroids: pa.Array, distance_type: str):
         self.centroids = centroids
@@ -167,6 +167,10 @@ class IvfModel:
     @property
     def num_partitions(self) -> int:
         return len(self.centroids)
+
+    @property
+    def dimension(self) -> int:
+        return self.centroids.type.list_size
 
 
 _FILES = pa.schema([

@@ -162,7 +162,8 @@ class _SegmentsMixin:
         segment trains its own. Scalar and INVERTED kinds take
         :meth:`create_scalar_index`'s parameters. Commit the segments with
         :meth:`commit_existing_index_segments` (or ``LanceOperation.CreateIndex``)."""
-        from .dataset import _check_arguments
+        from . import _checks
+        from .dataset import _vector_arguments
 
         if fragment_ids is None:
             raise ValueError("create_index_uncommitted requires fragment_ids for distributed index build")
@@ -174,15 +175,8 @@ class _SegmentsMixin:
         vector = kind.startswith("IVF")
         params: Dict[str, Any] = {"name": name, "replace": replace}
         if vector:
-            hnsw = {k: kwargs.pop(k) for k in ("m", "ef_construction", "max_level") if kwargs.get(k) is not None}
-            _check_arguments(
-                "create_index_uncommitted", kwargs,
-                tuning={"index_cache_size", "shuffle_partition_batches", "shuffle_partition_concurrency",
-                        "streaming_sample_rate", "streaming_coreset_rate", "streaming_refine_passes",
-                        "storage_options"},
-                refused={"accelerator": None, "ivf_centroids_file": None, "precomputed_partition_dataset": None,
-                         "filter_nan": True, "train": True, "target_partition_size": None,
-                         "skip_transpose": False, "rabitq_model": None})
+            hnsw = _vector_arguments("create_index_uncommitted", kwargs, tuning={"storage_options"},
+                                     refused={"rabitq_model": None})
             params.update(metric=metric, num_partitions=num_partitions, num_sub_vectors=num_sub_vectors,
                           num_bits=num_bits, sample_rate=sample_rate, max_iterations=max_iterations, **hnsw)
             given = self._given_model(column, ivf_centroids, pq_codebook, model)
@@ -191,7 +185,7 @@ class _SegmentsMixin:
                 raise ValueError(f"ivf_centroids / pq_codebook / model are for vector indexes, not {kind}")
             params.update(self._scalar_params(kind, kwargs))
             given = None
-        _checks_target(self, column, kind, vector)
+        _checks.index_target(self.schema, column, kind, scalar=not vector)
         text = _lancer.create_index_segment(
             self._inner, column, kind, params, [int(f) for f in fragment_ids], given,
             None if index_uuid is None else str(index_uuid))
@@ -200,20 +194,14 @@ class _SegmentsMixin:
     def _scalar_params(self, kind: str, kwargs: Dict[str, Any]) -> Dict[str, Any]:
         """A scalar / INVERTED build's parameters in pylance's names (as
         ``create_scalar_index`` takes them)."""
-        from .dataset import _check_arguments
+        from .dataset import _check_arguments, _scalar_arguments
 
         general = {k: kwargs.pop(k) for k in ("train", "storage_options", "progress_callback")
                    if k in kwargs}
         _check_arguments("create_index_uncommitted", general, tuning={"storage_options"},
                          refused={"train": True, "progress_callback": None})
-        if kind in ("INVERTED", "FTS"):
-            return {"analyzer_json": json.dumps(kwargs)} if kwargs else {}
-        names = {"zone_size": "zone_size", "rows_per_zone": "rows_per_zone",
-                 "number_of_items": "bloom_items", "probability": "bloom_probability"}
-        unknown = sorted(set(kwargs) - set(names))
-        if unknown:
-            raise TypeError(f"unexpected arguments for a {kind} index: {', '.join(unknown)}")
-        return {names[k]: v for k, v in kwargs.items()}
+        analyzer, scalar = _scalar_arguments(kind, kwargs)
+        return scalar if analyzer is None else {"analyzer_json": analyzer}
 
     def merge_existing_index_segments(self, segments: List[Any]) -> Index:
         """Merges uncommitted segments (of one column and kind, disjoint fragments) into
@@ -232,9 +220,3 @@ class _SegmentsMixin:
         self._inner = _lancer.commit_index_segments(
             self._inner, str(index_name), str(column), [_index_text(s) for s in segments], True)
         return self
-
-
-def _checks_target(ds: Any, column: str, kind: str, vector: bool) -> None:
-    from . import _checks
-
-    _checks.index_target(ds.schema, column, kind, scalar=not vector)

@@ -12,7 +12,7 @@ import datetime as _dt
 import json
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import pyarrow as pa
 
@@ -87,6 +87,40 @@ def _orderings(order_by: Any) -> Optional[List[Any]]:
 
 # Attempts of a delete that meets a concurrent writer's delete or update.
 _DELETE_ATTEMPTS = 8
+
+
+# pylance's vector-build arguments lancer takes without effect (tuning only) and those it
+# refuses unless at pylance's default (create_index / create_index_uncommitted)
+_VECTOR_TUNING = {"index_cache_size", "shuffle_partition_batches", "shuffle_partition_concurrency",
+                  "streaming_sample_rate", "streaming_coreset_rate", "streaming_refine_passes"}
+_VECTOR_REFUSED = {"accelerator": None, "ivf_centroids_file": None, "precomputed_partition_dataset": None,
+                   "filter_nan": True, "train": True, "target_partition_size": None, "skip_transpose": False}
+
+
+def _vector_arguments(call: str, kwargs: Dict[str, Any], *, tuning: Iterable[str] = (),
+                      refused: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """The HNSW settings (``m``, ``ef_construction``, ``max_level``) of a vector build's
+    extra keyword arguments; the rest sorted out by :func:`_check_arguments` with the
+    vector builds' tuning-only and refused names (plus ``tuning`` / ``refused``)."""
+    hnsw = {k: kwargs.pop(k) for k in ("m", "ef_construction", "max_level") if kwargs.get(k) is not None}
+    _check_arguments(call, kwargs, tuning=_VECTOR_TUNING | set(tuning),
+                     refused={**_VECTOR_REFUSED, **(refused or {})})
+    return hnsw
+
+
+def _scalar_arguments(kind: str, kwargs: Dict[str, Any]) -> Tuple[Optional[str], Dict[str, Any]]:
+    """(analyzer JSON, engine parameters) of a scalar / INVERTED build's keyword
+    arguments in pylance's names: the tokenizer settings of INVERTED / FTS, else
+    ``zone_size``, ``rows_per_zone``, ``number_of_items``, ``probability`` (another name
+    is a TypeError)."""
+    if kind in ("INVERTED", "FTS"):
+        return (json.dumps(kwargs) if kwargs else None), {}
+    names = {"zone_size": "zone_size", "rows_per_zone": "rows_per_zone",
+             "number_of_items": "bloom_items", "probability": "bloom_probability"}
+    unknown = sorted(set(kwargs) - set(names))
+    if unknown:
+        raise TypeError(f"unexpected arguments for a {kind} index: {', '.join(unknown)}")
+    return None, {names[k]: v for k, v in kwargs.items()}
 
 
 def _check_arguments(call: str, kwargs: Dict[str, Any], *, tuning: Iterable[str] = (),
@@ -961,6 +995,9 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
         BLOOMFILTER, NGRAM, INVERTED."""
         if ivf_centroids is not None or pq_codebook is not None:
             # a build with the given model: one segment over every fragment, committed
+            if progress_callback is not None:
+                raise NotImplementedError("create_index(ivf_centroids=..., progress_callback=...) is not "
+                                          "supported by lancer yet")
             frags = [f.fragment_id for f in self.get_fragments()]
             if not frags:
                 raise ValueError("ivf_centroids: the dataset has no rows to index")
@@ -972,14 +1009,8 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
                 self._inner, seg.name, column if isinstance(column, str) else column[0],
                 [_segments._index_text(seg)], bool(replace))
             return self
-        hnsw = {k: kwargs.pop(k) for k in ("m", "ef_construction", "max_level") if kwargs.get(k) is not None}
-        _check_arguments(
-            "create_index", kwargs,
-            tuning={"index_cache_size", "shuffle_partition_batches", "shuffle_partition_concurrency",
-                    "streaming_sample_rate", "streaming_coreset_rate", "streaming_refine_passes"},
-            refused={"accelerator": None, "ivf_centroids_file": None, "precomputed_partition_dataset": None,
-                     "storage_options": None, "filter_nan": True, "train": True, "fragment_ids": None,
-                     "index_uuid": None, "target_partition_size": None, "skip_transpose": False})
+        hnsw = _vector_arguments("create_index", kwargs,
+                                 refused={"storage_options": None, "fragment_ids": None, "index_uuid": None})
         if isinstance(column, list):
             if len(column) != 1:
                 raise NotImplementedError("indexes over several columns are not supported")
@@ -1010,21 +1041,7 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
                          refused={"train": True, "fragment_ids": None, "index_uuid": None,
                                   "format_version": None, "document_granularity": "row"})
         _checks.index_target(self.schema, column, index_type, scalar=True)
-        kind = index_type.upper()
-        analyzer = None
-        scalar = {}
-        if kind in ("INVERTED", "FTS"):
-            if kwargs:
-                import json
-
-                analyzer = json.dumps(kwargs)
-        else:
-            names = {"zone_size": "zone_size", "rows_per_zone": "rows_per_zone",
-                     "number_of_items": "bloom_items", "probability": "bloom_probability"}
-            unknown = sorted(set(kwargs) - set(names))
-            if unknown:
-                raise TypeError(f"unexpected arguments for a {kind} index: {', '.join(unknown)}")
-            scalar = {names[k]: v for k, v in kwargs.items()}
+        analyzer, scalar = _scalar_arguments(index_type.upper(), kwargs)
         self._inner = self._inner.latest().create_index(
             column, index_type, name, replace, analyzer_json=analyzer, progress=progress, **scalar)
         # (None, as pylance 14 returns)

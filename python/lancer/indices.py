@@ -17,28 +17,13 @@ import numpy as np
 import pyarrow as pa
 
 from . import _lancer
+from ._info import IvfModel
 
 __all__ = ["IndicesBuilder", "IvfModel", "PqModel", "VectorModel"]
 
 
 def _fsl(values: np.ndarray) -> pa.FixedSizeListArray:
     return pa.FixedSizeListArray.from_arrays(pa.array(values.reshape(-1), pa.float32()), values.shape[1])
-
-
-class IvfModel:
-    """Trained IVF centroids (pylance's ``IvfModel``)."""
-
-    def __init__(self, centroids: pa.Array, distance_type: str):
-        self.centroids = centroids
-        self.distance_type = distance_type
-
-    @property
-    def num_partitions(self) -> int:
-        return len(self.centroids)
-
-    @property
-    def dimension(self) -> int:
-        return self.centroids.type.list_size
 
 
 class PqModel:

@@ -209,6 +209,8 @@ def test_merged_bitmap_segments_and_refusals(tmp_path):
         ds.create_index_uncommitted("cat", "BTREE", fragment_ids=[0], nope=1)
     with pytest.raises(ValueError, match="rows of 3 values"):
         ds.create_index_uncommitted("vec", "IVF_FLAT", fragment_ids=[0], ivf_centroids=np.zeros((4, 3)))
+    with pytest.raises(NotImplementedError, match="progress_callback"):
+        ds.create_index("vec", "IVF_FLAT", ivf_centroids=np.zeros((4, DIM)), progress_callback=print)
     with pytest.raises(NotImplementedError, match="rabitq_model"):
         ds.create_index_uncommitted("vec", "IVF_RQ", fragment_ids=[0], rabitq_model="{}")
     zones = [ds.create_index_uncommitted("id", "ZONEMAP", fragment_ids=g) for g in groups(ds)]

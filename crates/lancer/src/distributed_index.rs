@@ -276,21 +276,7 @@ pub fn merge_index_segments(
             kind.type_name()
         )));
     }
-    let [field_id] = first.fields[..] else {
-        return Err(invalid("a scalar segment indexes one field"));
-    };
-    let column = ds
-        .manifest()
-        .schema
-        .fields
-        .iter()
-        .find(|f| f.id == field_id)
-        .map(|f| f.name.clone())
-        .ok_or_else(|| {
-            invalid(format!(
-                "field {field_id} of the segments is not in the dataset"
-            ))
-        })?;
+    let (field_id, column) = crate::index::segment_column(ds, first)?;
     let schema = ds.schema();
     let field = schema
         .field_with_name(&column)
@@ -342,32 +328,8 @@ fn merge_vector_segments(
         }
     }
     let first = &segments[0];
-    let [field_id] = first.fields[..] else {
-        return Err(invalid("a vector segment indexes one field"));
-    };
-    let column = ds
-        .manifest()
-        .schema
-        .fields
-        .iter()
-        .find(|f| f.id == field_id && f.parent_id == -1)
-        .map(|f| f.name.clone())
-        .ok_or_else(|| {
-            invalid(format!(
-                "field {field_id} of the segments is not a top-level column"
-            ))
-        })?;
-    let mut params = lancer_index::ivf_build::BuildParams::new(quantizer, metric);
-    params.fixed = Some(model);
-    params.hnsw = lancer_index::ivf_build::details_hnsw(first).or_else(|| {
-        let g = opened[0].graphs.as_ref()?.iter().flatten().next()?;
-        Some(lancer_index::hnsw_build::HnswBuild {
-            m: g.meta.params.m,
-            ef_construction: g.meta.params.ef_construction,
-            max_level: g.meta.params.max_level,
-        })
-    });
-    params.file_version = crate::index::index_file_version(ds);
+    let (field_id, column) = crate::index::segment_column(ds, first)?;
+    let params = crate::index::reuse_params(ds, first, &opened[0]);
     let built = crate::index::build_streaming(ds, &column, Some(fragments), &params)?;
     let uuid = lancer_table::commit::random_uuid_bytes();
     crate::index::write_segment(ds, field_id, first.name.clone(), built, fragments, uuid)

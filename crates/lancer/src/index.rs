@@ -108,8 +108,14 @@ pub(crate) fn named_index(
     name: &str,
 ) -> Result<(Vec<pb::IndexMetadata>, i32, String)> {
     let metas = index_segments(ds, name)?;
-    let first = &metas[0];
-    let field_id = *first.fields.first().ok_or_else(|| Error::InvalidArgument {
+    let (field_id, column) = segment_column(ds, &metas[0])?;
+    Ok((metas, field_id, column))
+}
+
+/// The field id and top-level column a segment indexes.
+pub(crate) fn segment_column(ds: &Dataset, meta: &pb::IndexMetadata) -> Result<(i32, String)> {
+    let name = &meta.name;
+    let field_id = *meta.fields.first().ok_or_else(|| Error::InvalidArgument {
         what: format!("index {name:?} names no column"),
     })?;
     let column = ds
@@ -122,7 +128,7 @@ pub(crate) fn named_index(
         .ok_or_else(|| Error::InvalidArgument {
             what: format!("index {name:?} is on field {field_id}, which is not a top-level column"),
         })?;
-    Ok((metas, field_id, column))
+    Ok((field_id, column))
 }
 
 /// Builds a vector index on `column` of `ds` and commits it; returns the new version.
@@ -655,19 +661,7 @@ fn update_index(ds: &Dataset, name: &str, only: Option<&[u64]>, merge: usize) ->
         return commit_segment(ds, field_id, name.to_string(), built, &all, metas);
     };
     let base = ivf::IvfSegment::open(ds, trained).map_err(crate::ann::index_error)?;
-    let (fixed, quantizer) = ivf_build::FixedModel::of(&base);
-    let mut params = BuildParams::new(quantizer, base.metric);
-    params.fixed = Some(fixed);
-    // a delta segment of an HNSW index gets graphs too, with the index's settings
-    params.hnsw = ivf_build::details_hnsw(trained).or_else(|| {
-        let g = base.graphs.as_ref()?.iter().flatten().next()?;
-        Some(lancer_index::hnsw_build::HnswBuild {
-            m: g.meta.params.m,
-            ef_construction: g.meta.params.ef_construction,
-            max_level: g.meta.params.max_level,
-        })
-    });
-    params.file_version = index_file_version(ds);
+    let params = reuse_params(ds, trained, &base);
     let built = match build_streaming(ds, &column, Some(&new), &params) {
         Err(Error::InvalidArgument { what }) if what.starts_with(NO_VECTORS) => {
             return Ok(ds.clone())
@@ -675,6 +669,29 @@ fn update_index(ds: &Dataset, name: &str, only: Option<&[u64]>, merge: usize) ->
         other => other?,
     };
     commit_segment(ds, field_id, name.to_string(), built, &new, merged)
+}
+
+/// Build settings that encode rows with the model of the opened segment `seg`
+/// (manifest entry `meta`) as it is: its centroids and quantizer, its metric, and —
+/// for an HNSW index — graphs with its settings.
+pub(crate) fn reuse_params(
+    ds: &Dataset,
+    meta: &pb::IndexMetadata,
+    seg: &ivf::IvfSegment,
+) -> BuildParams {
+    let (fixed, quantizer) = ivf_build::FixedModel::of(seg);
+    let mut params = BuildParams::new(quantizer, seg.metric);
+    params.fixed = Some(fixed);
+    params.hnsw = ivf_build::details_hnsw(meta).or_else(|| {
+        let g = seg.graphs.as_ref()?.iter().flatten().next()?;
+        Some(lancer_index::hnsw_build::HnswBuild {
+            m: g.meta.params.m,
+            ef_construction: g.meta.params.ef_construction,
+            max_level: g.meta.params.max_level,
+        })
+    });
+    params.file_version = index_file_version(ds);
+    params
 }
 
 /// The indexes of `ds`, one entry per name.

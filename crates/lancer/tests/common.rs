@@ -36,3 +36,39 @@ pub fn case_queries(case: &serde_json::Value) -> Vec<Vec<f32>> {
         })
         .collect()
 }
+
+/// `n` rows of a non-null int64 `id` (0..n) and a nullable `dim`-d float32 `vec`
+/// whose `k`-th value (row `k / dim`, item `k % dim`) is `value(k)`.
+pub fn id_vec_batch(
+    n: usize,
+    dim: usize,
+    value: impl FnMut(usize) -> f32,
+) -> (arrow_schema::SchemaRef, arrow_array::RecordBatch) {
+    use arrow_array::{FixedSizeListArray, Float32Array, Int64Array, RecordBatch};
+    use arrow_schema::{DataType, Field, Schema};
+    use std::sync::Arc;
+    let item = Arc::new(Field::new("item", DataType::Float32, true));
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new(
+            "vec",
+            DataType::FixedSizeList(item.clone(), dim as i32),
+            true,
+        ),
+    ]));
+    let values = Float32Array::from_iter_values((0..n * dim).map(value));
+    let b = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from_iter_values(0..n as i64)),
+            Arc::new(FixedSizeListArray::new(
+                item,
+                dim as i32,
+                Arc::new(values),
+                None,
+            )),
+        ],
+    )
+    .unwrap();
+    (schema, b)
+}

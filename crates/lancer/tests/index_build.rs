@@ -565,9 +565,7 @@ fn lancer_built_index_on_stable_row_ids() {
 #[test]
 fn shared_partition_scans_answer_as_exact_search() {
     use arrow_array::types::Float32Type;
-    use arrow_array::{BooleanArray, FixedSizeListArray, Float32Array, Int64Array, RecordBatch};
-    use arrow_schema::{DataType, Field, Schema};
-    use std::sync::Arc;
+    use arrow_array::BooleanArray;
     let tmp = TempDir::new("ivf-threads");
     let (n, dim) = (48_000usize, 8usize);
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
@@ -577,29 +575,7 @@ fn shared_partition_scans_answer_as_exact_search() {
         x ^= x << 17;
         (x % 20_000) as f32 / 10_000.0 - 1.0
     };
-    let item = Arc::new(Field::new("item", DataType::Float32, true));
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("id", DataType::Int64, false),
-        Field::new(
-            "vec",
-            DataType::FixedSizeList(item.clone(), dim as i32),
-            true,
-        ),
-    ]));
-    let values = Float32Array::from_iter_values((0..n * dim).map(|_| next()));
-    let b = RecordBatch::try_new(
-        schema.clone(),
-        vec![
-            Arc::new(Int64Array::from_iter_values(0..n as i64)),
-            Arc::new(FixedSizeListArray::new(
-                item,
-                dim as i32,
-                Arc::new(values),
-                None,
-            )),
-        ],
-    )
-    .unwrap();
+    let (schema, b) = crate::common::id_vec_batch(n, dim, |_| next());
     let params = lancer::WriteParams {
         max_rows_per_file: 20_000,
         ..Default::default()
@@ -775,34 +751,9 @@ fn vector_builds_report_the_references_stages() {
 /// deleted) evaluates it afresh, and a filter calling `random()` is never kept.
 #[test]
 fn prefilter_results_are_kept_per_version() {
-    use arrow_array::{BooleanArray, FixedSizeListArray, Float32Array, Int64Array, RecordBatch};
-    use arrow_schema::{DataType, Field, Schema};
-    use std::sync::Arc;
     let tmp = TempDir::new("prefilter-cache");
-    let (n, dim) = (3_000usize, 4usize);
-    let item = Arc::new(Field::new("item", DataType::Float32, true));
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("id", DataType::Int64, false),
-        Field::new(
-            "vec",
-            DataType::FixedSizeList(item.clone(), dim as i32),
-            true,
-        ),
-    ]));
-    let values = Float32Array::from_iter_values((0..n * dim).map(|i| ((i * 37) % 101) as f32));
-    let b = RecordBatch::try_new(
-        schema.clone(),
-        vec![
-            Arc::new(Int64Array::from_iter_values(0..n as i64)),
-            Arc::new(FixedSizeListArray::new(
-                item,
-                dim as i32,
-                Arc::new(values),
-                None,
-            )),
-        ],
-    )
-    .unwrap();
+    let dim = 4usize;
+    let (schema, b) = crate::common::id_vec_batch(3_000, dim, |i| ((i * 37) % 101) as f32);
     let ds = Dataset::write(&tmp, schema, &[b], &Default::default()).unwrap();
     let mut opts = VectorIndexOptions::new(Quantizer::Flat, IndexMetric::L2);
     opts.num_partitions = Some(2);
@@ -842,14 +793,7 @@ fn prefilter_results_are_kept_per_version() {
     assert!(first.iter().all(|i| i % 3 == 0));
 
     // A later version: the rows it deleted are not answers, as a fresh evaluation says.
-    let ds = ds
-        .delete_where("id % 2 = 0", |b| {
-            let ids = b.column(0).as_primitive::<Int64Type>();
-            Ok(BooleanArray::from_iter(
-                ids.values().iter().map(|&i| Some(i % 2 == 0)),
-            ))
-        })
-        .unwrap();
+    let ds = lancer::DatasetExt::delete(&ds, "id % 2 = 0").unwrap();
     let later = ids(&ds, "id % 3 = 0");
     assert_eq!(later.len(), 20);
     assert!(later.iter().all(|i| i % 3 == 0 && i % 2 == 1), "{later:?}");

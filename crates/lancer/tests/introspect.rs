@@ -6,12 +6,9 @@
 //! with pylance 14.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, UInt64Type};
-use arrow_array::{FixedSizeListArray, Float32Array, Int64Array, RecordBatch};
-use arrow_schema::{DataType, Field, Schema};
 use lancer::index::{create_vector_index, VectorIndexOptions};
 use lancer::scalar_index::{create_scalar_index, ScalarIndexOptions};
 use lancer::table::versions;
@@ -26,32 +23,8 @@ const DIM: usize = 8;
 /// 300 rows of `id` and an 8-d `vec` (row `i`'s values `i + j / 8`), 100 per
 /// fragment, then every seventh row deleted.
 fn dataset(root: &std::path::Path) -> Dataset {
-    let item = Arc::new(Field::new("item", DataType::Float32, true));
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("id", DataType::Int64, false),
-        Field::new(
-            "vec",
-            DataType::FixedSizeList(item.clone(), DIM as i32),
-            true,
-        ),
-    ]));
-    let n = 300usize;
-    let values = Float32Array::from_iter_values(
-        (0..n * DIM).map(|k| (k / DIM) as f32 + (k % DIM) as f32 / 8.0),
-    );
-    let b = RecordBatch::try_new(
-        schema.clone(),
-        vec![
-            Arc::new(Int64Array::from_iter_values(0..n as i64)),
-            Arc::new(FixedSizeListArray::new(
-                item,
-                DIM as i32,
-                Arc::new(values),
-                None,
-            )),
-        ],
-    )
-    .unwrap();
+    let (schema, b) =
+        crate::common::id_vec_batch(300, DIM, |k| (k / DIM) as f32 + (k % DIM) as f32 / 8.0);
     let params = lancer::WriteParams {
         max_rows_per_file: 100,
         ..Default::default()

@@ -555,14 +555,7 @@ fn columns_added_per_fragment_then_one_merge() {
     use arrow_array::types::Int64Type;
     let tmp = TempDir::new("two-phase-add-columns");
     let ds = Dataset::write(&tmp, schema(), &[batch(0..30)], &params(8)).unwrap();
-    let ds = ds
-        .delete_where("id = 5", |b| {
-            let ids = b.column(0).as_primitive::<Int64Type>();
-            Ok(arrow_array::BooleanArray::from_iter(
-                ids.values().iter().map(|&i| Some(i == 5)),
-            ))
-        })
-        .unwrap();
+    let ds = ds.delete("id = 5").unwrap();
     let new = Arc::new(Schema::new(vec![Field::new(
         "twice",
         DataType::Int64,

@@ -44,9 +44,26 @@ pub fn merge(
     let mut builder = ScalarBuilder::new(params, field)?;
     for meta in segments {
         let head = SegmentHeader::of(meta, "a scalar index")?;
+        // a segment holds one entry per row of its fragments at most (bytes claiming
+        // more are damaged; reading them would only grow memory)
+        let limit: u64 = ds
+            .fragments()
+            .iter()
+            .filter(|f| u32::try_from(f.id).is_ok_and(|id| head.fragments.contains(id)))
+            .map(|f| f.physical_rows)
+            .sum();
+        let too_many = |n: u64| {
+            corrupt(
+                &head.label,
+                format!("{n} or more entries for the {limit} rows of its fragments"),
+            )
+        };
         match kind {
             ScalarKind::BTree => {
                 let data = ds.open_index_file(&head.uuid, "page_data.lance")?;
+                if data.num_rows() > limit {
+                    return Err(too_many(data.num_rows()));
+                }
                 let b = data.read_all(Some(&["values", "ids"]))?;
                 let ids = b
                     .column(1)
@@ -73,9 +90,14 @@ pub fn merge(
                     ids.clear();
                     Ok(())
                 };
+                let mut entries = 0u64;
                 for (k, bytes) in maps.iter().enumerate() {
                     let one =
                         rowmap::decode_addr_map(bytes).map_err(|e| corrupt(&head.label, e))?;
+                    entries += one.len();
+                    if entries > limit {
+                        return Err(too_many(entries));
+                    }
                     for id in one.iter() {
                         rows.push(k as u32);
                         ids.push(id);
