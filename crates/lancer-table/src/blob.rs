@@ -52,8 +52,8 @@ pub(crate) struct BlobSources<'a> {
 const MAX_BATCH_PAYLOAD: usize = 16 << 30;
 
 /// A payload source: the data file, a sidecar (by blob id) or an external URI.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum Source {
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Source {
     Data,
     Sidecar(u32),
     External(String),
@@ -77,13 +77,9 @@ pub(crate) fn resolve_v2(desc: &ArrayRef, src: &BlobSources<'_>, column: &str) -
     resolve_within(desc, src, column, MAX_BATCH_PAYLOAD)
 }
 
-/// [`resolve_v2`] gathering at most `limit` payload bytes.
-fn resolve_within(
-    desc: &ArrayRef,
-    src: &BlobSources<'_>,
-    column: &str,
-    limit: usize,
-) -> Result<ArrayRef> {
+/// Where each row of `desc` (a data file's descriptors) keeps its payload: the source
+/// and the range in it (`None`: the whole source); `None` for a null blob.
+pub(crate) fn locate(desc: &ArrayRef, column: &str) -> Result<Vec<Option<Want2>>> {
     let bad = |what: String| TableError::corrupt(format!("blob column {column:?}: {what}"));
     let s: &StructArray = desc.as_struct_opt().ok_or_else(|| {
         bad(format!(
@@ -108,16 +104,17 @@ fn resolve_within(
             s.data_type()
         )));
     };
-    let mut wants: BTreeMap<Source, Vec<Want>> = BTreeMap::new();
+    let mut out = Vec::with_capacity(s.len());
     for i in 0..s.len() {
         if s.is_null(i) {
+            out.push(None);
             continue;
         }
         let (p, n) = (position.value(i), size.value(i));
         let end = p
             .checked_add(n)
             .ok_or_else(|| bad(format!("row {i}: position {p} + size {n} overflows")))?;
-        let (source, range) = match kind.value(i) {
+        out.push(Some(match kind.value(i) {
             0 => (Source::Data, Some(p..end)),
             1 => (Source::Sidecar(blob_id.value(i)), Some(p..end)),
             2 => (Source::Sidecar(blob_id.value(i)), Some(p..end)),
@@ -144,40 +141,71 @@ fn resolve_within(
                      2 dedicated, 3 external)"
                 )))
             }
-        };
-        wants.entry(source).or_default().push((i, range));
+        }));
     }
-    let mut payloads: Vec<Option<Bytes>> = vec![None; s.len()];
+    Ok(out)
+}
+
+/// A row's payload: its source and range (`None`: the whole source).
+pub(crate) type Want2 = (Source, Option<Range<u64>>);
+
+/// Opens payload source `source` of a data file.
+pub(crate) fn open(
+    source: &Source,
+    src: &BlobSources<'_>,
+    column: &str,
+) -> Result<Arc<dyn RangeRead>> {
+    let bad = |what: String| TableError::corrupt(format!("blob column {column:?}: {what}"));
+    Ok(match source {
+        Source::Data => src.data.clone(),
+        Source::Sidecar(id) => {
+            let dir = src.file.strip_suffix(".lance").unwrap_or(src.file);
+            let path = format!("{dir}/{}", sidecar_name(*id));
+            src.store.reader(&path, None).map_err(|e| {
+                bad(format!(
+                    "its blob file {} cannot be read ({e})",
+                    src.store.display(&path)
+                ))
+            })?
+        }
+        Source::External(uri) => external(uri, src.options, src.store.context())
+            .map_err(|e| bad(format!("its external blob {uri:?} cannot be read ({e})")))?,
+        Source::InBase(id, rel) => {
+            if rel.split('/').any(|c| c == ".." || c.is_empty()) || rel.starts_with('/') {
+                return Err(bad(format!(
+                    "external blob path {rel:?} leaves its base path"
+                )));
+            }
+            let store = (src.base)(*id)?;
+            store.reader(rel, None).map_err(|e| {
+                bad(format!(
+                    "its blob {} cannot be read ({e})",
+                    store.display(rel)
+                ))
+            })?
+        }
+    })
+}
+
+/// [`resolve_v2`] gathering at most `limit` payload bytes.
+fn resolve_within(
+    desc: &ArrayRef,
+    src: &BlobSources<'_>,
+    column: &str,
+    limit: usize,
+) -> Result<ArrayRef> {
+    let bad = |what: String| TableError::corrupt(format!("blob column {column:?}: {what}"));
+    let located = locate(desc, column)?;
+    let n = located.len();
+    let mut wants: BTreeMap<Source, Vec<Want>> = BTreeMap::new();
+    for (i, w) in located.into_iter().enumerate() {
+        if let Some((source, range)) = w {
+            wants.entry(source).or_default().push((i, range));
+        }
+    }
+    let mut payloads: Vec<Option<Bytes>> = vec![None; n];
     for (source, list) in wants {
-        let reader: Arc<dyn RangeRead> = match &source {
-            Source::Data => src.data.clone(),
-            Source::Sidecar(id) => {
-                let dir = src.file.strip_suffix(".lance").unwrap_or(src.file);
-                let path = format!("{dir}/{}", sidecar_name(*id));
-                src.store.reader(&path, None).map_err(|e| {
-                    bad(format!(
-                        "its blob file {} cannot be read ({e})",
-                        src.store.display(&path)
-                    ))
-                })?
-            }
-            Source::External(uri) => external(uri, src.options, src.store.context())
-                .map_err(|e| bad(format!("its external blob {uri:?} cannot be read ({e})")))?,
-            Source::InBase(id, rel) => {
-                if rel.split('/').any(|c| c == ".." || c.is_empty()) || rel.starts_with('/') {
-                    return Err(bad(format!(
-                        "external blob path {rel:?} leaves its base path"
-                    )));
-                }
-                let store = (src.base)(*id)?;
-                store.reader(rel, None).map_err(|e| {
-                    bad(format!(
-                        "its blob {} cannot be read ({e})",
-                        store.display(rel)
-                    ))
-                })?
-            }
-        };
+        let reader = open(&source, src, column)?;
         let total = reader.size()?;
         let ranges: Vec<Range<u64>> = list
             .iter()
@@ -207,12 +235,11 @@ fn resolve_within(
         .filter(|&t| t <= limit)
         .ok_or_else(|| {
             bad(format!(
-                "the {} rows read at once hold more than {limit} bytes of payloads; \
-                 read fewer rows at a time (smaller batches)",
-                s.len()
+                "the {n} rows read at once hold more than {limit} bytes of payloads; \
+                 read fewer rows at a time (smaller batches)"
             ))
         })?;
-    let mut out = LargeBinaryBuilder::with_capacity(s.len(), bytes);
+    let mut out = LargeBinaryBuilder::with_capacity(n, bytes);
     for p in &payloads {
         match p {
             Some(b) => out.append_value(b),

@@ -306,6 +306,15 @@ fn referenced(bytes: &[u8], m: &Manifest) -> Result<Vec<String>> {
     Ok(out)
 }
 
+/// The data file stem a blob v2 sidecar (`<stem>/<32 bits>.blob` under `data/`)
+/// belongs to; `None` for any other path.
+fn blob_sidecar_owner(name: &str) -> Option<&str> {
+    let (stem, file) = name.split_once('/')?;
+    let bits = file.strip_suffix(".blob")?;
+    (!stem.is_empty() && bits.len() == 32 && bits.bytes().all(|b| b == b'0' || b == b'1'))
+        .then_some(stem)
+}
+
 fn run(store: &Store, limits: &Limits, mut plan: Option<&mut Plan>) -> Result<CleanupStats> {
     let Limits {
         older_than,
@@ -433,13 +442,18 @@ fn run(store: &Store, limits: &Limits, mut plan: Option<&mut Plan>) -> Result<Cl
             // index's files one level down: anything deeper belongs to something else
             // (a branch named `<this branch>/data`, say) and is never this cleanup's
             let depth = e.name.matches('/').count();
-            if depth != usize::from(dir == "_indices") {
+            // a blob v2 sidecar (`data/<stem>/<id>.blob`) belongs to `data/<stem>.lance`
+            let sidecar_of = (dir == "data")
+                .then(|| blob_sidecar_owner(&e.name))
+                .flatten();
+            if depth != usize::from(dir == "_indices") && sidecar_of.is_none() {
                 continue;
             }
             let p = format!("{dir}/{}", e.name);
             // an index segment's files are kept or removed with their directory
-            let owner = match dir {
-                "_indices" => match e.name.split_once('/') {
+            let owner = match (dir, &sidecar_of) {
+                (_, Some(stem)) => format!("data/{stem}.lance"),
+                ("_indices", _) => match e.name.split_once('/') {
                     Some((uuid, _)) => format!("{dir}/{uuid}"),
                     None => p.clone(),
                 },
@@ -469,6 +483,9 @@ fn run(store: &Store, limits: &Limits, mut plan: Option<&mut Plan>) -> Result<Cl
                     store.delete(&p)?;
                     if dir == "_indices" && owner != p {
                         store.remove_empty_dir(&owner);
+                    }
+                    if let Some(stem) = &sidecar_of {
+                        store.remove_empty_dir(&format!("data/{stem}"));
                     }
                 }
             }

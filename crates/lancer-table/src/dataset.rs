@@ -25,7 +25,9 @@ use crate::pb;
 use crate::versions::{read_manifest_file, tag_version};
 use crate::{Result, TableError};
 
+mod blobs;
 mod take;
+pub use blobs::{read_refs, BlobRef};
 
 /// The most bytes one read of a remote file fetches ahead (its pages, in a few large
 /// requests); larger reads leave their pages to the decoders.
@@ -62,6 +64,9 @@ pub struct Dataset {
     /// The manifest's index section, decoded at open (an error is kept, not raised:
     /// a damaged index section must not stop reads that use no index).
     indices: Arc<std::result::Result<Vec<pb::IndexMetadata>, String>>,
+    /// Blob v2 columns read as their descriptors instead of their payloads
+    /// ([`Dataset::with_blob_descriptions`]).
+    blob_descriptions: bool,
 }
 
 /// What repeated reads of one opened dataset reuse: opened data files (footer and
@@ -362,6 +367,45 @@ impl Dataset {
         ds
     }
 
+    /// This handle reading blob v2 columns as their descriptors, `struct<kind: u8,
+    /// position: u64, size: u64, blob_id: u32, blob_uri: utf8>` (pylance's default
+    /// `blob_handling`), without fetching payloads; its schema says so.
+    pub fn with_blob_descriptions(&self) -> Self {
+        let mut ds = self.clone();
+        ds.blob_descriptions = true;
+        let fields: Vec<arrow_schema::Field> = self
+            .manifest
+            .schema
+            .fields
+            .iter()
+            .zip(self.schema.fields())
+            .map(|(lf, f)| {
+                if lf.is_blob_v2() {
+                    arrow_schema::Field::new(
+                        f.name(),
+                        arrow_schema::DataType::Struct(
+                            lancer_format::writer::blob_v2::descriptor_fields(),
+                        ),
+                        f.is_nullable(),
+                    )
+                    .with_metadata(f.metadata().clone())
+                } else {
+                    f.as_ref().clone()
+                }
+            })
+            .collect();
+        ds.schema = Arc::new(arrow_schema::Schema::new_with_metadata(
+            fields,
+            self.schema.metadata().clone(),
+        ));
+        ds
+    }
+
+    /// True if this handle reads blob v2 columns as descriptors.
+    pub fn reads_blob_descriptions(&self) -> bool {
+        self.blob_descriptions
+    }
+
     /// The version a commit of this dataset just wrote (its manifest's name and bytes
     /// in hand: nothing read back).
     pub(crate) fn committed(&self, name: &str, bytes: &[u8]) -> Result<Self> {
@@ -417,6 +461,7 @@ impl Dataset {
             schema,
             cache: Arc::default(),
             indices: Arc::new(indices),
+            blob_descriptions: false,
         })
     }
 
@@ -718,7 +763,18 @@ impl Dataset {
             for (k, (pos, name)) in wanted.iter().enumerate() {
                 let dt = self.schema.field(fields[*pos]).data_type();
                 let mut col = b.column(k).clone();
-                if self.manifest.schema.fields[fields[*pos]].is_blob_v2() {
+                let blob_v2 = self.manifest.schema.fields[fields[*pos]].is_blob_v2();
+                if blob_v2 && self.blob_descriptions {
+                    if col.data_type() != dt {
+                        return Err(TableError::corrupt(format!(
+                            "blob column {name:?}: a data file stores {} where descriptors belong",
+                            col.data_type()
+                        )));
+                    }
+                    out[*pos] = Some(col);
+                    continue;
+                }
+                if blob_v2 {
                     let (store, file) = self.data_file_location(&frag.files[file_idx])?;
                     let base = |id: u32| -> Result<Store> {
                         Ok(self

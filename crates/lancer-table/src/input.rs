@@ -98,8 +98,18 @@ pub fn conform_batch(batch: &RecordBatch, target: &SchemaRef) -> Result<RecordBa
         )));
     }
     let mut cols = Vec::with_capacity(target.fields().len());
+    // a blob column may come as pylance's blob struct: kept so (the writer places it)
+    let mut blob_structs = Vec::new();
     for tf in target.fields() {
         let col = match source.index_of(tf.name()) {
+            Ok(k)
+                if is_blob_target(tf)
+                    && crate::blob_write::is_logical_blob_type(batch.column(k).data_type()) =>
+            {
+                check_blob_thresholds(source.field(k), tf)?;
+                blob_structs.push(cols.len());
+                batch.column(k).clone()
+            }
             Ok(k) => conform_array(batch.column(k).clone(), tf, tf.name(), None)?,
             Err(_) if tf.is_nullable() => arrow_array::new_null_array(tf.data_type(), n),
             Err(_) => {
@@ -113,11 +123,59 @@ pub fn conform_batch(batch: &RecordBatch, target: &SchemaRef) -> Result<RecordBa
         cols.push(col);
     }
     let opts = RecordBatchOptions::new().with_row_count(Some(n));
-    Ok(RecordBatch::try_new_with_options(
-        target.clone(),
-        cols,
-        &opts,
-    )?)
+    let schema = if blob_structs.is_empty() {
+        target.clone()
+    } else {
+        let fields: Vec<Field> = target
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                if blob_structs.contains(&i) {
+                    f.as_ref()
+                        .clone()
+                        .with_data_type(cols[i].data_type().clone())
+                } else {
+                    f.as_ref().clone()
+                }
+            })
+            .collect();
+        Arc::new(Schema::new_with_metadata(fields, target.metadata().clone()))
+    };
+    Ok(RecordBatch::try_new_with_options(schema, cols, &opts)?)
+}
+
+/// A dataset column that takes blob values (a blob column read as binary).
+fn is_blob_target(f: &Field) -> bool {
+    f.metadata().contains_key(lancer_format::schema::BLOB_KEY)
+        && matches!(f.data_type(), DataType::Binary | DataType::LargeBinary)
+}
+
+/// Blob thresholds given with appended data must be the column's own (the reference
+/// refuses others).
+fn check_blob_thresholds(source: &Field, target: &Field) -> Result<()> {
+    use crate::blob_write::{DEDICATED_THRESHOLD_KEY, INLINE_THRESHOLD_KEY, PACK_THRESHOLD_KEY};
+    for key in [
+        INLINE_THRESHOLD_KEY,
+        DEDICATED_THRESHOLD_KEY,
+        PACK_THRESHOLD_KEY,
+    ] {
+        if let Some(v) = source.metadata().get(key) {
+            if target.metadata().get(key) != Some(v) {
+                return Err(TableError::invalid(format!(
+                    "blob column {:?}: the data sets {key} = {v}, the dataset {}: a blob \
+                     column's thresholds are fixed when it is created; leave them out of \
+                     appended data",
+                    target.name(),
+                    target
+                        .metadata()
+                        .get(key)
+                        .map_or("the default".to_string(), |t| t.clone())
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn names(fields: &Fields) -> String {

@@ -9,6 +9,7 @@
 
 mod assemble;
 mod blob;
+pub mod blob_write;
 pub mod branch;
 pub mod cache;
 pub mod cleanup;

@@ -42,6 +42,8 @@ pub struct WriteParams {
     /// Skip the automatic cleanup the dataset's config asks for after this write's
     /// commit (pylance's `skip_auto_cleanup`).
     pub skip_auto_cleanup: bool,
+    /// Blob v2 columns: packed sidecar size, external URIs outside registered bases.
+    pub blobs: crate::blob_write::BlobWriteOptions,
 }
 
 impl Default for WriteParams {
@@ -55,6 +57,7 @@ impl Default for WriteParams {
             transaction_properties: Default::default(),
             auto_cleanup: None,
             skip_auto_cleanup: false,
+            blobs: Default::default(),
         }
     }
 }
@@ -117,30 +120,29 @@ fn write_fragments_from(
     params: &WriteParams,
     field_ids: Option<Vec<i32>>,
 ) -> Result<Vec<pb::DataFragment>> {
-    // Blob columns in 2.2+ files are blob v2 (descriptors plus payloads elsewhere),
-    // which Lancer reads but does not write; the legacy blob marker is refused there
-    // by the reference as well.
-    if params.storage >= FileVersion::V2_2 {
-        if let Some(f) = schema
-            .fields()
-            .iter()
-            .find(|f| f.metadata().contains_key(lancer_format::schema::BLOB_KEY))
-        {
-            return Err(TableError::InvalidInput {
-                what: format!(
-                    "column {:?} is a blob column: Lancer writes blob columns to files of \
-                     format 2.0 / 2.1 only (legacy blobs), not blob v2 (2.2); write it with \
-                     pylance, or as a plain large_binary column",
-                    f.name()
-                ),
-            });
-        }
-    }
+    // Blob v2 columns (2.2+): payloads placed by size, the files written with the
+    // columns' descriptors (crate::blob_write).
+    let blobs = crate::blob_write::BlobPlan::new(schema, params.storage, &params.blobs)?;
+    let file_schema = blobs
+        .as_ref()
+        .map_or_else(|| schema.clone(), |b| b.file_schema.clone());
     // The files carry the dataset's field ids (an append to a dataset whose columns
-    // were added, dropped or reordered must not renumber them).
+    // were added, dropped or reordered must not renumber them); a blob v2 column has
+    // one id in its files (its logical children have none there).
+    let field_ids = match (field_ids, &blobs) {
+        (None, Some(_)) => {
+            let manifest = crate::blob_write::manifest_schema(schema, params.storage)?;
+            let pbs = wschema::pb_schema(&manifest)?;
+            let lance = lancer_format::schema::LanceSchema::from_pb(&pbs)?;
+            let mut ids = Vec::new();
+            lance.fields.iter().for_each(|f| preorder_ids(f, &mut ids));
+            Some(ids)
+        }
+        (ids, _) => ids,
+    };
     let pbs = match &field_ids {
-        Some(ids) => wschema::pb_schema_with_ids(schema, ids)?,
-        None => wschema::pb_schema(schema)?,
+        Some(ids) => wschema::pb_schema_with_ids(&file_schema, ids)?,
+        None => wschema::pb_schema(&file_schema)?,
     };
     let fields = lancer_format::schema::LanceSchema::from_pb(&pbs)?.fields;
     let mut ids = Vec::new();
@@ -148,9 +150,18 @@ fn write_fragments_from(
         leaf_ids(f, &mut ids);
     }
     let mut frags = Vec::new();
-    let mut writer: Option<(DataWriter, String, u64)> = None;
+    type Open<'s> = (
+        DataWriter,
+        String,
+        u64,
+        Option<crate::blob_write::Sidecars<'s>>,
+    );
+    let mut writer: Option<Open<'_>> = None;
     let finish =
-        |w: DataWriter, name: String, rows: u64, frags: &mut Vec<pb::DataFragment>| -> Result<()> {
+        |(w, name, rows, sidecars): Open<'_>, frags: &mut Vec<pb::DataFragment>| -> Result<()> {
+            if let Some(s) = sidecars {
+                s.finish()?;
+            }
             let size = w.finish()?;
             let (major, minor) = params.storage.numbers();
             frags.push(pb::DataFragment {
@@ -172,7 +183,19 @@ fn write_fragments_from(
         };
     for batch in batches {
         let batch = batch?;
-        if batch.schema().fields() != schema.fields() {
+        let differs = batch.schema().fields().len() != schema.fields().len()
+            || batch
+                .schema()
+                .fields()
+                .iter()
+                .zip(schema.fields())
+                .enumerate()
+                .any(|(i, (a, b))| {
+                    a != b
+                        && !(blobs.as_ref().is_some_and(|p| p.is_blob_column(i))
+                            && a.name() == b.name())
+                });
+        if differs {
             let show = |s: &arrow_schema::Schema| {
                 s.fields()
                     .iter()
@@ -190,19 +213,23 @@ fn write_fragments_from(
         let mut start = 0;
         while start < batch.num_rows() {
             if writer.is_none() {
-                let name = format!("{}.lance", random_hex(40));
+                let stem = random_hex(40);
+                let name = format!("{stem}.lance");
                 let opts = FileOptions {
                     version: params.storage,
                     field_ids: field_ids.clone(),
                     ..Default::default()
                 };
                 writer = Some((
-                    DataWriter::create(root, &format!("data/{name}"), schema.clone(), opts)?,
+                    DataWriter::create(root, &format!("data/{name}"), file_schema.clone(), opts)?,
                     name,
                     0,
+                    blobs
+                        .as_ref()
+                        .map(|_| crate::blob_write::Sidecars::new(root, &stem)),
                 ));
             }
-            let Some((w, _, rows)) = writer.as_mut() else {
+            let Some((w, _, rows, sidecars)) = writer.as_mut() else {
                 break;
             };
             let room = params.max_rows_per_file.max(1) - *rows as usize;
@@ -213,19 +240,23 @@ fn write_fragments_from(
             let take = room
                 .min(batch.num_rows() - start)
                 .min(usize::try_from(fit).unwrap_or(usize::MAX));
-            w.write_batch(&batch.slice(start, take))?;
+            let part = batch.slice(start, take);
+            match (&blobs, sidecars.as_mut()) {
+                (Some(plan), Some(sc)) => w.write_batch(&plan.place(&part, sc)?)?,
+                _ => w.write_batch(&part)?,
+            }
             *rows += take as u64;
             start += take;
             if *rows as usize >= params.max_rows_per_file || w.bytes_estimate() >= max_bytes {
-                if let Some((w, name, rows)) = writer.take() {
-                    finish(w, name, rows, &mut frags)?;
+                if let Some(open) = writer.take() {
+                    finish(open, &mut frags)?;
                 }
             }
         }
     }
-    if let Some((w, name, rows)) = writer.take() {
-        if rows > 0 {
-            finish(w, name, rows, &mut frags)?;
+    if let Some(open) = writer.take() {
+        if open.2 > 0 {
+            finish(open, &mut frags)?;
         }
     }
     crate::commit::crash_point("after-data");
@@ -295,8 +326,9 @@ impl Dataset {
         } else {
             params.naming
         };
+        let manifest_schema = crate::blob_write::manifest_schema(&schema, params.storage)?;
         let frags = write_fragments(root, &schema, batches, params, None)?;
-        let pbs = wschema::pb_schema(&schema)?;
+        let pbs = wschema::pb_schema(&manifest_schema)?;
         let op = Operation::Overwrite(pb::transaction::Overwrite {
             fragments: frags,
             schema: pbs.fields,
@@ -661,8 +693,13 @@ pub(crate) fn preorder_schema_ids(ds: &Dataset) -> Vec<i32> {
 }
 
 /// Field ids of `f`'s subtree in pre-order (the field, then its children).
+/// A blob v2 column counts once: its data files hold it as one column, without its
+/// logical children (`data`, `uri`, ...).
 fn preorder_ids(f: &lancer_format::schema::LanceField, out: &mut Vec<i32>) {
     out.push(f.id);
+    if f.is_blob_v2() {
+        return;
+    }
     for c in &f.children {
         preorder_ids(c, out);
     }

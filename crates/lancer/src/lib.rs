@@ -7,6 +7,7 @@
 pub mod address_set;
 pub mod ann;
 pub mod batch_search;
+pub mod blobs;
 pub mod compaction;
 pub mod debug;
 pub mod distributed_index;
@@ -83,6 +84,7 @@ pub use lancer_index::inverted::tokenizer::AnalyzerParams;
 pub use lancer_index::ivf::Metric;
 pub use lancer_index::ivf_build::Quantizer;
 pub use lancer_index::scalar::ScalarKind;
+pub use lancer_table::blob_write::BlobWriteOptions;
 pub use lancer_table::write::WriteParams;
 pub use lancer_table::{Dataset, TableError};
 pub use scan::{DatasetExt, ScanStream, Scanner, SortKey};

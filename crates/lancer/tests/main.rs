@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod batch_search;
+mod blobs;
 mod common;
 mod compaction;
 mod differential;

@@ -12,6 +12,7 @@
 //! bytes are the same whatever the number of threads. At most two flushes per worker
 //! are in flight.
 
+pub mod blob_v2;
 pub mod compress;
 pub mod fsst;
 pub mod fullzip;
@@ -322,6 +323,18 @@ impl<W: Write + Send + 'static> FileWriter<W> {
             ));
         }
         for f in schema.fields() {
+            if blob_v2::is_write_field(f) {
+                if options.version < FileVersion::V2_2 {
+                    return Err(FormatError::UnsupportedType {
+                        logical_type: format!("blob v2 (field {:?})", f.name()),
+                        detail: format!(
+                            "blob v2 columns need data storage version 2.2; this file is {}",
+                            options.version
+                        ),
+                    });
+                }
+                continue;
+            }
             check_writable(f.data_type(), options.version, f.name())?;
         }
         let pb_schema = match &options.field_ids {
@@ -341,7 +354,12 @@ impl<W: Write + Send + 'static> FileWriter<W> {
                 .iter()
                 .map(|l| page::Knobs::from_metadata(&l.metadata))
                 .collect::<Result<Vec<_>>>()?;
-            let blobs = leaves.iter().map(|l| l.is_blob()).collect();
+            // legacy blobs (binary leaves); a blob v2 column is a packed struct of
+            // descriptors, encoded as any other
+            let blobs = leaves
+                .iter()
+                .map(|l| l.is_blob() && !matches!(l.data_type, DataType::Struct(_)))
+                .collect();
             plans.push(Arc::new(pool::FieldPlan {
                 field: f,
                 knobs,
@@ -430,7 +448,7 @@ impl<W: Write + Send + 'static> FileWriter<W> {
             });
         }
         for (i, col) in batch.columns().iter().enumerate() {
-            let want = self.schema.field(i);
+            let want = self.schema.field(i).clone();
             if col.data_type() != want.data_type() {
                 return Err(FormatError::UnsupportedType {
                     logical_type: col.data_type().to_string(),
@@ -441,9 +459,14 @@ impl<W: Write + Send + 'static> FileWriter<W> {
                     ),
                 });
             }
+            let col = if blob_v2::is_write_field(&want) {
+                self.place_inline_blobs(col)?
+            } else {
+                col.clone()
+            };
             let size = col.to_data().get_slice_memory_size().unwrap_or(0) as u64;
             let p = &mut self.pending[i];
-            p.0.push(col.clone());
+            p.0.push(col);
             p.1 += size;
             if p.1 >= self.options.max_page_bytes {
                 self.flush_field(i)?;
@@ -451,6 +474,20 @@ impl<W: Write + Send + 'static> FileWriter<W> {
         }
         self.rows += batch.num_rows() as u64;
         Ok(())
+    }
+
+    /// Writes the inline payloads of a blob v2 column's rows into the file now (64-byte
+    /// aligned) and returns the column's descriptors (see [`blob_v2`]).
+    fn place_inline_blobs(&mut self, col: &ArrayRef) -> Result<ArrayRef> {
+        blob_v2::to_descriptors(col, |bytes, values, start| {
+            self.align()?;
+            let at = self.pos;
+            if !bytes.is_empty() {
+                // a slice of the array's value buffer: no copy
+                self.write_buffer(values.slice_with_length(start, bytes.len()))?;
+            }
+            Ok(at)
+        })
     }
 
     /// Hands field `i`'s buffered rows to the encoders (or encodes them here, without

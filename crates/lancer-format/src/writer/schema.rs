@@ -81,6 +81,10 @@ pub fn logical_type(dt: &DataType) -> Result<String> {
 fn push(f: &Field, parent: i32, next_id: &mut i32, out: &mut Vec<pb::file::Field>) -> Result<()> {
     let id = *next_id;
     *next_id += 1;
+    if super::blob_v2::is_write_field(f) {
+        out.extend(super::blob_v2::pb_fields(f, id, parent));
+        return Ok(());
+    }
     let mut metadata: std::collections::BTreeMap<String, Vec<u8>> = Default::default();
     let mut extension_name = String::new();
     // Like the reference writer, extension keys stay in the metadata and the name is
@@ -152,12 +156,14 @@ pub fn pb_schema(schema: &Schema) -> Result<pb::file::Schema> {
 /// assigned, which its data files must carry.
 pub fn pb_schema_with_ids(schema: &Schema, ids: &[i32]) -> Result<pb::file::Schema> {
     let mut pb = pb_schema(schema)?;
-    if ids.len() != pb.fields.len() {
+    // a blob v2 column's descriptor fields carry no id (-1 / -1) and keep none
+    let numbered = pb.fields.iter().filter(|f| f.id >= 0).count();
+    if ids.len() != numbered {
         return Err(FormatError::OutOfRange {
             what: format!(
                 "{} field ids for a schema of {} fields (with children)",
                 ids.len(),
-                pb.fields.len()
+                numbered
             ),
         });
     }
@@ -168,7 +174,7 @@ pub fn pb_schema_with_ids(schema: &Schema, ids: &[i32]) -> Result<pb::file::Sche
             .and_then(|i| ids.get(i).copied())
             .ok_or_else(|| FormatError::corrupt(format!("field id {old} out of range")))
     };
-    for f in &mut pb.fields {
+    for f in pb.fields.iter_mut().filter(|f| f.id >= 0) {
         f.id = map(f.id)?;
         if f.parent_id >= 0 {
             f.parent_id = map(f.parent_id)?;

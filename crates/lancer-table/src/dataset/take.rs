@@ -80,6 +80,13 @@ impl Dataset {
 
     /// Reads rows by stable row id, in order.
     pub fn take_row_ids(&self, ids: &[u64], columns: Option<&[&str]>) -> Result<RecordBatch> {
+        let addrs = self.addresses_of_row_ids(ids)?;
+        self.take_addresses(&addrs, columns)
+    }
+
+    /// The row addresses of stable row ids (live rows of this version), in order; an
+    /// id no live row has is an error naming it.
+    pub fn addresses_of_row_ids(&self, ids: &[u64]) -> Result<Vec<u64>> {
         let mut where_is: HashMap<u64, u64> = HashMap::new();
         for frag in self.fragments() {
             let rids = self.stable_row_ids(frag)?;
@@ -90,8 +97,7 @@ impl Dataset {
                 }
             }
         }
-        let addrs = ids
-            .iter()
+        ids.iter()
             .map(|id| {
                 where_is
                     .get(id)
@@ -100,8 +106,7 @@ impl Dataset {
                         what: format!("row id {id} in version {}", self.version()),
                     })
             })
-            .collect::<Result<Vec<_>>>()?;
-        self.take_addresses(&addrs, columns)
+            .collect()
     }
 
     /// Reads rows by row address (`fragment id << 32 | row in fragment`), in order.
