@@ -54,8 +54,15 @@ from .progress import IndexProgress
 from ._stats import ScanStatistics
 from .loader import LanceLoader, loader
 from . import indices, sampler
+from .blob import Blob, BlobArray, BlobFile, BlobType, blob_array, blob_field
 
 __all__ = [
+    "Blob",
+    "BlobArray",
+    "BlobFile",
+    "BlobType",
+    "blob_array",
+    "blob_field",
     "BatchUDF",
     "batch_udf",
     "CleanupStats",

@@ -177,6 +177,7 @@ class LanceScanner:
             fast_search=bool(p.get("fast_search")),
             include_deleted_rows=bool(p.get("include_deleted_rows")),
             strict_batch_size=bool(p.get("strict_batch_size")),
+            blob_descriptions=bool(p.get("blob_descriptions")),
         )
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:

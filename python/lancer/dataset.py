@@ -422,13 +422,18 @@ def write_dataset(
     auto_cleanup = _auto_cleanup(kwargs.pop("auto_cleanup_options", None))
     v2_paths = bool(kwargs.pop("enable_v2_manifest_paths", True))
     session = _session(kwargs.pop("session", None))
+    # blob v2 columns: the packed sidecars' size, external URIs outside registered bases
+    pack_threshold = kwargs.pop("blob_pack_file_size_threshold", None)
+    if pack_threshold is not None and (isinstance(pack_threshold, bool) or int(pack_threshold) <= 0):
+        raise ValueError("blob_pack_file_size_threshold must be a positive int")
+    allow_outside = bool(kwargs.pop("allow_external_blob_outside_bases", False))
     # max_rows_per_group and the byte budgets below tune the files' layout only
     _check_arguments("write_dataset", kwargs,
-                     tuning={"data_cache_bytes", "max_page_bytes", "blob_pack_file_size_threshold"},
+                     tuning={"data_cache_bytes", "max_page_bytes"},
                      refused={"commit_lock": None, "progress": None,
                               "initial_bases": None, "target_bases": None,
                               "target_all_bases": False, "base_store_params": None,
-                              "external_blob_mode": "reference", "allow_external_blob_outside_bases": False,
+                              "external_blob_mode": "reference",
                               "namespace_client": None, "table_id": None})
     version = data_storage_version or "2.2"
     if str(version).lower() == "stable":
@@ -447,8 +452,21 @@ def write_dataset(
         auto_cleanup,
         v2_manifest_paths=v2_paths,
         session=session,
+        blob_pack_file_size_threshold=None if pack_threshold is None else int(pack_threshold),
+        allow_external_blob_outside_bases=allow_outside,
     )
     return LanceDataset(inner, storage_options)
+
+
+def _blob_selection(ids: Any, addresses: Any, indices: Any) -> Tuple[str, List[int]]:
+    """pylance's rule: exactly one selector."""
+    given = [(n, v) for n, v in (("ids", ids), ("addresses", addresses), ("indices", indices)) if v is not None]
+    if len(given) != 1:
+        raise ValueError("Exactly one of ids, indices, or addresses must be specified")
+    name, values = given[0]
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        values = values.to_pylist()
+    return name, [int(v) for v in values]
 
 
 def _auto_cleanup(options: Any) -> Optional[tuple]:
@@ -739,6 +757,13 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
         filter = _sql_filter(filter, "scanner")
         order_by = kwargs.pop("order_by", None)
         options: Dict[str, Any] = {k: bool(kwargs.pop(k)) for k in _SCAN_OPTIONS if kwargs.get(k) is not None}
+        blob_handling = kwargs.pop("blob_handling", None)
+        if blob_handling not in (None, "blobs_descriptions", "all_binary"):
+            if blob_handling == "all_descriptions":
+                raise NotImplementedError("blob_handling='all_descriptions' is not supported by lancer yet")
+            raise ValueError(f"blob_handling must be 'all_binary', 'blobs_descriptions' or 'all_descriptions', "
+                             f"got {blob_handling!r}")
+        options["blob_descriptions"] = blob_handling != "all_binary"
         stats_callback = kwargs.pop("scan_stats_callback", None)
         if stats_callback is not None:
             if not callable(stats_callback):
@@ -818,6 +843,40 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
         """Rows by row id (``_rowid``: the stable id, or the row address)."""
         _check_arguments("take_rows", kwargs)
         return self._inner.take_rows(_indices(row_ids), _columns(columns))
+
+    # --- blobs ----------------------------------------------------------------------
+    def take_blobs(self, blob_column: str, ids: Any = None, addresses: Any = None, indices: Any = None, *,
+                   buffer_size: int = 512 * 1024) -> List[Optional["BlobFile"]]:
+        """A lazy file-like :class:`lancer.BlobFile` per selected row (None for a null
+        blob): exactly one of ``ids`` (row ids), ``addresses`` (row addresses) or
+        ``indices`` (live-row offsets). Only descriptors are read here; each handle
+        fetches the bytes it is asked for."""
+        from .blob import BlobFile, _validate_buffer_size
+
+        buffer_size = _validate_buffer_size(buffer_size)
+        kind, rows = _blob_selection(ids, addresses, indices)
+        return [None if h is None else BlobFile(h, buffer_size=buffer_size)
+                for h in _lancer.take_blobs(self._inner, blob_column, kind, rows)]
+
+    def read_blobs(self, blob_column: str, ids: Any = None, addresses: Any = None, indices: Any = None, *,
+                   io_buffer_size: Optional[int] = None,
+                   preserve_order: Optional[bool] = None) -> List[Tuple[int, Optional[bytes]]]:
+        """The complete payloads of the selected rows, ``(row address, bytes | None)``
+        each, read per source in batched requests (``io_buffer_size`` tunes nothing
+        here); ``preserve_order=False`` returns them by row address."""
+        kind, rows = _blob_selection(ids, addresses, indices)
+        return _lancer.read_blobs(self._inner, blob_column, kind, rows, preserve_order is not False)
+
+    def read_blob_ranges(self, blob_column: str, requests: Sequence[Tuple[int, int, int]], *, selector: str,
+                         io_buffer_size: Optional[int] = None,
+                         preserve_order: Optional[bool] = None) -> List[Tuple[int, int, Optional[bytes]]]:
+        """``(request index, row address, bytes | None)`` for each ``(row, offset,
+        length)`` request, ``row`` read as ``selector`` (``ids``, ``addresses`` or
+        ``indices``): only the ranges asked are read."""
+        if selector not in ("ids", "addresses", "indices"):
+            raise ValueError(f"selector must be one of 'ids', 'addresses', or 'indices', got {selector!r}")
+        reqs = [(int(r), int(o), int(n)) for r, o, n in requests]
+        return _lancer.read_blob_ranges(self._inner, blob_column, reqs, selector, preserve_order is not False)
 
     def get_fragments(self, filter: Any = None) -> List[LanceFragment]:
         if filter is not None:

@@ -409,7 +409,8 @@ impl Dataset {
     #[pyo3(signature = (columns=None, filter=None, limit=None, offset=None, with_row_id=false,
                         with_row_address=false, batch_size=None, fragments=None, use_scalar_index=true,
                         project=None, join=false, order_by=None, fast_search=false,
-                        include_deleted_rows=false, strict_batch_size=false))]
+                        include_deleted_rows=false, strict_batch_size=false,
+                        blob_descriptions=false))]
     #[allow(clippy::too_many_arguments)]
     fn scan(
         &self,
@@ -429,10 +430,17 @@ impl Dataset {
         fast_search: bool,
         include_deleted_rows: bool,
         strict_batch_size: bool,
+        blob_descriptions: bool,
     ) -> PyResult<PyArrowType<Box<dyn RecordBatchReader + Send>>> {
+        let described;
+        let ds = if blob_descriptions {
+            described = self.ds.with_blob_descriptions();
+            &described
+        } else {
+            &self.ds
+        };
         let stream = py.detach(|| {
-            let mut s = self
-                .ds
+            let mut s = ds
                 .scan()
                 .fast_search(fast_search)
                 .include_deleted_rows(include_deleted_rows)
@@ -907,7 +915,8 @@ impl Dataset {
 #[pyo3(signature = (reader, uri, mode="create", max_rows_per_file=None, max_bytes_per_file=None,
                     data_storage_version=None, storage_options=None, enable_stable_row_ids=false,
                     transaction_properties=None, auto_cleanup=None, skip_auto_cleanup=false,
-                    v2_manifest_paths=true, session=None))]
+                    v2_manifest_paths=true, session=None, blob_pack_file_size_threshold=None,
+                    allow_external_blob_outside_bases=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn write(
     py: Python<'_>,
@@ -924,6 +933,8 @@ pub fn write(
     skip_auto_cleanup: bool,
     v2_manifest_paths: bool,
     session: Option<PyRef<'_, crate::session::PySession>>,
+    blob_pack_file_size_threshold: Option<u64>,
+    allow_external_blob_outside_bases: bool,
 ) -> PyResult<Dataset> {
     let session = session.as_deref();
     let reader = reader.0;
@@ -946,6 +957,10 @@ pub fn write(
             lancer::table::Naming::V2
         } else {
             lancer::table::Naming::V1
+        },
+        blobs: lancer::BlobWriteOptions {
+            pack_file_size_threshold: blob_pack_file_size_threshold,
+            allow_external_outside_bases: allow_external_blob_outside_bases,
         },
         ..Default::default()
     };

@@ -16,6 +16,7 @@
 #![allow(unsafe_code)]
 
 mod batch;
+mod blobs;
 mod branches;
 mod compaction;
 mod dataset;
@@ -57,6 +58,7 @@ fn _lancer(m: &Bound<'_, PyModule>) -> PyResult<()> {
     two_phase::register(m)?;
     compaction::register(m)?;
     distributed::register(m)?;
+    blobs::register(m)?;
     m.add_class::<file::PyFileReader>()?;
     m.add_class::<file::PyFileWriter>()?;
     m.add_class::<loader::Loader>()?;

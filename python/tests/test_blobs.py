@@ -1,0 +1,244 @@
+"""Blob v2 columns (issue 44): lancer writes them as pylance 14 does — payloads inline,
+in packed and dedicated ``.blob`` sidecars or as external URIs, by the column's
+thresholds — and pylance 14, 12 and 11 read every payload (compared by hash) and every
+descriptor (pylance 14's placement, row by row); pylance-written blob datasets read the
+same through lancer's blob API (``read_blobs``, ``read_blob_ranges``, ``take_blobs`` →
+``BlobFile``) as through pylance's; errors of pylance's kinds for the same mistakes.
+
+pylance 12 and 11 run in subprocesses of their own venvs.
+"""
+
+import hashlib
+import io
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import lance
+import lancer
+
+REPO = Path(__file__).resolve().parents[2]
+KB = 1024
+
+
+def pylance(version):
+    py = REPO / ".venv" / f"pylance-{version}" / "bin" / "python"
+    if not py.exists():
+        if os.environ.get("LANCER_REQUIRE_PYLANCE"):
+            raise AssertionError(f"{py} missing (scripts/test.sh installs it)")
+        pytest.skip(f"pylance {version} venv not installed")
+    return str(py)
+
+
+READ = """
+import hashlib, json, sys, lance
+ds = lance.dataset(sys.argv[1])
+t = ds.to_table(blob_handling="all_binary")
+b = t.column("b").to_pylist()
+print(json.dumps({"ids": t.column("id").to_pylist(),
+                  "hashes": [None if v is None else hashlib.sha256(v).hexdigest() for v in b],
+                  "sizes": [None if v is None else len(v) for v in b]}))
+"""
+
+
+def other_pylance_reads(version, uri):
+    out = subprocess.run([pylance(version), "-c", READ, str(uri)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def digest(v):
+    return None if v is None else hashlib.sha256(v).hexdigest()
+
+
+def payload(n, seed):
+    return bytes((i * 31 + seed) % 256 for i in range(n))
+
+
+# sizes around each threshold of a column with inline 256 / dedicated 1024, plus the
+# defaults' edges (64 KiB inline, 4 MiB packed), null, empty and one byte
+SMALL = [0, 1, 255, 256, 257, 1023, 1024, 1025, 5000, None]
+DEFAULT = [0, 1, 64 * KB, 64 * KB + 1, 4 * KB * KB, 4 * KB * KB + 1, None]
+
+
+def values(sizes):
+    return [None if n is None else payload(n, k) for k, n in enumerate(sizes)]
+
+
+def blob_table(mod, vals, field, start=0):
+    schema = pa.schema([pa.field("id", pa.int64()), field])
+    return pa.table({"id": pa.array(range(start, start + len(vals)), pa.int64()),
+                     "b": mod.blob_array(vals)}, schema=schema)
+
+
+def descriptors(ds):
+    return ds.to_table(columns=["b"]).column("b").to_pylist()
+
+
+@pytest.mark.parametrize("case", ["small", "default", "pack"])
+def test_lancer_places_payloads_as_pylance_does(tmp_path, case):
+    sizes = {"small": SMALL, "default": DEFAULT, "pack": [300] * 10 + [0]}[case]
+    vals = values(sizes)
+    kw = {"small": dict(inline_size_threshold=256, dedicated_size_threshold=1024),
+          "default": {}, "pack": dict(inline_size_threshold=0, dedicated_size_threshold=1000)}[case]
+    write_kw = {"blob_pack_file_size_threshold": 1000} if case == "pack" else {}
+    got = {}
+    for name, mod in (("lancer", lancer), ("pylance", lance)):
+        t = blob_table(mod, vals, mod.blob_field("b", **kw))
+        uri = tmp_path / f"{name}.lance"
+        mod.write_dataset(t, str(uri), data_storage_version="2.2", **write_kw)
+        got[name] = uri
+    # the same descriptors (kinds, positions within sidecars, sizes, ids) except the
+    # inline positions, which depend on each engine's page layout
+    def norm(d):
+        return [None if x is None else (x["kind"], x["size"], x["blob_id"], x["blob_uri"],
+                                        x["position"] if x["kind"] != 0 else None) for x in d]
+    ours = descriptors(lance.dataset(str(got["lancer"])))
+    theirs = descriptors(lance.dataset(str(got["pylance"])))
+    assert norm(ours) == norm(theirs)
+    assert norm(descriptors(lancer.dataset(str(got["lancer"])))) == norm(ours)
+    # the same sidecar files (names and sizes)
+    def sidecars(uri):
+        return sorted((p.name, p.stat().st_size) for p in (uri / "data").glob("*/*.blob"))
+    assert sidecars(got["lancer"]) == sidecars(got["pylance"])
+    # every pylance reads lancer's payloads
+    want = [digest(v) for v in vals]
+    assert [digest(v) for v in lance.dataset(str(got["lancer"])).to_table(
+        blob_handling="all_binary").column("b").to_pylist()] == want
+    for version in ("12", "11"):
+        assert other_pylance_reads(version, got["lancer"])["hashes"] == want
+    # and lancer reads pylance's
+    assert [digest(v) for v in lancer.dataset(str(got["pylance"])).to_table(
+        blob_handling="all_binary").column("b").to_pylist()] == want
+
+
+def test_history_appends_deletes_compaction_read_by_every_pylance(tmp_path):
+    uri = str(tmp_path / "h.lance")
+    field = lancer.blob_field("b", inline_size_threshold=100, dedicated_size_threshold=2000)
+    first = values([None if i % 7 == 3 else (i * 97) % 3000 for i in range(60)])
+    lancer.write_dataset(blob_table(lancer, first, field), uri, data_storage_version="2.2", max_rows_per_file=25)
+    more = values([i * 500 for i in range(8)])
+    lancer.write_dataset(blob_table(lancer, more, field, start=60), uri, mode="append")
+    # pylance appends to lancer's dataset, lancer to the result
+    tail = values([3333, 7, None])
+    lance.write_dataset(blob_table(lance, tail, lance.blob_field("b"), start=68), uri, mode="append")
+    ds = lancer.dataset(uri)
+    ds.delete("id % 5 = 1")
+    ds.optimize.compact_files(materialize_deletions_threshold=0.0)
+    ds = lancer.dataset(uri)
+    allv = first + more + tail
+    kept = [(i, v) for i, v in enumerate(allv) if i % 5 != 1]
+    want_ids = [i for i, _ in kept]
+    want = [digest(v) for _, v in kept]
+    t = ds.to_table(blob_handling="all_binary")
+    assert t.column("id").to_pylist() == want_ids
+    assert [digest(v) for v in t.column("b").to_pylist()] == want
+    pt = lance.dataset(uri).to_table(blob_handling="all_binary")
+    assert pt.column("id").to_pylist() == want_ids and [digest(v) for v in pt.column("b").to_pylist()] == want
+    for version in ("12", "11"):
+        r = other_pylance_reads(version, uri)
+        assert r["ids"] == want_ids and r["hashes"] == want
+    # cleanup keeps what the latest version needs
+    ds.cleanup_old_versions(older_than=__import__("datetime").timedelta(0), delete_unverified=True)
+    assert [digest(v) for v in lance.dataset(uri).to_table(blob_handling="all_binary")
+            .column("b").to_pylist()] == want
+
+
+def pylance_dataset(tmp_path):
+    ext = tmp_path / "ext.bin"
+    ext.write_bytes(payload(5000, 3))
+    vals = values([10, 0, 300, 3000, None]) + [ext.resolve().as_uri(),
+                                                 lance.Blob.from_uri(ext.resolve().as_uri(), position=100, size=50)]
+    t = blob_table(lance, vals, lance.blob_field("b", inline_size_threshold=256, dedicated_size_threshold=1024))
+    uri = str(tmp_path / "p.lance")
+    lance.write_dataset(t, uri, data_storage_version="2.2", allow_external_blob_outside_bases=True,
+                        max_rows_per_file=4)
+    return uri
+
+
+def test_blob_api_answers_as_pylance(tmp_path):
+    uri = pylance_dataset(tmp_path)
+    ours, theirs = lancer.dataset(uri), lance.dataset(uri)
+    n = theirs.count_rows()
+    addrs = theirs.to_table(columns=[], with_row_address=True).column("_rowaddr").to_pylist()
+    for sel in [dict(indices=list(range(n))), dict(indices=[6, 0, 6, 2]), dict(addresses=addrs[::-1]),
+                dict(ids=addrs[:3])]:
+        assert ours.read_blobs("b", **sel) == theirs.read_blobs("b", **sel), sel
+    # without preserve_order the order is the engine's (pylance's varies): the same rows
+    assert sorted(ours.read_blobs("b", indices=[5, 0], preserve_order=False)) == \
+        sorted(theirs.read_blobs("b", indices=[5, 0], preserve_order=False))
+    reqs = [(0, 2, 5), (2, 0, 300), (2, 299, 1), (3, 1000, 2000), (4, 0, 0), (4, 3, 9), (1, 0, 0),
+            (5, 4990, 10), (6, 10, 40), (3, 0, 0)]
+    assert ours.read_blob_ranges("b", reqs, selector="indices") == \
+        theirs.read_blob_ranges("b", reqs, selector="indices")
+    # lazy handles
+    fo, fp = ours.take_blobs("b", indices=[3, 4, 1]), theirs.take_blobs("b", indices=[3, 4, 1])
+    assert fo[1] is None and fp[1] is None
+    assert fo[2].size() == fp[2].size() == 0 and fo[2].read() == b""
+    a, b = fo[0], fp[0]
+    assert a.size() == b.size() == 3000
+    assert a.read(10) == b.read(10) and a.tell() == b.tell() == 10
+    assert a.seek(-5, io.SEEK_END) == b.seek(-5, io.SEEK_END)
+    assert a.read() == b.read()
+    a.seek(100), b.seek(100)
+    buf_a, buf_b = bytearray(64), bytearray(64)
+    assert a.readinto(buf_a) == b.readinto(buf_b) and buf_a == buf_b
+    assert a.read_range(7, 9) == b.read_range(7, 9) and a.tell() == b.tell()
+    assert a.read_ranges([(0, 3), (2990, 10)]) == b.read_ranges([(0, 3), (2990, 10)])
+    a.seek(0)
+    assert a.readall() == payload(3000, 3)
+    with ours.take_blobs("b", indices=[2], buffer_size=0)[0] as f:
+        assert io.BufferedReader(f).read() == payload(300, 2)
+    assert f.closed
+    # errors of pylance's kinds
+    for call in [lambda d: d.read_blobs("b"), lambda d: d.read_blobs("b", indices=[0], ids=[0]),
+                 lambda d: d.read_blobs("id", indices=[0]),
+                 lambda d: d.read_blob_ranges("b", [(2, 290, 20)], selector="indices"),
+                 lambda d: d.read_blob_ranges("b", [(0, 0, 1)], selector="rows")]:
+        with pytest.raises(ValueError):
+            call(theirs)
+        with pytest.raises(ValueError):
+            call(ours)
+
+
+def test_scans_return_descriptions_unless_asked(tmp_path):
+    uri = pylance_dataset(tmp_path)
+    ours, theirs = lancer.dataset(uri), lance.dataset(uri)
+    assert ours.to_table(columns=["id", "b"]) == theirs.to_table(columns=["id", "b"])
+    a = ours.to_table(blob_handling="all_binary")
+    b = theirs.to_table(blob_handling="all_binary")
+    assert a.column("b").to_pylist() == b.column("b").to_pylist()
+    with pytest.raises(ValueError):
+        ours.to_table(blob_handling="bytes")
+
+
+def test_write_refusals_as_pylance(tmp_path):
+    ext = (tmp_path / "x.bin")
+    ext.write_bytes(b"abc")
+    t_l = blob_table(lancer, [ext.resolve().as_uri()], lancer.blob_field("b"))
+    t_p = blob_table(lance, [ext.resolve().as_uri()], lance.blob_field("b"))
+    # external URIs outside registered bases: refused unless allowed
+    for mod, t in ((lancer, t_l), (lance, t_p)):
+        with pytest.raises(OSError):
+            mod.write_dataset(t, str(tmp_path / f"{mod.__name__}-ext"), data_storage_version="2.2")
+    # blob v2 below 2.2
+    for mod, t in ((lancer, t_l), (lance, t_p)):
+        with pytest.raises(OSError):
+            mod.write_dataset(t, str(tmp_path / f"{mod.__name__}-21"), data_storage_version="2.1",
+                              allow_external_blob_outside_bases=True)
+    # a legacy-marked binary at 2.2 becomes blob v2 in both
+    legacy = pa.table({"b": pa.array([b"x", None], pa.large_binary())},
+                      schema=pa.schema([pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"})]))
+    for mod in (lancer, lance):
+        uri = str(tmp_path / f"{mod.__name__}-legacy")
+        mod.write_dataset(legacy, uri, data_storage_version="2.2")
+        assert getattr(lance.dataset(uri).schema.field("b").type, "extension_name", None) == "lance.blob.v2"
+        assert lance.dataset(uri).to_table(blob_handling="all_binary").column("b").to_pylist() == [b"x", None]
+    with pytest.raises(ValueError):
+        lancer.blob_field("b", dedicated_size_threshold=0)
+    with pytest.raises(ValueError):
+        lancer.Blob(data=b"x", uri="file:///x")
