@@ -54,11 +54,12 @@ from .progress import IndexProgress
 from ._stats import ScanStatistics
 from .loader import LanceLoader, loader
 from . import indices, sampler
-from .blob import Blob, BlobArray, BlobFile, BlobType, blob_array, blob_field
+from .blob import Blob, BlobArray, BlobColumn, BlobFile, BlobType, blob_array, blob_field
 
 __all__ = [
     "Blob",
     "BlobArray",
+    "BlobColumn",
     "BlobFile",
     "BlobType",
     "blob_array",

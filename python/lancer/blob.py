@@ -283,3 +283,34 @@ class BlobFile(io.RawIOBase):
 
     def __repr__(self) -> str:
         return f"<BlobFile size={self._size}>"
+
+
+class BlobIterator:
+    """Iterates a binary column's values as ``io.BytesIO`` files (None for nulls)."""
+
+    def __init__(self, binary_iter: Any):
+        self.binary_iter = binary_iter
+
+    def __iter__(self) -> "BlobIterator":
+        return self
+
+    def __next__(self) -> Optional[io.BytesIO]:
+        value = next(self.binary_iter)
+        if not value.is_valid:
+            return None
+        return io.BytesIO(value.as_py())
+
+
+class BlobColumn:
+    """A binary / large_binary column (an Array or ChunkedArray) whose rows iterate as
+    file-like objects."""
+
+    def __init__(self, blob_column: Union[pa.Array, pa.ChunkedArray]):
+        if not isinstance(blob_column, (pa.Array, pa.ChunkedArray)):
+            raise ValueError(f"Expected a pyarrow.Array or pyarrow.ChunkedArray, got {type(blob_column)}")
+        if not pa.types.is_large_binary(blob_column.type) and not pa.types.is_binary(blob_column.type):
+            raise ValueError(f"Expected a binary array, got {blob_column.type}")
+        self.blob_column = blob_column
+
+    def __iter__(self) -> BlobIterator:
+        return BlobIterator(iter(self.blob_column))
