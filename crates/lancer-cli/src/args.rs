@@ -535,6 +535,33 @@ pub enum Command {
         #[arg(long, value_parser = parse_bytes)]
         max_bytes_per_file: Option<u64>,
     },
+    /// Write every file under a folder into a blob column, one row per file with its
+    /// path (relative to the folder), size and MIME type; at data storage version 2.2
+    /// payloads go inline, to packed or to dedicated `.blob` sidecars by size (blob v2).
+    ImportFiles {
+        /// The folder (read recursively, files in path order).
+        dir: PathBuf,
+        /// Dataset directory.
+        dataset: PathBuf,
+        /// The blob column's name.
+        #[arg(long, default_value = "blob")]
+        column: String,
+        /// Create, append or overwrite.
+        #[arg(long, value_enum, default_value_t = Mode::Create)]
+        mode: Mode,
+        /// Data storage version of new files (2.2: blob v2; 2.1 / 2.0: legacy blobs).
+        #[arg(long, default_value = "2.2")]
+        data_storage_version: String,
+        /// Rows per data file at most.
+        #[arg(long, default_value_t = 1_048_576)]
+        max_rows_per_file: usize,
+    },
+    /// Read blob columns: one row's payload (or a byte range of it) to stdout, or a
+    /// listing of every row's blob (kind, size, where it lives) from its descriptors.
+    Blob {
+        #[command(subcommand)]
+        action: BlobAction,
+    },
     /// Write a CSV, JSON-lines, Arrow IPC or Parquet file as data files of a dataset
     /// WITHOUT committing them (a worker's half of a distributed write); prints the
     /// fragments' descriptions as a JSON list (pylance's FragmentMetadata shape) for
@@ -802,6 +829,47 @@ pub enum IndexAction {
         path: PathBuf,
         /// Index name.
         name: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BlobAction {
+    /// Write one row's blob payload (or bytes START..END of it) to stdout or a file,
+    /// reading only those bytes.
+    Get {
+        /// Dataset directory.
+        path: PathBuf,
+        /// The blob column.
+        #[arg(long)]
+        column: String,
+        /// The row: an index among live rows (or an id / address with --by).
+        #[arg(long)]
+        row: u64,
+        /// Bytes START..END of the payload (END exclusive; either may be left out).
+        #[arg(long)]
+        range: Option<String>,
+        /// How --row is read: indices, ids or addresses.
+        #[arg(long, default_value = "indices")]
+        by: String,
+        /// Write here instead of stdout.
+        #[arg(long, short = 'o')]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        at: VersionArgs,
+    },
+    /// List every row's blob: kind (inline, packed, dedicated, external, null), size
+    /// and where the payload lives; no payload is read.
+    Ls {
+        /// Dataset directory.
+        path: PathBuf,
+        /// The blob column.
+        #[arg(long)]
+        column: String,
+        /// At most this many rows.
+        #[arg(long)]
+        limit: Option<usize>,
+        #[command(flatten)]
+        at: VersionArgs,
     },
 }
 

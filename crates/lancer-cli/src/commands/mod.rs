@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+mod blob;
 mod branch;
 mod cat;
 mod dataset;
@@ -262,6 +263,49 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
             (max_rows_per_file, max_bytes_per_file),
             json,
         ),
+        Command::ImportFiles {
+            dir,
+            dataset: ds,
+            column,
+            mode,
+            data_storage_version,
+            max_rows_per_file,
+        } => blob::import_files(
+            s,
+            &dir,
+            &ds,
+            &column,
+            mode,
+            &data_storage_version,
+            max_rows_per_file,
+            json,
+        ),
+        Command::Blob { action } => match action {
+            crate::args::BlobAction::Get {
+                path,
+                column,
+                row,
+                range,
+                by,
+                output,
+                at,
+            } => blob::get(
+                s,
+                &path,
+                &column,
+                row,
+                range.as_deref(),
+                &by,
+                output.as_deref(),
+                &at,
+            ),
+            crate::args::BlobAction::Ls {
+                path,
+                column,
+                limit,
+                at,
+            } => blob::ls(s, &path, &column, limit, json, &at),
+        },
         Command::WriteFragments {
             input,
             dataset: ds,

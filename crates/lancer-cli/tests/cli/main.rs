@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod blob;
 mod branch;
 mod cat;
 mod concurrency;

@@ -1,0 +1,130 @@
+//! `lancer import-files`, `lancer blob ls` and `lancer blob get` (issue 44): a folder of
+//! files of every size class (empty, small, packed, dedicated) becomes a blob v2 column
+//! pylance 14 reads byte for byte with the files' paths, sizes and MIME types; `ls`
+//! shows where each payload lives, `get` returns whole payloads and ranges exactly; a
+//! range past the end and a non-blob column are one-line errors.
+
+use super::*;
+use common::{lancer, ok, py, TempDir};
+
+const READ: &str = r#"
+import json, sys, lance
+t = lance.dataset(sys.argv[1]).to_table(blob_handling="all_binary")
+def digest(b):
+    return sum(x * (i % 65521 + 1) for i, x in enumerate(b)) % (2**61 - 1)
+print(json.dumps([[p, s, m, digest(b)] for p, s, m, b in
+                  zip(*(t.column(c).to_pylist() for c in ["path", "size", "mime_type", "img"]))]))
+"#;
+
+/// The digest READ computes (every byte weighted by its position).
+fn digest(b: &[u8]) -> u64 {
+    let m: u128 = (1 << 61) - 1;
+    let s: u128 = b
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| u128::from(x) * (i as u128 % 65521 + 1))
+        .sum();
+    (s % m) as u64
+}
+
+#[test]
+fn files_become_a_blob_column_pylance_reads() {
+    let dir = TempDir::new("cli-blobs");
+    let files = dir.join("files");
+    std::fs::create_dir_all(files.join("sub")).unwrap();
+    let content = |n: usize, seed: u8| -> Vec<u8> {
+        (0..n)
+            .map(|i| (i as u8).wrapping_mul(13).wrapping_add(seed))
+            .collect()
+    };
+    let made: Vec<(&str, Vec<u8>)> = vec![
+        ("a.png", content(100, 1)),
+        ("c.bin", content(5_000_000, 2)),
+        ("empty.txt", vec![]),
+        ("sub/b.mp4", content(100_000, 3)),
+    ];
+    for (name, bytes) in &made {
+        std::fs::write(files.join(name), bytes).unwrap();
+    }
+    let ds = dir.join("ds");
+    let ds_s = ds.to_str().unwrap();
+    ok(lancer().args([
+        "import-files",
+        files.to_str().unwrap(),
+        ds_s,
+        "--column",
+        "img",
+    ]));
+    // pylance reads the same bytes as the files hold (its hashes of both)
+    let got: serde_json::Value = serde_json::from_str(py(READ, &[ds_s]).trim()).unwrap();
+    let rows = got.as_array().unwrap();
+    assert_eq!(rows.len(), made.len());
+    for ((name, bytes), row) in made.iter().zip(rows) {
+        assert_eq!(row[0], *name);
+        assert_eq!(row[1].as_u64().unwrap(), bytes.len() as u64);
+        assert_eq!(row[3].as_u64().unwrap(), digest(bytes), "{name}");
+    }
+    assert_eq!(rows[0][2], "image/png");
+    assert_eq!(rows[3][2], "video/mp4");
+    // ls: kinds by size (64 KiB inline, 4 MiB packed, larger dedicated), nothing read
+    let out = ok(lancer().args(["--json", "blob", "ls", ds_s, "--column", "img"]));
+    let ls: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let kinds: Vec<&str> = ls
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["inline", "dedicated", "inline", "packed"]);
+    // get: whole payloads and ranges, byte for byte
+    for (row, (_, bytes)) in made.iter().enumerate() {
+        let out = ok(lancer().args([
+            "blob",
+            "get",
+            ds_s,
+            "--column",
+            "img",
+            "--row",
+            &row.to_string(),
+        ]));
+        assert_eq!(&out.stdout, bytes, "row {row}");
+    }
+    let out = ok(lancer().args([
+        "blob",
+        "get",
+        ds_s,
+        "--column",
+        "img",
+        "--row",
+        "1",
+        "--range",
+        "4999990..",
+    ]));
+    assert_eq!(&out.stdout[..], &made[1].1[4_999_990..]);
+    let out = ok(lancer().args([
+        "blob", "get", ds_s, "--column", "img", "--row", "3", "--range", "10..20",
+    ]));
+    assert_eq!(&out.stdout[..], &made[3].1[10..20]);
+    // errors: one line, non-zero exit
+    for args in [
+        vec![
+            "blob",
+            "get",
+            ds_s,
+            "--column",
+            "img",
+            "--row",
+            "1",
+            "--range",
+            "10..5000001",
+        ],
+        vec!["blob", "get", ds_s, "--column", "path", "--row", "0"],
+        vec!["blob", "ls", ds_s, "--column", "size"],
+        vec!["blob", "get", ds_s, "--column", "img", "--row", "9"],
+    ] {
+        let out = lancer().args(&args).output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+}
