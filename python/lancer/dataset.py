@@ -427,13 +427,15 @@ def write_dataset(
     if pack_threshold is not None and (isinstance(pack_threshold, bool) or int(pack_threshold) <= 0):
         raise ValueError("blob_pack_file_size_threshold must be a positive int")
     allow_outside = bool(kwargs.pop("allow_external_blob_outside_bases", False))
+    blob_mode = kwargs.pop("external_blob_mode", "reference")
+    if blob_mode not in ("reference", "ingest"):
+        raise ValueError(f"external_blob_mode must be 'reference' or 'ingest', got {blob_mode!r}")
     # max_rows_per_group and the byte budgets below tune the files' layout only
     _check_arguments("write_dataset", kwargs,
                      tuning={"data_cache_bytes", "max_page_bytes"},
                      refused={"commit_lock": None, "progress": None,
                               "initial_bases": None, "target_bases": None,
                               "target_all_bases": False, "base_store_params": None,
-                              "external_blob_mode": "reference",
                               "namespace_client": None, "table_id": None})
     version = data_storage_version or "2.2"
     if str(version).lower() == "stable":
@@ -454,6 +456,7 @@ def write_dataset(
         session=session,
         blob_pack_file_size_threshold=None if pack_threshold is None else int(pack_threshold),
         allow_external_blob_outside_bases=allow_outside,
+        ingest_external_blobs=blob_mode == "ingest",
     )
     return LanceDataset(inner, storage_options)
 
@@ -835,14 +838,15 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
         self._inner = self._inner.latest()
 
     def take(self, indices: Any, columns: Any = None, **kwargs: Any) -> pa.Table:
-        """Rows at live-row offsets ``indices``, in that order."""
+        """Rows at live-row offsets ``indices``, in that order (blob columns as their
+        descriptors, as pylance's ``take``; payloads through :meth:`read_blobs`)."""
         _check_arguments("take", kwargs)
-        return self._inner.take(_indices(indices), _columns(columns))
+        return self._inner.take(_indices(indices), _columns(columns), blob_descriptions=True)
 
     def take_rows(self, row_ids: Any, columns: Any = None, **kwargs: Any) -> pa.Table:
         """Rows by row id (``_rowid``: the stable id, or the row address)."""
         _check_arguments("take_rows", kwargs)
-        return self._inner.take_rows(_indices(row_ids), _columns(columns))
+        return self._inner.take_rows(_indices(row_ids), _columns(columns), blob_descriptions=True)
 
     # --- blobs ----------------------------------------------------------------------
     def take_blobs(self, blob_column: str, ids: Any = None, addresses: Any = None, indices: Any = None, *,

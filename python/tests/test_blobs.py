@@ -214,6 +214,8 @@ def test_scans_return_descriptions_unless_asked(tmp_path):
     assert a.column("b").to_pylist() == b.column("b").to_pylist()
     with pytest.raises(ValueError):
         ours.to_table(blob_handling="bytes")
+    # takes return descriptors too
+    assert ours.take([0, 3, 6], columns=["b"]) == theirs.take([0, 3, 6], columns=["b"])
 
 
 def test_write_refusals_as_pylance(tmp_path):
@@ -242,3 +244,29 @@ def test_write_refusals_as_pylance(tmp_path):
         lancer.blob_field("b", dedicated_size_threshold=0)
     with pytest.raises(ValueError):
         lancer.Blob(data=b"x", uri="file:///x")
+
+
+def test_ingest_stores_external_bytes(tmp_path):
+    ext = tmp_path / "ext.bin"
+    ext.write_bytes(payload(200_000, 5))
+    uri = ext.resolve().as_uri()
+    vals = [uri, lancer.Blob.from_uri(uri, position=10, size=100), None]
+    got = {}
+    for mod in (lancer, lance):
+        t = blob_table(mod, [v if not isinstance(v, lancer.Blob) else
+                             mod.Blob.from_uri(v.uri, position=v.position, size=v.size) for v in vals],
+                       mod.blob_field("b"))
+        out = str(tmp_path / f"{mod.__name__}.lance")
+        mod.write_dataset(t, out, data_storage_version="2.2", external_blob_mode="ingest")
+        got[mod.__name__] = out
+        with pytest.raises((ValueError, OSError)):
+            mod.write_dataset(t, out + "x", data_storage_version="2.2", external_blob_mode="ingest",
+                              allow_external_blob_outside_bases=True)
+    # the bytes are the dataset's own now (the external file may go)
+    ext.unlink()
+    full = payload(200_000, 5)
+    for name, out in got.items():
+        d = [None if x is None else (x["kind"], x["size"]) for x in descriptors(lance.dataset(out))]
+        assert d == [(1, 200_000), (0, 100), None], name
+        assert lance.dataset(out).to_table(blob_handling="all_binary").column("b").to_pylist() == \
+            [full, full[10:110], None]

@@ -302,7 +302,7 @@ def test_searches_return_row_ids_and_addresses_as_pylance(tmp_path, stable, meta
 REFUSED_CALLS = [
     ("write_dataset", {"progress": object()}, NotImplementedError),
     ("write_dataset", {"auto_cleanup_options": {"interval": 1}}, ValueError),  # older_than_seconds missing
-    ("write_dataset", {"external_blob_mode": "ingest"}, NotImplementedError),
+    ("write_dataset", {"external_blob_mode": "copy"}, ValueError),
     ("write_dataset", {"no_such_argument": 1}, TypeError),
     ("dataset", {"session": object()}, TypeError),  # a lancer.Session is taken
     ("dataset", {"default_scan_options": {"batch_size": "3"}}, NotImplementedError),

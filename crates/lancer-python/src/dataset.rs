@@ -513,37 +513,51 @@ impl Dataset {
 
     /// Rows at live-row offsets `indices` (in that order, repeats allowed), as a
     /// one-batch `pyarrow.Table`.
-    #[pyo3(signature = (indices, columns=None))]
+    /// With `blob_descriptions`, blob v2 columns come as their descriptors (pylance's
+    /// `take`).
+    #[pyo3(signature = (indices, columns=None, blob_descriptions=false))]
     fn take(
         &self,
         py: Python<'_>,
         indices: &Bound<'_, PyAny>,
         columns: Option<Vec<String>>,
+        blob_descriptions: bool,
     ) -> PyResult<PyTable> {
         let indices = row_numbers(indices)?;
+        let ds = if blob_descriptions {
+            self.ds.with_blob_descriptions()
+        } else {
+            self.ds.clone()
+        };
         let b = py.detach(|| {
             let c = cols(&columns);
-            self.ds.take(&indices, c.as_deref()).map_err(errors::table)
+            ds.take(&indices, c.as_deref()).map_err(errors::table)
         })?;
         Ok(PyTable(b))
     }
 
     /// Rows by row id (the stable id, or the row address when the dataset has none), as
     /// a one-batch `pyarrow.Table`.
-    #[pyo3(signature = (ids, columns=None))]
+    #[pyo3(signature = (ids, columns=None, blob_descriptions=false))]
     fn take_rows(
         &self,
         py: Python<'_>,
         ids: &Bound<'_, PyAny>,
         columns: Option<Vec<String>>,
+        blob_descriptions: bool,
     ) -> PyResult<PyTable> {
         let ids = row_numbers(ids)?;
+        let ds = if blob_descriptions {
+            self.ds.with_blob_descriptions()
+        } else {
+            self.ds.clone()
+        };
         let b = py.detach(|| {
             let c = cols(&columns);
-            if self.ds.uses_stable_row_ids() {
-                self.ds.take_row_ids(&ids, c.as_deref())
+            if ds.uses_stable_row_ids() {
+                ds.take_row_ids(&ids, c.as_deref())
             } else {
-                self.ds.take_addresses(&ids, c.as_deref())
+                ds.take_addresses(&ids, c.as_deref())
             }
             .map_err(errors::table)
         })?;
@@ -916,7 +930,7 @@ impl Dataset {
                     data_storage_version=None, storage_options=None, enable_stable_row_ids=false,
                     transaction_properties=None, auto_cleanup=None, skip_auto_cleanup=false,
                     v2_manifest_paths=true, session=None, blob_pack_file_size_threshold=None,
-                    allow_external_blob_outside_bases=false))]
+                    allow_external_blob_outside_bases=false, ingest_external_blobs=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn write(
     py: Python<'_>,
@@ -935,6 +949,7 @@ pub fn write(
     session: Option<PyRef<'_, crate::session::PySession>>,
     blob_pack_file_size_threshold: Option<u64>,
     allow_external_blob_outside_bases: bool,
+    ingest_external_blobs: bool,
 ) -> PyResult<Dataset> {
     let session = session.as_deref();
     let reader = reader.0;
@@ -961,6 +976,7 @@ pub fn write(
         blobs: lancer::BlobWriteOptions {
             pack_file_size_threshold: blob_pack_file_size_threshold,
             allow_external_outside_bases: allow_external_blob_outside_bases,
+            ingest_external: ingest_external_blobs,
         },
         ..Default::default()
     };

@@ -250,7 +250,7 @@ fn resolve_within(
 }
 
 /// A reader of the object an external blob URI names (its directory opened as a store).
-fn external(
+pub(crate) fn external(
     uri: &str,
     options: &StorageOptions,
     ctx: &Arc<lancer_io::Context>,

@@ -59,6 +59,9 @@ pub struct BlobWriteOptions {
     /// Store external URIs that lie outside the dataset's registered bases as absolute
     /// URIs (`allow_external_blob_outside_bases`); refused otherwise.
     pub allow_external_outside_bases: bool,
+    /// Read external URIs' bytes while writing and store them as any payload
+    /// (pylance's `external_blob_mode="ingest"`) instead of referencing them.
+    pub ingest_external: bool,
 }
 
 /// True if `f` (a top-level field of data written at `storage`) is a blob v2 column.
@@ -170,6 +173,7 @@ fn threshold(f: &Field, key: &str, default: u64, zero_ok: bool) -> Result<u64> {
 pub(crate) struct BlobPlan {
     columns: Vec<Column>,
     allow_outside: bool,
+    ingest: bool,
     /// The schema the data files are written with (blob columns as
     /// [`blob_v2::write_field`]).
     pub file_schema: SchemaRef,
@@ -217,9 +221,16 @@ impl BlobPlan {
         if columns.is_empty() {
             return Ok(None);
         }
+        if options.ingest_external && options.allow_external_outside_bases {
+            return Err(TableError::invalid(
+                "allow_external_blob_outside_bases applies to referenced external blobs: \
+                 it cannot be combined with external_blob_mode=\"ingest\"",
+            ));
+        }
         Ok(Some(Self {
             columns,
             allow_outside: options.allow_external_outside_bases,
+            ingest: options.ingest_external,
             file_schema: Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())),
         }))
     }
@@ -258,21 +269,31 @@ impl BlobPlan {
         let mut id = UInt32Builder::with_capacity(n);
         let mut uri = StringBuilder::with_capacity(n, 0);
         let mut data = LargeBinaryBuilder::with_capacity(n, 0);
+        let place =
+            |bytes: &[u8], sidecars: &mut Sidecars<'_>| -> Result<(u8, u64, u64, u32, bool)> {
+                let len = bytes.len() as u64;
+                Ok(if len > c.dedicated {
+                    (KIND_DEDICATED, 0, len, sidecars.dedicated(bytes)?, false)
+                } else if len > c.inline {
+                    let (i, p) = sidecars.packed(bytes, c.pack)?;
+                    (KIND_PACKED, p, len, i, false)
+                } else {
+                    (KIND_INLINE, 0, len, 0, true)
+                })
+            };
         for row in 0..n {
             let v = values.get(row, &c.name)?;
+            let ingested;
             let (k, p, z, i, u, d): (u8, u64, u64, u32, &str, Option<&[u8]>) = match v {
                 Value::Null => (0, 0, 0, 0, "", None),
                 Value::Data(bytes) => {
-                    let len = bytes.len() as u64;
-                    if len > c.dedicated {
-                        let i = sidecars.dedicated(bytes)?;
-                        (KIND_DEDICATED, 0, len, i, "", None)
-                    } else if len > c.inline {
-                        let (i, p) = sidecars.packed(bytes, c.pack)?;
-                        (KIND_PACKED, p, len, i, "", None)
-                    } else {
-                        (KIND_INLINE, 0, len, 0, "", Some(bytes))
-                    }
+                    let (k, p, z, i, inline) = place(bytes, sidecars)?;
+                    (k, p, z, i, "", inline.then_some(bytes))
+                }
+                Value::Uri(u, range) if self.ingest => {
+                    ingested = sidecars.ingest(u, range, &c.name, row)?;
+                    let (k, p, z, i, inline) = place(&ingested, sidecars)?;
+                    (k, p, z, i, "", inline.then_some(&ingested[..]))
                 }
                 Value::Uri(u, range) => {
                     check_uri(u, &c.name, row, self.allow_outside)?;
@@ -520,6 +541,36 @@ impl<'a> Sidecars<'a> {
             w.finish()?;
         }
         Ok(())
+    }
+
+    /// The bytes of external blob `uri` (`range` of it, or all), for ingestion.
+    fn ingest(
+        &self,
+        uri: &str,
+        range: Option<(u64, u64)>,
+        column: &str,
+        row: usize,
+    ) -> Result<bytes::Bytes> {
+        let bad = |e: String| {
+            TableError::invalid(format!(
+                "blob column {column:?}, row {row}: external blob {uri:?} cannot be ingested: {e}"
+            ))
+        };
+        let reader = crate::blob::external(uri, &Default::default(), self.store.context())
+            .map_err(|e| bad(e.to_string()))?;
+        let size = reader.size().map_err(|e| bad(e.to_string()))?;
+        let r = match range {
+            Some((p, z)) => p..p.saturating_add(z),
+            None => 0..size,
+        };
+        if r.end > size {
+            return Err(bad(format!(
+                "bytes {}..{} lie past its {size} bytes",
+                r.start, r.end
+            )));
+        }
+        let mut got = reader.read_ranges(&[r]).map_err(|e| bad(e.to_string()))?;
+        got.pop().ok_or_else(|| bad("no bytes returned".into()))
     }
 
     /// Completes the sidecars (before the data file that names them is finished).
