@@ -467,7 +467,12 @@ pub(crate) struct Sidecars<'a> {
     next_id: u32,
     /// The open packed sidecar: its id, writer and bytes so far.
     pack: Option<(u32, lancer_io::storage::ObjectWrite, u64)>,
+    /// Dedicated sidecars being uploaded (object stores: a few at once).
+    uploads: std::collections::VecDeque<std::thread::JoinHandle<Result<()>>>,
 }
+
+/// Dedicated sidecars uploading at once at most (object stores).
+const UPLOADS_IN_FLIGHT: usize = 4;
 
 impl<'a> Sidecars<'a> {
     /// The sidecars of data file `data/<stem>.lance` of `store`.
@@ -477,6 +482,7 @@ impl<'a> Sidecars<'a> {
             dir: format!("data/{stem}"),
             next_id: 1,
             pack: None,
+            uploads: Default::default(),
         }
     }
 
@@ -499,9 +505,31 @@ impl<'a> Sidecars<'a> {
         }
     }
 
-    /// Writes `bytes` as a sidecar of its own; returns its id.
+    /// Waits for the oldest upload.
+    fn join_one(&mut self) -> Result<()> {
+        match self.uploads.pop_front() {
+            Some(h) => h
+                .join()
+                .map_err(|_| TableError::corrupt("a blob upload thread panicked"))?,
+            None => Ok(()),
+        }
+    }
+
+    /// Writes `bytes` as a sidecar of its own; returns its id. On object stores the
+    /// upload runs in the background (a few at once) while the write goes on.
     fn dedicated(&mut self, bytes: &[u8]) -> Result<u32> {
         let id = self.take_id()?;
+        if self.store.local_root().is_none() {
+            while self.uploads.len() >= UPLOADS_IN_FLIGHT {
+                self.join_one()?;
+            }
+            let store = self.store.clone();
+            let path = self.path(id);
+            let data = bytes::Bytes::copy_from_slice(bytes);
+            self.uploads
+                .push_back(std::thread::spawn(move || Ok(store.put(&path, data)?)));
+            return Ok(id);
+        }
         let mut w = self.store.writer(&self.path(id))?;
         w.write_all(bytes).map_err(|e| self.io_err(id, e))?;
         w.finish()?;
@@ -575,6 +603,10 @@ impl<'a> Sidecars<'a> {
 
     /// Completes the sidecars (before the data file that names them is finished).
     pub fn finish(mut self) -> Result<()> {
-        self.close_pack()
+        self.close_pack()?;
+        while !self.uploads.is_empty() {
+            self.join_one()?;
+        }
+        Ok(())
     }
 }

@@ -61,10 +61,7 @@ impl BlobRef {
             self.span(&range)?;
             return Ok(Bytes::new());
         }
-        let span = self.span(&range)?;
-        let mut got = self.source.read_ranges(&[span])?;
-        got.pop()
-            .ok_or_else(|| TableError::corrupt("a blob source returned no bytes"))
+        Ok(read_refs(&[(self, range)])?.pop().unwrap_or_default())
     }
 }
 
@@ -87,16 +84,28 @@ pub fn read_refs(wanted: &[(&BlobRef, Range<u64>)]) -> Result<Vec<Bytes>> {
         });
         groups[g].1.push((k, span));
     }
-    for (source, list) in groups {
+    // sources read side by side (on object stores each is a request of its own)
+    let read = |(source, list): &(Arc<dyn RangeRead>, Vec<(usize, Range<u64>)>)| -> Result<Vec<Bytes>> {
         let ranges: Vec<Range<u64>> = list.iter().map(|(_, r)| r.clone()).collect();
         let got = source.read_ranges(&ranges)?;
-        if got.len() != ranges.len() {
+        if got.len() != ranges.len()
+            || got.iter().zip(&ranges).any(|(b, r)| b.len() as u64 != r.end - r.start)
+        {
             return Err(TableError::corrupt(
-                "a blob source returned fewer ranges than asked",
+                "a blob source returned fewer bytes than its descriptor names (a truncated or \
+                 replaced blob file)",
             ));
         }
-        for ((k, _), b) in list.into_iter().zip(got) {
-            out[k] = b;
+        Ok(got)
+    };
+    let results = if groups.len() > 1 {
+        crate::par::map_io(&groups, read)?
+    } else {
+        groups.iter().map(read).collect::<Result<Vec<_>>>()?
+    };
+    for ((_, list), got) in groups.iter().zip(results) {
+        for ((k, _), b) in list.iter().zip(got) {
+            out[*k] = b;
         }
     }
     Ok(out)
@@ -178,6 +187,15 @@ impl Dataset {
         let d = self.with_blob_descriptions();
         let batch = d.take_addresses(addresses, Some(&[column]))?;
         let located = crate::blob::locate(batch.column(0), column)?;
+        // sidecars are opened knowing the furthest byte their rows' descriptors name
+        // (no request for their size; a short read is caught when the bytes arrive)
+        let mut furthest: HashMap<(u64, Source), u64> = HashMap::new();
+        for (&address, w) in addresses.iter().zip(&located) {
+            if let Some((src @ Source::Sidecar(_), Some(r))) = w {
+                let e = furthest.entry((address >> 32, src.clone())).or_default();
+                *e = (*e).max(r.end);
+            }
+        }
         // opened sources by (fragment, source): each file opened once
         let mut opened: HashMap<(u64, Source), Arc<dyn RangeRead>> = HashMap::new();
         let mut files: HashMap<u64, (Arc<dyn RangeRead>, Store, String)> = HashMap::new();
@@ -217,19 +235,33 @@ impl Dataset {
                 Some(r) => r.clone(),
                 None => {
                     let (data, store, file) = &files[&fid];
-                    let base = |id: u32| -> Result<Store> {
-                        Ok(self
-                            .base_store(id, || format!("an external blob of {column:?}"))?
-                            .0)
+                    let r = match (&key.1, furthest.get(&key)) {
+                        (Source::Sidecar(id), Some(&end)) if store.local_root().is_none() => {
+                            let dir = file.strip_suffix(".lance").unwrap_or(file);
+                            let path = format!("{dir}/{}", crate::blob::sidecar_name(*id));
+                            store.reader(&path, Some(end.max(1))).map_err(|e| {
+                                TableError::corrupt(format!(
+                                    "blob column {column:?}: its blob file {} cannot be read ({e})",
+                                    store.display(&path)
+                                ))
+                            })?
+                        }
+                        _ => {
+                            let base = |id: u32| -> Result<Store> {
+                                Ok(self
+                                    .base_store(id, || format!("an external blob of {column:?}"))?
+                                    .0)
+                            };
+                            let src = BlobSources {
+                                data,
+                                store,
+                                file,
+                                options: &self.options,
+                                base: &base,
+                            };
+                            crate::blob::open(&key.1, &src, column)?
+                        }
                     };
-                    let src = BlobSources {
-                        data,
-                        store,
-                        file,
-                        options: &self.options,
-                        base: &base,
-                    };
-                    let r = crate::blob::open(&key.1, &src, column)?;
                     opened.insert(key.clone(), r.clone());
                     r
                 }
