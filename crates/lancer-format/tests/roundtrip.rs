@@ -150,14 +150,15 @@ fn unwritable_types_name_the_version_that_takes_them() {
         assert!(err.contains(want) && err.contains("2.1"), "{name}: {err}");
     }
     let (_, batch) = inputs().into_iter().find(|(n, _)| n == "ints").unwrap();
+    // Legacy (0.1 / 0.2) files are read, not written.
     let opts = WriteOptions {
-        version: FileVersion::V2_0,
+        version: FileVersion::Legacy,
         ..Default::default()
     };
     let err = write_to_vec(batch.schema(), &[batch], opts)
         .unwrap_err()
         .to_string();
-    assert!(err.contains("2.0") && err.contains("2.1"), "{err}");
+    assert!(err.contains("legacy") && err.contains("2.1"), "{err}");
 }
 
 /// A table of many columns and many pages: ints, sorted ints, low-cardinality and
