@@ -1,5 +1,5 @@
-//! Lancer writes a dataset through create, append, delete, append, tag, overwrite,
-//! delete and restore; every version reads back as expected in Lancer, and in pylance
+//! Lancer writes a dataset (storage 2.0, 2.1, 2.2) through create, append, delete,
+//! append, tag, overwrite, delete and restore; every version reads back as expected in Lancer, and in pylance
 //! 14, 12 and 11, which then append to it — and Lancer reads what pylance wrote.
 
 use std::path::{Path, PathBuf};
@@ -93,6 +93,7 @@ fn ids_where(pred: fn(i64) -> bool) -> impl Fn(&RecordBatch) -> lancer_table::Re
 #[test]
 fn lancer_datasets_read_in_lancer_and_pylance() {
     for (label, storage) in [
+        ("v20", lancer_format::container::FileVersion::V2_0),
         ("v21", lancer_format::container::FileVersion::V2_1),
         ("v22", lancer_format::container::FileVersion::V2_2),
     ] {
