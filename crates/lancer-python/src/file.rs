@@ -210,7 +210,7 @@ impl PyFileWriter {
 
 #[pymethods]
 impl PyFileWriter {
-    /// A writer of `path` at `version` (`2.1`, `2.2` / `stable`, the default as
+    /// A writer of `path` at `version` (`2.0`, `2.1`, `2.2` / `stable`, the default as
     /// pylance 14); `schema` or the first batch's.
     #[new]
     #[pyo3(signature = (path, schema=None, version=None, storage_options=None))]
@@ -223,9 +223,10 @@ impl PyFileWriter {
         let version = match version.as_deref().map(str::to_ascii_lowercase).as_deref() {
             None | Some("stable") | Some("2.2") => FileVersion::V2_2,
             Some("2.1") => FileVersion::V2_1,
+            Some("2.0") => FileVersion::V2_0,
             Some(other) => {
                 return Err(PyValueError::new_err(format!(
-                    "lancer writes data files at 2.1 and 2.2 (stable), not {other:?}"
+                    "lancer writes data files at 2.0, 2.1 and 2.2 (stable), not {other:?}"
                 )))
             }
         };
