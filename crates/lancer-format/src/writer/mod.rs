@@ -179,14 +179,23 @@ fn check_writable(dt: &DataType, version: FileVersion, name: &str) -> Result<()>
             logical_type: format!("map (field {name:?})"),
             detail: format!("maps need data storage version 2.2; this file is {version}"),
         }),
-        DataType::Struct(fs) => fs.iter().try_for_each(|f| check_writable(f.data_type(), version, f.name())),
+        DataType::Struct(fs) => fs
+            .iter()
+            .try_for_each(|f| check_writable(f.data_type(), version, f.name())),
         DataType::List(f) | DataType::LargeList(f) | DataType::Map(f, _) => {
             check_writable(f.data_type(), version, f.name())
         }
-        DataType::FixedSizeList(f, _) if crate::block::fixed_width_bits(f.data_type()).is_none() => {
+        DataType::FixedSizeList(f, _)
+            if crate::block::fixed_width_bits(f.data_type()).is_none() =>
+        {
             Err(FormatError::UnsupportedType {
                 logical_type: dt.to_string(),
-                detail: format!("field {name:?}: fixed-size lists of variable-width or nested items are not written yet"),
+                detail: format!(
+                    "field {name:?}: Lancer writes fixed-size lists of fixed-width items only \
+                     (fixed-size lists of structs exist in 2.2 files of pylance 14 alone, which \
+                     Lancer neither reads nor writes yet; pylance 11 / 12 cannot write them); \
+                     store the column as a list, or as a struct of fixed-size lists"
+                ),
             })
         }
         _ => Ok(()),
