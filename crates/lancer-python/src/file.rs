@@ -170,12 +170,13 @@ impl PyFileReader {
         }))
     }
 
-    /// The format version as (major, minor).
+    /// The format version as (major, minor), as pylance reports it (2.0 files carry
+    /// 0.3 in their footer).
     fn version(&self) -> (u16, u16) {
         let v = self.reader.metadata().version;
         let (major, minor) = match v {
             FileVersion::Legacy => (0, 2),
-            FileVersion::V2_0 => (2, 0),
+            FileVersion::V2_0 => (0, 3),
             FileVersion::V2_1 => (2, 1),
             FileVersion::V2_2 => (2, 2),
             FileVersion::V2_3 => (2, 3),
