@@ -420,6 +420,23 @@ fn lancer_reads_its_2_0_files() {
         pages >= 3,
         "the small-page file has at most {pages} pages per column"
     );
+    // The blob column of the golden blob table is a 2.0 blob column: values out of line.
+    let (_, _, bytes) = files
+        .iter()
+        .find(|(l, _, _)| l == "golden-blob.v2.0")
+        .unwrap();
+    let reader = FileReader::open(Arc::new(Bytes::from(bytes.clone()))).unwrap();
+    let blob = reader.metadata().columns[0]
+        .encoding
+        .as_ref()
+        .and_then(|e| e.column_encoding.as_ref());
+    assert!(
+        matches!(
+            blob,
+            Some(lancer_format::pb::enc20::column_encoding::ColumnEncoding::Blob(_))
+        ),
+        "{blob:?}"
+    );
 }
 
 #[test]
