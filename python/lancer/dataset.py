@@ -409,11 +409,11 @@ def write_dataset(
     """Writes ``data_obj`` as a Lance dataset at ``uri``; ``mode`` is ``create`` (an
     existing dataset is an error), ``append`` or ``overwrite``.
 
-    ``data_storage_version``: ``"2.1"``, ``"2.2"`` / ``"stable"`` (the default, as in
+    ``data_storage_version``: ``"2.0"``, ``"2.1"``, ``"2.2"`` / ``"stable"`` (the default, as in
     pylance 14). Files are written in parallel; the commit is atomic.
     """
     if use_legacy_format:
-        raise NotImplementedError("Lancer writes data storage versions 2.1 and 2.2, not the legacy format")
+        raise NotImplementedError("Lancer writes data storage versions 2.0, 2.1 and 2.2, not the legacy format")
     # the commit's transaction records these, as pylance's (its message under a key of its own)
     properties = {str(k): str(v) for k, v in (kwargs.pop("transaction_properties", None) or {}).items()}
     message = kwargs.pop("commit_message", None)

@@ -416,7 +416,7 @@ def write_fragments(
         raise NotImplementedError("write_fragments(return_transaction=True) is not supported by lancer yet: "
                                   "commit the fragments with LanceOperation.Append / Overwrite")
     if use_legacy_format:
-        raise NotImplementedError("Lancer writes data storage versions 2.1 and 2.2, not the legacy format")
+        raise NotImplementedError("Lancer writes data storage versions 2.0, 2.1 and 2.2, not the legacy format")
     if progress is not None:
         raise NotImplementedError("write_fragments(progress=...) is not supported by lancer yet")
     if enable_stable_row_ids:

@@ -1,5 +1,5 @@
 """Single data files (``lancer.file`` / ``lance.file``): what either writes the other
-reads with the same values, at 2.1 and 2.2, for reads of everything, ranges and rows
+reads with the same values, at 2.0, 2.1 and 2.2, for reads of everything, ranges and rows
 by index, with the same refusals."""
 
 import numpy as np
@@ -21,7 +21,7 @@ def table(n):
     })
 
 
-@pytest.mark.parametrize("version", ["2.1", "2.2", None])
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2", None])
 @pytest.mark.parametrize("writer,reader", [(lf, pf), (pf, lf), (lf, lf)])
 def test_files_cross_read(tmp_path, version, writer, reader):
     t = table(3000)
@@ -34,7 +34,8 @@ def test_files_cross_read(tmp_path, version, writer, reader):
     r = reader.LanceFileReader(path)
     assert r.num_rows() == 3000
     m = r.metadata()
-    assert (m.major_version, m.minor_version) == (2, 1 if version == "2.1" else 2)
+    want = {"2.0": (0, 3), "2.1": (2, 1)}.get(version, (2, 2))
+    assert (m.major_version, m.minor_version) == want
     got = r.read_all(batch_size=700).to_table()
     assert got.select(t.schema.names).equals(t)
     assert [b.num_rows for b in r.read_all(batch_size=700).to_batches()] == [700] * 4 + [200]
@@ -55,5 +56,5 @@ def test_columns_and_refusals_as_pylance(tmp_path):
             r.take_rows([5, 1])
     with pytest.raises(ValueError):
         lf.LanceFileWriter(str(tmp_path / "g.lance")).close()
-    with pytest.raises(ValueError, match="2.1 and 2.2"):
-        lf.LanceFileWriter(str(tmp_path / "h.lance"), version="2.0")
+    with pytest.raises(ValueError, match="2.0, 2.1 and 2.2"):
+        lf.LanceFileWriter(str(tmp_path / "h.lance"), version="0.1")

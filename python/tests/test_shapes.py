@@ -194,3 +194,33 @@ def test_fragment_files_as_pylance_lists_them(tmp_path, storage):
         return out
 
     assert files(lancer) == files(lance)
+
+
+@pytest.mark.parametrize("name", ["empty", "one", "all_null", "repeated", "mixed"])
+def test_lancer_writes_2_0_datasets_pylance_reads(tmp_path, name):
+    """lancer writes a 2.0 dataset (several fragments), deletes and appends to it; pylance
+    14 reads every version as lancer does, lists the same data files, and appends to it
+    in turn. Struct columns with null rows are refused by both (2.0 has no struct
+    validity), naming the remedy."""
+    path = str(tmp_path / "d")
+    t = shape(name)
+    if t.column("st").null_count:
+        with pytest.raises(ValueError, match="2.1"):
+            lancer.write_dataset(t, path, data_storage_version="2.0")
+        with pytest.raises(Exception):
+            lance.write_dataset(t, str(tmp_path / "p"), data_storage_version="2.0")
+        t = t.drop_columns(["st"])
+    lancer.write_dataset(t, path, max_rows_per_file=7, data_storage_version="2.0")
+    lancer.dataset(path).delete("id % 5 = 0")
+    lancer.write_dataset(t, path, mode="append")
+    assert lance.dataset(path).data_storage_version == "2.0"
+    for v in range(1, lancer.dataset(path).version + 1):
+        assert lance.dataset(path, version=v).to_table() == lancer.dataset(path, version=v).to_table()
+    files = [(f.fragment_id, [(d.path, list(d.fields), list(d.column_indices), d.file_major_version,
+                               d.file_minor_version) for d in f.data_files()])
+             for f in lance.dataset(path).get_fragments()]
+    assert files == [(f.fragment_id, [(d.path, list(d.fields), list(d.column_indices), d.file_major_version,
+                                       d.file_minor_version) for d in f.data_files()])
+                     for f in lancer.dataset(path).get_fragments()]
+    lance.write_dataset(t, path, mode="append")
+    assert lancer.dataset(path).to_table() == lance.dataset(path).to_table()

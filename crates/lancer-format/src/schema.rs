@@ -305,6 +305,14 @@ pub fn primitive_type(lt: &str) -> Result<DataType> {
                         .ok()
                         .filter(|&n| n > 0)
                         .ok_or_else(|| bad_type(lt, "bad fixed_size_list size"))?;
+                    if inner == "struct" {
+                        return Err(bad_type(
+                            lt,
+                            "fixed-size lists of structs (pylance 14 writes them in 2.2 files) are \
+                             not read by Lancer yet; rewrite the column with pylance as a list, or \
+                             as a struct of fixed-size lists",
+                        ));
+                    }
                     let item = if inner == BFLOAT16_EXT {
                         Field::new("item", FixedSizeBinary(2), true).with_metadata(
                             [
@@ -364,4 +372,27 @@ fn arrow_type(lt: &str, ext: &str, children: &[LanceField]) -> Result<DataType> 
         }
         _ => primitive_type(lt)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_size_lists_of_structs_are_refused_with_a_remedy() {
+        let e = primitive_type("fixed_size_list:struct:2").unwrap_err();
+        assert!(matches!(e, FormatError::UnsupportedType { .. }), "{e}");
+        let text = e.to_string();
+        assert!(
+            text.contains("fixed_size_list:struct:2") && text.contains("as a list"),
+            "{text}"
+        );
+        assert_eq!(
+            primitive_type("fixed_size_list:float:4").ok(),
+            Some(DataType::FixedSizeList(
+                Arc::new(Field::new("item", DataType::Float32, true)),
+                4
+            ))
+        );
+    }
 }

@@ -12,4 +12,5 @@ mod mutate;
 mod random;
 mod roundtrip;
 mod shred;
+mod v20_write;
 mod v23;

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use arrow_array::{Array, RecordBatch};
+use arrow_array::{Array, Int32Array, RecordBatch};
+use arrow_schema::{DataType, Field};
 use bytes::Bytes;
 use lancer_format::container::FileVersion;
 use lancer_format::reader::FileReader;
@@ -149,15 +150,47 @@ fn unwritable_types_name_the_version_that_takes_them() {
             .to_string();
         assert!(err.contains(want) && err.contains("2.1"), "{name}: {err}");
     }
+    // Fixed-size lists of structs (pylance 14 writes them at 2.2 only): refused naming
+    // what to store instead.
+    let item = Field::new(
+        "item",
+        DataType::Struct(vec![Field::new("a", DataType::Int32, true)].into()),
+        true,
+    );
+    let st = arrow_array::StructArray::new(
+        vec![Field::new("a", DataType::Int32, true)].into(),
+        vec![Arc::new(Int32Array::from(vec![1, 2, 3, 4]))],
+        None,
+    );
+    let fsl = arrow_array::FixedSizeListArray::new(Arc::new(item), 2, Arc::new(st), None);
+    let batch =
+        RecordBatch::try_from_iter(vec![("v", Arc::new(fsl) as arrow_array::ArrayRef)]).unwrap();
+    for version in [FileVersion::V2_1, FileVersion::V2_2] {
+        let opts = WriteOptions {
+            version,
+            ..Default::default()
+        };
+        let err = write_to_vec(batch.schema(), std::slice::from_ref(&batch), opts).unwrap_err();
+        assert!(
+            matches!(err, lancer_format::FormatError::UnsupportedType { .. }),
+            "{err}"
+        );
+        let err = err.to_string();
+        assert!(
+            err.contains("\"v\"") && err.contains("as a list"),
+            "{version}: {err}"
+        );
+    }
     let (_, batch) = inputs().into_iter().find(|(n, _)| n == "ints").unwrap();
+    // Legacy (0.1 / 0.2) files are read, not written.
     let opts = WriteOptions {
-        version: FileVersion::V2_0,
+        version: FileVersion::Legacy,
         ..Default::default()
     };
     let err = write_to_vec(batch.schema(), &[batch], opts)
         .unwrap_err()
         .to_string();
-    assert!(err.contains("2.0") && err.contains("2.1"), "{err}");
+    assert!(err.contains("legacy") && err.contains("2.1"), "{err}");
 }
 
 /// A table of many columns and many pages: ints, sorted ints, low-cardinality and
@@ -165,10 +198,7 @@ fn unwritable_types_name_the_version_that_takes_them() {
 /// zero-copy full-zip path), lists and a struct.
 fn wide_table(rows: usize) -> RecordBatch {
     use arrow_array::builder::{ListBuilder, StringBuilder};
-    use arrow_array::{
-        FixedSizeListArray, Float32Array, Float64Array, Int32Array, Int64Array, StructArray,
-    };
-    use arrow_schema::{DataType, Field};
+    use arrow_array::{FixedSizeListArray, Float32Array, Float64Array, Int64Array, StructArray};
     let mut x = 0x2545_f491_4f6c_dd1du64;
     let mut next = move || {
         x ^= x << 13;

@@ -170,12 +170,13 @@ impl PyFileReader {
         }))
     }
 
-    /// The format version as (major, minor).
+    /// The format version as (major, minor), as pylance reports it (2.0 files carry
+    /// 0.3 in their footer).
     fn version(&self) -> (u16, u16) {
         let v = self.reader.metadata().version;
         let (major, minor) = match v {
             FileVersion::Legacy => (0, 2),
-            FileVersion::V2_0 => (2, 0),
+            FileVersion::V2_0 => (0, 3),
             FileVersion::V2_1 => (2, 1),
             FileVersion::V2_2 => (2, 2),
             FileVersion::V2_3 => (2, 3),
@@ -210,7 +211,7 @@ impl PyFileWriter {
 
 #[pymethods]
 impl PyFileWriter {
-    /// A writer of `path` at `version` (`2.1`, `2.2` / `stable`, the default as
+    /// A writer of `path` at `version` (`2.0`, `2.1`, `2.2` / `stable`, the default as
     /// pylance 14); `schema` or the first batch's.
     #[new]
     #[pyo3(signature = (path, schema=None, version=None, storage_options=None))]
@@ -223,9 +224,10 @@ impl PyFileWriter {
         let version = match version.as_deref().map(str::to_ascii_lowercase).as_deref() {
             None | Some("stable") | Some("2.2") => FileVersion::V2_2,
             Some("2.1") => FileVersion::V2_1,
+            Some("2.0") => FileVersion::V2_0,
             Some(other) => {
                 return Err(PyValueError::new_err(format!(
-                    "lancer writes data files at 2.1 and 2.2 (stable), not {other:?}"
+                    "lancer writes data files at 2.0, 2.1 and 2.2 (stable), not {other:?}"
                 )))
             }
         };

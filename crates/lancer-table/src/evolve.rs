@@ -765,7 +765,7 @@ impl Dataset {
         let lance = lancer_format::schema::LanceSchema::from_pb(&pbs)?;
         let mut leaves = Vec::new();
         for f in &lance.fields {
-            crate::write::leaf_ids(f, &mut leaves);
+            crate::write::column_ids(f, storage, &mut leaves);
         }
         let (major, minor) = storage.numbers();
         Ok(pb::DataFile {

@@ -66,6 +66,27 @@ impl Default for WriteParams {
 pub const DEFAULT_MAX_BYTES_PER_FILE: u64 = 90 * 1024 * 1024 * 1024;
 
 /// Leaf field ids in column order (what a data file's `fields` lists).
+/// The field ids a data file of format `storage` records for field `f`, one per column
+/// of the file, in pre-order: 2.0 files give every struct and list a column of its own
+/// (a packed struct is one column); 2.1+ files have columns for the leaves only.
+pub(crate) fn column_ids(
+    f: &lancer_format::schema::LanceField,
+    storage: FileVersion,
+    out: &mut Vec<i32>,
+) {
+    if storage != FileVersion::V2_0 {
+        return leaf_ids(f, out);
+    }
+    out.push(f.id);
+    match &f.data_type {
+        DataType::Struct(_) if f.is_packed_struct() => {}
+        DataType::Struct(_) | DataType::List(_) | DataType::LargeList(_) | DataType::Map(_, _) => {
+            f.children.iter().for_each(|c| column_ids(c, storage, out))
+        }
+        _ => {}
+    }
+}
+
 pub(crate) fn leaf_ids(f: &lancer_format::schema::LanceField, out: &mut Vec<i32>) {
     match &f.data_type {
         // a struct without fields has a placeholder column of its own
@@ -147,7 +168,7 @@ fn write_fragments_from(
     let fields = lancer_format::schema::LanceSchema::from_pb(&pbs)?.fields;
     let mut ids = Vec::new();
     for f in &fields {
-        leaf_ids(f, &mut ids);
+        column_ids(f, params.storage, &mut ids);
     }
     let mut frags = Vec::new();
     type Open<'s> = (
@@ -426,22 +447,14 @@ impl Dataset {
         write_fragments(self.store(), &schema, batches, &params, Some(ids))
     }
 
-    /// Whether Lancer can write data files into this dataset (not legacy, not 2.0);
+    /// Whether Lancer can write data files into this dataset (not legacy);
     /// `what` names the operation for the error ("append to", "update", ...).
     pub fn check_writable(&self, what: &str) -> Result<()> {
         if self.is_legacy_storage() {
             return Err(lancer_format::FormatError::unsupported(
                 format!("to {what} a legacy (0.1) dataset"),
-                "Lancer reads legacy datasets but writes only 2.1 / 2.2 files; do it with \
+                "Lancer reads legacy datasets but writes only 2.0 / 2.1 / 2.2 files; do it with \
                  pylance, or copy the dataset into a new 2.x one (export it and import it into a new dataset)",
-            )
-            .into());
-        }
-        let storage = self.storage_version();
-        if !storage.is_structural() {
-            return Err(lancer_format::FormatError::unsupported(
-                format!("to {what} a dataset of data storage version {storage}"),
-                "this dataset's files are 2.0, which Lancer reads but does not write; rewrite the dataset at 2.1 (export it, then import it with mode overwrite), or do it with pylance 12+ at 2.1/2.2",
             )
             .into());
         }

@@ -135,8 +135,8 @@ fn branches_written_by_pylance_read_in_lancer() {
 
 /// Datasets pylance evolved — fields without data files (add_columns of a schema),
 /// dropped / renamed / cast columns, merged columns, constant list pages, data files of
-/// several versions (reader flag 256) — go on being written by Lancer (append where the
-/// dataset's storage version is one Lancer writes, delete everywhere), and pylance 14
+/// several versions (reader flag 256) — go on being written by Lancer (append, in the
+/// dataset's own storage version, 2.0 included; delete), and pylance 14
 /// and 12 read every new version exactly as Lancer does; the mixed-versions flag stays
 /// set while the versions differ.
 #[test]
@@ -160,13 +160,9 @@ fn lancer_extends_datasets_pylance_evolved() {
         crate::common::copy_dir(&src.join(case), &root);
         let ds = Dataset::open(&root).unwrap();
         let first = ds.version();
-        let writes_files = ds.storage_version() != lancer_format::container::FileVersion::V2_0;
-        let ds = if writes_files {
-            let head = ds.to_batch(None).unwrap().slice(0, 50);
-            ds.append(&[head], &WriteParams::default()).unwrap()
-        } else {
-            ds
-        };
+        // (evolve_2_0 is appended to with 2.0 files, as its manifest says)
+        let head = ds.to_batch(None).unwrap().slice(0, 50);
+        let ds = ds.append(&[head], &WriteParams::default()).unwrap();
         let ds = ds
             .delete_where("id % 13 = 0", |b| {
                 let ids = b.column_by_name("id").unwrap().as_primitive::<Int64Type>();

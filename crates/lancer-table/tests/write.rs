@@ -1,5 +1,5 @@
-//! Lancer writes a dataset through create, append, delete, append, tag, overwrite,
-//! delete and restore; every version reads back as expected in Lancer, and in pylance
+//! Lancer writes a dataset (storage 2.0, 2.1, 2.2) through create, append, delete,
+//! append, tag, overwrite, delete and restore; every version reads back as expected in Lancer, and in pylance
 //! 14, 12 and 11, which then append to it — and Lancer reads what pylance wrote.
 
 use std::path::{Path, PathBuf};
@@ -93,6 +93,7 @@ fn ids_where(pred: fn(i64) -> bool) -> impl Fn(&RecordBatch) -> lancer_table::Re
 #[test]
 fn lancer_datasets_read_in_lancer_and_pylance() {
     for (label, storage) in [
+        ("v20", lancer_format::container::FileVersion::V2_0),
         ("v21", lancer_format::container::FileVersion::V2_1),
         ("v22", lancer_format::container::FileVersion::V2_2),
     ] {
@@ -309,5 +310,168 @@ fn byte_capped_writes_split_files_under_the_cap() {
         );
         let want = format!("40000 {} {n}", (0..40_000i64).sum::<i64>());
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), want);
+    }
+}
+
+/// A 2.0 dataset written by Lancer goes through add columns (a struct holding a list:
+/// 2.0 data files give structs and lists columns of their own), update (rewritten rows)
+/// and compaction (deletions materialized), all in 2.0 files; the last version holds
+/// exactly the rows and values those steps make, and pylance 14, 12 and 11 read every
+/// version as Lancer does.
+#[test]
+fn a_2_0_dataset_evolves_and_pylance_reads_it() {
+    use lancer_format::container::FileVersion;
+    use lancer_table::TableError;
+    let scratch = TempDir::new("table-evolve-2.0");
+    let root = scratch.join("evolved");
+    let exp = scratch.join("evolved.expected");
+    std::fs::create_dir_all(&exp).unwrap();
+    let params = WriteParams {
+        storage: FileVersion::V2_0,
+        max_rows_per_file: 300,
+        ..Default::default()
+    };
+    let t0 = table(0, 900);
+    let mut versions = Vec::new();
+    let ds = Dataset::write(&root, t0.schema(), std::slice::from_ref(&t0), &params).unwrap();
+    versions.push(ds.version());
+    let ds = ds
+        .delete_where("id % 5 = 0", ids_where(|i| i % 5 == 0))
+        .unwrap();
+    versions.push(ds.version());
+    let tag_type = DataType::List(Arc::new(Field::new("item", DataType::Utf8, true)));
+    let st_type = DataType::Struct(
+        vec![
+            Field::new("a", DataType::Int64, true),
+            Field::new("l", tag_type.clone(), true),
+        ]
+        .into(),
+    );
+    let added = Arc::new(Schema::new(vec![
+        Field::new("double", DataType::Int64, true),
+        Field::new("st", st_type.clone(), true),
+    ]));
+    let ds = ds
+        .add_columns_with(added.clone(), Some(&["id"]), |b: &RecordBatch| {
+            let ids = b.column(0).as_primitive::<Int64Type>();
+            let mut l =
+                arrow_array::builder::ListBuilder::new(arrow_array::builder::StringBuilder::new());
+            for &i in ids.values() {
+                for k in 0..i % 3 {
+                    l.values().append_value(format!("s{k}"));
+                }
+                l.append(i % 11 != 0);
+            }
+            let DataType::Struct(fs) = &st_type else {
+                unreachable!()
+            };
+            let st = StructArray::new(
+                fs.clone(),
+                vec![
+                    Arc::new(Int64Array::from_iter_values(
+                        ids.values().iter().map(|i| i + 1),
+                    )),
+                    Arc::new(l.finish()),
+                ],
+                None,
+            );
+            Ok::<_, TableError>(
+                RecordBatch::try_new(
+                    added.clone(),
+                    vec![
+                        Arc::new(Int64Array::from_iter_values(
+                            ids.values().iter().map(|i| i * 2),
+                        )),
+                        Arc::new(st),
+                    ],
+                )
+                .unwrap(),
+            )
+        })
+        .unwrap();
+    versions.push(ds.version());
+    let (ds, _) = ds
+        .update_rows(
+            &["score"],
+            Some(&["id"]),
+            |b: &RecordBatch| {
+                let ids = b.column_by_name("id").unwrap().as_primitive::<Int64Type>();
+                Ok::<_, TableError>(BooleanArray::from_iter(
+                    ids.values().iter().map(|&i| Some(i % 7 == 0)),
+                ))
+            },
+            |b: &RecordBatch| {
+                let i = b.schema().index_of("score").unwrap();
+                let mut cols = b.columns().to_vec();
+                cols[i] = Arc::new(Float64Array::from(vec![-1.0; b.num_rows()]));
+                Ok::<_, TableError>(RecordBatch::try_new(b.schema(), cols).unwrap())
+            },
+        )
+        .unwrap();
+    versions.push(ds.version());
+    let (ds, _) = ds.compact_files(&Default::default(), &|_, _| {}).unwrap();
+    versions.push(ds.version());
+    assert!(
+        ds.fragments().len() < 4,
+        "compaction left {} fragments",
+        ds.fragments().len()
+    );
+    for f in ds.fragments() {
+        for d in &f.files {
+            assert_eq!((d.file_major_version, d.file_minor_version), (2, 0));
+        }
+    }
+    // The last version: the rows the steps leave, with the values they give.
+    let got = ds.to_batch(None).unwrap();
+    let col = |n: &str| got.column_by_name(n).unwrap().clone();
+    let ids = col("id");
+    let ids = ids.as_primitive::<Int64Type>();
+    let mut seen: Vec<i64> = ids.values().to_vec();
+    seen.sort();
+    let want: Vec<i64> = (0..900).filter(|i| i % 5 != 0).collect();
+    assert_eq!(seen, want);
+    let score = col("score");
+    let double = col("double");
+    let st = col("st");
+    let st = st.as_struct();
+    for r in 0..got.num_rows() {
+        let i = ids.value(r);
+        let s = score
+            .as_primitive::<arrow_array::types::Float64Type>()
+            .value(r);
+        assert_eq!(s, if i % 7 == 0 { -1.0 } else { i as f64 * 0.5 }, "id {i}");
+        assert_eq!(double.as_primitive::<Int64Type>().value(r), i * 2);
+        assert_eq!(st.column(0).as_primitive::<Int64Type>().value(r), i + 1);
+        let l = st.column(1).as_list::<i32>();
+        assert_eq!(l.is_valid(r), i % 11 != 0, "id {i}");
+        if l.is_valid(r) {
+            assert_eq!(l.value(r).len() as i64, i % 3, "id {i}");
+        }
+    }
+    let mut listed = Vec::new();
+    for v in &versions {
+        let b = Dataset::open_version(&root, *v)
+            .unwrap()
+            .to_batch(None)
+            .unwrap();
+        write_arrow(&exp.join(format!("v{v}.arrow")), &b);
+        listed.push(serde_json::json!({"version": v, "rows": b.num_rows()}));
+    }
+    let index = serde_json::json!({"versions": listed, "tags": {}});
+    std::fs::write(exp.join("index.json"), index.to_string()).unwrap();
+    for v in ["14", "12", "11"] {
+        let Some(py) = pylance(v) else { continue };
+        let out = Command::new(&py)
+            .arg(repo().join("scripts/check_lancer_dataset.py"))
+            .arg(&root)
+            .arg(&exp)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        eprintln!("{text}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "pylance {v} disagrees on the evolved 2.0 dataset:\n{text}"
+        );
     }
 }

@@ -255,12 +255,31 @@ fn replay_stop(v: &str, storage: &str, step: &Value) -> Option<&'static str> {
     if deviation(v, sql).is_some() {
         return Some("a filter with a documented timestamp deviation");
     }
+    if cross_assignment(step) && ((v == "14" && storage == "2.0") || v == "11") {
+        return Some(
+            "an update whose SET reads another column it sets (pylance 14 at 2.0 and pylance 11 \
+             read the new value, pylance 14 at 2.1+ and 12 the old one, as Lancer does)",
+        );
+    }
     let nested_index = step["op"] == "create_scalar_index"
         && step["column"].as_str().is_some_and(|c| c.contains('.'));
     if nested_index {
         return Some("a scalar index on a struct field (Lancer builds them on top-level columns)");
     }
     None
+}
+
+/// Whether an update step's SET expression for one column names another column the
+/// same step sets (`{"c1": "c1 + 1", "c0": "c1"}`).
+fn cross_assignment(step: &Value) -> bool {
+    let Some(set) = step["set"].as_object().filter(|_| step["op"] == "update") else {
+        return false;
+    };
+    set.iter().any(|(k, expr)| {
+        let expr = expr.as_str().unwrap_or_default();
+        expr.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|word| word != k && set.contains_key(word))
+    })
 }
 
 fn step_ok(step: &Value) -> bool {
@@ -581,9 +600,14 @@ fn lancer_replays_pylances_steps_and_pylance_reads_them() {
         let case = json(&dir.join("case.json"));
         let name = dir.file_name().unwrap().to_string_lossy().to_string();
         let tag = format!("pylance {v} {name}");
-        if case["storage"] == "2.0" {
-            // Lancer writes data files of 2.1 and 2.2 only
-            *skipped.entry("storage 2.0").or_default() += 1;
+        if case["storage"] == "2.0" && v != "14" {
+            // pylance 11 writes structs with null rows into 2.0 files (dropping their
+            // validity), which pylance 12+ and Lancer refuse; pylance 12 builds ZONEMAP
+            // indexes on fixed-size lists, which Lancer does not: pylance 14's 2.0
+            // histories are replayed
+            *skipped
+                .entry("storage 2.0 histories of pylance 12 / 11")
+                .or_default() += 1;
             continue;
         }
         let root = work.join(format!("{v}-{name}"));

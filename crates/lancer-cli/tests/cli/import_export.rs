@@ -212,7 +212,7 @@ fn import_streams_and_a_bad_row_commits_nothing() {
 
 /// `lancer import` of every shape the outside check found unreadable when Lancer wrote
 /// it — dictionary columns, large_utf8 / large_binary constant pages, Null-typed
-/// columns, empty strings, one repeated value — at 2.1 and 2.2: pylance 14 and 12 read
+/// columns, empty strings, one repeated value — at 2.0, 2.1 and 2.2: pylance 14 and 12 read
 /// the dataset with exactly the imported values (and go on writing to it).
 #[test]
 fn imported_shapes_are_read_by_pylance() {
@@ -220,7 +220,7 @@ fn imported_shapes_are_read_by_pylance() {
     let mut checked = 0;
     for case in ["shapes", "null_type"] {
         let input = golden(&format!("{case}.v2.2.arrow"));
-        for v in ["2.1", "2.2"] {
+        for v in ["2.0", "2.1", "2.2"] {
             let ds = dir.join(format!("{case}-{v}"));
             ok(lancer()
                 .arg("import")

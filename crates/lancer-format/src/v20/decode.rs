@@ -217,14 +217,25 @@ fn fixed_size_list(
         &items,
         item.data_type(),
     )? {
-        Out::Block(b, v) => Ok(Out::Block(
-            DataBlock::FixedSizeList {
-                dim,
-                child: Box::new(b),
-                validity: v,
-            },
-            None,
-        )),
+        Out::Block(b, v) => {
+            // All-null items carry no bitmap: their validity is all unset.
+            let v = match (&b, v) {
+                (DataBlock::AllNull { num_values }, None) => {
+                    let n = usize::try_from(*num_values)
+                        .map_err(|_| FormatError::corrupt("too many fixed-size list items"))?;
+                    Some(BooleanBuffer::new_unset(n))
+                }
+                (_, v) => v,
+            };
+            Ok(Out::Block(
+                DataBlock::FixedSizeList {
+                    dim,
+                    child: Box::new(b),
+                    validity: v,
+                },
+                None,
+            ))
+        }
         Out::Array(a) => Ok(Out::Array(Arc::new(FixedSizeListArray::try_new(
             item.clone(),
             *size,

@@ -1,5 +1,6 @@
-//! Writing Lance 2.1 / 2.2 data files (spec: "Lance File Format", "Lance Encoding
-//! Strategy").
+//! Writing Lance 2.0, 2.1 and 2.2 data files (spec: "Lance File Format", "Lance
+//! Encoding Strategy"). 2.0 pages (`ArrayEncoding` trees, a column per type node) are
+//! encoded by [`v20`] on the calling thread; the rest of this module is shared.
 //!
 //! [`FileWriter`] is streaming: record batches are buffered per top-level field until
 //! the field holds `max_page_bytes`, then shredded into leaf columns, encoded as one
@@ -21,6 +22,7 @@ pub mod page;
 mod pool;
 pub mod schema;
 pub mod shred;
+pub mod v20;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io::Write;
@@ -118,7 +120,28 @@ struct PageMeta {
     buffers: Vec<(u64, u64)>,
     num_rows: u64,
     priority: u64,
-    layout: pb::enc21::PageLayout,
+    layout: PageEnc,
+}
+
+/// How a page is described: a 2.1+ layout or a 2.0 `ArrayEncoding`.
+enum PageEnc {
+    V21(pb::enc21::PageLayout),
+    V20(pb::enc20::ArrayEncoding),
+}
+
+impl PageEnc {
+    fn any(&self) -> prost_types::Any {
+        match self {
+            Self::V21(l) => prost_types::Any {
+                type_url: "/lance.encodings21.PageLayout".into(),
+                value: l.encode_to_vec(),
+            },
+            Self::V20(e) => prost_types::Any {
+                type_url: "/lance.encodings.ArrayEncoding".into(),
+                value: e.encode_to_vec(),
+            },
+        }
+    }
 }
 
 /// Writes one Lance data file to `W`.
@@ -145,6 +168,10 @@ pub struct FileWriter<W: Write + Send + 'static> {
     raw_in_flight: u64,
     /// Global buffers after the schema (buffer 0), written by `finish`.
     extra_buffers: Vec<Vec<u8>>,
+    /// 2.0 struct columns and their rows so far (one page each, written by `finish`).
+    struct_rows: BTreeMap<usize, u64>,
+    /// 2.0 blob columns (column encoding `Blob`).
+    blob_columns: std::collections::BTreeSet<usize>,
 }
 
 fn check_writable(dt: &DataType, version: FileVersion, name: &str) -> Result<()> {
@@ -153,14 +180,23 @@ fn check_writable(dt: &DataType, version: FileVersion, name: &str) -> Result<()>
             logical_type: format!("map (field {name:?})"),
             detail: format!("maps need data storage version 2.2; this file is {version}"),
         }),
-        DataType::Struct(fs) => fs.iter().try_for_each(|f| check_writable(f.data_type(), version, f.name())),
+        DataType::Struct(fs) => fs
+            .iter()
+            .try_for_each(|f| check_writable(f.data_type(), version, f.name())),
         DataType::List(f) | DataType::LargeList(f) | DataType::Map(f, _) => {
             check_writable(f.data_type(), version, f.name())
         }
-        DataType::FixedSizeList(f, _) if crate::block::fixed_width_bits(f.data_type()).is_none() => {
+        DataType::FixedSizeList(f, _)
+            if crate::block::fixed_width_bits(f.data_type()).is_none() =>
+        {
             Err(FormatError::UnsupportedType {
                 logical_type: dt.to_string(),
-                detail: format!("field {name:?}: fixed-size lists of variable-width or nested items are not written yet"),
+                detail: format!(
+                    "field {name:?}: Lancer writes fixed-size lists of fixed-width items only \
+                     (fixed-size lists of structs exist in 2.2 files of pylance 14 alone, which \
+                     Lancer neither reads nor writes yet; pylance 11 / 12 cannot write them); \
+                     store the column as a list, or as a struct of fixed-size lists"
+                ),
             })
         }
         _ => Ok(()),
@@ -310,10 +346,10 @@ impl<W: Write + Send + 'static> FileWriter<W> {
     }
 
     fn try_new_with(out: Sink<W>, schema: SchemaRef, options: WriteOptions) -> Result<Self> {
-        if !options.version.is_structural() {
+        if options.version == FileVersion::Legacy {
             return Err(FormatError::unsupported(
                 format!("data storage version {}", options.version),
-                "Lancer writes 2.1 and 2.2 files; choose 2.1 for the widest compatibility",
+                "Lancer writes 2.0, 2.1 and 2.2 files; choose 2.1 for the widest compatibility",
             ));
         }
         if options.version >= FileVersion::V2_3 {
@@ -335,13 +371,21 @@ impl<W: Write + Send + 'static> FileWriter<W> {
                 }
                 continue;
             }
-            check_writable(f.data_type(), options.version, f.name())?;
+            // (2.0 has checks of its own, on the Lance schema below)
+            if options.version != FileVersion::V2_0 {
+                check_writable(f.data_type(), options.version, f.name())?;
+            }
         }
         let pb_schema = match &options.field_ids {
             Some(ids) => schema::pb_schema_with_ids(&schema, ids)?,
             None => schema::pb_schema(&schema)?,
         };
         let fields = crate::schema::LanceSchema::from_pb(&pb_schema)?.fields;
+        let v20 = options.version == FileVersion::V2_0;
+        if v20 {
+            fields.iter().try_for_each(v20::check_writable)?;
+        }
+        let mut struct_rows = BTreeMap::new();
         let mut field_first_column = Vec::with_capacity(fields.len());
         let mut plans = Vec::with_capacity(fields.len());
         let mut col = 0;
@@ -349,7 +393,16 @@ impl<W: Write + Send + 'static> FileWriter<W> {
             field_first_column.push(col);
             let mut leaves = Vec::new();
             leaf_fields(&f, &mut leaves);
-            col += leaves.len();
+            if v20 {
+                for c in v20::struct_columns(&f) {
+                    struct_rows.insert(col + c, 0);
+                }
+            }
+            col += if v20 {
+                crate::v20::column_count(&f)
+            } else {
+                leaves.len()
+            };
             let knobs = leaves
                 .iter()
                 .map(|l| page::Knobs::from_metadata(&l.metadata))
@@ -367,6 +420,7 @@ impl<W: Write + Send + 'static> FileWriter<W> {
             }));
         }
         let pool = match options.workers() {
+            _ if v20 => None,
             0 => None,
             n => Some(pool::Pool::new(n, options.version)?),
         };
@@ -388,6 +442,8 @@ impl<W: Write + Send + 'static> FileWriter<W> {
             rows: 0,
             raw_in_flight: 0,
             extra_buffers: Vec::new(),
+            struct_rows,
+            blob_columns: Default::default(),
         })
     }
 
@@ -499,6 +555,9 @@ impl<W: Write + Send + 'static> FileWriter<W> {
         }
         let plan = self.plans[i].clone();
         let priority = self.rows_flushed[i];
+        if self.options.version == FileVersion::V2_0 {
+            return self.flush_v20(i, &plan.field, arrays);
+        }
         // Wide vectors without nulls: written straight from the input buffers.
         let knobs0 = plan.knobs.first().cloned().unwrap_or_default();
         let kind = if let Some((layout, pieces, rows)) =
@@ -622,7 +681,7 @@ impl<W: Write + Send + 'static> FileWriter<W> {
                     buffers: vec![(at, len)],
                     num_rows: rows,
                     priority,
-                    layout,
+                    layout: PageEnc::V21(layout),
                 });
             }
             FlightKind::Leaves { leaves, .. } => {
@@ -646,12 +705,91 @@ impl<W: Write + Send + 'static> FileWriter<W> {
                         buffers,
                         num_rows: page.num_rows,
                         priority,
-                        layout: page.layout,
+                        layout: PageEnc::V21(page.layout),
                     });
                 }
             }
         }
         Ok(())
+    }
+
+    /// Encodes field `i`'s buffered rows as 2.0 pages and writes them.
+    fn flush_v20(&mut self, i: usize, field: &LanceField, arrays: Vec<ArrayRef>) -> Result<()> {
+        let all = match arrays.as_slice() {
+            [one] => one.clone(),
+            _ => {
+                let refs: Vec<&dyn Array> = arrays.iter().map(|a| a.as_ref()).collect();
+                arrow_select::concat::concat(&refs)?
+            }
+        };
+        if all.is_empty() {
+            return Ok(());
+        }
+        let priority = self.rows_flushed[i];
+        self.rows_flushed[i] += all.len() as u64;
+        let first = self.field_first_column[i];
+        let encoded = v20::encode_field(field, &all)?;
+        for (c, rows) in encoded.structs {
+            *self.struct_rows.entry(first + c).or_default() += rows;
+        }
+        let mut pages = encoded.pages;
+        for (c, values) in encoded.blobs {
+            pages.push(self.write_blobs_v20(c, &values)?);
+            self.blob_columns.insert(first + c);
+        }
+        for page in pages {
+            let mut buffers = Vec::with_capacity(page.buffers.len());
+            for b in page.buffers {
+                self.align()?;
+                let at = self.pos;
+                let len = b.len() as u64;
+                self.write_buffer(b)?;
+                buffers.push((at, len));
+            }
+            let col = self.columns.get_mut(first + page.column).ok_or_else(|| {
+                FormatError::corrupt(format!("2.0 page for column {} of field {i}", page.column))
+            })?;
+            col.push(PageMeta {
+                buffers,
+                num_rows: page.num_rows,
+                priority,
+                layout: PageEnc::V20(page.encoding),
+            });
+        }
+        Ok(())
+    }
+
+    /// Writes the values of a 2.0 blob column out of line and returns the page that
+    /// describes them: (1, 0) for a null, (0, 0) for an empty value.
+    fn write_blobs_v20(&mut self, column: usize, values: &ArrayRef) -> Result<v20::Page20> {
+        use arrow_array::cast::AsArray;
+        let bin = values
+            .as_binary_opt::<i64>()
+            .ok_or_else(|| FormatError::UnsupportedType {
+                logical_type: values.data_type().to_string(),
+                detail: "blob columns must be large_binary".into(),
+            })?;
+        let mut positions = Vec::with_capacity(bin.len());
+        let mut sizes = Vec::with_capacity(bin.len());
+        for i in 0..bin.len() {
+            if bin.is_null(i) {
+                positions.push(1);
+                sizes.push(0);
+                continue;
+            }
+            let v = bin.value(i);
+            if v.is_empty() {
+                positions.push(0);
+                sizes.push(0);
+                continue;
+            }
+            self.align()?;
+            positions.push(self.pos);
+            sizes.push(v.len() as u64);
+            let start = bin.value_offsets()[i] as usize;
+            self.write_buffer(bin.values().slice_with_length(start, v.len()))?;
+        }
+        v20::blob_page(column, positions, sizes)
     }
 
     /// A blob page (spec: "Blob Page Layout"): every value is written out of line now,
@@ -760,6 +898,21 @@ impl<W: Write + Send + 'static> FileWriter<W> {
         }
         // The workers are done: stop them before the metadata is written.
         self.pool = None;
+        // 2.0 struct columns: one page of all their rows (even none), no data.
+        for (c, rows) in std::mem::take(&mut self.struct_rows) {
+            if let Some(col) = self.columns.get_mut(c) {
+                col.push(PageMeta {
+                    buffers: vec![],
+                    num_rows: rows,
+                    priority: 0,
+                    layout: PageEnc::V20(pb::enc20::ArrayEncoding {
+                        array_encoding: Some(pb::enc20::array_encoding::ArrayEncoding::Struct(
+                            pb::enc20::SimpleStruct {},
+                        )),
+                    }),
+                });
+            }
+        }
         // Global buffer 0: the schema and row count.
         self.align()?;
         let descriptor = pb::file::FileDescriptor {
@@ -794,19 +947,36 @@ impl<W: Write + Send + 'static> FileWriter<W> {
         let column_meta_start = self.pos;
         let mut cmo = Vec::with_capacity(self.columns.len());
         let columns = std::mem::take(&mut self.columns);
-        for pages in &columns {
+        let blob_encoding = prost_types::Any {
+            type_url: "/lance.encodings.ColumnEncoding".into(),
+            value: pb::enc20::ColumnEncoding {
+                column_encoding: Some(pb::enc20::column_encoding::ColumnEncoding::Blob(Box::new(
+                    pb::enc20::Blob {
+                        inner: Some(Box::new(pb::enc20::ColumnEncoding {
+                            column_encoding: Some(
+                                pb::enc20::column_encoding::ColumnEncoding::Values(()),
+                            ),
+                        })),
+                    },
+                ))),
+            }
+            .encode_to_vec(),
+        };
+        for (c, pages) in columns.iter().enumerate() {
+            let encoding = if self.blob_columns.contains(&c) {
+                &blob_encoding
+            } else {
+                &column_encoding
+            };
             let meta = pb::file::v2::ColumnMetadata {
-                encoding: Some(direct(&column_encoding)),
+                encoding: Some(direct(encoding)),
                 pages: pages
                     .iter()
                     .map(|p| pb::file::v2::column_metadata::Page {
                         buffer_offsets: p.buffers.iter().map(|b| b.0).collect(),
                         buffer_sizes: p.buffers.iter().map(|b| b.1).collect(),
                         length: p.num_rows,
-                        encoding: Some(direct(&prost_types::Any {
-                            type_url: "/lance.encodings21.PageLayout".into(),
-                            value: p.layout.encode_to_vec(),
-                        })),
+                        encoding: Some(direct(&p.layout.any())),
                         priority: p.priority,
                     })
                     .collect(),
@@ -831,7 +1001,11 @@ impl<W: Write + Send + 'static> FileWriter<W> {
             gbo.extend_from_slice(&n.to_le_bytes());
         }
         self.write_bytes(&gbo)?;
-        let (major, minor) = self.options.version.numbers();
+        // 2.0 files carry the footer version 0.3 (as pylance writes them).
+        let (major, minor) = match self.options.version {
+            FileVersion::V2_0 => (0, 3),
+            v => v.numbers(),
+        };
         let mut footer = Vec::with_capacity(FOOTER_LEN as usize);
         footer.extend_from_slice(&column_meta_start.to_le_bytes());
         footer.extend_from_slice(&cmo_start.to_le_bytes());
