@@ -27,8 +27,8 @@ use std::sync::Arc;
 use arrow_array::builder::{GenericStringBuilder, LargeBinaryBuilder};
 use arrow_array::cast::AsArray;
 use arrow_array::{
-    Array, ArrayRef, GenericStringArray, LargeBinaryArray, ListArray, OffsetSizeTrait,
-    RecordBatch, RecordBatchOptions, StructArray,
+    Array, ArrayRef, GenericStringArray, LargeBinaryArray, ListArray, OffsetSizeTrait, RecordBatch,
+    RecordBatchOptions, StructArray,
 };
 use arrow_schema::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 
@@ -353,7 +353,12 @@ pub fn decode_array(a: &LargeBinaryArray, column: &str) -> Result<ArrayRef> {
 /// nothing under `f` is JSON of the kind `leaf` converts.
 type Leaf<'a> = &'a dyn Fn(&Field, &ArrayRef, &str) -> Result<Option<(Field, ArrayRef)>>;
 
-fn convert(f: &Field, a: &ArrayRef, path: &str, leaf: Leaf<'_>) -> Result<Option<(Field, ArrayRef)>> {
+fn convert(
+    f: &Field,
+    a: &ArrayRef,
+    path: &str,
+    leaf: Leaf<'_>,
+) -> Result<Option<(Field, ArrayRef)>> {
     if let Some(done) = leaf(f, a, path)? {
         return Ok(Some(done));
     }
@@ -451,7 +456,9 @@ fn to_jsonb_leaf(f: &Field, a: &ArrayRef, path: &str) -> Result<Option<(Field, A
                     return Err(FormatError::InvalidJson {
                         column: path.to_string(),
                         row,
-                        detail: format!("the JSONB bytes handed in are not a JSONB value: {detail}"),
+                        detail: format!(
+                            "the JSONB bytes handed in are not a JSONB value: {detail}"
+                        ),
                     });
                 }
             }
@@ -478,10 +485,12 @@ fn to_text_leaf(f: &Field, a: &ArrayRef, path: &str) -> Result<Option<(Field, Ar
     let Some(nf) = text_leaf(f) else {
         return Ok(None);
     };
-    let bytes = a.as_binary_opt::<i64>().ok_or_else(|| FormatError::UnsupportedType {
-        logical_type: a.data_type().to_string(),
-        detail: format!("stored JSON column {path:?} must be large_binary"),
-    })?;
+    let bytes = a
+        .as_binary_opt::<i64>()
+        .ok_or_else(|| FormatError::UnsupportedType {
+            logical_type: a.data_type().to_string(),
+            detail: format!("stored JSON column {path:?} must be large_binary"),
+        })?;
     Ok(Some((nf, decode_array(bytes, path)?)))
 }
 
@@ -602,7 +611,11 @@ mod tests {
             Err(FormatError::InvalidJson { column, row, .. }) => {
                 assert_eq!((column.as_str(), row), ("doc", 1));
             }
-            other => return Err(FormatError::corrupt(format!("expected InvalidJson: {other:?}"))),
+            other => {
+                return Err(FormatError::corrupt(format!(
+                    "expected InvalidJson: {other:?}"
+                )))
+            }
         }
         let bytes = LargeBinaryArray::from(vec![&b"\x20\x00\x00\x00"[..], &[0xff; 3][..], &[][..]]);
         match decode_array(&bytes, "doc") {
@@ -610,7 +623,11 @@ mod tests {
                 assert_eq!(column, "doc");
                 assert!(row <= 2);
             }
-            other => return Err(FormatError::corrupt(format!("expected CorruptJsonb: {other:?}"))),
+            other => {
+                return Err(FormatError::corrupt(format!(
+                    "expected CorruptJsonb: {other:?}"
+                )))
+            }
         }
         Ok(())
     }

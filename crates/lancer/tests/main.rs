@@ -14,6 +14,7 @@ mod fts_shapes;
 mod index_build;
 mod indexes;
 mod introspect;
+mod json;
 mod nested_evolve;
 mod order;
 mod scalar_indexes;
