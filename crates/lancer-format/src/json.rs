@@ -349,10 +349,12 @@ pub fn decode_array(a: &LargeBinaryArray, column: &str) -> Result<ArrayRef> {
     Ok(Arc::new(b.finish()))
 }
 
-/// Converts the JSON leaves of `a` (of field `f`, at `path`) with `leaf`; `None` when
-/// nothing under `f` is JSON of the kind `leaf` converts.
+/// Converts one JSON column (field, values, path for errors), or `None` when the field
+/// is not the JSON form it converts.
 type Leaf<'a> = &'a dyn Fn(&Field, &ArrayRef, &str) -> Result<Option<(Field, ArrayRef)>>;
 
+/// Converts the JSON leaves of `a` (of field `f`, at `path`) with `leaf`; `None` when
+/// nothing under `f` is JSON of the kind `leaf` converts.
 fn convert(
     f: &Field,
     a: &ArrayRef,
