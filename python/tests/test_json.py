@@ -320,6 +320,32 @@ def test_lancer_reads_its_own_json_and_pylance_appends(tmp_path):
     assert mine["rows"][-2:] == ['{"z":[1,{"y":null}]}', None]
 
 
+RUN_INDEX = r'''
+import json, sys
+import lance
+from lance.indices import IndexConfig
+ds = lance.dataset(sys.argv[1])
+ds.create_scalar_index("j", IndexConfig(index_type="json",
+                       parameters={"target_index_type": "btree", "path": "i64max"}), name="ja")
+lance.dataset(sys.argv[1]).create_scalar_index("j", "BTREE", name="jb")
+print(json.dumps("ok"))
+'''
+
+
+def test_pylance_json_indexes_leave_lancers_answers_alone(tmp_path, p14_on):
+    """A dataset with pylance 14's JSON index (on a path) and a BTREE over the JSONB
+    bytes: Lancer does not use the JSON index (it scans) and answers every filter and
+    computed column as pylance does with its indexes; it refuses to build either kind."""
+    path = tmp_path / "ix.lance"
+    run("14", RUN_WRITE, path, "2.1", json.dumps(DOCS))
+    run("14", RUN_INDEX, path)
+    assert differences(lancer_answers(path), p14_on(path)) == []
+    with pytest.raises(Exception, match="JSON"):
+        lancer.dataset(str(path)).create_scalar_index("j", "BTREE", name="mine")
+    with pytest.raises(Exception, match="JSON"):
+        lancer.dataset(str(path)).create_scalar_index("j", "INVERTED", name="fts")
+
+
 def test_json_mistakes_are_named(tmp_path):
     path = str(tmp_path / "m.lance")
     bad = pa.table({"id": pa.array([0, 1], pa.int64()),

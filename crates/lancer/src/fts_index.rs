@@ -88,7 +88,7 @@ pub(crate) fn check_column(ds: &Dataset, column: &str) -> Result<()> {
             if ds
                 .schema()
                 .field_with_name(column)
-                .is_ok_and(|f| lancer_format::json::is_jsonb_field(f)) =>
+                .is_ok_and(lancer_format::json::is_jsonb_field) =>
         {
             Err(invalid(format!(
                 "column {column:?} is a JSON column: Lancer does not build full-text \
