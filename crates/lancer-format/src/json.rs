@@ -635,6 +635,59 @@ mod tests {
     }
 
     #[test]
+    fn json_under_structs_and_lists_converts_at_any_depth() -> Result<()> {
+        use arrow_array::builder::{ListBuilder, StringBuilder};
+        let leaf = Arc::new(json_text_field("doc"));
+        let mut lb = ListBuilder::new(StringBuilder::new()).with_field(leaf.clone());
+        lb.values().append_value(r#"{"b":1,"a":[true]}"#);
+        lb.values().append_null();
+        lb.append(true);
+        lb.append(false);
+        let list: ArrayRef = Arc::new(lb.finish());
+        let inner: ArrayRef = Arc::new(StringArray::from(vec![Some("[1, 2]"), Some("{}")]));
+        let st = StructArray::try_new(
+            Fields::from(vec![json_text_field("doc")]),
+            vec![inner],
+            None,
+        )?;
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("l", list.data_type().clone(), true),
+            Field::new("s", st.data_type().clone(), true),
+        ]));
+        let batch = RecordBatch::try_new(schema, vec![list, Arc::new(st)])?;
+        let stored = to_storage(&batch)?;
+        assert!(has_jsonb(&stored.schema()) && !has_text_json(&stored.schema()));
+        assert_eq!(
+            stored.schema().as_ref(),
+            storage_schema(&batch.schema()).as_ref()
+        );
+        let back = to_text(&stored)?;
+        assert_eq!(
+            back.schema().as_ref(),
+            text_schema(&stored.schema()).as_ref()
+        );
+        // the text as parsed JSON is the text written; nulls stay null
+        let l = back.column(0).as_list::<i32>();
+        let items = l.value(0);
+        let items = items.as_string::<i32>();
+        assert!(l.is_null(1) && items.is_null(1));
+        let v: serde_json::Value = serde_json::from_str(items.value(0))
+            .map_err(|e| FormatError::corrupt(e.to_string()))?;
+        assert_eq!(v, serde_json::json!({"a": [true], "b": 1}));
+        let s = back
+            .column(1)
+            .as_struct()
+            .column(0)
+            .as_string::<i32>()
+            .clone();
+        assert_eq!(
+            s.iter().collect::<Vec<_>>(),
+            vec![Some("[1,2]"), Some("{}")]
+        );
+        Ok(())
+    }
+
+    #[test]
     fn damaged_jsonb_never_panics() {
         // every prefix and every single-byte change of a nested value's bytes
         let Ok(good) = encode(r#"{"a":[1,{"b":"xyz"},2.5,-7,18446744073709551615],"c":null}"#)
