@@ -19,10 +19,11 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, LargeBinaryBuilder};
-use arrow_array::builder::{GenericStringBuilder, StringBuilder};
+use arrow_array::builder::LargeBinaryBuilder;
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, LargeBinaryArray, StringArray};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Float64Array, Int64Array, LargeBinaryArray, StringArray,
+};
 use arrow_schema::DataType;
 use datafusion_common::{exec_datafusion_err, exec_err, Result};
 use datafusion_expr::{
@@ -226,51 +227,60 @@ impl Call<'_> {
         Ok(text_at(self.second, row).map(|a| (doc, a)))
     }
 
-    fn run(&self) -> Result<ArrayRef> {
-        let n = self.docs.len();
+    /// Per row: `answer(document, path text, parsed path)` where neither the document
+    /// nor the path is null, else null.
+    fn by_path<T>(
+        &self,
+        answer: impl Fn(RawJsonb<'_>, &str, &JsonPath<'_>, usize) -> Result<Option<T>>,
+    ) -> Result<Vec<Option<T>>> {
         let mut paths = Paths { last: None };
+        let mut out = Vec::with_capacity(self.docs.len());
+        for row in 0..self.docs.len() {
+            out.push(match self.doc_and_arg(row)? {
+                Some((doc, p)) => answer(doc, p, paths.get(p)?, row)?,
+                None => None,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Per row: the member named by the second argument, converted by `convert`
+    /// (`what` names the type in errors); null where the document or key is null,
+    /// the member is missing or JSON null.
+    fn by_key<T>(
+        &self,
+        what: &str,
+        convert: impl Fn(&RawJsonb<'_>) -> std::result::Result<T, lance_jsonb::Error>,
+    ) -> Result<Vec<Option<T>>> {
+        (0..self.docs.len())
+            .map(|row| match self.doc_and_arg(row)? {
+                Some((doc, key)) => converted(member(doc, key)?, what, &convert),
+                None => Ok(None),
+            })
+            .collect()
+    }
+
+    fn run(&self) -> Result<ArrayRef> {
+        let selected = |what: &str, p: &str, e: lance_jsonb::Error| {
+            exec_datafusion_err!("Failed to {what} at path '{p}': {e}")
+        };
         Ok(match self.kind {
-            Kind::Extract => {
-                let mut b = StringBuilder::with_capacity(n, n * 8);
-                for row in 0..n {
-                    let v = match self.doc_and_arg(row)? {
-                        Some((doc, p)) => {
-                            let path = paths.get(p)?;
-                            Selector::new(doc)
-                                .select_value(path)
-                                .map_err(|e| {
-                                    exec_datafusion_err!(
-                                        "Failed to select value from path '{p}': {e}"
-                                    )
-                                })?
-                                .map(|v| text_of(&v))
-                                .transpose()?
-                        }
-                        None => None,
-                    };
-                    b.append_option(v);
-                }
-                Arc::new(b.finish())
-            }
-            Kind::Exists => {
-                let mut b = BooleanBuilder::with_capacity(n);
-                for row in 0..n {
-                    let v = match self.doc_and_arg(row)? {
-                        Some((doc, p)) => {
-                            let path = paths.get(p)?;
-                            Some(Selector::new(doc).exists(path).map_err(|e| {
-                                exec_datafusion_err!("Failed to check existence of path '{p}': {e}")
-                            })?)
-                        }
-                        None => None,
-                    };
-                    b.append_option(v);
-                }
-                Arc::new(b.finish())
-            }
+            Kind::Extract => Arc::new(StringArray::from(self.by_path(|doc, p, path, _| {
+                Selector::new(doc)
+                    .select_value(path)
+                    .map_err(|e| selected("select a value", p, e))?
+                    .map(|v| text_of(&v))
+                    .transpose()
+            })?)),
+            Kind::Exists => Arc::new(BooleanArray::from(self.by_path(|doc, p, path, _| {
+                Selector::new(doc)
+                    .exists(path)
+                    .map(Some)
+                    .map_err(|e| selected("check existence", p, e))
+            })?)),
             Kind::Get => {
-                let mut b = LargeBinaryBuilder::with_capacity(n, n * 8);
-                for row in 0..n {
+                let mut b = LargeBinaryBuilder::with_capacity(self.docs.len(), 0);
+                for row in 0..self.docs.len() {
                     match self.doc_and_arg(row)? {
                         Some((doc, key)) => match member(doc, key)? {
                             Some(v) => b.append_value(v.as_raw().as_ref()),
@@ -281,115 +291,46 @@ impl Call<'_> {
                 }
                 Arc::new(b.finish())
             }
-            Kind::GetString => {
-                let mut b = GenericStringBuilder::<i32>::with_capacity(n, n * 8);
-                for row in 0..n {
-                    let v = match self.doc_and_arg(row)? {
-                        Some((doc, key)) => converted(member(doc, key)?, "string", |r| r.to_str())?,
-                        None => None,
-                    };
-                    b.append_option(v);
-                }
-                Arc::new(b.finish())
-            }
-            Kind::GetInt => {
-                let mut b = Int64Builder::with_capacity(n);
-                for row in 0..n {
-                    let v = match self.doc_and_arg(row)? {
-                        Some((doc, key)) => {
-                            converted(member(doc, key)?, "integer", |r| r.to_i64())?
-                        }
-                        None => None,
-                    };
-                    b.append_option(v);
-                }
-                Arc::new(b.finish())
-            }
-            Kind::GetFloat => {
-                let mut b = Float64Builder::with_capacity(n);
-                for row in 0..n {
-                    let v = match self.doc_and_arg(row)? {
-                        Some((doc, key)) => converted(member(doc, key)?, "float", |r| r.to_f64())?,
-                        None => None,
-                    };
-                    b.append_option(v);
-                }
-                Arc::new(b.finish())
-            }
-            Kind::GetBool => {
-                let mut b = BooleanBuilder::with_capacity(n);
-                for row in 0..n {
-                    let v = match self.doc_and_arg(row)? {
-                        Some((doc, key)) => {
-                            converted(member(doc, key)?, "boolean", |r| r.to_bool())?
-                        }
-                        None => None,
-                    };
-                    b.append_option(v);
-                }
-                Arc::new(b.finish())
-            }
+            Kind::GetString => Arc::new(StringArray::from(self.by_key("string", |r| r.to_str())?)),
+            Kind::GetInt => Arc::new(Int64Array::from(self.by_key("integer", |r| r.to_i64())?)),
+            Kind::GetFloat => Arc::new(Float64Array::from(self.by_key("float", |r| r.to_f64())?)),
+            Kind::GetBool => Arc::new(BooleanArray::from(self.by_key("boolean", |r| r.to_bool())?)),
             Kind::ArrayContains => {
-                let mut b = BooleanBuilder::with_capacity(n);
-                let third = match self.third {
-                    Some(t) => t,
-                    None => return exec_err!("json_array_contains takes three arguments"),
+                let Some(third) = self.third else {
+                    return exec_err!("json_array_contains takes three arguments");
                 };
-                for row in 0..n {
-                    let v = match (self.doc_and_arg(row)?, text_at(third, row)) {
-                        (Some((doc, p)), Some(sought)) => {
-                            let path = paths.get(p)?;
-                            let found = Selector::new(doc).select_values(path).map_err(|e| {
-                                exec_datafusion_err!(
-                                    "Failed to check array contains at path '{p}': {e}"
-                                )
-                            })?;
-                            let quoted = format!("\"{sought}\"");
-                            let mut hit = false;
-                            for array in &found {
-                                for e in elements(array.as_raw()).0 {
-                                    let t = text_of(&e)?;
-                                    if t == sought || t == quoted {
-                                        hit = true;
-                                    }
-                                }
-                            }
-                            Some(hit)
-                        }
-                        _ => None,
+                Arc::new(BooleanArray::from(self.by_path(|doc, p, path, row| {
+                    let Some(sought) = text_at(third, row) else {
+                        return Ok(None);
                     };
-                    b.append_option(v);
-                }
-                Arc::new(b.finish())
-            }
-            Kind::ArrayLength => {
-                let mut b = Int64Builder::with_capacity(n);
-                for row in 0..n {
-                    let v = match self.doc_and_arg(row)? {
-                        Some((doc, p)) => {
-                            let path = paths.get(p)?;
-                            let found = Selector::new(doc).select_values(path).map_err(|e| {
-                                exec_datafusion_err!(
-                                    "Failed to get array length at path '{p}': {e}"
-                                )
-                            })?;
-                            match found.first() {
-                                None => None,
-                                Some(first) => {
-                                    let (items, failed) = elements(first.as_raw());
-                                    if failed && items.is_empty() {
-                                        return exec_err!("Path '{p}' does not point to an array");
-                                    }
-                                    Some(i64::try_from(items.len()).unwrap_or(i64::MAX))
-                                }
+                    let found = Selector::new(doc)
+                        .select_values(path)
+                        .map_err(|e| selected("check array contains", p, e))?;
+                    let quoted = format!("\"{sought}\"");
+                    for array in &found {
+                        for e in elements(array.as_raw()).0 {
+                            let t = text_of(&e)?;
+                            if t == sought || t == quoted {
+                                return Ok(Some(true));
                             }
                         }
-                        None => None,
-                    };
-                    b.append_option(v);
-                }
-                Arc::new(b.finish())
+                    }
+                    Ok(Some(false))
+                })?))
             }
+            Kind::ArrayLength => Arc::new(Int64Array::from(self.by_path(|doc, p, path, _| {
+                let found = Selector::new(doc)
+                    .select_values(path)
+                    .map_err(|e| selected("get array length", p, e))?;
+                let Some(first) = found.first() else {
+                    return Ok(None);
+                };
+                let (items, failed) = elements(first.as_raw());
+                if failed && items.is_empty() {
+                    return exec_err!("Path '{p}' does not point to an array");
+                }
+                Ok(Some(i64::try_from(items.len()).unwrap_or(i64::MAX)))
+            })?)),
         })
     }
 }
