@@ -10,16 +10,13 @@ and the manifest's field are compared too: a value must encode to the same bytes
 """
 
 import json
-import os
-import subprocess
-from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
 import lancer
 
-REPO = Path(__file__).resolve().parents[2]
+from test_two_phase import run  # pylance `version` in a subprocess, its answer as JSON
 
 # Shapes: nested objects and arrays, nulls (SQL and JSON), empty containers, unicode keys,
 # numbers at the edges of i64 / u64 / f64, strings that look like numbers or booleans,
@@ -199,22 +196,6 @@ meta = re.search(r"metadata: \{([^}]*)\}", field)
 field = field.replace(meta.group(0), "metadata: " + repr(sorted(meta.group(1).split(", "))))
 print(json.dumps({"files": out, "manifest_field": field}))
 '''
-
-
-def pylance(version):
-    py = REPO / ".venv" / f"pylance-{version}" / "bin" / "python"
-    if not py.exists():
-        if os.environ.get("LANCER_REQUIRE_PYLANCE"):
-            raise AssertionError(f"{py} missing (scripts/test.sh installs it)")
-        pytest.skip(f"pylance {version} venv not installed")
-    return str(py)
-
-
-def run(version, code, *args):
-    out = subprocess.run([pylance(version), "-c", code, *map(str, args)],
-                         capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def pylance_answers(version, path):

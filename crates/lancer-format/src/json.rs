@@ -367,25 +367,14 @@ fn convert(
     match f.data_type() {
         DataType::Struct(fields) => {
             let s = a.as_struct();
-            let mut changed = false;
-            let mut out_fields = Vec::with_capacity(fields.len());
-            let mut out_cols = Vec::with_capacity(fields.len());
-            for (cf, col) in fields.iter().zip(s.columns()) {
-                match convert(cf, col, &child_path(path, cf.name()), leaf)? {
-                    Some((nf, na)) => {
-                        changed = true;
-                        out_fields.push(Arc::new(nf));
-                        out_cols.push(na);
-                    }
-                    None => {
-                        out_fields.push(cf.clone());
-                        out_cols.push(col.clone());
-                    }
-                }
-            }
-            if !changed {
+            let Some((out_fields, out_cols)) = convert_all(
+                fields.iter().zip(s.columns()),
+                |cf| child_path(path, cf.name()),
+                leaf,
+            )?
+            else {
                 return Ok(None);
-            }
+            };
             let fields = Fields::from(out_fields);
             let array = StructArray::try_new_with_length(
                 fields.clone(),
@@ -449,6 +438,31 @@ fn convert(
     }
 }
 
+/// Converts each (field, column) pair ([`convert`], `path_of` naming it in errors);
+/// `None` when none of them holds JSON of the kind `leaf` converts.
+fn convert_all<'c>(
+    pairs: impl Iterator<Item = (&'c FieldRef, &'c ArrayRef)>,
+    path_of: impl Fn(&Field) -> String,
+    leaf: Leaf<'_>,
+) -> Result<Option<(Vec<FieldRef>, Vec<ArrayRef>)>> {
+    let mut changed = false;
+    let (mut fields, mut cols) = (Vec::new(), Vec::new());
+    for (f, c) in pairs {
+        match convert(f, c, &path_of(f), leaf)? {
+            Some((nf, na)) => {
+                changed = true;
+                fields.push(Arc::new(nf));
+                cols.push(na);
+            }
+            None => {
+                fields.push(f.clone());
+                cols.push(c.clone());
+            }
+        }
+    }
+    Ok(changed.then_some((fields, cols)))
+}
+
 fn to_jsonb_leaf(f: &Field, a: &ArrayRef, path: &str) -> Result<Option<(Field, ArrayRef)>> {
     if is_jsonb_field(f) {
         // JSONB handed in as such: stored as is once its bytes are checked
@@ -498,25 +512,14 @@ fn to_text_leaf(f: &Field, a: &ArrayRef, path: &str) -> Result<Option<(Field, Ar
 
 fn convert_batch(batch: &RecordBatch, leaf: Leaf<'_>) -> Result<RecordBatch> {
     let schema = batch.schema();
-    let mut changed = false;
-    let mut fields = Vec::with_capacity(schema.fields().len());
-    let mut cols = Vec::with_capacity(schema.fields().len());
-    for (f, c) in schema.fields().iter().zip(batch.columns()) {
-        match convert(f, c, f.name(), leaf)? {
-            Some((nf, na)) => {
-                changed = true;
-                fields.push(Arc::new(nf));
-                cols.push(na);
-            }
-            None => {
-                fields.push(f.clone());
-                cols.push(c.clone());
-            }
-        }
-    }
-    if !changed {
+    let Some((fields, cols)) = convert_all(
+        schema.fields().iter().zip(batch.columns()),
+        |f| f.name().clone(),
+        leaf,
+    )?
+    else {
         return Ok(batch.clone());
-    }
+    };
     let schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
     let opts = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
     Ok(RecordBatch::try_new_with_options(schema, cols, &opts)?)
