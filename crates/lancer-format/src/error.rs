@@ -59,6 +59,27 @@ pub enum FormatError {
         /// What was found to be wrong.
         what: String,
     },
+    /// JSON text handed in for a JSON column does not parse (the caller's data).
+    #[error("JSON column {column:?}, row {row}: the text is not valid JSON ({detail}); fix the value, or write the column as plain utf8 instead of Arrow's JSON type")]
+    InvalidJson {
+        /// The column (`parent.child` under a struct).
+        column: String,
+        /// The row within the batch handed in.
+        row: usize,
+        /// The parser's complaint.
+        detail: String,
+    },
+    /// Stored bytes of a JSON column are not a JSONB value (damage, or a writer that
+    /// stored other bytes under the `lance.json` type).
+    #[error("corrupt JSONB in JSON column {column:?}, row {row} of the batch read: {detail}")]
+    CorruptJsonb {
+        /// The column (`parent.child` under a struct).
+        column: String,
+        /// The row within the batch read.
+        row: usize,
+        /// What is wrong with the bytes.
+        detail: String,
+    },
     /// An Arrow error while assembling arrays.
     #[error("arrow: {0}")]
     Arrow(#[from] arrow_schema::ArrowError),

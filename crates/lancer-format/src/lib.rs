@@ -14,6 +14,7 @@ pub mod container;
 pub mod error;
 pub mod inspect;
 pub mod ipc;
+pub mod json;
 pub mod legacy;
 pub mod pb;
 pub mod read;

@@ -274,7 +274,12 @@ impl Dataset {
     /// The schema (a `pyarrow.Schema`).
     #[getter]
     fn schema(&self) -> PyArrowType<Schema> {
-        PyArrowType(self.ds.schema().as_ref().clone())
+        // JSON columns as readers see them: Arrow's JSON type
+        PyArrowType(
+            lancer::file::json::text_schema(&self.ds.schema())
+                .as_ref()
+                .clone(),
+        )
     }
 
     /// Whether rows keep their ids across compaction (stable row ids).
@@ -531,7 +536,9 @@ impl Dataset {
         };
         let b = py.detach(|| {
             let c = cols(&columns);
-            ds.take(&indices, c.as_deref()).map_err(errors::table)
+            ds.take(&indices, c.as_deref())
+                .and_then(|b| Ok(lancer::file::json::to_text(&b)?))
+                .map_err(errors::table)
         })?;
         Ok(PyTable(b))
     }
@@ -559,6 +566,7 @@ impl Dataset {
             } else {
                 ds.take_addresses(&ids, c.as_deref())
             }
+            .and_then(|b| Ok(lancer::file::json::to_text(&b)?))
             .map_err(errors::table)
         })?;
         Ok(PyTable(b))

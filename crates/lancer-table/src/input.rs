@@ -37,7 +37,8 @@ pub fn normalize_type(dt: &DataType) -> DataType {
 }
 
 fn normalize_field(f: &Field) -> Field {
-    f.clone().with_data_type(normalize_type(f.data_type()))
+    // Arrow's JSON type (text) is stored as JSONB (`lancer_format::json`)
+    lancer_format::json::storage_field(&f.clone().with_data_type(normalize_type(f.data_type())))
 }
 
 /// `schema` with view types replaced ([`normalize_type`]).
@@ -54,6 +55,7 @@ pub fn normalize_schema(schema: &Schema) -> SchemaRef {
 
 /// `batch` with view-typed columns cast to the types Lance stores.
 pub fn normalize_batch(batch: RecordBatch) -> Result<RecordBatch> {
+    let batch = lancer_format::json::to_storage(&batch)?;
     let schema = normalize_schema(&batch.schema());
     if schema.fields() == batch.schema().fields() {
         return Ok(batch);
@@ -81,6 +83,9 @@ pub fn conform_batch(batch: &RecordBatch, target: &SchemaRef) -> Result<RecordBa
     if batch.schema().fields() == target.fields() {
         return Ok(batch.clone());
     }
+    json_columns_match(&batch.schema(), target)?;
+    // JSON text (Arrow's JSON type) as the JSONB the dataset stores
+    let batch = &lancer_format::json::to_storage(batch)?;
     let n = batch.num_rows();
     let source = batch.schema();
     let unexpected: Vec<&str> = source
@@ -173,6 +178,36 @@ fn check_blob_thresholds(source: &Field, target: &Field) -> Result<()> {
                         .map_or("the default".to_string(), |t| t.clone())
                 )));
             }
+        }
+    }
+    Ok(())
+}
+
+/// A JSON column of the dataset takes only JSON (Arrow's JSON type, or JSONB bytes
+/// typed `lance.json`), and JSON only goes into a JSON column: as the reference, which
+/// refuses a plain string or binary column for a JSON one (and the reverse) by name.
+fn json_columns_match(source: &Schema, target: &Schema) -> Result<()> {
+    use lancer_format::json::{is_jsonb_field, is_text_json_field};
+    for sf in source.fields() {
+        let Ok(tf) = target.field_with_name(sf.name()) else {
+            continue;
+        };
+        let source_json = is_jsonb_field(sf) || is_text_json_field(sf);
+        if is_jsonb_field(tf) != source_json {
+            let (want, got) = if source_json {
+                (tf.data_type().to_string(), "JSON".to_string())
+            } else {
+                ("JSON".to_string(), sf.data_type().to_string())
+            };
+            return Err(TableError::invalid(format!(
+                "column {:?} is {want} in the dataset but {got} in the data: {}",
+                sf.name(),
+                if source_json {
+                    "write it as the dataset's type"
+                } else {
+                    "hand JSON in as Arrow's JSON type (pyarrow's pa.json_())"
+                }
+            )));
         }
     }
     Ok(())

@@ -84,6 +84,18 @@ pub(crate) fn check_column(ds: &Dataset, column: &str) -> Result<()> {
         .map(|f| f.data_type().clone())
     {
         Ok(DataType::Utf8 | DataType::LargeUtf8) => Ok(()),
+        Ok(DataType::LargeBinary)
+            if ds
+                .schema()
+                .field_with_name(column)
+                .is_ok_and(lancer_format::json::is_jsonb_field) =>
+        {
+            Err(invalid(format!(
+                "column {column:?} is a JSON column: Lancer does not build full-text \
+                 indexes on JSON documents yet (pylance tokenizes them as path / type / \
+                 value triplets)"
+            )))
+        }
         Ok(other) => Err(invalid(format!(
             "column {column:?} is {other}: full-text indexes are built on string columns"
         ))),

@@ -57,7 +57,9 @@ pub mod table {
 /// Single Lance data files (`lancer-format`): readers and writers, inspection, the
 /// guarded Arrow IPC reader.
 pub mod file {
-    pub use lancer_format::{container, inspect, ipc, read, reader, schema, writer, FormatError};
+    pub use lancer_format::{
+        container, inspect, ipc, json, read, reader, schema, writer, FormatError,
+    };
 }
 
 /// Process utilities (`lancer-util`): cached worker threads, panic containment at

@@ -51,6 +51,13 @@ pub(crate) fn build(
     let field = schema
         .field_with_name(column)
         .map_err(|_| invalid(format!("no column {column:?} to index")))?;
+    if lancer_format::json::is_jsonb_field(field) {
+        return Err(invalid(format!(
+            "column {column:?} is a JSON column: Lancer does not build JSON indexes yet \
+             (pylance's index_type=\"json\" on a path); filter it with the JSON functions \
+             (json_get_int(...), json_extract(...)), which scan"
+        )));
+    }
     let mut params = params.clone();
     params.file_version = crate::index::index_file_version(ds);
     let mut builder = ScalarBuilder::new(params.clone(), field).map_err(crate::ann::index_error)?;

@@ -15,6 +15,7 @@ mod fts_shapes;
 mod index_build;
 mod indexes;
 mod introspect;
+mod json;
 mod nested_evolve;
 mod order;
 mod scalar_indexes;

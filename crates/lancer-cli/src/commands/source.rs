@@ -81,7 +81,8 @@ impl Source {
     /// The Arrow schema.
     pub fn schema(&self) -> SchemaRef {
         match self {
-            Source::Dataset(d) => d.schema(),
+            // a dataset's JSON columns as its readers give them (Arrow's JSON text)
+            Source::Dataset(d) => lancer::file::json::text_schema(&d.schema()),
             Source::File(r) => r.schema(),
         }
     }
@@ -95,7 +96,9 @@ impl Source {
     ) -> Result<RecordBatch, Box<dyn std::error::Error>> {
         Ok(match self {
             Source::Dataset(d) if start == 0 && end >= d.count_rows() => d.to_batch(cols)?,
-            Source::Dataset(d) => d.take(&(start..end).collect::<Vec<_>>(), cols)?,
+            Source::Dataset(d) => {
+                lancer::file::json::to_text(&d.take(&(start..end).collect::<Vec<_>>(), cols)?)?
+            }
             Source::File(r) => r.read_range(start..end, cols)?,
         })
     }
@@ -109,7 +112,7 @@ impl Source {
         Ok(match self {
             Source::Dataset(d) => {
                 use lancer::DatasetExt;
-                d.take_paths(offsets, cols)?
+                lancer::file::json::to_text(&d.take_paths(offsets, cols)?)?
             }
             Source::File(r) => r.take(offsets, cols)?,
         })

@@ -107,7 +107,12 @@ fn push(f: &Field, parent: i32, next_id: &mut i32, out: &mut Vec<pb::file::Field
         name: f.name().clone(),
         id,
         parent_id: parent,
-        logical_type: logical_type(f.data_type())?,
+        // a stored JSON column is `json` (its storage, large_binary, is implied)
+        logical_type: if crate::json::is_jsonb_field(f) {
+            crate::json::JSON_LOGICAL_TYPE.to_string()
+        } else {
+            logical_type(f.data_type())?
+        },
         nullable: f.is_nullable(),
         encoding: encoding as i32,
         dictionary: None,

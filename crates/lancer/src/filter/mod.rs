@@ -14,6 +14,7 @@
 //! schema of only the columns it reads, so a scan can read those first.
 
 mod dialect;
+mod json;
 mod literal;
 mod parse;
 mod udf;
@@ -41,8 +42,9 @@ use datafusion_sql::sqlparser::ast::{self as sql, visit_expressions_mut};
 
 use crate::Error;
 
-/// The functions and planners a filter may use: DataFusion's default scalar functions and
-/// its nested (array / struct / map) functions.
+/// The functions and planners a filter may use: DataFusion's default scalar functions,
+/// its nested (array / struct / map) functions and the reference's JSON functions
+/// ([`json`]).
 struct Functions {
     scalar: HashMap<String, Arc<ScalarUDF>>,
     planners: Vec<Arc<dyn ExprPlanner>>,
@@ -54,7 +56,8 @@ impl Functions {
         let mut scalar = HashMap::new();
         let all = datafusion_functions::all_default_functions()
             .into_iter()
-            .chain(datafusion_functions_nested::all_default_nested_functions());
+            .chain(datafusion_functions_nested::all_default_nested_functions())
+            .chain(json::functions());
         for f in all {
             for name in f
                 .aliases()

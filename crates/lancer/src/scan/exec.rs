@@ -80,10 +80,12 @@ impl Shared {
         // (a panic is this task's error, not a reader waiting forever for its result)
         let out = lancer_util::contain::contain(|| {
             let out = self.plan.run(&self.plan.tasks[i]);
-            match (out, &self.plan.map) {
+            let out = match (out, &self.plan.map) {
                 (Ok(Some(b)), Some(m)) => (m.f)(b).map(Some),
                 (out, _) => out,
-            }
+            };
+            // JSON columns leave as text of Arrow's JSON type (decoded here, in parallel)
+            out.and_then(|b| b.map(|b| super::json_text(&b)).transpose())
         })
         .unwrap_or_else(|why| {
             Err(Error::InvalidArgument {

@@ -33,6 +33,12 @@ use crate::filter::{Expression, Filter};
 use crate::{Error, Result};
 use columns::ColumnPath;
 
+/// A scan's batch as it leaves the scan: stored JSON columns (JSONB) decoded to text of
+/// Arrow's JSON type, as the reference's reads return them ([`lancer_format::json`]).
+pub(crate) fn json_text(batch: &RecordBatch) -> Result<RecordBatch> {
+    Ok(lancer_format::json::to_text(batch).map_err(lancer_table::TableError::from)?)
+}
+
 /// The default rows per batch (the reference's default too).
 pub const DEFAULT_BATCH_SIZE: usize = 8192;
 /// Name of the stable-row-id output column.
@@ -831,9 +837,11 @@ impl Plan {
     /// Runs one task: its rows that pass the filter, as an output batch.
     /// The schema of what the scan yields (after any batch map).
     pub(crate) fn yields(&self) -> SchemaRef {
-        self.map
+        let stored = self
+            .map
             .as_ref()
-            .map_or_else(|| self.output.clone(), |m| m.schema.clone())
+            .map_or_else(|| self.output.clone(), |m| m.schema.clone());
+        lancer_format::json::text_schema(&stored)
     }
 
     /// Runs one task; on remote datasets its fragment's rows are fetched ahead first

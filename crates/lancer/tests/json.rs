@@ -1,0 +1,189 @@
+//! JSON columns end to end in Rust: Arrow's JSON type written (stored as JSONB, logical
+//! type `json`), scanned back as JSON text of Arrow's JSON type over several fragments,
+//! pages and deletions, in storage 2.1 and 2.2, and the JSON functions in filters and
+//! computed columns. The oracle is serde_json: each value read must be the value written
+//! (compared as parsed JSON, so key order and number spelling do not matter), and each
+//! function's answer what a lookup in the parsed document gives. pylance's own rows and
+//! bytes are compared by `python/tests/test_json.py`.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+use lancer::file::json;
+use lancer::{DatasetExt, FileVersion, Session, WriteParams};
+use serde_json::Value;
+
+fn json_field(name: &str) -> Field {
+    Field::new(name, DataType::Utf8, true).with_metadata(
+        [
+            (
+                "ARROW:extension:name".to_string(),
+                json::ARROW_JSON_EXT.to_string(),
+            ),
+            ("ARROW:extension:metadata".to_string(), String::new()),
+        ]
+        .into(),
+    )
+}
+
+/// Row `i`'s document (None for every 11th row).
+fn doc(i: i64) -> Option<String> {
+    if i % 11 == 4 {
+        return None;
+    }
+    let v = match i % 5 {
+        0 => serde_json::json!({"a": i, "s": format!("s{i}"), "arr": [i, "x", {"k": i}],
+                                "ü日": {"n": null}}),
+        1 => serde_json::json!([i, i + 1, [], {}]),
+        2 => serde_json::json!({"a": i64::MAX - i, "u": u64::MAX, "f": 1e308, "neg": -i}),
+        3 => serde_json::json!({"a": format!("{i}"), "arr": []}),
+        _ => serde_json::json!({"a": (i as f64) + 0.5, "s": null, "b": i % 2 == 0}),
+    };
+    Some(v.to_string())
+}
+
+fn batch(lo: i64, n: i64) -> RecordBatch {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        json_field("j"),
+    ]));
+    let docs: Vec<Option<String>> = (lo..lo + n).map(doc).collect();
+    RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(Int64Array::from_iter_values(lo..lo + n)),
+            Arc::new(StringArray::from(docs)),
+        ],
+    )
+    .unwrap()
+}
+
+fn parsed(s: &str) -> Value {
+    serde_json::from_str(s).unwrap()
+}
+
+#[test]
+fn json_round_trips_and_answers_functions() {
+    for storage in [FileVersion::V2_1, FileVersion::V2_2] {
+        let session = Session::new();
+        let params = WriteParams {
+            storage,
+            max_rows_per_file: 700,
+            ..Default::default()
+        };
+        let uri = format!("memory://json/{storage:?}");
+        let ds = session.write(&uri, &[batch(0, 2000)], &params).unwrap();
+        // stored as JSONB with the manifest's logical type `json`
+        let stored = ds.schema();
+        assert!(json::is_jsonb_field(stored.field_with_name("j").unwrap()));
+        let ds = ds.append(&[batch(2000, 300)], &params).unwrap();
+        let ds = ds
+            .delete_where("id % 13 = 1", |b| {
+                let v = b.column(0).as_primitive::<Int64Type>();
+                Ok(v.iter().map(|x| Some(x.unwrap_or(0) % 13 == 1)).collect())
+            })
+            .unwrap();
+        assert!(ds.fragments().len() >= 4);
+
+        let all = ds.scan().to_batch().unwrap();
+        assert!(json::is_text_json_field(all.schema().field(1)));
+        let ids = all.column(0).as_primitive::<Int64Type>();
+        let texts = all.column(1).as_string::<i32>();
+        assert_eq!(
+            all.num_rows() as i64,
+            2300 - (0..2300).filter(|i| i % 13 == 1).count() as i64
+        );
+        for r in 0..all.num_rows() {
+            let want = doc(ids.value(r)).map(|s| parsed(&s));
+            let got = texts.is_valid(r).then(|| parsed(texts.value(r)));
+            assert_eq!(got, want, "row id {}", ids.value(r));
+        }
+
+        // json_get_int / json_extract / json_array_length against lookups in the
+        // parsed documents (rows whose `a` does not convert to an integer left out)
+        let scan = ds
+            .scan()
+            .filter("json_exists(j, '$.a') AND id % 5 IN (0, 2, 3)")
+            .project(&[
+                ("id", "id"),
+                ("a", "json_get_int(j, 'a')"),
+                ("s", "json_extract(j, '$.s')"),
+                ("n", "json_array_length(j, '$.arr')"),
+            ]);
+        let got = scan.to_batch().unwrap();
+        assert!(got.num_rows() > 1000);
+        let ids = got.column(0).as_primitive::<Int64Type>();
+        for r in 0..got.num_rows() {
+            let d = parsed(&doc(ids.value(r)).unwrap());
+            let a = match &d["a"] {
+                Value::String(s) => s.parse::<i64>().ok(),
+                v => v.as_i64(),
+            };
+            assert_eq!(
+                got.column(1)
+                    .as_primitive::<Int64Type>()
+                    .iter()
+                    .nth(r)
+                    .flatten(),
+                a
+            );
+            let s = got.column(2).as_string::<i32>();
+            let want_s = d.get("s").map(|v| v.to_string());
+            assert_eq!(s.is_valid(r).then(|| s.value(r).to_string()), want_s);
+            let n = got.column(3).as_primitive::<Int64Type>();
+            let want_n = d
+                .get("arr")
+                .and_then(Value::as_array)
+                .map(|a| a.len() as i64);
+            assert_eq!(n.is_valid(r).then(|| n.value(r)), want_n);
+        }
+
+        // a filter on a nested member, by chained json_get
+        let hits = ds
+            .scan()
+            .filter("json_get_int(json_get(j, 'arr'), '0') = id")
+            .columns(&["id"])
+            .to_batch()
+            .unwrap();
+        let want = (0..2300)
+            .filter(|i| i % 13 != 1 && i % 11 != 4 && i % 5 == 0)
+            .count();
+        assert_eq!(hits.num_rows(), want);
+    }
+}
+
+#[test]
+fn json_appends_refuse_other_types_by_name() {
+    let session = Session::new();
+    let ds = session
+        .write(
+            "memory://json/refuse",
+            &[batch(0, 10)],
+            &WriteParams::default(),
+        )
+        .unwrap();
+    let plain = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("j", DataType::Utf8, true),
+        ])),
+        vec![
+            Arc::new(Int64Array::from(vec![99])),
+            Arc::new(StringArray::from(vec!["{}"])),
+        ],
+    )
+    .unwrap();
+    let err = ds.append(&[plain], &WriteParams::default()).unwrap_err();
+    assert!(
+        err.to_string().contains("\"j\"") && err.to_string().contains("JSON"),
+        "{err}"
+    );
+    let mut bad = batch(10, 3);
+    let texts = StringArray::from(vec![Some("[1]"), Some("[1,"), None]);
+    bad = RecordBatch::try_new(bad.schema(), vec![bad.column(0).clone(), Arc::new(texts)]).unwrap();
+    let err = ds.append(&[bad], &WriteParams::default()).unwrap_err();
+    assert!(err.to_string().contains("row 1"), "{err}");
+}
