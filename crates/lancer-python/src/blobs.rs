@@ -58,6 +58,9 @@ fn read_blobs<'py>(
         .collect())
 }
 
+/// A range request's answer: request index, row address, bytes (None: a null blob).
+type RangeResult<'py> = (usize, u64, Option<Bound<'py, PyBytes>>);
+
 /// `(request index, row address, bytes | None)` per `(row, offset, length)` request.
 #[pyfunction]
 #[pyo3(signature = (ds, column, requests, selector_name, preserve_order=true))]
@@ -68,7 +71,7 @@ fn read_blob_ranges<'py>(
     requests: Vec<(u64, u64, u64)>,
     selector_name: &str,
     preserve_order: bool,
-) -> PyResult<Vec<(usize, u64, Option<Bound<'py, PyBytes>>)>> {
+) -> PyResult<Vec<RangeResult<'py>>> {
     let sel = selector(selector_name)?;
     let got = py
         .detach(|| blobs::read_blob_ranges(&ds.ds, column, &requests, sel, preserve_order))

@@ -118,8 +118,11 @@ fn bytes(n: usize, seed: u8) -> Vec<u8> {
         .collect()
 }
 
-/// Every row's (kind, position, size, blob id, uri) as stored.
-fn descriptors(ds: &Dataset) -> Vec<Option<(u8, u64, u64, u32, String)>> {
+/// A stored descriptor: kind, position, size, blob id, uri.
+type Desc = (u8, u64, u64, u32, String);
+
+/// Every row's descriptor as stored.
+fn descriptors(ds: &Dataset) -> Vec<Option<Desc>> {
     let d = ds.with_blob_descriptions();
     let batch = d.to_batch(Some(&["b"])).unwrap();
     let s = batch.column(0).as_struct();
@@ -302,7 +305,8 @@ fn binary_blob_columns_are_blob_v2_at_2_2_and_legacy_below() {
             storage,
             ..Default::default()
         };
-        let ds = Dataset::write(tmp.path(), schema.clone(), &[batch.clone()], &p).unwrap();
+        let ds =
+            Dataset::write(tmp.path(), schema.clone(), std::slice::from_ref(&batch), &p).unwrap();
         let f = &ds.manifest().schema.fields[0];
         assert_eq!(f.is_blob_v2(), v2, "{storage}");
         if v2 {
@@ -469,9 +473,14 @@ fn external_uris_and_range_reads() {
     let (schema, batch) = table(0, &vals, &[]);
     let dir = tmp.path().join("ds");
     // refused unless allowed, naming the option
-    let e = Dataset::write(&dir, schema.clone(), &[batch.clone()], &params())
-        .unwrap_err()
-        .to_string();
+    let e = Dataset::write(
+        &dir,
+        schema.clone(),
+        std::slice::from_ref(&batch),
+        &params(),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("allow_external_blob_outside_bases"), "{e}");
     let mut p = params();
     p.blobs.allow_external_outside_bases = true;

@@ -290,7 +290,7 @@ pub fn import_files(
         let mut data = LargeBinaryBuilder::new();
         let mut bytes = 0u64;
         while it.peek().is_some() {
-            if bytes >= BATCH_BYTES && bytes > 0 {
+            if bytes >= BATCH_BYTES {
                 break;
             }
             let p = it.next()?;

@@ -65,12 +65,15 @@ impl BlobRef {
     }
 }
 
+/// A source and the ranges asked of it, by the position of their request.
+type Group = (Arc<dyn RangeRead>, Vec<(usize, Range<u64>)>);
+
 /// Reads `(blob, range)` pairs: the ranges of each source in one batched request,
 /// empty ranges without I/O; the answers in the pairs' order.
 pub fn read_refs(wanted: &[(&BlobRef, Range<u64>)]) -> Result<Vec<Bytes>> {
     let mut out = vec![Bytes::new(); wanted.len()];
     // sources by identity: the same opened file for every row it holds
-    let mut groups: Vec<(Arc<dyn RangeRead>, Vec<(usize, Range<u64>)>)> = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
     let mut by_ptr: HashMap<usize, usize> = HashMap::new();
     for (k, (b, r)) in wanted.iter().enumerate() {
         let span = b.span(r)?;
@@ -85,11 +88,14 @@ pub fn read_refs(wanted: &[(&BlobRef, Range<u64>)]) -> Result<Vec<Bytes>> {
         groups[g].1.push((k, span));
     }
     // sources read side by side (on object stores each is a request of its own)
-    let read = |(source, list): &(Arc<dyn RangeRead>, Vec<(usize, Range<u64>)>)| -> Result<Vec<Bytes>> {
+    let read = |(source, list): &Group| -> Result<Vec<Bytes>> {
         let ranges: Vec<Range<u64>> = list.iter().map(|(_, r)| r.clone()).collect();
         let got = source.read_ranges(&ranges)?;
         if got.len() != ranges.len()
-            || got.iter().zip(&ranges).any(|(b, r)| b.len() as u64 != r.end - r.start)
+            || got
+                .iter()
+                .zip(&ranges)
+                .any(|(b, r)| b.len() as u64 != r.end - r.start)
         {
             return Err(TableError::corrupt(
                 "a blob source returned fewer bytes than its descriptor names (a truncated or \
@@ -212,7 +218,7 @@ impl Dataset {
                 continue;
             };
             let fid = address >> 32;
-            if !files.contains_key(&fid) {
+            if let std::collections::hash_map::Entry::Vacant(slot) = files.entry(fid) {
                 let frag = index
                     .get(&fid)
                     .and_then(|&i| self.fragments().get(i))
@@ -228,7 +234,7 @@ impl Dataset {
                     })?;
                 let r = self.file_reader(frag, df)?;
                 let (store, file) = self.data_file_location(df)?;
-                files.insert(fid, (r.io().clone(), store, file));
+                slot.insert((r.io().clone(), store, file));
             }
             let key = (fid, source);
             let reader = match opened.get(&key) {
