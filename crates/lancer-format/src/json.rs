@@ -27,7 +27,7 @@ use std::sync::Arc;
 use arrow_array::builder::{GenericStringBuilder, LargeBinaryBuilder};
 use arrow_array::cast::AsArray;
 use arrow_array::{
-    Array, ArrayRef, GenericStringArray, LargeBinaryArray, ListArray, OffsetSizeTrait, RecordBatch,
+    Array, ArrayRef, GenericStringArray, LargeBinaryArray, OffsetSizeTrait, RecordBatch,
     RecordBatchOptions, StructArray,
 };
 use arrow_schema::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
@@ -353,6 +353,33 @@ pub fn decode_array(a: &LargeBinaryArray, column: &str) -> Result<ArrayRef> {
 /// is not the JSON form it converts.
 type Leaf<'a> = &'a dyn Fn(&Field, &ArrayRef, &str) -> Result<Option<(Field, ArrayRef)>>;
 
+/// [`convert`] of a list or large list `a` (field `f`, item field `item`).
+fn convert_list<O: OffsetSizeTrait>(
+    f: &Field,
+    item: &Arc<Field>,
+    a: &ArrayRef,
+    path: &str,
+    leaf: Leaf<'_>,
+) -> Result<Option<(Field, ArrayRef)>> {
+    let l = a.as_list::<O>();
+    let Some((nf, values)) = convert(item, l.values(), path, leaf)? else {
+        return Ok(None);
+    };
+    let nf = Arc::new(nf);
+    let array = arrow_array::GenericListArray::<O>::try_new(
+        nf.clone(),
+        l.offsets().clone(),
+        values,
+        l.nulls().cloned(),
+    )?;
+    let dt = if O::IS_LARGE {
+        DataType::LargeList(nf)
+    } else {
+        DataType::List(nf)
+    };
+    Ok(Some((f.clone().with_data_type(dt), Arc::new(array))))
+}
+
 /// Converts the JSON leaves of `a` (of field `f`, at `path`) with `leaf`; `None` when
 /// nothing under `f` is JSON of the kind `leaf` converts.
 fn convert(
@@ -387,36 +414,8 @@ fn convert(
                 Arc::new(array),
             )))
         }
-        DataType::List(item) => {
-            let l = a.as_list::<i32>();
-            let Some((nf, values)) = convert(item, l.values(), path, leaf)? else {
-                return Ok(None);
-            };
-            let nf = Arc::new(nf);
-            let array =
-                ListArray::try_new(nf.clone(), l.offsets().clone(), values, l.nulls().cloned())?;
-            Ok(Some((
-                f.clone().with_data_type(DataType::List(nf)),
-                Arc::new(array),
-            )))
-        }
-        DataType::LargeList(item) => {
-            let l = a.as_list::<i64>();
-            let Some((nf, values)) = convert(item, l.values(), path, leaf)? else {
-                return Ok(None);
-            };
-            let nf = Arc::new(nf);
-            let array = arrow_array::LargeListArray::try_new(
-                nf.clone(),
-                l.offsets().clone(),
-                values,
-                l.nulls().cloned(),
-            )?;
-            Ok(Some((
-                f.clone().with_data_type(DataType::LargeList(nf)),
-                Arc::new(array),
-            )))
-        }
+        DataType::List(item) => convert_list::<i32>(f, item, a, path, leaf),
+        DataType::LargeList(item) => convert_list::<i64>(f, item, a, path, leaf),
         DataType::FixedSizeList(item, n) => {
             let l = a.as_fixed_size_list();
             let Some((nf, values)) = convert(item, l.values(), path, leaf)? else {

@@ -79,7 +79,7 @@ pub(crate) fn resolve_v2(desc: &ArrayRef, src: &BlobSources<'_>, column: &str) -
 
 /// Where each row of `desc` (a data file's descriptors) keeps its payload: the source
 /// and the range in it (`None`: the whole source); `None` for a null blob.
-pub(crate) fn locate(desc: &ArrayRef, column: &str) -> Result<Vec<Option<Want2>>> {
+pub(crate) fn locate(desc: &ArrayRef, column: &str) -> Result<Vec<Option<Located>>> {
     let bad = |what: String| TableError::corrupt(format!("blob column {column:?}: {what}"));
     let s: &StructArray = desc.as_struct_opt().ok_or_else(|| {
         bad(format!(
@@ -147,13 +147,15 @@ pub(crate) fn locate(desc: &ArrayRef, column: &str) -> Result<Vec<Option<Want2>>
 }
 
 /// A row's payload: its source and range (`None`: the whole source).
-pub(crate) type Want2 = (Source, Option<Range<u64>>);
+pub(crate) type Located = (Source, Option<Range<u64>>);
 
-/// Opens payload source `source` of a data file.
+/// Opens payload source `source` of a data file; a sidecar known to hold at least
+/// `known_end` bytes (its descriptors say so) is opened without asking its size.
 pub(crate) fn open(
     source: &Source,
     src: &BlobSources<'_>,
     column: &str,
+    known_end: Option<u64>,
 ) -> Result<Arc<dyn RangeRead>> {
     let bad = |what: String| TableError::corrupt(format!("blob column {column:?}: {what}"));
     Ok(match source {
@@ -161,12 +163,14 @@ pub(crate) fn open(
         Source::Sidecar(id) => {
             let dir = src.file.strip_suffix(".lance").unwrap_or(src.file);
             let path = format!("{dir}/{}", sidecar_name(*id));
-            src.store.reader(&path, None).map_err(|e| {
-                bad(format!(
-                    "its blob file {} cannot be read ({e})",
-                    src.store.display(&path)
-                ))
-            })?
+            src.store
+                .reader(&path, known_end.filter(|&e| e > 0))
+                .map_err(|e| {
+                    bad(format!(
+                        "its blob file {} cannot be read ({e})",
+                        src.store.display(&path)
+                    ))
+                })?
         }
         Source::External(uri) => external(uri, src.options, src.store.context())
             .map_err(|e| bad(format!("its external blob {uri:?} cannot be read ({e})")))?,
@@ -205,7 +209,7 @@ fn resolve_within(
     }
     let mut payloads: Vec<Option<Bytes>> = vec![None; n];
     for (source, list) in wants {
-        let reader = open(&source, src, column)?;
+        let reader = open(&source, src, column, None)?;
         let total = reader.size()?;
         let ranges: Vec<Range<u64>> = list
             .iter()

@@ -111,6 +111,14 @@ fn params() -> WriteParams {
     }
 }
 
+/// Rows chosen by index among live rows.
+fn indices(rows: &[u64]) -> Selection<'_> {
+    Selection {
+        selector: Selector::Indices,
+        rows,
+    }
+}
+
 /// A payload of `n` bytes that differs by `seed` and by position.
 fn bytes(n: usize, seed: u8) -> Vec<u8> {
     (0..n)
@@ -416,16 +424,7 @@ fn appends_deletes_compaction_and_cleanup_keep_payloads() {
     assert_eq!(payloads(&ds), live);
     // read_blobs by index counts live rows only
     let idx: Vec<u64> = (0..live.len() as u64).rev().collect();
-    let got = blobs::read_blobs(
-        &ds,
-        "b",
-        Selection {
-            selector: Selector::Indices,
-            rows: &idx,
-        },
-        true,
-    )
-    .unwrap();
+    let got = blobs::read_blobs(&ds, "b", indices(&idx), true).unwrap();
     let got: Vec<Option<Vec<u8>>> = got
         .into_iter()
         .map(|(_, b)| b.map(|b| b.to_vec()))
@@ -548,10 +547,7 @@ fn external_uris_and_range_reads() {
     assert!(f.read_range(4990..5001).is_err());
     assert_eq!(files[2].as_ref().unwrap().size(), 0);
     // not a blob column / no such column
-    let sel = Selection {
-        selector: Selector::Indices,
-        rows: &[0],
-    };
+    let sel = indices(&[0]);
     let e = blobs::read_blobs(&ds, "id", sel, true)
         .unwrap_err()
         .to_string();
@@ -563,19 +559,13 @@ fn external_uris_and_range_reads() {
     for (name, _) in gone {
         std::fs::remove_file(dir.join("data").join(name)).unwrap();
     }
-    let sel = Selection {
-        selector: Selector::Indices,
-        rows: &[5],
-    };
+    let sel = indices(&[5]);
     let e = blobs::read_blobs(&ds, "b", sel, true)
         .unwrap_err()
         .to_string();
     assert!(e.contains(".blob"), "{e}");
     // the other rows still read
-    let sel = Selection {
-        selector: Selector::Indices,
-        rows: &[2],
-    };
+    let sel = indices(&[2]);
     assert_eq!(
         blobs::read_blobs(&ds, "b", sel, true).unwrap()[0]
             .1

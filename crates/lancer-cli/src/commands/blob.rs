@@ -266,19 +266,7 @@ pub fn import_files(
         max_rows_per_file,
         ..Default::default()
     };
-    let store = s.store(dataset)?;
-    let existing = match lancer::table::versions::latest_version(&store) {
-        Ok(v) => Some(v),
-        Err(lancer::table::TableError::NotFound { .. }) => None,
-        Err(e) => return Err(e.into()),
-    };
-    if mode == Mode::Create && existing.is_some() {
-        return Err(format!(
-            "{} already exists: use --mode append or --mode overwrite",
-            dataset.display()
-        )
-        .into());
-    }
+    let (store, existing) = super::dataset::write_target(s, dataset, mode)?;
     let total_bytes = std::cell::Cell::new(0u64);
     let schema2 = schema.clone();
     let mut it = files.iter().peekable();
@@ -323,13 +311,7 @@ pub fn import_files(
             .map_err(lancer::table::TableError::from),
         )
     });
-    let options = s.storage_options().clone();
-    let ds = match (mode, existing) {
-        (Mode::Append, Some(v)) => {
-            Dataset::open_with(store, options, Some(v.version))?.append_stream(batches, &params)?
-        }
-        _ => Dataset::write_stream_in(store, schema, batches, &params)?,
-    };
+    let ds = super::dataset::write_into(s, store, existing, mode, schema, batches, &params)?;
     let (n, bytes) = (files.len(), total_bytes.get());
     report(
         json,

@@ -235,21 +235,7 @@ pub fn import(
         ..Default::default()
     };
     // a location Lancer cannot write to is an error before anything is read
-    let store = s.store(dataset)?;
-    let existing = match lancer::table::versions::latest_version(&store) {
-        Ok(v) => Some(v),
-        Err(lancer::table::TableError::NotFound { .. }) => None,
-        Err(e) => return Err(e.into()),
-    };
-    let exists = existing.is_some();
-    // (an append to nothing creates the dataset, as the reference does)
-    if mode == Mode::Create && exists {
-        return Err(format!(
-            "{} already exists: use --mode append or --mode overwrite",
-            dataset.display()
-        )
-        .into());
-    }
+    let (store, existing) = write_target(s, dataset, mode)?;
     // Read and write in one stream: a progress bar (on a terminal) follows the input.
     let bar = indicatif::ProgressBar::new(0);
     let (schema, batches, by_rows) = read_input(input, &bar)?;
@@ -271,13 +257,7 @@ pub fn import(
         }
         Ok(b)
     });
-    let options = s.storage_options().clone();
-    let ds = match (mode, existing) {
-        (Mode::Append, Some(v)) => {
-            Dataset::open_with(store, options, Some(v.version))?.append_stream(stream, &params)?
-        }
-        _ => Dataset::write_stream_in(store, schema, stream, &params)?,
-    };
+    let ds = write_into(s, store, existing, mode, schema, stream, &params)?;
     bar.finish_and_clear();
     let rows = rows.get();
     let (version, total) = (ds.version(), ds.count_rows());
@@ -291,6 +271,50 @@ pub fn import(
             )
         },
     )
+}
+
+/// The store of `dataset` and its latest version (None: no dataset yet); `--mode
+/// create` over an existing dataset is refused before anything is read.
+pub(super) fn write_target(
+    s: &Session,
+    dataset: &Path,
+    mode: Mode,
+) -> Result<(lancer::storage::Store, Option<u64>), Box<dyn std::error::Error>> {
+    let store = s.store(dataset)?;
+    let existing = match lancer::table::versions::latest_version(&store) {
+        Ok(v) => Some(v.version),
+        Err(lancer::table::TableError::NotFound { .. }) => None,
+        Err(e) => return Err(e.into()),
+    };
+    // (an append to nothing creates the dataset, as the reference does)
+    if mode == Mode::Create && existing.is_some() {
+        return Err(format!(
+            "{} already exists: use --mode append or --mode overwrite",
+            dataset.display()
+        )
+        .into());
+    }
+    Ok((store, existing))
+}
+
+/// Appends `stream` to version `existing` of `store` (`--mode append`), or creates /
+/// overwrites the dataset there with it.
+pub(super) fn write_into(
+    s: &Session,
+    store: lancer::storage::Store,
+    existing: Option<u64>,
+    mode: Mode,
+    schema: arrow_schema::SchemaRef,
+    stream: impl IntoIterator<Item = lancer::table::Result<arrow_array::RecordBatch>>,
+    params: &WriteParams,
+) -> Result<Dataset, Box<dyn std::error::Error>> {
+    let options = s.storage_options().clone();
+    Ok(match (mode, existing) {
+        (Mode::Append, Some(v)) => {
+            Dataset::open_with(store, options, Some(v))?.append_stream(stream, params)?
+        }
+        _ => Dataset::write_stream_in(store, schema, stream, params)?,
+    })
 }
 
 /// `lancer merge DATASET INPUT --on KEYS [--update --insert --delete-unmatched]`.

@@ -77,34 +77,19 @@ fn files_become_a_blob_column_pylance_reads() {
         .collect();
     assert_eq!(kinds, ["inline", "dedicated", "inline", "packed"]);
     // get: whole payloads and ranges, byte for byte
+    let get = |row: &str, range: &[&str]| -> Vec<u8> {
+        let mut args = vec!["blob", "get", ds_s, "--column", "img", "--row", row];
+        args.extend_from_slice(range);
+        ok(lancer().args(&args)).stdout
+    };
     for (row, (_, bytes)) in made.iter().enumerate() {
-        let out = ok(lancer().args([
-            "blob",
-            "get",
-            ds_s,
-            "--column",
-            "img",
-            "--row",
-            &row.to_string(),
-        ]));
-        assert_eq!(&out.stdout, bytes, "row {row}");
+        assert_eq!(&get(&row.to_string(), &[]), bytes, "row {row}");
     }
-    let out = ok(lancer().args([
-        "blob",
-        "get",
-        ds_s,
-        "--column",
-        "img",
-        "--row",
-        "1",
-        "--range",
-        "4999990..",
-    ]));
-    assert_eq!(&out.stdout[..], &made[1].1[4_999_990..]);
-    let out = ok(lancer().args([
-        "blob", "get", ds_s, "--column", "img", "--row", "3", "--range", "10..20",
-    ]));
-    assert_eq!(&out.stdout[..], &made[3].1[10..20]);
+    assert_eq!(
+        &get("1", &["--range", "4999990.."])[..],
+        &made[1].1[4_999_990..]
+    );
+    assert_eq!(&get("3", &["--range", "10..20"])[..], &made[3].1[10..20]);
     // errors: one line, non-zero exit
     for args in [
         vec![

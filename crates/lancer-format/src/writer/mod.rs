@@ -172,6 +172,9 @@ pub struct FileWriter<W: Write + Send + 'static> {
     struct_rows: BTreeMap<usize, u64>,
     /// 2.0 blob columns (column encoding `Blob`).
     blob_columns: std::collections::BTreeSet<usize>,
+    /// Whether each top-level column is a blob v2 column (its inline payloads written
+    /// when a batch arrives).
+    blob_v2: Vec<bool>,
 }
 
 fn check_writable(dt: &DataType, version: FileVersion, name: &str) -> Result<()> {
@@ -424,6 +427,11 @@ impl<W: Write + Send + 'static> FileWriter<W> {
             0 => None,
             n => Some(pool::Pool::new(n, options.version)?),
         };
+        let blob_v2 = schema
+            .fields()
+            .iter()
+            .map(|f| blob_v2::is_write_field(f))
+            .collect();
         Ok(Self {
             out,
             pos: 0,
@@ -442,6 +450,7 @@ impl<W: Write + Send + 'static> FileWriter<W> {
             rows: 0,
             raw_in_flight: 0,
             extra_buffers: Vec::new(),
+            blob_v2,
             struct_rows,
             blob_columns: Default::default(),
         })
@@ -504,7 +513,7 @@ impl<W: Write + Send + 'static> FileWriter<W> {
             });
         }
         for (i, col) in batch.columns().iter().enumerate() {
-            let want = self.schema.field(i).clone();
+            let want = self.schema.field(i);
             if col.data_type() != want.data_type() {
                 return Err(FormatError::UnsupportedType {
                     logical_type: col.data_type().to_string(),
@@ -515,7 +524,7 @@ impl<W: Write + Send + 'static> FileWriter<W> {
                     ),
                 });
             }
-            let col = if blob_v2::is_write_field(&want) {
+            let col = if self.blob_v2[i] {
                 self.place_inline_blobs(col)?
             } else {
                 col.clone()

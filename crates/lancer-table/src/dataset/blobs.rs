@@ -241,33 +241,19 @@ impl Dataset {
                 Some(r) => r.clone(),
                 None => {
                     let (data, store, file) = &files[&fid];
-                    let r = match (&key.1, furthest.get(&key)) {
-                        (Source::Sidecar(id), Some(&end)) if store.local_root().is_none() => {
-                            let dir = file.strip_suffix(".lance").unwrap_or(file);
-                            let path = format!("{dir}/{}", crate::blob::sidecar_name(*id));
-                            store.reader(&path, Some(end.max(1))).map_err(|e| {
-                                TableError::corrupt(format!(
-                                    "blob column {column:?}: its blob file {} cannot be read ({e})",
-                                    store.display(&path)
-                                ))
-                            })?
-                        }
-                        _ => {
-                            let base = |id: u32| -> Result<Store> {
-                                Ok(self
-                                    .base_store(id, || format!("an external blob of {column:?}"))?
-                                    .0)
-                            };
-                            let src = BlobSources {
-                                data,
-                                store,
-                                file,
-                                options: &self.options,
-                                base: &base,
-                            };
-                            crate::blob::open(&key.1, &src, column)?
-                        }
+                    let base = |id: u32| -> Result<Store> {
+                        Ok(self
+                            .base_store(id, || format!("an external blob of {column:?}"))?
+                            .0)
                     };
+                    let src = BlobSources {
+                        data,
+                        store,
+                        file,
+                        options: &self.options,
+                        base: &base,
+                    };
+                    let r = crate::blob::open(&key.1, &src, column, furthest.get(&key).copied())?;
                     opened.insert(key.clone(), r.clone());
                     r
                 }
