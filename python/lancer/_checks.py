@@ -12,7 +12,7 @@ import pyarrow as pa
 
 VECTOR_TYPES = ("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_RQ", "IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ")
 SCALAR_TYPES = ("BTREE", "BITMAP", "NGRAM", "ZONEMAP", "LABEL_LIST", "INVERTED", "FTS", "BLOOMFILTER",
-                "RTREE", "MINHASHLSH")
+                "RTREE", "MINHASHLSH", "JSON")
 
 
 def field_at(schema: pa.Schema, path: str) -> Optional[pa.Field]:

@@ -117,6 +117,8 @@ def _scalar_arguments(kind: str, kwargs: Dict[str, Any]) -> Tuple[Optional[str],
         return (json.dumps(kwargs) if kwargs else None), {}
     names = {"zone_size": "zone_size", "rows_per_zone": "rows_per_zone",
              "number_of_items": "bloom_items", "probability": "bloom_probability"}
+    if kind == "JSON":
+        names = {"zone_size": "zone_size", "path": "json_path", "target_index_type": "target_index_type"}
     unknown = sorted(set(kwargs) - set(names))
     if unknown:
         raise TypeError(f"unexpected arguments for a {kind} index: {', '.join(unknown)}")
@@ -1088,7 +1090,7 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
         )
         return self
 
-    def create_scalar_index(self, column: str, index_type: str, name: Optional[str] = None, *,
+    def create_scalar_index(self, column: str, index_type: Any, name: Optional[str] = None, *,
                             replace: bool = True, **kwargs: Any) -> None:
         """Builds a scalar (or INVERTED full-text) index on ``column``. Parameters in
         pylance's names: ``zone_size`` (BTREE), ``rows_per_zone`` (ZONEMAP),
@@ -1096,7 +1098,27 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
         settings (``base_tokenizer``, ``language``, ``with_position``, ``lower_case``,
         ``stem``, ``remove_stop_words``, ``custom_stop_words``, ``ascii_folding``,
         ``max_token_length``, ``min_ngram_length``, ``max_ngram_length``,
-        ``prefix_only``, ...), invalid values refused. Anything else is a TypeError."""
+        ``prefix_only``, ...), invalid values refused. Anything else is a TypeError.
+        ``index_type`` may be a :class:`lancer.indices.IndexConfig` (pylance's form), the
+        way to index a path of a JSON column: ``IndexConfig("json", {"path": "x",
+        "target_index_type": "btree" | "bitmap"})``; its values' type is inferred from
+        the first non-null value, a value of another type is refused naming the row."""
+        from .indices import IndexConfig
+
+        if isinstance(index_type, IndexConfig):
+            # pylance's config form: its parameters are the kind's keyword arguments (a
+            # JSON index's target_index_parameters: its target's, as JSON text)
+            params = dict(index_type.parameters)
+            target = params.pop("target_index_parameters", None)
+            if target:
+                params.update(json.loads(target) if isinstance(target, str) else dict(target))
+            clash = sorted(set(params) & set(kwargs))
+            if clash:
+                raise TypeError(f"create_scalar_index got {', '.join(clash)} twice (config and keyword)")
+            kwargs = {**kwargs, **params}
+            index_type = index_type.index_type
+        elif not isinstance(index_type, str):
+            raise TypeError("index_type must be str or IndexConfig")
         progress = _progress._listener(kwargs.pop("progress_callback", None))
         general = {k: kwargs.pop(k) for k in ("train", "fragment_ids", "index_uuid",
                                              "format_version", "document_granularity") if k in kwargs}

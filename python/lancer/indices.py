@@ -11,6 +11,7 @@ tasks; pass them to ``LanceDataset.create_index_uncommitted`` (``ivf_centroids=`
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
 import numpy as np
@@ -19,7 +20,19 @@ import pyarrow as pa
 from . import _lancer
 from ._info import IvfModel
 
-__all__ = ["IndicesBuilder", "IvfModel", "PqModel", "VectorModel"]
+__all__ = ["IndexConfig", "IndicesBuilder", "IvfModel", "PqModel", "VectorModel"]
+
+
+@dataclass
+class IndexConfig:
+    """An index type with its parameters, pylance's form of ``create_scalar_index``'s
+    ``index_type``: ``IndexConfig("json", {"path": "x", "target_index_type": "btree"})``
+    indexes the values a JSONPath selects in a JSON column (reached by
+    ``json_get_int / _float / _bool / _string(col, 'x')`` filters);
+    ``IndexConfig("btree", {"zone_size": 1024})`` is the keyword form of any other kind."""
+
+    index_type: str
+    parameters: dict
 
 
 def _fsl(values: np.ndarray) -> pa.FixedSizeListArray:

@@ -740,7 +740,8 @@ pub enum IndexAction {
         /// Scalar: btree (ranges, equality;
         /// exact), bitmap (few distinct values; exact), label_list (array_has_any/all
         /// on lists), zonemap (min/max per zone of rows), bloomfilter (equality per
-        /// zone), ngram (contains / LIKE '%x%' on strings).
+        /// zone), ngram (contains / LIKE '%x%' on strings), json (a path of a JSON
+        /// column: --json-path, --target).
         #[arg(long = "type", default_value = "ivf_pq")]
         index_type: String,
         /// BTREE rows per page (default 4096).
@@ -799,6 +800,14 @@ pub enum IndexAction {
         /// HNSW kinds: levels of each graph (default 7).
         #[arg(long)]
         max_level: Option<u16>,
+        /// json (a path of a JSON column): the JSONPath whose values are indexed (`x`,
+        /// `$.user.name`); filters reach it through json_get_int / _float / _bool /
+        /// _string(COLUMN, 'PATH').
+        #[arg(long)]
+        json_path: Option<String>,
+        /// json: the index over the path's values, btree (default) or bitmap.
+        #[arg(long)]
+        target: Option<String>,
         #[command(flatten)]
         fts: FtsCreateArgs,
     },

@@ -755,13 +755,14 @@ impl Dataset {
     }
 
     /// Builds an index on `column`: IVF_FLAT / IVF_PQ / IVF_SQ / IVF_RQ (vector),
-    /// BTREE / BITMAP / LABEL_LIST / ZONEMAP / BLOOMFILTER / NGRAM (scalar) or
-    /// INVERTED (full text), in the reference's format. The dataset after.
+    /// BTREE / BITMAP / LABEL_LIST / ZONEMAP / BLOOMFILTER / NGRAM (scalar), JSON (a
+    /// path of a JSON column) or INVERTED (full text), in the reference's format. The
+    /// dataset after.
     #[pyo3(signature = (column, index_type, name=None, replace=false, metric=None, num_partitions=None,
                         num_sub_vectors=None, num_bits=None, sample_rate=None, max_iterations=None,
                         analyzer_json=None, zone_size=None, rows_per_zone=None, bloom_items=None,
                         bloom_probability=None, progress=None, m=None, ef_construction=None,
-                        max_level=None))]
+                        max_level=None, json_path=None, target_index_type=None))]
     #[allow(clippy::too_many_arguments)]
     fn create_index(
         &self,
@@ -785,6 +786,8 @@ impl Dataset {
         m: Option<usize>,
         ef_construction: Option<usize>,
         max_level: Option<u16>,
+        json_path: Option<String>,
+        target_index_type: Option<String>,
     ) -> PyResult<Dataset> {
         // an INVERTED index's tokenizer settings, in pylance's names; invalid ones refused
         let analyzer = analyzer_json
@@ -812,6 +815,8 @@ impl Dataset {
             m,
             ef_construction,
             max_level,
+            json_path,
+            target_index_type,
             ..Default::default()
         };
         let spec = lancer::IndexSpec::parse(&index_type, params).map_err(errors::lancer)?;

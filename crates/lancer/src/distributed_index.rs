@@ -166,7 +166,7 @@ pub fn create_index_segment(
             }
             let built = crate::scalar_index::build(ds, column, Some(&fragments), &opts.params)?;
             let segment = crate::scalar_index::SegmentFiles {
-                type_url: opts.params.kind.type_url(),
+                type_url: crate::json_index::type_url(&opts.params),
                 files: built.files,
                 details: built.details,
                 index_version: built.index_version,
@@ -270,10 +270,12 @@ pub fn merge_index_segments(
             kind_label(first)
         ))
     })?;
-    if !lancer_index::scalar::merge::mergeable(kind) {
+    if !lancer_index::scalar::merge::mergeable(kind)
+        || lancer_index::scalar::json_details(first).is_some()
+    {
         return Err(invalid(format!(
             "{} segments are not merged by Lancer: commit them side by side (each is searched on its own)",
-            kind.type_name()
+            if lancer_index::scalar::json_details(first).is_some() { "JSON path index" } else { kind.type_name() }
         )));
     }
     let (field_id, column) = crate::index::segment_column(ds, first)?;

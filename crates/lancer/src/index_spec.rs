@@ -64,6 +64,10 @@ pub struct IndexParams {
     pub ef_construction: Option<usize>,
     /// IVF_HNSW_*: levels of each graph (default 7).
     pub max_level: Option<u16>,
+    /// JSON: the JSONPath whose values are indexed (`x`, `$.a.b`; required).
+    pub json_path: Option<String>,
+    /// JSON: the index over the path's values, `btree` (default) or `bitmap`.
+    pub target_index_type: Option<String>,
 }
 
 /// An index request, parsed: what to build and how.
@@ -84,7 +88,7 @@ fn invalid(what: String) -> Error {
 /// The index types, as the reference names them, for messages.
 pub const INDEX_TYPES: &str = "IVF_FLAT, IVF_PQ, IVF_SQ, IVF_RQ, IVF_HNSW_FLAT, IVF_HNSW_SQ, \
                                IVF_HNSW_PQ, BTREE, BITMAP, LABEL_LIST, ZONEMAP, BLOOMFILTER, \
-                               NGRAM or INVERTED";
+                               NGRAM, INVERTED or JSON (a path of a JSON column)";
 
 impl IndexSpec {
     /// Parses `index_type` (any case) with `p`: the reference's defaults where `p`
@@ -130,6 +134,39 @@ impl IndexSpec {
             ("bloom_items", p.bloom_items.is_some()),
             ("bloom_probability", p.bloom_probability.is_some()),
         ];
+        let json_params = [
+            ("path", p.json_path.is_some()),
+            ("target_index_type", p.target_index_type.is_some()),
+        ];
+        if kind == "json" {
+            unused(&vector_params)?;
+            let path = p
+                .json_path
+                .clone()
+                .filter(|s| !s.is_empty())
+                .ok_or_else(|| {
+                    invalid(
+                        "a JSON index needs the JSON path to index (parameters \"path\", e.g. \
+                     \"x\" or \"$.user.name\")"
+                            .into(),
+                    )
+                })?;
+            let target = p.target_index_type.as_deref().unwrap_or("btree");
+            let k = crate::json_index::check_target(target)?;
+            let mut opts = ScalarIndexOptions::new(k);
+            opts.name = p.name;
+            opts.replace = p.replace;
+            opts.params.json_path = Some(path);
+            if let Some(z) = p.zone_size {
+                opts.params.btree_page_rows = z;
+            }
+            if k != ScalarKind::BTree && p.zone_size.is_some() {
+                return Err(invalid("zone_size applies to a btree target".into()));
+            }
+            unused(&scalar_params[1..])?;
+            return Ok(IndexSpec::Scalar(opts));
+        }
+        unused(&json_params)?;
         if kind == "inverted" || kind == "fts" {
             unused(&vector_params)?;
             unused(&scalar_params)?;

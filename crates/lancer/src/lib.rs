@@ -22,6 +22,7 @@ pub mod hybrid;
 pub mod index;
 pub mod index_reader;
 pub mod index_spec;
+pub mod json_index;
 pub mod multivector;
 pub mod prewarm;
 pub mod scalar_index;

@@ -45,21 +45,51 @@ pub(crate) fn build(
     fragments: Option<&[u64]>,
     params: &ScalarParams,
 ) -> Result<BuiltScalar> {
+    build_expecting(ds, column, fragments, params, None)
+}
+
+/// [`build`]; a JSON path index's values must be of type `expect` when given (the type
+/// of the segments an optimize adds to).
+pub(crate) fn build_expecting(
+    ds: &Dataset,
+    column: &str,
+    fragments: Option<&[u64]>,
+    params: &ScalarParams,
+    expect: Option<arrow_schema::DataType>,
+) -> Result<BuiltScalar> {
     use arrow_array::cast::AsArray;
     use arrow_array::types::UInt64Type;
     let schema = ds.schema();
     let field = schema
         .field_with_name(column)
         .map_err(|_| invalid(format!("no column {column:?} to index")))?;
-    if lancer_format::json::is_jsonb_field(field) {
-        return Err(invalid(format!(
-            "column {column:?} is a JSON column: Lancer does not build JSON indexes yet \
-             (pylance's index_type=\"json\" on a path); filter it with the JSON functions \
-             (json_get_int(...), json_extract(...)), which scan"
-        )));
-    }
     let mut params = params.clone();
     params.file_version = crate::index::index_file_version(ds);
+    // Which id a kind stores on a dataset with stable row ids (§1, §4.5).
+    let store_ids = ds.uses_stable_row_ids()
+        && !matches!(params.kind, ScalarKind::ZoneMap | ScalarKind::BloomFilter);
+    match (
+        lancer_format::json::is_jsonb_field(field),
+        &params.json_path,
+    ) {
+        (true, Some(_)) => {
+            return crate::json_index::build(ds, column, fragments, &params, store_ids, expect)
+        }
+        (true, None) => {
+            return Err(invalid(format!(
+                "column {column:?} is a JSON column: index one of its paths \
+                 (index_type=\"json\" with parameters {{\"path\": ..., \
+                 \"target_index_type\": \"btree\"}}; `lancer index create --type json \
+                 --json-path P`), or create an INVERTED index on it"
+            )))
+        }
+        (false, Some(_)) => {
+            return Err(invalid(format!(
+                "column {column:?} is not a JSON column: a JSON path index needs one"
+            )))
+        }
+        (false, None) => {}
+    }
     let mut builder = ScalarBuilder::new(params.clone(), field).map_err(crate::ann::index_error)?;
     let rows: u64 = match fragments {
         None => ds.count_rows(),
@@ -71,9 +101,6 @@ pub(crate) fn build(
             .sum(),
     };
     builder.reserve(usize::try_from(rows).unwrap_or(0));
-    // Which id a kind stores on a dataset with stable row ids (§1, §4.5).
-    let store_ids = ds.uses_stable_row_ids()
-        && !matches!(params.kind, ScalarKind::ZoneMap | ScalarKind::BloomFilter);
     let mut scan = ds
         .scan()
         .columns(&[column])
@@ -126,7 +153,7 @@ pub fn create_scalar_index_observed(
         ds,
         field_id,
         name,
-        opts.params.kind.type_url(),
+        crate::json_index::type_url(&opts.params),
         built.files,
         built.details,
         built.index_version,
@@ -147,12 +174,19 @@ pub(crate) fn optimize(
 ) -> Result<Dataset> {
     let (_, field_id, column) = crate::index::named_index(ds, name)?;
     let params = params_of(ds, first, kind)?;
-    let built = build(ds, &column, Some(new), &params)?;
+    // a JSON path index's new values must have the type of its existing ones
+    let expect = match params.json_path {
+        Some(_) => lancer_index::scalar::ScalarSegment::open(ds, first)
+            .map_err(crate::ann::index_error)?
+            .and_then(|s| s.value_type()),
+        None => None,
+    };
+    let built = build_expecting(ds, &column, Some(new), &params, expect)?;
     commit(
         ds,
         field_id,
         name.to_string(),
-        kind.type_url(),
+        crate::json_index::type_url(&params),
         built.files,
         built.details,
         built.index_version,
@@ -168,6 +202,7 @@ pub(crate) fn params_of(
     kind: ScalarKind,
 ) -> Result<ScalarParams> {
     let mut p = ScalarParams::new(kind);
+    p.json_path = lancer_index::scalar::json_details(meta).map(|d| d.path);
     let Some(uuid) = meta.uuid.as_ref().map(|u| u.uuid.clone()) else {
         return Ok(p);
     };

@@ -102,7 +102,7 @@ pub(crate) fn lookup_in(
         return Ok(None);
     }
     let expr = Expr::Column(datafusion_common::Column::from_name(column));
-    let Some((name, id, t)) = self::column(&expr, ds) else {
+    let Some((name, id, t, _)) = self::column(&expr, ds) else {
         return Ok(None);
     };
     if &t != values.data_type() {
@@ -136,7 +136,7 @@ pub(crate) fn lookup_in(
     }
     let mut p = Planner::new(ds);
     let text = format!("{name} IN <{} source keys>", values.len());
-    let r = p.ask((name, id, t), Query::In(values), text)?;
+    let r = p.ask((name, id, t, None), Query::In(values), text)?;
     Ok(r.filter(|r| r.exact && !r.covered.is_empty()))
 }
 
@@ -165,7 +165,24 @@ impl<'a> Planner<'a> {
 /// A column reference and its type: the column itself, or the column under an
 /// order-preserving cast (a wider integer or float, another timestamp unit), whose
 /// literals are then cast back (see [`Planner::bounds`]).
-fn column<'e>(e: &'e Expr, ds: &Dataset) -> Option<(&'e str, i32, DataType)> {
+///
+/// A typed JSON accessor of a JSON column and a path literal
+/// (`json_get_int(data, 'x')`) is the column read at that path, of the accessor's type:
+/// only JSON path indexes on that path answer for it ([`crate::json_index`]).
+fn column<'e>(e: &'e Expr, ds: &Dataset) -> Option<Col<'e>> {
+    if let Expr::ScalarFunction(f) = e {
+        let t = crate::json_index::accessor_type(f.func.name())?;
+        let [Expr::Column(c), Expr::Literal(ScalarValue::Utf8(Some(path)), _)] = &f.args[..] else {
+            return None;
+        };
+        let schema = ds.schema();
+        let field = schema.field_with_name(&c.name).ok()?;
+        if !lancer_format::json::is_jsonb_field(field) {
+            return None;
+        }
+        let id = top_level_id(ds, &c.name)?;
+        return Some((c.name.as_str(), id, t, Some(path.as_str())));
+    }
     if let Expr::Cast(datafusion_expr::expr::Cast { expr, field }) = e {
         let col = column(expr, ds)?;
         let to = field.data_type();
@@ -181,14 +198,24 @@ fn column<'e>(e: &'e Expr, ds: &Dataset) -> Option<(&'e str, i32, DataType)> {
     let Expr::Column(c) = e else { return None };
     let schema = ds.schema();
     let field = schema.field_with_name(&c.name).ok()?;
-    let id = ds
-        .manifest()
+    let id = top_level_id(ds, &c.name)?;
+    Some((c.name.as_str(), id, field.data_type().clone(), None))
+}
+
+/// A column an index can answer for: its name, field id, the type of its values and,
+/// for a JSON accessor, the path read.
+type Col<'e> = (&'e str, i32, DataType, Option<&'e str>);
+
+/// The field id of top-level column `name`.
+fn top_level_id(ds: &Dataset, name: &str) -> Option<i32> {
+    let m = ds.manifest();
+    let id = m
         .schema
         .fields
         .iter()
-        .find(|f| f.parent_id == -1 && f.name == c.name)?
+        .find(|f| f.parent_id == -1 && f.name == name)?
         .id;
-    Some((c.name.as_str(), id, field.data_type().clone()))
+    Some(id)
 }
 
 /// A literal as a one-value array of type `t`: of that type, or cast to it from the
@@ -725,13 +752,16 @@ impl Planner<'_> {
     }
 
     /// Asks the best index on `col` that answers `q`.
-    fn ask(
-        &mut self,
-        col: (&str, i32, DataType),
-        q: Query,
-        text: String,
-    ) -> Result<Option<IndexedRows>> {
-        let segs = segments_on(self.ds, col.1)?;
+    fn ask(&mut self, col: Col<'_>, q: Query, text: String) -> Result<Option<IndexedRows>> {
+        // a column's own indexes, or the JSON path indexes on the path it is read at
+        // whose values have the accessor's type
+        let segs: Vec<_> = segments_on(self.ds, col.1)?
+            .into_iter()
+            .filter(|s| {
+                s.json_path.as_deref() == col.3
+                    && (col.3.is_none() || s.value_type().as_ref() == Some(&col.2))
+            })
+            .collect();
         // Exact kinds first; the segments of one index (name) together.
         let mut names: Vec<(bool, String, ScalarKind)> = segs
             .iter()
@@ -758,7 +788,9 @@ impl Planner<'_> {
                     return Ok(None);
                 }
             };
-            exact &= a.exact;
+            // a JSON path index's rows are rechecked: its path is read as a JSONPath,
+            // the accessor's as a key
+            exact &= a.exact && col.3.is_none();
             let mut part = a.rows;
             if s.row_ids {
                 let map = self.stable_ids()?;
@@ -775,7 +807,10 @@ impl Planner<'_> {
             covered,
             rows,
             exact,
-            explain: format!("[{text}]@{name}({})", kind.plan_name()),
+            explain: match col.3 {
+                Some(path) => format!("[Json({text}->{path})]@{name}({})", kind.plan_name()),
+                None => format!("[{text}]@{name}({})", kind.plan_name()),
+            },
         }))
     }
 

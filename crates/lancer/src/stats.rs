@@ -410,7 +410,9 @@ pub fn list_segments(ds: &Dataset) -> Result<Vec<SegmentInfo>> {
 
 /// The kind of segment `m` as pylance names it.
 fn segment_type(ds: &Dataset, m: &pb::IndexMetadata) -> String {
-    if let Some(kind) = scalar::kind_of(ds, m) {
+    if scalar::json_details(m).is_some() {
+        "Json".to_string()
+    } else if let Some(kind) = scalar::kind_of(ds, m) {
         stats_type_name(kind).to_string()
     } else if inverted::segment::is_inverted(m) {
         "Inverted".to_string()

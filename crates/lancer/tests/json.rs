@@ -187,3 +187,220 @@ fn json_appends_refuse_other_types_by_name() {
     let err = ds.append(&[bad], &WriteParams::default()).unwrap_err();
     assert!(err.to_string().contains("row 1"), "{err}");
 }
+
+/// Row `i`'s document for the JSON path indexes: `n` an integer (missing every 7th row,
+/// JSON null every 9th), `f` a float (an integer every 4th row: integers widen under a
+/// Float64 index), `s` a string of 40 values, `b` a boolean, `o.k` nested; every 13th
+/// document null.
+fn path_doc(i: i64) -> Option<String> {
+    if i % 13 == 5 {
+        return None;
+    }
+    let mut d = serde_json::json!({
+        "f": if i % 4 == 1 { serde_json::json!(i / 4) } else { serde_json::json!(i as f64 / 8.0 + 0.25) },
+        "s": format!("v{}", i % 40),
+        "b": i % 3 == 0,
+        "o": {"k": i % 50},
+    });
+    if i % 7 != 0 {
+        d["n"] = if i % 9 == 0 {
+            Value::Null
+        } else {
+            serde_json::json!(i % 100 - 20)
+        };
+    }
+    Some(d.to_string())
+}
+
+fn path_batch(lo: i64, n: i64) -> RecordBatch {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        json_field("j"),
+    ]));
+    let docs: Vec<Option<String>> = (lo..lo + n).map(path_doc).collect();
+    RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(Int64Array::from_iter_values(lo..lo + n)),
+            Arc::new(StringArray::from(docs)),
+        ],
+    )
+    .unwrap()
+}
+
+fn ids_where(ds: &lancer::Dataset, filter: &str) -> Vec<i64> {
+    let b = ds
+        .scan()
+        .filter(filter)
+        .columns(&["id"])
+        .to_batch()
+        .unwrap();
+    let mut v: Vec<i64> = b.column(0).as_primitive::<Int64Type>().values().to_vec();
+    v.sort_unstable();
+    v
+}
+
+/// JSON path indexes (pylance 14's `index_type="json"`): BTREE and BITMAP targets on
+/// integer, float, string, boolean and nested paths, over several fragments with
+/// deletions, give a plain scan's rows for every typed-accessor filter and show in the
+/// plan as pylance prints them; an accessor of another type, another path or
+/// `json_extract` scans; rows appended later are added by optimize (of the same type,
+/// else refused); values of two types, arrays and bad parameters are refused by name.
+#[test]
+fn json_path_indexes_answer_as_a_scan() {
+    use lancer::{create_index, IndexParams, IndexSpec};
+    let session = Session::new();
+    let params = WriteParams {
+        max_rows_per_file: 600,
+        ..Default::default()
+    };
+    let plain = session
+        .write("memory://jsonidx/a", &[path_batch(0, 2000)], &params)
+        .unwrap();
+    let plain = plain
+        .delete_where("id % 17 = 3", |b| {
+            let v = b.column(0).as_primitive::<Int64Type>();
+            Ok(v.iter().map(|x| Some(x.unwrap_or(0) % 17 == 3)).collect())
+        })
+        .unwrap();
+    let spec = |path: &str, target: &str, name: &str| {
+        IndexSpec::parse(
+            "json",
+            IndexParams {
+                name: Some(name.into()),
+                json_path: Some(path.into()),
+                target_index_type: Some(target.into()),
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    };
+    let mut ds = plain.clone();
+    for (path, target, name) in [
+        ("n", "btree", "n_idx"),
+        ("f", "btree", "f_idx"),
+        ("s", "bitmap", "s_idx"),
+        ("b", "bitmap", "b_idx"),
+        ("$.o.k", "btree", "ok_idx"),
+    ] {
+        ds = create_index(&ds, "j", &spec(path, target, name)).unwrap();
+    }
+    let filters = [
+        ("json_get_int(j, 'n') = 10", Some("->n)]@n_idx(BTree)")),
+        ("json_get_int(j, 'n') > 50", Some("n_idx")),
+        ("json_get_int(j, 'n') BETWEEN -5 AND 5", Some("n_idx")),
+        ("json_get_int(j, 'n') IN (1, 2, 3, 1000)", Some("n_idx")),
+        ("json_get_int(j, 'n') IS NULL", Some("n_idx")),
+        ("json_get_int(j, 'n') = 10 AND id < 500", Some("n_idx")),
+        ("json_get_float(j, 'f') < 20.5", Some("f_idx")),
+        ("json_get_float(j, 'f') = 25", Some("f_idx")),
+        (
+            "json_get_string(j, 's') = 'v7'",
+            Some("->s)]@s_idx(Bitmap)"),
+        ),
+        ("json_get_string(j, 's') IN ('v1', 'v39')", Some("s_idx")),
+        ("json_get_bool(j, 'b') = true", None),
+        ("json_get_bool(j, 'b') IS NULL", Some("b_idx")),
+        // another type, path or function than the index's: a scan
+        ("json_get_float(j, 'n') = 10", None),
+        ("json_get_int(j, 'f') = 25", None),
+        ("json_get_int(j, 'm') = 10", None),
+        ("json_extract(j, '$.n') = '10'", None),
+        ("json_get_int(j, '$.o.k') = 7", Some("ok_idx")),
+    ];
+    for (f, used) in filters {
+        let want = ids_where(&plain, f);
+        assert_eq!(ids_where(&ds, f), want, "{f}");
+        assert_eq!(ds.count_where(f).unwrap(), want.len() as u64, "{f}");
+        let plan = ds.scan().filter(f).explain().unwrap();
+        match used {
+            Some(text) => assert!(plan.contains(text), "{f}: {plan}"),
+            None => assert!(!plan.contains('@'), "{f}: {plan}"),
+        }
+    }
+    // the integer path's answers came from the index
+    assert!(!ids_where(&ds, "json_get_int(j, 'n') = 10").is_empty());
+
+    // appended rows: unindexed until optimize adds them (same type), then indexed
+    let more = ds.append(&[path_batch(2000, 700)], &params).unwrap();
+    let plain_more = plain.append(&[path_batch(2000, 700)], &params).unwrap();
+    let more = lancer::index::optimize_index(&more, "n_idx").unwrap();
+    for f in ["json_get_int(j, 'n') = 10", "json_get_int(j, 'n') < 0"] {
+        assert_eq!(ids_where(&more, f), ids_where(&plain_more, f), "{f}");
+    }
+    // rows whose path holds another type cannot join the index
+    let strings = RecordBatch::try_new(
+        path_batch(0, 1).schema(),
+        vec![
+            Arc::new(Int64Array::from(vec![9000])),
+            Arc::new(StringArray::from(vec![r#"{"n": "ten"}"#])),
+        ],
+    )
+    .unwrap();
+    let mixed = more.append(&[strings.clone()], &params).unwrap();
+    let err = lancer::index::optimize_index(&mixed, "n_idx")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("String") && err.contains("Int64"), "{err}");
+
+    // refusals: two types in one path, arrays, missing path, other targets, plain columns
+    let two = plain.append(&[strings], &params).unwrap();
+    let err = create_index(&two, "j", &spec("n", "btree", "x"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("expected Int64") && err.contains("String"),
+        "{err}"
+    );
+    let arr = session
+        .write(
+            "memory://jsonidx/arr",
+            &[RecordBatch::try_new(
+                path_batch(0, 1).schema(),
+                vec![
+                    Arc::new(Int64Array::from(vec![1, 2])),
+                    Arc::new(StringArray::from(vec![r#"{"a": [1]}"#, r#"{"a": [2]}"#])),
+                ],
+            )
+            .unwrap()],
+            &params,
+        )
+        .unwrap();
+    let err = create_index(&arr, "j", &spec("a", "btree", "x"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("Array") && err.contains("only scalar"),
+        "{err}"
+    );
+    for (p, target) in [
+        (None, Some("btree")),
+        (Some("n"), Some("inverted")),
+        (Some("n"), Some("ngram")),
+    ] {
+        let e = IndexSpec::parse(
+            "json",
+            IndexParams {
+                json_path: p.map(String::from),
+                target_index_type: target.map(String::from),
+                ..Default::default()
+            },
+        );
+        assert!(e.is_err(), "{p:?} {target:?}");
+    }
+    let err = create_index(&plain, "id", &spec("n", "btree", "x"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not a JSON column"), "{err}");
+    let err = create_index(
+        &plain,
+        "j",
+        &IndexSpec::parse("btree", IndexParams::default()).unwrap(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("json_path") || err.contains("index one of its paths"),
+        "{err}"
+    );
+}

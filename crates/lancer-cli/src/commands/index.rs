@@ -37,6 +37,8 @@ pub fn run(s: &Session, action: IndexAction, json: bool) -> CmdResult {
             m,
             ef_construction,
             max_level,
+            json_path,
+            target,
             fts,
         } => {
             let inverted = matches!(index_type.to_ascii_lowercase().as_str(), "inverted" | "fts");
@@ -44,8 +46,10 @@ pub fn run(s: &Session, action: IndexAction, json: bool) -> CmdResult {
                 name,
                 replace,
                 // the CLI's --metric has a default; it means something to vector kinds only
-                metric: (!inverted && lancer::ScalarKind::parse(&index_type).is_none())
-                    .then_some(metric),
+                metric: (!inverted
+                    && lancer::ScalarKind::parse(&index_type).is_none()
+                    && !index_type.eq_ignore_ascii_case("json"))
+                .then_some(metric),
                 num_partitions: partitions,
                 num_sub_vectors: sub_vectors,
                 num_bits: bits,
@@ -61,6 +65,8 @@ pub fn run(s: &Session, action: IndexAction, json: bool) -> CmdResult {
                 m,
                 ef_construction,
                 max_level,
+                json_path,
+                target_index_type: target,
             };
             match lancer::IndexSpec::parse(&index_type, params)? {
                 lancer::IndexSpec::Vector(opts) => create(s, &path, &column, opts, json),

@@ -45,6 +45,11 @@ struct Decoded {
 }
 
 impl BitmapIndex {
+    /// The type of the indexed values (a LABEL_LIST's: of the list elements).
+    pub fn value_type(&self) -> arrow_schema::DataType {
+        self.keys.data_type().clone()
+    }
+
     /// pylance's statistics of a BITMAP / LABEL_LIST segment: its bitmaps (one per
     /// distinct value, and one for nulls).
     pub fn statistics(&self) -> serde_json::Value {

@@ -104,6 +104,11 @@ impl BTreeIndex {
         })
     }
 
+    /// The type of the indexed values.
+    pub fn value_type(&self) -> arrow_schema::DataType {
+        self.min.data_type().clone()
+    }
+
     /// Rows matching `q` (exact).
     pub fn query(&self, q: &Query) -> Result<Option<RoaringTreemap>> {
         let pages = self.null_count.len();

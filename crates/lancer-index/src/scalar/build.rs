@@ -35,6 +35,9 @@ pub struct ScalarParams {
     pub bloom_items: u64,
     /// See `bloom_items`.
     pub bloom_probability: f64,
+    /// On a JSON column: the JSONPath whose values are indexed (pylance's
+    /// `index_type="json"`; `kind` is its `target_index_type`).
+    pub json_path: Option<String>,
 }
 
 impl ScalarParams {
@@ -47,6 +50,7 @@ impl ScalarParams {
             zone_rows: 8192,
             bloom_items: 8192,
             bloom_probability: 0.00057,
+            json_path: None,
         }
     }
 }

@@ -187,6 +187,8 @@ pub struct ScalarSegment {
     pub fragments: RoaringBitmap,
     /// Whether stored rows are stable row ids rather than row addresses.
     pub row_ids: bool,
+    /// For a JSON path index: the path whose values it holds.
+    pub json_path: Option<String>,
     index: Kind,
 }
 
@@ -260,10 +262,55 @@ impl SegmentHeader {
     }
 }
 
+/// The `index_details` type URL of pylance 14's JSON path indexes (`index_type="json"`):
+/// a scalar index over the values one JSON path selects, its own details inside.
+pub const JSON_TYPE_URL: &str = "/lance.index.pb.JsonIndexDetails";
+
+/// pylance's `JsonIndexDetails` (`protos/index.proto`): the indexed JSON path and the
+/// details of the index over its values (a BTREE's, a BITMAP's).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct JsonIndexDetails {
+    /// The JSONPath the values were selected with, as given (`x`, `$.a.b`).
+    #[prost(string, tag = "1")]
+    pub path: String,
+    /// The details of the index over the selected values.
+    #[prost(message, optional, tag = "2")]
+    pub target_details: Option<prost_types::Any>,
+}
+
+/// `JsonIndexDetails` bytes of a JSON path index on `path` holding a `kind` index whose
+/// own details are `target`.
+pub fn json_details_bytes(path: &str, kind: ScalarKind, target: Vec<u8>) -> Vec<u8> {
+    use prost::Message;
+    JsonIndexDetails {
+        path: path.to_string(),
+        target_details: Some(prost_types::Any {
+            type_url: kind.type_url().to_string(),
+            value: target,
+        }),
+    }
+    .encode_to_vec()
+}
+
+/// The JSON path details of a JSON path index's entry (None for other indexes, or
+/// details that do not decode).
+pub fn json_details(meta: &pb::IndexMetadata) -> Option<JsonIndexDetails> {
+    use prost::Message;
+    let any = meta.index_details.as_ref()?;
+    if any.type_url.rsplit('/').next() != JSON_TYPE_URL.rsplit('/').next() {
+        return None;
+    }
+    JsonIndexDetails::decode(any.value.as_slice()).ok()
+}
+
 /// The kind of a segment from its details (or, for legacy segments without details,
 /// from its files as pylance decides), or None when it is not a scalar index.
 pub fn kind_of(ds: &Dataset, meta: &pb::IndexMetadata) -> Option<ScalarKind> {
     match &meta.index_details {
+        // a JSON path index is of the kind it holds
+        Some(_) if json_details(meta).is_some() => json_details(meta)?
+            .target_details
+            .and_then(|t| ScalarKind::from_type_url(&t.type_url)),
         Some(any) => ScalarKind::from_type_url(&any.type_url),
         None => {
             let uuid = meta.uuid.as_ref()?.uuid.clone();
@@ -334,8 +381,18 @@ impl ScalarSegment {
             field_id,
             fragments,
             row_ids,
+            json_path: json_details(meta).map(|d| d.path),
             index,
         }))
+    }
+
+    /// The type of the indexed values (BTREE and BITMAP segments; None for others).
+    pub fn value_type(&self) -> Option<arrow_schema::DataType> {
+        match &self.index {
+            Kind::BTree(i) => Some(i.value_type()),
+            Kind::Bitmap(i) => Some(i.value_type()),
+            _ => None,
+        }
     }
 
     /// pylance's per-segment statistics (`index_statistics`'s `indices` entries) of

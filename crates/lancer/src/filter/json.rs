@@ -192,6 +192,35 @@ fn elements(v: RawJsonb<'_>) -> (Vec<OwnedJsonb>, bool) {
     }
 }
 
+/// The first value `path` (a JSONPath, `x` or `$.a.b`) selects in each document of
+/// `docs` (`None` for a null document or no match), as a JSON path index builds it
+/// (pylance's `json_extract_with_type`). Damaged documents and bad paths are errors
+/// naming `column` and the row.
+pub(crate) fn select_first(
+    docs: &LargeBinaryArray,
+    column: &str,
+    path: &str,
+) -> std::result::Result<Vec<Option<OwnedJsonb>>, String> {
+    let parsed =
+        parse_json_path(path.as_bytes()).map_err(|e| format!("invalid JSONPath '{path}': {e}"))?;
+    let mut out = Vec::with_capacity(docs.len());
+    for row in 0..docs.len() {
+        if docs.is_null(row) {
+            out.push(None);
+            continue;
+        }
+        let bytes = docs.value(row);
+        lancer_format::json::check(bytes).map_err(|why| {
+            format!("JSON column {column:?}, row {row} of the batch, holds bytes that are not JSONB ({why})")
+        })?;
+        let found = Selector::new(RawJsonb::new(bytes))
+            .select_values(&parsed)
+            .map_err(|e| format!("selecting '{path}' in row {row}: {e}"))?;
+        out.push(found.into_iter().next());
+    }
+    Ok(out)
+}
+
 /// Evaluation over one batch: the documents, their column's name, the other arguments.
 struct Call<'a> {
     kind: Kind,

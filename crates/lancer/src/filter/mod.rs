@@ -14,7 +14,7 @@
 //! schema of only the columns it reads, so a scan can read those first.
 
 mod dialect;
-mod json;
+pub(crate) mod json;
 mod literal;
 mod parse;
 mod udf;
