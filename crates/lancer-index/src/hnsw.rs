@@ -237,6 +237,24 @@ impl Graph {
         }
     }
 
+    /// The nodes on level `l` (level 0: every node, `0..len`).
+    pub fn level_nodes(&self, l: usize) -> Vec<u32> {
+        match l {
+            0 => (0..self.len as u32).collect(),
+            _ => self
+                .levels
+                .get(l)
+                .map_or_else(Vec::new, |v| v.nodes.clone()),
+        }
+    }
+
+    /// Node `node`'s neighbours on level `l`, as stored.
+    pub fn neighbours(&self, l: usize, node: u32) -> &[u32] {
+        self.levels
+            .get(l)
+            .map_or(&[], |v| v.neighbors(node, l == 0))
+    }
+
     /// Neighbour counts of level `l`'s nodes.
     pub fn degrees(&self, l: usize) -> Vec<usize> {
         self.levels.get(l).map_or_else(Vec::new, |v| {
