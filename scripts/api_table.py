@@ -315,7 +315,7 @@ WHY: Dict[str, str] = {
     "lance.optimize.RewriteResult": "distributed compaction: issue 43",
     "lance.optimize.CompactionOptions": "typing only: lancer's compact_files takes the options as keywords",
     # --- other modules --------------------------------------------------------------------
-    "lance.indices.*": "lancer.indices trains models for distributed builds (IndicesBuilder.train_ivf / train_pq, lancer's train_model); saving / loading models as files, GPU transforms and pylance's shuffle-file pipeline (transform_vectors, shuffle_transformed_vectors, load_shuffled_vectors, IndexConfig) are not implemented",
+    "lance.indices.*": "lancer.indices trains models for distributed builds (IndicesBuilder.train_ivf / train_pq, lancer's train_model); saving / loading models as files, GPU transforms and pylance's shuffle-file pipeline (transform_vectors, shuffle_transformed_vectors, load_shuffled_vectors) are not implemented; IndexConfig is (json path indexes and the keyword form of every scalar kind)",
     "lance.file.*": "engine reads and writes single data files (lancer::file), not exposed in Python yet; issue 41 lists LanceFileReader / LanceFileWriter",
     "lance.blob.*": BLOB,
     "lance.udf.*": "functions over batches for add_columns: engine has Dataset::add_columns_with, not exposed in Python yet (issue 41)",

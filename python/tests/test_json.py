@@ -325,8 +325,8 @@ print(json.dumps("ok"))
 
 def test_pylance_json_indexes_leave_lancers_answers_alone(tmp_path, p14_on):
     """A dataset with pylance 14's JSON index (on a path) and a BTREE over the JSONB
-    bytes: Lancer does not use the JSON index (it scans) and answers every filter and
-    computed column as pylance does with its indexes; it refuses to build either kind."""
+    bytes: Lancer answers every filter and computed column as pylance does with its
+    indexes; it refuses a BTREE or INVERTED index on the JSON column itself."""
     path = tmp_path / "ix.lance"
     run("14", RUN_WRITE, path, "2.1", json.dumps(DOCS))
     run("14", RUN_INDEX, path)
@@ -359,3 +359,137 @@ def test_json_mistakes_are_named(tmp_path):
     with pytest.raises(Exception, match="integer"):
         lancer.dataset(path).to_table(filter="json_get_int(j, 'a') > 0")
     assert lancer.dataset(path).to_table(filter="json_get_string(j, 'a') = 'one'")["id"].to_pylist() == [3]
+
+
+# JSON path indexes (pylance 14's index_type="json"): the same indexes built by either
+# engine answer the same filters in both, every pylance reads and uses Lancer's.
+PATH_DOCS = """
+def path_docs(lo, hi):
+    out = []
+    for i in range(lo, hi):
+        if i % 13 == 5:
+            out.append(None)
+            continue
+        d = {"s": f"v{i % 30}", "f": i / 8 + 0.25, "o": {"k": i % 50}}
+        if i % 7:
+            d["x"] = None if i % 9 == 0 else i % 100 - 20
+        out.append(json.dumps(d))
+    return out
+"""
+exec(PATH_DOCS)
+
+
+PATH_INDEXES = [("x", "btree", "x_idx"), ("s", "bitmap", "s_idx"), ("$.o.k", "btree", "ok_idx"),
+                ("f", "btree", "f_idx")]
+PATH_FILTERS = [
+    "json_get_int(j, 'x') = 10", "json_get_int(j, 'x') > 50", "json_get_int(j, 'x') BETWEEN -5 AND 5",
+    "json_get_int(j, 'x') IN (1, 2, 3, 1000)", "json_get_int(j, 'x') IS NULL",
+    "json_get_int(j, 'x') < 0 AND id > 500", "json_get_string(j, 's') = 'v7'",
+    "json_get_string(j, 's') IN ('v1', 'v29')", "json_get_float(j, 'f') < 20.5",
+    "json_get_float(j, 'f') >= 100", "json_get_int(j, '$.o.k') = 7",
+    "json_extract(j, '$.x') = '10'", "json_get_int(j, 'missing') = 1",
+]
+# the filters pylance 14 answers through its JSON index; Lancer uses it for the same ones
+PATH_INDEXED = [f for f in PATH_FILTERS if not f.startswith(("json_extract", "json_get_int(j, 'missing')"))]
+
+RUN_PATHS = '''
+import json, sys, lance, pyarrow as pa
+path, write, index, filters = sys.argv[1], sys.argv[2] == "1", json.loads(sys.argv[3]), json.loads(sys.argv[4])
+if write:
+    exec(sys.argv[5])
+    docs = path_docs(0, 2500)
+    t = pa.table({"id": pa.array(range(len(docs)), pa.int64()), "j": pa.array(docs, type=pa.json_())})
+    ds = lance.write_dataset(t, path, max_rows_per_file=700, data_storage_version="2.1")
+    ds.delete("id % 17 = 3")
+ds = lance.dataset(path)
+if index:
+    from lance.indices import IndexConfig
+    for p, target, name in index:
+        ds.create_scalar_index("j", IndexConfig(index_type="json",
+                               parameters={"target_index_type": target, "path": p}), name=name)
+    ds = lance.dataset(path)
+out = {"types": sorted({i["type"] for i in ds.list_indices()}), "answers": {}}
+for f in filters:
+    ids = sorted(ds.to_table(filter=f, columns=["id"]).column("id").to_pylist())
+    out["answers"][f] = [ids, "ScalarIndexQuery" in ds.scanner(filter=f).explain_plan()]
+print(json.dumps(out))
+'''
+
+
+def _lancer_path_answers(path):
+    ds = lancer.dataset(str(path))
+    out = {}
+    for f in PATH_FILTERS:
+        ids = sorted(ds.to_table(filter=f, columns=["id"]).column("id").to_pylist())
+        out[f] = [ids, "@" in ds.scanner(filter=f).explain_plan()]
+    return out
+
+
+def test_json_path_indexes_of_either_engine_answer_alike(tmp_path):
+    """pylance 14's JSON path indexes (btree / bitmap on integer, string, float and
+    nested paths) are used by Lancer for the same filters with pylance's rows; the same
+    indexes built by Lancer (``IndexConfig``, as pylance is called) are listed as
+    ``Json`` with pylance's details URL, and pylance 14, 12 and 11 use them with Lancer's
+    rows, also after rows are appended and added by either engine's optimize."""
+    docs = path_docs(0, 2500)  # noqa: F821 (from PATH_DOCS)
+    theirs = tmp_path / "theirs.lance"
+    p14 = run("14", RUN_PATHS, theirs, "1", json.dumps(PATH_INDEXES), json.dumps(PATH_FILTERS), PATH_DOCS)
+    assert p14["types"] == ["Json"]
+    assert sorted(f for f, (_, used) in p14["answers"].items() if used) == sorted(PATH_INDEXED)
+    mine = _lancer_path_answers(theirs)
+    assert mine == p14["answers"]
+    assert {i["type"] for i in lancer.dataset(str(theirs)).list_indices()} == {"Json"}
+
+    ours = tmp_path / "ours.lance"
+    t = pa.table({"id": pa.array(range(len(docs)), pa.int64()), "j": pa.array(docs, type=pa.json_())})
+    ds = lancer.write_dataset(t, str(ours), max_rows_per_file=700, data_storage_version="2.1")
+    ds.delete("id % 17 = 3")
+    for p, target, name in PATH_INDEXES:
+        ds.create_scalar_index("j", lancer.indices.IndexConfig(
+            index_type="json", parameters={"target_index_type": target, "path": p}), name=name)
+    mine = _lancer_path_answers(ours)
+    assert mine == p14["answers"]
+    desc = {d.name: d.type_url for d in lancer.dataset(str(ours)).describe_indices()}
+    assert set(desc.values()) == {"/lance.index.pb.JsonIndexDetails"}
+    for version in VERSIONS:
+        got = run(version, RUN_PATHS, ours, "0", "[]", json.dumps(PATH_FILTERS))
+        assert got["types"] == ["Json"], version
+        assert got["answers"] == p14["answers"], version
+
+    # appended rows, added by Lancer's optimize; then more by pylance 14's
+    more = path_docs(2500, 2900)  # noqa: F821
+    extra = pa.table({"id": pa.array(range(2500, 2900), pa.int64()), "j": pa.array(more, type=pa.json_())})
+    lancer.write_dataset(extra, str(ours), mode="append")
+    lancer.dataset(str(ours)).optimize.optimize_indices()
+    want = _lancer_path_answers(ours)
+    assert any(i >= 2500 for i in want["json_get_int(j, 'x') = 10"][0])
+    assert all(used for f, (_, used) in want.items() if f in PATH_INDEXED)
+    got = run("14", RUN_PATHS, ours, "0", "[]", json.dumps(PATH_FILTERS))
+    assert got["answers"] == want
+    run("14", "import sys, lance; lance.dataset(sys.argv[1]).optimize.optimize_indices(); print(1)", ours)
+    assert _lancer_path_answers(ours) == want
+
+
+def test_json_path_index_refusals_are_named(tmp_path):
+    """A path holding values of two types, arrays, a missing path, an INVERTED target and
+    a JSON index on a plain column are refused with what is wrong, as pylance refuses them."""
+    from lancer.indices import IndexConfig
+
+    path = str(tmp_path / "r.lance")
+    t = pa.table({"id": pa.array([0, 1, 2], pa.int64()),
+                  "j": pa.array(['{"x": 10, "a": [1]}', '{"x": 10.5, "a": [2]}', '{"x": "s"}'],
+                                type=pa.json_())})
+    ds = lancer.write_dataset(t, path)
+    cfg = lambda **p: IndexConfig(index_type="json", parameters=p)  # noqa: E731
+    with pytest.raises(ValueError, match="expected Int64.*Float64"):
+        ds.create_scalar_index("j", cfg(path="x", target_index_type="btree"))
+    with pytest.raises(ValueError, match="Array.*only scalar"):
+        ds.create_scalar_index("j", cfg(path="a", target_index_type="btree"))
+    with pytest.raises(ValueError, match="path"):
+        ds.create_scalar_index("j", cfg(target_index_type="btree"))
+    with pytest.raises(ValueError, match="INVERTED index directly"):
+        ds.create_scalar_index("j", cfg(path="x", target_index_type="inverted"))
+    with pytest.raises(ValueError, match="not a JSON column"):
+        ds.create_scalar_index("id", cfg(path="x", target_index_type="btree"))
+    with pytest.raises(TypeError, match="unexpected"):
+        ds.create_scalar_index("j", cfg(path="x", target_index_type="btree", colour="red"))

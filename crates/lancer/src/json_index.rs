@@ -14,8 +14,12 @@
 //!
 //! Filters reach the index only through the four typed accessors
 //! (`json_get_int / _float / _bool / _string(col, '<path>')`, the path literal equal to
-//! the indexed one and the accessor's type the index's), as since v13; its rows are
-//! candidates the scan rechecks, so an answer never differs from a scan's.
+//! the indexed one and the accessor's type the index's), as since v13, and answer as
+//! pylance's do: exactly, from the index. For a plain key (`x`) that is a scan's
+//! answer; for a path in JSONPath syntax (`$.a.b`) it is not — the accessor reads the
+//! key `$.a.b`, which a scan finds in no document — and, as in pylance, the index's
+//! rows (those whose `a.b` matches) are the answer. A filter that also needs a recheck
+//! (a conjunct no index answers) evaluates the accessor as a scan would.
 
 use std::sync::Arc;
 

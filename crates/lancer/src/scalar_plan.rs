@@ -788,9 +788,7 @@ impl Planner<'_> {
                     return Ok(None);
                 }
             };
-            // a JSON path index's rows are rechecked: its path is read as a JSONPath,
-            // the accessor's as a key
-            exact &= a.exact && col.3.is_none();
+            exact &= a.exact;
             let mut part = a.rows;
             if s.row_ids {
                 let map = self.stable_ids()?;

@@ -275,3 +275,74 @@ fn fts_index_create_search_list_and_describe() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("positions"), "{err}");
 }
+
+const JSON_WRITE: &str = r#"
+import json, sys, lance, pyarrow as pa
+docs = [None if i % 13 == 5 else json.dumps({"x": i % 40 - 10, "s": f"v{i % 7}"}) for i in range(3000)]
+t = pa.table({"id": pa.array(range(3000), pa.int64()), "j": pa.array(docs, type=pa.json_())})
+lance.write_dataset(t, sys.argv[1], max_rows_per_file=1000, data_storage_version="2.1")
+print(json.dumps("ok"))
+"#;
+
+const JSON_ASK: &str = r#"
+import json, sys, lance
+ds = lance.dataset(sys.argv[1])
+f = sys.argv[2]
+print(json.dumps([[i["type"] for i in ds.list_indices()], ds.count_rows(filter=f),
+                  "ScalarIndexQuery" in ds.scanner(filter=f).explain_plan()]))
+"#;
+
+/// `lancer index create --type json --json-path P --target T` on pylance 14's JSON
+/// column: listed as pylance lists it, used by `lancer count` with pylance's count, and
+/// pylance 14 uses Lancer's index with the same count; a JSON index without a path, or
+/// on a plain column, is a one-line error.
+#[test]
+fn json_path_index_from_the_cli_is_pylances() {
+    let tmp = TempDir::new("cli-json-index");
+    let ds = tmp.join("j.lance");
+    let ds_s = ds.to_str().unwrap();
+    common::py(JSON_WRITE, &[ds_s]);
+    for (path, target) in [("x", "btree"), ("s", "bitmap")] {
+        ok(lancer().args(["index", "create"]).arg(&ds).args([
+            "--column",
+            "j",
+            "--type",
+            "json",
+            "--json-path",
+            path,
+            "--target",
+            target,
+            "--name",
+            &format!("{path}_idx"),
+        ]));
+    }
+    let list = json_of(&["--json", "index", "list"], &ds);
+    assert_eq!(list.as_array().map(Vec::len), Some(2), "{list}");
+    for f in [
+        "json_get_int(j, 'x') = 10",
+        "json_get_string(j, 's') IN ('v1', 'v6')",
+    ] {
+        let mine = json_of(&["count", "--json", "--filter", f], &ds);
+        let theirs: serde_json::Value =
+            serde_json::from_str(&common::py(JSON_ASK, &[ds_s, f])).unwrap();
+        assert_eq!(theirs[0], serde_json::json!(["Json", "Json"]));
+        assert_eq!(mine["rows"], theirs[1], "{f}");
+        assert_eq!(theirs[2], true, "{f}: pylance uses Lancer's index");
+        assert!(mine["rows"].as_u64().unwrap() > 0, "{f}");
+    }
+    for args in [
+        vec!["--column", "j", "--type", "json"],
+        vec!["--column", "id", "--type", "json", "--json-path", "x"],
+    ] {
+        let out = lancer()
+            .args(["index", "create"])
+            .arg(&ds)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains("path") || err.contains("JSON"), "{err}");
+    }
+}
