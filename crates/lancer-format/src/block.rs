@@ -162,6 +162,26 @@ fn repeat_value(value: &[u8], n: usize) -> Result<Buffer> {
     Ok(out.into())
 }
 
+/// `len` slots of type `dt` with zeroed storage and every slot null, but for the
+/// non-nullable children of structs (at any depth), which are zeroed and valid, as
+/// Arrow requires of children where their parent may be valid.
+fn zeroed(dt: &DataType, len: usize) -> Result<arrow_data::ArrayData> {
+    let data = arrow_array::new_null_array(dt, len).to_data();
+    let DataType::Struct(fields) = dt else {
+        return Ok(data);
+    };
+    let mut children = Vec::with_capacity(fields.len());
+    for f in fields.iter() {
+        let c = zeroed(f.data_type(), len)?;
+        children.push(if f.is_nullable() {
+            c
+        } else {
+            c.into_builder().nulls(None).build()?
+        });
+    }
+    Ok(data.into_builder().child_data(children).build()?)
+}
+
 /// Builds an Arrow array of type `dt` from `block`, with the given validity.
 pub fn to_arrow(block: DataBlock, dt: &DataType, nulls: Option<NullBuffer>) -> Result<ArrayRef> {
     let n = block.num_values();
@@ -182,8 +202,10 @@ pub fn to_arrow(block: DataBlock, dt: &DataType, nulls: Option<NullBuffer>) -> R
     let builder = ArrayDataBuilder::new(dt.clone()).len(len).nulls(nulls);
     let data = match (block, dt) {
         (DataBlock::AllNull { .. }, _) => {
-            // Value slots that are never valid: zeroed storage, validity comes from levels.
-            let data = arrow_array::new_null_array(dt, len).to_data();
+            // Value slots that are never valid: zeroed storage, validity comes from levels
+            // (a struct's non-nullable children zeroed and valid: the struct's own
+            // validity, from the levels above, hides them)
+            let data = zeroed(dt, len)?;
             let data = data.into_builder().nulls(nulls_in).build()?;
             return Ok(make_array(data));
         }

@@ -622,3 +622,67 @@ fn hostile_blob_input_is_refused_naming_the_row() {
     // nothing was committed by any of them
     assert!(Dataset::open(tmp.path()).is_err());
 }
+
+/// Two shapes of their own: a blob column whose every value is null (no sidecar
+/// written, no descriptor, every read null; the blob API answers null rows without
+/// reading anything), and one payload repeated in every row for each size class (each
+/// row its own copy: inline in the data file, packed back to back, a dedicated
+/// sidecar per row), read whole, by range and after a delete and compaction.
+#[test]
+fn all_null_and_repeated_payload_columns() {
+    let md = [
+        ("lance-encoding:blob-inline-size-threshold", "64"),
+        ("lance-encoding:blob-dedicated-size-threshold", "512"),
+    ];
+    // all null, over two fragments
+    let tmp = TempDir::new("blob-all-null");
+    let nulls = vec![V::Null; 40];
+    let (schema, batch) = table(0, &nulls, &md);
+    let p = WriteParams {
+        max_rows_per_file: 25,
+        ..params()
+    };
+    let ds = Dataset::write(tmp.path(), schema, &[batch], &p).unwrap();
+    assert_eq!(ds.fragments().len(), 2);
+    assert_eq!(payloads(&ds), expected(&nulls));
+    assert!(descriptors(&ds).iter().all(Option::is_none));
+    assert!(sidecars(tmp.path()).is_empty());
+    let got = blobs::read_blobs(&ds, "b", indices(&[0, 17, 39]), true).unwrap();
+    assert_eq!(got.len(), 3);
+    assert!(got.iter().all(|(_, b)| b.is_none()), "{got:?}");
+
+    // one payload repeated, in each size class
+    for (n, kind) in [(40usize, 0u8), (300, 1), (2000, 2)] {
+        let tmp = TempDir::new("blob-repeated");
+        let one = bytes(n, 7);
+        let vals = vec![V::Data(one.clone()); 30];
+        let (schema, batch) = table(0, &vals, &md);
+        let ds = Dataset::write(tmp.path(), schema, &[batch], &params()).unwrap();
+        assert_eq!(payloads(&ds), expected(&vals), "{n}");
+        let desc = descriptors(&ds);
+        assert!(desc.iter().all(|d| d.as_ref().map(|d| (d.0, d.2)) == Some((kind, n as u64))), "{n}");
+        let files = sidecars(tmp.path());
+        match kind {
+            0 => assert!(files.is_empty(), "{files:?}"),
+            // one packed sidecar holding every copy back to back
+            1 => assert_eq!(files.iter().map(|f| f.1).collect::<Vec<_>>(), [30 * n as u64]),
+            _ => assert_eq!(files.len(), 30, "{files:?}"),
+        }
+        let ranges = blobs::read_blob_ranges(&ds, "b", &[(3, 5, 20), (29, 0, 1)], Selector::Indices, true)
+            .unwrap();
+        let ranges: Vec<Option<Vec<u8>>> = ranges.into_iter().map(|r| r.2.map(|b| b.to_vec())).collect();
+        assert_eq!(ranges, vec![Some(one[5..25].to_vec()), Some(one[0..1].to_vec())], "{n}");
+        let ds = ds
+            .delete_where("id % 3 = 0", |b| {
+                let v = b.column(0).as_primitive::<arrow_array::types::Int64Type>();
+                Ok(v.iter().map(|x| Some(x.unwrap_or(0) % 3 == 0)).collect())
+            })
+            .unwrap();
+        let opts = lancer::table::compact::CompactionOptions {
+            materialize_deletions_threshold: 0.0,
+            ..Default::default()
+        };
+        let ds = lancer::evolve::compact_files(&ds, &opts, &|_, _| {}).unwrap().0;
+        assert_eq!(payloads(&ds), vec![Some(one.clone()); 20], "{n} after compaction");
+    }
+}
