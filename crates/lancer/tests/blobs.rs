@@ -660,18 +660,33 @@ fn all_null_and_repeated_payload_columns() {
         let ds = Dataset::write(tmp.path(), schema, &[batch], &params()).unwrap();
         assert_eq!(payloads(&ds), expected(&vals), "{n}");
         let desc = descriptors(&ds);
-        assert!(desc.iter().all(|d| d.as_ref().map(|d| (d.0, d.2)) == Some((kind, n as u64))), "{n}");
+        assert!(
+            desc.iter()
+                .all(|d| d.as_ref().map(|d| (d.0, d.2)) == Some((kind, n as u64))),
+            "{n}"
+        );
         let files = sidecars(tmp.path());
         match kind {
             0 => assert!(files.is_empty(), "{files:?}"),
             // one packed sidecar holding every copy back to back
-            1 => assert_eq!(files.iter().map(|f| f.1).collect::<Vec<_>>(), [30 * n as u64]),
+            1 => assert_eq!(
+                files.iter().map(|f| f.1).collect::<Vec<_>>(),
+                [30 * n as u64]
+            ),
             _ => assert_eq!(files.len(), 30, "{files:?}"),
         }
-        let ranges = blobs::read_blob_ranges(&ds, "b", &[(3, 5, 20), (29, 0, 1)], Selector::Indices, true)
-            .unwrap();
-        let ranges: Vec<Option<Vec<u8>>> = ranges.into_iter().map(|r| r.2.map(|b| b.to_vec())).collect();
-        assert_eq!(ranges, vec![Some(one[5..25].to_vec()), Some(one[0..1].to_vec())], "{n}");
+        let ranges =
+            blobs::read_blob_ranges(&ds, "b", &[(3, 5, 20), (29, 0, 1)], Selector::Indices, true)
+                .unwrap();
+        let ranges: Vec<Option<Vec<u8>>> = ranges
+            .into_iter()
+            .map(|r| r.2.map(|b| b.to_vec()))
+            .collect();
+        assert_eq!(
+            ranges,
+            vec![Some(one[5..25].to_vec()), Some(one[0..1].to_vec())],
+            "{n}"
+        );
         let ds = ds
             .delete_where("id % 3 = 0", |b| {
                 let v = b.column(0).as_primitive::<arrow_array::types::Int64Type>();
@@ -682,7 +697,13 @@ fn all_null_and_repeated_payload_columns() {
             materialize_deletions_threshold: 0.0,
             ..Default::default()
         };
-        let ds = lancer::evolve::compact_files(&ds, &opts, &|_, _| {}).unwrap().0;
-        assert_eq!(payloads(&ds), vec![Some(one.clone()); 20], "{n} after compaction");
+        let ds = lancer::evolve::compact_files(&ds, &opts, &|_, _| {})
+            .unwrap()
+            .0;
+        assert_eq!(
+            payloads(&ds),
+            vec![Some(one.clone()); 20],
+            "{n} after compaction"
+        );
     }
 }

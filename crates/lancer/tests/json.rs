@@ -344,7 +344,9 @@ fn json_path_indexes_answer_as_a_scan() {
         ],
     )
     .unwrap();
-    let mixed = more.append(&[strings.clone()], &params).unwrap();
+    let mixed = more
+        .append(std::slice::from_ref(&strings), &params)
+        .unwrap();
     let err = lancer::index::optimize_index(&mixed, "n_idx")
         .unwrap_err()
         .to_string();
