@@ -168,6 +168,17 @@ fn expected(vals: &[V]) -> Vec<Option<Vec<u8>>> {
         .collect()
 }
 
+/// `ds` compacted with deleted rows materialized (every fragment rewritten).
+fn compacted(ds: &Dataset) -> Dataset {
+    let opts = lancer::table::compact::CompactionOptions {
+        materialize_deletions_threshold: 0.0,
+        ..Default::default()
+    };
+    lancer::evolve::compact_files(ds, &opts, &|_, _| {})
+        .unwrap()
+        .0
+}
+
 /// The sidecar files of the dataset, by name, with their sizes (sorted).
 fn sidecars(dir: &std::path::Path) -> Vec<(String, u64)> {
     let mut out = Vec::new();
@@ -436,13 +447,7 @@ fn appends_deletes_compaction_and_cleanup_keep_payloads() {
     // compaction rewrites the rows (payloads placed anew), cleanup removes the old
     // data files with their sidecars and keeps every referenced one
     let before = sidecars(tmp.path()).len();
-    let opts = lancer::table::compact::CompactionOptions {
-        materialize_deletions_threshold: 0.0,
-        ..Default::default()
-    };
-    let ds = lancer::evolve::compact_files(&ds, &opts, &|_, _| {})
-        .unwrap()
-        .0;
+    let ds = compacted(&ds);
     assert_eq!(payloads(&ds), live);
     std::thread::sleep(std::time::Duration::from_millis(5));
     lancer::table::cleanup::cleanup_retaining(ds.store(), None, Some(1), true, false).unwrap();
@@ -693,13 +698,7 @@ fn all_null_and_repeated_payload_columns() {
                 Ok(v.iter().map(|x| Some(x.unwrap_or(0) % 3 == 0)).collect())
             })
             .unwrap();
-        let opts = lancer::table::compact::CompactionOptions {
-            materialize_deletions_threshold: 0.0,
-            ..Default::default()
-        };
-        let ds = lancer::evolve::compact_files(&ds, &opts, &|_, _| {})
-            .unwrap()
-            .0;
+        let ds = compacted(&ds);
         assert_eq!(
             payloads(&ds),
             vec![Some(one.clone()); 20],

@@ -46,11 +46,16 @@ fn doc(i: i64) -> Option<String> {
 }
 
 fn batch(lo: i64, n: i64) -> RecordBatch {
+    batch_of(lo, n, doc)
+}
+
+/// Rows `lo..lo + n`: `id` and JSON column `j` holding `docs(id)`.
+fn batch_of(lo: i64, n: i64, docs: fn(i64) -> Option<String>) -> RecordBatch {
     let schema = Arc::new(Schema::new(vec![
         Field::new("id", DataType::Int64, false),
         json_field("j"),
     ]));
-    let docs: Vec<Option<String>> = (lo..lo + n).map(doc).collect();
+    let docs: Vec<Option<String>> = (lo..lo + n).map(docs).collect();
     RecordBatch::try_new(
         schema,
         vec![
@@ -213,19 +218,7 @@ fn path_doc(i: i64) -> Option<String> {
 }
 
 fn path_batch(lo: i64, n: i64) -> RecordBatch {
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("id", DataType::Int64, false),
-        json_field("j"),
-    ]));
-    let docs: Vec<Option<String>> = (lo..lo + n).map(path_doc).collect();
-    RecordBatch::try_new(
-        schema,
-        vec![
-            Arc::new(Int64Array::from_iter_values(lo..lo + n)),
-            Arc::new(StringArray::from(docs)),
-        ],
-    )
-    .unwrap()
+    batch_of(lo, n, path_doc)
 }
 
 fn ids_where(ds: &lancer::Dataset, filter: &str) -> Vec<i64> {
