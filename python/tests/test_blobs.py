@@ -299,3 +299,56 @@ def test_all_null_and_repeated_blob_columns_read_alike(tmp_path, writer):
             if name != "nulls" else None
         if mine is not None:
             assert [digest(v) for v in mine] == [want[i] for i in rows], name
+
+
+STREAM = """
+import hashlib, json, sys
+mod = __import__(sys.argv[2])
+def anon():
+    for line in open("/proc/self/status"):
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1]) * 1024
+ds = mod.dataset(sys.argv[1])
+f = ds.take_blobs("b", indices=[0])[0]
+h, peak, n = hashlib.sha256(), anon(), 0
+while True:
+    b = f.read(8 << 20)
+    if not b:
+        break
+    h.update(b)
+    n += len(b)
+    peak = max(peak, anon())
+f.seek((1 << 30) - 100)
+tail = f.read(1000)
+print(json.dumps([h.hexdigest(), n, len(tail), peak]))
+"""
+
+
+def test_one_gib_blob_streams_in_bounded_memory(tmp_path):
+    """A single 1 GiB blob written by Lancer (a dedicated sidecar) is read by Lancer's
+    and pylance 14's ``BlobFile`` in 8 MiB pieces with the bytes written (by hash) and a
+    read past its end short; Lancer's process holds at most 256 MiB of anonymous memory
+    meanwhile (the file's pages are mapped, not copied)."""
+    import numpy as np
+
+    n = 1 << 30
+    # a pattern of a prime period (1,000,003 bytes): no 8 MiB piece equals another
+    block = (np.arange(1_000_003, dtype=np.uint32) * 31 % 251).astype(np.uint8)
+    big = np.tile(block, n // len(block) + 1)[:n].tobytes()
+    del block
+    want = hashlib.sha256(big).hexdigest()
+    uri = str(tmp_path / "big.lance")
+    lancer.write_dataset(blob_table(lancer, [big, b"small"], lancer.blob_field("b")), uri,
+                         data_storage_version="2.2")
+    del big
+    assert sorted(f.stat().st_size for f in (tmp_path / "big.lance").rglob("*.blob")) == [n]
+    ours = subprocess.run([str(REPO / ".venv" / "py" / "bin" / "python"), "-c", STREAM, uri, "lancer"],
+                          capture_output=True, text=True)
+    assert ours.returncode == 0, ours.stderr[-3000:]
+    digest_, size, tail, peak = json.loads(ours.stdout.strip().splitlines()[-1])
+    assert (digest_, size, tail) == (want, n, 100)
+    print(f"lancer streamed 1 GiB holding at most {peak / (1 << 20):.0f} MiB of anonymous memory")
+    assert peak < 256 << 20, f"{peak / (1 << 20):.0f} MiB of anonymous memory while streaming"
+    theirs = subprocess.run([pylance("14"), "-c", STREAM, uri, "lance"], capture_output=True, text=True)
+    assert theirs.returncode == 0, theirs.stderr[-3000:]
+    assert json.loads(theirs.stdout.strip().splitlines()[-1])[:3] == [want, n, 100]
