@@ -493,3 +493,41 @@ def test_json_path_index_refusals_are_named(tmp_path):
         ds.create_scalar_index("id", cfg(path="x", target_index_type="btree"))
     with pytest.raises(TypeError, match="unexpected"):
         ds.create_scalar_index("j", cfg(path="x", target_index_type="btree", colour="red"))
+
+
+RUN_NEAREST = '''
+import json, sys, lance, numpy as np
+ds = lance.dataset(sys.argv[1])
+out = []
+for pre in (False, True):
+    t = ds.to_table(nearest={"column": "v", "q": np.zeros(8, "float32"), "k": 7},
+                    filter="json_get_int(j, 'a') > 100", prefilter=pre, columns=["id", "j"])
+    out.append([str(t.schema.field("j").type), t.column("id").to_pylist(), t.column("j").to_pylist()])
+print(json.dumps(out))
+'''
+
+
+@pytest.mark.parametrize("indexed", [False, True])
+def test_vector_search_results_carry_json_text_as_pylance(tmp_path, indexed):
+    """Vector search results with a JSON column (exact and through IVF_FLAT, filtered
+    by a JSON function before and after the search) hold JSON text of Arrow's JSON type,
+    as pylance 14's (they held the stored JSONB bytes)."""
+    import numpy as np
+
+    n = 300
+    rng = np.random.default_rng(5)
+    t = pa.table({"id": pa.array(range(n), pa.int64()),
+                  "v": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(n * 8, dtype=np.float32)), 8),
+                  "j": pa.array([json.dumps({"a": i, "s": f"x{i}"}) for i in range(n)], type=pa.json_())})
+    path = str(tmp_path / "v.lance")
+    ds = lancer.write_dataset(t, path)
+    if indexed:
+        ds.create_index("v", "IVF_FLAT", num_partitions=2)
+    ds = lancer.dataset(path)
+    mine = []
+    for pre in (False, True):
+        r = ds.to_table(nearest={"column": "v", "q": np.zeros(8, "float32"), "k": 7},
+                        filter="json_get_int(j, 'a') > 100", prefilter=pre, columns=["id", "j"])
+        mine.append([str(r.schema.field("j").type), r.column("id").to_pylist(), r.column("j").to_pylist()])
+    assert mine == run("14", RUN_NEAREST, path)
+    assert all(m[2] and all(isinstance(x, str) for x in m[2]) for m in mine)

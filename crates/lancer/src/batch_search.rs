@@ -144,7 +144,7 @@ pub fn nearest_batch(
     // nullable, as pylance 14's batched `_distance`
     let mut extra = vec![(Field::new("_distance", DataType::Float32, true), distance)];
     extra.extend(search::row_meta_columns(ds, &addrs, meta)?);
-    let out = columns::project(&paths, &rows, extra)?;
+    let out = search::json_text(&columns::project(&paths, &rows, extra)?)?;
     let mut fields = vec![Arc::new(query_index_field())];
     fields.extend(out.schema().fields().iter().cloned());
     let mut cols: Vec<ArrayRef> = vec![Arc::new(qidx)];

@@ -257,7 +257,7 @@ fn nearest_rows(
             },
         })?;
         let addrs: Vec<u64> = hits.iter().map(|h| h.1).collect();
-        let rows = ds.take_addresses(&addrs, columns)?;
+        let rows = json_text(&ds.take_addresses(&addrs, columns)?)?;
         return Ok((rows, hits.iter().map(|h| h.0).collect()));
     };
     // The closure sees every column of every kept row.
@@ -281,7 +281,7 @@ fn nearest_rows(
     let hits = top_k(&vecs, dim, col, Some(&mask), req);
     // Fetch the result rows (only those bytes) for the columns asked for.
     let offsets: Vec<u64> = hits.iter().map(|h| h.1).collect();
-    let rows = ds.take(&offsets, columns)?;
+    let rows = json_text(&ds.take(&offsets, columns)?)?;
     Ok((rows, hits.iter().map(|h| h.0).collect()))
 }
 
@@ -488,7 +488,13 @@ pub fn nearest_with_rows(
     let distance: ArrayRef = Arc::new(distances);
     let mut extra = vec![(distance_field(), distance)];
     extra.extend(row_meta_columns(ds, &addrs, meta)?);
-    columns::project(&paths, &rows, extra)
+    Ok(json_text(&columns::project(&paths, &rows, extra)?)?)
+}
+
+/// Search results leave with JSON columns as text of Arrow's JSON type, as scans'
+/// (`lancer_format::json`); filters on them run before, on the stored JSONB.
+pub(crate) fn json_text(b: &RecordBatch) -> Result<RecordBatch, TableError> {
+    Ok(lancer_format::json::to_text(b)?)
 }
 
 /// The rows `hits` point at (row addresses), with their distances and addresses.

@@ -406,3 +406,111 @@ fn json_path_indexes_answer_as_a_scan() {
         "{err}"
     );
 }
+
+/// Vector search results (exact and through an IVF index, pre- and post-filtered by a
+/// JSON function, batched) carry JSON columns as text of Arrow's JSON type, as scans do
+/// (they returned the stored JSONB bytes).
+#[test]
+fn search_results_carry_json_as_text() {
+    use arrow_array::builder::{FixedSizeListBuilder, Float32Builder};
+    use lancer::ann::AnnParams;
+    use lancer::batch_search::{nearest_batch, BatchNearest};
+    use lancer::search::{nearest_with, Filtering, Metric, Nearest, RowMeta};
+    use lancer::{create_index, IndexParams, IndexSpec};
+    let n = 400i64;
+    let mut vecs = FixedSizeListBuilder::new(Float32Builder::new(), 4);
+    for i in 0..n {
+        for d in 0..4 {
+            vecs.values().append_value(((i * 7 + d * 13) % 101) as f32);
+        }
+        vecs.append(true);
+    }
+    let b = batch(0, n);
+    let schema = Arc::new(Schema::new(vec![
+        b.schema().field(0).clone(),
+        b.schema().field(1).clone(),
+        Field::new(
+            "v",
+            DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Float32, true)), 4),
+            true,
+        ),
+    ]));
+    let b = RecordBatch::try_new(
+        schema,
+        vec![
+            b.column(0).clone(),
+            b.column(1).clone(),
+            Arc::new(vecs.finish()),
+        ],
+    )
+    .unwrap();
+    let session = Session::new();
+    let plain = session
+        .write("memory://jsonsearch/a", &[b], &WriteParams::default())
+        .unwrap();
+    let spec = IndexSpec::parse(
+        "ivf_flat",
+        IndexParams {
+            num_partitions: Some(2),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let indexed = create_index(&plain, "v", &spec).unwrap();
+    let req = Nearest {
+        column: "v",
+        query: vec![1.0, 2.0, 3.0, 4.0],
+        k: 20,
+        metric: Metric::L2,
+    };
+    let check = |out: &RecordBatch, what: &str| {
+        assert!(out.num_rows() > 0, "{what}");
+        let f = out.schema().field_with_name("j").unwrap().clone();
+        assert!(json::is_text_json_field(&f), "{what}: {f:?}");
+        let ids = out.column(0).as_primitive::<Int64Type>();
+        let texts = out.column_by_name("j").unwrap().as_string::<i32>();
+        for r in 0..out.num_rows() {
+            let want = doc(ids.value(r)).map(|s| parsed(&s));
+            assert_eq!(
+                texts.is_valid(r).then(|| parsed(texts.value(r))),
+                want,
+                "{what}"
+            );
+        }
+    };
+    for (ds, name) in [(&plain, "exact"), (&indexed, "ivf")] {
+        for filtering in [
+            Filtering::None,
+            Filtering::Pre("json_exists(j, '$.a')"),
+            Filtering::Post("json_exists(j, '$.a')"),
+        ] {
+            let out = nearest_with(
+                ds,
+                &req,
+                filtering,
+                Some(&["id", "j"]),
+                &AnnParams::default(),
+            )
+            .unwrap();
+            check(&out, name);
+        }
+        let batch_req = BatchNearest {
+            column: "v",
+            queries: vec![vec![1.0, 2.0, 3.0, 4.0], vec![50.0; 4]],
+            k: 5,
+            metric: Metric::L2,
+        };
+        let out = nearest_batch(
+            ds,
+            &batch_req,
+            Filtering::Post("json_exists(j, '$.a')"),
+            Some(&["id", "j"]),
+            &AnnParams::default(),
+            RowMeta::default(),
+        )
+        .unwrap();
+        // (query_index first)
+        let out = out.project(&[1, 2]).unwrap();
+        check(&out, name);
+    }
+}
