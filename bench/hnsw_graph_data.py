@@ -13,16 +13,14 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from index import draw  # noqa: E402
+
 
 def main():
     rows, dim, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     os.makedirs(out, exist_ok=True)
-    rng = np.random.default_rng(17)
-    centres = rng.standard_normal((1000, dim), dtype=np.float32) * 4
-    which = rng.integers(0, 1000, rows)
-    vec = centres[which] + rng.standard_normal((rows, dim), dtype=np.float32)
-    pick = rng.choice(rows, 200, replace=False)
-    queries = vec[pick] + rng.standard_normal((200, dim), dtype=np.float32) * 0.5
+    vec, queries = draw(rows, dim, 200)
     vec.astype(np.float32).tofile(os.path.join(out, f"v{rows}_{dim}.f32"))
     queries.astype(np.float32).tofile(os.path.join(out, f"q{rows}_{dim}.f32"))
     if "--pylance" in sys.argv:

@@ -48,14 +48,22 @@ OUT = os.path.join(file_read.ROOT, "bench", "out", "index")
 NPROBES = [1, 2, 4, 8, 16, 32, 64]
 
 
-def make(rows, dim, nq):
-    path = os.path.join(OUT, f"vec_{rows}_{dim}")
+def draw(rows, dim, nq):
+    """The clustered vectors and held-out queries every vector bench uses: `rows`
+    vectors around 1,000 Gaussian centres (scaled by 4, unit noise), `nq` perturbed
+    rows as queries (seed 17)."""
     rng = np.random.default_rng(17)
     centres = rng.standard_normal((1000, dim), dtype=np.float32) * 4
     which = rng.integers(0, 1000, rows)
     vec = centres[which] + rng.standard_normal((rows, dim), dtype=np.float32)
     pick = rng.choice(rows, nq, replace=False)
     queries = vec[pick] + rng.standard_normal((nq, dim), dtype=np.float32) * 0.5
+    return vec, queries
+
+
+def make(rows, dim, nq):
+    path = os.path.join(OUT, f"vec_{rows}_{dim}")
+    vec, queries = draw(rows, dim, nq)
     if not os.path.exists(path + "/done"):
         shutil.rmtree(path, ignore_errors=True)
         t = pa.table({"id": pa.array(np.arange(rows)), "vec": pa.FixedSizeListArray.from_arrays(pa.array(vec.ravel()), dim)})

@@ -22,12 +22,10 @@ import time
 
 import numpy as np
 rows, dim, k = int(os.environ.get('ROWS', '200000')), int(os.environ.get('DIM', '768')), 256
-rng = np.random.default_rng(17)
-centres = rng.standard_normal((1000, dim), dtype=np.float32) * 4
-which = rng.integers(0, 1000, rows)
-vec = centres[which] + rng.standard_normal((rows, dim), dtype=np.float32)
-pick = rng.choice(rows, 200, replace=False)
-queries = vec[pick] + rng.standard_normal((200, dim), dtype=np.float32) * 0.5
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from index import draw  # noqa: E402
+
+vec, queries = draw(rows, dim, 200)
 vn = (vec**2).sum(1)
 def assign(x, c, xn=None, bias=None):
     if xn is None: xn = (x**2).sum(1)
