@@ -486,7 +486,7 @@ def create_index(
                         dict(kwargs, name=name))
             for group in _groups(frags, num_workers)]
     segments = ray.get(refs)
-    if kind in ("BTREE", "BITMAP") and len(segments) > 1:
+    if kind in ("BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER") and len(segments) > 1:
         segments = [ds.merge_existing_index_segments(segments)]
     return ds.commit_existing_index_segments(name, column, segments)
 

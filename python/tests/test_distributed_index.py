@@ -213,9 +213,13 @@ def test_merged_bitmap_segments_and_refusals(tmp_path):
         ds.create_index("vec", "IVF_FLAT", ivf_centroids=np.zeros((4, DIM)), progress_callback=print)
     with pytest.raises(NotImplementedError, match="rabitq_model"):
         ds.create_index_uncommitted("vec", "IVF_RQ", fragment_ids=[0], rabitq_model="{}")
+    # ZONEMAP segments merge zone by zone; NGRAM ones are committed side by side
     zones = [ds.create_index_uncommitted("id", "ZONEMAP", fragment_ids=g) for g in groups(ds)]
+    merged_zones = ds.merge_existing_index_segments(zones)
+    assert sorted(merged_zones.fragment_ids) == sorted(f for g in groups(ds) for f in g)
+    grams = [ds.create_index_uncommitted("tag", "NGRAM", fragment_ids=g) for g in groups(ds)]
     with pytest.raises(Exception, match="side by side"):
-        ds.merge_existing_index_segments(zones)
+        ds.merge_existing_index_segments(grams)
     a = ds.create_index_uncommitted("cat", "BTREE", fragment_ids=[0, 1])
     b = ds.create_index_uncommitted("cat", "BTREE", fragment_ids=[1, 2])
     with pytest.raises(Exception, match="covered by two"):

@@ -346,6 +346,11 @@ def test_create_index_as_ray_tasks_answers_as_one_build(tmp_path):
     assert [i["name"] for i in ds.list_indices() if i["name"] == "cat_idx"] == ["cat_idx"]
     assert sorted(ds.to_table(columns=["id"], filter="cat = 3")["id"].to_pylist()) == [
         i for i in range(6000) if i % 7 == 3]
+    # ZONEMAP too: the tasks' segments merged zone by zone into one
+    ds = lray.create_index(uri, "id", "ZONEMAP", num_workers=2)
+    assert [i["name"] for i in ds.list_indices() if i["name"] == "id_idx"] == ["id_idx"]
+    assert sorted(ds.to_table(columns=["id"], filter="id >= 2990 AND id < 3010")["id"].to_pylist()) == list(
+        range(2990, 3010))
 
 
 def test_compact_as_ray_tasks(tmp_path):

@@ -380,6 +380,10 @@ fn scalar_segments_merge_into_the_bytes_of_one_build() {
         ("BTREE", "tag", "tag = 't3'"),
         ("BITMAP", "cat", "cat IN (1, 6)"),
         ("BITMAP", "tag", "tag = 't0' OR tag IS NULL"),
+        ("ZONEMAP", "id", "id >= 2990 AND id < 3020"),
+        ("ZONEMAP", "tag", "tag = 't3' OR tag IS NULL"),
+        ("BLOOMFILTER", "cat", "cat = 4"),
+        ("BLOOMFILTER", "tag", "tag IN ('t1', 't5')"),
     ] {
         assert_merge_is_single_build(&tmp, &ds, case, None);
     }
@@ -390,26 +394,18 @@ fn other_kinds_commit_side_by_side() {
     let tmp = TempDir::new("dist-side");
     let ds = dataset(&tmp);
     let frags = fragment_ids(&ds);
-    // ZONEMAP: merging is refused, the segments side by side answer as the scan does
-    let zone = || {
-        spec(
-            "ZONEMAP",
-            IndexParams {
-                rows_per_zone: Some(256),
-                ..Default::default()
-            },
-        )
-    };
+    // NGRAM: merging is refused, the segments side by side answer as the scan does
+    let zone = || spec("NGRAM", IndexParams::default());
     let segments: Vec<_> = frags
         .chunks(2)
-        .map(|g| di::create_index_segment(&ds, "id", &zone(), g, None, None).unwrap())
+        .map(|g| di::create_index_segment(&ds, "tag", &zone(), g, None, None).unwrap())
         .collect();
     let e = di::merge_index_segments(&ds, &segments)
         .unwrap_err()
         .to_string();
     assert!(e.contains("side by side"), "{e}");
-    let zoned = di::commit_index_segments(&ds, "id_idx", "id", segments, false).unwrap();
-    for sql in ["id < 100", "id >= 2990 AND id < 3020", "id > 5900"] {
+    let zoned = di::commit_index_segments(&ds, "tag_idx", "tag", segments, false).unwrap();
+    for sql in ["tag LIKE '%t3%'", "contains(tag, 't1')", "tag LIKE '%zz%'"] {
         assert_eq!(filter_ids(&zoned, sql), filter_ids(&ds, sql), "{sql}");
     }
     // INVERTED: each group's segment; the matching rows are the single build's
@@ -584,6 +580,10 @@ fn scalar_merges_on_shapes_are_the_single_build_bytes() {
         ("BTREE", "same", "same = 'x'"),
         ("BITMAP", "none", "none IS NULL"),
         ("BITMAP", "same", "same = 'x'"),
+        ("ZONEMAP", "id", "id >= 1500 AND id < 1600"),
+        ("ZONEMAP", "none", "none IS NULL"),
+        ("BLOOMFILTER", "same", "same = 'x'"),
+        ("BLOOMFILTER", "none", "none IS NULL"),
     ] {
         let zone_size = (case.0 == "BTREE").then_some(64);
         assert_merge_is_single_build(&tmp, &ds, case, zone_size);

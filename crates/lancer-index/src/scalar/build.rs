@@ -318,6 +318,28 @@ impl ScalarBuilder {
         Ok(())
     }
 
+    /// A ZONEMAP / BLOOMFILTER build: appends another segment's zones as written
+    /// (merging segments over disjoint fragments in dataset order; see
+    /// [`super::merge`]). `rows` counts the rows they cover.
+    pub fn absorb_zones(
+        &mut self,
+        label: &str,
+        file: &lancer_format::reader::FileReader,
+        rows: u64,
+    ) -> Result<()> {
+        match &mut self.acc {
+            Acc::Zoned(z) => {
+                z.absorb(label, file)?;
+                self.rows += rows;
+                Ok(())
+            }
+            _ => Err(invalid(format!(
+                "{} segments do not merge zone by zone",
+                self.params.kind.type_name()
+            ))),
+        }
+    }
+
     /// Builds the segment.
     pub fn finish(self) -> Result<BuiltScalar> {
         let p = &self.params;

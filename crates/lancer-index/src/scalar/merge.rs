@@ -18,7 +18,10 @@ use crate::{IndexError, Result};
 /// Whether segments of `kind` can be merged into one (the others are committed side by
 /// side, each searched on its own, as the reference keeps them).
 pub fn mergeable(kind: ScalarKind) -> bool {
-    matches!(kind, ScalarKind::BTree | ScalarKind::Bitmap)
+    matches!(
+        kind,
+        ScalarKind::BTree | ScalarKind::Bitmap | ScalarKind::ZoneMap | ScalarKind::BloomFilter
+    )
 }
 
 /// Rows a bitmap key's ids are expanded into per push.
@@ -42,6 +45,44 @@ pub fn merge(
     }
     let kind = params.kind;
     let mut builder = ScalarBuilder::new(params, field)?;
+    if matches!(kind, ScalarKind::ZoneMap | ScalarKind::BloomFilter) {
+        // zones never cross a fragment: one build's zones are the segments' zones
+        // taken in dataset order
+        let name = if kind == ScalarKind::ZoneMap {
+            "zonemap.lance"
+        } else {
+            "bloomfilter.lance"
+        };
+        let position: std::collections::HashMap<u64, usize> = ds
+            .fragments()
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.id, i))
+            .collect();
+        let mut heads = Vec::with_capacity(segments.len());
+        for meta in segments {
+            let head = SegmentHeader::of(meta, "a scalar index")?;
+            let first = head
+                .fragments
+                .iter()
+                .filter_map(|f| position.get(&u64::from(f)).copied())
+                .min()
+                .unwrap_or(usize::MAX);
+            heads.push((first, head));
+        }
+        heads.sort_by_key(|h| h.0);
+        for (_, head) in heads {
+            let rows: u64 = ds
+                .fragments()
+                .iter()
+                .filter(|f| u32::try_from(f.id).is_ok_and(|id| head.fragments.contains(id)))
+                .map(|f| f.physical_rows)
+                .sum();
+            let file = ds.open_index_file(&head.uuid, name)?;
+            builder.absorb_zones(&head.label, &file, rows)?;
+        }
+        return builder.finish();
+    }
     for meta in segments {
         let head = SegmentHeader::of(meta, "a scalar index")?;
         // a segment holds one entry per row of its fragments at most (bytes claiming

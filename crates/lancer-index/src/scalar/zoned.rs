@@ -18,6 +18,8 @@ use arrow_ord::ord::make_comparator;
 use arrow_schema::{DataType, Field, Schema, SortOptions};
 use roaring::RoaringTreemap;
 
+use lancer_format::reader::FileReader;
+
 use super::build::{write_file, ScalarParams};
 use super::{bloom, rowmap, ScalarKind};
 use crate::{IndexError, Result};
@@ -186,6 +188,77 @@ impl ZoneBuilder {
         self.maxs.push(pick(hi)?);
         self.null_counts.push(values.null_count() as u32);
         self.nan_counts.push(nans);
+        Ok(())
+    }
+
+    /// Appends the zones of another segment's file, as built (a merge of segments
+    /// over disjoint fragments, taken in dataset order: zones never cross a fragment,
+    /// so the zones of one build over all of them are these, in this order). Its null
+    /// rows join the null bitmap.
+    pub(super) fn absorb(&mut self, label: &str, file: &FileReader) -> Result<()> {
+        use arrow_array::cast::AsArray;
+        let bad = |what: String| super::corrupt(label, what);
+        if self.open_rows > 0 {
+            return Err(invalid("zones absorbed after rows were pushed"));
+        }
+        let b = file.read_all(None)?;
+        let zones = super::zonemap::Zones::read(label, &b)?;
+        let n = zones.fragment.len();
+        if self.bloom {
+            let has_null = b
+                .column_by_name("has_null")
+                .and_then(|c| c.as_boolean_opt())
+                .ok_or_else(|| bad("has_null is missing or not boolean".into()))?;
+            let filters = b
+                .column_by_name("bloom_filter_data")
+                .and_then(|c| c.as_binary_opt::<i32>())
+                .ok_or_else(|| bad("bloom_filter_data is missing or not binary".into()))?;
+            for z in 0..n {
+                let f = filters.value(z);
+                if f.len() != self.filter_bytes {
+                    return Err(invalid(format!(
+                        "{label}: filters of {} bytes, this build's are {} (another \
+                         number_of_items / probability)",
+                        f.len(),
+                        self.filter_bytes
+                    )));
+                }
+                self.has_null.push(has_null.value(z));
+                self.filters.push(f.to_vec());
+            }
+        } else {
+            let col = |name: &str| {
+                b.column_by_name(name)
+                    .ok_or_else(|| bad(format!("{name} is missing")))
+            };
+            let (min, max) = (col("min")?, col("max")?);
+            if min.data_type() != &self.data_type || max.data_type() != &self.data_type {
+                return Err(invalid(format!(
+                    "{label}: zones of {} values, the column holds {}",
+                    min.data_type(),
+                    self.data_type
+                )));
+            }
+            let counts = |name: &str| -> Result<Vec<u32>> {
+                Ok(col(name)?
+                    .as_primitive_opt::<UInt32Type>()
+                    .ok_or_else(|| bad(format!("{name} is not uint32")))?
+                    .values()
+                    .to_vec())
+            };
+            for z in 0..n {
+                self.mins.push(min.slice(z, 1));
+                self.maxs.push(max.slice(z, 1));
+            }
+            self.null_counts.extend(counts("null_count")?);
+            self.nan_counts.extend(counts("nan_count")?);
+        }
+        self.fragment.extend(zones.fragment);
+        self.start.extend(zones.start);
+        self.length.extend(zones.length);
+        if let Some(nulls) = super::zonemap::null_rows(label, file)? {
+            self.nulls |= nulls;
+        }
         Ok(())
     }
 
