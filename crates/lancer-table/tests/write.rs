@@ -178,18 +178,8 @@ fn lancer_datasets_read_in_lancer_and_pylance() {
 
         for v in ["14", "12", "11"] {
             let Some(py) = pylance(v) else { continue };
-            let out = Command::new(&py)
-                .arg(repo().join("scripts/check_lancer_dataset.py"))
-                .arg(&root)
-                .arg(&exp)
-                .output()
-                .unwrap();
-            let text = String::from_utf8_lossy(&out.stdout);
-            eprintln!("{text}{}", String::from_utf8_lossy(&out.stderr));
-            assert!(
-                out.status.success(),
-                "pylance {v} disagrees on {label}:\n{text}"
-            );
+            // pylance {v} must agree on {label} (the script fails where it does not)
+            check_with_pylance(&py, &root, &exp);
             // Lancer reads what pylance appended.
             let copy = PathBuf::from(format!("{}.pylance-{v}", root.display()));
             let info: serde_json::Value = serde_json::from_str(
@@ -461,17 +451,15 @@ fn a_2_0_dataset_evolves_and_pylance_reads_it() {
     std::fs::write(exp.join("index.json"), index.to_string()).unwrap();
     for v in ["14", "12", "11"] {
         let Some(py) = pylance(v) else { continue };
-        let out = Command::new(&py)
-            .arg(repo().join("scripts/check_lancer_dataset.py"))
-            .arg(&root)
-            .arg(&exp)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        eprintln!("{text}{}", String::from_utf8_lossy(&out.stderr));
-        assert!(
-            out.status.success(),
-            "pylance {v} disagrees on the evolved 2.0 dataset:\n{text}"
-        );
+        // pylance {v} must agree on the evolved 2.0 dataset
+        check_with_pylance(&py, &root, &exp);
     }
+}
+
+/// Runs `scripts/check_lancer_dataset.py ROOT EXPECTED` with pylance `py`, which must
+/// succeed (it fails naming each version, row or tag pylance reads otherwise).
+fn check_with_pylance(py: &Path, root: &Path, exp: &Path) {
+    let script = repo().join("scripts/check_lancer_dataset.py");
+    let text = lancer_testkit::oracle::run_python(py, [script.as_path(), root, exp]);
+    eprintln!("{text}");
 }

@@ -58,8 +58,10 @@ pub fn check_target(name: &str) -> Result<ScalarKind> {
     }
 }
 
-/// JSON types of selected values (pylance's `JsonbType` names, for messages).
+/// JSON types of selected values (pylance's `JsonbType` names, for messages); the
+/// discriminant is the tag the scan's map hands on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 enum JsonType {
     Null,
     Boolean,
@@ -80,6 +82,14 @@ impl JsonType {
         Self::Array,
         Self::Object,
     ];
+
+    /// The type a tag names (tags are this module's own, made by `as u8`).
+    fn from_tag(tag: u8) -> Self {
+        Self::ALL
+            .get(usize::from(tag))
+            .copied()
+            .unwrap_or(Self::Null)
+    }
 
     fn of(v: &lance_jsonb::OwnedJsonb) -> Self {
         let r = v.as_raw();
@@ -174,10 +184,7 @@ pub(crate) fn build(
         let found = crate::filter::json::select_first(docs, &col, &p).map_err(invalid)?;
         let tags: UInt8Array = found
             .iter()
-            .map(|v| {
-                let t = v.as_ref().map_or(JsonType::Null, JsonType::of);
-                JsonType::ALL.iter().position(|&x| x == t).unwrap_or(0) as u8
-            })
+            .map(|v| v.as_ref().map_or(JsonType::Null, JsonType::of) as u8)
             .collect();
         let values: LargeBinaryArray = found
             .iter()
@@ -209,7 +216,7 @@ pub(crate) fn build(
             let tags = b.column(1).as_primitive::<arrow_array::types::UInt8Type>();
             let addrs = b.column(2).as_primitive::<UInt64Type>();
             first = (0..b.num_rows())
-                .map(|i| (JsonType::ALL[tags.value(i) as usize % 7], addrs.value(i)))
+                .map(|i| (JsonType::from_tag(tags.value(i)), addrs.value(i)))
                 .find(|(t, _)| *t != JsonType::Null);
         }
         batches.push(b);
@@ -283,7 +290,7 @@ fn convert(b: &RecordBatch, inferred: JsonType, path: &str) -> Result<ArrayRef> 
             addrs.value(i)
         ))
     };
-    let tag = |i: usize| JsonType::ALL[tags.value(i) as usize % 7];
+    let tag = |i: usize| JsonType::from_tag(tags.value(i));
     Ok(match inferred {
         JsonType::Int64 => {
             let mut o = Int64Builder::with_capacity(n);

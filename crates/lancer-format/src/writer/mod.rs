@@ -493,6 +493,19 @@ impl<W: Write + Send + 'static> FileWriter<W> {
         self.out.send(at, b)
     }
 
+    /// Writes a page's buffers, each aligned; their (position, length).
+    fn write_page_buffers(&mut self, bufs: Vec<arrow_buffer::Buffer>) -> Result<Vec<(u64, u64)>> {
+        let mut out = Vec::with_capacity(bufs.len());
+        for b in bufs {
+            self.align()?;
+            let at = self.pos;
+            let len = b.len() as u64;
+            self.write_buffer(b)?;
+            out.push((at, len));
+        }
+        Ok(out)
+    }
+
     fn align(&mut self) -> Result<()> {
         let pad = (ALIGN - self.pos % ALIGN) % ALIGN;
         if pad > 0 {
@@ -702,14 +715,7 @@ impl<W: Write + Send + 'static> FileWriter<W> {
                             self.encode_blob_page(&s, &knobs)?
                         }
                     };
-                    let mut buffers = Vec::with_capacity(page.buffers.len());
-                    for b in page.buffers {
-                        self.align()?;
-                        let at = self.pos;
-                        let len = b.len() as u64;
-                        self.write_buffer(b)?;
-                        buffers.push((at, len));
-                    }
+                    let buffers = self.write_page_buffers(page.buffers)?;
                     self.columns[first + k].push(PageMeta {
                         buffers,
                         num_rows: page.num_rows,
@@ -747,14 +753,7 @@ impl<W: Write + Send + 'static> FileWriter<W> {
             self.blob_columns.insert(first + c);
         }
         for page in pages {
-            let mut buffers = Vec::with_capacity(page.buffers.len());
-            for b in page.buffers {
-                self.align()?;
-                let at = self.pos;
-                let len = b.len() as u64;
-                self.write_buffer(b)?;
-                buffers.push((at, len));
-            }
+            let buffers = self.write_page_buffers(page.buffers)?;
             let col = self.columns.get_mut(first + page.column).ok_or_else(|| {
                 FormatError::corrupt(format!("2.0 page for column {} of field {i}", page.column))
             })?;

@@ -306,11 +306,13 @@ pub fn json_details(meta: &pb::IndexMetadata) -> Option<JsonIndexDetails> {
 /// The kind of a segment from its details (or, for legacy segments without details,
 /// from its files as pylance decides), or None when it is not a scalar index.
 pub fn kind_of(ds: &Dataset, meta: &pb::IndexMetadata) -> Option<ScalarKind> {
-    match &meta.index_details {
-        // a JSON path index is of the kind it holds
-        Some(_) if json_details(meta).is_some() => json_details(meta)?
+    // a JSON path index is of the kind it holds
+    if let Some(d) = json_details(meta) {
+        return d
             .target_details
-            .and_then(|t| ScalarKind::from_type_url(&t.type_url)),
+            .and_then(|t| ScalarKind::from_type_url(&t.type_url));
+    }
+    match &meta.index_details {
         Some(any) => ScalarKind::from_type_url(&any.type_url),
         None => {
             let uuid = meta.uuid.as_ref()?.uuid.clone();
