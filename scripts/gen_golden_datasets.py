@@ -154,20 +154,23 @@ def blob_v2(path):
     return lance.dataset(path)
 
 
-def blob_legacy(path):
-    """A legacy blob column (`lance-encoding:blob` on large_binary, file format 2.1)."""
+def blob_legacy(path, version="2.1"):
+    """A legacy blob column (`lance-encoding:blob` on large_binary, file format 2.0 or
+    2.1)."""
     field = pa.field("b", pa.large_binary(), True, {"lance-encoding:blob": "true"})
     schema = pa.schema([pa.field("id", pa.int64()), field])
     t = pa.table({"id": pa.array(range(40), pa.int64()), "b": pa.array(blob_values(0, 40), pa.large_binary())},
                  schema=schema)
-    lance.write_dataset(t, path, data_storage_version="2.1", max_rows_per_file=15)
+    lance.write_dataset(t, path, data_storage_version=version, max_rows_per_file=15)
     lance.dataset(path).delete("id % 5 = 2")
     return lance.dataset(path)
 
 
 # Cases whose blob columns pylance's default scan returns as descriptors: what they
-# hold is compared as bytes (`blob_handling="all_binary"`, how Lancer reads them).
-BLOB_CASES = {"blob_v2", "blob_legacy"}
+# hold is compared as bytes (`blob_handling="all_binary"`, how Lancer's Dataset reads
+# them), and the default scan's descriptions are kept beside (`v<N>.described.arrow`,
+# what Lancer's `with_blob_descriptions` and Python's default scan return).
+BLOB_CASES = {"blob_v2", "blob_legacy", "blob_legacy_2_0"}
 
 CASES = {
     "history": lambda p: history(p, None),
@@ -185,6 +188,7 @@ CASES = {
     "mixed_versions": mixed_versions,
     "blob_v2": blob_v2,
     "blob_legacy": blob_legacy,
+    "blob_legacy_2_0": lambda p: blob_legacy(p, "2.0"),
 }
 
 
@@ -211,6 +215,11 @@ def main(out_root, only=None):
             with pa.OSFile(os.path.join(exp, f"v{n}.arrow"), "wb") as f:
                 with pa.ipc.new_file(f, t.schema) as w:
                     w.write_table(t)
+            if name in BLOB_CASES:
+                d = lance.dataset(path, version=n).to_table()
+                with pa.OSFile(os.path.join(exp, f"v{n}.described.arrow"), "wb") as f:
+                    with pa.ipc.new_file(f, d.schema) as w:
+                        w.write_table(d)
             entry = {"version": n, "rows": t.num_rows,
                      "count_rows": lance.dataset(path, version=n).count_rows()}
             if name == "stable_row_ids":

@@ -763,9 +763,10 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
         order_by = kwargs.pop("order_by", None)
         options: Dict[str, Any] = {k: bool(kwargs.pop(k)) for k in _SCAN_OPTIONS if kwargs.get(k) is not None}
         blob_handling = kwargs.pop("blob_handling", None)
-        if blob_handling not in (None, "blobs_descriptions", "all_binary"):
-            if blob_handling == "all_descriptions":
-                raise NotImplementedError("blob_handling='all_descriptions' is not supported by lancer yet")
+        # "all_descriptions" asks for descriptions of every binary column, but only blob
+        # columns store any: pylance 14 returns other binary columns as binary (probed on
+        # 2.0 / 2.1 / 2.2 files), so it reads as "blobs_descriptions" does.
+        if blob_handling not in (None, "blobs_descriptions", "all_binary", "all_descriptions"):
             raise ValueError(f"blob_handling must be 'all_binary', 'blobs_descriptions' or 'all_descriptions', "
                              f"got {blob_handling!r}")
         options["blob_descriptions"] = blob_handling != "all_binary"

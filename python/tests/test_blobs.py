@@ -218,6 +218,46 @@ def test_scans_return_descriptions_unless_asked(tmp_path):
     assert ours.take([0, 3, 6], columns=["b"]) == theirs.take([0, 3, 6], columns=["b"])
 
 
+@pytest.mark.parametrize("version", ["2.0", "2.1"])
+@pytest.mark.parametrize("writer", [lance, lancer], ids=["pylance", "lancer"])
+def test_legacy_blob_columns_scan_as_pylances_descriptions(tmp_path, version, writer):
+    """A legacy blob column (``lance-encoding:blob`` binary, files 2.0 / 2.1): pylance's
+    scans and takes return ``struct<position, size>`` descriptions (a 2.0 null as
+    ``(1, 0)``, a 2.1 null as null), ``all_binary`` the bytes; lancer's the same, and its
+    blob API reads the payloads through the descriptions."""
+    field = pa.field("b", pa.large_binary(), True, {"lance-encoding:blob": "true"})
+    schema = pa.schema([pa.field("id", pa.int64()), field])
+    vals = values(SMALL + [7, 7, None, 0])
+    t = pa.table({"id": pa.array(range(len(vals)), pa.int64()), "b": pa.array(vals, pa.large_binary())},
+                 schema=schema)
+    uri = str(tmp_path / "legacy")
+    writer.write_dataset(t, uri, data_storage_version=version, max_rows_per_file=4)
+    lance.dataset(uri).delete("id % 5 = 2")
+    ours, theirs = lancer.dataset(uri), lance.dataset(uri)
+    for kw in [{}, {"columns": ["b"], "filter": "id > 3"}, {"blob_handling": "all_descriptions"},
+               {"blob_handling": "blobs_descriptions", "columns": ["id", "b"], "limit": 3, "offset": 2}]:
+        a, b = ours.to_table(**kw), theirs.to_table(**kw)
+        assert a.schema == b.schema and a.schema.field("b").metadata == b.schema.field("b").metadata, kw
+        assert a.to_pylist() == b.to_pylist(), kw
+    want = theirs.to_table().column("b").to_pylist()
+    assert any(d is not None and d["size"] > 1000 for d in want)  # payloads beyond the page
+    nulls = sum(v is None for k, v in enumerate(vals) if k % 5 != 2)
+    assert nulls and (want.count({"position": 1, "size": 0}) if version == "2.0" else want.count(None)) == nulls
+    assert ours.take([6, 0, 5], columns=["b"]) == theirs.take([6, 0, 5], columns=["b"])
+    assert ours.to_table(blob_handling="all_binary") == theirs.to_table(blob_handling="all_binary")
+    assert ours.to_table(blob_handling="all_binary").column("b").to_pylist() == \
+        [v for k, v in enumerate(vals) if k % 5 != 2]
+    # the blob API reads through the descriptions: ranges of the data file
+    n = theirs.count_rows()
+    assert ours.read_blobs("b", indices=list(range(n))) == theirs.read_blobs("b", indices=list(range(n)))
+    reqs = [(6, 1000, 25), (0, 0, 0), (3, 1, 254), (9, 0, 7)]
+    assert ours.read_blob_ranges("b", reqs, selector="indices") == \
+        theirs.read_blob_ranges("b", reqs, selector="indices")
+    fo, fp = ours.take_blobs("b", indices=[6, 8]), theirs.take_blobs("b", indices=[6, 8])
+    assert (fo[1] is None) == (fp[1] is None)
+    assert fo[0].size() == fp[0].size() and fo[0].read_range(5, 100) == fp[0].read_range(5, 100)
+
+
 def test_write_refusals_as_pylance(tmp_path):
     ext = (tmp_path / "x.bin")
     ext.write_bytes(b"abc")

@@ -7,6 +7,7 @@
 //! Bytes are obtained through the [`read::RangeRead`] trait, which asks for byte
 //! ranges; storage crates implement it.
 
+pub mod blob_read;
 pub mod block;
 pub mod compression;
 pub mod concat;

@@ -20,6 +20,7 @@ use arrow_array::{
 use arrow_buffer::{BooleanBufferBuilder, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
 
+use crate::blob_read::BlobRead;
 use crate::container::{FileMetadata, FileVersion, PageEncoding, DEFAULT_TAIL_READ};
 use crate::pb::enc21::page_layout::Layout;
 use crate::read::RangeRead;
@@ -100,26 +101,29 @@ pub fn column_count(f: &LanceField, version: FileVersion) -> usize {
     }
 }
 
-fn leaves_of(f: &LanceField, first: usize, out: &mut Vec<Leaf>) -> usize {
+fn leaves_of(f: &LanceField, first: usize, out: &mut Vec<Leaf>, blobs: BlobRead) -> usize {
     match &f.data_type {
         // the placeholder column of a struct without fields is skipped
         DataType::Struct(fs) if fs.is_empty() => first + 1,
         DataType::Struct(_) if !f.is_packed_struct() => {
             let mut col = first;
             for c in &f.children {
-                col = leaves_of(c, col, out);
+                col = leaves_of(c, col, out, blobs);
             }
             col
         }
         DataType::List(_) | DataType::LargeList(_) | DataType::Map(_, _) => {
             let mut col = first;
             for c in &f.children {
-                col = leaves_of(c, col, out);
+                col = leaves_of(c, col, out, blobs);
             }
             col
         }
         dt => {
             let value_type = match dt {
+                _ if blobs == BlobRead::Descriptions && crate::blob_read::is_legacy_blob(f) => {
+                    DataType::Struct(crate::blob_read::description_fields())
+                }
                 DataType::Dictionary(_, v) => v.as_ref().clone(),
                 other => other.clone(),
             };
@@ -383,6 +387,17 @@ impl FileReader {
         ranges: &[Range<u64>],
         projection: Option<&[&str]>,
     ) -> Result<RecordBatch> {
+        self.read_ranges_as(ranges, projection, BlobRead::Payloads)
+    }
+
+    /// [`Self::read_ranges`], legacy blob columns read as `blobs` says (payloads or
+    /// descriptions; the batch's schema says which).
+    pub fn read_ranges_as(
+        &self,
+        ranges: &[Range<u64>],
+        projection: Option<&[&str]>,
+        blobs: BlobRead,
+    ) -> Result<RecordBatch> {
         let (mut prev, mut total) = (0u64, 0u64);
         for r in ranges {
             if r.start < prev || r.start > r.end || r.end > self.meta.num_rows {
@@ -402,10 +417,10 @@ impl FileReader {
         let decoded = if total == 0 {
             // Nothing to decode (an empty file, or empty ranges).
             idx.iter()
-                .map(|&i| arrow_array::new_empty_array(self.schema.field(i).data_type()))
+                .map(|&i| arrow_array::new_empty_array(self.read_type(i, blobs).data_type()))
                 .collect()
         } else {
-            self.read_fields(&idx, ranges, total)?
+            self.read_fields(&idx, ranges, total, blobs)?
         };
         for (i, arr) in idx.into_iter().zip(decoded) {
             if arr.len() as u64 != total {
@@ -415,7 +430,7 @@ impl FileReader {
                     arr.len()
                 )));
             }
-            fields.push(Arc::new(self.schema.field(i).clone()));
+            fields.push(Arc::new(self.read_type(i, blobs)));
             arrays.push(arr);
         }
         let schema = Arc::new(Schema::new(fields).with_metadata(self.schema.metadata().clone()));
@@ -435,6 +450,7 @@ impl FileReader {
         idx: &[usize],
         ranges: &[Range<u64>],
         rows: u64,
+        blobs: BlobRead,
     ) -> Result<Vec<ArrayRef>> {
         const PARALLEL_MIN_ROWS: u64 = 16 * 1024;
         /// Fields read together from a remote source.
@@ -448,7 +464,7 @@ impl FileReader {
         if threads <= 1 || (!remote && rows < PARALLEL_MIN_ROWS) {
             return idx
                 .iter()
-                .map(|&i| self.read_field(i, ranges, rows))
+                .map(|&i| self.read_field(i, ranges, rows, blobs))
                 .collect();
         }
         let mut slots: Vec<Option<Result<ArrayRef>>> = (0..idx.len()).map(|_| None).collect();
@@ -459,7 +475,7 @@ impl FileReader {
                 s.spawn(|| loop {
                     let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some(&i) = idx.get(k) else { break };
-                    let r = self.read_field(i, ranges, rows);
+                    let r = self.read_field(i, ranges, rows, blobs);
                     if let Ok(mut g) = results.lock() {
                         g[k] = Some(r);
                     }
@@ -472,26 +488,37 @@ impl FileReader {
             .collect()
     }
 
+    /// The Arrow field top-level field `i` is read as.
+    fn read_type(&self, i: usize, blobs: BlobRead) -> Field {
+        crate::blob_read::read_field_type(&self.meta.schema.fields[i], self.schema.field(i), blobs)
+    }
+
     /// Field `i` at rows `ranges` (`rows` of them in all).
-    fn read_field(&self, i: usize, ranges: &[Range<u64>], rows: u64) -> Result<ArrayRef> {
+    fn read_field(
+        &self,
+        i: usize,
+        ranges: &[Range<u64>],
+        rows: u64,
+        blobs: BlobRead,
+    ) -> Result<ArrayRef> {
         let f = &self.meta.schema.fields[i];
         if let Some(l) = &self.legacy {
             return l.read_field(self.io.as_ref(), i, ranges);
         }
         let cols = self.field_columns[i].clone();
         if !self.meta.version.is_structural() {
-            return v20::read_field(self, f, cols.start, ranges);
+            return v20::read_field(self, f, cols.start, ranges, blobs);
         }
         if self.meta.version == FileVersion::V2_3 {
             crate::v23::check_field(f)?;
         }
         let mut leaves = Vec::new();
-        leaves_of(f, cols.start, &mut leaves);
+        leaves_of(f, cols.start, &mut leaves, blobs);
         let mut decoded = std::collections::VecDeque::with_capacity(leaves.len());
         for leaf in &leaves {
             decoded.push_back(self.read_leaf(leaf, ranges, rows)?);
         }
-        let arrow_field = self.schema.field(i).clone();
+        let arrow_field = self.read_type(i, blobs);
         assemble(&arrow_field, f, &mut decoded, 0, rows as usize)
     }
 
@@ -678,7 +705,12 @@ impl FileReader {
             PageState::Constant(c) => (c.read(ranges, value_type)?, c.layers().to_vec()),
             PageState::Blob(inner, layers) => {
                 let (run, _) = self.read_page(inner, ranges, &blob_description_type())?;
-                (self.fetch_blobs(run, value_type)?, layers.clone())
+                let run = match value_type {
+                    // a read of descriptions (the leaf's type says so)
+                    DataType::Struct(_) => crate::blob_read::describe(run)?,
+                    _ => crate::blob_read::fetch(run, io, self.meta.file_size, value_type)?,
+                };
+                (run, layers.clone())
             }
             PageState::Indexed(idx, items) => {
                 let mut want: Vec<u64> = Vec::new();
@@ -768,66 +800,6 @@ impl FileReader {
 
     /// Replaces blob descriptions (position, size) by the blob bytes, turning the
     /// smuggled definition levels back into levels.
-    fn fetch_blobs(&self, run: LeafRun, value_type: &DataType) -> Result<LeafRun> {
-        let desc = run
-            .values
-            .as_any()
-            .downcast_ref::<StructArray>()
-            .ok_or_else(|| FormatError::corrupt("blob descriptions are not a struct"))?;
-        let col = |i: usize| -> Result<Vec<u64>> {
-            desc.column(i)
-                .as_any()
-                .downcast_ref::<UInt64Array>()
-                .map(|a| a.values().to_vec())
-                .ok_or_else(|| FormatError::corrupt("blob description fields are not u64"))
-        };
-        let (pos, size) = (col(0)?, col(1)?);
-        // Nulls and empty lists have size 0 and smuggle (def << 16 | rep) in the position.
-        let mut def = Vec::with_capacity(pos.len());
-        let mut rep = Vec::with_capacity(pos.len());
-        let mut wanted = Vec::new();
-        for (&p, &s) in pos.iter().zip(&size) {
-            if s == 0 {
-                rep.push((p & 0xFFFF) as u16);
-                def.push(((p >> 16) & 0xFFFF) as u16);
-            } else {
-                rep.push(0);
-                def.push(0);
-                let end = p
-                    .checked_add(s)
-                    .filter(|&e| e <= self.meta.file_size)
-                    .ok_or_else(|| {
-                        FormatError::corrupt(format!("blob at {p}+{s} lies outside the file"))
-                    })?;
-                wanted.push(p..end);
-            }
-        }
-        let got = self.io.read_ranges(&wanted)?;
-        let mut got = got.into_iter();
-        let mut offsets: Vec<u64> = vec![0];
-        let mut data: Vec<u8> = Vec::new();
-        for &s in &size {
-            if s > 0 {
-                let b = got.next().unwrap_or_default();
-                data.extend_from_slice(&b);
-            }
-            offsets.push(data.len() as u64);
-        }
-        let block = crate::block::DataBlock::Variable {
-            offsets: crate::block::Offsets::U64(offsets),
-            data: arrow_buffer::Buffer::from_vec(data),
-        };
-        let values = crate::block::to_arrow(block, value_type, None)?;
-        let has_nulls = def.iter().any(|&d| d != 0);
-        let has_rep = rep.iter().any(|&r| r != 0);
-        Ok(LeafRun {
-            rep: if has_rep { Some(rep) } else { run.rep },
-            def: has_nulls.then_some(def),
-            num_rows: run.num_rows,
-            values,
-        })
-    }
-
     /// Reads a leaf whose touched pages are all bare fixed-width full-zip values (vector
     /// columns, typically) by gathering every byte range of every page into one buffer:
     /// one copy in total, where decoding page by page and concatenating would copy twice.
@@ -1047,7 +1019,10 @@ pub(crate) fn assemble(
             })
     };
     match field.data_type() {
-        DataType::Struct(children) if !lf.is_packed_struct() => {
+        // (a legacy blob leaf read as descriptions is a struct-typed leaf)
+        DataType::Struct(children)
+            if !lf.is_packed_struct() && !crate::blob_read::is_legacy_blob(lf) =>
+        {
             if children.is_empty() {
                 return Ok(Arc::new(StructArray::new_empty_fields(len_hint, None)));
             }

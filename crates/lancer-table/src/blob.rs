@@ -146,6 +146,39 @@ pub(crate) fn locate(desc: &ArrayRef, column: &str) -> Result<Vec<Option<Located
     Ok(out)
 }
 
+/// Where each row of a legacy blob column keeps its payload, from the descriptions a
+/// read returns for it (`struct<position, size>`: a range of the data file); `None` for
+/// a null blob (a null description, or 2.0's `(1, 0)`).
+pub(crate) fn locate_legacy(desc: &ArrayRef, column: &str) -> Result<Vec<Option<Located>>> {
+    let bad = |what: String| TableError::corrupt(format!("blob column {column:?}: {what}"));
+    let s: &StructArray = desc
+        .as_struct_opt()
+        .ok_or_else(|| bad(format!("descriptions read as {}", desc.data_type())))?;
+    let (Some(position), Some(size)) = (
+        s.column_by_name("position")
+            .and_then(|c| c.as_primitive_opt::<UInt64Type>()),
+        s.column_by_name("size")
+            .and_then(|c| c.as_primitive_opt::<UInt64Type>()),
+    ) else {
+        return Err(bad(format!(
+            "descriptions of unexpected types ({})",
+            s.data_type()
+        )));
+    };
+    (0..s.len())
+        .map(|i| {
+            let (p, n) = (position.value(i), size.value(i));
+            if s.is_null(i) || (p == 1 && n == 0) {
+                return Ok(None);
+            }
+            let end = p
+                .checked_add(n)
+                .ok_or_else(|| bad(format!("row {i}: position {p} + size {n} overflows")))?;
+            Ok(Some((Source::Data, Some(p..end))))
+        })
+        .collect()
+}
+
 /// A row's payload: its source and range (`None`: the whole source).
 pub(crate) type Located = (Source, Option<Range<u64>>);
 

@@ -380,7 +380,14 @@ impl Dataset {
             .iter()
             .zip(self.schema.fields())
             .map(|(lf, f)| {
-                if lf.is_blob_v2() {
+                if !lf.is_blob_v2() {
+                    // legacy blob columns: `struct<position, size>` descriptions
+                    lancer_format::blob_read::read_field_type(
+                        lf,
+                        f,
+                        lancer_format::blob_read::BlobRead::Descriptions,
+                    )
+                } else {
                     arrow_schema::Field::new(
                         f.name(),
                         arrow_schema::DataType::Struct(
@@ -389,8 +396,6 @@ impl Dataset {
                         f.is_nullable(),
                     )
                     .with_metadata(f.metadata().clone())
-                } else {
-                    f.as_ref().clone()
                 }
             })
             .collect();
@@ -401,9 +406,18 @@ impl Dataset {
         ds
     }
 
-    /// True if this handle reads blob v2 columns as descriptors.
+    /// True if this handle reads blob columns as descriptors / descriptions.
     pub fn reads_blob_descriptions(&self) -> bool {
         self.blob_descriptions
+    }
+
+    /// How this handle's reads return legacy blob columns.
+    fn blob_read(&self) -> lancer_format::blob_read::BlobRead {
+        if self.blob_descriptions {
+            lancer_format::blob_read::BlobRead::Descriptions
+        } else {
+            lancer_format::blob_read::BlobRead::Payloads
+        }
     }
 
     /// The version a commit of this dataset just wrote (its manifest's name and bytes
@@ -759,7 +773,7 @@ impl Dataset {
             let refs = names_in_file(&stored, &wanted);
             // remote files: this read's pages fetched in a few large requests first
             let _held = r.prefetch(ranges, Some(&refs), READ_AHEAD_BYTES)?;
-            let b = r.read_ranges(ranges, Some(&refs))?;
+            let b = r.read_ranges_as(ranges, Some(&refs), self.blob_read())?;
             for (k, (pos, name)) in wanted.iter().enumerate() {
                 let dt = self.schema.field(fields[*pos]).data_type();
                 let mut col = b.column(k).clone();
@@ -809,7 +823,7 @@ impl Dataset {
                     )));
                 };
                 let flf = flf.clone();
-                let b = r.read_ranges(ranges, Some(&[flf.name.as_str()]))?;
+                let b = r.read_ranges_as(ranges, Some(&[flf.name.as_str()]), self.blob_read())?;
                 parts.push((flf, b.column(0).clone()));
             }
             let dt = self.schema.field(fields[pos]).data_type().clone();

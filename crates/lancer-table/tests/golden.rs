@@ -59,6 +59,42 @@ fn pylance_datasets_read_identically_at_every_version() {
                 }
                 Err(e) => failures.push(format!("{label} v{n}: read: {e}")),
             }
+            // Blob columns as descriptions, where pylance's default scan recorded them.
+            let described = exp_dir.join(format!("v{n}.described.arrow"));
+            if described.exists() {
+                let want = read_arrow(&described);
+                let d = ds.with_blob_descriptions();
+                let rows = want.num_rows() as u64;
+                let idx: Vec<u64> = vec![rows.saturating_sub(1), 0, rows / 2, rows / 3];
+                match (d.to_batch(None), d.take(&idx, None)) {
+                    (Ok(got), Ok(took)) => {
+                        let ids = UInt64Array::from(idx.clone());
+                        for (i, f) in want.schema().fields().iter().enumerate() {
+                            let g = got.column_by_name(f.name()).map(|g| g.to_data());
+                            if g != Some(want.column(i).to_data()) {
+                                failures.push(format!(
+                                    "{label} v{n}: described column {} differs: {g:?}",
+                                    f.name()
+                                ));
+                            }
+                            let w = arrow_select::take::take(want.column(i).as_ref(), &ids, None)
+                                .unwrap();
+                            if rows > 0
+                                && took.column_by_name(f.name()).map(|g| g.to_data())
+                                    != Some(w.to_data())
+                            {
+                                failures.push(format!(
+                                    "{label} v{n}: described take of {} differs",
+                                    f.name()
+                                ));
+                            }
+                        }
+                    }
+                    (Err(e), _) | (_, Err(e)) => {
+                        failures.push(format!("{label} v{n}: described read: {e}"))
+                    }
+                }
+            }
             // Stable row ids, where pylance recorded them.
             if let Some(rids) = v.get("row_ids").and_then(|r| r.as_array()) {
                 let want_ids: Vec<u64> = rids.iter().map(|x| x.as_u64().unwrap()).collect();

@@ -106,14 +106,12 @@ pub fn ls(
         .iter()
         .find(|f| f.name == column)
         .ok_or_else(|| format!("no column {column:?} in {}", path.display()))?;
-    if !lf.is_blob_v2() {
-        let what = if lf.is_blob() {
-            "a legacy blob column (files 2.0 / 2.1): its rows keep their payload position in the file page; use `lancer blob get`"
-        } else {
-            "not a blob column"
-        };
-        return Err(format!("column {column:?} is {what}").into());
+    if !lf.is_blob() && !lf.is_blob_v2() {
+        return Err(format!("column {column:?} is not a blob column").into());
     }
+    // legacy blob columns (files 2.0 / 2.1) describe each payload as (position, size)
+    // in the data file; 2.0 describes a null as (1, 0)
+    let legacy = !lf.is_blob_v2();
     let described: Dataset = ds.with_blob_descriptions();
     let mut rows = Vec::new();
     let mut scan = described.scan().columns(&[column]).with_row_address(true);
@@ -129,8 +127,21 @@ pub fn ls(
             .ok_or("the scan returned no row addresses")?
             .as_primitive::<UInt64Type>();
         for i in 0..b.num_rows() {
-            let row = if d.is_null(i) {
+            let legacy_null = legacy && {
+                let (p, n) = (
+                    d.column(0).as_primitive::<UInt64Type>().value(i),
+                    d.column(1).as_primitive::<UInt64Type>().value(i),
+                );
+                p == 1 && n == 0
+            };
+            let row = if d.is_null(i) || legacy_null {
                 serde_json::json!({"index": index, "address": addr.value(i), "kind": "null"})
+            } else if legacy {
+                let pos = d.column(0).as_primitive::<UInt64Type>().value(i);
+                let size = d.column(1).as_primitive::<UInt64Type>().value(i);
+                serde_json::json!({"index": index, "address": addr.value(i), "kind": "legacy",
+                                   "size": size,
+                                   "location": format!("data file bytes {pos}..{}", pos.saturating_add(size))})
             } else {
                 let kind = d.column(0).as_primitive::<UInt8Type>().value(i);
                 let pos = d.column(1).as_primitive::<UInt64Type>().value(i);

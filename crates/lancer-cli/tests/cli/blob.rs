@@ -113,3 +113,52 @@ fn files_become_a_blob_column_pylance_reads() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
     }
 }
+
+const LEGACY: &str = r#"
+import json, sys, lance, pyarrow as pa
+f = pa.field("b", pa.large_binary(), True, {"lance-encoding:blob": "true"})
+vals = [b"abc", None, b"", bytes(range(256)) * 20]
+t = pa.table({"id": list(range(4)), "b": pa.array(vals, pa.large_binary())},
+             schema=pa.schema([pa.field("id", pa.int64()), f]))
+lance.write_dataset(t, sys.argv[1], data_storage_version=sys.argv[2], max_rows_per_file=3)
+print(json.dumps(lance.dataset(sys.argv[1]).to_table().column("b").to_pylist()))
+"#;
+
+#[test]
+fn legacy_blob_columns_list_and_get_as_pylance_describes_them() {
+    let dir = TempDir::new("cli-legacy-blobs");
+    for version in ["2.0", "2.1"] {
+        let ds = dir.join(format!("ds-{version}"));
+        let ds_s = ds.to_str().unwrap();
+        // pylance's descriptions: (position, size) in the data file; a 2.0 null (1, 0)
+        let described: serde_json::Value =
+            serde_json::from_str(py(LEGACY, &[ds_s, version]).trim()).unwrap();
+        let out = ok(lancer().args(["--json", "blob", "ls", ds_s, "--column", "b"]));
+        let ls: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let rows = ls.as_array().unwrap();
+        assert_eq!(rows.len(), 4, "{version}: {ls}");
+        let kinds: Vec<&str> = rows.iter().map(|r| r["kind"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["legacy", "null", "legacy", "legacy"], "{version}");
+        for (r, d) in rows.iter().zip(described.as_array().unwrap()) {
+            if r["kind"] == "legacy" {
+                let (p, n) = (d["position"].as_u64().unwrap(), d["size"].as_u64().unwrap());
+                assert_eq!(r["size"].as_u64(), Some(n), "{version}");
+                assert_eq!(
+                    r["location"].as_str().unwrap(),
+                    format!("data file bytes {p}..{}", p + n),
+                    "{version}"
+                );
+            }
+        }
+        let big: Vec<u8> = (0..20).flat_map(|_| 0u8..=255).collect();
+        let get = |row: &str, range: &[&str]| -> Vec<u8> {
+            let mut args = vec!["blob", "get", ds_s, "--column", "b", "--row", row];
+            args.extend_from_slice(range);
+            ok(lancer().args(&args)).stdout
+        };
+        assert_eq!(get("0", &[]), b"abc");
+        assert_eq!(get("2", &[]), b"");
+        assert_eq!(get("3", &[]), big);
+        assert_eq!(get("3", &["--range", "1000..1300"]), &big[1000..1300]);
+    }
+}

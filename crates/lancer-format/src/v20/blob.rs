@@ -57,6 +57,9 @@ pub(crate) fn read(
             .and_then(|c| c.as_any().downcast_ref::<UInt64Array>())
             .ok_or_else(|| FormatError::corrupt(format!("{what}: descriptions are not u64 pairs")))
     };
+    if ctx.blobs == crate::blob_read::BlobRead::Descriptions {
+        return crate::blob_read::describe_v20(desc);
+    }
     let (pos, size) = (col(0)?, col(1)?);
     let file_size = ctx.meta.file_size;
     let mut wanted = Vec::new();

@@ -115,22 +115,32 @@ pub(crate) fn read(
         )));
     }
     let nulls = Some(NullBuffer::new(validity.finish())).filter(|v| v.null_count() > 0);
+    // (items read as blob descriptions change the item field's type)
+    let retyped = |field: &arrow_schema::FieldRef| {
+        Arc::new(
+            field
+                .as_ref()
+                .clone()
+                .with_data_type(values.data_type().clone()),
+        )
+    };
     match &f.data_type {
         DataType::List(field) => {
+            let field = retyped(field);
             let o32 = offsets
                 .iter()
                 .map(|&o| i32::try_from(o))
                 .collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(|_| FormatError::corrupt(format!("list {:?}: over 2^31 items", f.name)))?;
             Ok(Arc::new(ListArray::try_new(
-                field.clone(),
+                field,
                 OffsetBuffer::new(ScalarBuffer::from(o32)),
                 values,
                 nulls,
             )?))
         }
         DataType::LargeList(field) => Ok(Arc::new(LargeListArray::try_new(
-            field.clone(),
+            retyped(field),
             OffsetBuffer::new(ScalarBuffer::from(offsets)),
             values,
             nulls,

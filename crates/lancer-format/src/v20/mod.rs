@@ -57,6 +57,8 @@ pub(crate) struct Ctx<'a> {
     pub io: &'a dyn RangeRead,
     /// The file's metadata.
     pub meta: &'a FileMetadata,
+    /// How blob columns are read (payloads or descriptions).
+    pub blobs: crate::blob_read::BlobRead,
 }
 
 impl Ctx<'_> {
@@ -77,11 +79,13 @@ pub fn read_field(
     f: &LanceField,
     column: usize,
     ranges: &[Range<u64>],
+    blobs: crate::blob_read::BlobRead,
 ) -> Result<ArrayRef> {
     let meta = reader.metadata();
     let ctx = Ctx {
         io: reader.io().as_ref(),
         meta: meta.as_ref(),
+        blobs,
     };
     read_node(&ctx, f, column, ranges)
 }
@@ -109,11 +113,13 @@ pub(crate) fn read_node(
                     None,
                 )));
             }
-            Ok(Arc::new(StructArray::try_new(
-                fields.clone(),
-                arrays,
-                None,
-            )?))
+            // (children read as descriptions change the struct's type)
+            let fields: arrow_schema::Fields = fields
+                .iter()
+                .zip(&arrays)
+                .map(|(f, a)| Arc::new(f.as_ref().clone().with_data_type(a.data_type().clone())))
+                .collect();
+            Ok(Arc::new(StructArray::try_new(fields, arrays, None)?))
         }
         DataType::List(_) | DataType::LargeList(_) => list::read(ctx, f, column, ranges),
         DataType::Map(_, _) => Err(FormatError::unsupported(

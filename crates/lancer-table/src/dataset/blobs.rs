@@ -5,15 +5,13 @@
 //! its payload lies ([`BlobRef`]: a source — the data file, a sidecar, an external
 //! object — and a byte range in it); payload bytes are fetched later, only the ranges
 //! asked for, every source's ranges in one batched request ([`read_refs`]). Legacy
-//! blob columns (`lance-encoding:blob`, files 2.0 / 2.1) keep their payload position in
-//! the file page itself: their rows are read whole and served from memory.
+//! blob columns (`lance-encoding:blob`, files 2.0 / 2.1) describe each payload as a
+//! range of the data file ([`lancer_format::blob_read`]): served the same way.
 
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
-use arrow_array::Array;
 use bytes::Bytes;
 use lancer_format::read::RangeRead;
 use lancer_io::Store;
@@ -117,33 +115,11 @@ pub fn read_refs(wanted: &[(&BlobRef, Range<u64>)]) -> Result<Vec<Bytes>> {
     Ok(out)
 }
 
-/// Bytes held in memory (a legacy blob's payload).
-struct Held(Bytes);
-
-impl RangeRead for Held {
-    fn size(&self) -> lancer_format::Result<u64> {
-        Ok(self.0.len() as u64)
-    }
-    fn read_ranges(&self, ranges: &[Range<u64>]) -> lancer_format::Result<Vec<Bytes>> {
-        ranges
-            .iter()
-            .map(|r| {
-                let (a, b) = (r.start as usize, r.end as usize);
-                if a > b || b > self.0.len() {
-                    return Err(lancer_format::FormatError::OutOfRange {
-                        what: format!("bytes {a}..{b} of a {}-byte blob", self.0.len()),
-                    });
-                }
-                Ok(self.0.slice(a..b))
-            })
-            .collect()
-    }
-}
-
 impl Dataset {
     /// Where the payloads of blob column `column` lie for rows `addresses` (row
     /// addresses of this version, in any order, repeats allowed): one entry per address,
-    /// `None` for a null blob. Only descriptors are read (for blob v2 columns).
+    /// `None` for a null blob. Only descriptors are read (legacy blob columns: their
+    /// descriptions, ranges of the data file).
     pub fn blob_refs(&self, column: &str, addresses: &[u64]) -> Result<Vec<Option<BlobRef>>> {
         let Some(fi) = self.manifest.schema.field_index(column) else {
             return Err(TableError::NotFound {
@@ -160,39 +136,19 @@ impl Dataset {
             });
         };
         let lf = &self.manifest.schema.fields[fi];
-        if !lf.is_blob_v2() {
-            if !lf.is_blob() {
-                return Err(TableError::invalid(format!(
-                    "the column {column:?} is not a blob column"
-                )));
-            }
-            // legacy blobs: payloads read whole
-            let batch = self.take_addresses(addresses, Some(&[column]))?;
-            let col = batch.column(0);
-            let bin = match col.data_type() {
-                arrow_schema::DataType::LargeBinary => col.as_binary::<i64>().clone(),
-                _ => {
-                    let cast = arrow_cast::cast(col, &arrow_schema::DataType::LargeBinary)?;
-                    cast.as_binary::<i64>().clone()
-                }
-            };
-            return Ok((0..bin.len())
-                .map(|i| {
-                    bin.is_valid(i).then(|| {
-                        let b = Bytes::copy_from_slice(bin.value(i));
-                        BlobRef {
-                            address: addresses[i],
-                            size: b.len() as u64,
-                            start: 0,
-                            source: Arc::new(Held(b)),
-                        }
-                    })
-                })
-                .collect());
+        if !lf.is_blob_v2() && !lf.is_blob() {
+            return Err(TableError::invalid(format!(
+                "the column {column:?} is not a blob column"
+            )));
         }
         let d = self.with_blob_descriptions();
         let batch = d.take_addresses(addresses, Some(&[column]))?;
-        let located = crate::blob::locate(batch.column(0), column)?;
+        // legacy blobs: the descriptions name a range of the data file itself
+        let located = if lf.is_blob_v2() {
+            crate::blob::locate(batch.column(0), column)?
+        } else {
+            crate::blob::locate_legacy(batch.column(0), column)?
+        };
         // sidecars are opened knowing the furthest byte their rows' descriptors name
         // (no request for their size; a short read is caught when the bytes arrive)
         let mut furthest: HashMap<(u64, Source), u64> = HashMap::new();
