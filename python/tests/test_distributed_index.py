@@ -227,3 +227,36 @@ def test_merged_bitmap_segments_and_refusals(tmp_path):
     shutil.rmtree(tmp_path / "d" / "_indices" / a.uuid)
     with pytest.raises(Exception, match="does not exist"):
         ds.commit_existing_index_segments("cat_idx", "cat", [a])
+
+
+PYLANCE_PLANS = """
+import json, sys, lance
+ds = lance.dataset(sys.argv[1])
+out = {"indices": sorted((i["name"], i["type"], sorted(i["fragment_ids"])) for i in ds.list_indices())}
+for sql in json.loads(sys.argv[2]):
+    out[sql] = [sorted(ds.to_table(columns=["id"], filter=sql)["id"].to_pylist()),
+                ds.scanner(columns=["id"], filter=sql).explain_plan()]
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("column,kind,listed,sqls", [
+    ("id", "ZONEMAP", "ZoneMap", ["id > 2500", "id = 17", "id < 1003 AND id >= 998"]),
+    ("tag", "BLOOMFILTER", "BloomFilter", ["tag = 't3'", "tag IN ('t1', 'zz')"]),
+])
+def test_merged_zone_segments_are_one_index_pylance_uses(tmp_path, column, kind, listed, sqls):
+    """ZONEMAP / BLOOMFILTER segments built per fragment group, merged by lancer and
+    committed: pylance 14 lists one index over every fragment, plans the filters with
+    it and answers them with a plain scan's rows."""
+    ds = make(tmp_path / "d")
+    segs = [ds.create_index_uncommitted(column, kind, fragment_ids=g) for g in groups(ds, k=3)]
+    merged = ds.merge_existing_index_segments(segs)
+    ds.commit_existing_index_segments(f"{column}_idx", column, [merged])
+    frags = sorted(f.fragment_id for f in ds.get_fragments())
+    seen = run(PYLANCE_PLANS, tmp_path / "d", json.dumps(sqls))
+    assert seen["indices"] == [[f"{column}_idx", listed, frags]]
+    fresh = make(tmp_path / "plain")
+    for sql in sqls:
+        rows, plan = seen[sql]
+        assert rows == ids_where(fresh, sql) == ids_where(lancer.dataset(str(tmp_path / "d")), sql), sql
+        assert f"@{column}_idx({listed})" in plan, plan
