@@ -252,6 +252,24 @@ def case_maps():
     return pa.table({"m": m, "id": pa.array(np.arange(n))})
 
 
+def case_fsl_structs():
+    """Fixed-size lists of structs (pylance 14 writes them at 2.2 only): null rows, null
+    structs and null leaves under a string and an int child; and a non-null one. One
+    column per file: pylance 14 reads such a column only alone ("cannot read columns of
+    differing lengths together" beside any other column of the file; inside a struct
+    "its children have differing lengths")."""
+    r = rng(14)
+    n = N
+    dim = 3
+    a = pa.array(r.integers(0, 1000, n * dim), pa.int32(), mask=r.random(n * dim) < 0.1)
+    b = pa.array([f"s{int(x)}" for x in r.integers(0, 50, n * dim)], mask=r.random(n * dim) < 0.1)
+    items = pa.StructArray.from_arrays([a, b], names=["a", "b"], mask=pa.array(r.random(n * dim) < 0.1))
+    fs = pa.FixedSizeListArray.from_arrays(items, dim, mask=pa.array(r.random(n) < 0.15))
+    x = pa.array(r.standard_normal(n * 2))
+    fs_nn = pa.FixedSizeListArray.from_arrays(pa.StructArray.from_arrays([x], names=["x"]), 2)
+    return pa.table({"fs": fs}), pa.table({"fs_nn": fs_nn})
+
+
 def case_dictionary_type():
     r = rng(13)
     idx = pa.array(r.integers(0, 4, N), pa.int32())
@@ -422,6 +440,8 @@ CASES = {
     "structs": (case_structs, {}),
     "structs_nonull": (case_structs_nonull, {}),
     "maps": (case_maps, {}),
+    "fsl_structs": (lambda: case_fsl_structs()[0], {}),
+    "fsl_structs_nn": (lambda: case_fsl_structs()[1], {}),
     "dictionary_type": (case_dictionary_type, {}),
     "field_metadata": (case_field_metadata, {}),
     "packed": (case_packed, {}),
@@ -450,7 +470,9 @@ def column_error(stem, table, col, ver, opts):
     try:
         round_trip(stem + ".col.lance", table.select([col]), ver, opts)
         return None
-    except Exception as e:
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # pyo3 panics are BaseExceptions (pylance 11 / 12 on some types)
         return str(e).splitlines()[0][:300]
     finally:
         if os.path.exists(stem + ".col.lance"):
@@ -476,7 +498,9 @@ def main(out_root, only=None):
                 tbl = table
                 try:
                     round_trip(stem + ".lance", tbl, ver, opts)
-                except Exception:
+                except (KeyboardInterrupt, SystemExit):
+                    raise
+                except BaseException:
                     # Keep the columns this pylance writes and reads back alone; name
                     # the others (one bad column must not drop a whole case).
                     bad = [c for c in tbl.schema.names if not column_round_trips(stem, tbl, c, ver, opts)]
@@ -491,7 +515,9 @@ def main(out_root, only=None):
                 # Arrow IPC files take one dictionary per column: several pages may
                 # each carry their own, so merge them into one.
                 got = got.combine_chunks() if any(c.num_chunks > 1 for c in got.columns) else got
-            except Exception as e:  # pylance refuses some (type, version) pairs
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as e:  # pylance refuses (or panics on) some (type, version) pairs
                 for ext in (".lance", ".arrow", ".meta.txt"):
                     if os.path.exists(stem + ext):
                         os.remove(stem + ext)

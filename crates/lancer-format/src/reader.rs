@@ -54,6 +54,8 @@ struct Leaf {
     column: usize,
     /// Type the page values decode to (dictionaries materialised, blobs as binary).
     value_type: DataType,
+    /// Page rows per row of the top-level field (> 1 below fixed-size lists of structs).
+    scale: u64,
 }
 
 /// A page state, loaded once.
@@ -82,6 +84,12 @@ impl std::fmt::Debug for FileReader {
     }
 }
 
+/// True for a fixed-size list of structs (pylance 14's 2.2 files): its struct's leaves
+/// are columns of their own, each fixed-size-list row `dimension` slots of them.
+pub(crate) fn is_struct_fsl(dt: &DataType) -> bool {
+    matches!(dt, DataType::FixedSizeList(item, _) if matches!(item.data_type(), DataType::Struct(_)))
+}
+
 /// Number of columns a field occupies.
 pub fn column_count(f: &LanceField, version: FileVersion) -> usize {
     if version.is_structural() {
@@ -94,6 +102,9 @@ pub fn column_count(f: &LanceField, version: FileVersion) -> usize {
             DataType::List(_) | DataType::LargeList(_) | DataType::Map(_, _) => {
                 f.children.iter().map(|c| column_count(c, version)).sum()
             }
+            _ if is_struct_fsl(&f.data_type) => {
+                f.children.iter().map(|c| column_count(c, version)).sum()
+            }
             _ => 1,
         }
     } else {
@@ -101,23 +112,55 @@ pub fn column_count(f: &LanceField, version: FileVersion) -> usize {
     }
 }
 
+/// How the rows of a leaf's pages relate to the field's rows: a fixed-size list of
+/// structs has no repetition level, so each of its rows is `dimension` page rows of
+/// the leaves below it (until a list, whose repetition levels count the rows).
+#[derive(Clone, Copy)]
+struct Scale {
+    by: u64,
+    under_list: bool,
+}
+
 fn leaves_of(f: &LanceField, first: usize, out: &mut Vec<Leaf>, blobs: BlobRead) -> usize {
+    let top = Scale {
+        by: 1,
+        under_list: false,
+    };
+    leaves_scaled(f, first, out, blobs, top)
+}
+
+fn leaves_scaled(
+    f: &LanceField,
+    first: usize,
+    out: &mut Vec<Leaf>,
+    blobs: BlobRead,
+    scale: Scale,
+) -> usize {
+    let children = |out: &mut Vec<Leaf>, scale: Scale| {
+        let mut col = first;
+        for c in &f.children {
+            col = leaves_scaled(c, col, out, blobs, scale);
+        }
+        col
+    };
     match &f.data_type {
         // the placeholder column of a struct without fields is skipped
         DataType::Struct(fs) if fs.is_empty() => first + 1,
-        DataType::Struct(_) if !f.is_packed_struct() => {
-            let mut col = first;
-            for c in &f.children {
-                col = leaves_of(c, col, out, blobs);
-            }
-            col
-        }
-        DataType::List(_) | DataType::LargeList(_) | DataType::Map(_, _) => {
-            let mut col = first;
-            for c in &f.children {
-                col = leaves_of(c, col, out, blobs);
-            }
-            col
+        DataType::Struct(_) if !f.is_packed_struct() => children(out, scale),
+        DataType::List(_) | DataType::LargeList(_) | DataType::Map(_, _) => children(
+            out,
+            Scale {
+                under_list: true,
+                ..scale
+            },
+        ),
+        DataType::FixedSizeList(_, n) if is_struct_fsl(&f.data_type) => {
+            let by = if scale.under_list {
+                scale.by
+            } else {
+                scale.by.saturating_mul(u64::try_from(*n).unwrap_or(1))
+            };
+            children(out, Scale { by, ..scale })
         }
         dt => {
             let value_type = match dt {
@@ -130,6 +173,7 @@ fn leaves_of(f: &LanceField, first: usize, out: &mut Vec<Leaf>, blobs: BlobRead)
             out.push(Leaf {
                 column: first,
                 value_type,
+                scale: scale.by,
             });
             first + 1
         }
@@ -516,7 +560,17 @@ impl FileReader {
         leaves_of(f, cols.start, &mut leaves, blobs);
         let mut decoded = std::collections::VecDeque::with_capacity(leaves.len());
         for leaf in &leaves {
-            decoded.push_back(self.read_leaf(leaf, ranges, rows)?);
+            let u = if leaf.scale == 1 {
+                self.read_leaf(leaf, ranges, rows)?
+            } else {
+                let s = leaf.scale;
+                let scaled: Vec<Range<u64>> = ranges
+                    .iter()
+                    .map(|r| r.start.saturating_mul(s)..r.end.saturating_mul(s))
+                    .collect();
+                self.read_leaf(leaf, &scaled, rows.saturating_mul(s))?
+            };
+            decoded.push_back(u);
         }
         let arrow_field = self.read_type(i, blobs);
         assemble(&arrow_field, f, &mut decoded, 0, rows as usize)
@@ -1096,6 +1150,45 @@ pub(crate) fn assemble(
                 }
                 _ => Err(FormatError::corrupt("unreachable list kind")),
             }
+        }
+        DataType::FixedSizeList(child, n) if is_struct_fsl(field.data_type()) => {
+            // one item layer over `dimension` slots per row (a null row's slots all
+            // carry its null)
+            let (nulls, len) = match structural(leaves)? {
+                LayerOut::Item { nulls, len } => (nulls, len),
+                LayerOut::List { .. } => {
+                    return Err(FormatError::corrupt(
+                        "fixed-size list of structs decoded as a list",
+                    ))
+                }
+            };
+            let dim = usize::try_from(*n).unwrap_or(0);
+            if dim == 0 || len % dim != 0 {
+                return Err(FormatError::corrupt(format!(
+                    "field {:?}: {len} slots do not make rows of {dim}",
+                    field.name()
+                )));
+            }
+            let lc = lf
+                .children
+                .first()
+                .ok_or_else(|| FormatError::corrupt("fixed-size list field without child"))?;
+            let values = assemble(child, lc, leaves, depth + 1, len)?;
+            let validity = nulls
+                .map(|nb| {
+                    NullBuffer::from(
+                        (0..len / dim)
+                            .map(|r| nb.is_valid(r * dim))
+                            .collect::<Vec<bool>>(),
+                    )
+                })
+                .filter(|v| v.null_count() > 0);
+            Ok(Arc::new(FixedSizeListArray::try_new(
+                child.clone(),
+                *n,
+                values,
+                validity,
+            )?))
         }
         dt => {
             let u = leaves

@@ -308,9 +308,7 @@ pub fn primitive_type(lt: &str) -> Result<DataType> {
                     if inner == "struct" {
                         return Err(bad_type(
                             lt,
-                            "fixed-size lists of structs (pylance 14 writes them in 2.2 files) are \
-                             not read by Lancer yet; rewrite the column with pylance as a list, or \
-                             as a struct of fixed-size lists",
+                            "a fixed-size list of structs needs its item field",
                         ));
                     }
                     let item = if inner == BFLOAT16_EXT {
@@ -360,6 +358,22 @@ fn arrow_type(lt: &str, ext: &str, children: &[LanceField]) -> Result<DataType> 
         "struct" => DataType::Struct(child_fields()),
         "list" | "list.struct" => DataType::List(Arc::new(single_child()?)),
         "large_list" | "large_list.struct" => DataType::LargeList(Arc::new(single_child()?)),
+        // pylance 14 (2.2 files): a fixed-size list of structs, its item field the child
+        _ if lt.starts_with("fixed_size_list:struct:") => {
+            let n: i32 = lt["fixed_size_list:struct:".len()..]
+                .parse()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| bad_type(lt, "bad fixed_size_list size"))?;
+            let item = single_child()?;
+            if !matches!(item.data_type(), DataType::Struct(_)) {
+                return Err(bad_type(
+                    lt,
+                    "the item field of a fixed-size list of structs is not a struct",
+                ));
+            }
+            DataType::FixedSizeList(Arc::new(item), n)
+        }
         "map" => {
             let entries = single_child()?;
             if !matches!(entries.data_type(), DataType::Struct(f) if f.len() == 2) {
@@ -379,14 +393,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fixed_size_lists_of_structs_are_refused_with_a_remedy() {
+    fn fixed_size_lists_of_structs_need_their_item_field() {
         let e = primitive_type("fixed_size_list:struct:2").unwrap_err();
         assert!(matches!(e, FormatError::UnsupportedType { .. }), "{e}");
-        let text = e.to_string();
-        assert!(
-            text.contains("fixed_size_list:struct:2") && text.contains("as a list"),
-            "{text}"
-        );
+        assert!(e.to_string().contains("item field"), "{e}");
         assert_eq!(
             primitive_type("fixed_size_list:float:4").ok(),
             Some(DataType::FixedSizeList(

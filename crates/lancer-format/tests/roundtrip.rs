@@ -31,9 +31,12 @@ pub fn inputs() -> Vec<(String, RecordBatch)> {
         .collect()
 }
 
-fn writable(name: &str, v: FileVersion) -> bool {
-    // Maps and variable packed structs need 2.2.
-    !((name == "packed_var" || name == "maps") && v == FileVersion::V2_1)
+pub fn writable(name: &str, v: FileVersion) -> bool {
+    // Maps, variable packed structs and fixed-size lists of structs need 2.2.
+    !(matches!(
+        name,
+        "packed_var" | "maps" | "fsl_structs" | "fsl_structs_nn"
+    ) && v == FileVersion::V2_1)
 }
 
 #[test]
@@ -139,7 +142,11 @@ fn lancer_round_trips_every_golden_table() {
 
 #[test]
 fn unwritable_types_name_the_version_that_takes_them() {
-    for (name, want) in [("maps", "2.2"), ("packed_var", "2.2")] {
+    for (name, want) in [
+        ("maps", "2.2"),
+        ("packed_var", "2.2"),
+        ("fsl_structs", "2.2"),
+    ] {
         let (_, batch) = inputs().into_iter().find(|(n, _)| n == name).unwrap();
         let opts = WriteOptions {
             version: FileVersion::V2_1,
@@ -150,8 +157,8 @@ fn unwritable_types_name_the_version_that_takes_them() {
             .to_string();
         assert!(err.contains(want) && err.contains("2.1"), "{name}: {err}");
     }
-    // Fixed-size lists of structs (pylance 14 writes them at 2.2 only): refused naming
-    // what to store instead.
+    // A fixed-size list of structs inside a struct (pylance 14 writes it but cannot read
+    // it back): refused naming what to store instead.
     let item = Field::new(
         "item",
         DataType::Struct(vec![Field::new("a", DataType::Int32, true)].into()),
@@ -163,24 +170,23 @@ fn unwritable_types_name_the_version_that_takes_them() {
         None,
     );
     let fsl = arrow_array::FixedSizeListArray::new(Arc::new(item), 2, Arc::new(st), None);
+    let outer = arrow_array::StructArray::from(vec![(
+        Arc::new(Field::new("p", fsl.data_type().clone(), true)),
+        Arc::new(fsl) as arrow_array::ArrayRef,
+    )]);
     let batch =
-        RecordBatch::try_from_iter(vec![("v", Arc::new(fsl) as arrow_array::ArrayRef)]).unwrap();
-    for version in [FileVersion::V2_1, FileVersion::V2_2] {
-        let opts = WriteOptions {
-            version,
-            ..Default::default()
-        };
-        let err = write_to_vec(batch.schema(), std::slice::from_ref(&batch), opts).unwrap_err();
-        assert!(
-            matches!(err, lancer_format::FormatError::UnsupportedType { .. }),
-            "{err}"
-        );
-        let err = err.to_string();
-        assert!(
-            err.contains("\"v\"") && err.contains("as a list"),
-            "{version}: {err}"
-        );
-    }
+        RecordBatch::try_from_iter(vec![("v", Arc::new(outer) as arrow_array::ArrayRef)]).unwrap();
+    let opts = WriteOptions {
+        version: FileVersion::V2_2,
+        ..Default::default()
+    };
+    let err = write_to_vec(batch.schema(), std::slice::from_ref(&batch), opts).unwrap_err();
+    assert!(
+        matches!(err, lancer_format::FormatError::UnsupportedType { .. }),
+        "{err}"
+    );
+    let err = err.to_string();
+    assert!(err.contains("\"p\"") && err.contains("as a list"), "{err}");
     let (_, batch) = inputs().into_iter().find(|(n, _)| n == "ints").unwrap();
     // Legacy (0.1 / 0.2) files are read, not written.
     let opts = WriteOptions {

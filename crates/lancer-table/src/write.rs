@@ -97,6 +97,10 @@ pub(crate) fn leaf_ids(f: &lancer_format::schema::LanceField, out: &mut Vec<i32>
         DataType::List(_) | DataType::LargeList(_) | DataType::Map(_, _) => {
             f.children.iter().for_each(|c| leaf_ids(c, out))
         }
+        // a fixed-size list of structs: its struct's leaves (2.2)
+        DataType::FixedSizeList(item, _) if matches!(item.data_type(), DataType::Struct(_)) => {
+            f.children.iter().for_each(|c| leaf_ids(c, out))
+        }
         _ => out.push(f.id),
     }
 }

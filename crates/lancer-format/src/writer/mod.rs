@@ -189,16 +189,26 @@ fn check_writable(dt: &DataType, version: FileVersion, name: &str) -> Result<()>
         DataType::List(f) | DataType::LargeList(f) | DataType::Map(f, _) => {
             check_writable(f.data_type(), version, f.name())
         }
+        DataType::FixedSizeList(f, _) if matches!(f.data_type(), DataType::Struct(_)) => {
+            if version < FileVersion::V2_2 {
+                return Err(FormatError::UnsupportedType {
+                    logical_type: dt.to_string(),
+                    detail: format!(
+                        "field {name:?}: fixed-size lists of structs need data storage version \
+                         2.2 (pylance refuses them below it too); this file is {version}"
+                    ),
+                });
+            }
+            check_writable(f.data_type(), version, f.name())
+        }
         DataType::FixedSizeList(f, _)
             if crate::block::fixed_width_bits(f.data_type()).is_none() =>
         {
             Err(FormatError::UnsupportedType {
                 logical_type: dt.to_string(),
                 detail: format!(
-                    "field {name:?}: Lancer writes fixed-size lists of fixed-width items only \
-                     (fixed-size lists of structs exist in 2.2 files of pylance 14 alone, which \
-                     Lancer neither reads nor writes yet; pylance 11 / 12 cannot write them); \
-                     store the column as a list, or as a struct of fixed-size lists"
+                    "field {name:?}: Lancer writes fixed-size lists of fixed-width items and of \
+                     structs (2.2) only; store the column as a list"
                 ),
             })
         }
@@ -214,6 +224,9 @@ fn leaf_fields<'a>(f: &'a LanceField, out: &mut Vec<&'a LanceField>) {
             f.children.iter().for_each(|c| leaf_fields(c, out))
         }
         DataType::List(_) | DataType::LargeList(_) | DataType::Map(_, _) => {
+            f.children.iter().for_each(|c| leaf_fields(c, out))
+        }
+        dt if crate::reader::is_struct_fsl(dt) => {
             f.children.iter().for_each(|c| leaf_fields(c, out))
         }
         _ => out.push(f),

@@ -129,6 +129,10 @@ fn push(f: &Field, parent: i32, next_id: &mut i32, out: &mut Vec<pb::file::Field
         DataType::List(c) | DataType::LargeList(c) | DataType::Map(c, _) => {
             push(c, id, next_id, out)?;
         }
+        // a fixed-size list of structs records its item field (pylance 14, 2.2)
+        DataType::FixedSizeList(c, _) if matches!(c.data_type(), DataType::Struct(_)) => {
+            push(c, id, next_id, out)?;
+        }
         _ => {}
     }
     Ok(())

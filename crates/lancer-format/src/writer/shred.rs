@@ -46,6 +46,9 @@ struct Entry {
 enum Node {
     Item(ArrayRef),
     List(ArrayRef),
+    /// A fixed-size list of structs and its dimension: an item layer over `dimension`
+    /// slots per row (no repetition level), each slot a page row of the leaves below.
+    Fsl(ArrayRef, usize),
 }
 
 /// Shreds `array` (of `field`) into its leaf columns, in column order. Packed structs
@@ -71,7 +74,7 @@ fn walk(
         DataType::Struct(fs) if fs.is_empty() && !f.is_packed_struct() => {
             let under_list_or_null = path.iter().any(|n| match n {
                 Node::List(_) => true,
-                Node::Item(x) => null_count(x) > 0,
+                Node::Item(x) | Node::Fsl(x, _) => null_count(x) > 0,
             });
             if under_list_or_null || null_count(&a) > 0 {
                 return Err(FormatError::UnsupportedType {
@@ -103,6 +106,29 @@ fn walk(
             for (child, cf) in s.columns().iter().zip(&f.children) {
                 walk(cf, child.clone(), path, out, num_rows)?;
             }
+            path.pop();
+        }
+        DataType::FixedSizeList(_, n) if crate::reader::is_struct_fsl(a.data_type()) => {
+            if !path.is_empty() {
+                // pylance 14 writes them nested but cannot read them back ("its children
+                // have differing lengths"): what Lancer writes must open in pylance
+                return Err(FormatError::UnsupportedType {
+                    logical_type: a.data_type().to_string(),
+                    detail: format!(
+                        "field {:?}: fixed-size lists of structs are written as top-level \
+                         columns only (pylance 14 cannot read them inside a struct or list); \
+                         store this one as a list",
+                        f.name
+                    ),
+                });
+            }
+            let cf = f.children.first().ok_or_else(|| {
+                FormatError::corrupt(format!("fixed-size list {:?} has no child field", f.name))
+            })?;
+            let dim = usize::try_from(*n).unwrap_or(0);
+            let values = a.as_fixed_size_list().values().clone();
+            path.push(Node::Fsl(a.clone(), dim));
+            walk(cf, values, path, out, num_rows)?;
             path.pop();
         }
         DataType::List(_) | DataType::LargeList(_) | DataType::Map(_, _) => {
@@ -157,7 +183,7 @@ fn without_lists(
     for n in path {
         match n {
             Node::Item(a) => items.push(a),
-            Node::List(_) => return None,
+            Node::List(_) | Node::Fsl(..) => return None,
         }
     }
     let leaf = (*items.last()?).clone();
@@ -224,7 +250,7 @@ fn levels(path: &[Node], num_rows: usize) -> Result<Shredded> {
     let mut inherited = false;
     for n in path {
         layers_outer.push(match n {
-            Node::Item(a) => {
+            Node::Item(a) | Node::Fsl(a, _) => {
                 let nullable = null_count(a) > 0 || inherited;
                 inherited = nullable;
                 if nullable {
@@ -289,6 +315,24 @@ fn levels(path: &[Node], num_rows: usize) -> Result<Shredded> {
                         }
                     }
                 }
+            }
+            Node::Fsl(a, dim) => {
+                // every row, null or not, is `dim` slots; a null row's slots carry its
+                // null level
+                let nullable = layers_outer[k] == Layer::NullableItem;
+                let mut next = Vec::with_capacity(entries.len().saturating_mul(*dim));
+                for e in entries {
+                    let null = nullable && e.live && e.idx.is_some_and(|i| is_null(a, i));
+                    for j in 0..*dim {
+                        next.push(Entry {
+                            rep: e.rep,
+                            def: if null { base[k] + 1 } else { e.def },
+                            idx: e.idx.map(|i| i * dim + j),
+                            live: e.live && !null,
+                        });
+                    }
+                }
+                entries = next;
             }
             Node::List(a) => {
                 lists_seen += 1;
@@ -358,6 +402,12 @@ fn levels(path: &[Node], num_rows: usize) -> Result<Shredded> {
         .iter()
         .any(|l| l.def_levels() > 0)
         .then(|| entries.iter().map(|e| e.def).collect());
+    // under a fixed-size list of structs every slot is a page row
+    let num_rows = if path.iter().any(|n| matches!(n, Node::Fsl(..))) {
+        entries.len()
+    } else {
+        num_rows
+    };
     Ok(Shredded {
         layers,
         rep,
