@@ -258,6 +258,41 @@ def test_legacy_blob_columns_scan_as_pylances_descriptions(tmp_path, version, wr
     assert fo[0].size() == fp[0].size() and fo[0].read_range(5, 100) == fp[0].read_range(5, 100)
 
 
+def test_blobs_inside_structs_read_as_pylance(tmp_path):
+    """Blob v2 columns inside a struct (pylance 14 writes them; lancer reads them and
+    refuses to write them): descriptors by default, payloads with ``all_binary``, the
+    blob API on the column's path ``s.b`` — over every size class, null blobs and null
+    structs, three fragments with deletions."""
+    bf = lance.blob_field("b", inline_size_threshold=256, dedicated_size_threshold=1024)
+    vals = values(SMALL + [40, None, 2000])
+    n = len(vals)
+    names = pa.array([f"n{i}" for i in range(n)])
+    st = pa.StructArray.from_arrays([names, lance.blob_array(vals)],
+                                    fields=[pa.field("name", pa.string()), bf],
+                                    mask=pa.array([i == 11 for i in range(n)]))
+    t = pa.table({"id": pa.array(range(n), pa.int64()), "s": st})
+    uri = str(tmp_path / "nested")
+    lance.write_dataset(t, uri, data_storage_version="2.2", max_rows_per_file=5)
+    lance.dataset(uri).delete("id = 3")
+    ours, theirs = lancer.dataset(uri), lance.dataset(uri)
+    assert ours.to_table() == theirs.to_table()
+    a, b = ours.to_table(blob_handling="all_binary"), theirs.to_table(blob_handling="all_binary")
+    assert a == b
+    got = [None if r is None else r["b"] for r in a.column("s").to_pylist()]
+    assert got == [None if k == 11 else v for k, v in enumerate(vals) if k != 3]
+    assert ours.take([0, 9, 5], columns=["s"]) == theirs.take([0, 9, 5], columns=["s"])
+    rows = list(range(theirs.count_rows()))
+    assert ours.read_blobs("s.b", indices=rows) == theirs.read_blobs("s.b", indices=rows)
+    reqs = [(5, 1000, 24), (0, 0, 0), (2, 1, 200), (11, 10, 1000)]
+    assert ours.read_blob_ranges("s.b", reqs, selector="indices") == \
+        theirs.read_blob_ranges("s.b", reqs, selector="indices")
+    fo, fp = ours.take_blobs("s.b", indices=[6, 10]), theirs.take_blobs("s.b", indices=[6, 10])
+    assert [f is None for f in fo] == [f is None for f in fp]
+    assert fo[0].readall() == fp[0].readall()
+    with pytest.raises(ValueError, match="inside a struct"):
+        lancer.write_dataset(t, str(tmp_path / "lancer-nested"), data_storage_version="2.2")
+
+
 def test_write_refusals_as_pylance(tmp_path):
     ext = (tmp_path / "x.bin")
     ext.write_bytes(b"abc")

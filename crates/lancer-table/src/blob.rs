@@ -179,6 +179,95 @@ pub(crate) fn locate_legacy(desc: &ArrayRef, column: &str) -> Result<Vec<Option<
         .collect()
 }
 
+/// True if blob v2 columns sit below `lf` inside structs (pylance 14 writes them
+/// there: `struct<name, b: blob>`).
+pub(crate) fn has_nested_blob_v2(lf: &lancer_format::schema::LanceField) -> bool {
+    !lf.is_blob_v2()
+        && matches!(lf.data_type, arrow_schema::DataType::Struct(_))
+        && !lf.is_packed_struct()
+        && lf
+            .children
+            .iter()
+            .any(|c| c.is_blob_v2() || has_nested_blob_v2(c))
+}
+
+/// `col` (a struct column as a data file stores it, of the file's field `flf`:
+/// descriptors where the blob v2 children are) with every blob v2 descendant of the
+/// dataset's field `lf` (children matched by field id; the data file's schema does not
+/// mark them) replaced by `blob(child field, descriptors)`; other children as they
+/// are, the structs' nulls kept.
+pub(crate) fn map_nested_blobs(
+    lf: &lancer_format::schema::LanceField,
+    flf: &lancer_format::schema::LanceField,
+    col: &ArrayRef,
+    blob: &mut dyn FnMut(&lancer_format::schema::LanceField, &ArrayRef) -> Result<ArrayRef>,
+) -> Result<ArrayRef> {
+    let Some(s) = col.as_struct_opt() else {
+        return Err(TableError::corrupt(format!(
+            "column {:?}: a data file stores {} where a struct belongs",
+            lf.name,
+            col.data_type()
+        )));
+    };
+    if s.num_columns() != flf.children.len() {
+        return Err(TableError::corrupt(format!(
+            "column {:?}: a data file's struct has {} fields, its schema {}",
+            lf.name,
+            s.num_columns(),
+            flf.children.len()
+        )));
+    }
+    let mut fields = Vec::with_capacity(s.num_columns());
+    let mut arrays = Vec::with_capacity(s.num_columns());
+    for ((f, a), fc) in s.fields().iter().zip(s.columns()).zip(&flf.children) {
+        let a = match lf.children.iter().find(|c| c.id == fc.id) {
+            Some(c) if c.is_blob_v2() => blob(c, a)?,
+            Some(c) if has_nested_blob_v2(c) => map_nested_blobs(c, fc, a, blob)?,
+            _ => a.clone(),
+        };
+        fields.push(f.as_ref().clone().with_data_type(a.data_type().clone()));
+        arrays.push(a);
+    }
+    Ok(Arc::new(StructArray::try_new(
+        fields.into(),
+        arrays,
+        s.nulls().cloned(),
+    )?))
+}
+
+/// `f` (the Arrow field of `lf`, a struct holding blob v2 columns) with those columns
+/// as their descriptors, as a read of descriptors returns it.
+pub(crate) fn described_nested(
+    lf: &lancer_format::schema::LanceField,
+    f: &arrow_schema::Field,
+) -> arrow_schema::Field {
+    let arrow_schema::DataType::Struct(fs) = f.data_type() else {
+        return f.clone();
+    };
+    let children: Vec<arrow_schema::Field> = fs
+        .iter()
+        .zip(&lf.children)
+        .map(|(cf, c)| {
+            if c.is_blob_v2() {
+                arrow_schema::Field::new(
+                    cf.name(),
+                    arrow_schema::DataType::Struct(
+                        lancer_format::writer::blob_v2::descriptor_fields(),
+                    ),
+                    cf.is_nullable(),
+                )
+                .with_metadata(cf.metadata().clone())
+            } else if has_nested_blob_v2(c) {
+                described_nested(c, cf)
+            } else {
+                cf.as_ref().clone()
+            }
+        })
+        .collect();
+    f.clone()
+        .with_data_type(arrow_schema::DataType::Struct(children.into()))
+}
+
 /// A row's payload: its source and range (`None`: the whole source).
 pub(crate) type Located = (Source, Option<Range<u64>>);
 

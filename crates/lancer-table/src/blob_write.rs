@@ -75,6 +75,26 @@ pub(crate) fn is_blob_v2_field(f: &Field, storage: FileVersion) -> bool {
     (ext && matches!(f.data_type(), DataType::Struct(_))) || marked
 }
 
+/// The path of a blob v2 field nested inside `dt` (a column's type), if any.
+fn nested_blob_v2(dt: &DataType, name: &str) -> Option<String> {
+    let children: Vec<&Field> = match dt {
+        DataType::Struct(fs) => fs.iter().map(|f| f.as_ref()).collect(),
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+            vec![f.as_ref()]
+        }
+        DataType::Map(f, _) => vec![f.as_ref()],
+        _ => return None,
+    };
+    children.into_iter().find_map(|c| {
+        let path = format!("{name}.{}", c.name());
+        if c.metadata().get(ARROW_EXT_NAME).map(String::as_str) == Some(BLOB_V2_EXT) {
+            Some(path)
+        } else {
+            nested_blob_v2(c.data_type(), &path)
+        }
+    })
+}
+
 /// True if `dt` is one of pylance's logical blob struct shapes (`data`, `uri`, and
 /// optionally `position`, `size`).
 pub(crate) fn is_logical_blob_type(dt: &DataType) -> bool {
@@ -90,6 +110,13 @@ pub(crate) fn is_logical_blob_type(dt: &DataType) -> bool {
 /// (`data`, `uri`) at 2.2 and later; a blob v2 struct below 2.2 is refused.
 pub fn manifest_schema(schema: &SchemaRef, storage: FileVersion) -> Result<SchemaRef> {
     for f in schema.fields() {
+        if let Some(path) = nested_blob_v2(f.data_type(), f.name()) {
+            return Err(TableError::invalid(format!(
+                "blob column {path:?} sits inside a struct: Lancer reads such columns (pylance \
+                 14 writes them) but writes blob v2 columns at the top level only; write the \
+                 blob as a column of its own"
+            )));
+        }
         let ext = f.metadata().get(ARROW_EXT_NAME).map(String::as_str) == Some(BLOB_V2_EXT);
         if ext && storage < FileVersion::V2_2 {
             return Err(TableError::invalid(format!(

@@ -380,7 +380,9 @@ impl Dataset {
             .iter()
             .zip(self.schema.fields())
             .map(|(lf, f)| {
-                if !lf.is_blob_v2() {
+                if crate::blob::has_nested_blob_v2(lf) {
+                    crate::blob::described_nested(lf, f)
+                } else if !lf.is_blob_v2() {
                     // legacy blob columns: `struct<position, size>` descriptions
                     lancer_format::blob_read::read_field_type(
                         lf,
@@ -787,6 +789,29 @@ impl Dataset {
                     }
                     out[*pos] = Some(col);
                     continue;
+                }
+                let nested =
+                    crate::blob::has_nested_blob_v2(&self.manifest.schema.fields[fields[*pos]]);
+                if nested && !self.blob_descriptions {
+                    // blob v2 columns inside structs: their payloads, as at the top
+                    let (store, file) = self.data_file_location(&frag.files[file_idx])?;
+                    let base = |id: u32| -> Result<Store> {
+                        Ok(self
+                            .base_store(id, || format!("an external blob of {name:?}"))?
+                            .0)
+                    };
+                    let src = crate::blob::BlobSources {
+                        data: r.io(),
+                        store: &store,
+                        file: &file,
+                        options: &self.options,
+                        base: &base,
+                    };
+                    let lf = &self.manifest.schema.fields[fields[*pos]];
+                    let flf = stored[k].unwrap_or(lf);
+                    col = crate::blob::map_nested_blobs(lf, flf, &col, &mut |c, d| {
+                        crate::blob::resolve_v2(d, &src, &c.name)
+                    })?;
                 }
                 if blob_v2 {
                     let (store, file) = self.data_file_location(&frag.files[file_idx])?;

@@ -12,6 +12,8 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
+use arrow_array::cast::AsArray;
+use arrow_array::Array;
 use bytes::Bytes;
 use lancer_format::read::RangeRead;
 use lancer_io::Store;
@@ -116,12 +118,31 @@ pub fn read_refs(wanted: &[(&BlobRef, Range<u64>)]) -> Result<Vec<Bytes>> {
 }
 
 impl Dataset {
+    /// The top-level field index and child positions of column `column`: a top-level
+    /// name, or a dotted path through structs (`s.b`).
+    fn blob_column_path(&self, column: &str) -> Option<(usize, Vec<usize>)> {
+        if let Some(fi) = self.manifest.schema.field_index(column) {
+            return Some((fi, Vec::new()));
+        }
+        let mut parts = column.split('.');
+        let fi = self.manifest.schema.field_index(parts.next()?)?;
+        let mut lf = &self.manifest.schema.fields[fi];
+        let mut path = Vec::new();
+        for p in parts {
+            let k = lf.children.iter().position(|c| c.name == p)?;
+            path.push(k);
+            lf = &lf.children[k];
+        }
+        Some((fi, path))
+    }
+
     /// Where the payloads of blob column `column` lie for rows `addresses` (row
     /// addresses of this version, in any order, repeats allowed): one entry per address,
     /// `None` for a null blob. Only descriptors are read (legacy blob columns: their
     /// descriptions, ranges of the data file).
     pub fn blob_refs(&self, column: &str, addresses: &[u64]) -> Result<Vec<Option<BlobRef>>> {
-        let Some(fi) = self.manifest.schema.field_index(column) else {
+        // `column` names a top-level column, or a blob inside structs by its path (`s.b`)
+        let Some((fi, path)) = self.blob_column_path(column) else {
             return Err(TableError::NotFound {
                 what: format!(
                     "column {column:?} (the dataset has {})",
@@ -135,19 +156,40 @@ impl Dataset {
                 ),
             });
         };
-        let lf = &self.manifest.schema.fields[fi];
+        let mut lf = &self.manifest.schema.fields[fi];
+        for &k in &path {
+            lf = &lf.children[k];
+        }
         if !lf.is_blob_v2() && !lf.is_blob() {
             return Err(TableError::invalid(format!(
                 "the column {column:?} is not a blob column"
             )));
         }
         let d = self.with_blob_descriptions();
-        let batch = d.take_addresses(addresses, Some(&[column]))?;
-        // legacy blobs: the descriptions name a range of the data file itself
+        let top = self.manifest.schema.fields[fi].name.clone();
+        let batch = d.take_addresses(addresses, Some(&[top.as_str()]))?;
+        let mut desc = batch.column(0).clone();
+        for &k in &path {
+            let child = desc
+                .as_struct_opt()
+                .and_then(|s| s.columns().get(k).cloned())
+                .ok_or_else(|| {
+                    TableError::corrupt(format!("column {column:?}: no such struct field"))
+                })?;
+            // a null struct holds no blob
+            let parent_nulls = desc.nulls().cloned();
+            desc = match parent_nulls {
+                Some(n) if n.null_count() > 0 => {
+                    let merged = arrow_buffer::NullBuffer::union(Some(&n), child.nulls());
+                    arrow_array::make_array(child.to_data().into_builder().nulls(merged).build()?)
+                }
+                _ => child,
+            };
+        }
         let located = if lf.is_blob_v2() {
-            crate::blob::locate(batch.column(0), column)?
+            crate::blob::locate(&desc, column)?
         } else {
-            crate::blob::locate_legacy(batch.column(0), column)?
+            crate::blob::locate_legacy(&desc, column)?
         };
         // sidecars are opened knowing the furthest byte their rows' descriptors name
         // (no request for their size; a short read is caught when the bytes arrive)
