@@ -729,7 +729,19 @@ impl<W: Write + Send + 'static> FileWriter<W> {
                         }
                     };
                     let buffers = self.write_page_buffers(page.buffers)?;
-                    self.columns[first + k].push(PageMeta {
+                    let schema_columns = self.columns.len();
+                    let col = self.columns.get_mut(first + k).ok_or_else(|| {
+                        FormatError::UnsupportedType {
+                            logical_type: self.schema.field(i).data_type().to_string(),
+                            detail: format!(
+                                "field {:?} shredded into more columns than its schema has \
+                                 ({schema_columns} in the file): a type this writer does not \
+                                 lay out",
+                                self.schema.field(i).name()
+                            ),
+                        }
+                    })?;
+                    col.push(PageMeta {
                         buffers,
                         num_rows: page.num_rows,
                         priority,
