@@ -259,10 +259,11 @@ def test_legacy_blob_columns_scan_as_pylances_descriptions(tmp_path, version, wr
 
 
 def test_blobs_inside_structs_read_as_pylance(tmp_path):
-    """Blob v2 columns inside a struct (pylance 14 writes them; lancer reads them and
-    refuses to write them): descriptors by default, payloads with ``all_binary``, the
-    blob API on the column's path ``s.b`` — over every size class, null blobs and null
-    structs, three fragments with deletions."""
+    """Blob v2 columns inside a struct, as pylance 14 writes them: lancer reads them —
+    descriptors by default, payloads with ``all_binary``, the blob API on the column's
+    path ``s.b`` — and writes the same descriptors and sidecars pylance writes for the
+    same data, over every size class, null blobs and null structs, three fragments with
+    deletions."""
     bf = lance.blob_field("b", inline_size_threshold=256, dedicated_size_threshold=1024)
     vals = values(SMALL + [40, None, 2000])
     n = len(vals)
@@ -289,8 +290,32 @@ def test_blobs_inside_structs_read_as_pylance(tmp_path):
     fo, fp = ours.take_blobs("s.b", indices=[6, 10]), theirs.take_blobs("s.b", indices=[6, 10])
     assert [f is None for f in fo] == [f is None for f in fp]
     assert fo[0].readall() == fp[0].readall()
-    with pytest.raises(ValueError, match="inside a struct"):
-        lancer.write_dataset(t, str(tmp_path / "lancer-nested"), data_storage_version="2.2")
+    # lancer writes them as pylance does: the same descriptors and sidecar files
+    mine = str(tmp_path / "lancer-nested")
+    lancer.write_dataset(t, mine, data_storage_version="2.2", max_rows_per_file=5)
+    mine_p = str(tmp_path / "pylance-nested")
+    lance.write_dataset(t, mine_p, data_storage_version="2.2", max_rows_per_file=5)
+    assert lance.dataset(mine).schema == lance.dataset(mine_p).schema
+    assert lance.dataset(mine).to_table() == lance.dataset(mine_p).to_table()
+    back = lance.dataset(mine).to_table(blob_handling="all_binary").column("s").to_pylist()
+    assert [None if r is None else r["b"] for r in back] == [None if k == 11 else v for k, v in enumerate(vals)]
+
+    def sidecars(root):
+        out = []
+        for frag in sorted(os.listdir(os.path.join(root, "data"))):
+            d = os.path.join(root, "data", frag)
+            if os.path.isdir(d):
+                out.append(sorted((f, os.path.getsize(os.path.join(d, f))) for f in os.listdir(d)))
+        return sorted(out)
+    assert sidecars(mine) == sidecars(mine_p)
+    # lancer compacts pylance's dataset (payloads re-placed); pylance reads the result
+    ours.optimize.compact_files(target_rows_per_fragment=100)
+    after = lance.dataset(uri)
+    assert len(after.get_fragments()) == 1
+    assert after.to_table(blob_handling="all_binary") == b
+    with pytest.raises(ValueError, match="inside a list"):
+        lt = pa.table({"l": pa.ListArray.from_arrays([0, 1], lance.blob_array([b"x"]))})
+        lancer.write_dataset(lt, str(tmp_path / "in-list"), data_storage_version="2.2")
 
 
 def test_write_refusals_as_pylance(tmp_path):
@@ -315,6 +340,17 @@ def test_write_refusals_as_pylance(tmp_path):
         mod.write_dataset(legacy, uri, data_storage_version="2.2")
         assert getattr(lance.dataset(uri).schema.field("b").type, "extension_name", None) == "lance.blob.v2"
         assert lance.dataset(uri).to_table(blob_handling="all_binary").column("b").to_pylist() == [b"x", None]
+    # ... inside a struct too
+    inner = pa.struct([pa.field("name", pa.string()),
+                       pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"})])
+    nested = pa.table({"s": pa.array([{"name": "a", "b": b"xyz"}, {"name": "c", "b": None}], inner)})
+    for mod in (lancer, lance):
+        uri = str(tmp_path / f"{mod.__name__}-nested-legacy")
+        mod.write_dataset(nested, uri, data_storage_version="2.2")
+        t = lance.dataset(uri).schema.field("s").type
+        assert getattr(t.field("b").type, "extension_name", None) == "lance.blob.v2"
+        assert lance.dataset(uri).to_table(blob_handling="all_binary").column("s").to_pylist() == \
+            [{"name": "a", "b": b"xyz"}, {"name": "c", "b": None}]
     with pytest.raises(ValueError):
         lancer.blob_field("b", dedicated_size_threshold=0)
     with pytest.raises(ValueError):

@@ -75,6 +75,29 @@ pub(crate) fn is_blob_v2_field(f: &Field, storage: FileVersion) -> bool {
     (ext && matches!(f.data_type(), DataType::Struct(_))) || marked
 }
 
+/// True if a struct of type `dt` holds blob columns at 2.2: blob v2 fields or
+/// `lance-encoding:blob` binaries, at any depth of structs.
+fn holds_blob(dt: &DataType) -> bool {
+    matches!(dt, DataType::Struct(fs) if fs.iter().any(|c| is_blob_v2_field(c, FileVersion::V2_2) || holds_blob(c.data_type())))
+}
+
+/// True if a blob v2 field sits inside a list somewhere in `dt`.
+fn nested_blob_in_list(dt: &DataType) -> bool {
+    match dt {
+        DataType::Struct(fs) => fs.iter().any(|f| {
+            f.metadata().get(ARROW_EXT_NAME).map(String::as_str) != Some(BLOB_V2_EXT)
+                && nested_blob_in_list(f.data_type())
+        }),
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::FixedSizeList(f, _)
+        | DataType::Map(f, _) => {
+            nested_blob_v2(&DataType::Struct(vec![f.clone()].into()), "").is_some()
+        }
+        _ => false,
+    }
+}
+
 /// The path of a blob v2 field nested inside `dt` (a column's type), if any.
 fn nested_blob_v2(dt: &DataType, name: &str) -> Option<String> {
     let children: Vec<&Field> = match dt {
@@ -111,11 +134,19 @@ pub(crate) fn is_logical_blob_type(dt: &DataType) -> bool {
 pub fn manifest_schema(schema: &SchemaRef, storage: FileVersion) -> Result<SchemaRef> {
     for f in schema.fields() {
         if let Some(path) = nested_blob_v2(f.data_type(), f.name()) {
-            return Err(TableError::invalid(format!(
-                "blob column {path:?} sits inside a struct: Lancer reads such columns (pylance \
-                 14 writes them) but writes blob v2 columns at the top level only; write the \
-                 blob as a column of its own"
-            )));
+            if storage < FileVersion::V2_2 {
+                return Err(TableError::invalid(format!(
+                    "column {path:?} is a blob v2 column, which needs data storage version \
+                     2.2 or later (this write is {storage}); write with \
+                     data_storage_version=\"2.2\""
+                )));
+            }
+            if !matches!(f.data_type(), DataType::Struct(_)) || nested_blob_in_list(f.data_type()) {
+                return Err(TableError::invalid(format!(
+                    "blob column {path:?} sits inside a list: Lancer writes blob v2 columns at \
+                     the top level or inside structs; store the blobs as a column of their own"
+                )));
+            }
         }
         let ext = f.metadata().get(ARROW_EXT_NAME).map(String::as_str) == Some(BLOB_V2_EXT);
         if ext && storage < FileVersion::V2_2 {
@@ -136,34 +167,10 @@ pub fn manifest_schema(schema: &SchemaRef, storage: FileVersion) -> Result<Schem
             )));
         }
     }
-    if !schema.fields().iter().any(|f| is_blob_v2_field(f, storage)) {
-        return Ok(schema.clone());
-    }
     let fields: Vec<Field> = schema
         .fields()
         .iter()
-        .map(|f| {
-            if is_blob_v2_field(f, storage) && !matches!(f.data_type(), DataType::Struct(_)) {
-                let mut md: HashMap<String, String> = f.metadata().clone();
-                md.remove(BLOB_KEY);
-                md.remove(ARROW_EXT_META);
-                md.insert(ARROW_EXT_NAME.into(), BLOB_V2_EXT.into());
-                Field::new(
-                    f.name(),
-                    DataType::Struct(
-                        vec![
-                            Field::new("data", DataType::LargeBinary, true),
-                            Field::new("uri", DataType::Utf8, true),
-                        ]
-                        .into(),
-                    ),
-                    f.is_nullable(),
-                )
-                .with_metadata(md)
-            } else {
-                f.as_ref().clone()
-            }
-        })
+        .map(|f| manifest_field(f, storage))
         .collect();
     Ok(Arc::new(Schema::new_with_metadata(
         fields,
@@ -171,10 +178,42 @@ pub fn manifest_schema(schema: &SchemaRef, storage: FileVersion) -> Result<Schem
     )))
 }
 
+/// `f` as the manifest records it: a `lance-encoding:blob` binary — a column, or a
+/// field inside structs — as pylance 14's minimal blob v2 struct at 2.2 and later.
+fn manifest_field(f: &Field, storage: FileVersion) -> Field {
+    if is_blob_v2_field(f, storage) && !matches!(f.data_type(), DataType::Struct(_)) {
+        let mut md: HashMap<String, String> = f.metadata().clone();
+        md.remove(BLOB_KEY);
+        md.remove(ARROW_EXT_META);
+        md.insert(ARROW_EXT_NAME.into(), BLOB_V2_EXT.into());
+        return Field::new(
+            f.name(),
+            DataType::Struct(
+                vec![
+                    Field::new("data", DataType::LargeBinary, true),
+                    Field::new("uri", DataType::Utf8, true),
+                ]
+                .into(),
+            ),
+            f.is_nullable(),
+        )
+        .with_metadata(md);
+    }
+    match f.data_type() {
+        DataType::Struct(fs) if !is_blob_v2_field(f, storage) && storage >= FileVersion::V2_2 => {
+            let children: Vec<Field> = fs.iter().map(|c| manifest_field(c, storage)).collect();
+            f.clone().with_data_type(DataType::Struct(children.into()))
+        }
+        _ => f.clone(),
+    }
+}
+
 /// The thresholds of one blob column.
 #[derive(Debug, Clone)]
 struct Column {
-    index: usize,
+    /// The top-level column's index, then child positions down to the blob (a blob
+    /// inside structs).
+    path: Vec<usize>,
     name: String,
     inline: u64,
     dedicated: u64,
@@ -206,6 +245,64 @@ pub(crate) struct BlobPlan {
     pub file_schema: SchemaRef,
 }
 
+impl Column {
+    /// The blob column `f` at `path`, its thresholds from its metadata.
+    fn of(f: &Field, path: Vec<usize>, name: String, options: &BlobWriteOptions) -> Result<Self> {
+        let inline = threshold(f, INLINE_THRESHOLD_KEY, DEFAULT_INLINE_THRESHOLD, true)?;
+        let dedicated = threshold(
+            f,
+            DEDICATED_THRESHOLD_KEY,
+            DEFAULT_DEDICATED_THRESHOLD,
+            false,
+        )?;
+        let pack = match options.pack_file_size_threshold {
+            Some(0) => {
+                return Err(TableError::invalid(
+                    "blob_pack_file_size_threshold must be positive",
+                ))
+            }
+            Some(n) => n,
+            None => threshold(f, PACK_THRESHOLD_KEY, DEFAULT_PACK_FILE_THRESHOLD, false)?,
+        };
+        Ok(Column {
+            path,
+            name,
+            inline,
+            dedicated,
+            pack,
+        })
+    }
+
+    /// Struct field `f` at `path` with its blob v2 descendants as the writer's blob
+    /// fields (each added to `columns`).
+    fn nested(
+        f: &Field,
+        path: Vec<usize>,
+        name: &str,
+        options: &BlobWriteOptions,
+        columns: &mut Vec<Column>,
+    ) -> Result<Field> {
+        let DataType::Struct(fs) = f.data_type() else {
+            return Ok(f.clone());
+        };
+        let mut out = Vec::with_capacity(fs.len());
+        for (k, c) in fs.iter().enumerate() {
+            let mut p = path.clone();
+            p.push(k);
+            let n = format!("{name}.{}", c.name());
+            if is_blob_v2_field(c, FileVersion::V2_2) {
+                columns.push(Column::of(c, p, n, options)?);
+                out.push(blob_v2::write_field(c.name(), c.is_nullable()));
+            } else if holds_blob(c.data_type()) {
+                out.push(Column::nested(c, p, &n, options, columns)?);
+            } else {
+                out.push(c.as_ref().clone());
+            }
+        }
+        Ok(f.clone().with_data_type(DataType::Struct(out.into())))
+    }
+}
+
 impl BlobPlan {
     /// The plan for data of `schema` at `storage`; `None` without blob v2 columns.
     pub fn new(
@@ -216,34 +313,20 @@ impl BlobPlan {
         let mut columns = Vec::new();
         let mut fields = Vec::with_capacity(schema.fields().len());
         for (index, f) in schema.fields().iter().enumerate() {
-            if !is_blob_v2_field(f, storage) {
+            if is_blob_v2_field(f, storage) {
+                columns.push(Column::of(f, vec![index], f.name().clone(), options)?);
+                fields.push(blob_v2::write_field(f.name(), f.is_nullable()));
+            } else if storage >= FileVersion::V2_2 && holds_blob(f.data_type()) {
+                fields.push(Column::nested(
+                    f,
+                    vec![index],
+                    f.name(),
+                    options,
+                    &mut columns,
+                )?);
+            } else {
                 fields.push(f.as_ref().clone());
-                continue;
             }
-            let inline = threshold(f, INLINE_THRESHOLD_KEY, DEFAULT_INLINE_THRESHOLD, true)?;
-            let dedicated = threshold(
-                f,
-                DEDICATED_THRESHOLD_KEY,
-                DEFAULT_DEDICATED_THRESHOLD,
-                false,
-            )?;
-            let pack = match options.pack_file_size_threshold {
-                Some(0) => {
-                    return Err(TableError::invalid(
-                        "blob_pack_file_size_threshold must be positive",
-                    ))
-                }
-                Some(n) => n,
-                None => threshold(f, PACK_THRESHOLD_KEY, DEFAULT_PACK_FILE_THRESHOLD, false)?,
-            };
-            columns.push(Column {
-                index,
-                name: f.name().clone(),
-                inline,
-                dedicated,
-                pack,
-            });
-            fields.push(blob_v2::write_field(f.name(), f.is_nullable()));
         }
         if columns.is_empty() {
             return Ok(None);
@@ -262,17 +345,22 @@ impl BlobPlan {
         }))
     }
 
-    /// True if column `index` is a blob column of this plan.
+    /// True if column `index` is (or holds) a blob column of this plan.
     pub fn is_blob_column(&self, index: usize) -> bool {
-        self.columns.iter().any(|c| c.index == index)
+        self.columns.iter().any(|c| c.path.first() == Some(&index))
     }
 
     /// `batch` with its blob columns placed: payloads over the inline threshold
     /// written to `sidecars`, every blob column in the writer's form.
     pub fn place(&self, batch: &RecordBatch, sidecars: &mut Sidecars<'_>) -> Result<RecordBatch> {
         let mut cols = batch.columns().to_vec();
-        for c in &self.columns {
-            cols[c.index] = self.place_column(c, &batch.columns()[c.index], sidecars)?;
+        for (index, col) in cols.iter_mut().enumerate() {
+            if let Some(c) = self.columns.iter().find(|c| c.path == [index]) {
+                *col = self.place_column(c, col, sidecars)?;
+            } else if self.is_blob_column(index) {
+                let target = self.file_schema.field(index).data_type().clone();
+                *col = self.place_within(&[index], col, &target, sidecars)?;
+            }
         }
         let opts = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
         Ok(RecordBatch::try_new_with_options(
@@ -280,6 +368,40 @@ impl BlobPlan {
             cols,
             &opts,
         )?)
+    }
+
+    /// `arr` (the struct at `path`) rebuilt as `target` (its file type): the blob
+    /// columns below placed, everything else as it is, its nulls kept.
+    fn place_within(
+        &self,
+        path: &[usize],
+        arr: &ArrayRef,
+        target: &DataType,
+        sidecars: &mut Sidecars<'_>,
+    ) -> Result<ArrayRef> {
+        let (Some(s), DataType::Struct(fields)) = (arr.as_struct_opt(), target) else {
+            return Err(TableError::invalid(format!(
+                "a struct holding blob columns is {} in the data",
+                arr.data_type()
+            )));
+        };
+        let mut children = Vec::with_capacity(fields.len());
+        for (k, (child, f)) in s.columns().iter().zip(fields.iter()).enumerate() {
+            let mut p = path.to_vec();
+            p.push(k);
+            children.push(if let Some(c) = self.columns.iter().find(|c| c.path == p) {
+                self.place_column(c, child, sidecars)?
+            } else if self.columns.iter().any(|c| c.path.starts_with(&p)) {
+                self.place_within(&p, child, f.data_type(), sidecars)?
+            } else {
+                child.clone()
+            });
+        }
+        Ok(Arc::new(StructArray::try_new(
+            fields.clone(),
+            children,
+            s.nulls().cloned(),
+        )?))
     }
 
     fn place_column(

@@ -73,6 +73,12 @@ pub fn is_write_field(f: &Field) -> bool {
         && f.data_type() == &write_type()
 }
 
+/// True if `f` is a blob v2 write field or a struct holding one (at any depth).
+pub fn holds_write_field(f: &Field) -> bool {
+    is_write_field(f)
+        || matches!(f.data_type(), DataType::Struct(fs) if fs.iter().any(|c| holds_write_field(c)))
+}
+
 /// The file schema's entries for blob v2 field `f` (see the module docs): the column
 /// under id `id`, then the descriptor's fields without ids.
 pub(crate) fn pb_fields(f: &Field, id: i32, parent: i32) -> Vec<pb::file::Field> {

@@ -443,7 +443,7 @@ impl<W: Write + Send + 'static> FileWriter<W> {
         let blob_v2 = schema
             .fields()
             .iter()
-            .map(|f| blob_v2::is_write_field(f))
+            .map(|f| blob_v2::holds_write_field(f))
             .collect();
         Ok(Self {
             out,
@@ -551,7 +551,8 @@ impl<W: Write + Send + 'static> FileWriter<W> {
                 });
             }
             let col = if self.blob_v2[i] {
-                self.place_inline_blobs(col)?
+                let field = want.clone();
+                self.place_inline_within(&field, col)?
             } else {
                 col.clone()
             };
@@ -565,6 +566,36 @@ impl<W: Write + Send + 'static> FileWriter<W> {
         }
         self.rows += batch.num_rows() as u64;
         Ok(())
+    }
+
+    /// `col` (of `field`) with every blob v2 column in it — itself, or inside structs —
+    /// turned into descriptors by [`Self::place_inline_blobs`].
+    fn place_inline_within(&mut self, field: &Field, col: &ArrayRef) -> Result<ArrayRef> {
+        if blob_v2::is_write_field(field) {
+            return self.place_inline_blobs(col);
+        }
+        let (DataType::Struct(fields), Some(s)) = (
+            field.data_type(),
+            arrow_array::cast::AsArray::as_struct_opt(col),
+        ) else {
+            return Ok(col.clone());
+        };
+        let mut out_fields = Vec::with_capacity(fields.len());
+        let mut children = Vec::with_capacity(fields.len());
+        for (f, c) in fields.iter().zip(s.columns()) {
+            let c = if blob_v2::holds_write_field(f) {
+                self.place_inline_within(f, c)?
+            } else {
+                c.clone()
+            };
+            out_fields.push(f.as_ref().clone().with_data_type(c.data_type().clone()));
+            children.push(c);
+        }
+        Ok(std::sync::Arc::new(arrow_array::StructArray::try_new(
+            out_fields.into(),
+            children,
+            s.nulls().cloned(),
+        )?))
     }
 
     /// Writes the inline payloads of a blob v2 column's rows into the file now (64-byte
