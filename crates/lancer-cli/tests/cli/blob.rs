@@ -162,3 +162,44 @@ fn legacy_blob_columns_list_and_get_as_pylance_describes_them() {
         assert_eq!(get("3", &["--range", "1000..1300"]), &big[1000..1300]);
     }
 }
+
+const NESTED: &str = r#"
+import sys, lance, pyarrow as pa
+bf = lance.blob_field("b", inline_size_threshold=64, dedicated_size_threshold=1000)
+vals = [b"abc", bytes(range(200)), None, bytes(range(256)) * 8]
+st = pa.StructArray.from_arrays([pa.array(["a", "b", "c", "d"]), lance.blob_array(vals)],
+                                fields=[pa.field("name", pa.string()), bf])
+lance.write_dataset(pa.table({"s": st}), sys.argv[1], data_storage_version="2.2")
+"#;
+
+#[test]
+fn blobs_inside_structs_list_and_get_by_path() {
+    let dir = TempDir::new("cli-nested-blobs");
+    let ds = dir.join("ds");
+    let ds_s = ds.to_str().unwrap();
+    py(NESTED, &[ds_s]);
+    let out = ok(lancer().args(["--json", "blob", "ls", ds_s, "--column", "s.b"]));
+    let ls: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let kinds: Vec<&str> = ls
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["inline", "packed", "null", "dedicated"]);
+    let get = |row: &str, range: &[&str]| -> Vec<u8> {
+        let mut args = vec!["blob", "get", ds_s, "--column", "s.b", "--row", row];
+        args.extend_from_slice(range);
+        ok(lancer().args(&args)).stdout
+    };
+    let big: Vec<u8> = (0..8).flat_map(|_| 0u8..=255).collect();
+    assert_eq!(get("0", &[]), b"abc");
+    assert_eq!(get("1", &[]), (0u8..200).collect::<Vec<u8>>());
+    assert_eq!(get("3", &["--range", "100..900"]), &big[100..900]);
+    let out = lancer()
+        .args(["blob", "ls", ds_s, "--column", "s.name"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a blob column"));
+}
