@@ -119,7 +119,9 @@ FROM_SOURCE = {
 WAL = "LSM write-ahead log (shards, memtables): engine lacks it; no issue covers it"
 TWO_PHASE = "two-phase commits (write_fragments, LanceOperation, commit): issue 43"
 BLOB = "blob API: issue 44"
-BASES = "multi-base datasets: engine lacks them; no issue covers them"
+BASES = ("multi-base datasets: bases are registered (initial_bases, add_bases), listed (base_paths) and "
+         "hold external blobs (stored relative, as pylance); writing data files into another base "
+         "(target_bases) and shallow_clone are not done")
 BRANCH = ("explain_cleanup_old_versions' report of branches holding files: engine's cleanup keeps what "
           "branches use (the versions they start from) but reports counts only")
 STATS = "issue 41 lists stats.dataset_stats() / data_stats(); engine has no statistics object"

@@ -54,6 +54,7 @@ from .progress import IndexProgress
 from ._stats import ScanStatistics
 from .loader import LanceLoader, loader
 from . import indices, sampler
+from ._bases import DatasetBasePath
 from .blob import Blob, BlobArray, BlobColumn, BlobFile, BlobType, blob_array, blob_field
 
 __all__ = [
@@ -72,6 +73,7 @@ __all__ = [
     "CleanupReferencedBranch",
     "ColumnOrdering",
     "CommitConflictError",
+    "DatasetBasePath",
     "CorruptDataError",
     "InvalidInputError",
     "DatasetNotFoundError",

@@ -429,6 +429,8 @@ def write_dataset(
     if pack_threshold is not None and (isinstance(pack_threshold, bool) or int(pack_threshold) <= 0):
         raise ValueError("blob_pack_file_size_threshold must be a positive int")
     allow_outside = bool(kwargs.pop("allow_external_blob_outside_bases", False))
+    from ._bases import base_triples
+    initial_bases = base_triples(kwargs.pop("initial_bases", None), "initial_bases")
     blob_mode = kwargs.pop("external_blob_mode", "reference")
     if blob_mode not in ("reference", "ingest"):
         raise ValueError(f"external_blob_mode must be 'reference' or 'ingest', got {blob_mode!r}")
@@ -436,7 +438,7 @@ def write_dataset(
     _check_arguments("write_dataset", kwargs,
                      tuning={"data_cache_bytes", "max_page_bytes"},
                      refused={"commit_lock": None, "progress": None,
-                              "initial_bases": None, "target_bases": None,
+                              "target_bases": None,
                               "target_all_bases": False, "base_store_params": None,
                               "namespace_client": None, "table_id": None})
     version = data_storage_version or "2.2"
@@ -459,6 +461,7 @@ def write_dataset(
         blob_pack_file_size_threshold=None if pack_threshold is None else int(pack_threshold),
         allow_external_blob_outside_bases=allow_outside,
         ingest_external_blobs=blob_mode == "ingest",
+        initial_bases=initial_bases or None,
     )
     return LanceDataset(inner, storage_options)
 
@@ -651,6 +654,25 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
         if isinstance(version, (str, tuple)):
             return self._checkout_reference(version)
         return LanceDataset(self._inner.checkout(int(version)), self._storage_options)
+
+    def base_paths(self) -> Dict[int, Any]:
+        """The base paths registered in this version, by id (a fresh
+        :class:`lancer.DatasetBasePath` each)."""
+        from ._bases import DatasetBasePath
+        return {i: DatasetBasePath(p, name=n, is_dataset_root=r, id=i)
+                for i, n, p, r in self._inner.base_paths()}
+
+    def add_bases(self, new_bases: List[Any], transaction_properties: Optional[Dict[str, str]] = None
+                  ) -> "LanceDataset":
+        """Registers ``new_bases`` (:class:`lancer.DatasetBasePath`) in one commit; ids
+        follow the registered ones. Returns this dataset, now at the new version."""
+        from ._bases import base_triples
+        triples = base_triples(new_bases, "new_bases")
+        if not triples:
+            raise ValueError("add_bases needs at least one DatasetBasePath")
+        props = None if transaction_properties is None else {str(k): str(v) for k, v in transaction_properties.items()}
+        self._inner = self._inner.add_bases(triples, props)
+        return self
 
     def restore(self) -> None:
         """Makes this (older) version the latest again, as a new version."""

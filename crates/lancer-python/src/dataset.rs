@@ -579,6 +579,29 @@ impl Dataset {
         Ok(self.wrap(ds))
     }
 
+    /// The registered base paths: (id, name, path, is_dataset_root), by id.
+    fn base_paths(&self) -> Vec<(u32, Option<String>, String, bool)> {
+        self.ds
+            .base_paths()
+            .iter()
+            .map(|b| (b.id, b.name.clone(), b.path.clone(), b.is_dataset_root))
+            .collect()
+    }
+
+    /// Registers base paths, (name, path, is_dataset_root) each, in one commit.
+    #[pyo3(signature = (bases, transaction_properties=None))]
+    fn add_bases(
+        &self,
+        py: Python<'_>,
+        bases: Vec<(Option<String>, String, bool)>,
+        transaction_properties: Option<std::collections::HashMap<String, String>>,
+    ) -> PyResult<Dataset> {
+        let specs = base_specs(bases);
+        let props = transaction_properties.unwrap_or_default();
+        let ds = py.detach(|| self.ds.add_bases(&specs, &props).map_err(errors::table))?;
+        Ok(self.wrap(ds))
+    }
+
     /// Makes this handle's version the latest again (a new version).
     fn restore(&self, py: Python<'_>) -> PyResult<Dataset> {
         let ds = py.detach(|| self.ds.restore(self.ds.version()).map_err(errors::table))?;
@@ -937,13 +960,28 @@ impl Dataset {
 }
 
 /// Writes the batches of `reader` (anything with `__arrow_c_stream__`) to `uri`:
+/// Base paths to register, from Python's (name, path, is_dataset_root) triples.
+fn base_specs(bases: Vec<(Option<String>, String, bool)>) -> Vec<lancer::table::bases::BaseSpec> {
+    bases
+        .into_iter()
+        .map(
+            |(name, path, is_dataset_root)| lancer::table::bases::BaseSpec {
+                name,
+                path,
+                is_dataset_root,
+            },
+        )
+        .collect()
+}
+
 /// mode `create` (an existing dataset is an error), `append` or `overwrite`.
 #[pyfunction]
 #[pyo3(signature = (reader, uri, mode="create", max_rows_per_file=None, max_bytes_per_file=None,
                     data_storage_version=None, storage_options=None, enable_stable_row_ids=false,
                     transaction_properties=None, auto_cleanup=None, skip_auto_cleanup=false,
                     v2_manifest_paths=true, session=None, blob_pack_file_size_threshold=None,
-                    allow_external_blob_outside_bases=false, ingest_external_blobs=false))]
+                    allow_external_blob_outside_bases=false, ingest_external_blobs=false,
+                    initial_bases=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn write(
     py: Python<'_>,
@@ -963,6 +1001,7 @@ pub fn write(
     blob_pack_file_size_threshold: Option<u64>,
     allow_external_blob_outside_bases: bool,
     ingest_external_blobs: bool,
+    initial_bases: Option<Vec<(Option<String>, String, bool)>>,
 ) -> PyResult<Dataset> {
     let session = session.as_deref();
     let reader = reader.0;
@@ -990,7 +1029,9 @@ pub fn write(
             pack_file_size_threshold: blob_pack_file_size_threshold,
             allow_external_outside_bases: allow_external_blob_outside_bases,
             ingest_external: ingest_external_blobs,
+            ..Default::default()
         },
+        initial_bases: base_specs(initial_bases.unwrap_or_default()),
         ..Default::default()
     };
     if let Some(v) = &data_storage_version {

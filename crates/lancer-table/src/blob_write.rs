@@ -62,6 +62,10 @@ pub struct BlobWriteOptions {
     /// Read external URIs' bytes while writing and store them as any payload
     /// (pylance's `external_blob_mode="ingest"`) instead of referencing them.
     pub ingest_external: bool,
+    /// The dataset's registered base paths (id, path): an external URI under one is
+    /// stored as the base's id and the relative path (filled by the write from the
+    /// dataset, or from `initial_bases` when it creates one).
+    pub bases: Vec<(u32, String)>,
 }
 
 /// True if `f` (a top-level field of data written at `storage`) is a blob v2 column.
@@ -240,6 +244,7 @@ pub(crate) struct BlobPlan {
     columns: Vec<Column>,
     allow_outside: bool,
     ingest: bool,
+    bases: Vec<(u32, String)>,
     /// The schema the data files are written with (blob columns as
     /// [`blob_v2::write_field`]).
     pub file_schema: SchemaRef,
@@ -341,6 +346,7 @@ impl BlobPlan {
             columns,
             allow_outside: options.allow_external_outside_bases,
             ingest: options.ingest_external,
+            bases: options.bases.clone(),
             file_schema: Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())),
         }))
     }
@@ -433,6 +439,7 @@ impl BlobPlan {
         for row in 0..n {
             let v = values.get(row, &c.name)?;
             let ingested;
+            let relative;
             let (k, p, z, i, u, d): (u8, u64, u64, u32, &str, Option<&[u8]>) = match v {
                 Value::Null => (0, 0, 0, 0, "", None),
                 Value::Data(bytes) => {
@@ -445,9 +452,15 @@ impl BlobPlan {
                     (k, p, z, i, "", inline.then_some(&ingested[..]))
                 }
                 Value::Uri(u, range) => {
-                    check_uri(u, &c.name, row, self.allow_outside)?;
                     let (p, z) = range.unwrap_or((0, 0));
-                    (KIND_EXTERNAL, p, z, 0, u, None)
+                    // under a registered base: its id and the path relative to it
+                    if let Some((base, rel)) = crate::bases::relative_to(&self.bases, u) {
+                        relative = rel;
+                        (KIND_EXTERNAL, p, z, base, relative.as_str(), None)
+                    } else {
+                        check_uri(u, &c.name, row, self.allow_outside)?;
+                        (KIND_EXTERNAL, p, z, 0, u, None)
+                    }
                 }
             };
             kind.append_value(k);

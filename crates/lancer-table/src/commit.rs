@@ -222,6 +222,15 @@ fn apply(
     };
     match op {
         Operation::Overwrite(o) => {
+            if !o.initial_bases.is_empty() {
+                if base.is_some() {
+                    return Err(TableError::invalid(
+                        "initial_bases registers the base paths of a new dataset; this one \
+                         exists: register more with add_bases",
+                    ));
+                }
+                m.base_paths = o.initial_bases.clone();
+            }
             m.fields = o.schema.clone();
             m.schema_metadata = o.schema_metadata.clone();
             m.fragments = renumber(&o.fragments);
@@ -300,6 +309,12 @@ fn apply(
         }
         Operation::ReserveFragments(r) => {
             next_id += u64::from(r.num_fragments);
+        }
+        Operation::UpdateBases(u) => {
+            base.ok_or_else(|| TableError::NotFound {
+                what: "a dataset to register base paths in".into(),
+            })?;
+            crate::bases::apply_update(&mut m, u)?;
         }
         Operation::UpdateConfig(u) => {
             base.ok_or_else(|| TableError::NotFound {
@@ -451,6 +466,7 @@ pub fn operation_name(op: &Operation) -> &'static str {
         Operation::Project(_) => "Project",
         Operation::UpdateConfig(_) => "UpdateConfig",
         Operation::Clone(_) => "Clone",
+        Operation::UpdateBases(_) => "UpdateBases",
     }
 }
 
@@ -511,6 +527,13 @@ fn compatible(ours: &Operation, theirs: Option<&Operation>) -> bool {
             !touches_schema(u)
         }
         (_, Some(Operation::UpdateConfig(_))) => true,
+        // registered bases: two registrations may give the same ids (retried); data
+        // changes and registrations commute, a replaced dataset does not keep them
+        (Operation::UpdateBases(_), Some(Operation::UpdateBases(_))) => false,
+        (Operation::UpdateBases(_), Some(t)) => {
+            !matches!(t, Operation::Overwrite(_) | Operation::Restore(_))
+        }
+        (_, Some(Operation::UpdateBases(_))) => true,
         (Operation::Append(_), Some(Operation::Append(_) | Operation::Delete(_))) => true,
         // An index build and data changes commute: the index's fragment bitmap says
         // what it covers, deleted rows are filtered when it is searched.

@@ -178,6 +178,10 @@ impl Dataset {
             max_bytes_per_file: opts
                 .max_bytes_per_file
                 .unwrap_or(crate::write::DEFAULT_MAX_BYTES_PER_FILE),
+            blobs: crate::blob_write::BlobWriteOptions {
+                bases: self.blob_bases(),
+                ..Default::default()
+            },
             ..Default::default()
         };
         let olds: Vec<&pb::DataFragment> = task

@@ -888,10 +888,11 @@ impl Dataset {
             self.record_deletions(frag, &del, &mut updated, &mut removed)?;
         }
         stats.fragments_removed = removed.len();
-        let params = crate::write::WriteParams {
+        let mut params = crate::write::WriteParams {
             storage: self.storage_version(),
             ..Default::default()
         };
+        params.blobs.bases = self.blob_bases();
         let ids: Vec<i32> = crate::write::preorder_schema_ids(self);
         let mut new_fragments = crate::write::write_fragments(
             self.store(),

@@ -8,6 +8,7 @@
 //! dataset of its own under `tree/{name}/`, see [`branch`]).
 
 mod assemble;
+pub mod bases;
 mod blob;
 pub mod blob_write;
 pub mod branch;

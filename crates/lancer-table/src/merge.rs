@@ -523,10 +523,11 @@ impl Dataset {
         plan: &Plan,
         batches: impl IntoIterator<Item = Result<RecordBatch>>,
     ) -> Result<Vec<pb::DataFragment>> {
-        let params = crate::write::WriteParams {
+        let mut params = crate::write::WriteParams {
             storage: self.storage_version(),
             ..Default::default()
         };
+        params.blobs.bases = self.blob_bases();
         let ids = crate::write::preorder_schema_ids(self);
         crate::write::write_fragments(self.store(), &plan.schema, batches, &params, Some(ids))
     }

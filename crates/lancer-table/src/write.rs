@@ -44,6 +44,8 @@ pub struct WriteParams {
     pub skip_auto_cleanup: bool,
     /// Blob v2 columns: packed sidecar size, external URIs outside registered bases.
     pub blobs: crate::blob_write::BlobWriteOptions,
+    /// Base paths a new dataset registers (pylance's `initial_bases`; ids from 1).
+    pub initial_bases: Vec<crate::bases::BaseSpec>,
 }
 
 impl Default for WriteParams {
@@ -58,6 +60,7 @@ impl Default for WriteParams {
             auto_cleanup: None,
             skip_auto_cleanup: false,
             blobs: Default::default(),
+            initial_bases: Vec::new(),
         }
     }
 }
@@ -346,6 +349,26 @@ impl Dataset {
                 .and_then(|b| crate::input::conform_batch(&b, &schema))
         });
         let existing = Dataset::open_in(store.clone(), None).ok();
+        // registered bases: the dataset's, or those this write registers as it creates it
+        let initial_bases = match &existing {
+            Some(_) if !params.initial_bases.is_empty() => {
+                return Err(crate::TableError::invalid(
+                    "initial_bases registers the base paths of a new dataset; this one exists: \
+                     register more with add_bases",
+                ))
+            }
+            Some(_) => Vec::new(),
+            None => crate::bases::assign(&[], &params.initial_bases)?,
+        };
+        let mut params = params.clone();
+        params.blobs.bases = match &existing {
+            Some(d) => d.blob_bases(),
+            None => initial_bases
+                .iter()
+                .map(|b| (b.id, b.path.clone()))
+                .collect(),
+        };
+        let params = &params;
         let naming = if existing.is_some() {
             Naming::detect(root)
         } else {
@@ -362,7 +385,7 @@ impl Dataset {
                 (None, Some(a)) => a.config_entries().into_iter().collect(),
                 _ => Default::default(),
             },
-            initial_bases: vec![],
+            initial_bases,
         });
         let extras = crate::commit::CommitExtras {
             new_flags: if existing.is_none() && params.enable_stable_row_ids {
@@ -402,10 +425,11 @@ impl Dataset {
         self.check_writable("append to")?;
         let schema = self.schema();
         let storage = self.storage_version();
-        let params = WriteParams {
+        let mut params = WriteParams {
             storage,
             ..params.clone()
         };
+        params.blobs.bases = self.blob_bases();
         let ids = preorder_schema_ids(self);
         // columns by name, missing nullable ones as nulls, view types and list item
         // names as the dataset's (the reference's rules for an append)
@@ -440,10 +464,11 @@ impl Dataset {
     ) -> Result<Vec<pb::DataFragment>> {
         self.check_writable("append to")?;
         let schema = self.schema();
-        let params = WriteParams {
+        let mut params = WriteParams {
             storage: self.storage_version(),
             ..params.clone()
         };
+        params.blobs.bases = self.blob_bases();
         let batches = batches
             .into_iter()
             .map(|b| b.and_then(|b| crate::input::conform_batch(&b, &schema)));

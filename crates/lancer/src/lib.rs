@@ -50,8 +50,8 @@ pub mod table {
     /// Manifest file naming (older `{version}.manifest` or newer, latest-first names).
     pub use lancer_table::commit::Naming;
     pub use lancer_table::{
-        branch, cleanup, compact, config, dataset, deletion, evolve, pb, versions, write, Result,
-        TableError,
+        bases, branch, cleanup, compact, config, dataset, deletion, evolve, pb, versions, write,
+        Result, TableError,
     };
 }
 

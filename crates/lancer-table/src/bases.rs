@@ -1,0 +1,183 @@
+//! Registered base paths (pylance 14's multi-base datasets; spec: manifest
+//! `base_paths`, transaction `Overwrite.initial_bases` and `UpdateBases`): storage
+//! locations besides the dataset's own, each with an id, an optional name, a path (a
+//! URI or a local path, kept as given) and whether it is another dataset's root.
+//!
+//! Lancer registers them — at creation (`initial_bases`, ids from 1 as pylance gives
+//! them) or later ([`Dataset::add_bases`], one `UpdateBases` commit) — lists them
+//! ([`Dataset::base_paths`]), reads files named through them (shallow clones, external
+//! blobs relative to a base), and stores an external blob URI that lies under a
+//! registered base as that base's id and the relative path, as pylance 14 does.
+//! Writing data files into another base (`target_bases`) is not done.
+
+use crate::dataset::Dataset;
+use crate::pb;
+use crate::pb::transaction::{Operation, UpdateBases};
+use crate::{Result, TableError};
+
+/// A base path to register.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaseSpec {
+    /// A name to refer to it by (unique in the dataset).
+    pub name: Option<String>,
+    /// Where it is: a URI (`s3://bucket/prefix`, `file:///dir`) or a local path.
+    pub path: String,
+    /// True if the location is another dataset's root.
+    pub is_dataset_root: bool,
+}
+
+/// `specs` as base path entries after `existing`: ids from the next free one (1 for
+/// the first base), names and paths checked unique.
+pub(crate) fn assign(existing: &[pb::BasePath], specs: &[BaseSpec]) -> Result<Vec<pb::BasePath>> {
+    let first = existing.iter().map(|b| b.id + 1).max().unwrap_or(1).max(1);
+    let mut out: Vec<pb::BasePath> = Vec::with_capacity(specs.len());
+    for (next, s) in (first..).zip(specs) {
+        if s.path.trim().is_empty() {
+            return Err(TableError::invalid(
+                "a base path needs a path (a URI or a directory)",
+            ));
+        }
+        let all = || existing.iter().chain(out.iter());
+        if let Some(n) = &s.name {
+            if all().any(|b| b.name.as_deref() == Some(n.as_str())) {
+                return Err(TableError::invalid(format!(
+                    "a base path named {n:?} is already registered: give each base its own name"
+                )));
+            }
+        }
+        if all().any(|b| same_path(&b.path, &s.path)) {
+            return Err(TableError::invalid(format!(
+                "the base path {:?} is already registered",
+                s.path
+            )));
+        }
+        out.push(pb::BasePath {
+            id: next,
+            name: s.name.clone(),
+            is_dataset_root: s.is_dataset_root,
+            path: s.path.clone(),
+        });
+    }
+    Ok(out)
+}
+
+/// Applies an `UpdateBases` operation to the new version's manifest.
+pub(crate) fn apply_update(m: &mut pb::Manifest, u: &UpdateBases) -> Result<()> {
+    for b in &u.new_bases {
+        if m.base_paths.iter().any(|o| o.id == b.id) {
+            return Err(TableError::invalid(format!(
+                "base path id {} is already registered (a concurrent add_bases?): retry",
+                b.id
+            )));
+        }
+        m.base_paths.push(b.clone());
+    }
+    Ok(())
+}
+
+/// `p` as a comparable location: `file://` URIs and local paths alike, without a
+/// trailing slash.
+fn normalized(p: &str) -> String {
+    let p = p.strip_prefix("file://").unwrap_or(p);
+    p.trim_end_matches('/').to_string()
+}
+
+fn same_path(a: &str, b: &str) -> bool {
+    normalized(a) == normalized(b)
+}
+
+/// The registered base (id) holding `uri` and the path relative to it, if any (the
+/// longest matching base wins).
+pub(crate) fn relative_to(bases: &[(u32, String)], uri: &str) -> Option<(u32, String)> {
+    let u = normalized(uri);
+    bases
+        .iter()
+        .filter_map(|(id, base)| {
+            let b = normalized(base);
+            let rest = u.strip_prefix(&b)?.strip_prefix('/')?;
+            (!rest.is_empty()).then(|| (b.len(), *id, rest.to_string()))
+        })
+        .max_by_key(|(len, _, _)| *len)
+        .map(|(_, id, rest)| (id, rest))
+}
+
+impl Dataset {
+    /// The dataset's registered base paths.
+    pub fn base_paths(&self) -> &[pb::BasePath] {
+        &self.manifest().pb.base_paths
+    }
+
+    /// The registered bases as (id, path) pairs, for placing external blob URIs.
+    pub(crate) fn blob_bases(&self) -> Vec<(u32, String)> {
+        self.base_paths()
+            .iter()
+            .map(|b| (b.id, b.path.clone()))
+            .collect()
+    }
+
+    /// Registers `specs` as base paths (pylance's `add_bases`) in one commit; returns
+    /// the new version.
+    pub fn add_bases(
+        &self,
+        specs: &[BaseSpec],
+        properties: &std::collections::HashMap<String, String>,
+    ) -> Result<Dataset> {
+        if specs.is_empty() {
+            return Err(TableError::invalid(
+                "add_bases needs at least one base path",
+            ));
+        }
+        let new_bases = assign(self.base_paths(), specs)?;
+        let extras = crate::commit::CommitExtras {
+            properties: properties.clone(),
+            ..Default::default()
+        };
+        let c = crate::commit::commit_on_base_with(
+            self.store(),
+            self.commit_base(),
+            Operation::UpdateBases(UpdateBases { new_bases }),
+            &self.storage_label(),
+            self.naming(),
+            &extras,
+        )?;
+        self.committed(&c.path, &c.bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_under_a_base_are_relative_to_the_longest() {
+        let bases = vec![
+            (1, "file:///data".to_string()),
+            (2, "/data/images/".to_string()),
+        ];
+        assert_eq!(
+            relative_to(&bases, "file:///data/images/a.png"),
+            Some((2, "a.png".to_string()))
+        );
+        assert_eq!(
+            relative_to(&bases, "file:///data/x/b.bin"),
+            Some((1, "x/b.bin".to_string()))
+        );
+        assert_eq!(relative_to(&bases, "file:///database/c"), None);
+        assert_eq!(relative_to(&bases, "s3://b/k"), None);
+    }
+
+    #[test]
+    fn ids_follow_the_registered_ones_and_names_stay_unique() {
+        let spec = |n: &str, p: &str| BaseSpec {
+            name: Some(n.into()),
+            path: p.into(),
+            is_dataset_root: false,
+        };
+        let first = assign(&[], &[spec("a", "s3://x/a"), spec("b", "s3://x/b")]).unwrap();
+        assert_eq!(first.iter().map(|b| b.id).collect::<Vec<_>>(), [1, 2]);
+        let more = assign(&first, &[spec("c", "s3://x/c")]).unwrap();
+        assert_eq!(more[0].id, 3);
+        assert!(assign(&first, &[spec("a", "s3://x/z")]).is_err());
+        assert!(assign(&first, &[spec("z", "s3://x/a/")]).is_err());
+    }
+}

@@ -1,0 +1,81 @@
+"""Registered base paths (pylance 14's multi-base datasets): ``initial_bases`` at
+creation, ``add_bases`` later, ``base_paths()`` — each engine reads the other's — and
+external blob URIs under a registered base stored as that base's id and the relative
+path, byte for byte as pylance 14 stores them; ``target_bases`` is refused by name."""
+
+import pyarrow as pa
+import pytest
+
+import lance
+import lancer
+
+
+def listed(ds):
+    return {i: (b.name, b.path, b.is_dataset_root) for i, b in ds.base_paths().items()}
+
+
+def blob_table(uris):
+    vals = [u if isinstance(u, str) else lance.Blob.from_uri(u[0], position=u[1], size=u[2]) for u in uris]
+    return pa.table({"id": pa.array(range(len(uris)), pa.int64()), "b": lance.blob_array(vals)},
+                    schema=pa.schema([pa.field("id", pa.int64()), lance.blob_field("b")]))
+
+
+@pytest.mark.parametrize("writer", [lance, lancer], ids=["pylance", "lancer"])
+def test_external_blobs_under_a_base_are_stored_relative(tmp_path, writer):
+    media = tmp_path / "media"
+    (media / "sub").mkdir(parents=True)
+    payload = bytes(range(256)) * 20
+    (media / "sub" / "f.bin").write_bytes(payload)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "g.bin").write_bytes(b"outside")
+    base_uri = media.resolve().as_uri()
+    f_uri = (media / "sub" / "f.bin").resolve().as_uri()
+    t = blob_table([f_uri, (f_uri, 10, 20)])
+    uri = str(tmp_path / "d")
+    writer.write_dataset(t, uri, data_storage_version="2.2",
+                         initial_bases=[writer.DatasetBasePath(base_uri, name="media")])
+    ours, theirs = lancer.dataset(uri), lance.dataset(uri)
+    assert listed(ours) == listed(theirs) == {1: ("media", base_uri, False)}
+    # descriptors as pylance stores them: kind 3, the base's id, the relative path
+    want = [{"kind": 3, "position": 0, "size": 0, "blob_id": 1, "blob_uri": "sub/f.bin"},
+            {"kind": 3, "position": 10, "size": 20, "blob_id": 1, "blob_uri": "sub/f.bin"}]
+    assert theirs.to_table().column("b").to_pylist() == want
+    assert ours.to_table() == theirs.to_table()
+    assert ours.read_blobs("b", indices=[0, 1]) == theirs.read_blobs("b", indices=[0, 1])
+    assert [f.readall() for f in ours.take_blobs("b", indices=[0, 1])] == [payload, payload[10:30]]
+    # a URI outside every base: refused by both unless allowed (then stored absolute)
+    outside = blob_table([(other / "g.bin").resolve().as_uri()])
+    for mod in (lance, lancer):
+        with pytest.raises(Exception, match="outside"):
+            mod.write_dataset(outside, uri, mode="append")
+    lancer.write_dataset(outside, uri, mode="append", allow_external_blob_outside_bases=True)
+    assert lance.dataset(uri).read_blobs("b", indices=[2]) == lancer.dataset(uri).read_blobs("b", indices=[2])
+
+
+@pytest.mark.parametrize("adder", [lance, lancer], ids=["pylance", "lancer"])
+def test_add_bases_registers_more_read_by_both(tmp_path, adder):
+    uri = str(tmp_path / "d")
+    lancer.write_dataset(pa.table({"x": [1, 2]}), uri, data_storage_version="2.2",
+                         initial_bases=[lancer.DatasetBasePath("s3://bucket/a", name="a")])
+    ds = adder.dataset(uri)
+    v = ds.version
+    out = ds.add_bases([adder.DatasetBasePath("s3://bucket/b", name="b"),
+                        adder.DatasetBasePath("s3://bucket/c", is_dataset_root=True)],
+                       transaction_properties={"who": "test"})
+    assert out is ds and ds.version == v + 1
+    want = {1: ("a", "s3://bucket/a", False), 2: ("b", "s3://bucket/b", False),
+            3: (None, "s3://bucket/c", True)}
+    assert listed(lancer.dataset(uri)) == listed(lance.dataset(uri)) == want
+    assert lance.dataset(uri).to_table() == lancer.dataset(uri).to_table() == pa.table({"x": [1, 2]})
+    # the registration is a version of its own; older versions do not list the new bases
+    assert listed(lancer.dataset(uri, version=v)) == {1: ("a", "s3://bucket/a", False)}
+    # a name or path already registered is refused, nothing committed
+    for mod in (lance, lancer):
+        with pytest.raises(Exception):
+            mod.dataset(uri).add_bases([mod.DatasetBasePath("s3://bucket/z", name="a")])
+    with pytest.raises(ValueError, match="already registered"):
+        lancer.dataset(uri).add_bases([lancer.DatasetBasePath("s3://bucket/b/", name="z")])
+    assert lancer.dataset(uri).version == v + 1
+    with pytest.raises(NotImplementedError, match="target_bases"):
+        lancer.write_dataset(pa.table({"x": [3]}), uri, mode="append", target_bases=["a"])
