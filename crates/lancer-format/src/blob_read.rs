@@ -83,6 +83,14 @@ pub fn read_field_type(lf: &LanceField, f: &Field, mode: BlobRead) -> Field {
             c,
             mode,
         ))),
+        DataType::FixedSizeList(c, n) => DataType::FixedSizeList(
+            Arc::new(read_field_type(lf.children.first().unwrap_or(lf), c, mode)),
+            *n,
+        ),
+        DataType::Map(c, sorted) => DataType::Map(
+            Arc::new(read_field_type(lf.children.first().unwrap_or(lf), c, mode)),
+            *sorted,
+        ),
         other => other.clone(),
     };
     Field::new(f.name(), dt, f.is_nullable()).with_metadata(f.metadata().clone())

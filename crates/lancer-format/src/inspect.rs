@@ -529,10 +529,11 @@ pub fn column_paths(meta: &FileMetadata) -> Vec<String> {
         } else {
             format!("{prefix}.{}", f.name)
         };
-        let nested = matches!(
+        let nested = (matches!(
             f.data_type,
             DataType::Struct(_) | DataType::List(_) | DataType::LargeList(_) | DataType::Map(_, _)
-        ) && !(structural && f.is_packed_struct());
+        ) || (structural && crate::reader::is_struct_fsl(&f.data_type)))
+            && !(structural && f.is_packed_struct());
         if !nested {
             out.push(path);
             return;

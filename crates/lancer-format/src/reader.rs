@@ -339,9 +339,34 @@ impl FileReader {
         const SMALL_PAGE: u64 = 256 * 1024;
         let mut spans = Vec::new();
         for i in self.projection_indices(projection)? {
+            // page rows per row of the field, by column (fixed-size lists of structs)
+            let mut scales = HashMap::new();
+            if self.meta.version.is_structural() {
+                if let Some(f) = self.meta.schema.fields.get(i) {
+                    let mut leaves = Vec::new();
+                    leaves_of(
+                        f,
+                        self.field_columns[i].start,
+                        &mut leaves,
+                        BlobRead::Payloads,
+                    );
+                    scales.extend(leaves.iter().map(|l| (l.column, l.scale)));
+                }
+            }
             for c in self.field_columns[i].clone() {
                 let Some(col) = self.meta.columns.get(c) else {
                     continue;
+                };
+                let scale = scales.get(&c).copied().unwrap_or(1);
+                let scaled: Vec<Range<u64>>;
+                let ranges = if scale == 1 {
+                    ranges
+                } else {
+                    scaled = ranges
+                        .iter()
+                        .map(|r| r.start.saturating_mul(scale)..r.end.saturating_mul(scale))
+                        .collect();
+                    &scaled
                 };
                 spans.extend(col.buffers.iter().cloned());
                 let mut first = 0u64;

@@ -187,6 +187,34 @@ fn unwritable_types_name_the_version_that_takes_them() {
     );
     let err = err.to_string();
     assert!(err.contains("\"p\"") && err.contains("as a list"), "{err}");
+    // a fixed-size list of size 0, or of structs without fields: refused at the write
+    // (the first would leave a schema no reader parses, the second no leaf to read)
+    for (item, n) in [
+        (Field::new("item", DataType::Int32, true), 0),
+        (
+            Field::new(
+                "item",
+                DataType::Struct(arrow_schema::Fields::empty()),
+                true,
+            ),
+            2,
+        ),
+    ] {
+        let values = arrow_array::new_empty_array(item.data_type());
+        let fsl = arrow_array::FixedSizeListArray::new(Arc::new(item), n, values, None);
+        let batch = RecordBatch::try_from_iter(vec![("z", Arc::new(fsl) as arrow_array::ArrayRef)])
+            .unwrap();
+        let opts = WriteOptions {
+            version: FileVersion::V2_2,
+            ..Default::default()
+        };
+        let err = write_to_vec(batch.schema(), std::slice::from_ref(&batch), opts).unwrap_err();
+        assert!(
+            matches!(err, lancer_format::FormatError::UnsupportedType { .. })
+                && err.to_string().contains("\"z\""),
+            "{err}"
+        );
+    }
     let (_, batch) = inputs().into_iter().find(|(n, _)| n == "ints").unwrap();
     // Legacy (0.1 / 0.2) files are read, not written.
     let opts = WriteOptions {

@@ -29,7 +29,11 @@ pub struct BaseSpec {
 /// `specs` as base path entries after `existing`: ids from the next free one (1 for
 /// the first base), names and paths checked unique.
 pub(crate) fn assign(existing: &[pb::BasePath], specs: &[BaseSpec]) -> Result<Vec<pb::BasePath>> {
-    let first = existing.iter().map(|b| b.id + 1).max().unwrap_or(1).max(1);
+    let first = existing
+        .iter()
+        .map(|b| b.id.checked_add(1))
+        .try_fold(1u32, |m, id| id.map(|id| m.max(id)))
+        .ok_or_else(|| TableError::invalid("the registered base path ids are exhausted"))?;
     let mut out: Vec<pb::BasePath> = Vec::with_capacity(specs.len());
     for (next, s) in (first..).zip(specs) {
         if s.path.trim().is_empty() {
@@ -87,15 +91,23 @@ fn same_path(a: &str, b: &str) -> bool {
 }
 
 /// The registered base (id) holding `uri` and the path relative to it, if any (the
-/// longest matching base wins).
+/// longest matching base wins). Id 0 means "no base" in a blob descriptor (a branch's
+/// base 0, the main dataset's root, is never used), and a remainder a reader would
+/// refuse (an empty or `..` segment) is not relative to anything: such URIs stay
+/// absolute.
 pub(crate) fn relative_to(bases: &[(u32, String)], uri: &str) -> Option<(u32, String)> {
     let u = normalized(uri);
     bases
         .iter()
+        .filter(|(id, _)| *id != 0)
         .filter_map(|(id, base)| {
             let b = normalized(base);
             let rest = u.strip_prefix(&b)?.strip_prefix('/')?;
-            (!rest.is_empty()).then(|| (b.len(), *id, rest.to_string()))
+            let clean = !rest.is_empty()
+                && rest
+                    .split('/')
+                    .all(|s| !s.is_empty() && s != ".." && s != ".");
+            clean.then(|| (b.len(), *id, rest.to_string()))
         })
         .max_by_key(|(len, _, _)| *len)
         .map(|(_, id, rest)| (id, rest))
@@ -163,6 +175,10 @@ mod tests {
             Some((1, "x/b.bin".to_string()))
         );
         assert_eq!(relative_to(&bases, "file:///database/c"), None);
+        // remainders a reader refuses, and base 0 (no base), are not relative
+        assert_eq!(relative_to(&bases, "file:///data//x.png"), None);
+        assert_eq!(relative_to(&bases, "file:///data/a/../b"), None);
+        assert_eq!(relative_to(&[(0, "/data".into())], "/data/x"), None);
         assert_eq!(relative_to(&bases, "s3://b/k"), None);
     }
 

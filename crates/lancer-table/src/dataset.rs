@@ -790,28 +790,11 @@ impl Dataset {
                     out[*pos] = Some(col);
                     continue;
                 }
-                let nested =
-                    crate::blob::has_nested_blob_v2(&self.manifest.schema.fields[fields[*pos]]);
-                if nested && !self.blob_descriptions {
+                let lf = &self.manifest.schema.fields[fields[*pos]];
+                if crate::blob::has_nested_blob_v2(lf) && !self.blob_descriptions {
                     // blob v2 columns inside structs: their payloads, as at the top
-                    let (store, file) = self.data_file_location(&frag.files[file_idx])?;
-                    let base = |id: u32| -> Result<Store> {
-                        Ok(self
-                            .base_store(id, || format!("an external blob of {name:?}"))?
-                            .0)
-                    };
-                    let src = crate::blob::BlobSources {
-                        data: r.io(),
-                        store: &store,
-                        file: &file,
-                        options: &self.options,
-                        base: &base,
-                    };
-                    let lf = &self.manifest.schema.fields[fields[*pos]];
                     let flf = stored[k].unwrap_or(lf);
-                    col = crate::blob::map_nested_blobs(lf, flf, &col, &mut |c, d| {
-                        crate::blob::resolve_v2(d, &src, &c.name)
-                    })?;
+                    col = self.resolve_nested_blobs(frag, file_idx, &r, lf, flf, &col)?;
                 }
                 if blob_v2 {
                     let (store, file) = self.data_file_location(&frag.files[file_idx])?;
@@ -849,7 +832,11 @@ impl Dataset {
                 };
                 let flf = flf.clone();
                 let b = r.read_ranges_as(ranges, Some(&[flf.name.as_str()]), self.blob_read())?;
-                parts.push((flf, b.column(0).clone()));
+                let mut col = b.column(0).clone();
+                if crate::blob::has_nested_blob_v2(lf) && !self.blob_descriptions {
+                    col = self.resolve_nested_blobs(frag, k, &r, lf, &flf, &col)?;
+                }
+                parts.push((flf, col));
             }
             let dt = self.schema.field(fields[pos]).data_type().clone();
             out[pos] = Some(crate::assemble::across_files(lf, &dt, &parts, rows)?);

@@ -189,6 +189,21 @@ fn check_writable(dt: &DataType, version: FileVersion, name: &str) -> Result<()>
         DataType::List(f) | DataType::LargeList(f) | DataType::Map(f, _) => {
             check_writable(f.data_type(), version, f.name())
         }
+        DataType::FixedSizeList(_, n) if *n <= 0 => Err(FormatError::UnsupportedType {
+            logical_type: dt.to_string(),
+            detail: format!(
+                "field {name:?}: a fixed-size list of {n} items; Lance files hold sizes of 1 or more"
+            ),
+        }),
+        DataType::FixedSizeList(f, _) if matches!(f.data_type(), DataType::Struct(fs) if fs.is_empty()) => {
+            Err(FormatError::UnsupportedType {
+                logical_type: dt.to_string(),
+                detail: format!(
+                    "field {name:?}: a fixed-size list of structs without fields; give the struct \
+                     a field"
+                ),
+            })
+        }
         DataType::FixedSizeList(f, _) if matches!(f.data_type(), DataType::Struct(_)) => {
             if version < FileVersion::V2_2 {
                 return Err(FormatError::UnsupportedType {

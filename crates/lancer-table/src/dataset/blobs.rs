@@ -118,6 +118,41 @@ pub fn read_refs(wanted: &[(&BlobRef, Range<u64>)]) -> Result<Vec<Bytes>> {
 }
 
 impl Dataset {
+    /// `col` (struct column `lf` as data file `file_idx` of `frag`, read through `r`,
+    /// stores it: field `flf` there) with its blob v2 columns inside structs resolved
+    /// to their payloads.
+    pub(super) fn resolve_nested_blobs(
+        &self,
+        frag: &crate::pb::DataFragment,
+        file_idx: usize,
+        r: &lancer_format::reader::FileReader,
+        lf: &lancer_format::schema::LanceField,
+        flf: &lancer_format::schema::LanceField,
+        col: &arrow_array::ArrayRef,
+    ) -> Result<arrow_array::ArrayRef> {
+        let df = frag
+            .files
+            .get(file_idx)
+            .ok_or_else(|| TableError::corrupt("a data file index past the fragment's files"))?;
+        let (store, file) = self.data_file_location(df)?;
+        let name = lf.name.clone();
+        let base = |id: u32| -> Result<Store> {
+            Ok(self
+                .base_store(id, || format!("an external blob of {name:?}"))?
+                .0)
+        };
+        let src = crate::blob::BlobSources {
+            data: r.io(),
+            store: &store,
+            file: &file,
+            options: &self.options,
+            base: &base,
+        };
+        crate::blob::map_nested_blobs(lf, flf, col, &mut |c, d| {
+            crate::blob::resolve_v2(d, &src, &c.name)
+        })
+    }
+
     /// The top-level field index and child positions of column `column`: a top-level
     /// name, or a dotted path through structs (`s.b`).
     fn blob_column_path(&self, column: &str) -> Option<(usize, Vec<usize>)> {
