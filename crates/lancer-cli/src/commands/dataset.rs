@@ -543,6 +543,9 @@ pub fn inspect(
             })
         })
         .collect();
+    // registered bases by id (pylance keeps them in no particular order)
+    let mut bases: Vec<_> = m.base_paths.iter().collect();
+    bases.sort_by_key(|b| b.id);
     let v = serde_json::json!({
         "path": path.display().to_string(),
         "version": m.version,
@@ -558,6 +561,9 @@ pub fn inspect(
         "config": m.config,
         "schema": ds.schema().fields().iter().map(|f| format!("{}: {}", f.name(), f.data_type())).collect::<Vec<_>>(),
         "fragments": frags,
+        "base_paths": bases.iter().map(|b| serde_json::json!({
+            "id": b.id, "name": b.name, "path": b.path, "is_dataset_root": b.is_dataset_root,
+        })).collect::<Vec<_>>(),
         "row": walk,
     });
     if json {
@@ -577,6 +583,24 @@ pub fn inspect(
     println!("schema:");
     for f in ds.schema().fields() {
         println!("  {}: {}", f.name(), f.data_type());
+    }
+    if !bases.is_empty() {
+        println!("base paths:");
+        for b in &bases {
+            println!(
+                "  [{}] {}{}{}",
+                b.id,
+                b.path,
+                b.name
+                    .as_ref()
+                    .map_or(String::new(), |n| format!(" (name {n:?})")),
+                if b.is_dataset_root {
+                    ", a dataset root"
+                } else {
+                    ""
+                }
+            );
+        }
     }
     println!("fragments:");
     for f in &m.fragments {

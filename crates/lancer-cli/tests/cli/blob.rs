@@ -203,3 +203,33 @@ fn blobs_inside_structs_list_and_get_by_path() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a blob column"));
 }
+
+#[test]
+fn inspect_lists_registered_base_paths() {
+    let dir = TempDir::new("cli-bases");
+    let ds = dir.join("ds");
+    let ds_s = ds.to_str().unwrap();
+    py(
+        r#"
+import sys, lance, pyarrow as pa
+lance.write_dataset(pa.table({"x": [1]}), sys.argv[1], data_storage_version="2.2",
+                    initial_bases=[lance.DatasetBasePath("s3://bucket/media", name="media")])
+lance.dataset(sys.argv[1]).add_bases([lance.DatasetBasePath("s3://bucket/more", is_dataset_root=True)])
+"#,
+        &[ds_s],
+    );
+    let out = ok(lancer().args(["--json", "inspect", ds_s]));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["base_paths"],
+        serde_json::json!([
+            {"id": 1, "name": "media", "path": "s3://bucket/media", "is_dataset_root": false},
+            {"id": 2, "name": null, "path": "s3://bucket/more", "is_dataset_root": true},
+        ])
+    );
+    let text = String::from_utf8(ok(lancer().args(["inspect", ds_s])).stdout).unwrap();
+    assert!(
+        text.contains("[2] s3://bucket/more, a dataset root"),
+        "{text}"
+    );
+}
