@@ -177,8 +177,8 @@ pub fn create_index_segment(
             if model.is_some() {
                 return Err(invalid("a vector model was given for a full-text index"));
             }
-            crate::fts_index::check_column(ds, column)?;
-            let built = crate::fts_index::build(ds, column, &fragments, opts.params.clone(), None)?;
+            let params = crate::fts_index::column_params(ds, column, &opts.params)?;
+            let built = crate::fts_index::build(ds, column, &fragments, params, None)?;
             let segment = crate::scalar_index::SegmentFiles {
                 type_url: lancer_index::inverted::segment::INVERTED_DETAILS_URL,
                 files: built.files,

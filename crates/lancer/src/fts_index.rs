@@ -58,11 +58,11 @@ pub fn create_fts_index_observed(
     progress: Option<&Progress>,
 ) -> Result<Dataset> {
     let field_id = crate::index::top_level_field(ds, column, "to index")?;
-    check_column(ds, column)?;
+    let params = column_params(ds, column, &opts.params)?;
     let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
     let existing = crate::index::replaced_segments(ds, &name, opts.replace)?;
     let all: Vec<u64> = ds.fragments().iter().map(|f| f.id).collect();
-    let files = build(ds, column, &all, opts.params.clone(), progress)?;
+    let files = build(ds, column, &all, params, progress)?;
     crate::scalar_index::commit(
         ds,
         field_id,
@@ -76,25 +76,43 @@ pub fn create_fts_index_observed(
     )
 }
 
-/// Full-text indexes are built on string columns.
-pub(crate) fn check_column(ds: &Dataset, column: &str) -> Result<()> {
+/// The analyzer settings an index of `column` is built with: `params`, on a JSON
+/// column with the JSON tokenizer (`path,type,value` triples, as pylance 14 builds
+/// it). Full-text indexes are built on string and JSON columns.
+pub(crate) fn column_params(
+    ds: &Dataset,
+    column: &str,
+    params: &AnalyzerParams,
+) -> Result<AnalyzerParams> {
+    let mut params = params.clone();
+    if check_column(ds, column)? {
+        params.lance_tokenizer = "json".into();
+        if params.with_position {
+            return Err(invalid(format!(
+                "column {column:?} is a JSON column: its full-text index is built without \
+                 positions here (with_position=False); phrase queries do not apply to \
+                 path,type,value triples"
+            )));
+        }
+    }
+    Ok(params)
+}
+
+/// Full-text indexes are built on string columns and JSON columns (true for these).
+pub(crate) fn check_column(ds: &Dataset, column: &str) -> Result<bool> {
     match ds
         .schema()
         .field_with_name(column)
         .map(|f| f.data_type().clone())
     {
-        Ok(DataType::Utf8 | DataType::LargeUtf8) => Ok(()),
+        Ok(DataType::Utf8 | DataType::LargeUtf8) => Ok(false),
         Ok(DataType::LargeBinary)
             if ds
                 .schema()
                 .field_with_name(column)
                 .is_ok_and(lancer_format::json::is_jsonb_field) =>
         {
-            Err(invalid(format!(
-                "column {column:?} is a JSON column: Lancer does not build full-text \
-                 indexes on JSON documents yet (pylance tokenizes them as path / type / \
-                 value triplets)"
-            )))
+            Ok(true)
         }
         Ok(other) => Err(invalid(format!(
             "column {column:?} is {other}: full-text indexes are built on string columns"

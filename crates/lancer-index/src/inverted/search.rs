@@ -401,9 +401,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn tokens(&mut self, col: usize, text: &str, stem: bool) -> Result<Vec<Token>> {
-        let mut out = Vec::new();
-        self.analyzer(col, stem, !stem)?.tokens(text, &mut out);
-        Ok(out)
+        self.analyzer(col, stem, !stem)?.query_tokens(text)
     }
 
     fn unindexed(&mut self, col: usize) -> Result<Arc<TokenizedRows>> {

@@ -48,6 +48,7 @@ use tantivy::tokenizer::{
 use crate::{IndexError, Result};
 
 mod icu;
+mod json_doc;
 mod lists;
 mod params;
 #[cfg(test)]
@@ -124,12 +125,15 @@ impl AnalyzerParams {
     /// unsupported `base_tokenizer` or `lance_tokenizer`, an unknown `language`,
     /// `min_ngram_length` 0 or above `max_ngram_length` (for `ngram`).
     pub fn analyzer(&self) -> Result<Analyzer> {
-        if self.lance_tokenizer != "text" {
-            return Err(invalid(format!(
-                "FTS params: unsupported lance_tokenizer '{}' (supported: text)",
-                self.lance_tokenizer
-            )));
-        }
+        let json = match self.lance_tokenizer.as_str() {
+            "text" => false,
+            "json" => true,
+            other => {
+                return Err(invalid(format!(
+                    "FTS params: unsupported lance_tokenizer '{other}' (supported: text, json)"
+                )))
+            }
+        };
         let language = Language::parse(&self.language)?;
         let base = match self.base_tokenizer.as_str() {
             "simple" => TextAnalyzer::builder(SimpleTokenizer::default()).dynamic(),
@@ -171,6 +175,7 @@ impl AnalyzerParams {
         Ok(Analyzer {
             inner: analyzer.build(),
             params: self.clone(),
+            json,
         })
     }
 
@@ -228,6 +233,8 @@ pub struct Token {
 pub struct Analyzer {
     inner: TextAnalyzer,
     params: AnalyzerParams,
+    /// Documents are JSON, tokens `path,type,value` triples ([`json_doc`]).
+    json: bool,
 }
 
 impl std::fmt::Debug for Analyzer {
@@ -242,6 +249,15 @@ impl Analyzer {
     /// Replaces `out` with the tokens of `text`, in stream order.
     pub fn tokens(&mut self, text: &str, out: &mut Vec<Token>) {
         out.clear();
+        if self.json {
+            self.each_token(text, &mut |t, p| {
+                out.push(Token {
+                    text: t.to_string(),
+                    position: p,
+                })
+            });
+            return;
+        }
         let mut stream = self.inner.token_stream(text);
         while stream.advance() {
             let t = stream.token();
@@ -255,11 +271,77 @@ impl Analyzer {
     /// Hands each token of `text` (its text and position, as [`Self::tokens`] gives
     /// them) to `f` without copying it.
     pub fn each_token(&mut self, text: &str, f: &mut dyn FnMut(&str, u32)) {
+        if self.json {
+            // a JSON document: its scalars' triples (malformed text holds none)
+            let inner = &mut self.inner;
+            let mut position = 0u32;
+            let mut triple = String::new();
+            let _ = json_doc::leaves(text, &mut |path, kind, value| {
+                let mut emit = |tok: &str| {
+                    triple.clear();
+                    triple.push_str(path);
+                    triple.push(',');
+                    triple.push_str(kind.name());
+                    triple.push(',');
+                    triple.push_str(tok);
+                    f(&triple, position);
+                    position = position.saturating_add(1);
+                };
+                if kind == json_doc::Kind::Str {
+                    let mut stream = inner.token_stream(value);
+                    while stream.advance() {
+                        emit(&stream.token().text);
+                    }
+                } else {
+                    emit(value);
+                }
+            });
+            return;
+        }
         let mut stream = self.inner.token_stream(text);
         while stream.advance() {
             let t = stream.token();
             f(&t.text, u32::try_from(t.position).unwrap_or(u32::MAX));
         }
+    }
+
+    /// The tokens of a query `text`: as a document's for text analyzers; for JSON
+    /// documents one `path,type,value` triple (split at its first two commas, a `str`
+    /// value analyzed), refused as pylance 14 refuses it when it is not one.
+    pub fn query_tokens(&mut self, text: &str) -> Result<Vec<Token>> {
+        let mut out = Vec::new();
+        if !self.json {
+            self.tokens(text, &mut out);
+            return Ok(out);
+        }
+        let mut parts = text.splitn(3, ',');
+        let (Some(path), Some(kind), Some(value)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return Err(invalid(format!(
+                "Invalid triple format: {text} (a query of a JSON index is path,type,value)"
+            )));
+        };
+        let kind = json_doc::Kind::parse(kind).ok_or_else(|| {
+            invalid(format!(
+                "Invalid triple type: {kind} (one of str, number, bool, null)"
+            ))
+        })?;
+        if kind == json_doc::Kind::Str {
+            let mut stream = self.inner.token_stream(value);
+            while stream.advance() {
+                let t = stream.token();
+                out.push(Token {
+                    text: format!("{path},str,{}", t.text),
+                    position: u32::try_from(t.position).unwrap_or(u32::MAX),
+                });
+            }
+        } else {
+            out.push(Token {
+                text: format!("{path},{},{value}", kind.name()),
+                position: 0,
+            });
+        }
+        Ok(out)
     }
 
     /// The same analyzer with stemming off (fuzzy queries expand the query tokens of this
