@@ -326,15 +326,17 @@ print(json.dumps("ok"))
 def test_pylance_json_indexes_leave_lancers_answers_alone(tmp_path, p14_on):
     """A dataset with pylance 14's JSON index (on a path) and a BTREE over the JSONB
     bytes: Lancer answers every filter and computed column as pylance does with its
-    indexes; it refuses a BTREE or INVERTED index on the JSON column itself."""
+    indexes; it refuses a BTREE on the JSON column itself and builds an INVERTED one
+    (path,type,value triples, as pylance's)."""
     path = tmp_path / "ix.lance"
     run("14", RUN_WRITE, path, "2.1", json.dumps(DOCS))
     run("14", RUN_INDEX, path)
     assert differences(lancer_answers(path), p14_on(path)) == []
     with pytest.raises(Exception, match="JSON"):
         lancer.dataset(str(path)).create_scalar_index("j", "BTREE", name="mine")
-    with pytest.raises(Exception, match="JSON"):
-        lancer.dataset(str(path)).create_scalar_index("j", "INVERTED", name="fts")
+    ds = lancer.dataset(str(path))
+    ds.create_scalar_index("j", "INVERTED", name="fts")
+    assert "fts" in {i["name"] for i in lancer.dataset(str(path)).list_indices()}
 
 
 def test_json_mistakes_are_named(tmp_path):
@@ -651,3 +653,49 @@ def test_full_text_indexes_on_json_documents_answer_as_pylance(tmp_path, builder
     for q in FTS_QUERIES:
         assert got[q] == theirs[q], (q, got[q], theirs[q])
     assert any(r[0] == 100 for r in got["title,str,hello"])
+
+
+ZONE_RUN = '''
+import json, sys, lance
+from lance.indices import IndexConfig
+path, build, filters = sys.argv[1], sys.argv[2] == "1", json.loads(sys.argv[3])
+ds = lance.dataset(path)
+if build:
+    ds.create_scalar_index("j", IndexConfig(index_type="json",
+                           parameters={"path": "x", "target_index_type": "zonemap"}), name="zm")
+    ds.create_scalar_index("j", IndexConfig(index_type="json",
+                           parameters={"path": "s", "target_index_type": "bloomfilter"}), name="bf")
+    ds = lance.dataset(path)
+out = {}
+for f in filters:
+    out[f] = [sorted(ds.to_table(filter=f, columns=["id"]).column("id").to_pylist()),
+              "ScalarIndexQuery" in ds.scanner(filter=f, columns=["id"]).explain_plan()]
+print(json.dumps(out))
+'''
+
+
+@pytest.mark.parametrize("builder", ["pylance", "lancer"])
+def test_json_zonemap_targets_answer_as_pylance(tmp_path, builder):
+    """A JSON path index with a ZONEMAP target (pylance 14 builds them): either
+    engine's is used by both for the typed accessor's ranges (candidates rechecked)
+    with a scan's rows; pylance's BLOOMFILTER target is left unused by lancer (a bloom
+    filter does not record its values' type) and its rows are still pylance's."""
+    docs = [json.dumps({"x": i, "s": f"v{i % 30}"}) if i % 11 else None for i in range(4000)]
+    path = tmp_path / "d"
+    t = pa.table({"id": pa.array(range(len(docs)), pa.int64()), "j": pa.array(docs, type=pa.json_())})
+    lancer.write_dataset(t, str(path), data_storage_version="2.2", max_rows_per_file=1000)
+    lancer.dataset(str(path)).delete("id % 13 = 5")
+    filters = ["json_get_int(j, 'x') > 3990", "json_get_int(j, 'x') BETWEEN 100 AND 120",
+               "json_get_int(j, 'x') = 7", "json_get_string(j, 's') = 'v7'"]
+    if builder == "lancer":
+        lancer.dataset(str(path)).create_scalar_index("j", lancer.indices.IndexConfig(
+            index_type="json", parameters={"path": "x", "target_index_type": "zonemap"}), name="zm")
+    theirs = run("14", ZONE_RUN, path, "1" if builder == "pylance" else "0", json.dumps(filters))
+    ours = lancer.dataset(str(path))
+    for f in filters:
+        rows = sorted(ours.to_table(filter=f, columns=["id"]).column("id").to_pylist())
+        assert rows == theirs[f][0], f
+        used = "@zm(ZoneMap)" in ours.scanner(filter=f, columns=["id"]).explain_plan()
+        assert used == f.startswith("json_get_int"), f
+        if f.startswith("json_get_int"):
+            assert theirs[f][1], f

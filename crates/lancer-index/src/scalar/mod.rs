@@ -388,11 +388,13 @@ impl ScalarSegment {
         }))
     }
 
-    /// The type of the indexed values (BTREE and BITMAP segments; None for others).
+    /// The type of the indexed values (BTREE, BITMAP and ZONEMAP segments; None for
+    /// others: a bloom filter does not record it).
     pub fn value_type(&self) -> Option<arrow_schema::DataType> {
         match &self.index {
             Kind::BTree(i) => Some(i.value_type()),
             Kind::Bitmap(i) => Some(i.value_type()),
+            Kind::ZoneMap(i) => Some(i.value_type()),
             _ => None,
         }
     }

@@ -106,6 +106,11 @@ impl ZoneMapIndex {
         })
     }
 
+    /// The type of the indexed values (the zones' bounds).
+    pub fn value_type(&self) -> DataType {
+        self.min.data_type().clone()
+    }
+
     /// pylance's statistics of a ZONEMAP segment: zones and rows per zone.
     pub fn statistics(&self) -> serde_json::Value {
         serde_json::json!({
