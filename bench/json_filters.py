@@ -23,7 +23,6 @@ import datetime
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 
@@ -33,6 +32,7 @@ import pyarrow as pa
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import file_read  # noqa: E402
+from blobs import build  # noqa: E402  (maturin develop --release of the package)
 
 OUT = os.path.join(ROOT, "bench", "out", "json")
 
@@ -50,13 +50,6 @@ INDEXED = [
     "json_get_int(doc, 'id') = 123458",
     "json_get_int(doc, 'id') BETWEEN 5000 AND 5100",
 ]
-
-
-def build():
-    env = dict(os.environ, VIRTUAL_ENV=os.path.dirname(os.path.dirname(sys.executable)),
-               PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
-    subprocess.run(["maturin", "develop", "--release", "--quiet"], cwd=os.path.join(ROOT, "python"),
-                   env=env, check=True)
 
 
 def docs(rows, seed=3):

@@ -794,23 +794,10 @@ impl Dataset {
                 if crate::blob::has_nested_blob_v2(lf) && !self.blob_descriptions {
                     // blob v2 columns inside structs: their payloads, as at the top
                     let flf = stored[k].unwrap_or(lf);
-                    col = self.resolve_nested_blobs(frag, file_idx, &r, lf, flf, &col)?;
+                    col = self.resolve_blobs(frag, file_idx, &r, lf, flf, &col)?;
                 }
                 if blob_v2 {
-                    let (store, file) = self.data_file_location(&frag.files[file_idx])?;
-                    let base = |id: u32| -> Result<Store> {
-                        Ok(self
-                            .base_store(id, || format!("an external blob of {name:?}"))?
-                            .0)
-                    };
-                    let src = crate::blob::BlobSources {
-                        data: r.io(),
-                        store: &store,
-                        file: &file,
-                        options: &self.options,
-                        base: &base,
-                    };
-                    col = crate::blob::resolve_v2(&col, &src, name)?;
+                    col = self.resolve_blobs(frag, file_idx, &r, lf, lf, &col)?;
                 }
                 let lf = &self.manifest.schema.fields[fields[*pos]];
                 out[*pos] = Some(match stored[k] {
@@ -834,7 +821,7 @@ impl Dataset {
                 let b = r.read_ranges_as(ranges, Some(&[flf.name.as_str()]), self.blob_read())?;
                 let mut col = b.column(0).clone();
                 if crate::blob::has_nested_blob_v2(lf) && !self.blob_descriptions {
-                    col = self.resolve_nested_blobs(frag, k, &r, lf, &flf, &col)?;
+                    col = self.resolve_blobs(frag, k, &r, lf, &flf, &col)?;
                 }
                 parts.push((flf, col));
             }

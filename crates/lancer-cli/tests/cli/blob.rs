@@ -27,6 +27,28 @@ fn digest(b: &[u8]) -> u64 {
     (s % m) as u64
 }
 
+/// `lancer --json blob ls` of `column`: its rows.
+fn ls_rows(ds: &str, column: &str) -> Vec<serde_json::Value> {
+    let out = ok(lancer().args(["--json", "blob", "ls", ds, "--column", column]));
+    let ls: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    ls.as_array().unwrap().clone()
+}
+
+/// The kinds `lancer blob ls` gives the rows of `column`.
+fn ls_kinds(ds: &str, column: &str) -> Vec<String> {
+    ls_rows(ds, column)
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// `lancer blob get` of one row of `column` (with `--range` arguments, if any).
+fn blob_get(ds: &str, column: &str, row: &str, range: &[&str]) -> Vec<u8> {
+    let mut args = vec!["blob", "get", ds, "--column", column, "--row", row];
+    args.extend_from_slice(range);
+    ok(lancer().args(&args)).stdout
+}
+
 #[test]
 fn files_become_a_blob_column_pylance_reads() {
     let dir = TempDir::new("cli-blobs");
@@ -67,21 +89,12 @@ fn files_become_a_blob_column_pylance_reads() {
     assert_eq!(rows[0][2], "image/png");
     assert_eq!(rows[3][2], "video/mp4");
     // ls: kinds by size (64 KiB inline, 4 MiB packed, larger dedicated), nothing read
-    let out = ok(lancer().args(["--json", "blob", "ls", ds_s, "--column", "img"]));
-    let ls: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let kinds: Vec<&str> = ls
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["kind"].as_str().unwrap())
-        .collect();
-    assert_eq!(kinds, ["inline", "dedicated", "inline", "packed"]);
+    assert_eq!(
+        ls_kinds(ds_s, "img"),
+        ["inline", "dedicated", "inline", "packed"]
+    );
     // get: whole payloads and ranges, byte for byte
-    let get = |row: &str, range: &[&str]| -> Vec<u8> {
-        let mut args = vec!["blob", "get", ds_s, "--column", "img", "--row", row];
-        args.extend_from_slice(range);
-        ok(lancer().args(&args)).stdout
-    };
+    let get = |row: &str, range: &[&str]| blob_get(ds_s, "img", row, range);
     for (row, (_, bytes)) in made.iter().enumerate() {
         assert_eq!(&get(&row.to_string(), &[]), bytes, "row {row}");
     }
@@ -133,10 +146,8 @@ fn legacy_blob_columns_list_and_get_as_pylance_describes_them() {
         // pylance's descriptions: (position, size) in the data file; a 2.0 null (1, 0)
         let described: serde_json::Value =
             serde_json::from_str(py(LEGACY, &[ds_s, version]).trim()).unwrap();
-        let out = ok(lancer().args(["--json", "blob", "ls", ds_s, "--column", "b"]));
-        let ls: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let rows = ls.as_array().unwrap();
-        assert_eq!(rows.len(), 4, "{version}: {ls}");
+        let rows = ls_rows(ds_s, "b");
+        assert_eq!(rows.len(), 4, "{version}: {rows:?}");
         let kinds: Vec<&str> = rows.iter().map(|r| r["kind"].as_str().unwrap()).collect();
         assert_eq!(kinds, ["legacy", "null", "legacy", "legacy"], "{version}");
         for (r, d) in rows.iter().zip(described.as_array().unwrap()) {
@@ -151,11 +162,7 @@ fn legacy_blob_columns_list_and_get_as_pylance_describes_them() {
             }
         }
         let big: Vec<u8> = (0..20).flat_map(|_| 0u8..=255).collect();
-        let get = |row: &str, range: &[&str]| -> Vec<u8> {
-            let mut args = vec!["blob", "get", ds_s, "--column", "b", "--row", row];
-            args.extend_from_slice(range);
-            ok(lancer().args(&args)).stdout
-        };
+        let get = |row: &str, range: &[&str]| blob_get(ds_s, "b", row, range);
         assert_eq!(get("0", &[]), b"abc");
         assert_eq!(get("2", &[]), b"");
         assert_eq!(get("3", &[]), big);
@@ -178,20 +185,11 @@ fn blobs_inside_structs_list_and_get_by_path() {
     let ds = dir.join("ds");
     let ds_s = ds.to_str().unwrap();
     py(NESTED, &[ds_s]);
-    let out = ok(lancer().args(["--json", "blob", "ls", ds_s, "--column", "s.b"]));
-    let ls: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let kinds: Vec<&str> = ls
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["kind"].as_str().unwrap())
-        .collect();
-    assert_eq!(kinds, ["inline", "packed", "null", "dedicated"]);
-    let get = |row: &str, range: &[&str]| -> Vec<u8> {
-        let mut args = vec!["blob", "get", ds_s, "--column", "s.b", "--row", row];
-        args.extend_from_slice(range);
-        ok(lancer().args(&args)).stdout
-    };
+    assert_eq!(
+        ls_kinds(ds_s, "s.b"),
+        ["inline", "packed", "null", "dedicated"]
+    );
+    let get = |row: &str, range: &[&str]| blob_get(ds_s, "s.b", row, range);
     let big: Vec<u8> = (0..8).flat_map(|_| 0u8..=255).collect();
     assert_eq!(get("0", &[]), b"abc");
     assert_eq!(get("1", &[]), (0u8..200).collect::<Vec<u8>>());

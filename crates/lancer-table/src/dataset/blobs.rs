@@ -118,10 +118,10 @@ pub fn read_refs(wanted: &[(&BlobRef, Range<u64>)]) -> Result<Vec<Bytes>> {
 }
 
 impl Dataset {
-    /// `col` (struct column `lf` as data file `file_idx` of `frag`, read through `r`,
-    /// stores it: field `flf` there) with its blob v2 columns inside structs resolved
-    /// to their payloads.
-    pub(super) fn resolve_nested_blobs(
+    /// `col` (column `lf` as data file `file_idx` of `frag`, read through `r`, stores
+    /// it: field `flf` there) with its blob v2 descriptors — the column's own, or its
+    /// blob columns inside structs — resolved to their payloads.
+    pub(super) fn resolve_blobs(
         &self,
         frag: &crate::pb::DataFragment,
         file_idx: usize,
@@ -148,6 +148,9 @@ impl Dataset {
             options: &self.options,
             base: &base,
         };
+        if lf.is_blob_v2() {
+            return crate::blob::resolve_v2(col, &src, &lf.name);
+        }
         crate::blob::map_nested_blobs(lf, flf, col, &mut |c, d| {
             crate::blob::resolve_v2(d, &src, &c.name)
         })
