@@ -136,7 +136,6 @@ WHY: Dict[str, str] = {
     "lance.dataset.LanceOperation.DataReplacement": "DataReplacement commits (REWRITE_COLUMNS writes): engine lacks them",
     "lance.dataset.LanceOperation.DataReplacementGroup": "DataReplacement commits (REWRITE_COLUMNS writes): engine lacks them",
     "lance.dataset.LanceOperation.Project": "LanceDataset.commit does not commit it yet; engine commits Project through drop_columns / alter_columns",
-    "lance.dataset.LanceOperation.Restore": "LanceDataset.commit does not commit it yet; LanceDataset.restore does",
     "lance.dataset.LanceOperation.Update": "LanceDataset.commit does not commit it yet; engine commits Update through update / merge_insert",
     "lance.dataset.LanceOperation.UpdateConfig": "LanceDataset.commit does not commit it yet; update_config / update_metadata do",
     "lance.dataset.LanceOperation.UpdateMap": "LanceDataset.commit does not commit it yet; update_config / update_metadata do",

@@ -52,9 +52,10 @@ class DatasetBasePath:
                 and self.path == other.path and self.is_dataset_root == other.is_dataset_root)
 
 
-def base_triples(bases: Any, what: str) -> List[Tuple[Optional[str], str, bool]]:
+def base_triples(bases: Any, what: str) -> List[Tuple[Optional[str], str, bool, int]]:
     """``bases`` (DatasetBasePath objects, pylance's included) as (name, path,
-    is_dataset_root) triples; anything else is refused naming ``what``."""
+    is_dataset_root, id) tuples (id 0: the dataset picks one); anything else is refused
+    naming ``what``."""
     if bases is None:
         return []
     if not isinstance(bases, (list, tuple)):
@@ -64,5 +65,6 @@ def base_triples(bases: Any, what: str) -> List[Tuple[Optional[str], str, bool]]
         path = getattr(b, "path", None)
         if not isinstance(path, str):
             raise TypeError(f"{what} must be a list of DatasetBasePath, got {type(b).__name__}")
-        out.append((getattr(b, "name", None), path, bool(getattr(b, "is_dataset_root", False))))
+        out.append((getattr(b, "name", None), path, bool(getattr(b, "is_dataset_root", False)),
+                    int(getattr(b, "id", 0) or 0)))
     return out

@@ -39,6 +39,12 @@ class LanceOperation:
         initial_bases: Optional[List[Any]] = None
 
     @dataclass
+    class Restore(BaseOperation):
+        """Makes ``version`` the latest again (a new version holding its contents)."""
+
+        version: int
+
+    @dataclass
     class Delete(BaseOperation):
         """Fragments with new deletion files (``updated_fragments``) and fragments
         removed whole (``deleted_fragment_ids``); ``predicate`` is recorded."""
@@ -109,10 +115,12 @@ def _body(operation: Any) -> tuple:
     if isinstance(operation, op.Append):
         return "Append", {"fragments": _fragment_dicts(operation.fragments, "Append.fragments")}, None
     if isinstance(operation, op.Overwrite):
+        from ._bases import base_triples
+
+        body = {"fragments": _fragment_dicts(operation.fragments, "Overwrite.fragments")}
         if operation.initial_bases:
-            raise NotImplementedError("LanceOperation.Overwrite(initial_bases=...) is not supported by lancer yet")
-        return ("Overwrite", {"fragments": _fragment_dicts(operation.fragments, "Overwrite.fragments")},
-                _schema(operation.new_schema, "Overwrite.new_schema"))
+            body["initial_bases"] = base_triples(operation.initial_bases, "Overwrite.initial_bases")
+        return "Overwrite", body, _schema(operation.new_schema, "Overwrite.new_schema")
     if isinstance(operation, op.Delete):
         return "Delete", {
             "updated_fragments": _fragment_dicts(operation.updated_fragments, "Delete.updated_fragments"),
@@ -182,6 +190,13 @@ class _CommitMixin:
         del max_retries  # (the engine retries lost races itself, up to its own limit)
         if isinstance(base_uri, LanceDataset) and storage_options is None:
             storage_options = base_uri._storage_options
+        if isinstance(operation, LanceOperation.Restore):
+            # (no read_version needed, as in pylance: the version names what to restore)
+            from .dataset import dataset as _open
+
+            old = _open(_uri(base_uri), version=int(operation.version), storage_options=storage_options)
+            old.restore()
+            return _open(_uri(base_uri), storage_options=storage_options)
         kind, body, schema = _body(operation)
         if read_version is None and kind != "Overwrite":
             # (pylance's rule and message)

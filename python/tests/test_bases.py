@@ -70,6 +70,16 @@ def test_add_bases_registers_more_read_by_both(tmp_path, adder):
     assert lance.dataset(uri).to_table() == lancer.dataset(uri).to_table() == pa.table({"x": [1, 2]})
     # the registration is a version of its own; older versions do not list the new bases
     assert listed(lancer.dataset(uri, version=v)) == {1: ("a", "s3://bucket/a", False)}
+    # ids asked for are kept, the others take the lowest free one (pylance's rule)
+    for mod in (lance, lancer):
+        u = str(tmp_path / f"ids-{mod.__name__}")
+        mod.write_dataset(pa.table({"x": [1]}), u, initial_bases=[
+            mod.DatasetBasePath("s3://bucket/p", name="p", id=5), mod.DatasetBasePath("s3://bucket/q", name="q")])
+        mod.dataset(u).add_bases([mod.DatasetBasePath("s3://bucket/r", name="r", id=9),
+                                  mod.DatasetBasePath("s3://bucket/s", name="s")])
+        assert listed(lance.dataset(u)) == listed(lancer.dataset(u)) == {
+            5: ("p", "s3://bucket/p", False), 1: ("q", "s3://bucket/q", False),
+            9: ("r", "s3://bucket/r", False), 2: ("s", "s3://bucket/s", False)}, mod.__name__
     # a name or path already registered is refused, nothing committed
     for mod in (lance, lancer):
         with pytest.raises(Exception):
@@ -79,3 +89,25 @@ def test_add_bases_registers_more_read_by_both(tmp_path, adder):
     assert lancer.dataset(uri).version == v + 1
     with pytest.raises(NotImplementedError, match="target_bases"):
         lancer.write_dataset(pa.table({"x": [3]}), uri, mode="append", target_bases=["a"])
+
+
+def test_commit_overwrite_with_initial_bases_and_restore_as_pylance(tmp_path):
+    """``LanceOperation.Overwrite(initial_bases=...)`` registers the bases of the
+    dataset it creates, and ``LanceOperation.Restore(version)`` (no read_version, as in
+    pylance) makes an old version the latest — each engine's commit read alike by the
+    other."""
+    for mod in (lance, lancer):
+        uri = str(tmp_path / f"{mod.__name__}-d")
+        frags = mod.fragment.write_fragments(pa.table({"x": [1, 2]}), uri)
+        op = mod.LanceOperation.Overwrite(pa.schema([pa.field("x", pa.int64())]), frags,
+                                          initial_bases=[mod.DatasetBasePath("s3://b/media", name="media")])
+        ds = mod.LanceDataset.commit(uri, op)
+        # (a committed Overwrite keeps the ids it carries: DatasetBasePath's 0 here)
+        assert listed(lance.dataset(uri)) == listed(lancer.dataset(uri)) == {0: ("media", "s3://b/media", False)}
+        mod.write_dataset(pa.table({"x": [3]}), uri, mode="append")
+        assert lance.dataset(uri).count_rows() == 3
+        ds = mod.LanceDataset.commit(uri, mod.LanceOperation.Restore(ds.version))
+        for reader in (lance, lancer):
+            d = reader.dataset(uri)
+            assert d.version == 3 and d.to_table() == pa.table({"x": [1, 2]}), reader.__name__
+            assert listed(d) == {0: ("media", "s3://b/media", False)}

@@ -593,7 +593,7 @@ impl Dataset {
     fn add_bases(
         &self,
         py: Python<'_>,
-        bases: Vec<(Option<String>, String, bool)>,
+        bases: Vec<BaseTuple>,
         transaction_properties: Option<std::collections::HashMap<String, String>>,
     ) -> PyResult<Dataset> {
         let specs = base_specs(bases);
@@ -959,21 +959,25 @@ impl Dataset {
     }
 }
 
-/// Writes the batches of `reader` (anything with `__arrow_c_stream__`) to `uri`:
-/// Base paths to register, from Python's (name, path, is_dataset_root) triples.
-fn base_specs(bases: Vec<(Option<String>, String, bool)>) -> Vec<lancer::table::bases::BaseSpec> {
+/// A base path from Python: (name, path, is_dataset_root, id; 0 lets the dataset pick).
+pub(crate) type BaseTuple = (Option<String>, String, bool, u32);
+
+/// Base paths to register, from Python's tuples.
+pub(crate) fn base_specs(bases: Vec<BaseTuple>) -> Vec<lancer::table::bases::BaseSpec> {
     bases
         .into_iter()
         .map(
-            |(name, path, is_dataset_root)| lancer::table::bases::BaseSpec {
+            |(name, path, is_dataset_root, id)| lancer::table::bases::BaseSpec {
                 name,
                 path,
                 is_dataset_root,
+                id,
             },
         )
         .collect()
 }
 
+/// Writes the batches of `reader` (anything with `__arrow_c_stream__`) to `uri`:
 /// mode `create` (an existing dataset is an error), `append` or `overwrite`.
 #[pyfunction]
 #[pyo3(signature = (reader, uri, mode="create", max_rows_per_file=None, max_bytes_per_file=None,
@@ -1001,7 +1005,7 @@ pub fn write(
     blob_pack_file_size_threshold: Option<u64>,
     allow_external_blob_outside_bases: bool,
     ingest_external_blobs: bool,
-    initial_bases: Option<Vec<(Option<String>, String, bool)>>,
+    initial_bases: Option<Vec<BaseTuple>>,
 ) -> PyResult<Dataset> {
     let session = session.as_deref();
     let reader = reader.0;

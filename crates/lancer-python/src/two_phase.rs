@@ -194,6 +194,13 @@ fn operation(
         "Overwrite" => Operation::Overwrite {
             schema: schema("new_schema")?,
             fragments: frags("fragments")?,
+            initial_bases: match body.get("initial_bases") {
+                None | Some(Value::Null) => Vec::new(),
+                Some(b) => crate::dataset::base_specs(
+                    serde_json::from_value::<Vec<crate::dataset::BaseTuple>>(b.clone())
+                        .map_err(|e| bad(format!("Overwrite: initial_bases: {e}")))?,
+                ),
+            },
         },
         "Merge" => Operation::Merge {
             fragments: frags("fragments")?,

@@ -24,18 +24,33 @@ pub struct BaseSpec {
     pub path: String,
     /// True if the location is another dataset's root.
     pub is_dataset_root: bool,
+    /// The id asked for (0: the dataset picks the lowest free one from 1, as pylance).
+    pub id: u32,
 }
 
-/// `specs` as base path entries after `existing`: ids from the next free one (1 for
-/// the first base), names and paths checked unique.
-pub(crate) fn assign(existing: &[pb::BasePath], specs: &[BaseSpec]) -> Result<Vec<pb::BasePath>> {
-    let first = existing
-        .iter()
-        .map(|b| b.id.checked_add(1))
-        .try_fold(1u32, |m, id| id.map(|id| m.max(id)))
-        .ok_or_else(|| TableError::invalid("the registered base path ids are exhausted"))?;
+/// `specs` as base path entries after `existing`, as pylance 14 registers them
+/// (`write_dataset(initial_bases=)`, `add_bases`): an id asked for is kept, id 0 takes
+/// the lowest id from 1 no base has; ids, names and paths checked unique.
+pub fn assign(existing: &[pb::BasePath], specs: &[BaseSpec]) -> Result<Vec<pb::BasePath>> {
+    let asked: Vec<u32> = specs.iter().map(|s| s.id).filter(|&i| i != 0).collect();
+    let taken = |id: u32, out: &[pb::BasePath]| {
+        existing.iter().chain(out).any(|b| b.id == id) || asked.contains(&id)
+    };
     let mut out: Vec<pb::BasePath> = Vec::with_capacity(specs.len());
-    for (next, s) in (first..).zip(specs) {
+    for s in specs {
+        let next = if s.id != 0 {
+            if existing.iter().chain(&out).any(|b| b.id == s.id) {
+                return Err(TableError::invalid(format!(
+                    "base path id {} is already registered",
+                    s.id
+                )));
+            }
+            s.id
+        } else {
+            (1..=u32::MAX)
+                .find(|&i| !taken(i, &out))
+                .ok_or_else(|| TableError::invalid("the base path ids are exhausted"))?
+        };
         if s.path.trim().is_empty() {
             return Err(TableError::invalid(
                 "a base path needs a path (a URI or a directory)",
@@ -61,6 +76,24 @@ pub(crate) fn assign(existing: &[pb::BasePath], specs: &[BaseSpec]) -> Result<Ve
             is_dataset_root: s.is_dataset_root,
             path: s.path.clone(),
         });
+    }
+    Ok(out)
+}
+
+/// `specs` as base path entries with the ids they carry, 0 included (what pylance 14's
+/// `LanceOperation.Overwrite(initial_bases=)` commits); ids, names and paths checked
+/// unique.
+pub fn as_given(specs: &[BaseSpec]) -> Result<Vec<pb::BasePath>> {
+    let mut out: Vec<pb::BasePath> = Vec::with_capacity(specs.len());
+    for s in specs {
+        if out.iter().any(|b| b.id == s.id) {
+            return Err(TableError::invalid(format!(
+                "base path id {} is given twice",
+                s.id
+            )));
+        }
+        let one = assign(&out, &[BaseSpec { id: 0, ..s.clone() }])?;
+        out.extend(one.into_iter().map(|b| pb::BasePath { id: s.id, ..b }));
     }
     Ok(out)
 }
@@ -188,11 +221,28 @@ mod tests {
             name: Some(n.into()),
             path: p.into(),
             is_dataset_root: false,
+            id: 0,
         };
         let first = assign(&[], &[spec("a", "s3://x/a"), spec("b", "s3://x/b")]).unwrap();
         assert_eq!(first.iter().map(|b| b.id).collect::<Vec<_>>(), [1, 2]);
         let more = assign(&first, &[spec("c", "s3://x/c")]).unwrap();
         assert_eq!(more[0].id, 3);
+        // an id asked for is kept; the others take the lowest free (pylance's rule)
+        let asked = BaseSpec {
+            id: 5,
+            ..spec("d", "s3://x/d")
+        };
+        let mixed = assign(&[], &[asked.clone(), spec("e", "s3://x/e")]).unwrap();
+        assert_eq!(mixed.iter().map(|b| b.id).collect::<Vec<_>>(), [5, 1]);
+        assert!(assign(
+            &mixed,
+            &[BaseSpec {
+                id: 5,
+                ..spec("f", "s3://x/f")
+            }]
+        )
+        .is_err());
+        assert_eq!(as_given(&[spec("g", "s3://x/g")]).unwrap()[0].id, 0);
         assert!(assign(&first, &[spec("a", "s3://x/z")]).is_err());
         assert!(assign(&first, &[spec("z", "s3://x/a/")]).is_err());
     }

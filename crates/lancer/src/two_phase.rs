@@ -145,6 +145,9 @@ pub enum Operation {
         schema: SchemaRef,
         /// The fragments.
         fragments: Vec<Fragment>,
+        /// Base paths a new dataset registers (pylance's `initial_bases`, with the ids
+        /// they carry).
+        initial_bases: Vec<lancer_table::bases::BaseSpec>,
     },
     /// Deletes rows: fragments with new deletion files, and whole fragments.
     Delete {
@@ -301,16 +304,23 @@ fn to_pb(op: &Operation, base: Option<&Dataset>) -> Result<(PbOperation, String)
             }),
             label(fragments),
         ),
-        Operation::Overwrite { schema, fragments } => {
+        Operation::Overwrite {
+            schema,
+            fragments,
+            initial_bases,
+        } => {
             let s = wschema::pb_schema(&lancer_table::input::normalize_schema(schema))
                 .map_err(TableError::from)?;
+            // with the ids given, 0 included, as pylance commits them (on an existing
+            // dataset the commit refuses them, naming add_bases)
+            let initial_bases = lancer_table::bases::as_given(initial_bases)?;
             (
                 PbOperation::Overwrite(pb::transaction::Overwrite {
                     fragments: fragments.clone(),
                     schema: s.fields,
                     schema_metadata: s.metadata.into_iter().collect(),
                     config_upsert_values: Default::default(),
-                    initial_bases: vec![],
+                    initial_bases,
                 }),
                 label(fragments),
             )

@@ -85,6 +85,7 @@ fn workers_write_driver_commits() {
         Operation::Overwrite {
             schema: schema(),
             fragments: frags,
+            initial_bases: Vec::new(),
         },
         None,
         &CommitParams::default(),

@@ -114,6 +114,7 @@ pub fn commit(
         Operation::Overwrite {
             schema: reader.schema(),
             fragments,
+            initial_bases: Vec::new(),
         }
     };
     let ds = two_phase::commit(&store, op, read_version, &CommitParams::default())?;
