@@ -514,3 +514,36 @@ fn search_results_carry_json_as_text() {
         check(&out, name);
     }
 }
+
+#[test]
+fn takes_at_the_front_door_carry_json_as_text() {
+    // `DatasetExt::take_paths` returns JSON columns as a scan does (text of Arrow's
+    // JSON type), whole rows or named columns, in any order with repeats
+    let session = Session::new();
+    let ds = session
+        .write(
+            "memory://jsontake/a",
+            &[batch(0, 300)],
+            &WriteParams::default(),
+        )
+        .unwrap();
+    let scanned = ds.scan().to_batch().unwrap();
+    let offsets = [299u64, 0, 17, 17, 150];
+    let idx = arrow_array::UInt64Array::from(offsets.to_vec());
+    for cols in [None, Some(&["j", "id"][..])] {
+        let got = ds.take_paths(&offsets, cols).unwrap();
+        let j = got.column_by_name("j").unwrap();
+        let field = got.schema().field_with_name("j").unwrap().clone();
+        assert_eq!(field.data_type(), &DataType::Utf8, "{cols:?}");
+        assert_eq!(
+            field
+                .metadata()
+                .get("ARROW:extension:name")
+                .map(String::as_str),
+            Some(json::ARROW_JSON_EXT)
+        );
+        let want =
+            arrow_select::take::take(scanned.column_by_name("j").unwrap(), &idx, None).unwrap();
+        assert_eq!(j.to_data(), want.to_data(), "{cols:?}");
+    }
+}

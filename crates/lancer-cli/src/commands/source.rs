@@ -112,7 +112,7 @@ impl Source {
         Ok(match self {
             Source::Dataset(d) => {
                 use lancer::DatasetExt;
-                lancer::file::json::to_text(&d.take_paths(offsets, cols)?)?
+                d.take_paths(offsets, cols)?
             }
             Source::File(r) => r.take(offsets, cols)?,
         })

@@ -1038,7 +1038,9 @@ pub trait DatasetExt {
     /// Rows matching the SQL filter.
     fn count_where(&self, filter: &str) -> Result<u64>;
     /// Rows at version offsets (any order, repeats allowed) with `columns` given as
-    /// top-level names or struct paths (`meta.lang`); all columns when `None`.
+    /// top-level names or struct paths (`meta.lang`); all columns when `None`. JSON
+    /// columns come as text of Arrow's JSON type, as scans return them (the table
+    /// layer's `Dataset::take` gives their stored JSONB).
     fn take_paths(&self, offsets: &[u64], columns: Option<&[&str]>) -> Result<RecordBatch>;
 }
 
@@ -1059,7 +1061,7 @@ impl DatasetExt for Dataset {
 
     fn take_paths(&self, offsets: &[u64], columns: Option<&[&str]>) -> Result<RecordBatch> {
         let Some(columns) = columns else {
-            return Ok(self.take(offsets, None)?);
+            return json_text(&self.take(offsets, None)?);
         };
         let schema = self.schema();
         let paths = columns::resolve_all(&schema, Some(columns))?;
@@ -1070,7 +1072,7 @@ impl DatasetExt for Dataset {
             .as_ref()
             .clone()
             .with_metadata(schema.metadata().clone());
-        Ok(out.with_schema(Arc::new(with_meta))?)
+        json_text(&out.with_schema(Arc::new(with_meta))?)
     }
 }
 
