@@ -52,7 +52,7 @@ class DatasetBasePath:
                 and self.path == other.path and self.is_dataset_root == other.is_dataset_root)
 
 
-def base_triples(bases: Any, what: str) -> List[Tuple[Optional[str], str, bool, int]]:
+def base_tuples(bases: Any, what: str) -> List[Tuple[Optional[str], str, bool, int]]:
     """``bases`` (DatasetBasePath objects, pylance's included) as (name, path,
     is_dataset_root, id) tuples (id 0: the dataset picks one); anything else is refused
     naming ``what``."""

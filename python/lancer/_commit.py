@@ -115,11 +115,11 @@ def _body(operation: Any) -> tuple:
     if isinstance(operation, op.Append):
         return "Append", {"fragments": _fragment_dicts(operation.fragments, "Append.fragments")}, None
     if isinstance(operation, op.Overwrite):
-        from ._bases import base_triples
+        from ._bases import base_tuples
 
         body = {"fragments": _fragment_dicts(operation.fragments, "Overwrite.fragments")}
         if operation.initial_bases:
-            body["initial_bases"] = base_triples(operation.initial_bases, "Overwrite.initial_bases")
+            body["initial_bases"] = base_tuples(operation.initial_bases, "Overwrite.initial_bases")
         return "Overwrite", body, _schema(operation.new_schema, "Overwrite.new_schema")
     if isinstance(operation, op.Delete):
         return "Delete", {
@@ -193,6 +193,10 @@ class _CommitMixin:
         if isinstance(operation, LanceOperation.Restore):
             # (no read_version needed, as in pylance: the version names what to restore)
             from .dataset import dataset as _open
+
+            if commit_message is not None:
+                raise NotImplementedError("commit(commit_message=...) with LanceOperation.Restore is not "
+                                          "supported by lancer yet")
 
             old = _open(_uri(base_uri), version=int(operation.version), storage_options=storage_options)
             old.restore()

@@ -429,8 +429,8 @@ def write_dataset(
     if pack_threshold is not None and (isinstance(pack_threshold, bool) or int(pack_threshold) <= 0):
         raise ValueError("blob_pack_file_size_threshold must be a positive int")
     allow_outside = bool(kwargs.pop("allow_external_blob_outside_bases", False))
-    from ._bases import base_triples
-    initial_bases = base_triples(kwargs.pop("initial_bases", None), "initial_bases")
+    from ._bases import base_tuples
+    initial_bases = base_tuples(kwargs.pop("initial_bases", None), "initial_bases")
     blob_mode = kwargs.pop("external_blob_mode", "reference")
     if blob_mode not in ("reference", "ingest"):
         raise ValueError(f"external_blob_mode must be 'reference' or 'ingest', got {blob_mode!r}")
@@ -666,12 +666,12 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
                   ) -> "LanceDataset":
         """Registers ``new_bases`` (:class:`lancer.DatasetBasePath`) in one commit; ids
         follow the registered ones. Returns this dataset, now at the new version."""
-        from ._bases import base_triples
-        triples = base_triples(new_bases, "new_bases")
-        if not triples:
+        from ._bases import base_tuples
+        tuples = base_tuples(new_bases, "new_bases")
+        if not tuples:
             raise ValueError("add_bases needs at least one DatasetBasePath")
         props = None if transaction_properties is None else {str(k): str(v) for k, v in transaction_properties.items()}
-        self._inner = self._inner.add_bases(triples, props)
+        self._inner = self._inner.add_bases(tuples, props)
         return self
 
     def restore(self) -> None:

@@ -51,33 +51,45 @@ pub fn assign(existing: &[pb::BasePath], specs: &[BaseSpec]) -> Result<Vec<pb::B
                 .find(|&i| !taken(i, &out))
                 .ok_or_else(|| TableError::invalid("the base path ids are exhausted"))?
         };
-        if s.path.trim().is_empty() {
-            return Err(TableError::invalid(
-                "a base path needs a path (a URI or a directory)",
-            ));
-        }
-        let all = || existing.iter().chain(out.iter());
-        if let Some(n) = &s.name {
-            if all().any(|b| b.name.as_deref() == Some(n.as_str())) {
-                return Err(TableError::invalid(format!(
-                    "a base path named {n:?} is already registered: give each base its own name"
-                )));
-            }
-        }
-        if all().any(|b| same_path(&b.path, &s.path)) {
-            return Err(TableError::invalid(format!(
-                "the base path {:?} is already registered",
-                s.path
-            )));
-        }
-        out.push(pb::BasePath {
-            id: next,
-            name: s.name.clone(),
-            is_dataset_root: s.is_dataset_root,
-            path: s.path.clone(),
-        });
+        out.push(entry(existing.iter().chain(&out), s, next)?);
     }
     Ok(out)
+}
+
+/// `s` as the entry of id `id`, its path given and its name and path unregistered in
+/// `registered`.
+fn entry<'a>(
+    mut registered: impl Iterator<Item = &'a pb::BasePath> + Clone,
+    s: &BaseSpec,
+    id: u32,
+) -> Result<pb::BasePath> {
+    if s.path.trim().is_empty() {
+        return Err(TableError::invalid(
+            "a base path needs a path (a URI or a directory)",
+        ));
+    }
+    if let Some(n) = &s.name {
+        if registered
+            .clone()
+            .any(|b| b.name.as_deref() == Some(n.as_str()))
+        {
+            return Err(TableError::invalid(format!(
+                "a base path named {n:?} is already registered: give each base its own name"
+            )));
+        }
+    }
+    if registered.any(|b| same_path(&b.path, &s.path)) {
+        return Err(TableError::invalid(format!(
+            "the base path {:?} is already registered",
+            s.path
+        )));
+    }
+    Ok(pb::BasePath {
+        id,
+        name: s.name.clone(),
+        is_dataset_root: s.is_dataset_root,
+        path: s.path.clone(),
+    })
 }
 
 /// `specs` as base path entries with the ids they carry, 0 included (what pylance 14's
@@ -92,8 +104,7 @@ pub fn as_given(specs: &[BaseSpec]) -> Result<Vec<pb::BasePath>> {
                 s.id
             )));
         }
-        let one = assign(&out, &[BaseSpec { id: 0, ..s.clone() }])?;
-        out.extend(one.into_iter().map(|b| pb::BasePath { id: s.id, ..b }));
+        out.push(entry(out.iter(), s, s.id)?);
     }
     Ok(out)
 }

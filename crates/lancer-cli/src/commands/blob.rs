@@ -100,25 +100,9 @@ pub fn ls(
 ) -> CmdResult {
     let ds = open_dataset(s, path, at)?;
     // a top-level column, or a blob inside structs by its path (`s.b`)
-    let mut parts = column.split('.');
-    let top = parts.next().unwrap_or(column);
-    let mut lf = ds
-        .manifest()
-        .schema
-        .fields
-        .iter()
-        .find(|f| f.name == column)
-        .or_else(|| ds.manifest().schema.fields.iter().find(|f| f.name == top))
+    let lf = ds
+        .field_at_path(column)
         .ok_or_else(|| format!("no column {column:?} in {}", path.display()))?;
-    if lf.name != column {
-        for p in parts {
-            lf = lf
-                .children
-                .iter()
-                .find(|c| c.name == p)
-                .ok_or_else(|| format!("no column {column:?} in {}", path.display()))?;
-        }
-    }
     if !lf.is_blob() && !lf.is_blob_v2() {
         return Err(format!("column {column:?} is not a blob column").into());
     }

@@ -9,6 +9,7 @@
 //! zipped with their control words), [`constant`] (all-null / one value), and blob
 //! pages (large binaries out of line), handled in the reader.
 
+pub(crate) mod assemble;
 pub mod constant;
 pub mod fullzip;
 pub mod miniblock;

@@ -117,6 +117,9 @@ pub(crate) fn read(
     let nulls = Some(NullBuffer::new(validity.finish())).filter(|v| v.null_count() > 0);
     // (items read as blob descriptions change the item field's type)
     let retyped = |field: &arrow_schema::FieldRef| {
+        if field.data_type() == values.data_type() {
+            return field.clone();
+        }
         Arc::new(
             field
                 .as_ref()

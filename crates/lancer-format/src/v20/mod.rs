@@ -114,6 +114,17 @@ pub(crate) fn read_node(
                 )));
             }
             // (children read as descriptions change the struct's type)
+            if fields
+                .iter()
+                .zip(&arrays)
+                .all(|(f, a)| f.data_type() == a.data_type())
+            {
+                return Ok(Arc::new(StructArray::try_new(
+                    fields.clone(),
+                    arrays,
+                    None,
+                )?));
+            }
             let fields: arrow_schema::Fields = fields
                 .iter()
                 .zip(&arrays)

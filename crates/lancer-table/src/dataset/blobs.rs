@@ -158,7 +158,7 @@ impl Dataset {
 
     /// The top-level field index and child positions of column `column`: a top-level
     /// name, or a dotted path through structs (`s.b`).
-    fn blob_column_path(&self, column: &str) -> Option<(usize, Vec<usize>)> {
+    pub fn column_path(&self, column: &str) -> Option<(usize, Vec<usize>)> {
         if let Some(fi) = self.manifest.schema.field_index(column) {
             return Some((fi, Vec::new()));
         }
@@ -174,13 +174,23 @@ impl Dataset {
         Some((fi, path))
     }
 
+    /// The field column `column` names (see [`Self::column_path`]).
+    pub fn field_at_path(&self, column: &str) -> Option<&lancer_format::schema::LanceField> {
+        let (fi, path) = self.column_path(column)?;
+        let mut lf = self.manifest.schema.fields.get(fi)?;
+        for k in path {
+            lf = lf.children.get(k)?;
+        }
+        Some(lf)
+    }
+
     /// Where the payloads of blob column `column` lie for rows `addresses` (row
     /// addresses of this version, in any order, repeats allowed): one entry per address,
     /// `None` for a null blob. Only descriptors are read (legacy blob columns: their
     /// descriptions, ranges of the data file).
     pub fn blob_refs(&self, column: &str, addresses: &[u64]) -> Result<Vec<Option<BlobRef>>> {
         // `column` names a top-level column, or a blob inside structs by its path (`s.b`)
-        let Some((fi, path)) = self.blob_column_path(column) else {
+        let Some((fi, path)) = self.column_path(column) else {
             return Err(TableError::NotFound {
                 what: format!(
                     "column {column:?} (the dataset has {})",
