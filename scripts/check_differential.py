@@ -3,6 +3,10 @@
 version, for the differential test.
 
     <venv>/bin/python scripts/check_differential.py DATASET OUT.json OUTDIR
+    <venv>/bin/python scripts/check_differential.py --batch LIST.json
+
+(--batch: LIST.json is a list of [DATASET, OUT.json, OUTDIR] triples, each checked as by
+the first form, in one process: the test reads every replay with one interpreter start.)
 
 Writes OUTDIR/v<v>-scan.arrow (Arrow IPC file: to_table(with_row_id=True), plus _rowaddr
 when this pylance's to_table has with_row_address) for every version, and OUT.json:
@@ -62,6 +66,11 @@ def main(path, out_json, outdir):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
+    if len(sys.argv) == 3 and sys.argv[1] == "--batch":
+        with open(sys.argv[2]) as f:
+            for triple in json.load(f):
+                main(*triple)
+    elif len(sys.argv) == 4:
+        main(*sys.argv[1:])
+    else:
         sys.exit(__doc__)
-    main(*sys.argv[1:])

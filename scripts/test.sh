@@ -15,6 +15,20 @@ if grep -rnE '\blancer_(table|format|index|io|util)\b|^lancer-(table|format|inde
   exit 1
 fi
 
+# pyo3 (crates/lancer-python) builds against the package's venv interpreter, the same
+# in the Rust build below and in maturin's, so it is compiled once.
+export PYO3_PYTHON="$root/.venv/py/bin/python"
+# No incremental caches: a test run compiles each crate once, and the caches took several
+# GB of a disk that CI shares (stop 29's CI run failed with "No space left on device").
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+# The Rust tests compile while the (mostly single-threaded) pylance generators below run:
+# on 2 cores the build takes the other core (a clean run was ~26 min with the two in a row).
+started=$SECONDS
+mkdir -p "$root/target"
+cargo test --workspace --all-targets --no-run > "$root/target/test-build.log" 2>&1 &
+build_pid=$!
+trap 'kill $build_pid 2>/dev/null || true' EXIT
+
 # live WHAT SCRIPT DIR: runs SCRIPT DIR with pylance 14, 12 and 11 into a fresh DIR.
 live() {
   local what=$1 script=$2 dir=$3
@@ -74,7 +88,7 @@ export LANCER_REQUIRE_PYLANCE=1
 port=$(.venv/moto/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 .venv/moto/bin/moto_server -H 127.0.0.1 -p "$port" > "$root/target/moto.log" 2>&1 &
 moto_pid=$!
-trap 'kill $moto_pid 2>/dev/null || true' EXIT
+trap 'kill $build_pid $moto_pid 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do
   .venv/moto/bin/python -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$port/')" 2>/dev/null && break
   sleep 0.2
@@ -93,7 +107,7 @@ if [ -x .venv/azurite/node_modules/.bin/azurite-blob ]; then
   .venv/azurite/node_modules/.bin/azurite-blob --blobHost 127.0.0.1 --blobPort "$az_port" \
     --location "$root/target/azurite" --skipApiVersionCheck --loose > "$root/target/azurite.log" 2>&1 &
   az_pid=$!
-  trap 'kill $moto_pid $az_pid 2>/dev/null || true' EXIT
+  trap 'kill $build_pid $moto_pid $az_pid 2>/dev/null || true' EXIT
   for _ in $(seq 1 100); do
     .venv/moto/bin/python scripts/azurite_container.py "http://127.0.0.1:$az_port" lancer-tests 2>/dev/null && break
     sleep 0.2
@@ -105,13 +119,11 @@ if [ -x .venv/azurite/node_modules/.bin/azurite-blob ]; then
 else
   echo "test.sh: Azurite is not installed (no npm): the Azure tests are skipped" >&2
 fi
-# pyo3 (crates/lancer-python) builds against the package's venv interpreter, the same
-# in the Rust build below and in maturin's, so it is compiled once.
-export PYO3_PYTHON="$root/.venv/py/bin/python"
-# No incremental caches: a test run compiles each crate once, and the caches took several
-# GB of a disk that CI shares (stop 29's CI run failed with "No space left on device").
-export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+echo "test.sh: pylance oracles done at $((SECONDS - started)) s; waiting for the test build" >&2
+wait $build_pid || { tail -50 "$root/target/test-build.log" >&2; exit 1; }
+echo "test.sh: test build done at $((SECONDS - started)) s" >&2
 cargo test --workspace --all-targets
+echo "test.sh: Rust tests done at $((SECONDS - started)) s" >&2
 
 # The Python package: maturin builds it into .venv/py (dev profile, sharing the build
 # above), then the drop-in suite runs against pylance 14, DuckDB, polars and pandas.
