@@ -12,7 +12,7 @@
 //! Errors become Python exceptions carrying Lancer's message (see [`errors`]).
 
 // PyO3's macros expand to `unsafe` blocks (the CPython ABI); Lancer's own code here
-// writes none.
+// writes one: `blobs::copy_out` fills new `bytes` objects from several threads.
 #![allow(unsafe_code)]
 
 mod batch;
@@ -30,6 +30,7 @@ mod introspect;
 mod loader;
 mod meta;
 mod session;
+mod transactions;
 mod two_phase;
 
 use pyo3::prelude::*;
@@ -55,6 +56,7 @@ fn _lancer(m: &Bound<'_, PyModule>) -> PyResult<()> {
     info::register(m)?;
     introspect::register(m)?;
     batch::register(m)?;
+    transactions::register(m)?;
     two_phase::register(m)?;
     compaction::register(m)?;
     distributed::register(m)?;
