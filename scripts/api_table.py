@@ -357,8 +357,17 @@ WHY: Dict[str, str] = {
 
 # How lancer's name behaves (shown whatever the state).
 NOTES: Dict[str, str] = {
+    # --- transactions (issue 43): read back, committed as objects, in batches
+    "lance.dataset.LanceDataset.get_transactions": "engine lancer::transactions::recent_transactions; every operation kind comes back as pylance's LanceOperation (ReserveFragments / UpdateBases as a bare BaseOperation, as pylance)",
+    "lance.dataset.LanceDataset.read_transaction": "engine lancer::transactions::read_transaction",
+    "lance.dataset.LanceDataset.commit_batch": "Append transactions only (pylance's rule), merged and committed read at the smallest read version",
+    "lance.dataset.Transaction": "committed by LanceDataset.commit with its uuid and properties recorded as given",
+    "lance.dataset.LanceOperation.Project": "read back from transactions; LanceDataset.commit refuses it (NotImplementedError): drop_columns / alter_columns commit it",
+    "lance.dataset.LanceOperation.Update": "read back from transactions; LanceDataset.commit refuses it (NotImplementedError): update / merge_insert commit it",
+    "lance.dataset.LanceOperation.UpdateConfig": "read back from transactions; LanceDataset.commit refuses it (NotImplementedError): update_config / update_metadata commit it",
+    "lance.dataset.LanceOperation.Clone": "read back from transactions; LanceDataset.commit refuses it (NotImplementedError): create_branch commits it",
     # --- two-phase commits (issue 43 part 1) ------------------------------------------
-    "lance.fragment.write_fragments": "mode append / create / overwrite, max_rows_per_file, max_bytes_per_file, data_storage_version, storage_options honoured; return_transaction, progress, enable_stable_row_ids=True, bases and namespaces raise NotImplementedError; engine lancer::two_phase::write_fragments",
+    "lance.fragment.write_fragments": "mode append / create / overwrite, max_rows_per_file, max_bytes_per_file, data_storage_version, storage_options, return_transaction honoured; progress, enable_stable_row_ids=True, bases and namespaces raise NotImplementedError; engine lancer::two_phase::write_fragments",
     "lance.fragment.FragmentMetadata": "a dataclass as pylance's; to_json() gives pylance 14's dict (json.dumps of it equals pylance's text), from_json takes pylance's; pickles; overlays refused (lancer::fragment_json)",
     "lance.dataset.LanceDataset.commit": "Append / Overwrite / Delete / Rewrite / Merge (a pa.Schema or LanceSchema) / CreateIndex (Index segments, each file checked); Rewrite(rewritten_indices), commit_lock, detached, namespaces and bases raise NotImplementedError; every data / deletion file named is checked first (missing, other size or rows, already committed: InvalidInputError naming it); conflicts are CommitConflictError (lancer::two_phase::commit)",
     "lance.fragment.LanceFragment.delete": "writes the fragment's new deletion file, commits nothing (lancer::two_phase::delete_in_fragment); None when no row is left, as pylance's",

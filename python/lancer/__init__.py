@@ -43,7 +43,7 @@ from .dataset import (
     write_dataset,
 )
 from . import file, progress, query, schema
-from ._commit import LanceOperation
+from ._commit import LanceOperation, Transaction
 from .fragment import FragmentMetadata
 from . import fragment
 from .schema import json_to_schema, schema_to_json
@@ -83,6 +83,7 @@ __all__ = [
     "FragmentMetadata",
     "LanceDataset",
     "LanceOperation",
+    "Transaction",
     "fragment",
     "LanceFragment",
     "LanceLoader",

@@ -11,6 +11,7 @@ names is checked first and a missing or altered one is refused naming it.
 from __future__ import annotations
 
 import json
+import uuid as _uuid
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
@@ -91,6 +92,71 @@ class LanceOperation:
         fragments: List[Any]
         schema: Any
         preserves_nullability: bool = False
+
+
+    @dataclass
+    class Update(BaseOperation):
+        """Rows updated: fragments removed whole, fragments with new deletion files,
+        fragments holding the new rows (read back from transactions; not committed by
+        lancer's ``commit``: ``LanceDataset.update`` / ``merge_insert`` commit it)."""
+
+        removed_fragment_ids: List[int] = field(default_factory=list)
+        updated_fragments: List[Any] = field(default_factory=list)
+        new_fragments: List[Any] = field(default_factory=list)
+        fields_modified: List[int] = field(default_factory=list)
+        fields_for_preserving_frag_bitmap: List[int] = field(default_factory=list)
+        update_mode: str = ""
+        updated_fragment_offsets: Optional[Dict[int, bytes]] = None
+
+    @dataclass
+    class Project(BaseOperation):
+        """Columns dropped, renamed or reordered: the schema after it (read back from
+        transactions; ``drop_columns`` / ``alter_columns`` commit it)."""
+
+        schema: Any
+        preserves_nullability: bool = False
+
+    @dataclass
+    class UpdateMap:
+        """Updates to a metadata map (``None`` removes a key; ``replace`` replaces the
+        whole map)."""
+
+        updates: Dict[str, Optional[str]]
+        replace: bool = False
+
+    @dataclass
+    class UpdateConfig(BaseOperation):
+        """Config and metadata changes (read back from transactions;
+        ``update_config`` / ``update_metadata`` commit them)."""
+
+        config_updates: Optional[Any] = None
+        table_metadata_updates: Optional[Any] = None
+        schema_metadata_updates: Optional[Any] = None
+        field_metadata_updates: Optional[Dict[int, Any]] = None
+
+    @dataclass
+    class Clone(BaseOperation):
+        """A clone or branch of another dataset's version (read back from
+        transactions; ``create_branch`` commits one)."""
+
+        is_shallow: bool
+        ref_name: Optional[str]
+        ref_version: int
+        ref_path: str
+        branch_name: Optional[str]
+
+
+@dataclass
+class Transaction:
+    """A commit's record (pylance 14's ``lance.Transaction``): the version it was read
+    at, its operation, its uuid and properties. ``LanceDataset.read_transaction`` /
+    ``get_transactions`` read them back; ``LanceDataset.commit`` commits one (its uuid
+    and properties recorded as given)."""
+
+    read_version: int
+    operation: Any
+    uuid: str = field(default_factory=lambda: str(_uuid.uuid4()))
+    transaction_properties: Optional[Dict[str, str]] = field(default_factory=dict)
 
 
 def _schema(s: Any, what: str) -> pa.Schema:
@@ -190,6 +256,23 @@ class _CommitMixin:
         del max_retries  # (the engine retries lost races itself, up to its own limit)
         if isinstance(base_uri, LanceDataset) and storage_options is None:
             storage_options = base_uri._storage_options
+        txn_uuid = None
+        properties = {"__lance_commit_message": str(commit_message)} if commit_message is not None else None
+        if isinstance(operation, Transaction):
+            if commit_message is not None:
+                # (pylance's rule and message)
+                raise ValueError("commit_message is not supported when calling commit with a Transaction.  "
+                                 "Set the message on the transaction properties instead.")
+            read_version = operation.read_version
+            txn_uuid = str(operation.uuid)
+            properties = {str(k): str(v) for k, v in (operation.transaction_properties or {}).items()} or None
+            operation = operation.operation
+            if isinstance(operation, LanceOperation.Restore):
+                raise NotImplementedError("committing a Transaction of LanceOperation.Restore is not supported by "
+                                          "lancer yet: commit the Restore operation itself")
+        elif not isinstance(operation, LanceOperation.BaseOperation):
+            raise TypeError("operation must be a LanceOperation.BaseOperation or Transaction, "
+                            f"got {type(operation)}")
         if isinstance(operation, LanceOperation.Restore):
             # (no read_version needed, as in pylance: the version names what to restore)
             from .dataset import dataset as _open
@@ -205,12 +288,11 @@ class _CommitMixin:
         if read_version is None and kind != "Overwrite":
             # (pylance's rule and message)
             raise ValueError("read_version is required for all operations except Overwrite and Restore")
-        properties = {"__lance_commit_message": str(commit_message)} if commit_message is not None else None
         inner = _lancer.commit(
             _uri(base_uri), kind, json.dumps(body), schema=schema,
             read_version=None if read_version is None else int(read_version),
             storage_options=_options(storage_options), transaction_properties=properties,
             v2_manifest_paths=True if enable_v2_manifest_paths is None else bool(enable_v2_manifest_paths),
-            enable_stable_row_ids=bool(enable_stable_row_ids),
+            enable_stable_row_ids=bool(enable_stable_row_ids), uuid=txn_uuid,
         )
         return LanceDataset(inner, storage_options)

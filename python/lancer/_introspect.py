@@ -211,8 +211,13 @@ class LanceSchema:
 
     @staticmethod
     def _of_dataset(ds: "LanceDataset") -> "LanceSchema":
-        rows = {r[0]: r for r in _lancer.lance_fields(ds._inner)}
-        arrow = ds.schema
+        return LanceSchema._from_rows(ds.schema, _lancer.lance_fields(ds._inner))
+
+    @staticmethod
+    def _from_rows(arrow: pa.Schema, field_rows: List[tuple]) -> "LanceSchema":
+        """The schema of the engine's field rows (id, parent, name, type, nullable,
+        metadata, primary key, children) and their Arrow schema."""
+        rows = {r[0]: r for r in field_rows}
 
         def make(fid: int, af: pa.Field) -> LanceField:
             _, parent, name, _lt, _nullable, md, pk, kids = rows[fid]

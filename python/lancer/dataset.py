@@ -35,7 +35,8 @@ from ._info import (  # noqa: F401 (pylance's names in lance.dataset)
 from ._lancer import CommitConflictError
 from ._branches import Branch, Branches, VersionRef, _BranchesMixin  # noqa: F401
 from ._metadata import AutoCleanupConfig, _MetadataMixin  # noqa: F401
-from ._commit import LanceOperation, _CommitMixin  # noqa: F401
+from ._commit import LanceOperation, Transaction, _CommitMixin  # noqa: F401
+from ._transactions import _TransactionsMixin
 from ._segments import Index, IndexFile, _SegmentsMixin  # noqa: F401
 
 # Tuning arguments of pylance's scanner that Lancer's planner decides itself (they do not
@@ -588,7 +589,7 @@ def _rfc3339(text: str) -> Optional[_dt.datetime]:
     return base.replace(microsecond=micros, tzinfo=_dt.timezone.utc)
 
 
-class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _SegmentsMixin):
+class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _TransactionsMixin, _SegmentsMixin):
     """One version of a Lance dataset. Writes (``delete``, ``restore``, index builds)
     move this object to the version they commit, as in pylance."""
 

@@ -412,9 +412,6 @@ def write_fragments(
     from . import _lancer
     from .dataset import _check_arguments, _options, _reader, _uri
 
-    if return_transaction:
-        raise NotImplementedError("write_fragments(return_transaction=True) is not supported by lancer yet: "
-                                  "commit the fragments with LanceOperation.Append / Overwrite")
     if use_legacy_format:
         raise NotImplementedError("Lancer writes data storage versions 2.0, 2.1 and 2.2, not the legacy format")
     if progress is not None:
@@ -431,6 +428,24 @@ def write_fragments(
     version = data_storage_version or "2.2"
     if str(version).lower() == "stable":
         version = "2.2"
-    texts = _lancer.write_fragments(_reader(data, schema), _uri(dataset_uri), str(mode), int(max_rows_per_file),
+    reader = _reader(data, schema)
+    read_version = None
+    if return_transaction:
+        # the version the fragments were written against (0: no dataset yet), as pylance
+        from .dataset import dataset as _open
+
+        try:
+            read_version = _open(_uri(dataset_uri), storage_options=storage_options).version
+        except (FileNotFoundError, ValueError):
+            read_version = 0
+    texts = _lancer.write_fragments(reader, _uri(dataset_uri), str(mode), int(max_rows_per_file),
                                     int(max_bytes_per_file), str(version), _options(storage_options))
-    return [FragmentMetadata.from_json(t) for t in texts]
+    frags = [FragmentMetadata.from_json(t) for t in texts]
+    if not return_transaction:
+        return frags
+    from ._commit import LanceOperation, Transaction
+    from ._introspect import LanceSchema
+
+    if mode == "append" and read_version:
+        return Transaction(read_version, LanceOperation.Append(frags))
+    return Transaction(read_version, LanceOperation.Overwrite(LanceSchema.from_pyarrow(reader.schema), frags))

@@ -154,8 +154,8 @@ def test_write_fragments_cuts_files_by_bytes_and_refuses_what_it_cannot_honour(t
     assert len(frags) > 2 and sum(f.physical_rows for f in frags) == 20_000
     # each file near the cap: cut once what it holds reaches it
     assert all(f.files[0].file_size_bytes < 4 * 64 * 1024 for f in frags)
-    with pytest.raises(NotImplementedError, match="return_transaction"):
-        write_fragments(table(0, 3), uri, return_transaction=True)
+    with pytest.raises(NotImplementedError, match="committing Update"):
+        lancer.LanceDataset.commit(uri, lancer.LanceOperation.Update(), read_version=1)
     with pytest.raises(NotImplementedError, match="target_bases"):
         write_fragments(table(0, 3), uri, target_bases=["b"])
     with pytest.raises(TypeError, match="no_such"):

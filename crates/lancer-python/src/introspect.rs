@@ -77,7 +77,7 @@ fn debug_transactions(
 
 /// One Lance field for Python: id, parent id, name, logical type, nullable, metadata,
 /// whether it is part of the unenforced primary key, children.
-type FieldRow = (
+pub(crate) type FieldRow = (
     i32,
     i32,
     String,
@@ -92,15 +92,22 @@ type FieldRow = (
 /// their rows).
 #[pyfunction]
 fn lance_fields(ds: &Dataset) -> Vec<FieldRow> {
-    let pk: std::collections::HashSet<i32> = ds
-        .ds
-        .manifest()
-        .pb
-        .fields
-        .iter()
-        .filter(|f| f.unenforced_primary_key)
-        .map(|f| f.id)
-        .collect();
+    let m = ds.ds.manifest();
+    let pk =
+        m.pb.fields
+            .iter()
+            .filter(|f| f.unenforced_primary_key)
+            .map(|f| f.id)
+            .collect();
+    field_rows(&m.schema, &pk)
+}
+
+/// `schema`'s fields depth first as [`FieldRow`]s (`pk`: the ids of the unenforced
+/// primary key's fields).
+pub(crate) fn field_rows(
+    schema: &lancer::file::schema::LanceSchema,
+    pk: &std::collections::HashSet<i32>,
+) -> Vec<FieldRow> {
     let mut out = Vec::new();
     fn walk(
         f: &lancer::file::schema::LanceField,
@@ -121,8 +128,8 @@ fn lance_fields(ds: &Dataset) -> Vec<FieldRow> {
             walk(c, pk, out);
         }
     }
-    for f in &ds.ds.manifest().schema.fields {
-        walk(f, &pk, &mut out);
+    for f in &schema.fields {
+        walk(f, pk, &mut out);
     }
     out
 }

@@ -131,7 +131,7 @@ pub fn write_fragments(
 #[pyfunction]
 #[pyo3(signature = (uri, kind, body, schema=None, read_version=None, storage_options=None,
                     transaction_properties=None, v2_manifest_paths=true,
-                    enable_stable_row_ids=false))]
+                    enable_stable_row_ids=false, uuid=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn commit(
     py: Python<'_>,
@@ -144,6 +144,7 @@ pub fn commit(
     transaction_properties: Option<std::collections::HashMap<String, String>>,
     v2_manifest_paths: bool,
     enable_stable_row_ids: bool,
+    uuid: Option<String>,
 ) -> PyResult<Dataset> {
     let body: Value = serde_json::from_str(body)
         .map_err(|e| PyValueError::new_err(format!("operation body is not JSON: {e}")))?;
@@ -158,6 +159,7 @@ pub fn commit(
         enable_stable_row_ids,
         transaction_properties: transaction_properties.unwrap_or_default(),
         skip_auto_cleanup: false,
+        uuid,
     };
     py.detach(move || {
         let (store, opts) = store_in(&uri, &storage_options, None)?;

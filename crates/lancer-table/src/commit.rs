@@ -690,6 +690,10 @@ pub struct CommitExtras {
     /// Skip the automatic cleanup the dataset's config may ask for after this commit
     /// (pylance's `skip_auto_cleanup`; see [`crate::config`]).
     pub skip_auto_cleanup: bool,
+    /// The transaction's uuid (pylance's `Transaction.uuid` when a transaction object is
+    /// committed; it names the transaction file); None draws a random one. Checked to be
+    /// letters, digits and dashes.
+    pub uuid: Option<String>,
 }
 
 /// The key pylance keeps a commit message under in the transaction's properties.
@@ -748,6 +752,15 @@ fn commit_on(
     naming: Naming,
     extras: &CommitExtras,
 ) -> Result<Committed> {
+    if let Some(u) = &extras.uuid {
+        if u.is_empty() || u.len() > 64 || !u.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        {
+            return Err(TableError::invalid(format!(
+                "transaction uuid {u:?}: use letters, digits and dashes only (a uuid such as \
+                 str(uuid.uuid4()) gives), at most 64 characters"
+            )));
+        }
+    }
     let mut base_version = read_version;
     for _attempt in 0..MAX_COMMIT_ATTEMPTS {
         // Listed every time, even when the version read is likely the latest, and a
@@ -844,7 +857,7 @@ fn commit_on(
             restored.as_ref().map(|r| &r.0),
             extras.new_flags,
         )?;
-        let uuid = random_uuid();
+        let uuid = extras.uuid.clone().unwrap_or_else(random_uuid);
         let txn_name = format!("{}-{uuid}.txn", base_version.unwrap_or(0));
         let txn = pb::Transaction {
             read_version: base_version.unwrap_or(0),

@@ -395,6 +395,7 @@ impl Dataset {
             },
             properties: params.transaction_properties.clone(),
             skip_auto_cleanup: params.skip_auto_cleanup,
+            uuid: None,
         };
         let m = crate::commit::commit_with(
             root,
@@ -442,6 +443,7 @@ impl Dataset {
             new_flags: 0,
             properties: params.transaction_properties.clone(),
             skip_auto_cleanup: params.skip_auto_cleanup,
+            uuid: None,
         };
         let c = crate::commit::commit_on_base_with(
             self.store(),

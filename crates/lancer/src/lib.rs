@@ -31,6 +31,7 @@ pub mod scan;
 pub mod search;
 pub mod session;
 pub mod stats;
+pub mod transactions;
 pub mod two_phase;
 pub mod verify;
 
@@ -59,7 +60,7 @@ pub mod table {
 /// guarded Arrow IPC reader.
 pub mod file {
     pub use lancer_format::{
-        container, inspect, ipc, json, read, reader, schema, writer, FormatError,
+        container, inspect, ipc, json, pb, read, reader, schema, writer, FormatError,
     };
 }
 

@@ -208,6 +208,8 @@ pub struct CommitParams {
     pub transaction_properties: std::collections::HashMap<String, String>,
     /// Skip the automatic cleanup the dataset's config asks for.
     pub skip_auto_cleanup: bool,
+    /// The transaction's uuid (a committed transaction object's); None: a random one.
+    pub uuid: Option<String>,
 }
 
 impl Default for CommitParams {
@@ -217,6 +219,7 @@ impl Default for CommitParams {
             enable_stable_row_ids: false,
             transaction_properties: Default::default(),
             skip_auto_cleanup: false,
+            uuid: None,
         }
     }
 }
@@ -268,6 +271,7 @@ pub fn commit(
         },
         properties: params.transaction_properties.clone(),
         skip_auto_cleanup: params.skip_auto_cleanup,
+        uuid: params.uuid.clone(),
     };
     let read = base.as_ref().map(|d| d.version());
     let c = lancer_table::commit::commit_with(store, read, pb_op, &storage, naming, &extras)?;
