@@ -119,9 +119,9 @@ FROM_SOURCE = {
 WAL = "LSM write-ahead log (shards, memtables): engine lacks it; no issue covers it"
 TWO_PHASE = "two-phase commits (write_fragments, LanceOperation, commit): issue 43"
 BLOB = "blob API: issue 44"
-BASES = ("multi-base datasets: bases are registered (initial_bases, add_bases), listed (base_paths) and "
-         "hold external blobs (stored relative, as pylance); writing data files into another base "
-         "(target_bases) and shallow_clone are not done")
+BASES = ("multi-base datasets: bases are registered (initial_bases, add_bases), listed (base_paths), "
+         "hold external blobs (stored relative, as pylance) and shallow clones' sources (shallow_clone); "
+         "writing data files into another base (target_bases) is not done")
 BRANCH = ("explain_cleanup_old_versions' report of branches holding files: engine's cleanup keeps what "
           "branches use (the versions they start from) but reports counts only")
 STATS = "issue 41 lists stats.dataset_stats() / data_stats(); engine has no statistics object"
@@ -357,6 +357,7 @@ WHY: Dict[str, str] = {
 
 # How lancer's name behaves (shown whatever the state).
 NOTES: Dict[str, str] = {
+    "lance.dataset.LanceDataset.shallow_clone": "engine lancer::table::branch::shallow_clone (a branch's clone without the branch): the source's version number, the source a base path, nothing copied",
     # --- transactions (issue 43): read back, committed as objects, in batches
     "lance.dataset.LanceDataset.get_transactions": "engine lancer::transactions::recent_transactions; every operation kind comes back as pylance's LanceOperation (ReserveFragments / UpdateBases as a bare BaseOperation, as pylance)",
     "lance.dataset.LanceDataset.read_transaction": "engine lancer::transactions::read_transaction",

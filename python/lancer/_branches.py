@@ -134,6 +134,28 @@ class _BranchesMixin:
         inner = _lancer.branch_create(self._inner, branch, **args)
         return type(self)(inner, self._storage_options)
 
+    def shallow_clone(self, target_path: Any, reference: Any, storage_options: Optional[Dict[str, str]] = None,
+                      **kwargs: Any) -> Any:
+        """A new dataset at ``target_path`` whose first version is ``reference``'s
+        (``int``: a version of this branch; ``str``: a tag; ``(branch, version)``:
+        ``None`` meaning main or the latest), sharing this dataset's data, deletion and
+        index files (the source registered as a base path, as pylance 14 clones);
+        nothing is copied. The clone keeps the source's version number; writes to it
+        go to ``target_path``. ``storage_options``: the clone's (None: this
+        dataset's); ``kwargs`` open the clone. A location holding a dataset is
+        refused (``OSError``)."""
+        import os
+
+        from .dataset import _options
+        from .dataset import dataset as _open
+
+        target = os.fspath(target_path)
+        if storage_options is None:
+            storage_options = self._storage_options
+        _lancer.shallow_clone(self._inner, target, _options(storage_options),
+                              **_reference(reference, "shallow_clone"))
+        return _open(target, storage_options=storage_options, **kwargs)
+
     def _checkout_reference(self, reference: Any) -> Any:
         """``checkout_version`` of a tag or a ``(branch, version)`` tuple."""
         inner = _lancer.branch_checkout(self._inner, **_reference(reference, "checkout_version"))

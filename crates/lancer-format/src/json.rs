@@ -300,6 +300,107 @@ pub fn check(bytes: &[u8]) -> std::result::Result<(), String> {
     check_value(bytes, 0)
 }
 
+/// The member `key` of the JSONB value `bytes` — by name in an object, by decimal
+/// index in an array — as a standalone JSONB value (a scalar member wrapped as a scalar
+/// value, a container member as it is stored); None for a scalar, a missing key or an
+/// index past the end. Only the outer level's header and entry table and the member
+/// found are read, each checked ([`check`] for the member): the lookup a filter's typed
+/// accessors (`json_get_int(doc, 'k')`) make per row without walking the whole
+/// document. Damaged bytes on the way are an error.
+pub fn member(bytes: &[u8], key: &str) -> std::result::Result<Option<Vec<u8>>, String> {
+    let header = be_u32(bytes, 0)?;
+    let n = (header & HEADER_LEN) as usize;
+    let (entries, sought) = match header & HEADER_TYPE {
+        SCALAR => return Ok(None),
+        OBJECT => (n.checked_mul(2).ok_or("object too large")?, None),
+        ARRAY => match key.parse::<usize>() {
+            Ok(i) if i < n => (n, Some(i)),
+            _ => return Ok(None),
+        },
+        other => return Err(format!("container header {other:#x} with {n} entries")),
+    };
+    let table_end = entries
+        .checked_mul(4)
+        .and_then(|e| e.checked_add(4))
+        .filter(|&end| end <= bytes.len())
+        .ok_or_else(|| format!("{entries} entries do not fit in {} bytes", bytes.len()))?;
+    let entry = |k: usize| -> std::result::Result<(u32, usize), String> {
+        let e = be_u32(bytes, 4 + 4 * k)?;
+        Ok((e & ENTRY_TYPE, (e & ENTRY_LEN) as usize))
+    };
+    // the index of the entry holding the member, and where its payload starts
+    let (at_entry, mut offset) = match sought {
+        Some(i) => (i, table_end),
+        None => {
+            let mut offset = table_end;
+            let mut found = None;
+            for k in 0..n {
+                let (ty, len) = entry(k)?;
+                let end = offset
+                    .checked_add(len)
+                    .filter(|&end| end <= bytes.len())
+                    .ok_or_else(|| format!("key {k}'s {len} bytes run past the value's end"))?;
+                if ty != T_STRING {
+                    return Err(format!("object key {k} is not a string"));
+                }
+                if found.is_none() && &bytes[offset..end] == key.as_bytes() {
+                    found = Some(k);
+                }
+                offset = end;
+            }
+            match found {
+                Some(k) => (n + k, offset),
+                None => return Ok(None),
+            }
+        }
+    };
+    // past the payloads before it (values after the keys in an object)
+    let first = if sought.is_some() { 0 } else { n };
+    for k in first..at_entry {
+        let (_, len) = entry(k)?;
+        offset = offset
+            .checked_add(len)
+            .filter(|&end| end <= bytes.len())
+            .ok_or_else(|| format!("entry {k}'s {len} bytes run past the value's end"))?;
+    }
+    let (ty, len) = entry(at_entry)?;
+    let end = offset
+        .checked_add(len)
+        .filter(|&end| end <= bytes.len())
+        .ok_or_else(|| format!("entry {at_entry}'s {len} bytes run past the value's end"))?;
+    let payload = &bytes[offset..end];
+    check_payload(ty, payload, 0)?;
+    if ty == T_CONTAINER {
+        return Ok(Some(payload.to_vec()));
+    }
+    let mut out = Vec::with_capacity(8 + payload.len());
+    out.extend_from_slice(&SCALAR.to_be_bytes());
+    // `len` came from an entry's 28-bit length field
+    out.extend_from_slice(&(ty | len as u32).to_be_bytes());
+    out.extend_from_slice(payload);
+    Ok(Some(out))
+}
+
+/// The values a JSONPath of plain `.name` steps (`keys`) selects in the JSONB value
+/// `bytes`, following [`member`] through objects: `Some(vec![value])` where every step
+/// lands on an object holding the key, `Some(vec![])` where an object lacks it (the
+/// path selects nothing), None where a step reaches something other than an object
+/// (arrays and scalars, which JSONPath's lax mode treats its own way: the caller
+/// evaluates the path whole). Damaged bytes on the way are an error.
+pub fn follow(bytes: &[u8], keys: &[&str]) -> std::result::Result<Option<Vec<Vec<u8>>>, String> {
+    let mut cur: std::borrow::Cow<'_, [u8]> = std::borrow::Cow::Borrowed(bytes);
+    for key in keys {
+        if be_u32(&cur, 0)? & HEADER_TYPE != OBJECT {
+            return Ok(None);
+        }
+        match member(&cur, key)? {
+            Some(v) => cur = std::borrow::Cow::Owned(v),
+            None => return Ok(Some(Vec::new())),
+        }
+    }
+    Ok(Some(vec![cur.into_owned()]))
+}
+
 /// Where a column sits in a batch, for error messages (`meta.doc`).
 fn child_path(parent: &str, name: &str) -> String {
     if parent.is_empty() {
@@ -714,5 +815,77 @@ mod tests {
             decode(&good).ok().as_deref(),
             Some(r#"{"a":[1,{"b":"xyz"},2.5,-7,18446744073709551615],"c":null}"#)
         );
+    }
+
+    /// A filter's typed accessors look members up with [`member`]: it answers as
+    /// `lance-jsonb`'s own lookups on whole values, and every single-byte change and
+    /// every prefix of a document is refused or read without a panic; a damaged member
+    /// is refused while the others stay readable.
+    #[test]
+    fn member_lookups_answer_as_lance_jsonb_and_never_panic() {
+        let text =
+            r#"{"a":[1,{"b":"xyz"},null,true],"k":"v","n":7,"f":-2.5,"o":{"p":true},"z":null}"#;
+        let Ok(good) = encode(text) else {
+            return;
+        };
+        let doc = lance_jsonb::RawJsonb::new(&good);
+        for key in ["a", "k", "n", "f", "o", "z", "zz", ""] {
+            let theirs = doc.get_by_name(key, false).ok().flatten();
+            let mine = member(&good, key).ok().flatten();
+            assert_eq!(
+                mine.as_deref(),
+                theirs.as_ref().map(|t| t.as_ref()),
+                "{key}"
+            );
+        }
+        let Ok(Some(arr)) = member(&good, "a") else {
+            return;
+        };
+        let raw = lance_jsonb::RawJsonb::new(&arr);
+        for i in ["0", "1", "2", "3", "4", "x", "-1"] {
+            let theirs = i
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| raw.get_by_index(i).ok().flatten());
+            let mine = member(&arr, i).ok().flatten();
+            assert_eq!(
+                mine.as_deref(),
+                theirs.as_ref().map(|t| t.as_ref()),
+                "[{i}]"
+            );
+        }
+        let read = |b: &[u8]| {
+            for key in ["a", "k", "n", "o", "zz", "0"] {
+                if let Ok(Some(m)) = member(b, key) {
+                    let r = lance_jsonb::RawJsonb::new(&m);
+                    let _ = (r.to_str(), r.to_i64(), r.to_f64(), r.to_bool());
+                    let _ = decode(&m);
+                }
+            }
+        };
+        for n in 0..good.len() {
+            read(&good[..n]);
+        }
+        for i in 0..good.len() {
+            for v in [0u8, 0x7f, 0xff, 0x10, 0x20, 0x50, 0x60, 0x70, 0xc3] {
+                let mut b = good.clone();
+                b[i] = v;
+                read(&b);
+            }
+        }
+        // a non-UTF-8 string inside "o": the whole check fails, "k" still reads, "o"
+        // is refused
+        let Ok(mut bad) = encode(r#"{"k":"v","o":{"p":"qq"}}"#) else {
+            return;
+        };
+        let at = bad.len() - 1;
+        bad[at] = 0xff;
+        assert!(check(&bad).is_err());
+        let k = member(&bad, "k").ok().flatten();
+        assert_eq!(
+            k.map(|k| lance_jsonb::RawJsonb::new(&k).to_str().ok()),
+            Some(Some("v".to_string()))
+        );
+        assert!(member(&bad, "o").is_err());
     }
 }

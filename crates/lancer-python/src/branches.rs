@@ -17,6 +17,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(branch_of, m)?)?;
     m.add_function(wrap_pyfunction!(branch_list, m)?)?;
     m.add_function(wrap_pyfunction!(branch_create, m)?)?;
+    m.add_function(wrap_pyfunction!(shallow_clone, m)?)?;
     m.add_function(wrap_pyfunction!(branch_checkout, m)?)?;
     m.add_function(wrap_pyfunction!(branch_delete, m)?)?;
     m.add_function(wrap_pyfunction!(branch_replace_metadata, m)?)?;
@@ -117,6 +118,38 @@ fn branch_create(
             .create_branch(&name, r.as_ref())
             .map(opened)
             .map_err(errors::table)
+    })
+}
+
+/// The reference's version (`kind` None: this version) as a new dataset at `target`
+/// sharing `ds`'s files (pylance's `shallow_clone`), opened there with
+/// `storage_options`.
+#[pyfunction]
+#[pyo3(signature = (ds, target, storage_options=None, kind=None, branch=None, version=None, tag=None))]
+#[allow(clippy::too_many_arguments)]
+fn shallow_clone(
+    py: Python<'_>,
+    ds: &Dataset,
+    target: String,
+    storage_options: Option<BTreeMap<String, String>>,
+    kind: Option<String>,
+    branch: Option<String>,
+    version: Option<u64>,
+    tag: Option<String>,
+) -> PyResult<Dataset> {
+    let r = kind
+        .map(|k| reference(ds, &k, branch, version, tag))
+        .transpose()?;
+    let (store, opts) = crate::dataset::store_in(&target, &storage_options, None)?;
+    py.detach(|| {
+        let cloned = ds
+            .ds
+            .shallow_clone(r.as_ref(), store, opts)
+            .map_err(errors::table)?;
+        Ok(Dataset {
+            ds: cloned,
+            uri: target,
+        })
     })
 }
 

@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 
-use lancer_io::Store;
+use lancer_io::{StorageOptions, Store};
 
 use crate::commit::{manifest_bytes_with_index, random_hex, random_uuid, write_hint, Naming};
 use crate::manifest::Manifest;
@@ -343,9 +343,6 @@ pub fn create(root: &Store, name: &str, from: Option<&str>, version: u64) -> Res
     }
     let from = from.filter(|b| *b != MAIN);
     let parent = from.map(|b| read(root, b)).transpose()?;
-    let source = store_of(root, from)?;
-    let (src_path, bytes) = read_manifest_file(&source, version)?;
-    let src = Manifest::parse(&bytes)?;
     let target = root.child(&format!("tree/{name}"));
     if !target.list("_versions")?.is_empty() {
         return Err(TableError::Refused {
@@ -355,6 +352,65 @@ pub fn create(root: &Store, name: &str, from: Option<&str>, version: u64) -> Res
             ),
         });
     }
+    let cloned = clone_version(root, from, version, &target, Some(name))?;
+    let mut identifier = parent.map(|p| p.identifier).unwrap_or_default();
+    identifier.push((version, random_hex(32)));
+    let info = BranchInfo {
+        parent_branch: from.map(String::from),
+        identifier,
+        parent_version: version,
+        create_at: cloned.created_at,
+        manifest_size: cloned.source_manifest_size,
+        metadata: BTreeMap::new(),
+    };
+    if !root.put_if_absent(&refp, info_json(&info).into())? {
+        return Err(TableError::Conflict {
+            what: format!("branch {name:?} was created concurrently"),
+        });
+    }
+    Ok(target)
+}
+
+/// Makes `target` a new dataset whose first version is `reference`'s version of the
+/// dataset rooted at `root` without copying data (pylance's `shallow_clone`): the
+/// manifest with the source's root registered as a base path and every data file,
+/// deletion file and index segment naming it, a `Clone` transaction; the version number
+/// is the source's. A `target` that holds a dataset is refused. Returns the version.
+pub fn shallow_clone(root: &Store, reference: &Reference, target: &Store) -> Result<u64> {
+    let (branch, version) = resolve(root, reference)?;
+    if !target.list("_versions")?.is_empty() {
+        return Err(TableError::Refused {
+            what: format!(
+                "Dataset already exists: {} (clone into a new location)",
+                target.uri()
+            ),
+        });
+    }
+    clone_version(root, branch.as_deref(), version, target, None)?;
+    Ok(version)
+}
+
+/// What [`clone_version`] reports.
+struct Cloned {
+    /// Seconds since the epoch at the clone.
+    created_at: u64,
+    /// The source manifest's size in bytes.
+    source_manifest_size: u64,
+}
+
+/// Writes `version` of branch `from` of the dataset at `root` into `target` as a
+/// shallow clone's first version (branch `branch` of the same dataset, or None for a
+/// dataset of its own).
+fn clone_version(
+    root: &Store,
+    from: Option<&str>,
+    version: u64,
+    target: &Store,
+    branch: Option<&str>,
+) -> Result<Cloned> {
+    let source = store_of(root, from)?;
+    let (src_path, bytes) = read_manifest_file(&source, version)?;
+    let src = Manifest::parse(&bytes)?;
     let naming = if src_path.rsplit('/').next().map(str::len) == Some(20 + ".manifest".len()) {
         Naming::V2
     } else {
@@ -393,11 +449,11 @@ pub fn create(root: &Store, name: &str, from: Option<&str>, version: u64) -> Res
             ref_name: from.map(String::from),
             ref_version: version,
             ref_path: ref_path_abs,
-            branch_name: Some(name.to_string()),
+            branch_name: branch.map(String::from),
         })),
         ..Default::default()
     };
-    m.branch = Some(name.to_string());
+    m.branch = branch.map(String::from);
     m.reader_feature_flags |= FLAG_BASE_PATHS;
     m.writer_feature_flags |= FLAG_BASE_PATHS;
     m.transaction_file = txn_file.clone();
@@ -425,26 +481,17 @@ pub fn create(root: &Store, name: &str, from: Option<&str>, version: u64) -> Res
     let mpath = format!("_versions/{}", naming.file_name(version));
     if !target.put_if_absent(&mpath, manifest.into())? {
         return Err(TableError::Conflict {
-            what: format!("branch {name:?} was created concurrently"),
+            what: match branch {
+                Some(name) => format!("branch {name:?} was created concurrently"),
+                None => format!("{} was created concurrently", target.uri()),
+            },
         });
     }
-    write_hint(&target, version);
-    let mut identifier = parent.map(|p| p.identifier).unwrap_or_default();
-    identifier.push((version, random_hex(32)));
-    let info = BranchInfo {
-        parent_branch: from.map(String::from),
-        identifier,
-        parent_version: version,
-        create_at: d.as_secs(),
-        manifest_size: bytes.len() as u64,
-        metadata: BTreeMap::new(),
-    };
-    if !root.put_if_absent(&refp, info_json(&info).into())? {
-        return Err(TableError::Conflict {
-            what: format!("branch {name:?} was created concurrently"),
-        });
-    }
-    Ok(target)
+    write_hint(target, version);
+    Ok(Cloned {
+        created_at: d.as_secs(),
+        source_manifest_size: bytes.len() as u64,
+    })
 }
 
 /// Replaces branch `name`'s metadata map with `metadata`.
@@ -578,6 +625,24 @@ impl crate::Dataset {
         };
         let store = create(&root, name, from.as_deref(), version)?;
         Self::open_with(store, self.storage_options().clone(), None)
+    }
+
+    /// `reference`'s version (None: this one) as a new dataset at `target` that shares
+    /// this dataset's files (pylance's `shallow_clone`; see [`shallow_clone`]), opened
+    /// with `options`.
+    pub fn shallow_clone(
+        &self,
+        reference: Option<&Reference>,
+        target: Store,
+        options: StorageOptions,
+    ) -> Result<Self> {
+        let root = self.main_root()?;
+        let here = Reference::Version {
+            branch: self.branch().map(String::from),
+            version: Some(self.version()),
+        };
+        let version = shallow_clone(&root, reference.unwrap_or(&here), &target)?;
+        Self::open_with(target, options, Some(version))
     }
 
     /// The version `reference` names, on whichever branch it names, opened with this

@@ -696,6 +696,18 @@ pub struct CommitExtras {
     pub uuid: Option<String>,
 }
 
+/// Refuses a transaction uuid a caller gave (it names the transaction file) unless it
+/// is letters, digits and dashes, at most 64 of them.
+pub fn check_uuid(u: &str) -> Result<()> {
+    if u.is_empty() || u.len() > 64 || !u.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+        return Err(TableError::invalid(format!(
+            "transaction uuid {u:?}: use letters, digits and dashes only (a uuid such as \
+             str(uuid.uuid4()) gives), at most 64 characters"
+        )));
+    }
+    Ok(())
+}
+
 /// The key pylance keeps a commit message under in the transaction's properties.
 pub const COMMIT_MESSAGE_KEY: &str = "__lance_commit_message";
 
@@ -753,13 +765,7 @@ fn commit_on(
     extras: &CommitExtras,
 ) -> Result<Committed> {
     if let Some(u) = &extras.uuid {
-        if u.is_empty() || u.len() > 64 || !u.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
-        {
-            return Err(TableError::invalid(format!(
-                "transaction uuid {u:?}: use letters, digits and dashes only (a uuid such as \
-                 str(uuid.uuid4()) gives), at most 64 characters"
-            )));
-        }
+        check_uuid(u)?;
     }
     let mut base_version = read_version;
     for _attempt in 0..MAX_COMMIT_ATTEMPTS {

@@ -317,3 +317,73 @@ fn cleanup_leaves_nested_branches_alone() {
     cleanup_retaining(main.store(), Some(huge), None, false, false).unwrap();
     assert_eq!(Dataset::open(root).unwrap().count_rows(), 34);
 }
+
+/// A shallow clone (pylance's `shallow_clone`): a dataset of its own at another
+/// location, its first version the source's numbered version, every file shared through
+/// the source registered as a base path (deletion files too), a `Clone` transaction
+/// with no branch name; appends to it stay in the clone; a location holding a dataset
+/// is refused.
+#[test]
+fn shallow_clone_shares_files_and_writes_its_own() {
+    let dir = TempDir::new("shallow-clone");
+    let src = dataset(&dir.path().join("src"));
+    let target = Store::local(dir.path().join("clone"));
+    let clone = src
+        .shallow_clone(
+            Some(&Reference::Version {
+                branch: None,
+                version: Some(2),
+            }),
+            target.clone(),
+            StorageOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(clone.version(), 2);
+    assert_eq!(
+        ids(&clone),
+        ids(&Dataset::open_version(dir.path().join("src"), 2).unwrap())
+    );
+    let m = &clone.manifest().pb;
+    assert_eq!(m.base_paths.len(), 1);
+    assert!(m.base_paths[0].is_dataset_root && m.base_paths[0].name.is_none());
+    let base = m.base_paths[0].id;
+    assert!(m
+        .fragments
+        .iter()
+        .all(|f| f.files.iter().all(|d| d.base_id == Some(base))));
+    assert!(m
+        .fragments
+        .iter()
+        .filter_map(|f| f.deletion_file.as_ref())
+        .all(|d| d.base_id == Some(base)));
+    assert!(m.branch.is_none());
+    let t = lancer_table::commit::read_transaction(&target, m).unwrap();
+    match t.operation {
+        Some(lancer_table::pb::transaction::Operation::Clone(c)) => {
+            assert!(c.is_shallow && c.branch_name.is_none() && c.ref_version == 2)
+        }
+        other => panic!("a clone's transaction is a Clone, not {other:?}"),
+    }
+    // nothing but metadata was written at the clone
+    assert!(target.list("data").unwrap().is_empty());
+    // appends land in the clone only
+    let grown = clone
+        .append(&[batch(500, 3)], &WriteParams::default())
+        .unwrap();
+    assert_eq!(grown.version(), 3);
+    assert!(ids(&grown).contains(&500));
+    assert!(!ids(&Dataset::open(dir.path().join("src")).unwrap()).contains(&500));
+    assert_eq!(target.list("data").unwrap().len(), 1);
+    // the latest by default; a taken location refused
+    let again = src.shallow_clone(
+        None,
+        Store::local(dir.path().join("c2")),
+        StorageOptions::default(),
+    );
+    assert_eq!(again.unwrap().version(), src.version());
+    let err = src
+        .shallow_clone(None, target, StorageOptions::default())
+        .unwrap_err();
+    assert!(matches!(err, TableError::Refused { .. }), "{err}");
+    assert!(err.to_string().contains("already exists"), "{err}");
+}

@@ -234,6 +234,9 @@ pub fn commit(
     read_version: Option<u64>,
     params: &CommitParams,
 ) -> Result<Dataset> {
+    if let Some(u) = &params.uuid {
+        lancer_table::commit::check_uuid(u)?;
+    }
     let base = match Dataset::open_in(store.clone(), read_version) {
         Ok(d) => Some(d),
         Err(TableError::NotFound { .. }) if read_version.is_none() || read_version == Some(0) => {

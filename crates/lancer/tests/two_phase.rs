@@ -620,3 +620,87 @@ fn columns_added_per_fragment_then_one_merge() {
         .to_string();
     assert!(e.contains("fragment 99"), "{e}");
 }
+
+/// Transactions read back (`lancer::transactions`): each version's operation, read
+/// version, uuid and properties as committed — a given uuid and properties recorded as
+/// given, a hostile uuid refused — and the recent list newest first, at least one long,
+/// ending at version 1.
+#[test]
+fn transactions_read_back_as_committed() {
+    use lancer::table::pb::transaction::Operation as Op;
+    use lancer::transactions::{read_transaction, recent_transactions};
+    let dir = TempDir::new("two-phase-transactions");
+    let store = Store::local(dir.path());
+    let frags = worker(&store, 0..6, FragmentMode::Create);
+    let ds = commit(
+        &store,
+        Operation::Overwrite {
+            schema: schema(),
+            fragments: frags,
+            initial_bases: Vec::new(),
+        },
+        None,
+        &CommitParams::default(),
+    )
+    .unwrap();
+    let frags = worker(&store, 6..9, FragmentMode::Append);
+    let mut p = CommitParams {
+        uuid: Some("0a1b2c3d-aaaa-bbbb-cccc-00112233aabb".into()),
+        ..Default::default()
+    };
+    p.transaction_properties.insert("job".into(), "7".into());
+    let ds = commit(
+        &store,
+        Operation::Append {
+            fragments: frags.clone(),
+        },
+        Some(ds.version()),
+        &p,
+    )
+    .unwrap();
+    let ds = ds.delete("id < 2").unwrap();
+    assert_eq!(ds.version(), 3);
+
+    let t = read_transaction(&ds, 2).unwrap().unwrap();
+    assert_eq!(t.uuid, "0a1b2c3d-aaaa-bbbb-cccc-00112233aabb");
+    assert_eq!(t.read_version, 1);
+    assert_eq!(
+        t.transaction_properties.get("job").map(String::as_str),
+        Some("7")
+    );
+    match t.operation {
+        Some(Op::Append(a)) => assert_eq!(a.fragments.len(), 1),
+        other => panic!("version 2 is an append, not {other:?}"),
+    }
+    let all = recent_transactions(&ds, 10).unwrap();
+    let kinds: Vec<&str> = all
+        .iter()
+        .map(|t| match t.as_ref().and_then(|t| t.operation.as_ref()) {
+            Some(Op::Overwrite(_)) => "overwrite",
+            Some(Op::Append(_)) => "append",
+            Some(Op::Delete(d)) => {
+                assert_eq!(d.predicate, "id < 2");
+                "delete"
+            }
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["delete", "append", "overwrite"]);
+    assert_eq!(recent_transactions(&ds, 0).unwrap().len(), 1);
+    assert_eq!(recent_transactions(&ds, 2).unwrap().len(), 2);
+    assert!(read_transaction(&ds, 9).is_err());
+    // a uuid that would name a file elsewhere is refused before anything is written
+    let bad = CommitParams {
+        uuid: Some("../../x".into()),
+        ..Default::default()
+    };
+    let err = commit(
+        &store,
+        Operation::Append { fragments: frags },
+        Some(3),
+        &bad,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("uuid"), "{err}");
+    assert_eq!(Dataset::open_in(store.clone(), None).unwrap().version(), 3);
+}

@@ -137,24 +137,6 @@ impl<'p> Paths<'p> {
     }
 }
 
-/// The member `key` of an object, or element `key` (a decimal index) of an array;
-/// `None` for a scalar, a missing key or an index past the end.
-fn member(doc: RawJsonb<'_>, key: &str) -> Result<Option<OwnedJsonb>> {
-    if doc.is_object().unwrap_or(false) {
-        doc.get_by_name(key, false)
-            .map_err(|e| exec_datafusion_err!("Failed to get field '{key}': {e}"))
-    } else if doc.is_array().unwrap_or(false) {
-        match key.parse::<usize>() {
-            Ok(i) => doc
-                .get_by_index(i)
-                .map_err(|e| exec_datafusion_err!("Failed to get array element [{i}]: {e}")),
-            Err(_) => Ok(None),
-        }
-    } else {
-        Ok(None)
-    }
-}
-
 /// A member converted by `convert`; JSON null → `None`.
 fn converted<T>(
     value: Option<OwnedJsonb>,
@@ -221,6 +203,48 @@ pub(crate) fn select_first(
     Ok(out)
 }
 
+/// The keys of a JSONPath made only of `.name` steps with plain names (`$.a.b`:
+/// letters, digits, `_`, not starting with a digit), which [`Call::by_path`] follows
+/// member by member; None for any other path.
+fn plain_keys(path: &str) -> Option<Vec<&str>> {
+    let rest = path.strip_prefix("$.")?;
+    let keys: Vec<&str> = rest.split('.').collect();
+    keys.iter()
+        .all(|k| {
+            k.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+        .then_some(keys)
+}
+
+/// Whether an array among `found` holds `sought` (as text, or as a quoted string).
+fn contains(found: &[OwnedJsonb], sought: &str) -> Result<bool> {
+    let quoted = format!("\"{sought}\"");
+    for array in found {
+        for e in elements(array.as_raw()).0 {
+            let t = text_of(&e)?;
+            if t == sought || t == quoted {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// The length of the first of `found`, which must be an array (None: nothing found).
+fn length(found: &[OwnedJsonb], path: &str) -> Result<Option<i64>> {
+    let Some(first) = found.first() else {
+        return Ok(None);
+    };
+    let (items, failed) = elements(first.as_raw());
+    if failed && items.is_empty() {
+        return exec_err!("Path '{path}' does not point to an array");
+    }
+    Ok(Some(i64::try_from(items.len()).unwrap_or(i64::MAX)))
+}
+
 /// Evaluation over one batch: the documents, their column's name, the other arguments.
 struct Call<'a> {
     kind: Kind,
@@ -237,36 +261,72 @@ impl Call<'_> {
             return Ok(None);
         }
         let bytes = self.docs.value(row);
-        lancer_format::json::check(bytes).map_err(|why| {
-            exec_datafusion_err!(
-                "{}: JSON column {:?}, row {row} of the batch, holds bytes that are not \
-                 JSONB ({why})",
-                self.kind.name(),
-                self.column
-            )
-        })?;
+        lancer_format::json::check(bytes).map_err(|why| self.damaged(row, &why))?;
         Ok(Some(RawJsonb::new(bytes)))
     }
 
-    /// Row `row`'s document and second argument, when neither is null.
-    fn doc_and_arg(&self, row: usize) -> Result<Option<(RawJsonb<'_>, &str)>> {
-        let Some(doc) = self.doc(row)? else {
-            return Ok(None);
-        };
-        Ok(text_at(self.second, row).map(|a| (doc, a)))
+    fn damaged(&self, row: usize, why: &str) -> datafusion_common::DataFusionError {
+        exec_datafusion_err!(
+            "{}: JSON column {:?}, row {row} of the batch, holds bytes that are not \
+             JSONB ({why})",
+            self.kind.name(),
+            self.column
+        )
     }
 
-    /// Per row: `answer(document, path text, parsed path)` where neither the document
-    /// nor the path is null, else null.
+    /// The member named by the second argument of row `row`'s document (by name in an
+    /// object, by index in an array), found by [`lancer_format::json::member`]: only the
+    /// document's outer level and the member are read, each checked (a wide document is
+    /// not walked whole per row).
+    fn member_at(&self, row: usize) -> Result<Option<OwnedJsonb>> {
+        if self.docs.is_null(row) {
+            return Ok(None);
+        }
+        let Some(key) = text_at(self.second, row) else {
+            return Ok(None);
+        };
+        let found = lancer_format::json::member(self.docs.value(row), key)
+            .map_err(|why| self.damaged(row, &why))?;
+        Ok(found.map(OwnedJsonb::from))
+    }
+
+    /// Per row, where neither the document nor the path is null (else null): for a
+    /// path of plain `.name` steps (`$.a.b`) whose every step lands on an object,
+    /// `fast(values it selects, path text, row)` — the members followed with
+    /// [`lancer_format::json::member`], reading only what lies on the path; otherwise
+    /// `answer(document, path text, parsed path, row)` over the whole document, checked,
+    /// by the JSONPath evaluator.
     fn by_path<T>(
         &self,
+        fast: impl Fn(&[OwnedJsonb], &str, usize) -> Result<Option<T>>,
         answer: impl Fn(RawJsonb<'_>, &str, &JsonPath<'_>, usize) -> Result<Option<T>>,
     ) -> Result<Vec<Option<T>>> {
         let mut paths = Paths { last: None };
+        let mut plain: Option<(&str, Option<Vec<&str>>)> = None;
         let mut out = Vec::with_capacity(self.docs.len());
         for row in 0..self.docs.len() {
-            out.push(match self.doc_and_arg(row)? {
-                Some((doc, p)) => answer(doc, p, paths.get(p)?, row)?,
+            if self.docs.is_null(row) {
+                out.push(None);
+                continue;
+            }
+            let Some(p) = text_at(self.second, row) else {
+                out.push(None);
+                continue;
+            };
+            if plain.as_ref().is_none_or(|(t, _)| *t != p) {
+                plain = Some((p, plain_keys(p)));
+            }
+            if let Some((_, Some(keys))) = &plain {
+                let followed = lancer_format::json::follow(self.docs.value(row), keys)
+                    .map_err(|why| self.damaged(row, &why))?;
+                if let Some(found) = followed {
+                    let found: Vec<OwnedJsonb> = found.into_iter().map(OwnedJsonb::from).collect();
+                    out.push(fast(&found, p, row)?);
+                    continue;
+                }
+            }
+            out.push(match self.doc(row)? {
+                Some(doc) => answer(doc, p, paths.get(p)?, row)?,
                 None => None,
             });
         }
@@ -282,10 +342,7 @@ impl Call<'_> {
         convert: impl Fn(&RawJsonb<'_>) -> std::result::Result<T, lance_jsonb::Error>,
     ) -> Result<Vec<Option<T>>> {
         (0..self.docs.len())
-            .map(|row| match self.doc_and_arg(row)? {
-                Some((doc, key)) => converted(member(doc, key)?, what, &convert),
-                None => Ok(None),
-            })
+            .map(|row| converted(self.member_at(row)?, what, &convert))
             .collect()
     }
 
@@ -294,27 +351,30 @@ impl Call<'_> {
             exec_datafusion_err!("Failed to {what} at path '{p}': {e}")
         };
         Ok(match self.kind {
-            Kind::Extract => Arc::new(StringArray::from(self.by_path(|doc, p, path, _| {
-                Selector::new(doc)
-                    .select_value(path)
-                    .map_err(|e| selected("select a value", p, e))?
-                    .map(|v| text_of(&v))
-                    .transpose()
-            })?)),
-            Kind::Exists => Arc::new(BooleanArray::from(self.by_path(|doc, p, path, _| {
-                Selector::new(doc)
-                    .exists(path)
-                    .map(Some)
-                    .map_err(|e| selected("check existence", p, e))
-            })?)),
+            Kind::Extract => Arc::new(StringArray::from(self.by_path(
+                |found, _, _| found.first().map(text_of).transpose(),
+                |doc, p, path, _| {
+                    Selector::new(doc)
+                        .select_value(path)
+                        .map_err(|e| selected("select a value", p, e))?
+                        .map(|v| text_of(&v))
+                        .transpose()
+                },
+            )?)),
+            Kind::Exists => Arc::new(BooleanArray::from(self.by_path(
+                |found, _, _| Ok(Some(!found.is_empty())),
+                |doc, p, path, _| {
+                    Selector::new(doc)
+                        .exists(path)
+                        .map(Some)
+                        .map_err(|e| selected("check existence", p, e))
+                },
+            )?)),
             Kind::Get => {
                 let mut b = LargeBinaryBuilder::with_capacity(self.docs.len(), 0);
                 for row in 0..self.docs.len() {
-                    match self.doc_and_arg(row)? {
-                        Some((doc, key)) => match member(doc, key)? {
-                            Some(v) => b.append_value(v.as_raw().as_ref()),
-                            None => b.append_null(),
-                        },
+                    match self.member_at(row)? {
+                        Some(v) => b.append_value(v.as_raw().as_ref()),
                         None => b.append_null(),
                     }
                 }
@@ -328,38 +388,29 @@ impl Call<'_> {
                 let Some(third) = self.third else {
                     return exec_err!("json_array_contains takes three arguments");
                 };
-                Arc::new(BooleanArray::from(self.by_path(|doc, p, path, row| {
-                    let Some(sought) = text_at(third, row) else {
-                        return Ok(None);
-                    };
+                let sought = |row: usize| text_at(third, row);
+                Arc::new(BooleanArray::from(self.by_path(
+                    |found, _, row| sought(row).map(|v| contains(found, v)).transpose(),
+                    |doc, p, path, row| {
+                        let Some(v) = sought(row) else {
+                            return Ok(None);
+                        };
+                        let found = Selector::new(doc)
+                            .select_values(path)
+                            .map_err(|e| selected("check array contains", p, e))?;
+                        contains(&found, v).map(Some)
+                    },
+                )?))
+            }
+            Kind::ArrayLength => Arc::new(Int64Array::from(self.by_path(
+                |found, p, _| length(found, p),
+                |doc, p, path, _| {
                     let found = Selector::new(doc)
                         .select_values(path)
-                        .map_err(|e| selected("check array contains", p, e))?;
-                    let quoted = format!("\"{sought}\"");
-                    for array in &found {
-                        for e in elements(array.as_raw()).0 {
-                            let t = text_of(&e)?;
-                            if t == sought || t == quoted {
-                                return Ok(Some(true));
-                            }
-                        }
-                    }
-                    Ok(Some(false))
-                })?))
-            }
-            Kind::ArrayLength => Arc::new(Int64Array::from(self.by_path(|doc, p, path, _| {
-                let found = Selector::new(doc)
-                    .select_values(path)
-                    .map_err(|e| selected("get array length", p, e))?;
-                let Some(first) = found.first() else {
-                    return Ok(None);
-                };
-                let (items, failed) = elements(first.as_raw());
-                if failed && items.is_empty() {
-                    return exec_err!("Path '{p}' does not point to an array");
-                }
-                Ok(Some(i64::try_from(items.len()).unwrap_or(i64::MAX)))
-            })?)),
+                        .map_err(|e| selected("get array length", p, e))?;
+                    length(&found, p)
+                },
+            )?)),
         })
     }
 }
