@@ -120,8 +120,9 @@ WAL = "LSM write-ahead log (shards, memtables): engine lacks it; no issue covers
 TWO_PHASE = "two-phase commits (write_fragments, LanceOperation, commit): issue 43"
 BLOB = "blob API: issue 44"
 BASES = ("multi-base datasets: bases are registered (initial_bases, add_bases), listed (base_paths), "
-         "hold external blobs (stored relative, as pylance) and shallow clones' sources (shallow_clone); "
-         "writing data files into another base (target_bases) is not done")
+         "hold external blobs (stored relative, as pylance), shallow clones' sources (shallow_clone) and "
+         "write_dataset's new data files (target_bases / target_all_bases); merge_insert and "
+         "write_fragments still write into the dataset's own location only")
 BRANCH = ("explain_cleanup_old_versions' report of branches holding files: engine's cleanup keeps what "
           "branches use (the versions they start from) but reports counts only")
 STATS = "issue 41 lists stats.dataset_stats() / data_stats(); engine has no statistics object"

@@ -432,15 +432,20 @@ def write_dataset(
     allow_outside = bool(kwargs.pop("allow_external_blob_outside_bases", False))
     from ._bases import base_tuples
     initial_bases = base_tuples(kwargs.pop("initial_bases", None), "initial_bases")
+    # new data files spread over registered bases, one file each in turn
+    target_bases = kwargs.pop("target_bases", None)
+    if target_bases is not None:
+        if isinstance(target_bases, str) or not all(isinstance(t, str) for t in target_bases):
+            raise TypeError("target_bases must be a list of base names or paths (str)")
+        target_bases = [str(t) for t in target_bases]
+    target_all_bases = kwargs.pop("target_all_bases", None)
     blob_mode = kwargs.pop("external_blob_mode", "reference")
     if blob_mode not in ("reference", "ingest"):
         raise ValueError(f"external_blob_mode must be 'reference' or 'ingest', got {blob_mode!r}")
     # max_rows_per_group and the byte budgets below tune the files' layout only
     _check_arguments("write_dataset", kwargs,
                      tuning={"data_cache_bytes", "max_page_bytes"},
-                     refused={"commit_lock": None, "progress": None,
-                              "target_bases": None,
-                              "target_all_bases": False, "base_store_params": None,
+                     refused={"commit_lock": None, "progress": None, "base_store_params": None,
                               "namespace_client": None, "table_id": None})
     version = data_storage_version or "2.2"
     if str(version).lower() == "stable":
@@ -463,6 +468,8 @@ def write_dataset(
         allow_external_blob_outside_bases=allow_outside,
         ingest_external_blobs=blob_mode == "ingest",
         initial_bases=initial_bases or None,
+        target_bases=target_bases or None,
+        target_all_bases=None if target_all_bases is None else bool(target_all_bases),
     )
     return LanceDataset(inner, storage_options)
 

@@ -1,7 +1,8 @@
 """Registered base paths (pylance 14's multi-base datasets): ``initial_bases`` at
 creation, ``add_bases`` later, ``base_paths()`` — each engine reads the other's — and
 external blob URIs under a registered base stored as that base's id and the relative
-path, byte for byte as pylance 14 stores them; ``target_bases`` is refused by name."""
+path, byte for byte as pylance 14 stores them; ``target_bases`` / ``target_all_bases``
+place new data files in registered bases as pylance 14 places them."""
 
 import pyarrow as pa
 import pytest
@@ -87,8 +88,6 @@ def test_add_bases_registers_more_read_by_both(tmp_path, adder):
     with pytest.raises(ValueError, match="already registered"):
         lancer.dataset(uri).add_bases([lancer.DatasetBasePath("s3://bucket/b/", name="z")])
     assert lancer.dataset(uri).version == v + 1
-    with pytest.raises(NotImplementedError, match="target_bases"):
-        lancer.write_dataset(pa.table({"x": [3]}), uri, mode="append", target_bases=["a"])
 
 
 def test_commit_overwrite_with_initial_bases_and_restore_as_pylance(tmp_path):
@@ -111,3 +110,39 @@ def test_commit_overwrite_with_initial_bases_and_restore_as_pylance(tmp_path):
             d = reader.dataset(uri)
             assert d.version == 3 and d.to_table() == pa.table({"x": [1, 2]}), reader.__name__
             assert listed(d) == {0: ("media", "s3://b/media", False)}
+
+
+def test_target_bases_place_data_files_as_pylance(tmp_path):
+    """``target_bases`` (by name, by path, the dataset's own location) and
+    ``target_all_bases`` (with and without the primary location) put each new data
+    file, one in turn, where pylance 14 puts it: a dataset-root base under ``data/``, a
+    plain base directly, ``base_id`` recorded; deletions stay in the dataset; each
+    engine reads the other's; unknown references and both options together refused by
+    both."""
+    t = pa.table({"id": pa.array(range(100), pa.int64())})
+    got = {}
+    for mod in (lance, lancer):
+        root = tmp_path / mod.__name__
+        uri = str(root / "ds")
+        bases = [mod.DatasetBasePath(str(root / "rootbase"), name="r", is_dataset_root=True),
+                 mod.DatasetBasePath(str(root / "flat"), name="f", is_dataset_root=False)]
+        mod.write_dataset(t, uri, max_rows_per_file=20, initial_bases=bases, target_bases=["r", "f"])
+        mod.write_dataset(t, uri, mode="append", max_rows_per_file=50, target_bases=[str(root / "flat"), uri])
+        mod.write_dataset(t, uri, mode="append", max_rows_per_file=25, target_all_bases=True)
+        mod.write_dataset(t, uri, mode="append", max_rows_per_file=25, target_all_bases=False)
+        mod.dataset(uri).delete("id < 5")
+        placed = [[d.base_id for d in f.data_files()] for f in lance.dataset(uri).get_fragments()]
+        files = {d: sorted(p.name for p in (root / d).rglob("*.lance")).__len__()
+                 for d in ("rootbase", "flat", "ds")}
+        rows = {m.__name__: sorted(m.dataset(uri).to_table()["id"].to_pylist()) for m in (lance, lancer)}
+        assert rows["lance"] == rows["lancer"] and len(rows["lance"]) == 400 - 20
+        assert [[d.base_id for d in f.data_files()] for f in lancer.dataset(uri).get_fragments()] == placed
+        assert all(f.deletion_file() is None or not f.deletion_file().startswith("/")
+                   for f in lance.dataset(uri).get_fragments())
+        got[mod.__name__] = (placed, files)
+        for kw in ({"target_bases": ["nope"]}, {"target_bases": ["r"], "target_all_bases": True}):
+            with pytest.raises(OSError):
+                mod.write_dataset(t, uri, mode="append", **kw)
+    assert got["lance"] == got["lancer"], got
+    placed, files = got["lancer"]
+    assert placed[:5] == [[1], [2], [1], [2], [1]] and files == {"rootbase": 3 + 1 + 2, "flat": 2 + 1 + 1 + 2, "ds": 1 + 2}

@@ -985,7 +985,7 @@ pub(crate) fn base_specs(bases: Vec<BaseTuple>) -> Vec<lancer::table::bases::Bas
                     transaction_properties=None, auto_cleanup=None, skip_auto_cleanup=false,
                     v2_manifest_paths=true, session=None, blob_pack_file_size_threshold=None,
                     allow_external_blob_outside_bases=false, ingest_external_blobs=false,
-                    initial_bases=None))]
+                    initial_bases=None, target_bases=None, target_all_bases=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn write(
     py: Python<'_>,
@@ -1006,6 +1006,8 @@ pub fn write(
     allow_external_blob_outside_bases: bool,
     ingest_external_blobs: bool,
     initial_bases: Option<Vec<BaseTuple>>,
+    target_bases: Option<Vec<String>>,
+    target_all_bases: Option<bool>,
 ) -> PyResult<Dataset> {
     let session = session.as_deref();
     let reader = reader.0;
@@ -1036,6 +1038,8 @@ pub fn write(
             ..Default::default()
         },
         initial_bases: base_specs(initial_bases.unwrap_or_default()),
+        target_bases: target_bases.unwrap_or_default(),
+        target_all_bases,
         ..Default::default()
     };
     if let Some(v) = &data_storage_version {

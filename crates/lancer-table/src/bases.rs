@@ -123,6 +123,105 @@ pub(crate) fn apply_update(m: &mut pb::Manifest, u: &UpdateBases) -> Result<()> 
     Ok(())
 }
 
+/// Where one of a write's new data files goes: a registered base, or the dataset's
+/// own location (`base_id` None).
+pub(crate) struct Target {
+    /// The base's id in the manifest (None: the dataset's location).
+    pub base_id: Option<u32>,
+    /// The store at the base's path.
+    pub store: lancer_io::Store,
+    /// Whether the base is a dataset root (files under `data/`) or a plain directory
+    /// (files directly in it), as the spec lays base paths out.
+    pub dataset_root: bool,
+}
+
+impl Target {
+    /// The path of data file `name` in this target's store.
+    pub fn file_path(&self, name: &str) -> String {
+        if self.dataset_root {
+            format!("data/{name}")
+        } else {
+            name.to_string()
+        }
+    }
+}
+
+/// The targets of a write's new data files, in turn (pylance 14's `target_bases` /
+/// `target_all_bases`; see [`crate::write::WriteParams::target_bases`]): each
+/// reference matched to a registered base of `bases` by name, then by path, or to
+/// `primary` (the dataset's own location) by its path. Empty when neither is asked
+/// (all files in `primary`). An unknown reference, or both asked, is refused as
+/// pylance refuses them.
+pub(crate) fn targets(
+    primary: &lancer_io::Store,
+    bases: &[pb::BasePath],
+    params: &crate::write::WriteParams,
+    options: &lancer_io::StorageOptions,
+) -> Result<Vec<Target>> {
+    let own = || Target {
+        base_id: None,
+        store: primary.clone(),
+        dataset_root: true,
+    };
+    let of = |b: &pb::BasePath| -> Result<Target> {
+        Ok(Target {
+            base_id: Some(b.id),
+            store: lancer_io::Store::open_in(&b.path, options, primary.context())?,
+            dataset_root: b.is_dataset_root,
+        })
+    };
+    let primary_paths: Vec<String> = std::iter::once(primary.uri().to_string())
+        .chain(
+            primary
+                .local_root()
+                .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()))
+                .map(|p| p.to_string_lossy().into_owned()),
+        )
+        .collect();
+    match (params.target_all_bases, params.target_bases.is_empty()) {
+        (Some(_), false) => Err(TableError::invalid(
+            "Cannot specify target_all_bases together with target_bases: pass one of them",
+        )),
+        (Some(with_primary), true) => {
+            let mut sorted: Vec<&pb::BasePath> = bases.iter().collect();
+            sorted.sort_by_key(|b| b.id);
+            let mut out = Vec::new();
+            if with_primary {
+                out.push(own());
+            }
+            for b in sorted {
+                out.push(of(b)?);
+            }
+            Ok(out)
+        }
+        (None, _) => params
+            .target_bases
+            .iter()
+            .map(|r| {
+                if let Some(b) = bases.iter().find(|b| b.name.as_deref() == Some(r.as_str())) {
+                    return of(b);
+                }
+                if let Some(b) = bases.iter().find(|b| same_path(&b.path, r)) {
+                    return of(b);
+                }
+                let local = std::path::absolute(normalized(r))
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                if primary_paths
+                    .iter()
+                    .any(|p| same_path(p, r) || same_path(p, &local))
+                {
+                    return Ok(own());
+                }
+                Err(TableError::invalid(format!(
+                    "Base reference {r:?} not found in available bases: name a registered base \
+                     (by name or path; a new dataset's initial_bases) or the dataset's own location"
+                )))
+            })
+            .collect(),
+    }
+}
+
 /// `p` as a comparable location: `file://` URIs and local paths alike, without a
 /// trailing slash.
 fn normalized(p: &str) -> String {

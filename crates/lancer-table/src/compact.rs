@@ -204,7 +204,7 @@ impl Dataset {
             self.read_runs(f, None, runs.runs())
         });
         let mut new =
-            crate::write::write_fragments(self.store(), &schema, batches, &params, Some(ids))?;
+            crate::write::write_fragments(self.store(), &schema, batches, &params, Some(ids), &[])?;
         if stable {
             // the rows keep their ids and both versions
             let (mut rid, mut created, mut updated) = (Vec::new(), Vec::new(), Vec::new());

@@ -900,6 +900,7 @@ impl Dataset {
             new_rows.into_iter().map(Ok),
             &params,
             Some(ids),
+            &[],
         )?;
         if stable {
             carry_rows(&mut new_fragments, &carried_ids, &carried_created);

@@ -529,7 +529,7 @@ impl Dataset {
         };
         params.blobs.bases = self.blob_bases();
         let ids = crate::write::preorder_schema_ids(self);
-        crate::write::write_fragments(self.store(), &plan.schema, batches, &params, Some(ids))
+        crate::write::write_fragments(self.store(), &plan.schema, batches, &params, Some(ids), &[])
     }
 
     /// A source held in memory: its keys hashed, the target's key column streamed past.

@@ -46,6 +46,15 @@ pub struct WriteParams {
     pub blobs: crate::blob_write::BlobWriteOptions,
     /// Base paths a new dataset registers (pylance's `initial_bases`; ids from 1).
     pub initial_bases: Vec<crate::bases::BaseSpec>,
+    /// Where this write's new data files go, round-robin, one file each in turn
+    /// (pylance's `target_bases`): registered bases by name or path — a new dataset's
+    /// `initial_bases` — and the dataset's own location for its primary storage. Empty:
+    /// the dataset's location.
+    pub target_bases: Vec<String>,
+    /// Every registered base in turn (pylance's `target_all_bases`): `Some(true)` with
+    /// the dataset's own location first, `Some(false)` without it. Not with
+    /// `target_bases`.
+    pub target_all_bases: Option<bool>,
 }
 
 impl Default for WriteParams {
@@ -61,6 +70,8 @@ impl Default for WriteParams {
             skip_auto_cleanup: false,
             blobs: Default::default(),
             initial_bases: Vec::new(),
+            target_bases: Vec::new(),
+            target_all_bases: None,
         }
     }
 }
@@ -123,10 +134,12 @@ pub(crate) fn write_fragments(
     batches: impl IntoIterator<Item = Result<RecordBatch>>,
     params: &WriteParams,
     field_ids: Option<Vec<i32>>,
+    targets: &[crate::bases::Target],
 ) -> Result<Vec<pb::DataFragment>> {
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Result<RecordBatch>>(READ_AHEAD_BATCHES);
-        let writer = scope.spawn(move || write_fragments_from(root, schema, rx, params, field_ids));
+        let writer = scope
+            .spawn(move || write_fragments_from(root, schema, rx, params, field_ids, targets));
         for batch in batches {
             let failed = batch.is_err();
             // A closed channel: the writer stopped (its error is reported below).
@@ -147,6 +160,7 @@ fn write_fragments_from(
     batches: std::sync::mpsc::Receiver<Result<RecordBatch>>,
     params: &WriteParams,
     field_ids: Option<Vec<i32>>,
+    targets: &[crate::bases::Target],
 ) -> Result<Vec<pb::DataFragment>> {
     // Blob v2 columns (2.2+): payloads placed by size, the files written with the
     // columns' descriptors (crate::blob_write).
@@ -172,6 +186,12 @@ fn write_fragments_from(
         Some(ids) => wschema::pb_schema_with_ids(&file_schema, ids)?,
         None => wschema::pb_schema(&file_schema)?,
     };
+    if blobs.is_some() && !targets.is_empty() {
+        return Err(TableError::invalid(
+            "target_bases / target_all_bases with blob v2 columns: Lancer writes their \
+             sidecar files in the dataset's own location only; write without target bases",
+        ));
+    }
     let fields = lancer_format::schema::LanceSchema::from_pb(&pbs)?.fields;
     let mut ids = Vec::new();
     for f in &fields {
@@ -183,10 +203,12 @@ fn write_fragments_from(
         String,
         u64,
         Option<crate::blob_write::Sidecars<'s>>,
+        Option<u32>,
     );
     let mut writer: Option<Open<'_>> = None;
-    let finish =
-        |(w, name, rows, sidecars): Open<'_>, frags: &mut Vec<pb::DataFragment>| -> Result<()> {
+    let finish = |(w, name, rows, sidecars, base_id): Open<'_>,
+                  frags: &mut Vec<pb::DataFragment>|
+     -> Result<()> {
             if let Some(s) = sidecars {
                 s.finish()?;
             }
@@ -201,7 +223,7 @@ fn write_fragments_from(
                     file_major_version: u32::from(major),
                     file_minor_version: u32::from(minor),
                     file_size_bytes: size,
-                    base_id: None,
+                    base_id,
                 }],
                 deletion_file: None,
                 physical_rows: rows,
@@ -248,16 +270,22 @@ fn write_fragments_from(
                     field_ids: field_ids.clone(),
                     ..Default::default()
                 };
+                // the next target in turn (none: the dataset's own location)
+                let (store, path, base_id) = match targets.get(frags.len() % targets.len().max(1)) {
+                    None => (root, format!("data/{name}"), None),
+                    Some(t) => (&t.store, t.file_path(&name), t.base_id),
+                };
                 writer = Some((
-                    DataWriter::create(root, &format!("data/{name}"), file_schema.clone(), opts)?,
+                    DataWriter::create(store, &path, file_schema.clone(), opts)?,
                     name,
                     0,
                     blobs
                         .as_ref()
                         .map(|_| crate::blob_write::Sidecars::new(root, &stem)),
+                    base_id,
                 ));
             }
-            let Some((w, _, rows, sidecars)) = writer.as_mut() else {
+            let Some((w, _, rows, sidecars, _)) = writer.as_mut() else {
                 break;
             };
             let room = params.max_rows_per_file.max(1) - *rows as usize;
@@ -307,7 +335,7 @@ pub fn write_uncommitted(
         b.and_then(crate::input::normalize_batch)
             .and_then(|b| crate::input::conform_batch(&b, &schema))
     });
-    write_fragments(store, &schema, batches, params, None)
+    write_fragments(store, &schema, batches, params, None, &[])
 }
 
 impl Dataset {
@@ -375,7 +403,16 @@ impl Dataset {
             params.naming
         };
         let manifest_schema = crate::blob_write::manifest_schema(&schema, params.storage)?;
-        let frags = write_fragments(root, &schema, batches, params, None)?;
+        let bases_now = match &existing {
+            Some(d) => d.base_paths().to_vec(),
+            None => initial_bases.clone(),
+        };
+        let options = existing
+            .as_ref()
+            .map(|d| d.storage_options().clone())
+            .unwrap_or_default();
+        let targets = crate::bases::targets(root, &bases_now, params, &options)?;
+        let frags = write_fragments(root, &schema, batches, params, None, &targets)?;
         let pbs = wschema::pb_schema(&manifest_schema)?;
         let op = Operation::Overwrite(pb::transaction::Overwrite {
             fragments: frags,
@@ -437,7 +474,13 @@ impl Dataset {
         let batches = batches
             .into_iter()
             .map(|b| b.and_then(|b| crate::input::conform_batch(&b, &schema)));
-        let frags = write_fragments(self.store(), &schema, batches, &params, Some(ids))?;
+        let targets = crate::bases::targets(
+            self.store(),
+            self.base_paths(),
+            &params,
+            self.storage_options(),
+        )?;
+        let frags = write_fragments(self.store(), &schema, batches, &params, Some(ids), &targets)?;
         let op = Operation::Append(pb::transaction::Append { fragments: frags });
         let extras = crate::commit::CommitExtras {
             new_flags: 0,
@@ -475,7 +518,7 @@ impl Dataset {
             .into_iter()
             .map(|b| b.and_then(|b| crate::input::conform_batch(&b, &schema)));
         let ids = preorder_schema_ids(self);
-        write_fragments(self.store(), &schema, batches, &params, Some(ids))
+        write_fragments(self.store(), &schema, batches, &params, Some(ids), &[])
     }
 
     /// Whether Lancer can write data files into this dataset (not legacy);
