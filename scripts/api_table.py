@@ -121,8 +121,8 @@ TWO_PHASE = "two-phase commits (write_fragments, LanceOperation, commit): issue 
 BLOB = "blob API: issue 44"
 BASES = ("multi-base datasets: bases are registered (initial_bases, add_bases), listed (base_paths), "
          "hold external blobs (stored relative, as pylance), shallow clones' sources (shallow_clone) and "
-         "write_dataset's new data files (target_bases / target_all_bases); merge_insert and "
-         "write_fragments still write into the dataset's own location only")
+         "new data files of write_dataset, write_fragments and merge_insert (target_bases / "
+         "target_all_bases)")
 BRANCH = ("explain_cleanup_old_versions' report of branches holding files: engine's cleanup keeps what "
           "branches use (the versions they start from) but reports counts only")
 STATS = "issue 41 lists stats.dataset_stats() / data_stats(); engine has no statistics object"

@@ -27,6 +27,8 @@ class MergeInsertBuilder:
         self._delete = False
         self._delete_filter: Optional[str] = None
         self._use_index = True
+        self._target_bases: Optional[List[str]] = None
+        self._target_all_bases: Optional[bool] = None
 
     def when_matched_update_all(self, condition: Optional[str] = None) -> "MergeInsertBuilder":
         """Matched target rows take the source's values (those where the SQL
@@ -60,6 +62,21 @@ class MergeInsertBuilder:
         self._use_index = bool(use_index)
         return self
 
+    def target_bases(self, bases: List[str]) -> "MergeInsertBuilder":
+        """New data files go to these registered bases (by name or path; the
+        dataset's URI for its own location), one file each in turn; deletion files stay
+        in the dataset's location. Not with :meth:`target_all_bases`."""
+        if isinstance(bases, str) or not all(isinstance(b, str) for b in bases):
+            raise TypeError("target_bases takes a list of base names or paths (str)")
+        self._target_bases = [str(b) for b in bases]
+        return self
+
+    def target_all_bases(self, include_primary: bool = True) -> "MergeInsertBuilder":
+        """New data files go to every registered base in turn (the dataset's own
+        location first when ``include_primary``)."""
+        self._target_all_bases = bool(include_primary)
+        return self
+
     def conflict_retries(self, retries: int) -> "MergeInsertBuilder":
         """Accepted (Lancer rebases a compatible concurrent commit itself)."""
         return self
@@ -76,7 +93,8 @@ class MergeInsertBuilder:
         inner, stats = _lancer.merge_insert(
             self._ds._inner.latest(), self._on, reader, self._matched == "update", self._condition,
             self._insert, self._delete, self._delete_filter, self._use_index,
-            self._matched == "delete", self._matched == "fail")
+            self._matched == "delete", self._matched == "fail",
+            target_bases=self._target_bases, target_all_bases=self._target_all_bases)
         self._ds._inner = inner
         return dict(stats)
 

@@ -419,8 +419,14 @@ def write_fragments(
     if enable_stable_row_ids:
         raise NotImplementedError("write_fragments(enable_stable_row_ids=True) is not supported by lancer: "
                                   "stable row ids are set when the dataset is created (commit(enable_stable_row_ids=))")
+    # new data files spread over the dataset's registered bases, one file each in turn
+    target_bases = kwargs.pop("target_bases", None)
+    if target_bases is not None and (isinstance(target_bases, str)
+                                     or not all(isinstance(t, str) for t in target_bases)):
+        raise TypeError("target_bases must be a list of base names or paths (str)")
+    target_all_bases = kwargs.pop("target_all_bases", None)
     _check_arguments("write_fragments", kwargs, tuning={"data_cache_bytes", "max_page_bytes"},
-                     refused={"target_bases": None, "target_all_bases": None, "initial_bases": None,
+                     refused={"initial_bases": None,
                               "base_store_params": None, "external_blob_mode": "reference",
                               "allow_external_blob_outside_bases": False, "namespace_client": None,
                               "table_id": None, "session": None})
@@ -439,7 +445,9 @@ def write_fragments(
         except (FileNotFoundError, ValueError):
             read_version = 0
     texts = _lancer.write_fragments(reader, _uri(dataset_uri), str(mode), int(max_rows_per_file),
-                                    int(max_bytes_per_file), str(version), _options(storage_options))
+                                    int(max_bytes_per_file), str(version), _options(storage_options),
+                                    target_bases=list(target_bases) if target_bases else None,
+                                    target_all_bases=None if target_all_bases is None else bool(target_all_bases))
     frags = [FragmentMetadata.from_json(t) for t in texts]
     if not return_transaction:
         return frags

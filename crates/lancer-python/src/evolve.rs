@@ -113,7 +113,8 @@ fn update(
 #[pyfunction]
 #[pyo3(signature = (ds, on, source, update_all=false, update_condition=None, insert_all=false,
                     delete_by_source=false, delete_filter=None, use_index=true,
-                    delete_matched=false, fail_on_match=false))]
+                    delete_matched=false, fail_on_match=false, target_bases=None,
+                    target_all_bases=None))]
 #[allow(clippy::too_many_arguments)]
 fn merge_insert(
     py: Python<'_>,
@@ -128,6 +129,8 @@ fn merge_insert(
     use_index: bool,
     delete_matched: bool,
     fail_on_match: bool,
+    target_bases: Option<Vec<String>>,
+    target_all_bases: Option<bool>,
 ) -> PyResult<(Dataset, BTreeMap<String, u64>)> {
     let reader = source.0;
     let schema = reader.schema();
@@ -141,6 +144,8 @@ fn merge_insert(
         delete_filter,
         update_condition,
         no_index: !use_index,
+        target_bases: target_bases.unwrap_or_default(),
+        target_all_bases,
         ..Default::default()
     };
     let (after, stats) = py.detach(|| {

@@ -72,7 +72,8 @@ pub fn fragment_metadata(ds: PyRef<'_, Dataset>, id: u64) -> Option<String> {
 /// returns each fragment's description as JSON text.
 #[pyfunction]
 #[pyo3(signature = (reader, uri, mode, max_rows_per_file, max_bytes_per_file,
-                    data_storage_version=None, storage_options=None))]
+                    data_storage_version=None, storage_options=None, target_bases=None,
+                    target_all_bases=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn write_fragments(
     py: Python<'_>,
@@ -83,6 +84,8 @@ pub fn write_fragments(
     max_bytes_per_file: u64,
     data_storage_version: Option<String>,
     storage_options: Options,
+    target_bases: Option<Vec<String>>,
+    target_all_bases: Option<bool>,
 ) -> PyResult<Vec<String>> {
     let mode = FragmentMode::parse(mode).map_err(errors::lancer)?;
     if max_rows_per_file == 0 {
@@ -93,6 +96,8 @@ pub fn write_fragments(
     let mut params = WriteParams {
         max_rows_per_file,
         max_bytes_per_file,
+        target_bases: target_bases.unwrap_or_default(),
+        target_all_bases,
         ..Default::default()
     };
     if let Some(v) = data_storage_version {

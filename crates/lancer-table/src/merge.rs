@@ -61,6 +61,12 @@ pub struct MergeInsert<'a> {
     /// column has one, the source is held in memory and no unmatched target row is
     /// deleted (that needs every target row), as pylance decides.
     pub key_lookup: Option<KeyLookup<'a>>,
+    /// Where the merge's new data files go, one in turn (pylance's
+    /// `MergeInsertBuilder.target_bases`; see `WriteParams::target_bases`); deletion
+    /// files stay in the dataset's location.
+    pub target_bases: Vec<String>,
+    /// Every registered base in turn (pylance's `target_all_bases(include_primary)`).
+    pub target_all_bases: Option<bool>,
 }
 
 /// The rows an index on a key column leaves for a set of key values.
@@ -197,6 +203,8 @@ struct Plan {
     /// Row encoder of the keys (None: one integer key).
     conv: Option<RowConverter>,
     need_target_values: bool,
+    /// Where new data files go (empty: the dataset's location).
+    targets: Vec<crate::bases::Target>,
 }
 
 /// Hashes of one side's keys.
@@ -470,7 +478,18 @@ impl Dataset {
                     .collect(),
             )?)
         };
+        let targets = crate::bases::targets(
+            self.store(),
+            self.base_paths(),
+            &crate::write::WriteParams {
+                target_bases: spec.target_bases.clone(),
+                target_all_bases: spec.target_all_bases,
+                ..Default::default()
+            },
+            self.storage_options(),
+        )?;
         Ok(Plan {
+            targets,
             need_target_values: from_source.iter().any(Option::is_none),
             schema,
             from_source,
@@ -529,7 +548,14 @@ impl Dataset {
         };
         params.blobs.bases = self.blob_bases();
         let ids = crate::write::preorder_schema_ids(self);
-        crate::write::write_fragments(self.store(), &plan.schema, batches, &params, Some(ids), &[])
+        crate::write::write_fragments(
+            self.store(),
+            &plan.schema,
+            batches,
+            &params,
+            Some(ids),
+            &plan.targets,
+        )
     }
 
     /// A source held in memory: its keys hashed, the target's key column streamed past.

@@ -138,8 +138,8 @@ pub(crate) fn write_fragments(
 ) -> Result<Vec<pb::DataFragment>> {
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Result<RecordBatch>>(READ_AHEAD_BATCHES);
-        let writer = scope
-            .spawn(move || write_fragments_from(root, schema, rx, params, field_ids, targets));
+        let writer =
+            scope.spawn(move || write_fragments_from(root, schema, rx, params, field_ids, targets));
         for batch in batches {
             let failed = batch.is_err();
             // A closed channel: the writer stopped (its error is reported below).
@@ -209,28 +209,28 @@ fn write_fragments_from(
     let finish = |(w, name, rows, sidecars, base_id): Open<'_>,
                   frags: &mut Vec<pb::DataFragment>|
      -> Result<()> {
-            if let Some(s) = sidecars {
-                s.finish()?;
-            }
-            let size = w.finish()?;
-            let (major, minor) = params.storage.numbers();
-            frags.push(pb::DataFragment {
-                id: 0,
-                files: vec![pb::DataFile {
-                    path: name,
-                    fields: ids.clone(),
-                    column_indices: (0..ids.len() as i32).collect(),
-                    file_major_version: u32::from(major),
-                    file_minor_version: u32::from(minor),
-                    file_size_bytes: size,
-                    base_id,
-                }],
-                deletion_file: None,
-                physical_rows: rows,
-                ..Default::default()
-            });
-            Ok(())
-        };
+        if let Some(s) = sidecars {
+            s.finish()?;
+        }
+        let size = w.finish()?;
+        let (major, minor) = params.storage.numbers();
+        frags.push(pb::DataFragment {
+            id: 0,
+            files: vec![pb::DataFile {
+                path: name,
+                fields: ids.clone(),
+                column_indices: (0..ids.len() as i32).collect(),
+                file_major_version: u32::from(major),
+                file_minor_version: u32::from(minor),
+                file_size_bytes: size,
+                base_id,
+            }],
+            deletion_file: None,
+            physical_rows: rows,
+            ..Default::default()
+        });
+        Ok(())
+    };
     for batch in batches {
         let batch = batch?;
         let differs = batch.schema().fields().len() != schema.fields().len()
@@ -335,7 +335,9 @@ pub fn write_uncommitted(
         b.and_then(crate::input::normalize_batch)
             .and_then(|b| crate::input::conform_batch(&b, &schema))
     });
-    write_fragments(store, &schema, batches, params, None, &[])
+    // a new dataset has no bases yet: only its own location can be named
+    let targets = crate::bases::targets(store, &[], params, &Default::default())?;
+    write_fragments(store, &schema, batches, params, None, &targets)
 }
 
 impl Dataset {
@@ -518,7 +520,13 @@ impl Dataset {
             .into_iter()
             .map(|b| b.and_then(|b| crate::input::conform_batch(&b, &schema)));
         let ids = preorder_schema_ids(self);
-        write_fragments(self.store(), &schema, batches, &params, Some(ids), &[])
+        let targets = crate::bases::targets(
+            self.store(),
+            self.base_paths(),
+            &params,
+            self.storage_options(),
+        )?;
+        write_fragments(self.store(), &schema, batches, &params, Some(ids), &targets)
     }
 
     /// Whether Lancer can write data files into this dataset (not legacy);

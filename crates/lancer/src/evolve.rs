@@ -380,6 +380,12 @@ pub struct MergeOptions {
     /// Scan the key columns even when scalar indexes on them could locate the matched
     /// rows (pylance's `use_index=False`).
     pub no_index: bool,
+    /// Registered bases (by name or path) or the dataset's own location its new data
+    /// files go to, one in turn (pylance's `target_bases`).
+    pub target_bases: Vec<String>,
+    /// Every registered base in turn, the dataset's location first when true
+    /// (pylance's `target_all_bases(include_primary)`).
+    pub target_all_bases: Option<bool>,
 }
 
 /// An error of this layer handed back through the table layer's callbacks.
@@ -548,6 +554,8 @@ pub fn merge_insert(
             .as_ref()
             .map(|_| &run_condition as lancer_table::merge::PairFilter<'_>),
         key_lookup: (!opts.no_index).then_some(&lookup as lancer_table::merge::KeyLookup<'_>),
+        target_bases: opts.target_bases.clone(),
+        target_all_bases: opts.target_all_bases,
     };
     Ok(ds.merge_insert(&spec, cast_schema, source)?)
 }

@@ -214,6 +214,7 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
                 source_in_memory: None,
                 update_condition: update_where,
                 no_index,
+                ..Default::default()
             };
             dataset::merge(s, &path, &input, &opts, json)
         }
