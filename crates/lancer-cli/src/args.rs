@@ -318,6 +318,25 @@ pub enum Command {
         #[command(subcommand)]
         action: BranchAction,
     },
+    /// Shallow-clone a version into a new dataset at TARGET that shares the source's
+    /// data, deletion and index files (the source registered as a base path; nothing is
+    /// copied), as pylance's `shallow_clone`; writes to the clone stay in TARGET.
+    Clone {
+        /// The source dataset (its root, or a branch's `<root>/tree/<name>`).
+        path: PathBuf,
+        /// Where the clone goes (a path or URI holding no dataset).
+        target: String,
+        /// The branch to clone from (default: the one PATH opens; `main` for the main
+        /// branch).
+        #[arg(long, conflicts_with = "tag")]
+        from: Option<String>,
+        /// The version to clone (default: the latest of that branch).
+        #[arg(long, conflicts_with = "tag")]
+        version: Option<u64>,
+        /// Clone the version this tag points at.
+        #[arg(long)]
+        tag: Option<String>,
+    },
     /// Build, optimize, list, describe or drop indexes in the reference's format (pylance
     /// uses them too): vector (IVF_FLAT, IVF_PQ, IVF_SQ, IVF_RQ) and scalar (BTREE,
     /// BITMAP, LABEL_LIST, ZONEMAP, BLOOMFILTER, NGRAM).

@@ -1,6 +1,7 @@
 //! `lancer branch create|list|delete`: branches of a dataset (spec: "Branch and Tag
 //! Specification"), through `lancer::table::branch`. A branch is read and written by
-//! passing its directory, `<root>/tree/<name>`, to the other commands.
+//! passing its directory, `<root>/tree/<name>`, to the other commands. `lancer clone`:
+//! a shallow clone (a branch's clone made a dataset of its own elsewhere).
 
 use lancer::table::branch::{list_ordered, BranchInfo, Reference};
 use lancer::table::versions::rfc3339;
@@ -20,6 +21,48 @@ fn info_json(name: &str, b: &BranchInfo) -> serde_json::Value {
     })
 }
 
+/// The reference `--from` / `--version` / `--tag` name for the dataset `ds` (None:
+/// its own version).
+fn reference(
+    ds: &lancer::Dataset,
+    (from, version, tag): (Option<String>, Option<u64>, Option<String>),
+) -> Option<Reference> {
+    match (tag, from, version) {
+        (Some(t), _, _) => Some(Reference::Tag(t)),
+        (None, None, None) => None,
+        (None, from, version) => Some(Reference::Version {
+            branch: from.or_else(|| ds.branch().map(String::from)),
+            version,
+        }),
+    }
+}
+
+/// `lancer clone`: a shallow clone of a version of the dataset at `path` into `target`.
+pub fn clone(
+    s: &Session,
+    path: &std::path::Path,
+    target: &str,
+    which: (Option<String>, Option<u64>, Option<String>),
+    json: bool,
+) -> CmdResult {
+    let ds = s.open(path)?;
+    let reference = reference(&ds, which);
+    let store = s.store(target)?;
+    let c = ds.shallow_clone(reference.as_ref(), store, s.storage_options().clone())?;
+    let (v, rows) = (c.version(), c.count_rows());
+    report(
+        json,
+        serde_json::json!({ "cloned": target, "version": v, "rows": rows,
+                            "source": ds.store().uri() }),
+        || {
+            format!(
+                "shallow clone at {target}: version {v} ({rows} rows), sharing the files of {}",
+                ds.store().uri()
+            )
+        },
+    )
+}
+
 /// Runs one `lancer branch` action.
 pub fn run(s: &Session, action: BranchAction, json: bool) -> CmdResult {
     match action {
@@ -31,14 +74,7 @@ pub fn run(s: &Session, action: BranchAction, json: bool) -> CmdResult {
             tag,
         } => {
             let ds = s.open(&path)?;
-            let reference = match (tag, from, version) {
-                (Some(t), _, _) => Some(Reference::Tag(t)),
-                (None, None, None) => None,
-                (None, from, version) => Some(Reference::Version {
-                    branch: from.or_else(|| ds.branch().map(String::from)),
-                    version,
-                }),
-            };
+            let reference = reference(&ds, (from, version, tag));
             let b = ds.create_branch(&name, reference.as_ref())?;
             let (v, rows, at) = (b.version(), b.count_rows(), b.store().uri().to_string());
             report(

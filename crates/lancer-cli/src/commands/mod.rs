@@ -147,6 +147,13 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
         ),
         Command::Tag { action } => dataset::tag(s, action, json),
         Command::Branch { action } => branch::run(s, action, json),
+        Command::Clone {
+            path,
+            target,
+            from,
+            version,
+            tag,
+        } => branch::clone(s, &path, &target, (from, version, tag), json),
         Command::Index { action } => index::run(s, action, json),
         Command::Restore { path, version } => dataset::restore(s, &path, version, json),
         Command::Meta {

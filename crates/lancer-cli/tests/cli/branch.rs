@@ -104,3 +104,43 @@ fn branches_pylance_lists_and_reads() {
     assert!(!ds.join("tree/feat").exists() && !ds.join("tree/nested").exists());
     assert!(ds.join("tree/fromtag/_versions").is_dir());
 }
+
+/// `lancer clone` of a dataset pylance 14 wrote: the clone pylance opens at the cloned
+/// version with the source's rows, sharing its files (none copied); an append to the
+/// clone stays there; a taken target is a one-line error.
+#[test]
+fn clone_shares_files_pylance_reads() {
+    let dir = TempDir::new("cli-clone");
+    let ds = dir.join("ds");
+    copy_dir(&datasets().join("pylance-14/history"), &ds);
+    let ds_s = ds.to_str().unwrap();
+    let target = dir.join("clone");
+    let t_s = target.to_str().unwrap();
+    let out = ok(lancer().args(["--json", "clone", ds_s, t_s, "--version", "2"]));
+    let made: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(made["version"], 2);
+    let rows_at_2: serde_json::Value = serde_json::from_slice(
+        &ok(lancer().args(["--json", "count", ds_s, "--version", "2"])).stdout,
+    )
+    .unwrap();
+    assert_eq!(made["rows"], rows_at_2["rows"]);
+    assert!(
+        !target.join("data").exists(),
+        "a shallow clone copies no data"
+    );
+    let seen = py(
+        "import lance, sys\nc = lance.dataset(sys.argv[1])\n\
+         print(c.version, c.count_rows(), [b.is_dataset_root for b in c.base_paths().values()])",
+        &[t_s],
+    );
+    if !seen.is_empty() {
+        assert_eq!(seen, format!("2 {} [True]", made["rows"]));
+    }
+    let again = lancer().args(["clone", ds_s, t_s]).output().unwrap();
+    assert_eq!(again.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        err.contains("already exists") && err.lines().count() == 1,
+        "{err}"
+    );
+}
