@@ -222,6 +222,19 @@ pub(crate) fn targets(
     }
 }
 
+impl Dataset {
+    /// Where a write to this dataset puts its new data files ([`targets`] over its
+    /// registered bases).
+    pub(crate) fn write_targets(&self, params: &crate::write::WriteParams) -> Result<Vec<Target>> {
+        targets(
+            self.store(),
+            self.base_paths(),
+            params,
+            self.storage_options(),
+        )
+    }
+}
+
 /// `p` as a comparable location: `file://` URIs and local paths alike, without a
 /// trailing slash.
 fn normalized(p: &str) -> String {

@@ -478,16 +478,11 @@ impl Dataset {
                     .collect(),
             )?)
         };
-        let targets = crate::bases::targets(
-            self.store(),
-            self.base_paths(),
-            &crate::write::WriteParams {
-                target_bases: spec.target_bases.clone(),
-                target_all_bases: spec.target_all_bases,
-                ..Default::default()
-            },
-            self.storage_options(),
-        )?;
+        let targets = self.write_targets(&crate::write::WriteParams {
+            target_bases: spec.target_bases.clone(),
+            target_all_bases: spec.target_all_bases,
+            ..Default::default()
+        })?;
         Ok(Plan {
             targets,
             need_target_values: from_source.iter().any(Option::is_none),

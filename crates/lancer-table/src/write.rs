@@ -476,12 +476,7 @@ impl Dataset {
         let batches = batches
             .into_iter()
             .map(|b| b.and_then(|b| crate::input::conform_batch(&b, &schema)));
-        let targets = crate::bases::targets(
-            self.store(),
-            self.base_paths(),
-            &params,
-            self.storage_options(),
-        )?;
+        let targets = self.write_targets(&params)?;
         let frags = write_fragments(self.store(), &schema, batches, &params, Some(ids), &targets)?;
         let op = Operation::Append(pb::transaction::Append { fragments: frags });
         let extras = crate::commit::CommitExtras {
@@ -520,12 +515,7 @@ impl Dataset {
             .into_iter()
             .map(|b| b.and_then(|b| crate::input::conform_batch(&b, &schema)));
         let ids = preorder_schema_ids(self);
-        let targets = crate::bases::targets(
-            self.store(),
-            self.base_paths(),
-            &params,
-            self.storage_options(),
-        )?;
+        let targets = self.write_targets(&params)?;
         write_fragments(self.store(), &schema, batches, &params, Some(ids), &targets)
     }
 
