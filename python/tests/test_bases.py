@@ -192,5 +192,7 @@ def test_write_fragments_target_bases_as_pylance(tmp_path):
         ds = mod.LanceDataset.commit(uri, mod.LanceOperation.Append(frags), read_version=1)
         rows = {m.__name__: sorted(m.dataset(uri).to_table()["id"].to_pylist()) for m in (lance, lancer)}
         assert rows["lance"] == rows["lancer"] and ds.count_rows() == 100
-        got[mod.__name__] = placed
-    assert got["lance"] == got["lancer"] == [[1], [None], [1]], got
+        # an overwrite's fragments go to the existing dataset's bases too
+        over = mod.fragment.write_fragments(t, uri, mode="overwrite", max_rows_per_file=25, target_bases=["b1"])
+        got[mod.__name__] = (placed, [[d.base_id for d in f.data_files()] for f in over])
+    assert got["lance"] == got["lancer"] == ([[1], [None], [1]], [[1], [1]]), got

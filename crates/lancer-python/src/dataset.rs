@@ -1067,6 +1067,9 @@ pub fn write(
     // itself when it needs it).
     let ds = py.detach(move || {
         let (store, opts) = store_in(&uri, &storage_options, session)?;
+        // (registered bases' stores open with the same options)
+        let mut params = params;
+        params.storage_options = Some(opts.clone());
         let existing = match lancer::table::versions::latest_version(&store) {
             Ok(v) => Some(v.version),
             Err(TableError::NotFound { .. }) => None,

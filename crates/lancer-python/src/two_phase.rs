@@ -114,7 +114,9 @@ pub fn write_fragments(
     let reader = reader.0;
     let schema = reader.schema();
     py.detach(move || {
-        let (store, _) = store_in(&uri, &storage_options, None)?;
+        let (store, opts) = store_in(&uri, &storage_options, None)?;
+        let mut params = params;
+        params.storage_options = Some(opts);
         let batches = reader.map(|b| {
             b.map_err(|e| TableError::InvalidInput {
                 what: e.to_string(),

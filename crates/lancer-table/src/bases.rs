@@ -226,12 +226,11 @@ impl Dataset {
     /// Where a write to this dataset puts its new data files ([`targets`] over its
     /// registered bases).
     pub(crate) fn write_targets(&self, params: &crate::write::WriteParams) -> Result<Vec<Target>> {
-        targets(
-            self.store(),
-            self.base_paths(),
-            params,
-            self.storage_options(),
-        )
+        let options = params
+            .storage_options
+            .as_ref()
+            .unwrap_or(self.storage_options());
+        targets(self.store(), self.base_paths(), params, options)
     }
 }
 

@@ -873,7 +873,22 @@ fn commit_on(
             operation: Some(op.clone()),
         };
         let txn_path = format!("_transactions/{txn_name}");
-        root.put(&txn_path, txn.encode_to_vec().into())?;
+        if extras.uuid.is_some() {
+            // a uuid the caller gave may be another commit's too: never replace (or,
+            // losing a race below, remove) a transaction file this commit did not write
+            if !root.put_if_absent(&txn_path, txn.encode_to_vec().into())? {
+                return Err(TableError::Conflict {
+                    what: format!(
+                        "a transaction with uuid {:?} read at version {} was committed \
+                         already: give each commit a uuid of its own",
+                        txn.uuid,
+                        base_version.unwrap_or(0)
+                    ),
+                });
+            }
+        } else {
+            root.put(&txn_path, txn.encode_to_vec().into())?;
+        }
         crash_point("after-txn");
         m.transaction_file = txn_name;
         let path = format!("_versions/{}", naming.file_name(m.version));

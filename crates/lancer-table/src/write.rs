@@ -55,6 +55,9 @@ pub struct WriteParams {
     /// the dataset's own location first, `Some(false)` without it. Not with
     /// `target_bases`.
     pub target_all_bases: Option<bool>,
+    /// The options the dataset's store was opened with, for the stores of the bases
+    /// new data files go to (None: an existing dataset's own, else the environment's).
+    pub storage_options: Option<lancer_io::StorageOptions>,
 }
 
 impl Default for WriteParams {
@@ -72,6 +75,7 @@ impl Default for WriteParams {
             initial_bases: Vec::new(),
             target_bases: Vec::new(),
             target_all_bases: None,
+            storage_options: None,
         }
     }
 }
@@ -335,8 +339,18 @@ pub fn write_uncommitted(
         b.and_then(crate::input::normalize_batch)
             .and_then(|b| crate::input::conform_batch(&b, &schema))
     });
-    // a new dataset has no bases yet: only its own location can be named
-    let targets = crate::bases::targets(store, &[], params, &Default::default())?;
+    // the bases of the dataset these fragments will replace, if there is one (a new
+    // dataset has none yet: only its own location can be named)
+    let targets = if params.target_bases.is_empty() && params.target_all_bases.is_none() {
+        Vec::new()
+    } else {
+        let options = params.storage_options.clone().unwrap_or_default();
+        let existing = Dataset::open_with(store.clone(), options.clone(), None).ok();
+        let bases = existing
+            .map(|d| d.base_paths().to_vec())
+            .unwrap_or_default();
+        crate::bases::targets(store, &bases, params, &options)?
+    };
     write_fragments(store, &schema, batches, params, None, &targets)
 }
 
@@ -409,9 +423,10 @@ impl Dataset {
             Some(d) => d.base_paths().to_vec(),
             None => initial_bases.clone(),
         };
-        let options = existing
-            .as_ref()
-            .map(|d| d.storage_options().clone())
+        let options = params
+            .storage_options
+            .clone()
+            .or_else(|| existing.as_ref().map(|d| d.storage_options().clone()))
             .unwrap_or_default();
         let targets = crate::bases::targets(root, &bases_now, params, &options)?;
         let frags = write_fragments(root, &schema, batches, params, None, &targets)?;

@@ -218,11 +218,15 @@ impl Session {
         batches: impl IntoIterator<Item = lancer_table::Result<RecordBatch>>,
         params: &WriteParams,
     ) -> Result<Dataset> {
+        let mut params = params.clone();
+        params
+            .storage_options
+            .get_or_insert_with(|| (*self.options).clone());
         Ok(Dataset::write_stream_in(
             self.store(location)?,
             schema,
             batches,
-            params,
+            &params,
         )?)
     }
 

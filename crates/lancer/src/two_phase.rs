@@ -74,7 +74,8 @@ pub fn write_fragments(
     params: &WriteParams,
     mode: FragmentMode,
 ) -> Result<Vec<Fragment>> {
-    let existing = match Dataset::open_in(store.clone(), None) {
+    let options = params.storage_options.clone().unwrap_or_default();
+    let existing = match Dataset::open_with(store.clone(), options, None) {
         Ok(d) => Some(d),
         Err(TableError::NotFound { .. }) => None,
         Err(e) => return Err(e.into()),

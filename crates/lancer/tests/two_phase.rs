@@ -689,6 +689,27 @@ fn transactions_read_back_as_committed() {
     assert_eq!(recent_transactions(&ds, 0).unwrap().len(), 1);
     assert_eq!(recent_transactions(&ds, 2).unwrap().len(), 2);
     assert!(read_transaction(&ds, 9).is_err());
+    // two commits of one uuid read at the same version: the second refused, the first's
+    // transaction file kept
+    let q = CommitParams {
+        uuid: Some("11111111-2222-3333-4444-555555555555".into()),
+        ..Default::default()
+    };
+    let first = worker(&store, 9..10, FragmentMode::Append);
+    let v4 = commit(&store, Operation::Append { fragments: first }, Some(3), &q).unwrap();
+    let kept = read_transaction(&v4, 4).unwrap().unwrap();
+    assert_eq!(kept.uuid, "11111111-2222-3333-4444-555555555555");
+    assert_eq!(kept.read_version, 3);
+    // a concurrent committer of the same uuid at the same version has written its
+    // transaction file: this commit refuses rather than replace (or later delete) it
+    let theirs = "_transactions/4-11111111-2222-3333-4444-555555555555.txn";
+    store
+        .put(theirs, bytes::Bytes::from_static(b"theirs"))
+        .unwrap();
+    let second = worker(&store, 10..11, FragmentMode::Append);
+    let err = commit(&store, Operation::Append { fragments: second }, Some(4), &q).unwrap_err();
+    assert!(err.to_string().contains("uuid"), "{err}");
+    assert_eq!(store.get(theirs).unwrap().as_ref(), b"theirs");
     // a uuid that would name a file elsewhere is refused before anything is written
     let bad = CommitParams {
         uuid: Some("../../x".into()),
@@ -702,5 +723,5 @@ fn transactions_read_back_as_committed() {
     )
     .unwrap_err();
     assert!(err.to_string().contains("uuid"), "{err}");
-    assert_eq!(Dataset::open_in(store.clone(), None).unwrap().version(), 3);
+    assert_eq!(Dataset::open_in(store.clone(), None).unwrap().version(), 4);
 }
