@@ -15,15 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Optional, Sequence
 
-import pyarrow as pa
 
 from ._commit import LanceOperation, Transaction
-
-
-def _lance_schema(arrow: pa.Schema, rows: List[tuple]) -> Any:
-    from ._introspect import LanceSchema
-
-    return LanceSchema._from_rows(arrow, rows)
 
 
 def _update_map(d: Optional[Dict[str, Any]]) -> Any:
@@ -34,13 +27,14 @@ def _update_map(d: Optional[Dict[str, Any]]) -> Any:
 
 def _from_native(text: str, schemas: List[tuple]) -> Transaction:
     from ._bases import DatasetBasePath
+    from ._introspect import LanceSchema
     from ._segments import _index_from_text
     from .fragment import FragmentMetadata
 
     doc = json.loads(text)
     op = doc["operation"]
     kind = op.get("kind")
-    sch = {key: _lance_schema(arrow, rows) for key, arrow, rows in schemas}
+    sch = {key: LanceSchema._from_rows(arrow, rows) for key, arrow, rows in schemas}
 
     def frags(key: str, src: Optional[Dict[str, Any]] = None) -> List[Any]:
         return [FragmentMetadata.from_json(json.dumps(f)) for f in (src or op)[key]]

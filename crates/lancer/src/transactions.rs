@@ -33,13 +33,10 @@ pub fn recent_transactions(ds: &Dataset, recent: usize) -> Result<Vec<Option<pb:
     let mut v = ds.version();
     while out.len() < recent && v > 1 {
         v -= 1;
-        match ds.at_version(v) {
-            Ok(at) => out.push(lancer_table::commit::read_transaction(
-                at.store(),
-                &at.manifest().pb,
-            )),
-            Err(TableError::NotFound { .. }) => break,
-            Err(e) => return Err(e.into()),
+        match read_transaction(ds, v) {
+            Ok(t) => out.push(t),
+            Err(crate::Error::Table(TableError::NotFound { .. })) => break,
+            Err(e) => return Err(e),
         }
     }
     Ok(out)
