@@ -622,7 +622,9 @@ impl<'a> BlobValues<'a> {
     }
 }
 
-/// The sidecar files of one data file being written: `data/<stem>/<id>.blob`.
+/// The sidecar files of one data file being written: `<file without .lance>/<id>.blob`
+/// in the data file's store (`data/<stem>/` at home, the same beside a file written to
+/// a registered base).
 pub(crate) struct Sidecars<'a> {
     store: &'a lancer_io::Store,
     dir: String,
@@ -637,11 +639,11 @@ pub(crate) struct Sidecars<'a> {
 const UPLOADS_IN_FLIGHT: usize = 4;
 
 impl<'a> Sidecars<'a> {
-    /// The sidecars of data file `data/<stem>.lance` of `store`.
-    pub fn new(store: &'a lancer_io::Store, stem: &str) -> Self {
+    /// The sidecars of data file `file` (`….lance`) of `store`.
+    pub fn new(store: &'a lancer_io::Store, file: &str) -> Self {
         Self {
             store,
-            dir: format!("data/{stem}"),
+            dir: file.strip_suffix(".lance").unwrap_or(file).to_string(),
             next_id: 1,
             pack: None,
             uploads: Default::default(),

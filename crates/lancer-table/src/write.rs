@@ -190,12 +190,6 @@ fn write_fragments_from(
         Some(ids) => wschema::pb_schema_with_ids(&file_schema, ids)?,
         None => wschema::pb_schema(&file_schema)?,
     };
-    if blobs.is_some() && !targets.is_empty() {
-        return Err(TableError::invalid(
-            "target_bases / target_all_bases with blob v2 columns: Lancer writes their \
-             sidecar files in the dataset's own location only; write without target bases",
-        ));
-    }
     let fields = lancer_format::schema::LanceSchema::from_pb(&pbs)?.fields;
     let mut ids = Vec::new();
     for f in &fields {
@@ -279,13 +273,15 @@ fn write_fragments_from(
                     None => (root, format!("data/{name}"), None),
                     Some(t) => (&t.store, t.file_path(&name), t.base_id),
                 };
+                // blob sidecars beside their data file, in its base too (as pylance 14)
+                let sidecars = blobs
+                    .as_ref()
+                    .map(|_| crate::blob_write::Sidecars::new(store, &path));
                 writer = Some((
                     DataWriter::create(store, &path, file_schema.clone(), opts)?,
                     name,
                     0,
-                    blobs
-                        .as_ref()
-                        .map(|_| crate::blob_write::Sidecars::new(root, &stem)),
+                    sidecars,
                     base_id,
                 ));
             }
