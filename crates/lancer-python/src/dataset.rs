@@ -536,9 +536,7 @@ impl Dataset {
         };
         let b = py.detach(|| {
             let c = cols(&columns);
-            ds.take(&indices, c.as_deref())
-                .and_then(|b| Ok(lancer::file::json::to_text(&b)?))
-                .map_err(errors::table)
+            ds.take(&indices, c.as_deref()).map_err(errors::table)
         })?;
         Ok(PyTable(b))
     }
@@ -566,7 +564,6 @@ impl Dataset {
             } else {
                 ds.take_addresses(&ids, c.as_deref())
             }
-            .and_then(|b| Ok(lancer::file::json::to_text(&b)?))
             .map_err(errors::table)
         })?;
         Ok(PyTable(b))

@@ -911,14 +911,6 @@ impl Dataset {
         Ok(held)
     }
 
-    /// Every physical row of a fragment (deleted ones included), all columns.
-    pub fn read_fragment_all(&self, frag: &pb::DataFragment) -> Result<RecordBatch> {
-        let fields: Vec<usize> = (0..self.manifest.schema.fields.len()).collect();
-        let all = 0..frag.physical_rows;
-        let cols = self.read_fragment(frag, &fields, std::slice::from_ref(&all))?;
-        self.batch(&fields, cols, frag.physical_rows as usize)
-    }
-
     /// The runs of physical rows of `frag` that this version keeps (not deleted);
     /// decoded deletion files are cached by the handle.
     pub fn kept_runs(&self, frag: &pb::DataFragment) -> Result<Arc<KeptRuns>> {
@@ -1018,7 +1010,7 @@ impl Dataset {
 
     /// Reads the whole version (deleted rows removed) as one batch per fragment, the
     /// fragments read on parallel threads — no copy to join them.
-    pub fn scan_batches(&self, columns: Option<&[&str]>) -> Result<Vec<RecordBatch>> {
+    fn scan_batches(&self, columns: Option<&[&str]>) -> Result<Vec<RecordBatch>> {
         let fields = self.projection(columns)?;
         let frags = self.fragments();
         let next = std::sync::atomic::AtomicUsize::new(0);
@@ -1052,7 +1044,8 @@ impl Dataset {
     }
 
     /// The kept (not deleted) rows of one fragment of this version: a scan one fragment
-    /// at a time, holding only that fragment in memory.
+    /// at a time, holding only that fragment in memory. JSON columns as JSON text (as
+    /// every read of this type returns them; `take_*_stored` for the stored JSONB).
     pub fn scan_fragment_batch(
         &self,
         frag: &pb::DataFragment,
@@ -1060,10 +1053,15 @@ impl Dataset {
     ) -> Result<RecordBatch> {
         let fields = self.projection(columns)?;
         let (n, cols) = self.scan_fragment(frag, &fields)?;
-        self.batch(&fields, cols, n as usize)
+        Ok(lancer_format::json::to_text(&self.batch(
+            &fields,
+            cols,
+            n as usize,
+        )?)?)
     }
 
-    /// Reads the whole version (deleted rows removed) as one batch.
+    /// Reads the whole version (deleted rows removed) as one batch, JSON columns as
+    /// JSON text.
     pub fn to_batch(&self, columns: Option<&[&str]>) -> Result<RecordBatch> {
         let fields = self.projection(columns)?;
         let batches = self.scan_batches(columns)?;
@@ -1077,7 +1075,7 @@ impl Dataset {
                 _ => crate::concat::concat(&parts)?,
             });
         }
-        self.batch(&fields, cols, rows)
+        Ok(lancer_format::json::to_text(&self.batch(&fields, cols, rows)?)?)
     }
 
     /// Every kept row of a fragment, read as the runs between deleted rows: the reader

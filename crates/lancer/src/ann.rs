@@ -265,7 +265,7 @@ fn exact(ds: &Dataset, req: &Nearest<'_>, addrs: &[u64]) -> Result<Vec<Hit>> {
     let qbytes: Vec<u8> = req.query.iter().map(|&x| x as u8).collect();
     let mut hits = Vec::new();
     for frag in sorted.chunk_by(|a, b| a >> 32 == b >> 32) {
-        let b = ds.take_addresses(frag, Some(&[req.column]))?;
+        let b = ds.take_addresses_stored(frag, Some(&[req.column]))?;
         if crate::multivector::is_multivector(b.column(0).data_type()) {
             let heap =
                 crate::multivector::top_k(b.column(0), &req.query, req.metric, req.k, &|_| true)?;

@@ -292,7 +292,7 @@ fn exact_batch(ds: &Dataset, req: &BatchNearest<'_>, cands: &[Vec<u64>]) -> Resu
     let mut hits: Vec<Vec<Hit>> = vec![Vec::new(); cands.len()];
     let mut mark = Vec::new();
     for frag in union.chunk_by(|a, b| a >> 32 == b >> 32) {
-        let b = ds.take_addresses(frag, Some(&[req.column]))?;
+        let b = ds.take_addresses_stored(frag, Some(&[req.column]))?;
         let (vecs, dim) = search::vectors(b.column(0))?;
         let valid = b.column(0).logical_nulls();
         let (lo, hi) = (frag[0], frag[frag.len() - 1]);

@@ -173,7 +173,7 @@ pub fn full_text_search(ds: &Dataset, q: &FtsQuery, opts: &FtsOptions) -> Result
     };
     let col_refs: Vec<&str> = cols.iter().map(String::as_str).collect();
     let addrs: Vec<u64> = ranked.iter().map(|r| r.0).collect();
-    let b = crate::scan::json_text(&ds.take_addresses(&addrs, Some(&col_refs))?)?;
+    let b = ds.take_addresses(&addrs, Some(&col_refs))?;
     let mut fields: Vec<Field> = b
         .schema()
         .fields()

@@ -170,7 +170,7 @@ pub fn hybrid_search(
     let paths = columns::resolve_all(&schema, names.as_deref())?;
     let tops = columns::tops(&paths);
     let addrs: Vec<u64> = fused.iter().map(|f| f.address).collect();
-    let rows = crate::scan::json_text(&ds.take_addresses(&addrs, Some(&tops))?)?;
+    let rows = crate::scan::json_text(&ds.take_addresses_stored(&addrs, Some(&tops))?)?;
     let distance: ArrayRef = Arc::new(fused.iter().map(|f| f.distance).collect::<Float32Array>());
     let score: ArrayRef = Arc::new(fused.iter().map(|f| f.score).collect::<Float32Array>());
     let relevance: ArrayRef = Arc::new(Float32Array::from_iter_values(

@@ -257,7 +257,7 @@ fn nearest_rows(
             },
         })?;
         let addrs: Vec<u64> = hits.iter().map(|h| h.1).collect();
-        let rows = json_text(&ds.take_addresses(&addrs, columns)?)?;
+        let rows = ds.take_addresses(&addrs, columns)?;
         return Ok((rows, hits.iter().map(|h| h.0).collect()));
     };
     // The closure sees every column of every kept row.
@@ -281,7 +281,7 @@ fn nearest_rows(
     let hits = top_k(&vecs, dim, col, Some(&mask), req);
     // Fetch the result rows (only those bytes) for the columns asked for.
     let offsets: Vec<u64> = hits.iter().map(|h| h.1).collect();
-    let rows = json_text(&ds.take(&offsets, columns)?)?;
+    let rows = ds.take(&offsets, columns)?;
     Ok((rows, hits.iter().map(|h| h.0).collect()))
 }
 
@@ -504,7 +504,7 @@ pub(crate) fn fetch(
     columns: &[&str],
 ) -> crate::Result<(RecordBatch, Float32Array, Vec<u64>)> {
     let addrs: Vec<u64> = hits.iter().map(|h| h.1).collect();
-    let rows = ds.take_addresses(&addrs, Some(columns))?;
+    let rows = ds.take_addresses_stored(&addrs, Some(columns))?;
     Ok((rows, hits.iter().map(|h| h.0).collect(), addrs))
 }
 

@@ -545,5 +545,42 @@ fn takes_at_the_front_door_carry_json_as_text() {
         let want =
             arrow_select::take::take(scanned.column_by_name("j").unwrap(), &idx, None).unwrap();
         assert_eq!(j.to_data(), want.to_data(), "{cols:?}");
+        // the dataset's own takes (by offset, address, row id) return the same text; the
+        // stored form stays reachable for code that filters or rewrites JSONB
+        let addrs = ds.row_addresses(&offsets).unwrap();
+        let with_ids = session
+            .write(
+                "memory://jsontake/ids",
+                &[batch(0, 300)],
+                &WriteParams {
+                    enable_stable_row_ids: true,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        let ids = with_ids.row_ids(&offsets).unwrap();
+        for (how, b) in [
+            ("take", ds.take(&offsets, cols).unwrap()),
+            ("take_addresses", ds.take_addresses(&addrs, cols).unwrap()),
+            ("take_row_ids", with_ids.take_row_ids(&ids, cols).unwrap()),
+        ] {
+            assert_eq!(b.schema(), got.schema(), "{how} {cols:?}");
+            assert_eq!(b.column_by_name("j").unwrap().to_data(), want.to_data(), "{how}");
+        }
+        let whole = ds.to_batch(cols).unwrap();
+        assert_eq!(
+            whole.column_by_name("j").unwrap().to_data(),
+            scanned.column_by_name("j").unwrap().to_data(),
+            "to_batch {cols:?}"
+        );
+        let per_fragment = ds.scan_fragment_batch(&ds.fragments()[0], cols).unwrap();
+        assert_eq!(per_fragment.schema(), whole.schema());
+        let stored = ds.take_addresses_stored(&addrs, cols).unwrap();
+        let raw = stored.column_by_name("j").unwrap();
+        assert_eq!(raw.data_type(), &DataType::LargeBinary, "{cols:?}");
+        assert_eq!(
+            json::to_text(&stored).unwrap().column_by_name("j").unwrap().to_data(),
+            want.to_data()
+        );
     }
 }

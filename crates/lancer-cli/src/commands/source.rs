@@ -97,7 +97,7 @@ impl Source {
         Ok(match self {
             Source::Dataset(d) if start == 0 && end >= d.count_rows() => d.to_batch(cols)?,
             Source::Dataset(d) => {
-                lancer::file::json::to_text(&d.take(&(start..end).collect::<Vec<_>>(), cols)?)?
+                d.take(&(start..end).collect::<Vec<_>>(), cols)?
             }
             Source::File(r) => r.read_range(start..end, cols)?,
         })

@@ -215,7 +215,7 @@ impl Dataset {
         }
         let d = self.with_blob_descriptions();
         let top = self.manifest.schema.fields[fi].name.clone();
-        let batch = d.take_addresses(addresses, Some(&[top.as_str()]))?;
+        let batch = d.take_addresses_stored(addresses, Some(&[top.as_str()]))?;
         let mut desc = batch.column(0).clone();
         for &k in &path {
             let child = desc

@@ -78,7 +78,8 @@ impl Dataset {
             .collect()
     }
 
-    /// Reads rows by stable row id, in order.
+    /// Reads rows by stable row id, in order (JSON columns as JSON text, as a scan
+    /// returns them).
     pub fn take_row_ids(&self, ids: &[u64], columns: Option<&[&str]>) -> Result<RecordBatch> {
         let addrs = self.addresses_of_row_ids(ids)?;
         self.take_addresses(&addrs, columns)
@@ -109,9 +110,22 @@ impl Dataset {
             .collect()
     }
 
-    /// Reads rows by row address (`fragment id << 32 | row in fragment`), in order.
+    /// Reads rows by row address (`fragment id << 32 | row in fragment`), in order,
+    /// JSON columns as JSON text (Arrow's JSON type), as a scan returns them.
     /// Addresses of deleted rows or missing fragments are errors naming the address.
     pub fn take_addresses(
+        &self,
+        addresses: &[u64],
+        columns: Option<&[&str]>,
+    ) -> Result<RecordBatch> {
+        Ok(lancer_format::json::to_text(
+            &self.take_addresses_stored(addresses, columns)?,
+        )?)
+    }
+
+    /// [`Dataset::take_addresses`] with JSON columns as stored: JSONB in `large_binary`
+    /// (`lance.json`), what filters over JSON read and what a rewrite writes back.
+    pub fn take_addresses_stored(
         &self,
         addresses: &[u64],
         columns: Option<&[&str]>,
@@ -221,10 +235,18 @@ impl Dataset {
         self.batch(&fields, cols, addresses.len())
     }
 
-    /// Reads rows at offsets of this version (deleted rows not counted), in order.
+    /// Reads rows at offsets of this version (deleted rows not counted), in order,
+    /// JSON columns as JSON text, as a scan returns them.
     pub fn take(&self, offsets: &[u64], columns: Option<&[&str]>) -> Result<RecordBatch> {
         let addresses = self.row_addresses(offsets)?;
         self.take_addresses(&addresses, columns)
+    }
+
+    /// [`Dataset::take`] with JSON columns as stored (JSONB; see
+    /// [`Dataset::take_addresses_stored`]).
+    pub fn take_stored(&self, offsets: &[u64], columns: Option<&[&str]>) -> Result<RecordBatch> {
+        let addresses = self.row_addresses(offsets)?;
+        self.take_addresses_stored(&addresses, columns)
     }
 }
 

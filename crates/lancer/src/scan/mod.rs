@@ -1061,11 +1061,11 @@ impl DatasetExt for Dataset {
 
     fn take_paths(&self, offsets: &[u64], columns: Option<&[&str]>) -> Result<RecordBatch> {
         let Some(columns) = columns else {
-            return json_text(&self.take(offsets, None)?);
+            return Ok(self.take(offsets, None)?);
         };
         let schema = self.schema();
         let paths = columns::resolve_all(&schema, Some(columns))?;
-        let rows = self.take(offsets, Some(&columns::tops(&paths)))?;
+        let rows = self.take_stored(offsets, Some(&columns::tops(&paths)))?;
         let out = columns::project(&paths, &rows, Vec::new())?;
         let with_meta = out
             .schema()
