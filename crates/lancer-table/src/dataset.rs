@@ -1053,11 +1053,9 @@ impl Dataset {
     ) -> Result<RecordBatch> {
         let fields = self.projection(columns)?;
         let (n, cols) = self.scan_fragment(frag, &fields)?;
-        Ok(lancer_format::json::to_text(&self.batch(
-            &fields,
-            cols,
-            n as usize,
-        )?)?)
+        Ok(lancer_format::json::to_text(
+            &self.batch(&fields, cols, n as usize)?,
+        )?)
     }
 
     /// Reads the whole version (deleted rows removed) as one batch, JSON columns as
@@ -1075,7 +1073,9 @@ impl Dataset {
                 _ => crate::concat::concat(&parts)?,
             });
         }
-        Ok(lancer_format::json::to_text(&self.batch(&fields, cols, rows)?)?)
+        Ok(lancer_format::json::to_text(
+            &self.batch(&fields, cols, rows)?,
+        )?)
     }
 
     /// Every kept row of a fragment, read as the runs between deleted rows: the reader

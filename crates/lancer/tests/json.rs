@@ -565,7 +565,11 @@ fn takes_at_the_front_door_carry_json_as_text() {
             ("take_row_ids", with_ids.take_row_ids(&ids, cols).unwrap()),
         ] {
             assert_eq!(b.schema(), got.schema(), "{how} {cols:?}");
-            assert_eq!(b.column_by_name("j").unwrap().to_data(), want.to_data(), "{how}");
+            assert_eq!(
+                b.column_by_name("j").unwrap().to_data(),
+                want.to_data(),
+                "{how}"
+            );
         }
         let whole = ds.to_batch(cols).unwrap();
         assert_eq!(
@@ -579,7 +583,11 @@ fn takes_at_the_front_door_carry_json_as_text() {
         let raw = stored.column_by_name("j").unwrap();
         assert_eq!(raw.data_type(), &DataType::LargeBinary, "{cols:?}");
         assert_eq!(
-            json::to_text(&stored).unwrap().column_by_name("j").unwrap().to_data(),
+            json::to_text(&stored)
+                .unwrap()
+                .column_by_name("j")
+                .unwrap()
+                .to_data(),
             want.to_data()
         );
     }

@@ -96,9 +96,7 @@ impl Source {
     ) -> Result<RecordBatch, Box<dyn std::error::Error>> {
         Ok(match self {
             Source::Dataset(d) if start == 0 && end >= d.count_rows() => d.to_batch(cols)?,
-            Source::Dataset(d) => {
-                d.take(&(start..end).collect::<Vec<_>>(), cols)?
-            }
+            Source::Dataset(d) => d.take(&(start..end).collect::<Vec<_>>(), cols)?,
             Source::File(r) => r.read_range(start..end, cols)?,
         })
     }

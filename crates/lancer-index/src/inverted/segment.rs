@@ -365,7 +365,9 @@ fn sampled_lists(
             }
         }
     }
-    let b = ds.take_addresses_stored(&rows, Some(&[column.as_str()])).ok()?;
+    let b = ds
+        .take_addresses_stored(&rows, Some(&[column.as_str()]))
+        .ok()?;
     let col = b.column(0);
     let text = |i: usize| -> Option<&str> {
         if col.is_null(i) {
