@@ -205,10 +205,14 @@ class _SegmentsMixin:
 
     def merge_existing_index_segments(self, segments: List[Any]) -> Index:
         """Merges uncommitted segments (of one column and kind, disjoint fragments) into
-        one under a new uuid: BTREE / BITMAP byte for byte the segment one build over
-        their fragments writes; vector segments built with one model by encoding their
-        rows again with it (one pass on this process, no training). Other kinds, and
-        vector segments of different models, are refused (commit them side by side)."""
+        one under a new uuid: BTREE / BITMAP / ZONEMAP / BLOOMFILTER byte for byte the
+        segment one build over their fragments writes; INVERTED into one partition as
+        pylance 14 merges them (postings decoded and laid out as one build's, byte for
+        byte for lancer's segments; pylance's staged segments read too; analyzer settings
+        must agree); vector segments built with one model by encoding their rows again
+        with it (one pass on this process, no training). LABEL_LIST and NGRAM (which
+        pylance does not merge either), and vector segments of different models, are
+        refused (commit them side by side)."""
         text = _lancer.merge_index_segments(self._inner, [_index_text(s) for s in segments])
         return _index_from_text(text)
 

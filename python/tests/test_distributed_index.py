@@ -260,3 +260,124 @@ def test_merged_zone_segments_are_one_index_pylance_uses(tmp_path, column, kind,
         rows, plan = seen[sql]
         assert rows == ids_where(fresh, sql) == ids_where(lancer.dataset(str(tmp_path / "d")), sql), sql
         assert f"@{column}_idx({listed})" in plan, plan
+
+
+PYLANCE_FTS = """
+import json, sys, lance
+ds = lance.dataset(sys.argv[1])
+out = {"indices": sorted((i["name"], i["type"], sorted(i["fragment_ids"])) for i in ds.list_indices())}
+for q in json.loads(sys.argv[2]):
+    t = ds.to_table(columns=["id"], full_text_query=q, limit=50, with_row_id=False)
+    out[q] = sorted(zip(t["id"].to_pylist(), [round(s, 4) for s in t["_score"].to_pylist()]))
+print(json.dumps(out))
+"""
+
+
+def fts_table(n=3000):
+    rng = np.random.default_rng(3)
+    words = [f"w{i}" for i in range(300)] + ["lance", "vector", "search", "the", "and"]
+    p = np.arange(1, len(words) + 1, dtype=np.float64) ** -1.1
+    p /= p.sum()
+    docs = [" ".join(rng.choice(words, size=rng.integers(0, 25), p=p)) if i % 37 else None
+            for i in range(n)]
+    return pa.table({"id": pa.array(np.arange(n), pa.int64()), "text": docs})
+
+
+def same_top(a, b):
+    """Two top-k answers ([id, score] pairs) agree: the same scores, the same rows above
+    the lowest (rows tied at the cut may differ: each engine breaks those ties its way)."""
+    if sorted(s for _, s in a) != sorted(s for _, s in b):
+        return False
+    cut = min((s for _, s in a), default=0)
+    return sorted(x for x in a if x[1] > cut) == sorted(list(x) for x in b if x[1] > cut)
+
+
+@pytest.mark.parametrize("with_position", [False, True])
+def test_merged_inverted_segments_are_one_build(tmp_path, with_position):
+    """INVERTED segments built per fragment group merge into one partition, as pylance
+    14 merges them: files byte for byte those of one build over the same fragments
+    (groups in any order, interleaved fragments included), the committed index answering
+    every query with the rows and scores of pylance's own single build — in lancer and in
+    pylance 14 — and segments built by pylance merged by lancer the same way."""
+    t = fts_table()
+    one = lancer.write_dataset(t, str(tmp_path / "one"), max_rows_per_file=500)
+    one.create_scalar_index("text", "INVERTED", with_position=with_position)
+    ds = lancer.write_dataset(t, str(tmp_path / "d"), max_rows_per_file=500)
+    frags = [f.fragment_id for f in ds.get_fragments()]
+    whole = ds.create_index_uncommitted("text", "INVERTED", fragment_ids=frags, with_position=with_position)
+    files = lambda seg: {f: (tmp_path / "d" / "_indices" / seg.uuid / f).read_bytes()
+                         for f in os.listdir(tmp_path / "d" / "_indices" / seg.uuid)}
+    for groups_ in ([frags[:2], frags[2:4], frags[4:]], [frags[3:], frags[:3]], [frags[::2], frags[1::2]]):
+        segs = [ds.create_index_uncommitted("text", "INVERTED", fragment_ids=g, with_position=with_position)
+                for g in groups_]
+        merged = ds.merge_existing_index_segments(segs)
+        assert sorted(merged.fragment_ids) == sorted(frags)
+        assert files(merged) == files(whole), groups_
+    ds.commit_existing_index_segments("text_idx", "text", [merged])
+    queries = ["lance", "w3 w17", "vector search", "the", "w250 lance", "nothing_here"]
+    if with_position:
+        queries.append('"w1 w2"')
+    want = run(PYLANCE_FTS, tmp_path / "one", json.dumps(queries))
+    got = run(PYLANCE_FTS, tmp_path / "d", json.dumps(queries))
+    assert got["indices"] == [("text_idx", "Inverted", sorted(frags))] or got["indices"][0][2] == sorted(frags)
+    for q in queries:
+        assert got[q] == want[q], q
+        t_ = lancer.dataset(str(tmp_path / "d")).to_table(columns=["id"], full_text_query=q, limit=50)
+        ours = [[i, round(s, 4)] for i, s in zip(t_["id"].to_pylist(), t_["_score"].to_pylist())]
+        assert same_top(ours, want[q]), q
+    # pylance's segments, merged by lancer: the same answers again
+    shutil.rmtree(tmp_path / "p", ignore_errors=True)
+    lancer.write_dataset(t, str(tmp_path / "p"), max_rows_per_file=500)
+    made = run("""
+import json, sys, lance
+ds = lance.dataset(sys.argv[1])
+fr = [f.fragment_id for f in ds.get_fragments()]
+segs = [ds.create_index_uncommitted("text", "INVERTED", fragment_ids=g, with_position=sys.argv[2] == "1")
+        for g in (fr[:3], fr[3:])]
+print(json.dumps([{"uuid": str(s.uuid), "fields": list(s.fields), "fragment_ids": sorted(s.fragment_ids),
+                   "index_version": s.index_version, "files": [[f.path, f.size_bytes] for f in (s.files or [])],
+                   "details": [s.index_details[0], s.index_details[1].hex()]} for s in segs]))
+""", tmp_path / "p", "1" if with_position else "0")
+    p = lancer.dataset(str(tmp_path / "p"))
+    theirs = [Index(uuid=s["uuid"], name="text_idx", fields=s["fields"], dataset_version=1,
+                    fragment_ids=set(s["fragment_ids"]), index_version=s["index_version"],
+                    files=[IndexFile(a, b) for a, b in s["files"]],
+                    index_details=(s["details"][0], bytes.fromhex(s["details"][1]))) for s in made]
+    merged = p.merge_existing_index_segments(theirs)
+    p.commit_existing_index_segments("text_idx", "text", [merged])
+    got = run(PYLANCE_FTS, tmp_path / "p", json.dumps(queries))
+    for q in queries:
+        assert got[q] == want[q], q
+    # lancer's segments, merged and committed by a pylance 14 driver: the same answers
+    lw = lancer.write_dataset(t, str(tmp_path / "l"), max_rows_per_file=500)
+    fr = [f.fragment_id for f in lw.get_fragments()]
+    ours = [lw.create_index_uncommitted("text", "INVERTED", fragment_ids=g, with_position=with_position)
+            for g in (fr[1::2], fr[::2])]
+    run("""
+import json, sys, lance
+from lance.dataset import Index, IndexFile
+ds = lance.dataset(sys.argv[1])
+segs = [Index(uuid=s["uuid"], name="text_idx", fields=s["fields"], dataset_version=1,
+              fragment_ids=set(s["fragment_ids"]), index_version=s["index_version"],
+              files=[IndexFile(a, b) for a, b in s["files"]], created_at=None, base_id=None,
+              index_details=(s["details"][0], bytes.fromhex(s["details"][1]))) for s in json.loads(sys.argv[2])]
+ds.commit_existing_index_segments("text_idx", "text", [ds.merge_existing_index_segments(segs)])
+print("{}")
+""", tmp_path / "l", json.dumps([{"uuid": s.uuid, "fields": list(s.fields), "fragment_ids": sorted(s.fragment_ids),
+                                     "index_version": s.index_version,
+                                     "files": [[f.path, f.size_bytes] for f in (s.files or [])],
+                                     "details": [s.index_details[0], s.index_details[1].hex()]} for s in ours]))
+    got = run(PYLANCE_FTS, tmp_path / "l", json.dumps(queries))
+    for q in queries:
+        assert got[q] == want[q], q
+
+
+def test_inverted_segments_of_other_settings_are_refused(tmp_path):
+    ds = lancer.write_dataset(fts_table(600), str(tmp_path / "d"), max_rows_per_file=200)
+    a = ds.create_index_uncommitted("text", "INVERTED", fragment_ids=[0], stem=False)
+    b = ds.create_index_uncommitted("text", "INVERTED", fragment_ids=[1, 2])
+    with pytest.raises(ValueError, match="different analyzer settings"):
+        ds.merge_existing_index_segments([a, b])
+    c = ds.create_index_uncommitted("text", "INVERTED", fragment_ids=[0, 1])
+    with pytest.raises(ValueError, match="covered by two"):
+        ds.merge_existing_index_segments([b, c])

@@ -8,14 +8,16 @@
 //! hands it to workers; each worker builds one segment over its group of fragments
 //! ([`create_index_segment`]), written under `_indices/<uuid>/` and returned
 //! uncommitted; the driver optionally merges segments ([`merge_index_segments`]:
-//! BTREE and BITMAP, byte for byte the segment one build over their fragments writes;
-//! vector segments of one model, their rows encoded again with it in one pass)
+//! BTREE, BITMAP, ZONEMAP and BLOOMFILTER, byte for byte the segment one build over
+//! their fragments writes; INVERTED into one partition, their postings decoded and laid
+//! out as one build's; vector segments of one model, their rows encoded again with it
+//! in one pass)
 //! and commits the list as one index ([`commit_index_segments`], one `CreateIndex`
 //! through the usual OCC path). Segments sharing one model are the partitions of one
 //! build split by rows: a search probes every segment with the same centroids and
-//! codes, so its answers are the single build's. Segments of other kinds (ZONEMAP,
-//! BLOOMFILTER, LABEL_LIST, NGRAM, INVERTED) are committed side by side, each searched
-//! on its own, as the reference keeps delta segments.
+//! codes, so its answers are the single build's. LABEL_LIST and NGRAM segments (the
+//! reference merges neither) are committed side by side, each searched on its own, as
+//! the reference keeps delta segments.
 
 use lancer_index::ivf_build::FixedModel;
 use lancer_table::pb;
@@ -264,6 +266,9 @@ pub fn merge_index_segments(
     if type_url(first) == lancer_index::ivf::VECTOR_DETAILS_URL {
         return merge_vector_segments(ds, segments, &fragments);
     }
+    if lancer_index::inverted::segment::is_inverted(first) {
+        return merge_inverted_segments(ds, segments, &fragments);
+    }
     let kind = lancer_index::scalar::kind_of(ds, first).ok_or_else(|| {
         invalid(format!(
             "{} segments are not merged by Lancer: commit them side by side (each is searched on its own)",
@@ -295,6 +300,42 @@ pub fn merge_index_segments(
     };
     let uuid = lancer_table::commit::random_uuid_bytes();
     crate::scalar_index::write(ds, field_id, first.name.clone(), segment, &fragments, uuid)
+}
+
+/// INVERTED segments become one segment of one partition, as pylance 14 merges them:
+/// their documents, tokens and posting lists decoded and written as one build over
+/// their rows writes them (`lancer_index::inverted::merge`; nothing tokenized again).
+fn merge_inverted_segments(
+    ds: &Dataset,
+    segments: &[pb::IndexMetadata],
+    fragments: &[u64],
+) -> Result<pb::IndexMetadata> {
+    use lancer_index::inverted::segment::InvertedSegment;
+    let mut opened = Vec::with_capacity(segments.len());
+    for meta in segments {
+        let seg = InvertedSegment::open(ds, meta)
+            .map_err(crate::ann::index_error)?
+            .ok_or_else(|| {
+                invalid(format!(
+                    "INVERTED segment {:?} is of a format Lancer does not merge: commit it \
+                     side by side",
+                    meta.name
+                ))
+            })?;
+        opened.push(seg);
+    }
+    let first = &segments[0];
+    let field_id = opened[0].field_id;
+    let built = lancer_index::inverted::merge::merge(&opened, crate::index::index_file_version(ds))
+        .map_err(crate::ann::index_error)?;
+    let segment = crate::scalar_index::SegmentFiles {
+        type_url: lancer_index::inverted::segment::INVERTED_DETAILS_URL,
+        files: built.files,
+        details: built.details,
+        index_version: lancer_index::inverted::build::FORMAT,
+    };
+    let uuid = lancer_table::commit::random_uuid_bytes();
+    crate::scalar_index::write(ds, field_id, first.name.clone(), segment, fragments, uuid)
 }
 
 /// Vector segments built with one model become one segment: their fragments' rows

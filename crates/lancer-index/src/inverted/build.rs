@@ -30,11 +30,11 @@ pub const FORMAT: i32 = 2;
 
 /// One token's postings while building.
 #[derive(Default)]
-struct List {
-    docs: Vec<u32>,
-    freqs: Vec<u32>,
+pub(crate) struct List {
+    pub(crate) docs: Vec<u32>,
+    pub(crate) freqs: Vec<u32>,
     /// Positions of each document, concatenated (when positions are kept).
-    positions: Vec<u32>,
+    pub(crate) positions: Vec<u32>,
 }
 
 /// Accumulates documents into one partition.
@@ -204,6 +204,29 @@ impl InvertedBuilder {
             row_ids: Vec::new(),
             lengths: Vec::new(),
         })
+    }
+
+    /// A builder holding merged partitions' contents ([`super::merge`]): `tokens` in id
+    /// order, each one's list (`lists`, documents ascending, indexes into `row_ids`),
+    /// the documents' row ids (ascending) and token counts.
+    pub(crate) fn from_merged(
+        params: AnalyzerParams,
+        tokens: Vec<String>,
+        lists: Vec<List>,
+        row_ids: Vec<u64>,
+        lengths: Vec<u32>,
+    ) -> Result<Self> {
+        let mut b = Self::new(params)?;
+        b.ids = tokens
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.clone(), i as u32))
+            .collect();
+        b.tokens = tokens;
+        b.lists = lists;
+        b.row_ids = row_ids;
+        b.lengths = lengths;
+        Ok(b)
     }
 
     /// Adds the row `row_id` with `text` (rows in ascending `row_id` order).

@@ -4,6 +4,7 @@
 
 pub mod build;
 pub mod daat;
+pub mod merge;
 pub mod posting;
 pub mod query_json;
 pub mod search;

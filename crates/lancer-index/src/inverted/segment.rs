@@ -47,7 +47,7 @@ pub enum Positions {
 /// One partition: its tokens, documents and posting lists.
 pub struct Partition {
     /// Partition id (the `part_<id>_` file prefix).
-    pub id: u32,
+    pub id: u64,
     tokens: fst::Map<Vec<u8>>,
     num_token_ids: u32,
     /// Row address (or stable row id) of each document.
@@ -145,12 +145,36 @@ impl InvertedSegment {
             field_id,
         } = crate::scalar::SegmentHeader::of(meta, "an INVERTED index")?;
         let open = |name: &str| -> Result<Arc<FileReader>> { Ok(ds.open_index_file(&uuid, name)?) };
-        let md = open("metadata.lance")?;
+        // An uncommitted segment pylance 14 built (`create_index_uncommitted`) is
+        // staged: each partition `staging/part_<id>_*.lance` with its own
+        // `part_<id>_metadata.lance`, named in the segment's file list; a built or
+        // merged one has `metadata.lance` listing `part_<id>_*.lance` partitions.
+        let staged: Vec<&str> = meta
+            .files
+            .iter()
+            .filter_map(|f| {
+                f.path
+                    .strip_prefix("staging/")
+                    .and_then(|n| n.strip_suffix("_metadata.lance"))
+            })
+            .collect();
+        let md = match staged.first() {
+            Some(first) => open(&format!("staging/{first}_metadata.lance"))?,
+            None => open("metadata.lance")?,
+        };
         let params_json = meta_key(&md, "params")
             .ok_or_else(|| corrupt(&label, "metadata.lance has no params"))?;
         let mut params = AnalyzerParams::from_json(params_json)
             .map_err(|e| corrupt(&label, format!("analyzer params: {e}")))?;
-        let ids: Vec<u32> = match meta_key(&md, "partitions") {
+        let ids: Vec<u64> = match meta_key(&md, "partitions") {
+            _ if !staged.is_empty() => staged
+                .iter()
+                .map(|n| {
+                    n.strip_prefix("part_")
+                        .and_then(|id| id.parse().ok())
+                        .ok_or_else(|| corrupt(&label, format!("staged partition file {n:?}")))
+                })
+                .collect::<Result<_>>()?,
             Some(p) => serde_json::from_str(p)
                 .map_err(|e| corrupt(&label, format!("partitions {p:?}: {e}")))?,
             None => vec![0],
@@ -158,6 +182,7 @@ impl InvertedSegment {
         if ids.len() > 1 << 16 {
             return Err(corrupt(&label, format!("{} partitions", ids.len())));
         }
+        let dir = if staged.is_empty() { "" } else { "staging/" };
         let block = match meta_key(&md, "posting_block_size").map(|s| s.as_str()) {
             None | Some("128") => 128,
             Some("256") => 256,
@@ -174,7 +199,7 @@ impl InvertedSegment {
         let mut partitions = Vec::with_capacity(ids.len());
         let mut positions = Positions::None;
         for id in ids {
-            let part = Self::open_partition(&open, &label, id)?;
+            let part = Self::open_partition(&open, &label, dir, id)?;
             let schema = part.invert.schema();
             let p = if schema.field_with_name("_compressed_position").is_ok() {
                 Positions::Shared
@@ -204,9 +229,10 @@ impl InvertedSegment {
     fn open_partition(
         open: &dyn Fn(&str) -> Result<Arc<FileReader>>,
         label: &str,
-        id: u32,
+        dir: &str,
+        id: u64,
     ) -> Result<Partition> {
-        let tokens_file = open(&format!("part_{id}_tokens.lance"))?;
+        let tokens_file = open(&format!("{dir}part_{id}_tokens.lance"))?;
         let t = tokens_file.read_all(None)?;
         let fst_bytes = column(&t, "_token_fst_bytes", label)?;
         let fst_bytes = fst_bytes
@@ -229,7 +255,7 @@ impl InvertedSegment {
             .as_primitive_opt::<UInt32Type>()
             .and_then(|a| a.iter().next().flatten())
             .unwrap_or(tokens.len() as u32);
-        let docs = open(&format!("part_{id}_docs.lance"))?.read_all(None)?;
+        let docs = open(&format!("{dir}part_{id}_docs.lance"))?.read_all(None)?;
         let row_ids = column(&docs, "_rowid", label)?
             .as_primitive_opt::<UInt64Type>()
             .ok_or_else(|| corrupt(label, "_rowid is not uint64"))?
@@ -250,7 +276,7 @@ impl InvertedSegment {
             ));
         }
         let total_tokens = lengths.iter().map(|&l| u64::from(l)).sum();
-        let invert = open(&format!("part_{id}_invert.lance"))?;
+        let invert = open(&format!("{dir}part_{id}_invert.lance"))?;
         if invert.num_rows() < u64::from(num_token_ids) {
             return Err(corrupt(
                 label,
@@ -502,7 +528,8 @@ impl Partition {
         Ok(p)
     }
 
-    fn read_postings(&self, seg: &InvertedSegment, token_id: u32) -> Result<Postings> {
+    /// The posting list of `token_id`, decoded (not kept).
+    pub(crate) fn read_postings(&self, seg: &InvertedSegment, token_id: u32) -> Result<Postings> {
         let b = self
             .invert
             .take(&[u64::from(token_id)], Some(&["_posting", "_length"]))?;
