@@ -461,7 +461,8 @@ def create_index(
     train their model once on the driver — the sample a single build trains on — and
     each of up to ``num_workers`` tasks encodes its fragments with it, so the index
     answers as one build; scalar kinds take ``create_scalar_index``'s parameters and
-    BTREE / BITMAP segments are merged into one (byte for byte a single build). A task
+    BTREE / BITMAP / ZONEMAP / BLOOMFILTER / INVERTED segments are merged into one (byte
+    for byte a single build); LABEL_LIST / NGRAM ones are committed side by side. A task
     that fails fails the call and nothing is committed (its files are garbage
     ``cleanup_old_versions`` removes)."""
     ray = _ray()
@@ -486,7 +487,7 @@ def create_index(
                         dict(kwargs, name=name))
             for group in _groups(frags, num_workers)]
     segments = ray.get(refs)
-    if kind in ("BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER") and len(segments) > 1:
+    if kind in ("BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER", "INVERTED") and len(segments) > 1:
         segments = [ds.merge_existing_index_segments(segments)]
     return ds.commit_existing_index_segments(name, column, segments)
 

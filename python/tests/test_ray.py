@@ -351,6 +351,18 @@ def test_create_index_as_ray_tasks_answers_as_one_build(tmp_path):
     assert [i["name"] for i in ds.list_indices() if i["name"] == "id_idx"] == ["id_idx"]
     assert sorted(ds.to_table(columns=["id"], filter="id >= 2990 AND id < 3010")["id"].to_pylist()) == list(
         range(2990, 3010))
+    # INVERTED: the tasks' segments merged into one partition, answering as one build
+    words = pa.array([f"w{i % 13} w{i % 7} common" for i in range(6000)])
+    ft = t.append_column("text", words)
+    lancer.write_dataset(ft, str(tmp_path / "f"), max_rows_per_file=1000)
+    lancer.write_dataset(ft, str(tmp_path / "fref"), max_rows_per_file=1000).create_scalar_index("text", "INVERTED")
+    ds = lray.create_index(str(tmp_path / "f"), "text", "INVERTED", num_workers=2)
+    assert [i["name"] for i in ds.list_indices()] == ["text_idx"]
+    one = lancer.dataset(str(tmp_path / "fref"))
+    for q in ("w3", "w5 w6", "common"):
+        got, want = (d.to_table(columns=["id"], full_text_query=q) for d in (ds, one))
+        assert sorted(zip(got["id"].to_pylist(), got["_score"].to_pylist())) == sorted(
+            zip(want["id"].to_pylist(), want["_score"].to_pylist())), q
 
 
 def test_compact_as_ray_tasks(tmp_path):
