@@ -209,7 +209,8 @@ class _SegmentsMixin:
         segment one build over their fragments writes; INVERTED into one partition as
         pylance 14 merges them (postings decoded and laid out as one build's, byte for
         byte for lancer's segments; pylance's staged segments read too; analyzer settings
-        must agree); vector segments built with one model by encoding their rows again
+        must agree); vector segments built with one model from their stored records (FLAT /
+        SQ / PQ, HNSW included: byte for byte one build's) or, for RabitQ, by encoding their rows again
         with it (one pass on this process, no training). LABEL_LIST and NGRAM (which
         pylance does not merge either), and vector segments of different models, are
         refused (commit them side by side)."""

@@ -483,6 +483,38 @@ impl PartitionWriter {
         Ok(())
     }
 
+    /// Keeps rows of partition `p` already encoded with this writer's model: `recs`
+    /// holds one record of [`Self::record_bytes`] per row address of `ids` (a merge of
+    /// segments built with one model, [`crate::ivf_merge`]).
+    pub fn push_encoded(&mut self, p: usize, ids: &[u64], recs: &[u8]) -> Result<()> {
+        let rec = self.rec;
+        if recs.len() != ids.len() * rec {
+            return Err(invalid(format!(
+                "{} record bytes for {} rows of {rec}",
+                recs.len(),
+                ids.len()
+            )));
+        }
+        let parts = self.parts.len();
+        let part = self
+            .parts
+            .get_mut(p)
+            .ok_or_else(|| invalid(format!("partition {p} of a {parts}-partition model")))?;
+        part.ids.extend_from_slice(ids);
+        part.recs.extend_from_slice(recs);
+        self.rows += ids.len();
+        self.buffered += ids.len() * (rec + 8);
+        if self.buffered > self.params.memory_budget {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    /// Bytes of one encoded row.
+    pub fn record_bytes(&self) -> usize {
+        self.rec
+    }
+
     /// Encoded records of `data` (rows in order), on all cores.
     fn encode(&self, data: &[f32], assignment: &[(u32, f32)]) -> Vec<u8> {
         let (dim, rec) = (self.model.dim, self.rec);

@@ -14,6 +14,7 @@ pub mod ivf;
 pub mod ivf_build;
 mod ivf_graph;
 mod ivf_info;
+pub mod ivf_merge;
 pub mod ivf_partition;
 pub mod kernels;
 pub mod kmeans;

@@ -10,8 +10,8 @@
 //! uncommitted; the driver optionally merges segments ([`merge_index_segments`]:
 //! BTREE, BITMAP, ZONEMAP and BLOOMFILTER, byte for byte the segment one build over
 //! their fragments writes; INVERTED into one partition, their postings decoded and laid
-//! out as one build's; vector segments of one model, their rows encoded again with it
-//! in one pass)
+//! out as one build's; vector segments of one model from their stored records, byte
+//! for byte one build's — RabitQ ones by encoding their rows again with it in one pass)
 //! and commits the list as one index ([`commit_index_segments`], one `CreateIndex`
 //! through the usual OCC path). Segments sharing one model are the partitions of one
 //! build split by rows: a search probes every segment with the same centroids and
@@ -251,11 +251,12 @@ fn same_kind(segments: &[pb::IndexMetadata]) -> Result<()> {
 
 /// Merges uncommitted `segments` (of one field and kind, disjoint fragments) into one
 /// segment under a new uuid covering all their fragments: BTREE / BITMAP from their
-/// entries, the files one build over those fragments writes; vector segments of one
-/// model by encoding their fragments' rows again with it (one pass, no training: the
-/// partitions and codes of one build). The merged segments' files stay until
-/// `cleanup` (they are not part of any version). Other kinds, and vector segments of
-/// different models, are refused: commit them side by side.
+/// entries (ZONEMAP / BLOOMFILTER from their zones), the files one build over those
+/// fragments writes; INVERTED into one partition; vector segments of one model from
+/// their stored records (RabitQ: their rows encoded again, one pass, no training) —
+/// the partitions and codes of one build. The merged segments' files stay until
+/// `cleanup` (they are not part of any version). LABEL_LIST / NGRAM, and vector
+/// segments of different models, are refused: commit them side by side.
 pub fn merge_index_segments(
     ds: &Dataset,
     segments: &[pb::IndexMetadata],
@@ -338,9 +339,11 @@ fn merge_inverted_segments(
     crate::scalar_index::write(ds, field_id, first.name.clone(), segment, fragments, uuid)
 }
 
-/// Vector segments built with one model become one segment: their fragments' rows
-/// encoded again with that model in one pass (no training) — the partitions and codes
-/// one build over those fragments writes. Segments of different models (each trained
+/// Vector segments built with one model become one segment: FLAT / SQ / PQ storage
+/// (HNSW included) from the records the segments store (`lancer_index::ivf_merge`,
+/// no vector read or encoded again), RabitQ storage by encoding the fragments' rows
+/// again with the model in one pass (no training) — the partitions and codes one build
+/// over those fragments writes. Segments of different models (each trained
 /// its own) are refused: they stay side by side.
 fn merge_vector_segments(
     ds: &Dataset,
@@ -373,7 +376,12 @@ fn merge_vector_segments(
     let first = &segments[0];
     let (field_id, column) = crate::index::segment_column(ds, first)?;
     let params = crate::index::reuse_params(ds, first, &opened[0]);
-    let built = crate::index::build_streaming(ds, &column, Some(fragments), &params)?;
+    // FLAT / SQ / PQ rows are taken as stored; RabitQ rows are encoded again
+    let built = if opened.iter().all(lancer_index::ivf_merge::mergeable) {
+        crate::index::merge_stored(ds, &column, &opened, &params)?
+    } else {
+        crate::index::build_streaming(ds, &column, Some(fragments), &params)?
+    };
     let uuid = lancer_table::commit::random_uuid_bytes();
     crate::index::write_segment(ds, field_id, first.name.clone(), built, fragments, uuid)
 }

@@ -352,6 +352,27 @@ fn for_each_vectors(
     Ok(dim)
 }
 
+/// One segment from `segments` (opened segments of `column` built with the model
+/// `params` carries, FLAT / SQ / PQ storage), their stored records taken as they are
+/// (`lancer_index::ivf_merge`): the segment one build over their rows writes, without
+/// reading or encoding a vector again.
+pub(crate) fn merge_stored(
+    ds: &Dataset,
+    column: &str,
+    segments: &[lancer_index::ivf::IvfSegment],
+    params: &BuildParams,
+) -> Result<ivf_build::BuiltIndex> {
+    let (params, fixed_dim) = column_params(ds, column, params);
+    let dim = fixed_dim.ok_or_else(|| Error::InvalidArgument {
+        what: "merging vector segments needs their model's centroids".into(),
+    })?;
+    let model =
+        lancer_index::ivf_partition::fixed_model(dim, &params).map_err(crate::ann::index_error)?;
+    let writer = lancer_index::ivf_partition::PartitionWriter::new(model, &params)
+        .map_err(crate::ann::index_error)?;
+    lancer_index::ivf_merge::merge(segments, writer).map_err(crate::ann::index_error)
+}
+
 /// Builds a segment over `column` (of `fragments`, default all) in two scans and
 /// bounded memory: a sample to train on, then every row assigned and encoded (spilled
 /// past `params.memory_budget`). A complete `params.fixed` model is used as it is (one
