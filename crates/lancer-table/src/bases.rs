@@ -138,11 +138,17 @@ pub(crate) struct Target {
 impl Target {
     /// The path of data file `name` in this target's store.
     pub fn file_path(&self, name: &str) -> String {
-        if self.dataset_root {
-            format!("data/{name}")
-        } else {
-            name.to_string()
-        }
+        data_file_path(self.dataset_root, name)
+    }
+}
+
+/// Where data file `name` lies in a base's store: under `data/` in a base that is a
+/// dataset's root, directly in a plain base (the spec's base path layout).
+pub(crate) fn data_file_path(dataset_root: bool, name: &str) -> String {
+    if dataset_root {
+        format!("data/{name}")
+    } else {
+        name.to_string()
     }
 }
 

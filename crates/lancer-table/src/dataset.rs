@@ -539,11 +539,10 @@ impl Dataset {
             Some(id) => {
                 let (store, is_dataset_root) =
                     self.base_store(id, || format!("data file {:?}", f.path))?;
-                Ok(if is_dataset_root {
-                    (store, format!("data/{}", f.path))
-                } else {
-                    (store, f.path.clone())
-                })
+                Ok((
+                    store,
+                    crate::bases::data_file_path(is_dataset_root, &f.path),
+                ))
             }
         }
     }

@@ -153,18 +153,12 @@ pub fn list_transactions(ds: &Dataset, max_transactions: usize) -> Result<Vec<St
     let mut out = Vec::new();
     let mut v = ds.version();
     while v >= 1 && out.len() < max_transactions {
-        let at = if v == ds.version() {
-            ds.clone()
-        } else {
-            match ds.at_version(v) {
-                Ok(d) => d,
-                // versions cleaned up end the history
-                Err(lancer_table::TableError::NotFound { .. }) => break,
-                Err(e) => return Err(e.into()),
-            }
-        };
-        if let Some(t) = lancer_table::commit::read_transaction(at.store(), &at.manifest().pb) {
-            out.push(format!("{t:#?}"));
+        match crate::transactions::read_transaction(ds, v) {
+            Ok(Some(t)) => out.push(format!("{t:#?}")),
+            Ok(None) => {}
+            // versions cleaned up end the history
+            Err(crate::Error::Table(lancer_table::TableError::NotFound { .. })) => break,
+            Err(e) => return Err(e),
         }
         v -= 1;
     }

@@ -629,3 +629,75 @@ fn scalar_merges_on_shapes_are_the_single_build_bytes() {
         assert_merge_is_single_build(&tmp, &ds, case, zone_size);
     }
 }
+
+/// Damaged segment files handed to a merge: each file of one INVERTED segment and of
+/// one IVF_PQ / IVF_FLAT segment (built with a shared model) truncated at several
+/// lengths and with bytes flipped across it; every merge either refuses with an error or
+/// writes a segment — never a panic (the merge decodes every posting list and record of
+/// its inputs, so it reads what a search would only touch in part).
+#[test]
+fn damaged_segments_never_panic_a_merge() {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    let tmp = TempDir::new("dist-hostile");
+    let ds = dataset(&tmp);
+    let frags = fragment_ids(&ds);
+    let fts = spec("INVERTED", IndexParams::default());
+    let mut cases: Vec<(String, Vec<lancer::table::pb::IndexMetadata>)> = Vec::new();
+    let segs: Vec<_> = frags
+        .chunks(2)
+        .map(|g| di::create_index_segment(&ds, "body", &fts, g, None, None).unwrap())
+        .collect();
+    cases.push(("INVERTED".into(), segs));
+    for kind in ["IVF_PQ", "IVF_FLAT"] {
+        let IndexSpec::Vector(opts) = vector_spec(kind) else {
+            unreachable!()
+        };
+        let model = di::train_vector_model(&ds, "vec", &opts, None, None).unwrap();
+        let segs: Vec<_> = frags
+            .chunks(2)
+            .map(|g| {
+                di::create_index_segment(&ds, "vec", &vector_spec(kind), g, Some(&model), None)
+                    .unwrap()
+            })
+            .collect();
+        cases.push((kind.into(), segs));
+    }
+    let mut runs = 0usize;
+    for (kind, segs) in &cases {
+        let dir = index_dir(tmp.as_ref(), &segs[0]);
+        for (name, original) in files_of(&dir) {
+            let path = dir.join(&name);
+            let n = original.len();
+            let mut mutants: Vec<(String, Vec<u8>)> = [0, 1, n / 4, n / 2, n - 9, n - 1]
+                .iter()
+                .map(|&cut| (format!("cut at {cut}"), original[..cut].to_vec()))
+                .collect();
+            for k in 0..24 {
+                let at = (k * 7919 + 13) % n;
+                let mut m = original.clone();
+                m[at] ^= 0x5a;
+                mutants.push((format!("byte {at} flipped"), m));
+            }
+            for (what, bytes) in mutants {
+                std::fs::write(&path, &bytes).unwrap();
+                // a fresh handle: nothing of the undamaged file cached
+                let fresh = Dataset::open(&tmp).unwrap();
+                let r = catch_unwind(AssertUnwindSafe(|| di::merge_index_segments(&fresh, segs)));
+                match r {
+                    Err(_) => panic!("{kind} {name} {what}: the merge panicked"),
+                    Ok(Err(e)) => {
+                        let e = e.to_string();
+                        assert!(
+                            !e.is_empty() && !e.contains("Some(") && !e.contains("Err("),
+                            "{kind} {name} {what}: {e}"
+                        );
+                    }
+                    Ok(Ok(_)) => {}
+                }
+                runs += 1;
+            }
+            std::fs::write(&path, &original).unwrap();
+        }
+    }
+    assert!(runs > 200, "{runs} damaged merges");
+}
