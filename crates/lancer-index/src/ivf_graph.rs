@@ -9,6 +9,9 @@ use crate::ivf::{
 use crate::kernels::{dot, l2};
 use crate::{IndexError, Result};
 
+/// Kept vectors (bytes) past which a directly scored search uses the bounded kernel.
+const BOUNDED_BYTES: usize = 16 << 20;
+
 /// How the graphs of an HNSW index are walked for one query.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Beam {
@@ -105,6 +108,49 @@ impl IvfSegment {
         };
         let mask: &[bool] = shared.as_deref().map_or(&kept[..], |m| &m[..]);
         let filter = (!mask.iter().all(|&b| b)).then_some(mask);
+        // Few rows kept (scored directly, as the reference does), many bytes of FLAT
+        // vectors under l2 / cosine: each kept row scored with the bounded kernel (a
+        // row whose first values already pass the current k-th is not read further),
+        // only its first 128 bytes fetched ahead while most rows stop there — the
+        // same rows and distances as scoring each whole. Measured at 1M x 128
+        // (`examples/kept_scoring.rs`): 1.2x at 10% kept, 1.1x at 5%, slower at 1%
+        // (10k rows, cached across queries: the checks cost more than they save),
+        // hence only past BOUNDED_BYTES of kept vectors.
+        if let (Some(m), Storage::Flat { vectors }, Metric::L2 | Metric::Cosine) =
+            (filter, &self.storage, self.metric)
+        {
+            let n_kept = m.iter().filter(|&&b| b).count();
+            let dim = self.dim;
+            if g.scores_directly(n_kept) && n_kept * dim * 4 >= BOUNDED_BYTES {
+                let half = self.metric == Metric::Cosine;
+                let row =
+                    |i: u32| &vectors[(start + i as usize) * dim..(start + i as usize + 1) * dim];
+                let rate = crate::kernels::CutRate::default();
+                let found = crate::hnsw::Graph::score_kept(
+                    top.k,
+                    m,
+                    &mut |i, bound| {
+                        let d = if half {
+                            crate::kernels::l2_within(q, row(i), bound * 2.0) / 2.0
+                        } else {
+                            crate::kernels::l2_within(q, row(i), bound)
+                        };
+                        rate.record(d >= bound);
+                        d
+                    },
+                    &mut |i| {
+                        let v = row(i);
+                        crate::kernels::prefetch(if rate.mostly_cut() {
+                            &v[..v.len().min(32)]
+                        } else {
+                            v
+                        });
+                    },
+                );
+                self.offer_found(start, &found, top);
+                return;
+            }
+        }
         let mut dist = self.row_distance(p, q, table);
         let query = crate::hnsw::GraphQuery {
             k: top.k,
@@ -114,6 +160,12 @@ impl IvfSegment {
         let found = g.search_prefetching(query, filter, visited, &mut dist, &mut |i| {
             self.prefetch_row(start + i as usize)
         });
+        self.offer_found(start, &found, top);
+    }
+
+    /// Offers `top` the rows of the nodes `found` (of the partition starting at row
+    /// `start`), nearest first.
+    fn offer_found(&self, start: usize, found: &[crate::hnsw::Scored], top: &mut TopK) {
         // a multivector row has a node per vector: its nearest (first) stands for it
         // (the reference's graph search answers each row once): a scan of the few
         // before it, a set past 64 nodes (k × refine_factor can be large)
