@@ -495,8 +495,8 @@ impl Graph {
         if k == 0 {
             return Vec::new();
         }
-        let mut top: BinaryHeap<Scored> = BinaryHeap::with_capacity(k + 1);
         let ids = kept_ids(keep);
+        let mut top: BinaryHeap<Scored> = BinaryHeap::with_capacity(k.min(ids.len()) + 1);
         for &i in ids.iter().take(AHEAD) {
             prefetch(i);
         }

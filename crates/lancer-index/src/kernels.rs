@@ -286,6 +286,11 @@ pub fn l2(a: &[f32], b: &[f32]) -> f32 {
 /// only keeps distances below its current k-th reads most rows only in part.
 #[allow(unsafe_code)]
 pub fn l2_within(a: &[f32], b: &[f32], bound: f32) -> f32 {
+    if !bound.is_finite() {
+        // nothing to stop at (and an overflowing partial sum must not stand for a
+        // whole one that a later value makes NaN)
+        return l2(a, b);
+    }
     #[cfg(target_arch = "x86_64")]
     if has_avx2() {
         // SAFETY: the CPU supports AVX2 and FMA (checked just above).
@@ -349,9 +354,8 @@ fn l2_within_avx2(a: &[f32], b: &[f32], bound: f32) -> f32 {
             hi = _mm256_add_ps(hi, _mm256_mul_ps(dhi, dhi));
         }
         if j % 2 == 1 && j < last {
-            // the lanes summed in register order: the same 16 values as `reduce` adds,
-            // in another order, so within a few units in the last place of its sum;
-            // shrunk by 1e-5 it is below that sum (hence below the final one)
+            // the lanes summed in registers (8, 4, 2, 1: `reduce`'s tree), shrunk by
+            // 1e-5 as a margin: at most the partial sum, hence at most the final one
             let s8 = _mm256_add_ps(lo, hi);
             let s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps::<1>(s8));
             let s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));

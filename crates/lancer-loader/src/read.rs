@@ -342,7 +342,7 @@ impl Work {
                     .filter_map(|p| position(&self.ranges, p))
                     .map(|i| rng::permute_index(i, n, seed))
                     .collect();
-                l.ds.take(&offsets, Some(&cols))?
+                l.ds.take_stored(&offsets, Some(&cols))?
             }
             Shuffle::Buffer { .. } if l.filter.is_none() => {
                 match self.block_scattered(b, lo, hi, &cols)? {
@@ -625,6 +625,14 @@ impl Iterator for Epoch {
                     return Some(Err(e));
                 }
                 Ok(batch) => {
+                    // JSON columns leave as text (filters ran on the stored JSONB)
+                    let batch = match lancer::file::json::to_text(&batch) {
+                        Ok(b) => b,
+                        Err(e) => {
+                            self.failed = true;
+                            return Some(Err(lancer_table::TableError::from(e).into()));
+                        }
+                    };
                     let skip = std::mem::take(&mut self.skip) as usize;
                     let skip = skip.min(batch.num_rows());
                     self.current = Some((batch, skip));

@@ -1060,6 +1060,14 @@ impl Dataset {
     /// Reads the whole version (deleted rows removed) as one batch, JSON columns as
     /// JSON text.
     pub fn to_batch(&self, columns: Option<&[&str]>) -> Result<RecordBatch> {
+        Ok(lancer_format::json::to_text(
+            &self.to_batch_stored(columns)?,
+        )?)
+    }
+
+    /// [`Dataset::to_batch`] with JSON columns as stored (JSONB), for code that filters
+    /// them.
+    pub fn to_batch_stored(&self, columns: Option<&[&str]>) -> Result<RecordBatch> {
         let fields = self.projection(columns)?;
         let batches = self.scan_batches(columns)?;
         let mut cols = Vec::with_capacity(fields.len());
@@ -1072,9 +1080,7 @@ impl Dataset {
                 _ => crate::concat::concat(&parts)?,
             });
         }
-        Ok(lancer_format::json::to_text(
-            &self.batch(&fields, cols, rows)?,
-        )?)
+        self.batch(&fields, cols, rows)
     }
 
     /// Every kept row of a fragment, read as the runs between deleted rows: the reader

@@ -260,8 +260,9 @@ fn nearest_rows(
         let rows = ds.take_addresses(&addrs, columns)?;
         return Ok((rows, hits.iter().map(|h| h.0).collect()));
     };
-    // The closure sees every column of every kept row.
-    let all = ds.to_batch(None)?;
+    // The closure sees every column of every kept row (JSON as stored, as filters
+    // read it).
+    let all = ds.to_batch_stored(None)?;
     let col = all
         .column_by_name(req.column)
         .ok_or_else(|| TableError::NotFound {

@@ -108,8 +108,15 @@ pub fn merge(segments: &[InvertedSegment], version: FileVersion) -> Result<Built
     let mut seen: HashMap<String, Seen> = HashMap::new();
     for (k, (seg, p)) in parts.iter().enumerate() {
         let n = p.num_tokens();
+        let listed = p.tokens_matching(fst::automaton::AlwaysMatch);
+        if n as usize > listed.len() {
+            return Err(corrupt(
+                &seg.label,
+                format!("{n} token ids for a token map of {}", listed.len()),
+            ));
+        }
         let mut names: Vec<Option<String>> = vec![None; n as usize];
-        for (token, id) in p.tokens_matching(fst::automaton::AlwaysMatch) {
+        for (token, id) in listed {
             if let Some(slot) = names.get_mut(id as usize) {
                 if slot.replace(token).is_some() {
                     return Err(corrupt(&seg.label, format!("token id {id} given twice")));

@@ -149,7 +149,7 @@ impl InvertedSegment {
         // staged: each partition `staging/part_<id>_*.lance` with its own
         // `part_<id>_metadata.lance`, named in the segment's file list; a built or
         // merged one has `metadata.lance` listing `part_<id>_*.lance` partitions.
-        let staged: Vec<&str> = meta
+        let mut staged: Vec<&str> = meta
             .files
             .iter()
             .filter_map(|f| {
@@ -158,6 +158,8 @@ impl InvertedSegment {
                     .and_then(|n| n.strip_suffix("_metadata.lance"))
             })
             .collect();
+        staged.sort_unstable();
+        staged.dedup();
         let md = match staged.first() {
             Some(first) => open(&format!("staging/{first}_metadata.lance"))?,
             None => open("metadata.lance")?,
@@ -167,14 +169,28 @@ impl InvertedSegment {
         let mut params = AnalyzerParams::from_json(params_json)
             .map_err(|e| corrupt(&label, format!("analyzer params: {e}")))?;
         let ids: Vec<u64> = match meta_key(&md, "partitions") {
-            _ if !staged.is_empty() => staged
-                .iter()
-                .map(|n| {
-                    n.strip_prefix("part_")
-                        .and_then(|id| id.parse().ok())
-                        .ok_or_else(|| corrupt(&label, format!("staged partition file {n:?}")))
-                })
-                .collect::<Result<_>>()?,
+            _ if !staged.is_empty() => {
+                let mut ids = Vec::with_capacity(staged.len());
+                for n in &staged {
+                    // every staged partition written with the same analyzer settings
+                    let other = open(&format!("staging/{n}_metadata.lance"))?;
+                    if meta_key(&other, "params") != Some(params_json) {
+                        return Err(corrupt(
+                            &label,
+                            format!("staged partition {n} has other analyzer params"),
+                        ));
+                    }
+                    ids.push(
+                        n.strip_prefix("part_")
+                            .and_then(|id| id.parse::<u64>().ok())
+                            .ok_or_else(|| {
+                                corrupt(&label, format!("staged partition file {n:?}"))
+                            })?,
+                    );
+                }
+                ids.sort_unstable();
+                ids
+            }
             Some(p) => serde_json::from_str(p)
                 .map_err(|e| corrupt(&label, format!("partitions {p:?}: {e}")))?,
             None => vec![0],
