@@ -210,8 +210,7 @@ class _SegmentsMixin:
         pylance 14 merges them (postings decoded and laid out as one build's, byte for
         byte for lancer's segments; pylance's staged segments read too; analyzer settings
         must agree); vector segments built with one model from their stored records (FLAT /
-        SQ / PQ, HNSW included: byte for byte one build's) or, for RabitQ, by encoding their rows again
-        with it (one pass on this process, no training). LABEL_LIST and NGRAM (which
+        SQ / PQ / RQ, HNSW included: byte for byte one build's, nothing encoded again). LABEL_LIST and NGRAM (which
         pylance does not merge either), and vector segments of different models, are
         refused (commit them side by side)."""
         text = _lancer.merge_index_segments(self._inner, [_index_text(s) for s in segments])

@@ -3,21 +3,25 @@
 //! `merge_existing_index_segments` supports vector segments whose workers shared the
 //! IVF centroids and quantizer). Each segment's stored rows are taken back as the
 //! encoded records the build wrote — FLAT vectors, SQ codes, PQ codes (stored
-//! column-major per partition, turned back row by row) — and handed to one
+//! column-major per partition, turned back row by row), RabitQ codes and factors — and handed to one
 //! [`PartitionWriter`] of the shared model, which sorts each partition by row address
 //! and writes it as one build over the same rows does (HNSW graphs built at its finish,
-//! as in a build). Nothing is assigned or encoded again. RabitQ segments are not taken
-//! apart here (their reader keeps ex codes in another layout): the caller encodes their
-//! rows again.
+//! as in a build). Nothing is assigned or encoded again. RabitQ rows are rebuilt from
+//! the reader's sign codes, factors and ex codes (blocked again where the reader
+//! unpacked them); a RabitQ file without error factors is encoded again by the caller.
 
 use crate::ivf::{IvfSegment, Storage};
 use crate::ivf_build::{invalid, BuiltIndex};
 use crate::ivf_partition::PartitionWriter;
 use crate::Result;
 
-/// Whether [`merge`] takes `segment`'s rows as stored (FLAT, SQ, PQ storage).
+/// Whether [`merge`] takes `segment`'s rows as stored (FLAT, SQ, PQ storage; RabitQ
+/// storage with its error factors, which the build writes).
 pub fn mergeable(segment: &IvfSegment) -> bool {
-    !matches!(segment.storage, Storage::Rq(_))
+    match &segment.storage {
+        Storage::Rq(r) => r.has_error_factors(),
+        _ => true,
+    }
 }
 
 /// Every row of `segments` (built with the model `writer` encodes with) into `writer`,
@@ -68,10 +72,12 @@ pub fn merge(segments: &[IvfSegment], mut writer: PartitionWriter) -> Result<Bui
                         }
                     }
                 }
-                Storage::Rq(_) => {
-                    return Err(invalid(
-                        "RabitQ segments are merged by encoding their rows again",
-                    ))
+                Storage::Rq(rabit) => {
+                    for r in start..start + len {
+                        rabit.record(r, &mut recs).ok_or_else(|| {
+                            bad("RabitQ rows without the error factors a build writes")
+                        })?;
+                    }
                 }
             }
             if recs.len() != len * rec {

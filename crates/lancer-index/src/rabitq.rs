@@ -191,6 +191,38 @@ impl Rabit {
         })
     }
 
+    /// Whether the file stored per-row error factors.
+    pub(crate) fn has_error_factors(&self) -> bool {
+        !self.error.is_empty() || self.add.is_empty()
+    }
+
+    /// Row `r` as the build's encoded record (`ivf_partition`'s layout: sign codes,
+    /// add / scale / error factors, blocked ex codes, ex factors), appended to `out`;
+    /// None when the row is past the storage or the file has no error factors (which
+    /// the build writes), so a record cannot be rebuilt.
+    pub(crate) fn record(&self, r: usize, out: &mut Vec<u8>) -> Option<()> {
+        let l = self.code_dim / 8;
+        let (add, scale, error) = (self.add.get(r)?, self.scale.get(r)?, self.error.get(r)?);
+        out.extend_from_slice(self.codes.get(r * l..(r + 1) * l)?);
+        for f in [add, scale, error] {
+            out.extend_from_slice(&f.to_le_bytes());
+        }
+        if self.num_bits > 1 {
+            let e = (self.num_bits - 1) as usize;
+            let w = self.ex_width;
+            let row = self.ex.get(r * w..(r + 1) * w)?;
+            if w == self.code_dim {
+                // unpacked when read (ex bits other than 4): blocked again
+                out.extend_from_slice(&crate::rabitq_build::pack_ex(row, e));
+            } else {
+                out.extend_from_slice(row);
+            }
+            out.extend_from_slice(&self.add_ex.get(r)?.to_le_bytes());
+            out.extend_from_slice(&self.scale_ex.get(r)?.to_le_bytes());
+        }
+        Some(())
+    }
+
     /// The fast rotation of `v` (length `code_dim`).
     pub fn rotate(&self, v: &[f32]) -> Vec<f32> {
         fast_rotate(&self.signs, self.code_dim, v)

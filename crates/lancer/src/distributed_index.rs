@@ -11,7 +11,7 @@
 //! BTREE, BITMAP, ZONEMAP and BLOOMFILTER, byte for byte the segment one build over
 //! their fragments writes; INVERTED into one partition, their postings decoded and laid
 //! out as one build's; vector segments of one model from their stored records, byte
-//! for byte one build's — RabitQ ones by encoding their rows again with it in one pass)
+//! for byte one build's)
 //! and commits the list as one index ([`commit_index_segments`], one `CreateIndex`
 //! through the usual OCC path). Segments sharing one model are the partitions of one
 //! build split by rows: a search probes every segment with the same centroids and
@@ -253,8 +253,8 @@ fn same_kind(segments: &[pb::IndexMetadata]) -> Result<()> {
 /// segment under a new uuid covering all their fragments: BTREE / BITMAP from their
 /// entries (ZONEMAP / BLOOMFILTER from their zones), the files one build over those
 /// fragments writes; INVERTED into one partition; vector segments of one model from
-/// their stored records (RabitQ: their rows encoded again, one pass, no training) —
-/// the partitions and codes of one build. The merged segments' files stay until
+/// their stored records (a RabitQ file without error factors: its rows encoded again,
+/// one pass, no training) — the partitions and codes of one build. The merged segments' files stay until
 /// `cleanup` (they are not part of any version). LABEL_LIST / NGRAM, and vector
 /// segments of different models, are refused: commit them side by side.
 pub fn merge_index_segments(
@@ -339,12 +339,12 @@ fn merge_inverted_segments(
     crate::scalar_index::write(ds, field_id, first.name.clone(), segment, fragments, uuid)
 }
 
-/// Vector segments built with one model become one segment: FLAT / SQ / PQ storage
-/// (HNSW included) from the records the segments store (`lancer_index::ivf_merge`,
-/// no vector read or encoded again), RabitQ storage by encoding the fragments' rows
-/// again with the model in one pass (no training) — the partitions and codes one build
-/// over those fragments writes. Segments of different models (each trained
-/// its own) are refused: they stay side by side.
+/// Vector segments built with one model become one segment from the records the
+/// segments store (`lancer_index::ivf_merge`: FLAT / SQ / PQ / RabitQ, HNSW included;
+/// no vector read or encoded again) — a RabitQ file without error factors by encoding
+/// the fragments' rows again with the model in one pass (no training) — the partitions
+/// and codes one build over those fragments writes. Segments of different models
+/// (each trained its own) are refused: they stay side by side.
 fn merge_vector_segments(
     ds: &Dataset,
     segments: &[pb::IndexMetadata],
@@ -376,7 +376,7 @@ fn merge_vector_segments(
     let first = &segments[0];
     let (field_id, column) = crate::index::segment_column(ds, first)?;
     let params = crate::index::reuse_params(ds, first, &opened[0]);
-    // FLAT / SQ / PQ rows are taken as stored; RabitQ rows are encoded again
+    // rows taken as stored (a RabitQ file without error factors: encoded again)
     let built = if opened.iter().all(lancer_index::ivf_merge::mergeable) {
         crate::index::merge_stored(ds, &column, &opened, &params)?
     } else {

@@ -209,10 +209,10 @@ fn vector_segments_with_one_model_answer_as_one_build() {
             }
         }
         // the segments merged into one: the single build's answers from one segment;
-        // FLAT / PQ / SQ rows taken as stored, so its files are those of one segment
-        // built with the model over every fragment (RabitQ rows are encoded again)
+        // rows taken as stored, so its files are those of one segment built with the
+        // model over every fragment
         let merged = di::merge_index_segments(&built, &segments).unwrap();
-        if kind != "IVF_RQ" {
+        {
             let whole = di::create_index_segment(
                 &ds,
                 "vec",
@@ -700,4 +700,47 @@ fn damaged_segments_never_panic_a_merge() {
         }
     }
     assert!(runs > 200, "{runs} damaged merges");
+}
+
+/// RabitQ segments of every ex-code layout (1 bit: none; 4 and 7 bits: unpacked when
+/// read and blocked again; 5 bits: kept blocked) merge into the files one build with
+/// the model writes.
+#[test]
+fn rabitq_segments_merge_into_one_builds_bytes() {
+    let tmp = TempDir::new("dist-rq");
+    let ds = dataset(&tmp);
+    let frags = fragment_ids(&ds);
+    for bits in [1u32, 4, 5, 7] {
+        let s = spec(
+            "IVF_RQ",
+            IndexParams {
+                num_partitions: Some(4),
+                num_bits: Some(bits),
+                replace: true,
+                ..Default::default()
+            },
+        );
+        let IndexSpec::Vector(opts) = s.clone() else {
+            unreachable!()
+        };
+        let model = di::train_vector_model(&ds, "vec", &opts, None, None).unwrap();
+        let mut segments: Vec<_> = frags
+            .chunks(2)
+            .map(|g| di::create_index_segment(&ds, "vec", &s, g, Some(&model), None).unwrap())
+            .collect();
+        segments.reverse();
+        let whole = di::create_index_segment(&ds, "vec", &s, &frags, Some(&model), None).unwrap();
+        let merged = di::merge_index_segments(&ds, &segments).unwrap();
+        let (got, want) = (
+            files_of(&index_dir(tmp.as_ref(), &merged)),
+            files_of(&index_dir(tmp.as_ref(), &whole)),
+        );
+        assert_eq!(got.len(), want.len(), "{bits} bits");
+        for ((name, g), (_, w)) in got.iter().zip(&want) {
+            assert!(
+                g == w,
+                "{bits} bits: merged {name} differs from one build's"
+            );
+        }
+    }
 }
