@@ -326,16 +326,9 @@ pub enum Command {
         path: PathBuf,
         /// Where the clone goes (a path or URI holding no dataset).
         target: String,
-        /// The branch to clone from (default: the one PATH opens; `main` for the main
-        /// branch).
-        #[arg(long, conflicts_with = "tag")]
-        from: Option<String>,
-        /// The version to clone (default: the latest of that branch).
-        #[arg(long, conflicts_with = "tag")]
-        version: Option<u64>,
-        /// Clone the version this tag points at.
-        #[arg(long)]
-        tag: Option<String>,
+        /// The version cloned.
+        #[command(flatten)]
+        source: SourceVersion,
     },
     /// Build, optimize, list, describe or drop indexes in the reference's format (pylance
     /// uses them too): vector (IVF_FLAT, IVF_PQ, IVF_SQ, IVF_RQ) and scalar (BTREE,
@@ -926,6 +919,21 @@ pub enum TagAction {
     },
 }
 
+/// Which version a branch or a clone starts from: `--from` / `--version`, or `--tag`.
+#[derive(Debug, Clone, Args)]
+pub struct SourceVersion {
+    /// The branch to start from (default: the one PATH opens; `main` for the main
+    /// branch).
+    #[arg(long, conflicts_with = "tag")]
+    pub from: Option<String>,
+    /// The version to start from (default: the latest of that branch).
+    #[arg(long, conflicts_with = "tag")]
+    pub version: Option<u64>,
+    /// Start from the version this tag points at.
+    #[arg(long)]
+    pub tag: Option<String>,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum BranchAction {
     /// Start a branch from a version of the main branch, of another branch, or a tag.
@@ -934,16 +942,9 @@ pub enum BranchAction {
         path: PathBuf,
         /// Branch name (segments of letters, digits, '.', '-', '_' joined by '/').
         name: String,
-        /// The branch to start from (default: the one PATH opens; `main` for the main
-        /// branch).
-        #[arg(long, conflicts_with = "tag")]
-        from: Option<String>,
-        /// The version to start from (default: the latest of that branch).
-        #[arg(long, conflicts_with = "tag")]
-        version: Option<u64>,
-        /// Start from the version this tag points at.
-        #[arg(long)]
-        tag: Option<String>,
+        /// The version the branch starts from.
+        #[command(flatten)]
+        source: SourceVersion,
     },
     /// List branches: parent branch and version, creation time.
     List {

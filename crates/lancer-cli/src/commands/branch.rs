@@ -8,7 +8,7 @@ use lancer::table::versions::rfc3339;
 use lancer::Session;
 
 use super::{report, CmdResult};
-use crate::args::BranchAction;
+use crate::args::{BranchAction, SourceVersion};
 
 fn info_json(name: &str, b: &BranchInfo) -> serde_json::Value {
     serde_json::json!({
@@ -23,10 +23,8 @@ fn info_json(name: &str, b: &BranchInfo) -> serde_json::Value {
 
 /// The reference `--from` / `--version` / `--tag` name for the dataset `ds` (None:
 /// its own version).
-fn reference(
-    ds: &lancer::Dataset,
-    (from, version, tag): (Option<String>, Option<u64>, Option<String>),
-) -> Option<Reference> {
+fn reference(ds: &lancer::Dataset, source: SourceVersion) -> Option<Reference> {
+    let SourceVersion { from, version, tag } = source;
     match (tag, from, version) {
         (Some(t), _, _) => Some(Reference::Tag(t)),
         (None, None, None) => None,
@@ -42,7 +40,7 @@ pub fn clone(
     s: &Session,
     path: &std::path::Path,
     target: &str,
-    which: (Option<String>, Option<u64>, Option<String>),
+    which: SourceVersion,
     json: bool,
 ) -> CmdResult {
     let ds = s.open(path)?;
@@ -66,15 +64,9 @@ pub fn clone(
 /// Runs one `lancer branch` action.
 pub fn run(s: &Session, action: BranchAction, json: bool) -> CmdResult {
     match action {
-        BranchAction::Create {
-            path,
-            name,
-            from,
-            version,
-            tag,
-        } => {
+        BranchAction::Create { path, name, source } => {
             let ds = s.open(&path)?;
-            let reference = reference(&ds, (from, version, tag));
+            let reference = reference(&ds, source);
             let b = ds.create_branch(&name, reference.as_ref())?;
             let (v, rows, at) = (b.version(), b.count_rows(), b.store().uri().to_string());
             report(

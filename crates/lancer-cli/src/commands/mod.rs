@@ -150,10 +150,8 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
         Command::Clone {
             path,
             target,
-            from,
-            version,
-            tag,
-        } => branch::clone(s, &path, &target, (from, version, tag), json),
+            source,
+        } => branch::clone(s, &path, &target, source, json),
         Command::Index { action } => index::run(s, action, json),
         Command::Restore { path, version } => dataset::restore(s, &path, version, json),
         Command::Meta {

@@ -124,11 +124,11 @@ pub fn merge(segments: &[InvertedSegment], version: FileVersion) -> Result<Built
             }
         }
         let mut lists = Vec::with_capacity(n as usize);
-        for (id, name) in names.into_iter().enumerate() {
+        let all = p.all_postings(seg)?;
+        for ((id, name), postings) in names.into_iter().enumerate().zip(all) {
             let id = id as u32;
             let name =
                 name.ok_or_else(|| corrupt(&seg.label, format!("token id {id} has no token")))?;
-            let postings = p.read_postings(seg, id)?;
             let positions = if with_position {
                 p.positions(seg, id, &postings)?
             } else {

@@ -544,11 +544,31 @@ impl Partition {
         Ok(p)
     }
 
-    /// The posting list of `token_id`, decoded (not kept).
-    pub(crate) fn read_postings(&self, seg: &InvertedSegment, token_id: u32) -> Result<Postings> {
+    fn read_postings(&self, seg: &InvertedSegment, token_id: u32) -> Result<Postings> {
         let b = self
             .invert
             .take(&[u64::from(token_id)], Some(&["_posting", "_length"]))?;
+        self.decode_postings(seg, token_id, &b, 0)
+    }
+
+    /// Every token's posting list, in token id order, from one read of the postings
+    /// (a merge decodes them all; a read per token was a request each).
+    pub(crate) fn all_postings(&self, seg: &InvertedSegment) -> Result<Vec<Postings>> {
+        let b = self.invert.read_all(Some(&["_posting", "_length"]))?;
+        (0..self.num_token_ids)
+            .map(|t| self.decode_postings(seg, t, &b, t as usize))
+            .collect()
+    }
+
+    /// Row `row` of `b` (`_posting`, `_length` of the invert file), the list of
+    /// `token_id`, decoded.
+    fn decode_postings(
+        &self,
+        seg: &InvertedSegment,
+        token_id: u32,
+        b: &RecordBatch,
+        row: usize,
+    ) -> Result<Postings> {
         let err = |what: String| {
             corrupt(
                 &seg.label,
@@ -558,16 +578,16 @@ impl Partition {
         let length = b
             .column(1)
             .as_primitive_opt::<UInt32Type>()
-            .and_then(|a| a.iter().next().flatten())
+            .and_then(|a| (row < a.len() && a.is_valid(row)).then(|| a.value(row)))
             .ok_or_else(|| err("no _length".into()))? as usize;
         let list = b
             .column(0)
             .as_list_opt::<i32>()
             .ok_or_else(|| err("_posting is not a list".into()))?;
-        if list.is_empty() || list.is_null(0) {
+        if row >= list.len() || list.is_null(row) {
             return Err(err("no posting list".into()));
         }
-        let values = list.value(0);
+        let values = list.value(row);
         let blocks: Vec<&[u8]> = match values.as_binary_opt::<i64>() {
             Some(a) => (0..a.len()).map(|i| a.value(i)).collect(),
             None => {
