@@ -129,4 +129,6 @@ echo "test.sh: Rust tests done at $((SECONDS - started)) s" >&2
 # above), then the drop-in suite runs against pylance 14, DuckDB, polars and pandas.
 echo "test.sh: building the Python package (maturin develop) and running its tests" >&2
 (cd python && VIRTUAL_ENV="$root/.venv/py" PATH="$root/.venv/py/bin:$PATH" maturin develop --quiet)
-.venv/py/bin/python -m pytest -q -p no:cacheprovider python/tests
+# Two workers, each test file on one of them (module fixtures such as the Ray cluster
+# stay whole): alone the suite kept ~1.1 of the 2 cores busy.
+.venv/py/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile python/tests
