@@ -372,6 +372,74 @@ print("{}")
         assert got[q] == want[q], q
 
 
+def shape_table(shape, n=1200):
+    """The standard shapes an INVERTED merge must take: every document null, one
+    document repeated, empty strings among nulls, and drawn documents (rows deleted
+    before the build)."""
+    if shape == "nulls":
+        docs = [None] * n
+    elif shape == "repeated":
+        docs = ["lance vector search"] * n
+    elif shape == "empty":
+        docs = ["" if i % 3 else None for i in range(n)]
+    else:
+        rng = np.random.default_rng(5)
+        words = [f"w{i}" for i in range(50)] + ["lance", "vector"]
+        docs = [" ".join(rng.choice(words, size=rng.integers(0, 12))) for _ in range(n)]
+    return pa.table({"id": pa.array(np.arange(n), pa.int64()), "text": pa.array(docs, pa.string())})
+
+
+PYLANCE_OWN_FTS = """
+import json, sys, lance
+lance.dataset(sys.argv[1]).create_scalar_index("text", "INVERTED")
+out = {}
+for key, path in (("own", sys.argv[1]), ("merged", sys.argv[2])):
+    ds = lance.dataset(path)
+    out[key] = {}
+    for q in json.loads(sys.argv[3]):
+        t = ds.to_table(columns=["id"], full_text_query=q, limit=50, with_row_id=False)
+        out[key][q] = sorted(zip(t["id"].to_pylist(), [round(s, 4) for s in t["_score"].to_pylist()]))
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("shape", ["nulls", "repeated", "empty", "deleted"])
+def test_merged_inverted_segments_of_every_shape_answer_as_each_pylances_build(tmp_path, shape):
+    """On each standard shape the merge of segments over interleaved fragment groups is
+    byte for byte one build over all the fragments, and pylance 14, 12 and 11 each answer
+    every query on the merged index with the rows and scores of the index they build
+    themselves over the same rows."""
+    def written(name):
+        ds = lancer.write_dataset(shape_table(shape), str(tmp_path / name), max_rows_per_file=300)
+        if shape == "deleted":
+            ds.delete("id % 7 = 2")
+        return lancer.dataset(str(tmp_path / name))
+
+    ds = written("merged")
+    frags = [f.fragment_id for f in ds.get_fragments()]
+    whole = ds.create_index_uncommitted("text", "INVERTED", fragment_ids=frags)
+    segs = [ds.create_index_uncommitted("text", "INVERTED", fragment_ids=g) for g in (frags[1::2], frags[::2])]
+    merged = ds.merge_existing_index_segments(segs)
+    files = lambda seg: {f: (tmp_path / "merged" / "_indices" / seg.uuid / f).read_bytes()
+                         for f in os.listdir(tmp_path / "merged" / "_indices" / seg.uuid)}
+    assert files(merged) == files(whole)
+    ds.commit_existing_index_segments("text_idx", "text", [merged])
+    queries = ["lance", "vector search", "w3 w17", "w49", "nothing_here"]
+    for v in ("14", "12", "11"):
+        written(f"own-{v}")
+        out = run(PYLANCE_OWN_FTS, tmp_path / f"own-{v}", tmp_path / "merged", json.dumps(queries), version=v)
+        want, got = out["own"], out["merged"]
+        for q in queries:
+            assert got[q] == want[q], (v, q)
+        if shape == "repeated":
+            assert len(got["lance"]) == 50, v
+        if shape in ("nulls", "empty"):
+            assert all(got[q] == [] for q in queries), v
+        if shape == "deleted":
+            assert got["lance"] and got["w3 w17"], v
+            assert all(i % 7 != 2 for q in queries for i, _ in got[q]), v
+
+
 def test_inverted_segments_of_other_settings_are_refused(tmp_path):
     ds = lancer.write_dataset(fts_table(600), str(tmp_path / "d"), max_rows_per_file=200)
     a = ds.create_index_uncommitted("text", "INVERTED", fragment_ids=[0], stem=False)
