@@ -3,6 +3,7 @@
 one local Ray cluster and the same data, in one run.
 
     .venv/py/bin/python bench/ray_bench.py [--rows 2000000] [--blocks 8] [--dim 32] [--no-record]
+                                           [--reads-only]
 
 Runs in the test venv (.venv/py: Ray 2.60, pylance 14) after `maturin develop --release`
 of the `lancer` package (the script builds it unless `--no-build`) and installs lance-ray
@@ -17,6 +18,8 @@ of the `lancer` package (the script builds it unless `--no-build`) and installs 
 - index build: IVF_PQ on the vector column by `lancer.ray.create_index` with 1 and 2
   workers, `lance_ray.create_index` with 2, and pylance's single-process `create_index`.
 
+`--reads-only` writes the dataset with pylance (a fragment per block) and runs only the
+reads (larger `--rows` show the rates once Ray's fixed costs per read are amortized).
 Each timing is the best of `--iters` runs. Appends a table to bench/RESULTS.md.
 """
 
@@ -80,6 +83,7 @@ def main():
     ap.add_argument("--iters", type=int, default=2)
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--no-record", action="store_true")
+    ap.add_argument("--reads-only", action="store_true")
     a = ap.parse_args()
     ensure(a)
     import lance
@@ -92,8 +96,6 @@ def main():
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     ray.data.DataContext.get_current().enable_progress_bars = False
     step = a.rows // a.blocks
-    src = ray.data.from_arrow([table(i * step, a.rows if i == a.blocks - 1 else (i + 1) * step, a.dim)
-                               for i in range(a.blocks)]).materialize()
     work = tempfile.mkdtemp(prefix="ray-bench-")
     rows = []
 
@@ -103,6 +105,17 @@ def main():
         return p
 
     # --- write
+    if a.reads_only:
+        uri = fresh("w_lance_ray")
+        for i in range(a.blocks):
+            lance.write_dataset(table(i * step, a.rows if i == a.blocks - 1 else (i + 1) * step, a.dim), uri,
+                                mode="append" if i else "create", max_rows_per_file=a.rows)
+        reads(a, uri, rows, lray, lance_ray, ray)
+        ray.shutdown()
+        shutil.rmtree(work, ignore_errors=True)
+        return record(a, rows, {}, ray, lance)
+    src = ray.data.from_arrow([table(i * step, a.rows if i == a.blocks - 1 else (i + 1) * step, a.dim)
+                               for i in range(a.blocks)]).materialize()
     t_lan, _ = best(lambda: lray.write_lancer(src, fresh("w_lancer")), a.iters)
     t_lr, _ = best(lambda: lance_ray.write_lance(src, fresh("w_lance_ray"), min_rows_per_file=step), a.iters)
     assert lancer.dataset(os.path.join(work, "w_lancer")).count_rows() == a.rows
@@ -112,14 +125,7 @@ def main():
 
     # --- read (pylance's files)
     uri = os.path.join(work, "w_lance_ray")
-    for label, cols, flt in (("read all", None, None), ("read id,x where x < 1e5", ["id", "x"], "x < 100000")):
-        t_lan, n1 = best(lambda: lray.read_lancer(uri, columns=cols, filter=flt).materialize().count(), a.iters)
-        t_lr, n2 = best(lambda: lance_ray.read_lance(uri, columns=cols, filter=flt).materialize().count(), a.iters)
-        t_rd, n3 = best(lambda: ray.data.read_lance(uri, columns=cols, filter=flt).materialize().count(), a.iters)
-        assert n1 == n2 == n3, (n1, n2, n3)
-        rows.append((f"{label} (rows/s)", n2 / t_lr, n3 / t_rd, n1 / t_lan))
-        print(f"{label}: lance-ray {n2 / t_lr:,.0f}, ray.data.read_lance {n3 / t_rd:,.0f}, "
-              f"lancer {n1 / t_lan:,.0f} rows/s", flush=True)
+    reads(a, uri, rows, lray, lance_ray, ray)
 
     # --- IVF_PQ builds (seconds)
     sub = max(1, a.dim // 8)
@@ -143,7 +149,24 @@ def main():
         print(f"IVF_PQ build, {k}: {v:.2f} s", flush=True)
     ray.shutdown()
     shutil.rmtree(work, ignore_errors=True)
+    record(a, rows, builds, ray, lance)
 
+
+def reads(a, uri, rows, lray, lance_ray, ray):
+    """Pylance's dataset at ``uri`` read by the three readers, in full and with a
+    projection and filter; rows/s appended to ``rows``."""
+    for label, cols, flt in (("read all", None, None), ("read id,x where x < 1e5", ["id", "x"], "x < 100000")):
+        t_lan, n1 = best(lambda: lray.read_lancer(uri, columns=cols, filter=flt).materialize().count(), a.iters)
+        t_lr, n2 = best(lambda: lance_ray.read_lance(uri, columns=cols, filter=flt).materialize().count(), a.iters)
+        t_rd, n3 = best(lambda: ray.data.read_lance(uri, columns=cols, filter=flt).materialize().count(), a.iters)
+        assert n1 == n2 == n3, (n1, n2, n3)
+        rows.append((f"{label} (rows/s)", n2 / t_lr, n3 / t_rd, n1 / t_lan))
+        print(f"{label}: lance-ray {n2 / t_lr:,.0f}, ray.data.read_lance {n3 / t_rd:,.0f}, "
+              f"lancer {n1 / t_lan:,.0f} rows/s", flush=True)
+
+
+def record(a, rows, builds, ray, lance):
+    """Appends the run's tables to bench/RESULTS.md."""
     lines = [f"### Ray: lancer.ray vs lance-ray 0.5.0 and Ray Data's read_lance, {a.rows:,} rows "
              f"(id, x, name, {a.dim}-d vec) in {a.blocks} blocks",
              f"{datetime.date.today()}, {file_read.machine()}, "
@@ -152,8 +175,9 @@ def main():
     for label, lr_v, rd_v, lan_v in rows:
         rd = "—" if rd_v is None else f"{rd_v:,.0f}"
         lines.append(f"| {label} | {lr_v:,.0f} | {rd} | {lan_v:,.0f} | {lan_v / lr_v:.2f}x |")
-    lines += ["", "| IVF_PQ build (64 partitions) | seconds |", "|---|---|"]
-    lines += [f"| {k} | {v:.2f} |" for k, v in builds.items()]
+    if builds:
+        lines += ["", "| IVF_PQ build (64 partitions) | seconds |", "|---|---|"]
+        lines += [f"| {k} | {v:.2f} |" for k, v in builds.items()]
     file_read.record(lines, a.no_record)
 
 

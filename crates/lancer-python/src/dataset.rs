@@ -1185,12 +1185,12 @@ pub(crate) fn search_metric(
     ds: &lancer::Dataset,
     column: &str,
     metric: Option<&str>,
-) -> PyResult<lancer::search::Metric> {
+) -> PyResult<lancer::Metric> {
     Ok(match metric {
-        Some(m) => lancer::search::Metric::parse(m).map_err(errors::table)?,
+        Some(m) => lancer::Metric::parse(m).map_err(errors::table)?,
         None => lancer::ann::column_index_metric(ds, column)
             .map_err(errors::lancer)?
-            .unwrap_or(lancer::search::Metric::L2),
+            .unwrap_or(lancer::Metric::L2),
     })
 }
 

@@ -98,15 +98,6 @@ impl AnnParams {
     }
 }
 
-pub(crate) fn index_metric(m: Metric) -> Option<ivf::Metric> {
-    match m {
-        Metric::L2 => Some(ivf::Metric::L2),
-        Metric::Cosine => Some(ivf::Metric::Cosine),
-        Metric::Dot => Some(ivf::Metric::Dot),
-        Metric::Hamming => None,
-    }
-}
-
 /// The vector index segments on the top-level column `column`.
 fn vector_metas<'a>(
     ds: &'a Dataset,
@@ -149,13 +140,8 @@ pub fn index_segments(ds: &Dataset, column: &str) -> Result<Vec<Arc<IvfSegment>>
 /// The metric of the vector index on `column`, if it has one (what a search of that
 /// column should use when the caller names none).
 pub fn column_index_metric(ds: &Dataset, column: &str) -> Result<Option<Metric>> {
-    let of = |m: ivf::Metric| match m {
-        ivf::Metric::L2 => Metric::L2,
-        ivf::Metric::Cosine => Metric::Cosine,
-        ivf::Metric::Dot => Metric::Dot,
-    };
     if let Some(s) = index_segments(ds, column)?.first() {
-        return Ok(Some(of(s.metric)));
+        return Ok(Some(s.metric.into()));
     }
     // An index of no rows yet: the metric its details record.
     let mut metas = vector_metas(ds, column)?;
@@ -163,7 +149,7 @@ pub fn column_index_metric(ds: &Dataset, column: &str) -> Result<Option<Metric>>
     Ok(metas
         .first()
         .and_then(|m| lancer_index::ivf_build::details_model(m))
-        .map(|(_, m)| of(m)))
+        .map(|(_, m)| m.into()))
 }
 
 /// An index-layer error as this layer reports it: table errors as such, the rest
@@ -353,7 +339,7 @@ pub(crate) fn top_k(
     } else {
         Vec::new()
     };
-    let metric = index_metric(req.metric);
+    let metric = req.metric.index_metric();
     if segments.is_empty() || segments.iter().any(|s| Some(s.metric) != metric) {
         if params.fast_search {
             // pylance 14: fast_search searches only what an index covers; with no

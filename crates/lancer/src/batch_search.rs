@@ -170,7 +170,7 @@ pub(crate) fn top_k_batch(
     } else {
         Vec::new()
     };
-    let metric = ann::index_metric(req.metric);
+    let metric = req.metric.index_metric();
     if segments.is_empty() || segments.iter().any(|s| Some(s.metric) != metric) {
         if params.fast_search {
             // pylance 14: fast_search searches only what an index covers; with no

@@ -45,7 +45,7 @@ pub fn explain_nearest(
     let usable = !segments.is_empty()
         && segments
             .iter()
-            .all(|s| Some(s.metric) == crate::ann::index_metric(req.metric));
+            .all(|s| Some(s.metric) == req.metric.index_metric());
     if usable {
         let s = &segments[0];
         let mut covered = roaring::RoaringBitmap::new();

@@ -85,7 +85,10 @@ pub mod indexes {
 }
 pub use lancer_format::container::FileVersion;
 pub use lancer_index::inverted::tokenizer::AnalyzerParams;
-pub use lancer_index::ivf::Metric;
+/// The distance an index is built with (`l2`, `cosine`, `dot`): the subset of [`Metric`]
+/// the IVF / HNSW kinds take ([`Metric::index_metric`]).
+pub use lancer_index::ivf::Metric as IndexMetric;
+pub use search::Metric;
 pub use lancer_index::ivf_build::Quantizer;
 pub use lancer_index::scalar::ScalarKind;
 pub use lancer_table::blob_write::BlobWriteOptions;

@@ -17,7 +17,8 @@ use arrow_array::{Array, ArrayRef, BooleanArray, Float32Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use lancer_table::{Dataset, TableError};
 
-/// A distance metric.
+/// The distance of a vector search (exact or through an index); an index is built
+/// with one of the first three ([`crate::IndexMetric`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metric {
     /// Squared Euclidean distance.
@@ -41,6 +42,26 @@ impl Metric {
             other => Err(TableError::NotFound {
                 what: format!("metric {other:?} (use l2, cosine, dot or hamming)"),
             }),
+        }
+    }
+
+    /// The index distance this is, if an index can be built with it (not hamming).
+    pub fn index_metric(self) -> Option<crate::IndexMetric> {
+        match self {
+            Metric::L2 => Some(crate::IndexMetric::L2),
+            Metric::Cosine => Some(crate::IndexMetric::Cosine),
+            Metric::Dot => Some(crate::IndexMetric::Dot),
+            Metric::Hamming => None,
+        }
+    }
+}
+
+impl From<crate::IndexMetric> for Metric {
+    fn from(m: crate::IndexMetric) -> Self {
+        match m {
+            crate::IndexMetric::L2 => Metric::L2,
+            crate::IndexMetric::Cosine => Metric::Cosine,
+            crate::IndexMetric::Dot => Metric::Dot,
         }
     }
 }

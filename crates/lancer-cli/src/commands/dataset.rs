@@ -692,11 +692,11 @@ pub fn search(
     use arrow_array::cast::AsArray;
     let ds = super::source::open_dataset(s, path, at)?;
     let metric = match metric {
-        Some(m) => lancer::search::Metric::parse(m)?,
+        Some(m) => lancer::Metric::parse(m)?,
         None if ann.use_index => {
-            lancer::ann::column_index_metric(&ds, column)?.unwrap_or(lancer::search::Metric::L2)
+            lancer::ann::column_index_metric(&ds, column)?.unwrap_or(lancer::Metric::L2)
         }
-        None => lancer::search::Metric::L2,
+        None => lancer::Metric::L2,
     };
     let query = match query_row {
         Some(r) => {
@@ -791,11 +791,11 @@ pub fn search_batch(
 ) -> CmdResult {
     let ds = super::source::open_dataset(s, path, at)?;
     let metric = match metric {
-        Some(m) => lancer::search::Metric::parse(m)?,
+        Some(m) => lancer::Metric::parse(m)?,
         None if ann.use_index => {
-            lancer::ann::column_index_metric(&ds, column)?.unwrap_or(lancer::search::Metric::L2)
+            lancer::ann::column_index_metric(&ds, column)?.unwrap_or(lancer::Metric::L2)
         }
-        None => lancer::search::Metric::L2,
+        None => lancer::Metric::L2,
     };
     let cols = shown_columns(&ds, column, columns);
     let names: Vec<&str> = cols.iter().map(|s| s.as_str()).collect();

@@ -254,7 +254,7 @@ fn dataset_tour(s: &Session, dir: &std::path::Path, batch: &arrow_array::RecordB
     let t = Instant::now();
     let mut opts = lancer::index::VectorIndexOptions::new(
         lancer::indexes::ivf_build::Quantizer::Sq,
-        lancer::indexes::ivf::Metric::L2,
+        lancer::IndexMetric::L2,
     );
     opts.num_partitions = Some(16);
     let v4 = lancer::index::create_vector_index(&v3, "embedding", &opts)?;
