@@ -17,6 +17,7 @@ mod ivf_info;
 pub mod ivf_merge;
 pub mod ivf_partition;
 pub mod kernels;
+pub mod kernels_free;
 pub mod kmeans;
 pub mod pb;
 pub mod pq_scan;

@@ -88,10 +88,10 @@ pub use lancer_index::inverted::tokenizer::AnalyzerParams;
 /// The distance an index is built with (`l2`, `cosine`, `dot`): the subset of [`Metric`]
 /// the IVF / HNSW kinds take ([`Metric::index_metric`]).
 pub use lancer_index::ivf::Metric as IndexMetric;
-pub use search::Metric;
 pub use lancer_index::ivf_build::Quantizer;
 pub use lancer_index::scalar::ScalarKind;
 pub use lancer_table::blob_write::BlobWriteOptions;
 pub use lancer_table::write::WriteParams;
 pub use lancer_table::{Dataset, TableError};
 pub use scan::{DatasetExt, ScanStream, Scanner, SortKey};
+pub use search::Metric;
