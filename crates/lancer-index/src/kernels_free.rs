@@ -197,8 +197,9 @@ mod tests {
     use super::*;
 
     /// Every length from 0 to 200 (each remainder of every step), values of mixed
-    /// sign and size: within a relative 1e-5 of an `f64` sum, in both kernels and in
-    /// the AVX2 frame directly when the CPU has AVX-512 too.
+    /// sign and size, the second slice longer and the other way round: within a
+    /// relative 1e-5 of an `f64` sum, in both kernels and in the AVX2 frame directly
+    /// (whichever the dispatch picks on this CPU).
     #[test]
     #[allow(unsafe_code)]
     fn free_order_kernels_agree_with_an_exact_sum() {
@@ -232,6 +233,11 @@ mod tests {
                 .sum();
             assert!(close(l2_free(&a, &b), l2_exact, l2_exact), "l2 n {n}");
             assert!(close(dot_free(&a, &b), dot_exact, mag), "dot n {n}");
+            assert!(
+                close(l2_free(&b, &a), l2_exact, l2_exact),
+                "l2 swapped n {n}"
+            );
+            assert!(close(dot_free(&b, &a), dot_exact, mag), "dot swapped n {n}");
             #[cfg(target_arch = "x86_64")]
             if crate::kernels::has_avx2() {
                 // SAFETY: AVX2 and FMA checked just above.
