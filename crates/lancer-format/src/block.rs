@@ -137,7 +137,7 @@ pub fn fixed_width_bits(dt: &DataType) -> Option<u64> {
 
 /// Returns `buf` if it is aligned to `align` bytes, else an aligned copy.
 pub fn aligned(buf: Buffer, align: usize) -> Buffer {
-    if align <= 1 || (buf.as_ptr() as usize) % align == 0 {
+    if align <= 1 || (buf.as_ptr() as usize).is_multiple_of(align) {
         buf
     } else {
         Buffer::from_slice_ref(buf.as_slice())

@@ -500,7 +500,11 @@ impl IvfSegment {
         } else if let Some(col) = batch.column_by_name("__pq_code") {
             let m = meta_json["num_sub_vectors"].as_u64().unwrap_or(0) as usize;
             let nbits = meta_json["nbits"].as_u64().unwrap_or(8) as u32;
-            if m == 0 || dim % m != 0 || !(nbits == 8 || nbits == 4) || (nbits == 4 && m % 2 != 0) {
+            if m == 0
+                || dim % m != 0
+                || !(nbits == 8 || nbits == 4)
+                || (nbits == 4 && !m.is_multiple_of(2))
+            {
                 return Err(corrupt(
                     &label,
                     format!("PQ with {m} sub-vectors of {nbits} bits over {dim} dims"),
@@ -800,7 +804,7 @@ impl IvfSegment {
         for (searched, &p) in order.iter().enumerate().skip(done) {
             // After the minimum, partitions go in rounds; a round starts only while
             // fewer than k candidates were found.
-            let round_start = searched >= min && (searched - min) % round == 0;
+            let round_start = searched >= min && (searched - min).is_multiple_of(round);
             if searched >= max || (round_start && best.found >= probe.k) {
                 break;
             }

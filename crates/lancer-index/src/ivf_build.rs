@@ -537,7 +537,7 @@ pub fn build(
         ));
     }
     if let Quantizer::Pq { sub_vectors, bits } = params.quantizer {
-        if sub_vectors == 0 || dim % sub_vectors != 0 {
+        if sub_vectors == 0 || !dim.is_multiple_of(sub_vectors) {
             return Err(invalid(format!(
                 "{sub_vectors} sub-vectors do not divide {dim} dimensions"
             )));
@@ -555,7 +555,7 @@ pub fn build(
         }
     }
     if let Quantizer::Rq { bits } = params.quantizer {
-        if dim % 8 != 0 || !(1..=9).contains(&bits) {
+        if !dim.is_multiple_of(8) || !(1..=9).contains(&bits) {
             return Err(invalid(format!(
                 "IVF_RQ of {bits} bits over {dim} dimensions (1 to 9 bits; dimensions a multiple of 8)"
             )));

@@ -83,7 +83,10 @@ impl Rabit {
     ) -> Result<Self> {
         let code_dim = meta["code_dim"].as_u64().unwrap_or(0) as usize;
         let num_bits = meta["num_bits"].as_u64().unwrap_or(1) as u32;
-        if code_dim == 0 || code_dim % 8 != 0 || code_dim > 1 << 16 || !(1..=9).contains(&num_bits)
+        if code_dim == 0
+            || !code_dim.is_multiple_of(8)
+            || code_dim > 1 << 16
+            || !(1..=9).contains(&num_bits)
         {
             return Err(corrupt(
                 label,

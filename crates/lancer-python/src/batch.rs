@@ -50,7 +50,7 @@ fn nearest_batch(
 ) -> PyResult<Py<PyAny>> {
     use lancer::batch_search::{nearest_batch, BatchNearest};
     use lancer::search::{Nearest, RowMeta};
-    if dim == 0 || q.len() % dim != 0 {
+    if dim == 0 || !q.len().is_multiple_of(dim) {
         return Err(errors::invalid_input(format!(
             "{} query values are not whole vectors of {dim}",
             q.len()

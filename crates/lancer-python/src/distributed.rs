@@ -64,7 +64,7 @@ fn index_params(p: &Bound<'_, PyDict>) -> PyResult<lancer::IndexParams> {
 }
 
 fn floats(b: &[u8], what: &str) -> PyResult<Vec<f32>> {
-    if b.len() % 4 != 0 {
+    if !b.len().is_multiple_of(4) {
         return Err(PyValueError::new_err(format!(
             "{what}: {} bytes are not float32 values",
             b.len()

@@ -272,7 +272,7 @@ pub fn auto_cleanup(root: &Store, m: &pb::Manifest) -> Result<Option<CleanupStat
             "config {AUTO_CLEANUP_INTERVAL} is '{interval}', not a whole number of versions: set it with update_config"
         ),
     })?;
-    if interval == 0 || m.version % interval != 0 {
+    if interval == 0 || !m.version.is_multiple_of(interval) {
         return Ok(None);
     }
     let older_than = m

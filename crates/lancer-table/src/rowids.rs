@@ -17,7 +17,7 @@ fn widen<const N: usize>(
     what: &str,
     value: impl Fn([u8; N]) -> u64,
 ) -> Result<Vec<u64>> {
-    if bytes.len() % N != 0 {
+    if !bytes.len().is_multiple_of(N) {
         return Err(TableError::corrupt(format!(
             "row id array of {what} values has a ragged length"
         )));

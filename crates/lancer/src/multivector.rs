@@ -95,7 +95,7 @@ pub(crate) fn top_k(
             what: "multivector search over uint8 vectors is not supported".into(),
         });
     };
-    if dim == 0 || query.is_empty() || query.len() % dim != 0 {
+    if dim == 0 || query.is_empty() || !query.len().is_multiple_of(dim) {
         return Err(Error::InvalidArgument {
             what: format!(
                 "a multivector query of {} values for {dim}-d vectors (give one or more whole vectors)",
@@ -161,7 +161,7 @@ pub(crate) fn indexed_top_k(
     dim: usize,
     mut search: impl FnMut(&Nearest<'_>) -> Result<Vec<Hit>>,
 ) -> Result<Vec<Hit>> {
-    if dim == 0 || req.query.is_empty() || req.query.len() % dim != 0 {
+    if dim == 0 || req.query.is_empty() || !req.query.len().is_multiple_of(dim) {
         return Err(Error::InvalidArgument {
             what: format!(
                 "a multivector query of {} values for {dim}-d vectors in {:?} (give one or more whole vectors)",

@@ -56,7 +56,7 @@ pub(crate) fn fixed(src: &Source<'_>, bits: u64, ranges: &[Range<u64>]) -> Resul
     if bits == 1 {
         return bitmap(src, ranges);
     }
-    if bits == 0 || bits % 8 != 0 {
+    if bits == 0 || !bits.is_multiple_of(8) {
         return Err(FormatError::unsupported(
             format!("flat values of {bits} bits"),
             "2.0 flat values must be a bitmap or whole bytes wide",

@@ -64,7 +64,7 @@ impl Set {
                 if *step == 0 {
                     return d == 0;
                 }
-                d % step == 0 && d / step < *n
+                d.is_multiple_of(*step) && d / step < *n
             }
             Set::Explicit(v) => v.binary_search(&x).is_ok(),
         }

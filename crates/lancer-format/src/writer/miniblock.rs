@@ -51,7 +51,7 @@ impl std::hash::Hasher for ValueHasher {
 }
 
 fn pad8(v: &mut Vec<u8>) {
-    while v.len() % 8 != 0 {
+    while !v.len().is_multiple_of(8) {
         v.push(0);
     }
 }
