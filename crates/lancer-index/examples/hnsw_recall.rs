@@ -19,6 +19,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use lancer_index::hnsw::{Graph, GraphQuery, Visited, HNSW_METADATA_KEY};
+
+#[path = "common/data.rs"]
+mod data;
 use lancer_index::hnsw_build::{build_graph, HnswBuild, Space};
 
 struct Rng(u64);
@@ -48,40 +51,31 @@ fn main() {
     let m = a.get(2).copied().unwrap_or(20);
     let efc = a.get(3).copied().unwrap_or(150);
     let threads = a.get(4).copied().unwrap_or(2);
-    let mut r = Rng(0x9e37_79b9_7f4a_7c15);
-    let centres: Vec<f32> = (0..1000 * dim).map(|_| r.normal() * 4.0).collect();
-    let mut v = Vec::with_capacity(n * dim);
-    for _ in 0..n {
-        let c = (r.unit() * 1000.0) as usize % 1000;
-        for j in 0..dim {
-            v.push(centres[c * dim + j] + r.normal());
-        }
-    }
-    let nq = 200;
-    let queries: Vec<f32> = (0..nq)
-        .flat_map(|_| {
-            let i = (r.unit() * n as f64) as usize % n;
-            let row: Vec<f32> = v[i * dim..(i + 1) * dim].to_vec();
-            row.into_iter()
-                .map(|x| x + r.normal() * 0.5)
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    // bench/index.py's draws when `$HNSW_DATA` names them, else drawn here
     let (v, queries) = match std::env::var("HNSW_DATA") {
-        Ok(dir) => {
-            let read = |f: String| -> Vec<f32> {
-                std::fs::read(f)
-                    .unwrap()
-                    .chunks_exact(4)
-                    .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
-                    .collect()
-            };
-            (
-                read(format!("{dir}/v{n}_{dim}.f32")),
-                read(format!("{dir}/q{n}_{dim}.f32")),
-            )
+        Ok(dir) => data::vectors_and_queries(&dir, n, dim),
+        Err(_) => {
+            let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+            let centres: Vec<f32> = (0..1000 * dim).map(|_| r.normal() * 4.0).collect();
+            let mut v = Vec::with_capacity(n * dim);
+            for _ in 0..n {
+                let c = (r.unit() * 1000.0) as usize % 1000;
+                for j in 0..dim {
+                    v.push(centres[c * dim + j] + r.normal());
+                }
+            }
+            let nq = 200;
+            let queries: Vec<f32> = (0..nq)
+                .flat_map(|_| {
+                    let i = (r.unit() * n as f64) as usize % n;
+                    let row: Vec<f32> = v[i * dim..(i + 1) * dim].to_vec();
+                    row.into_iter()
+                        .map(|x| x + r.normal() * 0.5)
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            (v, queries)
         }
-        Err(_) => (v, queries),
     };
     if let Ok(dir) = std::env::var("HNSW_PYLANCE") {
         // pylance's graph over these vectors: node i is the auxiliary file's row i

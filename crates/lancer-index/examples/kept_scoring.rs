@@ -17,6 +17,9 @@ use std::time::Instant;
 use lancer_index::hnsw::Graph;
 use lancer_index::kernels::{l2, l2_within, prefetch, CutRate};
 
+#[path = "common/data.rs"]
+mod data;
+
 fn main() {
     let a: Vec<String> = std::env::args().skip(1).collect();
     let (n, dim, percent): (usize, usize, f64) = (
@@ -25,15 +28,7 @@ fn main() {
         a[2].parse().unwrap(),
     );
     let dir = std::env::var("HNSW_DATA").expect("HNSW_DATA");
-    let read = |f: String| -> Vec<f32> {
-        std::fs::read(f)
-            .unwrap()
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
-            .collect()
-    };
-    let v = read(format!("{dir}/v{n}_{dim}.f32"));
-    let q = read(format!("{dir}/q{n}_{dim}.f32"));
+    let (v, q) = data::vectors_and_queries(&dir, n, dim);
     let nq = q.len() / dim;
     let mut s = 0x9e37_79b9_7f4a_7c15u64;
     let mut unit = move || {

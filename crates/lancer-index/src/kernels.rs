@@ -71,11 +71,12 @@ fn dot_u8_body(a: &[f32], b: &[u8]) -> f32 {
     s
 }
 
-/// Pairwise sum of the lanes (a fixed tree, the same in every build).
+/// Pairwise sum of the lanes (a fixed tree, the same in every build; `W` a power of
+/// two).
 #[inline(always)]
-fn reduce(acc: &[f32; LANES]) -> f32 {
+pub(crate) fn reduce<const W: usize>(acc: &[f32; W]) -> f32 {
     let mut v = *acc;
-    let mut w = LANES / 2;
+    let mut w = W / 2;
     while w > 0 {
         for i in 0..w {
             v[i] += v[i + w];

@@ -14,37 +14,41 @@
 use crate::kernels::{dot, l2};
 
 /// Squared L2 distance over the common length of `a` and `b`, in a free order.
-#[allow(unsafe_code)]
 pub fn l2_free(a: &[f32], b: &[f32]) -> f32 {
     #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU supports AVX-512F (checked just above).
-            return unsafe { l2_avx512(a, b) };
-        }
-        if crate::kernels::has_avx2() {
-            // SAFETY: the CPU supports AVX2 and FMA (checked just above).
-            return unsafe { l2_avx2_fma(a, b) };
-        }
+    if let Some(f) = pick(l2_avx512, l2_avx2_fma) {
+        return f(a, b);
     }
     l2(a, b)
 }
 
 /// Dot product over the common length of `a` and `b`, in a free order.
-#[allow(unsafe_code)]
 pub fn dot_free(a: &[f32], b: &[f32]) -> f32 {
     #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU supports AVX-512F (checked just above).
-            return unsafe { dot_avx512(a, b) };
-        }
-        if crate::kernels::has_avx2() {
-            // SAFETY: the CPU supports AVX2 and FMA (checked just above).
-            return unsafe { dot_avx2_fma(a, b) };
-        }
+    if let Some(f) = pick(dot_avx512, dot_avx2_fma) {
+        return f(a, b);
     }
     dot(a, b)
+}
+
+/// The build this CPU runs: AVX-512F, else AVX2 + FMA, else none (the caller's
+/// fixed-order kernel).
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+#[inline]
+fn pick(
+    avx512: unsafe fn(&[f32], &[f32]) -> f32,
+    avx2: unsafe fn(&[f32], &[f32]) -> f32,
+) -> Option<impl Fn(&[f32], &[f32]) -> f32> {
+    let f = if std::arch::is_x86_feature_detected!("avx512f") {
+        avx512
+    } else if crate::kernels::has_avx2() {
+        avx2
+    } else {
+        return None;
+    };
+    // SAFETY: `f` needs only the CPU features checked just above.
+    Some(move |a: &[f32], b: &[f32]| unsafe { f(a, b) })
 }
 
 /// `W` independent fused multiply-add sums over the common length (`term(x, y, acc)`
@@ -63,14 +67,7 @@ fn body<const W: usize>(a: &[f32], b: &[f32], term: impl Fn(f32, f32, f32) -> f3
             acc[i] = term(x[i], y[i], acc[i]);
         }
     }
-    let mut w = W / 2;
-    while w > 0 {
-        for i in 0..w {
-            acc[i] += acc[i + w];
-        }
-        w /= 2;
-    }
-    let mut s = acc[0];
+    let mut s = crate::kernels::reduce(&acc);
     for (x, y) in ra.iter().zip(rb) {
         s = term(*x, *y, s);
     }
