@@ -11,7 +11,8 @@
 //! and `q{ROWS}_{DIM}.f32` (`bench/hnsw_graph_data.py` writes them). `HNSW_SEED` seeds
 //! the level draws (default 42). `HNSW_PYLANCE=<index dir>` measures pylance's graph
 //! (`index.idx` / `auxiliary.idx` of its one-partition IVF_HNSW_FLAT index over the same
-//! vectors) instead of building one; `HNSW_SHOW=1` prints a few nodes' level-0 lists
+//! vectors) instead of building one; `HNSW_QUERIES=N` adds N queries drawn the same way;
+//! `HNSW_SHOW=1` prints a few nodes' level-0 lists
 //! (`*`: kept by the heuristic).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -76,6 +77,22 @@ fn main() {
                 .collect();
             (v, queries)
         }
+    };
+    // `HNSW_QUERIES=N`: N more queries, rows perturbed as bench/index.py perturbs them
+    // (200 queries leave a recall@10 uncertain by about 0.01)
+    let queries = match std::env::var("HNSW_QUERIES") {
+        Ok(more) => {
+            let mut r = Rng(0x5851_f42d_4c95_7f2d);
+            let mut all = queries;
+            for _ in 0..more.parse::<usize>().unwrap() {
+                let i = (r.unit() * n as f64) as usize % n;
+                for j in 0..dim {
+                    all.push(v[i * dim + j] + r.normal() * 0.5);
+                }
+            }
+            all
+        }
+        Err(_) => queries,
     };
     if let Ok(dir) = std::env::var("HNSW_PYLANCE") {
         // pylance's graph over these vectors: node i is the auxiliary file's row i

@@ -4,17 +4,20 @@
 //! guide "Vector Indices" → Index File → HNSW, lines ~2504–2563; reading and the row
 //! layout in [`crate::hnsw`]).
 //!
-//! The construction is the HNSW paper's (Malkov & Yashunin, Algorithms 1–4): each
-//! node draws a level `⌊−ln U · 1/ln m⌋` (at most `max_level − 1`, from a seeded
-//! generator, so a build is repeatable); inserted in id order, it descends greedily to
-//! its level from the entry point, then on each of its levels a beam search of
-//! `ef_construction` finds candidates, of which it links to those the
-//! neighbour-selection heuristic keeps (nearer to it than to each other), up to the
-//! level's bound (`2m` on level 0, `m` above, as the reference's builder; under the
-//! dot distance `m`, the places left filled with the nearest passed over); links are
-//! made both ways and a list past its bound is cut back to it by the heuristic, its
-//! places left filled with the nearest it passed over. The
-//! reference's parameter rules apply: `m ≥ 4`, `max_level ≥ 1`, `ef_construction ≥ 1`.
+//! The construction is the reference's reading of the HNSW paper (Malkov & Yashunin,
+//! Algorithms 1 and 4, as lance-index's builder does it since pylance 14): each node
+//! draws a level `⌊−ln U / ln m⌋` (at most `max_level − 1`) from a generator seeded
+//! the reference's way ([`draw_levels`], [`LEVEL_SEED`]), so nodes sit on the levels
+//! pylance puts them on; the first node of the highest level is the entry point, in
+//! place before the others are inserted. A node descends greedily to its level, then
+//! on each of its levels a beam search of `ef_construction` from the nearest node
+//! found above gathers candidates; it links to `m` of them on every level — those the
+//! neighbour-selection heuristic keeps (nearer to it than to each other), the places
+//! left filled with the nearest passed over — and each links back, a list past its
+//! bound (`2m` on level 0, `m` above) cut back to it the same way. Lists are stored
+//! heuristic-kept entries first, then the filled ones, as the reference stores them.
+//! Afterwards every node unreachable on level 0 is linked from a reachable one. The
+//! reference's parameter rules apply: `m ≥ 4`, `ef_construction ≥ m`, `max_level ≥ 1`.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -71,8 +74,12 @@ impl HnswBuild {
                 self.m
             ));
         }
-        if self.ef_construction == 0 {
-            return bad("HNSW ef_construction must be at least 1".into());
+        if self.ef_construction < self.m {
+            return bad(format!(
+                "HNSW ef_construction = {} must be at least m = {} (the beam has to find the m \
+                 links a node makes)",
+                self.ef_construction, self.m
+            ));
         }
         if self.max_level == 0 || self.max_level > 64 {
             return bad(format!(
@@ -131,33 +138,40 @@ pub struct BuiltGraph {
     params: HnswBuild,
 }
 
-/// A small deterministic generator (xorshift*) for the node levels.
-struct Levels(u64);
+/// The seed of every graph's level draws: the reference's, so that a partition's nodes
+/// sit on the levels pylance's build puts them on.
+pub const LEVEL_SEED: u64 = 42;
 
-impl Levels {
-    fn unit(&mut self) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        let x = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d);
-        // in (0, 1]: ln never sees 0
-        ((x >> 11) as f64 + 1.0) / (1u64 << 53) as f64
-    }
+/// Each node's level, drawn in node order as the reference draws them: `⌊−ln U / ln m⌋`
+/// with `U` a float32 in `[0, 1)` from `rand` 0.9's `SmallRng` seeded with `seed`,
+/// at most `max_level − 1`.
+pub fn draw_levels(n: usize, params: HnswBuild, seed: u64) -> Vec<usize> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    let ml = 1.0 / (params.m as f32).ln();
+    let cap = usize::from(params.max_level).saturating_sub(1);
+    (0..n)
+        .map(|_| {
+            let u: f32 = rng.random();
+            // `as` saturates: U = 0 (ln = −∞) lands on the cap
+            ((-u.ln() * ml) as u16 as usize).min(cap)
+        })
+        .collect()
 }
 
-/// Builds the graph of `space`'s vectors with `params`, levels drawn from `seed`, on
-/// `threads` threads (1: nodes inserted in id order, the same graph every time; more:
-/// nodes inserted concurrently, each node's links behind its own lock, as the
-/// reference builds a partition's graph).
+/// Builds the graph of `space`'s vectors with `params`, levels drawn from `seed`
+/// ([`LEVEL_SEED`] for the reference's), on `threads` threads (1: nodes inserted in id
+/// order, the same graph every time; more: nodes inserted concurrently, each node's
+/// links behind its own lock, as the reference builds a partition's graph).
 pub fn build_graph(space: Space<'_>, params: HnswBuild, seed: u64, threads: usize) -> BuiltGraph {
     let n = space.len();
-    let mut rng = Levels(seed | 1);
-    let ml = 1.0 / (params.m as f64).ln();
-    let cap = usize::from(params.max_level) - 1;
-    let levels: Vec<usize> = (0..n)
-        .map(|_| (((-rng.unit().ln()) * ml) as usize).min(cap))
-        .collect();
-    let top = levels.first().copied().unwrap_or(0);
+    let levels = draw_levels(n, params, seed);
+    // the entry point: the first node of the highest level, in place before the others
+    let (entry, top) =
+        levels.iter().enumerate().fold(
+            (0usize, 0usize),
+            |(e, t), (i, &l)| if l > t { (i, l) } else { (e, t) },
+        );
     let g = Builder {
         space,
         params,
@@ -168,9 +182,10 @@ pub fn build_graph(space: Space<'_>, params: HnswBuild, seed: u64, threads: usiz
             .collect(),
         locks: (0..n).map(|_| Mutex::new(())).collect(),
         levels: &levels,
-        entry: Mutex::new((0, top)),
+        entry: entry as u32,
+        top,
     };
-    let next = AtomicUsize::new(1);
+    let next = AtomicUsize::new(0);
     let work = || {
         let mut scratch = Scratch::default();
         loop {
@@ -178,7 +193,9 @@ pub fn build_graph(space: Space<'_>, params: HnswBuild, seed: u64, threads: usiz
             if q >= n {
                 break;
             }
-            g.insert(q as u32, &mut scratch);
+            if q != entry {
+                g.insert(q as u32, &mut scratch);
+            }
         }
     };
     let threads = threads.clamp(1, n.max(1));
@@ -191,7 +208,6 @@ pub fn build_graph(space: Space<'_>, params: HnswBuild, seed: u64, threads: usiz
             }
         });
     }
-    let entry = g.entry.lock().unwrap_or_else(|e| e.into_inner()).0;
     let Builder { base, upper, .. } = g;
     let mut links: Vec<NodeLinks> = upper
         .into_iter()
@@ -204,10 +220,10 @@ pub fn build_graph(space: Space<'_>, params: HnswBuild, seed: u64, threads: usiz
             all
         })
         .collect();
-    reconnect(&mut links, entry, 2 * params.m + 1, space);
+    reconnect(&mut links, entry as u32, 2 * params.m + 1, space);
     BuiltGraph {
         links,
-        entry,
+        entry: entry as u32,
         params,
     }
 }
@@ -224,6 +240,10 @@ struct Base {
     ids: Vec<AtomicU32>,
     /// Per node: `cap` distances (`f32` bits), read and written under the node's lock.
     dists: Vec<AtomicU32>,
+    /// Per node: 0 while its list has only grown, else 1 + how many of its first
+    /// entries the heuristic kept when the list was last cut back (the rest filled in
+    /// with the nearest it passed over); under the node's lock.
+    kept: Vec<AtomicU32>,
 }
 
 impl Base {
@@ -232,6 +252,7 @@ impl Base {
             cap,
             ids: (0..n * (cap + 1)).map(|_| AtomicU32::new(0)).collect(),
             dists: (0..n * cap).map(|_| AtomicU32::new(0)).collect(),
+            kept: (0..n).map(|_| AtomicU32::new(0)).collect(),
         }
     }
 
@@ -265,8 +286,16 @@ impl Base {
             .collect()
     }
 
-    /// Replaces node `x`'s list (under its lock; at most `cap` entries).
-    fn set(&self, x: u32, list: &[(f32, u32)]) {
+    /// How many of node `x`'s first entries the heuristic kept when its list was last
+    /// cut back (`None`: never cut back since it last grew).
+    fn kept(&self, x: u32) -> Option<usize> {
+        (self.kept[x as usize].load(Ordering::Relaxed) as usize).checked_sub(1)
+    }
+
+    /// Replaces node `x`'s list (under its lock; at most `cap` entries), `kept` as
+    /// [`Self::kept`] reports it.
+    fn set(&self, x: u32, list: &[(f32, u32)], kept: Option<usize>) {
+        self.kept[x as usize].store(kept.map_or(0, |k| k as u32 + 1), Ordering::Relaxed);
         let slot = &self.ids[x as usize * (self.cap + 1)..][..self.cap + 1];
         let d = &self.dists[x as usize * self.cap..][..self.cap];
         let c = list.len().min(self.cap);
@@ -333,12 +362,14 @@ fn reconnect(links: &mut [NodeLinks], entry: u32, room: usize, space: Space<'_>)
             }
             // the nearest reachable neighbour with room, else the nearest reachable
             let reachable = |&&(_, v): &&(f32, u32)| seen[v as usize];
+            let nearest = |a: &&(f32, u32), b: &&(f32, u32)| a.0.total_cmp(&b.0);
             let roomy = links[u][0]
                 .iter()
                 .filter(reachable)
-                .find(|&&(_, v)| links[v as usize][0].len() < room);
+                .filter(|&&(_, v)| links[v as usize][0].len() < room)
+                .min_by(nearest);
             let found = roomy
-                .or_else(|| links[u][0].iter().find(reachable))
+                .or_else(|| links[u][0].iter().filter(reachable).min_by(nearest))
                 .copied();
             let Some((d, v)) =
                 found.or_else(|| nearest_reachable(links, entry, u as u32, &seen, space))
@@ -412,8 +443,9 @@ struct Builder<'a> {
     locks: Vec<Mutex<()>>,
     /// Every node's level.
     levels: &'a [usize],
-    /// The entry point and its level.
-    entry: Mutex<(u32, usize)>,
+    /// The entry point (in place before any other node is inserted) and its level.
+    entry: u32,
+    top: usize,
 }
 
 impl Builder<'_> {
@@ -444,9 +476,17 @@ impl Builder<'_> {
         }
     }
 
+    /// Inserts node `q` as the reference does (HNSW paper, Algorithms 1 and 4): a
+    /// greedy descent from the entry point to `q`'s level; then on each of its levels a
+    /// beam search of `ef_construction` from the nearest node found above, `q` linked
+    /// to `m` of the candidates (those the heuristic keeps, filled with the nearest it
+    /// passed over); each of those links back to `q`, its list cut back the same way
+    /// when it passes its bound (`2m` on level 0, `m` above) — a far link the
+    /// heuristic keeps is kept (a full list that refused every link farther than its
+    /// own lost 0.08 recall@10 at ef 10 on 1M x 128 clustered vectors).
     fn insert(&self, q: u32, scratch: &mut Scratch) {
-        let (entry, top) = *self.entry.lock().unwrap_or_else(|e| e.into_inner());
-        let level = self.levels[q as usize];
+        let (entry, top) = (self.entry, self.top);
+        let level = self.levels[q as usize].min(top);
         let sp = self.space;
         let mut ep = Scored {
             dist: sp.dist(q, entry),
@@ -470,54 +510,52 @@ impl Builder<'_> {
             }
         }
         scratch.ids = ids;
-        let mut eps = vec![ep];
-        for l in (0..=level.min(top)).rev() {
-            let found = self.search_level(q, &eps, l, scratch);
-            // a new node links to m neighbours on every level (the paper's M); lists
-            // grow to 2m on level 0 as later nodes link back
-            // a new node keeps what the heuristic keeps of its candidates, up to the
-            // level's bound (2m on level 0), nothing filled in: with m links filled
-            // with the nearest passed over, 1M-row graphs lost 0.03-0.05 recall@10
-            // at ef 20-80 against these (0.883 -> 0.926 at ef 20, 0.960 -> 1.000 at
-            // ef 80, 1M x 64 clustered), with fewer distances computed per query.
-            // Under dot (not a metric: the heuristic's test keeps too few) m links
-            // filled as before: heuristic-only lost 0.01-0.02 there (20k x 32)
-            let chosen = if sp.dot {
-                self.select(&found, self.params.m, true)
-            } else {
-                self.select(&found, self.bound(l), false)
-            };
+        for l in (0..=level).rev() {
+            let found = self.search_level(q, ep, l, scratch);
+            let (chosen, _) = self.select(&found, self.params.m);
             let own: Vec<(f32, u32)> = chosen.iter().map(|s| (s.dist, s.id)).collect();
             {
                 let _g = self.lock(q);
-                self.set_list(q, l, &own);
+                // a node inserted meanwhile may have linked to `q` already (it found
+                // `q` from above): those links join `q`'s own
+                let early = self.get_list(q, l);
+                self.set_list(q, l, &own, None);
+                for (dist, id) in early {
+                    if !own.iter().any(|&(_, o)| o == id) {
+                        self.link_back(q, Scored { dist, id }, l);
+                    }
+                }
             }
-            let bound = self.bound(l);
             for s in &chosen {
                 let _g = self.lock(s.id);
-                let mut list = self.get_list(s.id, l);
-                // a full list keeps its links when the new one is no nearer than all
-                // of them (the cut-back would drop it): no cut-back to compute
-                if list.len() >= bound && list.iter().all(|&(d, _)| s.dist >= d) {
-                    continue;
-                }
-                list.push((s.dist, q));
-                if list.len() > bound {
-                    let mut cands: Vec<Scored> =
-                        list.iter().map(|&(dist, id)| Scored { dist, id }).collect();
-                    cands.sort_unstable();
-                    let kept = self.select(&cands, bound, true);
-                    list = kept.iter().map(|s| (s.dist, s.id)).collect();
-                }
-                self.set_list(s.id, l, &list);
+                self.link_back(
+                    s.id,
+                    Scored {
+                        dist: s.dist,
+                        id: q,
+                    },
+                    l,
+                );
             }
-            eps = found;
+            ep = found[0];
         }
-        if level > top {
-            let mut e = self.entry.lock().unwrap_or_else(|e| e.into_inner());
-            if level > e.1 {
-                *e = (q, level);
-            }
+    }
+
+    /// Adds `new` to node `x`'s list on level `l` (its lock held), as [`add_link`].
+    fn link_back(&self, x: u32, new: Scored, l: usize) {
+        let list = self.get_list(x, l);
+        let (list, kept) = add_link(self.space, list, self.kept_of(x, l), new, self.bound(l));
+        // the kept count is tracked on level 0 only (upper lists are few and short)
+        self.set_list(x, l, &list, kept.filter(|_| l == 0));
+    }
+
+    /// How many of node `x`'s first entries on level `l` the heuristic kept when the
+    /// list was last cut back (level 0 keeps count; above, `None`: cut back in full).
+    fn kept_of(&self, x: u32, l: usize) -> Option<usize> {
+        if l == 0 {
+            self.base.kept(x)
+        } else {
+            None
         }
     }
 
@@ -533,20 +571,21 @@ impl Builder<'_> {
         }
     }
 
-    /// Replaces node `x`'s list on level `l` (its lock held).
-    fn set_list(&self, x: u32, l: usize, list: &[(f32, u32)]) {
+    /// Replaces node `x`'s list on level `l` (its lock held); `kept` as
+    /// [`Self::kept_of`] reports it.
+    fn set_list(&self, x: u32, l: usize, list: &[(f32, u32)], kept: Option<usize>) {
         if l == 0 {
-            self.base.set(x, list);
+            self.base.set(x, list, kept);
         } else if let Some(slot) = write(&self.upper[x as usize]).get_mut(l - 1) {
             *slot = list.to_vec();
         }
     }
 
-    /// Beam search of `ef_construction` for node `q` on level `l` from `eps`; nearest
+    /// Beam search of `ef_construction` for node `q` on level `l` from `ep`; nearest
     /// first. A node's unvisited neighbours are gathered first and their vectors
     /// prefetched (short rows whole; long rows' heads, then each whole a few rows
     /// ahead of its distance), then compared.
-    fn search_level(&self, q: u32, eps: &[Scored], l: usize, s: &mut Scratch) -> Vec<Scored> {
+    fn search_level(&self, q: u32, ep: Scored, l: usize, s: &mut Scratch) -> Vec<Scored> {
         let ef = self.params.ef_construction;
         let sp = self.space;
         let Scratch {
@@ -559,15 +598,9 @@ impl Builder<'_> {
         visited.reset(self.levels.len());
         cands.clear();
         res.clear();
-        for &e in eps {
-            if visited.insert(e.id) {
-                cands.push(Reverse(e));
-                res.push(e);
-            }
-        }
-        while res.len() > ef {
-            res.pop();
-        }
+        visited.insert(ep.id);
+        cands.push(Reverse(ep));
+        res.push(ep);
         let worst = |r: &BinaryHeap<Scored>| r.peek().map_or(f32::INFINITY, |s| s.dist);
         while let Some(Reverse(c)) = cands.pop() {
             if c.dist > worst(res) && res.len() >= ef {
@@ -619,36 +652,74 @@ impl Builder<'_> {
         out
     }
 
-    /// The paper's neighbour-selection heuristic over `cands` (nearest first): a
-    /// candidate is kept when it is nearer to the node than to every one kept before;
-    /// with `fill`, the places left are filled with the nearest of those passed over
-    /// (the paper's "keep pruned connections"), so a list keeps `bound` links when it
-    /// has them (how a full list is cut back).
-    fn select(&self, cands: &[Scored], bound: usize, fill: bool) -> Vec<Scored> {
-        if cands.len() <= bound {
-            return cands.to_vec();
-        }
-        let mut out: Vec<Scored> = Vec::with_capacity(bound);
-        let mut passed: Vec<Scored> = Vec::new();
-        for &c in cands {
-            if out.len() >= bound {
-                break;
-            }
-            if out.iter().all(|r| c.dist < self.space.dist(c.id, r.id)) {
-                out.push(c);
-            } else {
-                passed.push(c);
-            }
-        }
-        for c in passed.into_iter().filter(|_| fill) {
-            if out.len() >= bound {
-                break;
-            }
-            out.push(c);
-        }
-        out.sort_unstable();
-        out
+    /// [`select`] in this graph's space.
+    fn select(&self, cands: &[Scored], bound: usize) -> (Vec<Scored>, usize) {
+        select(self.space, cands, bound)
     }
+}
+
+/// The paper's neighbour-selection heuristic over `cands` (nearest first), as the
+/// reference configures it (no candidate extension, pruned connections kept): a
+/// candidate is kept when it is nearer to the node than to every one kept before, until
+/// `bound` are kept; the places left are filled with the nearest of those passed over.
+/// Returns the kept ones (nearest first), then the filled ones (nearest first) — the
+/// order the reference stores a list in — and how many were kept.
+fn select(space: Space<'_>, cands: &[Scored], bound: usize) -> (Vec<Scored>, usize) {
+    if cands.len() <= bound {
+        return (cands.to_vec(), cands.len());
+    }
+    let mut out: Vec<Scored> = Vec::with_capacity(bound);
+    let mut passed: Vec<Scored> = Vec::new();
+    for &c in cands {
+        if out.len() >= bound {
+            break;
+        }
+        if out.iter().all(|r| c.dist < space.dist(c.id, r.id)) {
+            out.push(c);
+        } else {
+            passed.push(c);
+        }
+    }
+    let kept = out.len();
+    out.extend(passed.into_iter().take(bound - kept));
+    (out, kept)
+}
+
+/// A node's list (distance, neighbour) with `new` added: past `bound` it is cut back by
+/// [`select`] over all its entries and `new`. `kept` is how many of the list's first
+/// entries the heuristic kept when it was last cut back (`None`: not cut back since it
+/// last grew); when `new` comes after all of them in distance order, the heuristic
+/// over the whole list would keep those same entries and decide `new` against them
+/// alone — so only those distances are computed. Returns the list and its kept count.
+fn add_link(
+    space: Space<'_>,
+    mut list: Vec<(f32, u32)>,
+    kept: Option<usize>,
+    new: Scored,
+    bound: usize,
+) -> (Vec<(f32, u32)>, Option<usize>) {
+    if list.len() < bound {
+        list.push((new.dist, new.id));
+        return (list, None);
+    }
+    let last = list.iter().all(|&(dist, id)| Scored { dist, id } < new);
+    if let Some(k) = kept.filter(|&k| last && list.len() == bound && k <= bound) {
+        if k < bound
+            && list[..k]
+                .iter()
+                .all(|&(_, r)| new.dist < space.dist(new.id, r))
+        {
+            list.insert(k, (new.dist, new.id));
+            list.truncate(bound);
+            return (list, Some(k + 1));
+        }
+        return (list, Some(k));
+    }
+    let mut cands: Vec<Scored> = list.iter().map(|&(dist, id)| Scored { dist, id }).collect();
+    cands.push(new);
+    cands.sort_unstable();
+    let (out, k) = select(space, &cands, bound);
+    (out.iter().map(|s| (s.dist, s.id)).collect(), Some(k))
 }
 
 impl BuiltGraph {
@@ -799,9 +870,15 @@ mod tests {
     use crate::hnsw::{Graph, GraphQuery};
     use crate::kernels::{dot, l2};
 
+    /// The entry point of pylance 14's 1M-node graph (see the level test).
+    const ENTRY_1M: usize = 299_562;
+
     fn points(n: usize, dim: usize, seed: u64) -> Vec<f32> {
-        let mut r = Levels(seed | 1);
-        (0..n * dim).map(|_| r.unit() as f32 * 2.0 - 1.0).collect()
+        use rand::{Rng, SeedableRng};
+        let mut r = rand::rngs::SmallRng::seed_from_u64(seed);
+        (0..n * dim)
+            .map(|_| r.random::<f32>() * 2.0 - 1.0)
+            .collect()
     }
 
     /// A graph built here, written as rows and read back by the searcher, finds the
@@ -914,9 +991,67 @@ mod tests {
         }
     }
 
+    /// A list cut back by its kept count ([`add_link`] with the count) is the list
+    /// the heuristic over all its entries gives (the count withheld), link after link:
+    /// uniform points, a few distinct points (ties everywhere), one repeated point.
+    #[test]
+    fn cut_backs_by_the_kept_count_equal_the_full_heuristic() {
+        let dim = 8;
+        let uniform = points(3000, dim, 11);
+        let distinct = points(6, dim, 12);
+        let few: Vec<f32> = (0..3000)
+            .flat_map(|i| distinct[(i * 5 % 6) * dim..][..dim].to_vec())
+            .collect();
+        let same: Vec<f32> = (0..3000).flat_map(|_| distinct[..dim].to_vec()).collect();
+        for (name, v) in [("uniform", &uniform), ("few", &few), ("same", &same)] {
+            let space = Space {
+                vectors: v,
+                dim,
+                dot: false,
+            };
+            for bound in [8, 40] {
+                let (mut fast, mut full) = ((Vec::new(), None), Vec::new());
+                let mut shortcuts = 0;
+                for y in 1..3000u32 {
+                    let new = Scored {
+                        dist: space.dist(0, y),
+                        id: y,
+                    };
+                    let before = fast.0.clone();
+                    if fast.1.is_some()
+                        && before.iter().all(|&(d, i)| Scored { dist: d, id: i } < new)
+                    {
+                        shortcuts += 1;
+                    }
+                    fast = add_link(space, fast.0, fast.1, new, bound);
+                    full = add_link(space, full, None, new, bound).0;
+                    assert_eq!(fast.0, full, "{name}, bound {bound}, link {y}");
+                    assert_eq!(fast.0.len(), (y as usize).min(bound));
+                }
+                assert!(
+                    shortcuts > 100,
+                    "{name}, bound {bound}: {shortcuts} shortcuts"
+                );
+            }
+        }
+    }
+
+    /// Levels as pylance 14 draws them: its 1M-node graph (m 20, 7 levels) holds
+    /// 49,920 / 2,499 / 120 / 4 / 1 / 1 nodes above level 0, entered at node 299,562.
+    #[test]
+    fn levels_are_drawn_as_pylance_draws_them() {
+        let levels = draw_levels(1_000_000, HnswBuild::default(), LEVEL_SEED);
+        let above: Vec<usize> = (1..7)
+            .map(|l| levels.iter().filter(|&&x| x >= l).count())
+            .collect();
+        assert_eq!(above, [49_920, 2_499, 120, 4, 1, 1]);
+        let top = *levels.iter().max().unwrap();
+        assert_eq!(levels.iter().position(|&x| x == top), Some(ENTRY_1M));
+    }
+
     #[test]
     fn settings_below_the_references_minimums_are_refused() {
-        for (m, ef, lv) in [(3, 10, 7), (8, 0, 7), (8, 10, 0), (8, 10, 65)] {
+        for (m, ef, lv) in [(3, 10, 7), (8, 0, 7), (8, 7, 7), (8, 10, 0), (8, 10, 65)] {
             let p = HnswBuild {
                 m,
                 ef_construction: ef,
