@@ -164,6 +164,13 @@ def test_create_index_settings_are_checked_and_recorded(tmp_path):
     lancer.write_dataset(table(1000), path)
     with pytest.raises(ValueError, match="at least 4"):
         lancer.dataset(path).create_index("vec", "IVF_HNSW_SQ", num_partitions=2, m=3)
+    # a beam narrower than m: refused, as pylance 14 refuses it ("must be at least m")
+    with pytest.raises(ValueError, match="at least m"):
+        lance.dataset(path).create_index("vec", "IVF_HNSW_SQ", num_partitions=2, m=8,
+                                         ef_construction=7)
+    with pytest.raises(ValueError, match="at least m"):
+        lancer.dataset(path).create_index("vec", "IVF_HNSW_SQ", num_partitions=2, m=8,
+                                          ef_construction=7)
     with pytest.raises(ValueError, match="m does not apply"):
         lancer.dataset(path).create_index("vec", "IVF_PQ", num_partitions=2, num_sub_vectors=4, m=8)
     lancer.dataset(path).create_index("vec", "IVF_HNSW_FLAT", num_partitions=2, m=5,

@@ -824,7 +824,9 @@ impl PartitionWriter {
                             dim: this.model.dim,
                             dot: this.params.metric == Metric::Dot,
                         };
-                        let seed = this.params.seed ^ (p as u64).wrapping_mul(0x9e37_79b9);
+                        // every partition's levels from the reference's seed, as
+                        // pylance draws them
+                        let seed = crate::hnsw_build::LEVEL_SEED;
                         let g = crate::hnsw_build::build_graph(space, h, seed, per_graph);
                         *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(g);
                     })
