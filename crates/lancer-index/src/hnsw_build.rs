@@ -14,8 +14,9 @@
 //! found above gathers candidates; it links to `m` of them on every level — those the
 //! neighbour-selection heuristic keeps (nearer to it than to each other), the places
 //! left filled with the nearest passed over — and each links back, a list past its
-//! bound (`2m` on level 0, `m` above) cut back to it the same way. Lists are stored
-//! heuristic-kept entries first, then the filled ones, as the reference stores them.
+//! bound (`2m` on level 0, `m` above) cut back to it the same way. A list chosen or
+//! cut back this way is stored heuristic-kept entries first, then the filled ones, as
+//! the reference stores it; links back are appended as they come.
 //! Afterwards every node unreachable on level 0 is linked from a reachable one. The
 //! reference's parameter rules apply: `m ≥ 4`, `ef_construction ≥ m`, `max_level ≥ 1`.
 
@@ -130,7 +131,7 @@ impl Space<'_> {
 /// One node's links per level: (distance, neighbour).
 type NodeLinks = Vec<Vec<(f32, u32)>>;
 
-/// A built graph: every node's links per level, nearest first.
+/// A built graph: every node's links per level.
 pub struct BuiltGraph {
     /// `links[node][level]`: (distance, neighbour), for the node's levels.
     links: Vec<NodeLinks>,
@@ -159,6 +160,15 @@ pub fn draw_levels(n: usize, params: HnswBuild, seed: u64) -> Vec<usize> {
         .collect()
 }
 
+/// The entry point of a graph whose nodes have `levels`: the first node of the highest
+/// level (in place before the others are inserted), and that level.
+pub fn entry_point(levels: &[usize]) -> (usize, usize) {
+    levels.iter().enumerate().fold(
+        (0, 0),
+        |(e, t), (i, &l)| if l > t { (i, l) } else { (e, t) },
+    )
+}
+
 /// Builds the graph of `space`'s vectors with `params`, levels drawn from `seed`
 /// ([`LEVEL_SEED`] for the reference's), on `threads` threads (1: nodes inserted in id
 /// order, the same graph every time; more: each thread inserts its slice of the ids,
@@ -167,12 +177,7 @@ pub fn draw_levels(n: usize, params: HnswBuild, seed: u64) -> Vec<usize> {
 pub fn build_graph(space: Space<'_>, params: HnswBuild, seed: u64, threads: usize) -> BuiltGraph {
     let n = space.len();
     let levels = draw_levels(n, params, seed);
-    // the entry point: the first node of the highest level, in place before the others
-    let (entry, top) =
-        levels.iter().enumerate().fold(
-            (0usize, 0usize),
-            |(e, t), (i, &l)| if l > t { (i, l) } else { (e, t) },
-        );
+    let (entry, top) = entry_point(&levels);
     let g = Builder {
         space,
         params,
@@ -251,9 +256,9 @@ struct Base {
     ids: Vec<AtomicU32>,
     /// Per node: `cap` distances (`f32` bits), read and written under the node's lock.
     dists: Vec<AtomicU32>,
-    /// Per node: 0 while its list has only grown, else 1 + how many of its first
-    /// entries the heuristic kept when the list was last cut back (the rest filled in
-    /// with the nearest it passed over); under the node's lock.
+    /// Per node: 0 while its list was last set or grown otherwise, else 1 + how many of
+    /// its first entries the heuristic kept when the list was last cut back (the rest
+    /// filled in with the nearest it passed over); under the node's lock.
     kept: Vec<AtomicU32>,
 }
 
@@ -555,6 +560,10 @@ impl Builder<'_> {
     /// Adds `new` to node `x`'s list on level `l` (its lock held), as [`add_link`].
     fn link_back(&self, x: u32, new: Scored, l: usize) {
         let list = self.get_list(x, l);
+        // two nodes inserted at once may each link the other: one link each way
+        if new.id == x || list.iter().any(|&(_, y)| y == new.id) {
+            return;
+        }
         let (list, kept) = add_link(self.space, list, self.kept_of(x, l), new, self.bound(l));
         // the kept count is tracked on level 0 only (upper lists are few and short)
         self.set_list(x, l, &list, kept.filter(|_| l == 0));
@@ -609,6 +618,9 @@ impl Builder<'_> {
         visited.reset(self.levels.len());
         cands.clear();
         res.clear();
+        // `q` itself is never a candidate (a node inserted meanwhile may already link
+        // to it)
+        visited.insert(q);
         visited.insert(ep.id);
         cands.push(Reverse(ep));
         res.push(ep);
@@ -674,7 +686,8 @@ impl Builder<'_> {
 /// candidate is kept when it is nearer to the node than to every one kept before, until
 /// `bound` are kept; the places left are filled with the nearest of those passed over.
 /// Returns the kept ones (nearest first), then the filled ones (nearest first) — the
-/// order the reference stores a list in — and how many were kept.
+/// order the reference stores a list in — and how many were kept. `bound` candidates
+/// or fewer are returned as they are, all counted as kept (the heuristic is not run).
 fn select(space: Space<'_>, cands: &[Scored], bound: usize) -> (Vec<Scored>, usize) {
     if cands.len() <= bound {
         return (cands.to_vec(), cands.len());
@@ -699,9 +712,10 @@ fn select(space: Space<'_>, cands: &[Scored], bound: usize) -> (Vec<Scored>, usi
 /// A node's list (distance, neighbour) with `new` added: past `bound` it is cut back by
 /// [`select`] over all its entries and `new`. `kept` is how many of the list's first
 /// entries the heuristic kept when it was last cut back (`None`: not cut back since it
-/// last grew); when `new` comes after all of them in distance order, the heuristic
-/// over the whole list would keep those same entries and decide `new` against them
-/// alone — so only those distances are computed. Returns the list and its kept count.
+/// last grew); when `new` sorts after every entry of the list (distance, then id), the
+/// heuristic over the whole list would keep the same entries and decide `new` against
+/// the kept ones alone — so only those distances are computed. Returns the list and
+/// its kept count.
 fn add_link(
     space: Space<'_>,
     mut list: Vec<(f32, u32)>,
@@ -714,7 +728,7 @@ fn add_link(
         return (list, None);
     }
     let last = list.iter().all(|&(dist, id)| Scored { dist, id } < new);
-    if let Some(k) = kept.filter(|&k| last && list.len() == bound && k <= bound) {
+    if let Some(k) = kept.filter(|_| last && list.len() == bound) {
         if k < bound
             && list[..k]
                 .iter()
@@ -966,6 +980,16 @@ mod tests {
             let meta = g.to_batch().unwrap().1;
             assert_eq!(meta.level_offsets.len(), 8);
             assert_eq!(meta.level_offsets[1], n);
+            // two threads inserting at once: no node links to itself or twice to one
+            for (x, levels) in g.links.iter().enumerate() {
+                for list in levels {
+                    let mut ids: Vec<u32> = list.iter().map(|&(_, y)| y).collect();
+                    assert!(!ids.contains(&(x as u32)), "node {x} links to itself");
+                    ids.sort_unstable();
+                    ids.dedup();
+                    assert_eq!(ids.len(), list.len(), "node {x} links twice to one node");
+                }
+            }
             let loaded = load(&g);
             assert_eq!(loaded.unreachable(), 0);
             let queries = points(50, dim, 99);
@@ -1022,7 +1046,7 @@ mod tests {
             };
             for bound in [8, 40] {
                 let (mut fast, mut full) = ((Vec::new(), None), Vec::new());
-                let mut shortcuts = 0;
+                let (mut shortcuts, mut taken) = (0, 0);
                 for y in 1..3000u32 {
                     let new = Scored {
                         dist: space.dist(0, y),
@@ -1035,6 +1059,9 @@ mod tests {
                         shortcuts += 1;
                     }
                     fast = add_link(space, fast.0, fast.1, new, bound);
+                    if before.len() == bound && fast.0.contains(&(new.dist, new.id)) {
+                        taken += 1;
+                    }
                     full = add_link(space, full, None, new, bound).0;
                     assert_eq!(fast.0, full, "{name}, bound {bound}, link {y}");
                     assert_eq!(fast.0.len(), (y as usize).min(bound));
@@ -1043,12 +1070,20 @@ mod tests {
                     shortcuts > 100,
                     "{name}, bound {bound}: {shortcuts} shortcuts"
                 );
+                // full lists took new links and refused others (among repeated points
+                // the first copy keeps out every later one)
+                assert!(
+                    taken > 0 || name != "uniform",
+                    "{name}, bound {bound}: {taken}"
+                );
+                assert!(taken < 2999 - bound, "{name}, bound {bound}: {taken}");
             }
         }
     }
 
     /// Levels as pylance 14 draws them: its 1M-node graph (m 20, 7 levels) holds
-    /// 49,920 / 2,499 / 120 / 4 / 1 / 1 nodes above level 0, entered at node 299,562.
+    /// 49,920 / 2,499 / 120 / 4 / 1 / 1 nodes on levels 1 to 6 (a node on a level is on
+    /// every level below), entered at node 299,562 on level 6.
     #[test]
     fn levels_are_drawn_as_pylance_draws_them() {
         let levels = draw_levels(1_000_000, HnswBuild::default(), LEVEL_SEED);
@@ -1056,8 +1091,7 @@ mod tests {
             .map(|l| levels.iter().filter(|&&x| x >= l).count())
             .collect();
         assert_eq!(above, [49_920, 2_499, 120, 4, 1, 1]);
-        let top = *levels.iter().max().unwrap();
-        assert_eq!(levels.iter().position(|&x| x == top), Some(ENTRY_1M));
+        assert_eq!(entry_point(&levels), (ENTRY_1M, 6));
     }
 
     #[test]
