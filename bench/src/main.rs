@@ -260,7 +260,7 @@ fn api(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         k: 10,
         metric: Metric::L2,
     };
-    let params = lancer::ann::AnnParams::default();
+    let params = lancer::search::AnnParams::default();
     time("nearest".into(), &mut || {
         Ok(nearest_with(&ds, &req, Filtering::None, Some(&["id"]), &params)?.num_rows())
     })?;
@@ -416,7 +416,7 @@ fn search_mem(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
 /// five queries), p50 / p99 latency and each query's `id`s; unfiltered, also the
 /// search alone (row addresses) on one and on two threads.
 fn ann(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
-    use lancer::ann::AnnParams;
+    use lancer::search::AnnParams;
     use lancer::search::{nearest_with, Filtering, Metric, Nearest};
     let ds = lancer::Dataset::open(&args[2])?;
     let queries: Vec<Vec<f32>> = serde_json::from_str(&std::fs::read_to_string(&args[4])?)?;
@@ -424,7 +424,7 @@ fn ann(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     let nprobes: usize = args[6].parse()?;
     let refine: u32 = args[7].parse()?;
     let use_index = args[8] == "1";
-    let metric = match lancer::ann::column_index_metric(&ds, &args[3])? {
+    let metric = match lancer::search::column_index_metric(&ds, &args[3])? {
         Some(m) if use_index => m,
         _ => Metric::L2,
     };
@@ -486,7 +486,7 @@ fn ann(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
                 k,
                 metric,
             };
-            let hits = lancer::ann::nearest_addresses(&ds, &req, None, &params);
+            let hits = lancer::search::nearest_addresses(&ds, &req, None, &params);
             std::hint::black_box(hits.map_err(|e| e.to_string())?);
         }
         Ok(())
@@ -598,7 +598,7 @@ fn filters(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
 /// (`{"name", "text", "kind": match|and|phrase, "limit", "filter"}`) the rows, the first
 /// run and p50 / p99 / mean of `ITERS` runs, and the answer (row ids and scores).
 fn fts(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
-    use lancer::fts::{full_text_addresses, FtsOptions};
+    use lancer::search::{full_text_addresses, FtsOptions};
     use lancer_index::inverted::search::FtsQuery;
     let ds = lancer::Dataset::open(&args[2])?;
     let iters: usize = args[3].parse()?;
@@ -660,8 +660,8 @@ fn scalar_build(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         .ok_or_else(|| format!("unknown scalar index kind {:?}", args[4]))?;
     let t = Instant::now();
     let ds = lancer::Dataset::open(&args[2])?;
-    let opts = lancer::scalar_index::ScalarIndexOptions::new(kind);
-    let new = lancer::scalar_index::create_scalar_index(&ds, &args[3], &opts)?;
+    let opts = lancer::index::ScalarIndexOptions::new(kind);
+    let new = lancer::index::create_scalar_index(&ds, &args[3], &opts)?;
     let secs = t.elapsed().as_secs_f64();
     println!("{}", json!({"seconds": secs, "version": new.version()}));
     Ok(())

@@ -68,7 +68,7 @@ impl RowSink {
     pub fn finish(self) -> Result<(), Box<dyn std::error::Error>> {
         match self {
             RowSink::Table(schema, all) => {
-                let batch = lancer::concat::concat_batches(&schema, &all)?;
+                let batch = lancer::concat_batches(&schema, &all)?;
                 print_table(&batch)?;
             }
             RowSink::Csv(w) => drop(w.into_inner()),

@@ -2,7 +2,7 @@
 //! split into groups of about equal decoded size, each group is decoded by its own
 //! reader on its own thread, and the groups' batches (same row boundaries: every reader
 //! cuts at the same batch size) are put back together in schema order. Each decoder
-//! call runs inside [`lancer::util::contain`], so a panic of the parquet crate on a
+//! call runs inside [`lancer::internal::contain`], so a panic of the parquet crate on a
 //! malformed page ends the import with an error, as on one thread. Callers validate the
 //! file's footer and page headers first (see `input`).
 
@@ -96,7 +96,7 @@ pub fn start<R: ChunkReader + 'static>(
 
 fn feed(mut reader: impl Iterator<Item = Item>, tx: &SyncSender<Item>) {
     loop {
-        let item = match lancer::util::contain::contain(|| reader.next()) {
+        let item = match lancer::internal::contain::contain(|| reader.next()) {
             Ok(None) => return,
             Ok(Some(b)) => b,
             Err(msg) => Err(ArrowError::ParquetError(format!(

@@ -1,6 +1,6 @@
 //! Batched vector search from Python (issue 42): `nearest` with a 2-D `q`, as pylance
 //! 14 runs it — every query's `k` nearest, stacked by query with an Int32
-//! `query_index` column first. A thin call into `lancer::batch_search`, GIL released.
+//! `query_index` column first. A thin call into `lancer::search`, GIL released.
 
 use pyo3::prelude::*;
 
@@ -48,7 +48,7 @@ fn nearest_batch(
     ef: Option<usize>,
     approx_mode: Option<String>,
 ) -> PyResult<Py<PyAny>> {
-    use lancer::batch_search::{nearest_batch, BatchNearest};
+    use lancer::search::{nearest_batch, BatchNearest};
     use lancer::search::{Nearest, RowMeta};
     if dim == 0 || !q.len().is_multiple_of(dim) {
         return Err(errors::invalid_input(format!(
@@ -67,7 +67,7 @@ fn nearest_batch(
         };
         let filtering = crate::dataset::filtering(filter.as_deref(), prefilter);
         let approx_mode = crate::dataset::approx_mode_of(approx_mode.as_deref())?;
-        let params = lancer::ann::AnnParams {
+        let params = lancer::search::AnnParams {
             use_index,
             nprobes,
             refine_factor,
@@ -84,7 +84,7 @@ fn nearest_batch(
                 k,
                 metric,
             };
-            let plan = lancer::explain::explain_nearest(ds, &first, filtering, &params)
+            let plan = lancer::search::explain_nearest(ds, &first, filtering, &params)
                 .map_err(errors::lancer)?;
             return Ok(Err(format!(
                 "batch of {} queries (query_index first), each searched as:\n{plan}",

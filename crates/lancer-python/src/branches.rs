@@ -1,11 +1,11 @@
 //! Branches for `python/lancer/_branches.py` (pylance's `create_branch`, `branches`,
-//! `checkout_version((branch, version))`), through `lancer::table::branch` (spec:
+//! `checkout_version((branch, version))`), through `lancer::versions::branch` (spec:
 //! "Branch and Tag Specification"). A branch dataset's `uri` is its directory,
 //! `<root>/tree/<name>`, as pylance's `create_branch` returns it.
 
 use std::collections::BTreeMap;
 
-use lancer::table::branch::{self, BranchInfo, Reference};
+use lancer::versions::{branch, BranchInfo, Reference};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -195,7 +195,7 @@ fn branch_replace_metadata(
 #[pyfunction]
 fn version_numbers(py: Python<'_>, ds: &Dataset) -> PyResult<Vec<u64>> {
     py.detach(|| {
-        let all = lancer::table::versions::list_versions(ds.ds.store()).map_err(errors::table)?;
+        let all = lancer::versions::list_versions(ds.ds.store()).map_err(errors::table)?;
         Ok(all.into_iter().map(|v| v.version).collect())
     })
 }

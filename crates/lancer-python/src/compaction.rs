@@ -1,12 +1,12 @@
 //! Distributed compaction from Python (`lancer.optimize.Compaction.plan / commit`,
-//! `CompactionTask.execute`) over `lancer::compaction`. Plans, tasks and results cross
+//! `CompactionTask.execute`) over `lancer::write`. Plans, tasks and results cross
 //! as JSON text in pylance 14's `json()` shapes; the Python side keeps the text (so they
 //! pickle) and builds its objects from it.
 
-use lancer::compaction::{
+use lancer::write::CommitParams;
+use lancer::write::{
     commit_compaction, parse_text, plan_compaction, CompactionTask, RewriteResult,
 };
-use lancer::two_phase::CommitParams;
 use pyo3::prelude::*;
 
 use crate::dataset::Dataset;

@@ -8,8 +8,8 @@ use arrow_array::ffi_stream::ArrowArrayStreamReader;
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_pyarrow::PyArrowType;
 use arrow_schema::{ArrowError, Schema, SchemaRef};
-use lancer::file::container::FileVersion;
-use lancer::table::TableError;
+use lancer::file::FileVersion;
+use lancer::TableError;
 use lancer::{Dataset as Ds, DatasetExt, WriteParams};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -211,7 +211,7 @@ impl Iterator for Batches {
             0 => None,
             1 => parts.pop().map(Ok),
             _ => Some(
-                lancer::concat::concat_batches(&self.schema, &parts)
+                lancer::concat_batches(&self.schema, &parts)
                     .map_err(|e| arrow_schema::ArrowError::ExternalError(Box::new(e))),
             ),
         }
@@ -249,8 +249,7 @@ impl Dataset {
             let (store, opts) = store_in(&uri, &storage_options, session)?;
             let version = match tag {
                 Some(t) => Some(
-                    lancer::table::versions::tag_version(&store, &t)
-                        .map_err(|e| errors::open(&uri, e))?,
+                    lancer::versions::tag_version(&store, &t).map_err(|e| errors::open(&uri, e))?,
                 ),
                 None => version,
             };
@@ -276,7 +275,7 @@ impl Dataset {
     fn schema(&self) -> PyArrowType<Schema> {
         // JSON columns as readers see them: Arrow's JSON type
         PyArrowType(
-            lancer::file::json::text_schema(&self.ds.schema())
+            lancer::internal::json::text_schema(&self.ds.schema())
                 .as_ref()
                 .clone(),
         )
@@ -316,8 +315,7 @@ impl Dataset {
     /// summary as pylance names its counts).
     fn versions(&self, py: Python<'_>) -> PyResult<Vec<VersionRow>> {
         py.detach(|| {
-            let v = lancer::table::cleanup::version_summaries(self.ds.store())
-                .map_err(errors::table)?;
+            let v = lancer::versions::version_summaries(self.ds.store()).map_err(errors::table)?;
             Ok(v.into_iter()
                 .map(|v| {
                     let summary = v
@@ -343,7 +341,7 @@ impl Dataset {
 
     /// Tags and their versions, sorted by name.
     fn tags(&self, py: Python<'_>) -> PyResult<Vec<(String, u64)>> {
-        py.detach(|| lancer::table::versions::list_tags(self.ds.store()).map_err(errors::table))
+        py.detach(|| lancer::versions::list_tags(self.ds.store()).map_err(errors::table))
     }
 
     /// Tags `version` as `name` (an existing tag is an error unless `replace`).
@@ -359,20 +357,18 @@ impl Dataset {
             let store = self.ds.store();
             self.ds.at_version(version).map_err(errors::table)?;
             if replace {
-                match lancer::table::versions::delete_tag(store, &name) {
+                match lancer::versions::delete_tag(store, &name) {
                     Ok(()) | Err(TableError::NotFound { .. }) => {}
                     Err(e) => return Err(errors::table(e)),
                 }
             }
-            lancer::table::versions::create_tag(store, &name, version, 0).map_err(errors::table)
+            lancer::versions::create_tag(store, &name, version, 0).map_err(errors::table)
         })
     }
 
     /// Deletes the tag `name`.
     fn delete_tag(&self, py: Python<'_>, name: String) -> PyResult<()> {
-        py.detach(|| {
-            lancer::table::versions::delete_tag(self.ds.store(), &name).map_err(errors::table)
-        })
+        py.detach(|| lancer::versions::delete_tag(self.ds.store(), &name).map_err(errors::table))
     }
 
     /// Live rows, or rows passing a SQL `filter` (reads only the filter's columns);
@@ -619,7 +615,7 @@ impl Dataset {
                 "deletion_file",
                 f.deletion_file
                     .as_ref()
-                    .map(|del| lancer::table::deletion::deletion_path(f.id, del)),
+                    .map(|del| lancer::internal::deletion::deletion_path(f.id, del)),
             )?;
             let mut files = Vec::new();
             for df in &f.files {
@@ -680,7 +676,7 @@ impl Dataset {
                 metric,
             };
             let filtering = filtering(filter.as_deref(), prefilter);
-            let params = lancer::ann::AnnParams {
+            let params = lancer::search::AnnParams {
                 use_index,
                 nprobes,
                 refine_factor,
@@ -691,7 +687,7 @@ impl Dataset {
                 approx_mode,
             };
             if explain {
-                return lancer::explain::explain_nearest(&self.ds, &req, filtering, &params)
+                return lancer::search::explain_nearest(&self.ds, &req, filtering, &params)
                     .map(Err)
                     .map_err(errors::lancer);
             }
@@ -735,19 +731,17 @@ impl Dataset {
         let b = py.detach(|| {
             let q = match (query_json, query) {
                 // a structured query (lancer.query), in Lance's JSON shape
-                (Some(j), _) => lancer::indexes::inverted::query_json::parse(&j)
+                (Some(j), _) => lancer::internal::inverted::query_json::parse(&j)
                     .map_err(|e| errors::lancer(lancer::Error::Index(e)))?,
                 // (a query in double quotes is a phrase, as in pylance)
-                (None, Some(text)) => {
-                    lancer::indexes::inverted::search::FtsQuery::from_text(&text, column.as_deref())
-                }
+                (None, Some(text)) => lancer::FtsQuery::from_text(&text, column.as_deref()),
                 (None, None) => {
                     return Err(pyo3::exceptions::PyValueError::new_err(
                         "full_text_query needs a query",
                     ))
                 }
             };
-            let opts = lancer::fts::FtsOptions {
+            let opts = lancer::search::FtsOptions {
                 limit,
                 filter,
                 prefilter,
@@ -759,11 +753,11 @@ impl Dataset {
                 },
             };
             if explain {
-                return lancer::explain::explain_full_text(&self.ds, &q, &opts)
+                return lancer::search::explain_full_text(&self.ds, &q, &opts)
                     .map(Err)
                     .map_err(errors::lancer);
             }
-            lancer::fts::full_text_search(&self.ds, &q, &opts)
+            lancer::search::full_text_search(&self.ds, &q, &opts)
                 .map(Ok)
                 .map_err(errors::lancer)
         })?;
@@ -814,7 +808,7 @@ impl Dataset {
             .map(|j| {
                 let p = lancer::AnalyzerParams::from_json(&j)?;
                 p.analyzer()?;
-                Ok::<_, lancer::indexes::IndexError>(p)
+                Ok::<_, lancer::IndexError>(p)
             })
             .transpose()
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
@@ -861,7 +855,8 @@ impl Dataset {
     /// Every index segment as pylance lists them: dicts of `name`, `type`, `uuid`,
     /// `fields`, `version`, `fragment_ids`, `base_id`.
     fn list_segments<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let segs = py.detach(|| lancer::stats::list_segments(&self.ds).map_err(errors::lancer))?;
+        let segs =
+            py.detach(|| lancer::inspect::list_segments(&self.ds).map_err(errors::lancer))?;
         let mut out = Vec::with_capacity(segs.len());
         for s in segs {
             let d = PyDict::new(py);
@@ -879,15 +874,17 @@ impl Dataset {
 
     /// pylance's `index_statistics(name)`, as JSON text.
     fn index_statistics(&self, py: Python<'_>, name: String) -> PyResult<String> {
-        let v =
-            py.detach(|| lancer::stats::index_statistics(&self.ds, &name).map_err(errors::lancer))?;
+        let v = py.detach(|| {
+            lancer::inspect::index_statistics(&self.ds, &name).map_err(errors::lancer)
+        })?;
         Ok(v.to_string())
     }
 
     /// pylance's `describe_indices()`: dicts of `name`, `type_url`,
     /// `num_rows_indexed`, `fields`, `field_names`, `num_segments`, `total_size_bytes`.
     fn describe_indices<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let ds = py.detach(|| lancer::stats::describe_indices(&self.ds).map_err(errors::lancer))?;
+        let ds =
+            py.detach(|| lancer::inspect::describe_indices(&self.ds).map_err(errors::lancer))?;
         let mut out = Vec::with_capacity(ds.len());
         let json = py.import("json")?;
         for i in ds {
@@ -928,14 +925,14 @@ impl Dataset {
     /// small files).
     fn dataset_stats(&self, py: Python<'_>, max_rows_per_group: u64) -> PyResult<(u64, u64, u64)> {
         let s = py.detach(|| {
-            lancer::stats::dataset_stats(&self.ds, max_rows_per_group).map_err(errors::lancer)
+            lancer::inspect::dataset_stats(&self.ds, max_rows_per_group).map_err(errors::lancer)
         })?;
         Ok((s.num_deleted_rows, s.num_fragments, s.num_small_files))
     }
 
     /// pylance's `stats.data_stats()`: (field id, bytes on disk) per field.
     fn data_stats(&self, py: Python<'_>) -> PyResult<Vec<(i32, u64)>> {
-        let s = py.detach(|| lancer::stats::data_stats(&self.ds).map_err(errors::lancer))?;
+        let s = py.detach(|| lancer::inspect::data_stats(&self.ds).map_err(errors::lancer))?;
         Ok(s.into_iter().map(|f| (f.id, f.bytes_on_disk)).collect())
     }
 
@@ -960,17 +957,15 @@ impl Dataset {
 pub(crate) type BaseTuple = (Option<String>, String, bool, u32);
 
 /// Base paths to register, from Python's tuples.
-pub(crate) fn base_specs(bases: Vec<BaseTuple>) -> Vec<lancer::table::bases::BaseSpec> {
+pub(crate) fn base_specs(bases: Vec<BaseTuple>) -> Vec<lancer::BaseSpec> {
     bases
         .into_iter()
-        .map(
-            |(name, path, is_dataset_root, id)| lancer::table::bases::BaseSpec {
-                name,
-                path,
-                is_dataset_root,
-                id,
-            },
-        )
+        .map(|(name, path, is_dataset_root, id)| lancer::BaseSpec {
+            name,
+            path,
+            is_dataset_root,
+            id,
+        })
         .collect()
 }
 
@@ -1017,16 +1012,16 @@ pub fn write(
     let mut params = WriteParams {
         enable_stable_row_ids,
         transaction_properties: transaction_properties.unwrap_or_default(),
-        auto_cleanup: auto_cleanup.map(|(interval, secs)| lancer::table::config::AutoCleanup {
+        auto_cleanup: auto_cleanup.map(|(interval, secs)| lancer::AutoCleanup {
             interval,
             older_than: std::time::Duration::from_secs(secs),
         }),
         skip_auto_cleanup,
         // (a new dataset's manifest names; an existing one keeps its own)
         naming: if v2_manifest_paths {
-            lancer::table::Naming::V2
+            lancer::versions::Naming::V2
         } else {
-            lancer::table::Naming::V1
+            lancer::versions::Naming::V1
         },
         blobs: lancer::BlobWriteOptions {
             pack_file_size_threshold: blob_pack_file_size_threshold,
@@ -1067,7 +1062,7 @@ pub fn write(
         // (registered bases' stores open with the same options)
         let mut params = params;
         params.storage_options = Some(opts.clone());
-        let existing = match lancer::table::versions::latest_version(&store) {
+        let existing = match lancer::versions::latest_version(&store) {
             Ok(v) => Some(v.version),
             Err(TableError::NotFound { .. }) => None,
             Err(e) => return Err(errors::table(e)),
@@ -1125,7 +1120,7 @@ pub fn cleanup(
     }
     py.detach(|| {
         let (store, _) = store(&uri, &storage_options)?;
-        let s = lancer::table::cleanup::cleanup_retaining(
+        let s = lancer::versions::cleanup_retaining(
             &store,
             age,
             retain_versions,
@@ -1157,7 +1152,7 @@ pub(crate) fn older_than(seconds: Option<f64>) -> PyResult<Option<std::time::Dur
 /// files removed.
 pub(crate) type CleanupCounts = (u64, usize, usize, usize, usize, usize);
 
-pub(crate) fn cleanup_counts(s: &lancer::table::cleanup::CleanupStats) -> CleanupCounts {
+pub(crate) fn cleanup_counts(s: &lancer::versions::CleanupStats) -> CleanupCounts {
     (
         s.bytes_removed,
         s.versions_removed,
@@ -1169,10 +1164,10 @@ pub(crate) fn cleanup_counts(s: &lancer::table::cleanup::CleanupStats) -> Cleanu
 }
 
 /// pylance's `approx_mode` (None: "normal"); another value is a `ValueError`.
-pub(crate) fn approx_mode_of(m: Option<&str>) -> PyResult<lancer::ann::ApproxMode> {
+pub(crate) fn approx_mode_of(m: Option<&str>) -> PyResult<lancer::search::ApproxMode> {
     match m {
-        None => Ok(lancer::ann::ApproxMode::Normal),
-        Some(m) => lancer::ann::ApproxMode::parse(m).ok_or_else(|| {
+        None => Ok(lancer::search::ApproxMode::Normal),
+        Some(m) => lancer::search::ApproxMode::parse(m).ok_or_else(|| {
             PyValueError::new_err(format!(
                 "approx_mode must be \"fast\", \"normal\" or \"accurate\", got {m:?}"
             ))
@@ -1188,7 +1183,7 @@ pub(crate) fn search_metric(
 ) -> PyResult<lancer::Metric> {
     Ok(match metric {
         Some(m) => lancer::Metric::parse(m).map_err(errors::table)?,
-        None => lancer::ann::column_index_metric(ds, column)
+        None => lancer::search::column_index_metric(ds, column)
             .map_err(errors::lancer)?
             .unwrap_or(lancer::Metric::L2),
     })

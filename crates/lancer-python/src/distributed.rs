@@ -1,10 +1,10 @@
 //! Distributed index builds from Python (`LanceDataset.create_index_uncommitted`,
 //! `merge_existing_index_segments`, `commit_existing_index_segments`,
-//! `lancer.indices.IndicesBuilder`) over `lancer::distributed_index`. Segments cross as
+//! `lancer.indices.IndicesBuilder`) over `lancer::index`. Segments cross as
 //! JSON text in the members of pylance's `Index`; a trained model as a dict of
 //! little-endian float32 bytes (the Python side wraps them in numpy arrays).
 
-use lancer::distributed_index::{self as di, RabitEncoder, VectorModel};
+use lancer::index::{self as di, RabitEncoder, VectorModel};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -48,7 +48,7 @@ fn index_params(p: &Bound<'_, PyDict>) -> PyResult<lancer::IndexParams> {
             "max_level" => out.max_level = Some(v.extract()?),
             "analyzer_json" => {
                 let j: String = v.extract()?;
-                let bad = |e: lancer::indexes::IndexError| PyValueError::new_err(e.to_string());
+                let bad = |e: lancer::IndexError| PyValueError::new_err(e.to_string());
                 let a = lancer::AnalyzerParams::from_json(&j).map_err(bad)?;
                 a.analyzer().map_err(bad)?;
                 out.analyzer = Some(a);
@@ -155,13 +155,13 @@ pub fn train_vector_model<'py>(
     Ok(out)
 }
 
-fn segment_text(meta: &lancer::table::pb::IndexMetadata) -> PyResult<String> {
+fn segment_text(meta: &lancer::internal::pb::IndexMetadata) -> PyResult<String> {
     di::segment_to_json(meta)
         .map(|v| v.to_string())
         .map_err(errors::lancer)
 }
 
-fn segments_of(texts: &[String]) -> PyResult<Vec<lancer::table::pb::IndexMetadata>> {
+fn segments_of(texts: &[String]) -> PyResult<Vec<lancer::internal::pb::IndexMetadata>> {
     texts
         .iter()
         .map(|t| {
@@ -237,7 +237,7 @@ pub fn commit_index_segments(
 pub(crate) fn segments_json(
     v: &serde_json::Value,
     key: &str,
-) -> lancer::Result<Vec<lancer::table::pb::IndexMetadata>> {
+) -> lancer::Result<Vec<lancer::internal::pb::IndexMetadata>> {
     match v.get(key) {
         None | Some(serde_json::Value::Null) => Ok(Vec::new()),
         Some(serde_json::Value::Array(a)) => a.iter().map(di::segment_from_json).collect(),

@@ -7,7 +7,7 @@
 //! failures `OSError`, damaged data `lancer.CorruptDataError` (an `OSError`), and a
 //! scan stopped by Ctrl-C `KeyboardInterrupt`.
 
-use lancer::table::TableError;
+use lancer::TableError;
 use pyo3::exceptions::{
     PyFileNotFoundError, PyKeyboardInterrupt, PyNotImplementedError, PyOSError, PyValueError,
 };
@@ -103,8 +103,8 @@ pub fn lancer(e: lancer::Error) -> PyErr {
 
 /// An index-layer error as a Python exception: a damaged index file is
 /// `CorruptDataError`, an index kind this build cannot search `NotImplementedError`.
-fn index(e: lancer::indexes::IndexError) -> PyErr {
-    use lancer::indexes::IndexError as E;
+fn index(e: lancer::IndexError) -> PyErr {
+    use lancer::IndexError as E;
     let msg = e.to_string();
     match e {
         E::Table(t) => table(t),

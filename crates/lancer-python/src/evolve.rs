@@ -1,6 +1,6 @@
 //! Schema evolution and maintenance of a dataset from Python (pylance's `add_columns`,
 //! `drop_columns`, `alter_columns`, `update`, `merge_insert`,
-//! `optimize.compact_files`): each a thin call into `lancer::evolve`, GIL released,
+//! `optimize.compact_files`): each a thin call into `lancer::write`, GIL released,
 //! returning the new version and pylance's statistics.
 
 use std::collections::BTreeMap;
@@ -38,8 +38,7 @@ fn add_columns(py: Python<'_>, ds: &Dataset, columns: Vec<(String, String)>) -> 
         .iter()
         .map(|(n, e)| (n.as_str(), e.as_str()))
         .collect();
-    let after =
-        py.detach(|| lancer::evolve::add_columns(&ds.ds, &pairs).map_err(errors::lancer))?;
+    let after = py.detach(|| lancer::write::add_columns(&ds.ds, &pairs).map_err(errors::lancer))?;
     Ok(ds.wrap(after))
 }
 
@@ -51,7 +50,7 @@ fn add_null_columns(
     schema: PyArrowType<Schema>,
 ) -> PyResult<Dataset> {
     let after =
-        py.detach(|| lancer::evolve::add_null_columns(&ds.ds, &schema.0).map_err(errors::lancer))?;
+        py.detach(|| lancer::write::add_null_columns(&ds.ds, &schema.0).map_err(errors::lancer))?;
     Ok(ds.wrap(after))
 }
 
@@ -59,8 +58,7 @@ fn add_null_columns(
 #[pyfunction]
 fn drop_columns(py: Python<'_>, ds: &Dataset, columns: Vec<String>) -> PyResult<Dataset> {
     let cols: Vec<&str> = columns.iter().map(String::as_str).collect();
-    let after =
-        py.detach(|| lancer::evolve::drop_columns(&ds.ds, &cols).map_err(errors::lancer))?;
+    let after = py.detach(|| lancer::write::drop_columns(&ds.ds, &cols).map_err(errors::lancer))?;
     Ok(ds.wrap(after))
 }
 
@@ -77,16 +75,16 @@ fn alter_columns(
         Option<PyArrowType<DataType>>,
     )>,
 ) -> PyResult<Dataset> {
-    let alts: Vec<lancer::evolve::Alteration> = alterations
+    let alts: Vec<lancer::write::Alteration> = alterations
         .into_iter()
-        .map(|(path, rename, nullable, t)| lancer::evolve::Alteration {
+        .map(|(path, rename, nullable, t)| lancer::write::Alteration {
             path,
             rename,
             nullable,
             data_type: t.map(|t| t.0),
         })
         .collect();
-    let after = py.detach(|| lancer::evolve::alter(&ds.ds, &alts).map_err(errors::lancer))?;
+    let after = py.detach(|| lancer::write::alter(&ds.ds, &alts).map_err(errors::lancer))?;
     Ok(ds.wrap(after))
 }
 
@@ -101,7 +99,7 @@ fn update(
 ) -> PyResult<(Dataset, u64)> {
     let pairs: Vec<(&str, &str)> = set.iter().map(|(c, e)| (c.as_str(), e.as_str())).collect();
     let (after, stats) = py.detach(|| {
-        lancer::evolve::update(&ds.ds, filter.as_deref(), &pairs).map_err(errors::lancer)
+        lancer::write::update(&ds.ds, filter.as_deref(), &pairs).map_err(errors::lancer)
     })?;
     Ok((ds.wrap(after), stats.rows_updated))
 }
@@ -134,7 +132,7 @@ fn merge_insert(
 ) -> PyResult<(Dataset, BTreeMap<String, u64>)> {
     let reader = source.0;
     let schema = reader.schema();
-    let opts = lancer::evolve::MergeOptions {
+    let opts = lancer::write::MergeOptions {
         on,
         update_matched: update_all,
         delete_matched,
@@ -150,7 +148,7 @@ fn merge_insert(
     };
     let (after, stats) = py.detach(|| {
         let batches = reader.map(|b| b.map_err(lancer::Error::from));
-        lancer::evolve::merge_insert(&ds.ds, &opts, schema, batches).map_err(errors::lancer)
+        lancer::write::merge_insert(&ds.ds, &opts, schema, batches).map_err(errors::lancer)
     })?;
     let out = BTreeMap::from([
         ("num_inserted_rows".to_string(), stats.inserted),
@@ -163,12 +161,12 @@ fn merge_insert(
 /// What a Python function computing new columns can fail with: the table layer's
 /// error, or the function's own exception (raised again unchanged).
 enum UdfError {
-    Table(lancer::table::TableError),
+    Table(lancer::TableError),
     Py(PyErr),
 }
 
-impl From<lancer::table::TableError> for UdfError {
-    fn from(e: lancer::table::TableError) -> Self {
+impl From<lancer::TableError> for UdfError {
+    fn from(e: lancer::TableError) -> Self {
         UdfError::Table(e)
     }
 }
@@ -199,7 +197,7 @@ fn udf_compute(
             parts.push(out);
         }
         arrow_select::concat::concat_batches(&schema, &parts).map_err(|e| {
-            UdfError::Table(lancer::table::TableError::invalid(format!(
+            UdfError::Table(lancer::TableError::invalid(format!(
                 "the function's batches do not match the new columns' schema: {e}"
             )))
         })
@@ -266,8 +264,8 @@ fn fragment_add_columns_udf(
                 .add_columns_to_fragment(id, schema.clone(), read.as_deref(), compute)
         })
         .map_err(udf_error)?;
-    Ok(lancer::fragment_json::python_json_text(
-        &lancer::fragment_json::fragment_to_json(&frag),
+    Ok(lancer::write::python_json_text(
+        &lancer::write::fragment_to_json(&frag),
     ))
 }
 
@@ -284,7 +282,7 @@ fn merge_columns(
     let schema = reader.schema();
     let after = py.detach(|| {
         let batches = reader.map(|b| b.map_err(lancer::Error::from));
-        lancer::evolve::merge_columns(&ds.ds, &on, schema, batches).map_err(errors::lancer)
+        lancer::write::merge_columns(&ds.ds, &on, schema, batches).map_err(errors::lancer)
     })?;
     Ok(ds.wrap(after))
 }
@@ -296,8 +294,8 @@ pub(crate) fn compaction_options(
     materialize_deletions: bool,
     materialize_deletions_threshold: Option<f64>,
     max_bytes_per_file: Option<u64>,
-) -> lancer::table::compact::CompactionOptions {
-    let mut opts = lancer::table::compact::CompactionOptions {
+) -> lancer::CompactionOptions {
+    let mut opts = lancer::CompactionOptions {
         materialize_deletions,
         max_bytes_per_file,
         ..Default::default()
@@ -331,7 +329,7 @@ fn compact_files(
         max_bytes_per_file,
     );
     let (after, s) = py.detach(|| {
-        lancer::evolve::compact_files(&ds.ds, &opts, &|_, _| {}).map_err(errors::lancer)
+        lancer::write::compact_files(&ds.ds, &opts, &|_, _| {}).map_err(errors::lancer)
     })?;
     Ok((
         ds.wrap(after),
@@ -389,7 +387,7 @@ fn add_columns_stream(
     let schema = reader.schema();
     let after = py.detach(|| {
         let batches = reader.map(|b| {
-            b.map_err(|e| lancer::table::TableError::InvalidInput {
+            b.map_err(|e| lancer::TableError::InvalidInput {
                 what: e.to_string(),
             })
         });

@@ -10,10 +10,10 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use arrow_pyarrow::PyArrowType;
 use arrow_schema::{Schema, SchemaRef};
-use lancer::file::container::FileVersion;
-use lancer::file::reader::FileReader;
-use lancer::file::writer::WriteOptions;
-use lancer::storage::storage::DataWriter;
+use lancer::file::FileReader;
+use lancer::file::FileVersion;
+use lancer::file::WriteOptions;
+use lancer::internal::DataWriter;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -41,7 +41,7 @@ fn locate(path: &str, options: &Options) -> PyResult<(lancer::Store, String)> {
 }
 
 fn format_err(e: lancer::file::FormatError) -> PyErr {
-    errors::table(lancer::table::TableError::from(e))
+    errors::table(lancer::TableError::from(e))
 }
 
 /// `batch` cut into batches of at most `size` rows (one empty batch for none).

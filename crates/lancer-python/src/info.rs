@@ -35,7 +35,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// none): a dropped column's id still counts.
 #[pyfunction]
 fn max_field_id(ds: &Dataset) -> i32 {
-    lancer::table::evolve::max_field_id(&ds.ds.manifest().pb)
+    lancer::internal::max_field_id(&ds.ds.manifest().pb)
 }
 
 /// This version's number, commit time (seconds, nanoseconds) and summary, as pylance
@@ -44,7 +44,7 @@ fn max_field_id(ds: &Dataset) -> i32 {
 #[pyfunction]
 fn version_summary(ds: &Dataset) -> (u64, i64, i32, BTreeMap<String, String>) {
     let m = &ds.ds.manifest().pb;
-    let summary = lancer::table::cleanup::Summary::of(m)
+    let summary = lancer::versions::Summary::of(m)
         .entries()
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
@@ -80,7 +80,7 @@ fn io_stats(ds: &Dataset, incremental: bool) -> (u64, u64, u64, u64) {
 #[pyfunction]
 fn all_files(py: Python<'_>, ds: &Dataset) -> PyResult<Vec<(String, u64, i64)>> {
     py.detach(|| {
-        let files = lancer::verify::all_files(ds.ds.store()).map_err(errors::lancer)?;
+        let files = lancer::inspect::all_files(ds.ds.store()).map_err(errors::lancer)?;
         Ok(files
             .into_iter()
             .map(|f| (f.path, f.size, f.modified_ms))
@@ -98,7 +98,7 @@ fn tracked_files(
     min_version: Option<u64>,
 ) -> PyResult<Vec<(u64, String, &'static str)>> {
     py.detach(|| {
-        let files = lancer::verify::tracked_files(ds.ds.store(), min_version, |_, _| {})
+        let files = lancer::inspect::tracked_files(ds.ds.store(), min_version, |_, _| {})
             .map_err(errors::lancer)?;
         Ok(files
             .into_iter()
@@ -112,13 +112,13 @@ fn tracked_files(
 #[pyfunction]
 fn validate(py: Python<'_>, ds: &Dataset) -> Vec<String> {
     py.detach(|| {
-        let mut seen = lancer::verify::Checked::default();
-        lancer::verify::version_problems(&ds.ds, false, &mut seen)
+        let mut seen = lancer::inspect::Checked::default();
+        lancer::inspect::version_problems(&ds.ds, false, &mut seen)
     })
 }
 
 /// Deletes the dataset at `uri` and everything under it (see
-/// `lancer::verify::drop_dataset`); a missing one is `FileNotFoundError` unless
+/// `lancer::inspect::drop_dataset`); a missing one is `FileNotFoundError` unless
 /// `ignore_not_found`.
 #[pyfunction]
 #[pyo3(signature = (uri, storage_options=None, ignore_not_found=false))]
@@ -133,7 +133,7 @@ fn drop_dataset(
             .storage_options(storage_options.unwrap_or_default())
             .build();
         let store = session.store(Path::new(&uri)).map_err(errors::lancer)?;
-        match lancer::verify::drop_dataset(&store) {
+        match lancer::inspect::drop_dataset(&store) {
             Ok(()) => Ok(()),
             Err(lancer::Error::Table(lancer::TableError::NotFound { .. })) if ignore_not_found => {
                 Ok(())
@@ -154,7 +154,7 @@ fn ivf_model(
     ds: &Dataset,
     name: String,
 ) -> PyResult<Option<(PyArrowType<ArrayData>, String)>> {
-    let model = py.detach(|| lancer::prewarm::ivf_model(&ds.ds, &name).map_err(errors::lancer))?;
+    let model = py.detach(|| lancer::index::ivf_model(&ds.ds, &name).map_err(errors::lancer))?;
     let Some(model) = model else {
         return Ok(None);
     };
@@ -178,7 +178,7 @@ fn ivf_model(
 /// number of segments cached.
 #[pyfunction]
 fn prewarm_index(py: Python<'_>, ds: &Dataset, name: String) -> PyResult<usize> {
-    py.detach(|| lancer::prewarm::prewarm_index(&ds.ds, &name).map_err(errors::lancer))
+    py.detach(|| lancer::index::prewarm_index(&ds.ds, &name).map_err(errors::lancer))
 }
 
 /// The session's index cache: (entries, hits, misses).

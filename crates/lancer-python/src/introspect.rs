@@ -41,7 +41,7 @@ fn read_index_partition(
     with_vector: bool,
 ) -> PyResult<PyArrowType<RecordBatch>> {
     py.detach(|| {
-        lancer::index_reader::read_index_partition(&ds.ds, &name, partition, with_vector)
+        lancer::index::read_index_partition(&ds.ds, &name, partition, with_vector)
             .map(PyArrowType)
             .map_err(errors::lancer)
     })
@@ -50,19 +50,19 @@ fn read_index_partition(
 /// The manifest's debug text.
 #[pyfunction]
 fn debug_manifest(ds: &Dataset) -> String {
-    lancer::debug::format_manifest(&ds.ds)
+    lancer::inspect::format_manifest(&ds.ds)
 }
 
 /// Fragment `fragment_id`'s debug text.
 #[pyfunction]
 fn debug_fragment(ds: &Dataset, fragment_id: u64) -> PyResult<String> {
-    lancer::debug::format_fragment(&ds.ds, fragment_id).map_err(errors::lancer)
+    lancer::inspect::format_fragment(&ds.ds, fragment_id).map_err(errors::lancer)
 }
 
 /// The Lance schema's debug text.
 #[pyfunction]
 fn debug_schema(ds: &Dataset) -> String {
-    lancer::debug::format_schema(&ds.ds)
+    lancer::inspect::format_schema(&ds.ds)
 }
 
 /// The debug text of the latest `max_transactions` transactions, newest first.
@@ -72,7 +72,9 @@ fn debug_transactions(
     ds: &Dataset,
     max_transactions: usize,
 ) -> PyResult<Vec<String>> {
-    py.detach(|| lancer::debug::list_transactions(&ds.ds, max_transactions).map_err(errors::lancer))
+    py.detach(|| {
+        lancer::inspect::list_transactions(&ds.ds, max_transactions).map_err(errors::lancer)
+    })
 }
 
 /// One Lance field for Python: id, parent id, name, logical type, nullable, metadata,
@@ -105,12 +107,12 @@ fn lance_fields(ds: &Dataset) -> Vec<FieldRow> {
 /// `schema`'s fields depth first as [`FieldRow`]s (`pk`: the ids of the unenforced
 /// primary key's fields).
 pub(crate) fn field_rows(
-    schema: &lancer::file::schema::LanceSchema,
+    schema: &lancer::file::LanceSchema,
     pk: &std::collections::HashSet<i32>,
 ) -> Vec<FieldRow> {
     let mut out = Vec::new();
     fn walk(
-        f: &lancer::file::schema::LanceField,
+        f: &lancer::file::LanceField,
         pk: &std::collections::HashSet<i32>,
         out: &mut Vec<FieldRow>,
     ) {
@@ -138,7 +140,7 @@ pub(crate) fn field_rows(
 /// checks out.
 #[pyfunction]
 fn validate_fragment(py: Python<'_>, ds: &Dataset, fragment_id: u64) -> PyResult<Vec<String>> {
-    py.detach(|| lancer::verify::fragment_problems(&ds.ds, fragment_id).map_err(errors::lancer))
+    py.detach(|| lancer::inspect::fragment_problems(&ds.ds, fragment_id).map_err(errors::lancer))
 }
 
 /// One tag for Python: name, branch, version, created and updated (RFC 3339),
@@ -157,8 +159,7 @@ type TagRow = (
 #[pyfunction]
 fn tag_records(py: Python<'_>, ds: &Dataset) -> PyResult<Vec<TagRow>> {
     py.detach(|| {
-        let tags =
-            lancer::table::versions::list_tag_records(ds.ds.store()).map_err(errors::table)?;
+        let tags = lancer::versions::list_tag_records(ds.ds.store()).map_err(errors::table)?;
         Ok(tags
             .into_iter()
             .map(|(n, r)| {
@@ -177,9 +178,9 @@ fn tag_records(py: Python<'_>, ds: &Dataset) -> PyResult<Vec<TagRow>> {
 }
 
 /// Bytes of `version`'s manifest (what a tag records).
-fn manifest_size(ds: &lancer::Dataset, version: u64) -> lancer::table::Result<u64> {
+fn manifest_size(ds: &lancer::Dataset, version: u64) -> Result<u64, lancer::TableError> {
     let store = ds.store();
-    let path = lancer::table::versions::manifest_path(store, version)?;
+    let path = lancer::versions::manifest_path(store, version)?;
     Ok(store.size(&path)?.unwrap_or(0))
 }
 
@@ -189,9 +190,9 @@ fn manifest_size(ds: &lancer::Dataset, version: u64) -> lancer::table::Result<u6
 fn create_tag(py: Python<'_>, ds: &Dataset, name: String, version: u64) -> PyResult<()> {
     py.detach(|| {
         let size = manifest_size(&ds.ds, version).map_err(errors::table)?;
-        match lancer::table::versions::create_tag(ds.ds.store(), &name, version, size) {
+        match lancer::versions::create_tag(ds.ds.store(), &name, version, size) {
             // an existing name is the caller's mistake (pylance: a ValueError)
-            Err(e @ lancer::table::TableError::Conflict { .. }) => {
+            Err(e @ lancer::TableError::Conflict { .. }) => {
                 Err(errors::invalid_input(e.to_string()))
             }
             r => r.map_err(errors::table),
@@ -204,8 +205,7 @@ fn create_tag(py: Python<'_>, ds: &Dataset, name: String, version: u64) -> PyRes
 fn update_tag(py: Python<'_>, ds: &Dataset, name: String, version: u64) -> PyResult<()> {
     py.detach(|| {
         let size = manifest_size(&ds.ds, version).map_err(errors::table)?;
-        lancer::table::versions::update_tag(ds.ds.store(), &name, version, size)
-            .map_err(errors::table)
+        lancer::versions::update_tag(ds.ds.store(), &name, version, size).map_err(errors::table)
     })
 }
 
@@ -218,7 +218,7 @@ fn replace_tag_metadata(
     metadata: BTreeMap<String, String>,
 ) -> PyResult<()> {
     py.detach(|| {
-        lancer::table::versions::replace_tag_metadata(ds.ds.store(), &name, metadata)
+        lancer::versions::replace_tag_metadata(ds.ds.store(), &name, metadata)
             .map_err(errors::table)
     })
 }

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use lancer::table::config::{MapUpdate, MetadataUpdate};
+use lancer::{MapUpdate, MetadataUpdate};
 use pyo3::prelude::*;
 
 use crate::dataset::Dataset;
@@ -80,25 +80,22 @@ fn schema_metadata(ds: &Dataset) -> BTreeMap<String, String> {
 pub(crate) fn progress_listener(
     f: Py<PyAny>,
 ) -> (
-    lancer::indexes::progress::Progress,
+    lancer::Progress,
     std::sync::Arc<std::sync::Mutex<Option<PyErr>>>,
 ) {
     let failed = std::sync::Arc::new(std::sync::Mutex::new(None::<PyErr>));
     let kept = failed.clone();
-    let listener: lancer::indexes::progress::Progress =
-        std::sync::Arc::new(move |e: &lancer::indexes::progress::ProgressEvent<'_>| {
-            let mut slot = kept.lock().unwrap_or_else(|p| p.into_inner());
-            if slot.is_some() {
-                return;
+    let listener: lancer::Progress = std::sync::Arc::new(move |e: &lancer::ProgressEvent<'_>| {
+        let mut slot = kept.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_some() {
+            return;
+        }
+        Python::attach(|py| {
+            if let Err(err) = f.call1(py, (e.event.name(), e.stage, e.completed, e.total, e.unit)) {
+                *slot = Some(err);
             }
-            Python::attach(|py| {
-                if let Err(err) =
-                    f.call1(py, (e.event.name(), e.stage, e.completed, e.total, e.unit))
-                {
-                    *slot = Some(err);
-                }
-            });
         });
+    });
     (listener, failed)
 }
 
@@ -129,9 +126,7 @@ fn tokenize(text: &str, analyzer_json: Option<&str>) -> PyResult<Vec<(String, u3
 /// Renames the dataset's manifests to the newer naming scheme; how many were renamed.
 #[pyfunction]
 fn migrate_manifest_paths_v2(py: Python<'_>, ds: &Dataset) -> PyResult<usize> {
-    py.detach(|| {
-        lancer::table::versions::migrate_manifest_paths_v2(ds.ds.store()).map_err(errors::table)
-    })
+    py.detach(|| lancer::versions::migrate_manifest_paths_v2(ds.ds.store()).map_err(errors::table))
 }
 
 /// Statistics, candidate files and branch-held versions of the cleanup these limits
@@ -158,7 +153,7 @@ fn explain_cleanup(
     let age = crate::dataset::older_than(older_than_seconds)?;
     py.detach(|| {
         let (store, _) = crate::dataset::store_in(&uri, &storage_options, None)?;
-        let (s, files, branches) = lancer::table::cleanup::explain_cleanup(
+        let (s, files, branches) = lancer::versions::explain_cleanup(
             &store,
             age,
             retain_versions,

@@ -1,5 +1,5 @@
 //! Committed transactions for Python (`LanceDataset.read_transaction` /
-//! `get_transactions`) over `lancer::transactions`: each transaction crosses as JSON
+//! `get_transactions`) over `lancer::inspect`: each transaction crosses as JSON
 //! text (read version, uuid, properties, the operation's name and fields under
 //! pylance's `LanceOperation` field names, fragments in pylance's `FragmentMetadata`
 //! JSON, index segments as `lancer.Index` JSON) plus the schemas it records (a pyarrow
@@ -10,9 +10,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use arrow_pyarrow::PyArrowType;
 use arrow_schema::Schema;
-use lancer::fragment_json::fragment_to_json;
-use lancer::table::pb;
-use lancer::table::pb::transaction::Operation as Op;
+use lancer::internal::pb;
+use lancer::internal::pb::transaction::Operation as Op;
+use lancer::write::fragment_to_json;
 use pyo3::prelude::*;
 use serde_json::{json, Value};
 
@@ -44,8 +44,8 @@ fn read_transactions(
     recent: Option<usize>,
 ) -> PyResult<Vec<Option<TransactionOut>>> {
     let got = py.detach(|| match (version, recent) {
-        (Some(v), _) => lancer::transactions::read_transaction(&ds.ds, v).map(|t| vec![t]),
-        (None, n) => lancer::transactions::recent_transactions(&ds.ds, n.unwrap_or(10)),
+        (Some(v), _) => lancer::inspect::read_transaction(&ds.ds, v).map(|t| vec![t]),
+        (None, n) => lancer::inspect::recent_transactions(&ds.ds, n.unwrap_or(10)),
     });
     got.map_err(errors::lancer)?
         .iter()
@@ -61,7 +61,7 @@ fn frags(list: &[pb::DataFragment]) -> Value {
 fn segments(list: &[pb::IndexMetadata]) -> lancer::Result<Value> {
     Ok(Value::Array(
         list.iter()
-            .map(lancer::distributed_index::segment_to_json)
+            .map(lancer::index::segment_to_json)
             .collect::<lancer::Result<_>>()?,
     ))
 }
@@ -72,9 +72,9 @@ fn hex(bytes: &[u8]) -> String {
 
 fn uuid_text(u: Option<&pb::Uuid>) -> lancer::Result<Value> {
     Ok(match u {
-        Some(u) => {
-            Value::String(lancer::table::dataset::uuid_dir(&u.uuid).map_err(lancer::Error::from)?)
-        }
+        Some(u) => Value::String(
+            lancer::internal::dataset::uuid_dir(&u.uuid).map_err(lancer::Error::from)?,
+        ),
         None => Value::Null,
     })
 }
@@ -129,15 +129,15 @@ fn legacy_map<'a>(
 /// A schema recorded as protobuf fields and metadata, for Python.
 fn schema_out(
     key: &str,
-    fields: &[lancer::file::pb::file::Field],
+    fields: &[lancer::internal::file_pb::file::Field],
     metadata: &HashMap<String, Vec<u8>>,
 ) -> lancer::Result<SchemaOut> {
     let metadata = metadata
         .iter()
         .map(|(k, v)| (k.clone(), String::from_utf8_lossy(v).into_owned()))
         .collect();
-    let schema = lancer::file::schema::LanceSchema::from_pb_fields(fields, metadata)
-        .map_err(|e| lancer::Error::from(lancer::table::TableError::from(e)))?;
+    let schema = lancer::file::LanceSchema::from_pb_fields(fields, metadata)
+        .map_err(|e| lancer::Error::from(lancer::TableError::from(e)))?;
     let pk: HashSet<i32> = fields
         .iter()
         .filter(|f| f.unenforced_primary_key)

@@ -1,16 +1,16 @@
 //! Two-phase (distributed) writes from Python (`lancer.fragment.write_fragments`,
-//! `lancer.LanceDataset.commit`) over `lancer::two_phase`. Fragment descriptions cross
+//! `lancer.LanceDataset.commit`) over `lancer::write`. Fragment descriptions cross
 //! as JSON text in pylance's `FragmentMetadata.to_json()` shape
-//! (`lancer::fragment_json`); the Python side builds its dataclasses from it.
+//! (`lancer::write`); the Python side builds its dataclasses from it.
 
 use arrow_array::ffi_stream::ArrowArrayStreamReader;
 use arrow_array::RecordBatchReader;
 use arrow_pyarrow::PyArrowType;
 use arrow_schema::Schema;
-use lancer::file::container::FileVersion;
-use lancer::fragment_json::{fragment_from_json, fragment_to_json, python_json_text};
-use lancer::table::TableError;
-use lancer::two_phase::{self, CommitParams, FragmentMode, Operation, RewriteGroup};
+use lancer::file::FileVersion;
+use lancer::write::{self as two_phase, CommitParams, FragmentMode, Operation, RewriteGroup};
+use lancer::write::{fragment_from_json, fragment_to_json, python_json_text};
+use lancer::TableError;
 use lancer::{Dataset as Ds, WriteParams};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -159,9 +159,9 @@ pub fn commit(
     let op = operation(kind, &body, schema).map_err(errors::lancer)?;
     let params = CommitParams {
         naming: if v2_manifest_paths {
-            lancer::table::Naming::V2
+            lancer::versions::Naming::V2
         } else {
-            lancer::table::Naming::V1
+            lancer::versions::Naming::V1
         },
         enable_stable_row_ids,
         transaction_properties: transaction_properties.unwrap_or_default(),

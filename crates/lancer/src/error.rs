@@ -7,6 +7,7 @@ use thiserror::Error;
 
 /// What can go wrong in a read, write or search.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The dataset or a data file failed.
     #[error(transparent)]
@@ -41,6 +42,19 @@ pub enum Error {
     /// Arrow refused to build an array or batch.
     #[error("arrow: {0}")]
     Arrow(#[from] ArrowError),
+}
+
+/// An index-layer error as this layer reports it: a table error stays a table error and
+/// a request the index cannot serve an invalid argument; damaged, unsupported or
+/// undecodable index files stay index errors (kept whole, with their source).
+impl From<lancer_index::IndexError> for Error {
+    fn from(e: lancer_index::IndexError) -> Self {
+        match e {
+            lancer_index::IndexError::Table(t) => Error::Table(t),
+            lancer_index::IndexError::InvalidArgument { what } => Error::InvalidArgument { what },
+            other => Error::Index(other),
+        }
+    }
 }
 
 /// Result alias of this crate.

@@ -1,97 +1,163 @@
-//! `lancer`: the public API over Lance datasets — reading and writing (re-exported from
-//! `lancer-table`), SQL filters ([`filter`]), scans ([`scan`]), nearest-neighbour
-//! search ([`search`], [`ann`]), full-text search ([`fts`]) and both fused
-//! ([`hybrid`]); two-phase (distributed) writes ([`two_phase`]) and compaction ([`compaction`]). A [`Session`] holds what the datasets opened through it share
-//! (storage options, runtime, caches, warnings), with async forms of its calls.
+//! `lancer`: a Rust engine for the Lance lakehouse format — the front door.
+//!
+//! Lancer reads and writes the same bytes as the reference implementation (pylance
+//! 11–14): Lance data files, the versioned table format (manifests, fragments, deletion
+//! files, transactions) and the vector, scalar and full-text indexes. This crate is the
+//! API the command line, the Python package and any Rust program use; the layers below it
+//! are implementation.
+//!
+//! ```no_run
+//! use lancer::prelude::*;
+//! # fn demo(batch: arrow_array::RecordBatch, query: Vec<f32>) -> lancer::Result<()> {
+//! let params = WriteParams::default();
+//! let ds = Dataset::write("items.lance", batch.schema(), &[batch], &params)?;
+//! let page = ds.scan().columns(&["id"]).filter("id > 10").limit(Some(5)).to_batch()?;
+//! let req = Nearest { column: "embedding", query, k: 10, metric: Metric::L2 };
+//! let hits = nearest_where(&ds, &req, Filtering::Pre("id % 2 = 0"), Some(&["id"]))?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Crate organization
+//!
+//! Everything a user needs is named at the crate root (and the most used in
+//! [`prelude`]); the modules group the same items by subsystem, each behind a facade:
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`Dataset`], [`Session`] | open, write, append, overwrite, delete, versions, tags, branches (the table layer's `Dataset`); what datasets opened together share |
+//! | [`filter`] | SQL filters and computed columns in pylance's dialect (DataFusion expressions) |
+//! | [`scan`] | the [`Scanner`]: projection, filter, limit, order, row ids, streamed batches |
+//! | [`search`] | exact and indexed nearest neighbours, batched and multivector queries, full-text and hybrid search, their plans |
+//! | [`index`] | building, optimizing, prewarming, reading, listing and dropping indexes; distributed index builds |
+//! | [`write`] | schema evolution, update, merge_insert, compaction (local and distributed), two-phase writes |
+//! | [`inspect`] | statistics, transactions, debug text, file checks |
+//! | [`blobs`] | blob columns: descriptions, whole and ranged reads |
+//! | [`file`] | single Lance data files: read, write, inspect their layout |
+//! | [`versions`] | version listing, tags, branches, cleanup, manifest naming |
+//!
+//! The query planner for filters (which scalar indexes answer which conjuncts) is private.
+//! The layers below (`lancer-format` → `lancer-io` → `lancer-table` → `lancer-index`,
+//! see `docs/architecture.md`) are not part of this API; what the front ends of this
+//! workspace still need from them sits in the gated [`internal`] module, whose uses
+//! `scripts/test.sh` counts.
 
-pub mod address_set;
-pub mod ann;
-pub mod batch_search;
-pub mod blobs;
-pub mod compaction;
-pub mod debug;
-pub mod distributed_index;
 mod error;
-pub mod evolve;
-pub mod explain;
+mod plan;
+mod session;
+
+pub mod blobs;
 pub mod filter;
-pub mod fragment_json;
-pub mod fts;
-pub mod fts_index;
-pub mod hybrid;
 pub mod index;
-pub mod index_reader;
-pub mod index_spec;
-pub mod json_index;
-pub mod multivector;
-pub mod prewarm;
-pub mod scalar_index;
-mod scalar_plan;
+pub mod inspect;
 pub mod scan;
 pub mod search;
-pub mod session;
-pub mod stats;
-pub mod transactions;
-pub mod two_phase;
-pub mod verify;
+pub mod write;
 
 pub use error::{Error, Result};
+pub use lancer_io::CacheStats;
+pub use session::{
+    Session, SessionBuilder, WarningSink, DEFAULT_INDEX_CACHE_ENTRIES,
+    DEFAULT_METADATA_CACHE_ENTRIES,
+};
+
+// Datasets and writing them (the table layer's types, part of this API).
+pub use lancer_io::{StorageOptions, Store, StoreStats};
+pub use lancer_table::bases::BaseSpec;
+pub use lancer_table::blob_write::BlobWriteOptions;
+pub use lancer_table::compact::CompactionOptions;
+pub use lancer_table::concat::concat_batches;
+pub use lancer_table::config::{AutoCleanup, MapUpdate, MetadataUpdate};
+pub use lancer_table::evolve::ColumnChange;
+pub use lancer_table::write::{WriteParams, DEFAULT_MAX_BYTES_PER_FILE};
+pub use lancer_table::{Dataset, TableError};
+
+// Filters and scans.
 pub use filter::{Expression, Filter};
-pub use lancer_io::{CacheStats, StorageOptions, Store, StoreStats};
-pub use lancer_table::concat;
-pub use session::{Session, SessionBuilder};
+pub use scan::{DatasetExt, ScanStream, Scanner, SortKey, DEFAULT_BATCH_SIZE, ROW_ADDRESS, ROW_ID};
 
-// Option types the front ends name, defined once below this crate and named here.
-pub use index_spec::{create_index, create_index_observed, IndexParams, IndexSpec};
+// Searches.
+/// A parsed full-text query (match, phrase, boolean, boost, multi-match) as pylance's
+/// `full_text_query` takes it, as text or as pylance's query JSON.
+pub use lancer_index::inverted::search::FtsQuery;
+pub use search::{
+    full_text_search, hybrid_search, nearest, nearest_batch, nearest_where, nearest_with,
+    nearest_with_rows, AnnParams, ApproxMode, BatchNearest, Filtering, FtsOptions, HybridOptions,
+    Metric, Nearest, RowMeta,
+};
 
-/// The table layer (`lancer-table`) as front ends reach it: dataset locations, write
-/// parameters, versions and tags, cleanup, compaction options. Front ends (the CLI,
-/// Python) name only `lancer`; the layers below are reached through these modules.
-pub mod table {
-    /// Manifest file naming (older `{version}.manifest` or newer, latest-first names).
-    pub use lancer_table::commit::Naming;
-    pub use lancer_table::{
-        bases, branch, cleanup, compact, config, dataset, deletion, evolve, pb, versions, write,
-        Result, TableError,
-    };
-}
-
-/// Single Lance data files (`lancer-format`): readers and writers, inspection, the
-/// guarded Arrow IPC reader.
-pub mod file {
-    pub use lancer_format::{
-        container, inspect, ipc, json, pb, read, reader, schema, writer, FormatError,
-    };
-}
-
-/// Process utilities (`lancer-util`): cached worker threads, panic containment at
-/// library boundaries, core counts.
-pub mod util {
-    pub use lancer_util::{contain, cores, threads};
-}
-
-/// The storage boundary (`lancer-io`): stores, local and mapped files, request counts,
-/// the shared state of a session's stores.
-pub mod storage {
-    pub use lancer_io::{context, storage, Context, LocalFile, MmapFile, Store};
-}
-
-/// Index formats (`lancer-index`): IVF segments, full-text segments and queries, scalar
-/// kinds.
-pub mod indexes {
-    pub use lancer_index::{
-        hnsw, hnsw_build, inverted, ivf, ivf_build, progress, scalar, IndexError,
-    };
-}
-pub use lancer_format::container::FileVersion;
+// Indexes.
+pub use index::{
+    create_index, create_index_observed, drop_index, list_indices, optimize_index, IndexInfo,
+    IndexParams, IndexSpec,
+};
 pub use lancer_index::inverted::tokenizer::AnalyzerParams;
 /// The distance an index is built with (`l2`, `cosine`, `dot`): the subset of [`Metric`]
 /// the IVF / HNSW kinds take ([`Metric::index_metric`]).
 pub use lancer_index::ivf::Metric as IndexMetric;
 pub use lancer_index::ivf_build::Quantizer;
 pub use lancer_index::scalar::ScalarKind;
-pub use lancer_table::blob_write::BlobWriteOptions;
-pub use lancer_table::write::WriteParams;
-pub use lancer_table::{Dataset, TableError};
-pub use scan::{DatasetExt, ScanStream, Scanner, SortKey};
-pub use search::Metric;
+pub use lancer_index::IndexError;
+pub use progress::{Progress, ProgressEvent};
+
+// Writes beyond append.
+pub use write::{Alteration, CommitParams, MergeOptions};
+
+/// Progress of long operations (index builds, column evolution) as events a front end
+/// shows: a stage starts, advances, ends.
+pub mod progress {
+    pub use lancer_index::progress::{Event, Progress, ProgressEvent, Stage};
+}
+
+/// Single Lance data files, outside any dataset: a reader, a writer and a report of a
+/// file's layout (pages, encodings, byte ranges).
+pub mod file {
+    pub use lancer_format::container::FileVersion;
+    pub use lancer_format::inspect;
+    pub use lancer_format::reader::FileReader;
+    pub use lancer_format::schema::{LanceField, LanceSchema};
+    pub use lancer_format::writer::{FileWriter, WriteOptions};
+    pub use lancer_format::FormatError;
+}
+pub use file::FileVersion;
+
+/// A dataset's history: versions and their manifests' naming, tags, branches, cleanup
+/// of old versions (spec: "Table format", versions and tags; "Branches").
+pub mod versions {
+    pub use lancer_table::branch::{self, list_ordered, BranchInfo, Reference};
+    pub use lancer_table::cleanup::{
+        cleanup, cleanup_retaining, explain_cleanup, version_summaries, versions as version_infos,
+        CleanupStats, Summary, VersionInfo,
+    };
+    /// Manifest file naming (older `{version}.manifest` or newer, latest-first names).
+    pub use lancer_table::commit::Naming;
+    pub use lancer_table::versions::{
+        create_tag, delete_tag, latest_version, list_tag_records, list_tags, list_versions,
+        manifest_path, migrate_manifest_paths_v2, replace_tag_metadata, rfc3339, tag_version,
+        update_tag, TagRecord,
+    };
+}
+
+/// The names most programs use, to glob-import: `use lancer::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        nearest, nearest_where, Dataset, DatasetExt, Error, Filtering, IndexSpec, Metric, Nearest,
+        Result, Scanner, Session, WriteParams,
+    };
+}
+
+/// What this workspace's own front ends (the CLI, the Python module, the benchmarks)
+/// still need from the layers below the API: protobuf records, guarded decoders, raw
+/// file access. Not part of the API: no stability promise, hidden from the docs, and
+/// behind the `internal` cargo feature. `scripts/test.sh` counts the front ends' uses
+/// and fails when the count rises; each use is listed in `docs/architecture.md`.
+#[cfg(feature = "internal")]
+#[doc(hidden)]
+pub mod internal {
+    pub use lancer_format::{ipc, json, pb as file_pb, read};
+    pub use lancer_index::{inverted, ivf};
+    pub use lancer_io::storage::DataWriter;
+    pub use lancer_io::{LocalFile, MmapFile};
+    pub use lancer_table::evolve::max_field_id;
+    pub use lancer_table::{dataset, deletion, pb};
+    pub use lancer_util::{contain, cores};
+}

@@ -1,4 +1,4 @@
-//! Batched search (`lancer::batch_search`, issue 42) against single searches: on a
+//! Batched search (`lancer::search`, issue 42) against single searches: on a
 //! dataset of several fragments with deleted rows and an unindexed appended fragment,
 //! exactly and through IVF_FLAT / IVF_PQ / IVF_SQ / IVF_RQ / IVF_HNSW_SQ indexes, under
 //! nprobes, a min/max range, refine, fast_search, pre- and postfilters, every query's
@@ -13,9 +13,9 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Int32Type, Int64Type};
 use arrow_array::{BooleanArray, FixedSizeListArray, Float32Array, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
-use lancer::ann::AnnParams;
-use lancer::batch_search::{nearest_batch, BatchNearest, QUERY_INDEX};
-use lancer::index_spec::{create_index, IndexParams, IndexSpec};
+use lancer::index::{create_index, IndexParams, IndexSpec};
+use lancer::search::AnnParams;
+use lancer::search::{nearest_batch, BatchNearest, QUERY_INDEX};
 use lancer::search::{nearest_with_rows, Filtering, Metric, Nearest, RowMeta};
 use lancer::{Dataset, WriteParams};
 

@@ -5,12 +5,12 @@
 //! ids and tampered results.
 
 use arrow_array::{Array, Int64Array};
-use lancer::compaction::{
+use lancer::write::CommitParams;
+use lancer::write::{
     commit_compaction, plan_compaction, CompactionPlan, CompactionTask, RewriteResult,
 };
-use lancer::table::compact::CompactionOptions;
-use lancer::two_phase::CommitParams;
 use lancer::{Dataset, DatasetExt, Store, WriteParams};
+use lancer_table::compact::CompactionOptions;
 
 use crate::common::TempDir;
 use crate::two_phase::{batch, schema};
@@ -140,7 +140,7 @@ fn plan_execute_commit_equals_local() {
     assert_eq!((m.files_removed, m.files_added), (7, 2));
 
     let local_ds = Dataset::open_in(Store::local(copy.path()), None).unwrap();
-    let (local, _) = lancer::evolve::compact_files(&local_ds, &options(), &|_, _| {}).unwrap();
+    let (local, _) = lancer::write::compact_files(&local_ds, &options(), &|_, _| {}).unwrap();
     let want: Vec<Vec<i64>> = vec![
         (0..20).collect(),
         (24..60).chain(61..65).collect::<Vec<_>>(),
@@ -345,9 +345,8 @@ fn stable_row_ids_are_kept() {
 fn indexes_cover_the_new_fragments() {
     let dir = TempDir::new("dist-compact-index");
     let (store, ds) = dataset(&dir, false);
-    let opts =
-        lancer::scalar_index::ScalarIndexOptions::new(lancer_index::scalar::ScalarKind::BTree);
-    let ds = lancer::scalar_index::create_scalar_index(&ds, "id", &opts).unwrap();
+    let opts = lancer::index::ScalarIndexOptions::new(lancer_index::scalar::ScalarKind::BTree);
+    let ds = lancer::index::create_scalar_index(&ds, "id", &opts).unwrap();
     let plan = plan_compaction(&ds, &options()).unwrap();
     assert_eq!(plan.num_tasks(), 2);
     let results: Vec<RewriteResult> = plan

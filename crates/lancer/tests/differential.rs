@@ -25,7 +25,7 @@ use std::process::Command;
 use arrow_array::RecordBatch;
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::DataType;
-use lancer::evolve::MergeOptions;
+use lancer::write::MergeOptions;
 use lancer::{Dataset, DatasetExt, WriteParams};
 use lancer_format::container::FileVersion;
 use lancer_table::compact::CompactionOptions;
@@ -80,7 +80,7 @@ fn try_read_ipc(path: &Path) -> Result<RecordBatch, String> {
     let batches = r
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| e.to_string())?;
-    lancer::concat::concat_batches(&schema, &batches).map_err(|e| e.to_string())
+    lancer::concat_batches(&schema, &batches).map_err(|e| e.to_string())
 }
 
 /// Each row as text (every column, nulls marked), for comparing answers: exact for
@@ -496,7 +496,7 @@ fn apply(
                 .iter()
                 .map(|(k, v)| (k.as_str(), v.as_str().unwrap()))
                 .collect();
-            lancer::evolve::update(ds, step["where"].as_str(), &set)
+            lancer::write::update(ds, step["where"].as_str(), &set)
                 .map(|(d, _)| d)
                 .map_err(|x| e(&x))
         }
@@ -520,7 +520,7 @@ fn apply(
                 ..Default::default()
             };
             let b = data()?;
-            lancer::evolve::merge_insert(ds, &opts, b.schema(), vec![Ok(b)])
+            lancer::write::merge_insert(ds, &opts, b.schema(), vec![Ok(b)])
                 .map(|(d, _)| d)
                 .map_err(|x| e(&x))
         }
@@ -532,11 +532,11 @@ fn apply(
                 .iter()
                 .map(|p| (p[0].as_str().unwrap(), p[1].as_str().unwrap()))
                 .collect();
-            lancer::evolve::add_columns(ds, &cols).map_err(|x| e(&x))
+            lancer::write::add_columns(ds, &cols).map_err(|x| e(&x))
         }
         "add_null_columns" => {
             let b = read_ipc(&dir.join(step["schema"].as_str().unwrap()));
-            lancer::evolve::add_null_columns(ds, &b.schema()).map_err(|x| e(&x))
+            lancer::write::add_null_columns(ds, &b.schema()).map_err(|x| e(&x))
         }
         "drop_columns" => {
             let cols: Vec<&str> = step["columns"]
@@ -545,7 +545,7 @@ fn apply(
                 .iter()
                 .map(|c| c.as_str().unwrap())
                 .collect();
-            lancer::evolve::drop_columns(ds, &cols).map_err(|x| e(&x))
+            lancer::write::drop_columns(ds, &cols).map_err(|x| e(&x))
         }
         "alter_columns" => {
             let mut alts = Vec::new();
@@ -554,14 +554,14 @@ fn apply(
                     Some(t) => Some(pyarrow_type(t).ok_or_else(|| format!("type {t:?}"))?),
                     None => None,
                 };
-                alts.push(lancer::evolve::Alteration {
+                alts.push(lancer::write::Alteration {
                     path: a["path"].as_str().unwrap().to_string(),
                     rename: a["name"].as_str().map(str::to_string),
                     nullable: a["nullable"].as_bool(),
                     data_type,
                 });
             }
-            lancer::evolve::alter(ds, &alts).map_err(|x| e(&x))
+            lancer::write::alter(ds, &alts).map_err(|x| e(&x))
         }
         "compact" => {
             let opts = CompactionOptions {
@@ -569,7 +569,7 @@ fn apply(
                 materialize_deletions: step["materialize_deletions"].as_bool().unwrap_or(true),
                 ..Default::default()
             };
-            lancer::evolve::compact_files(ds, &opts, &|_, _| {})
+            lancer::write::compact_files(ds, &opts, &|_, _| {})
                 .map(|(d, _)| d)
                 .map_err(|x| e(&x))
         }
@@ -578,9 +578,9 @@ fn apply(
                 lancer_index::scalar::ScalarKind::parse(step["index_type"].as_str().unwrap())
                     .ok_or("unknown index type")?;
             // pylance's create_scalar_index replaces an index of the same name by default
-            let mut opts = lancer::scalar_index::ScalarIndexOptions::new(kind);
+            let mut opts = lancer::index::ScalarIndexOptions::new(kind);
             opts.replace = true;
-            lancer::scalar_index::create_scalar_index(ds, step["column"].as_str().unwrap(), &opts)
+            lancer::index::create_scalar_index(ds, step["column"].as_str().unwrap(), &opts)
                 .map_err(|x| e(&x))
         }
         "tag" => {

@@ -12,8 +12,8 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Int64Type};
 use arrow_array::*;
 use arrow_schema::{DataType, Field, Schema};
-use lancer::ann::AnnParams;
-use lancer::distributed_index as di;
+use lancer::index as di;
+use lancer::search::AnnParams;
 use lancer::search::{nearest_with, Filtering, Metric, Nearest};
 use lancer::{Dataset, DatasetExt, IndexParams, IndexSpec, WriteParams};
 
@@ -325,10 +325,10 @@ fn segments_given_centroids_train_their_own_quantizer() {
     assert_eq!(m.codebook.map(|c| c.len()), Some(256 * DIM));
 }
 
-fn index_dir(root: &Path, meta: &lancer::table::pb::IndexMetadata) -> std::path::PathBuf {
+fn index_dir(root: &Path, meta: &lancer_table::pb::IndexMetadata) -> std::path::PathBuf {
     let uuid = &meta.uuid.as_ref().unwrap().uuid;
     root.join("_indices")
-        .join(lancer::table::dataset::uuid_dir(uuid).unwrap())
+        .join(lancer_table::dataset::uuid_dir(uuid).unwrap())
 }
 
 fn files_of(dir: &Path) -> Vec<(String, Vec<u8>)> {
@@ -476,11 +476,11 @@ fn other_kinds_commit_side_by_side() {
     let rows = |ds: &Dataset, index_name: &str| -> Vec<i64> {
         let _ = index_name;
         let q = lancer_index::inverted::search::FtsQuery::matching("river stone", Some("body"));
-        let opts = lancer::fts::FtsOptions {
+        let opts = lancer::search::FtsOptions {
             columns: Some(vec!["id".into()]),
             ..Default::default()
         };
-        let b = lancer::fts::full_text_search(ds, &q, &opts).unwrap();
+        let b = lancer::search::full_text_search(ds, &q, &opts).unwrap();
         let mut ids = b
             .column_by_name("id")
             .unwrap()
@@ -648,7 +648,7 @@ fn damaged_segments_never_panic_a_merge() {
     let ds = dataset(&tmp);
     let frags = fragment_ids(&ds);
     let fts = spec("INVERTED", IndexParams::default());
-    let mut cases: Vec<(String, Vec<lancer::table::pb::IndexMetadata>)> = Vec::new();
+    let mut cases: Vec<(String, Vec<lancer_table::pb::IndexMetadata>)> = Vec::new();
     let segs: Vec<_> = frags
         .chunks(2)
         .map(|g| di::create_index_segment(&ds, "body", &fts, g, None, None).unwrap())

@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use lancer::fts::{full_text_addresses, FtsOptions};
+use lancer::search::{full_text_addresses, FtsOptions};
 use lancer::Dataset;
 use lancer_index::inverted::search::{FtsQuery, Occur};
 use serde_json::Value;
@@ -349,7 +349,7 @@ fn check_fts_build(py: &Path, v: &str, specs: &[&PathBuf]) -> Vec<Value> {
 /// own: token map, postings, block-max scores, impacts, positions, details).
 #[test]
 fn lancer_built_fts_indexes_answer_like_pylance_built_ones() {
-    use lancer::fts_index::{create_fts_index, FtsIndexOptions};
+    use lancer::index::{create_fts_index, FtsIndexOptions};
     use lancer::index::{drop_index, list_indices};
     let Some(root) = roots().into_iter().next() else {
         return;

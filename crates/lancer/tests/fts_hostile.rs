@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Int64Type};
-use lancer::fts::{full_text_search, FtsOptions};
+use lancer::search::{full_text_search, FtsOptions};
 use lancer::Dataset;
 use lancer_index::inverted::search::{FtsQuery, Occur};
 

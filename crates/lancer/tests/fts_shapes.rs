@@ -7,8 +7,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use lancer::fts::{full_text_addresses, FtsOptions};
-use lancer::fts_index::{create_fts_index, FtsIndexOptions};
+use lancer::index::{create_fts_index, FtsIndexOptions};
+use lancer::search::{full_text_addresses, FtsOptions};
 use lancer::Dataset;
 use serde_json::Value;
 

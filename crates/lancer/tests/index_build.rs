@@ -13,10 +13,10 @@ use std::process::Command;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
-use lancer::ann::AnnParams;
 use lancer::index::{
     create_vector_index, drop_index, list_indices, optimize_index, VectorIndexOptions,
 };
+use lancer::search::AnnParams;
 use lancer::search::{nearest_with, Filtering, Metric, Nearest};
 use lancer::Dataset;
 use lancer_index::ivf::Metric as IndexMetric;
@@ -228,7 +228,7 @@ fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
         .chain(hnsw.iter().map(|&(q, im, m)| (q, im, m, true)));
     let mut built = Vec::new();
     for (quantizer, imetric, metric, graphs) in kinds {
-        let type_name = lancer::indexes::ivf_build::type_name(quantizer, graphs);
+        let type_name = lancer_index::ivf_build::type_name(quantizer, graphs);
         let label = match quantizer {
             Quantizer::Rq { bits } => format!("IVF_RQ{bits}_{}", imetric.name()),
             _ => format!("{type_name}_{}", imetric.name()),
@@ -357,8 +357,8 @@ fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
 }
 
 /// HNSW settings of the tests' builds: `m`, `ef_construction`, 7 levels.
-fn lancer_index_hnsw(m: usize, ef_construction: usize) -> lancer::indexes::hnsw_build::HnswBuild {
-    lancer::indexes::hnsw_build::HnswBuild {
+fn lancer_index_hnsw(m: usize, ef_construction: usize) -> lancer_index::hnsw_build::HnswBuild {
+    lancer_index::hnsw_build::HnswBuild {
         m,
         ef_construction,
         max_level: 7,
@@ -686,7 +686,7 @@ fn the_seed_picks_the_training_draw() {
 /// back, and the rows shuffled / partitions written equal to the dataset's.
 #[test]
 fn vector_builds_report_the_references_stages() {
-    use lancer::indexes::progress::{Event, ProgressEvent};
+    use lancer_index::progress::{Event, ProgressEvent};
     use std::sync::{Arc, Mutex};
     let golden = repo().join("tests/data/indexes/pylance-14");
     let tmp = TempDir::new("index-progress");

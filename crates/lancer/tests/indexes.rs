@@ -19,8 +19,8 @@ use std::path::PathBuf;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Int64Type};
-use lancer::ann::nearest_addresses;
-use lancer::ann::AnnParams;
+use lancer::search::nearest_addresses;
+use lancer::search::AnnParams;
 use lancer::search::{nearest_with, Filtering, Metric, Nearest};
 use lancer::Dataset;
 use serde_json::Value;

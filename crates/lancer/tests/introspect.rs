@@ -9,12 +9,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, UInt64Type};
+use lancer::index::{create_scalar_index, ScalarIndexOptions};
 use lancer::index::{create_vector_index, VectorIndexOptions};
-use lancer::scalar_index::{create_scalar_index, ScalarIndexOptions};
-use lancer::table::versions;
 use lancer::{Dataset, DatasetExt, Error, ScalarKind, TableError};
 use lancer_index::ivf::Metric as IndexMetric;
 use lancer_index::ivf_build::Quantizer;
+use lancer_table::versions;
 
 use crate::common::TempDir;
 
@@ -68,10 +68,10 @@ fn index_partitions_hold_every_indexed_row_once() {
         ds = create_vector_index(&ds, "vec", &opts).unwrap();
         let mut seen = BTreeSet::new();
         for p in 0..4 {
-            let ids = lancer::index_reader::read_index_partition(&ds, "vec_idx", p, false).unwrap();
+            let ids = lancer::index::read_index_partition(&ds, "vec_idx", p, false).unwrap();
             assert_eq!(ids.num_columns(), 1);
             assert!(ids.schema().metadata().contains_key("lance:ivf"));
-            let full = lancer::index_reader::read_index_partition(&ds, "vec_idx", p, true).unwrap();
+            let full = lancer::index::read_index_partition(&ds, "vec_idx", p, true).unwrap();
             assert_eq!(full.num_rows(), ids.num_rows());
             let addrs = ids.column(0).as_primitive::<UInt64Type>();
             for (i, &a) in addrs.values().iter().enumerate() {
@@ -96,19 +96,19 @@ fn index_partitions_hold_every_indexed_row_once() {
             rows.len(),
             "{quantizer:?}: every live row indexed"
         );
-        let past = lancer::index_reader::read_index_partition(&ds, "vec_idx", 4, false);
+        let past = lancer::index::read_index_partition(&ds, "vec_idx", 4, false);
         assert!(
             matches!(&past, Err(Error::InvalidArgument { what }) if what.contains("4 partitions")),
             "{past:?}"
         );
     }
-    let missing = lancer::index_reader::read_index_partition(&ds, "nope", 0, false);
+    let missing = lancer::index::read_index_partition(&ds, "nope", 0, false);
     assert!(
         matches!(missing, Err(Error::InvalidArgument { .. })),
         "{missing:?}"
     );
     let ds = create_scalar_index(&ds, "id", &ScalarIndexOptions::new(ScalarKind::BTree)).unwrap();
-    let scalar = lancer::index_reader::read_index_partition(&ds, "id_idx", 0, false);
+    let scalar = lancer::index::read_index_partition(&ds, "id_idx", 0, false);
     assert!(
         matches!(&scalar, Err(Error::InvalidArgument { what }) if what.contains("not a vector index")),
         "{scalar:?}"
@@ -119,35 +119,35 @@ fn index_partitions_hold_every_indexed_row_once() {
 fn debug_texts_name_what_the_manifest_holds() {
     let tmp = TempDir::new("introspect-debug");
     let ds = dataset(tmp.path());
-    let schema = lancer::debug::format_schema(&ds);
+    let schema = lancer::inspect::format_schema(&ds);
     assert!(
         schema.contains("name: \"vec\"") && schema.contains("id: 1"),
         "{schema}"
     );
-    let manifest = lancer::debug::format_manifest(&ds);
+    let manifest = lancer::inspect::format_manifest(&ds);
     for f in ds.fragments() {
         for df in &f.files {
             assert!(manifest.contains(&df.path), "{manifest}");
         }
     }
     let frag = ds.fragments()[1].clone();
-    let text = lancer::debug::format_fragment(&ds, frag.id).unwrap();
+    let text = lancer::inspect::format_fragment(&ds, frag.id).unwrap();
     assert!(
         text.contains(&frag.files[0].path) && text.contains("DeletionFile"),
         "{text}"
     );
     assert!(matches!(
-        lancer::debug::format_fragment(&ds, 99),
+        lancer::inspect::format_fragment(&ds, 99),
         Err(Error::InvalidArgument { .. })
     ));
     // version 2 deleted, version 1 wrote: newest first
-    let all = lancer::debug::list_transactions(&ds, 10).unwrap();
+    let all = lancer::inspect::list_transactions(&ds, 10).unwrap();
     assert_eq!(all.len(), 2);
     assert!(
         all[0].contains("Delete") && all[1].contains("Overwrite"),
         "{all:?}"
     );
-    assert_eq!(lancer::debug::list_transactions(&ds, 1).unwrap().len(), 1);
+    assert_eq!(lancer::inspect::list_transactions(&ds, 1).unwrap().len(), 1);
 }
 
 #[test]
@@ -156,17 +156,19 @@ fn one_fragment_validates_alone() {
     let ds = dataset(tmp.path());
     for f in ds.fragments() {
         assert_eq!(
-            lancer::verify::fragment_problems(&ds, f.id).unwrap(),
+            lancer::inspect::fragment_problems(&ds, f.id).unwrap(),
             Vec::<String>::new()
         );
     }
     let victim = ds.fragments()[1].files[0].path.clone();
     std::fs::remove_file(tmp.path().join("data").join(&victim)).unwrap();
     let ds = Dataset::open(tmp.path()).unwrap();
-    assert!(lancer::verify::fragment_problems(&ds, ds.fragments()[0].id)
-        .unwrap()
-        .is_empty());
-    let problems = lancer::verify::fragment_problems(&ds, ds.fragments()[1].id).unwrap();
+    assert!(
+        lancer::inspect::fragment_problems(&ds, ds.fragments()[0].id)
+            .unwrap()
+            .is_empty()
+    );
+    let problems = lancer::inspect::fragment_problems(&ds, ds.fragments()[1].id).unwrap();
     assert!(
         problems
             .iter()
@@ -174,7 +176,7 @@ fn one_fragment_validates_alone() {
         "{problems:?}"
     );
     assert!(matches!(
-        lancer::verify::fragment_problems(&ds, 99),
+        lancer::inspect::fragment_problems(&ds, 99),
         Err(Error::InvalidArgument { .. })
     ));
 }

@@ -12,8 +12,8 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
-use lancer::file::json;
 use lancer::{DatasetExt, FileVersion, Session, WriteParams};
+use lancer_format::json;
 use serde_json::Value;
 
 fn json_field(name: &str) -> Field {
@@ -413,8 +413,8 @@ fn json_path_indexes_answer_as_a_scan() {
 #[test]
 fn search_results_carry_json_as_text() {
     use arrow_array::builder::{FixedSizeListBuilder, Float32Builder};
-    use lancer::ann::AnnParams;
-    use lancer::batch_search::{nearest_batch, BatchNearest};
+    use lancer::search::AnnParams;
+    use lancer::search::{nearest_batch, BatchNearest};
     use lancer::search::{nearest_with, Filtering, Metric, Nearest, RowMeta};
     use lancer::{create_index, IndexParams, IndexSpec};
     let n = 400i64;

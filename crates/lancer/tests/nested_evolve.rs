@@ -153,16 +153,16 @@ fn nested_fields_evolve_and_read_alike_in_pylance() {
             rename: None,
             nullable: Some(false),
         };
-        let ds = lancer::evolve::alter_columns(&ds, &[rename("s.b", "bb")]).unwrap();
-        let ds = lancer::evolve::alter_columns(&ds, &[not_null("s.bb")]).unwrap();
+        let ds = lancer::write::alter_columns(&ds, &[rename("s.b", "bb")]).unwrap();
+        let ds = lancer::write::alter_columns(&ds, &[not_null("s.bb")]).unwrap();
         // s.a holds nulls in valid structs: refused, nothing committed
         let v = ds.version();
-        let err = lancer::evolve::alter_columns(&ds, &[not_null("s.a")]).unwrap_err();
+        let err = lancer::write::alter_columns(&ds, &[not_null("s.a")]).unwrap_err();
         assert!(err.to_string().contains("holds nulls"), "{err}");
         let ds = Dataset::open(&root).unwrap();
         assert_eq!(ds.version(), v);
-        let ds = lancer::evolve::cast_columns(&ds, &[("s.a", DataType::Int64)]).unwrap();
-        let ds = lancer::evolve::cast_columns(
+        let ds = lancer::write::cast_columns(&ds, &[("s.a", DataType::Int64)]).unwrap();
+        let ds = lancer::write::cast_columns(
             &ds,
             &[("s.inner.x", DataType::Int32), ("s.c", DataType::Float64)],
         )
@@ -234,7 +234,7 @@ fn nested_fields_evolve_and_read_alike_in_pylance() {
             target_rows_per_fragment: 1000,
             ..Default::default()
         };
-        let (ds, _) = lancer::evolve::compact_files(&ds, &opts, &|_, _| {}).unwrap();
+        let (ds, _) = lancer::write::compact_files(&ds, &opts, &|_, _| {}).unwrap();
         assert_eq!(ds.fragments().len(), 1);
         assert_eq!(ds.count_rows(), 34);
         // every version reads alike in pylance 14 / 12 / 11

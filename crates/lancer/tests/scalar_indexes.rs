@@ -162,7 +162,7 @@ const SUITE_INDEXES: &[(&str, &str)] = &[
 ];
 
 fn build_suite_indexes(ds: &Dataset) -> Dataset {
-    use lancer::scalar_index::{create_scalar_index, ScalarIndexOptions};
+    use lancer::index::{create_scalar_index, ScalarIndexOptions};
     use lancer_index::scalar::ScalarKind;
     let mut ds = ds.clone();
     for (col, kind) in SUITE_INDEXES {
@@ -428,8 +428,8 @@ fn truncated_or_flipped_index_files_never_panic_and_truncation_never_changes_row
 fn scalar_index_lifecycle_append_optimize_delete_drop_overwrite() {
     use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
     use arrow_schema::{DataType, Field, Schema};
+    use lancer::index::{create_scalar_index, ScalarIndexOptions};
     use lancer::index::{drop_index, list_indices, optimize_index};
-    use lancer::scalar_index::{create_scalar_index, ScalarIndexOptions};
     use lancer::WriteParams;
     use lancer_index::scalar::ScalarKind;
     use std::sync::Arc;
@@ -608,9 +608,9 @@ fn large_in_lists_match_the_scan() {
         Dataset::write(&tmp, schema.clone(), std::slice::from_ref(&batch), &params).unwrap();
     for col in ["i", "f", "s"] {
         let mut opts =
-            lancer::scalar_index::ScalarIndexOptions::new(lancer_index::scalar::ScalarKind::BTree);
+            lancer::index::ScalarIndexOptions::new(lancer_index::scalar::ScalarKind::BTree);
         opts.params.btree_page_rows = 8;
-        ds = lancer::scalar_index::create_scalar_index(&ds, col, &opts).unwrap();
+        ds = lancer::index::create_scalar_index(&ds, col, &opts).unwrap();
     }
     // an unindexed fragment too
     ds = ds.append(&[batch.slice(0, 90)], &params).unwrap();

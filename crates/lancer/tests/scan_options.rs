@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use arrow_array::{Array, Int64Array, RecordBatch, UInt64Array};
 use arrow_schema::{DataType, Field, Schema};
-use lancer::scalar_index::{create_scalar_index, ScalarIndexOptions};
+use lancer::index::{create_scalar_index, ScalarIndexOptions};
 use lancer::{Dataset, DatasetExt, ScalarKind, Session, WriteParams};
 
 fn ids(lo: i64, n: i64) -> RecordBatch {

@@ -108,7 +108,7 @@ fn index_segments_are_cached_per_session_and_bounded() {
     assert_eq!(other.index_cache_stats().entries, 1);
     assert_eq!(
         other.index_cache_stats().capacity,
-        lancer::session::DEFAULT_INDEX_CACHE_ENTRIES
+        lancer::DEFAULT_INDEX_CACHE_ENTRIES
     );
 }
 

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use arrow_array::{Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use lancer::fragment_json::{fragment_from_json, fragment_to_json, fragments_from_json_text};
-use lancer::two_phase::{commit, write_fragments, CommitParams, FragmentMode, Operation};
+use lancer::write::{commit, write_fragments, CommitParams, FragmentMode, Operation};
+use lancer::write::{fragment_from_json, fragment_to_json, fragments_from_json_text};
 use lancer::{Dataset, DatasetExt, Store, WriteParams};
 
 use crate::common::TempDir;
@@ -51,7 +51,7 @@ fn worker(
     store: &Store,
     rows: std::ops::Range<i64>,
     mode: FragmentMode,
-) -> Vec<lancer::two_phase::Fragment> {
+) -> Vec<lancer::write::Fragment> {
     write_fragments(store, schema(), [Ok(batch(rows))], &params(4), mode).unwrap()
 }
 
@@ -241,7 +241,7 @@ fn missing_or_altered_files_are_refused() {
     Dataset::write_stream_in(store.clone(), schema(), [Ok(batch(0..5))], &params(100)).unwrap();
     let frags = worker(&store, 10..13, FragmentMode::Append);
     let path = frags[0].files[0].path.clone();
-    let try_commit = |fragments: Vec<lancer::two_phase::Fragment>| {
+    let try_commit = |fragments: Vec<lancer::write::Fragment>| {
         commit(
             &store,
             Operation::Append { fragments },
@@ -309,7 +309,7 @@ fn rewrite_and_merge() {
     let out = commit(
         &store,
         Operation::Rewrite {
-            groups: vec![lancer::two_phase::RewriteGroup {
+            groups: vec![lancer::write::RewriteGroup {
                 old_fragments: old,
                 new_fragments: new,
             }],
@@ -364,7 +364,7 @@ fn python_text_is_json_dumps() {
     let dir = TempDir::new("two-phase-text");
     let store = Store::local(dir.path());
     let f = worker(&store, 0..3, FragmentMode::Create).remove(0);
-    let text = lancer::fragment_json::python_json_text(&fragment_to_json(&f));
+    let text = lancer::write::python_json_text(&fragment_to_json(&f));
     let want = format!(
         "{{\"id\": 0, \"files\": [{{\"fields\": [0, 1], \"column_indices\": [0, 1], \
          \"file_major_version\": 2, \"file_minor_version\": 1, \"file_size_bytes\": {}, \
@@ -474,7 +474,7 @@ fn create_index_adds_and_removes_segments() {
 /// named as deleted.
 #[test]
 fn deletes_per_fragment_then_one_commit() {
-    use lancer::two_phase::delete_in_fragment;
+    use lancer::write::delete_in_fragment;
     let dir = TempDir::new("two-phase-delete");
     let store = Store::local(dir.path());
     let ds =
@@ -562,7 +562,7 @@ fn columns_added_per_fragment_then_one_merge() {
         DataType::Int64,
         true,
     )]));
-    let compute = |b: &RecordBatch| -> lancer::table::Result<RecordBatch> {
+    let compute = |b: &RecordBatch| -> lancer_table::Result<RecordBatch> {
         let ids = b.column(0).as_primitive::<Int64Type>();
         Ok(RecordBatch::try_new(
             new.clone(),
@@ -621,14 +621,14 @@ fn columns_added_per_fragment_then_one_merge() {
     assert!(e.contains("fragment 99"), "{e}");
 }
 
-/// Transactions read back (`lancer::transactions`): each version's operation, read
+/// Transactions read back (`lancer::inspect`): each version's operation, read
 /// version, uuid and properties as committed — a given uuid and properties recorded as
 /// given, a hostile uuid refused — and the recent list newest first, at least one long,
 /// ending at version 1.
 #[test]
 fn transactions_read_back_as_committed() {
-    use lancer::table::pb::transaction::Operation as Op;
-    use lancer::transactions::{read_transaction, recent_transactions};
+    use lancer::inspect::{read_transaction, recent_transactions};
+    use lancer_table::pb::transaction::Operation as Op;
     let dir = TempDir::new("two-phase-transactions");
     let store = Store::local(dir.path());
     let frags = worker(&store, 0..6, FragmentMode::Create);

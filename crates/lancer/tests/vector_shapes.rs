@@ -17,8 +17,8 @@ use std::process::Command;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Int64Type};
-use lancer::ann::AnnParams;
 use lancer::index::{create_vector_index, list_indices, VectorIndexOptions};
+use lancer::search::AnnParams;
 use lancer::search::{nearest_with, Filtering, Metric, Nearest};
 use lancer::Dataset;
 use lancer_index::ivf::Metric as IndexMetric;
@@ -271,7 +271,7 @@ fn lancer_builds_indexes_on_shapes_pylance_opens() {
             let mut opts = VectorIndexOptions::new(quantizer_of(kind), imetric);
             opts.num_partitions = Some(4);
             if kind.contains("HNSW") {
-                opts.hnsw = Some(lancer::indexes::hnsw_build::HnswBuild {
+                opts.hnsw = Some(lancer_index::hnsw_build::HnswBuild {
                     m: 8,
                     ef_construction: 40,
                     max_level: 7,

@@ -293,7 +293,7 @@ pub fn import_files(
             let content = match std::fs::read(p) {
                 Ok(c) => c,
                 Err(e) => {
-                    return Some(Err(lancer::table::TableError::InvalidInput {
+                    return Some(Err(lancer::TableError::InvalidInput {
                         what: format!("cannot read {}: {e}", p.display()),
                     }))
                 }
@@ -316,7 +316,7 @@ pub fn import_files(
                     Arc::new(data.finish()),
                 ],
             )
-            .map_err(lancer::table::TableError::from),
+            .map_err(lancer::TableError::from),
         )
     });
     let ds = super::dataset::write_into(s, store, existing, mode, schema, batches, &params)?;

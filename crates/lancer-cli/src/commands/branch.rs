@@ -1,10 +1,10 @@
 //! `lancer branch create|list|delete`: branches of a dataset (spec: "Branch and Tag
-//! Specification"), through `lancer::table::branch`. A branch is read and written by
+//! Specification"), through `lancer::versions::branch`. A branch is read and written by
 //! passing its directory, `<root>/tree/<name>`, to the other commands. `lancer clone`:
 //! a shallow clone (a branch's clone made a dataset of its own elsewhere).
 
-use lancer::table::branch::{list_ordered, BranchInfo, Reference};
-use lancer::table::versions::rfc3339;
+use lancer::versions::rfc3339;
+use lancer::versions::{list_ordered, BranchInfo, Reference};
 use lancer::Session;
 
 use super::{report, CmdResult};
@@ -95,7 +95,7 @@ pub fn run(s: &Session, action: BranchAction, json: bool) -> CmdResult {
         }
         BranchAction::Delete { path, name } => {
             let root = s.open(&path)?.main_root()?;
-            lancer::table::branch::delete(&root, &name)?;
+            lancer::versions::branch::delete(&root, &name)?;
             report(json, serde_json::json!({ "deleted": name }), || {
                 format!("deleted branch {name}")
             })

@@ -8,11 +8,11 @@ use std::time::Duration;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
-use lancer::file::container::FileVersion;
-use lancer::table::cleanup::{cleanup as do_cleanup, versions as list};
-use lancer::table::versions::{create_tag, delete_tag, list_tags, list_versions, rfc3339};
-use lancer::table::write::WriteParams;
+use lancer::file::FileVersion;
+use lancer::versions::{cleanup as do_cleanup, version_infos as list};
+use lancer::versions::{create_tag, delete_tag, list_tags, list_versions, rfc3339};
 use lancer::Dataset;
+use lancer::WriteParams;
 
 use super::source::Source;
 use super::{report, CmdResult};
@@ -231,7 +231,7 @@ pub fn import(
     let params = WriteParams {
         storage,
         max_rows_per_file,
-        max_bytes_per_file: max_bytes.unwrap_or(lancer::table::write::DEFAULT_MAX_BYTES_PER_FILE),
+        max_bytes_per_file: max_bytes.unwrap_or(lancer::DEFAULT_MAX_BYTES_PER_FILE),
         ..Default::default()
     };
     // a location Lancer cannot write to is an error before anything is read
@@ -279,11 +279,11 @@ pub(super) fn write_target(
     s: &Session,
     dataset: &Path,
     mode: Mode,
-) -> Result<(lancer::storage::Store, Option<u64>), Box<dyn std::error::Error>> {
+) -> Result<(lancer::Store, Option<u64>), Box<dyn std::error::Error>> {
     let store = s.store(dataset)?;
-    let existing = match lancer::table::versions::latest_version(&store) {
+    let existing = match lancer::versions::latest_version(&store) {
         Ok(v) => Some(v.version),
-        Err(lancer::table::TableError::NotFound { .. }) => None,
+        Err(lancer::TableError::NotFound { .. }) => None,
         Err(e) => return Err(e.into()),
     };
     // (an append to nothing creates the dataset, as the reference does)
@@ -301,11 +301,11 @@ pub(super) fn write_target(
 /// overwrites the dataset there with it.
 pub(super) fn write_into(
     s: &Session,
-    store: lancer::storage::Store,
+    store: lancer::Store,
     existing: Option<u64>,
     mode: Mode,
     schema: arrow_schema::SchemaRef,
-    stream: impl IntoIterator<Item = lancer::table::Result<arrow_array::RecordBatch>>,
+    stream: impl IntoIterator<Item = Result<arrow_array::RecordBatch, lancer::TableError>>,
     params: &WriteParams,
 ) -> Result<Dataset, Box<dyn std::error::Error>> {
     let options = s.storage_options().clone();
@@ -322,7 +322,7 @@ pub fn merge(
     s: &Session,
     dataset: &Path,
     input: &Path,
-    opts: &lancer::evolve::MergeOptions,
+    opts: &lancer::write::MergeOptions,
     json: bool,
 ) -> CmdResult {
     let ds = s.open(dataset)?;
@@ -345,7 +345,7 @@ pub fn merge(
         }
         Ok(b)
     });
-    let (after, stats) = lancer::evolve::merge_insert(&ds, opts, schema, stream)?;
+    let (after, stats) = lancer::write::merge_insert(&ds, opts, schema, stream)?;
     bar.finish_and_clear();
     report(
         json,
@@ -490,7 +490,7 @@ pub fn export(s: &Session, path: &Path, output: &Path, at: &VersionArgs, json: b
 
 /// `lancer verify`.
 pub fn verify(s: &Session, path: &Path, data: bool, json: bool) -> CmdResult {
-    let (problems, n) = lancer::verify::dataset_problems(&s.store(path)?, data)?;
+    let (problems, n) = lancer::inspect::dataset_problems(&s.store(path)?, data)?;
     report(
         json,
         serde_json::json!({ "ok": problems.is_empty(), "versions": n, "problems": problems }),
@@ -682,7 +682,7 @@ pub fn search(
     query_row: Option<u64>,
     k: usize,
     metric: Option<&str>,
-    ann: &lancer::ann::AnnParams,
+    ann: &lancer::search::AnnParams,
     columns: &[String],
     filtering: lancer::search::Filtering<'_>,
     hybrid: Option<HybridText>,
@@ -694,7 +694,7 @@ pub fn search(
     let metric = match metric {
         Some(m) => lancer::Metric::parse(m)?,
         None if ann.use_index => {
-            lancer::ann::column_index_metric(&ds, column)?.unwrap_or(lancer::Metric::L2)
+            lancer::search::column_index_metric(&ds, column)?.unwrap_or(lancer::Metric::L2)
         }
         None => lancer::Metric::L2,
     };
@@ -724,14 +724,13 @@ pub fn search(
     let t = std::time::Instant::now();
     if let Some(h) = hybrid {
         use lancer::search::Filtering;
-        let q =
-            lancer::indexes::inverted::search::FtsQuery::from_text(&h.text, h.column.as_deref());
+        let q = lancer::FtsQuery::from_text(&h.text, h.column.as_deref());
         let (filter, prefilter) = match filtering {
             Filtering::None => (None, true),
             Filtering::Pre(f) => (Some(f.to_string()), true),
             Filtering::Post(f) => (Some(f.to_string()), false),
         };
-        let opts = lancer::hybrid::HybridOptions {
+        let opts = lancer::search::HybridOptions {
             limit: k,
             filter,
             prefilter,
@@ -740,7 +739,7 @@ pub fn search(
             ann: ann.clone(),
             fast_search: ann.fast_search,
         };
-        let rows = lancer::hybrid::hybrid_search(&ds, &req, &q, &opts)?;
+        let rows = lancer::search::hybrid_search(&ds, &req, &q, &opts)?;
         eprintln!(
             "{} rows (vector + full text, fused) of {} in {:?}",
             rows.num_rows(),
@@ -783,7 +782,7 @@ pub fn search_batch(
     queries: &[Vec<f32>],
     k: usize,
     metric: Option<&str>,
-    ann: &lancer::ann::AnnParams,
+    ann: &lancer::search::AnnParams,
     columns: &[String],
     filtering: lancer::search::Filtering<'_>,
     format: crate::args::Format,
@@ -793,13 +792,13 @@ pub fn search_batch(
     let metric = match metric {
         Some(m) => lancer::Metric::parse(m)?,
         None if ann.use_index => {
-            lancer::ann::column_index_metric(&ds, column)?.unwrap_or(lancer::Metric::L2)
+            lancer::search::column_index_metric(&ds, column)?.unwrap_or(lancer::Metric::L2)
         }
         None => lancer::Metric::L2,
     };
     let cols = shown_columns(&ds, column, columns);
     let names: Vec<&str> = cols.iter().map(|s| s.as_str()).collect();
-    let req = lancer::batch_search::BatchNearest {
+    let req = lancer::search::BatchNearest {
         column,
         queries: queries.to_vec(),
         k,
@@ -807,7 +806,7 @@ pub fn search_batch(
     };
     let t = std::time::Instant::now();
     let meta = lancer::search::RowMeta::default();
-    let hits = lancer::batch_search::nearest_batch(&ds, &req, filtering, Some(&names), ann, meta)?;
+    let hits = lancer::search::nearest_batch(&ds, &req, filtering, Some(&names), ann, meta)?;
     eprintln!(
         "{} rows for {} queries of {} rows in {:?}",
         hits.num_rows(),

@@ -27,7 +27,7 @@ fn own_file(s: &Session, dir: &std::path::Path) -> CmdResult {
 
     use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
     use arrow_schema::{DataType, Field, Schema};
-    use lancer::file::writer::{FileWriter, WriteOptions};
+    use lancer::file::{FileWriter, WriteOptions};
 
     let n = 20_000usize;
     let dim = 64usize;
@@ -252,10 +252,8 @@ fn dataset_tour(s: &Session, dir: &std::path::Path, batch: &arrow_array::RecordB
     }
     // Build a vector index in the reference's format and search through it.
     let t = Instant::now();
-    let mut opts = lancer::index::VectorIndexOptions::new(
-        lancer::indexes::ivf_build::Quantizer::Sq,
-        lancer::IndexMetric::L2,
-    );
+    let mut opts =
+        lancer::index::VectorIndexOptions::new(lancer::Quantizer::Sq, lancer::IndexMetric::L2);
     opts.num_partitions = Some(16);
     let v4 = lancer::index::create_vector_index(&v3, "embedding", &opts)?;
     println!(
@@ -263,11 +261,11 @@ fn dataset_tour(s: &Session, dir: &std::path::Path, batch: &arrow_array::RecordB
         v4.version(),
         t.elapsed()
     );
-    let ann = lancer::ann::AnnParams {
+    let ann = lancer::search::AnnParams {
         nprobes: Some(8),
         ..Default::default()
     };
-    let exact = lancer::ann::AnnParams {
+    let exact = lancer::search::AnnParams {
         use_index: false,
         ..Default::default()
     };
@@ -280,8 +278,8 @@ fn dataset_tour(s: &Session, dir: &std::path::Path, batch: &arrow_array::RecordB
             k: 10,
             metric: Metric::L2,
         };
-        let got = lancer::ann::nearest_addresses(&v4, &req, None, &ann)?;
-        let want = lancer::ann::nearest_addresses(&v4, &req, None, &exact)?;
+        let got = lancer::search::nearest_addresses(&v4, &req, None, &ann)?;
+        let want = lancer::search::nearest_addresses(&v4, &req, None, &exact)?;
         total += want.len();
         found += got
             .iter()

@@ -6,8 +6,8 @@ use lancer::Session;
 use std::path::Path;
 
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
-use lancer::evolve;
-use lancer::table::evolve::ColumnChange;
+use lancer::write as evolve;
+use lancer::ColumnChange;
 
 use super::{report, CmdResult};
 
@@ -277,7 +277,7 @@ pub fn update(
 pub fn compact(
     s: &Session,
     path: &Path,
-    opts: &lancer::table::compact::CompactionOptions,
+    opts: &lancer::CompactionOptions,
     dry_run: bool,
     json: bool,
 ) -> CmdResult {

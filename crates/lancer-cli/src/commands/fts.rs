@@ -7,8 +7,8 @@
 use lancer::Session;
 use std::path::Path;
 
-use lancer::fts::{full_text_search, FtsOptions};
-use lancer::indexes::inverted::search::FtsQuery;
+use lancer::search::{full_text_search, FtsOptions};
+use lancer::FtsQuery;
 
 use super::{source::open_dataset, CmdResult};
 use crate::args::{Format, FtsArgs, VersionArgs};
@@ -17,7 +17,7 @@ use crate::args::{Format, FtsArgs, VersionArgs};
 pub fn fts(s: &Session, path: &Path, a: &FtsArgs, format: Format, at: &VersionArgs) -> CmdResult {
     let ds = open_dataset(s, path, at)?;
     let q = if a.query_json {
-        lancer::indexes::inverted::query_json::parse(&a.query)?
+        lancer::internal::inverted::query_json::parse(&a.query)?
     } else if a.phrase {
         FtsQuery::Phrase {
             column: a.column.clone(),
@@ -70,7 +70,7 @@ const SHOWN: usize = 20;
 /// segment its format, analyzer, fragments and partitions (documents, distinct tokens,
 /// tokens); with a word, its postings in each partition.
 pub fn inspect(ds: &lancer::Dataset, name: &str, token: Option<&str>, json: bool) -> CmdResult {
-    use lancer::indexes::inverted::segment::InvertedSegment;
+    use lancer::internal::inverted::segment::InvertedSegment;
     let mut segments = Vec::new();
     for m in ds.indices()?.iter().filter(|m| m.name == name) {
         let Some(seg) = InvertedSegment::open(ds, m)? else {
@@ -99,7 +99,7 @@ pub fn inspect(ds: &lancer::Dataset, name: &str, token: Option<&str>, json: bool
                 if let Some(id) = p.token_id(w) {
                     let post = p.postings(&seg, id)?;
                     let positions = match seg.positions {
-                        lancer::indexes::inverted::segment::Positions::None => None,
+                        lancer::internal::inverted::segment::Positions::None => None,
                         _ => Some(p.positions(&seg, id, &post)?),
                     };
                     let shown: Vec<serde_json::Value> = post
@@ -130,7 +130,7 @@ pub fn inspect(ds: &lancer::Dataset, name: &str, token: Option<&str>, json: bool
             parts.push(v);
         }
         segments.push(serde_json::json!({
-            "uuid": m.uuid.as_ref().and_then(|u| lancer::table::dataset::uuid_dir(&u.uuid).ok()),
+            "uuid": m.uuid.as_ref().and_then(|u| lancer::internal::dataset::uuid_dir(&u.uuid).ok()),
             "format": seg.format,
             "block_size": seg.layout.block,
             "positions": format!("{:?}", seg.positions),

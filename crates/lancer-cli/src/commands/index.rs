@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use lancer::index::{create_vector_index, drop_index, list_indices, VectorIndexOptions};
-use lancer::indexes::progress::{Event, ProgressEvent};
+use lancer::progress::{Event, ProgressEvent};
 
 use super::{report, CmdResult};
 use crate::args::IndexAction;
@@ -138,7 +138,7 @@ fn create(
         }
         shown.set_message(stage_text(e));
     }));
-    let kind = lancer::indexes::ivf_build::type_name(opts.quantizer, opts.hnsw.is_some());
+    let kind = opts.type_name();
     let after = create_vector_index(&ds, column, &opts)?;
     drop(last);
     bar.finish_and_clear();
@@ -192,7 +192,7 @@ fn create_inverted(
     s: &Session,
     path: &Path,
     column: &str,
-    opts: lancer::fts_index::FtsIndexOptions,
+    opts: lancer::index::FtsIndexOptions,
     json: bool,
 ) -> CmdResult {
     let ds = s.open(path)?;
@@ -207,7 +207,7 @@ fn create_inverted(
         ds.count_rows()
     ));
     let started = Instant::now();
-    let after = lancer::fts_index::create_fts_index(&ds, column, &opts)?;
+    let after = lancer::index::create_fts_index(&ds, column, &opts)?;
     bar.finish_and_clear();
     let name = name.unwrap_or_else(|| format!("{column}_idx"));
     let d = lancer::index::describe_index(&after, &name)?;
@@ -237,7 +237,7 @@ fn create_scalar(
     s: &Session,
     path: &Path,
     column: &str,
-    opts: &lancer::scalar_index::ScalarIndexOptions,
+    opts: &lancer::index::ScalarIndexOptions,
     json: bool,
 ) -> CmdResult {
     let ds = s.open(path)?;
@@ -252,7 +252,7 @@ fn create_scalar(
         ds.count_rows()
     ));
     let started = Instant::now();
-    let after = lancer::scalar_index::create_scalar_index(&ds, column, opts)?;
+    let after = lancer::index::create_scalar_index(&ds, column, opts)?;
     bar.finish_and_clear();
     let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
     let bytes: u64 = after
@@ -430,16 +430,16 @@ pub fn inspect(
     }
     let mut segments = Vec::new();
     for m in &metas {
-        if lancer::indexes::ivf::covers_nothing(m) {
+        if lancer::internal::ivf::covers_nothing(m) {
             segments.push(serde_json::json!({
-                "uuid": m.uuid.as_ref().and_then(|u| lancer::table::dataset::uuid_dir(&u.uuid).ok()),
+                "uuid": m.uuid.as_ref().and_then(|u| lancer::internal::dataset::uuid_dir(&u.uuid).ok()),
                 "partitions": 0,
                 "rows": 0,
                 "note": "built when the dataset had no vectors: covers no fragment, has no files",
             }));
             continue;
         }
-        let seg = lancer::indexes::ivf::IvfSegment::open(ds, m)?;
+        let seg = lancer::internal::ivf::IvfSegment::open(ds, m)?;
         let mut v = seg.describe();
         v["files"] = serde_json::json!(m
             .files

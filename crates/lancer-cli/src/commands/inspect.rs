@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use lancer::file::inspect::{column_paths, describe_page, locate_row};
-use lancer::file::schema::LanceField;
+use lancer::file::LanceField;
 use serde_json::{json, Value};
 
 use super::{open_traced, CmdResult};
@@ -189,8 +189,8 @@ pub fn run(path: &Path, row: Option<u64>, as_json: bool) -> CmdResult {
 /// Follows row `r` of an opened file through every field: the columns and pages that
 /// hold it and the byte ranges a read of it touches (recorded by `io`).
 pub fn row_walk(
-    reader: &lancer::file::reader::FileReader,
-    io: &lancer::file::read::TracingRead<std::sync::Arc<dyn lancer::file::read::RangeRead>>,
+    reader: &lancer::file::FileReader,
+    io: &lancer::internal::read::TracingRead<std::sync::Arc<dyn lancer::internal::read::RangeRead>>,
     r: u64,
 ) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
     let meta = reader.metadata();

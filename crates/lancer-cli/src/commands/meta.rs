@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use lancer::file::schema::LanceField;
-use lancer::table::config::{MapUpdate, MetadataUpdate};
+use lancer::file::LanceField;
 use lancer::{Dataset, Session};
+use lancer::{MapUpdate, MetadataUpdate};
 
 use super::{report, CmdResult};
 

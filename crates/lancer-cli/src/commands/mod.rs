@@ -18,9 +18,9 @@ mod two_phase;
 use std::path::Path;
 use std::sync::Arc;
 
-use lancer::file::read::{RangeRead, TracingRead};
-use lancer::file::reader::FileReader;
-use lancer::storage::LocalFile;
+use lancer::file::FileReader;
+use lancer::internal::read::{RangeRead, TracingRead};
+use lancer::internal::LocalFile;
 use lancer::Session;
 
 use crate::args::{Cli, Command, Format};
@@ -69,7 +69,7 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
             if ds
                 .indices()?
                 .iter()
-                .any(|m| m.name == name && lancer::indexes::inverted::segment::is_inverted(m))
+                .any(|m| m.name == name && lancer::internal::inverted::segment::is_inverted(m))
             {
                 return fts::inspect(&ds, &name, token.as_deref(), json);
             }
@@ -208,7 +208,7 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
         } => {
             // no flag: an upsert
             let upsert = !(update || delete_matched || fail_on_match || insert || delete_unmatched);
-            let opts = lancer::evolve::MergeOptions {
+            let opts = lancer::write::MergeOptions {
                 on,
                 update_matched: update || upsert,
                 delete_matched,
@@ -233,7 +233,7 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
             plan,
             commit,
         } => {
-            let opts = lancer::table::compact::CompactionOptions {
+            let opts = lancer::CompactionOptions {
                 target_rows_per_fragment: target_rows,
                 materialize_deletions: !keep_deletions,
                 materialize_deletions_threshold: deletion_threshold,
@@ -375,15 +375,15 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
                 column: text_column,
                 rrf_k,
             });
-            let ann = lancer::ann::AnnParams {
+            let ann = lancer::search::AnnParams {
                 use_index: !no_index,
                 nprobes,
                 refine_factor,
                 fast_search,
                 ef,
                 approx_mode: match approx_mode.as_deref() {
-                    None => lancer::ann::ApproxMode::Normal,
-                    Some(m) => lancer::ann::ApproxMode::parse(m).ok_or_else(|| {
+                    None => lancer::search::ApproxMode::Normal,
+                    Some(m) => lancer::search::ApproxMode::parse(m).ok_or_else(|| {
                         lancer::Error::InvalidArgument {
                             what: format!("--approx-mode {m:?}: use fast, normal or accurate"),
                         }
@@ -441,7 +441,7 @@ pub fn open_traced(path: &Path) -> Result<Traced, Box<dyn std::error::Error>> {
 
 /// Opens data file `rel` of `store` with its reads traced.
 pub fn open_traced_in(
-    store: &lancer::storage::Store,
+    store: &lancer::Store,
     rel: &str,
 ) -> Result<Traced, Box<dyn std::error::Error>> {
     traced(store.reader(rel, None)?, &store.display(rel))

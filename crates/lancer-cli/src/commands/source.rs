@@ -6,7 +6,7 @@ use std::path::Path;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use lancer::file::reader::FileReader;
+use lancer::file::FileReader;
 use lancer::Dataset;
 
 use super::{open_traced, report, CmdResult};
@@ -82,7 +82,7 @@ impl Source {
     pub fn schema(&self) -> SchemaRef {
         match self {
             // a dataset's JSON columns as its readers give them (Arrow's JSON text)
-            Source::Dataset(d) => lancer::file::json::text_schema(&d.schema()),
+            Source::Dataset(d) => lancer::internal::json::text_schema(&d.schema()),
             Source::File(r) => r.schema(),
         }
     }

@@ -4,9 +4,9 @@
 //! pylance's `FragmentMetadata.to_json()` shape (so pylance's `FragmentMetadata.from_json`
 //! takes each item); one driver concatenates the lists and runs `commit`, which commits
 //! them as one version through the normal optimistic-concurrency path
-//! (`lancer::two_phase`).
+//! (`lancer::write`).
 //!
-//! Distributed compaction likewise (`lancer::compaction`; spec: "Distributed Write" /
+//! Distributed compaction likewise (`lancer::write`; spec: "Distributed Write" /
 //! compaction): `lancer compact DS --plan > plan.json` on the driver, `lancer
 //! compact-task plan.json N > result-N.json` on any worker, `lancer compact DS --commit
 //! result-*.json` on the driver: one Rewrite commit.
@@ -14,11 +14,11 @@
 use std::path::Path;
 use std::time::Duration;
 
-use lancer::compaction::{commit_compaction, plan_compaction, CompactionPlan, RewriteResult};
-use lancer::file::container::FileVersion;
-use lancer::file::reader::FileReader;
-use lancer::fragment_json::{fragment_to_json, fragments_from_json_text, python_json_text};
-use lancer::two_phase::{self, CommitParams, FragmentMode, Operation};
+use lancer::file::FileReader;
+use lancer::file::FileVersion;
+use lancer::write::{self as two_phase, CommitParams, FragmentMode, Operation};
+use lancer::write::{commit_compaction, plan_compaction, CompactionPlan, RewriteResult};
+use lancer::write::{fragment_to_json, fragments_from_json_text, python_json_text};
 use lancer::{Session, WriteParams};
 
 use super::dataset::read_input;
@@ -37,7 +37,7 @@ pub fn write_fragments(
     let params = WriteParams {
         storage: FileVersion::parse(storage)?,
         max_rows_per_file: max_rows_per_file.max(1),
-        max_bytes_per_file: max_bytes.unwrap_or(lancer::table::write::DEFAULT_MAX_BYTES_PER_FILE),
+        max_bytes_per_file: max_bytes.unwrap_or(lancer::DEFAULT_MAX_BYTES_PER_FILE),
         ..Default::default()
     };
     let mode = match mode {
@@ -142,11 +142,7 @@ fn read_text(file: &Path, what: &str) -> Result<String, String> {
 
 /// `lancer compact DATASET --plan`: the plan's JSON on stdout, with the dataset's
 /// location under `"dataset"` (for `lancer compact-task`).
-pub fn compact_plan(
-    s: &Session,
-    path: &Path,
-    opts: &lancer::table::compact::CompactionOptions,
-) -> CmdResult {
+pub fn compact_plan(s: &Session, path: &Path, opts: &lancer::CompactionOptions) -> CmdResult {
     let ds = s.open(path)?;
     let plan = plan_compaction(&ds, opts)?;
     let mut v = plan.to_json();
@@ -163,7 +159,7 @@ pub fn compact_plan(
 /// `lancer compact-task PLAN N [--dataset DS]`: task N's RewriteResult JSON on stdout.
 pub fn compact_task(s: &Session, plan: &Path, index: usize, dataset: Option<&Path>) -> CmdResult {
     let text = read_text(plan, "compaction plan")?;
-    let v = lancer::compaction::parse_text(&text, "compaction plan")?;
+    let v = lancer::write::parse_text(&text, "compaction plan")?;
     let p = CompactionPlan::from_json(&v)?;
     let task = p.tasks.get(index).ok_or_else(|| {
         format!(
@@ -192,7 +188,7 @@ pub fn compact_commit(
     let mut results = Vec::new();
     for f in files {
         let text = read_text(f, "rewrite result")?;
-        let v = lancer::compaction::parse_text(&text, "rewrite result")
+        let v = lancer::write::parse_text(&text, "rewrite result")
             .map_err(|e| format!("{}: {e}", f.display()))?;
         results.push(RewriteResult::from_json(&v).map_err(|e| format!("{}: {e}", f.display()))?);
     }

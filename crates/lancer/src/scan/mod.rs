@@ -86,7 +86,7 @@ pub struct Scanner {
     use_scalar_index: bool,
     /// The scalar index answer to the filter when already computed (a count that
     /// falls back to scanning plans with it instead of asking the indexes again).
-    indexed: Option<Arc<Option<crate::scalar_plan::IndexedRows>>>,
+    indexed: Option<Arc<Option<crate::plan::scalar::IndexedRows>>>,
     /// Sort keys (`order_by`; see `order.rs`).
     order: Vec<SortKey>,
     /// Search options of pylance's scanner (see `options.rs`).
@@ -330,7 +330,7 @@ impl Scanner {
             .as_ref()
             .filter(|_| counting.use_scalar_index && self.offset == 0 && self.limit.is_none())
         {
-            counting.indexed = Some(Arc::new(crate::scalar_plan::plan(&self.ds, f)?));
+            counting.indexed = Some(Arc::new(crate::plan::scalar::plan(&self.ds, f)?));
         }
         let exact = counting
             .indexed
@@ -424,7 +424,7 @@ impl Scanner {
         let indexed = match (&self.indexed, &filter) {
             _ if self.opts.include_deleted_rows => None,
             (Some(known), Some(_)) => known.as_ref().clone(),
-            (_, Some(f)) if self.use_scalar_index => crate::scalar_plan::plan(&self.ds, f)?,
+            (_, Some(f)) if self.use_scalar_index => crate::plan::scalar::plan(&self.ds, f)?,
             _ => None,
         };
         // Top-level columns to read, in schema order (and those the outputs alone need,
@@ -799,7 +799,7 @@ pub(crate) struct Plan {
     out_read: Vec<String>,
     filter: Option<Filter>,
     /// What the scalar indexes left of the filter's rows, if they apply.
-    indexed: Option<crate::scalar_plan::IndexedRows>,
+    indexed: Option<crate::plan::scalar::IndexedRows>,
     output: SchemaRef,
     tasks: Vec<Task>,
     /// Rows to skip / keep after filtering (0 / None when pushed into the tasks).

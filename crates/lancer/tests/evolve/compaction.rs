@@ -135,16 +135,15 @@ fn indexed_compaction(stable: bool) {
         Dataset::write(&tmp, schema.clone(), &[batch(0, 400)], &params).unwrap()
     };
     assert_eq!(ds.uses_stable_row_ids(), stable);
-    let opts =
-        lancer::scalar_index::ScalarIndexOptions::new(lancer_index::scalar::ScalarKind::BTree);
-    let ds = lancer::scalar_index::create_scalar_index(&ds, "id", &opts).unwrap();
+    let opts = lancer::index::ScalarIndexOptions::new(lancer_index::scalar::ScalarKind::BTree);
+    let ds = lancer::index::create_scalar_index(&ds, "id", &opts).unwrap();
     let ds = ds.append(&[batch(400, 50)], &params).unwrap();
     let ds = ds.delete("id % 10 = 3").unwrap();
     let copts = lancer_table::compact::CompactionOptions {
         target_rows_per_fragment: 1000,
         ..Default::default()
     };
-    let (after, stats) = lancer::evolve::compact_files(&ds, &copts, &|_, _| {}).unwrap();
+    let (after, stats) = lancer::write::compact_files(&ds, &copts, &|_, _| {}).unwrap();
     assert_eq!(
         stats.fragments_removed, 4,
         "{stats:?}: the indexed fragments, one task"

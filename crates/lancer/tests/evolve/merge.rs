@@ -36,16 +36,16 @@ fn matched_rows_deleted_or_failing_on_both_joins() {
         };
         let ids: Vec<i64> = (0..10).collect();
         let ds = Dataset::write(&tmp, schema.clone(), &[batch(&ids)], &params).unwrap();
-        let merge = |opts: lancer::evolve::MergeOptions, ids: &[i64]| {
-            let opts = lancer::evolve::MergeOptions {
+        let merge = |opts: lancer::write::MergeOptions, ids: &[i64]| {
+            let opts = lancer::write::MergeOptions {
                 on: vec!["id".into()],
                 source_in_memory: mem,
                 ..opts
             };
             let b = batch(ids);
-            lancer::evolve::merge_insert(&ds, &opts, b.schema(), [Ok(b)])
+            lancer::write::merge_insert(&ds, &opts, b.schema(), [Ok(b)])
         };
-        let delete = lancer::evolve::MergeOptions {
+        let delete = lancer::write::MergeOptions {
             delete_matched: true,
             insert_unmatched: true,
             ..Default::default()
@@ -56,7 +56,7 @@ fn matched_rows_deleted_or_failing_on_both_joins() {
         assert_eq!(got, vec![0, 1, 3, 4, 6, 7, 8, 9, 11], "{mem:?}");
         let e = merge(delete, &[2, 2]).unwrap_err().to_string();
         assert!(e.contains("Ambiguous merge inserts"), "{e}");
-        let fail = lancer::evolve::MergeOptions {
+        let fail = lancer::write::MergeOptions {
             fail_on_match: true,
             insert_unmatched: true,
             ..Default::default()
@@ -77,7 +77,7 @@ fn matched_rows_deleted_or_failing_on_both_joins() {
         assert_eq!((s.inserted, s.deleted), (2, 0));
         // committed on the latest version (the delete merge's nine rows), as a rebase
         assert_eq!(after.count_rows(), 9 + 2);
-        let both = lancer::evolve::MergeOptions {
+        let both = lancer::write::MergeOptions {
             update_matched: true,
             delete_matched: true,
             ..Default::default()
@@ -125,11 +125,11 @@ fn merge_modes_agree_on_both_joins() {
         // with an index: deletions in an indexed fragment, an unindexed appended one
         if let Some(kind) = kind {
             ds = ds.delete("id = 3").unwrap();
-            let mut opts = lancer::scalar_index::ScalarIndexOptions::new(kind);
+            let mut opts = lancer::index::ScalarIndexOptions::new(kind);
             // one-row pages: a few keys read a few rows of the index, under the eighth
             // of it that makes the BTREE worth using
             opts.params.btree_page_rows = 1;
-            ds = lancer::scalar_index::create_scalar_index(&ds, "id", &opts).unwrap();
+            ds = lancer::index::create_scalar_index(&ds, "id", &opts).unwrap();
             ds = ds
                 .append(&[batch(&[3], 0)], &WriteParams::default())
                 .unwrap();
@@ -140,7 +140,7 @@ fn merge_modes_agree_on_both_joins() {
                       ins: bool,
                       del: Option<&str>,
                       cond: Option<&str>| {
-            let opts = lancer::evolve::MergeOptions {
+            let opts = lancer::write::MergeOptions {
                 on: vec!["id".into()],
                 update_matched: up,
                 insert_unmatched: ins,
@@ -152,7 +152,7 @@ fn merge_modes_agree_on_both_joins() {
                 ..Default::default()
             };
             let b = batch(ids, 1);
-            let r = lancer::evolve::merge_insert(ds, &opts, b.schema(), [Ok(b)]);
+            let r = lancer::write::merge_insert(ds, &opts, b.schema(), [Ok(b)]);
             if let Ok((_, s)) = &r {
                 // the index is used exactly when pylance would use it
                 let indexed = kind.is_some() && mem.is_none() && del.is_none();
@@ -315,20 +315,20 @@ fn merge_sources_with_unknown_struct_fields_are_refused() {
     let ds = Dataset::write(&tmp, base.schema(), &[base], &WriteParams::default()).unwrap();
     let before = ds.version();
     let src = table(["a", "b"], vec![1, 9]);
-    let opts = lancer::evolve::MergeOptions {
+    let opts = lancer::write::MergeOptions {
         on: vec!["id".into()],
         update_matched: true,
         insert_unmatched: true,
         ..Default::default()
     };
-    let e = lancer::evolve::merge_insert(&ds, &opts, src.schema(), [Ok(src)])
+    let e = lancer::write::merge_insert(&ds, &opts, src.schema(), [Ok(src)])
         .unwrap_err()
         .to_string();
     assert!(e.contains("\"b\"") && e.contains("bb"), "{e}");
     assert_eq!(ds.latest().unwrap().version(), before);
     // the same names merge
     let ok = table(["a", "bb"], vec![1, 9]);
-    let (after, s) = lancer::evolve::merge_insert(&ds, &opts, ok.schema(), [Ok(ok)]).unwrap();
+    let (after, s) = lancer::write::merge_insert(&ds, &opts, ok.schema(), [Ok(ok)]).unwrap();
     assert_eq!((s.updated, s.inserted), (1, 1));
     assert_eq!(after.count_rows(), 7);
 }

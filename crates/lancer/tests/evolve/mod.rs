@@ -287,7 +287,7 @@ fn run(
                     }
                 }
                 let sql = format!("{c} + 1");
-                lancer::evolve::update(&ds, Some(&format!("id % {md} = {r}")), &[(c, &sql)])
+                lancer::write::update(&ds, Some(&format!("id % {md} = {r}")), &[(c, &sql)])
                     .unwrap()
                     .0
             }
@@ -301,7 +301,7 @@ fn run(
                             .map_or(Value::Null, |s| json!(s.to_uppercase()));
                     }
                 }
-                lancer::evolve::update(&ds, Some("id % 3 = 0"), &[(c, &format!("upper({c})"))])
+                lancer::write::update(&ds, Some("id % 3 = 0"), &[(c, &format!("upper({c})"))])
                     .unwrap()
                     .0
             }
@@ -315,7 +315,7 @@ fn run(
                     let v = row[i].as_i64().map_or(Value::Null, |v| json!(v * 2));
                     row.push(v);
                 }
-                lancer::evolve::add_columns(&ds, &[(&name, &format!("{src} * 2"))]).unwrap()
+                lancer::write::add_columns(&ds, &[(&name, &format!("{src} * 2"))]).unwrap()
             }
             5 => {
                 added += 1;
@@ -325,7 +325,7 @@ fn run(
                     row.push(Value::Null);
                 }
                 let s = Schema::new(vec![Field::new(&name, DataType::Float64, true)]);
-                lancer::evolve::add_null_columns(&ds, &s).unwrap()
+                lancer::write::add_null_columns(&ds, &s).unwrap()
             }
             6 if others.len() > 1 => {
                 let c = others[rng.below(others.len() as u64) as usize].clone();
@@ -335,7 +335,7 @@ fn run(
                     for row in m.rows.values_mut() {
                         row.remove(i);
                     }
-                    lancer::evolve::drop_columns(&ds, &[&c]).unwrap()
+                    lancer::write::drop_columns(&ds, &[&c]).unwrap()
                 } else {
                     added += 1;
                     let new = format!("{c}_r{added}");
@@ -346,7 +346,7 @@ fn run(
                         rename: Some(new),
                         nullable: None,
                     };
-                    lancer::evolve::alter_columns(&ds, &[ch]).unwrap()
+                    lancer::write::alter_columns(&ds, &[ch]).unwrap()
                 }
             }
             7 => {
@@ -356,7 +356,7 @@ fn run(
                     max_bytes_per_file: (rng.below(3) == 0).then(|| 300 + rng.below(2000)),
                     ..Default::default()
                 };
-                lancer::evolve::compact_files(&ds, &opts, &|_, _| {})
+                lancer::write::compact_files(&ds, &opts, &|_, _| {})
                     .unwrap()
                     .0
             }
@@ -380,7 +380,7 @@ fn run(
                 for r in &rows {
                     m.rows.insert(r[0].as_i64().unwrap(), r.clone());
                 }
-                let opts = lancer::evolve::MergeOptions {
+                let opts = lancer::write::MergeOptions {
                     on: vec!["id".into()],
                     update_matched: true,
                     insert_unmatched: true,
@@ -393,7 +393,7 @@ fn run(
                 let streamed = opts.source_in_memory == Some(0);
                 let b = m.batch_of(&[], &rows);
                 let (after, stats) =
-                    lancer::evolve::merge_insert(&ds, &opts, b.schema(), [Ok(b)]).unwrap();
+                    lancer::write::merge_insert(&ds, &opts, b.schema(), [Ok(b)]).unwrap();
                 if streamed && stable {
                     STREAMED_STABLE_MERGES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
@@ -407,7 +407,7 @@ fn run(
                 // an integer column does not become a float one (pylance's rule: a cast
                 // keeps the column's kind): refused, nothing changed
                 let c = &int_cols[rng.below(int_cols.len() as u64) as usize];
-                let e = lancer::evolve::cast_columns(&ds, &[(c, DataType::Float64)]);
+                let e = lancer::write::cast_columns(&ds, &[(c, DataType::Float64)]);
                 assert!(
                     e.is_err_and(|e| e.to_string().contains("keeps its kind")),
                     "{at}"
@@ -447,7 +447,7 @@ fn run(
                     ],
                 )
                 .unwrap();
-                lancer::evolve::merge_columns(&ds, "id", s, [Ok(b)]).unwrap()
+                lancer::write::merge_columns(&ds, "id", s, [Ok(b)]).unwrap()
             }
             12 => {
                 // an index on the key: later merges locate their rows through it
@@ -456,10 +456,10 @@ fn run(
                 } else {
                     lancer_index::scalar::ScalarKind::Bitmap
                 };
-                let mut opts = lancer::scalar_index::ScalarIndexOptions::new(kind);
+                let mut opts = lancer::index::ScalarIndexOptions::new(kind);
                 opts.replace = true;
                 opts.params.btree_page_rows = 4;
-                lancer::scalar_index::create_scalar_index(&ds, "id", &opts).unwrap()
+                lancer::index::create_scalar_index(&ds, "id", &opts).unwrap()
             }
             9 => {
                 let (v, old, _) = out[rng.below(out.len() as u64) as usize].clone();

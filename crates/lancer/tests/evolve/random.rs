@@ -110,35 +110,35 @@ fn bad_evolution_requests_leave_the_dataset_unchanged() {
     let ds = Dataset::write(&tmp, schema, &[b], &WriteParams::default()).unwrap();
     let v = ds.version();
     let err = |r: lancer::Result<Dataset>| r.unwrap_err().to_string();
-    let e = err(lancer::evolve::update(&ds, None, &[("x", "'abc'")]).map(|r| r.0));
+    let e = err(lancer::write::update(&ds, None, &[("x", "'abc'")]).map(|r| r.0));
     assert!(e.contains("'abc'") && e.contains("Int64"), "{e}");
-    let e = err(lancer::evolve::update(&ds, None, &[("nope", "1")]).map(|r| r.0));
+    let e = err(lancer::write::update(&ds, None, &[("nope", "1")]).map(|r| r.0));
     assert!(e.contains("nope"), "{e}");
-    let e = err(lancer::evolve::update(&ds, Some("nope > 1"), &[("x", "1")]).map(|r| r.0));
+    let e = err(lancer::write::update(&ds, Some("nope > 1"), &[("x", "1")]).map(|r| r.0));
     assert!(e.contains("nope"), "{e}");
-    let e = err(lancer::evolve::update(&ds, None, &[("id", "x")]).map(|r| r.0));
+    let e = err(lancer::write::update(&ds, None, &[("id", "x")]).map(|r| r.0));
     assert!(e.contains("not nullable"), "{e}");
-    let e = err(lancer::evolve::add_columns(&ds, &[("x", "id + 1")]));
+    let e = err(lancer::write::add_columns(&ds, &[("x", "id + 1")]));
     assert!(e.contains("exists"), "{e}");
-    let e = err(lancer::evolve::add_columns(&ds, &[("y", "nope + 1")]));
+    let e = err(lancer::write::add_columns(&ds, &[("y", "nope + 1")]));
     assert!(e.contains("nope"), "{e}");
-    let e = err(lancer::evolve::drop_columns(&ds, &["id", "x", "s"]));
+    let e = err(lancer::write::drop_columns(&ds, &["id", "x", "s"]));
     assert!(e.contains("every column"), "{e}");
-    let e = err(lancer::evolve::drop_columns(&ds, &["zz"]));
+    let e = err(lancer::write::drop_columns(&ds, &["zz"]));
     assert!(e.contains("zz"), "{e}");
     let rename = |from: &str, to: &str| ColumnChange {
         path: from.into(),
         rename: Some(to.into()),
         nullable: None,
     };
-    let e = err(lancer::evolve::alter_columns(&ds, &[rename("x", "s")]));
+    let e = err(lancer::write::alter_columns(&ds, &[rename("x", "s")]));
     assert!(e.contains("exists"), "{e}");
     let not_null = ColumnChange {
         path: "x".into(),
         rename: None,
         nullable: Some(false),
     };
-    let e = err(lancer::evolve::alter_columns(&ds, &[not_null]));
+    let e = err(lancer::write::alter_columns(&ds, &[not_null]));
     assert!(e.contains("nulls"), "{e}");
     let again = Dataset::open(&tmp).unwrap();
     assert_eq!(again.version(), v, "no version was committed");

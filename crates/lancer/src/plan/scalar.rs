@@ -168,10 +168,10 @@ impl<'a> Planner<'a> {
 ///
 /// A typed JSON accessor of a JSON column and a path literal
 /// (`json_get_int(data, 'x')`) is the column read at that path, of the accessor's type:
-/// only JSON path indexes on that path answer for it ([`crate::json_index`]).
+/// only JSON path indexes on that path answer for it ([`crate::index::json`]).
 fn column<'e>(e: &'e Expr, ds: &Dataset) -> Option<Col<'e>> {
     if let Expr::ScalarFunction(f) = e {
-        let t = crate::json_index::accessor_type(f.func.name())?;
+        let t = crate::index::json::accessor_type(f.func.name())?;
         let [Expr::Column(c), Expr::Literal(ScalarValue::Utf8(Some(path)), _)] = &f.args[..] else {
             return None;
         };
@@ -880,7 +880,7 @@ impl Planner<'_> {
 
     fn stable_ids(&mut self) -> Result<Option<Arc<HashMap<u64, u64>>>> {
         if self.addresses.is_none() {
-            self.addresses = Some(crate::ann::stable_id_addresses(self.ds)?);
+            self.addresses = Some(crate::search::ann::stable_id_addresses(self.ds)?);
         }
         Ok(self.addresses.clone().flatten())
     }

@@ -240,18 +240,15 @@ pub(crate) fn build(
         )));
     }
     let field = Field::new(column, target.clone(), true);
-    let mut builder =
-        ScalarBuilder::new(params.clone(), &field).map_err(crate::ann::index_error)?;
+    let mut builder = ScalarBuilder::new(params.clone(), &field)?;
     for b in batches {
         let values = convert(&b, inferred, &path)?;
         let col = |i: usize| b.column(i).as_primitive::<UInt64Type>().values();
         let addrs = col(2);
         let ids = if store_ids { col(3) } else { addrs };
-        builder
-            .push(values, ids, addrs)
-            .map_err(crate::ann::index_error)?;
+        builder.push(values, ids, addrs)?;
     }
-    let mut built = builder.finish().map_err(crate::ann::index_error)?;
+    let mut built = builder.finish()?;
     built.details = lancer_index::scalar::json_details_bytes(
         &path,
         params.kind,

@@ -4,7 +4,7 @@
 //! Phase one, on any number of workers: [`write_fragments`] writes data files under
 //! the dataset's `data/` and commits nothing; it returns fragment descriptions (the
 //! table layer's [`Fragment`], id 0 until committed) that travel as JSON in pylance's
-//! `FragmentMetadata` shape ([`crate::fragment_json`]). Phase two, on one driver:
+//! `FragmentMetadata` shape ([`crate::write::fragment_json`]). Phase two, on one driver:
 //! [`commit`] commits one [`Operation`] naming those fragments through the same
 //! optimistic-concurrency path a local write takes (`lancer_table::commit`): the
 //! manifest of the next version is put if absent; a commit that lost a race is rebased

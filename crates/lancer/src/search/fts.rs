@@ -14,7 +14,6 @@ use arrow_schema::{DataType, Field, Schema};
 use lancer_index::inverted::search::{self, ColumnIndex, FtsQuery};
 use lancer_index::inverted::segment::{self, InvertedSegment};
 
-use crate::ann::index_error;
 use crate::scan::{DatasetExt, ROW_ADDRESS};
 use crate::{Dataset, Error, Result};
 
@@ -32,7 +31,7 @@ pub struct FtsOptions {
     /// Columns to return besides `_score` (default all).
     pub columns: Option<Vec<String>>,
     /// `_rowid` / `_rowaddr` columns to add after `_score`.
-    pub row_meta: crate::search::RowMeta,
+    pub row_meta: crate::search::exact::RowMeta,
 }
 
 /// The INVERTED indexes of `ds`: per indexed top-level column (by the first index name
@@ -72,7 +71,7 @@ pub fn inverted_indexes(ds: &Dataset) -> Result<Vec<(String, Vec<Arc<InvertedSeg
         let seg = match cache.get::<InvertedSegment>(&root, &uuid) {
             Some(s) => s,
             None => {
-                let Some(s) = InvertedSegment::open(ds, &m).map_err(index_error)? else {
+                let Some(s) = InvertedSegment::open(ds, &m)? else {
                     continue;
                 };
                 let s = Arc::new(s);
@@ -185,7 +184,7 @@ pub fn full_text_search(ds: &Dataset, q: &FtsQuery, opts: &FtsOptions) -> Result
     arrays.push(Arc::new(Float32Array::from_iter_values(
         ranked.iter().map(|r| r.1),
     )));
-    for (f, a) in crate::search::row_meta_columns(ds, &addrs, opts.row_meta)? {
+    for (f, a) in crate::search::exact::row_meta_columns(ds, &addrs, opts.row_meta)? {
         fields.push(f);
         arrays.push(a);
     }
@@ -221,7 +220,7 @@ pub fn full_text_addresses(
         None
     };
     // With stable row ids the index holds ids: unindexed rows are handed in by id too.
-    let addresses = crate::ann::stable_id_addresses(ds)?;
+    let addresses = crate::search::ann::stable_id_addresses(ds)?;
     let ids_of: Option<HashMap<u64, u64>> = addresses
         .as_ref()
         .map(|m| m.iter().map(|(&id, &a)| (a, id)).collect());
@@ -237,7 +236,7 @@ pub fn full_text_addresses(
         let unindexed: Vec<u64> = if opts.fast_search {
             Vec::new()
         } else {
-            crate::index::uncovered_fragments(ds, &covered)
+            crate::index::vector::uncovered_fragments(ds, &covered)
         };
         let mut rows = texts(ds, &col, &unindexed, pre)?;
         if let Some(ids) = &ids_of {
@@ -258,8 +257,9 @@ pub fn full_text_addresses(
     // Index rows may be stable row ids (mapped to addresses) or addresses of rows
     // deleted since: only live rows are answers; a prefilter keeps its rows only.
     let live = ds.live_addresses()?;
-    let pass: Option<Arc<crate::address_set::AddressSet>> =
-        pre.map(|sql| crate::ann::passing(ds, sql)).transpose()?;
+    let pass: Option<Arc<crate::search::address_set::AddressSet>> = pre
+        .map(|sql| crate::search::ann::passing(ds, sql))
+        .transpose()?;
     let keep = |id: u64| -> Option<u64> {
         let a = match &addresses {
             Some(m) => *m.get(&id)?,
@@ -267,9 +267,9 @@ pub fn full_text_addresses(
         };
         (live.contains(a) && pass.as_ref().is_none_or(|p| p.contains(a))).then_some(a)
     };
-    let mut ranked = search::search_top(q, &columns, opts.limit, &keep).map_err(index_error)?;
+    let mut ranked = search::search_top(q, &columns, opts.limit, &keep)?;
     if let (Some(sql), false) = (opts.filter.as_deref(), opts.prefilter) {
-        let pass = crate::ann::passing(ds, sql)?;
+        let pass = crate::search::ann::passing(ds, sql)?;
         ranked.retain(|(a, _)| pass.contains(*a));
     }
     Ok(ranked)

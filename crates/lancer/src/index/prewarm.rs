@@ -9,7 +9,6 @@ use lancer_index::ivf;
 use lancer_index::scalar::ScalarSegment;
 use lancer_table::pb;
 
-use crate::ann::index_error;
 use crate::session::{index_cache, root_key};
 use crate::{Dataset, Error, Result};
 
@@ -24,18 +23,18 @@ fn uuid_of(m: &pb::IndexMetadata) -> Vec<u8> {
 pub fn prewarm_index(ds: &Dataset, name: &str) -> Result<usize> {
     let (cache, root) = (index_cache(ds), root_key(ds));
     let mut cached = 0;
-    for m in crate::index::index_segments(ds, name)? {
+    for m in crate::index::vector::index_segments(ds, name)? {
         let uuid = uuid_of(&m);
         if lancer_index::scalar::kind_of(ds, &m).is_some() {
             if cache.get::<ScalarSegment>(&root, &uuid).is_none() {
-                match ScalarSegment::open(ds, &m).map_err(index_error)? {
+                match ScalarSegment::open(ds, &m)? {
                     Some(s) => cache.insert(&root, &uuid, Arc::new(s)),
                     None => continue,
                 }
             }
         } else if inverted::is_inverted(&m) {
             if cache.get::<InvertedSegment>(&root, &uuid).is_none() {
-                match InvertedSegment::open(ds, &m).map_err(index_error)? {
+                match InvertedSegment::open(ds, &m)? {
                     Some(s) => cache.insert(&root, &uuid, Arc::new(s)),
                     None => {
                         return Err(Error::InvalidArgument {
@@ -51,7 +50,7 @@ pub fn prewarm_index(ds: &Dataset, name: &str) -> Result<usize> {
             if ivf::covers_nothing(&m) {
                 continue;
             }
-            crate::ann::cached_ivf_segment(ds, &m).map_err(index_error)?;
+            crate::search::ann::cached_ivf_segment(ds, &m)?;
         } else {
             return Err(Error::InvalidArgument {
                 what: format!("index {name:?} is of a kind this build cannot load"),
@@ -79,7 +78,7 @@ pub struct IvfModel {
 /// segment covers rows (built over no vectors). An index of another kind is an error
 /// naming its kind.
 pub fn ivf_model(ds: &Dataset, name: &str) -> Result<Option<IvfModel>> {
-    let metas = crate::index::index_segments(ds, name)?;
+    let metas = crate::index::vector::index_segments(ds, name)?;
     for m in &metas {
         if let Some(kind) = lancer_index::scalar::kind_of(ds, m) {
             return Err(Error::InvalidArgument {
@@ -98,7 +97,7 @@ pub fn ivf_model(ds: &Dataset, name: &str) -> Result<Option<IvfModel>> {
     let Some(m) = metas.iter().find(|m| !ivf::covers_nothing(m)) else {
         return Ok(None);
     };
-    let seg = crate::ann::cached_ivf_segment(ds, m).map_err(index_error)?;
+    let seg = crate::search::ann::cached_ivf_segment(ds, m)?;
     Ok(Some(IvfModel {
         centroids: seg.centroids.clone(),
         dim: seg.dim,

@@ -10,9 +10,9 @@ use std::fmt::Write as _;
 use lancer_index::inverted::search::{FtsQuery, Occur};
 use lancer_table::Dataset;
 
-use crate::ann::AnnParams;
-use crate::fts::FtsOptions;
-use crate::search::{Filtering, Nearest};
+use crate::search::ann::AnnParams;
+use crate::search::exact::{Filtering, Nearest};
+use crate::search::fts::FtsOptions;
 use crate::Result;
 
 /// Live rows of the fragments `ids`.
@@ -20,7 +20,7 @@ fn live_rows(ds: &Dataset, ids: &[u64]) -> u64 {
     ds.fragments()
         .iter()
         .filter(|f| ids.contains(&f.id))
-        .map(crate::stats::live_rows)
+        .map(crate::inspect::stats::live_rows)
         .sum()
 }
 
@@ -38,7 +38,7 @@ pub fn explain_nearest(
         req.column, req.k, req.metric
     );
     let segments = if ann.use_index {
-        crate::ann::index_segments(ds, req.column)?
+        crate::search::ann::index_segments(ds, req.column)?
     } else {
         Vec::new()
     };
@@ -69,7 +69,7 @@ pub fn explain_nearest(
             s.partitions.len(),
             s.metric.name()
         );
-        let unindexed = crate::index::uncovered_fragments(ds, &covered);
+        let unindexed = crate::index::vector::uncovered_fragments(ds, &covered);
         if ann.fast_search {
             let _ = writeln!(
                 out,
@@ -204,7 +204,7 @@ fn describe(q: &FtsQuery) -> String {
 pub fn explain_full_text(ds: &Dataset, q: &FtsQuery, opts: &FtsOptions) -> Result<String> {
     let mut out = String::new();
     let _ = writeln!(out, "full-text search: {}", describe(q));
-    let indexes = crate::fts::inverted_indexes(ds)?;
+    let indexes = crate::search::fts::inverted_indexes(ds)?;
     if indexes.is_empty() {
         let _ = writeln!(out, "index: none (the dataset has no INVERTED index)");
     }
@@ -219,7 +219,7 @@ pub fn explain_full_text(ds: &Dataset, q: &FtsQuery, opts: &FtsOptions) -> Resul
             "index: {name} (Inverted, {} segment(s)) on {column:?}",
             segments.len()
         );
-        let unindexed = crate::index::uncovered_fragments(ds, &covered);
+        let unindexed = crate::index::vector::uncovered_fragments(ds, &covered);
         if !unindexed.is_empty() {
             if opts.fast_search {
                 let _ = writeln!(

@@ -41,6 +41,11 @@ pub struct VectorIndexOptions {
 }
 
 impl VectorIndexOptions {
+    /// The reference's name of the index these options build (`IVF_PQ`, `IVF_HNSW_SQ`, ...).
+    pub fn type_name(&self) -> String {
+        lancer_index::ivf_build::type_name(self.quantizer, self.hnsw.is_some())
+    }
+
     /// An index of `quantizer` for `metric`, every other setting the reference's.
     pub fn new(quantizer: Quantizer, metric: Metric) -> Self {
         Self {
@@ -138,7 +143,9 @@ pub fn create_vector_index(
     opts: &VectorIndexOptions,
 ) -> Result<Dataset> {
     let field_id = top_level_field(ds, column, "to index")?;
-    if crate::multivector::column_dim(ds, column).is_some() && opts.metric != ivf::Metric::Cosine {
+    if crate::search::multivector::column_dim(ds, column).is_some()
+        && opts.metric != ivf::Metric::Cosine
+    {
         return Err(Error::InvalidArgument {
             what: format!(
                 "{column:?} holds multivectors, which vector indexes support with the cosine distance only (as pylance): create it with metric cosine"
@@ -303,8 +310,8 @@ fn for_each_vectors(
     for b in scan.stream()? {
         let b = b?;
         // a multivector row is indexed once per vector, each with the row's id
-        let (col, rows) = if crate::multivector::is_multivector(b.column(0).data_type()) {
-            let (offsets, values) = crate::multivector::parts(b.column(0))?;
+        let (col, rows) = if crate::search::multivector::is_multivector(b.column(0).data_type()) {
+            let (offsets, values) = crate::search::multivector::parts(b.column(0))?;
             let valid = b.column(0).logical_nulls();
             let mut rows = Vec::with_capacity(values.len());
             for r in 0..b.num_rows() {
@@ -318,7 +325,7 @@ fn for_each_vectors(
         } else {
             (b.column(0).clone(), None)
         };
-        let (vecs, d) = crate::search::vectors(&col)?;
+        let (vecs, d) = crate::search::exact::vectors(&col)?;
         let addrs = b
             .column_by_name(id_column)
             .and_then(|c| c.as_primitive_opt::<arrow_array::types::UInt64Type>())
@@ -366,11 +373,9 @@ pub(crate) fn merge_stored(
     let dim = fixed_dim.ok_or_else(|| Error::InvalidArgument {
         what: "merging vector segments needs their model's centroids".into(),
     })?;
-    let model =
-        lancer_index::ivf_partition::fixed_model(dim, &params).map_err(crate::ann::index_error)?;
-    let writer = lancer_index::ivf_partition::PartitionWriter::new(model, &params)
-        .map_err(crate::ann::index_error)?;
-    lancer_index::ivf_merge::merge(segments, writer).map_err(crate::ann::index_error)
+    let model = lancer_index::ivf_partition::fixed_model(dim, &params)?;
+    let writer = lancer_index::ivf_partition::PartitionWriter::new(model, &params)?;
+    lancer_index::ivf_merge::merge(segments, writer).map_err(crate::Error::from)
 }
 
 /// Builds a segment over `column` (of `fragments`, default all) in two scans and
@@ -388,17 +393,16 @@ pub(crate) fn build_streaming(
     let params = &params;
     let hint = rows_hint(ds, fragments);
     let model = match fixed_dim {
-        Some(dim) => lancer_index::ivf_partition::fixed_model(dim, params)
-            .map_err(crate::ann::index_error)?,
+        Some(dim) => lancer_index::ivf_partition::fixed_model(dim, params)?,
         None => train_model(ds, column, fragments, params)?,
     };
     let cosine = params.metric == lancer_index::ivf::Metric::Cosine;
-    let mut writer = PartitionWriter::new(model, params).map_err(crate::ann::index_error)?;
+    let mut writer = PartitionWriter::new(model, params)?;
     writer.expect_rows(hint as u64);
     for_each_vectors(ds, column, fragments, cosine, |v, ids, _| {
-        writer.push(v, ids).map_err(crate::ann::index_error)
+        writer.push(v, ids).map_err(crate::Error::from)
     })?;
-    writer.finish().map_err(crate::ann::index_error)
+    writer.finish().map_err(crate::Error::from)
 }
 
 /// `params` with the column's element type (stored floats — centroids, codebook,
@@ -471,7 +475,7 @@ pub(crate) fn train_model(
             what: format!("{NO_VECTORS} in {column:?} (every row is null, deleted or non-finite, or a zero vector under cosine)"),
         });
     };
-    train(sampler, params).map_err(crate::ann::index_error)
+    train(sampler, params).map_err(crate::Error::from)
 }
 
 /// Writes a built segment's files and commits it as covering `fragments`, dropping
@@ -656,10 +660,10 @@ fn update_index(ds: &Dataset, name: &str, only: Option<&[u64]>, merge: usize) ->
         new.dedup();
     }
     if let Some(kind) = lancer_index::scalar::kind_of(ds, first) {
-        return crate::scalar_index::optimize(ds, name, kind, first, &new, merged);
+        return crate::index::scalar::optimize(ds, name, kind, first, &new, merged);
     }
     if lancer_index::inverted::segment::is_inverted(first) {
-        return crate::fts_index::optimize(ds, name, first, &column, &new, merged);
+        return crate::index::fts::optimize(ds, name, first, &column, &new, merged);
     }
     let Some(trained) = metas.iter().find(|m| !ivf::covers_nothing(m)) else {
         // Only entries of no rows (the dataset had no vectors when it was built):
@@ -681,7 +685,7 @@ fn update_index(ds: &Dataset, name: &str, only: Option<&[u64]>, merge: usize) ->
         let all: Vec<u64> = ds.fragments().iter().map(|f| f.id).collect();
         return commit_segment(ds, field_id, name.to_string(), built, &all, metas);
     };
-    let base = ivf::IvfSegment::open(ds, trained).map_err(crate::ann::index_error)?;
+    let base = ivf::IvfSegment::open(ds, trained)?;
     let params = reuse_params(ds, trained, &base);
     let built = match build_streaming(ds, &column, Some(&new), &params) {
         Err(Error::InvalidArgument { what }) if what.starts_with(NO_VECTORS) => {
@@ -827,8 +831,7 @@ pub fn describe_index(ds: &Dataset, name: &str) -> Result<serde_json::Value> {
                 })
             }
             None if lancer_index::inverted::segment::is_inverted(m) => {
-                let seg = lancer_index::inverted::segment::InvertedSegment::open(ds, m)
-                    .map_err(crate::ann::index_error)?;
+                let seg = lancer_index::inverted::segment::InvertedSegment::open(ds, m)?;
                 match seg {
                     Some(seg) => {
                         rows += seg.num_docs() as usize;
@@ -865,7 +868,7 @@ pub fn describe_index(ds: &Dataset, name: &str) -> Result<serde_json::Value> {
                 })
             }
             None => {
-                let seg = ivf::IvfSegment::open(ds, m).map_err(crate::ann::index_error)?;
+                let seg = ivf::IvfSegment::open(ds, m)?;
                 rows += seg.row_ids.len();
                 seg.describe()
             }

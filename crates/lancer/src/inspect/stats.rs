@@ -141,27 +141,22 @@ fn stats_type_name(kind: scalar::ScalarKind) -> &'static str {
 
 /// One segment's statistics and its type name.
 fn segment_statistics(ds: &Dataset, m: &pb::IndexMetadata) -> Result<(String, Value)> {
-    let idx = crate::ann::index_error;
     if let Some(kind) = scalar::kind_of(ds, m) {
-        let seg = scalar::ScalarSegment::open(ds, m)
-            .map_err(idx)?
-            .ok_or_else(|| {
-                Error::Index(lancer_index::IndexError::Unsupported {
-                    index: m.name.clone(),
-                    what: format!("a newer {} version than Lancer reads", kind.type_name()),
-                })
-            })?;
-        return Ok((stats_type_name(kind).into(), seg.statistics().map_err(idx)?));
+        let seg = scalar::ScalarSegment::open(ds, m)?.ok_or_else(|| {
+            Error::Index(lancer_index::IndexError::Unsupported {
+                index: m.name.clone(),
+                what: format!("a newer {} version than Lancer reads", kind.type_name()),
+            })
+        })?;
+        return Ok((stats_type_name(kind).into(), seg.statistics()?));
     }
     if inverted::segment::is_inverted(m) {
-        let seg = inverted::segment::InvertedSegment::open(ds, m)
-            .map_err(idx)?
-            .ok_or_else(|| {
-                Error::Index(lancer_index::IndexError::Unsupported {
-                    index: m.name.clone(),
-                    what: "a newer INVERTED format than Lancer reads".into(),
-                })
-            })?;
+        let seg = inverted::segment::InvertedSegment::open(ds, m)?.ok_or_else(|| {
+            Error::Index(lancer_index::IndexError::Unsupported {
+                index: m.name.clone(),
+                what: "a newer INVERTED format than Lancer reads".into(),
+            })
+        })?;
         return Ok(("Inverted".into(), seg.statistics()));
     }
     if ivf::covers_nothing(m) {
@@ -176,7 +171,7 @@ fn segment_statistics(ds: &Dataset, m: &pb::IndexMetadata) -> Result<(String, Va
     }
     // through the session's cache: a segment a search opened is not decoded again
     let raw = m.uuid.as_ref().map(|u| u.uuid.clone()).unwrap_or_default();
-    let seg = crate::ann::cached_ivf_segment(ds, m).map_err(idx)?;
+    let seg = crate::search::ann::cached_ivf_segment(ds, m)?;
     let uuid = lancer_table::dataset::uuid_dir(&raw).unwrap_or_default();
     let uri = ds.store().display(&format!("_indices/{uuid}/index.idx"));
     Ok((seg.index_type.clone(), seg.statistics(&uri)))

@@ -57,13 +57,13 @@ pub fn create_fts_index_observed(
     opts: &FtsIndexOptions,
     progress: Option<&Progress>,
 ) -> Result<Dataset> {
-    let field_id = crate::index::top_level_field(ds, column, "to index")?;
+    let field_id = crate::index::vector::top_level_field(ds, column, "to index")?;
     let params = column_params(ds, column, &opts.params)?;
     let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
-    let existing = crate::index::replaced_segments(ds, &name, opts.replace)?;
+    let existing = crate::index::vector::replaced_segments(ds, &name, opts.replace)?;
     let all: Vec<u64> = ds.fragments().iter().map(|f| f.id).collect();
     let files = build(ds, column, &all, params, progress)?;
-    crate::scalar_index::commit(
+    crate::index::scalar::commit(
         ds,
         field_id,
         name,
@@ -133,7 +133,7 @@ pub(crate) fn build(
 ) -> Result<lancer_index::inverted::build::BuiltInverted> {
     use std::sync::mpsc::{sync_channel, Receiver};
     use std::sync::Mutex;
-    let builder = InvertedBuilder::new(params).map_err(crate::ann::index_error)?;
+    let builder = InvertedBuilder::new(params)?;
     let stable = ds.uses_stable_row_ids();
     let mut order = fragments.to_vec();
     order.sort_unstable();
@@ -175,7 +175,7 @@ pub(crate) fn build(
                 for (seq, chunk) in chunk_rx {
                     waiting.insert(seq, chunk?);
                     while let Some(c) = waiting.remove(&next) {
-                        builder.push_chunk(c).map_err(crate::ann::index_error)?;
+                        builder.push_chunk(c)?;
                         next += 1;
                     }
                 }
@@ -208,9 +208,7 @@ pub(crate) fn build(
     };
     tokenized.complete();
     let mut copy = Stage::start(progress, "copy_partitions", "partitions", Some(1));
-    let built = builder
-        .finish(crate::index::index_file_version(ds))
-        .map_err(crate::ann::index_error)?;
+    let built = builder.finish(crate::index::vector::index_file_version(ds))?;
     copy.to(1);
     copy.complete();
     let mut meta = Stage::start(progress, "write_metadata", "files", Some(1));
@@ -252,16 +250,14 @@ pub(crate) fn optimize(
     new: &[u64],
     merged: Vec<pb::IndexMetadata>,
 ) -> Result<Dataset> {
-    let seg = InvertedSegment::open(ds, first)
-        .map_err(crate::ann::index_error)?
-        .ok_or_else(|| {
-            invalid(format!(
-                "index {name:?} is of a format Lancer does not read"
-            ))
-        })?;
+    let seg = InvertedSegment::open(ds, first)?.ok_or_else(|| {
+        invalid(format!(
+            "index {name:?} is of a format Lancer does not read"
+        ))
+    })?;
     let field_id = seg.field_id;
     let files = build(ds, column, new, seg.params.clone(), None)?;
-    crate::scalar_index::commit(
+    crate::index::scalar::commit(
         ds,
         field_id,
         name.to_string(),

@@ -13,9 +13,9 @@ use arrow_array::{ArrayRef, Float32Array, RecordBatch};
 use arrow_schema::{DataType, Field};
 use lancer_index::inverted::search::FtsQuery;
 
-use crate::ann::AnnParams;
-use crate::fts::{full_text_addresses, FtsOptions};
-use crate::search::Nearest;
+use crate::search::ann::AnnParams;
+use crate::search::exact::Nearest;
+use crate::search::fts::{full_text_addresses, FtsOptions};
 use crate::{Dataset, Error, Result};
 
 /// The default rank constant (LanceDB's `RRFReranker(K=60)`).
@@ -130,7 +130,7 @@ pub fn hybrid_addresses(
         k: want,
         metric: req.metric,
     };
-    let mut vector: Vec<(u64, f32)> = crate::ann::top_k(ds, &vreq, pre, &opts.ann)?
+    let mut vector: Vec<(u64, f32)> = crate::search::ann::top_k(ds, &vreq, pre, &opts.ann)?
         .into_iter()
         .map(|h| (h.1, h.0))
         .collect();
@@ -145,7 +145,7 @@ pub fn hybrid_addresses(
     };
     let mut text = full_text_addresses(ds, q, &fts)?;
     if let (Some(sql), false) = (opts.filter.as_deref(), opts.prefilter) {
-        let pass = crate::ann::passing(ds, sql)?;
+        let pass = crate::search::ann::passing(ds, sql)?;
         vector.retain(|(a, _)| pass.contains(*a));
         text.retain(|(a, _)| pass.contains(*a));
     }

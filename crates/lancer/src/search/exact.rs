@@ -393,7 +393,7 @@ pub fn nearest_where(
         req,
         filtering,
         columns,
-        &crate::ann::AnnParams::default(),
+        &crate::search::ann::AnnParams::default(),
     )
 }
 
@@ -464,7 +464,7 @@ pub fn nearest_with(
     req: &Nearest<'_>,
     filtering: Filtering<'_>,
     columns: Option<&[&str]>,
-    ann: &crate::ann::AnnParams,
+    ann: &crate::search::ann::AnnParams,
 ) -> crate::Result<RecordBatch> {
     nearest_with_rows(ds, req, filtering, columns, ann, RowMeta::default())
 }
@@ -475,7 +475,7 @@ pub fn nearest_with_rows(
     req: &Nearest<'_>,
     filtering: Filtering<'_>,
     columns: Option<&[&str]>,
-    ann: &crate::ann::AnnParams,
+    ann: &crate::search::ann::AnnParams,
     meta: RowMeta,
 ) -> crate::Result<RecordBatch> {
     use crate::scan::columns;
@@ -483,7 +483,7 @@ pub fn nearest_with_rows(
     let paths = columns::resolve_all(&schema, columns)?;
     let tops = columns::tops(&paths);
     let (rows, distances, addrs) = match filtering {
-        Filtering::None => fetch(ds, &crate::ann::top_k(ds, req, None, ann)?, &tops)?,
+        Filtering::None => fetch(ds, &crate::search::ann::top_k(ds, req, None, ann)?, &tops)?,
         Filtering::Post(sql) => {
             let filter = crate::Filter::new(sql, &schema)?;
             let mut wanted = tops.clone();
@@ -493,7 +493,7 @@ pub fn nearest_with_rows(
                 }
             }
             let (rows, distances, addrs) =
-                fetch(ds, &crate::ann::top_k(ds, req, None, ann)?, &wanted)?;
+                fetch(ds, &crate::search::ann::top_k(ds, req, None, ann)?, &wanted)?;
             let mask = filter.evaluate(&rows)?;
             let rows = arrow_select::filter::filter_record_batch(&rows, &mask)?;
             let distances = arrow_select::filter::filter(&distances, &mask)?;
@@ -505,7 +505,11 @@ pub fn nearest_with_rows(
                 .collect();
             (rows, distances.as_primitive::<Float32Type>().clone(), addrs)
         }
-        Filtering::Pre(sql) => fetch(ds, &crate::ann::top_k(ds, req, Some(sql), ann)?, &tops)?,
+        Filtering::Pre(sql) => fetch(
+            ds,
+            &crate::search::ann::top_k(ds, req, Some(sql), ann)?,
+            &tops,
+        )?,
     };
     let distance: ArrayRef = Arc::new(distances);
     let mut extra = vec![(distance_field(), distance)];
@@ -558,9 +562,9 @@ pub(crate) fn streamed_top_k(
             .ok_or_else(|| crate::Error::InvalidArgument {
                 what: "row addresses missing from the scan".into(),
             })?;
-        if crate::multivector::is_multivector(col.data_type()) {
-            let hits =
-                crate::multivector::top_k(col, &query, metric, k, &|_| true)?.into_sorted_vec();
+        if crate::search::multivector::is_multivector(col.data_type()) {
+            let hits = crate::search::multivector::top_k(col, &query, metric, k, &|_| true)?
+                .into_sorted_vec();
             let d: Float32Array = hits.iter().map(|h| h.0).collect();
             let a: arrow_array::UInt64Array = hits
                 .iter()

@@ -153,7 +153,7 @@ pub fn list_transactions(ds: &Dataset, max_transactions: usize) -> Result<Vec<St
     let mut out = Vec::new();
     let mut v = ds.version();
     while v >= 1 && out.len() < max_transactions {
-        match crate::transactions::read_transaction(ds, v) {
+        match crate::inspect::transactions::read_transaction(ds, v) {
             Ok(Some(t)) => out.push(format!("{t:#?}")),
             Ok(None) => {}
             // versions cleaned up end the history

@@ -17,7 +17,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::DataType;
 
-use crate::search::{self, Hit, Metric, Nearest};
+use crate::search::exact::{self as search, Hit, Metric, Nearest};
 use crate::{Dataset, Error, Result};
 
 /// Rows each query vector contributes to an indexed multivector search, as a multiple

@@ -23,8 +23,8 @@ use arrow_array::types::{Float32Type, UInt32Type, UInt64Type};
 use arrow_array::{ArrayRef, Float32Array, Int32Array, RecordBatch, UInt32Array, UInt64Array};
 use arrow_schema::{DataType, Field, Schema};
 
-use crate::ann::{self, AnnParams};
-use crate::search::{self, Filtering, Hit, Metric, RowMeta};
+use crate::search::ann::{self, AnnParams};
+use crate::search::exact::{self as search, Filtering, Hit, Metric, RowMeta};
 use crate::{Dataset, Error, Result};
 
 /// The output column naming which query a row answers.
@@ -162,7 +162,7 @@ pub(crate) fn top_k_batch(
 ) -> Result<Vec<Vec<Hit>>> {
     if req.queries.is_empty() {
         // still a column the search could run on
-        crate::index::top_level_field(ds, req.column, "in the dataset")?;
+        crate::index::vector::top_level_field(ds, req.column, "in the dataset")?;
         return Ok(Vec::new());
     }
     let segments = if params.use_index {
@@ -198,9 +198,7 @@ pub(crate) fn top_k_batch(
     let queries: Vec<&[f32]> = req.queries.iter().map(Vec::as_slice).collect();
     let mut cands: Vec<Vec<lancer_index::ivf::Candidate>> = vec![Vec::new(); queries.len()];
     for s in &segments {
-        let found = s
-            .search_batch(&queries, &probe, &keep)
-            .map_err(ann::index_error)?;
+        let found = s.search_batch(&queries, &probe, &keep)?;
         for (acc, c) in cands.iter_mut().zip(found) {
             acc.extend(c);
         }
@@ -224,7 +222,7 @@ pub(crate) fn top_k_batch(
     let unindexed: Vec<u64> = if params.fast_search {
         Vec::new()
     } else {
-        crate::index::uncovered_fragments(ds, &covered)
+        crate::index::vector::uncovered_fragments(ds, &covered)
     };
     if params.refine_factor.is_none() && unindexed.is_empty() {
         return Ok(cands
@@ -412,7 +410,7 @@ pub(crate) fn streamed_top_k_batch(
             ],
         )?)
     };
-    let scan = crate::search::scored_scan(
+    let scan = crate::search::exact::scored_scan(
         ds,
         req.column,
         filter,

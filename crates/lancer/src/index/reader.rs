@@ -79,7 +79,7 @@ pub fn read_index_partition(
     partition: usize,
     with_vector: bool,
 ) -> Result<RecordBatch> {
-    let metas = crate::index::index_segments(ds, name)?;
+    let metas = crate::index::vector::index_segments(ds, name)?;
     if !metas.iter().all(is_vector_index) {
         return Err(Error::InvalidArgument {
             what: format!("index {name:?} is not a vector index"),
@@ -95,8 +95,7 @@ pub fn read_index_partition(
             lancer_table::dataset::uuid_dir(&uuid).unwrap_or_default()
         );
         let aux = ds.open_index_file(&uuid, "auxiliary.idx")?;
-        let layout =
-            lancer_index::ivf::partition_layout(&aux, &label).map_err(crate::ann::index_error)?;
+        let layout = lancer_index::ivf::partition_layout(&aux, &label)?;
         let &(start, len) = layout
             .get(partition)
             .ok_or_else(|| Error::InvalidArgument {

@@ -12,21 +12,21 @@
 //!    and versions) written as new data files; nothing is committed. Returns a
 //!    [`RewriteResult`].
 //! 3. [`commit_compaction`] on the driver: the results gathered become one `Rewrite`
-//!    commit (one group per result) through [`crate::two_phase::commit`], so through the
+//!    commit (one group per result) through [`crate::write::two_phase::commit`], so through the
 //!    same optimistic-concurrency path a local write takes. Results left out (a task that
 //!    failed or has not finished) leave their fragments untouched; an append committed
 //!    since the plan is rebased over; a delete, update or rewrite of a planned fragment
 //!    committed since is a conflict, as for pylance.
 //!
 //! All three types travel as JSON in the shape pylance 14 writes them (`json()`):
-//! fragments in its `FragmentMetadata` shape ([`crate::fragment_json`]). A result is
+//! fragments in its `FragmentMetadata` shape ([`crate::write::fragment_json`]). A result is
 //! checked before it is committed: its original fragments must be the committed ones at
 //! the version read (same files, row count and deletion file), its new fragments must
 //! hold exactly their live rows, and every new data file must exist with the recorded
 //! size and row count (`two_phase`'s checks), so a tampered or foreign result is refused
 //! with an error naming what does not match.
 //!
-//! Indexes are carried over as by the local compaction (`crate::evolve::compact_files`,
+//! Indexes are carried over as by the local compaction (`crate::write::evolve::compact_files`,
 //! the same code): after the `Rewrite`, each index that covered a result's fragments
 //! covers its new ones (with stable row ids its bitmap moves over; otherwise a segment
 //! over the new fragments is added), one more version per index.
@@ -35,8 +35,8 @@ use lancer_table::compact::CompactionOptions;
 use lancer_table::Dataset;
 use serde_json::{json, Map, Value};
 
-use crate::fragment_json::{fragment_from_json, fragment_to_json};
-use crate::two_phase::{self, CommitParams, Fragment, Operation, RewriteGroup};
+use crate::write::fragment_json::{fragment_from_json, fragment_to_json};
+use crate::write::two_phase::{self, CommitParams, Fragment, Operation, RewriteGroup};
 use crate::{Error, Result, Store};
 
 /// What a compaction (or part of one) removes and adds (pylance's
@@ -423,7 +423,7 @@ pub fn commit_compaction(
             )
         })
         .collect();
-    let after = crate::evolve::reindex_compacted(&base, after, &ids)?;
+    let after = crate::write::evolve::reindex_compacted(&base, after, &ids)?;
     Ok((after, metrics))
 }
 

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use lancer_index::ivf::{self, IvfSegment, Probe};
 
-use crate::search::{self, Hit, Metric, Nearest};
+use crate::search::exact::{self as search, Hit, Metric, Nearest};
 use crate::{Dataset, Error, Result};
 
 /// How a search may use a vector index (the reference's query parameters).
@@ -103,7 +103,7 @@ fn vector_metas<'a>(
     ds: &'a Dataset,
     column: &str,
 ) -> Result<Vec<&'a lancer_table::pb::IndexMetadata>> {
-    let id = crate::index::top_level_field(ds, column, "in the dataset")?;
+    let id = crate::index::vector::top_level_field(ds, column, "in the dataset")?;
     Ok(ds
         .indices()?
         .iter()
@@ -131,7 +131,7 @@ pub fn index_segments(ds: &Dataset, column: &str) -> Result<Vec<Arc<IvfSegment>>
                     "vector index skipped, rows are searched exactly: {e}"
                 ));
             }
-            Err(e) => return Err(index_error(e)),
+            Err(e) => return Err(e.into()),
         }
     }
     Ok(out)
@@ -152,16 +152,6 @@ pub fn column_index_metric(ds: &Dataset, column: &str) -> Result<Option<Metric>>
         .map(|(_, m)| m.into()))
 }
 
-/// An index-layer error as this layer reports it: table errors as such, the rest
-/// (corrupt or unsupported index, bad query) as invalid arguments naming the index.
-pub(crate) fn index_error(e: lancer_index::IndexError) -> Error {
-    match e {
-        lancer_index::IndexError::Table(t) => Error::Table(t),
-        lancer_index::IndexError::InvalidArgument { what } => Error::InvalidArgument { what },
-        other => Error::Index(other),
-    }
-}
-
 /// Largest prefilter result kept in the session's metadata cache (a bit per row:
 /// 128 Mi rows).
 const CACHED_PASSING_BYTES: u64 = 16 << 20;
@@ -173,7 +163,10 @@ const CACHED_PASSING_BYTES: u64 = 16 << 20;
 /// `random()` or `now()`) is kept in the session's metadata cache by dataset root,
 /// version, the manifest's timestamp and transaction, and the filter's text: a search
 /// repeating a filter (a tenant, a category) evaluates it once.
-pub(crate) fn passing(ds: &Dataset, sql: &str) -> Result<Arc<crate::address_set::AddressSet>> {
+pub(crate) fn passing(
+    ds: &Dataset,
+    sql: &str,
+) -> Result<Arc<crate::search::address_set::AddressSet>> {
     let pb = &ds.manifest().pb;
     let stamp = pb
         .timestamp
@@ -192,7 +185,7 @@ pub(crate) fn passing(ds: &Dataset, sql: &str) -> Result<Arc<crate::address_set:
     let cache = ds.store().context().metadata_cache();
     let root = crate::session::root_key(ds);
     // (only repeatable filters are kept: a hit needs no compiling)
-    if let Some(set) = cache.get::<crate::address_set::AddressSet>(&root, &id) {
+    if let Some(set) = cache.get::<crate::search::address_set::AddressSet>(&root, &id) {
         return Ok(set);
     }
     let filter = crate::Filter::new(sql, &ds.schema())?;
@@ -207,7 +200,7 @@ fn evaluate_passing(
     ds: &Dataset,
     sql: &str,
     filter: &crate::Filter,
-) -> Result<crate::address_set::AddressSet> {
+) -> Result<crate::search::address_set::AddressSet> {
     use crate::scan::{DatasetExt, ROW_ADDRESS};
     use arrow_array::cast::AsArray;
     let first: Vec<&str> = filter
@@ -216,7 +209,7 @@ fn evaluate_passing(
         .take(1)
         .map(String::as_str)
         .collect();
-    let mut out = crate::address_set::AddressSet::with_fragments(
+    let mut out = crate::search::address_set::AddressSet::with_fragments(
         ds.fragments().iter().map(|f| (f.id, f.physical_rows)),
     );
     let scan = ds
@@ -252,9 +245,14 @@ fn exact(ds: &Dataset, req: &Nearest<'_>, addrs: &[u64]) -> Result<Vec<Hit>> {
     let mut hits = Vec::new();
     for frag in sorted.chunk_by(|a, b| a >> 32 == b >> 32) {
         let b = ds.take_addresses_stored(frag, Some(&[req.column]))?;
-        if crate::multivector::is_multivector(b.column(0).data_type()) {
-            let heap =
-                crate::multivector::top_k(b.column(0), &req.query, req.metric, req.k, &|_| true)?;
+        if crate::search::multivector::is_multivector(b.column(0).data_type()) {
+            let heap = crate::search::multivector::top_k(
+                b.column(0),
+                &req.query,
+                req.metric,
+                req.k,
+                &|_| true,
+            )?;
             hits.extend(heap.into_iter().map(|h| Hit(h.0, frag[h.1 as usize])));
             continue;
         }
@@ -349,9 +347,9 @@ pub(crate) fn top_k(
         return search::streamed_top_k(ds, req, prefilter, None);
     }
     // a multivector query through the index: one search per query vector, scored
-    if let Some(dim) = crate::multivector::column_dim(ds, req.column) {
+    if let Some(dim) = crate::search::multivector::column_dim(ds, req.column) {
         // each query vector: its k x OVERFETCH best rows by the index's estimates
-        return crate::multivector::indexed_top_k(req, dim, |single| {
+        return crate::search::multivector::indexed_top_k(req, dim, |single| {
             indexed_top_k(ds, single, prefilter, params, &segments, false)
         });
     }
@@ -405,7 +403,7 @@ fn indexed_top_k(
     };
     let mut cands = Vec::new();
     for s in segments {
-        cands.extend(s.search(&req.query, &probe, &keep).map_err(index_error)?);
+        cands.extend(s.search(&req.query, &probe, &keep)?);
     }
     cands.sort_by(|a, b| {
         a.distance
@@ -429,7 +427,7 @@ fn indexed_top_k(
     let unindexed: Vec<u64> = if params.fast_search {
         Vec::new()
     } else {
-        crate::index::uncovered_fragments(ds, &covered)
+        crate::index::vector::uncovered_fragments(ds, &covered)
     };
     if params.refine_factor.is_none() && unindexed.is_empty() {
         cands.truncate(req.k);

@@ -268,7 +268,7 @@ pub fn compact_files(
 /// After a compaction of `before` committed as `after` (its `groups`: the fragment ids
 /// rewritten and those written in their place), each index that covered rewritten
 /// fragments covers their new ones (see [`compact_files`]). Shared by the local and the
-/// distributed compaction ([`crate::compaction`]).
+/// distributed compaction ([`crate::write::compaction`]).
 pub fn reindex_compacted(
     before: &Dataset,
     mut after: Dataset,
@@ -343,7 +343,7 @@ pub fn reindex_compacted(
             .flat_map(|(_, new)| new.iter().copied())
             .collect();
         if !new.is_empty() {
-            after = crate::index::extend_index(&after, name, Some(&new))?;
+            after = crate::index::vector::extend_index(&after, name, Some(&new))?;
         }
     }
     Ok(after)
@@ -532,7 +532,7 @@ pub fn merge_insert(
                   values: &arrow_array::ArrayRef|
      -> lancer_table::Result<Option<lancer_table::merge::KeyCandidates>> {
         let found =
-            crate::scalar_plan::lookup_in(ds, column, values.clone()).map_err(into_table)?;
+            crate::plan::scalar::lookup_in(ds, column, values.clone()).map_err(into_table)?;
         Ok(found.map(|r| lancer_table::merge::KeyCandidates {
             covered: r.covered,
             rows: r.rows,

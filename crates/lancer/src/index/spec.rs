@@ -9,9 +9,9 @@ use lancer_index::ivf::Metric;
 use lancer_index::ivf_build::Quantizer;
 use lancer_index::scalar::ScalarKind;
 
-use crate::fts_index::FtsIndexOptions;
-use crate::index::VectorIndexOptions;
-use crate::scalar_index::ScalarIndexOptions;
+use crate::index::fts::FtsIndexOptions;
+use crate::index::scalar::ScalarIndexOptions;
+use crate::index::vector::VectorIndexOptions;
 use crate::{Dataset, Error, Result};
 
 /// Bits per PQ code when `num_bits` is not given (pylance's default).
@@ -152,7 +152,7 @@ impl IndexSpec {
                     )
                 })?;
             let target = p.target_index_type.as_deref().unwrap_or("btree");
-            let k = crate::json_index::check_target(target)?;
+            let k = crate::index::json::check_target(target)?;
             let mut opts = ScalarIndexOptions::new(k);
             opts.name = p.name;
             opts.replace = p.replace;
@@ -305,7 +305,7 @@ pub fn create_index_observed(
     ds: &Dataset,
     column: &str,
     spec: &IndexSpec,
-    progress: Option<&crate::indexes::progress::Progress>,
+    progress: Option<&crate::Progress>,
 ) -> Result<Dataset> {
     match spec {
         IndexSpec::Vector(o) => {
@@ -313,13 +313,13 @@ pub fn create_index_observed(
             if let Some(p) = progress {
                 o.progress = Some(p.clone());
             }
-            crate::index::create_vector_index(ds, column, &o)
+            crate::index::vector::create_vector_index(ds, column, &o)
         }
         IndexSpec::Scalar(o) => {
-            crate::scalar_index::create_scalar_index_observed(ds, column, o, progress)
+            crate::index::scalar::create_scalar_index_observed(ds, column, o, progress)
         }
         IndexSpec::FullText(o) => {
-            crate::fts_index::create_fts_index_observed(ds, column, o, progress)
+            crate::index::fts::create_fts_index_observed(ds, column, o, progress)
         }
     }
 }

@@ -64,7 +64,7 @@ pub(crate) fn build_expecting(
         .field_with_name(column)
         .map_err(|_| invalid(format!("no column {column:?} to index")))?;
     let mut params = params.clone();
-    params.file_version = crate::index::index_file_version(ds);
+    params.file_version = crate::index::vector::index_file_version(ds);
     // Which id a kind stores on a dataset with stable row ids (§1, §4.5).
     let store_ids = ds.uses_stable_row_ids()
         && !matches!(params.kind, ScalarKind::ZoneMap | ScalarKind::BloomFilter);
@@ -73,7 +73,7 @@ pub(crate) fn build_expecting(
         &params.json_path,
     ) {
         (true, Some(_)) => {
-            return crate::json_index::build(ds, column, fragments, &params, store_ids, expect)
+            return crate::index::json::build(ds, column, fragments, &params, store_ids, expect)
         }
         (true, None) => {
             return Err(invalid(format!(
@@ -90,7 +90,7 @@ pub(crate) fn build_expecting(
         }
         (false, None) => {}
     }
-    let mut builder = ScalarBuilder::new(params.clone(), field).map_err(crate::ann::index_error)?;
+    let mut builder = ScalarBuilder::new(params.clone(), field)?;
     let rows: u64 = match fragments {
         None => ds.count_rows(),
         Some(f) => ds
@@ -119,11 +119,9 @@ pub(crate) fn build_expecting(
         };
         let addrs = col(ROW_ADDRESS)?;
         let ids = if store_ids { col(ROW_ID)? } else { addrs };
-        builder
-            .push(b.column(0).clone(), ids, addrs)
-            .map_err(crate::ann::index_error)?;
+        builder.push(b.column(0).clone(), ids, addrs)?;
     }
-    builder.finish().map_err(crate::ann::index_error)
+    builder.finish().map_err(crate::Error::from)
 }
 
 /// Builds a scalar index on `column` of `ds` and commits it; returns the new version.
@@ -142,9 +140,9 @@ pub fn create_scalar_index_observed(
     opts: &ScalarIndexOptions,
     progress: Option<&lancer_index::progress::Progress>,
 ) -> Result<Dataset> {
-    let field_id = crate::index::top_level_field(ds, column, "to index")?;
+    let field_id = crate::index::vector::top_level_field(ds, column, "to index")?;
     let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
-    let existing = crate::index::replaced_segments(ds, &name, opts.replace)?;
+    let existing = crate::index::vector::replaced_segments(ds, &name, opts.replace)?;
     let stage = lancer_index::progress::Stage::start(progress, "load_data", "rows", None);
     let built = build(ds, column, None, &opts.params)?;
     stage.complete();
@@ -153,7 +151,7 @@ pub fn create_scalar_index_observed(
         ds,
         field_id,
         name,
-        crate::json_index::type_url(&opts.params),
+        crate::index::json::type_url(&opts.params),
         built.files,
         built.details,
         built.index_version,
@@ -172,13 +170,13 @@ pub(crate) fn optimize(
     new: &[u64],
     merged: Vec<pb::IndexMetadata>,
 ) -> Result<Dataset> {
-    let (_, field_id, column) = crate::index::named_index(ds, name)?;
+    let (_, field_id, column) = crate::index::vector::named_index(ds, name)?;
     let params = params_of(ds, first, kind)?;
     // a JSON path index's new values must have the type of its existing ones
     let expect = match params.json_path {
-        Some(_) => lancer_index::scalar::ScalarSegment::open(ds, first)
-            .map_err(crate::ann::index_error)?
-            .and_then(|s| s.value_type()),
+        Some(_) => {
+            lancer_index::scalar::ScalarSegment::open(ds, first)?.and_then(|s| s.value_type())
+        }
         None => None,
     };
     let built = build_expecting(ds, &column, Some(new), &params, expect)?;
@@ -186,7 +184,7 @@ pub(crate) fn optimize(
         ds,
         field_id,
         name.to_string(),
-        crate::json_index::type_url(&params),
+        crate::index::json::type_url(&params),
         built.files,
         built.details,
         built.index_version,

@@ -22,8 +22,8 @@
 use lancer_index::ivf_build::FixedModel;
 use lancer_table::pb;
 
-use crate::index::VectorIndexOptions;
-use crate::index_spec::IndexSpec;
+use crate::index::spec::IndexSpec;
+use crate::index::vector::VectorIndexOptions;
 use crate::{Dataset, Error, Result};
 
 /// A trained vector index model: IVF centroids (`partitions × dim`) and the
@@ -51,14 +51,14 @@ pub fn train_vector_model(
     fragments: Option<&[u64]>,
     given: Option<&VectorModel>,
 ) -> Result<VectorModel> {
-    crate::index::top_level_field(ds, column, "to index")?;
+    crate::index::vector::top_level_field(ds, column, "to index")?;
     if let Some(f) = fragments {
         check_fragments(ds, f)?;
     }
-    let mut params = crate::index::build_params(ds, opts);
+    let mut params = crate::index::vector::build_params(ds, opts);
     params.fixed = given.cloned();
-    let (params, _) = crate::index::column_params(ds, column, &params);
-    let m = crate::index::train_model(ds, column, fragments, &params)?;
+    let (params, _) = crate::index::vector::column_params(ds, column, &params);
+    let m = crate::index::vector::train_model(ds, column, fragments, &params)?;
     Ok(VectorModel {
         centroids: m.centroids,
         codebook: m.codebook,
@@ -125,7 +125,7 @@ pub fn create_index_segment(
     model: Option<&VectorModel>,
     uuid: Option<Vec<u8>>,
 ) -> Result<pb::IndexMetadata> {
-    let field_id = crate::index::top_level_field(ds, column, "to index")?;
+    let field_id = crate::index::vector::top_level_field(ds, column, "to index")?;
     check_fragments(ds, fragments)?;
     let mut fragments = fragments.to_vec();
     fragments.sort_unstable();
@@ -142,52 +142,73 @@ pub fn create_index_segment(
     let name_of = |name: &Option<String>| name.clone().unwrap_or_else(|| format!("{column}_idx"));
     match spec {
         IndexSpec::Vector(opts) => {
-            if crate::multivector::column_dim(ds, column).is_some()
+            if crate::search::multivector::column_dim(ds, column).is_some()
                 && opts.metric != lancer_index::ivf::Metric::Cosine
             {
                 return Err(invalid(format!(
                     "{column:?} holds multivectors, which vector indexes support with the cosine distance only (as pylance): create it with metric cosine"
                 )));
             }
-            let mut params = crate::index::build_params(ds, opts);
+            let mut params = crate::index::vector::build_params(ds, opts);
             params.fixed = model.cloned();
-            let built = crate::index::build_streaming(ds, column, Some(&fragments), &params)
+            let built = crate::index::vector::build_streaming(ds, column, Some(&fragments), &params)
                 .map_err(|e| match e {
-                    Error::InvalidArgument { what } if what.starts_with(crate::index::NO_VECTORS) => {
+                    Error::InvalidArgument { what } if what.starts_with(crate::index::vector::NO_VECTORS) => {
                         invalid(format!(
                             "{what}; fragments {fragments:?} hold none: leave them out of the segments (searches scan them exactly)"
                         ))
                     }
                     other => other,
                 })?;
-            crate::index::write_segment(ds, field_id, name_of(&opts.name), built, &fragments, uuid)
+            crate::index::vector::write_segment(
+                ds,
+                field_id,
+                name_of(&opts.name),
+                built,
+                &fragments,
+                uuid,
+            )
         }
         IndexSpec::Scalar(opts) => {
             if model.is_some() {
                 return Err(invalid("a vector model was given for a scalar index"));
             }
-            let built = crate::scalar_index::build(ds, column, Some(&fragments), &opts.params)?;
-            let segment = crate::scalar_index::SegmentFiles {
-                type_url: crate::json_index::type_url(&opts.params),
+            let built = crate::index::scalar::build(ds, column, Some(&fragments), &opts.params)?;
+            let segment = crate::index::scalar::SegmentFiles {
+                type_url: crate::index::json::type_url(&opts.params),
                 files: built.files,
                 details: built.details,
                 index_version: built.index_version,
             };
-            crate::scalar_index::write(ds, field_id, name_of(&opts.name), segment, &fragments, uuid)
+            crate::index::scalar::write(
+                ds,
+                field_id,
+                name_of(&opts.name),
+                segment,
+                &fragments,
+                uuid,
+            )
         }
         IndexSpec::FullText(opts) => {
             if model.is_some() {
                 return Err(invalid("a vector model was given for a full-text index"));
             }
-            let params = crate::fts_index::column_params(ds, column, &opts.params)?;
-            let built = crate::fts_index::build(ds, column, &fragments, params, None)?;
-            let segment = crate::scalar_index::SegmentFiles {
+            let params = crate::index::fts::column_params(ds, column, &opts.params)?;
+            let built = crate::index::fts::build(ds, column, &fragments, params, None)?;
+            let segment = crate::index::scalar::SegmentFiles {
                 type_url: lancer_index::inverted::segment::INVERTED_DETAILS_URL,
                 files: built.files,
                 details: built.details,
                 index_version: lancer_index::inverted::build::FORMAT,
             };
-            crate::scalar_index::write(ds, field_id, name_of(&opts.name), segment, &fragments, uuid)
+            crate::index::scalar::write(
+                ds,
+                field_id,
+                name_of(&opts.name),
+                segment,
+                &fragments,
+                uuid,
+            )
         }
     }
 }
@@ -284,23 +305,22 @@ pub fn merge_index_segments(
             if lancer_index::scalar::json_details(first).is_some() { "JSON path index" } else { kind.type_name() }
         )));
     }
-    let (field_id, column) = crate::index::segment_column(ds, first)?;
+    let (field_id, column) = crate::index::vector::segment_column(ds, first)?;
     let schema = ds.schema();
     let field = schema
         .field_with_name(&column)
         .map_err(|_| invalid(format!("no column {column:?} in the dataset")))?;
-    let mut params = crate::scalar_index::params_of(ds, first, kind)?;
-    params.file_version = crate::index::index_file_version(ds);
-    let built = lancer_index::scalar::merge::merge(ds, segments, params, field)
-        .map_err(crate::ann::index_error)?;
-    let segment = crate::scalar_index::SegmentFiles {
+    let mut params = crate::index::scalar::params_of(ds, first, kind)?;
+    params.file_version = crate::index::vector::index_file_version(ds);
+    let built = lancer_index::scalar::merge::merge(ds, segments, params, field)?;
+    let segment = crate::index::scalar::SegmentFiles {
         type_url: kind.type_url(),
         files: built.files,
         details: built.details,
         index_version: built.index_version,
     };
     let uuid = lancer_table::commit::random_uuid_bytes();
-    crate::scalar_index::write(ds, field_id, first.name.clone(), segment, &fragments, uuid)
+    crate::index::scalar::write(ds, field_id, first.name.clone(), segment, &fragments, uuid)
 }
 
 /// INVERTED segments become one segment of one partition, as pylance 14 merges them:
@@ -314,29 +334,29 @@ fn merge_inverted_segments(
     use lancer_index::inverted::segment::InvertedSegment;
     let mut opened = Vec::with_capacity(segments.len());
     for meta in segments {
-        let seg = InvertedSegment::open(ds, meta)
-            .map_err(crate::ann::index_error)?
-            .ok_or_else(|| {
-                invalid(format!(
-                    "INVERTED segment {:?} is of a format Lancer does not merge: commit it \
+        let seg = InvertedSegment::open(ds, meta)?.ok_or_else(|| {
+            invalid(format!(
+                "INVERTED segment {:?} is of a format Lancer does not merge: commit it \
                      side by side",
-                    meta.name
-                ))
-            })?;
+                meta.name
+            ))
+        })?;
         opened.push(seg);
     }
     let first = &segments[0];
     let field_id = opened[0].field_id;
-    let built = lancer_index::inverted::merge::merge(&opened, crate::index::index_file_version(ds))
-        .map_err(crate::ann::index_error)?;
-    let segment = crate::scalar_index::SegmentFiles {
+    let built = lancer_index::inverted::merge::merge(
+        &opened,
+        crate::index::vector::index_file_version(ds),
+    )?;
+    let segment = crate::index::scalar::SegmentFiles {
         type_url: lancer_index::inverted::segment::INVERTED_DETAILS_URL,
         files: built.files,
         details: built.details,
         index_version: lancer_index::inverted::build::FORMAT,
     };
     let uuid = lancer_table::commit::random_uuid_bytes();
-    crate::scalar_index::write(ds, field_id, first.name.clone(), segment, fragments, uuid)
+    crate::index::scalar::write(ds, field_id, first.name.clone(), segment, fragments, uuid)
 }
 
 /// Vector segments built with one model become one segment from the records the
@@ -353,7 +373,7 @@ fn merge_vector_segments(
     use lancer_index::ivf::IvfSegment;
     let opened = segments
         .iter()
-        .map(|m| IvfSegment::open(ds, m).map_err(crate::ann::index_error))
+        .map(|m| IvfSegment::open(ds, m).map_err(crate::Error::from))
         .collect::<Result<Vec<_>>>()?;
     let (model, quantizer) = FixedModel::of(&opened[0]);
     let metric = opened[0].metric;
@@ -374,16 +394,16 @@ fn merge_vector_segments(
         }
     }
     let first = &segments[0];
-    let (field_id, column) = crate::index::segment_column(ds, first)?;
-    let params = crate::index::reuse_params(ds, first, &opened[0]);
+    let (field_id, column) = crate::index::vector::segment_column(ds, first)?;
+    let params = crate::index::vector::reuse_params(ds, first, &opened[0]);
     // rows taken as stored (a RabitQ file without error factors: encoded again)
     let built = if opened.iter().all(lancer_index::ivf_merge::mergeable) {
-        crate::index::merge_stored(ds, &column, &opened, &params)?
+        crate::index::vector::merge_stored(ds, &column, &opened, &params)?
     } else {
-        crate::index::build_streaming(ds, &column, Some(fragments), &params)?
+        crate::index::vector::build_streaming(ds, &column, Some(fragments), &params)?
     };
     let uuid = lancer_table::commit::random_uuid_bytes();
-    crate::index::write_segment(ds, field_id, first.name.clone(), built, fragments, uuid)
+    crate::index::vector::write_segment(ds, field_id, first.name.clone(), built, fragments, uuid)
 }
 
 fn kind_label(meta: &pb::IndexMetadata) -> String {
@@ -410,7 +430,7 @@ pub fn commit_index_segments(
     segments: Vec<pb::IndexMetadata>,
     replace: bool,
 ) -> Result<Dataset> {
-    let field_id = crate::index::top_level_field(ds, column, "to index")?;
+    let field_id = crate::index::vector::top_level_field(ds, column, "to index")?;
     same_kind(&segments)?;
     if segments[0].fields != [field_id] {
         return Err(invalid(format!(
@@ -427,10 +447,10 @@ pub fn commit_index_segments(
             )));
         }
     }
-    let removed = crate::index::replaced_segments(ds, name, replace)?;
+    let removed = crate::index::vector::replaced_segments(ds, name, replace)?;
     let mut new = segments;
     for s in &mut new {
-        crate::two_phase::check_index_files(ds.store(), s)?;
+        crate::write::two_phase::check_index_files(ds.store(), s)?;
         s.name = name.to_string();
     }
     Ok(ds.commit_indices(new, removed)?)

@@ -1,0 +1,23 @@
+//! Looking at a dataset without changing it: statistics of its data and indexes in
+//! pylance's shapes, its committed transactions read back, debug text of its manifests
+//! and fragments (`lance.debug`), and checks of its files against its manifests
+//! (`lancer verify`, Python's `validate`).
+//!
+//! Spec: "Table format" (manifests, fragments, deletion files) and "Transactions"
+//! (lines ~3686–6486 of `lance-reference.txt`).
+
+pub(crate) mod debug;
+pub(crate) mod stats;
+pub(crate) mod transactions;
+pub(crate) mod verify;
+
+pub use debug::{format_fragment, format_manifest, format_schema, list_transactions};
+pub use stats::{
+    data_stats, dataset_stats, describe_indices, index_statistics, list_segments, DatasetStats,
+    FieldStatistics, IndexDescription, SegmentDescription, SegmentInfo,
+};
+pub use transactions::{read_transaction, recent_transactions};
+pub use verify::{
+    all_files, dataset_problems, drop_dataset, fragment_problems, tracked_files, version_problems,
+    Checked, FileKind, StoredFile, TrackedFile,
+};
