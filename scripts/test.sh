@@ -14,6 +14,17 @@ if grep -rnE '\blancer_(table|format|index|io|util)\b|^lancer-(table|format|inde
   echo "test.sh: the CLI / Python crates name an inner crate above; go through lancer's modules" >&2
   exit 1
 fi
+# What the front ends still take from below the API goes through `lancer::internal` (the
+# `internal` feature); each use is a line of docs/architecture.md. The count may fall,
+# never rise: lower MAX_INTERNAL_USES when it falls.
+MAX_INTERNAL_USES=3
+internal_uses=$(grep -rnE 'lancer::internal\b' crates/lancer-cli/src crates/lancer-python/src | grep -vE '^[^:]+:[0-9]+:\s*//' | wc -l)
+echo "test.sh: front ends name lancer::internal $internal_uses times (at most $MAX_INTERNAL_USES)" >&2
+if [ "$internal_uses" -gt "$MAX_INTERNAL_USES" ]; then
+  grep -rnE 'lancer::internal\b' crates/lancer-cli/src crates/lancer-python/src >&2
+  echo "test.sh: more uses of lancer::internal than the $MAX_INTERNAL_USES allowed; use lancer's API (or add it there)" >&2
+  exit 1
+fi
 
 # pyo3 (crates/lancer-python) builds against the package's venv interpreter, the same
 # in the Rust build below and in maturin's, so it is compiled once.

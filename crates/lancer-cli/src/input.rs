@@ -2,13 +2,13 @@
 //! that end in a typed [`InputError`] on hostile bytes — never a panic, never an
 //! allocation sized by a damaged length.
 //!
-//! Arrow IPC goes through [`lancer::internal::ipc`], which validates every length itself.
+//! Arrow IPC goes through [`lancer::file::ipc`], which validates every length itself.
 //! Parquet: the footer, then every thrift structure (file metadata and each page
 //! header) is walked by a small compact-protocol checker before the parquet crate
 //! decodes it — list and binary lengths must fit the remaining bytes, column chunks
 //! must lie inside the file, and a page may declare at most
-//! [`lancer::internal::ipc::MAX_EXPANSION`]x its compressed size (plus
-//! [`lancer::internal::ipc::EXPANSION_SLACK`]) decompressed. CSV and JSON readers allocate
+//! [`lancer::file::ipc::MAX_EXPANSION`]x its compressed size (plus
+//! [`lancer::file::ipc::EXPANSION_SLACK`]) decompressed. CSV and JSON readers allocate
 //! in proportion to what they read. Every third-party call runs inside
 //! `catch_unwind`, so a panic left in a library becomes an error naming the file.
 
@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, SchemaRef};
-use lancer::internal::ipc::{EXPANSION_SLACK, MAX_EXPANSION};
+use lancer::file::ipc::{EXPANSION_SLACK, MAX_EXPANSION};
 use parquet::file::reader::ChunkReader;
 use thiserror::Error;
 
@@ -215,8 +215,8 @@ pub fn open<R: Read + Seek + 'static>(
             let n = reader.read(&mut head).map_err(|e| ctx.io(e))?;
             reader.seek(SeekFrom::Start(0)).map_err(|e| ctx.io(e))?;
             let bad = |e: lancer::file::FormatError| ctx.corrupt(e);
-            if lancer::internal::ipc::is_file_format(&head[..n]) {
-                let r = lancer::internal::ipc::FileReader::try_new(reader).map_err(bad)?;
+            if lancer::file::ipc::is_file_format(&head[..n]) {
+                let r = lancer::file::ipc::FileReader::try_new(reader).map_err(bad)?;
                 let schema = r.schema();
                 let c = ctx.clone();
                 Ok(Input {
@@ -225,7 +225,7 @@ pub fn open<R: Read + Seek + 'static>(
                     rows: None,
                 })
             } else {
-                let r = lancer::internal::ipc::StreamReader::try_new(reader, len).map_err(bad)?;
+                let r = lancer::file::ipc::StreamReader::try_new(reader, len).map_err(bad)?;
                 let schema = r.schema();
                 let c = ctx.clone();
                 Ok(Input {
@@ -351,21 +351,21 @@ pub fn open_parquet<T: ChunkReader + 'static>(file: &str, data: T) -> Result<Inp
 /// small read per field.
 const HEADER_READ: usize = 4096;
 
-/// A file read through a read-only mapping ([`lancer::internal::MmapFile`]): column chunks and
+/// A file read through a read-only mapping ([`lancer::file::MmapFile`]): column chunks and
 /// page headers are slices of the mapping — no read call and no copy per page (a
 /// 200-row-group Parquet file took 4,210 positional reads, and a fresh buffer each).
 /// The mapping's pages are handed back as the import moves on (see `MmapFile`). Like
 /// every mapping, a file truncated by another process while it is read would fault.
 pub struct MappedFile {
-    map: Arc<lancer::internal::MmapFile>,
+    map: Arc<lancer::file::MmapFile>,
     len: u64,
 }
 
 impl MappedFile {
     /// Maps the file at `path`.
     pub fn open(path: &Path) -> std::io::Result<Self> {
-        let map = lancer::internal::MmapFile::open(path).map_err(std::io::Error::other)?;
-        let len = lancer::internal::read::RangeRead::size(&map).map_err(std::io::Error::other)?;
+        let map = lancer::file::MmapFile::open(path).map_err(std::io::Error::other)?;
+        let len = lancer::file::RangeRead::size(&map).map_err(std::io::Error::other)?;
         Ok(Self {
             map: Arc::new(map),
             len,
@@ -375,7 +375,7 @@ impl MappedFile {
 
 /// Bytes `start..end` of a mapped file (a slice of the mapping, not a copy).
 fn mapped(
-    map: &lancer::internal::MmapFile,
+    map: &lancer::file::MmapFile,
     len: u64,
     start: u64,
     end: u64,
@@ -386,13 +386,13 @@ fn mapped(
             format!("bytes {start}..{end} of a {len}-byte file"),
         ));
     }
-    lancer::internal::read::RangeRead::read_range(map, start..end).map_err(std::io::Error::other)
+    lancer::file::RangeRead::read_range(map, start..end).map_err(std::io::Error::other)
 }
 
 /// Reads a mapped file from a byte position onward (page headers: small reads, behind
 /// a [`BufReader`] of [`HEADER_READ`] bytes).
 pub struct MappedRead {
-    map: Arc<lancer::internal::MmapFile>,
+    map: Arc<lancer::file::MmapFile>,
     len: u64,
     pos: u64,
 }

@@ -626,7 +626,7 @@ impl Iterator for Epoch {
                 }
                 Ok(batch) => {
                     // JSON columns leave as text (filters ran on the stored JSONB)
-                    let batch = match lancer::internal::json::to_text(&batch) {
+                    let batch = match lancer::json_to_text(&batch) {
                         Ok(b) => b,
                         Err(e) => {
                             self.failed = true;

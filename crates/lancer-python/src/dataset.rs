@@ -274,11 +274,7 @@ impl Dataset {
     #[getter]
     fn schema(&self) -> PyArrowType<Schema> {
         // JSON columns as readers see them: Arrow's JSON type
-        PyArrowType(
-            lancer::internal::json::text_schema(&self.ds.schema())
-                .as_ref()
-                .clone(),
-        )
+        PyArrowType(lancer::json_text_schema(&self.ds.schema()).as_ref().clone())
     }
 
     /// Whether rows keep their ids across compaction (stable row ids).
@@ -615,7 +611,7 @@ impl Dataset {
                 "deletion_file",
                 f.deletion_file
                     .as_ref()
-                    .map(|del| lancer::internal::deletion::deletion_path(f.id, del)),
+                    .map(|del| lancer::inspect::deletion_path(f.id, del)),
             )?;
             let mut files = Vec::new();
             for df in &f.files {
@@ -731,7 +727,7 @@ impl Dataset {
         let b = py.detach(|| {
             let q = match (query_json, query) {
                 // a structured query (lancer.query), in Lance's JSON shape
-                (Some(j), _) => lancer::internal::inverted::query_json::parse(&j)
+                (Some(j), _) => lancer::search::fts_query_from_json(&j)
                     .map_err(|e| errors::lancer(lancer::Error::Index(e)))?,
                 // (a query in double quotes is a phrase, as in pylance)
                 (None, Some(text)) => lancer::FtsQuery::from_text(&text, column.as_deref()),

@@ -155,13 +155,13 @@ pub fn train_vector_model<'py>(
     Ok(out)
 }
 
-fn segment_text(meta: &lancer::internal::pb::IndexMetadata) -> PyResult<String> {
+fn segment_text(meta: &lancer::pb::IndexMetadata) -> PyResult<String> {
     di::segment_to_json(meta)
         .map(|v| v.to_string())
         .map_err(errors::lancer)
 }
 
-fn segments_of(texts: &[String]) -> PyResult<Vec<lancer::internal::pb::IndexMetadata>> {
+fn segments_of(texts: &[String]) -> PyResult<Vec<lancer::pb::IndexMetadata>> {
     texts
         .iter()
         .map(|t| {
@@ -237,7 +237,7 @@ pub fn commit_index_segments(
 pub(crate) fn segments_json(
     v: &serde_json::Value,
     key: &str,
-) -> lancer::Result<Vec<lancer::internal::pb::IndexMetadata>> {
+) -> lancer::Result<Vec<lancer::pb::IndexMetadata>> {
     match v.get(key) {
         None | Some(serde_json::Value::Null) => Ok(Vec::new()),
         Some(serde_json::Value::Array(a)) => a.iter().map(di::segment_from_json).collect(),

@@ -10,10 +10,10 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use arrow_pyarrow::PyArrowType;
 use arrow_schema::{Schema, SchemaRef};
+use lancer::file::DataWriter;
 use lancer::file::FileReader;
 use lancer::file::FileVersion;
 use lancer::file::WriteOptions;
-use lancer::internal::DataWriter;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 

@@ -35,7 +35,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// none): a dropped column's id still counts.
 #[pyfunction]
 fn max_field_id(ds: &Dataset) -> i32 {
-    lancer::internal::max_field_id(&ds.ds.manifest().pb)
+    lancer::inspect::max_field_id(&ds.ds.manifest().pb)
 }
 
 /// This version's number, commit time (seconds, nanoseconds) and summary, as pylance

@@ -10,8 +10,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use arrow_pyarrow::PyArrowType;
 use arrow_schema::Schema;
-use lancer::internal::pb;
-use lancer::internal::pb::transaction::Operation as Op;
+use lancer::pb;
+use lancer::pb::transaction::Operation as Op;
 use lancer::write::fragment_to_json;
 use pyo3::prelude::*;
 use serde_json::{json, Value};
@@ -72,9 +72,7 @@ fn hex(bytes: &[u8]) -> String {
 
 fn uuid_text(u: Option<&pb::Uuid>) -> lancer::Result<Value> {
     Ok(match u {
-        Some(u) => Value::String(
-            lancer::internal::dataset::uuid_dir(&u.uuid).map_err(lancer::Error::from)?,
-        ),
+        Some(u) => Value::String(lancer::index::uuid_dir(&u.uuid).map_err(lancer::Error::from)?),
         None => Value::Null,
     })
 }
@@ -129,7 +127,7 @@ fn legacy_map<'a>(
 /// A schema recorded as protobuf fields and metadata, for Python.
 fn schema_out(
     key: &str,
-    fields: &[lancer::internal::file_pb::file::Field],
+    fields: &[lancer::pb::file::Field],
     metadata: &HashMap<String, Vec<u8>>,
 ) -> lancer::Result<SchemaOut> {
     let metadata = metadata

@@ -113,10 +113,16 @@ pub mod progress {
 pub mod file {
     pub use lancer_format::container::FileVersion;
     pub use lancer_format::inspect;
+    /// Arrow IPC files and streams from untrusted input, every length checked before use
+    /// and decompression bounded ([`ipc::MAX_EXPANSION`]).
+    pub use lancer_format::ipc;
+    pub use lancer_format::read::{RangeRead, TracingRead};
     pub use lancer_format::reader::FileReader;
     pub use lancer_format::schema::{LanceField, LanceSchema};
     pub use lancer_format::writer::{FileWriter, WriteOptions};
     pub use lancer_format::FormatError;
+    pub use lancer_io::storage::DataWriter;
+    pub use lancer_io::{LocalFile, MmapFile};
 }
 pub use file::FileVersion;
 
@@ -137,6 +143,21 @@ pub mod versions {
     };
 }
 
+/// The schema as reads return it: JSON columns (stored as JSONB) as text.
+pub use lancer_format::json::text_schema as json_text_schema;
+/// A batch as reads return it: JSON columns (stored as JSONB) as text.
+pub use lancer_format::json::to_text as json_to_text;
+
+/// The Lance protobuf messages as the format spec defines them (`protos/` of the
+/// reference): `lance.table` — manifest, fragments, data and deletion files, index
+/// metadata, transactions — and `lance.file` (`pb::file`: schema fields). They are the
+/// on-disk format itself, so they are part of the API: a manifest's records, an index
+/// segment's metadata and a transaction read back are these types.
+pub mod pb {
+    pub use lancer_format::pb::file;
+    pub use lancer_table::pb::*;
+}
+
 /// The names most programs use, to glob-import: `use lancer::prelude::*;`.
 pub mod prelude {
     pub use crate::{
@@ -153,11 +174,5 @@ pub mod prelude {
 #[cfg(feature = "internal")]
 #[doc(hidden)]
 pub mod internal {
-    pub use lancer_format::{ipc, json, pb as file_pb, read};
-    pub use lancer_index::{inverted, ivf};
-    pub use lancer_io::storage::DataWriter;
-    pub use lancer_io::{LocalFile, MmapFile};
-    pub use lancer_table::evolve::max_field_id;
-    pub use lancer_table::{dataset, deletion, pb};
     pub use lancer_util::{contain, cores};
 }

@@ -17,7 +17,7 @@ use crate::args::{Format, FtsArgs, VersionArgs};
 pub fn fts(s: &Session, path: &Path, a: &FtsArgs, format: Format, at: &VersionArgs) -> CmdResult {
     let ds = open_dataset(s, path, at)?;
     let q = if a.query_json {
-        lancer::internal::inverted::query_json::parse(&a.query)?
+        lancer::search::fts_query_from_json(&a.query)?
     } else if a.phrase {
         FtsQuery::Phrase {
             column: a.column.clone(),
@@ -70,77 +70,7 @@ const SHOWN: usize = 20;
 /// segment its format, analyzer, fragments and partitions (documents, distinct tokens,
 /// tokens); with a word, its postings in each partition.
 pub fn inspect(ds: &lancer::Dataset, name: &str, token: Option<&str>, json: bool) -> CmdResult {
-    use lancer::internal::inverted::segment::InvertedSegment;
-    let mut segments = Vec::new();
-    for m in ds.indices()?.iter().filter(|m| m.name == name) {
-        let Some(seg) = InvertedSegment::open(ds, m)? else {
-            segments.push(serde_json::json!({"note": "a format newer than Lancer reads"}));
-            continue;
-        };
-        let word = match token {
-            Some(t) => {
-                let mut a = seg.params.analyzer()?;
-                let mut toks = Vec::new();
-                a.tokens(t, &mut toks);
-                Some(toks.into_iter().next().map(|t| t.text).unwrap_or_default())
-            }
-            None => None,
-        };
-        let mut parts = Vec::new();
-        for p in &seg.partitions {
-            let mut v = serde_json::json!({
-                "id": p.id,
-                "documents": p.row_ids.len(),
-                "distinct_tokens": p.num_tokens(),
-                "tokens": p.total_tokens,
-            });
-            if let Some(w) = &word {
-                v["token"] = serde_json::json!(w);
-                if let Some(id) = p.token_id(w) {
-                    let post = p.postings(&seg, id)?;
-                    let positions = match seg.positions {
-                        lancer::internal::inverted::segment::Positions::None => None,
-                        _ => Some(p.positions(&seg, id, &post)?),
-                    };
-                    let shown: Vec<serde_json::Value> = post
-                        .docs
-                        .iter()
-                        .zip(&post.freqs)
-                        .enumerate()
-                        .take(SHOWN)
-                        .map(|(i, (&d, &f))| {
-                            let row = p.row_ids[d as usize];
-                            serde_json::json!({
-                                "doc": d,
-                                "row": row,
-                                "fragment": row >> 32,
-                                "offset": row & 0xffff_ffff,
-                                "length": p.lengths[d as usize],
-                                "frequency": f,
-                                "positions": positions.as_ref().map(|ps| ps[i].clone()),
-                            })
-                        })
-                        .collect();
-                    v["token_id"] = serde_json::json!(id);
-                    v["documents_with_token"] = serde_json::json!(post.docs.len());
-                    v["blocks"] = serde_json::json!(post.docs.len().div_ceil(seg.layout.block));
-                    v["postings"] = serde_json::json!(shown);
-                }
-            }
-            parts.push(v);
-        }
-        segments.push(serde_json::json!({
-            "uuid": m.uuid.as_ref().and_then(|u| lancer::internal::dataset::uuid_dir(&u.uuid).ok()),
-            "format": seg.format,
-            "block_size": seg.layout.block,
-            "positions": format!("{:?}", seg.positions),
-            "fragments": seg.fragments.iter().collect::<Vec<_>>(),
-            "documents": seg.num_docs(),
-            "tokens": seg.total_tokens(),
-            "params": serde_json::from_str::<serde_json::Value>(&seg.params.to_json()).unwrap_or_default(),
-            "partitions": parts,
-        }));
-    }
+    let segments = lancer::inspect::inverted_index_segments(ds, name, token, SHOWN)?;
     let out = serde_json::json!({"index": name, "type": "INVERTED", "segments": segments});
     if json {
         println!("{}", serde_json::to_string_pretty(&out)?);

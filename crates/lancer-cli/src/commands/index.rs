@@ -428,30 +428,7 @@ pub fn inspect(
     if metas.is_empty() {
         return Err(format!("no index named {name:?} (see `lancer index list`)").into());
     }
-    let mut segments = Vec::new();
-    for m in &metas {
-        if lancer::internal::ivf::covers_nothing(m) {
-            segments.push(serde_json::json!({
-                "uuid": m.uuid.as_ref().and_then(|u| lancer::internal::dataset::uuid_dir(&u.uuid).ok()),
-                "partitions": 0,
-                "rows": 0,
-                "note": "built when the dataset had no vectors: covers no fragment, has no files",
-            }));
-            continue;
-        }
-        let seg = lancer::internal::ivf::IvfSegment::open(ds, m)?;
-        let mut v = seg.describe();
-        v["files"] = serde_json::json!(m
-            .files
-            .iter()
-            .map(|f| serde_json::json!({"path": f.path, "bytes": f.size_bytes}))
-            .collect::<Vec<_>>());
-        v["dataset_version"] = serde_json::json!(m.dataset_version);
-        if !query.is_empty() {
-            v["probe"] = seg.probe_path(query, k, nprobes)?;
-        }
-        segments.push(v);
-    }
+    let segments = lancer::inspect::vector_index_segments(ds, &metas, query, k, nprobes)?;
     if json {
         println!(
             "{}",

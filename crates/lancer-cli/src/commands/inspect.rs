@@ -190,7 +190,7 @@ pub fn run(path: &Path, row: Option<u64>, as_json: bool) -> CmdResult {
 /// hold it and the byte ranges a read of it touches (recorded by `io`).
 pub fn row_walk(
     reader: &lancer::file::FileReader,
-    io: &lancer::internal::read::TracingRead<std::sync::Arc<dyn lancer::internal::read::RangeRead>>,
+    io: &lancer::file::TracingRead<std::sync::Arc<dyn lancer::file::RangeRead>>,
     r: u64,
 ) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
     let meta = reader.metadata();

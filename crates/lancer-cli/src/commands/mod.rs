@@ -19,8 +19,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use lancer::file::FileReader;
-use lancer::internal::read::{RangeRead, TracingRead};
-use lancer::internal::LocalFile;
+use lancer::file::LocalFile;
+use lancer::file::{RangeRead, TracingRead};
 use lancer::Session;
 
 use crate::args::{Cli, Command, Format};
@@ -66,11 +66,7 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
         } => {
             let _ = row;
             let ds = source::open_dataset(s, &path, &at)?;
-            if ds
-                .indices()?
-                .iter()
-                .any(|m| m.name == name && lancer::internal::inverted::segment::is_inverted(m))
-            {
+            if lancer::inspect::is_inverted_index(&ds, &name)? {
                 return fts::inspect(&ds, &name, token.as_deref(), json);
             }
             index::inspect(&ds, &name, &query, k, nprobes, json)

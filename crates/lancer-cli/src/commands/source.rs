@@ -82,7 +82,7 @@ impl Source {
     pub fn schema(&self) -> SchemaRef {
         match self {
             // a dataset's JSON columns as its readers give them (Arrow's JSON text)
-            Source::Dataset(d) => lancer::internal::json::text_schema(&d.schema()),
+            Source::Dataset(d) => lancer::json_text_schema(&d.schema()),
             Source::File(r) => r.schema(),
         }
     }

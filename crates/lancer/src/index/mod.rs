@@ -29,6 +29,8 @@ pub use distributed::{
 };
 pub use fts::{create_fts_index, create_fts_index_observed, FtsIndexOptions};
 pub use json::{check_target, TARGETS};
+/// An index segment's uuid (16 bytes) as its directory name under `_indices/`.
+pub use lancer_table::dataset::uuid_dir;
 pub use prewarm::{ivf_model, prewarm_index, IvfModel};
 pub use reader::read_index_partition;
 pub use scalar::{create_scalar_index, create_scalar_index_observed, ScalarIndexOptions};

@@ -7,11 +7,17 @@
 //! (lines ~3686–6486 of `lance-reference.txt`).
 
 pub(crate) mod debug;
+mod segments;
 pub(crate) mod stats;
 pub(crate) mod transactions;
 pub(crate) mod verify;
 
 pub use debug::{format_fragment, format_manifest, format_schema, list_transactions};
+/// Where a fragment's deletion file lives, relative to the dataset root.
+pub use lancer_table::deletion::deletion_path;
+/// The highest field id a manifest has ever used (a dropped column's id still counts).
+pub use lancer_table::evolve::max_field_id;
+pub use segments::{inverted_index_segments, is_inverted_index, vector_index_segments};
 pub use stats::{
     data_stats, dataset_stats, describe_indices, index_statistics, list_segments, DatasetStats,
     FieldStatistics, IndexDescription, SegmentDescription, SegmentInfo,

@@ -36,4 +36,6 @@ pub use exact::{
 pub use explain::{explain_full_text, explain_nearest};
 pub use fts::{full_text_addresses, full_text_search, inverted_indexes, FtsOptions};
 pub use hybrid::{fuse, hybrid_addresses, hybrid_search, Fused, HybridOptions, RRF_K};
+/// A full-text query in pylance's query JSON (`MatchQuery`, `PhraseQuery`, `BooleanQuery`, ...).
+pub use lancer_index::inverted::query_json::parse as fts_query_from_json;
 pub use multivector::{column_dim, dimension, is_multivector, OVERFETCH};
