@@ -148,7 +148,7 @@ fn search(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     let mut ids = Vec::new();
     for _ in 0..iters {
         let t = Instant::now();
-        let r = lancer::search::nearest(&ds, &req, None, Some(&["id"]))?;
+        let r = lancer::search::exact_nearest(&ds, &req, None, Some(&["id"]))?;
         times.push(t.elapsed().as_secs_f64());
         ids = r
             .column(0)
@@ -210,7 +210,7 @@ fn calls_per_round(first: f64) -> usize {
 /// columns per indices file, and an exact k=10 search returning `id` and `_distance`.
 /// Prints the best and median seconds per call of each (JSON).
 fn api(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
-    use lancer::search::{nearest_with, Filtering, Metric, Nearest};
+    use lancer::search::{nearest, Filtering, Metric, Nearest, SearchOptions};
     use lancer::DatasetExt;
     let iters: usize = args[3].parse()?;
     let ds = lancer::Dataset::open(&args[2])?;
@@ -262,7 +262,17 @@ fn api(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     };
     let params = lancer::search::AnnParams::default();
     time("nearest".into(), &mut || {
-        Ok(nearest_with(&ds, &req, Filtering::None, Some(&["id"]), &params)?.num_rows())
+        Ok(nearest(
+            &ds,
+            &req,
+            &SearchOptions {
+                filtering: Filtering::None,
+                columns: Some(&["id"]),
+                ann: params.clone(),
+                ..Default::default()
+            },
+        )?
+        .num_rows())
     })?;
     println!("{}", serde_json::Value::Object(out));
     Ok(())
@@ -315,12 +325,12 @@ fn takes(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// `search-mem PATH COLUMN QUERY_FILE K [PREFILTER]`: exact searches (best of 3) through the
-/// public streamed path (`nearest_where`, id column only); prints its seconds, the peak
+/// public streamed path (`nearest`, id column only); prints its seconds, the peak
 /// heap bytes allocated during it (above what was live before), the scan's threads and
 /// batch rows, and the memcpy rate over a buffer of `vector_bytes` (the column's bytes
 /// over all physical rows, which a scan must read).
 fn search_mem(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
-    use lancer::search::{nearest_where, Filtering, Metric, Nearest};
+    use lancer::search::{nearest, Filtering, Metric, Nearest, SearchOptions};
     let ds = lancer::Dataset::open(&args[2])?;
     let q: Vec<f32> = serde_json::from_str(&std::fs::read_to_string(&args[4])?)?;
     let k: usize = args[5].parse()?;
@@ -342,7 +352,15 @@ fn search_mem(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         PEAK.store(base, Ordering::Relaxed);
         COUNTING.store(true, Ordering::SeqCst);
         let t = Instant::now();
-        let got = nearest_where(&ds, &req, filtering, Some(&["id"]))?;
+        let got = nearest(
+            &ds,
+            &req,
+            &SearchOptions {
+                filtering: filtering,
+                columns: Some(&["id"]),
+                ..Default::default()
+            },
+        )?;
         secs = secs.min(t.elapsed().as_secs_f64());
         COUNTING.store(false, Ordering::SeqCst);
         peak = peak.max(PEAK.load(Ordering::Relaxed).saturating_sub(base));
@@ -410,14 +428,14 @@ fn search_mem(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// `ann PATH COLUMN QUERIES_JSON K NPROBES REFINE(0 = none) USE_INDEX(0/1) [EF [FILTER]]`:
-/// every query once through `nearest_with` (the dataset opened once, its index segments
+/// every query once through `nearest` (the dataset opened once, its index segments
 /// cached after the first query), prefiltered by the SQL `FILTER` when given (an empty
 /// `EF` / `FILTER`: none); prints total seconds of the timed pass (after a warm-up on
 /// five queries), p50 / p99 latency and each query's `id`s; unfiltered, also the
 /// search alone (row addresses) on one and on two threads.
 fn ann(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     use lancer::search::AnnParams;
-    use lancer::search::{nearest_with, Filtering, Metric, Nearest};
+    use lancer::search::{nearest, Filtering, Metric, Nearest, SearchOptions};
     let ds = lancer::Dataset::open(&args[2])?;
     let queries: Vec<Vec<f32>> = serde_json::from_str(&std::fs::read_to_string(&args[4])?)?;
     let k: usize = args[5].parse()?;
@@ -450,7 +468,16 @@ fn ann(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
             k,
             metric,
         };
-        let b = nearest_with(&ds, &req, filtering, Some(&["id"]), &params)?;
+        let b = nearest(
+            &ds,
+            &req,
+            &SearchOptions {
+                filtering: filtering,
+                columns: Some(&["id"]),
+                ann: params.clone(),
+                ..Default::default()
+            },
+        )?;
         Ok(b.column(0)
             .as_any()
             .downcast_ref::<arrow_array::Int64Array>()
@@ -661,7 +688,7 @@ fn scalar_build(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     let t = Instant::now();
     let ds = lancer::Dataset::open(&args[2])?;
     let opts = lancer::index::ScalarIndexOptions::new(kind);
-    let new = lancer::index::create_scalar_index(&ds, &args[3], &opts)?;
+    let new = lancer::index::create_scalar_index(&ds, &args[3], &opts, None)?;
     let secs = t.elapsed().as_secs_f64();
     println!("{}", json!({"seconds": secs, "version": new.version()}));
     Ok(())

@@ -662,7 +662,7 @@ impl Dataset {
         approx_mode: Option<String>,
     ) -> PyResult<Py<PyAny>> {
         let approx_mode = approx_mode_of(approx_mode.as_deref())?;
-        use lancer::search::{nearest_with_rows, Nearest, RowMeta};
+        use lancer::search::{nearest, Nearest, RowMeta, SearchOptions};
         let b = py.detach(|| {
             let metric = search_metric(&self.ds, &column, metric.as_deref())?;
             let req = Nearest {
@@ -692,9 +692,18 @@ impl Dataset {
                 row_id: with_row_id,
                 row_address: with_row_address,
             };
-            nearest_with_rows(&self.ds, &req, filtering, c.as_deref(), &params, meta)
-                .map(Ok)
-                .map_err(errors::lancer)
+            nearest(
+                &self.ds,
+                &req,
+                &SearchOptions {
+                    filtering: filtering,
+                    columns: c.as_deref(),
+                    ann: params.clone(),
+                    row_meta: meta,
+                },
+            )
+            .map(Ok)
+            .map_err(errors::lancer)
         })?;
         // a batch, or with `explain` the plan's text
         match b {
@@ -838,7 +847,7 @@ impl Dataset {
             None => (None, None),
         };
         let ds = py.detach(|| {
-            lancer::create_index_observed(&self.ds, &column, &spec, listener.as_ref())
+            lancer::create_index(&self.ds, &column, &spec, listener.as_ref())
                 .map_err(errors::lancer)
         })?;
         // the callback's own exception, raised once the build is done (the index stands)

@@ -38,7 +38,8 @@ fn add_columns(py: Python<'_>, ds: &Dataset, columns: Vec<(String, String)>) -> 
         .iter()
         .map(|(n, e)| (n.as_str(), e.as_str()))
         .collect();
-    let after = py.detach(|| lancer::write::add_columns(&ds.ds, &pairs).map_err(errors::lancer))?;
+    let after =
+        py.detach(|| lancer::write::add_columns(&ds.ds, &pairs, None).map_err(errors::lancer))?;
     Ok(ds.wrap(after))
 }
 
@@ -99,7 +100,7 @@ fn update(
 ) -> PyResult<(Dataset, u64)> {
     let pairs: Vec<(&str, &str)> = set.iter().map(|(c, e)| (c.as_str(), e.as_str())).collect();
     let (after, stats) = py.detach(|| {
-        lancer::write::update(&ds.ds, filter.as_deref(), &pairs).map_err(errors::lancer)
+        lancer::write::update(&ds.ds, filter.as_deref(), &pairs, None).map_err(errors::lancer)
     })?;
     Ok((ds.wrap(after), stats.rows_updated))
 }

@@ -13,7 +13,7 @@
 //! let ds = Dataset::write("items.lance", batch.schema(), &[batch], &params)?;
 //! let page = ds.scan().columns(&["id"]).filter("id > 10").limit(Some(5)).to_batch()?;
 //! let req = Nearest { column: "embedding", query, k: 10, metric: Metric::L2 };
-//! let hits = nearest_where(&ds, &req, Filtering::Pre("id % 2 = 0"), Some(&["id"]))?;
+//! let hits = nearest(&ds, &req, &SearchOptions { filtering: Filtering::Pre("id % 2 = 0"), columns: Some(&["id"]), ..Default::default() })?;
 //! # Ok(()) }
 //! ```
 //!
@@ -80,15 +80,13 @@ pub use scan::{DatasetExt, ScanStream, Scanner, SortKey, DEFAULT_BATCH_SIZE, ROW
 /// `full_text_query` takes it, as text or as pylance's query JSON.
 pub use lancer_index::inverted::search::FtsQuery;
 pub use search::{
-    full_text_search, hybrid_search, nearest, nearest_batch, nearest_where, nearest_with,
-    nearest_with_rows, AnnParams, ApproxMode, BatchNearest, Filtering, FtsOptions, HybridOptions,
-    Metric, Nearest, RowMeta,
+    exact_nearest, full_text_search, hybrid_search, nearest, nearest_batch, AnnParams, ApproxMode,
+    BatchNearest, Filtering, FtsOptions, HybridOptions, Metric, Nearest, RowMeta, SearchOptions,
 };
 
 // Indexes.
 pub use index::{
-    create_index, create_index_observed, drop_index, list_indices, optimize_index, IndexInfo,
-    IndexParams, IndexSpec,
+    create_index, drop_index, list_indices, optimize_index, IndexInfo, IndexParams, IndexSpec,
 };
 pub use lancer_index::inverted::tokenizer::AnalyzerParams;
 /// The distance an index is built with (`l2`, `cosine`, `dot`): the subset of [`Metric`]
@@ -161,8 +159,8 @@ pub mod pb {
 /// The names most programs use, to glob-import: `use lancer::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        nearest, nearest_where, Dataset, DatasetExt, Error, Filtering, IndexSpec, Metric, Nearest,
-        Result, Scanner, Session, WriteParams,
+        nearest, Dataset, DatasetExt, Error, Filtering, IndexSpec, Metric, Nearest, Result,
+        Scanner, Session, WriteParams,
     };
 }
 

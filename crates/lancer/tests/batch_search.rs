@@ -15,8 +15,8 @@ use arrow_array::{BooleanArray, FixedSizeListArray, Float32Array, Int64Array, Re
 use arrow_schema::{DataType, Field, Schema};
 use lancer::index::{create_index, IndexParams, IndexSpec};
 use lancer::search::AnnParams;
+use lancer::search::{nearest, Filtering, Metric, Nearest, RowMeta, SearchOptions};
 use lancer::search::{nearest_batch, BatchNearest, QUERY_INDEX};
-use lancer::search::{nearest_with_rows, Filtering, Metric, Nearest, RowMeta};
 use lancer::{Dataset, WriteParams};
 
 use crate::common::TempDir;
@@ -84,7 +84,7 @@ fn dataset(tmp: &TempDir, kind: Option<&str>) -> Dataset {
                 num_sub_vectors: kind.ends_with("PQ").then_some(4),
                 ..Default::default()
             };
-            create_index(&ds, "vec", &IndexSpec::parse(kind, p).unwrap()).unwrap()
+            create_index(&ds, "vec", &IndexSpec::parse(kind, p).unwrap(), None).unwrap()
         }
         None => ds,
     };
@@ -106,7 +106,17 @@ fn single(ds: &Dataset, q: &[f32], f: Filtering<'_>, p: &AnnParams) -> Answer {
         k: 10,
         metric: Metric::L2,
     };
-    let b = nearest_with_rows(ds, &req, f, Some(&["id"]), p, RowMeta::default()).unwrap();
+    let b = nearest(
+        ds,
+        &req,
+        &SearchOptions {
+            filtering: f,
+            columns: Some(&["id"]),
+            ann: p.clone(),
+            row_meta: RowMeta::default(),
+        },
+    )
+    .unwrap();
     (
         b.column(0).as_primitive::<Int64Type>().values().to_vec(),
         b.column(1).as_primitive::<Float32Type>().values().to_vec(),

@@ -346,7 +346,7 @@ fn indexes_cover_the_new_fragments() {
     let dir = TempDir::new("dist-compact-index");
     let (store, ds) = dataset(&dir, false);
     let opts = lancer::index::ScalarIndexOptions::new(lancer_index::scalar::ScalarKind::BTree);
-    let ds = lancer::index::create_scalar_index(&ds, "id", &opts).unwrap();
+    let ds = lancer::index::create_scalar_index(&ds, "id", &opts, None).unwrap();
     let plan = plan_compaction(&ds, &options()).unwrap();
     assert_eq!(plan.num_tasks(), 2);
     let results: Vec<RewriteResult> = plan

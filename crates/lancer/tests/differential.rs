@@ -496,7 +496,7 @@ fn apply(
                 .iter()
                 .map(|(k, v)| (k.as_str(), v.as_str().unwrap()))
                 .collect();
-            lancer::write::update(ds, step["where"].as_str(), &set)
+            lancer::write::update(ds, step["where"].as_str(), &set, None)
                 .map(|(d, _)| d)
                 .map_err(|x| e(&x))
         }
@@ -532,7 +532,7 @@ fn apply(
                 .iter()
                 .map(|p| (p[0].as_str().unwrap(), p[1].as_str().unwrap()))
                 .collect();
-            lancer::write::add_columns(ds, &cols).map_err(|x| e(&x))
+            lancer::write::add_columns(ds, &cols, None).map_err(|x| e(&x))
         }
         "add_null_columns" => {
             let b = read_ipc(&dir.join(step["schema"].as_str().unwrap()));
@@ -580,7 +580,7 @@ fn apply(
             // pylance's create_scalar_index replaces an index of the same name by default
             let mut opts = lancer::index::ScalarIndexOptions::new(kind);
             opts.replace = true;
-            lancer::index::create_scalar_index(ds, step["column"].as_str().unwrap(), &opts)
+            lancer::index::create_scalar_index(ds, step["column"].as_str().unwrap(), &opts, None)
                 .map_err(|x| e(&x))
         }
         "tag" => {

@@ -14,7 +14,7 @@ use arrow_array::*;
 use arrow_schema::{DataType, Field, Schema};
 use lancer::index as di;
 use lancer::search::AnnParams;
-use lancer::search::{nearest_with, Filtering, Metric, Nearest};
+use lancer::search::{nearest, Filtering, Metric, Nearest, SearchOptions};
 use lancer::{Dataset, DatasetExt, IndexParams, IndexSpec, WriteParams};
 
 use crate::common::TempDir;
@@ -122,7 +122,17 @@ fn answers(ds: &Dataset, q: &[f32], nprobes: usize) -> (Vec<i64>, Vec<f32>) {
         ef: Some(300),
         ..Default::default()
     };
-    let b = nearest_with(ds, &req, Filtering::None, Some(&["id"]), &p).unwrap();
+    let b = nearest(
+        ds,
+        &req,
+        &SearchOptions {
+            filtering: Filtering::None,
+            columns: Some(&["id"]),
+            ann: p.clone(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let ids = b.column(0).as_primitive::<Int64Type>().values().to_vec();
     let d = b
         .column_by_name("_distance")
@@ -150,7 +160,7 @@ fn vector_segments_with_one_model_answer_as_one_build() {
         "IVF_HNSW_PQ",
     ] {
         let ds = Dataset::open(&tmp).unwrap();
-        let single = lancer::create_index(&ds, "vec", &vector_spec(kind)).unwrap();
+        let single = lancer::create_index(&ds, "vec", &vector_spec(kind), None).unwrap();
         let want: Vec<_> = queries
             .iter()
             .flat_map(|q| [1, 2, 4].map(|nprobes| answers(&single, q, nprobes)))
@@ -313,8 +323,28 @@ fn segments_given_centroids_train_their_own_quantizer() {
         refine_factor: Some(1000),
         ..Default::default()
     };
-    let want = nearest_with(&built, &req, Filtering::None, Some(&["id"]), &exact).unwrap();
-    let got = nearest_with(&built, &req, Filtering::None, Some(&["id"]), &all).unwrap();
+    let want = nearest(
+        &built,
+        &req,
+        &SearchOptions {
+            filtering: Filtering::None,
+            columns: Some(&["id"]),
+            ann: exact.clone(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let got = nearest(
+        &built,
+        &req,
+        &SearchOptions {
+            filtering: Filtering::None,
+            columns: Some(&["id"]),
+            ann: all.clone(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert_eq!(got.column(0).to_data(), want.column(0).to_data());
     // the train_pq path: a codebook trained on residuals from the given centroids
     let IndexSpec::Vector(pq) = vector_spec("IVF_PQ") else {
@@ -376,7 +406,7 @@ fn assert_merge_is_single_build(
         )
     };
     let latest = Dataset::open(tmp).unwrap();
-    let single = lancer::create_index(&latest, column, &s()).unwrap();
+    let single = lancer::create_index(&latest, column, &s(), None).unwrap();
     let single_meta = single
         .indices()
         .unwrap()
@@ -471,6 +501,7 @@ fn other_kinds_commit_side_by_side() {
                 ..Default::default()
             },
         ),
+        None,
     )
     .unwrap();
     let rows = |ds: &Dataset, index_name: &str| -> Vec<i64> {

@@ -388,13 +388,13 @@ fn lancer_built_fts_indexes_answer_like_pylance_built_ones() {
             params: params_of(create),
             ..Default::default()
         };
-        ds = create_fts_index(&ds, "text", &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+        ds = create_fts_index(&ds, "text", &opts, None).unwrap_or_else(|e| panic!("{name}: {e}"));
         if case["steps"]
             .to_string()
             .contains("create_scalar_index(title")
         {
             opts.params = params_of(&serde_json::json!({}));
-            ds = create_fts_index(&ds, "title", &opts).unwrap();
+            ds = create_fts_index(&ds, "title", &opts, None).unwrap();
             indexes.push(serde_json::json!({"column": "title", "params": {}}));
         }
         let queries: Vec<Value> = case["queries"]

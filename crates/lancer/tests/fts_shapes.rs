@@ -112,7 +112,7 @@ fn fts_on_generated_shapes_answers_like_pylance_both_ways() {
             let ds = Dataset::open(&mine).unwrap();
             let mut opts = FtsIndexOptions::default();
             opts.params.with_position = true;
-            let ds = create_fts_index(&ds, "text", &opts)
+            let ds = create_fts_index(&ds, "text", &opts, None)
                 .unwrap_or_else(|e| panic!("{at}: Lancer's build: {e}"));
             let got = lancer_answers(&ds, queries);
             check(

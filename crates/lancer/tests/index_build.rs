@@ -17,7 +17,7 @@ use lancer::index::{
     create_vector_index, drop_index, list_indices, optimize_index, VectorIndexOptions,
 };
 use lancer::search::AnnParams;
-use lancer::search::{nearest_with, Filtering, Metric, Nearest};
+use lancer::search::{nearest, Filtering, Metric, Nearest, SearchOptions};
 use lancer::Dataset;
 use lancer_index::ivf::Metric as IndexMetric;
 use lancer_index::ivf_build::Quantizer;
@@ -162,7 +162,17 @@ fn search(ds: &Dataset, q: &[f32], metric: Metric, p: &AnnParams) -> Vec<i64> {
         k: 10,
         metric,
     };
-    let b = nearest_with(ds, &req, Filtering::None, Some(&["id"]), p).unwrap();
+    let b = nearest(
+        ds,
+        &req,
+        &SearchOptions {
+            filtering: Filtering::None,
+            columns: Some(&["id"]),
+            ann: p.clone(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     b.column(0).as_primitive::<Int64Type>().values().to_vec()
 }
 
@@ -265,8 +275,17 @@ fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
                 k: 10,
                 metric,
             };
-            let b =
-                nearest_with(&ds, &req, Filtering::Pre(PREFILTER), Some(&["id"]), &one).unwrap();
+            let b = nearest(
+                &ds,
+                &req,
+                &SearchOptions {
+                    filtering: Filtering::Pre(PREFILTER),
+                    columns: Some(&["id"]),
+                    ann: one.clone(),
+                    ..Default::default()
+                },
+            )
+            .unwrap();
             lancer_pre.push(b.column(0).as_primitive::<Int64Type>().values().to_vec());
             let want = search(&ds, q, metric, &exact);
             assert_eq!(
@@ -466,12 +485,15 @@ fn broken_indexes_fail_clearly_and_exact_search_still_works() {
         k: 10,
         metric: Metric::L2,
     };
-    let e = nearest_with(
+    let e = nearest(
         &ds,
         &req,
-        Filtering::None,
-        Some(&["id"]),
-        &AnnParams::default(),
+        &SearchOptions {
+            filtering: Filtering::None,
+            columns: Some(&["id"]),
+            ann: AnnParams::default().clone(),
+            ..Default::default()
+        },
     )
     .unwrap_err();
     assert!(e.to_string().contains("15"), "{e}");
@@ -490,12 +512,15 @@ fn broken_indexes_fail_clearly_and_exact_search_still_works() {
         k: 10,
         metric: Metric::L2,
     };
-    let e = nearest_with(
+    let e = nearest(
         &ds,
         &req,
-        Filtering::None,
-        Some(&["id"]),
-        &AnnParams::default(),
+        &SearchOptions {
+            filtering: Filtering::None,
+            columns: Some(&["id"]),
+            ann: AnnParams::default().clone(),
+            ..Default::default()
+        },
     )
     .unwrap_err()
     .to_string();
@@ -597,7 +622,17 @@ fn shared_partition_scans_answer_as_exact_search() {
             metric: Metric::L2,
         };
         let filtering = filter.map_or(Filtering::None, Filtering::Pre);
-        let b = nearest_with(ds, &req, filtering, Some(&["id"]), p).unwrap();
+        let b = nearest(
+            ds,
+            &req,
+            &SearchOptions {
+                filtering: filtering,
+                columns: Some(&["id"]),
+                ann: p.clone(),
+                ..Default::default()
+            },
+        )
+        .unwrap();
         let ids = b.column(0).as_primitive::<Int64Type>().values().to_vec();
         let d = b
             .column_by_name("_distance")
@@ -769,7 +804,17 @@ fn prefilter_results_are_kept_per_version() {
         metric: Metric::L2,
     };
     let ids = |ds: &Dataset, sql: &str| -> Vec<i64> {
-        let b = nearest_with(ds, &req, Filtering::Pre(sql), Some(&["id"]), &all).unwrap();
+        let b = nearest(
+            ds,
+            &req,
+            &SearchOptions {
+                filtering: Filtering::Pre(sql),
+                columns: Some(&["id"]),
+                ann: all.clone(),
+                ..Default::default()
+            },
+        )
+        .unwrap();
         b.column(0).as_primitive::<Int64Type>().values().to_vec()
     };
     let session = lancer::Session::of(&ds);

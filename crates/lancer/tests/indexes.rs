@@ -21,7 +21,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Int64Type};
 use lancer::search::nearest_addresses;
 use lancer::search::AnnParams;
-use lancer::search::{nearest_with, Filtering, Metric, Nearest};
+use lancer::search::{nearest, Filtering, Metric, Nearest, SearchOptions};
 use lancer::Dataset;
 use serde_json::Value;
 
@@ -105,7 +105,16 @@ fn pylance_built_ivf_indexes_answer_like_pylance() {
                                 k: 10,
                                 metric,
                             };
-                            let got = nearest_with(&ds, &req, Filtering::None, Some(&["id"]), &p);
+                            let got = nearest(
+                                &ds,
+                                &req,
+                                &SearchOptions {
+                                    filtering: Filtering::None,
+                                    columns: Some(&["id"]),
+                                    ann: p.clone(),
+                                    ..Default::default()
+                                },
+                            );
                             let e = got.err().unwrap_or_else(|| {
                                 panic!("{name} {label}: pylance refused ({err}), Lancer answered")
                             });
@@ -121,7 +130,16 @@ fn pylance_built_ivf_indexes_answer_like_pylance() {
                         metric,
                     };
                     let at = format!("{} {name} query {qi} {label}", root.display());
-                    let got = nearest_with(&ds, &req, Filtering::None, Some(&["id"]), &p);
+                    let got = nearest(
+                        &ds,
+                        &req,
+                        &SearchOptions {
+                            filtering: Filtering::None,
+                            columns: Some(&["id"]),
+                            ann: p.clone(),
+                            ..Default::default()
+                        },
+                    );
                     if kind == "IVF_RQ" && p.use_index && old_pq4 && metric == Metric::Dot {
                         // pylance 11/12 estimate dot distances of RabitQ rows with an
                         // older formula (pylance 14 changed it, also for old indexes);

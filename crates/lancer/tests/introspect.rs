@@ -107,7 +107,8 @@ fn index_partitions_hold_every_indexed_row_once() {
         matches!(missing, Err(Error::InvalidArgument { .. })),
         "{missing:?}"
     );
-    let ds = create_scalar_index(&ds, "id", &ScalarIndexOptions::new(ScalarKind::BTree)).unwrap();
+    let ds =
+        create_scalar_index(&ds, "id", &ScalarIndexOptions::new(ScalarKind::BTree), None).unwrap();
     let scalar = lancer::index::read_index_partition(&ds, "id_idx", 0, false);
     assert!(
         matches!(&scalar, Err(Error::InvalidArgument { what }) if what.contains("not a vector index")),

@@ -277,7 +277,7 @@ fn json_path_indexes_answer_as_a_scan() {
         ("b", "bitmap", "b_idx"),
         ("$.o.k", "btree", "ok_idx"),
     ] {
-        ds = create_index(&ds, "j", &spec(path, target, name)).unwrap();
+        ds = create_index(&ds, "j", &spec(path, target, name), None).unwrap();
     }
     let filters = [
         ("json_get_int(j, 'n') = 10", Some("->n)]@n_idx(BTree)")),
@@ -347,7 +347,7 @@ fn json_path_indexes_answer_as_a_scan() {
 
     // refusals: two types in one path, arrays, missing path, other targets, plain columns
     let two = plain.append(&[strings], &params).unwrap();
-    let err = create_index(&two, "j", &spec("n", "btree", "x"))
+    let err = create_index(&two, "j", &spec("n", "btree", "x"), None)
         .unwrap_err()
         .to_string();
     assert!(
@@ -368,7 +368,7 @@ fn json_path_indexes_answer_as_a_scan() {
             &params,
         )
         .unwrap();
-    let err = create_index(&arr, "j", &spec("a", "btree", "x"))
+    let err = create_index(&arr, "j", &spec("a", "btree", "x"), None)
         .unwrap_err()
         .to_string();
     assert!(
@@ -390,7 +390,7 @@ fn json_path_indexes_answer_as_a_scan() {
         );
         assert!(e.is_err(), "{p:?} {target:?}");
     }
-    let err = create_index(&plain, "id", &spec("n", "btree", "x"))
+    let err = create_index(&plain, "id", &spec("n", "btree", "x"), None)
         .unwrap_err()
         .to_string();
     assert!(err.contains("not a JSON column"), "{err}");
@@ -398,6 +398,7 @@ fn json_path_indexes_answer_as_a_scan() {
         &plain,
         "j",
         &IndexSpec::parse("btree", IndexParams::default()).unwrap(),
+        None,
     )
     .unwrap_err()
     .to_string();
@@ -414,8 +415,8 @@ fn json_path_indexes_answer_as_a_scan() {
 fn search_results_carry_json_as_text() {
     use arrow_array::builder::{FixedSizeListBuilder, Float32Builder};
     use lancer::search::AnnParams;
+    use lancer::search::{nearest, Filtering, Metric, Nearest, RowMeta, SearchOptions};
     use lancer::search::{nearest_batch, BatchNearest};
-    use lancer::search::{nearest_with, Filtering, Metric, Nearest, RowMeta};
     use lancer::{create_index, IndexParams, IndexSpec};
     let n = 400i64;
     let mut vecs = FixedSizeListBuilder::new(Float32Builder::new(), 4);
@@ -456,7 +457,7 @@ fn search_results_carry_json_as_text() {
         },
     )
     .unwrap();
-    let indexed = create_index(&plain, "v", &spec).unwrap();
+    let indexed = create_index(&plain, "v", &spec, None).unwrap();
     let req = Nearest {
         column: "v",
         query: vec![1.0, 2.0, 3.0, 4.0],
@@ -484,12 +485,15 @@ fn search_results_carry_json_as_text() {
             Filtering::Pre("json_exists(j, '$.a')"),
             Filtering::Post("json_exists(j, '$.a')"),
         ] {
-            let out = nearest_with(
+            let out = nearest(
                 ds,
                 &req,
-                filtering,
-                Some(&["id", "j"]),
-                &AnnParams::default(),
+                &SearchOptions {
+                    filtering: filtering,
+                    columns: Some(&["id", "j"]),
+                    ann: AnnParams::default().clone(),
+                    ..Default::default()
+                },
             )
             .unwrap();
             check(&out, name);

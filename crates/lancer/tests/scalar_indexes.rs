@@ -170,7 +170,8 @@ fn build_suite_indexes(ds: &Dataset) -> Dataset {
         o.params.btree_page_rows = 64;
         o.params.zone_rows = 64;
         o.params.bloom_items = 64;
-        ds = create_scalar_index(&ds, col, &o).unwrap_or_else(|e| panic!("{col} {kind}: {e}"));
+        ds =
+            create_scalar_index(&ds, col, &o, None).unwrap_or_else(|e| panic!("{col} {kind}: {e}"));
     }
     ds
 }
@@ -453,9 +454,21 @@ fn scalar_index_lifecycle_append_optimize_delete_drop_overwrite() {
     let ds = Dataset::write(&dir, schema.clone(), &[batch(0, 1000)], &params).unwrap();
     let mut o = ScalarIndexOptions::new(ScalarKind::BTree);
     o.params.btree_page_rows = 50;
-    let ds = create_scalar_index(&ds, "id", &o).unwrap();
-    let ds = create_scalar_index(&ds, "cat", &ScalarIndexOptions::new(ScalarKind::Bitmap)).unwrap();
-    assert!(create_scalar_index(&ds, "cat", &ScalarIndexOptions::new(ScalarKind::Bitmap)).is_err());
+    let ds = create_scalar_index(&ds, "id", &o, None).unwrap();
+    let ds = create_scalar_index(
+        &ds,
+        "cat",
+        &ScalarIndexOptions::new(ScalarKind::Bitmap),
+        None,
+    )
+    .unwrap();
+    assert!(create_scalar_index(
+        &ds,
+        "cat",
+        &ScalarIndexOptions::new(ScalarKind::Bitmap),
+        None
+    )
+    .is_err());
     let types: Vec<_> = list_indices(&ds)
         .unwrap()
         .into_iter()
@@ -610,7 +623,7 @@ fn large_in_lists_match_the_scan() {
         let mut opts =
             lancer::index::ScalarIndexOptions::new(lancer_index::scalar::ScalarKind::BTree);
         opts.params.btree_page_rows = 8;
-        ds = lancer::index::create_scalar_index(&ds, col, &opts).unwrap();
+        ds = lancer::index::create_scalar_index(&ds, col, &opts, None).unwrap();
     }
     // an unindexed fragment too
     ds = ds.append(&[batch.slice(0, 90)], &params).unwrap();

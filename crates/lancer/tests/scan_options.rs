@@ -27,7 +27,8 @@ fn dataset(session: &Session) -> Dataset {
     let ds = session
         .write("memory://opts/ds", &[ids(0, 100)], &params)
         .unwrap();
-    let ds = create_scalar_index(&ds, "id", &ScalarIndexOptions::new(ScalarKind::BTree)).unwrap();
+    let ds =
+        create_scalar_index(&ds, "id", &ScalarIndexOptions::new(ScalarKind::BTree), None).unwrap();
     let ds = ds.append(&[ids(100, 50)], &params).unwrap();
     ds.delete_where("id % 10 = 3", |b| {
         let v = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();

@@ -8,7 +8,9 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::*;
 use arrow_schema::{DataType, Field, Schema};
-use lancer::search::{dot, hamming, l2, nearest, nearest_where, Filtering, Metric, Nearest};
+use lancer::search::{
+    dot, exact_nearest, hamming, l2, nearest, Filtering, Metric, Nearest, SearchOptions,
+};
 use lancer::{Dataset, WriteParams};
 
 use crate::common::{pylance, repo, TempDir};
@@ -123,7 +125,7 @@ fn exact_search_matches_numpy() {
                             .map(|&i| Some(i % filter.unwrap_or(1) == 0)),
                     ))
                 };
-                let got = nearest(
+                let got = exact_nearest(
                     &ds,
                     &req,
                     filter.map(|_| &pf as &dyn Fn(&RecordBatch) -> lancer::search::FilterResult),
@@ -178,7 +180,16 @@ fn exact_search_matches_numpy() {
                     Some(s) => Filtering::Pre(s),
                     None => Filtering::None,
                 };
-                let by_sql = nearest_where(&ds, &req, filtering, Some(&["id"])).unwrap();
+                let by_sql = nearest(
+                    &ds,
+                    &req,
+                    &SearchOptions {
+                        filtering: filtering,
+                        columns: Some(&["id"]),
+                        ..Default::default()
+                    },
+                )
+                .unwrap();
                 assert_eq!(
                     by_sql.column(0).to_data(),
                     got.column(0).to_data(),
@@ -191,8 +202,26 @@ fn exact_search_matches_numpy() {
                 );
                 // A postfilter keeps the unfiltered top-k rows that pass, in order.
                 if let Some(s) = &sql {
-                    let post = nearest_where(&ds, &req, Filtering::Post(s), Some(&["id"])).unwrap();
-                    let all = nearest_where(&ds, &req, Filtering::None, Some(&["id"])).unwrap();
+                    let post = nearest(
+                        &ds,
+                        &req,
+                        &SearchOptions {
+                            filtering: Filtering::Post(s),
+                            columns: Some(&["id"]),
+                            ..Default::default()
+                        },
+                    )
+                    .unwrap();
+                    let all = nearest(
+                        &ds,
+                        &req,
+                        &SearchOptions {
+                            filtering: Filtering::None,
+                            columns: Some(&["id"]),
+                            ..Default::default()
+                        },
+                    )
+                    .unwrap();
                     let m = filter.unwrap_or(1);
                     let expect: Vec<i64> = all
                         .column(0)

@@ -392,6 +392,7 @@ fn create_index_adds_and_removes_segments() {
         &ds,
         "id",
         &IndexSpec::parse("BTREE", IndexParams::default()).unwrap(),
+        None,
     )
     .unwrap();
     let seg = indexed.indices().unwrap().to_vec();

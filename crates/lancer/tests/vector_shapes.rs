@@ -19,7 +19,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Int64Type};
 use lancer::index::{create_vector_index, list_indices, VectorIndexOptions};
 use lancer::search::AnnParams;
-use lancer::search::{nearest_with, Filtering, Metric, Nearest};
+use lancer::search::{nearest, Filtering, Metric, Nearest, SearchOptions};
 use lancer::Dataset;
 use lancer_index::ivf::Metric as IndexMetric;
 use lancer_index::ivf_build::Quantizer;
@@ -157,7 +157,17 @@ fn search(ds: &Dataset, q: &[f32], metric: Metric, k: usize, p: &AnnParams) -> A
         k,
         metric,
     };
-    let b = nearest_with(ds, &req, Filtering::None, Some(&["id"]), p).unwrap();
+    let b = nearest(
+        ds,
+        &req,
+        &SearchOptions {
+            filtering: Filtering::None,
+            columns: Some(&["id"]),
+            ann: p.clone(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let ids = b.column(0).as_primitive::<Int64Type>().values().to_vec();
     let d = b.column(1).as_primitive::<Float32Type>().values().to_vec();
     (ids, d)

@@ -748,7 +748,16 @@ pub fn search(
         );
         return crate::output::print_batch(&rows, format);
     }
-    let hits = lancer::search::nearest_with(&ds, &req, filtering, Some(&names), ann)?;
+    let hits = lancer::search::nearest(
+        &ds,
+        &req,
+        &lancer::search::SearchOptions {
+            filtering: filtering,
+            columns: Some(&names),
+            ann: ann.clone(),
+            ..Default::default()
+        },
+    )?;
     eprintln!(
         "{} nearest of {} rows in {:?}",
         hits.num_rows(),

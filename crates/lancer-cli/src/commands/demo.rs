@@ -156,7 +156,7 @@ fn own_file(s: &Session, dir: &std::path::Path) -> CmdResult {
 fn dataset_tour(s: &Session, dir: &std::path::Path, batch: &arrow_array::RecordBatch) -> CmdResult {
     use arrow_array::cast::AsArray;
     use arrow_array::types::Int64Type;
-    use lancer::search::{nearest_where, Filtering, Metric, Nearest};
+    use lancer::search::{nearest, Filtering, Metric, Nearest, SearchOptions};
     use lancer::{DatasetExt, WriteParams};
 
     let root = dir.join("demo_dataset");
@@ -225,7 +225,15 @@ fn dataset_tour(s: &Session, dir: &std::path::Path, batch: &arrow_array::RecordB
     };
     let sql = "category = 'sports' AND id % 10 != 0";
     let t = Instant::now();
-    let hits = nearest_where(&v3, &req, Filtering::Pre(sql), Some(&["id", "category"]))?;
+    let hits = nearest(
+        &v3,
+        &req,
+        &SearchOptions {
+            filtering: Filtering::Pre(sql),
+            columns: Some(&["id", "category"]),
+            ..Default::default()
+        },
+    )?;
     println!(
         "9. search k=3 --filter \"{sql}\", query = row 4243, in {:?}:",
         t.elapsed()

@@ -103,7 +103,7 @@ pub fn add_column(
             .collect::<Result<_, _>>()?;
         added.extend(pairs.iter().map(|(n, _)| n.to_string()));
         let bar = step_bar("adding columns", "fragment");
-        after = evolve::add_columns_progress(&after, &pairs, &on_step(&bar))?;
+        after = evolve::add_columns(&after, &pairs, Some(&on_step(&bar)))?;
         bar.finish_and_clear();
     }
     let files: usize = after
@@ -251,7 +251,7 @@ pub fn update(
         .collect::<Result<_, _>>()?;
     let t = std::time::Instant::now();
     let bar = step_bar("updating", "fragment");
-    let (after, stats) = evolve::update_progress(&ds, filter, &pairs, &on_step(&bar))?;
+    let (after, stats) = evolve::update(&ds, filter, &pairs, Some(&on_step(&bar)))?;
     bar.finish_and_clear();
     report(
         json,

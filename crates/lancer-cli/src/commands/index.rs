@@ -207,7 +207,7 @@ fn create_inverted(
         ds.count_rows()
     ));
     let started = Instant::now();
-    let after = lancer::index::create_fts_index(&ds, column, &opts)?;
+    let after = lancer::index::create_fts_index(&ds, column, &opts, None)?;
     bar.finish_and_clear();
     let name = name.unwrap_or_else(|| format!("{column}_idx"));
     let d = lancer::index::describe_index(&after, &name)?;
@@ -252,7 +252,7 @@ fn create_scalar(
         ds.count_rows()
     ));
     let started = Instant::now();
-    let after = lancer::index::create_scalar_index(&ds, column, opts)?;
+    let after = lancer::index::create_scalar_index(&ds, column, opts, None)?;
     bar.finish_and_clear();
     let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
     let bytes: u64 = after

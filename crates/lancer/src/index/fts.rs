@@ -44,14 +44,10 @@ fn invalid(what: impl Into<String>) -> Error {
     Error::InvalidArgument { what: what.into() }
 }
 
-/// Builds a full-text index on the string column `column` and commits it.
-pub fn create_fts_index(ds: &Dataset, column: &str, opts: &FtsIndexOptions) -> Result<Dataset> {
-    create_fts_index_observed(ds, column, opts, None)
-}
-
-/// [`create_fts_index`], telling `progress` the stages `load_data`, `tokenize_docs`
+/// Builds a full-text index on the string column `column` and commits it, telling
+/// `progress` (when given) the stages `load_data`, `tokenize_docs`
 /// (rows), `copy_partitions` and `write_metadata` (see `lancer_index::progress`).
-pub fn create_fts_index_observed(
+pub fn create_fts_index(
     ds: &Dataset,
     column: &str,
     opts: &FtsIndexOptions,

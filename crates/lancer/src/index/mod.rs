@@ -27,16 +27,16 @@ pub use distributed::{
     commit_index_segments, create_index_segment, merge_index_segments, parse_uuid,
     segment_from_json, segment_to_json, train_vector_model, RabitEncoder, VectorModel,
 };
-pub use fts::{create_fts_index, create_fts_index_observed, FtsIndexOptions};
+pub use fts::{create_fts_index, FtsIndexOptions};
 pub use json::{check_target, TARGETS};
 /// An index segment's uuid (16 bytes) as its directory name under `_indices/`.
 pub use lancer_table::dataset::uuid_dir;
 pub use prewarm::{ivf_model, prewarm_index, IvfModel};
 pub use reader::read_index_partition;
-pub use scalar::{create_scalar_index, create_scalar_index_observed, ScalarIndexOptions};
+pub use scalar::{create_scalar_index, ScalarIndexOptions};
 pub use spec::{
-    create_index, create_index_observed, IndexParams, IndexSpec, DEFAULT_METRIC, DEFAULT_PQ_BITS,
-    DEFAULT_RQ_BITS, INDEX_TYPES,
+    create_index, IndexParams, IndexSpec, DEFAULT_METRIC, DEFAULT_PQ_BITS, DEFAULT_RQ_BITS,
+    INDEX_TYPES,
 };
 pub use vector::{
     create_vector_index, describe_index, drop_index, extend_index, list_indices, optimize_index,

@@ -125,16 +125,8 @@ pub(crate) fn build_expecting(
 }
 
 /// Builds a scalar index on `column` of `ds` and commits it; returns the new version.
+/// `progress` (when given) is told the `load_data` stage (rows read).
 pub fn create_scalar_index(
-    ds: &Dataset,
-    column: &str,
-    opts: &ScalarIndexOptions,
-) -> Result<Dataset> {
-    create_scalar_index_observed(ds, column, opts, None)
-}
-
-/// [`create_scalar_index`], telling `progress` the `load_data` stage (rows read).
-pub fn create_scalar_index_observed(
     ds: &Dataset,
     column: &str,
     opts: &ScalarIndexOptions,

@@ -292,16 +292,12 @@ impl IndexSpec {
     }
 }
 
-/// Builds the index `spec` on `column` of `ds` and commits it; the new version.
-pub fn create_index(ds: &Dataset, column: &str, spec: &IndexSpec) -> Result<Dataset> {
-    create_index_observed(ds, column, spec, None)
-}
-
-/// [`create_index`], telling `progress` how the build goes: the reference's stages
+/// Builds the index `spec` on `column` of `ds` and commits it; the new version. With
+/// `progress`, tells it how the build goes: the reference's stages
 /// (`train_ivf`, `train_quantizer`, `shuffle`, `merge_partitions` for vector indexes;
 /// `load_data` for scalar ones; `load_data`, `tokenize_docs`, `copy_partitions`,
 /// `write_metadata` for full-text ones), each started, advanced and completed.
-pub fn create_index_observed(
+pub fn create_index(
     ds: &Dataset,
     column: &str,
     spec: &IndexSpec,
@@ -315,12 +311,8 @@ pub fn create_index_observed(
             }
             crate::index::vector::create_vector_index(ds, column, &o)
         }
-        IndexSpec::Scalar(o) => {
-            crate::index::scalar::create_scalar_index_observed(ds, column, o, progress)
-        }
-        IndexSpec::FullText(o) => {
-            crate::index::fts::create_fts_index_observed(ds, column, o, progress)
-        }
+        IndexSpec::Scalar(o) => crate::index::scalar::create_scalar_index(ds, column, o, progress),
+        IndexSpec::FullText(o) => crate::index::fts::create_fts_index(ds, column, o, progress),
     }
 }
 

@@ -85,7 +85,7 @@ pub fn nearest_batch_addresses(
 /// Every query's `k` nearest rows: `query_index` (Int32), the `columns` asked for (all
 /// by default; struct fields as `a.b`), `_distance`, then the row identity columns
 /// `meta` asks for. Rows by query, nearest first; `filtering` as in
-/// [`search::nearest_with_rows`] (a postfilter applies to each query's `k`).
+/// [`search::nearest`] (a postfilter applies to each query's `k`).
 pub fn nearest_batch(
     ds: &Dataset,
     req: &BatchNearest<'_>,

@@ -234,15 +234,16 @@ pub struct Nearest<'a> {
     pub metric: Metric,
 }
 
-/// Exact top-`k` over `ds`; rows for which `prefilter` is false are skipped (filter,
-/// then top-k). Returns the `columns` asked for (all by default) plus `_distance`,
-/// nearest first.
-pub fn nearest(
+/// Exact top-`k` over `ds`, every row scored (no index), whatever indexes the column
+/// has; rows for which `prefilter` is false are skipped (filter, then top-k). Returns the
+/// `columns` asked for (all by default) plus `_distance`, nearest first. SQL filters,
+/// indexed search and row ids are [`nearest`]'s ([`SearchOptions`]).
+pub fn exact_nearest(
     ds: &Dataset,
     req: &Nearest<'_>,
     prefilter: Option<&dyn Fn(&RecordBatch) -> FilterResult>,
     columns: Option<&[&str]>,
-) -> Result<RecordBatch, TableError> {
+) -> crate::Result<RecordBatch> {
     let (rows, distances) = nearest_rows(ds, req, prefilter, columns)?;
     let mut fields: Vec<Field> = rows
         .schema()
@@ -366,9 +367,10 @@ pub(crate) fn distance(m: Metric, q: &[f32], v: &[f32], qnorm: f32) -> f32 {
 }
 
 /// How a SQL filter combines with a search.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub enum Filtering<'a> {
     /// No filter.
+    #[default]
     None,
     /// Filter first, then take the `k` nearest of the rows that pass (always `k`
     /// results when that many rows pass) — the default in the reference.
@@ -376,25 +378,6 @@ pub enum Filtering<'a> {
     /// Take the `k` nearest, then drop those the filter rejects (fewer than `k` may
     /// remain; cheaper when the filter is expensive and the data large).
     Post(&'a str),
-}
-
-/// Exact top-`k` with a SQL filter. A prefilter is a scan of the vector column with the
-/// filter (filter columns read first, vectors only for passing rows), then top-k over
-/// what passed; results are fetched by row address. `columns` may name struct fields
-/// (`meta.lang`).
-pub fn nearest_where(
-    ds: &Dataset,
-    req: &Nearest<'_>,
-    filtering: Filtering<'_>,
-    columns: Option<&[&str]>,
-) -> crate::Result<RecordBatch> {
-    nearest_with(
-        ds,
-        req,
-        filtering,
-        columns,
-        &crate::search::ann::AnnParams::default(),
-    )
 }
 
 /// Row identity columns a search can add after its score: `_rowid` (the stable row id,
@@ -456,28 +439,34 @@ pub(crate) fn row_meta_columns(
     Ok(out)
 }
 
-/// [`nearest_where`] with the index settings `ann`: through the column's vector index
-/// when it has one of the request's metric and `ann.use_index` (rows appended after
-/// the index are searched exactly and merged; deleted rows never returned), else exact.
-pub fn nearest_with(
-    ds: &Dataset,
-    req: &Nearest<'_>,
-    filtering: Filtering<'_>,
-    columns: Option<&[&str]>,
-    ann: &crate::search::ann::AnnParams,
-) -> crate::Result<RecordBatch> {
-    nearest_with_rows(ds, req, filtering, columns, ann, RowMeta::default())
+/// How [`nearest`] answers beyond its request: the SQL filter and how it combines, the
+/// columns returned, the index settings, the row identity columns added.
+#[derive(Clone, Debug, Default)]
+pub struct SearchOptions<'a> {
+    /// A SQL filter applied before (the reference's default) or after the top-k; none by
+    /// default.
+    pub filtering: Filtering<'a>,
+    /// Columns returned beside `_distance` (all by default); struct fields may be named
+    /// (`meta.lang`).
+    pub columns: Option<&'a [&'a str]>,
+    /// How a vector index is used (nprobes, refine factor, ef, `use_index`...).
+    pub ann: crate::search::ann::AnnParams,
+    /// `_rowid` / `_rowaddr` added after `_distance`.
+    pub row_meta: RowMeta,
 }
 
-/// [`nearest_with`] adding the row identity columns `meta` asks for after `_distance`.
-pub fn nearest_with_rows(
+/// The `k` nearest rows of `req`, nearest first: through the column's vector index when
+/// it has one of the request's metric and `opts.ann.use_index` (rows appended after the
+/// index are searched exactly and merged; deleted rows never returned), else exact. A
+/// prefilter is a scan of the vector column with the filter (filter columns read first,
+/// vectors only for passing rows), then top-k over what passed; results are fetched by
+/// row address.
+pub fn nearest(
     ds: &Dataset,
     req: &Nearest<'_>,
-    filtering: Filtering<'_>,
-    columns: Option<&[&str]>,
-    ann: &crate::search::ann::AnnParams,
-    meta: RowMeta,
+    opts: &SearchOptions<'_>,
 ) -> crate::Result<RecordBatch> {
+    let (filtering, columns, ann, meta) = (opts.filtering, opts.columns, &opts.ann, opts.row_meta);
     use crate::scan::columns;
     let schema = ds.schema();
     let paths = columns::resolve_all(&schema, columns)?;

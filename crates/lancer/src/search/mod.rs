@@ -30,8 +30,8 @@ pub use batch::{
     nearest_batch, nearest_batch_addresses, query_index_field, BatchNearest, QUERY_INDEX,
 };
 pub use exact::{
-    dot, hamming, l2, nearest, nearest_where, nearest_with, nearest_with_rows, FilterResult,
-    Filtering, Metric, Nearest, RowMeta,
+    dot, exact_nearest, hamming, l2, nearest, FilterResult, Filtering, Metric, Nearest, RowMeta,
+    SearchOptions,
 };
 pub use explain::{explain_full_text, explain_nearest};
 pub use fts::{full_text_addresses, full_text_search, inverted_indexes, FtsOptions};

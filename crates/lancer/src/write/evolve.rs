@@ -13,17 +13,14 @@ use lancer_table::evolve::{ColumnChange, UpdateStats};
 use crate::{Dataset, Error, Expression, Filter, Result};
 
 /// Adds one column per `(name, sql)`: its values are the expression evaluated on each
-/// row (deleted rows included, as pylance does). Nothing else is rewritten.
-pub fn add_columns(ds: &Dataset, columns: &[(&str, &str)]) -> Result<Dataset> {
-    add_columns_progress(ds, columns, &|_, _| {})
-}
-
-/// [`add_columns`], calling `progress(fragments done, fragments)` from the workers.
-pub fn add_columns_progress(
+/// row (deleted rows included, as pylance does). Nothing else is rewritten. With
+/// `progress`, calls it with `(fragments done, fragments)` from the workers.
+pub fn add_columns(
     ds: &Dataset,
     columns: &[(&str, &str)],
-    progress: lancer_table::par::Progress<'_>,
+    progress: Option<lancer_table::par::Progress<'_>>,
 ) -> Result<Dataset> {
+    let progress = progress.unwrap_or(&|_, _| {});
     let schema = ds.schema();
     let mut exprs = Vec::with_capacity(columns.len());
     let mut fields = Vec::with_capacity(columns.len());
@@ -126,22 +123,15 @@ pub fn cast_columns(ds: &Dataset, casts: &[(&str, DataType)]) -> Result<Dataset>
 
 /// `UPDATE ds SET col = expr, … [WHERE filter]`: each expression is evaluated on the
 /// matching rows' old values and cast to its column's type (a value that does not fit
-/// is an error, nothing is changed). Returns the new version and what changed.
+/// is an error, nothing is changed). Returns the new version and what changed. With
+/// `progress`, calls it with `(fragments done, fragments)` from the workers.
 pub fn update(
     ds: &Dataset,
     filter: Option<&str>,
     set: &[(&str, &str)],
+    progress: Option<lancer_table::par::Progress<'_>>,
 ) -> Result<(Dataset, UpdateStats)> {
-    update_progress(ds, filter, set, &|_, _| {})
-}
-
-/// [`update`], calling `progress(fragments done, fragments)` from the workers.
-pub fn update_progress(
-    ds: &Dataset,
-    filter: Option<&str>,
-    set: &[(&str, &str)],
-    progress: lancer_table::par::Progress<'_>,
-) -> Result<(Dataset, UpdateStats)> {
+    let progress = progress.unwrap_or(&|_, _| {});
     if set.is_empty() {
         return Err(Error::InvalidArgument {
             what: "an update needs at least one `column = expression`".into(),

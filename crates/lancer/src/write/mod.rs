@@ -24,9 +24,8 @@ pub use compaction::{
     CompactionTask, RewriteResult,
 };
 pub use evolve::{
-    add_columns, add_columns_progress, add_null_columns, alter, alter_columns, cast_columns,
-    compact_files, drop_columns, merge_columns, merge_insert, update, update_progress, Alteration,
-    MergeOptions,
+    add_columns, add_null_columns, alter, alter_columns, cast_columns, compact_files, drop_columns,
+    merge_columns, merge_insert, update, Alteration, MergeOptions,
 };
 pub use fragment_json::{
     fragment_from_json, fragment_to_json, fragments_from_json_text, python_json_text,

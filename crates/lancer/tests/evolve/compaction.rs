@@ -136,7 +136,7 @@ fn indexed_compaction(stable: bool) {
     };
     assert_eq!(ds.uses_stable_row_ids(), stable);
     let opts = lancer::index::ScalarIndexOptions::new(lancer_index::scalar::ScalarKind::BTree);
-    let ds = lancer::index::create_scalar_index(&ds, "id", &opts).unwrap();
+    let ds = lancer::index::create_scalar_index(&ds, "id", &opts, None).unwrap();
     let ds = ds.append(&[batch(400, 50)], &params).unwrap();
     let ds = ds.delete("id % 10 = 3").unwrap();
     let copts = lancer_table::compact::CompactionOptions {

@@ -129,7 +129,7 @@ fn merge_modes_agree_on_both_joins() {
             // one-row pages: a few keys read a few rows of the index, under the eighth
             // of it that makes the BTREE worth using
             opts.params.btree_page_rows = 1;
-            ds = lancer::index::create_scalar_index(&ds, "id", &opts).unwrap();
+            ds = lancer::index::create_scalar_index(&ds, "id", &opts, None).unwrap();
             ds = ds
                 .append(&[batch(&[3], 0)], &WriteParams::default())
                 .unwrap();

@@ -287,7 +287,7 @@ fn run(
                     }
                 }
                 let sql = format!("{c} + 1");
-                lancer::write::update(&ds, Some(&format!("id % {md} = {r}")), &[(c, &sql)])
+                lancer::write::update(&ds, Some(&format!("id % {md} = {r}")), &[(c, &sql)], None)
                     .unwrap()
                     .0
             }
@@ -301,9 +301,14 @@ fn run(
                             .map_or(Value::Null, |s| json!(s.to_uppercase()));
                     }
                 }
-                lancer::write::update(&ds, Some("id % 3 = 0"), &[(c, &format!("upper({c})"))])
-                    .unwrap()
-                    .0
+                lancer::write::update(
+                    &ds,
+                    Some("id % 3 = 0"),
+                    &[(c, &format!("upper({c})"))],
+                    None,
+                )
+                .unwrap()
+                .0
             }
             4 if !int_cols.is_empty() => {
                 added += 1;
@@ -315,7 +320,7 @@ fn run(
                     let v = row[i].as_i64().map_or(Value::Null, |v| json!(v * 2));
                     row.push(v);
                 }
-                lancer::write::add_columns(&ds, &[(&name, &format!("{src} * 2"))]).unwrap()
+                lancer::write::add_columns(&ds, &[(&name, &format!("{src} * 2"))], None).unwrap()
             }
             5 => {
                 added += 1;
@@ -459,7 +464,7 @@ fn run(
                 let mut opts = lancer::index::ScalarIndexOptions::new(kind);
                 opts.replace = true;
                 opts.params.btree_page_rows = 4;
-                lancer::index::create_scalar_index(&ds, "id", &opts).unwrap()
+                lancer::index::create_scalar_index(&ds, "id", &opts, None).unwrap()
             }
             9 => {
                 let (v, old, _) = out[rng.below(out.len() as u64) as usize].clone();
