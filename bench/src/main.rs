@@ -356,7 +356,7 @@ fn search_mem(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
             &ds,
             &req,
             &SearchOptions {
-                filtering: filtering,
+                filtering,
                 columns: Some(&["id"]),
                 ..Default::default()
             },
@@ -472,7 +472,7 @@ fn ann(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
             &ds,
             &req,
             &SearchOptions {
-                filtering: filtering,
+                filtering,
                 columns: Some(&["id"]),
                 ann: params.clone(),
                 ..Default::default()

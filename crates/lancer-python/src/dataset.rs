@@ -696,7 +696,7 @@ impl Dataset {
                 &self.ds,
                 &req,
                 &SearchOptions {
-                    filtering: filtering,
+                    filtering,
                     columns: c.as_deref(),
                     ann: params.clone(),
                     row_meta: meta,

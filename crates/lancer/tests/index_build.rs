@@ -626,7 +626,7 @@ fn shared_partition_scans_answer_as_exact_search() {
             ds,
             &req,
             &SearchOptions {
-                filtering: filtering,
+                filtering,
                 columns: Some(&["id"]),
                 ann: p.clone(),
                 ..Default::default()

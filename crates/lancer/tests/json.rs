@@ -489,7 +489,7 @@ fn search_results_carry_json_as_text() {
                 ds,
                 &req,
                 &SearchOptions {
-                    filtering: filtering,
+                    filtering,
                     columns: Some(&["id", "j"]),
                     ann: AnnParams::default().clone(),
                     ..Default::default()

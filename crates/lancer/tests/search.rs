@@ -184,7 +184,7 @@ fn exact_search_matches_numpy() {
                     &ds,
                     &req,
                     &SearchOptions {
-                        filtering: filtering,
+                        filtering,
                         columns: Some(&["id"]),
                         ..Default::default()
                     },

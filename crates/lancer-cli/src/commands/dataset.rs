@@ -752,7 +752,7 @@ pub fn search(
         &ds,
         &req,
         &lancer::search::SearchOptions {
-            filtering: filtering,
+            filtering,
             columns: Some(&names),
             ann: ann.clone(),
             ..Default::default()
