@@ -7,6 +7,7 @@ pub type Result<T, E = FormatError> = std::result::Result<T, E>;
 
 /// What can go wrong while reading or writing a Lance data file.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum FormatError {
     /// The bytes do not form a valid Lance file or page.
     #[error("corrupt Lance file: {what}")]

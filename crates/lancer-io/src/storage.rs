@@ -36,6 +36,7 @@ pub type StorageOptions = BTreeMap<String, String>;
 
 /// What a storage operation can fail with.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     /// The object or directory is not there.
     #[error("{what} not found")]

@@ -35,6 +35,7 @@ pub use split::{Part, Tail};
 
 /// What can go wrong planning or reading.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LoaderError {
     /// The dataset (or a read) failed.
     #[error(transparent)]
