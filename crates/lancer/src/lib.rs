@@ -13,7 +13,14 @@
 //! let ds = Dataset::write("items.lance", batch.schema(), &[batch], &params)?;
 //! let page = ds.scan().columns(&["id"]).filter("id > 10").limit(Some(5)).to_batch()?;
 //! let req = Nearest { column: "embedding", query, k: 10, metric: Metric::L2 };
-//! let hits = nearest(&ds, &req, &SearchOptions { filtering: Filtering::Pre("id % 2 = 0"), columns: Some(&["id"]), ..Default::default() })?;
+//! let opts = SearchOptions {
+//!     filtering: Filtering::Pre("id % 2 = 0"),
+//!     columns: Some(&["id"]),
+//!     ..Default::default()
+//! };
+//! let hits = nearest(&ds, &req, &opts)?;
+//! let spec = IndexSpec::parse("IVF_PQ", IndexParams { num_sub_vectors: Some(16), ..Default::default() })?;
+//! let ds = lancer::create_index(&ds, "embedding", &spec, None)?;
 //! # Ok(()) }
 //! ```
 //!
@@ -159,8 +166,8 @@ pub mod pb {
 /// The names most programs use, to glob-import: `use lancer::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        nearest, Dataset, DatasetExt, Error, Filtering, IndexSpec, Metric, Nearest, Result,
-        Scanner, Session, WriteParams,
+        nearest, Dataset, DatasetExt, Error, Filtering, IndexParams, IndexSpec, Metric, Nearest,
+        Result, Scanner, SearchOptions, Session, WriteParams,
     };
 }
 
