@@ -19,11 +19,11 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use lancer_index::hnsw::{Graph, GraphQuery, Visited, HNSW_METADATA_KEY};
+use lancer_index::vector::hnsw::{Graph, GraphQuery, Visited, HNSW_METADATA_KEY};
 
 #[path = "common/data.rs"]
 mod data;
-use lancer_index::hnsw_build::{build_graph, HnswBuild, Space};
+use lancer_index::vector::hnsw::{build_graph, HnswBuild, Space};
 
 struct Rng(u64);
 impl Rng {

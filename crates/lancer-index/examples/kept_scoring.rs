@@ -1,9 +1,9 @@
 //! Directly scored prefiltered HNSW searches (issue 42: a filter keeping under a tenth
 //! of a graph's nodes scores the kept rows directly, as the reference does): the kept
-//! rows of a random or clustered mask scored whole ([`lancer_index::kernels::l2`], every
+//! rows of a random or clustered mask scored whole ([`lancer_index::distance::l2`], every
 //! row's vector fetched ahead) against the bounded kernel
-//! ([`lancer_index::kernels::l2_within`], only each row's first 128 bytes fetched ahead
-//! while most rows are cut there: [`lancer_index::kernels::CutRate`]), one thread, the
+//! ([`lancer_index::distance::l2_within`], only each row's first 128 bytes fetched ahead
+//! while most rows are cut there: [`lancer_index::distance::CutRate`]), one thread, the
 //! same top-k checked equal.
 //!
 //!     cargo run --profile profiling -p lancer-index --example kept_scoring -- ROWS DIM PERCENT
@@ -14,8 +14,8 @@
 
 use std::time::Instant;
 
-use lancer_index::hnsw::Graph;
-use lancer_index::kernels::{l2, l2_within, prefetch, CutRate};
+use lancer_index::distance::{l2, l2_within, prefetch, CutRate};
+use lancer_index::vector::hnsw::Graph;
 
 #[path = "common/data.rs"]
 mod data;
@@ -91,7 +91,7 @@ fn main() {
                 &mut |i, bd| l2_within(qv, row(i), bd),
                 &mut |_| {},
             );
-            let ids = |x: &[lancer_index::hnsw::Scored]| {
+            let ids = |x: &[lancer_index::vector::hnsw::Scored]| {
                 x.iter()
                     .map(|s| (s.id, s.dist.to_bits()))
                     .collect::<Vec<_>>()

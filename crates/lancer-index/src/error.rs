@@ -2,6 +2,7 @@
 
 /// What went wrong reading, building or searching an index.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum IndexError {
     /// An index file or section is damaged or not what its metadata says.
     #[error(

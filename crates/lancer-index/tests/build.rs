@@ -3,9 +3,9 @@
 //! one that keeps everything in memory, for every quantizer; the scratch space is gone
 //! afterwards.
 
-use lancer_index::ivf::Metric;
-use lancer_index::ivf_build::{build, BuildParams, IndexBytes, Quantizer};
-use lancer_index::kmeans::Rng;
+use lancer_index::distance::Metric;
+use lancer_index::vector::ivf::{build, BuildParams, IndexBytes, Quantizer};
+use lancer_index::vector::kmeans::Rng;
 
 /// `rows` vectors of `dim` dims around 8 centres, with row addresses in two fragments.
 fn data(rows: usize, dim: usize) -> (Vec<f32>, Vec<u64>) {

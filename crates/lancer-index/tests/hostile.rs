@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use lancer_index::ivf::{IvfSegment, Probe};
+use lancer_index::vector::ivf::{IvfSegment, Probe};
 use lancer_table::Dataset;
 use lancer_testkit::{copy_dir, repo, TempDir};
 

@@ -16,7 +16,7 @@ use lancer_format::container::FileVersion;
 use super::build::{BuiltInverted, InvertedBuilder, List};
 use super::segment::InvertedSegment;
 use super::tokenizer::AnalyzerParams;
-use crate::scalar::corrupt;
+use crate::segment::corrupt;
 use crate::{IndexError, Result};
 
 fn invalid(what: impl Into<String>) -> IndexError {

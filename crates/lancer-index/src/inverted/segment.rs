@@ -17,7 +17,7 @@ use super::posting::{self, Layout, Postings};
 use super::tokenizer::{
     AnalyzerParams, StopWordLists, ENGLISH_STOP_WORDS_NLTK, ENGLISH_STOP_WORDS_PYLANCE14,
 };
-use crate::scalar::corrupt;
+use crate::segment::corrupt;
 use crate::{IndexError, Result};
 
 /// The manifest's type URL of an INVERTED index.
@@ -138,12 +138,12 @@ impl InvertedSegment {
         if format > MAX_FORMAT {
             return Ok(None);
         }
-        let crate::scalar::SegmentHeader {
+        let crate::segment::SegmentHeader {
             uuid,
             label,
             fragments,
             field_id,
-        } = crate::scalar::SegmentHeader::of(meta, "an INVERTED index")?;
+        } = crate::segment::SegmentHeader::of(meta, "an INVERTED index")?;
         let open = |name: &str| -> Result<Arc<FileReader>> { Ok(ds.open_index_file(&uuid, name)?) };
         // An uncommitted segment pylance 14 built (`create_index_uncommitted`) is
         // staged: each partition `staging/part_<id>_*.lance` with its own

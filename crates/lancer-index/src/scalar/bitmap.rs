@@ -16,7 +16,8 @@ use arrow_array::{Array, ArrayRef, BooleanArray};
 use lancer_format::reader::FileReader;
 use roaring::RoaringTreemap;
 
-use super::{compare, corrupt, equals_any, rowmap, Query};
+use super::{compare, equals_any, rowmap, Query};
+use crate::segment::corrupt;
 use crate::Result;
 
 /// The most serialized bytes of bitmaps the open segments keep decoded, together; the

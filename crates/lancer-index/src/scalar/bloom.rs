@@ -14,7 +14,8 @@ use lancer_format::reader::FileReader;
 use roaring::RoaringTreemap;
 
 use super::zonemap::{null_rows, Zones};
-use super::{corrupt, Query};
+use super::Query;
+use crate::segment::corrupt;
 use crate::Result;
 
 const SALT: [u32; 8] = [

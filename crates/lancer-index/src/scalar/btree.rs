@@ -13,7 +13,8 @@ use arrow_array::{Array, ArrayRef, BooleanArray};
 use lancer_format::reader::FileReader;
 use roaring::RoaringTreemap;
 
-use super::{compare, corrupt, equals_any, fill_nulls, prefix_range, starts_with_at, Query};
+use super::{compare, equals_any, fill_nulls, prefix_range, starts_with_at, Query};
+use crate::segment::corrupt;
 use crate::Result;
 
 /// The exact per-row test of a query, run on candidate pages.

@@ -12,7 +12,8 @@ use arrow_schema::Field;
 use lancer_table::{pb, Dataset};
 
 use super::build::{BuiltScalar, ScalarBuilder, ScalarParams};
-use super::{bitmap, corrupt, rowmap, ScalarKind, SegmentHeader};
+use super::{bitmap, rowmap, ScalarKind};
+use crate::segment::{corrupt, SegmentHeader};
 use crate::{IndexError, Result};
 
 /// Whether segments of `kind` can be merged into one (the others are committed side by

@@ -28,7 +28,8 @@ use lancer_format::reader::FileReader;
 use lancer_table::{pb, Dataset};
 use roaring::{RoaringBitmap, RoaringTreemap};
 
-use crate::{IndexError, Result};
+use crate::segment::SegmentHeader;
+use crate::Result;
 
 /// The scalar index kinds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -206,59 +207,6 @@ impl std::fmt::Debug for ScalarSegment {
             .field("label", &self.label)
             .field("kind", &self.kind)
             .finish()
-    }
-}
-
-pub(crate) fn corrupt(index: &str, what: impl Into<String>) -> IndexError {
-    IndexError::Corrupt {
-        index: index.to_string(),
-        what: what.into(),
-    }
-}
-
-/// What every index segment's manifest entry says: its uuid, a label for messages
-/// (`name (uuid)`), the fragments it covers and its one indexed field.
-pub(crate) struct SegmentHeader {
-    pub(crate) uuid: Vec<u8>,
-    pub(crate) label: String,
-    pub(crate) fragments: RoaringBitmap,
-    pub(crate) field_id: i32,
-}
-
-impl SegmentHeader {
-    /// A segment's uuid, its `name (uuid)` label for messages and the fragments it
-    /// covers (any index kind).
-    pub(crate) fn identity(meta: &pb::IndexMetadata) -> Result<(Vec<u8>, String, RoaringBitmap)> {
-        let uuid = meta
-            .uuid
-            .as_ref()
-            .map(|u| u.uuid.clone())
-            .ok_or_else(|| corrupt(&meta.name, "segment without uuid"))?;
-        let label = format!(
-            "{} ({})",
-            meta.name,
-            lancer_table::dataset::uuid_dir(&uuid).unwrap_or_default()
-        );
-        let fragments = RoaringBitmap::deserialize_from(meta.fragment_bitmap.as_slice())
-            .map_err(|e| corrupt(&label, format!("fragment bitmap: {e}")))?;
-        Ok((uuid, label, fragments))
-    }
-
-    /// Reads the header of `meta` (`kind` names the index kind in errors).
-    pub(crate) fn of(meta: &pb::IndexMetadata, kind: &str) -> Result<Self> {
-        let (uuid, label, fragments) = Self::identity(meta)?;
-        let [field_id] = meta.fields[..] else {
-            return Err(corrupt(
-                &label,
-                format!("{kind} on {} fields", meta.fields.len()),
-            ));
-        };
-        Ok(Self {
-            uuid,
-            label,
-            fragments,
-            field_id,
-        })
     }
 }
 

@@ -17,7 +17,8 @@ use arrow_array::Array;
 use lancer_format::reader::FileReader;
 use roaring::RoaringTreemap;
 
-use super::{corrupt, rowmap, Query};
+use super::{rowmap, Query};
+use crate::segment::corrupt;
 use crate::Result;
 
 /// The token of the null rows.

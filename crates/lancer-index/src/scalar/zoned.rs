@@ -197,7 +197,7 @@ impl ZoneBuilder {
     /// rows join the null bitmap.
     pub(super) fn absorb(&mut self, label: &str, file: &FileReader) -> Result<()> {
         use arrow_array::cast::AsArray;
-        let bad = |what: String| super::corrupt(label, what);
+        let bad = |what: String| crate::segment::corrupt(label, what);
         if self.open_rows > 0 {
             return Err(invalid("zones absorbed after rows were pushed"));
         }

@@ -12,7 +12,8 @@ use arrow_schema::DataType;
 use lancer_format::reader::FileReader;
 use roaring::RoaringTreemap;
 
-use super::{compare, corrupt, insert_span, prefix_range, rowmap, Query};
+use super::{compare, insert_span, prefix_range, rowmap, Query};
+use crate::segment::corrupt;
 use crate::Result;
 
 /// Zone spans shared by ZONEMAP and BLOOMFILTER: fragment, first offset, length.
@@ -61,7 +62,7 @@ pub(crate) fn null_rows(label: &str, file: &FileReader) -> Result<Option<Roaring
     let Some(pos) = file.metadata().schema.metadata.get("null_bitmap") else {
         return Ok(None);
     };
-    let bytes = crate::ivf::global_buffer(file, label, pos)?;
+    let bytes = crate::segment::global_buffer(file, label, pos)?;
     Ok(Some(
         rowmap::decode_addr_map(&bytes).map_err(|e| corrupt(label, e))?,
     ))

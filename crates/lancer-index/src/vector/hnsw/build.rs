@@ -2,7 +2,7 @@
 //! partition's stored vectors (as decoded from their codes, so the graph's distances
 //! are the ones a search computes), written as the reference lays them out (format
 //! guide "Vector Indices" → Index File → HNSW, lines ~2504–2563; reading and the row
-//! layout in [`crate::hnsw`]).
+//! layout in [`crate::vector::hnsw`]).
 //!
 //! The construction is the reference's reading of the HNSW paper (Malkov & Yashunin,
 //! Algorithms 1 and 4, as lance-index's builder does it since pylance 14): each node
@@ -29,9 +29,9 @@ use arrow_array::builder::{Float32Builder, ListBuilder, UInt32Builder};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 
-use crate::hnsw::{HnswMetadata, HnswParams, Scored, Visited};
-use crate::kernels::prefetch;
-use crate::kernels_free::{dot_free, l2_free};
+use super::{HnswMetadata, HnswParams, Scored, Visited};
+use crate::distance::prefetch;
+use crate::distance::{dot_free, l2_free};
 use crate::{IndexError, Result};
 
 /// Rows up to this many bytes are prefetched whole as a node's neighbours are found.
@@ -93,7 +93,7 @@ impl HnswBuild {
 }
 
 /// The vectors a graph is built over, with the distance a search uses — squared L2, or
-/// `1 − a·b` for dot — computed in a free summation order ([`crate::kernels_free`]: the
+/// `1 − a·b` for dot — computed in a free summation order ([`crate::distance::free`]: the
 /// build's own distances, equal to a search's up to rounding).
 #[derive(Clone, Copy)]
 pub struct Space<'a> {
@@ -119,7 +119,7 @@ impl Space<'_> {
     #[inline]
     fn dist(&self, a: u32, b: u32) -> f32 {
         let (x, y) = (self.row(a), self.row(b));
-        // the build's own distances: a free summation order (crate::kernels_free)
+        // the build's own distances: a free summation order (crate::distance::free)
         if self.dot {
             1.0 - dot_free(x, y)
         } else {
@@ -820,7 +820,7 @@ impl GraphFile {
     /// A new file for an index named `type_name` (e.g. `IVF_HNSW_SQ`) of `metric`.
     pub fn new(
         type_name: &str,
-        metric: crate::ivf::Metric,
+        metric: crate::distance::Metric,
         version: lancer_format::container::FileVersion,
     ) -> Result<Self> {
         let meta: std::collections::HashMap<String, String> = [
@@ -873,7 +873,7 @@ impl GraphFile {
     pub fn finish(mut self, centroids: crate::pb::Tensor, loss: f64) -> Result<Vec<u8>> {
         use prost::Message;
         self.w.set_schema_metadata(
-            crate::hnsw::HNSW_METADATA_KEY,
+            crate::vector::hnsw::HNSW_METADATA_KEY,
             &serde_json::to_string(&self.metas)?,
         );
         let model = crate::pb::Ivf {
@@ -891,8 +891,8 @@ impl GraphFile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hnsw::{Graph, GraphQuery};
-    use crate::kernels::{dot, l2};
+    use crate::distance::{dot, l2};
+    use crate::vector::hnsw::{Graph, GraphQuery};
 
     /// The entry point of pylance 14's 1M-node graph (see the level test).
     const ENTRY_1M: usize = 299_562;
@@ -916,7 +916,7 @@ mod tests {
             .schema()
             .as_ref()
             .clone()
-            .with_metadata([(crate::hnsw::HNSW_METADATA_KEY.to_string(), json)].into());
+            .with_metadata([(crate::vector::hnsw::HNSW_METADATA_KEY.to_string(), json)].into());
         let batch = batch.with_schema(Arc::new(schema)).unwrap();
         Graph::from_batch(&batch, g.len(), "test").unwrap()
     }

@@ -10,9 +10,9 @@
 //! the reader's sign codes, factors and ex codes (blocked again where the reader
 //! unpacked them); a RabitQ file without error factors is encoded again by the caller.
 
-use crate::ivf::{IvfSegment, Storage};
-use crate::ivf_build::{invalid, BuiltIndex};
-use crate::ivf_partition::PartitionWriter;
+use super::params::{invalid, BuiltIndex};
+use super::partition::PartitionWriter;
+use super::{IvfSegment, Storage};
 use crate::Result;
 
 /// Whether [`merge`] takes `segment`'s rows as stored (FLAT, SQ, PQ storage; RabitQ

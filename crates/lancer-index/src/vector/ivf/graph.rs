@@ -1,12 +1,10 @@
 //! HNSW graph searches inside an IVF segment (`IVF_HNSW_FLAT` / `_SQ` / `_PQ`): a
-//! partition's graph ([`crate::hnsw`]) walked with the partition's stored vectors
+//! partition's graph ([`crate::vector::hnsw`]) walked with the partition's stored vectors
 //! scored one row at a time, as the partition scan would score them (format guide
 //! "Vector Indices" → HNSW, lines ~2504–2563).
 
-use crate::ivf::{
-    pq_table, sq_code, ApproxMode, IvfSegment, Metric, Probe, Scratch, Storage, TopK,
-};
-use crate::kernels::{dot, l2};
+use super::{pq_table, sq_code, ApproxMode, IvfSegment, Metric, Probe, Scratch, Storage, TopK};
+use crate::distance::{dot, l2};
 use crate::{IndexError, Result};
 
 /// Kept vectors (bytes) past which a directly scored search uses the bounded kernel.
@@ -39,7 +37,7 @@ impl IvfSegment {
                 .collect(),
         );
         let mut masks = lock();
-        if masks.len() >= crate::ivf::KEPT_MASKS {
+        if masks.len() >= super::KEPT_MASKS {
             masks.remove(0);
         }
         masks.push((token, p, m.clone()));
@@ -82,7 +80,7 @@ impl IvfSegment {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn search_graph(
         &self,
-        g: &crate::hnsw::Graph,
+        g: &crate::vector::hnsw::Graph,
         p: usize,
         q: &[f32],
         beam: Beam,
@@ -125,22 +123,22 @@ impl IvfSegment {
                 let half = self.metric == Metric::Cosine;
                 let row =
                     |i: u32| &vectors[(start + i as usize) * dim..(start + i as usize + 1) * dim];
-                let rate = crate::kernels::CutRate::default();
-                let found = crate::hnsw::Graph::score_kept(
+                let rate = crate::distance::CutRate::default();
+                let found = crate::vector::hnsw::Graph::score_kept(
                     top.k,
                     m,
                     &mut |i, bound| {
                         let d = if half {
-                            crate::kernels::l2_within(q, row(i), bound * 2.0) / 2.0
+                            crate::distance::l2_within(q, row(i), bound * 2.0) / 2.0
                         } else {
-                            crate::kernels::l2_within(q, row(i), bound)
+                            crate::distance::l2_within(q, row(i), bound)
                         };
                         rate.record(d >= bound);
                         d
                     },
                     &mut |i| {
                         let v = row(i);
-                        crate::kernels::prefetch(if rate.mostly_cut() {
+                        crate::distance::prefetch(if rate.mostly_cut() {
                             &v[..v.len().min(32)]
                         } else {
                             v
@@ -152,7 +150,7 @@ impl IvfSegment {
             }
         }
         let mut dist = self.row_distance(p, q, table);
-        let query = crate::hnsw::GraphQuery {
+        let query = crate::vector::hnsw::GraphQuery {
             k: top.k,
             ef: beam.ef,
             acorn: beam.acorn,
@@ -165,7 +163,7 @@ impl IvfSegment {
 
     /// Offers `top` the rows of the nodes `found` (of the partition starting at row
     /// `start`), nearest first.
-    fn offer_found(&self, start: usize, found: &[crate::hnsw::Scored], top: &mut TopK) {
+    fn offer_found(&self, start: usize, found: &[crate::vector::hnsw::Scored], top: &mut TopK) {
         // a multivector row has a node per vector: its nearest (first) stands for it
         // (the reference's graph search answers each row once): a scan of the few
         // before it, a set past 64 nodes (k × refine_factor can be large)
@@ -193,12 +191,12 @@ impl IvfSegment {
         match &self.storage {
             Storage::Flat { vectors } => {
                 if let Some(v) = vectors.get(r * dim..(r + 1) * dim) {
-                    crate::kernels::prefetch(v);
+                    crate::distance::prefetch(v);
                 }
             }
             Storage::Sq { codes, .. } => {
                 if let Some(c) = codes.get(r * dim..(r + 1) * dim) {
-                    crate::kernels::prefetch(c);
+                    crate::distance::prefetch(c);
                 }
             }
             _ => {}
@@ -220,7 +218,8 @@ impl IvfSegment {
                     let r = start + i as usize;
                     let v = &vectors[r * dim..(r + 1) * dim];
                     match metric {
-                        Metric::L2 => l2(q, v),
+                        // hamming segments are refused when opened and built
+                        Metric::L2 | Metric::Hamming => l2(q, v),
                         Metric::Cosine => l2(q, v) / 2.0,
                         Metric::Dot => 1.0 - dot(q, v),
                     }
@@ -277,7 +276,7 @@ impl IvfSegment {
                             }
                             1.0 - (qlo + s)
                         }
-                        _ => crate::kernels::sq_l2(&qc, code) as f32 * step * step,
+                        _ => crate::distance::sq_l2(&qc, code) as f32 * step * step,
                     }
                 })
             }

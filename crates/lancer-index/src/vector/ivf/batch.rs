@@ -35,7 +35,7 @@ struct Plan {
     order: Vec<usize>,
     min: usize,
     max: usize,
-    rq: Option<crate::rabitq::QueryTables>,
+    rq: Option<crate::vector::rabitq::QueryTables>,
 }
 
 impl IvfSegment {
@@ -154,7 +154,7 @@ impl IvfSegment {
             .max(1)
             .min(max);
         let rq = match &self.storage {
-            Storage::Rq(r) => Some(crate::rabitq::QueryTables::new(r.rotate(&q))),
+            Storage::Rq(r) => Some(crate::vector::rabitq::QueryTables::new(r.rotate(&q))),
             _ => None,
         };
         Plan {
@@ -174,7 +174,7 @@ impl IvfSegment {
         p: usize,
         group: &[u32],
         plans: &[Plan],
-        beam: crate::ivf_graph::Beam,
+        beam: super::graph::Beam,
         scratch: &mut Scratch,
         tops: &mut [Option<TopK>],
         keep: &dyn Fn(u64) -> bool,
@@ -200,7 +200,8 @@ impl IvfSegment {
                     Box::new(move |r| {
                         let v = &vectors[r * dim..(r + 1) * dim];
                         match metric {
-                            Metric::L2 => l2(q, v),
+                            // hamming segments are refused when opened and built
+                            Metric::L2 | Metric::Hamming => l2(q, v),
                             Metric::Cosine => l2(q, v) / 2.0,
                             Metric::Dot => 1.0 - dot(q, v),
                         }
@@ -238,7 +239,7 @@ impl IvfSegment {
                                 }
                                 1.0 - (qlo + s)
                             }
-                            _ => crate::kernels::sq_l2(qc, code) as f32 * step * step,
+                            _ => crate::distance::sq_l2(qc, code) as f32 * step * step,
                         }
                     })
                 });

@@ -24,16 +24,28 @@ use lancer_format::writer::{FileWriter, WriteOptions};
 use lancer_io::scratch::{Scratch, ScratchFile};
 use prost::Message;
 
-use crate::ivf::Metric;
-use crate::ivf_build::{
-    float_values, invalid, list_column, normalized, tensor_of, BuildParams, BuiltIndex, IndexBytes,
-    Quantizer,
+use super::params::{
+    details_bytes, float_values, index_version, invalid, list_column, normalized, tensor_of,
+    BuildParams, BuiltIndex, IndexBytes, Quantizer,
 };
-use crate::kmeans::{self, Geometry, KMeansParams, Rng, Transposed};
+use crate::distance::Metric;
 use crate::pb;
 use crate::progress::Stage;
-use crate::rabitq_build::RabitEncoder;
+use crate::vector::kmeans::{self, Geometry, KMeansParams, Rng, Transposed};
+use crate::vector::rabitq::RabitEncoder;
 use crate::Result;
+
+/// Refuses a build with a distance IVF indexes are not built with (hamming).
+fn indexable(params: &BuildParams) -> Result<()> {
+    if params.metric.indexable() {
+        Ok(())
+    } else {
+        Err(invalid(format!(
+            "IVF indexes of {} distance are not built by Lancer (use l2, cosine or dot; hamming is exact search)",
+            params.metric.name()
+        )))
+    }
+}
 
 fn geometry(metric: Metric) -> Geometry {
     if metric == Metric::Dot {
@@ -216,6 +228,7 @@ pub fn fixed_model(dim: usize, params: &BuildParams) -> Result<Model> {
 /// Fits the model on the sample of `s` (or takes the fixed one of `params`, see
 /// [`fixed_model`]).
 pub fn train(s: Sampler, params: &BuildParams) -> Result<Model> {
+    indexable(params)?;
     let dim = s.dim;
     let rows = s.rows();
     if rows == 0 {
@@ -372,6 +385,7 @@ pub struct PartitionWriter {
 impl PartitionWriter {
     /// A writer encoding with `model`.
     pub fn new(model: Model, params: &BuildParams) -> Result<Self> {
+        indexable(params)?;
         let dim = model.dim;
         let (rec, books, rotated) = match params.quantizer {
             Quantizer::Flat => (dim * 4, Vec::new(), Vec::new()),
@@ -485,7 +499,7 @@ impl PartitionWriter {
 
     /// Keeps rows of partition `p` already encoded with this writer's model: `recs`
     /// holds one record of [`Self::record_bytes`] per row address of `ids` (a merge of
-    /// segments built with one model, [`crate::ivf_merge`]).
+    /// segments built with one model, [`super::merge`]).
     pub fn push_encoded(&mut self, p: usize, ids: &[u64], recs: &[u8]) -> Result<()> {
         let rec = self.rec;
         if recs.len() != ids.len() * rec {
@@ -791,7 +805,7 @@ impl PartitionWriter {
         &self,
         first: usize,
         taken: &[(Vec<u64>, Vec<u8>)],
-    ) -> Result<Vec<Option<crate::hnsw_build::BuiltGraph>>> {
+    ) -> Result<Vec<Option<crate::vector::hnsw::BuiltGraph>>> {
         let Some(h) = self.params.hnsw else {
             return Ok(Vec::new());
         };
@@ -800,7 +814,7 @@ impl PartitionWriter {
         let mut order: Vec<usize> = (0..taken.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(taken[i].0.len()));
         let next = std::sync::atomic::AtomicUsize::new(0);
-        let slots: Vec<std::sync::Mutex<Option<crate::hnsw_build::BuiltGraph>>> =
+        let slots: Vec<std::sync::Mutex<Option<crate::vector::hnsw::BuiltGraph>>> =
             (0..taken.len()).map(|_| Default::default()).collect();
         let cores = lancer_util::cores().max(1);
         let threads = cores.clamp(1, taken.len().max(1));
@@ -819,15 +833,15 @@ impl PartitionWriter {
                         }
                         let p = first + i;
                         let vectors = this.decode(p, recs);
-                        let space = crate::hnsw_build::Space {
+                        let space = crate::vector::hnsw::Space {
                             vectors: &vectors,
                             dim: this.model.dim,
                             dot: this.params.metric == Metric::Dot,
                         };
                         // every partition's levels from the reference's seed, as
                         // pylance draws them
-                        let seed = crate::hnsw_build::LEVEL_SEED;
-                        let g = crate::hnsw_build::build_graph(space, h, seed, per_graph);
+                        let seed = crate::vector::hnsw::LEVEL_SEED;
+                        let g = crate::vector::hnsw::build_graph(space, h, seed, per_graph);
                         *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(g);
                     })
                 })
@@ -953,7 +967,7 @@ impl PartitionWriter {
         let mut aux_file = aux_file;
         // HNSW graphs are built for a window of partitions at once, on every core.
         let mut graphs = match self.params.hnsw {
-            Some(_) => Some(crate::hnsw_build::GraphFile::new(
+            Some(_) => Some(crate::vector::hnsw::GraphFile::new(
                 &self.params.type_name(),
                 self.params.metric,
                 version,
@@ -1057,8 +1071,76 @@ impl PartitionWriter {
             }
             None => return Err(invalid("no partitions to write")),
         };
-        crate::ivf_build::finish_index(&self.params, &self.model, auxiliary_file, self.rows, graphs)
+        finish_index(&self.params, &self.model, auxiliary_file, self.rows, graphs)
     }
+}
+
+/// Writes `index.idx` (the centroids) and the manifest details of a segment whose
+/// auxiliary file is written.
+pub(crate) fn finish_index(
+    params: &BuildParams,
+    model: &Model,
+    auxiliary_file: IndexBytes,
+    rows: usize,
+    graphs: Option<crate::vector::hnsw::GraphFile>,
+) -> Result<BuiltIndex> {
+    let (parts, dim, centroids, loss) = (model.parts, model.dim, &model.centroids, model.loss);
+    let details = details_bytes(params.quantizer, params.metric, params.hnsw);
+    if let Some(g) = graphs {
+        let tensor = tensor_of(vec![parts as u32, dim as u32], centroids, params.element);
+        return Ok(BuiltIndex {
+            index_file: g.finish(tensor, loss)?,
+            auxiliary_file,
+            details,
+            index_version: index_version(params.quantizer),
+            partitions: parts,
+            rows,
+        });
+    }
+    let opts = || WriteOptions {
+        version: params.file_version,
+        ..Default::default()
+    };
+    // index.idx
+    let mut meta = std::collections::HashMap::new();
+    meta.insert(
+        "lance:index".to_string(),
+        format!(
+            "{{\"type\":\"{}\",\"distance_type\":\"{}\"}}",
+            params.type_name(),
+            params.metric.name()
+        ),
+    );
+    meta.insert("lance:ivf".to_string(), "1".to_string());
+    meta.insert(
+        "lance:flat".to_string(),
+        serde_json::to_string(&vec![""; parts])?,
+    );
+    let schema = Arc::new(
+        Schema::new(vec![Field::new("__flat_marker", DataType::UInt64, false)]).with_metadata(meta),
+    );
+    let mut w = FileWriter::try_new(Vec::new(), schema, opts())?;
+    let model = pb::Ivf {
+        offsets: vec![0; parts],
+        lengths: vec![0; parts],
+        centroids_tensor: Some(tensor_of(
+            vec![parts as u32, dim as u32],
+            centroids,
+            params.element,
+        )),
+        loss: Some(loss),
+        ..Default::default()
+    };
+    w.add_global_buffer(model.encode_to_vec());
+    let index_file = w.finish()?;
+    Ok(BuiltIndex {
+        index_file,
+        auxiliary_file,
+        details,
+        index_version: index_version(params.quantizer),
+        partitions: parts,
+        rows,
+    })
 }
 
 #[cfg(test)]

@@ -1,17 +1,17 @@
 //! Distance kernels in a free summation order, for graph builds: squared L2 and dot
-//! product as [`crate::kernels`] defines them (format guide, "Vector Indices" →
+//! product as [`crate::distance`] defines them (format guide, "Vector Indices" →
 //! distance types), summed in as many independent fused multiply-add chains as the CPU
 //! keeps busy (four 16-lane AVX-512 registers, or four 8-lane AVX2 ones) instead of
-//! [`crate::kernels::l2`]'s fixed two-register order.
+//! [`crate::distance::l2`]'s fixed two-register order.
 //!
-//! The results differ from [`crate::kernels::l2`] / [`crate::kernels::dot`] in the last
+//! The results differ from [`crate::distance::l2`] / [`crate::distance::dot`] in the last
 //! bits (another rounding order), so they serve only where no answer has to equal a
 //! search's or the reference's bit for bit: an HNSW build's neighbour choices, whose
 //! distances are its own (at 768 dimensions the two-register chain's add latency bounds
 //! a distance; with this and its prefetch change a 200k x 768 graph took 39.7 s
 //! instead of 49.4 s to build).
 
-use crate::kernels::{dot, l2};
+use crate::distance::{dot, l2};
 
 /// Squared L2 distance over the common length of `a` and `b`, in a free order.
 pub fn l2_free(a: &[f32], b: &[f32]) -> f32 {
@@ -42,7 +42,7 @@ fn pick(
 ) -> Option<impl Fn(&[f32], &[f32]) -> f32> {
     let f = if std::arch::is_x86_feature_detected!("avx512f") {
         avx512
-    } else if crate::kernels::has_avx2() {
+    } else if crate::distance::has_avx2() {
         avx2
     } else {
         return None;
@@ -67,7 +67,7 @@ fn body<const W: usize>(a: &[f32], b: &[f32], term: impl Fn(f32, f32, f32) -> f3
             acc[i] = term(x[i], y[i], acc[i]);
         }
     }
-    let mut s = crate::kernels::reduce(&acc);
+    let mut s = crate::distance::reduce(&acc);
     for (x, y) in ra.iter().zip(rb) {
         s = term(*x, *y, s);
     }
@@ -160,7 +160,7 @@ mod tests {
             );
             assert!(close(dot_free(&b, &a), dot_exact, mag), "dot swapped n {n}");
             #[cfg(target_arch = "x86_64")]
-            if crate::kernels::has_avx2() {
+            if crate::distance::has_avx2() {
                 // SAFETY: AVX2 and FMA checked just above.
                 let (l, d) = unsafe { (l2_avx2_fma(&a, &b), dot_avx2_fma(&a, &b)) };
                 assert!(close(l, l2_exact, l2_exact), "avx2 l2 n {n}");

@@ -21,47 +21,29 @@ use lancer_table::Dataset;
 use prost::Message;
 use roaring::RoaringBitmap;
 
-use crate::ivf_graph::Beam;
-use crate::kernels::{dot, l2};
+use crate::distance::{dot, l2, Metric};
 use crate::pb;
 use crate::{IndexError, Result};
+use graph::Beam;
 
 mod batch;
+mod build;
+mod graph;
+mod info;
+mod merge;
+mod params;
+mod partition;
+
+pub use build::build;
+pub use merge::{merge, mergeable};
+pub use params::{
+    details_bytes, details_hnsw, details_json, details_model, index_version, type_name,
+    BuildParams, BuiltIndex, Element, FixedModel, IndexBytes, Progress, Quantizer,
+};
+pub use partition::{fixed_model, train, Model, PartitionWriter, Sampler};
 
 /// The type URL of a vector index's details in the manifest.
 pub const VECTOR_DETAILS_URL: &str = "/lance.index.pb.VectorIndexDetails";
-
-/// Distance of an index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Metric {
-    /// Squared Euclidean.
-    L2,
-    /// `1 - cos`.
-    Cosine,
-    /// `1 - x·q`.
-    Dot,
-}
-
-impl Metric {
-    /// Parses the names the reference writes (`l2`, `cosine`, `dot`; `euclidean`).
-    pub fn parse(s: &str) -> Option<Self> {
-        match s.to_ascii_lowercase().as_str() {
-            "l2" | "euclidean" => Some(Self::L2),
-            "cosine" => Some(Self::Cosine),
-            "dot" => Some(Self::Dot),
-            _ => None,
-        }
-    }
-
-    /// The name the reference writes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::L2 => "l2",
-            Self::Cosine => "cosine",
-            Self::Dot => "dot",
-        }
-    }
-}
 
 /// How an index stores its vectors.
 #[derive(Debug)]
@@ -77,12 +59,12 @@ pub enum Storage {
         nbits: u32,
         codebook: Vec<f32>,
         /// The codebook per sub-vector, laid out for building lookup tables.
-        books: Vec<crate::kmeans::Transposed>,
+        books: Vec<crate::vector::kmeans::Transposed>,
         codes: Vec<u8>,
         residual: bool,
     },
     /// RabitQ: rotated sign bits (and ex bits) with per-row factors.
-    Rq(crate::rabitq::Rabit),
+    Rq(crate::vector::rabitq::Rabit),
     /// Scalar quantization to 8 bits over one range `[start, end]`, row-major codes.
     Sq {
         start: f64,
@@ -137,7 +119,7 @@ pub struct IvfSegment {
     pub(crate) masks: std::sync::Mutex<Vec<KeptMask>>,
     /// The HNSW graph of each partition (`IVF_HNSW_*` indexes; `None` for an empty
     /// partition), searched instead of scanning the partition.
-    pub graphs: Option<Vec<Option<crate::hnsw::Graph>>>,
+    pub graphs: Option<Vec<Option<crate::vector::hnsw::Graph>>>,
 }
 
 /// One search thread's buffers: per-row sums and a partition's PQ lookup table.
@@ -146,7 +128,7 @@ pub(crate) struct Scratch {
     pub(crate) sums: Vec<f32>,
     pub(crate) table: Vec<f32>,
     /// Graph searches: the visited set and which nodes the caller keeps.
-    pub(crate) visited: crate::hnsw::Visited,
+    pub(crate) visited: crate::vector::hnsw::Visited,
     pub(crate) keep: Vec<bool>,
 }
 
@@ -279,28 +261,11 @@ pub fn covers_nothing(meta: &tpb::IndexMetadata) -> bool {
     RoaringBitmap::deserialize_from(meta.fragment_bitmap.as_slice()).is_ok_and(|b| b.is_empty())
 }
 
-use crate::scalar::corrupt;
+use crate::segment::{corrupt, global_buffer};
 
 fn schema_meta<'a>(r: &'a FileReader, key: &str) -> Option<&'a String> {
     // The schema map outlives the call through the reader's Arc'd schema.
     r.metadata().schema.metadata.get(key)
-}
-
-pub(crate) fn global_buffer(r: &FileReader, name: &str, pos: &str) -> Result<Vec<u8>> {
-    let i: usize = pos
-        .trim()
-        .parse()
-        .map_err(|_| corrupt(name, format!("global buffer position {pos:?}")))?;
-    let range = r
-        .metadata()
-        .global_buffers
-        .get(i)
-        .cloned()
-        .ok_or_else(|| corrupt(name, format!("global buffer {i} missing")))?;
-    if range.end.saturating_sub(range.start) > r.metadata().file_size {
-        return Err(corrupt(name, "global buffer larger than its file"));
-    }
-    Ok(r.io().read_range(range)?.to_vec())
 }
 
 fn ivf_message(r: &FileReader, name: &str) -> Result<pb::Ivf> {
@@ -428,7 +393,7 @@ pub fn partition_layout(aux: &FileReader, label: &str) -> Result<Vec<(usize, usi
 impl IvfSegment {
     /// Opens the segment `meta` of `ds`.
     pub fn open(ds: &Dataset, meta: &tpb::IndexMetadata) -> Result<Self> {
-        let (uuid, label, fragments) = crate::scalar::SegmentHeader::identity(meta)?;
+        let (uuid, label, fragments) = crate::segment::SegmentHeader::identity(meta)?;
         let index = ds.open_index_file(&uuid, "index.idx")?;
         let kind: serde_json::Value = serde_json::from_str(
             schema_meta(&index, "lance:index")
@@ -439,8 +404,14 @@ impl IvfSegment {
         let hnsw = index_type.starts_with("IVF_HNSW_");
         let metric = kind["distance_type"]
             .as_str()
-            .and_then(Metric::parse)
+            .and_then(|m| Metric::parse(m).ok())
             .ok_or_else(|| corrupt(&label, format!("distance type {}", kind["distance_type"])))?;
+        if !metric.indexable() {
+            return Err(IndexError::Unsupported {
+                index: label,
+                what: format!("an index of {} distance", metric.name()),
+            });
+        }
         let model = ivf_message(&index, &label)?;
         let tensor = model
             .centroids_tensor
@@ -533,7 +504,10 @@ impl IvfSegment {
             let (ks, sub) = (1usize << nbits, dim / m);
             let books = (0..m)
                 .map(|s| {
-                    crate::kmeans::Transposed::new(&codebook[s * ks * sub..(s + 1) * ks * sub], sub)
+                    crate::vector::kmeans::Transposed::new(
+                        &codebook[s * ks * sub..(s + 1) * ks * sub],
+                        sub,
+                    )
                 })
                 .collect();
             Storage::Pq {
@@ -595,7 +569,7 @@ impl IvfSegment {
             } else {
                 (Vec::new(), Vec::new(), Vec::new())
             };
-            let cols = crate::rabitq::RabitColumns {
+            let cols = crate::vector::rabitq::RabitColumns {
                 codes: &codes,
                 add: &add,
                 scale: &scale,
@@ -604,7 +578,7 @@ impl IvfSegment {
                 add_ex: &add_ex,
                 scale_ex: &scale_ex,
             };
-            Storage::Rq(crate::rabitq::Rabit::new(
+            Storage::Rq(crate::vector::rabitq::Rabit::new(
                 &label,
                 &meta_json,
                 &cols,
@@ -633,7 +607,7 @@ impl IvfSegment {
                 ));
             }
             let sizes: Vec<usize> = partitions.iter().map(|p| p.1).collect();
-            Some(crate::hnsw::Graph::load_all(
+            Some(crate::vector::hnsw::Graph::load_all(
                 &index, &parts, &sizes, &label,
             )?)
         } else {
@@ -764,7 +738,7 @@ impl IvfSegment {
             .min(max);
         let round = probe.round.max(1);
         let rq_tables = match &self.storage {
-            Storage::Rq(r) => Some(crate::rabitq::QueryTables::new(r.rotate(&q))),
+            Storage::Rq(r) => Some(crate::vector::rabitq::QueryTables::new(r.rotate(&q))),
             _ => None,
         };
         let rq = rq_tables.as_ref();
@@ -827,7 +801,7 @@ impl IvfSegment {
         &self,
         p: usize,
         q: &[f32],
-        rq: Option<&crate::rabitq::QueryTables>,
+        rq: Option<&crate::vector::rabitq::QueryTables>,
         beam: Beam,
         scratch: &mut Scratch,
         top: &mut TopK,
@@ -854,7 +828,7 @@ impl IvfSegment {
         &self,
         p: usize,
         q: &[f32],
-        rq_tables: Option<&crate::rabitq::QueryTables>,
+        rq_tables: Option<&crate::vector::rabitq::QueryTables>,
         scratch: &mut Scratch,
         mut bound: f32,
         push: &mut dyn FnMut(f32, usize) -> f32,
@@ -866,7 +840,8 @@ impl IvfSegment {
                 for r in start..start + len {
                     let v = &vectors[r * self.dim..(r + 1) * self.dim];
                     let d = match self.metric {
-                        Metric::L2 => l2(q, v),
+                        // hamming segments are refused when opened and built
+                        Metric::L2 | Metric::Hamming => l2(q, v),
                         Metric::Cosine => l2(q, v) / 2.0,
                         Metric::Dot => 1.0 - dot(q, v),
                     };
@@ -889,7 +864,7 @@ impl IvfSegment {
                 let part = &codes[start * width..(start + len) * width];
                 let bias = if *residual { 0.0 } else { 1.0 - *m as f32 };
                 // Codes are column-major per partition (see `pq_scan`).
-                crate::pq_scan::pq_sums(part, len, width, *nbits, table, sums);
+                crate::vector::pq::pq_sums(part, len, width, *nbits, table, sums);
                 // Blocks of 16 rows none of which is at or under the bound (the bound
                 // only falls) are passed over with one vectorized test.
                 for (b, block) in sums.chunks(16).enumerate() {
@@ -936,7 +911,7 @@ impl IvfSegment {
                         _ => {
                             // Codes and the quantized query are integers: exact
                             // in integer arithmetic, which vectorizes well.
-                            crate::kernels::sq_l2(&qc, code) as f32 * step * step
+                            crate::distance::sq_l2(&qc, code) as f32 * step * step
                         }
                     };
                     if d <= bound {
@@ -1055,14 +1030,14 @@ pub(crate) fn sq_code(v: f32, start: f64, end: f64) -> u8 {
 pub(crate) fn pq_table(
     q: &[f32],
     c: &[f32],
-    books: &[crate::kmeans::Transposed],
+    books: &[crate::vector::kmeans::Transposed],
     m: usize,
     nbits: u32,
     residual: bool,
     dim: usize,
     table: &mut Vec<f32>,
 ) {
-    use crate::kmeans::Geometry;
+    use crate::vector::kmeans::Geometry;
     let ks = 1usize << nbits;
     let sub = dim / m;
     let target: Vec<f32> = if residual {
@@ -1122,7 +1097,7 @@ mod tests {
             }
         }
         let books: Vec<_> = (0..2)
-            .map(|s| crate::kmeans::Transposed::new(&cb[s * 32..(s + 1) * 32], 2))
+            .map(|s| crate::vector::kmeans::Transposed::new(&cb[s * 32..(s + 1) * 32], 2))
             .collect();
         let mut t = vec![7.0; 3];
         pq_table(
@@ -1145,7 +1120,7 @@ mod tests {
     /// order, with ties, NaN and rows filtered out; also split in two shares and merged.
     #[test]
     fn top_k_keeps_the_k_smallest_kept_rows() {
-        let mut rng = crate::kmeans::Rng::new(11);
+        let mut rng = crate::vector::kmeans::Rng::new(11);
         for case in 0..300 {
             let n = rng.below(400);
             let k = rng.below(40);

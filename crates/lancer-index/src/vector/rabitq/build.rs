@@ -1,4 +1,4 @@
-//! Encoding vectors as IVF_RQ (RabitQ) storage, the writing side of [`crate::rabitq`]
+//! Encoding vectors as IVF_RQ (RabitQ) storage, the writing side of [`crate::vector::rabitq`]
 //! (format guide "Vector Indices" → RabitQ; the rotation, codes and factors as
 //! `docs/vector-index-format.md` §5.4 records them from pylance 11–14).
 //!
@@ -6,7 +6,7 @@
 //! the sign of each component is one bit of `_rabit_codes`, and with `b > 1` bits per
 //! dimension the magnitudes are quantized to `b − 1` "ex" bits by the rescale search of
 //! extended RabitQ. Per-row factors turn a query's inner product with the codes into a
-//! distance estimate ([`crate::rabitq::Rabit::score_partition`] reads them back): they
+//! distance estimate ([`super::Rabit::score_partition`] reads them back): they
 //! depend on the residual's norm, the codes' inner product with `u` and with the
 //! rotated centroid.
 //!
@@ -14,9 +14,9 @@
 //! accepts and packs into its 32-row blocks at load time; ex codes are always in the
 //! blocked 64-dimension layout.
 
-use crate::ivf::Metric;
-use crate::kmeans::Rng;
-use crate::rabitq::fast_rotate;
+use super::fast_rotate;
+use crate::distance::Metric;
+use crate::vector::kmeans::Rng;
 
 /// Thresholds of the rescale search's start, by ex bits (`t_start = t_end · T[e]`).
 const T_START: [f32; 9] = [0.0, 0.15, 0.20, 0.52, 0.59, 0.71, 0.75, 0.77, 0.81];
@@ -227,7 +227,7 @@ fn ex_codes(u: &[f32], e: usize, out: &mut [u8]) -> f32 {
 }
 
 /// Packs one row's `e`-bit codes (`vals`, one per dimension) into the blocked layout
-/// (64-dimension blocks, zero-padded), the inverse of [`crate::rabitq::unpack_ex`].
+/// (64-dimension blocks, zero-padded), the inverse of [`crate::vector::rabitq::unpack_ex`].
 pub(crate) fn pack_ex(vals: &[u8], e: usize) -> Vec<u8> {
     let per_block = 64 * e / 8;
     let blocks = vals.len().div_ceil(64);
@@ -312,7 +312,7 @@ mod tests {
                 let vals: Vec<u8> = (0..d).map(|_| (rng.next_u64() % (1 << e)) as u8).collect();
                 let packed = pack_ex(&vals, e);
                 let mut back = vec![0u8; d];
-                crate::rabitq::unpack_ex(&packed, e, d, &mut back).unwrap();
+                crate::vector::rabitq::unpack_ex(&packed, e, d, &mut back).unwrap();
                 assert_eq!(back, vals, "e={e} d={d}");
             }
         }
@@ -346,7 +346,7 @@ mod tests {
                 let e = bits as usize - 1;
                 let mut vals = vec![0u8; d];
                 if e > 0 {
-                    crate::rabitq::unpack_ex(&code.ex, e, d, &mut vals).unwrap();
+                    crate::vector::rabitq::unpack_ex(&code.ex, e, d, &mut vals).unwrap();
                 }
                 let two_e = (1u32 << e) as f32;
                 let mut full = 0f32;

@@ -7,7 +7,7 @@
 //! Two geometries: squared L2 (l2, and cosine on normalized vectors), and spherical
 //! (dot: maximize `x·c` with unit-norm centroids, as pylance 14 trains dot indexes).
 
-use crate::kernels::{dot, l2};
+use crate::distance::{dot, l2};
 
 /// The clustering objective.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,7 +144,7 @@ impl Transposed {
         scratch.clear();
         scratch.resize(self.k, 0.0);
         #[cfg(target_arch = "x86_64")]
-        if crate::kernels::has_avx2() {
+        if crate::distance::has_avx2() {
             // SAFETY: the CPU supports AVX2 and FMA (checked just above).
             return unsafe { self.nearest_avx2(x, geometry, scratch) };
         }
@@ -229,7 +229,7 @@ impl Transposed {
             if std::arch::is_x86_feature_detected!("avx512f") && self.k >= 64 {
                 // SAFETY: the CPU supports AVX-512F (checked just above).
                 done = unsafe { self.many_avx512(xs, geometry, out, &mut scratch) };
-            } else if crate::kernels::has_avx2() && self.k >= 16 {
+            } else if crate::distance::has_avx2() && self.k >= 16 {
                 // SAFETY: the CPU supports AVX2 and FMA (checked just above).
                 done = unsafe { self.many_avx2(xs, geometry, out, &mut scratch) };
             }

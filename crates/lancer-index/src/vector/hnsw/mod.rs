@@ -35,6 +35,13 @@ use lancer_format::reader::FileReader;
 
 use crate::{IndexError, Result};
 
+mod build;
+
+pub use build::{
+    build_graph, draw_levels, entry_point, graph_schema, BuiltGraph, GraphFile, HnswBuild, Space,
+    LEVEL_SEED, MIN_M,
+};
+
 /// Kept nodes an ACORN search starts from besides the entry point (the reference's
 /// seed count).
 pub const ACORN_SEEDS: usize = 16;
@@ -935,15 +942,15 @@ mod tests {
                 let whole = Graph::score_kept(
                     k,
                     &keep,
-                    &mut |i, _| crate::kernels::l2(&q, row(i)),
+                    &mut |i, _| crate::distance::l2(&q, row(i)),
                     &mut |_| {},
                 );
-                let rate = crate::kernels::CutRate::default();
+                let rate = crate::distance::CutRate::default();
                 let bounded = Graph::score_kept(
                     k,
                     &keep,
                     &mut |i, bound| {
-                        let d = crate::kernels::l2_within(&q, row(i), bound);
+                        let d = crate::distance::l2_within(&q, row(i), bound);
                         rate.record(d >= bound);
                         d
                     },

@@ -1,26 +1,20 @@
-//! Building IVF indexes in the reference's format (the writing side of [`crate::ivf`];
-//! byte layout in `docs/vector-index-format.md` §3–§5, checked there against what
-//! pylance 11–14 open): k-means centroids over a training sample, partition
-//! assignment, the quantizer (FLAT vectors, PQ codebook + column-major codes per
-//! partition, SQ bounds + codes), and the two Lance files `index.idx` and
-//! `auxiliary.idx` with their metadata keys and global buffers.
-//!
-//! [`build`] takes vectors in memory; a caller streaming a dataset uses the two passes
-//! of [`crate::ivf_partition`] directly (sample and train, then assign, encode and
-//! spill within [`BuildParams::memory_budget`]).
+//! What building an IVF index is asked and gives (the writing side of
+//! [`crate::vector::ivf`]; byte layout in `docs/vector-index-format.md` §3–§5): the
+//! quantizer and build settings, the manifest details the reference writes for a
+//! segment, and the index files a build produces. [`super::partition`] trains and
+//! writes; [`super::build`] builds from vectors in memory.
 
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, FixedSizeListArray};
-use arrow_schema::{DataType, Field, Schema};
+use arrow_schema::{DataType, Field};
 use lancer_format::container::FileVersion;
-use lancer_format::writer::{FileWriter, WriteOptions};
 use prost::Message;
 
-use crate::ivf::Metric;
-use crate::kernels::dot;
+use crate::distance::dot;
+use crate::distance::Metric;
 use crate::pb;
-use crate::rabitq_build::RabitEncoder;
+use crate::vector::rabitq::RabitEncoder;
 use crate::{IndexError, Result};
 
 /// The quantizer of a new index.
@@ -97,7 +91,7 @@ pub struct BuildParams {
     pub element: Element,
     /// An HNSW graph per partition (`IVF_HNSW_FLAT` / `_SQ` / `_PQ`), built with these
     /// settings; None for a plain IVF index.
-    pub hnsw: Option<crate::hnsw_build::HnswBuild>,
+    pub hnsw: Option<crate::vector::hnsw::HnswBuild>,
 }
 
 /// Element type of a vector column (and of an index's stored floats).
@@ -169,8 +163,8 @@ impl FixedModel {
     }
 
     /// The model of an opened segment, with the quantizer it uses.
-    pub fn of(seg: &crate::ivf::IvfSegment) -> (Self, Quantizer) {
-        use crate::ivf::Storage;
+    pub fn of(seg: &super::IvfSegment) -> (Self, Quantizer) {
+        use super::Storage;
         let (codebook, bounds, rabit, q) = match &seg.storage {
             Storage::Flat { .. } => (None, None, None, Quantizer::Flat),
             Storage::Pq {
@@ -304,7 +298,7 @@ pub fn index_version(quantizer: Quantizer) -> i32 {
 pub fn details_bytes(
     quantizer: Quantizer,
     metric: Metric,
-    hnsw: Option<crate::hnsw_build::HnswBuild>,
+    hnsw: Option<crate::vector::hnsw::HnswBuild>,
 ) -> Vec<u8> {
     use pb::vector_index_details::{Compression, Flat, Hnsw, Metric as PbMetric, Pq, Rq, Sq};
     pb::VectorIndexDetails {
@@ -317,6 +311,7 @@ pub fn details_bytes(
             Metric::L2 => PbMetric::L2,
             Metric::Cosine => PbMetric::Cosine,
             Metric::Dot => PbMetric::Dot,
+            Metric::Hamming => PbMetric::Hamming,
         } as i32,
         compression: Some(match quantizer {
             Quantizer::Flat => Compression::Flat(Flat {}),
@@ -336,7 +331,7 @@ pub fn details_bytes(
 /// index without HNSW graphs, or without details).
 pub fn details_hnsw(
     meta: &lancer_table::pb::IndexMetadata,
-) -> Option<crate::hnsw_build::HnswBuild> {
+) -> Option<crate::vector::hnsw::HnswBuild> {
     let d = meta.index_details.as_ref()?;
     if !d.type_url.ends_with("VectorIndexDetails") {
         return None;
@@ -344,7 +339,7 @@ pub fn details_hnsw(
     let h = pb::VectorIndexDetails::decode(d.value.as_slice())
         .ok()?
         .hnsw?;
-    Some(crate::hnsw_build::HnswBuild {
+    Some(crate::vector::hnsw::HnswBuild {
         m: h.max_connections as usize,
         ef_construction: h.construction_ef as usize,
         max_level: u16::try_from(h.max_level).ok()?,
@@ -514,130 +509,4 @@ pub(crate) fn tensor_of(shape: Vec<u32>, values: &[f32], element: Element) -> pb
         shape,
         data,
     }
-}
-
-/// Builds an IVF index over `vectors` (`rows × dim`, row-major, finite) whose rows have
-/// the row addresses `row_ids`.
-pub fn build(
-    vectors: &[f32],
-    row_ids: &[u64],
-    dim: usize,
-    params: &BuildParams,
-) -> Result<BuiltIndex> {
-    let rows = row_ids.len();
-    if dim == 0 || vectors.len() != rows * dim {
-        return Err(invalid(format!(
-            "{} values for {rows} vectors of {dim} dims",
-            vectors.len()
-        )));
-    }
-    if rows == 0 {
-        return Err(invalid(
-            "no vectors to index (every row is null, deleted or non-finite)",
-        ));
-    }
-    if let Quantizer::Pq { sub_vectors, bits } = params.quantizer {
-        if sub_vectors == 0 || !dim.is_multiple_of(sub_vectors) {
-            return Err(invalid(format!(
-                "{sub_vectors} sub-vectors do not divide {dim} dimensions"
-            )));
-        }
-        if !(bits == 8 || bits == 4) || (bits == 4 && sub_vectors % 2 != 0) {
-            return Err(invalid(format!("PQ codes of {bits} bits over {sub_vectors} sub-vectors (8 bits, or 4 with an even count)")));
-        }
-    }
-    if let Some(h) = &params.hnsw {
-        h.validate()?;
-        if matches!(params.quantizer, Quantizer::Rq { .. }) {
-            return Err(invalid(
-                "HNSW graphs over RabitQ codes (IVF_HNSW_RQ) are not an index kind the reference builds: use IVF_HNSW_FLAT, IVF_HNSW_SQ or IVF_HNSW_PQ",
-            ));
-        }
-    }
-    if let Quantizer::Rq { bits } = params.quantizer {
-        if !dim.is_multiple_of(8) || !(1..=9).contains(&bits) {
-            return Err(invalid(format!(
-                "IVF_RQ of {bits} bits over {dim} dimensions (1 to 9 bits; dimensions a multiple of 8)"
-            )));
-        }
-    }
-    let mut sampler = crate::ivf_partition::Sampler::new(dim, rows, params);
-    sampler.push(vectors);
-    let model = crate::ivf_partition::train(sampler, params)?;
-    let mut w = crate::ivf_partition::PartitionWriter::new(model, params)?;
-    w.expect_rows(rows as u64);
-    // In batches, as a streaming caller would push them (spilling between them).
-    let step = 65_536;
-    for (v, ids) in vectors.chunks(step * dim).zip(row_ids.chunks(step)) {
-        w.push(v, ids)?;
-    }
-    w.finish()
-}
-
-/// Writes `index.idx` (the centroids) and the manifest details of a segment whose
-/// auxiliary file is written.
-pub(crate) fn finish_index(
-    params: &BuildParams,
-    model: &crate::ivf_partition::Model,
-    auxiliary_file: IndexBytes,
-    rows: usize,
-    graphs: Option<crate::hnsw_build::GraphFile>,
-) -> Result<BuiltIndex> {
-    let (parts, dim, centroids, loss) = (model.parts, model.dim, &model.centroids, model.loss);
-    let details = details_bytes(params.quantizer, params.metric, params.hnsw);
-    if let Some(g) = graphs {
-        let tensor = tensor_of(vec![parts as u32, dim as u32], centroids, params.element);
-        return Ok(BuiltIndex {
-            index_file: g.finish(tensor, loss)?,
-            auxiliary_file,
-            details,
-            index_version: index_version(params.quantizer),
-            partitions: parts,
-            rows,
-        });
-    }
-    let opts = || WriteOptions {
-        version: params.file_version,
-        ..Default::default()
-    };
-    // index.idx
-    let mut meta = std::collections::HashMap::new();
-    meta.insert(
-        "lance:index".to_string(),
-        format!(
-            "{{\"type\":\"{}\",\"distance_type\":\"{}\"}}",
-            params.type_name(),
-            params.metric.name()
-        ),
-    );
-    meta.insert("lance:ivf".to_string(), "1".to_string());
-    meta.insert(
-        "lance:flat".to_string(),
-        serde_json::to_string(&vec![""; parts])?,
-    );
-    let schema = Arc::new(
-        Schema::new(vec![Field::new("__flat_marker", DataType::UInt64, false)]).with_metadata(meta),
-    );
-    let mut w = FileWriter::try_new(Vec::new(), schema, opts())?;
-    let model = pb::Ivf {
-        offsets: vec![0; parts],
-        lengths: vec![0; parts],
-        centroids_tensor: Some(tensor_of(
-            vec![parts as u32, dim as u32],
-            centroids,
-            params.element,
-        )),
-        loss: Some(loss),
-        ..Default::default()
-    };
-    w.add_global_buffer(model.encode_to_vec());
-    let index_file = w.finish()?;
-    Ok(BuiltIndex {
-        index_file,
-        auxiliary_file,
-        details,
-        index_version: index_version(params.quantizer),
-        partitions: parts,
-        rows,
-    })
 }

@@ -2,7 +2,7 @@
 //! entries, the `lancer inspect --index` summary and a query's probe path (format guide
 //! "Vector Indices" → IVF; statistics as pylance 14 reports them).
 
-use crate::ivf::{early_pruning, IvfSegment, Storage};
+use super::{early_pruning, IvfSegment, Storage};
 use crate::{IndexError, Result};
 
 impl IvfSegment {
@@ -94,7 +94,7 @@ impl IvfSegment {
                 "empty": sizes.iter().filter(|&&s| s == 0).count(),
             },
             "quantizer": quantizer,
-            "hnsw": self.graphs.as_ref().map(|g| crate::hnsw::describe(g)),
+            "hnsw": self.graphs.as_ref().map(|g| crate::vector::hnsw::describe(g)),
         })
     }
 

@@ -97,7 +97,7 @@ fn add_group<const G: usize, const E: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kmeans::Rng;
+    use crate::vector::kmeans::Rng;
 
     /// Row by row, sub-vector by sub-vector: the definition.
     fn reference(part: &[u8], len: usize, width: usize, nbits: u32, table: &[f32]) -> Vec<f32> {

@@ -13,8 +13,12 @@
 //! table over groups of 4 dimensions, quantized to u8 for the rows in complete 32-row
 //! blocks of a partition and exact for the tail rows.
 
-use crate::ivf::Metric;
+use crate::distance::Metric;
 use crate::{IndexError, Result};
+
+mod build;
+
+pub use build::{RabitEncoder, RowCode};
 
 /// `PERM0` of the 32-row block layout: block-relative row of each byte's low nibble.
 const PERM0: [usize; 16] = [0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15];
@@ -35,7 +39,7 @@ pub struct Rabit {
     /// `‖q − c‖` (empty when the file has none: then every row gets the full estimate).
     error: Vec<f32>,
     /// Ex codes (empty for 1 bit), `ex_width` bytes per row: with 4 ex bits as stored
-    /// (two per byte, the blocked layout [`crate::kernels::dot_nib4`] reads), else one
+    /// (two per byte, the blocked layout [`crate::distance::dot_nib4`] reads), else one
     /// value in `0..2^(bits-1)` per dimension.
     ex: Vec<u8>,
     ex_width: usize,
@@ -216,7 +220,7 @@ impl Rabit {
             let row = self.ex.get(r * w..(r + 1) * w)?;
             if w == self.code_dim {
                 // unpacked when read (ex bits other than 4): blocked again
-                out.extend_from_slice(&crate::rabitq_build::pack_ex(row, e));
+                out.extend_from_slice(&build::pack_ex(row, e));
             } else {
                 out.extend_from_slice(row);
             }
@@ -232,8 +236,8 @@ impl Rabit {
     }
 
     /// The model that encoded this storage (to encode more rows the same way).
-    pub fn encoder(&self) -> crate::rabitq_build::RabitEncoder {
-        crate::rabitq_build::RabitEncoder {
+    pub fn encoder(&self) -> build::RabitEncoder {
+        build::RabitEncoder {
             code_dim: self.code_dim,
             num_bits: self.num_bits,
             signs: self.signs.clone(),
@@ -266,11 +270,11 @@ impl Rabit {
         push: &mut dyn FnMut(f32, usize) -> f32,
     ) -> usize {
         let l = self.code_dim / 8;
-        let qdist = crate::kernels::l2(q, c);
+        let qdist = crate::distance::l2(q, c);
         let (qf, kappa, qc) = match metric {
             Metric::Dot => {
-                let qc = crate::kernels::dot(q, c);
-                let cc = crate::kernels::dot(c, c);
+                let qc = crate::distance::dot(q, c);
+                let cc = crate::distance::dot(c, c);
                 (0.0, if cc > 0.0 { qc / cc } else { 0.0 }, qc)
             }
             _ => (qdist, 0.0, 0.0),
@@ -405,7 +409,7 @@ impl Rows<'_> {
         while bits != 0 {
             let j = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            crate::kernels::prefetch(&r.ex[(first + j) * w..(first + j + 1) * w]);
+            crate::distance::prefetch(&r.ex[(first + j) * w..(first + j + 1) * w]);
         }
         match pending.replace(next) {
             Some(p) => self.finish(&p, bound, push, estimated),
@@ -436,9 +440,9 @@ impl Rows<'_> {
             let row = p.first + j;
             let x = &r.ex[row * w..(row + 1) * w];
             let sx = if e == 4 {
-                crate::kernels::dot_nib4(&self.qr.rotated, x)
+                crate::distance::dot_nib4(&self.qr.rotated, x)
             } else {
-                crate::kernels::dot_u8(&self.qr.rotated, x)
+                crate::distance::dot_u8(&self.qr.rotated, x)
             };
             let full = two_e * p.bq[j] + sx - (two_e - 0.5) * self.qr.sum;
             let dist = self.distance(full, r.scale_ex[row], r.add_ex[row]);
@@ -620,7 +624,7 @@ impl QueryTables {
     fn block_sums(&self, packed: &[u8], rows: &[u8], out: &mut [u32; 32]) {
         let l = rows.len() / 32;
         #[cfg(target_arch = "x86_64")]
-        if crate::kernels::has_avx2() && self.table8.len() >= l && packed.len() == 32 * l {
+        if crate::distance::has_avx2() && self.table8.len() >= l && packed.len() == 32 * l {
             let mut wide = [0u32; 32];
             let pairs = (l / 2).min(self.pairs8.len());
             // SAFETY: AVX2 (with SSSE3) is available (checked just above); the slices
@@ -933,7 +937,7 @@ mod tests {
     /// code lengths on both sides of the 16-bit drain.
     #[test]
     fn block_sums_equal_row_sums() {
-        let mut rng = crate::kmeans::Rng::new(9);
+        let mut rng = crate::vector::kmeans::Rng::new(9);
         let lengths = [1usize, 2, 3, 16, 24, 96, 130, 257, 300, 513];
         // Random codes, then the largest sums: a positive query's all-ones pattern is
         // the table's maximum (255) for both nibbles of every byte, 510 per byte.
@@ -991,8 +995,8 @@ mod tests {
     /// queries together at most 1%, and the gate skips most rows.
     #[test]
     fn error_gate_keeps_the_top_k() {
-        use crate::rabitq_build::RabitEncoder;
-        let mut rng = crate::kmeans::Rng::new(5);
+        use build::RabitEncoder;
+        let mut rng = crate::vector::kmeans::Rng::new(5);
         let mut gauss = || {
             let s: f32 = (0..12).map(|_| rng.unit() as f32).sum();
             s - 6.0
@@ -1008,7 +1012,7 @@ mod tests {
         let (mut dropped_total, mut compared) = (0usize, 0usize);
         for metric in [Metric::L2, Metric::Cosine, Metric::Dot] {
             for bits in [3u32, 5, 9] {
-                let enc = RabitEncoder::new(d, bits, &mut crate::kmeans::Rng::new(3));
+                let enc = RabitEncoder::new(d, bits, &mut crate::vector::kmeans::Rng::new(3));
                 let c_rot = enc.rotate(&c);
                 let codes: Vec<_> = xs
                     .iter()
@@ -1017,7 +1021,7 @@ mod tests {
                         enc.encode(metric, &r, &c_rot)
                     })
                     .collect();
-                let col = |f: &dyn Fn(&crate::rabitq_build::RowCode) -> f32| -> Vec<f32> {
+                let col = |f: &dyn Fn(&build::RowCode) -> f32| -> Vec<f32> {
                     codes.iter().map(f).collect()
                 };
                 let (add, scale, error) = (col(&|r| r.add), col(&|r| r.scale), col(&|r| r.error));
@@ -1106,10 +1110,10 @@ mod tests {
     /// values (to float rounding), padding dimensions included, at several dimensions.
     #[test]
     fn packed_four_bit_dot_matches_the_unpacked_one() {
-        let mut rng = crate::kmeans::Rng::new(21);
+        let mut rng = crate::vector::kmeans::Rng::new(21);
         for d in [8usize, 64, 72, 128, 200, 768] {
             let vals: Vec<u8> = (0..d).map(|_| (rng.next_u64() % 16) as u8).collect();
-            let packed = crate::rabitq_build::pack_ex(&vals, 4);
+            let packed = build::pack_ex(&vals, 4);
             let mut back = vec![0u8; d];
             unpack_ex(&packed, 4, d, &mut back).unwrap();
             assert_eq!(back, vals);
@@ -1122,9 +1126,9 @@ mod tests {
                 .map(|(a, &b)| f64::from(*a) * f64::from(b))
                 .sum();
             for got in [
-                crate::kernels::dot_nib4(&padded, &packed),
-                crate::kernels::dot_nib4_body(&padded, &packed),
-                crate::kernels::dot_u8(&q, &vals),
+                crate::distance::dot_nib4(&padded, &packed),
+                crate::distance::dot_nib4_body(&padded, &packed),
+                crate::distance::dot_u8(&q, &vals),
             ] {
                 assert!(
                     (f64::from(got) - want).abs() < 1e-4 * (1.0 + want.abs()),
