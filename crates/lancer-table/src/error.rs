@@ -8,6 +8,7 @@ pub type Result<T, E = TableError> = std::result::Result<T, E>;
 
 /// What can go wrong with a dataset.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum TableError {
     /// A data file could not be read.
     #[error(transparent)]
@@ -62,7 +63,7 @@ pub enum TableError {
         what: String,
     },
     /// The dataset needs features this build does not know.
-    #[error("{}", crate::manifest::unsupported_flags(*flags, *known).join("; remedy: "))]
+    #[error("{}", crate::commit::unsupported_flags(*flags, *known).join("; remedy: "))]
     UnknownFeatures {
         /// The dataset's reader flags.
         flags: u64,

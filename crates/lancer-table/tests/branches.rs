@@ -1,4 +1,4 @@
-//! Branches written by Lancer (`lancer_table::branch`): names checked by the spec's
+//! Branches written by Lancer (`lancer_table::versions::branch`): names checked by the spec's
 //! rules, hostile branch files refused with typed errors (never a panic), writes on a
 //! branch kept under `tree/{name}/` with the main branch untouched, cleanup of a branch
 //! never reaching the parent's files, and the `%2F` file names on an object store.
@@ -10,7 +10,7 @@ use arrow_array::types::Int64Type;
 use arrow_array::{BooleanArray, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use lancer_io::{StorageOptions, Store};
-use lancer_table::branch::{self, Reference};
+use lancer_table::versions::branch::{self, Reference};
 use lancer_table::write::WriteParams;
 use lancer_table::{Dataset, TableError};
 
@@ -143,7 +143,7 @@ fn writes_on_a_branch_stay_in_its_tree() {
     assert_eq!((at.version(), at.count_rows()), (1, 30));
     // cleanup of the branch removes its own old versions only; main's files stay
     let before: Vec<_> = Store::local(root).list("data").unwrap();
-    let st = lancer_table::cleanup::cleanup_retaining(
+    let st = lancer_table::versions::cleanup_retaining(
         b.store(),
         Some(std::time::Duration::ZERO),
         None,
@@ -158,7 +158,7 @@ fn writes_on_a_branch_stay_in_its_tree() {
         ids(&b)
     );
     // cleanup of main keeps version 2 (feat/x starts there)
-    lancer_table::cleanup::cleanup_retaining(
+    lancer_table::versions::cleanup_retaining(
         main.store(),
         Some(std::time::Duration::ZERO),
         None,
@@ -291,7 +291,7 @@ fn branch_files_on_an_object_store_are_percent_encoded() {
 /// an age beyond the clock's range removes nothing it should keep and does not panic.
 #[test]
 fn cleanup_leaves_nested_branches_alone() {
-    use lancer_table::cleanup::cleanup_retaining;
+    use lancer_table::versions::cleanup_retaining;
     use std::time::Duration;
     let dir = TempDir::new("table-branch-nested");
     let root = dir.path();

@@ -1,4 +1,4 @@
-//! Metadata-only commits (`lancer_table::config`): each map changed, replaced and
+//! Metadata-only commits (`lancer_table::commit`): each map changed, replaced and
 //! cleared; the older transaction form applied; concurrent updates rebased or refused
 //! by the keys they touch; automatic cleanup due at its interval, keeping the version
 //! before the commit, and a bad setting reported without failing the commit.
@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use arrow_array::{Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
-use lancer_table::config::{self, AutoCleanup, MapUpdate, MetadataUpdate};
+use lancer_table::commit::{self, AutoCleanup, MapUpdate, MetadataUpdate};
 use lancer_table::pb;
 use lancer_table::pb::transaction::{Operation, UpdateConfig};
 use lancer_table::versions::list_versions;
@@ -199,8 +199,8 @@ fn auto_cleanup_runs_at_its_interval() {
     assert_eq!(
         config_of(&ds),
         vec![
-            (config::AUTO_CLEANUP_INTERVAL.into(), "3".into()),
-            (config::AUTO_CLEANUP_OLDER_THAN.into(), "0s".into())
+            (commit::AUTO_CLEANUP_INTERVAL.into(), "3".into()),
+            (commit::AUTO_CLEANUP_OLDER_THAN.into(), "0s".into())
         ]
     );
     let mut seen = Vec::new();
@@ -241,8 +241,8 @@ fn auto_cleanup_runs_at_its_interval() {
     let ds = ds
         .update_metadata(&MetadataUpdate {
             config: Some(set(&[
-                (config::AUTO_CLEANUP_INTERVAL, Some("1")),
-                (config::AUTO_CLEANUP_OLDER_THAN, Some("soon")),
+                (commit::AUTO_CLEANUP_INTERVAL, Some("1")),
+                (commit::AUTO_CLEANUP_OLDER_THAN, Some("soon")),
             ])),
             ..Default::default()
         })
@@ -259,17 +259,17 @@ fn auto_cleanup_runs_at_its_interval() {
 
 #[test]
 fn durations_as_pylance_writes_them() {
-    assert_eq!(config::parse_duration("0s").unwrap(), Duration::ZERO);
+    assert_eq!(commit::parse_duration("0s").unwrap(), Duration::ZERO);
     assert_eq!(
-        config::parse_duration("3600s").unwrap(),
+        commit::parse_duration("3600s").unwrap(),
         Duration::from_secs(3600)
     );
     assert_eq!(
-        config::parse_duration("14days").unwrap(),
+        commit::parse_duration("14days").unwrap(),
         Duration::from_secs(14 * 86400)
     );
     assert!(matches!(
-        config::parse_duration("fortnight"),
+        commit::parse_duration("fortnight"),
         Err(TableError::InvalidInput { .. })
     ));
 }

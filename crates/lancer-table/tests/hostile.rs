@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use arrow_array::{Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
-use lancer_table::cleanup::{cleanup, versions};
 use lancer_table::commit::{manifest_bytes, Naming};
+use lancer_table::versions::{cleanup, versions};
 use lancer_table::versions::{create_tag, list_versions};
 use lancer_table::write::WriteParams;
 use lancer_table::{Dataset, TableError};

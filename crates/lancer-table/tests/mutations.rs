@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use arrow_array::{Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
+use lancer_table::commit::decode_sequence;
+use lancer_table::commit::Manifest;
 use lancer_table::commit::{decode_transaction, read_transaction};
-use lancer_table::deletion::decode_deletions;
-use lancer_table::manifest::Manifest;
+use lancer_table::dataset::decode_deletions;
 use lancer_table::pb;
-use lancer_table::rowids::decode_sequence;
 use lancer_table::versions::{latest_version, list_versions, parse_version_hint};
 use lancer_table::write::WriteParams;
 use lancer_table::Dataset;
@@ -211,7 +211,7 @@ fn mutated_row_id_sequences() {
         row_id_sequence: Some(pb::data_fragment::RowIdSequence::InlineRowIds(huge)),
         ..Default::default()
     };
-    let e = lancer_table::rowids::fragment_row_ids(&lancer_io::Store::local("/nonexistent"), &frag)
+    let e = lancer_table::commit::fragment_row_ids(&lancer_io::Store::local("/nonexistent"), &frag)
         .unwrap_err();
     assert!(e.to_string().contains("2^32"), "{e}");
     assert!(thread_peak_allocation() < 1 << 20);

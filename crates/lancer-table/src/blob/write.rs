@@ -454,7 +454,7 @@ impl BlobPlan {
                 Value::Uri(u, range) => {
                     let (p, z) = range.unwrap_or((0, 0));
                     // under a registered base: its id and the path relative to it
-                    if let Some((base, rel)) = crate::bases::relative_to(&self.bases, u) {
+                    if let Some((base, rel)) = crate::write::relative_to(&self.bases, u) {
                         relative = rel;
                         (KIND_EXTERNAL, p, z, base, relative.as_str(), None)
                     } else {

@@ -20,10 +20,10 @@ use std::time::Duration;
 
 use lancer_io::Store;
 
-use crate::cleanup::CleanupStats;
 use crate::dataset::Dataset;
 use crate::pb;
 use crate::pb::transaction::{Operation, UpdateConfig, UpdateMap, UpdateMapEntry};
+use crate::versions::CleanupStats;
 use crate::{Result, TableError};
 
 /// Config key: commits between automatic cleanups.
@@ -299,7 +299,7 @@ pub fn auto_cleanup(root: &Store, m: &pb::Manifest) -> Result<Option<CleanupStat
     // as a writer that read the version before this one (pylance runs it with the
     // dataset it committed on): that version and newer ones stay
     let keep_from = m.version.saturating_sub(1).max(1);
-    crate::cleanup::cleanup_from(root, older_than, retain, false, false, Some(keep_from)).map(Some)
+    crate::versions::cleanup_from(root, older_than, retain, false, false, Some(keep_from)).map(Some)
 }
 
 impl Dataset {

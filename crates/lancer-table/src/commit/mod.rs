@@ -15,11 +15,22 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use lancer_io::Store;
 use prost::Message;
 
-use crate::manifest::Manifest;
 use crate::pb;
 use crate::pb::transaction::Operation;
 use crate::versions::{list_versions, read_manifest_file};
 use crate::{Result, TableError};
+
+mod config;
+mod manifest;
+mod rowids;
+
+pub(crate) use config::{apply_update, touches_schema, updates_compatible};
+pub use config::{
+    auto_cleanup, parse_duration, AutoCleanup, MapUpdate, MetadataUpdate, AUTO_CLEANUP_INTERVAL,
+    AUTO_CLEANUP_OLDER_THAN, AUTO_CLEANUP_RETAIN_VERSIONS,
+};
+pub use manifest::{unsupported_flags, Manifest, FLAG_DATA_OVERLAYS, KNOWN_READER_FLAGS};
+pub use rowids::{decode_sequence, decode_versions, encode_ids, encode_versions, fragment_row_ids};
 
 /// Reader/writer feature flag: the dataset has deletion files.
 pub const FLAG_DELETION_FILES: u64 = 1;
@@ -261,13 +272,13 @@ fn apply(
             m.schema_metadata = mg.schema_metadata.clone();
             m.fragments = mg.fragments.clone();
             for f in &mut m.fragments {
-                crate::evolve::prune_files(f, &m.fields);
+                crate::evolution::prune_files(f, &m.fields);
             }
         }
         Operation::Project(p) => {
             m.fields = p.schema.clone();
             for f in &mut m.fragments {
-                crate::evolve::prune_files(f, &m.fields);
+                crate::evolution::prune_files(f, &m.fields);
             }
         }
         Operation::Update(u) => {
@@ -314,17 +325,17 @@ fn apply(
             base.ok_or_else(|| TableError::NotFound {
                 what: "a dataset to register base paths in".into(),
             })?;
-            crate::bases::apply_update(&mut m, u)?;
+            crate::write::apply_update(&mut m, u)?;
         }
         Operation::UpdateConfig(u) => {
             base.ok_or_else(|| TableError::NotFound {
                 what: "a dataset to change the metadata of".into(),
             })?;
-            crate::config::apply_update(&mut m, u)?;
+            crate::commit::apply_update(&mut m, u)?;
         }
         Operation::Clone(_) => {
             return Err(TableError::invalid(
-                "a Clone starts a dataset (crate::branch writes it); it is not committed on one",
+                "a Clone starts a dataset (crate::versions::branch writes it); it is not committed on one",
             ));
         }
         Operation::Restore(r) => {
@@ -405,7 +416,7 @@ fn stamp_rows(f: &mut pb::DataFragment, next_row_id: &mut u64, version: u64) -> 
     };
     let n = f.physical_rows;
     let mut ids = match &f.row_id_sequence {
-        Some(R::InlineRowIds(b)) => crate::rowids::decode_sequence(b, n)?,
+        Some(R::InlineRowIds(b)) => crate::commit::decode_sequence(b, n)?,
         Some(R::ExternalRowIds(_)) => {
             return Err(TableError::corrupt(
                 "a new fragment with an external row-id file",
@@ -417,7 +428,7 @@ fn stamp_rows(f: &mut pb::DataFragment, next_row_id: &mut u64, version: u64) -> 
     ids.extend(*next_row_id..*next_row_id + (n - carried));
     *next_row_id += n - carried;
     let mut created = match &f.created_at_version_sequence {
-        Some(C::InlineCreatedAtVersions(b)) => crate::rowids::decode_versions(b, n)?,
+        Some(C::InlineCreatedAtVersions(b)) => crate::commit::decode_versions(b, n)?,
         _ => vec![0; n as usize],
     };
     for v in created.iter_mut().skip(carried as usize) {
@@ -426,12 +437,12 @@ fn stamp_rows(f: &mut pb::DataFragment, next_row_id: &mut u64, version: u64) -> 
     for v in created.iter_mut().filter(|v| **v == 0) {
         *v = version;
     }
-    f.row_id_sequence = Some(R::InlineRowIds(crate::rowids::encode_ids(&ids)));
+    f.row_id_sequence = Some(R::InlineRowIds(crate::commit::encode_ids(&ids)));
     f.created_at_version_sequence = Some(C::InlineCreatedAtVersions(
-        crate::rowids::encode_versions(&created),
+        crate::commit::encode_versions(&created),
     ));
     f.last_updated_at_version_sequence = Some(U::InlineLastUpdatedAtVersions(
-        crate::rowids::encode_versions(&vec![version; n as usize]),
+        crate::commit::encode_versions(&vec![version; n as usize]),
     ));
     Ok(())
 }
@@ -510,7 +521,7 @@ fn covers_any(indices: &[pb::IndexMetadata], ids: &[u64]) -> bool {
 
 /// Whether `ours` (read at an older version) can be rebased over `theirs`.
 fn compatible(ours: &Operation, theirs: Option<&Operation>) -> bool {
-    use crate::config::{touches_schema, updates_compatible};
+    use crate::commit::{touches_schema, updates_compatible};
     match (ours, theirs) {
         (_, None) => false,
         // metadata updates commute with data changes; with each other when they change
@@ -688,7 +699,7 @@ pub struct CommitExtras {
     /// message under `__lance_commit_message`).
     pub properties: std::collections::HashMap<String, String>,
     /// Skip the automatic cleanup the dataset's config may ask for after this commit
-    /// (pylance's `skip_auto_cleanup`; see [`crate::config`]).
+    /// (pylance's `skip_auto_cleanup`; see [`crate::commit`]).
     pub skip_auto_cleanup: bool,
     /// The transaction's uuid (pylance's `Transaction.uuid` when a transaction object is
     /// committed; it names the transaction file); None draws a random one. Checked to be
@@ -863,6 +874,17 @@ fn commit_on(
             restored.as_ref().map(|r| &r.0),
             extras.new_flags,
         )?;
+        // deletes, updates and schema changes drop the segments they leave meaningless
+        let index_section = match (&op, index_section) {
+            (
+                Operation::Delete(_)
+                | Operation::Update(_)
+                | Operation::Merge(_)
+                | Operation::Project(_),
+                Some(sec),
+            ) => Some(retain_relevant_indices(sec, &m)?),
+            (_, sec) => sec,
+        };
         let uuid = extras.uuid.clone().unwrap_or_else(random_uuid);
         let txn_name = format!("{}-{uuid}.txn", base_version.unwrap_or(0));
         let txn = pb::Transaction {
@@ -897,7 +919,7 @@ fn commit_on(
         if root.put_if_absent(&path, bytes.clone().into())? {
             write_hint(root, m.version);
             if !extras.skip_auto_cleanup {
-                if let Err(e) = crate::config::auto_cleanup(root, &m) {
+                if let Err(e) = crate::commit::auto_cleanup(root, &m) {
                     root.context().warn(&format!(
                         "automatic cleanup after committing version {} failed (the commit stands): {e}",
                         m.version
@@ -916,6 +938,76 @@ fn commit_on(
     Err(TableError::Conflict {
         what: format!("gave up after {MAX_COMMIT_ATTEMPTS} attempts racing other writers"),
     })
+}
+
+/// Index names the reference treats as the system's own, never dropped with a schema
+/// change: the fragment reuse index and the MemWAL index.
+const FRAG_REUSE_INDEX_NAME: &str = "__lance_frag_reuse";
+const MEM_WAL_INDEX_NAME: &str = "__lance_mem_wal";
+
+/// The index section `sec` as the reference keeps it after a Delete, Update, Merge or
+/// Project resulting in `m` (spec: "Transactions" → index retention): a segment of a
+/// field the schema no longer has goes (system indexes stay); of the segments of one
+/// index, those covering none of `m`'s fragments go while another still covers some;
+/// when none covers any, a vector index goes whole and a scalar one keeps its oldest
+/// segment; a lone segment goes only if it is an empty vector segment. The bytes are
+/// returned unchanged when nothing goes.
+fn retain_relevant_indices(sec: Vec<u8>, m: &pb::Manifest) -> Result<Vec<u8>> {
+    use roaring::RoaringBitmap;
+    use std::collections::{BTreeMap, HashSet};
+    let mut section = pb::IndexSection::decode(sec.as_slice())
+        .map_err(|e| TableError::corrupt(format!("index section does not decode: {e}")))?;
+    let before = section.indices.len();
+    let system =
+        |i: &pb::IndexMetadata| i.name == FRAG_REUSE_INDEX_NAME || i.name == MEM_WAL_INDEX_NAME;
+    let fields: HashSet<i32> = m.fields.iter().map(|f| f.id).collect();
+    section
+        .indices
+        .retain(|i| system(i) || i.fields.iter().all(|f| fields.contains(f)));
+    let live: RoaringBitmap = m
+        .fragments
+        .iter()
+        .filter_map(|f| u32::try_from(f.id).ok())
+        .collect();
+    // a segment without a bitmap counts as covering nothing, as the reference counts it
+    let empty = |i: &pb::IndexMetadata| -> bool {
+        if i.fragment_bitmap.is_empty() {
+            return true;
+        }
+        RoaringBitmap::deserialize_from(i.fragment_bitmap.as_slice())
+            .map_or(true, |b| (b & &live).is_empty())
+    };
+    let vector = |i: &pb::IndexMetadata| {
+        i.index_details
+            .as_ref()
+            .is_some_and(|d| d.type_url.ends_with("VectorIndexDetails"))
+    };
+    let mut by_name: BTreeMap<&str, Vec<&pb::IndexMetadata>> = BTreeMap::new();
+    for i in section
+        .indices
+        .iter()
+        .filter(|i| i.name != FRAG_REUSE_INDEX_NAME)
+    {
+        by_name.entry(i.name.as_str()).or_default().push(i);
+    }
+    let mut keep: HashSet<Option<pb::Uuid>> = HashSet::new();
+    for (_, segments) in by_name {
+        let (gone, kept): (Vec<_>, Vec<_>) = segments.into_iter().partition(|i| empty(i));
+        if !kept.is_empty() {
+            keep.extend(kept.iter().map(|i| i.uuid.clone()));
+        } else if let Some(oldest) = gone.iter().min_by_key(|i| i.dataset_version) {
+            if !vector(oldest) {
+                keep.insert(oldest.uuid.clone());
+            }
+        }
+    }
+    section
+        .indices
+        .retain(|i| i.name == FRAG_REUSE_INDEX_NAME || keep.contains(&i.uuid));
+    if section.indices.len() == before {
+        return Ok(sec);
+    }
+    Ok(section.encode_to_vec())
 }
 
 /// The index section after `change`: the old segments minus those it removes (by
@@ -987,7 +1079,7 @@ pub fn random_uuid_bytes() -> Vec<u8> {
 /// The index segments a manifest file lists (its index section; none without one).
 pub fn manifest_indices(
     file: &[u8],
-    m: &crate::manifest::Manifest,
+    m: &crate::commit::Manifest,
 ) -> Result<Vec<pb::IndexMetadata>> {
     match m.pb.index_section {
         None => Ok(Vec::new()),

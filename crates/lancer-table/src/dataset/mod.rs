@@ -18,12 +18,20 @@ use lancer_format::schema::LanceField;
 use lancer_io::{StorageOptions, Store};
 use roaring::RoaringBitmap;
 
-use crate::cache::Lru;
-use crate::deletion::read_deletions;
-use crate::manifest::Manifest;
+use crate::commit::Manifest;
 use crate::pb;
 use crate::versions::{read_manifest_file, tag_version};
 use crate::{Result, TableError};
+
+mod assemble;
+mod cache;
+mod concat;
+mod deletion;
+
+pub(crate) use assemble::{across_files, conform, project};
+pub use cache::Lru;
+pub use concat::{concat, concat_batches};
+pub use deletion::{decode_deletions, deletion_path, read_deletions};
 
 mod blobs;
 mod take;
@@ -541,7 +549,7 @@ impl Dataset {
                     self.base_store(id, || format!("data file {:?}", f.path))?;
                 Ok((
                     store,
-                    crate::bases::data_file_path(is_dataset_root, &f.path),
+                    crate::write::data_file_path(is_dataset_root, &f.path),
                 ))
             }
         }
@@ -800,8 +808,8 @@ impl Dataset {
                 }
                 let lf = &self.manifest.schema.fields[fields[*pos]];
                 out[*pos] = Some(match stored[k] {
-                    Some(flf) => crate::assemble::project(flf, col, lf, dt)?,
-                    None => crate::assemble::conform(col, dt, name)?,
+                    Some(flf) => crate::dataset::project(flf, col, lf, dt)?,
+                    None => crate::dataset::conform(col, dt, name)?,
                 });
             }
         }
@@ -825,7 +833,7 @@ impl Dataset {
                 parts.push((flf, col));
             }
             let dt = self.schema.field(fields[pos]).data_type().clone();
-            out[pos] = Some(crate::assemble::across_files(lf, &dt, &parts, rows)?);
+            out[pos] = Some(crate::dataset::across_files(lf, &dt, &parts, rows)?);
         }
         out.into_iter()
             .map(|c| c.ok_or_else(|| TableError::corrupt("a column was not read")))
@@ -980,7 +988,7 @@ impl Dataset {
         if let Some(hit) = self.cache.row_ids.get(&frag.id) {
             return Ok(Some(hit));
         }
-        let Some(ids) = crate::rowids::fragment_row_ids(&self.store, frag)? else {
+        let Some(ids) = crate::commit::fragment_row_ids(&self.store, frag)? else {
             return Ok(None);
         };
         let ids = Arc::new(ids);
@@ -1077,7 +1085,7 @@ impl Dataset {
             cols.push(match parts.len() {
                 0 => arrow_array::new_empty_array(self.schema.field(fi).data_type()),
                 1 => batches[0].column(k).clone(),
-                _ => crate::concat::concat(&parts)?,
+                _ => crate::dataset::concat(&parts)?,
             });
         }
         self.batch(&fields, cols, rows)

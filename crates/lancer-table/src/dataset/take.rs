@@ -227,7 +227,7 @@ impl Dataset {
                 1 => p.swap_remove(0),
                 _ => {
                     let refs: Vec<&dyn Array> = p.iter().map(|a| a.as_ref()).collect();
-                    crate::concat::concat(&refs)?
+                    crate::dataset::concat(&refs)?
                 }
             };
             cols.push(if in_order { all } else { reorder(&all, &inv)? });

@@ -178,7 +178,7 @@ impl Dataset {
             max_bytes_per_file: opts
                 .max_bytes_per_file
                 .unwrap_or(crate::write::DEFAULT_MAX_BYTES_PER_FILE),
-            blobs: crate::blob_write::BlobWriteOptions {
+            blobs: crate::blob::BlobWriteOptions {
                 bases: self.blob_bases(),
                 ..Default::default()
             },
@@ -209,10 +209,10 @@ impl Dataset {
             // the rows keep their ids and both versions
             let (mut rid, mut created, mut updated) = (Vec::new(), Vec::new(), Vec::new());
             for f in &olds {
-                let (ids, c) = crate::evolve::row_ids_and_created(self, f)?;
+                let (ids, c) = crate::evolution::row_ids_and_created(self, f)?;
                 let u = match &f.last_updated_at_version_sequence {
                     Some(pb::data_fragment::LastUpdatedAtVersionSequence::InlineLastUpdatedAtVersions(b)) => {
-                        crate::rowids::decode_versions(b, f.physical_rows)?
+                        crate::commit::decode_versions(b, f.physical_rows)?
                     }
                     _ => c.clone(),
                 };
@@ -232,16 +232,16 @@ impl Dataset {
                 let n = f.physical_rows as usize;
                 let range = at..(at + n).min(rid.len());
                 f.row_id_sequence = Some(pb::data_fragment::RowIdSequence::InlineRowIds(
-                    crate::rowids::encode_ids(&rid[range.clone()]),
+                    crate::commit::encode_ids(&rid[range.clone()]),
                 ));
                 f.created_at_version_sequence = Some(
                     pb::data_fragment::CreatedAtVersionSequence::InlineCreatedAtVersions(
-                        crate::rowids::encode_versions(&created[range.clone()]),
+                        crate::commit::encode_versions(&created[range.clone()]),
                     ),
                 );
                 f.last_updated_at_version_sequence = Some(
                     pb::data_fragment::LastUpdatedAtVersionSequence::InlineLastUpdatedAtVersions(
-                        crate::rowids::encode_versions(&updated[range]),
+                        crate::commit::encode_versions(&updated[range]),
                     ),
                 );
                 at += n;

@@ -160,7 +160,7 @@ pub(crate) fn row_ids_and_created(
         .ok_or_else(|| TableError::corrupt(format!("fragment {} has no row ids", frag.id)))?;
     let created = match &frag.created_at_version_sequence {
         Some(C::InlineCreatedAtVersions(b)) => {
-            crate::rowids::decode_versions(b, frag.physical_rows)?
+            crate::commit::decode_versions(b, frag.physical_rows)?
         }
         _ => vec![0; frag.physical_rows as usize],
     };
@@ -178,12 +178,12 @@ pub(crate) fn carry_rows(frags: &mut [pb::DataFragment], ids: &[u64], created: &
         if n == 0 {
             break;
         }
-        f.row_id_sequence = Some(R::InlineRowIds(crate::rowids::encode_ids(&ids[at..at + n])));
+        f.row_id_sequence = Some(R::InlineRowIds(crate::commit::encode_ids(&ids[at..at + n])));
         let mut c = created[at..at + n].to_vec();
         // rows past the moved ones are stamped at commit (0: "this version")
         c.resize(f.physical_rows as usize, 0);
         f.created_at_version_sequence = Some(C::InlineCreatedAtVersions(
-            crate::rowids::encode_versions(&c),
+            crate::commit::encode_versions(&c),
         ));
         at += n;
     }

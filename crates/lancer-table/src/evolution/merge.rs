@@ -204,7 +204,7 @@ struct Plan {
     conv: Option<RowConverter>,
     need_target_values: bool,
     /// Where new data files go (empty: the dataset's location).
-    targets: Vec<crate::bases::Target>,
+    targets: Vec<crate::write::Target>,
 }
 
 /// Hashes of one side's keys.
@@ -522,7 +522,9 @@ impl Dataset {
                 None => {
                     let nulls = new_null_array(f.data_type(), insert_rows.len());
                     match &target {
-                        Some(t) => crate::concat::concat(&[t.column(fi).as_ref(), nulls.as_ref()])?,
+                        Some(t) => {
+                            crate::dataset::concat(&[t.column(fi).as_ref(), nulls.as_ref()])?
+                        }
                         None => new_null_array(f.data_type(), picked.num_rows()),
                     }
                 }
@@ -707,7 +709,7 @@ impl Dataset {
         }
         let mut frags = self.write_merged(plan, out)?;
         if stable {
-            crate::evolve::carry_rows(&mut frags, &carried_ids, &carried_created);
+            crate::evolution::carry_rows(&mut frags, &carried_ids, &carried_created);
         }
         Ok((frags, matched, rewritten, stats))
     }
@@ -729,7 +731,7 @@ impl Dataset {
         let mut acc: Option<KeyCandidates> = None;
         for (k, &si) in spec.on.iter().zip(&plan.key_src) {
             let cols: Vec<&dyn Array> = source.iter().map(|b| b.column(si).as_ref()).collect();
-            let values = crate::concat::concat(&cols)?;
+            let values = crate::dataset::concat(&cols)?;
             let Some(c) = lookup(k, &values)? else {
                 return Ok(None);
             };
@@ -893,7 +895,7 @@ impl Dataset {
         let mut frags = self.write_merged(plan, outputs)?;
         if stable {
             let (ids, created) = carried.into_inner();
-            crate::evolve::carry_rows(&mut frags, &ids, &created);
+            crate::evolution::carry_rows(&mut frags, &ids, &created);
             if let Some(sp) = spill.into_inner() {
                 frags.extend(self.write_merged(plan, sp.batches())?);
             }
@@ -913,7 +915,7 @@ impl Dataset {
                 .iter()
                 .find(|f| f.id == fid)
                 .ok_or_else(|| TableError::corrupt(format!("no fragment {fid}")))?;
-            e.insert(crate::evolve::row_ids_and_created(self, frag)?);
+            e.insert(crate::evolution::row_ids_and_created(self, frag)?);
         }
         let (ids, created) = &known[&fid];
         let off = (t & 0xFFFF_FFFF) as usize;

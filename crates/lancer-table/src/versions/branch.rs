@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 
 use lancer_io::{StorageOptions, Store};
 
+use crate::commit::Manifest;
 use crate::commit::{manifest_bytes_with_index, random_hex, random_uuid, write_hint, Naming};
-use crate::manifest::Manifest;
 use crate::pb;
 use crate::pb::transaction::Operation;
 use crate::versions::{latest_version, read_manifest_file};

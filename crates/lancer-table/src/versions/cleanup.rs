@@ -10,8 +10,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use lancer_io::Store;
 
-use crate::deletion::deletion_path;
-use crate::manifest::Manifest;
+use crate::commit::Manifest;
+use crate::dataset::deletion_path;
 use crate::versions::list_versions;
 use crate::{Result, TableError};
 
@@ -331,14 +331,14 @@ fn run(store: &Store, limits: &Limits, mut plan: Option<&mut Plan>) -> Result<Cl
         Some(v) => Manifest::parse(&store.get(&v.path)?)?.pb.branch,
         None => None,
     };
-    let root = crate::branch::main_root(store, branch.as_deref())?;
+    let root = crate::versions::branch::main_root(store, branch.as_deref())?;
     // (only this branch's tags: a branch's version numbers repeat main's)
-    let tags = crate::branch::tags_of(&root, branch.as_deref())?;
+    let tags = crate::versions::branch::tags_of(&root, branch.as_deref())?;
     let tagged: HashSet<u64> = tags.iter().map(|(_, v)| *v).collect();
     // versions other branches start from stay: their manifests name this one's files
-    let branch_list = crate::branch::list(&root)?;
+    let branch_list = crate::versions::branch::list(&root)?;
     let branched: HashSet<u64> =
-        crate::branch::versions_branched_from(&branch_list, branch.as_deref())
+        crate::versions::branch::versions_branched_from(&branch_list, branch.as_deref())
             .into_iter()
             .collect();
     let mut doomed_refs: HashSet<String> = HashSet::new();
@@ -416,7 +416,7 @@ fn run(store: &Store, limits: &Limits, mut plan: Option<&mut Plan>) -> Result<Cl
             let from_here = b
                 .parent_branch
                 .as_deref()
-                .filter(|p| *p != crate::branch::MAIN)
+                .filter(|p| *p != crate::versions::branch::MAIN)
                 == branch.as_deref();
             if from_here {
                 plan.branches.push((name.clone(), b.parent_version, false));

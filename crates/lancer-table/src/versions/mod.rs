@@ -8,6 +8,15 @@ use lancer_io::Store;
 
 use crate::{Result, TableError};
 
+pub mod branch;
+mod cleanup;
+
+pub(crate) use cleanup::cleanup_from;
+pub use cleanup::{
+    cleanup, cleanup_retaining, explain_cleanup, version_summaries, versions, CleanupCandidate,
+    CleanupStats, Explained, Summary, VersionInfo, UNVERIFIED_GRACE,
+};
+
 /// A version and the file that holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VersionFile {
@@ -121,11 +130,11 @@ pub fn list_tags(store: &Store) -> Result<Vec<(String, u64)>> {
     Ok(out)
 }
 
-/// Branch names (`_refs/branches/{name}.json`, see [`crate::branch`]); each branch is a
+/// Branch names (`_refs/branches/{name}.json`, see [`crate::versions::branch`]); each branch is a
 /// dataset of its own under `tree/{name}/` whose manifests name the parent's files
 /// through base paths.
 pub fn list_branches(store: &Store) -> Result<Vec<String>> {
-    Ok(crate::branch::list(store)?
+    Ok(crate::versions::branch::list(store)?
         .into_iter()
         .map(|(n, _)| n)
         .collect())
@@ -133,7 +142,7 @@ pub fn list_branches(store: &Store) -> Result<Vec<String>> {
 
 /// The store of branch `name` (its `tree/{name}` directory).
 pub fn branch_root(store: &Store, name: &str) -> Result<Store> {
-    crate::branch::store_of(store, Some(name))
+    crate::versions::branch::store_of(store, Some(name))
 }
 
 /// A tag file's text in pylance 14's layout (two-space indented JSON, keys in its

@@ -109,7 +109,7 @@ pub fn conform_batch(batch: &RecordBatch, target: &SchemaRef) -> Result<RecordBa
         let col = match source.index_of(tf.name()) {
             Ok(k)
                 if is_blob_target(tf)
-                    && crate::blob_write::is_logical_blob_type(batch.column(k).data_type()) =>
+                    && crate::blob::is_logical_blob_type(batch.column(k).data_type()) =>
             {
                 check_blob_thresholds(source.field(k), tf)?;
                 blob_structs.push(cols.len());
@@ -159,7 +159,7 @@ fn is_blob_target(f: &Field) -> bool {
 /// Blob thresholds given with appended data must be the column's own (the reference
 /// refuses others).
 fn check_blob_thresholds(source: &Field, target: &Field) -> Result<()> {
-    use crate::blob_write::{DEDICATED_THRESHOLD_KEY, INLINE_THRESHOLD_KEY, PACK_THRESHOLD_KEY};
+    use crate::blob::{DEDICATED_THRESHOLD_KEY, INLINE_THRESHOLD_KEY, PACK_THRESHOLD_KEY};
     for key in [
         INLINE_THRESHOLD_KEY,
         DEDICATED_THRESHOLD_KEY,

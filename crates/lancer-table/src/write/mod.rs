@@ -15,6 +15,13 @@ use crate::pb;
 use crate::pb::transaction::Operation;
 use crate::{Result, TableError};
 
+mod bases;
+mod input;
+
+pub(crate) use bases::{apply_update, data_file_path, relative_to, targets, Target};
+pub use bases::{as_given, assign, BaseSpec};
+pub use input::{conform_batch, normalize_batch, normalize_schema, normalize_type};
+
 /// How to write.
 #[derive(Debug, Clone)]
 pub struct WriteParams {
@@ -37,15 +44,15 @@ pub struct WriteParams {
     /// [`crate::commit::COMMIT_MESSAGE_KEY`]).
     pub transaction_properties: std::collections::HashMap<String, String>,
     /// Automatic cleanup for a new dataset (pylance's `auto_cleanup_options`): written
-    /// into its config; an existing dataset keeps its own (see [`crate::config`]).
-    pub auto_cleanup: Option<crate::config::AutoCleanup>,
+    /// into its config; an existing dataset keeps its own (see [`crate::commit`]).
+    pub auto_cleanup: Option<crate::commit::AutoCleanup>,
     /// Skip the automatic cleanup the dataset's config asks for after this write's
     /// commit (pylance's `skip_auto_cleanup`).
     pub skip_auto_cleanup: bool,
     /// Blob v2 columns: packed sidecar size, external URIs outside registered bases.
-    pub blobs: crate::blob_write::BlobWriteOptions,
+    pub blobs: crate::blob::BlobWriteOptions,
     /// Base paths a new dataset registers (pylance's `initial_bases`; ids from 1).
-    pub initial_bases: Vec<crate::bases::BaseSpec>,
+    pub initial_bases: Vec<crate::write::BaseSpec>,
     /// Where this write's new data files go, round-robin, one file each in turn
     /// (pylance's `target_bases`): registered bases by name or path — a new dataset's
     /// `initial_bases` — and the dataset's own location for its primary storage. Empty:
@@ -138,7 +145,7 @@ pub(crate) fn write_fragments(
     batches: impl IntoIterator<Item = Result<RecordBatch>>,
     params: &WriteParams,
     field_ids: Option<Vec<i32>>,
-    targets: &[crate::bases::Target],
+    targets: &[crate::write::Target],
 ) -> Result<Vec<pb::DataFragment>> {
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Result<RecordBatch>>(READ_AHEAD_BATCHES);
@@ -164,11 +171,11 @@ fn write_fragments_from(
     batches: std::sync::mpsc::Receiver<Result<RecordBatch>>,
     params: &WriteParams,
     field_ids: Option<Vec<i32>>,
-    targets: &[crate::bases::Target],
+    targets: &[crate::write::Target],
 ) -> Result<Vec<pb::DataFragment>> {
     // Blob v2 columns (2.2+): payloads placed by size, the files written with the
-    // columns' descriptors (crate::blob_write).
-    let blobs = crate::blob_write::BlobPlan::new(schema, params.storage, &params.blobs)?;
+    // columns' descriptors (crate::blob).
+    let blobs = crate::blob::BlobPlan::new(schema, params.storage, &params.blobs)?;
     let file_schema = blobs
         .as_ref()
         .map_or_else(|| schema.clone(), |b| b.file_schema.clone());
@@ -177,7 +184,7 @@ fn write_fragments_from(
     // one id in its files (its logical children have none there).
     let field_ids = match (field_ids, &blobs) {
         (None, Some(_)) => {
-            let manifest = crate::blob_write::manifest_schema(schema, params.storage)?;
+            let manifest = crate::blob::manifest_schema(schema, params.storage)?;
             let pbs = wschema::pb_schema(&manifest)?;
             let lance = lancer_format::schema::LanceSchema::from_pb(&pbs)?;
             let mut ids = Vec::new();
@@ -200,7 +207,7 @@ fn write_fragments_from(
         DataWriter,
         String,
         u64,
-        Option<crate::blob_write::Sidecars<'s>>,
+        Option<crate::blob::Sidecars<'s>>,
         Option<u32>,
     );
     let mut writer: Option<Open<'_>> = None;
@@ -276,7 +283,7 @@ fn write_fragments_from(
                 // blob sidecars beside their data file, in its base too (as pylance 14)
                 let sidecars = blobs
                     .as_ref()
-                    .map(|_| crate::blob_write::Sidecars::new(store, &path));
+                    .map(|_| crate::blob::Sidecars::new(store, &path));
                 writer = Some((
                     DataWriter::create(store, &path, file_schema.clone(), opts)?,
                     name,
@@ -330,10 +337,10 @@ pub fn write_uncommitted(
     batches: impl IntoIterator<Item = Result<RecordBatch>>,
     params: &WriteParams,
 ) -> Result<Vec<pb::DataFragment>> {
-    let schema = crate::input::normalize_schema(schema);
+    let schema = crate::write::normalize_schema(schema);
     let batches = batches.into_iter().map(|b| {
-        b.and_then(crate::input::normalize_batch)
-            .and_then(|b| crate::input::conform_batch(&b, &schema))
+        b.and_then(crate::write::normalize_batch)
+            .and_then(|b| crate::write::conform_batch(&b, &schema))
     });
     // the bases of the dataset these fragments will replace, if there is one (a new
     // dataset has none yet: only its own location can be named)
@@ -345,7 +352,7 @@ pub fn write_uncommitted(
         let bases = existing
             .map(|d| d.base_paths().to_vec())
             .unwrap_or_default();
-        crate::bases::targets(store, &bases, params, &options)?
+        crate::write::targets(store, &bases, params, &options)?
     };
     write_fragments(store, &schema, batches, params, None, &targets)
 }
@@ -383,10 +390,10 @@ impl Dataset {
     ) -> Result<Dataset> {
         let root = &store;
         // view types (string_view, ...) are stored as their plain types
-        let schema = crate::input::normalize_schema(&schema);
+        let schema = crate::write::normalize_schema(&schema);
         let batches = batches.into_iter().map(|b| {
-            b.and_then(crate::input::normalize_batch)
-                .and_then(|b| crate::input::conform_batch(&b, &schema))
+            b.and_then(crate::write::normalize_batch)
+                .and_then(|b| crate::write::conform_batch(&b, &schema))
         });
         let existing = Dataset::open_in(store.clone(), None).ok();
         // registered bases: the dataset's, or those this write registers as it creates it
@@ -398,7 +405,7 @@ impl Dataset {
                 ))
             }
             Some(_) => Vec::new(),
-            None => crate::bases::assign(&[], &params.initial_bases)?,
+            None => crate::write::assign(&[], &params.initial_bases)?,
         };
         let mut params = params.clone();
         params.blobs.bases = match &existing {
@@ -414,7 +421,7 @@ impl Dataset {
         } else {
             params.naming
         };
-        let manifest_schema = crate::blob_write::manifest_schema(&schema, params.storage)?;
+        let manifest_schema = crate::blob::manifest_schema(&schema, params.storage)?;
         let bases_now = match &existing {
             Some(d) => d.base_paths().to_vec(),
             None => initial_bases.clone(),
@@ -424,7 +431,7 @@ impl Dataset {
             .clone()
             .or_else(|| existing.as_ref().map(|d| d.storage_options().clone()))
             .unwrap_or_default();
-        let targets = crate::bases::targets(root, &bases_now, params, &options)?;
+        let targets = crate::write::targets(root, &bases_now, params, &options)?;
         let frags = write_fragments(root, &schema, batches, params, None, &targets)?;
         let pbs = wschema::pb_schema(&manifest_schema)?;
         let op = Operation::Overwrite(pb::transaction::Overwrite {
@@ -460,7 +467,7 @@ impl Dataset {
     }
 
     /// Appends `batches`, made to fit the dataset's schema as the reference does
-    /// ([`crate::input::conform_batch`]).
+    /// ([`crate::write::conform_batch`]).
     pub fn append(&self, batches: &[RecordBatch], params: &WriteParams) -> Result<Dataset> {
         self.append_stream(batches.iter().cloned().map(Ok), params)
     }
@@ -486,7 +493,7 @@ impl Dataset {
         // names as the dataset's (the reference's rules for an append)
         let batches = batches
             .into_iter()
-            .map(|b| b.and_then(|b| crate::input::conform_batch(&b, &schema)));
+            .map(|b| b.and_then(|b| crate::write::conform_batch(&b, &schema)));
         let targets = self.write_targets(&params)?;
         let frags = write_fragments(self.store(), &schema, batches, &params, Some(ids), &targets)?;
         let op = Operation::Append(pb::transaction::Append { fragments: frags });
@@ -524,7 +531,7 @@ impl Dataset {
         params.blobs.bases = self.blob_bases();
         let batches = batches
             .into_iter()
-            .map(|b| b.and_then(|b| crate::input::conform_batch(&b, &schema)));
+            .map(|b| b.and_then(|b| crate::write::conform_batch(&b, &schema)));
         let ids = preorder_schema_ids(self);
         let targets = self.write_targets(&params)?;
         write_fragments(self.store(), &schema, batches, &params, Some(ids), &targets)
@@ -744,7 +751,7 @@ impl Dataset {
             num_deleted_rows: del.len(),
             base_id: None,
         };
-        let path = crate::deletion::deletion_path(frag_id, &d);
+        let path = crate::dataset::deletion_path(frag_id, &d);
         let schema = Arc::new(Schema::new(vec![Field::new(
             "row_id",
             DataType::UInt32,
