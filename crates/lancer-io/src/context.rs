@@ -42,6 +42,8 @@ pub struct ContextOptions {
     pub runtime: Option<tokio::runtime::Handle>,
     /// Called with each distinct warning (besides keeping it for [`Context::warnings`]).
     pub warnings: Option<WarningSink>,
+    /// Rows per batch of a scan that names none (`None`: the scanner's own default).
+    pub batch_size: Option<usize>,
 }
 
 impl fmt::Debug for ContextOptions {
@@ -51,6 +53,7 @@ impl fmt::Debug for ContextOptions {
             .field("metadata_cache_entries", &self.metadata_cache_entries)
             .field("runtime", &self.runtime.is_some())
             .field("warnings", &self.warnings.is_some())
+            .field("batch_size", &self.batch_size)
             .finish()
     }
 }
@@ -67,6 +70,7 @@ pub struct Context {
     metadata: Cache,
     sink: Option<WarningSink>,
     warned: Mutex<Vec<String>>,
+    batch_size: Option<usize>,
 }
 
 impl fmt::Debug for Context {
@@ -99,7 +103,13 @@ impl Context {
             )),
             sink: options.warnings,
             warned: Mutex::default(),
+            batch_size: options.batch_size.filter(|&n| n > 0),
         })
+    }
+
+    /// Rows per batch of a scan that names none, when the session sets it.
+    pub fn batch_size(&self) -> Option<usize> {
+        self.batch_size
     }
 
     /// A context with the defaults.

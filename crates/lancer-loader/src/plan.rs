@@ -100,7 +100,7 @@ pub fn discover_in(session: &lancer::Session, uri: &str, pin: &Pin) -> Result<Di
     let ds = match Dataset::open_with(store.clone(), options.clone(), version) {
         Ok(ds) => ds,
         Err(TableError::UnknownFeatures { flags, known }) => {
-            let [reason, remedy] = lancer_table::manifest::unsupported_flags(flags, known);
+            let [reason, remedy] = lancer_table::commit::unsupported_flags(flags, known);
             return Err(LoaderError::Refused { reason, remedy });
         }
         Err(e) => return Err(e.into()),

@@ -1187,7 +1187,7 @@ pub(crate) fn search_metric(
     metric: Option<&str>,
 ) -> PyResult<lancer::Metric> {
     Ok(match metric {
-        Some(m) => lancer::Metric::parse(m).map_err(errors::table)?,
+        Some(m) => lancer::Metric::parse(m).map_err(|e| errors::lancer(e.into()))?,
         None => lancer::search::column_index_metric(ds, column)
             .map_err(errors::lancer)?
             .unwrap_or(lancer::Metric::L2),

@@ -85,9 +85,8 @@ pub fn table(e: TableError) -> PyErr {
         // a type the file format cannot hold is the caller's data, not damage
         TableError::Format(lancer::file::FormatError::UnsupportedType { .. }) => invalid_input(msg),
         TableError::Corrupt { .. } | TableError::Format(_) => CorruptDataError::new_err(msg),
-        TableError::Io { .. } | TableError::Storage { .. } | TableError::Refused { .. } => {
-            PyOSError::new_err(msg)
-        }
+        // storage, and any kind a later layer adds
+        _ => PyOSError::new_err(msg),
     }
 }
 
@@ -109,9 +108,9 @@ fn index(e: lancer::IndexError) -> PyErr {
     match e {
         E::Table(t) => table(t),
         E::Corrupt { .. } | E::Format(_) | E::Json(_) => CorruptDataError::new_err(msg),
-        E::Unsupported { .. } => PyNotImplementedError::new_err(msg),
         E::Arrow(a) => arrow(a),
-        E::InvalidArgument { .. } => invalid_input(msg),
+        E::Unsupported { .. } => PyNotImplementedError::new_err(msg),
+        _ => invalid_input(msg),
     }
 }
 

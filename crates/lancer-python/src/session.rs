@@ -13,9 +13,11 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// A session whose warnings become Python `UserWarning`s.
+/// A session whose warnings become Python `UserWarning`s, with the settings pylance
+/// reads from the environment (`LANCE_DEFAULT_BATCH_SIZE`).
 pub(crate) fn python_session(builder: lancer::SessionBuilder) -> lancer::Session {
     builder
+        .environment()
         .warnings(|message| {
             Python::attach(|py| {
                 let category = py.get_type::<pyo3::exceptions::PyUserWarning>();

@@ -48,6 +48,7 @@
 //! workspace still need from them sits in the gated [`internal`] module, whose uses
 //! `scripts/test.sh` counts.
 
+mod catalog;
 mod error;
 mod plan;
 mod session;
@@ -69,12 +70,12 @@ pub use session::{
 
 // Datasets and writing them (the table layer's types, part of this API).
 pub use lancer_io::{StorageOptions, Store, StoreStats};
-pub use lancer_table::bases::BaseSpec;
-pub use lancer_table::blob_write::BlobWriteOptions;
-pub use lancer_table::compact::CompactionOptions;
-pub use lancer_table::concat::concat_batches;
-pub use lancer_table::config::{AutoCleanup, MapUpdate, MetadataUpdate};
-pub use lancer_table::evolve::ColumnChange;
+pub use lancer_table::blob::BlobWriteOptions;
+pub use lancer_table::commit::{AutoCleanup, MapUpdate, MetadataUpdate};
+pub use lancer_table::dataset::concat_batches;
+pub use lancer_table::evolution::ColumnChange;
+pub use lancer_table::evolution::CompactionOptions;
+pub use lancer_table::write::BaseSpec;
 pub use lancer_table::write::{WriteParams, DEFAULT_MAX_BYTES_PER_FILE};
 pub use lancer_table::{Dataset, TableError};
 
@@ -96,11 +97,8 @@ pub use index::{
     create_index, drop_index, list_indices, optimize_index, IndexInfo, IndexParams, IndexSpec,
 };
 pub use lancer_index::inverted::tokenizer::AnalyzerParams;
-/// The distance an index is built with (`l2`, `cosine`, `dot`): the subset of [`Metric`]
-/// the IVF / HNSW kinds take ([`Metric::index_metric`]).
-pub use lancer_index::ivf::Metric as IndexMetric;
-pub use lancer_index::ivf_build::Quantizer;
 pub use lancer_index::scalar::ScalarKind;
+pub use lancer_index::vector::ivf::Quantizer;
 pub use lancer_index::IndexError;
 pub use progress::{Progress, ProgressEvent};
 
@@ -134,13 +132,13 @@ pub use file::FileVersion;
 /// A dataset's history: versions and their manifests' naming, tags, branches, cleanup
 /// of old versions (spec: "Table format", versions and tags; "Branches").
 pub mod versions {
-    pub use lancer_table::branch::{self, list_ordered, BranchInfo, Reference};
-    pub use lancer_table::cleanup::{
+    /// Manifest file naming (older `{version}.manifest` or newer, latest-first names).
+    pub use lancer_table::commit::Naming;
+    pub use lancer_table::versions::branch::{self, list_ordered, BranchInfo, Reference};
+    pub use lancer_table::versions::{
         cleanup, cleanup_retaining, explain_cleanup, version_summaries, versions as version_infos,
         CleanupStats, Summary, VersionInfo,
     };
-    /// Manifest file naming (older `{version}.manifest` or newer, latest-first names).
-    pub use lancer_table::commit::Naming;
     pub use lancer_table::versions::{
         create_tag, delete_tag, latest_version, list_tag_records, list_tags, list_versions,
         manifest_path, migrate_manifest_paths_v2, replace_tag_metadata, rfc3339, tag_version,

@@ -43,6 +43,8 @@ pub struct Session {
 pub struct SessionBuilder {
     options: StorageOptions,
     context: ContextOptions,
+    /// Warnings found while setting up, given to the session's sink once it exists.
+    pending: Vec<String>,
 }
 
 impl SessionBuilder {
@@ -87,10 +89,39 @@ impl SessionBuilder {
         self
     }
 
+    /// Rows per batch of a scan that names no batch size (default
+    /// [`crate::DEFAULT_BATCH_SIZE`]); 0 keeps the default.
+    pub fn batch_size(mut self, rows: usize) -> Self {
+        self.context.batch_size = (rows > 0).then_some(rows);
+        self
+    }
+
+    /// The settings pylance reads from the environment, read here as it reads them:
+    /// `LANCE_DEFAULT_BATCH_SIZE` (rows per batch of a scan that names none). A value
+    /// that is not a positive number of rows keeps the default, with a warning naming
+    /// the variable (the session's first). Settings made on the builder afterwards win.
+    pub fn environment(mut self) -> Self {
+        const BATCH: &str = "LANCE_DEFAULT_BATCH_SIZE";
+        if let Ok(v) = std::env::var(BATCH) {
+            match v.trim().parse::<usize>() {
+                Ok(n) if n > 0 => self.context.batch_size = Some(n),
+                _ => self.pending.push(format!(
+                    "{BATCH}={v:?} is not a positive number of rows: scans keep the default batch size of {}",
+                    crate::DEFAULT_BATCH_SIZE
+                )),
+            }
+        }
+        self
+    }
+
     /// The session.
     pub fn build(self) -> Session {
+        let ctx = Context::new(self.context);
+        for w in &self.pending {
+            ctx.warn(w);
+        }
         Session {
-            ctx: Context::new(self.context),
+            ctx,
             options: Arc::new(self.options),
         }
     }

@@ -170,7 +170,7 @@ fn expected(vals: &[V]) -> Vec<Option<Vec<u8>>> {
 
 /// `ds` compacted with deleted rows materialized (every fragment rewritten).
 fn compacted(ds: &Dataset) -> Dataset {
-    let opts = lancer_table::compact::CompactionOptions {
+    let opts = lancer_table::evolution::CompactionOptions {
         materialize_deletions_threshold: 0.0,
         ..Default::default()
     };
@@ -450,7 +450,7 @@ fn appends_deletes_compaction_and_cleanup_keep_payloads() {
     let ds = compacted(&ds);
     assert_eq!(payloads(&ds), live);
     std::thread::sleep(std::time::Duration::from_millis(5));
-    lancer_table::cleanup::cleanup_retaining(ds.store(), None, Some(1), true, false).unwrap();
+    lancer_table::versions::cleanup_retaining(ds.store(), None, Some(1), true, false).unwrap();
     let ds = Dataset::open(tmp.path()).unwrap();
     assert_eq!(payloads(&ds), live);
     let after = sidecars(tmp.path());

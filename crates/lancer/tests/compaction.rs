@@ -10,7 +10,7 @@ use lancer::write::{
     commit_compaction, plan_compaction, CompactionPlan, CompactionTask, RewriteResult,
 };
 use lancer::{Dataset, DatasetExt, Store, WriteParams};
-use lancer_table::compact::CompactionOptions;
+use lancer_table::evolution::CompactionOptions;
 
 use crate::common::TempDir;
 use crate::two_phase::{batch, schema};

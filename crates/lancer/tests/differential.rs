@@ -28,7 +28,7 @@ use arrow_schema::DataType;
 use lancer::write::MergeOptions;
 use lancer::{Dataset, DatasetExt, WriteParams};
 use lancer_format::container::FileVersion;
-use lancer_table::compact::CompactionOptions;
+use lancer_table::evolution::CompactionOptions;
 use serde_json::Value;
 
 use lancer_testkit::oracle::{live_dir, required};

@@ -19,8 +19,8 @@ use lancer::index::{
 use lancer::search::AnnParams;
 use lancer::search::{nearest, Filtering, Metric, Nearest, SearchOptions};
 use lancer::Dataset;
-use lancer_index::ivf::Metric as IndexMetric;
-use lancer_index::ivf_build::Quantizer;
+use lancer_index::distance::Metric as IndexMetric;
+use lancer_index::vector::ivf::Quantizer;
 
 use crate::common::{case_queries, copy_dir, pylance, repo, TempDir};
 
@@ -238,7 +238,7 @@ fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
         .chain(hnsw.iter().map(|&(q, im, m)| (q, im, m, true)));
     let mut built = Vec::new();
     for (quantizer, imetric, metric, graphs) in kinds {
-        let type_name = lancer_index::ivf_build::type_name(quantizer, graphs);
+        let type_name = lancer_index::vector::ivf::type_name(quantizer, graphs);
         let label = match quantizer {
             Quantizer::Rq { bits } => format!("IVF_RQ{bits}_{}", imetric.name()),
             _ => format!("{type_name}_{}", imetric.name()),
@@ -376,8 +376,8 @@ fn lancer_built_ivf_indexes_search_and_open_in_pylance() {
 }
 
 /// HNSW settings of the tests' builds: `m`, `ef_construction`, 7 levels.
-fn lancer_index_hnsw(m: usize, ef_construction: usize) -> lancer_index::hnsw_build::HnswBuild {
-    lancer_index::hnsw_build::HnswBuild {
+fn lancer_index_hnsw(m: usize, ef_construction: usize) -> lancer_index::vector::hnsw::HnswBuild {
+    lancer_index::vector::hnsw::HnswBuild {
         m,
         ef_construction,
         max_level: 7,
@@ -686,7 +686,7 @@ fn shared_partition_scans_answer_as_exact_search() {
 /// seeds 2k and 2k + 1 into one stream).
 #[test]
 fn the_seed_picks_the_training_draw() {
-    use lancer_index::ivf::IvfSegment;
+    use lancer_index::vector::ivf::IvfSegment;
     let golden = repo().join("tests/data/indexes/pylance-14");
     let (tmp, _qfile, queries) = scratch_with_queries("ivf_pq8_l2_d16_stable", "index-seed");
     let build = |seed: u64, tag: &str| {

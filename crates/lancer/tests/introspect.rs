@@ -12,8 +12,8 @@ use arrow_array::types::{Float32Type, UInt64Type};
 use lancer::index::{create_scalar_index, ScalarIndexOptions};
 use lancer::index::{create_vector_index, VectorIndexOptions};
 use lancer::{Dataset, DatasetExt, Error, ScalarKind, TableError};
-use lancer_index::ivf::Metric as IndexMetric;
-use lancer_index::ivf_build::Quantizer;
+use lancer_index::distance::Metric as IndexMetric;
+use lancer_index::vector::ivf::Quantizer;
 use lancer_table::versions;
 
 use crate::common::TempDir;

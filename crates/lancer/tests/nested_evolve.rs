@@ -14,7 +14,7 @@ use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Field, Fields, Schema};
 use lancer::{Dataset, DatasetExt};
 use lancer_format::container::FileVersion;
-use lancer_table::evolve::ColumnChange;
+use lancer_table::evolution::ColumnChange;
 use lancer_table::write::WriteParams;
 
 use crate::common::{pylance, TempDir};
@@ -230,7 +230,7 @@ fn nested_fields_evolve_and_read_alike_in_pylance() {
             RecordBatch::try_new(b.schema(), vec![old.column(0).clone(), Arc::new(s)]).unwrap()
         };
         let ds = ds.append(&[more], &params).unwrap();
-        let opts = lancer_table::compact::CompactionOptions {
+        let opts = lancer_table::evolution::CompactionOptions {
             target_rows_per_fragment: 1000,
             ..Default::default()
         };

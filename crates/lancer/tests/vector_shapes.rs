@@ -21,8 +21,8 @@ use lancer::index::{create_vector_index, list_indices, VectorIndexOptions};
 use lancer::search::AnnParams;
 use lancer::search::{nearest, Filtering, Metric, Nearest, SearchOptions};
 use lancer::Dataset;
-use lancer_index::ivf::Metric as IndexMetric;
-use lancer_index::ivf_build::Quantizer;
+use lancer_index::distance::Metric as IndexMetric;
+use lancer_index::vector::ivf::Quantizer;
 use serde_json::Value;
 
 use lancer_testkit::oracle::live_dir;
@@ -281,7 +281,7 @@ fn lancer_builds_indexes_on_shapes_pylance_opens() {
             let mut opts = VectorIndexOptions::new(quantizer_of(kind), imetric);
             opts.num_partitions = Some(4);
             if kind.contains("HNSW") {
-                opts.hnsw = Some(lancer_index::hnsw_build::HnswBuild {
+                opts.hnsw = Some(lancer_index::vector::hnsw::HnswBuild {
                     m: 8,
                     ef_construction: 40,
                     max_level: 7,

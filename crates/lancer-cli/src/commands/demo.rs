@@ -261,7 +261,7 @@ fn dataset_tour(s: &Session, dir: &std::path::Path, batch: &arrow_array::RecordB
     // Build a vector index in the reference's format and search through it.
     let t = Instant::now();
     let mut opts =
-        lancer::index::VectorIndexOptions::new(lancer::Quantizer::Sq, lancer::IndexMetric::L2);
+        lancer::index::VectorIndexOptions::new(lancer::Quantizer::Sq, lancer::Metric::L2);
     opts.num_partitions = Some(16);
     let v4 = lancer::index::create_vector_index(&v3, "embedding", &opts)?;
     println!(

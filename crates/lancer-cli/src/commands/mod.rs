@@ -30,10 +30,12 @@ pub type CmdResult = Result<(), Box<dyn std::error::Error>>;
 
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> CmdResult {
-    // One session for the command: its storage options, and warnings printed as they
-    // come (unless LANCER_QUIET is set).
+    // One session for the command: its storage options, pylance's environment settings
+    // (LANCE_DEFAULT_BATCH_SIZE), and warnings printed as they come (unless LANCER_QUIET
+    // is set).
     let quiet = std::env::var_os("LANCER_QUIET").is_some();
     let s = &Session::builder()
+        .environment()
         .storage_options(cli.storage_options.iter().cloned().collect())
         .warnings(move |m| {
             if !quiet {

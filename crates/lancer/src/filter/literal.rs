@@ -340,6 +340,62 @@ fn cast_to(x: &Expr, t: &DataType, to: &DataType) -> Expr {
     }
 }
 
+/// List literals whose items are literals of different types (`[1, -9223372036854775808]`:
+/// an integer and, past the signed range, a float) take the items' common type here, item
+/// by item, as DataFusion's coercion of `make_array` would type them — before any folding,
+/// so no kernel ever receives items of two types.
+pub(crate) fn coerce_literal_lists(expr: Expr) -> datafusion_common::Result<Expr> {
+    use datafusion_common::tree_node::{Transformed, TreeNode};
+    use datafusion_expr::type_coercion::functions::fields_with_udf;
+    expr.transform_up(|e| {
+        let Expr::ScalarFunction(f) = &e else {
+            return Ok(Transformed::no(e));
+        };
+        if f.name() != "make_array" || f.args.is_empty() {
+            return Ok(Transformed::no(e));
+        }
+        let mut items = Vec::with_capacity(f.args.len());
+        for a in &f.args {
+            let Expr::Literal(v, meta) = a else {
+                return Ok(Transformed::no(e));
+            };
+            items.push((v, meta));
+        }
+        let types: Vec<DataType> = items.iter().map(|(v, _)| v.data_type()).collect();
+        if types.windows(2).all(|w| w[0] == w[1]) {
+            return Ok(Transformed::no(e));
+        }
+        let fields: Vec<_> = types
+            .iter()
+            .map(|t| std::sync::Arc::new(arrow_schema::Field::new("item", t.clone(), true)))
+            .collect();
+        let targets = fields_with_udf(&fields, f.func.as_ref())?;
+        let strict = CastOptions {
+            safe: false,
+            ..Default::default()
+        };
+        let mut args = Vec::with_capacity(items.len());
+        for ((v, meta), to) in items.into_iter().zip(&targets) {
+            let to = to.data_type();
+            let folded = v
+                .to_array()
+                .and_then(|a| Ok(cast_with_options(&a, to, &strict)?))
+                .and_then(|a| ScalarValue::try_from_array(&a, 0))
+                .map_err(|err| {
+                    datafusion_common::DataFusionError::Plan(format!(
+                        "the list item {v} cannot be cast to {to}: {}",
+                        err.strip_backtrace()
+                    ))
+                })?;
+            args.push(Expr::Literal(folded, meta.clone()));
+        }
+        Ok(Transformed::yes(Expr::ScalarFunction(
+            datafusion_expr::expr::ScalarFunction::new_udf(f.func.clone(), args),
+        )))
+    })
+    .map(|t| t.data)
+}
+
 /// Carries out every cast of a literal (`DECIMAL(5,2) '1.50'`, a string coerced to
 /// a column's number type), as the reference does while planning: a value that does
 /// not convert is an error naming it (`'abc'` as a date, `DATE '9999-12-31'` as a

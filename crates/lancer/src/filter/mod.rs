@@ -229,6 +229,7 @@ impl Expression {
         let expr = literal::type_literals(&expr, &full).map_err(bad)?;
         let expr = literal::reference_comparisons(expr, &full)
             .and_then(udf::null_needles)
+            .and_then(literal::coerce_literal_lists)
             .and_then(literal::fold_literal_casts)
             .map_err(|e| bad(e.strip_backtrace()))?;
         let expr = match usage {
@@ -272,7 +273,7 @@ impl Expression {
             .get_type(df.as_ref())
             .map_err(|e| bad(e.strip_backtrace()))?;
         // a function may still return a view type: its values are cast to the plain type
-        let plain = lancer_table::input::normalize_type(&data_type);
+        let plain = lancer_table::write::normalize_type(&data_type);
         let expr = if plain == data_type {
             expr
         } else {

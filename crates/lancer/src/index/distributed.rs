@@ -19,7 +19,7 @@
 //! reference merges neither) are committed side by side, each searched on its own, as
 //! the reference keeps delta segments.
 
-use lancer_index::ivf_build::FixedModel;
+use lancer_index::vector::ivf::FixedModel;
 use lancer_table::pb;
 
 use crate::index::spec::IndexSpec;
@@ -33,7 +33,7 @@ use crate::{Dataset, Error, Result};
 pub type VectorModel = FixedModel;
 
 /// A RabitQ model's rotation (a [`VectorModel`]'s part for IVF_RQ).
-pub use lancer_index::rabitq_build::RabitEncoder;
+pub use lancer_index::vector::rabitq::RabitEncoder;
 
 fn invalid(what: impl Into<String>) -> Error {
     Error::InvalidArgument { what: what.into() }
@@ -51,7 +51,7 @@ pub fn train_vector_model(
     fragments: Option<&[u64]>,
     given: Option<&VectorModel>,
 ) -> Result<VectorModel> {
-    crate::index::vector::top_level_field(ds, column, "to index")?;
+    crate::catalog::top_level_field(ds, column, "to index")?;
     if let Some(f) = fragments {
         check_fragments(ds, f)?;
     }
@@ -125,7 +125,7 @@ pub fn create_index_segment(
     model: Option<&VectorModel>,
     uuid: Option<Vec<u8>>,
 ) -> Result<pb::IndexMetadata> {
-    let field_id = crate::index::vector::top_level_field(ds, column, "to index")?;
+    let field_id = crate::catalog::top_level_field(ds, column, "to index")?;
     check_fragments(ds, fragments)?;
     let mut fragments = fragments.to_vec();
     fragments.sort_unstable();
@@ -143,7 +143,7 @@ pub fn create_index_segment(
     match spec {
         IndexSpec::Vector(opts) => {
             if crate::search::multivector::column_dim(ds, column).is_some()
-                && opts.metric != lancer_index::ivf::Metric::Cosine
+                && opts.metric != lancer_index::distance::Metric::Cosine
             {
                 return Err(invalid(format!(
                     "{column:?} holds multivectors, which vector indexes support with the cosine distance only (as pylance): create it with metric cosine"
@@ -285,7 +285,7 @@ pub fn merge_index_segments(
     same_kind(segments)?;
     let fragments: Vec<u64> = disjoint(segments)?.iter().map(u64::from).collect();
     let first = &segments[0];
-    if type_url(first) == lancer_index::ivf::VECTOR_DETAILS_URL {
+    if type_url(first) == lancer_index::vector::ivf::VECTOR_DETAILS_URL {
         return merge_vector_segments(ds, segments, &fragments);
     }
     if lancer_index::inverted::segment::is_inverted(first) {
@@ -360,7 +360,7 @@ fn merge_inverted_segments(
 }
 
 /// Vector segments built with one model become one segment from the records the
-/// segments store (`lancer_index::ivf_merge`: FLAT / SQ / PQ / RabitQ, HNSW included;
+/// segments store (`lancer_index::vector::ivf`: FLAT / SQ / PQ / RabitQ, HNSW included;
 /// no vector read or encoded again) — a RabitQ file without error factors by encoding
 /// the fragments' rows again with the model in one pass (no training) — the partitions
 /// and codes one build over those fragments writes. Segments of different models
@@ -370,7 +370,7 @@ fn merge_vector_segments(
     segments: &[pb::IndexMetadata],
     fragments: &[u64],
 ) -> Result<pb::IndexMetadata> {
-    use lancer_index::ivf::IvfSegment;
+    use lancer_index::vector::ivf::IvfSegment;
     let opened = segments
         .iter()
         .map(|m| IvfSegment::open(ds, m).map_err(crate::Error::from))
@@ -397,7 +397,7 @@ fn merge_vector_segments(
     let (field_id, column) = crate::index::vector::segment_column(ds, first)?;
     let params = crate::index::vector::reuse_params(ds, first, &opened[0]);
     // rows taken as stored (a RabitQ file without error factors: encoded again)
-    let built = if opened.iter().all(lancer_index::ivf_merge::mergeable) {
+    let built = if opened.iter().all(lancer_index::vector::ivf::mergeable) {
         crate::index::vector::merge_stored(ds, &column, &opened, &params)?
     } else {
         crate::index::vector::build_streaming(ds, &column, Some(fragments), &params)?
@@ -430,7 +430,7 @@ pub fn commit_index_segments(
     segments: Vec<pb::IndexMetadata>,
     replace: bool,
 ) -> Result<Dataset> {
-    let field_id = crate::index::vector::top_level_field(ds, column, "to index")?;
+    let field_id = crate::catalog::top_level_field(ds, column, "to index")?;
     same_kind(&segments)?;
     if segments[0].fields != [field_id] {
         return Err(invalid(format!(
@@ -450,7 +450,7 @@ pub fn commit_index_segments(
     let removed = crate::index::vector::replaced_segments(ds, name, replace)?;
     let mut new = segments;
     for s in &mut new {
-        crate::write::two_phase::check_index_files(ds.store(), s)?;
+        crate::catalog::check_index_files(ds.store(), s)?;
         s.name = name.to_string();
     }
     Ok(ds.commit_indices(new, removed)?)

@@ -53,7 +53,7 @@ pub fn create_fts_index(
     opts: &FtsIndexOptions,
     progress: Option<&Progress>,
 ) -> Result<Dataset> {
-    let field_id = crate::index::vector::top_level_field(ds, column, "to index")?;
+    let field_id = crate::catalog::top_level_field(ds, column, "to index")?;
     let params = column_params(ds, column, &opts.params)?;
     let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
     let existing = crate::index::vector::replaced_segments(ds, &name, opts.replace)?;

@@ -339,15 +339,3 @@ fn convert(b: &RecordBatch, inferred: JsonType, path: &str) -> Result<ArrayRef> 
         }
     })
 }
-
-/// The value type an accessor reads (`json_get_int` → Int64, ...), None for other
-/// functions: only these reach a JSON path index.
-pub(crate) fn accessor_type(function: &str) -> Option<DataType> {
-    match function {
-        "json_get_int" => Some(DataType::Int64),
-        "json_get_float" => Some(DataType::Float64),
-        "json_get_bool" => Some(DataType::Boolean),
-        "json_get_string" => Some(DataType::Utf8),
-        _ => None,
-    }
-}

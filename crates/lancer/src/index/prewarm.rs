@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use lancer_index::inverted::segment::{self as inverted, InvertedSegment};
-use lancer_index::ivf;
 use lancer_index::scalar::ScalarSegment;
+use lancer_index::vector::ivf;
 use lancer_table::pb;
 
 use crate::session::{index_cache, root_key};

@@ -24,7 +24,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::UInt8Type;
 use arrow_array::{Array, FixedSizeListArray, RecordBatch, UInt8Array};
 use arrow_schema::{DataType, Schema};
-use lancer_index::ivf::{covers_nothing, is_vector_index};
+use lancer_index::vector::ivf::{covers_nothing, is_vector_index};
 
 use crate::{Dataset, Error, Result};
 
@@ -57,7 +57,9 @@ fn packed_as_pylance_loads(
     let l = fsl.value_length() as usize;
     let start = fsl.offset() * l;
     let codes = &values.values()[start..start + fsl.len() * l];
-    let packed = UInt8Array::from(lancer_index::rabitq::packed_partition_codes(codes, l));
+    let packed = UInt8Array::from(lancer_index::vector::rabitq::packed_partition_codes(
+        codes, l,
+    ));
     let field = match fsl.data_type() {
         DataType::FixedSizeList(f, _) => f.clone(),
         _ => return Ok(batch),
@@ -95,7 +97,7 @@ pub fn read_index_partition(
             lancer_table::dataset::uuid_dir(&uuid).unwrap_or_default()
         );
         let aux = ds.open_index_file(&uuid, "auxiliary.idx")?;
-        let layout = lancer_index::ivf::partition_layout(&aux, &label)?;
+        let layout = lancer_index::vector::ivf::partition_layout(&aux, &label)?;
         let &(start, len) = layout
             .get(partition)
             .ok_or_else(|| Error::InvalidArgument {

@@ -132,7 +132,7 @@ pub fn create_scalar_index(
     opts: &ScalarIndexOptions,
     progress: Option<&lancer_index::progress::Progress>,
 ) -> Result<Dataset> {
-    let field_id = crate::index::vector::top_level_field(ds, column, "to index")?;
+    let field_id = crate::catalog::top_level_field(ds, column, "to index")?;
     let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
     let existing = crate::index::vector::replaced_segments(ds, &name, opts.replace)?;
     let stage = lancer_index::progress::Stage::start(progress, "load_data", "rows", None);

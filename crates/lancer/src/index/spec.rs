@@ -4,10 +4,10 @@
 //! (reference guide, "Vector indexes" and "Scalar indexes"), so the CLI, Python and
 //! Rust callers build the same index from the same request.
 
+use lancer_index::distance::Metric;
 use lancer_index::inverted::tokenizer::AnalyzerParams;
-use lancer_index::ivf::Metric;
-use lancer_index::ivf_build::Quantizer;
 use lancer_index::scalar::ScalarKind;
+use lancer_index::vector::ivf::Quantizer;
 
 use crate::index::fts::FtsIndexOptions;
 use crate::index::scalar::ScalarIndexOptions;
@@ -244,14 +244,16 @@ impl IndexSpec {
         }
         let m = p.metric.as_deref().unwrap_or(DEFAULT_METRIC);
         let metric = Metric::parse(m)
+            .ok()
+            .filter(|m| m.indexable())
             .ok_or_else(|| invalid(format!("unknown metric {m:?}: l2, cosine or dot")))?;
         if !hnsw_kind {
             unused(&hnsw_params)?;
         }
         let mut opts = VectorIndexOptions::new(quantizer, metric);
         if hnsw_kind {
-            let d = lancer_index::hnsw_build::HnswBuild::default();
-            let h = lancer_index::hnsw_build::HnswBuild {
+            let d = lancer_index::vector::hnsw::HnswBuild::default();
+            let h = lancer_index::vector::hnsw::HnswBuild {
                 m: p.m.unwrap_or(d.m),
                 ef_construction: p.ef_construction.unwrap_or(d.ef_construction),
                 max_level: p.max_level.unwrap_or(d.max_level),
@@ -274,7 +276,7 @@ impl IndexSpec {
     pub fn type_name(&self) -> String {
         match self {
             IndexSpec::Vector(v) => {
-                lancer_index::ivf_build::type_name(v.quantizer, v.hnsw.is_some())
+                lancer_index::vector::ivf::type_name(v.quantizer, v.hnsw.is_some())
             }
             IndexSpec::Scalar(s) => s.params.kind.type_name().to_string(),
             IndexSpec::FullText(_) => "INVERTED".into(),

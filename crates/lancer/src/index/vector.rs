@@ -1,14 +1,15 @@
 //! Creating, listing and dropping a dataset's vector indexes (format guide "Vector
 //! Indices" and "Index section"; layout in `docs/vector-index-format.md`). A build
 //! reads the column's live vectors with their row addresses, trains and writes the
-//! segment (`lancer_index::ivf_build`), writes its files under `_indices/<uuid>/` and
+//! segment (`lancer_index::vector::ivf`), writes its files under `_indices/<uuid>/` and
 //! commits them (a `CreateIndex` transaction through the usual OCC path, so a
 //! concurrent append or delete and the build both land).
 
-use lancer_index::ivf::{self, Metric};
-use lancer_index::ivf_build::{self, BuildParams, Quantizer};
+use lancer_index::distance::Metric;
+use lancer_index::vector::ivf::{self, BuildParams, Quantizer};
 use lancer_table::pb;
 
+use crate::catalog::{top_level_field, uncovered_fragments};
 use crate::scan::{DatasetExt, ROW_ADDRESS, ROW_ID};
 use crate::{Dataset, Error, Result};
 
@@ -32,18 +33,18 @@ pub struct VectorIndexOptions {
     /// Seed of the training sample and k-means (default 42: builds are repeatable).
     pub seed: Option<u64>,
     /// Told the build's progress (see `lancer_index::progress`).
-    pub progress: Option<ivf_build::Progress>,
+    pub progress: Option<ivf::Progress>,
     /// Encoded rows held in memory before spilling to scratch files (default 1 GiB or
     /// `$LANCER_INDEX_MEMORY_MB`).
     pub memory_budget: Option<usize>,
     /// An HNSW graph per partition (IVF_HNSW_FLAT / _SQ / _PQ) with these settings.
-    pub hnsw: Option<lancer_index::hnsw_build::HnswBuild>,
+    pub hnsw: Option<lancer_index::vector::hnsw::HnswBuild>,
 }
 
 impl VectorIndexOptions {
     /// The reference's name of the index these options build (`IVF_PQ`, `IVF_HNSW_SQ`, ...).
     pub fn type_name(&self) -> String {
-        lancer_index::ivf_build::type_name(self.quantizer, self.hnsw.is_some())
+        lancer_index::vector::ivf::type_name(self.quantizer, self.hnsw.is_some())
     }
 
     /// An index of `quantizer` for `metric`, every other setting the reference's.
@@ -93,20 +94,6 @@ pub(crate) fn index_file_version(ds: &Dataset) -> lancer_format::container::File
     }
 }
 
-/// The field id of the top-level column `column` (indexes are on top-level columns);
-/// `what` says what the column was wanted for, in the error.
-pub(crate) fn top_level_field(ds: &Dataset, column: &str, what: &str) -> Result<i32> {
-    ds.manifest()
-        .schema
-        .fields
-        .iter()
-        .find(|f| f.name == column && f.parent_id == -1)
-        .map(|f| f.id)
-        .ok_or_else(|| Error::InvalidArgument {
-            what: format!("no column {column:?} {what}"),
-        })
-}
-
 /// The segments of the index `name` (manifest order), its field id and its column.
 pub(crate) fn named_index(
     ds: &Dataset,
@@ -143,8 +130,7 @@ pub fn create_vector_index(
     opts: &VectorIndexOptions,
 ) -> Result<Dataset> {
     let field_id = top_level_field(ds, column, "to index")?;
-    if crate::search::multivector::column_dim(ds, column).is_some()
-        && opts.metric != ivf::Metric::Cosine
+    if crate::search::multivector::column_dim(ds, column).is_some() && opts.metric != Metric::Cosine
     {
         return Err(Error::InvalidArgument {
             what: format!(
@@ -212,15 +198,6 @@ pub(crate) fn replaced_segments(
     Ok(existing)
 }
 
-/// The fragments of `ds` whose ids are not in `covered` (what an index leaves to scan).
-pub(crate) fn uncovered_fragments(ds: &Dataset, covered: &roaring::RoaringBitmap) -> Vec<u64> {
-    ds.fragments()
-        .iter()
-        .map(|f| f.id)
-        .filter(|&id| u32::try_from(id).map_or(true, |i| !covered.contains(i)))
-        .collect()
-}
-
 /// How a build that found no vectors to train on starts its error.
 pub(crate) const NO_VECTORS: &str = "no vectors to index";
 
@@ -232,8 +209,8 @@ fn commit_empty(
     name: String,
     (quantizer, metric, hnsw): (
         Quantizer,
-        ivf::Metric,
-        Option<lancer_index::hnsw_build::HnswBuild>,
+        Metric,
+        Option<lancer_index::vector::hnsw::HnswBuild>,
     ),
     removed: Vec<pb::IndexMetadata>,
 ) -> Result<Dataset> {
@@ -247,9 +224,9 @@ fn commit_empty(
         fragment_bitmap: bitmap_of(&[])?,
         index_details: Some(prost_types::Any {
             type_url: ivf::VECTOR_DETAILS_URL.into(),
-            value: ivf_build::details_bytes(quantizer, metric, hnsw),
+            value: ivf::details_bytes(quantizer, metric, hnsw),
         }),
-        index_version: Some(ivf_build::index_version(quantizer)),
+        index_version: Some(ivf::index_version(quantizer)),
         created_at: Some(now_ms()),
         base_id: None,
         files: Vec::new(),
@@ -361,21 +338,21 @@ fn for_each_vectors(
 
 /// One segment from `segments` (opened segments of `column` built with the model
 /// `params` carries, FLAT / SQ / PQ storage), their stored records taken as they are
-/// (`lancer_index::ivf_merge`): the segment one build over their rows writes, without
+/// (`lancer_index::vector::ivf`): the segment one build over their rows writes, without
 /// reading or encoding a vector again.
 pub(crate) fn merge_stored(
     ds: &Dataset,
     column: &str,
-    segments: &[lancer_index::ivf::IvfSegment],
+    segments: &[lancer_index::vector::ivf::IvfSegment],
     params: &BuildParams,
-) -> Result<ivf_build::BuiltIndex> {
+) -> Result<ivf::BuiltIndex> {
     let (params, fixed_dim) = column_params(ds, column, params);
     let dim = fixed_dim.ok_or_else(|| Error::InvalidArgument {
         what: "merging vector segments needs their model's centroids".into(),
     })?;
-    let model = lancer_index::ivf_partition::fixed_model(dim, &params)?;
-    let writer = lancer_index::ivf_partition::PartitionWriter::new(model, &params)?;
-    lancer_index::ivf_merge::merge(segments, writer).map_err(crate::Error::from)
+    let model = lancer_index::vector::ivf::fixed_model(dim, &params)?;
+    let writer = lancer_index::vector::ivf::PartitionWriter::new(model, &params)?;
+    lancer_index::vector::ivf::merge(segments, writer).map_err(crate::Error::from)
 }
 
 /// Builds a segment over `column` (of `fragments`, default all) in two scans and
@@ -387,16 +364,16 @@ pub(crate) fn build_streaming(
     column: &str,
     fragments: Option<&[u64]>,
     params: &BuildParams,
-) -> Result<ivf_build::BuiltIndex> {
-    use lancer_index::ivf_partition::PartitionWriter;
+) -> Result<ivf::BuiltIndex> {
+    use lancer_index::vector::ivf::PartitionWriter;
     let (params, fixed_dim) = column_params(ds, column, params);
     let params = &params;
     let hint = rows_hint(ds, fragments);
     let model = match fixed_dim {
-        Some(dim) => lancer_index::ivf_partition::fixed_model(dim, params)?,
+        Some(dim) => lancer_index::vector::ivf::fixed_model(dim, params)?,
         None => train_model(ds, column, fragments, params)?,
     };
-    let cosine = params.metric == lancer_index::ivf::Metric::Cosine;
+    let cosine = params.metric == lancer_index::distance::Metric::Cosine;
     let mut writer = PartitionWriter::new(model, params)?;
     writer.expect_rows(hint as u64);
     for_each_vectors(ds, column, fragments, cosine, |v, ids, _| {
@@ -426,7 +403,7 @@ pub(crate) fn column_params(
         });
     let mut fixed_dim = None;
     if let Ok(arrow_schema::DataType::FixedSizeList(item, d)) = &vector_type {
-        params.element = ivf_build::Element::of(item.data_type());
+        params.element = ivf::Element::of(item.data_type());
         let d = (*d).max(0) as usize;
         if params
             .fixed
@@ -459,9 +436,9 @@ pub(crate) fn train_model(
     column: &str,
     fragments: Option<&[u64]>,
     params: &BuildParams,
-) -> Result<lancer_index::ivf_partition::Model> {
-    use lancer_index::ivf_partition::{train, Sampler};
-    let cosine = params.metric == lancer_index::ivf::Metric::Cosine;
+) -> Result<lancer_index::vector::ivf::Model> {
+    use lancer_index::vector::ivf::{train, Sampler};
+    let cosine = params.metric == lancer_index::distance::Metric::Cosine;
     let hint = rows_hint(ds, fragments);
     let mut sampler: Option<Sampler> = None;
     for_each_vectors(ds, column, fragments, cosine, |v, _, d| {
@@ -484,7 +461,7 @@ fn commit_segment(
     ds: &Dataset,
     field_id: i32,
     name: String,
-    built: ivf_build::BuiltIndex,
+    built: ivf::BuiltIndex,
     fragments: &[u64],
     removed: Vec<pb::IndexMetadata>,
 ) -> Result<Dataset> {
@@ -499,14 +476,14 @@ pub(crate) fn write_segment(
     ds: &Dataset,
     field_id: i32,
     name: String,
-    built: ivf_build::BuiltIndex,
+    built: ivf::BuiltIndex,
     fragments: &[u64],
     uuid: Vec<u8>,
 ) -> Result<pb::IndexMetadata> {
     use lancer_table::commit::IndexSource;
     let aux = match &built.auxiliary_file {
-        ivf_build::IndexBytes::Memory(b) => IndexSource::Bytes(b),
-        ivf_build::IndexBytes::Spilled { file, .. } => IndexSource::File(file.path()),
+        ivf::IndexBytes::Memory(b) => IndexSource::Bytes(b),
+        ivf::IndexBytes::Spilled { file, .. } => IndexSource::File(file.path()),
     };
     let files = lancer_table::commit::write_index_files(
         ds.store(),
@@ -592,11 +569,11 @@ pub fn retrain_index(ds: &Dataset, name: &str) -> Result<Dataset> {
     if !vector {
         return update_index(ds, name, None, metas.len());
     }
-    let (quantizer, metric) = ivf_build::details_model(first).ok_or_else(|| Error::InvalidArgument {
+    let (quantizer, metric) = ivf::details_model(first).ok_or_else(|| Error::InvalidArgument {
         what: format!("index {name:?} records no quantizer or metric to retrain with; drop it and create it again"),
     })?;
     let mut params = BuildParams::new(quantizer, metric);
-    params.hnsw = ivf_build::details_hnsw(first);
+    params.hnsw = ivf::details_hnsw(first);
     params.file_version = index_file_version(ds);
     params.num_partitions = metas
         .iter()
@@ -668,13 +645,13 @@ fn update_index(ds: &Dataset, name: &str, only: Option<&[u64]>, merge: usize) ->
     let Some(trained) = metas.iter().find(|m| !ivf::covers_nothing(m)) else {
         // Only entries of no rows (the dataset had no vectors when it was built):
         // train now, on every fragment, with the settings they record.
-        let (quantizer, metric) = ivf_build::details_model(first).ok_or_else(|| {
+        let (quantizer, metric) = ivf::details_model(first).ok_or_else(|| {
             Error::InvalidArgument {
                 what: format!("index {name:?} records no quantizer or metric to build with; drop it and create it again"),
             }
         })?;
         let mut params = BuildParams::new(quantizer, metric);
-        params.hnsw = ivf_build::details_hnsw(first);
+        params.hnsw = ivf::details_hnsw(first);
         params.file_version = index_file_version(ds);
         let built = match build_streaming(ds, &column, None, &params) {
             Err(Error::InvalidArgument { what }) if what.starts_with(NO_VECTORS) => {
@@ -704,12 +681,12 @@ pub(crate) fn reuse_params(
     meta: &pb::IndexMetadata,
     seg: &ivf::IvfSegment,
 ) -> BuildParams {
-    let (fixed, quantizer) = ivf_build::FixedModel::of(seg);
+    let (fixed, quantizer) = ivf::FixedModel::of(seg);
     let mut params = BuildParams::new(quantizer, seg.metric);
     params.fixed = Some(fixed);
-    params.hnsw = ivf_build::details_hnsw(meta).or_else(|| {
+    params.hnsw = ivf::details_hnsw(meta).or_else(|| {
         let g = seg.graphs.as_ref()?.iter().flatten().next()?;
-        Some(lancer_index::hnsw_build::HnswBuild {
+        Some(lancer_index::vector::hnsw::HnswBuild {
             m: g.meta.params.m,
             ef_construction: g.meta.params.ef_construction,
             max_level: g.meta.params.max_level,
@@ -746,7 +723,7 @@ pub fn list_indices(ds: &Dataset) -> Result<Vec<IndexInfo>> {
                     None if lancer_index::inverted::segment::is_inverted(m) => {
                         (Some("INVERTED".to_string()), None)
                     }
-                    None if ivf::covers_nothing(m) => match ivf_build::details_model(m) {
+                    None if ivf::covers_nothing(m) => match ivf::details_model(m) {
                         Some((q, metric)) => (
                             Some(q.type_name().to_string()),
                             Some(metric.name().to_string()),
@@ -857,7 +834,7 @@ pub fn describe_index(ds: &Dataset, name: &str) -> Result<serde_json::Value> {
                 }
             }
             None if ivf::covers_nothing(m) => {
-                let model = ivf_build::details_model(m);
+                let model = ivf::details_model(m);
                 serde_json::json!({
                     "uuid": m.uuid.as_ref().and_then(|u| lancer_table::dataset::uuid_dir(&u.uuid).ok()),
                     "type": model.map(|(q, _)| q.type_name()),

@@ -14,9 +14,9 @@ pub(crate) mod verify;
 
 pub use debug::{format_fragment, format_manifest, format_schema, list_transactions};
 /// Where a fragment's deletion file lives, relative to the dataset root.
-pub use lancer_table::deletion::deletion_path;
+pub use lancer_table::dataset::deletion_path;
 /// The highest field id a manifest has ever used (a dropped column's id still counts).
-pub use lancer_table::evolve::max_field_id;
+pub use lancer_table::evolution::max_field_id;
 pub use segments::{inverted_index_segments, is_inverted_index, vector_index_segments};
 pub use stats::{
     data_stats, dataset_stats, describe_indices, index_statistics, list_segments, DatasetStats,

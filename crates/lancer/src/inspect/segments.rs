@@ -33,7 +33,7 @@ pub fn vector_index_segments(
 ) -> Result<Vec<Value>> {
     let mut segments = Vec::new();
     for m in metas {
-        if lancer_index::ivf::covers_nothing(m) {
+        if lancer_index::vector::ivf::covers_nothing(m) {
             segments.push(serde_json::json!({
                 "uuid": m.uuid.as_ref().and_then(|u| lancer_table::dataset::uuid_dir(&u.uuid).ok()),
                 "partitions": 0,
@@ -42,7 +42,7 @@ pub fn vector_index_segments(
             }));
             continue;
         }
-        let seg = lancer_index::ivf::IvfSegment::open(ds, m)?;
+        let seg = lancer_index::vector::ivf::IvfSegment::open(ds, m)?;
         let mut v = seg.describe();
         v["files"] = serde_json::json!(m
             .files

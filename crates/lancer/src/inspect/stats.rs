@@ -10,12 +10,13 @@
 //! dataset's fragments in each segment's fragment bitmap (reference "Indices": the
 //! bitmap names the fragments a segment covers); the rest are unindexed.
 
-use lancer_index::{inverted, ivf, scalar};
+use lancer_index::{inverted, scalar, vector::ivf};
 use lancer_table::pb;
 use lancer_table::Dataset;
 use roaring::RoaringBitmap;
 use serde_json::{json, Value};
 
+use crate::catalog::live_rows;
 use crate::{Error, Result};
 
 /// One segment of an index as pylance's `describe_indices` lists it.
@@ -101,11 +102,6 @@ fn bitmap(m: &pb::IndexMetadata) -> RoaringBitmap {
     RoaringBitmap::deserialize_from(m.fragment_bitmap.as_slice()).unwrap_or_default()
 }
 
-pub(crate) fn live_rows(f: &pb::DataFragment) -> u64 {
-    let deleted = f.deletion_file.as_ref().map_or(0, |d| d.num_deleted_rows);
-    f.physical_rows.saturating_sub(deleted)
-}
-
 /// Per segment, the live rows of the dataset's fragments it covers; and the distinct
 /// fragments covered.
 fn coverage(ds: &Dataset, metas: &[&pb::IndexMetadata]) -> (Vec<u64>, u64) {
@@ -161,7 +157,7 @@ fn segment_statistics(ds: &Dataset, m: &pb::IndexMetadata) -> Result<(String, Va
     }
     if ivf::covers_nothing(m) {
         // built over no vectors: no model yet
-        let kind = lancer_index::ivf_build::details_model(m)
+        let kind = lancer_index::vector::ivf::details_model(m)
             .map(|(q, _)| q.type_name().to_string())
             .unwrap_or_default();
         return Ok((
@@ -246,7 +242,7 @@ pub fn describe_indices(ds: &Dataset) -> Result<Vec<IndexDescription>> {
                         .then(|| m.files.iter().map(|f| f.size_bytes).sum()),
                 })
                 .collect(),
-            details: lancer_index::ivf_build::details_json(first).unwrap_or_else(|| json!({})),
+            details: lancer_index::vector::ivf::details_json(first).unwrap_or_else(|| json!({})),
             type_url: first
                 .index_details
                 .as_ref()
@@ -411,9 +407,9 @@ fn segment_type(ds: &Dataset, m: &pb::IndexMetadata) -> String {
         stats_type_name(kind).to_string()
     } else if inverted::segment::is_inverted(m) {
         "Inverted".to_string()
-    } else if let Some((q, _)) = lancer_index::ivf_build::details_model(m) {
+    } else if let Some((q, _)) = lancer_index::vector::ivf::details_model(m) {
         let hnsw =
-            lancer_index::ivf_build::details_json(m).is_some_and(|d| d.get("hnsw").is_some());
+            lancer_index::vector::ivf::details_json(m).is_some_and(|d| d.get("hnsw").is_some());
         if hnsw {
             q.type_name().replacen("IVF_", "IVF_HNSW_", 1)
         } else {

@@ -303,7 +303,7 @@ pub fn tracked_files(
             if let Some(d) = &f.deletion_file {
                 if d.base_id.is_none() {
                     add(
-                        lancer_table::deletion::deletion_path(f.id, d),
+                        lancer_table::dataset::deletion_path(f.id, d),
                         FileKind::Deletion,
                     );
                 }

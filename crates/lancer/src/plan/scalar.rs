@@ -171,7 +171,7 @@ impl<'a> Planner<'a> {
 /// only JSON path indexes on that path answer for it ([`crate::index::json`]).
 fn column<'e>(e: &'e Expr, ds: &Dataset) -> Option<Col<'e>> {
     if let Expr::ScalarFunction(f) = e {
-        let t = crate::index::json::accessor_type(f.func.name())?;
+        let t = crate::filter::json::accessor_type(f.func.name())?;
         let [Expr::Column(c), Expr::Literal(ScalarValue::Utf8(Some(path)), _)] = &f.args[..] else {
             return None;
         };
@@ -880,7 +880,7 @@ impl Planner<'_> {
 
     fn stable_ids(&mut self) -> Result<Option<Arc<HashMap<u64, u64>>>> {
         if self.addresses.is_none() {
-            self.addresses = Some(crate::search::ann::stable_id_addresses(self.ds)?);
+            self.addresses = Some(crate::catalog::stable_id_addresses(self.ds)?);
         }
         Ok(self.addresses.clone().flatten())
     }

@@ -103,7 +103,11 @@ impl Scanner {
             filter: None,
             limit: None,
             offset: 0,
-            batch_size: DEFAULT_BATCH_SIZE,
+            batch_size: ds
+                .store()
+                .context()
+                .batch_size()
+                .unwrap_or(DEFAULT_BATCH_SIZE),
             with_row_id: false,
             with_row_address: false,
             ordered: true,
@@ -295,7 +299,7 @@ impl Scanner {
         let stream = self.stream()?;
         let schema = stream.schema();
         let batches = stream.collect::<Result<Vec<_>>>()?;
-        Ok(lancer_table::concat::concat_batches(&schema, &batches)?)
+        Ok(lancer_table::dataset::concat_batches(&schema, &batches)?)
     }
 
     /// How many rows the scan yields, reading only the filter's columns.

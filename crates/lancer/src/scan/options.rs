@@ -109,7 +109,7 @@ impl Exact {
 
     /// The first `n` held rows as one batch; the rest stay held.
     fn cut(&mut self, n: usize) -> Result<RecordBatch> {
-        let all = lancer_table::concat::concat_batches(&self.schema(), &self.held)?;
+        let all = lancer_table::dataset::concat_batches(&self.schema(), &self.held)?;
         self.held.clear();
         let n = n.min(all.num_rows());
         if n < all.num_rows() {

@@ -17,11 +17,11 @@
 //! the search is exact (`search::streamed_top_k`) — or, with `fast_search`, finds
 //! nothing (only indexed rows are searched, as pylance 14 does).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use lancer_index::ivf::{self, IvfSegment, Probe};
+use lancer_index::vector::ivf::{self, IvfSegment, Probe};
 
+use crate::catalog::stable_id_addresses;
 use crate::search::exact::{self as search, Hit, Metric, Nearest};
 use crate::{Dataset, Error, Result};
 
@@ -55,7 +55,7 @@ pub struct AnnParams {
     pub approx_mode: ApproxMode,
 }
 
-pub use lancer_index::ivf::ApproxMode;
+pub use lancer_index::vector::ivf::ApproxMode;
 
 impl Default for AnnParams {
     fn default() -> Self {
@@ -103,7 +103,7 @@ fn vector_metas<'a>(
     ds: &'a Dataset,
     column: &str,
 ) -> Result<Vec<&'a lancer_table::pb::IndexMetadata>> {
-    let id = crate::index::vector::top_level_field(ds, column, "in the dataset")?;
+    let id = crate::catalog::top_level_field(ds, column, "in the dataset")?;
     Ok(ds
         .indices()?
         .iter()
@@ -141,15 +141,15 @@ pub fn index_segments(ds: &Dataset, column: &str) -> Result<Vec<Arc<IvfSegment>>
 /// column should use when the caller names none).
 pub fn column_index_metric(ds: &Dataset, column: &str) -> Result<Option<Metric>> {
     if let Some(s) = index_segments(ds, column)?.first() {
-        return Ok(Some(s.metric.into()));
+        return Ok(Some(s.metric));
     }
     // An index of no rows yet: the metric its details record.
     let mut metas = vector_metas(ds, column)?;
     metas.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(metas
         .first()
-        .and_then(|m| lancer_index::ivf_build::details_model(m))
-        .map(|(_, m)| m.into()))
+        .and_then(|m| lancer_index::vector::ivf::details_model(m))
+        .map(|(_, m)| m))
 }
 
 /// Largest prefilter result kept in the session's metadata cache (a bit per row:
@@ -240,7 +240,7 @@ fn exact(ds: &Dataset, req: &Nearest<'_>, addrs: &[u64]) -> Result<Vec<Hit>> {
     let mut sorted = addrs.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
-    let qnorm = lancer_index::kernels::dot(&req.query, &req.query).sqrt();
+    let qnorm = lancer_index::distance::dot(&req.query, &req.query).sqrt();
     let qbytes: Vec<u8> = req.query.iter().map(|&x| x as u8).collect();
     let mut hits = Vec::new();
     for frag in sorted.chunk_by(|a, b| a >> 32 == b >> 32) {
@@ -290,41 +290,6 @@ pub fn nearest_addresses(
         .collect())
 }
 
-/// For a dataset with stable row ids, each live fragment row's id mapped to its
-/// address (`None` without stable row ids: ids are addresses).
-pub(crate) fn stable_id_addresses(ds: &Dataset) -> Result<Option<Arc<HashMap<u64, u64>>>> {
-    if !ds.uses_stable_row_ids() {
-        return Ok(None);
-    }
-    // A version's rows never move, so the map is kept in the session's metadata cache
-    // by dataset root and version.
-    let cache = ds.store().context().metadata_cache();
-    let (root, id) = (
-        crate::session::root_key(ds),
-        [
-            b"stable-row-addresses:".as_slice(),
-            &ds.version().to_le_bytes(),
-        ]
-        .concat(),
-    );
-    if let Some(m) = cache.get::<HashMap<u64, u64>>(&root, &id) {
-        return Ok(Some(m));
-    }
-    let mut map = HashMap::new();
-    for f in ds.fragments() {
-        let Some(ids) = ds.fragment_row_ids(f)? else {
-            return Ok(None);
-        };
-        map.reserve(ids.len());
-        for (offset, &id) in ids.iter().enumerate() {
-            map.insert(id, (f.id << 32) | offset as u64);
-        }
-    }
-    let map = Arc::new(map);
-    cache.insert(&root, &id, map.clone());
-    Ok(Some(map))
-}
-
 /// The `k` nearest rows (distance, row address), through the index when one applies.
 pub(crate) fn top_k(
     ds: &Dataset,
@@ -337,7 +302,7 @@ pub(crate) fn top_k(
     } else {
         Vec::new()
     };
-    let metric = req.metric.index_metric();
+    let metric = Some(req.metric).filter(|m| m.indexable());
     if segments.is_empty() || segments.iter().any(|s| Some(s.metric) != metric) {
         if params.fast_search {
             // pylance 14: fast_search searches only what an index covers; with no
@@ -427,7 +392,7 @@ fn indexed_top_k(
     let unindexed: Vec<u64> = if params.fast_search {
         Vec::new()
     } else {
-        crate::index::vector::uncovered_fragments(ds, &covered)
+        crate::catalog::uncovered_fragments(ds, &covered)
     };
     if params.refine_factor.is_none() && unindexed.is_empty() {
         cands.truncate(req.k);

@@ -162,7 +162,7 @@ pub(crate) fn top_k_batch(
 ) -> Result<Vec<Vec<Hit>>> {
     if req.queries.is_empty() {
         // still a column the search could run on
-        crate::index::vector::top_level_field(ds, req.column, "in the dataset")?;
+        crate::catalog::top_level_field(ds, req.column, "in the dataset")?;
         return Ok(Vec::new());
     }
     let segments = if params.use_index {
@@ -170,7 +170,7 @@ pub(crate) fn top_k_batch(
     } else {
         Vec::new()
     };
-    let metric = req.metric.index_metric();
+    let metric = Some(req.metric).filter(|m| m.indexable());
     if segments.is_empty() || segments.iter().any(|s| Some(s.metric) != metric) {
         if params.fast_search {
             // pylance 14: fast_search searches only what an index covers; with no
@@ -179,7 +179,7 @@ pub(crate) fn top_k_batch(
         }
         return streamed_top_k_batch(ds, req, prefilter, None);
     }
-    let addresses = ann::stable_id_addresses(ds)?;
+    let addresses = crate::catalog::stable_id_addresses(ds)?;
     let address = |id: u64| match &addresses {
         Some(m) => m.get(&id).copied(),
         None => Some(id),
@@ -196,7 +196,7 @@ pub(crate) fn top_k_batch(
     let wanted = req.k * params.refine_factor.unwrap_or(1).max(1) as usize;
     let probe = params.probe(wanted, req.k);
     let queries: Vec<&[f32]> = req.queries.iter().map(Vec::as_slice).collect();
-    let mut cands: Vec<Vec<lancer_index::ivf::Candidate>> = vec![Vec::new(); queries.len()];
+    let mut cands: Vec<Vec<lancer_index::vector::ivf::Candidate>> = vec![Vec::new(); queries.len()];
     for s in &segments {
         let found = s.search_batch(&queries, &probe, &keep)?;
         for (acc, c) in cands.iter_mut().zip(found) {
@@ -222,7 +222,7 @@ pub(crate) fn top_k_batch(
     let unindexed: Vec<u64> = if params.fast_search {
         Vec::new()
     } else {
-        crate::index::vector::uncovered_fragments(ds, &covered)
+        crate::catalog::uncovered_fragments(ds, &covered)
     };
     if params.refine_factor.is_none() && unindexed.is_empty() {
         return Ok(cands

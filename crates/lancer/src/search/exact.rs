@@ -17,57 +17,12 @@ use arrow_array::{Array, ArrayRef, BooleanArray, Float32Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use lancer_table::{Dataset, TableError};
 
-/// The distance of a vector search (exact or through an index); an index is built
-/// with one of the first three ([`crate::IndexMetric`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Metric {
-    /// Squared Euclidean distance.
-    L2,
-    /// 1 - cosine similarity.
-    Cosine,
-    /// 1 - dot product.
-    Dot,
-    /// Number of differing bits (uint8 vectors).
-    Hamming,
-}
-
-impl Metric {
-    /// Parses `l2`, `euclidean`, `cosine`, `dot`, `hamming`.
-    pub fn parse(s: &str) -> Result<Self, TableError> {
-        match s.to_ascii_lowercase().as_str() {
-            "l2" | "euclidean" => Ok(Metric::L2),
-            "cosine" => Ok(Metric::Cosine),
-            "dot" => Ok(Metric::Dot),
-            "hamming" => Ok(Metric::Hamming),
-            other => Err(TableError::NotFound {
-                what: format!("metric {other:?} (use l2, cosine, dot or hamming)"),
-            }),
-        }
-    }
-
-    /// The index distance this is, if an index can be built with it (not hamming).
-    pub fn index_metric(self) -> Option<crate::IndexMetric> {
-        match self {
-            Metric::L2 => Some(crate::IndexMetric::L2),
-            Metric::Cosine => Some(crate::IndexMetric::Cosine),
-            Metric::Dot => Some(crate::IndexMetric::Dot),
-            Metric::Hamming => None,
-        }
-    }
-}
-
-impl From<crate::IndexMetric> for Metric {
-    fn from(m: crate::IndexMetric) -> Self {
-        match m {
-            crate::IndexMetric::L2 => Metric::L2,
-            crate::IndexMetric::Cosine => Metric::Cosine,
-            crate::IndexMetric::Dot => Metric::Dot,
-        }
-    }
-}
+/// The distance of a vector search, exact or through an index (hamming is exact only:
+/// [`Metric::indexable`]).
+pub use lancer_index::distance::Metric;
 
 /// The distance kernels (vectorized, in `lancer-index`).
-pub use lancer_index::kernels::{dot, hamming, l2};
+pub use lancer_index::distance::{dot, hamming, l2};
 
 /// A scored row: distance and row address.
 #[derive(PartialEq, Clone, Copy, Debug)]

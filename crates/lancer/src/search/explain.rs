@@ -20,7 +20,7 @@ fn live_rows(ds: &Dataset, ids: &[u64]) -> u64 {
     ds.fragments()
         .iter()
         .filter(|f| ids.contains(&f.id))
-        .map(crate::inspect::stats::live_rows)
+        .map(crate::catalog::live_rows)
         .sum()
 }
 
@@ -42,10 +42,7 @@ pub fn explain_nearest(
     } else {
         Vec::new()
     };
-    let usable = !segments.is_empty()
-        && segments
-            .iter()
-            .all(|s| Some(s.metric) == req.metric.index_metric());
+    let usable = !segments.is_empty() && segments.iter().all(|s| s.metric == req.metric);
     if usable {
         let s = &segments[0];
         let mut covered = roaring::RoaringBitmap::new();
@@ -69,7 +66,7 @@ pub fn explain_nearest(
             s.partitions.len(),
             s.metric.name()
         );
-        let unindexed = crate::index::vector::uncovered_fragments(ds, &covered);
+        let unindexed = crate::catalog::uncovered_fragments(ds, &covered);
         if ann.fast_search {
             let _ = writeln!(
                 out,
@@ -219,7 +216,7 @@ pub fn explain_full_text(ds: &Dataset, q: &FtsQuery, opts: &FtsOptions) -> Resul
             "index: {name} (Inverted, {} segment(s)) on {column:?}",
             segments.len()
         );
-        let unindexed = crate::index::vector::uncovered_fragments(ds, &covered);
+        let unindexed = crate::catalog::uncovered_fragments(ds, &covered);
         if !unindexed.is_empty() {
             if opts.fast_search {
                 let _ = writeln!(

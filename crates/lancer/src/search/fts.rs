@@ -220,7 +220,7 @@ pub fn full_text_addresses(
         None
     };
     // With stable row ids the index holds ids: unindexed rows are handed in by id too.
-    let addresses = crate::search::ann::stable_id_addresses(ds)?;
+    let addresses = crate::catalog::stable_id_addresses(ds)?;
     let ids_of: Option<HashMap<u64, u64>> = addresses
         .as_ref()
         .map(|m| m.iter().map(|(&id, &a)| (a, id)).collect());
@@ -236,7 +236,7 @@ pub fn full_text_addresses(
         let unindexed: Vec<u64> = if opts.fast_search {
             Vec::new()
         } else {
-            crate::index::vector::uncovered_fragments(ds, &covered)
+            crate::catalog::uncovered_fragments(ds, &covered)
         };
         let mut rows = texts(ds, &col, &unindexed, pre)?;
         if let Some(ids) = &ids_of {

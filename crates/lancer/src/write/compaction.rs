@@ -4,7 +4,7 @@
 //! Three steps, as pylance's `lance.optimize.Compaction`:
 //!
 //! 1. [`plan_compaction`] on a driver: the fragments the local compaction
-//!    (`lancer_table::compact`, same grouping rules, same code) would rewrite, cut into
+//!    (`lancer_table::evolution`, same grouping rules, same code) would rewrite, cut into
 //!    [`CompactionTask`]s, each naming the version read and the fragments as committed
 //!    there.
 //! 2. [`CompactionTask::execute`] anywhere (another process, another machine): the
@@ -31,7 +31,7 @@
 //! covers its new ones (with stable row ids its bitmap moves over; otherwise a segment
 //! over the new fragments is added), one more version per index.
 
-use lancer_table::compact::CompactionOptions;
+use lancer_table::evolution::CompactionOptions;
 use lancer_table::Dataset;
 use serde_json::{json, Map, Value};
 

@@ -2,13 +2,13 @@
 //! `add_columns`, `drop_columns`, `alter_columns`, `update`): columns computed from SQL
 //! expressions over the existing ones, all-null columns, drops, renames and
 //! nullability changes, and `UPDATE … SET col = expr WHERE …`. The commits are the
-//! table layer's (`lancer_table::evolve`): pylance reads what they write.
+//! table layer's (`lancer_table::evolution`): pylance reads what they write.
 
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
-use lancer_table::evolve::{ColumnChange, UpdateStats};
+use lancer_table::evolution::{ColumnChange, UpdateStats};
 
 use crate::{Dataset, Error, Expression, Filter, Result};
 
@@ -238,15 +238,15 @@ pub fn update(
 }
 
 /// Compacts the dataset (pylance's `optimize.compact_files`; see
-/// `lancer_table::compact`): `progress(done, tasks)` as tasks finish. Each index that
+/// `lancer_table::evolution`): `progress(done, tasks)` as tasks finish. Each index that
 /// covered the rewritten fragments then gets a segment over the fragments written in
 /// their place (its old segments still name the old fragments, whose rows are gone), so
 /// the index covers what it covered before — one more version per index.
 pub fn compact_files(
     ds: &Dataset,
-    opts: &lancer_table::compact::CompactionOptions,
+    opts: &lancer_table::evolution::CompactionOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<(Dataset, lancer_table::compact::CompactionStats)> {
+) -> Result<(Dataset, lancer_table::evolution::CompactionStats)> {
     let (after, stats) = ds.compact_files(opts, progress)?;
     if after.version() == ds.version() {
         return Ok((after, stats));
@@ -389,13 +389,13 @@ fn into_table(e: Error) -> lancer_table::TableError {
 }
 
 /// Merges the `source` stream into `ds` keyed on `opts.on` (see
-/// `lancer_table::merge`): one new version; the source is never held whole.
+/// `lancer_table::evolution`): one new version; the source is never held whole.
 pub fn merge_insert(
     ds: &Dataset,
     opts: &MergeOptions,
     source_schema: arrow_schema::SchemaRef,
     source: impl IntoIterator<Item = Result<RecordBatch>>,
-) -> Result<(Dataset, lancer_table::merge::MergeStats)> {
+) -> Result<(Dataset, lancer_table::evolution::MergeStats)> {
     if !(opts.update_matched
         || opts.delete_matched
         || opts.fail_on_match
@@ -520,16 +520,16 @@ pub fn merge_insert(
         };
     let lookup = |column: &str,
                   values: &arrow_array::ArrayRef|
-     -> lancer_table::Result<Option<lancer_table::merge::KeyCandidates>> {
+     -> lancer_table::Result<Option<lancer_table::evolution::KeyCandidates>> {
         let found =
             crate::plan::scalar::lookup_in(ds, column, values.clone()).map_err(into_table)?;
-        Ok(found.map(|r| lancer_table::merge::KeyCandidates {
+        Ok(found.map(|r| lancer_table::evolution::KeyCandidates {
             covered: r.covered,
             rows: r.rows,
             index: r.explain,
         }))
     };
-    let spec = lancer_table::merge::MergeInsert {
+    let spec = lancer_table::evolution::MergeInsert {
         on: opts.on.clone(),
         update_matched: opts.update_matched,
         delete_matched: opts.delete_matched,
@@ -538,12 +538,12 @@ pub fn merge_insert(
         delete_unmatched_by_source: opts.delete_unmatched_by_source,
         delete_filter: filter
             .as_ref()
-            .map(|_| &run_filter as lancer_table::merge::RowFilter<'_>),
+            .map(|_| &run_filter as lancer_table::evolution::RowFilter<'_>),
         source_in_memory: opts.source_in_memory,
         update_if: condition
             .as_ref()
-            .map(|_| &run_condition as lancer_table::merge::PairFilter<'_>),
-        key_lookup: (!opts.no_index).then_some(&lookup as lancer_table::merge::KeyLookup<'_>),
+            .map(|_| &run_condition as lancer_table::evolution::PairFilter<'_>),
+        key_lookup: (!opts.no_index).then_some(&lookup as lancer_table::evolution::KeyLookup<'_>),
         target_bases: opts.target_bases.clone(),
         target_all_bases: opts.target_all_bases,
     };
@@ -586,7 +586,7 @@ pub fn merge_columns(
         });
     }
     let batches: Vec<RecordBatch> = source.into_iter().collect::<Result<_>>()?;
-    let all = lancer_table::concat::concat_batches(&source_schema, &batches)?;
+    let all = lancer_table::dataset::concat_batches(&source_schema, &batches)?;
     // the source's keys, cast to the dataset key's type, as row-encoded bytes
     let cast = |c: &ArrayRef| -> Result<ArrayRef> {
         if c.data_type() == key_field.data_type() {

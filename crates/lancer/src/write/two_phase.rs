@@ -18,7 +18,7 @@
 //! the dataset already has is refused with an error naming the file; a new index
 //! segment's files are looked up likewise. Files written but never committed are invisible (no
 //! manifest names them) and are removed by `cleanup` once older than its age limit
-//! (`lancer_table::cleanup`), never before.
+//! (`lancer_table::versions`), never before.
 
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::SchemaRef;
@@ -30,6 +30,7 @@ use lancer_table::pb::transaction::Operation as PbOperation;
 use lancer_table::write::WriteParams;
 use lancer_table::{Dataset, TableError};
 
+use crate::catalog::{check_index_files, tampered};
 use crate::{Error, Result, Store};
 
 /// A fragment description: the table layer's fragment (id 0 until committed).
@@ -148,7 +149,7 @@ pub enum Operation {
         fragments: Vec<Fragment>,
         /// Base paths a new dataset registers (pylance's `initial_bases`, with the ids
         /// they carry).
-        initial_bases: Vec<lancer_table::bases::BaseSpec>,
+        initial_bases: Vec<lancer_table::write::BaseSpec>,
     },
     /// Deletes rows: fragments with new deletion files, and whole fragments.
     Delete {
@@ -317,11 +318,11 @@ fn to_pb(op: &Operation, base: Option<&Dataset>) -> Result<(PbOperation, String)
             fragments,
             initial_bases,
         } => {
-            let s = wschema::pb_schema(&lancer_table::input::normalize_schema(schema))
+            let s = wschema::pb_schema(&lancer_table::write::normalize_schema(schema))
                 .map_err(TableError::from)?;
             // with the ids given, 0 included, as pylance commits them (on an existing
             // dataset the commit refuses them, naming add_bases)
-            let initial_bases = lancer_table::bases::as_given(initial_bases)?;
+            let initial_bases = lancer_table::write::as_given(initial_bases)?;
             (
                 PbOperation::Overwrite(pb::transaction::Overwrite {
                     fragments: fragments.clone(),
@@ -613,15 +614,6 @@ fn same_files(f: &Fragment, committed: Option<&Fragment>, what: &str) -> Result<
     }
 }
 
-fn tampered(what: String) -> Error {
-    Error::InvalidArgument {
-        what: format!(
-            "{what}; the fragment description does not match the files written (edited, or \
-             its files removed): write the fragments again"
-        ),
-    }
-}
-
 fn check_data_file(
     store: &Store,
     base: Option<&Dataset>,
@@ -701,7 +693,7 @@ fn check_data_file(
 }
 
 fn check_deletion(store: &Store, frag: &Fragment, del: &pb::DeletionFile) -> Result<()> {
-    let rel = lancer_table::deletion::deletion_path(frag.id, del);
+    let rel = lancer_table::dataset::deletion_path(frag.id, del);
     let shown = store.display(&rel);
     if store.size(&rel).map_err(TableError::from)?.is_none() {
         return Err(tampered(format!("deletion file {shown} does not exist")));
@@ -711,47 +703,6 @@ fn check_deletion(store: &Store, frag: &Fragment, del: &pb::DeletionFile) -> Res
             "deletion file {shown} records {} deleted rows of a fragment of {}",
             del.num_deleted_rows, frag.physical_rows
         )));
-    }
-    Ok(())
-}
-
-/// A new index segment's files must be under `_indices/<uuid>/` (each file it lists,
-/// of its recorded size; at least one when it lists none).
-pub(crate) fn check_index_files(store: &Store, idx: &pb::IndexMetadata) -> Result<()> {
-    if idx.base_id.is_some() {
-        // a segment in another base path (a shallow clone's) is the clone's to check
-        return Ok(());
-    }
-    let uuid = idx.uuid.as_ref().map(|u| u.uuid.as_slice()).unwrap_or(&[]);
-    let dir = format!("_indices/{}", lancer_table::dataset::uuid_dir(uuid)?);
-    if idx.files.is_empty() {
-        if store.list(&dir).map_err(TableError::from)?.is_empty() {
-            return Err(tampered(format!(
-                "index segment {:?}: {} holds no files",
-                idx.name,
-                store.display(&dir)
-            )));
-        }
-        return Ok(());
-    }
-    for f in &idx.files {
-        let rel = format!("{dir}/{}", f.path);
-        match store.size(&rel).map_err(TableError::from)? {
-            None => {
-                return Err(tampered(format!(
-                    "index file {} does not exist",
-                    store.display(&rel)
-                )))
-            }
-            Some(n) if f.size_bytes != 0 && n != f.size_bytes => {
-                return Err(tampered(format!(
-                    "index file {} has {n} bytes, the segment records {}",
-                    store.display(&rel),
-                    f.size_bytes
-                )))
-            }
-            Some(_) => {}
-        }
     }
     Ok(())
 }

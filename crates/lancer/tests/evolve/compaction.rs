@@ -50,7 +50,7 @@ fn compaction_plans_like_pylance() {
                     continue;
                 }
                 // the options the generator passed (scripts/gen_golden_evolution.py)
-                let mut opts = lancer_table::compact::CompactionOptions::default();
+                let mut opts = lancer_table::evolution::CompactionOptions::default();
                 // "again (no-op)" repeats target 150
                 if label.contains("target 150") || label.contains("again") {
                     opts.target_rows_per_fragment = 150;
@@ -139,7 +139,7 @@ fn indexed_compaction(stable: bool) {
     let ds = lancer::index::create_scalar_index(&ds, "id", &opts, None).unwrap();
     let ds = ds.append(&[batch(400, 50)], &params).unwrap();
     let ds = ds.delete("id % 10 = 3").unwrap();
-    let copts = lancer_table::compact::CompactionOptions {
+    let copts = lancer_table::evolution::CompactionOptions {
         target_rows_per_fragment: 1000,
         ..Default::default()
     };

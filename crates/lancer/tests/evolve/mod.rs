@@ -21,7 +21,7 @@ use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, String
 use arrow_schema::{DataType, Field, Schema};
 use lancer::{Dataset, DatasetExt, WriteParams};
 use lancer_format::container::FileVersion;
-use lancer_table::evolve::ColumnChange;
+use lancer_table::evolution::ColumnChange;
 use serde_json::{json, Value};
 
 use crate::common::pylance;
@@ -355,7 +355,7 @@ fn run(
                 }
             }
             7 => {
-                let opts = lancer_table::compact::CompactionOptions {
+                let opts = lancer_table::evolution::CompactionOptions {
                     target_rows_per_fragment: 30 + rng.below(60),
                     // now and then a byte cap that splits a task into several files
                     max_bytes_per_file: (rng.below(3) == 0).then(|| 300 + rng.below(2000)),

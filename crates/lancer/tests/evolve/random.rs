@@ -8,7 +8,7 @@ use arrow_array::{Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use lancer::{Dataset, WriteParams};
 use lancer_format::container::FileVersion;
-use lancer_table::evolve::ColumnChange;
+use lancer_table::evolution::ColumnChange;
 use serde_json::{json, Value};
 
 use crate::common::{pylance, repo, TempDir};
