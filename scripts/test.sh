@@ -26,6 +26,11 @@ if [ "$internal_uses" -gt "$MAX_INTERNAL_USES" ]; then
   exit 1
 fi
 
+# Sibling modules name each other in one direction only where the layering is done
+# (docs/architecture.md gives the order and the one known knot, in lancer-table).
+python3 scripts/module_cycles.py crates/lancer/src:crate crates/lancer-index/src:crate \
+  crates/lancer-index/src/vector:crate::vector crates/lancer-index/src/vector/ivf:super >&2
+
 # pyo3 (crates/lancer-python) builds against the package's venv interpreter, the same
 # in the Rust build below and in maturin's, so it is compiled once.
 export PYO3_PYTHON="$root/.venv/py/bin/python"
