@@ -11,9 +11,11 @@ it starts from. The dataset ``create_branch`` returns (and ``lancer.dataset`` of
 
 from __future__ import annotations
 
+import os
 from typing import Any, Dict, List, Optional, Tuple, TypedDict
 
 from . import _lancer
+from ._util import _open, _options
 
 
 class Branch(TypedDict):
@@ -144,17 +146,12 @@ class _BranchesMixin:
         go to ``target_path``. ``storage_options``: the clone's (None: this
         dataset's); ``kwargs`` open the clone. A location holding a dataset is
         refused (``OSError``)."""
-        import os
-
-        from .dataset import _options
-        from .dataset import dataset as _open
-
         target = os.fspath(target_path)
         if storage_options is None:
             storage_options = self._storage_options
         _lancer.shallow_clone(self._inner, target, _options(storage_options),
                               **_reference(reference, "shallow_clone"))
-        return _open(target, storage_options=storage_options, **kwargs)
+        return type(self)(_open(target, storage_options=storage_options, **kwargs), storage_options)
 
     def _checkout_reference(self, reference: Any) -> Any:
         """``checkout_version`` of a tag or a ``(branch, version)`` tuple."""

@@ -1,7 +1,8 @@
 """``LanceDataset.explain_cleanup_old_versions``: what ``cleanup_old_versions`` would
 remove with the same limits, nothing removed — pylance 14's ``CleanupExplanation``
 with the statistics, the candidate files (path, kind, whether a removed version
-names it, size) and the versions branches were created from."""
+names it, size) and the versions branches were created from; and what
+``cleanup_old_versions`` removed (``CleanupStats``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,20 @@ from typing import Any, List, Optional
 from urllib.parse import urlparse
 
 from . import _lancer
+from ._util import _options
+
+
+@dataclass
+class CleanupStats:
+    """What ``cleanup_old_versions`` removed."""
+
+    bytes_removed: int
+    old_versions: int
+    data_files_removed: int
+    transaction_files_removed: int = 0
+    index_files_removed: int = 0
+    deletion_files_removed: int = 0
+    failed_deletes: int = 0
 
 
 @dataclass
@@ -64,8 +79,6 @@ def _object_path(uri: str, rel: str) -> str:
 def explain(ds: Any, older_than: Optional[_dt.timedelta], retain_versions: Optional[int], *,
             delete_unverified: bool, error_if_tagged_old_versions: bool, versions: Any,
             include_files: bool, max_files: int) -> CleanupExplanation:
-    from .dataset import CleanupStats, _options
-
     if versions is not None:
         raise NotImplementedError("explain_cleanup_old_versions(versions=...) is not supported by lancer")
     if retain_versions is not None and retain_versions < 1:

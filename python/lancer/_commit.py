@@ -17,6 +17,11 @@ from typing import Any, Dict, List, Optional
 
 import pyarrow as pa
 
+from . import _lancer
+from ._bases import base_tuples
+from ._segments import _index_text
+from ._util import _check_arguments, _DatasetBase, _open, _options, _uri
+
 
 class LanceOperation:
     """The operations :meth:`LanceDataset.commit` commits (pylance 14's names and
@@ -167,9 +172,17 @@ def _schema(s: Any, what: str) -> pa.Schema:
     raise TypeError(f"{what} must be a pyarrow.Schema, not {type(s).__name__}")
 
 
-def _fragment_dicts(frags: Any, what: str) -> List[Dict[str, Any]]:
-    from .fragment import _fragment_text
+def _fragment_text(f: Any) -> str:
+    """A fragment description (lancer's or pylance's FragmentMetadata, or its to_json
+    dict) as the JSON text the engine reads."""
+    if isinstance(f, dict):
+        return json.dumps(f)
+    if hasattr(f, "to_json"):
+        return json.dumps(f.to_json())
+    raise TypeError(f"expected a FragmentMetadata, not {type(f).__name__}")
 
+
+def _fragment_dicts(frags: Any, what: str) -> List[Dict[str, Any]]:
     if not isinstance(frags, (list, tuple)):
         raise TypeError(f"{what} must be a list of FragmentMetadata, not {type(frags).__name__}")
     return [json.loads(_fragment_text(f)) for f in frags]
@@ -181,8 +194,6 @@ def _body(operation: Any) -> tuple:
     if isinstance(operation, op.Append):
         return "Append", {"fragments": _fragment_dicts(operation.fragments, "Append.fragments")}, None
     if isinstance(operation, op.Overwrite):
-        from ._bases import base_tuples
-
         body = {"fragments": _fragment_dicts(operation.fragments, "Overwrite.fragments")}
         if operation.initial_bases:
             body["initial_bases"] = base_tuples(operation.initial_bases, "Overwrite.initial_bases")
@@ -207,8 +218,6 @@ def _body(operation: Any) -> tuple:
         return ("Merge", {"fragments": _fragment_dicts(operation.fragments, "Merge.fragments")},
                 _schema(operation.schema, "Merge.schema"))
     if isinstance(operation, op.CreateIndex):
-        from ._segments import _index_text
-
         return "CreateIndex", {
             "new_indices": [json.loads(_index_text(i)) for i in operation.new_indices],
             "removed_indices": [json.loads(_index_text(i)) for i in operation.removed_indices],
@@ -220,8 +229,9 @@ def _body(operation: Any) -> tuple:
 class _CommitMixin:
     """``LanceDataset.commit``."""
 
-    @staticmethod
+    @classmethod
     def commit(
+        cls,
         base_uri: Any,
         operation: Any,
         read_version: Optional[int] = None,
@@ -242,9 +252,6 @@ class _CommitMixin:
         refused (``CommitConflictError``) as for a local write. Every data file and
         deletion file the fragments name is checked first: a missing or altered one
         is refused naming it."""
-        from . import _lancer
-        from .dataset import LanceDataset, _check_arguments, _options, _uri
-
         if commit_lock is not None:
             raise NotImplementedError("commit(commit_lock=...) is not supported by lancer: commits use the "
                                       "store's conditional puts")
@@ -254,7 +261,7 @@ class _CommitMixin:
                          refused={"namespace_client": None, "table_id": None,
                                   "namespace_client_managed_versioning": False, "base_store_params": None})
         del max_retries  # (the engine retries lost races itself, up to its own limit)
-        if isinstance(base_uri, LanceDataset) and storage_options is None:
+        if isinstance(base_uri, _DatasetBase) and storage_options is None:
             storage_options = base_uri._storage_options
         txn_uuid = None
         properties = {"__lance_commit_message": str(commit_message)} if commit_message is not None else None
@@ -275,15 +282,14 @@ class _CommitMixin:
                             f"got {type(operation)}")
         if isinstance(operation, LanceOperation.Restore):
             # (no read_version needed, as in pylance: the version names what to restore)
-            from .dataset import dataset as _open
-
             if commit_message is not None:
                 raise NotImplementedError("commit(commit_message=...) with LanceOperation.Restore is not "
                                           "supported by lancer yet")
 
-            old = _open(_uri(base_uri), version=int(operation.version), storage_options=storage_options)
+            old = cls(_open(_uri(base_uri), version=int(operation.version), storage_options=storage_options),
+                      storage_options)
             old.restore()
-            return _open(_uri(base_uri), storage_options=storage_options)
+            return cls(_open(_uri(base_uri), storage_options=storage_options), storage_options)
         kind, body, schema = _body(operation)
         if read_version is None and kind != "Overwrite":
             # (pylance's rule and message)
@@ -295,4 +301,4 @@ class _CommitMixin:
             v2_manifest_paths=True if enable_v2_manifest_paths is None else bool(enable_v2_manifest_paths),
             enable_stable_row_ids=bool(enable_stable_row_ids), uuid=txn_uuid,
         )
-        return LanceDataset(inner, storage_options)
+        return cls(inner, storage_options)

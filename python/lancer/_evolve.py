@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 import pyarrow as pa
 
 from . import _lancer
+from ._util import _is_pandas, _reader
 
 if TYPE_CHECKING:
     from .dataset import LanceDataset
@@ -87,8 +88,6 @@ class MergeInsertBuilder:
 
     def execute(self, data: Any, *, schema: Optional[pa.Schema] = None) -> Dict[str, int]:
         """Runs the merge with ``data`` as the source: pylance's statistics."""
-        from .dataset import _reader
-
         reader = _reader(data, schema)
         inner, stats = _lancer.merge_insert(
             self._ds._inner.latest(), self._on, reader, self._matched == "update", self._condition,
@@ -120,3 +119,45 @@ def batch_udf(output_schema: Optional[pa.Schema] = None, checkpoint_file: Any = 
         return BatchUDF(func, output_schema, checkpoint_file)
 
     return wrap
+
+
+def _udf_parts(ds: "LanceDataset", func: Any, read_columns: Optional[List[str]],
+               batch_size: Optional[int]) -> tuple:
+    """(new columns' schema, a function batch -> RecordBatch of them, rows per call) of
+    a function adding columns (a ``batch_udf`` or a plain callable returning a pyarrow
+    RecordBatch / Table or a pandas DataFrame); without ``output_schema`` the schema is
+    that of the function's output on ``ds``'s first batch, as pylance infers it."""
+    if getattr(func, "checkpoint_file", None) is not None:
+        raise NotImplementedError("batch_udf(checkpoint_file=...) is not supported by lancer yet")
+    schema = getattr(func, "output_schema", None)
+    inner = getattr(func, "func", func)
+
+    def as_batch(out: Any) -> pa.RecordBatch:
+        if _is_pandas(out):
+            out = pa.RecordBatch.from_pandas(out, preserve_index=False)
+        elif isinstance(out, pa.Table):
+            out = out.combine_chunks().to_batches()[0] if out.num_rows else pa.RecordBatch.from_pylist(
+                [], schema=out.schema)
+        if not isinstance(out, pa.RecordBatch):
+            raise TypeError(f"a function adding columns returns a pyarrow RecordBatch or a pandas "
+                            f"DataFrame, not {type(out).__name__}")
+        return out
+
+    step = int(batch_size or 1024)
+    if schema is None:
+        first = None
+        for b in ds.to_batches(columns=read_columns, batch_size=step):
+            first = b
+            break
+        if first is None:
+            # (a TypeError, as pylance raises when it cannot call the function on a row)
+            raise TypeError("the dataset has no rows to infer the new columns from: give batch_udf(output_schema=)")
+        schema = as_batch(inner(first)).schema
+
+    def call(batch: pa.RecordBatch) -> pa.RecordBatch:
+        out = as_batch(inner(batch))
+        if out.schema != schema:
+            raise ValueError(f"the function returned columns {out.schema} where {schema} was expected")
+        return out
+
+    return schema, call, step

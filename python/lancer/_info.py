@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Set,
 import pyarrow as pa
 
 from . import _lancer
+from ._util import DatasetNotFoundError, _options
 
 
 class UpdateResult(TypedDict):
@@ -301,8 +302,6 @@ class _DatasetInfo:
         a dataset root (a manifest that reads): anything else is a ``ValueError``. A
         missing path is ``lancer.DatasetNotFoundError`` (a ``FileNotFoundError``) unless
         ``ignore_not_found``."""
-        from .dataset import DatasetNotFoundError, _options
-
         try:
             _lancer.drop_dataset(str(base_uri), _options(storage_options), bool(ignore_not_found))
         except FileNotFoundError as e:

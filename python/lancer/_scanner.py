@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any, Iterator, List
 import pyarrow as pa
 
 from . import _checks, _lancer
-from .dataset import _columns, _iter, _read_all, _sorted
+from ._stats import _ScanMeter
+from ._util import _columns, _iter, _read_all, _sorted
+from .query import to_engine
 
 if TYPE_CHECKING:
     from .dataset import LanceDataset
@@ -65,8 +67,6 @@ class LanceScanner:
             if q is not None:
                 batch = self._nearest_one(nearest, q, explain)
         else:
-            from .query import to_engine
-
             query_json, query, column = to_engine(fts)
             batch = inner.full_text_search(
                 query,
@@ -127,8 +127,6 @@ class LanceScanner:
         """A meter of this scan's cost when ``scan_stats_callback`` asks for one."""
         if self._p.get("scan_stats_callback") is None:
             return None
-        from ._stats import _ScanMeter
-
         frags = self._p.get("fragments")
         return _ScanMeter(self._ds._inner, len(frags) if frags is not None else len(self._ds._inner.fragments()))
 

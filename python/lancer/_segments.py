@@ -18,7 +18,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Set, Tuple, Union
 
-from . import _lancer
+from . import _checks, _lancer
+from ._util import _check_arguments, _scalar_arguments, _vector_arguments
 
 
 @dataclass
@@ -162,9 +163,6 @@ class _SegmentsMixin:
         segment trains its own. Scalar and INVERTED kinds take
         :meth:`create_scalar_index`'s parameters. Commit the segments with
         :meth:`commit_existing_index_segments` (or ``LanceOperation.CreateIndex``)."""
-        from . import _checks
-        from .dataset import _vector_arguments
-
         if fragment_ids is None:
             raise ValueError("create_index_uncommitted requires fragment_ids for distributed index build")
         if isinstance(column, list):
@@ -194,8 +192,6 @@ class _SegmentsMixin:
     def _scalar_params(self, kind: str, kwargs: Dict[str, Any]) -> Dict[str, Any]:
         """A scalar / INVERTED build's parameters in pylance's names (as
         ``create_scalar_index`` takes them)."""
-        from .dataset import _check_arguments, _scalar_arguments
-
         general = {k: kwargs.pop(k) for k in ("train", "storage_options", "progress_callback")
                    if k in kwargs}
         _check_arguments("create_index_uncommitted", general, tuning={"storage_options"},

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
+
+from . import _lancer
 
 if TYPE_CHECKING:
     from .dataset import LanceDataset
@@ -129,18 +132,12 @@ class _ScanMeter:
     """Counters of a dataset's session before a scan, to report the scan's share."""
 
     def __init__(self, inner: Any, fragments: int):
-        import time
-
-        from . import _lancer
-
         self._lancer, self._inner, self._fragments = _lancer, inner, fragments
         self._io = _lancer.io_stats(inner, False)
         self._cache = _lancer.index_cache_stats(inner)
         self._start = time.perf_counter_ns()
 
     def finish(self, rows: int) -> ScanStatistics:
-        import time
-
         io = self._lancer.io_stats(self._inner, False)
         cache = self._lancer.index_cache_stats(self._inner)
         reads, read_bytes = io[0] - self._io[0], io[1] - self._io[1]

@@ -15,8 +15,13 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Optional, Sequence
 
-
+from . import _lancer
+from ._bases import DatasetBasePath
 from ._commit import LanceOperation, Transaction
+from ._introspect import LanceSchema
+from ._lancer import InvalidInputError
+from ._segments import _index_from_text
+from .fragment import FragmentMetadata
 
 
 def _update_map(d: Optional[Dict[str, Any]]) -> Any:
@@ -26,11 +31,6 @@ def _update_map(d: Optional[Dict[str, Any]]) -> Any:
 
 
 def _from_native(text: str, schemas: List[tuple]) -> Transaction:
-    from ._bases import DatasetBasePath
-    from ._introspect import LanceSchema
-    from ._segments import _index_from_text
-    from .fragment import FragmentMetadata
-
     doc = json.loads(text)
     op = doc["operation"]
     kind = op.get("kind")
@@ -92,8 +92,6 @@ class _TransactionsMixin:
     def read_transaction(self, version: int) -> Optional[Transaction]:
         """The transaction that made ``version`` (None when that version has no
         transaction file); a version that does not exist raises."""
-        from . import _lancer
-
         got = _lancer.read_transactions(self._inner, version=int(version))
         return None if got[0] is None else _from_native(*got[0])
 
@@ -101,13 +99,12 @@ class _TransactionsMixin:
         """The transactions of this version and the ones before it, newest first: at
         least this version's, at most ``recent_transactions``; None for a version
         without a transaction file."""
-        from . import _lancer
-
         got = _lancer.read_transactions(self._inner, recent=int(recent_transactions))
         return [None if t is None else _from_native(*t) for t in got]
 
-    @staticmethod
+    @classmethod
     def commit_batch(
+        cls,
         dest: Any,
         transactions: Sequence[Transaction],
         commit_lock: Any = None,
@@ -123,9 +120,6 @@ class _TransactionsMixin:
         ``{"dataset": the new version, "merged": the Transaction committed}``.
         ``commit_timeout`` tunes nothing here (the engine's commit retries a bounded
         number of times); ``base_store_params`` is refused."""
-        from . import InvalidInputError
-        from .dataset import LanceDataset
-
         del commit_timeout
         if base_store_params is not None:
             raise NotImplementedError("commit_batch(base_store_params=...) is not supported by lancer: "
@@ -141,7 +135,7 @@ class _TransactionsMixin:
             operation=LanceOperation.Append([f for t in transactions for f in t.operation.fragments]),
             transaction_properties=None,
         )
-        ds = LanceDataset.commit(dest, merged, commit_lock=commit_lock, storage_options=storage_options,
+        ds = cls.commit(dest, merged, commit_lock=commit_lock, storage_options=storage_options,
                                  enable_v2_manifest_paths=enable_v2_manifest_paths, detached=detached,
                                  max_retries=max_retries)
         return {"dataset": ds, "merged": merged}

@@ -10,14 +10,21 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import random
 import time
+import warnings
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import pyarrow as pa
 
 from . import _checks, _lancer, _segments
 from . import progress as _progress
+from ._bases import DatasetBasePath, base_tuples
+from ._branches import Branch, Branches, VersionRef, _BranchesMixin  # noqa: F401
+from ._cleanup import CleanupStats, explain
+from ._commit import LanceOperation, Transaction, _CommitMixin  # noqa: F401
+from ._evolve import BatchUDF, MergeInsertBuilder, _udf_parts, batch_udf  # noqa: F401
 from ._info import (  # noqa: F401 (pylance's names in lance.dataset)
     AlterColumn,
     Bitmap,
@@ -32,12 +39,40 @@ from ._info import (  # noqa: F401 (pylance's names in lance.dataset)
     Version,
     _DatasetInfo,
 )
+from ._introspect import LanceSchema, VectorIndexReader  # noqa: F401
 from ._lancer import CommitConflictError
-from ._branches import Branch, Branches, VersionRef, _BranchesMixin  # noqa: F401
 from ._metadata import AutoCleanupConfig, _MetadataMixin  # noqa: F401
-from ._commit import LanceOperation, Transaction, _CommitMixin  # noqa: F401
-from ._transactions import _TransactionsMixin
+from ._scanner import LanceScanner
 from ._segments import Index, IndexFile, _SegmentsMixin  # noqa: F401
+from ._session import Session
+from ._stats import (  # noqa: F401
+    DataStatistics,
+    FieldStatistics,
+    IndexDescription,
+    IndexSegmentDescription,
+    LanceStats,
+    _index_description,
+)
+from ._transactions import _TransactionsMixin
+from ._util import (  # noqa: F401 (DatasetNotFoundError: pylance's name in lance.dataset)
+    DatasetNotFoundError,
+    _auto_cleanup,
+    _check_arguments,
+    _columns,
+    _DatasetBase,
+    _indices,
+    _open,
+    _options,
+    _reader,
+    _scalar_arguments,
+    _session,
+    _uri,
+    _vector_arguments,
+)
+from .blob import BlobFile, _validate_buffer_size
+from .fragment import LanceFragment, _DataFile  # noqa: F401
+from .indices import IndexConfig
+from .optimize import CompactionMetrics, DatasetOptimizer  # noqa: F401
 
 # Tuning arguments of pylance's scanner that Lancer's planner decides itself (they do not
 # change which rows come back, or in what order when order matters): accepted, no effect.
@@ -90,81 +125,6 @@ def _orderings(order_by: Any) -> Optional[List[Any]]:
 _DELETE_ATTEMPTS = 8
 
 
-# pylance's vector-build arguments lancer takes without effect (tuning only) and those it
-# refuses unless at pylance's default (create_index / create_index_uncommitted)
-_VECTOR_TUNING = {"index_cache_size", "shuffle_partition_batches", "shuffle_partition_concurrency",
-                  "streaming_sample_rate", "streaming_coreset_rate", "streaming_refine_passes"}
-_VECTOR_REFUSED = {"accelerator": None, "ivf_centroids_file": None, "precomputed_partition_dataset": None,
-                   "filter_nan": True, "train": True, "target_partition_size": None, "skip_transpose": False}
-
-
-def _vector_arguments(call: str, kwargs: Dict[str, Any], *, tuning: Iterable[str] = (),
-                      refused: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-    """The HNSW settings (``m``, ``ef_construction``, ``max_level``) of a vector build's
-    extra keyword arguments; the rest sorted out by :func:`_check_arguments` with the
-    vector builds' tuning-only and refused names (plus ``tuning`` / ``refused``)."""
-    hnsw = {k: kwargs.pop(k) for k in ("m", "ef_construction", "max_level") if kwargs.get(k) is not None}
-    _check_arguments(call, kwargs, tuning=_VECTOR_TUNING | set(tuning),
-                     refused={**_VECTOR_REFUSED, **(refused or {})})
-    return hnsw
-
-
-def _scalar_arguments(kind: str, kwargs: Dict[str, Any]) -> Tuple[Optional[str], Dict[str, Any]]:
-    """(analyzer JSON, engine parameters) of a scalar / INVERTED build's keyword
-    arguments in pylance's names: the tokenizer settings of INVERTED / FTS, else
-    ``zone_size``, ``rows_per_zone``, ``number_of_items``, ``probability`` (another name
-    is a TypeError)."""
-    if kind in ("INVERTED", "FTS"):
-        return (json.dumps(kwargs) if kwargs else None), {}
-    names = {"zone_size": "zone_size", "rows_per_zone": "rows_per_zone",
-             "number_of_items": "bloom_items", "probability": "bloom_probability"}
-    if kind == "JSON":
-        names = {"zone_size": "zone_size", "path": "json_path", "target_index_type": "target_index_type"}
-    unknown = sorted(set(kwargs) - set(names))
-    if unknown:
-        raise TypeError(f"unexpected arguments for a {kind} index: {', '.join(unknown)}")
-    return None, {names[k]: v for k, v in kwargs.items()}
-
-
-def _check_arguments(call: str, kwargs: Dict[str, Any], *, tuning: Iterable[str] = (),
-                     refused: Optional[Dict[str, Any]] = None) -> None:
-    """pylance's arguments that lancer does not act on, sorted out so none is accepted
-    and ignored: tuning-only ones (``tuning``) are accepted without effect; the others
-    (``refused``: name → pylance's default) may only keep their default, anything else is
-    a ``NotImplementedError`` naming them; a name pylance does not take either is a
-    ``TypeError``, as Python's own."""
-    refused = refused or {}
-    tuning = set(tuning)
-    for name in sorted(kwargs):
-        value = kwargs[name]
-        if name in tuning:
-            continue
-        if name in refused:
-            default = refused[name]
-            same = value is None or value is default or (
-                not isinstance(value, (list, dict, tuple)) and getattr(value, "value", value) == default)
-            if same:
-                continue
-            raise NotImplementedError(f"{call}({name}=...) is not supported by lancer yet")
-        raise TypeError(f"{call}() got an unexpected keyword argument {name!r}")
-
-
-def _sorted(table: pa.Table, orderings: List[Any]) -> pa.Table:
-    """``table`` sorted by ``(column, ascending, nulls_first)`` keys: stable sorts from
-    the last key to the first (each key's own null placement; ties keep the search's
-    order)."""
-    import pyarrow.compute as pc
-
-    for column, ascending, nulls_first in reversed(orderings):
-        if column not in table.column_names:
-            raise ValueError(f"order_by names {column!r}, which the result does not have "
-                             f"(columns: {', '.join(table.column_names)})")
-        idx = pc.sort_indices(table, sort_keys=[(column, "ascending" if ascending else "descending")],
-                              null_placement="at_start" if nulls_first else "at_end")
-        table = table.take(idx)
-    return table
-
-
 def _sql_filter(filter: Any, call: str) -> Optional[str]:
     """A filter as SQL text; a pyarrow compute Expression is refused by name."""
     if filter is None or isinstance(filter, str):
@@ -174,93 +134,6 @@ def _sql_filter(filter: Any, call: str) -> Optional[str]:
             f"{call}: a pyarrow compute Expression as filter is not supported by lancer yet; "
             "pass the filter as SQL text")
     raise TypeError(f"{call}: filter must be SQL text, not {type(filter).__name__}")
-
-_INTERRUPTED = "lancer: interrupted (KeyboardInterrupt)"
-
-
-class DatasetNotFoundError(FileNotFoundError, ValueError):
-    """No Lance dataset at the location (a ``FileNotFoundError``; a ``ValueError``
-    too, as pylance raises)."""
-
-
-@dataclass
-class CleanupStats:
-    """What ``cleanup_old_versions`` removed."""
-
-    bytes_removed: int
-    old_versions: int
-    data_files_removed: int
-    transaction_files_removed: int = 0
-    index_files_removed: int = 0
-    deletion_files_removed: int = 0
-    failed_deletes: int = 0
-
-
-class _Interruptible:
-    """Turns a scan that Rust stopped for a pending Ctrl-C (reported through pyarrow
-    as an error) back into ``KeyboardInterrupt``."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: Any, e: Any, tb: Any) -> bool:
-        if isinstance(e, (pa.ArrowException, OSError, ValueError)) and _INTERRUPTED in str(e):
-            raise KeyboardInterrupt from None
-        return False
-
-
-def _read_all(reader: pa.RecordBatchReader) -> pa.Table:
-    with _Interruptible():
-        return reader.read_all()
-
-
-def _iter(reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:
-    with _Interruptible():
-        yield from reader
-
-
-def _uri(uri: Any) -> str:
-    if isinstance(uri, LanceDataset):
-        return uri.uri
-    return str(uri)
-
-
-def _indices(values: Any) -> Any:
-    """Row numbers for the native take: lists as they are; NumPy and Arrow integer
-    arrays as their little-endian int64 bytes (no Python object per value), except
-    uint64 arrays of up to 256 values, which go as lists; anything else as a list. The
-    native side refuses negatives and non-integers, naming the value. Lists and NumPy
-    arrays are tested for first: a one-row take is ~10 µs, and each check here is a
-    few percent of it."""
-    if type(values) is list:
-        return values
-    if type(values).__module__ == "numpy" and getattr(values, "ndim", 0) == 1:
-        dtype = values.dtype
-        # Signed and narrower unsigned integers are int64 values as they are (negatives
-        # are refused natively): 0.1 µs for 100 rows where a list costs 1.4 µs.
-        if dtype.kind == "i" or (dtype.kind == "u" and dtype.itemsize < 8):
-            return values.astype("<i8", copy=False).tobytes()
-        if dtype.kind == "u" and values.size > 256:
-            if int(values.max()) >= 2**63:
-                raise ValueError(f"row index {int(values.max())} is not a non-negative integer")
-            return values.astype("<i8", copy=False).tobytes()
-    elif isinstance(values, (pa.Array, pa.ChunkedArray)):
-        if values.null_count:
-            raise ValueError("row index None is not a non-negative integer")
-        return _indices(values.to_numpy(zero_copy_only=False))
-    if hasattr(values, "tolist"):
-        return values.tolist()
-    return list(values)
-
-
-def _columns(columns: Any) -> Optional[List[str]]:
-    if columns is None:
-        return None
-    if isinstance(columns, dict):
-        raise NotImplementedError("columns as {name: SQL expression} work in scans, not here: pass a list of names")
-    if isinstance(columns, str):
-        return [columns]
-    return list(columns)
 
 
 def dataset(
@@ -279,119 +152,9 @@ def dataset(
     ``aws_endpoint``, ``azure_storage_account_name``, ...); environment variables apply
     first. A missing dataset raises :class:`DatasetNotFoundError`.
     """
-    if asof is not None:
-        raise NotImplementedError("asof is not supported: pass version= (a number or a tag)")
-    if commit_lock is not None:
-        raise NotImplementedError("dataset(commit_lock=...) is not supported by lancer: commits are atomic "
-                                  "through the store's conditional writes")
-    # block_size, index_cache_size and the cache sizes below tune the reads only
-    session_arg = kwargs.pop("session", None)
-    _check_arguments("dataset", kwargs,
-                     tuning={"metadata_cache_size_bytes", "index_cache_size_bytes", "read_params"},
-                     refused={"default_scan_options": None, "namespace_client": None,
-                              "table_id": None, "base_store_params": None})
-    session = _session(session_arg)
-    tag = version if isinstance(version, str) else None
-    number = version if isinstance(version, int) else None
-    try:
-        inner = _lancer.Dataset.open(_uri(uri), number, tag, _options(storage_options), session=session)
-    except FileNotFoundError as e:
-        raise DatasetNotFoundError(str(e)) from None
+    # block_size and index_cache_size tune the reads only (as the cache sizes _open takes)
+    inner = _open(uri, version, asof, commit_lock=commit_lock, storage_options=storage_options, **kwargs)
     return LanceDataset(inner, storage_options)
-
-
-def _session(session: Any) -> Any:
-    """The native session of a ``lancer.Session`` argument (None: a session of the
-    open's own)."""
-    if session is None:
-        return None
-    from ._session import Session
-
-    if not isinstance(session, Session):
-        raise TypeError(f"session takes a lancer.Session, not {type(session).__name__}")
-    return session._inner
-
-
-def _options(storage_options: Optional[Dict[str, str]]) -> Optional[Dict[str, str]]:
-    if storage_options is None:
-        return None
-    return {str(k): str(v) for k, v in storage_options.items()}
-
-
-def _reader(data: Any, schema: Optional[pa.Schema]) -> pa.RecordBatchReader:
-    """Any supported input as a RecordBatchReader (no copy for Arrow inputs)."""
-    if isinstance(data, (LanceDataset, LanceScanner)):
-        data = data.to_reader() if isinstance(data, LanceScanner) else data.scanner().to_reader()
-    elif _is_arrow_dataset(data):  # pylance's LanceDataset, pyarrow datasets
-        data = data.scanner().to_reader()
-    elif not isinstance(data, pa.RecordBatchReader) and callable(getattr(data, "to_reader", None)):
-        # scanners: pylance's LanceScanner, pyarrow.dataset.Scanner
-        data = data.to_reader()
-    if isinstance(data, pa.RecordBatchReader):
-        reader = data
-    elif isinstance(data, pa.Table):
-        reader = data.to_reader()
-    elif isinstance(data, pa.RecordBatch):
-        reader = pa.RecordBatchReader.from_batches(data.schema, [data])
-    elif _is_pandas(data):
-        reader = pa.Table.from_pandas(data, schema=schema).to_reader()
-        schema = None
-    elif hasattr(data, "__arrow_c_stream__"):
-        reader = pa.RecordBatchReader.from_stream(data)
-    elif isinstance(data, dict):
-        reader = pa.Table.from_pydict(data, schema=schema).to_reader()
-        schema = None
-    elif isinstance(data, list) and data and all(isinstance(b, pa.RecordBatch) for b in data):
-        reader = pa.RecordBatchReader.from_batches(schema or data[0].schema, data)
-    elif isinstance(data, list):
-        reader = pa.Table.from_pylist(data, schema=schema).to_reader()
-        schema = None
-    elif isinstance(data, Iterable) and schema is not None:
-        reader = pa.RecordBatchReader.from_batches(schema, data)
-        schema = None
-    else:
-        raise TypeError(
-            f"cannot write {type(data).__name__}: pass a pyarrow Table / RecordBatch / RecordBatchReader, "
-            "a pandas DataFrame, a dict or list of rows, an object with __arrow_c_stream__, "
-            "or an iterable of RecordBatches with schema="
-        )
-    if schema is not None and not reader.schema.equals(schema):
-        reader = reader.cast(schema)
-    plain = pa.schema([f.with_type(_unview(f.type)) for f in reader.schema], metadata=reader.schema.metadata)
-    if not plain.equals(reader.schema):
-        # Lance stores no view types: string_view / binary_view become large_string /
-        # large_binary (what pylance writes for a polars frame)
-        reader = reader.cast(plain)
-    return reader
-
-
-def _unview(t: pa.DataType) -> pa.DataType:
-    if t == pa.string_view():
-        return pa.large_string()
-    if t == pa.binary_view():
-        return pa.large_binary()
-    if pa.types.is_list(t):
-        return pa.list_(t.value_field.with_type(_unview(t.value_type)))
-    if pa.types.is_large_list(t):
-        return pa.large_list(t.value_field.with_type(_unview(t.value_type)))
-    if pa.types.is_fixed_size_list(t):
-        return pa.list_(t.value_field.with_type(_unview(t.value_type)), t.list_size)
-    if pa.types.is_struct(t):
-        return pa.struct([t.field(i).with_type(_unview(t.field(i).type)) for i in range(t.num_fields)])
-    return t
-
-
-def _is_arrow_dataset(data: Any) -> bool:
-    try:
-        import pyarrow.dataset as ds
-    except ImportError:  # pragma: no cover - pyarrow built without datasets
-        return False
-    return isinstance(data, ds.Dataset)
-
-
-def _is_pandas(data: Any) -> bool:
-    mod = type(data).__module__
-    return mod.startswith("pandas") and type(data).__name__ == "DataFrame"
 
 
 def write_dataset(
@@ -430,7 +193,6 @@ def write_dataset(
     if pack_threshold is not None and (isinstance(pack_threshold, bool) or int(pack_threshold) <= 0):
         raise ValueError("blob_pack_file_size_threshold must be a positive int")
     allow_outside = bool(kwargs.pop("allow_external_blob_outside_bases", False))
-    from ._bases import base_tuples
     initial_bases = base_tuples(kwargs.pop("initial_bases", None), "initial_bases")
     # new data files spread over registered bases, one file each in turn
     target_bases = kwargs.pop("target_bases", None)
@@ -483,20 +245,6 @@ def _blob_selection(ids: Any, addresses: Any, indices: Any) -> Tuple[str, List[i
     if isinstance(values, (pa.Array, pa.ChunkedArray)):
         values = values.to_pylist()
     return name, [int(v) for v in values]
-
-
-def _auto_cleanup(options: Any) -> Optional[tuple]:
-    """pylance's ``AutoCleanupConfig`` (``interval``, ``older_than_seconds``) as the
-    engine takes it; only a new dataset records it (in its config)."""
-    if options is None:
-        return None
-    try:
-        interval, older = options["interval"], options["older_than_seconds"]
-    except (KeyError, TypeError) as e:
-        raise ValueError("auto_cleanup_options takes a dict with 'interval' and 'older_than_seconds'") from e
-    if int(interval) < 1 or int(older) < 0:
-        raise ValueError("auto_cleanup_options: interval must be at least 1 and older_than_seconds at least 0")
-    return int(interval), int(older)
 
 
 class Tags:
@@ -596,7 +344,8 @@ def _rfc3339(text: str) -> Optional[_dt.datetime]:
     return base.replace(microsecond=micros, tzinfo=_dt.timezone.utc)
 
 
-class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _TransactionsMixin, _SegmentsMixin):
+class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _TransactionsMixin, _SegmentsMixin,
+                   _DatasetBase):
     """One version of a Lance dataset. Writes (``delete``, ``restore``, index builds)
     move this object to the version they commit, as in pylance."""
 
@@ -666,7 +415,6 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
     def base_paths(self) -> Dict[int, Any]:
         """The base paths registered in this version, by id (a fresh
         :class:`lancer.DatasetBasePath` each)."""
-        from ._bases import DatasetBasePath
         return {i: DatasetBasePath(p, name=n, is_dataset_root=r, id=i)
                 for i, n, p, r in self._inner.base_paths()}
 
@@ -674,7 +422,6 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
                   ) -> "LanceDataset":
         """Registers ``new_bases`` (:class:`lancer.DatasetBasePath`) in one commit; ids
         follow the registered ones. Returns this dataset, now at the new version."""
-        from ._bases import base_tuples
         tuples = base_tuples(new_bases, "new_bases")
         if not tuples:
             raise ValueError("add_bases needs at least one DatasetBasePath")
@@ -689,8 +436,6 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
     def session(self) -> Any:
         """The :class:`lancer.Session` this dataset was opened in (shared by the versions
         checked out from it)."""
-        from ._session import Session
-
         return Session._of(_lancer.Session.of(self._inner))
 
     def migrate_manifest_paths_v2(self) -> None:
@@ -744,8 +489,6 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
         """What :meth:`cleanup_old_versions` with these limits would remove, nothing
         removed (pylance's ``CleanupExplanation``). ``delete_rate_limit`` tunes deletes
         and does nothing here; ``versions=`` is refused."""
-        from ._cleanup import explain
-
         return explain(self, older_than, retain_versions, delete_unverified=delete_unverified,
                        error_if_tagged_old_versions=error_if_tagged_old_versions, versions=versions,
                        include_files=include_files, max_files=max_files)
@@ -859,8 +602,6 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
         """``num_rows`` distinct live rows drawn at random (in the drawn order, or in
         dataset order with ``randomize_order=False``), as pylance draws them (Python's
         ``random``; more rows than the dataset holds is a ``ValueError``)."""
-        import random
-
         indices = random.sample(range(self.count_rows()), num_rows)
         if not randomize_order:
             indices = sorted(indices)
@@ -888,8 +629,6 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
         blob): exactly one of ``ids`` (row ids), ``addresses`` (row addresses) or
         ``indices`` (live-row offsets). Only descriptors are read here; each handle
         fetches the bytes it is asked for."""
-        from .blob import BlobFile, _validate_buffer_size
-
         buffer_size = _validate_buffer_size(buffer_size)
         kind, rows = _blob_selection(ids, addresses, indices)
         return [None if h is None else BlobFile(h, buffer_size=buffer_size)
@@ -1134,8 +873,6 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
         way to index a path of a JSON column: ``IndexConfig("json", {"path": "x",
         "target_index_type": "btree" | "bitmap"})``; its values' type is inferred from
         the first non-null value, a value of another type is refused naming the row."""
-        from .indices import IndexConfig
-
         if isinstance(index_type, IndexConfig):
             # pylance's config form: its parameters are the kind's keyword arguments (a
             # JSON index's target_index_parameters: its target's, as JSON text)
@@ -1168,8 +905,6 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
         ``version`` (the dataset version it was built at), ``fragment_ids`` (a set;
         pylance's is its own ``Bitmap`` type) and ``base_id``. Deprecated in pylance 14
         (as here, with its warning): ``describe_indices``."""
-        import warnings
-
         warnings.warn(
             "The 'list_indices' method is deprecated. It may be removed in a future version. "
             "Use describe_indices() instead.",
@@ -1211,61 +946,3 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
 
     def __repr__(self) -> str:
         return f"LanceDataset({self.uri!r}, version={self.version})"
-
-
-# (at the end: these modules use the helpers above)
-
-def _udf_parts(ds: "LanceDataset", func: Any, read_columns: Optional[List[str]],
-               batch_size: Optional[int]) -> tuple:
-    """(new columns' schema, a function batch -> RecordBatch of them, rows per call) of
-    a function adding columns (a ``batch_udf`` or a plain callable returning a pyarrow
-    RecordBatch / Table or a pandas DataFrame); without ``output_schema`` the schema is
-    that of the function's output on ``ds``'s first batch, as pylance infers it."""
-    if getattr(func, "checkpoint_file", None) is not None:
-        raise NotImplementedError("batch_udf(checkpoint_file=...) is not supported by lancer yet")
-    schema = getattr(func, "output_schema", None)
-    inner = getattr(func, "func", func)
-
-    def as_batch(out: Any) -> pa.RecordBatch:
-        if _is_pandas(out):
-            out = pa.RecordBatch.from_pandas(out, preserve_index=False)
-        elif isinstance(out, pa.Table):
-            out = out.combine_chunks().to_batches()[0] if out.num_rows else pa.RecordBatch.from_pylist(
-                [], schema=out.schema)
-        if not isinstance(out, pa.RecordBatch):
-            raise TypeError(f"a function adding columns returns a pyarrow RecordBatch or a pandas "
-                            f"DataFrame, not {type(out).__name__}")
-        return out
-
-    step = int(batch_size or 1024)
-    if schema is None:
-        first = None
-        for b in ds.to_batches(columns=read_columns, batch_size=step):
-            first = b
-            break
-        if first is None:
-            # (a TypeError, as pylance raises when it cannot call the function on a row)
-            raise TypeError("the dataset has no rows to infer the new columns from: give batch_udf(output_schema=)")
-        schema = as_batch(inner(first)).schema
-
-    def call(batch: pa.RecordBatch) -> pa.RecordBatch:
-        out = as_batch(inner(batch))
-        if out.schema != schema:
-            raise ValueError(f"the function returned columns {out.schema} where {schema} was expected")
-        return out
-
-    return schema, call, step
-
-from ._evolve import BatchUDF, MergeInsertBuilder, batch_udf  # noqa: E402,F401
-from ._stats import (  # noqa: E402,F401
-    DataStatistics,
-    FieldStatistics,
-    IndexDescription,
-    IndexSegmentDescription,
-    LanceStats,
-    _index_description,
-)
-from .fragment import LanceFragment, _DataFile  # noqa: E402,F401
-from ._introspect import LanceSchema, VectorIndexReader  # noqa: E402,F401
-from ._scanner import LanceScanner  # noqa: E402
-from .optimize import CompactionMetrics, DatasetOptimizer  # noqa: E402,F401

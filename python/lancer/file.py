@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Union
 import pyarrow as pa
 
 from . import _lancer
-from .dataset import _check_arguments
+from ._util import _check_arguments
 
 __all__ = ["LanceFileReader", "LanceFileWriter", "ReaderResults", "LanceFileMetadata"]
 

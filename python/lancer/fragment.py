@@ -9,10 +9,15 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional
 
 import pyarrow as pa
 
-from .dataset import _indices
+from . import _lancer
+from ._commit import LanceOperation, Transaction
+from ._evolve import _udf_parts
+from ._introspect import LanceSchema
+from ._util import _check_arguments, _indices, _open, _options, _reader, _uri
 
 if TYPE_CHECKING:
-    from .dataset import LanceDataset, LanceScanner
+    from ._scanner import LanceScanner
+    from .dataset import LanceDataset
 
 
 class LanceFragment:
@@ -53,25 +58,19 @@ class LanceFragment:
     @property
     def metadata(self) -> "FragmentMetadata":
         """This fragment's description, as pylance's (what ``LanceOperation`` s take)."""
-        from ._lancer import fragment_metadata
-
-        return FragmentMetadata.from_json(fragment_metadata(self._ds._inner, self.fragment_id))
+        return FragmentMetadata.from_json(_lancer.fragment_metadata(self._ds._inner, self.fragment_id))
 
     def delete(self, predicate: str) -> Optional["FragmentMetadata"]:
         """Deletes this fragment's rows matching the SQL ``predicate`` without
         committing, as pylance's: writes the fragment's new deletion file and returns
         its description for ``LanceOperation.Delete`` (None when no row is left: name
         the fragment in ``deleted_fragment_ids`` then)."""
-        from ._lancer import fragment_delete
-
-        out = fragment_delete(self._ds._inner, self.fragment_id, predicate=str(predicate))
+        out = _lancer.fragment_delete(self._ds._inner, self.fragment_id, predicate=str(predicate))
         return None if out is None else FragmentMetadata.from_json(out)
 
     def delete_rows(self, offsets: Any) -> Optional["FragmentMetadata"]:
         """As :meth:`delete`, the rows at these physical offsets of the fragment."""
-        from ._lancer import fragment_delete
-
-        out = fragment_delete(self._ds._inner, self.fragment_id, offsets=[int(o) for o in offsets])
+        out = _lancer.fragment_delete(self._ds._inner, self.fragment_id, offsets=[int(o) for o in offsets])
         return None if out is None else FragmentMetadata.from_json(out)
 
     def merge_columns(self, value_func: Any, columns: Optional[List[str]] = None,
@@ -83,10 +82,6 @@ class LanceFragment:
         ``FragmentMetadata`` and the dataset's schema with the new columns
         (``LanceSchema``): commit them, with every other fragment of a distributed job,
         as ``LanceOperation.Merge``. SQL expressions and readers are refused."""
-        from ._lancer import fragment_add_columns_udf
-        from .dataset import _udf_parts
-        from .schema import LanceSchema
-
         if isinstance(value_func, dict):
             raise NotImplementedError("merge_columns with SQL expressions is not supported by lancer yet: "
                                       "give a function over batches")
@@ -94,7 +89,7 @@ class LanceFragment:
             raise NotImplementedError("merge_columns with a reader is not supported by lancer yet: "
                                       "give a function over batches")
         schema, call, step = _udf_parts(self._ds, value_func, columns, batch_size)
-        text = fragment_add_columns_udf(self._ds._inner, self.fragment_id, schema, call, columns, step)
+        text = _lancer.fragment_add_columns_udf(self._ds._inner, self.fragment_id, schema, call, columns, step)
         full = pa.schema(list(self._ds.schema) + list(schema))
         return FragmentMetadata.from_json(text), LanceSchema.from_pyarrow(full)
 
@@ -132,11 +127,9 @@ class LanceFragment:
         """Checks this fragment alone (its data files are there, of the recorded sizes
         and row counts; its deletion file reads): damage raises
         ``lancer.CorruptDataError`` (an ``OSError``) naming each problem."""
-        from ._lancer import CorruptDataError, validate_fragment
-
-        problems = validate_fragment(self._ds._inner, self.fragment_id)
+        problems = _lancer.validate_fragment(self._ds._inner, self.fragment_id)
         if problems:
-            raise CorruptDataError("; ".join(problems))
+            raise _lancer.CorruptDataError("; ".join(problems))
 
     def take(self, indices: Any, columns: Any = None) -> pa.Table:
         """Rows at offsets among this fragment's live rows (deleted rows skipped, as
@@ -374,16 +367,6 @@ def _data_file_from(d: Dict[str, Any]) -> DataFile:
     return DataFile(**d)
 
 
-def _fragment_text(f: Any) -> str:
-    """A fragment description (lancer's or pylance's FragmentMetadata, or its to_json
-    dict) as the JSON text the engine reads."""
-    if isinstance(f, dict):
-        return json.dumps(f)
-    if hasattr(f, "to_json"):
-        return json.dumps(f.to_json())
-    raise TypeError(f"expected a FragmentMetadata, not {type(f).__name__}")
-
-
 def write_fragments(
     data: Any,
     dataset_uri: Any,
@@ -409,9 +392,6 @@ def write_fragments(
     schema, ``create`` / ``overwrite`` write the data's own schema. Until committed
     the files are invisible; ``cleanup_old_versions`` removes them once older than its
     limit for unverified files."""
-    from . import _lancer
-    from .dataset import _check_arguments, _options, _reader, _uri
-
     if use_legacy_format:
         raise NotImplementedError("Lancer writes data storage versions 2.0, 2.1 and 2.2, not the legacy format")
     if progress is not None:
@@ -438,8 +418,6 @@ def write_fragments(
     read_version = None
     if return_transaction:
         # the version the fragments were written against (0: no dataset yet), as pylance
-        from .dataset import dataset as _open
-
         try:
             read_version = _open(_uri(dataset_uri), storage_options=storage_options).version
         except (FileNotFoundError, ValueError):
@@ -451,9 +429,6 @@ def write_fragments(
     frags = [FragmentMetadata.from_json(t) for t in texts]
     if not return_transaction:
         return frags
-    from ._commit import LanceOperation, Transaction
-    from ._introspect import LanceSchema
-
     if mode == "append" and read_version:
         return Transaction(read_version, LanceOperation.Append(frags))
     return Transaction(read_version, LanceOperation.Overwrite(LanceSchema.from_pyarrow(reader.schema), frags))

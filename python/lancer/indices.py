@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from . import _lancer
 from ._info import IvfModel
+from ._segments import _float_bytes
 
 __all__ = ["IndexConfig", "IndicesBuilder", "IvfModel", "PqModel", "VectorModel"]
 
@@ -125,8 +126,6 @@ class IndicesBuilder:
                  fragment_ids: Optional[List[int]] = None) -> PqModel:
         """A PQ codebook trained on residuals from ``ivf_model``'s centroids (l2 /
         cosine; dot on the vectors themselves)."""
-        from ._segments import _float_bytes
-
         if num_subvectors is None:
             num_subvectors = self.dimension // 16 if self.dimension % 16 == 0 else self.dimension // 8
         given = {"centroids": _float_bytes(ivf_model.centroids, "ivf_model.centroids", self.dimension)}

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, List, Optional
 
 from . import _lancer
+from ._util import _auto_cleanup
+from .fragment import FragmentMetadata
 
 if TYPE_CHECKING:
     from .dataset import LanceDataset
@@ -77,8 +79,6 @@ class DatasetOptimizer:
         """Turns on automatic cleanup (pylance's ``AutoCleanupConfig``: every
         ``interval`` versions, versions older than ``older_than_seconds`` go): one
         commit setting ``lance.auto_cleanup.interval`` / ``lance.auto_cleanup.older_than``."""
-        from .dataset import _auto_cleanup
-
         interval, older = _auto_cleanup(auto_cleanup_config)
         self._ds.update_config({"lance.auto_cleanup.interval": str(interval),
                                 "lance.auto_cleanup.older_than": f"{older}s"})
@@ -118,8 +118,6 @@ def _options(options: Optional[dict]) -> dict:
 
 
 def _fragments(items: List[dict]) -> list:
-    from .fragment import FragmentMetadata
-
     return [FragmentMetadata._from_dict(f) for f in items]
 
 

@@ -38,6 +38,15 @@ from typing import Any, Dict, Iterable, List, Optional
 
 import pyarrow as pa
 
+from ._commit import LanceOperation
+from ._evolve import BatchUDF, _udf_parts
+from ._util import DatasetNotFoundError, _uri
+from .dataset import LanceDataset
+from .dataset import dataset as _dataset
+from .fragment import FragmentMetadata, write_fragments
+from .indices import IndicesBuilder
+from .optimize import Compaction
+
 __all__ = ["read_lancer", "write_lancer", "add_columns", "create_index", "compact", "LancerDatasource", "LancerDatasink"]
 
 _MODES = ("create", "append", "overwrite")
@@ -55,11 +64,8 @@ def _ray() -> Any:
 
 def _exists(uri: str, storage_options: Optional[Dict[str, str]]) -> Optional[int]:
     """The latest version of the dataset at ``uri``, or None when there is none."""
-    import lancer
-    from .dataset import DatasetNotFoundError
-
     try:
-        return lancer.dataset(uri, storage_options=storage_options).version
+        return _dataset(uri, storage_options=storage_options).version
     except DatasetNotFoundError:
         return None
 
@@ -87,9 +93,7 @@ def _read_group(fragment_ids: List[int], uri: str, version: int, storage_options
                 columns: Optional[List[str]], filter: Optional[str], batch_size: Optional[int]) -> Iterable[pa.Table]:
     """One read task: the fragments' rows at ``version``, projected and filtered by
     lancer's scanner."""
-    import lancer
-
-    ds = lancer.dataset(uri, version=version, storage_options=storage_options)
+    ds = _dataset(uri, version=version, storage_options=storage_options)
     frags = []
     for i in fragment_ids:
         f = ds.get_fragment(i)
@@ -126,12 +130,10 @@ def _source_class() -> Any:
         def __init__(self, uri: str, version: int, columns: Any = None, filter: Optional[str] = None,
                      storage_options: Optional[Dict[str, str]] = None, fragments_per_task: Optional[int] = None,
                      batch_size: Optional[int] = None) -> None:
-            import lancer
-
             super().__init__()
             self._args = (uri, version, storage_options, columns, filter, batch_size)
             self._fragments_per_task = fragments_per_task
-            ds = lancer.dataset(uri, version=version, storage_options=storage_options)
+            ds = _dataset(uri, version=version, storage_options=storage_options)
             full = ds.schema
             # the output schema: the scanner's, on no rows (computed columns included)
             self._schema = ds.scanner(columns=columns, filter=filter, limit=0).to_table().schema \
@@ -198,9 +200,6 @@ def read_lancer(
     ``concurrency``, ``override_num_blocks`` and ``ray_remote_args`` go to
     ``ray.data.read_datasource``.
     """
-    import lancer
-    from .dataset import _uri
-
     ray = _ray()
     if fragments_per_task is not None and (not isinstance(fragments_per_task, int) or fragments_per_task < 1):
         raise ValueError(f"fragments_per_task must be a positive integer, not {fragments_per_task!r}")
@@ -210,7 +209,7 @@ def read_lancer(
     if filter is not None and not isinstance(filter, str):
         raise TypeError(f"read_lancer takes a SQL filter string, not {type(filter).__name__}")
     path = _uri(uri)
-    pinned = lancer.dataset(path, version=version, storage_options=storage_options).version
+    pinned = _dataset(path, version=version, storage_options=storage_options).version
     cols = dict(columns) if isinstance(columns, dict) else (None if columns is None else list(columns))
     source = __getattr__("LancerDatasource")(path, pinned, cols, filter, storage_options, fragments_per_task, batch_size)
     kwargs: Dict[str, Any] = {}
@@ -251,8 +250,6 @@ def _write_blocks(blocks: Iterable[Any], uri: str, mode: str, schema: Optional[p
                   storage_options: Optional[Dict[str, str]]) -> List[str]:
     """One write task: its blocks written as uncommitted fragments; their
     descriptions' JSON (pylance's ``FragmentMetadata.to_json()``)."""
-    from .fragment import write_fragments
-
     # streamed: files are cut and written as the blocks arrive
     tables = (t for t in (_block_table(b, schema) for b in blocks) if t.num_rows)
     first = next(tables, None)
@@ -280,9 +277,6 @@ def _write_blocks(blocks: Iterable[Any], uri: str, mode: str, schema: Optional[p
 def _commit(uri: str, mode: str, schema: pa.Schema, fragments: List[Any], read_version: Optional[int],
             storage_options: Optional[Dict[str, str]]) -> Any:
     """The driver's one commit of every fragment the write tasks wrote."""
-    from ._commit import LanceOperation
-    from .dataset import LanceDataset
-
     if mode == "create":
         # (an Overwrite at version 0 would replace a dataset made meanwhile)
         made = _exists(uri, storage_options)
@@ -334,7 +328,6 @@ def _sink_class() -> Any:
 
         def on_write_complete(self, write_result: Any) -> None:
             from . import ray as this
-            from .fragment import FragmentMetadata
 
             texts = [t for ret in write_result.write_returns for t in (ret or [])]
             if self.schema is None:
@@ -391,8 +384,6 @@ def write_lancer(
     (e.g. ``{"max_retries": 3, "retry_exceptions": True}``) go to Ray's write tasks: a
     retried task's failed attempt leaves only files no commit names.
     """
-    from .dataset import _uri
-
     _ray()
     if mode not in _MODES:
         raise ValueError(f"write_lancer mode must be one of {', '.join(map(repr, _MODES))}, not {mode!r}")
@@ -406,9 +397,7 @@ def write_lancer(
     path = _uri(uri)
     current = _exists(path, storage_options)
     if mode == "append" and current is not None and schema is None:
-        import lancer
-
-        schema = lancer.dataset(path, version=current, storage_options=storage_options).schema
+        schema = _dataset(path, version=current, storage_options=storage_options).schema
     if mode == "create" and current is not None:
         raise ValueError(f"a dataset exists at {path} (version {current}): write_lancer(mode='append') adds to it, "
                          "mode='overwrite' replaces it")
@@ -427,9 +416,7 @@ def write_lancer(
         kwargs["ray_remote_args"] = ray_remote_args
     ds.write_datasink(sink, **kwargs)
     if sink.result is None:
-        import lancer
-
-        return lancer.dataset(path, storage_options=storage_options)
+        return _dataset(path, storage_options=storage_options)
     return sink.result
 
 
@@ -439,9 +426,7 @@ def write_lancer(
 def _segment_task(uri: str, version: int, storage_options: Optional[Dict[str, str]], column: str,
                   index_type: str, fragment_ids: List[int], model: Any, kwargs: Dict[str, Any]) -> Any:
     """One worker's segment over ``fragment_ids`` at ``version``, uncommitted."""
-    import lancer
-
-    ds = lancer.dataset(uri, version=version, storage_options=storage_options)
+    ds = _dataset(uri, version=version, storage_options=storage_options)
     return ds.create_index_uncommitted(column, index_type, fragment_ids=fragment_ids, model=model, **kwargs)
 
 
@@ -466,10 +451,7 @@ def create_index(
     that fails fails the call and nothing is committed (its files are garbage
     ``cleanup_old_versions`` removes)."""
     ray = _ray()
-    import lancer
-    from .indices import IndicesBuilder
-
-    ds = lancer.dataset(uri, storage_options=storage_options)
+    ds = _dataset(uri, storage_options=storage_options)
     kind = index_type.upper()
     name = name or f"{column}_idx"
     frags = [(f.fragment_id, f.count_rows()) for f in ds.get_fragments()]
@@ -493,9 +475,7 @@ def create_index(
 
 
 def _compaction_task(uri: str, storage_options: Optional[Dict[str, str]], task: Any) -> Any:
-    import lancer
-
-    return task.execute(lancer.dataset(uri, storage_options=storage_options))
+    return task.execute(_dataset(uri, storage_options=storage_options))
 
 
 def compact(uri: str, *, storage_options: Optional[Dict[str, str]] = None,
@@ -504,10 +484,7 @@ def compact(uri: str, *, storage_options: Optional[Dict[str, str]] = None,
     (``lancer.optimize.Compaction`` plan / execute / commit; ``options`` as
     ``compact_files`` takes them). Returns the ``CompactionMetrics``."""
     ray = _ray()
-    import lancer
-    from .optimize import Compaction
-
-    ds = lancer.dataset(uri, storage_options=storage_options)
+    ds = _dataset(uri, storage_options=storage_options)
     plan = Compaction.plan(ds, options)
     if not plan.tasks:
         return Compaction.commit(ds, [], options)
@@ -519,9 +496,7 @@ def compact(uri: str, *, storage_options: Optional[Dict[str, str]] = None,
 def _columns_task(uri: str, version: int, storage_options: Optional[Dict[str, str]], fragment_ids: List[int],
                   func: Any, read_columns: Optional[List[str]], batch_size: Optional[int]) -> List[Any]:
     """One worker's fragments with their new columns' files (FragmentMetadata)."""
-    import lancer
-
-    ds = lancer.dataset(uri, version=version, storage_options=storage_options)
+    ds = _dataset(uri, version=version, storage_options=storage_options)
     return [ds.get_fragment(i).merge_columns(func, read_columns, batch_size)[0] for i in fragment_ids]
 
 
@@ -534,12 +509,7 @@ def add_columns(uri: str, func: Any, read_columns: Optional[List[str]] = None, *
     over; a concurrent rewrite of those fragments is a conflict). Returns the dataset
     after. A failed task fails the call; nothing is committed then."""
     ray = _ray()
-    import lancer
-    from ._commit import LanceOperation
-    from ._evolve import BatchUDF
-    from .dataset import LanceDataset, _udf_parts
-
-    ds = lancer.dataset(uri, storage_options=storage_options)
+    ds = _dataset(uri, storage_options=storage_options)
     # the new columns' schema decided once, on the driver (as pylance infers it)
     schema, _, step = _udf_parts(ds, func, read_columns, batch_size)
     udf = BatchUDF(getattr(func, "func", func), schema)
