@@ -7,6 +7,7 @@ module and :mod:`lancer._session`."""
 from __future__ import annotations
 
 import json
+import os
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import pyarrow as pa
@@ -127,9 +128,14 @@ def _iter(reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:
 
 
 def _uri(uri: Any) -> str:
+    """A dataset location as the native side takes it: a dataset's own, a path-like as
+    its text, and a leading ``~`` as the user's home, as pylance expands it."""
     if isinstance(uri, _DatasetBase):
         return uri.uri
-    return str(uri)
+    text = os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri)
+    if text.startswith("~"):
+        text = os.path.expanduser(text)
+    return text
 
 
 def _indices(values: Any) -> Any:

@@ -157,6 +157,11 @@ def dataset(
     return LanceDataset(inner, storage_options)
 
 
+def _reopen(cls: Any, uri: str, version: int, storage_options: Optional[Dict[str, str]]) -> "LanceDataset":
+    """A pickled dataset opened again (``LanceDataset.__reduce__``)."""
+    return cls(_open(uri, version, storage_options=storage_options), storage_options)
+
+
 def write_dataset(
     data_obj: Any,
     uri: Any,
@@ -352,6 +357,11 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
     def __init__(self, inner: Any, storage_options: Optional[Dict[str, str]] = None):
         self._inner = inner
         self._storage_options = storage_options
+
+    def __reduce__(self) -> Any:
+        # as pylance pickles a dataset: what reopens this version where it is unpickled
+        # (another process, a Ray worker); the session stays behind
+        return (_reopen, (type(self), self.uri, self.version, self._storage_options))
 
     # --- identity and versions -------------------------------------------------------
     @property

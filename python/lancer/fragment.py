@@ -20,12 +20,24 @@ if TYPE_CHECKING:
     from .dataset import LanceDataset
 
 
+def _fragment_of(ds: Any, fragment_id: int) -> "LanceFragment":
+    """A pickled fragment found again in its (unpickled) dataset."""
+    frag = ds.get_fragment(fragment_id)
+    if frag is None:
+        raise ValueError(f"Fragment id does not exist: {fragment_id}")
+    return frag
+
+
 class LanceFragment:
     """One fragment (a shard of rows in one or more data files, with its deletions)."""
 
     def __init__(self, ds: "LanceDataset", meta: Dict[str, Any]):
         self._ds = ds
         self._meta = meta
+
+    def __reduce__(self) -> Any:
+        # as pylance pickles a fragment: its dataset (pickled as a dataset is) and its id
+        return (_fragment_of, (self._ds, self.fragment_id))
 
     @property
     def fragment_id(self) -> int:

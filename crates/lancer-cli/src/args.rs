@@ -537,8 +537,8 @@ pub enum Command {
         /// Create, append or overwrite.
         #[arg(long, value_enum, default_value_t = Mode::Create)]
         mode: Mode,
-        /// Data storage version of new files (2.0, 2.1 or 2.2).
-        #[arg(long, default_value = "2.1")]
+        /// Data storage version of new files (2.0, 2.1 or 2.2; 2.2 as pylance 14 writes).
+        #[arg(long, default_value = "2.2")]
         data_storage_version: String,
         /// Rows per data file at most.
         #[arg(long, default_value_t = 1_048_576)]
@@ -587,9 +587,9 @@ pub enum Command {
         /// create / overwrite: the input's own schema (for --overwrite).
         #[arg(long, value_enum, default_value_t = Mode::Append)]
         mode: Mode,
-        /// Data storage version of new files (2.0, 2.1 or 2.2; an existing dataset's own
-        /// with --mode append).
-        #[arg(long, default_value = "2.1")]
+        /// Data storage version of new files (2.0, 2.1 or 2.2, as pylance 14 writes; an
+        /// existing dataset's own with --mode append).
+        #[arg(long, default_value = "2.2")]
         data_storage_version: String,
         /// Rows per data file at most.
         #[arg(long, default_value_t = 1_048_576)]

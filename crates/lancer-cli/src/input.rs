@@ -41,6 +41,14 @@ pub enum InputError {
         /// What is wrong.
         what: String,
     },
+    /// A value does not parse as the type the dataset's column has (an append).
+    #[error("{file}: {what} — that is the type of the dataset's column: fix the value, or import into a new dataset")]
+    Mismatch {
+        /// The input's name.
+        file: String,
+        /// The value, its column and line, as the reader names them.
+        what: String,
+    },
     /// Reading failed.
     #[error("cannot read {file}: {source}")]
     Io {
@@ -113,6 +121,9 @@ pub struct Input {
 struct Ctx {
     file: String,
     format: Format,
+    /// Columns are parsed as the dataset's own types (an append): a value that does
+    /// not parse is a mismatch, not damage.
+    typed: bool,
 }
 
 impl Ctx {
@@ -138,6 +149,12 @@ impl Ctx {
     ) -> Result<T> {
         match lancer::internal::contain::contain(f) {
             Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) if self.typed && e.to_string().contains("while parsing value") => {
+                Err(InputError::Mismatch {
+                    file: self.file.clone(),
+                    what: e.to_string(),
+                })
+            }
             Ok(Err(e)) => Err(self.corrupt(e)),
             Err(msg) => {
                 Err(self.corrupt(format_args!("the reader failed on malformed data: {msg}")))
@@ -168,12 +185,40 @@ where
 pub fn open<R: Read + Seek + 'static>(
     file: &str,
     format: Format,
+    reader: R,
+    len: u64,
+) -> Result<Input> {
+    open_like(file, format, reader, len, None)
+}
+
+/// As [`open`], a CSV or JSON-lines input's columns that `like` (an existing dataset's
+/// schema) has parsed as `like` types them instead of as inferred — an append reads
+/// `1.5` into a float column and names the line, column and value that does not fit.
+pub fn open_like<R: Read + Seek + 'static>(
+    file: &str,
+    format: Format,
     mut reader: R,
     len: u64,
+    like: Option<&arrow_schema::Schema>,
 ) -> Result<Input> {
     let ctx = Ctx {
         file: file.to_string(),
         format,
+        typed: like.is_some(),
+    };
+    let typed = |inferred: arrow_schema::Schema| -> arrow_schema::Schema {
+        let Some(like) = like else { return inferred };
+        let fields: Vec<arrow_schema::Field> = inferred
+            .fields()
+            .iter()
+            .map(|f| match like.field_with_name(f.name()) {
+                Ok(t) if parsable(format, t.data_type()) => {
+                    arrow_schema::Field::new(f.name(), t.data_type().clone(), true)
+                }
+                _ => f.as_ref().clone(),
+            })
+            .collect();
+        arrow_schema::Schema::new(fields)
     };
     match format {
         Format::Csv => {
@@ -183,7 +228,7 @@ pub fn open<R: Read + Seek + 'static>(
                     .infer_schema(BufReader::new(&mut reader), Some(10_000))
             })?;
             reader.seek(SeekFrom::Start(0)).map_err(|e| ctx.io(e))?;
-            let schema = Arc::new(schema);
+            let schema = Arc::new(typed(schema));
             let r = ctx.guard(|| {
                 arrow_csv::ReaderBuilder::new(schema.clone())
                     .with_header(true)
@@ -200,7 +245,7 @@ pub fn open<R: Read + Seek + 'static>(
                 arrow_json::reader::infer_json_schema(BufReader::new(&mut reader), Some(10_000))
             })?;
             reader.seek(SeekFrom::Start(0)).map_err(|e| ctx.io(e))?;
-            let schema = Arc::new(schema);
+            let schema = Arc::new(typed(schema));
             let r = ctx.guard(|| {
                 arrow_json::ReaderBuilder::new(schema.clone()).build(BufReader::new(reader))
             })?;
@@ -239,12 +284,28 @@ pub fn open<R: Read + Seek + 'static>(
     }
 }
 
+/// Whether the `format` reader parses text into `t` (the scalar types; JSON also
+/// decodes lists and structs).
+fn parsable(format: Format, t: &arrow_schema::DataType) -> bool {
+    use arrow_schema::DataType as T;
+    let scalar = t.is_primitive()
+        || matches!(
+            t,
+            T::Boolean | T::Utf8 | T::LargeUtf8 | T::Decimal128(..) | T::Decimal256(..)
+        );
+    match format {
+        Format::Jsonl => scalar || t.is_nested(),
+        _ => scalar,
+    }
+}
+
 /// Opens a Parquet input (`file` in errors): the footer and every page header are
 /// checked (see the module docs) before the parquet crate reads them.
 pub fn open_parquet<T: ChunkReader + 'static>(file: &str, data: T) -> Result<Input> {
     let ctx = Ctx {
         file: file.to_string(),
         format: Format::Parquet,
+        typed: false,
     };
     let len = data.len();
     if len < 12 {

@@ -249,6 +249,14 @@ impl DataWriter {
         }
     }
 
+    /// See [`lancer_format::writer::FileWriter::reference_written_bytes`].
+    pub fn reference_written_bytes(&self) -> u64 {
+        match self {
+            DataWriter::Local(w) => w.reference_written_bytes(),
+            DataWriter::Remote(w) => w.reference_written_bytes(),
+        }
+    }
+
     /// See [`lancer_format::writer::FileWriter::bytes_estimate`].
     pub fn bytes_estimate(&self) -> u64 {
         match self {

@@ -250,46 +250,51 @@ fn streamed_writes_read_ahead_and_stop_on_input_errors() {
     assert_eq!(Dataset::open(&root).unwrap().version(), ds.version());
 }
 
-/// `max_bytes_per_file` closes a data file once it holds about that many bytes: a
-/// write of ~4x the cap lands in several fragments, none much over the cap, rows in
-/// order; pylance 14 reads the same rows.
+/// `max_bytes_per_file` is checked as pylance checks it: after each input batch,
+/// against what pylance's writer has written by then (a column's rows go to the encoder
+/// in pieces of over 8 MiB). So a small write under a tiny cap stays one file, as in
+/// pylance; a large one in 64K-row batches closes each file at the first batch after a
+/// piece went out; one batch is never cut for bytes; pylance 14 reads the same rows.
 #[test]
-fn byte_capped_writes_split_files_under_the_cap() {
+fn byte_capped_writes_cut_files_where_pylance_cuts_them() {
     let base = TempDir::new("table-byte-cap");
-    let batches: Vec<RecordBatch> = (0..5).map(|k| table(k * 8_000, 8_000)).collect();
-    let schema = batches[0].schema();
-    let whole = Dataset::write(
-        base.join("whole"),
-        schema.clone(),
-        &batches,
-        &WriteParams::default(),
-    )
-    .unwrap();
-    assert_eq!(whole.fragments().len(), 1);
-    let size = whole.fragments()[0].files[0].file_size_bytes;
-    let cap = size / 4;
-    let params = WriteParams {
-        max_bytes_per_file: cap,
+    let small: Vec<RecordBatch> = (0..5).map(|k| table(k * 8_000, 8_000)).collect();
+    let tiny = WriteParams {
+        max_bytes_per_file: 1000,
         ..Default::default()
     };
-    let capped = Dataset::write(base.join("capped"), schema.clone(), &batches, &params).unwrap();
-    let n = capped.fragments().len();
-    // the cap counts buffered rows at their in-memory size (more than encoded), so
-    // files come out under it: more than 4 of them, but not absurdly many
-    assert!((4..=16).contains(&n), "{n} fragments for a 1/4 cap");
-    for f in capped.fragments() {
-        let got = f.files[0].file_size_bytes;
-        assert!(got <= cap + 64 * 1024, "a file of {got} bytes, cap {cap}");
-        assert!(f.physical_rows > 0);
-    }
+    let ds = Dataset::write(base.join("small"), small[0].schema(), &small, &tiny).unwrap();
     assert_eq!(
-        capped.to_batch(None).unwrap().columns(),
-        whole.to_batch(None).unwrap().columns()
+        ds.fragments().len(),
+        1,
+        "a small write under a tiny cap is one file"
     );
+
+    // one int64 column, 65,536 rows (512 KiB) per batch: the column's first piece goes
+    // out with batch 16 (16 x 512 KiB plus arrow's array overhead is over 8 MiB)
+    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+    let batch = |k: i64| {
+        let v: Int64Array = (0..65_536i64)
+            .map(|i| (k * 65_536 + i).wrapping_mul(0x9E37_79B9_7F4A_7C15u64 as i64))
+            .collect();
+        RecordBatch::try_new(schema.clone(), vec![Arc::new(v)]).unwrap()
+    };
+    let batches: Vec<RecordBatch> = (0..40).map(batch).collect();
+    let capped = WriteParams {
+        max_bytes_per_file: 8 << 20,
+        max_rows_per_file: usize::MAX >> 1,
+        ..Default::default()
+    };
+    let ds = Dataset::write(base.join("capped"), schema.clone(), &batches, &capped).unwrap();
+    let rows: Vec<u64> = ds.fragments().iter().map(|f| f.physical_rows).collect();
+    assert_eq!(rows, vec![16 * 65_536, 16 * 65_536, 8 * 65_536]);
+    let whole = concat_batches(&schema, &batches).unwrap();
+    let one = Dataset::write(base.join("one"), schema.clone(), &[whole], &capped).unwrap();
+    assert_eq!(one.fragments().len(), 1, "one batch is never cut for bytes");
     if let Some(py) = pylance("14") {
         let out = Command::new(py)
             .arg("-c")
-            .arg("import lance, sys\nds = lance.dataset(sys.argv[1])\nt = ds.to_table()\nprint(t.num_rows, sum(t['id'].to_pylist()), len(ds.get_fragments()))")
+            .arg("import lance, sys\nds = lance.dataset(sys.argv[1])\nt = ds.to_table()\nprint(t.num_rows, len(ds.get_fragments()))")
             .arg(base.join("capped"))
             .output()
             .unwrap();
@@ -298,8 +303,10 @@ fn byte_capped_writes_split_files_under_the_cap() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let want = format!("40000 {} {n}", (0..40_000i64).sum::<i64>());
-        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), want);
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            format!("{} 3", 40 * 65_536)
+        );
     }
 }
 

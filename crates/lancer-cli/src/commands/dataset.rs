@@ -186,8 +186,9 @@ impl<R: std::io::Seek> std::io::Seek for Counting<R> {
 pub(crate) fn read_input(
     input: &Path,
     bar: &indicatif::ProgressBar,
+    like: Option<&arrow_schema::Schema>,
 ) -> Result<(SchemaRef, Batches, bool), Box<dyn std::error::Error>> {
-    use lancer_cli::input::{open, open_parquet, Format};
+    use lancer_cli::input::{open_like, open_parquet, Format};
     let format = Format::of(input)?;
     let f =
         std::fs::File::open(input).map_err(|e| format!("cannot open {}: {e}", input.display()))?;
@@ -207,7 +208,7 @@ pub(crate) fn read_input(
             inner: f,
             bar: bar.clone(),
         };
-        open(&name, format, counted, len)?
+        open_like(&name, format, counted, len, like)?
     };
     let batches: Batches = Box::new(
         opened
@@ -238,7 +239,12 @@ pub fn import(
     let (store, existing) = write_target(s, dataset, mode)?;
     // Read and write in one stream: a progress bar (on a terminal) follows the input.
     let bar = indicatif::ProgressBar::new(0);
-    let (schema, batches, by_rows) = read_input(input, &bar)?;
+    // an append parses text inputs with the dataset's column types
+    let like = match (mode, existing) {
+        (Mode::Append, Some(v)) => Some(s.open_version(dataset, v)?.schema()),
+        _ => None,
+    };
+    let (schema, batches, by_rows) = read_input(input, &bar, like.as_deref())?;
     let style = if by_rows {
         "{spinner} importing {pos}/{len} rows [{bar:30}] {elapsed} (eta {eta})"
     } else {
@@ -328,7 +334,8 @@ pub fn merge(
     let ds = s.open(dataset)?;
     let t = std::time::Instant::now();
     let bar = indicatif::ProgressBar::new(0);
-    let (schema, batches, by_rows) = read_input(input, &bar)?;
+    // text inputs parsed with the dataset's column types
+    let (schema, batches, by_rows) = read_input(input, &bar, Some(&ds.schema()))?;
     let style = if by_rows {
         "{spinner} merging {pos}/{len} rows [{bar:30}] {elapsed} (eta {eta})"
     } else {

@@ -170,7 +170,7 @@ fn dataset_tour(s: &Session, dir: &std::path::Path, batch: &arrow_array::RecordB
     let v1 = s.write(&root, &[batch.slice(0, half)], &params)?;
     let v2 = v1.append(&[batch.slice(half, n - half)], &params)?;
     println!(
-        "6. dataset: created with {half} rows, appended {}: version {}, {} fragments, in {:?}",
+        "5. dataset: created with {half} rows, appended {}: version {}, {} fragments, in {:?}",
         n - half,
         v2.version(),
         v2.fragments().len(),
@@ -179,7 +179,7 @@ fn dataset_tour(s: &Session, dir: &std::path::Path, batch: &arrow_array::RecordB
     let t = Instant::now();
     let v3 = v2.delete("id % 10 = 0 OR category = 'art' AND id < 1000")?;
     println!(
-        "7. delete --where \"id % 10 = 0 OR category = 'art' AND id < 1000\": version {}, {} rows left, in {:?}",
+        "6. delete --where \"id % 10 = 0 OR category = 'art' AND id < 1000\": version {}, {} rows left, in {:?}",
         v3.version(),
         v3.count_rows(),
         t.elapsed()
@@ -194,7 +194,7 @@ fn dataset_tour(s: &Session, dir: &std::path::Path, batch: &arrow_array::RecordB
         .limit(Some(3))
         .to_batch()?;
     println!(
-        "8. scan --filter \"{filter}\" --limit 3 in {:?}:",
+        "7. scan --filter \"{filter}\" --limit 3 in {:?}:",
         t.elapsed()
     );
     let ids = page.column(0).as_primitive::<Int64Type>();
@@ -235,7 +235,7 @@ fn dataset_tour(s: &Session, dir: &std::path::Path, batch: &arrow_array::RecordB
         },
     )?;
     println!(
-        "9. search k=3 --filter \"{sql}\", query = row 4243, in {:?}:",
+        "8. search k=3 --filter \"{sql}\", query = row 4243, in {:?}:",
         t.elapsed()
     );
     let hit_ids = hits.column(0).as_primitive::<Int64Type>();
@@ -265,7 +265,7 @@ fn dataset_tour(s: &Session, dir: &std::path::Path, batch: &arrow_array::RecordB
     opts.num_partitions = Some(16);
     let v4 = lancer::index::create_vector_index(&v3, "embedding", &opts)?;
     println!(
-        "9b. index create --type ivf_sq --partitions 16 on \"embedding\": version {}, in {:?} (pylance opens it too)",
+        "9. index create --type ivf_sq --partitions 16 on \"embedding\": version {}, in {:?} (pylance opens it too)",
         v4.version(),
         t.elapsed()
     );

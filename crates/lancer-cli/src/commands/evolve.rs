@@ -136,7 +136,7 @@ pub fn add_from(s: &Session, path: &Path, file: &Path, key: &str, json: bool) ->
     let ds = s.open(path)?;
     let t = std::time::Instant::now();
     let bar = indicatif::ProgressBar::hidden();
-    let (schema, batches, _) = super::dataset::read_input(file, &bar)?;
+    let (schema, batches, _) = super::dataset::read_input(file, &bar, None)?;
     let added: Vec<String> = schema
         .fields()
         .iter()

@@ -47,7 +47,7 @@ pub fn write_fragments(
     };
     let store = s.store(dataset)?;
     let bar = indicatif::ProgressBar::new(0);
-    let (schema, batches, _) = read_input(input, &bar)?;
+    let (schema, batches, _) = read_input(input, &bar, None)?;
     bar.enable_steady_tick(Duration::from_millis(200));
     let batches = batches.map(|b| b.map_err(lancer::TableError::from));
     let frags = two_phase::write_fragments(&store, schema, batches, &params, mode)?;

@@ -210,6 +210,66 @@ fn import_streams_and_a_bad_row_commits_nothing() {
     assert_eq!(v.as_array().map(|a| a.len()), Some(1), "{v}");
 }
 
+/// An append parses a CSV with the dataset's column types: whole numbers go into a
+/// float column, and a value that fits no float is named with its line and column (a
+/// mismatch, not a damaged file); nothing is committed. A new dataset is written at
+/// storage 2.2, as pylance 14 writes by default.
+#[test]
+fn an_append_parses_the_csv_with_the_datasets_types() {
+    let dir = TempDir::new("cli-import-typed");
+    let first = dir.join("first.csv");
+    std::fs::write(&first, "id,score\n1,0.5\n2,1.5\n").unwrap();
+    let ds = dir.join("ds");
+    let v = json_of(&["import", "--json", first.to_str().unwrap()], &ds);
+    assert_eq!(v["version"].as_u64(), Some(1));
+    // the data file's footer ends with its version (major, minor as u16) and "LANC"
+    let file = std::fs::read_dir(ds.join("data"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let bytes = std::fs::read(&file).unwrap();
+    let tail = &bytes[bytes.len() - 8..];
+    assert_eq!(&tail[4..], b"LANC");
+    assert_eq!(
+        (tail[0], tail[2]),
+        (2, 2),
+        "a new dataset is written at 2.2"
+    );
+    // scores that look like integers: read as the dataset's float column
+    let ints = dir.join("ints.csv");
+    std::fs::write(&ints, "id,score\n3,2\n4,7\n").unwrap();
+    let out = lancer()
+        .args(["import", "--mode", "append"])
+        .arg(&ints)
+        .arg(&ds)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(json_of(&["count", "--json"], &ds)["rows"].as_u64(), Some(4));
+    let bad = dir.join("bad.csv");
+    std::fs::write(&bad, "id,score\n5,1.0\n6,high\n").unwrap();
+    let out = lancer()
+        .args(["import", "--mode", "append"])
+        .arg(&bad)
+        .arg(&ds)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("'high'") && err.contains("Float64") && err.contains("line"),
+        "{err}"
+    );
+    assert!(!err.contains("damaged"), "{err}");
+    assert_eq!(json_of(&["count", "--json"], &ds)["rows"].as_u64(), Some(4));
+}
+
 /// `lancer import` of every shape the outside check found unreadable when Lancer wrote
 /// it — dictionary columns, large_utf8 / large_binary constant pages, Null-typed
 /// columns, empty strings, one repeated value — at 2.0, 2.1 and 2.2: pylance 14 and 12 read

@@ -41,6 +41,10 @@ use crate::{FormatError, Result};
 
 /// Default page size: pages are flushed once a field buffers this many bytes.
 pub const DEFAULT_MAX_PAGE_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Bytes a column's rows gather in the reference's writer before they go to its encoder
+/// (see [`FileWriter::reference_written_bytes`]).
+const REFERENCE_COLUMN_BUFFER: u64 = 8 * 1024 * 1024;
 const ALIGN: u64 = 64;
 
 /// Options of a [`FileWriter`].
@@ -166,6 +170,10 @@ pub struct FileWriter<W: Write + Send + 'static> {
     rows: u64,
     /// In-memory bytes of the flushes not yet written.
     raw_in_flight: u64,
+    /// Per field, the bytes the reference's writer would still buffer (see
+    /// [`FileWriter::reference_written_bytes`]).
+    reference_buffered: Vec<u64>,
+    reference_written: u64,
     /// Global buffers after the schema (buffer 0), written by `finish`.
     extra_buffers: Vec<Vec<u8>>,
     /// 2.0 struct columns and their rows so far (one page each, written by `finish`).
@@ -460,6 +468,7 @@ impl<W: Write + Send + 'static> FileWriter<W> {
             .iter()
             .map(|f| blob_v2::holds_write_field(f))
             .collect();
+        let rows_len = plans.len();
         Ok(Self {
             out,
             pos: 0,
@@ -477,6 +486,8 @@ impl<W: Write + Send + 'static> FileWriter<W> {
             field_first_column,
             rows: 0,
             raw_in_flight: 0,
+            reference_buffered: vec![0; rows_len],
+            reference_written: 0,
             extra_buffers: Vec::new(),
             blob_v2,
             struct_rows,
@@ -502,6 +513,15 @@ impl<W: Write + Send + 'static> FileWriter<W> {
     /// Rows written so far.
     pub fn num_rows(&self) -> u64 {
         self.rows
+    }
+
+    /// The bytes the reference's writer would have written by now for the same batches:
+    /// it hands each column's buffered rows to the encoder once they hold over 8 MiB
+    /// (`cache_bytes_per_column`), and checks `max_bytes_per_file` against what it has
+    /// written, so a writer cutting files where pylance cuts them asks this. Counted
+    /// from the batches alone (in-memory sizes), not from how fast encoding runs.
+    pub fn reference_written_bytes(&self) -> u64 {
+        self.reference_written
     }
 
     /// The file's size so far, counting what is written plus the in-memory size of
@@ -572,6 +592,14 @@ impl<W: Write + Send + 'static> FileWriter<W> {
                 col.clone()
             };
             let size = col.to_data().get_slice_memory_size().unwrap_or(0) as u64;
+            // the reference's writer hands a column's buffer to its encoder once it
+            // holds more than REFERENCE_COLUMN_BUFFER bytes (arrow's memory size, as it
+            // counts them): what it has written by now
+            let acc = &mut self.reference_buffered[i];
+            *acc += col.get_array_memory_size() as u64;
+            if *acc > REFERENCE_COLUMN_BUFFER {
+                self.reference_written += std::mem::take(acc);
+            }
             let p = &mut self.pending[i];
             p.0.push(col);
             p.1 += size;

@@ -874,15 +874,11 @@ fn commit_on(
             restored.as_ref().map(|r| &r.0),
             extras.new_flags,
         )?;
-        // deletes, updates and schema changes drop the segments they leave meaningless
+        // a schema change drops the segments of the fields it removes
         let index_section = match (&op, index_section) {
-            (
-                Operation::Delete(_)
-                | Operation::Update(_)
-                | Operation::Merge(_)
-                | Operation::Project(_),
-                Some(sec),
-            ) => Some(retain_relevant_indices(sec, &m)?),
+            (Operation::Merge(_) | Operation::Project(_), Some(sec)) => {
+                Some(retain_relevant_indices(sec, &m)?)
+            }
             (_, sec) => sec,
         };
         let uuid = extras.uuid.clone().unwrap_or_else(random_uuid);
@@ -945,65 +941,22 @@ fn commit_on(
 const FRAG_REUSE_INDEX_NAME: &str = "__lance_frag_reuse";
 const MEM_WAL_INDEX_NAME: &str = "__lance_mem_wal";
 
-/// The index section `sec` as the reference keeps it after a Delete, Update, Merge or
-/// Project resulting in `m` (spec: "Transactions" → index retention): a segment of a
-/// field the schema no longer has goes (system indexes stay); of the segments of one
-/// index, those covering none of `m`'s fragments go while another still covers some;
-/// when none covers any, a vector index goes whole and a scalar one keeps its oldest
-/// segment; a lone segment goes only if it is an empty vector segment. The bytes are
-/// returned unchanged when nothing goes.
+/// The index section `sec` as pylance 14 keeps it after a schema change resulting in
+/// `m` (spec: "Transactions" → Project, Merge): a segment of a field the schema no
+/// longer has goes; system indexes stay. (pylance 14 keeps segments that cover no live
+/// fragment after deletes, so emptiness drops nothing here.) The bytes come back
+/// unchanged when nothing goes.
 fn retain_relevant_indices(sec: Vec<u8>, m: &pb::Manifest) -> Result<Vec<u8>> {
-    use roaring::RoaringBitmap;
-    use std::collections::{BTreeMap, HashSet};
+    use std::collections::HashSet;
     let mut section = pb::IndexSection::decode(sec.as_slice())
         .map_err(|e| TableError::corrupt(format!("index section does not decode: {e}")))?;
     let before = section.indices.len();
-    let system =
-        |i: &pb::IndexMetadata| i.name == FRAG_REUSE_INDEX_NAME || i.name == MEM_WAL_INDEX_NAME;
     let fields: HashSet<i32> = m.fields.iter().map(|f| f.id).collect();
-    section
-        .indices
-        .retain(|i| system(i) || i.fields.iter().all(|f| fields.contains(f)));
-    let live: RoaringBitmap = m
-        .fragments
-        .iter()
-        .filter_map(|f| u32::try_from(f.id).ok())
-        .collect();
-    // a segment without a bitmap counts as covering nothing, as the reference counts it
-    let empty = |i: &pb::IndexMetadata| -> bool {
-        if i.fragment_bitmap.is_empty() {
-            return true;
-        }
-        RoaringBitmap::deserialize_from(i.fragment_bitmap.as_slice())
-            .map_or(true, |b| (b & &live).is_empty())
-    };
-    let vector = |i: &pb::IndexMetadata| {
-        i.index_details
-            .as_ref()
-            .is_some_and(|d| d.type_url.ends_with("VectorIndexDetails"))
-    };
-    let mut by_name: BTreeMap<&str, Vec<&pb::IndexMetadata>> = BTreeMap::new();
-    for i in section
-        .indices
-        .iter()
-        .filter(|i| i.name != FRAG_REUSE_INDEX_NAME)
-    {
-        by_name.entry(i.name.as_str()).or_default().push(i);
-    }
-    let mut keep: HashSet<Option<pb::Uuid>> = HashSet::new();
-    for (_, segments) in by_name {
-        let (gone, kept): (Vec<_>, Vec<_>) = segments.into_iter().partition(|i| empty(i));
-        if !kept.is_empty() {
-            keep.extend(kept.iter().map(|i| i.uuid.clone()));
-        } else if let Some(oldest) = gone.iter().min_by_key(|i| i.dataset_version) {
-            if !vector(oldest) {
-                keep.insert(oldest.uuid.clone());
-            }
-        }
-    }
-    section
-        .indices
-        .retain(|i| i.name == FRAG_REUSE_INDEX_NAME || keep.contains(&i.uuid));
+    section.indices.retain(|i| {
+        i.name == FRAG_REUSE_INDEX_NAME
+            || i.name == MEM_WAL_INDEX_NAME
+            || i.fields.iter().all(|f| fields.contains(f))
+    });
     if section.indices.len() == before {
         return Ok(sec);
     }

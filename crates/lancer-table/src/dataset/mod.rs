@@ -234,6 +234,17 @@ impl KeptRuns {
         out
     }
 
+    /// How many kept rows come before physical row `row` (its offset among the kept
+    /// rows when it is kept itself).
+    pub fn rank(&self, row: u64) -> u64 {
+        let i = self.runs.partition_point(|r| r.end <= row);
+        match self.runs.get(i) {
+            Some(r) if r.start <= row => self.before[i] + (row - r.start),
+            Some(_) => self.before[i],
+            None => self.total,
+        }
+    }
+
     /// Physical row of the `local`-th kept row.
     pub fn locate(&self, local: u64) -> Option<u64> {
         let i = self
@@ -1150,6 +1161,10 @@ mod tests {
             rows,
             vec![Some(1), Some(2), Some(5), Some(6), Some(7), Some(8), None]
         );
+        // and back: each kept row's offset among the kept rows; a deleted row counts the
+        // kept rows before it
+        let ranks: Vec<u64> = (0..11).map(|r| k.rank(r)).collect();
+        assert_eq!(ranks, vec![0, 0, 1, 2, 2, 2, 3, 4, 5, 6, 6]);
         let none = KeptRuns::new(kept_ranges(&RoaringBitmap::from_iter(0..4u32), 4));
         assert_eq!((none.total, none.locate(0)), (0, None));
         // Deleted rows past the fragment's end (a hostile file) are ignored.

@@ -29,9 +29,10 @@ pub struct WriteParams {
     pub storage: FileVersion,
     /// Rows per data file at most.
     pub max_rows_per_file: usize,
-    /// Bytes per data file (about): a file is closed once what it wrote plus the
-    /// in-memory size of what it buffers reaches this (pylance's `max_bytes_per_file`,
-    /// 90 GiB by default); large batches are cut so a file overshoots by little.
+    /// Bytes per data file (about), checked as pylance checks its `max_bytes_per_file`
+    /// (90 GiB by default): after each input batch, against what pylance's writer would
+    /// have written by then (each column's rows in 8 MiB pieces). A batch is never cut
+    /// for bytes (only by `max_rows_per_file`), and small writes stay one file.
     pub max_bytes_per_file: u64,
     /// Manifest naming for new datasets.
     pub naming: Naming,
@@ -296,13 +297,10 @@ fn write_fragments_from(
                 break;
             };
             let room = params.max_rows_per_file.max(1) - *rows as usize;
-            // rows that fit the byte cap, at the batch's average row size
+            // the byte cap is checked as the reference checks it: after each input
+            // batch, never cutting one (rows are cut only by max_rows_per_file)
             let max_bytes = params.max_bytes_per_file.max(1);
-            let row_bytes = (batch.get_array_memory_size() as u64 / batch.num_rows() as u64).max(1);
-            let fit = (max_bytes.saturating_sub(w.bytes_estimate()) / row_bytes).max(1);
-            let take = room
-                .min(batch.num_rows() - start)
-                .min(usize::try_from(fit).unwrap_or(usize::MAX));
+            let take = room.min(batch.num_rows() - start);
             let part = batch.slice(start, take);
             match (&blobs, sidecars.as_mut()) {
                 (Some(plan), Some(sc)) => w.write_batch(&plan.place(&part, sc)?)?,
@@ -310,7 +308,10 @@ fn write_fragments_from(
             }
             *rows += take as u64;
             start += take;
-            if *rows as usize >= params.max_rows_per_file || w.bytes_estimate() >= max_bytes {
+            let whole = start == batch.num_rows();
+            if *rows as usize >= params.max_rows_per_file
+                || (whole && w.reference_written_bytes() >= max_bytes)
+            {
                 if let Some(open) = writer.take() {
                     finish(open, &mut frags)?;
                 }
@@ -619,23 +620,23 @@ impl Dataset {
         description: &str,
         predicate: impl Fn(&RecordBatch) -> Result<BooleanArray>,
     ) -> Result<Dataset> {
-        self.delete_rows(description, None, predicate)
+        self.delete_rows(description, None, |_, batch| predicate(batch))
     }
 
-    /// As [`Dataset::delete_where`], the predicate seeing only `columns` (all when
-    /// `None`) of every physical row — deleted rows included, so its mask lines up with
+    /// As [`Dataset::delete_where`], the predicate seeing the fragment and only
+    /// `columns` (all when `None`) of every physical row — deleted rows included, so its mask lines up with
     /// physical row numbers. The predicate's own error type comes back unchanged.
     pub fn delete_rows<E: From<TableError>>(
         &self,
         description: &str,
         columns: Option<&[&str]>,
-        predicate: impl Fn(&RecordBatch) -> Result<BooleanArray, E>,
+        predicate: impl Fn(&pb::DataFragment, &RecordBatch) -> Result<BooleanArray, E>,
     ) -> Result<Dataset, E> {
         let mut masks = Vec::with_capacity(self.fragments().len());
         for frag in self.fragments() {
             let all = 0..frag.physical_rows;
             let batch = self.read_runs(frag, columns, std::slice::from_ref(&all))?;
-            let mask = predicate(&batch)?;
+            let mask = predicate(frag, &batch)?;
             if mask.len() != batch.num_rows() {
                 return Err(TableError::corrupt(
                     "delete predicate returned the wrong number of rows",

@@ -15,6 +15,10 @@ pub(crate) mod columns;
 mod exec;
 mod options;
 mod order;
+mod system;
+
+use system::System;
+pub use system::ROW_OFFSET;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -326,7 +330,7 @@ impl Scanner {
         let filter = counting
             .filter
             .as_deref()
-            .map(|f| Filter::new(f, &schema))
+            .map(|f| Filter::new(f, &system::filter_schema(&schema)))
             .transpose()?;
         // The index answer, asked once: a count that scans (an inexact answer, or
         // fragments the index does not cover) plans with it.
@@ -409,22 +413,44 @@ impl Scanner {
                 .iter()
                 .map(|(n, e)| Ok(Output::Computed(n.clone(), Expression::new(e, &schema)?)))
                 .collect::<Result<_>>()?,
-            None => {
-                let cols: Option<Vec<&str>> = self
-                    .columns
-                    .as_ref()
-                    .map(|c| c.iter().map(String::as_str).collect());
-                columns::resolve_all(&schema, cols.as_deref())?
+            None => match &self.columns {
+                // system columns (`_rowid`, `_rowaddr`, `_rowoffset`) where named
+                Some(cols) => cols
+                    .iter()
+                    .map(|c| match System::named(c, &schema) {
+                        Some(sys) => Ok(Output::System(sys)),
+                        None => columns::ColumnPath::resolve(&schema, c).map(Output::Path),
+                    })
+                    .collect::<Result<_>>()?,
+                None => columns::resolve_all(&schema, None)?
                     .into_iter()
                     .map(Output::Path)
-                    .collect()
-            }
+                    .collect(),
+            },
         };
         let filter = self
             .filter
             .as_deref()
-            .map(|f| Filter::new(f, &schema))
+            .map(|f| Filter::new(f, &system::filter_schema(&schema)))
             .transpose()?;
+        // the system columns the filter names, computed for each task's rows
+        let filter_system: Vec<System> = filter
+            .as_ref()
+            .map(|f| {
+                f.columns()
+                    .iter()
+                    .filter_map(|c| System::named(c, &schema))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let offset_bases = match outputs
+            .iter()
+            .any(|o| matches!(o, Output::System(System::RowOffset)))
+        {
+            true => system::offset_bases(&self.ds)?,
+            false => Vec::new(),
+        };
+
         let indexed = match (&self.indexed, &filter) {
             _ if self.opts.include_deleted_rows => None,
             (Some(known), Some(_)) => known.as_ref().clone(),
@@ -585,6 +611,8 @@ impl Scanner {
             read,
             out_read,
             filter,
+            filter_system,
+            offset_bases,
             indexed,
             output,
             tasks,
@@ -698,6 +726,7 @@ fn run_rows(runs: &[Range<u64>]) -> u64 {
 pub(crate) enum Output {
     Path(ColumnPath),
     Computed(String, Expression),
+    System(System),
 }
 
 impl Output {
@@ -706,6 +735,7 @@ impl Output {
         match self {
             Output::Path(p) => &p.top == name,
             Output::Computed(_, e) => e.columns().contains(name),
+            Output::System(_) => false,
         }
     }
 
@@ -713,6 +743,7 @@ impl Output {
         match self {
             Output::Path(p) => p.field.as_ref().clone(),
             Output::Computed(n, e) => Field::new(n, e.data_type().clone(), true),
+            Output::System(sys) => sys.field(),
         }
     }
 }
@@ -802,6 +833,10 @@ pub(crate) struct Plan {
     /// The columns the outputs need (`read` minus filter-only columns).
     out_read: Vec<String>,
     filter: Option<Filter>,
+    /// The system columns the filter names (computed, not read).
+    filter_system: Vec<System>,
+    /// Per fragment, the live rows before it (only when `_rowoffset` is an output).
+    offset_bases: Vec<u64>,
     /// What the scalar indexes left of the filter's rows, if they apply.
     indexed: Option<crate::plan::scalar::IndexedRows>,
     output: SchemaRef,
@@ -908,8 +943,15 @@ impl Plan {
                 )
             }
             Some(filter) => {
-                let fcols: Vec<&str> = filter.columns().iter().map(String::as_str).collect();
+                let fcols: Vec<&str> = filter
+                    .columns()
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|c| !self.filter_system.iter().any(|sys| sys.name() == *c))
+                    .collect();
                 let first = self.ds.read_runs(frag, Some(&fcols), truns)?;
+                let first =
+                    system::with_columns(&self.ds, first, &self.filter_system, frag, truns)?;
                 let mask = filter.evaluate(&first)?;
                 let passed = mask.true_count();
                 if passed == 0 {
@@ -940,6 +982,10 @@ impl Plan {
             cols.push(match o {
                 Output::Path(p) => p.column_of(&batch)?,
                 Output::Computed(_, e) => e.evaluate(&batch)?,
+                Output::System(sys) => {
+                    let base = self.offset_bases.get(task.frag).copied().unwrap_or(0);
+                    Arc::new(system::values(&self.ds, *sys, frag, &runs, base)?)
+                }
             });
         }
         if self.with_row_id || self.with_row_address {
@@ -1054,9 +1100,30 @@ impl DatasetExt for Dataset {
     }
 
     fn delete(&self, filter: &str) -> Result<Dataset> {
-        let f = Filter::new(filter, &self.schema())?;
-        let cols: Vec<&str> = f.columns().iter().map(String::as_str).collect();
-        self.delete_rows(filter, Some(&cols), |batch| f.evaluate(batch))
+        let schema = self.schema();
+        let f = Filter::new(filter, &system::filter_schema(&schema))?;
+        // `_rowid` / `_rowaddr` in the filter are computed for each fragment's rows
+        let sys: Vec<System> = f
+            .columns()
+            .iter()
+            .filter_map(|c| System::named(c, &schema))
+            .collect();
+        let cols: Vec<&str> = f
+            .columns()
+            .iter()
+            .map(String::as_str)
+            .filter(|c| !sys.iter().any(|s| s.name() == *c))
+            .collect();
+        self.delete_rows(filter, Some(&cols), |frag, batch| {
+            let all = [0..frag.physical_rows];
+            f.evaluate(&system::with_columns(
+                self,
+                batch.clone(),
+                &sys,
+                frag,
+                &all,
+            )?)
+        })
     }
 
     fn count_where(&self, filter: &str) -> Result<u64> {
