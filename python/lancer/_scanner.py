@@ -224,24 +224,36 @@ class LanceScanner:
                                           include_deleted_rows=bool(p.get("include_deleted_rows")))
 
     def explain_plan(self, verbose: bool = False) -> str:
-        """The plan: for a scan which filters and scalar indexes it uses; for a
-        ``nearest`` or ``full_text_query`` search which index answers (name, kind,
-        segments), what is searched without it, how the filter applies and the limit.
-        ``verbose`` adds nothing (the plan is always complete)."""
+        """The plan, in pylance's operator names: for a scan the ``LanceRead`` of the
+        fragments and the ``ScalarIndexQuery`` answering its filter; for a ``nearest``
+        or ``full_text_query`` search the index operators (``ANNSubIndex``,
+        ``KNNVectorDistance``, ``MatchQuery``, ``FlatMatchQuery``), then how the search
+        runs in words. ``verbose`` adds nothing (the plan is always complete)."""
+        return self._plan(analyze=False)
+
+    def analyze_plan(self) -> str:
+        """The query run once, then its plan with what it cost: for a scan pylance's
+        metrics on ``LanceRead`` (``output_rows``, ``rows_scanned``, ``bytes_read``,
+        ``iops``); for a search the rows returned and the time it took."""
+        p = self._p
+        if p.get("nearest") is not None or p.get("full_text_query") is not None:
+            plan = self.explain_plan()
+            start = time.perf_counter()
+            rows = self.to_table().num_rows
+            elapsed = time.perf_counter() - start
+            return f"{plan}ran: {rows} rows in {elapsed * 1000:.3f} ms\n"
+        return self._plan(analyze=True)
+
+    def _plan(self, analyze: bool) -> str:
         p = self._p
         if p.get("nearest") is not None or p.get("full_text_query") is not None:
             return self._search(explain=True)
         columns = p.get("columns")
-        return self._ds._inner.explain(None if isinstance(columns, dict) else _columns(columns), p.get("filter"))
-
-    def analyze_plan(self) -> str:
-        """The plan (``explain_plan``), then the query run once: rows returned and the
-        time it took."""
-        plan = self.explain_plan()
-        start = time.perf_counter()
-        rows = self.to_table().num_rows
-        elapsed = time.perf_counter() - start
-        return f"{plan}ran: {rows} rows in {elapsed * 1000:.3f} ms\n"
+        return self._ds._inner.explain(
+            None if isinstance(columns, dict) else _columns(columns), p.get("filter"),
+            limit=p.get("limit"), offset=p.get("offset"),
+            with_row_id=bool(p.get("with_row_id")), with_row_address=bool(p.get("with_row_address")),
+            analyze=analyze)
 
     @property
     def dataset_schema(self) -> pa.Schema:

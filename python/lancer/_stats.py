@@ -108,8 +108,8 @@ class LanceStats:
 class ScanStatistics:
     """What a scan cost (``scanner(scan_stats_callback=...)``), in pylance's fields,
     measured by lancer's session: ``requests`` / ``iops`` and ``bytes_read`` are the
-    storage reads the scan made (on local disk data files are memory-mapped, so only
-    metadata reads count there; object stores and ``memory://`` count every read),
+    storage reads the scan made (on local disk, reads of the memory-mapped data files
+    count the bytes asked, one request per read),
     ``indices_loaded`` the index segments it opened (``index_cache_misses``),
     ``index_cache_hits`` those it found open; ``all_counts`` adds
     ``fragments_scanned`` and ``rows_scanned`` (the rows returned), ``all_times`` the

@@ -423,7 +423,7 @@ def _lancer_path_answers(path):
     out = {}
     for f in PATH_FILTERS:
         ids = sorted(ds.to_table(filter=f, columns=["id"]).column("id").to_pylist())
-        out[f] = [ids, "@" in ds.scanner(filter=f).explain_plan()]
+        out[f] = [ids, "ScalarIndexQuery" in ds.scanner(filter=f).explain_plan()]
     return out
 
 

@@ -43,6 +43,8 @@ pub struct MmapFile {
     map: Bytes,
     raw: Option<Arc<Mapping>>,
     path: PathBuf,
+    /// The session's counters the reads are counted in (a store's data files).
+    counters: Option<Arc<crate::context::Counters>>,
 }
 
 /// Ranges up to this long are copied out of the mapping, not handed out as slices of it.
@@ -250,6 +252,7 @@ impl MmapFile {
                 map: Bytes::new(),
                 raw: None,
                 path,
+                counters: None,
             });
         }
         // SAFETY: the mapping is read-only and Lance files are never modified in place
@@ -265,7 +268,23 @@ impl MmapFile {
             map: Bytes::from_owner(SharedMap(map.clone())),
             raw: Some(map),
             path,
+            counters: None,
         })
+    }
+
+    /// Reads of this file counted in `counters` (a session's): one request per call
+    /// and the bytes asked, as a read of the same ranges from an object store counts.
+    pub(crate) fn counted(mut self, counters: Arc<crate::context::Counters>) -> Self {
+        self.counters = Some(counters);
+        self
+    }
+
+    fn count(&self, ranges: &[Range<u64>]) {
+        if let Some(c) = &self.counters {
+            let bytes: u64 = ranges.iter().map(|r| r.end.saturating_sub(r.start)).sum();
+            crate::context::Counters::add(&c.gets, 1);
+            crate::context::Counters::add(&c.bytes_read, bytes);
+        }
     }
 
     /// The path this file was opened from.
@@ -287,6 +306,7 @@ impl RangeRead for MmapFile {
     }
 
     fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        self.count(ranges);
         let Some(m) = &self.raw else {
             return self.map.read_ranges(ranges);
         };
@@ -356,6 +376,7 @@ impl RangeRead for MmapFile {
         ranges: &[Range<u64>],
         f: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
     ) -> Result<()> {
+        self.count(ranges);
         let Some(m) = &self.raw else {
             return self.map.visit_ranges(ranges, f);
         };

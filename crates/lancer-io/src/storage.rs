@@ -658,7 +658,7 @@ impl Store {
                         source: std::io::Error::other(other.to_string()),
                     },
                 })?;
-                Ok(Arc::new(m))
+                Ok(Arc::new(m.counted(self.ctx.counters.clone())))
             }
             Backend::Object { store, prefix } => {
                 let size = match size {

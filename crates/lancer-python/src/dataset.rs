@@ -488,13 +488,21 @@ impl Dataset {
         Ok(PyArrowType(Box::new(reader)))
     }
 
-    /// The plan a scan would run (filters, indexes used).
-    #[pyo3(signature = (columns=None, filter=None))]
+    /// The plan a scan would run (filters, indexes used), in pylance's operator names;
+    /// with `analyze` the scan is run once and the plan carries what it cost.
+    #[pyo3(signature = (columns=None, filter=None, limit=None, offset=None, with_row_id=false,
+                        with_row_address=false, analyze=false))]
+    #[allow(clippy::too_many_arguments)]
     fn explain(
         &self,
         py: Python<'_>,
         columns: Option<Vec<String>>,
         filter: Option<String>,
+        limit: Option<u64>,
+        offset: Option<u64>,
+        with_row_id: bool,
+        with_row_address: bool,
+        analyze: bool,
     ) -> PyResult<String> {
         py.detach(|| {
             let mut s = self.ds.scan();
@@ -504,7 +512,16 @@ impl Dataset {
             if let Some(f) = &filter {
                 s = s.filter(f);
             }
-            s.explain().map_err(errors::lancer)
+            s = s
+                .limit(limit)
+                .offset(offset.unwrap_or(0))
+                .with_row_id(with_row_id)
+                .with_row_address(with_row_address);
+            match analyze {
+                true => s.analyze(),
+                false => s.explain(),
+            }
+            .map_err(errors::lancer)
         })
     }
 

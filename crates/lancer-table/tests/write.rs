@@ -288,7 +288,7 @@ fn byte_capped_writes_cut_files_where_pylance_cuts_them() {
     let ds = Dataset::write(base.join("capped"), schema.clone(), &batches, &capped).unwrap();
     let rows: Vec<u64> = ds.fragments().iter().map(|f| f.physical_rows).collect();
     assert_eq!(rows, vec![16 * 65_536, 16 * 65_536, 8 * 65_536]);
-    let whole = concat_batches(&schema, &batches).unwrap();
+    let whole = arrow_select::concat::concat_batches(&schema, &batches).unwrap();
     let one = Dataset::write(base.join("one"), schema.clone(), &[whole], &capped).unwrap();
     assert_eq!(one.fragments().len(), 1, "one batch is never cut for bytes");
     if let Some(py) = pylance("14") {

@@ -13,6 +13,8 @@
 
 pub(crate) mod columns;
 mod exec;
+mod explain;
+pub(crate) use explain::{data_uri, lance_read};
 mod options;
 mod order;
 mod system;
@@ -131,49 +133,6 @@ impl Scanner {
     pub fn use_scalar_index(mut self, yes: bool) -> Self {
         self.use_scalar_index = yes;
         self
-    }
-
-    /// How the scan would run: the filter, which index answered which part of it, and
-    /// how many fragments and rows are left to read.
-    pub fn explain(&self) -> Result<String> {
-        let plan = self.plan()?;
-        let mut out = String::new();
-        let frags = self.ds.fragments().len();
-        let rows: u64 = plan.tasks.iter().map(Task::rows).sum();
-        let read_frags = {
-            let mut f: Vec<usize> = plan.tasks.iter().map(|t| t.frag).collect();
-            f.dedup();
-            f.len()
-        };
-        if let Some(f) = &plan.filter {
-            out.push_str(&format!("filter: {}\n", f.sql()));
-        }
-        match &plan.indexed {
-            Some(ix) => {
-                out.push_str(&format!(
-                    "scalar index: {} ({})\n",
-                    ix.explain,
-                    if ix.exact {
-                        "exact"
-                    } else {
-                        "candidates, rechecked"
-                    }
-                ));
-                out.push_str(&format!(
-                    "  fragments covered by the index: {} of {frags}; rows it leaves in them: {}\n",
-                    ix.covered.len(),
-                    ix.rows.len()
-                ));
-            }
-            None if plan.filter.is_some() => out.push_str("scalar index: none applies\n"),
-            None => {}
-        }
-        out.push_str(&format!(
-            "read: {rows} rows of {} live, in {read_frags} of {frags} fragments, {} tasks\n",
-            self.ds.count_rows(),
-            plan.tasks.len()
-        ));
-        Ok(out)
     }
 
     /// Runs `map` on every batch in the worker threads; the stream yields what it
@@ -445,7 +404,7 @@ impl Scanner {
             .unwrap_or_default();
         let offset_bases = match outputs
             .iter()
-            .any(|o| matches!(o, Output::System(System::RowOffset)))
+            .any(|o| matches!(o, Output::System(System::Offset)))
         {
             true => system::offset_bases(&self.ds)?,
             false => Vec::new(),
@@ -1115,13 +1074,13 @@ impl DatasetExt for Dataset {
             .filter(|c| !sys.iter().any(|s| s.name() == *c))
             .collect();
         self.delete_rows(filter, Some(&cols), |frag, batch| {
-            let all = [0..frag.physical_rows];
+            let all = 0..frag.physical_rows;
             f.evaluate(&system::with_columns(
                 self,
                 batch.clone(),
                 &sys,
                 frag,
-                &all,
+                std::slice::from_ref(&all),
             )?)
         })
     }

@@ -21,9 +21,9 @@ pub const ROW_OFFSET: &str = "_rowoffset";
 /// One system column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum System {
-    RowId,
-    RowAddress,
-    RowOffset,
+    Id,
+    Address,
+    Offset,
 }
 
 impl System {
@@ -34,18 +34,18 @@ impl System {
             return None;
         }
         match name {
-            ROW_ID => Some(Self::RowId),
-            ROW_ADDRESS => Some(Self::RowAddress),
-            ROW_OFFSET => Some(Self::RowOffset),
+            ROW_ID => Some(Self::Id),
+            ROW_ADDRESS => Some(Self::Address),
+            ROW_OFFSET => Some(Self::Offset),
             _ => None,
         }
     }
 
     pub(crate) fn name(self) -> &'static str {
         match self {
-            Self::RowId => ROW_ID,
-            Self::RowAddress => ROW_ADDRESS,
-            Self::RowOffset => ROW_OFFSET,
+            Self::Id => ROW_ID,
+            Self::Address => ROW_ADDRESS,
+            Self::Offset => ROW_OFFSET,
         }
     }
 
@@ -58,7 +58,7 @@ impl System {
 /// those the dataset does not have itself.
 pub(crate) fn filter_schema(schema: &Schema) -> Schema {
     let mut fields: Vec<Arc<Field>> = schema.fields().iter().cloned().collect();
-    for s in [System::RowId, System::RowAddress] {
+    for s in [System::Id, System::Address] {
         if System::named(s.name(), schema).is_some() {
             fields.push(Arc::new(s.field().with_nullable(false)));
         }
@@ -77,8 +77,8 @@ pub(crate) fn values(
 ) -> Result<UInt64Array> {
     let rows = runs.iter().flat_map(|r| r.clone());
     Ok(match which {
-        System::RowAddress => rows.map(|row| (frag.id << 32) | row).collect(),
-        System::RowId => match ds.fragment_row_ids(frag)? {
+        System::Address => rows.map(|row| (frag.id << 32) | row).collect(),
+        System::Id => match ds.fragment_row_ids(frag)? {
             Some(ids) => rows
                 .map(|row| {
                     usize::try_from(row)
@@ -95,7 +95,7 @@ pub(crate) fn values(
                 .into(),
             None => rows.map(|row| (frag.id << 32) | row).collect(),
         },
-        System::RowOffset => {
+        System::Offset => {
             let kept = ds.kept_runs(frag)?;
             rows.map(|row| offset_base + kept.rank(row)).collect()
         }

@@ -43,6 +43,7 @@ pub fn explain_nearest(
         Vec::new()
     };
     let usable = !segments.is_empty() && segments.iter().all(|s| s.metric == req.metric);
+    out = nearest_operators(ds, req, filtering, ann, &segments, usable) + "\n" + &out;
     if usable {
         let s = &segments[0];
         let mut covered = roaring::RoaringBitmap::new();
@@ -199,9 +200,9 @@ fn describe(q: &FtsQuery) -> String {
 
 /// The plan of a full-text search.
 pub fn explain_full_text(ds: &Dataset, q: &FtsQuery, opts: &FtsOptions) -> Result<String> {
-    let mut out = String::new();
-    let _ = writeln!(out, "full-text search: {}", describe(q));
     let indexes = crate::search::fts::inverted_indexes(ds)?;
+    let mut out = full_text_operators(ds, q, opts, &indexes) + "\n";
+    let _ = writeln!(out, "full-text search: {}", describe(q));
     if indexes.is_empty() {
         let _ = writeln!(out, "index: none (the dataset has no INVERTED index)");
     }
@@ -251,4 +252,200 @@ pub fn explain_full_text(ds: &Dataset, q: &FtsQuery, opts: &FtsOptions) -> Resul
             ))
     );
     Ok(out)
+}
+
+/// Lines of an operator tree, each indented by its depth.
+fn tree(lines: &[(usize, String)]) -> String {
+    let mut out = String::new();
+    for (depth, line) in lines {
+        let _ = writeln!(out, "{}{line}", "  ".repeat(*depth));
+    }
+    out
+}
+
+/// The operators of a nearest-neighbour search in pylance's names: the rows found
+/// read back by `_rowid` (`LanceRead ... source=stream(_rowid)`), their top-k
+/// (`SortExec`), from the index (`ANNSubIndex` over `ANNIvfPartition`) and, for rows
+/// the index does not cover or without a usable index, by exact distances
+/// (`KNNVectorDistance` over a `LanceRead` of the vectors).
+fn nearest_operators(
+    ds: &Dataset,
+    req: &Nearest<'_>,
+    filtering: Filtering<'_>,
+    ann: &AnnParams,
+    segments: &[std::sync::Arc<lancer_index::vector::ivf::IvfSegment>],
+    usable: bool,
+) -> String {
+    let (pre, post) = match filtering {
+        Filtering::None => (None, None),
+        Filtering::Pre(f) => (Some(f), None),
+        Filtering::Post(f) => (None, Some(f)),
+    };
+    let mut lines = vec![(
+        0,
+        format!(
+            "LanceRead: uri={}, projection=[*], source=stream(_rowid)",
+            crate::scan::data_uri(ds)
+        ),
+    )];
+    let mut depth = 1;
+    if let Some(f) = post {
+        lines.push((depth, format!("FilterExec: {f}")));
+        depth += 1;
+    }
+    let knn = |depth: usize, frags: usize, lines: &mut Vec<(usize, String)>| {
+        lines.push((
+            depth,
+            format!("KNNVectorDistance: metric={}", req.metric.name()),
+        ));
+        let proj = [req.column.to_string()];
+        lines.push((
+            depth + 1,
+            crate::scan::lance_read(ds, &proj, frags, (true, false), (pre, pre)),
+        ));
+    };
+    if !usable {
+        lines.push((depth, "FilterExec: _distance IS NOT NULL".into()));
+        lines.push((
+            depth + 1,
+            format!(
+                "SortExec: TopK(fetch={}), expr=[_distance ASC NULLS LAST, _rowid ASC NULLS LAST]",
+                req.k
+            ),
+        ));
+        knn(depth + 2, ds.fragments().len(), &mut lines);
+        return tree(&lines);
+    }
+    let mut covered = roaring::RoaringBitmap::new();
+    for seg in segments {
+        covered |= &seg.fragments;
+    }
+    let unindexed = crate::catalog::uncovered_fragments(ds, &covered);
+    let merged = !unindexed.is_empty() && !ann.fast_search;
+    lines.push((
+        depth,
+        format!(
+            "SortExec: TopK(fetch={}), expr=[_distance ASC NULLS LAST, _rowid ASC NULLS LAST]",
+            req.k
+        ),
+    ));
+    depth += 1;
+    if merged {
+        lines.push((depth, "UnionExec".into()));
+        depth += 1;
+    }
+    let s = &segments[0];
+    lines.push((
+        depth,
+        format!(
+            "ANNSubIndex: name={}, k={}, deltas={}, metric={}",
+            s.name,
+            req.k,
+            segments.len(),
+            s.metric.name().to_ascii_uppercase()
+        ),
+    ));
+    let (min, max) = match ann.nprobes {
+        Some(n) => (n, Some(n)),
+        None => (ann.min_nprobes.unwrap_or(1), ann.max_nprobes),
+    };
+    lines.push((
+        depth + 1,
+        format!(
+            "ANNIvfPartition: uuid={}, minimum_nprobes={min}, maximum_nprobes={}, deltas={}",
+            lancer_table::dataset::uuid_dir(&s.uuid).unwrap_or_default(),
+            max.map_or_else(|| "None".to_string(), |m| m.to_string()),
+            segments.len()
+        ),
+    ));
+    if merged {
+        knn(depth, unindexed.len(), &mut lines);
+    }
+    tree(&lines)
+}
+
+/// The operators of a full-text search in pylance's names: `MatchQuery` (or
+/// `PhraseQuery`, `BooleanQuery`, ...) over the index, `FlatMatchQuery` over the
+/// fragments it does not cover, under a `SortExec` by `_score`.
+fn full_text_operators(
+    ds: &Dataset,
+    q: &FtsQuery,
+    opts: &FtsOptions,
+    indexes: &[(
+        String,
+        Vec<std::sync::Arc<lancer_index::inverted::segment::InvertedSegment>>,
+    )],
+) -> String {
+    let (name, column, text) = match q {
+        FtsQuery::Match { column, text, .. } => ("MatchQuery", column.clone(), text.clone()),
+        FtsQuery::Phrase { column, text, .. } => ("PhraseQuery", column.clone(), text.clone()),
+        FtsQuery::Boolean(_) => ("BooleanQuery", None, describe(q)),
+        FtsQuery::Boost { .. } => ("BoostQuery", None, describe(q)),
+        FtsQuery::MultiMatch { text, .. } => ("MultiMatchQuery", None, text.clone()),
+    };
+    let filter = opts.filter.as_deref();
+    let mut lines = vec![(
+        0,
+        format!(
+            "LanceRead: uri={}, projection=[*], source=stream(_rowid)",
+            crate::scan::data_uri(ds)
+        ),
+    )];
+    lines.push((1, "SortExec: expr=[_score DESC NULLS LAST]".into()));
+    lines.push((2, "UnionExec".into()));
+    let mut any = false;
+    for (col, segments) in indexes {
+        if column.as_ref().is_some_and(|c| c != col) {
+            continue;
+        }
+        any = true;
+        lines.push((3, format!("{name}: column={col}, query=[{text}]")));
+        if let (Some(f), true) = (filter, opts.prefilter) {
+            lines.push((
+                4,
+                crate::scan::lance_read(
+                    ds,
+                    &[],
+                    ds.fragments().len(),
+                    (true, false),
+                    (Some(f), Some(f)),
+                ),
+            ));
+        }
+        let mut covered = roaring::RoaringBitmap::new();
+        for s in segments {
+            covered |= &s.fragments;
+        }
+        let unindexed = crate::catalog::uncovered_fragments(ds, &covered);
+        if !unindexed.is_empty() && !opts.fast_search {
+            lines.push((3, format!("FlatMatchQuery: column={col}, query={text}")));
+            let proj = [col.clone()];
+            lines.push((
+                4,
+                crate::scan::lance_read(
+                    ds,
+                    &proj,
+                    unindexed.len(),
+                    (true, false),
+                    (filter, filter),
+                ),
+            ));
+        }
+    }
+    if !any {
+        let col = column.unwrap_or_default();
+        lines.push((3, format!("FlatMatchQuery: column={col}, query={text}")));
+        let proj = [col];
+        lines.push((
+            4,
+            crate::scan::lance_read(
+                ds,
+                &proj,
+                ds.fragments().len(),
+                (true, false),
+                (filter, filter),
+            ),
+        ));
+    }
+    tree(&lines)
 }
