@@ -72,6 +72,37 @@ class LanceFragment:
         """This fragment's description, as pylance's (what ``LanceOperation`` s take)."""
         return FragmentMetadata.from_json(_lancer.fragment_metadata(self._ds._inner, self.fragment_id))
 
+    @staticmethod
+    def create(dataset_uri: Any, data: Any, fragment_id: Optional[int] = None,
+               schema: Optional[pa.Schema] = None, max_rows_per_group: Optional[int] = 1024,
+               progress: Any = None, mode: str = "append", *,
+               data_storage_version: Optional[str] = None, use_legacy_format: Optional[bool] = None,
+               storage_options: Optional[Dict[str, str]] = None, namespace_client: Any = None,
+               table_id: Any = None, session: Any = None) -> "FragmentMetadata":
+        """Writes ``data`` as one fragment of the dataset at ``dataset_uri`` (which need
+        not exist) and commits nothing, as pylance 14's: its description, with id
+        ``fragment_id`` (0 when None), for ``LanceOperation.Append`` / ``Overwrite``."""
+        if (namespace_client is None) != (table_id is None):
+            raise ValueError("Both 'namespace_client' and 'table_id' must be provided together.")
+        if use_legacy_format is not None:
+            warnings.warn("use_legacy_format is deprecated, use data_storage_version instead", DeprecationWarning)
+            data_storage_version = "legacy" if use_legacy_format else "stable"
+        kwargs: Dict[str, Any] = {}
+        if namespace_client is not None:
+            kwargs.update(namespace_client=namespace_client, table_id=table_id)
+        if session is not None:
+            kwargs["session"] = session
+        frags = write_fragments(data, dataset_uri, schema=schema, mode=mode,
+                                max_rows_per_file=(1 << 63) - 1, max_bytes_per_file=(1 << 63) - 1,
+                                max_rows_per_group=max_rows_per_group, progress=progress,
+                                data_storage_version=data_storage_version,
+                                storage_options=storage_options, **kwargs)
+        if len(frags) != 1:
+            raise ValueError(f"LanceFragment.create wrote {len(frags)} fragments, not one (the data was empty?)")
+        frag = frags[0]
+        frag.id = 0 if fragment_id is None else int(fragment_id)
+        return frag
+
     def delete(self, predicate: str) -> Optional["FragmentMetadata"]:
         """Deletes this fragment's rows matching the SQL ``predicate`` without
         committing, as pylance's: writes the fragment's new deletion file and returns

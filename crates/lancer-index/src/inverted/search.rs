@@ -152,10 +152,12 @@ impl FtsQuery {
 pub struct ColumnIndex {
     /// Column name.
     pub column: String,
-    /// Every segment of the column's INVERTED index (one name).
+    /// Every segment of the column's INVERTED index (one name); none for a flat
+    /// search of a column without an index (pylance's default analyzer then).
     pub segments: Vec<Arc<InvertedSegment>>,
-    /// Rows no segment covers (appended since), with their text: searched by
-    /// tokenizing them (already restricted to a prefilter's rows).
+    /// Rows no segment covers (appended since, or every row of a flat search), with
+    /// their text: searched by tokenizing them (already restricted to a prefilter's
+    /// rows).
     pub unindexed: Vec<(u64, String)>,
 }
 
@@ -381,13 +383,12 @@ impl<'a> Ctx<'a> {
     fn analyzer(&mut self, col: usize, stem: bool, words: bool) -> Result<&mut Analyzer> {
         let key = (col, stem, words);
         if !self.analyzers.contains_key(&key) {
-            let seg = self.columns[col].segments.first().ok_or_else(|| {
-                invalid(format!(
-                    "column {:?} has no index segment",
-                    self.columns[col].column
-                ))
-            })?;
-            let mut params = seg.params.clone();
+            // a column without an index (a flat search) tokenizes as pylance 14's
+            // default index would
+            let mut params = match self.columns[col].segments.first() {
+                Some(seg) => seg.params.clone(),
+                None => super::tokenizer::AnalyzerParams::defaults(),
+            };
             if words && params.base_tokenizer == "ngram" {
                 params.base_tokenizer = WORDS_TOKENIZER.to_string();
             }

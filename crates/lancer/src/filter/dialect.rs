@@ -5,6 +5,7 @@
 //! `VARCHAR`, 256-bit decimals — as DataFusion does: a superset, listed in
 //! `tests/data/filters.sql`.)
 //! - `is_valid(x)`, an old spelling the reference still accepts, is `x IS NOT NULL`;
+//! - `DATETIME` and `DATETIME(n)` (MySQL's names) are `TIMESTAMP(6)` / `TIMESTAMP(n)`;
 //! - `TIMESTAMP '…'` and `CAST(… AS TIMESTAMP)` without a precision are microsecond
 //!   timestamps (pyarrow's default), not nanoseconds: a literal's unit decides how it is
 //!   truncated and whether it fits (`TIMESTAMP '0001-01-01 00:00:00'` has no nanosecond
@@ -66,8 +67,14 @@ pub(crate) fn reference_dialect(ast: &mut sql::Expr) -> Result<(), String> {
 /// A SQL type as the reference reads it: a timestamp without a precision has
 /// microseconds.
 fn reference_type(t: &mut sql::DataType) -> Result<(), String> {
-    if let sql::DataType::Timestamp(p @ None, _) = t {
-        *p = Some(6);
+    match t {
+        sql::DataType::Timestamp(p @ None, _) => *p = Some(6),
+        // `DATETIME` / `DATETIME(n)`: a timestamp without time zone, microseconds unless
+        // a precision is given
+        sql::DataType::Datetime(p) => {
+            *t = sql::DataType::Timestamp(Some(p.unwrap_or(6)), sql::TimezoneInfo::None)
+        }
+        _ => {}
     }
     Ok(())
 }
@@ -87,6 +94,13 @@ mod tests {
         assert_eq!(read("is_valid(a)").as_deref(), Ok("a IS NOT NULL"));
         assert!(read("t > TIMESTAMP '2020-01-01'").is_ok_and(|s| s.contains("TIMESTAMP(6)")));
         assert!(read("t > TIMESTAMP(9) '2020-01-01'").is_ok_and(|s| s.contains("TIMESTAMP(9)")));
+        assert!(
+            read("t > CAST('2020-01-01' AS DATETIME)").is_ok_and(|s| s.contains("TIMESTAMP(6)"))
+        );
+        assert!(
+            read("t > CAST('2020-01-01' AS DATETIME(3))").is_ok_and(|s| s.contains("TIMESTAMP(3)"))
+        );
+        assert!(read("t > DATETIME '2020-01-01'").is_ok_and(|s| s.contains("TIMESTAMP(6)")));
         assert!(read("i > -9223372036854775808").is_ok_and(|s| s.contains("e0")));
         assert!(read("i > -9223372036854775807").is_ok_and(|s| !s.contains("e0")));
         assert!(read("u > 9223372036854775808").is_ok_and(|s| !s.contains("e0")));

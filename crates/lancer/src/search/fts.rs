@@ -197,21 +197,27 @@ pub fn full_text_addresses(
     q: &FtsQuery,
     opts: &FtsOptions,
 ) -> Result<Vec<(u64, f32)>> {
-    let indexes = inverted_indexes(ds)?;
-    if indexes.is_empty() {
-        return Err(Error::InvalidArgument {
-            what: "the dataset has no INVERTED index: create one on the text column to search"
-                .into(),
-        });
-    }
+    let mut indexes = inverted_indexes(ds)?;
     let mut named = Vec::new();
     named_columns(q, &mut named);
     let all = named.iter().any(Option::is_none);
+    if indexes.is_empty() && all {
+        return Err(Error::InvalidArgument {
+            what: "Cannot perform full text search unless an INVERTED index has been created \
+                   on at least one column: create one, or name the column to search"
+                .into(),
+        });
+    }
+    // a named column without an index is searched flat, as pylance searches it: every
+    // row tokenized with the default analyzer, scored with the rows' own statistics
     for n in named.iter().flatten() {
         if !indexes.iter().any(|(c, _)| c == n) {
-            return Err(Error::InvalidArgument {
-                what: format!("column {n:?} has no INVERTED index"),
-            });
+            if ds.schema().field_with_name(n).is_err() {
+                return Err(Error::InvalidArgument {
+                    what: format!("no column {n:?} to search"),
+                });
+            }
+            indexes.push((n.clone(), Vec::new()));
         }
     }
     let pre = if opts.prefilter {
