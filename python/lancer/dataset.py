@@ -72,6 +72,7 @@ from ._util import (  # noqa: F401 (DatasetNotFoundError: pylance's name in lanc
 from .blob import BlobFile, _validate_buffer_size
 from .fragment import LanceFragment, _DataFile  # noqa: F401
 from .indices import IndexConfig
+from ._sql import SqlQuery, SqlQueryBuilder  # noqa: F401 (pylance's names in lance.dataset)
 from .optimize import CompactionMetrics, DatasetOptimizer  # noqa: F401
 
 # Tuning arguments of pylance's scanner that Lancer's planner decides itself (they do not
@@ -357,6 +358,12 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
     def __init__(self, inner: Any, storage_options: Optional[Dict[str, str]] = None):
         self._inner = inner
         self._storage_options = storage_options
+
+    def sql(self, sql: str) -> "SqlQueryBuilder":
+        """A SQL query over this version (the table ``dataset``, as pylance 14 names
+        it; ``vector_search`` / ``fts`` and other datasets or files too): configure it
+        and ``build()`` it, then ``to_batch_records()``."""
+        return SqlQueryBuilder(self, sql)
 
     def __reduce__(self) -> Any:
         # as pylance pickles a dataset: what reopens this version where it is unpickled

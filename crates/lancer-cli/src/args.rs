@@ -240,6 +240,27 @@ pub enum Command {
         #[command(flatten)]
         at: VersionArgs,
     },
+    /// Run SQL over datasets: a dataset's path or URI is a table name (FROM 'data/items.lance'),
+    /// as are Parquet / CSV / JSON files; --table names one at a version or tag. Searches
+    /// run inside SQL: vector_search('uri', 'column', [0.1, ...], k => 10, metric => 'cosine',
+    /// nprobes => .., refine_factor => .., ef => .., filter => '..') and fts('uri', 'column',
+    /// 'query', limit => .., filter => '..') return rows with _distance / _score and _rowid;
+    /// lance('uri', version) a dataset at a version. CREATE TABLE 'uri' AS SELECT, INSERT
+    /// INTO, DELETE and UPDATE are each one commit. Without a query, statements are read
+    /// from stdin (one per ';').
+    Sql {
+        /// The statement(s), separated by ';'.
+        query: Option<String>,
+        /// A dataset as a table: NAME=URI, NAME=URI@VERSION or NAME=URI#TAG (repeatable).
+        #[arg(long = "table", value_name = "NAME=URI")]
+        tables: Vec<String>,
+        /// Output format of the last statement's rows.
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+        /// Print how long each statement took (to stderr).
+        #[arg(long)]
+        timing: bool,
+    },
     /// Print the rows at the given offsets (any order).
     Take {
         /// A dataset directory or a .lance data file.

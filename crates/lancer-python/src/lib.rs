@@ -30,6 +30,7 @@ mod introspect;
 mod loader;
 mod meta;
 mod session;
+mod sql;
 mod transactions;
 mod two_phase;
 
@@ -61,6 +62,7 @@ fn _lancer(m: &Bound<'_, PyModule>) -> PyResult<()> {
     compaction::register(m)?;
     distributed::register(m)?;
     blobs::register(m)?;
+    sql::register(m)?;
     m.add_class::<file::PyFileReader>()?;
     m.add_class::<file::PyFileWriter>()?;
     m.add_class::<loader::Loader>()?;

@@ -13,6 +13,7 @@ mod meta;
 mod queries;
 mod shards;
 mod source;
+mod sql;
 mod two_phase;
 
 use std::path::Path;
@@ -345,6 +346,12 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
             format,
             at,
         } => fts::fts(s, &path, &args, rows_as(format), &at),
+        Command::Sql {
+            query,
+            tables,
+            format,
+            timing,
+        } => sql::sql(s, query.as_deref(), &tables, format, timing),
         Command::Search {
             path,
             column,

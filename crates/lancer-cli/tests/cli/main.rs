@@ -16,6 +16,7 @@ mod index;
 mod inspect;
 mod meta;
 mod search;
+mod sql;
 mod verify;
 
 use std::path::PathBuf;

@@ -1,0 +1,271 @@
+//! `lancer sql` on a dataset pylance 14 wrote and indexed, and a Parquet file beside it:
+//! aggregates, filters and joins answer as DuckDB answers over the same rows;
+//! `vector_search` and `fts` give pylance's nearest rows and matches; EXPLAIN shows
+//! Lancer's scan with its filter and index; CREATE TABLE AS / INSERT / UPDATE / DELETE
+//! are commits pylance reads; mistakes are one-line errors naming what to write.
+
+use std::path::Path;
+
+use lancer_testkit::oracle::{run_python_code, venv_python};
+
+use crate::common::{lancer, ok, py, TempDir};
+
+/// pylance 14 writes the dataset `ds` (400 rows, 3 fragments, BTREE on id, BITMAP on
+/// cat, INVERTED on text, IVF_FLAT on vec) and the same rows as `rows.parquet`.
+fn fixture(dir: &Path) -> bool {
+    let code = r#"
+import sys, lance, numpy as np, pyarrow as pa, pyarrow.parquet as pq
+d = sys.argv[1]
+rng = np.random.default_rng(11)
+n = 400
+t = pa.table({
+    "id": pa.array(np.arange(n), pa.int64()),
+    "cat": [["art", "science", "music", "sport"][i % 4] for i in range(n)],
+    "price": pa.array(np.round(rng.random(n) * 100, 2)),
+    "text": [("apple pie " if i % 5 == 0 else "") + f"word{i % 13} pear" for i in range(n)],
+    "vec": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(n * 4, dtype="float32")), 4),
+})
+ds = lance.write_dataset(t, d + "/ds", max_rows_per_file=150)
+ds.create_scalar_index("id", "BTREE")
+ds.create_scalar_index("cat", "BITMAP")
+ds.create_scalar_index("text", "INVERTED")
+ds.create_index("vec", "IVF_FLAT", num_partitions=2)
+pq.write_table(t.drop_columns(["vec"]), d + "/rows.parquet")
+pq.write_table(pa.table({"cat": ["art", "music"], "label": ["A", "M"]}), d + "/labels.parquet")
+print("ok")
+"#;
+    py(code, &[dir.to_str().unwrap()]) == "ok"
+}
+
+/// `lancer sql QUERY --format jsonl` run in `dir`: its rows as JSON values.
+fn rows(dir: &Path, query: &str) -> Vec<serde_json::Value> {
+    let out = ok(lancer()
+        .current_dir(dir)
+        .args(["sql", "--format", "jsonl", query]));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// DuckDB's rows of `query` (run in `dir`) as JSON values, numbers as floats where
+/// they are fractional.
+fn duckdb(dir: &Path, query: &str) -> Option<Vec<serde_json::Value>> {
+    let py = venv_python("py")?;
+    let code = r#"
+import sys, json, os, duckdb
+os.chdir(sys.argv[1])
+cur = duckdb.sql(sys.argv[2])
+cols = [c[0] for c in cur.description]
+for r in cur.fetchall():
+    print(json.dumps(dict(zip(cols, r))))
+"#;
+    let out = run_python_code(&py, code, [dir.to_str().unwrap(), query]);
+    Some(
+        out.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect(),
+    )
+}
+
+/// Numbers compared as floats (DuckDB and DataFusion type sums differently).
+fn normalized(v: &[serde_json::Value]) -> Vec<Vec<(String, String)>> {
+    v.iter()
+        .map(|r| {
+            let mut cols: Vec<(String, String)> = r
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, x)| {
+                    let text = match x.as_f64() {
+                        Some(f) => format!("{:.6}", f),
+                        None => x.to_string(),
+                    };
+                    (k.clone(), text)
+                })
+                .collect();
+            cols.sort();
+            cols
+        })
+        .collect()
+}
+
+#[test]
+fn sql_over_datasets_answers_as_duckdb_and_pylance() {
+    let dir = TempDir::new("cli-sql");
+    if !fixture(dir.path()) {
+        return;
+    }
+    let d = dir.path();
+    // aggregates, filters (pushed into Lancer's scan), joins with Parquet files
+    for (ours, theirs) in [
+        (
+            "SELECT cat, count(*) AS n, sum(price) AS total FROM 'ds' WHERE price > 10 GROUP BY cat ORDER BY cat",
+            "SELECT cat, count(*) AS n, sum(price) AS total FROM 'rows.parquet' WHERE price > 10 GROUP BY cat ORDER BY cat",
+        ),
+        (
+            "SELECT id, cat FROM 'ds' WHERE id BETWEEN 100 AND 110 AND cat = 'art' ORDER BY id",
+            "SELECT id, cat FROM 'rows.parquet' WHERE id BETWEEN 100 AND 110 AND cat = 'art' ORDER BY id",
+        ),
+        (
+            "SELECT l.label, count(*) AS n FROM 'ds' d JOIN 'labels.parquet' l ON d.cat = l.cat GROUP BY l.label ORDER BY l.label",
+            "SELECT l.label, count(*) AS n FROM 'rows.parquet' d JOIN 'labels.parquet' l ON d.cat = l.cat GROUP BY l.label ORDER BY l.label",
+        ),
+        (
+            "SELECT id FROM 'ds' WHERE text LIKE '%apple%' ORDER BY id LIMIT 5",
+            "SELECT id FROM 'rows.parquet' WHERE text LIKE '%apple%' ORDER BY id LIMIT 5",
+        ),
+        ("SELECT count(*) AS n FROM 'ds'", "SELECT count(*) AS n FROM 'rows.parquet'"),
+    ] {
+        let got = rows(d, ours);
+        if let Some(want) = duckdb(d, theirs) {
+            assert_eq!(normalized(&got), normalized(&want), "{ours}");
+        }
+        assert!(!got.is_empty(), "{ours}");
+    }
+
+    // vector search and full-text search inside SQL, as pylance searches
+    let q = "[0.5, 0.5, 0.5, 0.5]";
+    let got = rows(
+        d,
+        &format!("SELECT id, _distance FROM vector_search('ds', 'vec', {q}, k => 5)"),
+    );
+    let ids: Vec<i64> = got.iter().map(|r| r["id"].as_i64().unwrap()).collect();
+    let want = py(
+        "import sys, lance\nds = lance.dataset(sys.argv[1])\nprint(ds.to_table(nearest={'column': 'vec', 'q': [0.5] * 4, 'k': 5}, columns=['id'])['id'].to_pylist())",
+        &[d.join("ds").to_str().unwrap()],
+    );
+    if !want.is_empty() {
+        assert_eq!(format!("{ids:?}"), want);
+    }
+    assert_eq!(ids.len(), 5);
+    let got = rows(
+        d,
+        "SELECT id, _score FROM fts('ds', 'text', 'apple', limit => 100) ORDER BY id",
+    );
+    let want = py(
+        "import sys, lance\nds = lance.dataset(sys.argv[1])\nprint(sorted(ds.to_table(full_text_query='apple', columns=['id'], limit=100)['id'].to_pylist()))",
+        &[d.join("ds").to_str().unwrap()],
+    );
+    let ids: Vec<i64> = got.iter().map(|r| r["id"].as_i64().unwrap()).collect();
+    if !want.is_empty() {
+        assert_eq!(format!("{ids:?}"), want);
+    }
+    assert_eq!(ids.len(), 80);
+    // hybrid search as a join of the two, on the row id
+    let got = rows(
+        d,
+        &format!(
+            "SELECT v.id FROM vector_search('ds', 'vec', {q}, k => 50) v \
+             JOIN fts('ds', 'text', 'apple', limit => 400) f ON v._rowid = f._rowid ORDER BY v._distance"
+        ),
+    );
+    assert!(
+        got.iter().all(|r| r["id"].as_i64().unwrap() % 5 == 0),
+        "{got:?}"
+    );
+
+    // EXPLAIN: Lancer's scan, its pushed filter and the index answering it
+    let out = ok(lancer().current_dir(d).args([
+        "sql",
+        "--format",
+        "csv",
+        "EXPLAIN SELECT id FROM 'ds' WHERE id = 7",
+    ]));
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(plan.contains("LanceScanExec"), "{plan}");
+    assert!(plan.contains("id_idx(BTree)"), "{plan}");
+
+    // a named table at a version
+    let out = ok(lancer().current_dir(d).args([
+        "sql",
+        "--format",
+        "csv",
+        "--table",
+        "t=ds@1",
+        "SELECT count(*) AS n FROM t",
+    ]));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "n\n400");
+}
+
+#[test]
+fn sql_statements_change_datasets_in_one_commit_each() {
+    let dir = TempDir::new("cli-sql-dml");
+    if !fixture(dir.path()) {
+        return;
+    }
+    let d = dir.path();
+    let n = rows(
+        d,
+        "CREATE TABLE 'cheap.lance' AS SELECT id, cat, price FROM 'ds' WHERE price < 20",
+    );
+    let created = n[0]["count"].as_u64().unwrap();
+    assert!(created > 0);
+    rows(
+        d,
+        "INSERT INTO 'cheap.lance' SELECT id + 1000, cat, price FROM 'ds' WHERE id < 3",
+    );
+    rows(d, "DELETE FROM 'cheap.lance' WHERE id = 1001");
+    let n = rows(
+        d,
+        "UPDATE 'cheap.lance' SET price = price * 2 WHERE cat = 'art'",
+    );
+    assert!(n[0]["count"].as_u64().is_some());
+    let got = rows(d, "SELECT count(*) AS n FROM 'cheap.lance'");
+    assert_eq!(got[0]["n"].as_u64(), Some(created + 2));
+    // pylance reads each version the statements committed
+    let seen = py(
+        "import sys, lance\nds = lance.dataset(sys.argv[1])\nprint(ds.version, ds.count_rows(), len([i for i in ds.to_table()['id'].to_pylist() if i >= 1000]))",
+        &[d.join("cheap.lance").to_str().unwrap()],
+    );
+    if !seen.is_empty() {
+        assert_eq!(seen, format!("4 {} 2", created + 2));
+    }
+    // the statement over the same table twice: the second sees the first's commit
+    let out = ok(lancer().current_dir(d).args([
+        "sql",
+        "--format",
+        "csv",
+        "DELETE FROM 'cheap.lance' WHERE id >= 1000; SELECT count(*) AS n FROM 'cheap.lance'",
+    ]));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("n\n{created}")
+    );
+}
+
+#[test]
+fn sql_mistakes_are_one_line_errors() {
+    let dir = TempDir::new("cli-sql-errors");
+    if !fixture(dir.path()) {
+        return;
+    }
+    let d = dir.path();
+    for (query, says) in [
+        ("SELEC 1", "SELEC"),
+        (
+            "SELECT * FROM fts('ds', 'text', 'x', top => 3)",
+            "no argument \"top\"",
+        ),
+        (
+            "SELECT * FROM vector_search('ds', 'vec', 'oops')",
+            "list of numbers",
+        ),
+        ("SELECT nope FROM 'ds'", "nope"),
+        (
+            "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE",
+            "lancer merge",
+        ),
+        ("CREATE TABLE 'ds' AS SELECT 1 AS x", "already"),
+    ] {
+        let out = lancer()
+            .current_dir(d)
+            .args(["sql", query])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{query}: {err}");
+        assert!(err.contains(says), "{query}: {err}");
+        assert!(!err.contains("panicked"), "{query}: {err}");
+    }
+}

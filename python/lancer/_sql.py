@@ -1,0 +1,76 @@
+"""SQL over datasets: ``lancer.sql(query, tables=...)`` and ``LanceDataset.sql(query)``
+(pylance 14's ``SqlQueryBuilder`` / ``SqlQuery``), run by the native ``lancer-sql``
+(DataFusion). Table names may be dataset paths or URIs and Parquet / CSV / JSON files;
+``vector_search(...)`` and ``fts(...)`` search inside SQL."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+import pyarrow as pa
+
+from . import _lancer
+
+
+def sql(query: str, tables: Optional[Dict[str, Any]] = None) -> pa.Table:
+    """Runs ``query`` (statements separated by ``;``) and returns the last one's rows.
+    ``tables`` names datasets: ``{"items": "data/items.lance"}`` (``uri@3`` for a
+    version, ``uri#tag`` for a tag, or an opened ``LanceDataset``)."""
+    named: Dict[str, str] = {}
+    for name, t in (tables or {}).items():
+        if hasattr(t, "_inner"):
+            named[name] = f"{t.uri}@{t.version}"
+        else:
+            named[name] = str(t)
+    batches = _lancer.sql(query, tables=named)
+    if not batches:
+        return pa.table({})
+    return pa.Table.from_batches(batches)
+
+
+class SqlQuery:
+    """An executable SQL query over a dataset (``SqlQueryBuilder.build``)."""
+
+    def __init__(self, ds: Any, query: str, table_name: str, with_row_id: bool, with_row_addr: bool):
+        self._args = (ds, query, table_name, with_row_id, with_row_addr)
+
+    def to_batch_records(self) -> List[pa.RecordBatch]:
+        """Runs the query; every result batch."""
+        ds, query, name, rid, raddr = self._args
+        return list(_lancer.sql(query, dataset=ds._inner, table_name=name, with_row_id=rid, with_row_addr=raddr))
+
+    def to_stream_reader(self) -> pa.RecordBatchReader:
+        """Runs the query; its rows as a reader."""
+        batches = self.to_batch_records()
+        schema = batches[0].schema if batches else pa.schema([])
+        return pa.RecordBatchReader.from_batches(schema, batches)
+
+
+class SqlQueryBuilder:
+    """Configures a SQL query over a dataset (``LanceDataset.sql``), as pylance 14's:
+    the dataset is the table ``dataset`` unless ``table_name`` says otherwise."""
+
+    def __init__(self, ds: Any, query: str):
+        self._ds, self._query = ds, query
+        self._name, self._rid, self._raddr = "dataset", False, False
+
+    def table_name(self, table_name: str) -> "SqlQueryBuilder":
+        self._name = str(table_name)
+        return self
+
+    def with_row_id(self, with_row_id: bool = True) -> "SqlQueryBuilder":
+        self._rid = bool(with_row_id)
+        return self
+
+    def with_row_addr(self, with_row_addr: bool = True) -> "SqlQueryBuilder":
+        self._raddr = bool(with_row_addr)
+        return self
+
+    def blob_handling(self, blob_handling: str) -> "SqlQueryBuilder":
+        raise NotImplementedError("SqlQueryBuilder.blob_handling is not supported by lancer yet")
+
+    def batch_size(self, batch_size: int) -> "SqlQueryBuilder":
+        raise NotImplementedError("SqlQueryBuilder.batch_size is not supported by lancer yet")
+
+    def build(self) -> SqlQuery:
+        return SqlQuery(self._ds, self._query, self._name, self._rid, self._raddr)
