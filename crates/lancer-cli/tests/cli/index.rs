@@ -104,7 +104,7 @@ fn scalar_index_create_explain_count_list_and_describe() {
         plan.contains("@id_idx(BTree)") && plan.contains("@s_bitmap(Bitmap)"),
         "{plan}"
     );
-    assert!(plan.contains("(exact)"), "{plan}");
+    assert!(plan.contains("exact=true"), "{plan}");
     let rows = |extra: &[&str]| {
         let out = ok(lancer()
             .args([
