@@ -239,9 +239,14 @@ pub fn import(
     let (store, existing) = write_target(s, dataset, mode)?;
     // Read and write in one stream: a progress bar (on a terminal) follows the input.
     let bar = indicatif::ProgressBar::new(0);
-    // an append parses text inputs with the dataset's column types
+    // an append parses text inputs with the dataset's column types (typed inputs need
+    // no open: the dataset is read once, by the append)
+    let text = matches!(
+        lancer_cli::input::Format::of(input),
+        Ok(lancer_cli::input::Format::Csv | lancer_cli::input::Format::Jsonl)
+    );
     let like = match (mode, existing) {
-        (Mode::Append, Some(v)) => Some(s.open_version(dataset, v)?.schema()),
+        (Mode::Append, Some(v)) if text => Some(s.open_version(dataset, v)?.schema()),
         _ => None,
     };
     let (schema, batches, by_rows) = read_input(input, &bar, like.as_deref())?;
