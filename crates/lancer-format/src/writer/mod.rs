@@ -593,10 +593,10 @@ impl<W: Write + Send + 'static> FileWriter<W> {
             };
             let size = col.to_data().get_slice_memory_size().unwrap_or(0) as u64;
             // the reference's writer hands a column's buffer to its encoder once it
-            // holds more than REFERENCE_COLUMN_BUFFER bytes (arrow's memory size, as it
-            // counts them): what it has written by now
+            // holds more than REFERENCE_COLUMN_BUFFER bytes of rows: what it has
+            // written by now (the rows' own bytes, not the buffers a slice shares)
             let acc = &mut self.reference_buffered[i];
-            *acc += col.get_array_memory_size() as u64;
+            *acc += size;
             if *acc > REFERENCE_COLUMN_BUFFER {
                 self.reference_written += std::mem::take(acc);
             }

@@ -6,6 +6,7 @@
 //! `tests/data/filters.sql`.)
 //! - `is_valid(x)`, an old spelling the reference still accepts, is `x IS NOT NULL`;
 //! - `DATETIME` and `DATETIME(n)` (MySQL's names) are `TIMESTAMP(6)` / `TIMESTAMP(n)`;
+//!   `BINARY` and `VARBINARY` are `BYTEA`;
 //! - `TIMESTAMP '…'` and `CAST(… AS TIMESTAMP)` without a precision are microsecond
 //!   timestamps (pyarrow's default), not nanoseconds: a literal's unit decides how it is
 //!   truncated and whether it fits (`TIMESTAMP '0001-01-01 00:00:00'` has no nanosecond
@@ -74,6 +75,8 @@ fn reference_type(t: &mut sql::DataType) -> Result<(), String> {
         sql::DataType::Datetime(p) => {
             *t = sql::DataType::Timestamp(Some(p.unwrap_or(6)), sql::TimezoneInfo::None)
         }
+        // `BINARY` / `VARBINARY`: DataFusion's `BYTEA` (variable-length bytes)
+        sql::DataType::Binary(_) | sql::DataType::Varbinary(_) => *t = sql::DataType::Bytea,
         _ => {}
     }
     Ok(())
@@ -101,6 +104,7 @@ mod tests {
             read("t > CAST('2020-01-01' AS DATETIME(3))").is_ok_and(|s| s.contains("TIMESTAMP(3)"))
         );
         assert!(read("t > DATETIME '2020-01-01'").is_ok_and(|s| s.contains("TIMESTAMP(6)")));
+        assert!(read("CAST(s AS BINARY) = X'61'").is_ok_and(|s| s.contains("BYTEA")));
         assert!(read("i > -9223372036854775808").is_ok_and(|s| s.contains("e0")));
         assert!(read("i > -9223372036854775807").is_ok_and(|s| !s.contains("e0")));
         assert!(read("u > 9223372036854775808").is_ok_and(|s| !s.contains("e0")));
