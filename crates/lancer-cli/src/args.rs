@@ -248,6 +248,7 @@ pub enum Command {
     /// lance('uri', version) a dataset at a version. CREATE TABLE 'uri' AS SELECT, INSERT
     /// INTO, DELETE and UPDATE are each one commit. Without a query, statements are read
     /// from stdin (one per ';').
+    #[cfg(feature = "sql")]
     Sql {
         /// The statement(s), separated by ';'.
         query: Option<String>,

@@ -13,6 +13,7 @@ mod meta;
 mod queries;
 mod shards;
 mod source;
+#[cfg(feature = "sql")]
 mod sql;
 mod two_phase;
 
@@ -346,6 +347,7 @@ fn run_command(s: &Session, cli: Cli) -> CmdResult {
             format,
             at,
         } => fts::fts(s, &path, &args, rows_as(format), &at),
+        #[cfg(feature = "sql")]
         Command::Sql {
             query,
             tables,

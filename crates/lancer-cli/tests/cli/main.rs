@@ -16,6 +16,7 @@ mod index;
 mod inspect;
 mod meta;
 mod search;
+#[cfg(feature = "sql")]
 mod sql;
 mod verify;
 
