@@ -142,7 +142,16 @@ impl SqlContext {
         Ok(last)
     }
 
-    async fn statement(&mut self, st: DfStatement) -> Result<Vec<RecordBatch>> {
+    async fn statement(&mut self, mut st: DfStatement) -> Result<Vec<RecordBatch>> {
+        // EXPLAIN [ANALYZE] of a statement: its tables and arguments read as the
+        // statement's own would be
+        if let DfStatement::Explain(ex) = &mut st {
+            if let DfStatement::Statement(inner) = ex.statement.as_mut() {
+                positional_arguments(inner)?;
+                self.register_paths(inner).await?;
+            }
+            return self.plan_and_run(st).await;
+        }
         let DfStatement::Statement(mut inner) = st else {
             return self.plan_and_run(st).await;
         };

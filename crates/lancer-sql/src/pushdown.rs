@@ -19,10 +19,29 @@ impl Dialect for Backticks {
     }
 }
 
+/// `expr` with its columns unqualified (`ds.id` is the table's `id`: qualified, Lancer
+/// would read it as the field `id` of a struct `ds`).
+fn unqualified(expr: &Expr) -> Option<Expr> {
+    use datafusion::common::tree_node::{Transformed, TreeNode};
+    use datafusion::common::Column;
+    expr.clone()
+        .transform(|e| match e {
+            Expr::Column(c) if c.relation.is_some() => Ok(Transformed::yes(Expr::Column(
+                Column::new_unqualified(c.name),
+            ))),
+            other => Ok(Transformed::no(other)),
+        })
+        .ok()
+        .map(|t| t.data)
+}
+
 /// `expr` as a Lancer filter over `schema`, if Lancer evaluates it.
 pub(crate) fn lancer_filter(expr: &Expr, schema: &Schema) -> Option<String> {
     let dialect = Backticks;
-    let sql = Unparser::new(&dialect).expr_to_sql(expr).ok()?.to_string();
+    let sql = Unparser::new(&dialect)
+        .expr_to_sql(&unqualified(expr)?)
+        .ok()?
+        .to_string();
     lancer::Filter::new(&sql, schema).ok().map(|_| sql)
 }
 
@@ -30,7 +49,10 @@ pub(crate) fn lancer_filter(expr: &Expr, schema: &Schema) -> Option<String> {
 /// evaluates it.
 pub(crate) fn lancer_expression(expr: &Expr, schema: &Schema) -> Option<String> {
     let dialect = Backticks;
-    let sql = Unparser::new(&dialect).expr_to_sql(expr).ok()?.to_string();
+    let sql = Unparser::new(&dialect)
+        .expr_to_sql(&unqualified(expr)?)
+        .ok()?
+        .to_string();
     lancer::Expression::new(&sql, schema).ok().map(|_| sql)
 }
 
@@ -67,8 +89,12 @@ mod tests {
         let f = lancer_filter(&col("id").gt(lit(5i64)), &s);
         assert_eq!(f.as_deref(), Some("(`id` > 5)"));
         // a mixed-case name keeps its case, quoted in backticks (never as a string)
-        let f = lancer_filter(&col("Name").eq(lit("x")), &s);
+        let name = Expr::Column(datafusion::common::Column::new_unqualified("Name"));
+        let f = lancer_filter(&name.eq(lit("x")), &s);
         assert_eq!(f.as_deref(), Some("(`Name` = 'x')"));
+        // a qualified column is the table's own
+        let q = datafusion::logical_expr::col("t.id").gt(lit(5i64));
+        assert_eq!(lancer_filter(&q, &s).as_deref(), Some("(`id` > 5)"));
         // a column the table lacks: DataFusion's to evaluate
         assert_eq!(lancer_filter(&col("nope").eq(lit(1i64)), &s), None);
         assert_eq!(
