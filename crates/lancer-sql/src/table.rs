@@ -401,8 +401,12 @@ impl ExecutionPlan for LanceScanExec {
             for batch in stream {
                 let batch = batch.map_err(external)?;
                 // the scan's own field metadata aside, the columns DataFusion planned
-                let batch =
-                    arrow_array::RecordBatch::try_new(schema.clone(), batch.columns().to_vec())?;
+                let batch = RecordBatch::try_new_with_options(
+                    schema.clone(),
+                    batch.columns().to_vec(),
+                    // (a count reads no column: the batch is its row count alone)
+                    &arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
+                )?;
                 if tx.blocking_send(Ok(batch)).is_err() {
                     break; // the consumer is gone (a LIMIT above, or cancelled)
                 }
