@@ -169,6 +169,15 @@ pub(crate) fn blocking<T>(f: impl FnOnce() -> T) -> T {
     }
 }
 
+/// A search's rows as a table, JSON columns as text (as scans return them).
+fn search_rows(batch: arrow_array::RecordBatch) -> DfResult<Arc<dyn TableProvider>> {
+    let batch = lancer::json_to_text(&batch).map_err(|e| external(lancer::TableError::from(e)))?;
+    Ok(Arc::new(MemTable::try_new(
+        batch.schema(),
+        vec![vec![batch]],
+    )?))
+}
+
 /// `lance(uri [, version])`.
 #[derive(Debug)]
 pub struct LanceFunction {
@@ -259,14 +268,10 @@ impl TableFunctionImpl for VectorSearchFunction {
                 },
                 ..Default::default()
             };
-            let b = lancer::nearest(&ds, &req, &opts)?;
-            lancer::json_to_text(&b).map_err(|e| lancer::TableError::from(e).into())
+            lancer::nearest(&ds, &req, &opts)
         })
         .map_err(external)?;
-        Ok(Arc::new(MemTable::try_new(
-            batch.schema(),
-            vec![vec![batch]],
-        )?))
+        search_rows(batch)
     }
 }
 
@@ -305,13 +310,9 @@ impl TableFunctionImpl for FtsFunction {
                 },
                 ..Default::default()
             };
-            let b = lancer::full_text_search(&ds, &q, &opts)?;
-            lancer::json_to_text(&b).map_err(|e| lancer::TableError::from(e).into())
+            lancer::full_text_search(&ds, &q, &opts)
         })
         .map_err(external)?;
-        Ok(Arc::new(MemTable::try_new(
-            batch.schema(),
-            vec![vec![batch]],
-        )?))
+        search_rows(batch)
     }
 }

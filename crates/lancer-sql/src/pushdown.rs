@@ -35,24 +35,27 @@ fn unqualified(expr: &Expr) -> Option<Expr> {
         .map(|t| t.data)
 }
 
+/// `expr` as SQL text in Lancer's dialect (columns unqualified, in backticks).
+fn unparsed(expr: &Expr) -> Option<String> {
+    let dialect = Backticks;
+    Some(
+        Unparser::new(&dialect)
+            .expr_to_sql(&unqualified(expr)?)
+            .ok()?
+            .to_string(),
+    )
+}
+
 /// `expr` as a Lancer filter over `schema`, if Lancer evaluates it.
 pub(crate) fn lancer_filter(expr: &Expr, schema: &Schema) -> Option<String> {
-    let dialect = Backticks;
-    let sql = Unparser::new(&dialect)
-        .expr_to_sql(&unqualified(expr)?)
-        .ok()?
-        .to_string();
+    let sql = unparsed(expr)?;
     lancer::Filter::new(&sql, schema).ok().map(|_| sql)
 }
 
 /// `expr` as a Lancer value expression over `schema` (an UPDATE's `SET`), if Lancer
 /// evaluates it.
 pub(crate) fn lancer_expression(expr: &Expr, schema: &Schema) -> Option<String> {
-    let dialect = Backticks;
-    let sql = Unparser::new(&dialect)
-        .expr_to_sql(&unqualified(expr)?)
-        .ok()?
-        .to_string();
+    let sql = unparsed(expr)?;
     lancer::Expression::new(&sql, schema).ok().map(|_| sql)
 }
 

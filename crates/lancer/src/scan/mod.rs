@@ -947,41 +947,22 @@ impl Plan {
                 }
             });
         }
-        if self.with_row_id || self.with_row_address {
-            let addrs: Vec<u64> = runs
-                .iter()
-                .flat_map(|r| r.clone())
-                .map(|row| (frag.id << 32) | row)
-                .collect();
-            if self.with_row_id {
-                let ids = match self.ds.fragment_row_ids(frag)? {
-                    Some(ids) => runs
-                        .iter()
-                        .flat_map(|r| r.clone())
-                        .map(|row| {
-                            usize::try_from(row)
-                                .ok()
-                                .and_then(|r| ids.get(r).copied())
-                                .ok_or_else(|| {
-                                    Error::Table(lancer_table::TableError::corrupt(format!(
-                                        "fragment {} has fewer row ids than rows",
-                                        frag.id
-                                    )))
-                                })
-                        })
-                        .collect::<Result<Vec<u64>>>()?,
-                    None => addrs.clone(),
-                };
-                let ids = arrow_array::UInt64Array::from(ids);
-                let ids = match self.include_deleted {
-                    true => options::null_deleted(ids, &runs, &*self.ds.kept_runs(frag)?)?,
-                    false => ids,
-                };
-                cols.push(Arc::new(ids));
-            }
-            if self.with_row_address {
-                cols.push(Arc::new(arrow_array::UInt64Array::from(addrs)));
-            }
+        if self.with_row_id {
+            let ids = system::values(&self.ds, System::Id, frag, &runs, 0)?;
+            let ids = match self.include_deleted {
+                true => options::null_deleted(ids, &runs, &*self.ds.kept_runs(frag)?)?,
+                false => ids,
+            };
+            cols.push(Arc::new(ids));
+        }
+        if self.with_row_address {
+            cols.push(Arc::new(system::values(
+                &self.ds,
+                System::Address,
+                frag,
+                &runs,
+                0,
+            )?));
         }
         Ok(Some(RecordBatch::try_new_with_options(
             self.output.clone(),
