@@ -31,4 +31,4 @@ pinned_venv moto "moto[server]==5.2.5"
 # the drop-in suite against pylance 14 and DuckDB / polars / pandas, and `lancer.ray`'s
 # tests on a local Ray cluster (Ray Data from PyPI); pytest-xdist runs the suite on two
 # workers (it used ~1.1 of the 2 cores alone: 299 s -> 158 s).
-pinned_venv py "pylance==14.0.2 pyarrow numpy pandas polars==2.1.0 duckdb==2.0.0 pytest==9.2.0 pytest-xdist==3.8.0 maturin==1.16.0 ray[data]==2.60.0"
+pinned_venv py "pylance==14.0.2 pyarrow numpy pandas polars==2.1.0 duckdb==2.0.0 pytest==9.2.0 pytest-xdist==3.8.0 maturin==1.16.0 ray[data]==2.60.0 tpchgen-cli==4.0.0 datafusion==55.0.0"

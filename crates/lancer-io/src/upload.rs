@@ -161,7 +161,11 @@ impl Upload {
             Counters::add(&self.ctx.counters.bytes_written, data.len() as u64);
             self.ctx
                 .runtime()?
-                .block_on(self.store.put(&self.path, PutPayload::from_bytes(data)))
+                .block_on(put_again_on_transport_errors(
+                    self.store.as_ref(),
+                    &self.path,
+                    data,
+                ))
                 .map_err(|e| fail(e.into()))?;
             return Ok(size);
         }
@@ -184,6 +188,32 @@ impl Upload {
             .block_on(mp.complete())
             .map_err(|e| fail(e.into()))?;
         Ok(size)
+    }
+}
+
+/// Puts sent again after a transport error, at most (object_store retries a put only
+/// when the request never left; a connection dropped mid-answer ends its retries).
+const PUT_ATTEMPTS: u32 = 5;
+
+/// One put of a new object, sent again when the connection failed ("error sending
+/// request", a dropped answer): the object's name is new and its bytes fixed, so a put
+/// repeated after one that did land writes the same object. Other errors (denied, not
+/// found, a bad path) are answered at once.
+async fn put_again_on_transport_errors(
+    store: &dyn ObjectStore,
+    path: &OPath,
+    data: Bytes,
+) -> object_store::Result<()> {
+    let mut attempt = 1;
+    loop {
+        match store.put(path, PutPayload::from_bytes(data.clone())).await {
+            Ok(_) => return Ok(()),
+            Err(object_store::Error::Generic { .. }) if attempt < PUT_ATTEMPTS => {
+                tokio::time::sleep(std::time::Duration::from_millis(50 << attempt)).await;
+                attempt += 1;
+            }
+            Err(e) => return Err(e),
+        }
     }
 }
 

@@ -129,6 +129,27 @@ impl SqlContext {
         Ok(out)
     }
 
+    /// The schema of table `name` (a dataset path or URI not yet named is opened).
+    pub async fn table_schema(&mut self, name: &str) -> Result<arrow_schema::SchemaRef> {
+        if !self.ctx.table_exist(reference(name))? && looks_like_path(name) {
+            self.register(name, TableSpec::parse(name))?;
+        }
+        match self.ctx.table_provider(reference(name)).await {
+            Ok(p) => Ok(p.schema()),
+            Err(_) => {
+                let known = self.tables()?;
+                Err(Error::User(format!(
+                    "no table named {name:?} (registered: {}); name one with --table NAME=URI",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                )))
+            }
+        }
+    }
+
     /// Runs every statement of `sql` in turn; the rows of the last one.
     pub async fn sql(&mut self, sql: &str) -> Result<Vec<RecordBatch>> {
         let statements = DFParser::parse_sql_with_dialect(sql, &GenericDialect {})?;

@@ -269,3 +269,142 @@ fn sql_mistakes_are_one_line_errors() {
         assert!(!err.contains("panicked"), "{query}: {err}");
     }
 }
+
+/// The shell on a real terminal (`script` gives it a pseudo-terminal): `lines` typed one
+/// at a time (`\x03` is Ctrl-C), a pause after each; what the terminal showed, without
+/// its control sequences.
+fn shell_session(dir: &Path, history: &Path, lines: &[(&str, u64)]) -> String {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    let cmd = format!("{} sql --table ds=ds", env!("CARGO_BIN_EXE_lancer"));
+    let mut child = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .current_dir(dir)
+        .env("LANCER_HISTORY", history)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("util-linux's `script` runs the shell on a pseudo-terminal");
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    for (line, pause_ms) in lines {
+        let typed = if *line == "\x03" {
+            line.to_string()
+        } else {
+            format!("{line}\r")
+        };
+        stdin.write_all(typed.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(*pause_ms));
+    }
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    // drop escape sequences (ESC [ ... letter) and carriage returns
+    let mut clean = String::new();
+    let mut chars = out.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() || c == '~' {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        if c != '\r' {
+            clean.push(c);
+        }
+    }
+    clean
+}
+
+#[test]
+fn the_shell_runs_statements_dot_commands_and_cancels_with_ctrl_c() {
+    let dir = TempDir::new("cli-sql-shell");
+    if !fixture(dir.path()) {
+        return;
+    }
+    let d = dir.path();
+    let history = d.join("history");
+    let shown = shell_session(
+        d,
+        &history,
+        &[
+            (".tables", 300),
+            ("SELECT cat, count(*) AS n", 200),
+            ("  FROM ds GROUP BY cat ORDER BY cat;", 1500),
+            (".schema ds", 500),
+            (".format csv", 200),
+            ("SELECT id FROM 'ds' WHERE id < 2 ORDER BY id;", 1000),
+            ("SELECT sum(value) FROM range(1, 100000000000);", 1500),
+            ("\x03", 800),
+            ("SELECT 40 + 2 AS answer;", 800),
+            ("SELECT nope FROM ds;", 800),
+            ("half a statement", 300),
+            ("\x03", 300),
+            (".nonsense", 300),
+            (".quit", 500),
+        ],
+    );
+    let after = |what: &str| -> &str {
+        let at = shown
+            .find(what)
+            .unwrap_or_else(|| panic!("{what:?} not shown:\n{shown}"));
+        &shown[at + what.len()..]
+    };
+    // .tables names the --table
+    assert!(after(".tables").trim_start().starts_with("ds"), "{shown}");
+    // a statement over two lines (continuation prompt), its table and its timing
+    assert!(shown.contains("   ...>   FROM ds GROUP BY cat"), "{shown}");
+    let grouped = after("ORDER BY cat;");
+    for cat in ["art", "music", "science", "sport"] {
+        assert!(grouped.contains(&format!("{cat} ")), "{shown}");
+    }
+    assert!(grouped.contains("4 rows in "), "{shown}");
+    // .schema lists the dataset's columns with their Arrow types
+    let schema = after(".schema ds");
+    assert!(
+        schema.contains("vec") && schema.contains("FixedSizeList"),
+        "{shown}"
+    );
+    // .format csv: later rows as CSV
+    assert!(
+        after("ORDER BY id;").starts_with("\nid\n0\n1\n2 rows in"),
+        "{shown}"
+    );
+    // Ctrl-C cancels the running statement; the shell goes on
+    assert!(
+        after("range(1, 100000000000);").contains("cancelled after"),
+        "{shown}"
+    );
+    assert!(after("AS answer;").starts_with("\nanswer\n42\n"), "{shown}");
+    // a mistake is an error line, and the next statement runs
+    assert!(
+        after("SELECT nope FROM ds;").contains("error: Schema error: No field named nope"),
+        "{shown}"
+    );
+    assert!(
+        after(".nonsense").contains("unknown command \".nonsense\""),
+        "{shown}"
+    );
+    // the history keeps the statements (the one over two lines as one entry), not the
+    // half statement Ctrl-C cleared
+    let kept = std::fs::read_to_string(&history).unwrap();
+    assert!(
+        kept.contains("SELECT cat, count(*) AS n\\n  FROM ds GROUP BY cat ORDER BY cat;"),
+        "{kept}"
+    );
+    assert!(kept.contains("SELECT 40 + 2 AS answer;"), "{kept}");
+    assert!(!kept.contains("half a statement"), "{kept}");
+}

@@ -1,7 +1,10 @@
 //! `lancer sql`: SQL over datasets through `lancer-sql` (DataFusion), its last
-//! statement's rows in the CLI's output formats.
+//! statement's rows in the CLI's output formats; with no query on a terminal, the
+//! interactive [`shell`].
 
-use std::io::Read;
+mod shell;
+
+use std::io::{IsTerminal, Read};
 
 use lancer::Session;
 use lancer_sql::{SqlContext, TableSpec};
@@ -10,7 +13,8 @@ use super::CmdResult;
 use crate::args::Format;
 use crate::output::RowSink;
 
-/// Runs `query` (or stdin's statements) with the datasets `tables` registered.
+/// Runs `query` (or stdin's statements, or the shell when stdin is a terminal) with the
+/// datasets `tables` registered.
 pub fn sql(
     s: &Session,
     query: Option<&str>,
@@ -18,14 +22,6 @@ pub fn sql(
     format: Format,
     timing: bool,
 ) -> CmdResult {
-    let text = match query {
-        Some(q) => q.to_string(),
-        None => {
-            let mut buf = String::new();
-            std::io::stdin().read_to_string(&mut buf)?;
-            buf
-        }
-    };
     let mut ctx = SqlContext::new(s.clone());
     for t in tables {
         let (name, uri) = t.split_once('=').ok_or_else(|| {
@@ -37,6 +33,15 @@ pub fn sql(
         .worker_threads(2)
         .enable_all()
         .build()?;
+    let text = match query {
+        Some(q) => q.to_string(),
+        None if std::io::stdin().is_terminal() => return shell::run(&mut ctx, &runtime, format),
+        None => {
+            let mut buf = String::new();
+            std::io::stdin().read_to_string(&mut buf)?;
+            buf
+        }
+    };
     let started = std::time::Instant::now();
     let batches = runtime.block_on(ctx.sql(&text))?;
     if timing {
