@@ -27,6 +27,9 @@ pinned_venv pylance-12 "pylance==12.0.0 pyarrow numpy pandas"
 pinned_venv pylance-11 "pylance==11.0.0 pyarrow numpy pandas"
 # The S3-compatible server the object-storage tests start (moto's server mode).
 pinned_venv moto "moto[server]==5.2.5"
+# pylance 14's FFILanceTableProvider is built against DataFusion 54: DataFusion-Python 54
+# registers it (the oracle of lancer's provider, which DataFusion-Python 55 registers).
+pinned_venv df54 "pylance==14.0.2 pyarrow datafusion==54.1.0"
 # The Python package's test environment: maturin builds `lancer` into it; pytest runs
 # the drop-in suite against pylance 14 and DuckDB / polars / pandas, and `lancer.ray`'s
 # tests on a local Ray cluster (Ray Data from PyPI); pytest-xdist runs the suite on two

@@ -55,11 +55,12 @@ from ._stats import ScanStatistics
 from .loader import LanceLoader, loader
 from . import indices, sampler
 from ._bases import DatasetBasePath
-from ._sql import sql
+from ._sql import FFILanceTableProvider, sql
 from .blob import Blob, BlobArray, BlobColumn, BlobFile, BlobType, blob_array, blob_field
 
 __all__ = [
     "sql",
+    "FFILanceTableProvider",
     "Blob",
     "BlobArray",
     "BlobColumn",

@@ -74,3 +74,24 @@ class SqlQueryBuilder:
 
     def build(self) -> SqlQuery:
         return SqlQuery(self._ds, self._query, self._name, self._rid, self._raddr)
+
+
+class FFILanceTableProvider:
+    """A dataset version as a table of DataFusion-Python (``datafusion`` from PyPI, the
+    DataFusion major version lancer pins: 55), as pylance's ``FFILanceTableProvider``:
+    ``SessionContext().register_table("t", FFILanceTableProvider(ds))``. Filters,
+    projections and limits go down to lancer's scan; ``with_row_id`` /
+    ``with_row_addr`` add ``_rowid`` / ``_rowaddr``."""
+
+    def __init__(self, dataset: Any, *, with_row_id: bool = False, with_row_addr: bool = False):
+        inner = getattr(dataset, "_inner", None)
+        if inner is None:
+            raise TypeError(f"FFILanceTableProvider takes a lancer LanceDataset, not {type(dataset).__name__}")
+        self._native = _lancer.FFILanceTableProvider(inner, with_row_id=bool(with_row_id),
+                                                     with_row_addr=bool(with_row_addr))
+
+    def __datafusion_table_provider__(self, session: Any) -> Any:
+        return self._native.__datafusion_table_provider__(session)
+
+    def __repr__(self) -> str:
+        return repr(self._native)

@@ -365,6 +365,12 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
         and ``build()`` it, then ``to_batch_records()``."""
         return SqlQueryBuilder(self, sql)
 
+    def __datafusion_table_provider__(self, session: Any) -> Any:
+        """This version as a DataFusion-Python table (``ctx.register_table("t", ds)``);
+        see ``lancer.FFILanceTableProvider``."""
+        from ._sql import FFILanceTableProvider
+        return FFILanceTableProvider(self).__datafusion_table_provider__(session)
+
     def __reduce__(self) -> Any:
         # as pylance pickles a dataset: what reopens this version where it is unpickled
         # (another process, a Ray worker); the session stays behind

@@ -24,6 +24,7 @@ mod distributed;
 mod errors;
 mod evolve;
 mod export;
+mod ffi_provider;
 mod file;
 mod info;
 mod introspect;
@@ -63,6 +64,7 @@ fn _lancer(m: &Bound<'_, PyModule>) -> PyResult<()> {
     distributed::register(m)?;
     blobs::register(m)?;
     sql::register(m)?;
+    ffi_provider::register(m)?;
     m.add_class::<file::PyFileReader>()?;
     m.add_class::<file::PyFileWriter>()?;
     m.add_class::<loader::Loader>()?;
