@@ -7,7 +7,7 @@
 //! provider's `insert_into` / `delete_from` / `update`); the table is re-registered at
 //! the version they committed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
@@ -24,6 +24,7 @@ use lancer::{Session, WriteParams};
 
 use crate::error::{Error, Result};
 use crate::functions::{self, FtsFunction, LanceFunction, VectorSearchFunction, SIGNATURES};
+use crate::hidden;
 use crate::table::{reference, LanceTable};
 
 /// A dataset registered by name: where it is and which version (None: the latest, and
@@ -66,6 +67,9 @@ pub struct SqlContext {
     session: Session,
     /// Datasets registered by name, re-registered at the latest version after a write.
     named: HashMap<String, TableSpec>,
+    /// Tables whose `_rowid` / `_rowaddr` columns were chosen when registered (not by
+    /// what a statement names).
+    fixed_row_meta: HashSet<String>,
 }
 
 impl SqlContext {
@@ -84,6 +88,7 @@ impl SqlContext {
             ctx,
             session,
             named: HashMap::new(),
+            fixed_row_meta: HashSet::new(),
         }
     }
 
@@ -114,6 +119,7 @@ impl SqlContext {
         self.ctx.deregister_table(reference(name))?;
         let table = LanceTable::new(ds).with_row_meta(row_id, row_addr);
         self.ctx.register_table(reference(name), Arc::new(table))?;
+        self.fixed_row_meta.insert(name.to_string());
         Ok(())
     }
 
@@ -178,6 +184,7 @@ impl SqlContext {
         };
         positional_arguments(&mut inner)?;
         self.register_paths(&inner).await?;
+        self.hidden_columns(&mut inner).await?;
         let written = written_table(&inner);
         if let ast::Statement::CreateTable(ct) = inner.as_ref() {
             if let Some(query) = &ct.query {
@@ -196,6 +203,37 @@ impl SqlContext {
             self.refresh(&name)?;
         }
         Ok(out)
+    }
+
+    /// `_rowid` / `_rowaddr` for this statement: the dataset tables have the ones it
+    /// names (and only those), hidden from its `*` (see [`hidden`]).
+    async fn hidden_columns(&mut self, st: &mut ast::Statement) -> Result<()> {
+        let (id, addr) = hidden::named(st);
+        let mut datasets = HashSet::new();
+        for name in self.tables()? {
+            let Ok(provider) = self.ctx.table_provider(reference(&name)).await else {
+                continue;
+            };
+            let Some(table) = provider.downcast_ref::<LanceTable>() else {
+                continue;
+            };
+            if self.fixed_row_meta.contains(&name) {
+                continue;
+            }
+            if table.row_meta() != (id, addr) {
+                let exposed = LanceTable::new(table.dataset().clone()).with_row_meta(id, addr);
+                self.ctx.deregister_table(reference(&name))?;
+                self.ctx
+                    .register_table(reference(&name), Arc::new(exposed))?;
+            }
+            datasets.insert(name);
+        }
+        let hidden: Vec<&str> = [(id, lancer::ROW_ID), (addr, lancer::ROW_ADDRESS)]
+            .into_iter()
+            .filter_map(|(on, n)| on.then_some(n))
+            .collect();
+        hidden::exclude_from_wildcards(st, &datasets, &hidden);
+        Ok(())
     }
 
     async fn plan_and_run(&self, st: DfStatement) -> Result<Vec<RecordBatch>> {

@@ -24,6 +24,7 @@
 //! - `table`: the [`LanceTable`] provider and its scan operator (`LanceScanExec`);
 //! - `pushdown`: DataFusion filter expressions as Lancer's SQL filters;
 //! - [`functions`]: `lance(...)`, `vector_search(...)`, `fts(...)`;
+//! - `hidden`: `_rowid` / `_rowaddr` as hidden columns (named: there; `*`: not);
 //! - `context`: [`SqlContext`]: name resolution, statements, DML;
 //! - `error`: [`Error`].
 //!
@@ -32,6 +33,7 @@
 mod context;
 mod error;
 pub mod functions;
+mod hidden;
 mod pushdown;
 mod table;
 

@@ -75,6 +75,12 @@ impl LanceTable {
         self
     }
 
+    /// Whether the table has the (`_rowid`, `_rowaddr`) columns.
+    pub fn row_meta(&self) -> (bool, bool) {
+        let has = |n: &str| self.schema.field_with_name(n).is_ok();
+        (has(lancer::ROW_ID), has(lancer::ROW_ADDRESS))
+    }
+
     /// The dataset version this table reads.
     pub fn dataset(&self) -> &Dataset {
         &self.ds

@@ -408,3 +408,52 @@ fn the_shell_runs_statements_dot_commands_and_cancels_with_ctrl_c() {
     assert!(kept.contains("SELECT 40 + 2 AS answer;"), "{kept}");
     assert!(!kept.contains("half a statement"), "{kept}");
 }
+
+#[test]
+fn row_ids_are_hidden_columns_of_every_dataset_table() {
+    let dir = TempDir::new("cli-sql-rowid");
+    if !fixture(dir.path()) {
+        return;
+    }
+    let d = dir.path();
+    // pylance's row ids and addresses of the rows with id 140..160 (fragments 0 and 1)
+    let want = py(
+        r#"import sys, json, lance
+t = lance.dataset(sys.argv[1]).to_table(columns=["id"], filter="id >= 140 AND id < 160", with_row_id=True, with_row_address=True)
+print(json.dumps([[r["id"], r["_rowid"], r["_rowaddr"]] for r in t.to_pylist()]))"#,
+        &[d.join("ds").to_str().unwrap()],
+    );
+    if want.is_empty() {
+        return;
+    }
+    let want: Vec<Vec<u64>> = serde_json::from_str(&want).unwrap();
+    let got = rows(
+        d,
+        "SELECT id, _rowid, _rowaddr FROM ds WHERE id >= 140 AND id < 160 ORDER BY id",
+    );
+    let got: Vec<Vec<u64>> = got
+        .iter()
+        .map(|r| {
+            ["id", "_rowid", "_rowaddr"]
+                .map(|k| r[k].as_u64().unwrap())
+                .to_vec()
+        })
+        .collect();
+    assert_eq!(got, want);
+    // a filter on the row address reaches the same rows
+    let (id, addr) = (want[15][0], want[15][2]);
+    let got = rows(d, &format!("SELECT id FROM ds WHERE _rowaddr = {addr}"));
+    assert_eq!(got[0]["id"].as_u64(), Some(id));
+    // `*` shows the dataset's own columns, also in a statement that names _rowid
+    for q in [
+        "SELECT * FROM ds WHERE id = 3",
+        "SELECT * FROM ds WHERE _rowid = 3",
+        "SELECT a.* FROM ds a JOIN ds b ON a._rowid = b._rowid WHERE a.id = 3",
+    ] {
+        let got = rows(d, q);
+        let keys: Vec<&String> = got[0].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["cat", "id", "price", "text", "vec"], "{q}");
+    }
+    let got = rows(d, "SELECT *, _rowid FROM ds WHERE id = 3");
+    assert_eq!(got[0]["_rowid"].as_u64(), Some(3));
+}
