@@ -151,7 +151,6 @@ WHY: Dict[str, str] = {
     "lance.LanceOperation": TWO_PHASE,
     "lance.Transaction": TWO_PHASE,
     "lance.DatasetBasePath": BASES,
-    "lance.FFILanceTableProvider": "DataFusion table provider; lancer datasets are Arrow streams (__arrow_c_stream__) instead",
     "lance.CleanupStats.deletion_files_removed": "engine counts them into files_removed (→ data_files_removed)",
     "lance.CleanupStats.transaction_files_removed": "engine counts them into files_removed (→ data_files_removed)",
     "lance.CleanupStats.index_files_removed": "engine's cleanup removes data, deletion and transaction files only, not unreferenced index files",
@@ -359,6 +358,7 @@ WHY: Dict[str, str] = {
 
 # How lancer's name behaves (shown whatever the state).
 NOTES: Dict[str, str] = {
+    "lance.FFILanceTableProvider": "built for DataFusion-Python 55 (pylance 14's for 54); LanceDataset itself registers too (__datafusion_table_provider__); python/tests/test_sql_ffi.py",
     "lance.dataset.LanceDataset.shallow_clone": "engine lancer::table::branch::shallow_clone (a branch's clone without the branch): the source's version number, the source a base path, nothing copied",
     # --- transactions (issue 43): read back, committed as objects, in batches
     "lance.dataset.LanceDataset.get_transactions": "engine lancer::transactions::recent_transactions; every operation kind comes back as pylance's LanceOperation (ReserveFragments / UpdateBases as a bare BaseOperation, as pylance)",
