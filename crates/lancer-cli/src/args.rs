@@ -245,9 +245,10 @@ pub enum Command {
     /// run inside SQL: vector_search('uri', 'column', [0.1, ...], k => 10, metric => 'cosine',
     /// nprobes => .., refine_factor => .., ef => .., filter => '..') and fts('uri', 'column',
     /// 'query', limit => .., filter => '..') return rows with _distance / _score and _rowid;
-    /// lance('uri', version) a dataset at a version. CREATE TABLE 'uri' AS SELECT, INSERT
-    /// INTO, DELETE and UPDATE are each one commit. Without a query, statements are read
-    /// from stdin (one per ';').
+    /// lance('uri', version) a dataset at a version; _rowid / _rowaddr are hidden columns.
+    /// CREATE TABLE 'uri' AS SELECT, INSERT INTO, DELETE, UPDATE and MERGE INTO are each one
+    /// commit. Without a query, statements are read from stdin (one per ';'), or typed
+    /// into a shell on a terminal (.help lists its commands).
     #[cfg(feature = "sql")]
     Sql {
         /// The statement(s), separated by ';'.

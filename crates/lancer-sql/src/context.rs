@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use arrow_array::{RecordBatch, UInt64Array};
 use arrow_schema::{DataType, Field, Schema};
+use datafusion::catalog::TableProvider;
 use datafusion::execution::context::SessionContext;
 use datafusion::prelude::{CsvReadOptions, JsonReadOptions, ParquetReadOptions, SessionConfig};
 use datafusion::sql::parser::{DFParser, Statement as DfStatement};
@@ -25,6 +26,7 @@ use lancer::{Session, WriteParams};
 use crate::error::{Error, Result};
 use crate::functions::{self, FtsFunction, LanceFunction, VectorSearchFunction, SIGNATURES};
 use crate::hidden;
+use crate::merge;
 use crate::table::{reference, LanceTable};
 
 /// A dataset registered by name: where it is and which version (None: the latest, and
@@ -191,12 +193,8 @@ impl SqlContext {
                 return self.create_table_as(&ct.name, query, ct.or_replace).await;
             }
         }
-        if let ast::Statement::Merge { .. } = inner.as_ref() {
-            return Err(Error::User(
-                "MERGE INTO is not run by lancer sql yet: use `lancer merge DATASET INPUT --on KEYS` \
-                 (or INSERT / UPDATE / DELETE statements)"
-                    .into(),
-            ));
+        if let ast::Statement::Merge(m) = inner.as_ref() {
+            return self.merge(m).await;
         }
         let out = self.plan_and_run(DfStatement::Statement(inner)).await?;
         if let Some(name) = written {
@@ -234,6 +232,60 @@ impl SqlContext {
             .collect();
         hidden::exclude_from_wildcards(st, &datasets, &hidden);
         Ok(())
+    }
+
+    /// `MERGE INTO dataset USING source ...`: one merge_insert commit (see [`merge`]);
+    /// one row, `count`, the rows inserted, updated and deleted.
+    async fn merge(&mut self, m: &ast::Merge) -> Result<Vec<RecordBatch>> {
+        let target = match &m.table {
+            TableFactor::Table { name, .. } => match name.0.as_slice() {
+                [part] => part.as_ident().map(|i| i.value.clone()),
+                _ => None,
+            },
+            _ => None,
+        }
+        .ok_or_else(|| {
+            Error::User("MERGE INTO: name the target dataset by its path or table name".into())
+        })?;
+        let provider = self.ctx.table_provider(reference(&target)).await?;
+        let Some(table) = provider.downcast_ref::<LanceTable>() else {
+            return Err(Error::User(format!(
+                "MERGE INTO {target}: the target is not a Lance dataset"
+            )));
+        };
+        let ds = table.dataset().clone();
+        let columns: Vec<String> = table
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .filter(|n| n != lancer::ROW_ID && n != lancer::ROW_ADDRESS)
+            .collect();
+        let plan = merge::plan(m, &columns)?;
+        let mut source = DFParser::parse_sql_with_dialect(&plan.source_query, &GenericDialect {})?;
+        let Some(query) = source.pop_front() else {
+            return Err(Error::User("MERGE INTO: the source is missing".into()));
+        };
+        let batches = self.plan_and_run(query).await?;
+        let schema = match batches.first() {
+            Some(b) => b.schema(),
+            None => Arc::new(arrow_schema::Schema::new(
+                table
+                    .schema()
+                    .fields()
+                    .iter()
+                    .filter(|f| columns.contains(f.name()))
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            )),
+        };
+        let options = plan.options;
+        let stats = functions::blocking(move || {
+            lancer::write::merge_insert(&ds, &options, schema, batches.into_iter().map(Ok))
+        })?
+        .1;
+        self.refresh(&plan.target)?;
+        count_batch(stats.inserted + stats.updated + stats.deleted)
     }
 
     async fn plan_and_run(&self, st: DfStatement) -> Result<Vec<RecordBatch>> {

@@ -25,6 +25,7 @@
 //! - `pushdown`: DataFusion filter expressions as Lancer's SQL filters;
 //! - [`functions`]: `lance(...)`, `vector_search(...)`, `fts(...)`;
 //! - `hidden`: `_rowid` / `_rowaddr` as hidden columns (named: there; `*`: not);
+//! - `merge`: `MERGE INTO` read as a merge_insert;
 //! - `context`: [`SqlContext`]: name resolution, statements, DML;
 //! - `error`: [`Error`].
 //!
@@ -34,6 +35,7 @@ mod context;
 mod error;
 pub mod functions;
 mod hidden;
+mod merge;
 mod pushdown;
 mod table;
 

@@ -37,6 +37,12 @@ print("ok")
     py(code, &[dir.to_str().unwrap()]) == "ok"
 }
 
+/// A new temporary directory holding the fixture (None without pylance).
+fn fixture_dir(name: &str) -> Option<TempDir> {
+    let dir = TempDir::new(name);
+    fixture(dir.path()).then_some(dir)
+}
+
 /// `lancer sql QUERY --format jsonl` run in `dir`: its rows as JSON values.
 fn rows(dir: &Path, query: &str) -> Vec<serde_json::Value> {
     let out = ok(lancer()
@@ -92,10 +98,9 @@ fn normalized(v: &[serde_json::Value]) -> Vec<Vec<(String, String)>> {
 
 #[test]
 fn sql_over_datasets_answers_as_duckdb_and_pylance() {
-    let dir = TempDir::new("cli-sql");
-    if !fixture(dir.path()) {
+    let Some(dir) = fixture_dir("cli-sql") else {
         return;
-    }
+    };
     let d = dir.path();
     // aggregates, filters (pushed into Lancer's scan), joins with Parquet files
     for (ours, theirs) in [
@@ -190,10 +195,9 @@ fn sql_over_datasets_answers_as_duckdb_and_pylance() {
 
 #[test]
 fn sql_statements_change_datasets_in_one_commit_each() {
-    let dir = TempDir::new("cli-sql-dml");
-    if !fixture(dir.path()) {
+    let Some(dir) = fixture_dir("cli-sql-dml") else {
         return;
-    }
+    };
     let d = dir.path();
     let n = rows(
         d,
@@ -236,10 +240,9 @@ fn sql_statements_change_datasets_in_one_commit_each() {
 
 #[test]
 fn sql_mistakes_are_one_line_errors() {
-    let dir = TempDir::new("cli-sql-errors");
-    if !fixture(dir.path()) {
+    let Some(dir) = fixture_dir("cli-sql-errors") else {
         return;
-    }
+    };
     let d = dir.path();
     for (query, says) in [
         ("SELEC 1", "SELEC"),
@@ -253,8 +256,12 @@ fn sql_mistakes_are_one_line_errors() {
         ),
         ("SELECT nope FROM 'ds'", "nope"),
         (
-            "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE",
+            "MERGE INTO 'ds' t USING 'rows.parquet' s ON t.id = s.id WHEN MATCHED THEN UPDATE SET price = s.price * 2",
             "lancer merge",
+        ),
+        (
+            "MERGE INTO 'ds' t USING 'rows.parquet' s ON t.id < s.id WHEN MATCHED THEN DELETE",
+            "keys are equalities",
         ),
         ("CREATE TABLE 'ds' AS SELECT 1 AS x", "already"),
     ] {
@@ -331,10 +338,9 @@ fn shell_session(dir: &Path, history: &Path, lines: &[(&str, u64)]) -> String {
 
 #[test]
 fn the_shell_runs_statements_dot_commands_and_cancels_with_ctrl_c() {
-    let dir = TempDir::new("cli-sql-shell");
-    if !fixture(dir.path()) {
+    let Some(dir) = fixture_dir("cli-sql-shell") else {
         return;
-    }
+    };
     let d = dir.path();
     let history = d.join("history");
     let shown = shell_session(
@@ -411,10 +417,9 @@ fn the_shell_runs_statements_dot_commands_and_cancels_with_ctrl_c() {
 
 #[test]
 fn row_ids_are_hidden_columns_of_every_dataset_table() {
-    let dir = TempDir::new("cli-sql-rowid");
-    if !fixture(dir.path()) {
+    let Some(dir) = fixture_dir("cli-sql-rowid") else {
         return;
-    }
+    };
     let d = dir.path();
     // pylance's row ids and addresses of the rows with id 140..160 (fragments 0 and 1)
     let want = py(
@@ -456,4 +461,45 @@ print(json.dumps([[r["id"], r["_rowid"], r["_rowaddr"]] for r in t.to_pylist()])
     }
     let got = rows(d, "SELECT *, _rowid FROM ds WHERE id = 3");
     assert_eq!(got[0]["_rowid"].as_u64(), Some(3));
+}
+
+#[test]
+fn merge_into_is_one_merge_insert_commit_pylance_reads() {
+    let Some(dir) = fixture_dir("cli-sql-merge") else {
+        return;
+    };
+    let d = dir.path();
+    rows(d, "CREATE TABLE 'm.lance' AS SELECT * FROM ds");
+    // five rows updated (prices doubled), three inserted
+    let got = rows(
+        d,
+        "MERGE INTO 'm.lance' t USING (\
+           SELECT id, cat, price * 2 AS price, text, vec FROM 'm.lance' WHERE id < 5 \
+           UNION ALL SELECT id + 1000 AS id, cat, price, text, vec FROM 'm.lance' WHERE id < 3) AS s \
+         ON t.id = s.id \
+         WHEN MATCHED THEN UPDATE SET cat = s.cat, price = s.price, text = s.text, vec = s.vec \
+         WHEN NOT MATCHED THEN INSERT ROW",
+    );
+    assert_eq!(got[0]["count"].as_u64(), Some(8));
+    // target rows no source row matched, among those the condition selects, deleted
+    let got = rows(
+        d,
+        "MERGE INTO 'm.lance' t USING (SELECT * FROM 'm.lance' WHERE id < 390) s ON t.id = s.id \
+         WHEN NOT MATCHED BY SOURCE AND t.id >= 390 AND t.id < 1000 THEN DELETE",
+    );
+    assert_eq!(got[0]["count"].as_u64(), Some(10));
+    let seen = py(
+        r#"import sys, lance
+ds = lance.dataset(sys.argv[1]); orig = lance.dataset(sys.argv[2])
+t = ds.to_table(columns=["id", "price"]).to_pylist(); by = {r["id"]: r["price"] for r in t}
+o = {r["id"]: r["price"] for r in orig.to_table(columns=["id", "price"]).to_pylist()}
+print(ds.version, len(t), all(abs(by[i] - 2 * o[i]) < 1e-9 for i in range(5)), sorted(i for i in by if i >= 1000), max(i for i in by if i < 1000))"#,
+        &[
+            d.join("m.lance").to_str().unwrap(),
+            d.join("ds").to_str().unwrap(),
+        ],
+    );
+    if !seen.is_empty() {
+        assert_eq!(seen, "3 393 True [1000, 1001, 1002] 389");
+    }
 }
