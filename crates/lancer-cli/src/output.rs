@@ -83,6 +83,21 @@ impl RowSink {
     }
 }
 
+/// Writes `batches` (one schema) to stdout in `format`; nothing when there are none.
+pub fn print_batches(
+    batches: &[RecordBatch],
+    format: Format,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let Some(first) = batches.first() else {
+        return Ok(());
+    };
+    let mut sink = RowSink::new(format, first.schema())?;
+    for b in batches {
+        sink.write(b)?;
+    }
+    sink.finish()
+}
+
 /// Writes `batch` to stdout in `format`.
 pub fn print_batch(batch: &RecordBatch, format: Format) -> Result<(), Box<dyn std::error::Error>> {
     let mut sink = RowSink::new(format, batch.schema())?;

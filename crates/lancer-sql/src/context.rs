@@ -209,15 +209,15 @@ impl SqlContext {
         let (id, addr) = hidden::named(st);
         let mut datasets = HashSet::new();
         for name in self.tables()? {
+            if self.fixed_row_meta.contains(&name) {
+                continue;
+            }
             let Ok(provider) = self.ctx.table_provider(reference(&name)).await else {
                 continue;
             };
             let Some(table) = provider.downcast_ref::<LanceTable>() else {
                 continue;
             };
-            if self.fixed_row_meta.contains(&name) {
-                continue;
-            }
             if table.row_meta() != (id, addr) {
                 let exposed = LanceTable::new(table.dataset().clone()).with_row_meta(id, addr);
                 self.ctx.deregister_table(reference(&name))?;

@@ -11,7 +11,7 @@ use lancer_sql::{SqlContext, TableSpec};
 
 use super::CmdResult;
 use crate::args::Format;
-use crate::output::RowSink;
+use crate::output::print_batches;
 
 /// Runs `query` (or stdin's statements, or the shell when stdin is a terminal) with the
 /// datasets `tables` registered.
@@ -47,13 +47,5 @@ pub fn sql(
     if timing {
         eprintln!("time: {:?}", started.elapsed());
     }
-    let schema = match batches.first() {
-        Some(b) => b.schema(),
-        None => return Ok(()),
-    };
-    let mut sink = RowSink::new(format, schema)?;
-    for b in &batches {
-        sink.write(b)?;
-    }
-    sink.finish()
+    print_batches(&batches, format)
 }

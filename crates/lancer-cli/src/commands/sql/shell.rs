@@ -18,7 +18,6 @@ use rustyline::DefaultEditor;
 
 use super::super::CmdResult;
 use crate::args::Format;
-use crate::output::RowSink;
 
 const PROMPT: &str = "lancer> ";
 const MORE: &str = "   ...> ";
@@ -166,13 +165,7 @@ fn statement(
     };
     let batches = result?;
     let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-    if let Some(first) = batches.first() {
-        let mut sink = RowSink::new(settings.format, first.schema())?;
-        for b in &batches {
-            sink.write(b)?;
-        }
-        sink.finish()?;
-    }
+    crate::output::print_batches(&batches, settings.format)?;
     if settings.timing {
         let noun = if rows == 1 { "row" } else { "rows" };
         eprintln!("{rows} {noun} in {:.3} s", started.elapsed().as_secs_f64());
