@@ -277,44 +277,10 @@ fn sql_mistakes_are_one_line_errors() {
     }
 }
 
-/// The shell on a real terminal (`script` gives it a pseudo-terminal): `lines` typed one
-/// at a time (`\x03` is Ctrl-C), a pause after each; what the terminal showed, without
-/// its control sequences.
-fn shell_session(dir: &Path, history: &Path, lines: &[(&str, u64)]) -> String {
-    use std::io::{Read, Write};
-    use std::process::Stdio;
-    let cmd = format!("{} sql --table ds=ds", env!("CARGO_BIN_EXE_lancer"));
-    let mut child = std::process::Command::new("script")
-        .args(["-qec", &cmd, "/dev/null"])
-        .current_dir(dir)
-        .env("LANCER_HISTORY", history)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("util-linux's `script` runs the shell on a pseudo-terminal");
-    let mut stdin = child.stdin.take().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    for (line, pause_ms) in lines {
-        let typed = if *line == "\x03" {
-            line.to_string()
-        } else {
-            format!("{line}\r")
-        };
-        stdin.write_all(typed.as_bytes()).unwrap();
-        stdin.flush().unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(*pause_ms));
-    }
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    drop(stdin);
-    assert!(child.wait().unwrap().success());
-    // drop escape sequences (ESC [ ... letter) and carriage returns
+/// What a terminal showed, without its control sequences (ESC [ ... letter) and carriage
+/// returns.
+fn terminal_text(raw: &[u8]) -> String {
+    let out = String::from_utf8_lossy(raw);
     let mut clean = String::new();
     let mut chars = out.chars().peekable();
     while let Some(c) = chars.next() {
@@ -336,6 +302,113 @@ fn shell_session(dir: &Path, history: &Path, lines: &[(&str, u64)]) -> String {
     clean
 }
 
+/// One thing typed into the shell: a line (Enter is added) or Ctrl-C (`"\x03"`), and
+/// whether to wait for the shell's next prompt before typing on (else a pause, for a
+/// statement that is to be cancelled while it runs).
+enum Typed<'a> {
+    Line(&'a str),
+    RunningFor(&'a str, u64),
+    CtrlC,
+}
+
+/// The shell on a real terminal (`script` gives it a pseudo-terminal): each of `typed`
+/// sent once the shell shows its prompt again (so a loaded machine only makes it slower);
+/// what the terminal showed, as text.
+fn shell_session(dir: &Path, history: &Path, typed: &[Typed]) -> String {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+    let cmd = format!("{} sql --table ds=ds", env!("CARGO_BIN_EXE_lancer"));
+    let mut child = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .current_dir(dir)
+        .env("LANCER_HISTORY", history)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("util-linux's `script` runs the shell on a pseudo-terminal");
+    let mut stdin = child.stdin.take().unwrap();
+    let shown = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let reader = {
+        let shown = Arc::clone(&shown);
+        let mut stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stdout.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                shown.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        })
+    };
+    let len = || shown.lock().unwrap().len();
+    let text = || terminal_text(&shown.lock().unwrap());
+    // until the output has grown past `since`, ends with a prompt and stays so a moment
+    let prompt_after = |since: usize| {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let now = len();
+            let t = text();
+            let t = t.trim_end();
+            if now > since && (t.ends_with("lancer>") || t.ends_with("...>")) {
+                std::thread::sleep(Duration::from_millis(100));
+                if len() == now {
+                    return;
+                }
+                continue;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the shell showed no prompt in 120 s:\n{t}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    prompt_after(0);
+    for step in typed {
+        let before = len();
+        match step {
+            Typed::Line(line) => {
+                stdin.write_all(format!("{line}\r").as_bytes()).unwrap();
+                stdin.flush().unwrap();
+                if *line == ".quit" {
+                    break;
+                }
+                prompt_after(before);
+            }
+            Typed::RunningFor(line, ms) => {
+                stdin.write_all(format!("{line}\r").as_bytes()).unwrap();
+                stdin.flush().unwrap();
+                std::thread::sleep(Duration::from_millis(*ms));
+            }
+            Typed::CtrlC => {
+                stdin.write_all(b"\x03").unwrap();
+                stdin.flush().unwrap();
+                prompt_after(before);
+            }
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the shell did not end on .quit:\n{}", text());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    drop(stdin);
+    reader.join().unwrap();
+    let shown = text();
+    assert!(status.success(), "the shell ended with {status}:\n{shown}");
+    shown
+}
+
 #[test]
 fn the_shell_runs_statements_dot_commands_and_cancels_with_ctrl_c() {
     let Some(dir) = fixture_dir("cli-sql-shell") else {
@@ -347,20 +420,20 @@ fn the_shell_runs_statements_dot_commands_and_cancels_with_ctrl_c() {
         d,
         &history,
         &[
-            (".tables", 300),
-            ("SELECT cat, count(*) AS n", 200),
-            ("  FROM ds GROUP BY cat ORDER BY cat;", 1500),
-            (".schema ds", 500),
-            (".format csv", 200),
-            ("SELECT id FROM 'ds' WHERE id < 2 ORDER BY id;", 1000),
-            ("SELECT sum(value) FROM range(1, 100000000000);", 1500),
-            ("\x03", 800),
-            ("SELECT 40 + 2 AS answer;", 800),
-            ("SELECT nope FROM ds;", 800),
-            ("half a statement", 300),
-            ("\x03", 300),
-            (".nonsense", 300),
-            (".quit", 500),
+            Typed::Line(".tables"),
+            Typed::Line("SELECT cat, count(*) AS n"),
+            Typed::Line("  FROM ds GROUP BY cat ORDER BY cat;"),
+            Typed::Line(".schema ds"),
+            Typed::Line(".format csv"),
+            Typed::Line("SELECT id FROM 'ds' WHERE id < 2 ORDER BY id;"),
+            Typed::RunningFor("SELECT sum(value) FROM range(1, 100000000000);", 1500),
+            Typed::CtrlC,
+            Typed::Line("SELECT 40 + 2 AS answer;"),
+            Typed::Line("SELECT nope FROM ds;"),
+            Typed::Line("half a statement"),
+            Typed::CtrlC,
+            Typed::Line(".nonsense"),
+            Typed::Line(".quit"),
         ],
     );
     let after = |what: &str| -> &str {

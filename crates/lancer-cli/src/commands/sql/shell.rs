@@ -42,6 +42,9 @@ struct Settings {
 /// Runs the shell over `ctx` until `.quit` or end of input.
 pub fn run(ctx: &mut SqlContext, runtime: &tokio::runtime::Runtime, format: Format) -> CmdResult {
     let mut editor = DefaultEditor::new()?;
+    // Ctrl-C is caught from the start: a SIGINT typed while a line is being read back
+    // (between the prompt and the statement's start) must not end the shell.
+    let mut interrupts = Interrupts::listen(runtime)?;
     let history = history_path();
     if let Some(path) = &history {
         // a first run has no history file yet
@@ -85,7 +88,7 @@ pub fn run(ctx: &mut SqlContext, runtime: &tokio::runtime::Runtime, format: Form
         }
         let text = std::mem::take(&mut pending);
         let _ = editor.add_history_entry(text.trim());
-        if let Err(e) = statement(ctx, runtime, &text, &settings) {
+        if let Err(e) = statement(ctx, runtime, &text, &settings, &mut interrupts) {
             eprintln!("error: {e}");
         }
     }
@@ -151,12 +154,14 @@ fn statement(
     runtime: &tokio::runtime::Runtime,
     text: &str,
     settings: &Settings,
+    interrupts: &mut Interrupts,
 ) -> CmdResult {
     let started = Instant::now();
+    interrupts.forget_earlier();
     let outcome = runtime.block_on(async {
         tokio::select! {
             r = ctx.sql(text) => Some(r),
-            _ = tokio::signal::ctrl_c() => None,
+            _ = interrupts.next() => None,
         }
     });
     let Some(result) = outcome else {
@@ -171,6 +176,45 @@ fn statement(
         eprintln!("{rows} {noun} in {:.3} s", started.elapsed().as_secs_f64());
     }
     Ok(())
+}
+
+/// The shell's Ctrl-C (SIGINT) listener, installed once when the shell starts so that a
+/// Ctrl-C at any moment is the shell's to handle, never the default "end the process".
+struct Interrupts {
+    #[cfg(unix)]
+    signal: tokio::signal::unix::Signal,
+}
+
+impl Interrupts {
+    fn listen(runtime: &tokio::runtime::Runtime) -> std::io::Result<Self> {
+        let _entered = runtime.enter();
+        Ok(Self {
+            #[cfg(unix)]
+            signal: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?,
+        })
+    }
+
+    /// Drops the Ctrl-Cs that came while no statement ran (during a dot command), so they
+    /// do not cancel the next statement.
+    fn forget_earlier(&mut self) {
+        #[cfg(unix)]
+        {
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            while let std::task::Poll::Ready(Some(())) = self.signal.poll_recv(&mut cx) {}
+        }
+    }
+
+    /// The next Ctrl-C.
+    async fn next(&mut self) {
+        #[cfg(unix)]
+        {
+            self.signal.recv().await;
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
 }
 
 fn dot_command(
