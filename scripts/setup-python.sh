@@ -8,7 +8,11 @@ set -f # requirements like moto[server] are not file globs
 root=$(cd "$(dirname "$0")/.." && pwd)
 py=${PYTHON:-python3}
 
-# pinned_venv NAME REQUIREMENTS: .venv/NAME with exactly REQUIREMENTS installed.
+# pinned_venv NAME REQUIREMENTS: .venv/NAME with exactly REQUIREMENTS installed. The
+# installs run side by side (mostly downloads and unpacking: one after another they were
+# several minutes of a clean run); `finish` waits for them all.
+pids=()
+names=()
 pinned_venv() {
   local venv="$root/.venv/$1" want=$2
   if [ -f "$venv/.pinned" ] && [ "$(cat "$venv/.pinned")" = "$want" ]; then
@@ -17,9 +21,25 @@ pinned_venv() {
   echo "setup-python: creating $venv ($want)" >&2
   rm -rf "$venv"
   "$py" -m venv "$venv"
-  # shellcheck disable=SC2086 # one requirement per word
-  "$venv/bin/pip" install --quiet --disable-pip-version-check $want
-  echo "$want" > "$venv/.pinned"
+  (
+    # shellcheck disable=SC2086 # one requirement per word
+    "$venv/bin/pip" install --quiet --disable-pip-version-check $want > "$venv.log" 2>&1 \
+      && echo "$want" > "$venv/.pinned"
+  ) &
+  pids+=($!)
+  names+=("$1")
+}
+
+finish() {
+  local failed=0 i
+  for i in "${!pids[@]}"; do
+    if ! wait "${pids[$i]}"; then
+      echo "setup-python: installing .venv/${names[$i]} failed:" >&2
+      cat "$root/.venv/${names[$i]}.log" >&2
+      failed=1
+    fi
+  done
+  return $failed
 }
 
 pinned_venv pylance-14 "pylance==14.0.2 pyarrow numpy pandas"
@@ -35,3 +55,4 @@ pinned_venv df54 "pylance==14.0.2 pyarrow datafusion==54.1.0"
 # tests on a local Ray cluster (Ray Data from PyPI); pytest-xdist runs the suite on two
 # workers (it used ~1.1 of the 2 cores alone: 299 s -> 158 s).
 pinned_venv py "pylance==14.0.2 pyarrow numpy pandas polars==2.1.0 duckdb==2.0.0 pytest==9.2.0 pytest-xdist==3.8.0 maturin==1.16.0 ray[data]==2.60.0 tpchgen-cli==4.0.0 datafusion==55.0.0"
+finish

@@ -5,7 +5,6 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-bash scripts/setup-python.sh
 
 # The front ends (CLI, Python) reach the engine through `lancer` only (and the loader):
 # a source or manifest of theirs naming an inner crate fails the run.
@@ -31,19 +30,23 @@ fi
 python3 scripts/module_cycles.py crates/lancer/src:crate crates/lancer-index/src:crate \
   crates/lancer-index/src/vector:crate::vector crates/lancer-index/src/vector/ivf:super >&2
 
-# pyo3 (crates/lancer-python) builds against the package's venv interpreter, the same
-# in the Rust build below and in maturin's, so it is compiled once.
-export PYO3_PYTHON="$root/.venv/py/bin/python"
+# pyo3 (crates/lancer-python) builds against the interpreter the venvs are made from
+# (maturin's build below, in .venv/py, rebuilds only pyo3 and the Python crate).
+export PYO3_PYTHON
+PYO3_PYTHON=$("${PYTHON:-python3}" -c "import sys; print(sys.executable)")
 # No incremental caches: a test run compiles each crate once, and the caches took several
 # GB of a disk that CI shares (stop 29's CI run failed with "No space left on device").
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
-# The Rust tests compile while the (mostly single-threaded) pylance generators below run:
-# on 2 cores the build takes the other core (a clean run was ~26 min with the two in a row).
+# The Rust tests compile while the venvs install and the (mostly single-threaded) pylance
+# generators below run: on 2 cores the build takes the other core (a clean run was
+# ~26 min with the build after the generators, 27 min 40 s with it after the installs).
 started=$SECONDS
 mkdir -p "$root/target"
 cargo test --workspace --all-targets --no-run > "$root/target/test-build.log" 2>&1 &
 build_pid=$!
 trap 'kill $build_pid 2>/dev/null || true' EXIT
+bash scripts/setup-python.sh
+echo "test.sh: Python environments ready at $((SECONDS - started)) s" >&2
 
 # live WHAT SCRIPT DIR: runs SCRIPT DIR with pylance 14, 12 and 11 into a fresh DIR.
 live() {
