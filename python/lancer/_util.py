@@ -11,6 +11,7 @@ import os
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import pyarrow as pa
+import pyarrow.dataset  # noqa: F401 (pa.dataset.Dataset, the base of LanceDataset)
 
 from . import _lancer
 from ._session import Session
@@ -21,10 +22,49 @@ class DatasetNotFoundError(FileNotFoundError, ValueError):
     too, as pylance raises)."""
 
 
-class _DatasetBase:
+class _DatasetBase(pa.dataset.Dataset):
     """A base of :class:`lancer.dataset.LanceDataset` (and nothing else), so that the
     modules below ``lancer.dataset`` can tell a dataset from a path or another input
-    without importing it."""
+    without importing it.
+
+    A ``pyarrow.dataset.Dataset``, as pylance's dataset is: engines that take pyarrow
+    datasets (DuckDB, Polars, pyarrow's own joins) recognize it and call its
+    ``scanner(columns=, filter=)`` with their projections and filters as pyarrow
+    Expressions. pyarrow's native methods read a C++ dataset this object does not have;
+    those the subclass does not define refuse here instead of reaching it."""
+
+    def _not_here(self, name: str) -> Any:
+        raise NotImplementedError(f"LanceDataset.{name} is pyarrow's and has no Lance equivalent; "
+                                  "scan with to_table(filter=...) and use pyarrow on the table")
+
+    def partition_expression(self) -> Any:  # type: ignore[override]
+        raise NotImplementedError("partitioning not yet supported")
+
+    def replace_schema(self, schema: Any) -> Any:  # type: ignore[override]
+        raise NotImplementedError("LanceDataset.replace_schema: alter columns with alter_columns, "
+                                  "metadata with replace_schema_metadata")
+
+    def join(self, right_dataset: Any, keys: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        # pylance 14's join raises this too
+        raise NotImplementedError("Versioning not yet supported in Rust")
+
+    def filter(self, expression: Any) -> Any:  # type: ignore[override]
+        return self._not_here("filter")
+
+    def sort_by(self, sorting: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        return self._not_here("sort_by")
+
+    def join_asof(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        return self._not_here("join_asof")
+
+    def _get_fragments(self, *args: Any, **kwargs: Any) -> Any:
+        return self._not_here("_get_fragments")
+
+    def _scanner_options(self, *args: Any, **kwargs: Any) -> Any:
+        return self._not_here("_scanner_options")
+
+    def _scan_options(self, *args: Any, **kwargs: Any) -> Any:
+        return self._not_here("_scan_options")
 
 
 # pylance's vector-build arguments lancer takes without effect (tuning only) and those it
@@ -313,3 +353,49 @@ def _auto_cleanup(options: Any) -> Optional[tuple]:
     if int(interval) < 1 or int(older) < 0:
         raise ValueError("auto_cleanup_options: interval must be at least 1 and older_than_seconds at least 0")
     return int(interval), int(older)
+
+
+def _sql_filter(filter: Any, call: str, ds: Any = None) -> Optional[str]:
+    """A filter as SQL text: text as it is; a ``pyarrow.compute.Expression`` through
+    Substrait, as pylance passes one (PyArrow serializes it against the dataset's schema,
+    the engine reads it back as the same filter in SQL)."""
+    if filter is None or isinstance(filter, str):
+        return filter
+    if isinstance(filter, pa.compute.Expression):
+        if ds is None:
+            raise TypeError(f"{call}: filter must be SQL text here, not a pyarrow Expression")
+        return ds._inner.substrait_filter(_substrait_bytes(filter, ds.schema))
+    raise TypeError(f"{call}: filter must be SQL text or a pyarrow compute Expression, "
+                    f"not {type(filter).__name__}")
+
+
+def _substrait_bytes(expression: Any, schema: pa.Schema) -> bytes:
+    """``expression`` as Substrait ``ExtendedExpression`` bytes against ``schema``,
+    each field PyArrow cannot express in Substrait (fixed-size lists, extension types,
+    structs with field metadata, durations) stood in for by an int8 of another name at
+    the same position, so references keep their positions."""
+    from pyarrow.substrait import serialize_expressions
+    message = serialize_expressions([expression], ["filter"], _substrait_schema(schema))
+    return message.tobytes() if isinstance(message, memoryview) else message.to_pybytes()
+
+
+_SUBSTRAIT_SCHEMAS: Dict[pa.Schema, pa.Schema] = {}
+
+
+def _substrait_schema(schema: pa.Schema) -> pa.Schema:
+    known = _SUBSTRAIT_SCHEMAS.get(schema)
+    if known is not None:
+        return known
+    from pyarrow.substrait import serialize_schema
+    fields = []
+    for i, field in enumerate(schema):
+        try:
+            serialize_schema(pa.schema([field]))
+            fields.append(field)
+        except (pa.ArrowException, TypeError, ValueError):
+            fields.append(pa.field(f"__lancer_not_in_substrait_{i}", pa.int8()))
+    out = pa.schema(fields)
+    if len(_SUBSTRAIT_SCHEMAS) > 64:
+        _SUBSTRAIT_SCHEMAS.clear()
+    _SUBSTRAIT_SCHEMAS[schema] = out
+    return out

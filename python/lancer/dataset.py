@@ -56,6 +56,7 @@ from ._stats import (  # noqa: F401
 from ._transactions import _TransactionsMixin
 from ._util import (  # noqa: F401 (DatasetNotFoundError: pylance's name in lance.dataset)
     DatasetNotFoundError,
+    _sql_filter,
     _auto_cleanup,
     _check_arguments,
     _columns,
@@ -124,17 +125,6 @@ def _orderings(order_by: Any) -> Optional[List[Any]]:
 
 # Attempts of a delete that meets a concurrent writer's delete or update.
 _DELETE_ATTEMPTS = 8
-
-
-def _sql_filter(filter: Any, call: str) -> Optional[str]:
-    """A filter as SQL text; a pyarrow compute Expression is refused by name."""
-    if filter is None or isinstance(filter, str):
-        return filter
-    if type(filter).__module__.startswith("pyarrow"):
-        raise NotImplementedError(
-            f"{call}: a pyarrow compute Expression as filter is not supported by lancer yet; "
-            "pass the filter as SQL text")
-    raise TypeError(f"{call}: filter must be SQL text, not {type(filter).__name__}")
 
 
 def dataset(
@@ -521,7 +511,7 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
         """Live rows, or rows passing the SQL ``filter``."""
         if kwargs:
             return self.scanner(filter=filter, **kwargs).count_rows()
-        return self._inner.count_rows(_sql_filter(filter, "count_rows"))
+        return self._inner.count_rows(_sql_filter(filter, "count_rows", self))
 
     def __len__(self) -> int:
         return self.count_rows()
@@ -555,7 +545,7 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
         applies to the k nearest, or before the search with ``prefilter=True``, as in
         pylance) or a full-text search
         (``full_text_query="words"``)."""
-        filter = _sql_filter(filter, "scanner")
+        filter = _sql_filter(filter, "scanner", self)
         order_by = kwargs.pop("order_by", None)
         options: Dict[str, Any] = {k: bool(kwargs.pop(k)) for k in _SCAN_OPTIONS if kwargs.get(k) is not None}
         blob_handling = kwargs.pop("blob_handling", None)
@@ -693,7 +683,11 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
 
     # --- writing --------------------------------------------------------------------
     def delete(self, predicate: str, **kwargs: Any) -> Dict[str, int]:
-        """Deletes the rows matching the SQL ``predicate``: ``{"num_deleted_rows": n}``."""
+        """Deletes the rows matching ``predicate`` (SQL text or a pyarrow compute
+        Expression): ``{"num_deleted_rows": n}``."""
+        predicate = _sql_filter(predicate, "delete", self)
+        if predicate is None:
+            raise TypeError("delete: give the predicate of the rows to delete")
         # Another writer's delete or update of the same fragments between reading the
         # latest version and committing is a retryable conflict: read again, delete again
         # (pylance rebases the same way), a few times with growing pauses.
@@ -801,8 +795,7 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
         unknown = set(kwargs) - {"conflict_retries", "retry_timeout"}
         if unknown:
             raise TypeError(f"unexpected arguments: {', '.join(sorted(unknown))}")
-        if not isinstance(where, (str, type(None))):
-            raise NotImplementedError("where= as a pyarrow expression is not supported yet: pass SQL")
+        where = _sql_filter(where, "update", self)
         inner, n = _lancer.update(self._inner.latest(), [(str(k), str(v)) for k, v in updates.items()], where)
         self._inner = inner
         return {"num_rows_updated": n}

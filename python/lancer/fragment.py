@@ -13,7 +13,7 @@ from . import _lancer
 from ._commit import LanceOperation, Transaction
 from ._evolve import _udf_parts
 from ._introspect import LanceSchema
-from ._util import _check_arguments, _indices, _open, _options, _reader, _uri
+from ._util import _check_arguments, _indices, _open, _options, _reader, _sql_filter, _uri
 
 if TYPE_CHECKING:
     from ._scanner import LanceScanner
@@ -108,7 +108,8 @@ class LanceFragment:
         committing, as pylance's: writes the fragment's new deletion file and returns
         its description for ``LanceOperation.Delete`` (None when no row is left: name
         the fragment in ``deleted_fragment_ids`` then)."""
-        out = _lancer.fragment_delete(self._ds._inner, self.fragment_id, predicate=str(predicate))
+        text = _sql_filter(predicate, "LanceFragment.delete", self._ds)
+        out = _lancer.fragment_delete(self._ds._inner, self.fragment_id, predicate=str(text))
         return None if out is None else FragmentMetadata.from_json(out)
 
     def delete_rows(self, offsets: Any) -> Optional["FragmentMetadata"]:

@@ -316,8 +316,8 @@ REFUSED_CALLS = [
     ("create_scalar_index", {"fragment_ids": [0]}, NotImplementedError),
     ("create_scalar_index", {"train": False}, NotImplementedError),
     ("take", {"no_such_argument": 1}, TypeError),
-    ("count_rows", {"filter": "expression"}, NotImplementedError),
-    ("to_table", {"filter": "expression"}, NotImplementedError),
+    ("count_rows", {"filter": object()}, TypeError),
+    ("to_table", {"filter": 3}, TypeError),
 ]
 
 

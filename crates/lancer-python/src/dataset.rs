@@ -277,6 +277,13 @@ impl Dataset {
         PyArrowType(lancer::json_text_schema(&self.ds.schema()).as_ref().clone())
     }
 
+    /// The SQL filter a Substrait `ExtendedExpression` expresses (a
+    /// `pyarrow.compute.Expression` serialized by `pyarrow.substrait`), its fields named
+    /// by position in this dataset's schema.
+    fn substrait_filter(&self, message: &[u8]) -> PyResult<String> {
+        lancer::filter::substrait_filter_sql(message, &self.ds.schema()).map_err(errors::lancer)
+    }
+
     /// Whether rows keep their ids across compaction (stable row ids).
     #[getter]
     fn stable_row_ids(&self) -> bool {

@@ -17,6 +17,7 @@ mod dialect;
 pub(crate) mod json;
 mod literal;
 mod parse;
+mod substrait;
 mod udf;
 
 use std::collections::HashMap;
@@ -41,6 +42,8 @@ use datafusion_sql::planner::{ParserOptions, PlannerContext, SqlToRel};
 use datafusion_sql::sqlparser::ast::{self as sql, visit_expressions_mut};
 
 use crate::Error;
+
+pub use substrait::substrait_filter_sql;
 
 /// The functions and planners a filter may use: DataFusion's default scalar functions,
 /// its nested (array / struct / map) functions and the reference's JSON functions
