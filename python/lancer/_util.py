@@ -37,6 +37,7 @@ class _DatasetBase(pa.dataset.Dataset):
         raise NotImplementedError(f"LanceDataset.{name} is pyarrow's and has no Lance equivalent; "
                                   "scan with to_table(filter=...) and use pyarrow on the table")
 
+    @property
     def partition_expression(self) -> Any:  # type: ignore[override]
         raise NotImplementedError("partitioning not yet supported")
 
