@@ -102,8 +102,8 @@ class LanceOperation:
     @dataclass
     class Update(BaseOperation):
         """Rows updated: fragments removed whole, fragments with new deletion files,
-        fragments holding the new rows (read back from transactions; not committed by
-        lancer's ``commit``: ``LanceDataset.update`` / ``merge_insert`` commit it)."""
+        fragments holding the new rows (``MergeInsertBuilder.execute_uncommitted`` makes
+        one; ``LanceDataset.commit`` commits it, pylance's too)."""
 
         removed_fragment_ids: List[int] = field(default_factory=list)
         updated_fragments: List[Any] = field(default_factory=list)
@@ -217,13 +217,26 @@ def _body(operation: Any) -> tuple:
             raise NotImplementedError("LanceOperation.Merge(preserves_nullability=True) is not supported by lancer yet")
         return ("Merge", {"fragments": _fragment_dicts(operation.fragments, "Merge.fragments")},
                 _schema(operation.schema, "Merge.schema"))
+    if isinstance(operation, op.Update):
+        if operation.updated_fragment_offsets:
+            raise NotImplementedError("LanceOperation.Update(updated_fragment_offsets=...) is not supported by "
+                                      "lancer yet: describe the updated fragments with their deletion files")
+        mode = operation.update_mode or "rewrite_rows"
+        return "Update", {
+            "removed_fragment_ids": [int(i) for i in operation.removed_fragment_ids],
+            "updated_fragments": _fragment_dicts(operation.updated_fragments, "Update.updated_fragments"),
+            "new_fragments": _fragment_dicts(operation.new_fragments, "Update.new_fragments"),
+            "fields_modified": [int(i) for i in operation.fields_modified],
+            "fields_for_preserving_frag_bitmap": [int(i) for i in operation.fields_for_preserving_frag_bitmap],
+            "update_mode": str(mode),
+        }, None
     if isinstance(operation, op.CreateIndex):
         return "CreateIndex", {
             "new_indices": [json.loads(_index_text(i)) for i in operation.new_indices],
             "removed_indices": [json.loads(_index_text(i)) for i in operation.removed_indices],
         }, None
     raise NotImplementedError(f"committing {type(operation).__name__} is not supported by lancer: Append, "
-                              "Overwrite, Delete, Rewrite, Merge or CreateIndex")
+                              "Overwrite, Delete, Rewrite, Merge, Update or CreateIndex")
 
 
 class _CommitMixin:

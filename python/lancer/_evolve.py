@@ -3,7 +3,10 @@ column additions."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+import json
+import time
+import uuid
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import pyarrow as pa
 
@@ -12,6 +15,12 @@ from ._util import _is_pandas, _reader
 
 if TYPE_CHECKING:
     from .dataset import LanceDataset
+
+
+# pylance's merge statistics (the native merge reports more, for analyze_plan)
+_STATS = ("num_inserted_rows", "num_updated_rows", "num_deleted_rows")
+# scalar index kinds a merge looks its keys up in
+_KEY_INDEX_TYPES = {"BTree", "Bitmap"}
 
 
 class MergeInsertBuilder:
@@ -86,16 +95,127 @@ class MergeInsertBuilder:
         """Accepted (see ``conflict_retries``)."""
         return self
 
-    def execute(self, data: Any, *, schema: Optional[pa.Schema] = None) -> Dict[str, int]:
-        """Runs the merge with ``data`` as the source: pylance's statistics."""
+    def _run(self, data: Any, schema: Optional[pa.Schema], uncommitted: bool) -> tuple:
         reader = _reader(data, schema)
-        inner, stats = _lancer.merge_insert(
-            self._ds._inner.latest(), self._on, reader, self._matched == "update", self._condition,
+        base = self._ds._inner if uncommitted else self._ds._inner.latest()
+        return _lancer.merge_insert(
+            base, self._on, reader, self._matched == "update", self._condition,
             self._insert, self._delete, self._delete_filter, self._use_index,
             self._matched == "delete", self._matched == "fail",
-            target_bases=self._target_bases, target_all_bases=self._target_all_bases)
+            target_bases=self._target_bases, target_all_bases=self._target_all_bases,
+            uncommitted=uncommitted)
+
+    def execute(self, data: Any, *, schema: Optional[pa.Schema] = None) -> Dict[str, int]:
+        """Runs the merge with ``data`` as the source: pylance's statistics."""
+        inner, stats, _ = self._run(data, schema, False)
         self._ds._inner = inner
-        return dict(stats)
+        return {k: stats[k] for k in _STATS}
+
+    # --- plans: pylance's operator names over what lancer's merge does ------------
+    def _header(self) -> str:
+        on = ", ".join(self._on)
+        if self._matched == "delete" and not self._insert and not self._delete:
+            return f"DeleteOnlyMergeInsert: on=[{on}], when_matched=Delete, when_not_matched=DoNothing"
+        matched = {"update": "UpdateIf(MergeCondition)" if self._condition else "UpdateAll",
+                   "delete": "Delete", "fail": "Fail", None: "DoNothing"}[self._matched]
+        by_source = ("DeleteIf" if self._delete_filter else "Delete") if self._delete else "Keep"
+        return (f"MergeInsert: on=[{on}], when_matched={matched}, "
+                f"when_not_matched={'InsertAll' if self._insert else 'DoNothing'}, "
+                f"when_not_matched_by_source={by_source}")
+
+    def _indexed_keys(self) -> List[str]:
+        """The scalar indexes that locate the matched rows, one per key column, when
+        lancer's merge would use them (every key indexed, ``use_index``, no deletes of
+        unmatched target rows, which need every target row)."""
+        if not self._use_index or self._delete:
+            return []
+        names = []
+        indexes = self._ds.describe_indices()
+        for key in self._on:
+            found = [i.name for i in indexes if list(i.field_names) == [key] and i.index_type in _KEY_INDEX_TYPES]
+            if not found:
+                return []
+            names.append(found[0])
+        return names
+
+    def _plan_lines(self, source: pa.Schema, verbose: bool, metrics: Optional[Dict[str, Any]] = None) -> List[str]:
+        join = {(True, True): "Full", (True, False): "Left", (False, True): "Right",
+                (False, False): "Inner"}[(self._insert, self._delete)]
+        keys = ", ".join(f"({k}, {k})" for k in self._on)
+        read_cols = list(self._on)
+        if self._delete_filter:
+            read_cols = [c for c in self._ds.schema.names]
+        cols = ", ".join(source.names)
+        if verbose:
+            cols = ", ".join(f"{f.name}: {f.type}" for f in source)
+        m = metrics or {}
+
+        def with_metrics(line: str, keys_: List[str]) -> str:
+            got = [f"{k}={m[k]}" for k in keys_ if k in m]
+            return f"{line}, metrics=[{', '.join(got)}]" if metrics is not None else line
+
+        frags = len(self._ds.get_fragments())
+        read = (f"LanceRead: uri={self._ds.uri}/data, projection=[{', '.join(read_cols)}], "
+                f"num_fragments={frags}, row_id=true, row_addr=true")
+        lines = [with_metrics(self._header(), ["num_inserted_rows", "num_updated_rows", "num_deleted_rows",
+                                               "num_files_written", "bytes_written"]),
+                 f"  HashJoinExec: mode=CollectLeft, join_type={join}, on=[{keys}]",
+                 f"    StreamingTableExec: projection=[{cols}]"]
+        indexes = self._indexed_keys()
+        if metrics is not None and not m.get("indexes_used"):
+            indexes = []
+        if indexes:
+            # the merge reads an index instead of the key columns when that reads less
+            # (clustered keys, small upserts): decided as it runs, reported by analyze
+            chosen = "" if metrics is not None else ", used=when it reads less than the key columns"
+            lines.append(f"    ScalarIndexQuery: query=[{' AND '.join(k + ' IN (source keys)' for k in self._on)}], "
+                         f"indexes=[{', '.join(indexes)}]{chosen}")
+            lines.append("      " + with_metrics(read, ["fragments_scanned"]))
+        else:
+            lines.append("    " + with_metrics(read, ["fragments_scanned"]))
+        return lines
+
+    def explain_plan(self, schema: Optional[pa.Schema] = None, verbose: bool = False) -> str:
+        """The plan of this merge for a source of ``schema`` (the dataset's by default),
+        in pylance's operator names: ``MergeInsert`` (or ``DeleteOnlyMergeInsert``) with
+        its actions as pylance prints them, the hash join of the source (held whole up to
+        256 MiB, then streamed against the target's keys) with the target's key columns
+        (``LanceRead``), through the key columns' scalar indexes (``ScalarIndexQuery``)
+        when the merge uses them — where pylance refuses to explain. Writes nothing."""
+        source = schema if schema is not None else self._ds.schema
+        if not isinstance(source, pa.Schema):
+            raise TypeError(f"explain_plan takes a pyarrow.Schema, not {type(source).__name__}")
+        return "\n".join(self._plan_lines(source, bool(verbose))) + "\n"
+
+    def analyze_plan(self, data: Any, *, schema: Optional[pa.Schema] = None) -> str:
+        """Runs the merge over ``data`` without committing it (as pylance's: its data
+        files are written and left for cleanup) and returns :meth:`explain_plan`'s plan
+        with what happened: ``num_inserted_rows``, ``num_updated_rows``,
+        ``num_deleted_rows``, ``num_files_written``, ``bytes_written``, and the target
+        fragments whose key columns were read (``fragments_scanned``)."""
+        reader = _reader(data, schema)
+        started = time.perf_counter()
+        _, stats, text = self._run(reader, None, True)
+        elapsed = time.perf_counter() - started
+        op = json.loads(text)["operation"]
+        files = [f for frag in op["new_fragments"] for f in frag["files"]]
+        metrics: Dict[str, Any] = dict(stats)
+        metrics["num_files_written"] = len(files)
+        metrics["bytes_written"] = sum(int(f.get("file_size_bytes") or 0) for f in files)
+        lines = self._plan_lines(reader.schema, False, metrics)
+        lines[0] = lines[0].replace(": ", f": elapsed={elapsed * 1000:.3f}ms, ", 1)
+        return "\n".join(lines) + "\n"
+
+    def execute_uncommitted(self, data: Any, *, schema: Optional[pa.Schema] = None) -> Tuple[Any, Dict[str, int]]:
+        """Runs the merge without committing it (pylance's): its data and deletion files
+        are written, and ``(Transaction, statistics)`` returned; the transaction is an
+        ``Update`` read at this dataset's version, committed by
+        ``LanceDataset.commit(uri, transaction)`` (here or in pylance)."""
+        from ._transactions import _from_native  # (it imports this module's importers)
+        _, stats, text = self._run(data, schema, True)
+        doc = json.loads(text)
+        doc["uuid"] = str(uuid.uuid4())
+        return _from_native(json.dumps(doc), []), {k: stats[k] for k in _STATS}
 
 
 class BatchUDF:

@@ -158,8 +158,8 @@ def test_write_fragments_cuts_files_by_bytes_and_refuses_what_it_cannot_honour(t
     theirs = lance.fragment.write_fragments(table(0, 20_000), str(tmp_path / "theirs.lance"),
                                             max_bytes_per_file=64 * 1024)
     assert len(frags) == len(theirs) == 1 and sum(f.physical_rows for f in frags) == 20_000
-    with pytest.raises(NotImplementedError, match="committing Update"):
-        lancer.LanceDataset.commit(uri, lancer.LanceOperation.Update(), read_version=1)
+    with pytest.raises(NotImplementedError, match="committing UpdateConfig"):
+        lancer.LanceDataset.commit(uri, lancer.LanceOperation.UpdateConfig(), read_version=1)
     with pytest.raises(OSError, match="Base reference"):
         write_fragments(table(0, 3), uri, target_bases=["b"])
     with pytest.raises(TypeError, match="no_such"):

@@ -105,15 +105,17 @@ fn update(
     Ok((ds.wrap(after), stats.rows_updated))
 }
 
-/// `merge_insert` keyed on `on`: the dataset after and pylance's statistics
-/// (`num_inserted_rows`, `num_updated_rows`, `num_deleted_rows`). Matched rows are
-/// updated (`update_all`), deleted (`delete_matched`) or stop the merge
+/// `merge_insert` keyed on `on`: the dataset after, pylance's statistics
+/// (`num_inserted_rows`, `num_updated_rows`, `num_deleted_rows`) and, with
+/// `uncommitted`, the transaction (JSON text, as `read_transaction` gives them) that
+/// commits what was written instead of a new version (the dataset is then `ds`). Matched
+/// rows are updated (`update_all`), deleted (`delete_matched`) or stop the merge
 /// (`fail_on_match`: an `OSError` naming the key, nothing committed).
 #[pyfunction]
 #[pyo3(signature = (ds, on, source, update_all=false, update_condition=None, insert_all=false,
                     delete_by_source=false, delete_filter=None, use_index=true,
                     delete_matched=false, fail_on_match=false, target_bases=None,
-                    target_all_bases=None))]
+                    target_all_bases=None, uncommitted=false))]
 #[allow(clippy::too_many_arguments)]
 fn merge_insert(
     py: Python<'_>,
@@ -130,7 +132,8 @@ fn merge_insert(
     fail_on_match: bool,
     target_bases: Option<Vec<String>>,
     target_all_bases: Option<bool>,
-) -> PyResult<(Dataset, BTreeMap<String, u64>)> {
+    uncommitted: bool,
+) -> PyResult<(Dataset, BTreeMap<String, u64>, Option<String>)> {
     let reader = source.0;
     let schema = reader.schema();
     let opts = lancer::write::MergeOptions {
@@ -147,16 +150,62 @@ fn merge_insert(
         target_all_bases,
         ..Default::default()
     };
-    let (after, stats) = py.detach(|| {
+    let (after, stats, transaction) = py.detach(|| {
         let batches = reader.map(|b| b.map_err(lancer::Error::from));
-        lancer::write::merge_insert(&ds.ds, &opts, schema, batches).map_err(errors::lancer)
+        if uncommitted {
+            let (op, stats) =
+                lancer::write::merge_insert_uncommitted(&ds.ds, &opts, schema, batches)
+                    .map_err(errors::lancer)?;
+            let text = update_transaction_json(&op, ds.ds.version());
+            Ok::<_, PyErr>((ds.ds.clone(), stats, Some(text)))
+        } else {
+            let (after, stats) = lancer::write::merge_insert(&ds.ds, &opts, schema, batches)
+                .map_err(errors::lancer)?;
+            Ok((after, stats, None))
+        }
     })?;
+    // pylance's three, then what analyze_plan reports of the join
     let out = BTreeMap::from([
         ("num_inserted_rows".to_string(), stats.inserted),
         ("num_updated_rows".to_string(), stats.updated),
         ("num_deleted_rows".to_string(), stats.deleted),
+        ("fragments_scanned".to_string(), stats.fragments_scanned),
+        ("indexes_used".to_string(), stats.indexes.len() as u64),
     ]);
-    Ok((ds.wrap(after), out))
+    Ok((ds.wrap(after), out, transaction))
+}
+
+/// An uncommitted `Update` as a transaction's JSON text (the shape `read_transaction`
+/// gives), read at `read_version` (the caller gives it a uuid).
+fn update_transaction_json(op: &lancer::write::Operation, read_version: u64) -> String {
+    let frags = |list: &[lancer::write::Fragment]| -> Vec<serde_json::Value> {
+        list.iter().map(lancer::write::fragment_to_json).collect()
+    };
+    let operation = match op {
+        lancer::write::Operation::Update {
+            removed_fragment_ids,
+            updated_fragments,
+            new_fragments,
+            fields_modified,
+            fields_for_preserving_frag_bitmap,
+            rewrite_columns,
+        } => serde_json::json!({
+            "kind": "Update",
+            "removed_fragment_ids": removed_fragment_ids,
+            "updated_fragments": frags(updated_fragments),
+            "new_fragments": frags(new_fragments),
+            "fields_modified": fields_modified,
+            "fields_for_preserving_frag_bitmap": fields_for_preserving_frag_bitmap,
+            "update_mode": if *rewrite_columns { "rewrite_columns" } else { "rewrite_rows" },
+        }),
+        other => serde_json::json!({"kind": other.name()}),
+    };
+    serde_json::json!({
+        "read_version": read_version,
+        "operation": operation,
+        "transaction_properties": {},
+    })
+    .to_string()
 }
 
 /// What a Python function computing new columns can fail with: the table layer's

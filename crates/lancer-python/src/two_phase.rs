@@ -266,10 +266,53 @@ fn operation(
             new_indices: crate::distributed::segments_json(body, "new_indices")?,
             removed_indices: crate::distributed::segments_json(body, "removed_indices")?,
         },
+        "Update" => {
+            let ids = |key: &str| -> lancer::Result<Vec<u64>> {
+                match body.get(key) {
+                    None | Some(Value::Null) => Ok(Vec::new()),
+                    Some(Value::Array(a)) => a
+                        .iter()
+                        .map(|v| {
+                            v.as_u64()
+                                .ok_or_else(|| bad(format!("Update: {key}: {v} is not an id")))
+                        })
+                        .collect(),
+                    Some(other) => Err(bad(format!(
+                        "Update: {key} must be a list of ids, not {other}"
+                    ))),
+                }
+            };
+            let field_ids = |key: &str| -> lancer::Result<Vec<u32>> {
+                ids(key)?
+                    .into_iter()
+                    .map(|v| {
+                        u32::try_from(v)
+                            .map_err(|_| bad(format!("Update: {key}: {v} is not a field id")))
+                    })
+                    .collect()
+            };
+            let rewrite_columns = match body.get("update_mode").and_then(Value::as_str) {
+                None | Some("") | Some("rewrite_rows") => false,
+                Some("rewrite_columns") => true,
+                Some(other) => {
+                    return Err(bad(format!(
+                        "Update: update_mode {other:?}: \"rewrite_rows\" or \"rewrite_columns\""
+                    )))
+                }
+            };
+            Operation::Update {
+                removed_fragment_ids: ids("removed_fragment_ids")?,
+                updated_fragments: frags("updated_fragments")?,
+                new_fragments: frags("new_fragments")?,
+                fields_modified: field_ids("fields_modified")?,
+                fields_for_preserving_frag_bitmap: field_ids("fields_for_preserving_frag_bitmap")?,
+                rewrite_columns,
+            }
+        }
         other => {
             return Err(bad(format!(
                 "operation {other} is not committed by lancer.LanceDataset.commit: Append, \
-                 Overwrite, Delete, Rewrite, Merge or CreateIndex"
+                 Overwrite, Delete, Rewrite, Merge, Update or CreateIndex"
             )))
         }
     })

@@ -726,3 +726,82 @@ fn transactions_read_back_as_committed() {
     assert!(err.to_string().contains("uuid"), "{err}");
     assert_eq!(Dataset::open_in(store.clone(), None).unwrap().version(), 4);
 }
+
+/// A merge insert written without its commit (`merge_insert_uncommitted`) changes no
+/// version; its `Update` commits later through the same path, rebased over an append
+/// committed in between, and answers as the committed merge does.
+#[test]
+fn uncommitted_merge_insert_commits_as_an_update() {
+    let dir = TempDir::new("two-phase-merge");
+    let store = Store::local(dir.path());
+    let frags = worker(&store, 0..12, FragmentMode::Create);
+    let ds = commit(
+        &store,
+        Operation::Overwrite {
+            schema: schema(),
+            fragments: frags,
+            initial_bases: Vec::new(),
+        },
+        None,
+        &CommitParams::default(),
+    )
+    .unwrap();
+    let opts = lancer::write::MergeOptions {
+        on: vec!["id".into()],
+        update_matched: true,
+        insert_unmatched: true,
+        ..Default::default()
+    };
+    let source = RecordBatch::try_new(
+        schema(),
+        vec![
+            Arc::new(Int64Array::from_iter_values(10..14)),
+            Arc::new(StringArray::from(vec!["u10", "u11", "u12", "u13"])),
+        ],
+    )
+    .unwrap();
+    let (op, stats) =
+        lancer::write::merge_insert_uncommitted(&ds, &opts, schema(), [Ok(source.clone())])
+            .unwrap();
+    assert_eq!((stats.inserted, stats.updated, stats.deleted), (2, 2, 0));
+    assert!(matches!(op, Operation::Update { .. }));
+    assert_eq!(Dataset::open_in(store.clone(), None).unwrap().version(), 1);
+    // another writer appends first
+    let late = worker(&store, 100..103, FragmentMode::Append);
+    commit(
+        &store,
+        Operation::Append { fragments: late },
+        Some(1),
+        &CommitParams::default(),
+    )
+    .unwrap();
+    let after = commit(&store, op, Some(1), &CommitParams::default()).unwrap();
+    assert_eq!(after.version(), 3);
+    let mut want: Vec<i64> = (0..14).collect();
+    want.extend(100..103);
+    assert_eq!(ids(&after), want);
+    // matched and inserted rows hold the source's values, once each
+    let b = after
+        .scan()
+        .columns(&["id", "name"])
+        .filter("id >= 9 AND id < 100")
+        .to_batch()
+        .unwrap();
+    let idc = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+    let names = b.column(1).as_any().downcast_ref::<StringArray>().unwrap();
+    let mut got: Vec<(i64, String)> = (0..b.num_rows())
+        .map(|i| (idc.value(i), names.value(i).to_string()))
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            (9, "n9"),
+            (10, "u10"),
+            (11, "u11"),
+            (12, "u12"),
+            (13, "u13")
+        ]
+        .map(|(i, n)| (i, n.to_string()))
+    );
+}

@@ -320,6 +320,20 @@ impl Dataset {
         source_schema: SchemaRef,
         source: impl IntoIterator<Item = Result<RecordBatch>>,
     ) -> Result<(Dataset, MergeStats)> {
+        let (op, stats) = self.merge_insert_uncommitted(spec, source_schema, source)?;
+        Ok((self.commit_op(op)?, stats))
+    }
+
+    /// [`Dataset::merge_insert`] without the commit (pylance's
+    /// `MergeInsertBuilder.execute_uncommitted`): the new data and deletion files are
+    /// written and the `Update` operation that commits them returned, read at this
+    /// version.
+    pub fn merge_insert_uncommitted(
+        &self,
+        spec: &MergeInsert<'_>,
+        source_schema: SchemaRef,
+        source: impl IntoIterator<Item = Result<RecordBatch>>,
+    ) -> Result<(Operation, MergeStats)> {
         self.check_writable("merge into")?;
         let matched_actions = [spec.update_matched, spec.delete_matched, spec.fail_on_match];
         if matched_actions.iter().filter(|&&a| a).count() > 1 {
@@ -407,7 +421,7 @@ impl Dataset {
             fields_for_preserving_frag_bitmap: all_ids,
             update_mode: pb::transaction::UpdateMode::RewriteRows as i32,
         });
-        Ok((self.commit_op(op)?, stats))
+        Ok((op, stats))
     }
 
     /// Checks the source against the dataset and the keys; how columns map.

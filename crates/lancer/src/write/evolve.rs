@@ -396,6 +396,60 @@ pub fn merge_insert(
     source_schema: arrow_schema::SchemaRef,
     source: impl IntoIterator<Item = Result<RecordBatch>>,
 ) -> Result<(Dataset, lancer_table::evolution::MergeStats)> {
+    match run_merge(ds, opts, source_schema, source, true)? {
+        (Merged::Committed(d), stats) => Ok((d, stats)),
+        (Merged::Uncommitted(_), _) => Err(Error::InvalidArgument {
+            what: "the merge was asked to commit and did not".into(),
+        }),
+    }
+}
+
+/// [`merge_insert`] without the commit (pylance's `execute_uncommitted`): the merge's
+/// files are written and the [`crate::write::Operation::Update`] committing them is
+/// returned, for [`crate::write::commit`] at `ds`'s version.
+pub fn merge_insert_uncommitted(
+    ds: &Dataset,
+    opts: &MergeOptions,
+    source_schema: arrow_schema::SchemaRef,
+    source: impl IntoIterator<Item = Result<RecordBatch>>,
+) -> Result<(crate::write::Operation, lancer_table::evolution::MergeStats)> {
+    match run_merge(ds, opts, source_schema, source, false)? {
+        (Merged::Uncommitted(op), stats) => {
+            let lancer_table::pb::transaction::Operation::Update(u) = op else {
+                return Err(Error::InvalidArgument {
+                    what: format!("a merge built a {op:?} operation, not an Update"),
+                });
+            };
+            let op = crate::write::Operation::Update {
+                removed_fragment_ids: u.removed_fragment_ids,
+                updated_fragments: u.updated_fragments,
+                new_fragments: u.new_fragments,
+                fields_modified: u.fields_modified,
+                fields_for_preserving_frag_bitmap: u.fields_for_preserving_frag_bitmap,
+                rewrite_columns: u.update_mode
+                    == lancer_table::pb::transaction::UpdateMode::RewriteColumns as i32,
+            };
+            Ok((op, stats))
+        }
+        (Merged::Committed(_), _) => Err(Error::InvalidArgument {
+            what: "the merge was asked not to commit and did".into(),
+        }),
+    }
+}
+
+/// What [`run_merge`] made: the new version, or the operation that would commit it.
+enum Merged {
+    Committed(Dataset),
+    Uncommitted(lancer_table::pb::transaction::Operation),
+}
+
+fn run_merge(
+    ds: &Dataset,
+    opts: &MergeOptions,
+    source_schema: arrow_schema::SchemaRef,
+    source: impl IntoIterator<Item = Result<RecordBatch>>,
+    commit: bool,
+) -> Result<(Merged, lancer_table::evolution::MergeStats)> {
     if !(opts.update_matched
         || opts.delete_matched
         || opts.fail_on_match
@@ -547,7 +601,13 @@ pub fn merge_insert(
         target_bases: opts.target_bases.clone(),
         target_all_bases: opts.target_all_bases,
     };
-    Ok(ds.merge_insert(&spec, cast_schema, source)?)
+    if commit {
+        let (d, stats) = ds.merge_insert(&spec, cast_schema, source)?;
+        Ok((Merged::Committed(d), stats))
+    } else {
+        let (op, stats) = ds.merge_insert_uncommitted(&spec, cast_schema, source)?;
+        Ok((Merged::Uncommitted(op), stats))
+    }
 }
 
 /// Adds the columns of `source` other than its key `on` (pylance's `merge(table,

@@ -25,7 +25,7 @@ pub use compaction::{
 };
 pub use evolve::{
     add_columns, add_null_columns, alter, alter_columns, cast_columns, compact_files, drop_columns,
-    merge_columns, merge_insert, update, Alteration, MergeOptions,
+    merge_columns, merge_insert, merge_insert_uncommitted, update, Alteration, MergeOptions,
 };
 pub use fragment_json::{
     fragment_from_json, fragment_to_json, fragments_from_json_text, python_json_text,

@@ -173,6 +173,25 @@ pub enum Operation {
         /// Segments dropped (by uuid).
         removed_indices: Vec<pb::IndexMetadata>,
     },
+    /// Rows rewritten (an update or a merge insert, pylance's `LanceOperation.Update`):
+    /// committed fragments with new deletion files, fragments removed whole, and new
+    /// fragments holding the rewritten and inserted rows.
+    Update {
+        /// Fragments all of whose rows are gone.
+        removed_fragment_ids: Vec<u64>,
+        /// Committed fragments, each with its new deletion file (or new column files
+        /// with `rewrite_columns`).
+        updated_fragments: Vec<Fragment>,
+        /// The new fragments (id 0: assigned at commit).
+        new_fragments: Vec<Fragment>,
+        /// Field ids whose values changed in place (`rewrite_columns`).
+        fields_modified: Vec<u32>,
+        /// Field ids whose index fragment bitmaps stay valid.
+        fields_for_preserving_frag_bitmap: Vec<u32>,
+        /// Columns rewritten in place (pylance's `update_mode="rewrite_columns"`)
+        /// rather than rows (`"rewrite_rows"`).
+        rewrite_columns: bool,
+    },
     /// Replaces the fragments (each with data files of new columns added) and the
     /// schema: columns added per fragment.
     Merge {
@@ -194,6 +213,7 @@ impl Operation {
             Operation::Rewrite { .. } => "Rewrite",
             Operation::CreateIndex { .. } => "CreateIndex",
             Operation::Merge { .. } => "Merge",
+            Operation::Update { .. } => "Update",
         }
     }
 }
@@ -387,6 +407,31 @@ fn to_pb(op: &Operation, base: Option<&Dataset>) -> Result<(PbOperation, String)
             }),
             label(&[]),
         ),
+        Operation::Update {
+            removed_fragment_ids,
+            updated_fragments,
+            new_fragments,
+            fields_modified,
+            fields_for_preserving_frag_bitmap,
+            rewrite_columns,
+        } => {
+            let mode = if *rewrite_columns {
+                pb::transaction::UpdateMode::RewriteColumns
+            } else {
+                pb::transaction::UpdateMode::RewriteRows
+            };
+            (
+                PbOperation::Update(pb::transaction::Update {
+                    removed_fragment_ids: removed_fragment_ids.clone(),
+                    updated_fragments: updated_fragments.clone(),
+                    new_fragments: new_fragments.clone(),
+                    fields_modified: fields_modified.clone(),
+                    fields_for_preserving_frag_bitmap: fields_for_preserving_frag_bitmap.clone(),
+                    update_mode: mode as i32,
+                }),
+                label(new_fragments),
+            )
+        }
         Operation::Merge { fragments, schema } => {
             let base = base.ok_or_else(|| Error::InvalidArgument {
                 what: "a Merge needs a dataset to merge into".into(),
@@ -477,6 +522,27 @@ fn check_files(store: &Store, base: Option<&Dataset>, op: &PbOperation) -> Resul
             }
         }
         PbOperation::Merge(m) => new_files.extend(&m.fragments),
+        PbOperation::Update(u) => {
+            new_files.extend(&u.new_fragments);
+            for f in &u.updated_fragments {
+                let was = committed(f.id);
+                if u.update_mode == pb::transaction::UpdateMode::RewriteColumns as i32 {
+                    if was.is_none() {
+                        return Err(Error::InvalidArgument {
+                            what: format!(
+                                "Update: updated fragment {} is not in the version read",
+                                f.id
+                            ),
+                        });
+                    }
+                    continue;
+                }
+                same_files(f, was, "Update")?;
+                if let Some(del) = &f.deletion_file {
+                    check_deletion(store, f, del)?;
+                }
+            }
+        }
         PbOperation::Delete(d) => {
             for f in &d.updated_fragments {
                 same_files(f, committed(f.id), "Delete")?;
@@ -504,7 +570,10 @@ fn check_files(store: &Store, base: Option<&Dataset>, op: &PbOperation) -> Resul
     // fragments twice, a retried task's output listed next to the first): its rows would
     // appear twice
     // (checked against the version read and the latest: one committed since counts)
-    if matches!(op, PbOperation::Append(_) | PbOperation::Rewrite(_)) {
+    if matches!(
+        op,
+        PbOperation::Append(_) | PbOperation::Rewrite(_) | PbOperation::Update(_)
+    ) {
         if let Some(d) = base {
             let latest = Dataset::open_in(store.clone(), None)
                 .ok()
