@@ -115,8 +115,9 @@ class LanceOperation:
 
     @dataclass
     class Project(BaseOperation):
-        """Columns dropped, renamed or reordered: the schema after it (read back from
-        transactions; ``drop_columns`` / ``alter_columns`` commit it)."""
+        """Columns dropped, renamed or reordered: the schema after it, a ``LanceSchema``
+        whose ids name the dataset's fields (``drop_columns`` / ``alter_columns`` commit
+        one; ``LanceDataset.commit`` commits yours)."""
 
         schema: Any
         preserves_nullability: bool = False
@@ -217,6 +218,24 @@ def _body(operation: Any) -> tuple:
             raise NotImplementedError("LanceOperation.Merge(preserves_nullability=True) is not supported by lancer yet")
         return ("Merge", {"fragments": _fragment_dicts(operation.fragments, "Merge.fragments")},
                 _schema(operation.schema, "Merge.schema"))
+    if isinstance(operation, op.Project):
+        if operation.preserves_nullability:
+            raise NotImplementedError("LanceOperation.Project(preserves_nullability=True) is not supported by "
+                                      "lancer yet: commit it without (a concurrent write then conflicts)")
+        schema = operation.schema
+        if not hasattr(schema, "fields") or not hasattr(schema, "to_pyarrow"):
+            raise TypeError("LanceOperation.Project.schema must be a LanceSchema (LanceSchema.from_pyarrow, "
+                            f"or a dataset's lance_schema), not {type(schema).__name__}")
+        ids: List[int] = []
+
+        def walk(f: Any) -> None:
+            ids.append(int(f.id()))
+            for c in f.children():
+                walk(c)
+
+        for f in schema.fields():
+            walk(f)
+        return "Project", {"field_ids": ids}, schema.to_pyarrow()
     if isinstance(operation, op.Update):
         if operation.updated_fragment_offsets:
             raise NotImplementedError("LanceOperation.Update(updated_fragment_offsets=...) is not supported by "
@@ -236,7 +255,7 @@ def _body(operation: Any) -> tuple:
             "removed_indices": [json.loads(_index_text(i)) for i in operation.removed_indices],
         }, None
     raise NotImplementedError(f"committing {type(operation).__name__} is not supported by lancer: Append, "
-                              "Overwrite, Delete, Rewrite, Merge, Update or CreateIndex")
+                              "Overwrite, Delete, Rewrite, Merge, Update, Project or CreateIndex")
 
 
 class _CommitMixin:

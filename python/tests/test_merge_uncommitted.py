@@ -157,3 +157,59 @@ def test_with_a_key_index_the_plan_says_so(pair):
     assert (ds.merge_insert(["k1", "k2"]).when_matched_update_all().execute(source())
             == theirs.merge_insert(["k1", "k2"]).when_matched_update_all().execute(source()))
     assert rows(a) == rows(b)
+
+
+def project_table():
+    return pa.table({
+        "a": pa.array([1, 2, 3], pa.int64()),
+        "b": pa.array(["x", None, "z"], pa.string()),
+        "st": pa.array([{"p": 1, "q": "u"}, None, {"p": 3, "q": "w"}],
+                       pa.struct([("p", pa.int32()), ("q", pa.string())])),
+        "c": pa.array([1.5, 2.5, 3.5], pa.float64()),
+    })
+
+
+@pytest.mark.parametrize("names", [
+    ["a", "c", "b"],                  # rename, swapping names (pylance's example)
+    ["a", "b"],                       # drop the trailing columns
+    ["a", "b", "nested"],             # a struct renamed, its children kept
+])
+def test_project_commits_renames_and_drops_as_pylance(tmp_path, names):
+    """pylance's LanceSchema.from_pyarrow numbers fields in order, so a Project built
+    from it keeps the dataset's fields by position: renames, and drops of the last ones."""
+    flat = len(names) == 3 and names[2] != "nested"
+    t = project_table().select(["a", "b", "c"]) if flat else project_table().select(["a", "b", "st", "c"])
+    paths = {}
+    for lib in (lancer, lance):
+        path = str(tmp_path / f"{lib.__name__}.lance")
+        lance.write_dataset(t, path, data_storage_version="2.1")
+        ds = lib.dataset(path)
+        kept = [ds.schema.field(i).with_name(n) for i, n in enumerate(names)]
+        ls = lib.schema.LanceSchema.from_pyarrow(pa.schema(kept))
+        lib.LanceDataset.commit(path, lib.LanceOperation.Project(ls), read_version=ds.version)
+        paths[lib.__name__] = path
+    ours, theirs = lance.dataset(paths["lancer"]), lance.dataset(paths["lance"])
+    assert ours.schema == theirs.schema and ours.schema.names == names
+    assert ours.to_table() == theirs.to_table()
+    assert lancer.dataset(paths["lancer"]).to_table() == theirs.to_table()
+    assert type(ours.read_transaction(ours.version).operation).__name__ == "Project"
+
+
+def test_a_projection_that_alters_is_refused(tmp_path):
+    path = str(tmp_path / "p.lance")
+    lancer.write_dataset(project_table(), path)
+    ds = lancer.dataset(path)
+    # field 0 as a string: a type change
+    bad = lancer.schema.LanceSchema.from_pyarrow(pa.schema([pa.field("a", pa.string())]))
+    with pytest.raises(ValueError, match="cannot change a field's type"):
+        lancer.LanceDataset.commit(path, lancer.LanceOperation.Project(bad), read_version=ds.version)
+    # ids the dataset does not have
+    wide = pa.schema(list(project_table().schema) + [pa.field("extra", pa.int64())])
+    with pytest.raises(ValueError, match="no field with id"):
+        lancer.LanceDataset.commit(path, lancer.LanceOperation.Project(lancer.schema.LanceSchema.from_pyarrow(wide)),
+                                   read_version=ds.version)
+    with pytest.raises(NotImplementedError, match="preserves_nullability"):
+        lancer.LanceDataset.commit(path, lancer.LanceOperation.Project(
+            lancer.schema.LanceSchema.from_pyarrow(pa.schema([pa.field("a", pa.int64())])), True),
+            read_version=ds.version)
+    assert lancer.dataset(path).version == ds.version

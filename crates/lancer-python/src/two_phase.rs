@@ -266,6 +266,20 @@ fn operation(
             new_indices: crate::distributed::segments_json(body, "new_indices")?,
             removed_indices: crate::distributed::segments_json(body, "removed_indices")?,
         },
+        "Project" => Operation::Project {
+            schema: schema("a schema")?,
+            field_ids: body
+                .get("field_ids")
+                .and_then(Value::as_array)
+                .ok_or_else(|| bad("Project: field_ids must be a list".into()))?
+                .iter()
+                .map(|v| {
+                    v.as_i64()
+                        .and_then(|i| i32::try_from(i).ok())
+                        .ok_or_else(|| bad(format!("Project: field id {v} is not an id")))
+                })
+                .collect::<lancer::Result<Vec<i32>>>()?,
+        },
         "Update" => {
             let ids = |key: &str| -> lancer::Result<Vec<u64>> {
                 match body.get(key) {
@@ -312,7 +326,7 @@ fn operation(
         other => {
             return Err(bad(format!(
                 "operation {other} is not committed by lancer.LanceDataset.commit: Append, \
-                 Overwrite, Delete, Rewrite, Merge, Update or CreateIndex"
+                 Overwrite, Delete, Rewrite, Merge, Update, Project or CreateIndex"
             )))
         }
     })

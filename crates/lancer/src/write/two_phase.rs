@@ -192,6 +192,15 @@ pub enum Operation {
         /// rather than rows (`"rewrite_rows"`).
         rewrite_columns: bool,
     },
+    /// Columns dropped, renamed or reordered (pylance's `LanceOperation.Project`): the
+    /// schema after it, each field named by its id; the data files stay as they are.
+    Project {
+        /// The schema after the projection.
+        schema: SchemaRef,
+        /// The id of each of its fields, in pre-order (a struct before its children, a
+        /// list before its item), each one the dataset has, with its type.
+        field_ids: Vec<i32>,
+    },
     /// Replaces the fragments (each with data files of new columns added) and the
     /// schema: columns added per fragment.
     Merge {
@@ -214,6 +223,7 @@ impl Operation {
             Operation::CreateIndex { .. } => "CreateIndex",
             Operation::Merge { .. } => "Merge",
             Operation::Update { .. } => "Update",
+            Operation::Project { .. } => "Project",
         }
     }
 }
@@ -432,6 +442,20 @@ fn to_pb(op: &Operation, base: Option<&Dataset>) -> Result<(PbOperation, String)
                 label(new_fragments),
             )
         }
+        Operation::Project { schema, field_ids } => {
+            let base = base.ok_or_else(|| Error::InvalidArgument {
+                what: "a Project needs a dataset to project".into(),
+            })?;
+            let s = wschema::pb_schema_with_ids(schema, field_ids).map_err(TableError::from)?;
+            check_projection(base, &s.fields)?;
+            (
+                PbOperation::Project(pb::transaction::Project {
+                    schema: s.fields,
+                    preserves_nullability: false,
+                }),
+                label(&[]),
+            )
+        }
         Operation::Merge { fragments, schema } => {
             let base = base.ok_or_else(|| Error::InvalidArgument {
                 what: "a Merge needs a dataset to merge into".into(),
@@ -488,6 +512,40 @@ fn merged_schema(base: &Dataset, schema: &SchemaRef) -> Result<lancer_format::pb
         }
     }
     Ok(wschema::pb_schema_with_ids(schema, &ids).map_err(TableError::from)?)
+}
+
+/// A projection keeps fields of the dataset only (by id, each once), each of its own
+/// type and under its own parent: it renames, reorders and drops, never alters.
+fn check_projection(base: &Dataset, fields: &[lancer_format::pb::file::Field]) -> Result<()> {
+    let existing = &base.manifest().pb.fields;
+    let mut seen = std::collections::HashSet::new();
+    for f in fields {
+        if !seen.insert(f.id) {
+            return Err(Error::InvalidArgument {
+                what: format!("Project: field id {} appears twice in the schema", f.id),
+            });
+        }
+        let Some(old) = existing.iter().find(|o| o.id == f.id) else {
+            return Err(Error::InvalidArgument {
+                what: format!(
+                    "Project: the dataset has no field with id {} ({:?}): a projection keeps, \
+                     renames or drops the dataset's fields; add columns with a Merge",
+                    f.id, f.name
+                ),
+            });
+        };
+        if old.logical_type != f.logical_type || old.parent_id != f.parent_id {
+            return Err(Error::InvalidArgument {
+                what: format!(
+                    "Project: field {} ({:?}) is {} under parent {} in the dataset, {} under \
+                     parent {} in the schema: a projection cannot change a field's type or \
+                     place (use alter_columns)",
+                    f.id, f.name, old.logical_type, old.parent_id, f.logical_type, f.parent_id
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Ids of field `id` and its descendants, in pre-order.
