@@ -78,6 +78,30 @@ def _ext_name(t: pa.DataType) -> Optional[str]:
 # --- bfloat16 -------------------------------------------------------------------------
 
 
+def _shortest(f: np.float32) -> str:
+    """The shortest decimal that reads back as the float32 ``f``, positional, as Rust
+    prints an ``f32`` (pylance's text): of two such decimals equally near ``f``, the
+    one farther from zero (NumPy's Dragon4 may give the other)."""
+    from decimal import Decimal
+
+    text = np.format_float_positional(f, unique=True, trim="-")
+    if "." not in text:
+        return text
+    exact = Decimal(float(f))
+    best = text
+    last = int(text[-1])
+    for d in (last - 1, last + 1):
+        if not 0 < d <= 9:
+            continue
+        cand = text[:-1] + str(d)
+        if np.float32(float(cand)) != f:
+            continue
+        dc, db = abs(Decimal(cand) - exact), abs(Decimal(best) - exact)
+        if dc < db or (dc == db and abs(Decimal(cand)) > abs(Decimal(best))):
+            best = cand
+    return best
+
+
 def _bits_of_f32(values: np.ndarray) -> np.ndarray:
     """bfloat16 bits (uint16) of float32 values: round to nearest, ties to even; NaN
     keeps its sign and top bits with the quiet bit set."""
@@ -100,7 +124,9 @@ class BFloat16:
     equal to other ``BFloat16`` values (never to floats), unhashable, as pylance's."""
 
     __slots__ = ("_bits",)
-    __hash__ = None  # type: ignore[assignment]
+
+    def __hash__(self):
+        raise TypeError("unhashable type: 'builtins.BFloat16'")
 
     def __init__(self, value: float):
         if isinstance(value, (str, bytes)) or value is None or not isinstance(value, (int, float, np.number)):
@@ -132,13 +158,15 @@ class BFloat16:
             return "NaN"
         if math.isinf(f):
             return "inf" if f > 0 else "-inf"
-        return np.format_float_positional(f, unique=True, trim="-")
+        return _shortest(f)
 
     __repr__ = __str__
 
-    def _cmp(self, other: Any, op: Callable[[float, float], bool]) -> Any:
+    def _cmp(self, other: Any, sym: str, op: Callable[[float, float], bool]) -> Any:
         if not isinstance(other, BFloat16):
-            return NotImplemented
+            raise TypeError(
+                f"'{sym}' not supported between instances of 'builtins.BFloat16' and '{type(other).__name__}'"
+            )
         return op(self.as_float(), other.as_float())
 
     def __eq__(self, other: Any) -> bool:
@@ -150,16 +178,16 @@ class BFloat16:
         return not self.__eq__(other)
 
     def __lt__(self, other: Any) -> Any:
-        return self._cmp(other, lambda a, b: a < b)
+        return self._cmp(other, "<", lambda a, b: a < b)
 
     def __le__(self, other: Any) -> Any:
-        return self._cmp(other, lambda a, b: a <= b)
+        return self._cmp(other, "<=", lambda a, b: a <= b)
 
     def __gt__(self, other: Any) -> Any:
-        return self._cmp(other, lambda a, b: a > b)
+        return self._cmp(other, ">", lambda a, b: a > b)
 
     def __ge__(self, other: Any) -> Any:
-        return self._cmp(other, lambda a, b: a >= b)
+        return self._cmp(other, ">=", lambda a, b: a >= b)
 
     def __reduce__(self):
         return (BFloat16.from_bytes, (struct.pack("<H", self._bits),))
@@ -265,6 +293,10 @@ class BFloat16Scalar(pa.ExtensionScalar):
 
 def bfloat16_array(values) -> BFloat16Array:
     """A :class:`BFloat16Array` of a sequence of real numbers and ``None`` (nulls)."""
+    if isinstance(values, str):
+        raise TypeError("argument 'values': Can't extract `str` to `Vec`")
+    if not (hasattr(type(values), "__getitem__") and hasattr(type(values), "__len__")):
+        raise TypeError(f"argument 'values': '{type(values).__name__}' object is not an instance of 'Sequence'")
     vals = list(values)
     floats = np.zeros(len(vals), dtype=np.float32)
     valid = np.ones(len(vals), dtype=bool)
@@ -602,7 +634,8 @@ class FixedShapeImageTensorArray(ImageArray):
 
 class ImageScalar(pa.ExtensionScalar):
     def as_py(self, **kwargs):
-        return self.value.as_py(**kwargs)
+        # (a null's value is None: None here, where pylance's raises AttributeError)
+        return None if self.value is None else self.value.as_py(**kwargs)
 
 
 class ImageURIScalar(ImageScalar):

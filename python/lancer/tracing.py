@@ -24,7 +24,7 @@ class TraceEvent:
     args: dict
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError("cannot create 'TraceEvent' instances")
+        raise TypeError("cannot create 'builtins.TraceEvent' instances")
 
 
 def trace_to_chrome(*, file: Optional[str] = None):

@@ -57,16 +57,15 @@ def _normalize_metric_type(metric_type: str) -> str:
 
 
 def sanitize_ts(ts: "ts_types") -> datetime:
-    """A ``datetime`` of a ``datetime``, a ``pandas.Timestamp`` or a string (any format
-    pandas parses; without pandas only ``"%Y-%m-%d %H:%M:%S"``)."""
-    pd = _pandas()
+    """A ``datetime`` of a ``datetime``, a ``pandas.Timestamp`` or a string in the
+    format ``"%Y-%m-%d %H:%M:%S"`` (the only one pylance 14 parses: its pandas branch for
+    strings never runs, so neither does one here)."""
     if isinstance(ts, str):
-        if pd is not None:
-            return pd.to_datetime(ts).to_pydatetime()
         try:
             return datetime.strptime(ts, "%Y-%m-%d %H:%M:%S")
         except ValueError:
             raise ValueError(f"Failed to parse timestamp string {ts}. Try installing Pandas.") from None
+    pd = _pandas()
     if pd is not None and isinstance(ts, pd.Timestamp):
         return ts.to_pydatetime()
     if isinstance(ts, datetime):
@@ -143,6 +142,9 @@ class KMeans:
         self._init: Optional[np.ndarray] = None
         if centroids is not None:
             c = _rows(_as_fsl(centroids))
+            if metric_type == "dot":  # unit length, as pylance keeps them
+                norms = np.linalg.norm(c, axis=1, keepdims=True)
+                c = np.where(norms > 0, c / np.where(norms > 0, norms, 1), c).astype(np.float32)
             self._init = c
             self._centroids = c
 
