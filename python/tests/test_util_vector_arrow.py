@@ -214,7 +214,7 @@ def test_kmeans_dot_unit_centroids_and_directions():
     data = (dirs[labels] * rng.uniform(1, 5, (200, 1)) + rng.standard_normal((200, 8)) * 0.01).astype(np.float32)
     for mod in (putil, lutil):
         ok = False
-        for _ in range(8):
+        for _ in range(30):
             km = mod.KMeans(4, metric_type="dot")
             km.fit(data)
             norms = np.linalg.norm(km.centroids.to_numpy_ndarray(), axis=1)
@@ -232,7 +232,7 @@ def test_kmeans_cosine_clusters_directions():
     labels = np.repeat(np.arange(3), 40)
     data = (dirs[labels] * rng.uniform(0.5, 20, (120, 1)) + rng.standard_normal((120, 6)) * 0.001).astype(np.float32)
     ok = False
-    for _ in range(8):
+    for _ in range(30):
         km = lutil.KMeans(3, metric_type="cosine")
         km.fit(data)
         if same_partition(km.predict(data).to_numpy(), labels):
