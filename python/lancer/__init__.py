@@ -53,7 +53,8 @@ from ._cleanup import CleanupCandidateFile, CleanupExplanation, CleanupReference
 from .progress import IndexProgress
 from ._stats import ScanStatistics
 from .loader import LanceLoader, loader
-from . import indices, sampler
+from . import indices, sampler, util
+from .util import sanitize_ts
 from ._bases import DatasetBasePath
 from ._sql import FFILanceTableProvider, sql
 from .blob import Blob, BlobArray, BlobColumn, BlobFile, BlobType, blob_array, blob_field

@@ -28,6 +28,7 @@ mod ffi_provider;
 mod file;
 mod info;
 mod introspect;
+mod kmeans;
 mod loader;
 mod meta;
 mod session;
@@ -57,6 +58,7 @@ fn _lancer(m: &Bound<'_, PyModule>) -> PyResult<()> {
     session::register(m)?;
     info::register(m)?;
     introspect::register(m)?;
+    kmeans::register(m)?;
     batch::register(m)?;
     transactions::register(m)?;
     two_phase::register(m)?;

@@ -38,6 +38,7 @@
 //! | [`index`] | building, optimizing, prewarming, reading, listing and dropping indexes; distributed index builds |
 //! | [`write`] | schema evolution, update, merge_insert, compaction (local and distributed), two-phase writes |
 //! | [`inspect`] | statistics, transactions, debug text, file checks |
+//! | [`kmeans`] | stand-alone k-means over float32 vectors (pylance's `lance.util.KMeans`) |
 //! | [`blobs`] | blob columns: descriptions, whole and ranged reads |
 //! | [`file`] | single Lance data files: read, write, inspect their layout |
 //! | [`versions`] | version listing, tags, branches, cleanup, manifest naming |
@@ -57,6 +58,7 @@ pub mod blobs;
 pub mod filter;
 pub mod index;
 pub mod inspect;
+pub mod kmeans;
 pub mod scan;
 pub mod search;
 pub mod write;

@@ -436,13 +436,37 @@ pub fn train_observed(
         return (vec![0.0; k * dim], 0.0);
     }
     let mut rng = Rng::new(params.seed);
-    let mut centroids = if n <= k {
+    let centroids = if n <= k {
         (0..k)
             .flat_map(|i| data[(i % n) * dim..(i % n + 1) * dim].iter().copied())
             .collect()
     } else {
         random_init(data, dim, k, &mut rng)
     };
+    refine(data, dim, centroids, params, on_iteration)
+}
+
+/// Lloyd iterations (and merge-and-split, when asked) from the given `init` centroids
+/// (`params.k × dim`, row-major) instead of random ones: pylance's `KMeans(centroids=)`.
+/// `data` must not be empty.
+pub fn train_from(
+    data: &[f32],
+    dim: usize,
+    init: Vec<f32>,
+    params: &KMeansParams,
+) -> (Vec<f32>, f64) {
+    refine(data, dim, init, params, &|_| {})
+}
+
+fn refine(
+    data: &[f32],
+    dim: usize,
+    mut centroids: Vec<f32>,
+    params: &KMeansParams,
+    on_iteration: &dyn Fn(usize),
+) -> (Vec<f32>, f64) {
+    let n = data.len() / dim.max(1);
+    let k = centroids.len() / dim.max(1);
     if params.geometry == Geometry::Spherical {
         centroids.chunks_exact_mut(dim).for_each(normalize);
     }
