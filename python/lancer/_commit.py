@@ -114,6 +114,21 @@ class LanceOperation:
         updated_fragment_offsets: Optional[Dict[int, bytes]] = None
 
     @dataclass
+    class DataReplacementGroup:
+        """One fragment's new data file (pylance's): it replaces the fragment's data
+        file holding exactly its fields, or is added when none holds them."""
+
+        fragment_id: int
+        new_file: Any
+
+    @dataclass
+    class DataReplacement(BaseOperation):
+        """Column data replaced fragment by fragment (pylance's); every new file holds
+        the same fields, the fragment's rows in order."""
+
+        replacements: List[Any]
+
+    @dataclass
     class Project(BaseOperation):
         """Columns dropped, renamed or reordered: the schema after it, a ``LanceSchema``
         whose ids name the dataset's fields (``drop_columns`` / ``alter_columns`` commit
@@ -183,6 +198,20 @@ def _fragment_text(f: Any) -> str:
     raise TypeError(f"expected a FragmentMetadata, not {type(f).__name__}")
 
 
+def _data_file_dict(f: Any) -> Dict[str, Any]:
+    """A ``DataFile`` (lancer's or pylance's, or its dict) as the engine reads it."""
+    if isinstance(f, dict):
+        return f
+    keys = ("path", "fields", "column_indices", "file_major_version", "file_minor_version",
+            "file_size_bytes", "base_id")
+    if not all(hasattr(f, k) for k in keys[:5]):
+        raise TypeError(f"expected a DataFile, not {type(f).__name__}")
+    out = {k: getattr(f, k, None) for k in keys}
+    out["fields"] = [int(x) for x in out["fields"]]
+    out["column_indices"] = [int(x) for x in out["column_indices"] or []]
+    return out
+
+
 def _fragment_dicts(frags: Any, what: str) -> List[Dict[str, Any]]:
     if not isinstance(frags, (list, tuple)):
         raise TypeError(f"{what} must be a list of FragmentMetadata, not {type(frags).__name__}")
@@ -218,6 +247,14 @@ def _body(operation: Any) -> tuple:
             raise NotImplementedError("LanceOperation.Merge(preserves_nullability=True) is not supported by lancer yet")
         return ("Merge", {"fragments": _fragment_dicts(operation.fragments, "Merge.fragments")},
                 _schema(operation.schema, "Merge.schema"))
+    if isinstance(operation, op.DataReplacement):
+        groups = []
+        for g in operation.replacements:
+            if not hasattr(g, "fragment_id") or not hasattr(g, "new_file"):
+                raise TypeError("DataReplacement.replacements holds DataReplacementGroup(fragment_id, new_file), "
+                                f"not {type(g).__name__}")
+            groups.append({"fragment_id": int(g.fragment_id), "new_file": _data_file_dict(g.new_file)})
+        return "DataReplacement", {"replacements": groups}, None
     if isinstance(operation, op.Project):
         if operation.preserves_nullability:
             raise NotImplementedError("LanceOperation.Project(preserves_nullability=True) is not supported by "
@@ -255,7 +292,7 @@ def _body(operation: Any) -> tuple:
             "removed_indices": [json.loads(_index_text(i)) for i in operation.removed_indices],
         }, None
     raise NotImplementedError(f"committing {type(operation).__name__} is not supported by lancer: Append, "
-                              "Overwrite, Delete, Rewrite, Merge, Update, Project or CreateIndex")
+                              "Overwrite, Delete, Rewrite, Merge, Update, Project, DataReplacement or CreateIndex")
 
 
 class _CommitMixin:

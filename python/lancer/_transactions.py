@@ -66,6 +66,11 @@ def _from_native(text: str, schemas: List[tuple]) -> Transaction:
         operation = L.Update(list(op["removed_fragment_ids"]), frags("updated_fragments"), frags("new_fragments"),
                              list(op["fields_modified"]), list(op["fields_for_preserving_frag_bitmap"]),
                              op["update_mode"])
+    elif kind == "DataReplacement":
+        operation = L.DataReplacement([
+            L.DataReplacementGroup(int(g["fragment_id"]), FragmentMetadata.from_json(json.dumps(
+                {"id": int(g["fragment_id"]), "files": [g["new_file"]], "physical_rows": 0})).files[0])
+            for g in op["replacements"]])
     elif kind == "Project":
         operation = L.Project(sch["schema"], bool(op["preserves_nullability"]))
     elif kind == "UpdateConfig":

@@ -217,6 +217,27 @@ fn to_python(t: &pb::Transaction) -> lancer::Result<TransactionOut> {
             "fields_for_preserving_frag_bitmap": u.fields_for_preserving_frag_bitmap,
             "update_mode": if u.update_mode == 1 { "rewrite_columns" } else { "rewrite_rows" },
         }),
+        Some(Op::DataReplacement(r)) => {
+            let groups: Vec<Value> = r
+                .replacements
+                .iter()
+                .map(|g| {
+                    // the new file as a fragment's files list describes it
+                    let holder = pb::DataFragment {
+                        id: g.fragment_id,
+                        files: g.new_file.iter().cloned().collect(),
+                        ..Default::default()
+                    };
+                    let file = fragment_to_json(&holder)
+                        .get("files")
+                        .and_then(|f| f.get(0))
+                        .cloned()
+                        .unwrap_or(Value::Null);
+                    json!({"fragment_id": g.fragment_id, "new_file": file})
+                })
+                .collect();
+            json!({"kind": "DataReplacement", "replacements": groups})
+        }
         Some(Op::Project(p)) => {
             schemas.push(schema_out("schema", &p.schema, &HashMap::new())?);
             json!({"kind": "Project", "preserves_nullability": p.preserves_nullability})

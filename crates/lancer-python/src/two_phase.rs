@@ -266,6 +266,39 @@ fn operation(
             new_indices: crate::distributed::segments_json(body, "new_indices")?,
             removed_indices: crate::distributed::segments_json(body, "removed_indices")?,
         },
+        "DataReplacement" => {
+            let groups = body
+                .get("replacements")
+                .and_then(Value::as_array)
+                .ok_or_else(|| bad("DataReplacement: replacements must be a list".into()))?;
+            let replacements = groups
+                .iter()
+                .map(|g| {
+                    let id = g
+                        .get("fragment_id")
+                        .and_then(Value::as_u64)
+                        .ok_or_else(|| {
+                            bad("DataReplacement: a replacement's fragment_id is not an id".into())
+                        })?;
+                    let file = g.get("new_file").ok_or_else(|| {
+                        bad(format!(
+                            "DataReplacement: the replacement of fragment {id} has no new_file"
+                        ))
+                    })?;
+                    // a data file as a fragment's files list holds it
+                    let frag = fragment_from_json(&serde_json::json!({
+                        "id": id, "files": [file], "physical_rows": 0,
+                    }))?;
+                    let df = frag.files.into_iter().next().ok_or_else(|| {
+                        bad(format!(
+                            "DataReplacement: fragment {id}'s new_file does not read"
+                        ))
+                    })?;
+                    Ok((id, df))
+                })
+                .collect::<lancer::Result<Vec<_>>>()?;
+            Operation::DataReplacement { replacements }
+        }
         "Project" => Operation::Project {
             schema: schema("a schema")?,
             field_ids: body
@@ -326,7 +359,7 @@ fn operation(
         other => {
             return Err(bad(format!(
                 "operation {other} is not committed by lancer.LanceDataset.commit: Append, \
-                 Overwrite, Delete, Rewrite, Merge, Update, Project or CreateIndex"
+                 Overwrite, Delete, Rewrite, Merge, Update, Project, DataReplacement or CreateIndex"
             )))
         }
     })

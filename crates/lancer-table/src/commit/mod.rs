@@ -22,6 +22,7 @@ use crate::{Result, TableError};
 
 mod config;
 mod manifest;
+mod replace;
 mod rowids;
 
 pub(crate) use config::{apply_update, touches_schema, updates_compatible};
@@ -321,6 +322,7 @@ fn apply(
         Operation::ReserveFragments(r) => {
             next_id += u64::from(r.num_fragments);
         }
+        Operation::DataReplacement(r) => replace::replace_data_files(&mut m.fragments, r)?,
         Operation::UpdateBases(u) => {
             base.ok_or_else(|| TableError::NotFound {
                 what: "a dataset to register base paths in".into(),
@@ -476,6 +478,7 @@ pub fn operation_name(op: &Operation) -> &'static str {
         Operation::Update(_) => "Update",
         Operation::Project(_) => "Project",
         Operation::UpdateConfig(_) => "UpdateConfig",
+        Operation::DataReplacement(_) => "DataReplacement",
         Operation::Clone(_) => "Clone",
         Operation::UpdateBases(_) => "UpdateBases",
     }
@@ -545,6 +548,8 @@ fn compatible(ours: &Operation, theirs: Option<&Operation>) -> bool {
             !matches!(t, Operation::Overwrite(_) | Operation::Restore(_))
         }
         (_, Some(Operation::UpdateBases(_))) => true,
+        (Operation::DataReplacement(r), Some(t)) => replace::compatible(r, t, true),
+        (o, Some(Operation::DataReplacement(r))) => replace::compatible(r, o, false),
         (Operation::Append(_), Some(Operation::Append(_) | Operation::Delete(_))) => true,
         // An index build and data changes commute: the index's fragment bitmap says
         // what it covers, deleted rows are filtered when it is searched.

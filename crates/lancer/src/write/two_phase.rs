@@ -192,6 +192,13 @@ pub enum Operation {
         /// rather than rows (`"rewrite_rows"`).
         rewrite_columns: bool,
     },
+    /// Column data replaced (pylance's `LanceOperation.DataReplacement`): in each
+    /// fragment named, the data file holding exactly the new file's fields is replaced
+    /// by it (or, when no file of the fragment holds them, it is added).
+    DataReplacement {
+        /// (fragment id, its new data file); every new file holds the same fields.
+        replacements: Vec<(u64, pb::DataFile)>,
+    },
     /// Columns dropped, renamed or reordered (pylance's `LanceOperation.Project`): the
     /// schema after it, each field named by its id; the data files stay as they are.
     Project {
@@ -224,6 +231,7 @@ impl Operation {
             Operation::Merge { .. } => "Merge",
             Operation::Update { .. } => "Update",
             Operation::Project { .. } => "Project",
+            Operation::DataReplacement { .. } => "DataReplacement",
         }
     }
 }
@@ -442,6 +450,18 @@ fn to_pb(op: &Operation, base: Option<&Dataset>) -> Result<(PbOperation, String)
                 label(new_fragments),
             )
         }
+        Operation::DataReplacement { replacements } => (
+            PbOperation::DataReplacement(pb::transaction::DataReplacement {
+                replacements: replacements
+                    .iter()
+                    .map(|(id, f)| pb::transaction::DataReplacementGroup {
+                        fragment_id: *id,
+                        new_file: Some(f.clone()),
+                    })
+                    .collect(),
+            }),
+            label(&[]),
+        ),
         Operation::Project { schema, field_ids } => {
             let base = base.ok_or_else(|| Error::InvalidArgument {
                 what: "a Project needs a dataset to project".into(),
@@ -620,6 +640,43 @@ fn check_files(store: &Store, base: Option<&Dataset>, op: &PbOperation) -> Resul
         PbOperation::CreateIndex(c) => {
             for idx in &c.new_indices {
                 check_index_files(store, idx)?;
+            }
+        }
+        PbOperation::DataReplacement(r) => {
+            // each new file: there, of the recorded size, the fragment's row count, of
+            // fields the dataset has, and not a file the dataset already holds
+            for g in &r.replacements {
+                let frag = committed(g.fragment_id).ok_or_else(|| Error::InvalidArgument {
+                    what: format!(
+                        "DataReplacement: fragment {} is not in the version read",
+                        g.fragment_id
+                    ),
+                })?;
+                let df = g.new_file.as_ref().ok_or_else(|| Error::InvalidArgument {
+                    what: format!(
+                        "DataReplacement: the replacement of fragment {} has no new file",
+                        g.fragment_id
+                    ),
+                })?;
+                if frag.files.iter().any(|f| f.path == df.path) {
+                    return Err(Error::InvalidArgument {
+                        what: format!(
+                            "DataReplacement: {} is already a data file of fragment {}",
+                            df.path, g.fragment_id
+                        ),
+                    });
+                }
+                check_data_file(store, base, frag, df, &schema_ids)?;
+                if let (Some(b), Some(old)) = (
+                    base,
+                    frag.files.iter().find(|f| {
+                        f.fields == df.fields
+                            && (f.file_major_version, f.file_minor_version)
+                                == (df.file_major_version, df.file_minor_version)
+                    }),
+                ) {
+                    same_column_types(b, old, df)?;
+                }
             }
         }
         _ => {}
@@ -815,6 +872,41 @@ fn check_data_file(
             reader.num_rows(),
             frag.physical_rows
         )));
+    }
+    Ok(())
+}
+
+/// A replacing data file holds columns of the types of the file it replaces (the
+/// same fields; a file of other types would commit, then fail every read of them).
+fn same_column_types(base: &Dataset, old: &pb::DataFile, new: &pb::DataFile) -> Result<()> {
+    let open = |df: &pb::DataFile| -> Result<(SchemaRef, String)> {
+        let (fstore, rel) = base.data_file_location(df)?;
+        let shown = fstore.display(&rel);
+        let reader = fstore
+            .reader(&rel, None)
+            .map_err(lancer_format::FormatError::from)
+            .and_then(FileReader::open)
+            .map_err(|e| {
+                tampered(format!(
+                    "data file {shown} does not open as a Lance file: {e}"
+                ))
+            })?;
+        Ok((reader.schema(), shown))
+    };
+    let (was, _) = open(old)?;
+    let (now, shown) = open(new)?;
+    let types = |s: &SchemaRef| -> Vec<arrow_schema::DataType> {
+        s.fields().iter().map(|f| f.data_type().clone()).collect()
+    };
+    if types(&was) != types(&now) {
+        return Err(Error::InvalidArgument {
+            what: format!(
+                "DataReplacement: data file {shown} holds columns of types {:?} where the file \
+                 it replaces holds {:?}: write the new file with the dataset's column types",
+                types(&now),
+                types(&was)
+            ),
+        });
     }
     Ok(())
 }
