@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterator, List
 import pyarrow as pa
 
 from . import _checks, _lancer
+from ._lancer import InvalidInputError
 from ._stats import _ScanMeter
 from ._util import _columns, _iter, _read_all, _sorted
 from .query import to_engine
@@ -36,7 +37,9 @@ class LanceScanner:
         if nearest is None and fts is None:
             return None
         if p.get("include_deleted_rows"):
-            raise NotImplementedError("include_deleted_rows with a search is not supported by lancer")
+            # pylance 14 refuses both, in these words
+            kind = "a nearest neighbor search" if nearest is not None else "an FTS search"
+            raise InvalidInputError(f"Invalid user input: Cannot include deleted rows in {kind}")
         inner = self._ds._inner
         if nearest is not None:
             if fts is not None:

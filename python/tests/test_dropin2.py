@@ -396,3 +396,20 @@ def test_full_text_search_of_a_column_without_an_index_as_pylance(tmp_path):
     for lib in (lance, lancer):
         with pytest.raises(ValueError, match="INVERTED"):
             lib.dataset(str(tmp_path / "d.lance")).to_table(full_text_query="apple")
+
+
+def test_include_deleted_rows_with_a_search_is_refused_as_pylance_refuses(tmp_path):
+    import numpy as np
+
+    path = str(tmp_path / "s.lance")
+    t = pa.table({"id": list(range(20)),
+                  "v": pa.FixedSizeListArray.from_arrays(pa.array(np.arange(80, dtype=np.float32)), 4),
+                  "txt": [f"w{i % 3} x" for i in range(20)]})
+    lance.write_dataset(t, path)
+    lance.dataset(path).delete("id < 3")
+    lance.dataset(path).create_scalar_index("txt", "INVERTED")
+    for search, says in [({"nearest": {"column": "v", "q": [0, 0, 0, 0], "k": 5}}, "a nearest neighbor search"),
+                         ({"full_text_query": "w0"}, "an FTS search")]:
+        for lib in (lance, lancer):
+            with pytest.raises(ValueError, match=f"Invalid user input: Cannot include deleted rows in {says}"):
+                lib.dataset(path).scanner(include_deleted_rows=True, with_row_id=True, **search).to_table()
