@@ -56,8 +56,19 @@ def flat_vectors(q: Any) -> list:
         lens = {len(v) for v in q}
         if len(lens) != 1:
             raise ValueError(f"a multivector query needs vectors of one length, got lengths {sorted(lens)}")
-        return [float(x) for v in q for x in v]
-    return [float(x) for x in q]
+        if any(hasattr(x, "__len__") and not isinstance(x, str) for v in q for x in v):
+            # (a ValueError, as pylance's pyarrow conversion raises for a 3-D query)
+            raise ValueError("a multivector query is one vector or a 2-D list of vectors; this one has "
+                             "more dimensions")
+        return [_number(x) for v in q for x in v]
+    return [_number(x) for x in q]
+
+
+def _number(x: Any) -> float:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"a query vector holds numbers, not {x!r}") from None
 
 
 def index_target(schema: pa.Schema, column: str, index_type: Any, *, scalar: bool) -> None:

@@ -102,3 +102,43 @@ def test_mistakes_fail_alike(tmp_path, label, call):
     else:
         assert isinstance(got["lancer"], kind(got["lance"])), \
             f"{label}: pylance {type(got['lance']).__name__}, lancer {type(got['lancer']).__name__}: {got['lancer']}"
+
+
+# The words users match on in pylance's messages, which lancer's carry too (with its
+# own remedy after them).
+WORDED = [
+    ("alter a column to another kind",
+     lambda lib, p: lib.dataset(p).alter_columns({"path": "id", "data_type": pa.string()}),
+     'Invalid user input: Cannot cast column "id" from Int64 to Utf8'),
+    ("a query vector of the wrong width",
+     lambda lib, p: lib.dataset(p).to_table(nearest={"column": "v", "q": [1.0, 2.0, 3.0], "k": 3}),
+     "Query vector size 3 does not match index column size 4"),
+    ("a query vector of the wrong width through an index",
+     lambda lib, p: (lib.dataset(p).create_index("v", "IVF_FLAT", num_partitions=1, replace=True),
+                     lib.dataset(p).to_table(nearest={"column": "v", "q": [1.0, 2.0], "k": 3})),
+     "Query vector size 2 does not match index column size 4"),
+    ("k of zero", lambda lib, p: lib.dataset(p).to_table(nearest={"column": "v", "q": [1.0] * 4, "k": 0}),
+     "Nearest-K must be > 0 but got 0"),
+    ("a filter naming an unknown column", lambda lib, p: lib.dataset(p).to_table(filter="nope > 1"),
+     "No field named nope"),
+]
+
+
+@pytest.mark.parametrize("what,call,words", WORDED, ids=[w[0] for w in WORDED])
+def test_messages_carry_the_words_pylance_users_match(tmp_path, what, call, words):
+    for lib in (lance, lancer):
+        p = str(tmp_path / f"{lib.__name__}.lance")
+        lance.write_dataset(data(), p)
+        e = raised(lambda: call(lib, p))
+        assert e is not None and words in str(e), (lib.__name__, what, e)
+    assert kind(raised(lambda: call(lancer, str(tmp_path / "lancer.lance")))) in (
+        ValueError, OSError, kind(raised(lambda: call(lance, str(tmp_path / "lance.lance")))))
+
+
+def test_a_multivector_query_of_three_dimensions_is_a_value_error(tmp_path):
+    p = str(tmp_path / "mv.lance")
+    lance.write_dataset(pa.table({"mv": pa.array([[[1.0, 2.0], [3.0, 4.0]]] * 4,
+                                                 pa.list_(pa.list_(pa.float32(), 2)))}), p)
+    for lib in (lance, lancer):
+        with pytest.raises(ValueError):
+            lib.dataset(p).to_table(nearest={"column": "mv", "q": np.zeros((2, 2, 2)), "k": 3})

@@ -44,7 +44,7 @@ pub enum TableError {
     },
     /// A request the dataset cannot carry out as asked (a missing column, a clashing
     /// name, a value of the wrong type): nothing was changed.
-    #[error("invalid request: {what}")]
+    #[error("Invalid user input: {what}")]
     InvalidInput {
         /// What is wrong.
         what: String,

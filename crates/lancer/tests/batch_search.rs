@@ -249,7 +249,10 @@ fn bad_batches_end_in_errors_not_panics() {
             RowMeta::default(),
         );
         let err = wide.unwrap_err().to_string();
-        assert!(err.contains("a query of 9 values"), "{err}");
+        assert!(
+            err.contains("Query vector size 9 does not match index column size 8"),
+            "{err}"
+        );
     }
     let empty = nearest_batch(
         &ds,

@@ -315,7 +315,7 @@ impl Dataset {
                 && same_family(from.data_type(), to))
             {
                 return Err(TableError::invalid(format!(
-                    "column {name:?} is {} and cannot be cast to {to}: a column keeps its \
+                    "Cannot cast column {name:?} from {} to {to}: a column keeps its \
                      kind (integers to integers, floats to floats, strings to strings, dates \
                      and times to dates and times, ...); add a computed column instead \
                      (add_columns with CAST)",

@@ -351,7 +351,7 @@ pub(crate) fn streamed_top_k_batch(
         if let Some(q) = queries.iter().find(|q| q.len() != dim) {
             return Err(Error::InvalidArgument {
                 what: format!(
-                    "a query of {} values for {dim}-d vectors in {column:?}",
+                    "Query vector size {} does not match index column size {dim} (the vectors of {column:?})",
                     q.len()
                 ),
             });

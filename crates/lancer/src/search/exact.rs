@@ -249,7 +249,7 @@ fn nearest_rows(
     if req.query.len() != dim {
         return Err(TableError::NotFound {
             what: format!(
-                "a query of {} values for {}-d vectors",
+                "Query vector size {} does not match index column size {}",
                 req.query.len(),
                 dim
             ),
@@ -523,7 +523,7 @@ pub(crate) fn streamed_top_k(
         if query.len() != dim {
             return Err(crate::Error::InvalidArgument {
                 what: format!(
-                    "a query of {} values for {dim}-d vectors in {column:?}",
+                    "Query vector size {} does not match index column size {dim} (the vectors of {column:?})",
                     query.len()
                 ),
             });

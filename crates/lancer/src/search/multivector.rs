@@ -98,7 +98,7 @@ pub(crate) fn top_k(
     if dim == 0 || query.is_empty() || !query.len().is_multiple_of(dim) {
         return Err(Error::InvalidArgument {
             what: format!(
-                "a multivector query of {} values for {dim}-d vectors (give one or more whole vectors)",
+                "Query vector size {} does not match index column size {dim} (a multivector query gives one or more whole vectors)",
                 query.len()
             ),
         });
@@ -164,7 +164,7 @@ pub(crate) fn indexed_top_k(
     if dim == 0 || req.query.is_empty() || !req.query.len().is_multiple_of(dim) {
         return Err(Error::InvalidArgument {
             what: format!(
-                "a multivector query of {} values for {dim}-d vectors in {:?} (give one or more whole vectors)",
+                "Query vector size {} does not match index column size {dim} (a multivector query of {:?} gives one or more whole vectors)",
                 req.query.len(),
                 req.column
             ),

@@ -51,10 +51,10 @@ impl IvfSegment {
         if let Some(q) = queries.iter().find(|q| q.len() != self.dim) {
             return Err(IndexError::InvalidArgument {
                 what: format!(
-                    "a query of {} values for index {} over {}-d vectors",
+                    "Query vector size {} does not match index column size {} (index {})",
                     q.len(),
-                    self.name,
-                    self.dim
+                    self.dim,
+                    self.name
                 ),
             });
         }

@@ -112,7 +112,7 @@ impl IvfSegment {
         if query.len() != self.dim {
             return Err(IndexError::InvalidArgument {
                 what: format!(
-                    "a query of {} values for {}-d index {}",
+                    "Query vector size {} does not match index column size {} (index {})",
                     query.len(),
                     self.dim,
                     self.name

@@ -718,10 +718,10 @@ impl IvfSegment {
         if query.len() != self.dim {
             return Err(IndexError::InvalidArgument {
                 what: format!(
-                    "a query of {} values for index {} over {}-d vectors",
+                    "Query vector size {} does not match index column size {} (index {})",
                     query.len(),
-                    self.name,
-                    self.dim
+                    self.dim,
+                    self.name
                 ),
             });
         }
