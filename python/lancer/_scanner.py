@@ -14,7 +14,7 @@ import pyarrow as pa
 from . import _checks, _lancer
 from ._lancer import InvalidInputError
 from ._stats import _ScanMeter
-from ._util import _columns, _iter, _read_all, _sorted
+from ._util import _columns, _computed, _evaluate, _iter, _read_all, _sorted
 from .query import to_engine
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class LanceScanner:
                 p.get("limit"),
                 p.get("filter"),
                 bool(p.get("prefilter") or False),
-                _columns(p.get("columns")),
+                self._search_columns(),
                 bool(p.get("with_row_id")),
                 bool(p.get("with_row_address")),
                 explain,
@@ -87,6 +87,16 @@ class LanceScanner:
         if explain:
             return batch
         table = pa.Table.from_batches([batch])
+        computed = _computed(inner, p.get("columns"))
+        if computed is not None:
+            # the search read the expressions' columns; evaluate them over its rows
+            table = _evaluate(inner, table, *computed)
+        return self._finish(table)
+
+    def _finish(self, table: pa.Table) -> pa.Table:
+        """A search's rows after offset, limit and order_by."""
+        p = self._p
+        nearest = p.get("nearest")
         offset = p.get("offset") or 0
         limit = p.get("limit")
         if offset or (limit is not None and nearest is not None):
@@ -108,7 +118,7 @@ class LanceScanner:
             refine_factor=nearest.get("refine_factor"),
             filter=p.get("filter"),
             prefilter=bool(p.get("prefilter")),  # pylance's default: postfilter
-            columns=_columns(p.get("columns")),
+            columns=self._search_columns(),
             use_index=bool(nearest.get("use_index", True)),
             with_row_id=bool(p.get("with_row_id")),
             with_row_address=bool(p.get("with_row_address")),
@@ -119,6 +129,12 @@ class LanceScanner:
             ef=nearest.get("ef"),
             approx_mode=nearest.get("approx_mode"),
         )
+
+    def _search_columns(self) -> Any:
+        """The columns a search reads: those named, or those computed columns read."""
+        columns = self._p.get("columns")
+        computed = _computed(self._ds._inner, columns)
+        return computed[1] if computed is not None else _columns(columns)
 
     def _nearest_one(self, nearest: dict, q: Any, explain: bool) -> Any:
         """One query vector's search (a batch, or the plan's text)."""

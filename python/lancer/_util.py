@@ -207,6 +207,37 @@ def _indices(values: Any) -> Any:
     return list(values)
 
 
+def _computed(inner: Any, columns: Any) -> Optional[Tuple[List[Tuple[str, str]], List[str]]]:
+    """For ``columns={name: SQL}``: the expressions, and the dataset columns they read
+    (None for a list of names)."""
+    if not isinstance(columns, dict):
+        return None
+    exprs = [(str(k), str(v)) for k, v in columns.items()]
+    return exprs, _lancer.computed_reads(inner, exprs)
+
+
+def _evaluate(inner: Any, table: pa.Table, exprs: List[Tuple[str, str]], read: List[str]) -> pa.Table:
+    """``table`` with its columns ``read`` replaced, where the first of them stood, by
+    the computed columns ``exprs``; its other columns (``query_index``, ``_distance``,
+    ``_score``, ``_rowid``, ...) stay where they are."""
+    data = table.select(read).combine_chunks()
+    batches = data.to_batches() or [pa.RecordBatch.from_pylist([], schema=data.schema)]
+    computed = pa.Table.from_batches([_lancer.evaluate_computed(inner, b, exprs) for b in batches])
+    fields, arrays, placed = [], [], False
+    for name in table.column_names:
+        if name in read:
+            if not placed:
+                fields.extend(computed.schema)
+                arrays.extend(computed.columns)
+                placed = True
+            continue
+        fields.append(table.schema.field(name))
+        arrays.append(table[name])
+    if not placed:
+        fields[:0], arrays[:0] = list(computed.schema), list(computed.columns)
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
 def _columns(columns: Any) -> Optional[List[str]]:
     if columns is None:
         return None

@@ -56,6 +56,8 @@ from ._stats import (  # noqa: F401
 from ._transactions import _TransactionsMixin
 from ._util import (  # noqa: F401 (DatasetNotFoundError: pylance's name in lance.dataset)
     DatasetNotFoundError,
+    _computed,
+    _evaluate,
     _sql_filter,
     _auto_cleanup,
     _check_arguments,
@@ -628,11 +630,21 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
         """Rows at live-row offsets ``indices``, in that order (blob columns as their
         descriptors, as pylance's ``take``; payloads through :meth:`read_blobs`)."""
         _check_arguments("take", kwargs)
+        computed = _computed(self._inner, columns)
+        if computed is not None:
+            exprs, read = computed
+            return _evaluate(self._inner, self._inner.take(_indices(indices), read, blob_descriptions=True),
+                             exprs, read)
         return self._inner.take(_indices(indices), _columns(columns), blob_descriptions=True)
 
     def take_rows(self, row_ids: Any, columns: Any = None, **kwargs: Any) -> pa.Table:
         """Rows by row id (``_rowid``: the stable id, or the row address)."""
         _check_arguments("take_rows", kwargs)
+        computed = _computed(self._inner, columns)
+        if computed is not None:
+            exprs, read = computed
+            return _evaluate(self._inner, self._inner.take_rows(_indices(row_ids), read, blob_descriptions=True),
+                             exprs, read)
         return self._inner.take_rows(_indices(row_ids), _columns(columns), blob_descriptions=True)
 
     # --- blobs ----------------------------------------------------------------------

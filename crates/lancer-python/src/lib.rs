@@ -19,6 +19,7 @@ mod batch;
 mod blobs;
 mod branches;
 mod compaction;
+mod computed;
 mod dataset;
 mod distributed;
 mod errors;
@@ -63,6 +64,7 @@ fn _lancer(m: &Bound<'_, PyModule>) -> PyResult<()> {
     transactions::register(m)?;
     two_phase::register(m)?;
     compaction::register(m)?;
+    computed::register(m)?;
     distributed::register(m)?;
     blobs::register(m)?;
     sql::register(m)?;

@@ -214,3 +214,39 @@ fn parallel_sorts_merge_to_the_reference_order() {
     });
     assert_eq!(got, want);
 }
+
+/// Computed columns only, ordered by a dataset column they do not include (pylance's
+/// `scanner(columns={"id2": "id * 2"}, order_by=["k"])`): the key is read for the sort
+/// and left out of the rows.
+#[test]
+fn computed_columns_sort_by_a_column_not_projected() {
+    let session = Session::new();
+    let ds = session
+        .write(
+            "memory://order/computed",
+            &[data(200)],
+            &WriteParams::default(),
+        )
+        .unwrap();
+    let mut key = SortKey::ascending("k");
+    key.nulls_first = true;
+    let got = ds
+        .scan()
+        .project(&[("id2", "id * 2")])
+        .order_by(&[key, SortKey::ascending("id")])
+        .limit(Some(30))
+        .to_batch()
+        .unwrap();
+    assert_eq!(got.num_columns(), 1);
+    assert_eq!(got.schema().field(0).name(), "id2");
+    let all = data(200);
+    let ids = all.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+    let k = all.column(2).as_any().downcast_ref::<Int64Array>().unwrap();
+    let mut want: Vec<(Option<i64>, i64)> = (0..200)
+        .map(|i| (k.is_valid(i).then(|| k.value(i)), ids.value(i)))
+        .collect();
+    want.sort();
+    let want: Vec<i64> = want.iter().take(30).map(|(_, id)| id * 2).collect();
+    let got = got.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+    assert_eq!(got.values().to_vec(), want);
+}

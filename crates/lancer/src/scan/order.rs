@@ -50,6 +50,17 @@ impl Scanner {
         inner.offset = 0;
         // read the sort columns too when the projection leaves them out
         let mut added = Vec::new();
+        if let Some(computed) = inner.computed.as_mut() {
+            // computed columns only: a dataset column to sort by is read as one more
+            // (a name as the dialect quotes it)
+            for k in &self.order {
+                if !computed.iter().any(|(n, _)| n == &k.column) {
+                    let quoted = format!("`{}`", k.column.replace('`', "``"));
+                    computed.push((k.column.clone(), quoted));
+                    added.push(k.column.clone());
+                }
+            }
+        }
         if let Some(cols) = inner.columns.as_mut() {
             let computed: Vec<&str> = inner
                 .computed
