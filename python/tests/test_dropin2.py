@@ -481,3 +481,33 @@ def test_computed_columns_answer_as_pylance_outside_plain_scans(computed_ds, cal
         ours, theirs = ours.sort_by([("_distance", "ascending"), ("id2", "ascending")]), theirs.sort_by(
             [("_distance", "ascending"), ("id2", "ascending")])
     assert ours.to_pylist() == theirs.to_pylist()
+
+
+def test_metadata_updates_from_a_handle_read_before_an_auto_cleanup_commit_as_pylance(tmp_path):
+    """Auto-cleanup removes the versions an old handle read past; its config and
+    metadata updates still commit (over the latest maps), its writes too, in both."""
+    import time
+
+    outcomes = {}
+    for lib in (lance, lancer):
+        p = str(tmp_path / f"{lib.__name__}.lance")
+        t = pa.table({"a": [1, 2, 3]})
+        lance.write_dataset(t, p)
+        for _ in range(4):
+            lance.write_dataset(t, p, mode="append")
+        old = lib.dataset(p)
+        lib.dataset(p).update_config({"lance.auto_cleanup.interval": "1", "lance.auto_cleanup.older_than": "0s",
+                                      "lance.auto_cleanup.retain_versions": "1"})
+        lib.write_dataset(t, p, mode="append")
+        time.sleep(0.05)
+        lib.write_dataset(t, p, mode="append")
+        seen = [[v["version"] for v in lib.dataset(p).versions()]]
+        old.update_config({"x": "1"})
+        old.update_metadata({"m": "1"})
+        old.delete_config_keys(["lance.auto_cleanup.interval"])
+        old.delete("a = 1")
+        now = lance.dataset(p)
+        seen.append((now.version, now.count_rows(), now.config().get("x"), now.metadata.get("m")
+                     if isinstance(now.metadata, dict) else None))
+        outcomes[lib.__name__] = seen
+    assert outcomes["lancer"] == outcomes["lance"]
