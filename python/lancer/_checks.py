@@ -32,7 +32,10 @@ def field_at(schema: pa.Schema, path: str) -> Optional[pa.Field]:
 
 
 def is_vector(t: pa.DataType) -> bool:
-    """A fixed-size list of numbers (or a list of them: multivectors)."""
+    """A fixed-size list of numbers (or a list of them: multivectors); an
+    ``arrow.fixed_shape_tensor`` is its fixed-size-list storage, as in pylance."""
+    if isinstance(t, pa.BaseExtensionType):
+        t = t.storage_type
     if pa.types.is_fixed_size_list(t):
         v = t.value_type
         return pa.types.is_floating(v) or pa.types.is_integer(v)

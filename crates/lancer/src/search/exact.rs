@@ -214,7 +214,8 @@ pub fn exact_nearest(
 
 /// The `_distance` output column.
 pub(crate) fn distance_field() -> Field {
-    Field::new("_distance", DataType::Float32, false)
+    // nullable, as pylance 14 declares it
+    Field::new("_distance", DataType::Float32, true)
 }
 
 /// [`nearest`]'s rows and distances, apart.

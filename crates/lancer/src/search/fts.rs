@@ -179,7 +179,7 @@ pub fn full_text_search(ds: &Dataset, q: &FtsQuery, opts: &FtsOptions) -> Result
         .iter()
         .map(|f| f.as_ref().clone())
         .collect();
-    fields.push(Field::new("_score", DataType::Float32, false));
+    fields.push(Field::new("_score", DataType::Float32, true)); // nullable, as pylance 14 declares it
     let mut arrays: Vec<ArrayRef> = b.columns().to_vec();
     arrays.push(Arc::new(Float32Array::from_iter_values(
         ranked.iter().map(|r| r.1),
