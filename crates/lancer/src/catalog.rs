@@ -25,6 +25,83 @@ pub(crate) fn top_level_field(ds: &Dataset, column: &str, what: &str) -> Result<
         })
 }
 
+/// The field id and Arrow type of the field at `path` (a top-level column, then struct
+/// fields by name), or None.
+pub(crate) fn field_at_path<S: AsRef<str>>(
+    ds: &Dataset,
+    path: &[S],
+) -> Option<(i32, arrow_schema::DataType)> {
+    let (first, rest) = path.split_first()?;
+    let fields = &ds.manifest().schema.fields;
+    let mut f = fields
+        .iter()
+        .find(|f| f.parent_id == -1 && f.name == first.as_ref())?;
+    let schema = ds.schema();
+    let mut t = schema
+        .field_with_name(first.as_ref())
+        .ok()?
+        .data_type()
+        .clone();
+    for name in rest {
+        let arrow_schema::DataType::Struct(children) = &t else {
+            return None;
+        };
+        let child = children.iter().find(|c| c.name() == name.as_ref())?;
+        t = child.data_type().clone();
+        f = f.children.iter().find(|c| c.name == name.as_ref())?;
+    }
+    Some((f.id, t))
+}
+
+/// The field id of `column`: a top-level column, or a struct field by its path
+/// (`meta.lang`; a top-level name holding a dot is taken whole first). `what` says what
+/// the column was wanted for, in the error.
+pub(crate) fn indexable_field(ds: &Dataset, column: &str, what: &str) -> Result<i32> {
+    if let Ok(id) = top_level_field(ds, column, what) {
+        return Ok(id);
+    }
+    let path: Vec<&str> = column.split('.').collect();
+    field_at_path(ds, &path)
+        .map(|(id, _)| id)
+        .ok_or_else(|| Error::InvalidArgument {
+            what: format!("no column {column:?} {what}"),
+        })
+}
+
+/// The dotted path of field `id` (`meta.lang` for a struct's child), or None when the
+/// schema has no such field.
+pub(crate) fn field_path(schema: &lancer_format::schema::LanceSchema, id: i32) -> Option<String> {
+    fn walk(fields: &[lancer_format::schema::LanceField], id: i32, at: &mut Vec<String>) -> bool {
+        for f in fields {
+            at.push(f.name.clone());
+            if f.id == id || walk(&f.children, id, at) {
+                return true;
+            }
+            at.pop();
+        }
+        false
+    }
+    let mut at = Vec::new();
+    walk(&schema.fields, id, &mut at).then(|| at.join("."))
+}
+
+/// The Arrow field at `column` (top-level, or a struct field by path), or None.
+pub(crate) fn arrow_field_at(ds: &Dataset, column: &str) -> Option<arrow_schema::Field> {
+    let schema = ds.schema();
+    if let Ok(f) = schema.field_with_name(column) {
+        return Some(f.clone());
+    }
+    let mut parts = column.split('.');
+    let mut f = schema.field_with_name(parts.next()?).ok()?.clone();
+    for name in parts {
+        let arrow_schema::DataType::Struct(children) = f.data_type() else {
+            return None;
+        };
+        f = children.iter().find(|c| c.name() == name)?.as_ref().clone();
+    }
+    Some(f)
+}
+
 /// The fragments of `ds` whose ids are not in `covered` (what an index leaves to scan).
 pub(crate) fn uncovered_fragments(ds: &Dataset, covered: &roaring::RoaringBitmap) -> Vec<u64> {
     ds.fragments()

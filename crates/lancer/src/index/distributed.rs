@@ -51,7 +51,7 @@ pub fn train_vector_model(
     fragments: Option<&[u64]>,
     given: Option<&VectorModel>,
 ) -> Result<VectorModel> {
-    crate::catalog::top_level_field(ds, column, "to index")?;
+    crate::catalog::indexable_field(ds, column, "to index")?;
     if let Some(f) = fragments {
         check_fragments(ds, f)?;
     }
@@ -125,7 +125,7 @@ pub fn create_index_segment(
     model: Option<&VectorModel>,
     uuid: Option<Vec<u8>>,
 ) -> Result<pb::IndexMetadata> {
-    let field_id = crate::catalog::top_level_field(ds, column, "to index")?;
+    let field_id = crate::catalog::indexable_field(ds, column, "to index")?;
     check_fragments(ds, fragments)?;
     let mut fragments = fragments.to_vec();
     fragments.sort_unstable();
@@ -430,7 +430,7 @@ pub fn commit_index_segments(
     segments: Vec<pb::IndexMetadata>,
     replace: bool,
 ) -> Result<Dataset> {
-    let field_id = crate::catalog::top_level_field(ds, column, "to index")?;
+    let field_id = crate::catalog::indexable_field(ds, column, "to index")?;
     same_kind(&segments)?;
     if segments[0].fields != [field_id] {
         return Err(invalid(format!(

@@ -53,7 +53,7 @@ pub fn create_fts_index(
     opts: &FtsIndexOptions,
     progress: Option<&Progress>,
 ) -> Result<Dataset> {
-    let field_id = crate::catalog::top_level_field(ds, column, "to index")?;
+    let field_id = crate::catalog::indexable_field(ds, column, "to index")?;
     let params = column_params(ds, column, &opts.params)?;
     let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
     let existing = crate::index::vector::replaced_segments(ds, &name, opts.replace)?;
@@ -96,24 +96,24 @@ pub(crate) fn column_params(
 
 /// Full-text indexes are built on string columns and JSON columns (true for these).
 pub(crate) fn check_column(ds: &Dataset, column: &str) -> Result<bool> {
-    match ds
-        .schema()
-        .field_with_name(column)
+    let field = crate::catalog::arrow_field_at(ds, column);
+    match field
+        .as_ref()
         .map(|f| f.data_type().clone())
+        .ok_or_else(|| format!("no column {column:?} to index"))
     {
         Ok(DataType::Utf8 | DataType::LargeUtf8) => Ok(false),
         Ok(DataType::LargeBinary)
-            if ds
-                .schema()
-                .field_with_name(column)
-                .is_ok_and(lancer_format::json::is_jsonb_field) =>
+            if field
+                .as_ref()
+                .is_some_and(lancer_format::json::is_jsonb_field) =>
         {
             Ok(true)
         }
         Ok(other) => Err(invalid(format!(
             "column {column:?} is {other}: full-text indexes are built on string columns"
         ))),
-        Err(e) => Err(invalid(e.to_string())),
+        Err(e) => Err(invalid(e)),
     }
 }
 

@@ -59,10 +59,8 @@ pub(crate) fn build_expecting(
 ) -> Result<BuiltScalar> {
     use arrow_array::cast::AsArray;
     use arrow_array::types::UInt64Type;
-    let schema = ds.schema();
-    let field = schema
-        .field_with_name(column)
-        .map_err(|_| invalid(format!("no column {column:?} to index")))?;
+    let field = &crate::catalog::arrow_field_at(ds, column)
+        .ok_or_else(|| invalid(format!("no column {column:?} to index")))?;
     let mut params = params.clone();
     params.file_version = crate::index::vector::index_file_version(ds);
     // Which id a kind stores on a dataset with stable row ids (§1, §4.5).
@@ -132,7 +130,7 @@ pub fn create_scalar_index(
     opts: &ScalarIndexOptions,
     progress: Option<&lancer_index::progress::Progress>,
 ) -> Result<Dataset> {
-    let field_id = crate::catalog::top_level_field(ds, column, "to index")?;
+    let field_id = crate::catalog::indexable_field(ds, column, "to index")?;
     let name = opts.name.clone().unwrap_or_else(|| format!("{column}_idx"));
     let existing = crate::index::vector::replaced_segments(ds, &name, opts.replace)?;
     let stage = lancer_index::progress::Stage::start(progress, "load_data", "rows", None);

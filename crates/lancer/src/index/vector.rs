@@ -9,7 +9,7 @@ use lancer_index::distance::Metric;
 use lancer_index::vector::ivf::{self, BuildParams, Quantizer};
 use lancer_table::pb;
 
-use crate::catalog::{top_level_field, uncovered_fragments};
+use crate::catalog::uncovered_fragments;
 use crate::scan::{DatasetExt, ROW_ADDRESS, ROW_ID};
 use crate::{Dataset, Error, Result};
 
@@ -110,16 +110,11 @@ pub(crate) fn segment_column(ds: &Dataset, meta: &pb::IndexMetadata) -> Result<(
     let field_id = *meta.fields.first().ok_or_else(|| Error::InvalidArgument {
         what: format!("index {name:?} names no column"),
     })?;
-    let column = ds
-        .manifest()
-        .schema
-        .fields
-        .iter()
-        .find(|f| f.id == field_id && f.parent_id == -1)
-        .map(|f| f.name.clone())
-        .ok_or_else(|| Error::InvalidArgument {
-            what: format!("index {name:?} is on field {field_id}, which is not a top-level column"),
-        })?;
+    let column = crate::catalog::field_path(&ds.manifest().schema, field_id).ok_or_else(|| {
+        Error::InvalidArgument {
+            what: format!("index {name:?} is on field {field_id}, which the schema does not have"),
+        }
+    })?;
     Ok((field_id, column))
 }
 
@@ -129,7 +124,7 @@ pub fn create_vector_index(
     column: &str,
     opts: &VectorIndexOptions,
 ) -> Result<Dataset> {
-    let field_id = top_level_field(ds, column, "to index")?;
+    let field_id = crate::catalog::indexable_field(ds, column, "to index")?;
     if crate::search::multivector::column_dim(ds, column).is_some() && opts.metric != Metric::Cosine
     {
         return Err(Error::InvalidArgument {
@@ -699,13 +694,8 @@ pub(crate) fn reuse_params(
 /// The indexes of `ds`, one entry per name.
 pub fn list_indices(ds: &Dataset) -> Result<Vec<IndexInfo>> {
     let schema = &ds.manifest().schema;
-    let column_of = |id: i32| {
-        schema
-            .fields
-            .iter()
-            .find(|f| f.id == id)
-            .map_or_else(|| format!("field {id}"), |f| f.name.clone())
-    };
+    let column_of =
+        |id: i32| crate::catalog::field_path(schema, id).unwrap_or_else(|| format!("field {id}"));
     let mut out: Vec<IndexInfo> = Vec::new();
     for m in ds.indices()? {
         let uuid = m

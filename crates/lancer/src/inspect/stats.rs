@@ -264,21 +264,7 @@ pub fn describe_indices(ds: &Dataset) -> Result<Vec<IndexDescription>> {
 
 /// The dotted path of field `id` (`a.b` for a struct's child).
 fn field_path(schema: &lancer_format::schema::LanceSchema, id: i32) -> String {
-    let mut parts = Vec::new();
-    let mut at = id;
-    while let Some(f) = schema.fields.iter().find(|f| f.id == at) {
-        parts.push(f.name.clone());
-        if f.parent_id < 0 {
-            break;
-        }
-        at = f.parent_id;
-    }
-    parts.reverse();
-    if parts.is_empty() {
-        format!("field {id}")
-    } else {
-        parts.join(".")
-    }
+    crate::catalog::field_path(schema, id).unwrap_or_else(|| format!("field {id}"))
 }
 
 /// pylance's `stats.dataset_stats(max_rows_per_group)`.

@@ -8,6 +8,7 @@
 //! the filter keeps: the scan reads only those rows and evaluates the whole filter on
 //! them (the recheck), and scans uncovered fragments whole.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Bound;
 use std::sync::Arc;
@@ -170,6 +171,11 @@ impl<'a> Planner<'a> {
 /// (`json_get_int(data, 'x')`) is the column read at that path, of the accessor's type:
 /// only JSON path indexes on that path answer for it ([`crate::index::json`]).
 fn column<'e>(e: &'e Expr, ds: &Dataset) -> Option<Col<'e>> {
+    if let Some(path) = struct_path(e) {
+        // `meta.lang` (DataFusion's get_field over a column): an index on that field
+        let (id, t) = crate::catalog::field_at_path(ds, &path)?;
+        return Some((Cow::Owned(path.join(".")), id, t, None));
+    }
     if let Expr::ScalarFunction(f) = e {
         let t = crate::filter::json::accessor_type(f.func.name())?;
         let [Expr::Column(c), Expr::Literal(ScalarValue::Utf8(Some(path)), _)] = &f.args[..] else {
@@ -181,7 +187,7 @@ fn column<'e>(e: &'e Expr, ds: &Dataset) -> Option<Col<'e>> {
             return None;
         }
         let id = top_level_id(ds, &c.name)?;
-        return Some((c.name.as_str(), id, t, Some(path.as_str())));
+        return Some((Cow::Borrowed(c.name.as_str()), id, t, Some(path.as_str())));
     }
     if let Expr::Cast(datafusion_expr::expr::Cast { expr, field }) = e {
         let col = column(expr, ds)?;
@@ -199,12 +205,37 @@ fn column<'e>(e: &'e Expr, ds: &Dataset) -> Option<Col<'e>> {
     let schema = ds.schema();
     let field = schema.field_with_name(&c.name).ok()?;
     let id = top_level_id(ds, &c.name)?;
-    Some((c.name.as_str(), id, field.data_type().clone(), None))
+    Some((
+        Cow::Borrowed(c.name.as_str()),
+        id,
+        field.data_type().clone(),
+        None,
+    ))
 }
 
-/// A column an index can answer for: its name, field id, the type of its values and,
-/// for a JSON accessor, the path read.
-type Col<'e> = (&'e str, i32, DataType, Option<&'e str>);
+/// The names along `e` when it reads a struct field (`get_field(get_field(a, 'b'),
+/// 'c')` → `[a, b, c]`); None for anything else, a top-level column included.
+fn struct_path(e: &Expr) -> Option<Vec<String>> {
+    let Expr::ScalarFunction(f) = e else {
+        return None;
+    };
+    if f.func.name() != "get_field" {
+        return None;
+    }
+    let [inner, Expr::Literal(ScalarValue::Utf8(Some(name)), _)] = &f.args[..] else {
+        return None;
+    };
+    let mut path = match inner {
+        Expr::Column(c) => vec![c.name.clone()],
+        other => struct_path(other)?,
+    };
+    path.push(name.clone());
+    Some(path)
+}
+
+/// A column an index can answer for: its name (a struct field's path), field id, the
+/// type of its values and, for a JSON accessor, the path read.
+type Col<'e> = (Cow<'e, str>, i32, DataType, Option<&'e str>);
 
 /// The field id of top-level column `name`.
 fn top_level_id(ds: &Dataset, name: &str) -> Option<i32> {
@@ -686,7 +717,7 @@ impl Planner<'_> {
                 (None, Some(c)) if !is_cast(right) => (c, left.as_ref(), flip(*op)),
                 _ => return Ok(None),
             };
-            if name.as_deref().is_some_and(|n| n != col.0) || col.2.is_floating() {
+            if name.as_deref().is_some_and(|n| n != col.0.as_ref()) || col.2.is_floating() {
                 return Ok(None);
             }
             name = Some(col.0.to_string());

@@ -103,7 +103,7 @@ fn vector_metas<'a>(
     ds: &'a Dataset,
     column: &str,
 ) -> Result<Vec<&'a lancer_table::pb::IndexMetadata>> {
-    let id = crate::catalog::top_level_field(ds, column, "in the dataset")?;
+    let id = crate::catalog::indexable_field(ds, column, "in the dataset")?;
     Ok(ds
         .indices()?
         .iter()

@@ -162,7 +162,7 @@ pub(crate) fn top_k_batch(
 ) -> Result<Vec<Vec<Hit>>> {
     if req.queries.is_empty() {
         // still a column the search could run on
-        crate::catalog::top_level_field(ds, req.column, "in the dataset")?;
+        crate::catalog::indexable_field(ds, req.column, "in the dataset")?;
         return Ok(Vec::new());
     }
     let segments = if params.use_index {

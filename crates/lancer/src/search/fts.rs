@@ -50,12 +50,7 @@ pub fn inverted_indexes(ds: &Dataset) -> Result<Vec<(String, Vec<Arc<InvertedSeg
         let Some(&field) = m.fields.first() else {
             continue;
         };
-        let Some(col) = schema
-            .fields
-            .iter()
-            .find(|f| f.id == field && f.parent_id == -1)
-            .map(|f| f.name.clone())
-        else {
+        let Some(col) = crate::catalog::field_path(schema, field) else {
             continue;
         };
         if by_column.iter().any(|(c, n, _)| *c == col && *n != m.name) {
@@ -212,7 +207,7 @@ pub fn full_text_addresses(
     // row tokenized with the default analyzer, scored with the rows' own statistics
     for n in named.iter().flatten() {
         if !indexes.iter().any(|(c, _)| c == n) {
-            if ds.schema().field_with_name(n).is_err() {
+            if crate::catalog::arrow_field_at(ds, n).is_none() {
                 return Err(Error::InvalidArgument {
                     what: format!("no column {n:?} to search"),
                 });
