@@ -103,6 +103,12 @@ impl ChunkTokenizer {
 
     /// Tokenizes one row (a row without tokens is not a document).
     pub fn push(&mut self, row_id: u64, text: &str) {
+        self.push_parts(row_id, &[text]);
+    }
+
+    /// Tokenizes one row made of several texts (a `list<string>` row: its items, in
+    /// order, as one document; positions run on from one item to the next).
+    pub fn push_parts(&mut self, row_id: u64, parts: &[&str]) {
         let c = &mut self.chunk;
         let e0 = c.entries.len();
         let doc = c.docs.len() as u32 + 1;
@@ -110,28 +116,37 @@ impl ChunkTokenizer {
         occ.clear();
         let mut count = 0u32;
         let with_position = self.with_position;
-        self.analyzer.each_token(text, &mut |tok, pos| {
-            let id = match ids.get(tok) {
-                Some(&id) => id,
-                None => {
-                    let id = c.vocab.len() as u32;
-                    ids.insert(tok.to_string(), id);
-                    c.vocab.push(tok.to_string());
-                    seen.push((0, 0));
-                    id
+        let mut offset = 0u32;
+        for text in parts {
+            let mut last = None;
+            self.analyzer.each_token(text, &mut |tok, pos| {
+                last = Some(pos);
+                let pos = pos.saturating_add(offset);
+                let id = match ids.get(tok) {
+                    Some(&id) => id,
+                    None => {
+                        let id = c.vocab.len() as u32;
+                        ids.insert(tok.to_string(), id);
+                        c.vocab.push(tok.to_string());
+                        seen.push((0, 0));
+                        id
+                    }
+                };
+                let s = &mut seen[id as usize];
+                if s.0 != doc {
+                    *s = (doc, (c.entries.len() - e0) as u32);
+                    c.entries.push((id, 0));
                 }
-            };
-            let s = &mut seen[id as usize];
-            if s.0 != doc {
-                *s = (doc, (c.entries.len() - e0) as u32);
-                c.entries.push((id, 0));
+                c.entries[e0 + s.1 as usize].1 += 1;
+                if with_position {
+                    occ.push((s.1, pos));
+                }
+                count = count.saturating_add(1);
+            });
+            if let Some(p) = last {
+                offset = offset.saturating_add(p).saturating_add(1);
             }
-            c.entries[e0 + s.1 as usize].1 += 1;
-            if with_position {
-                occ.push((s.1, pos));
-            }
-            count = count.saturating_add(1);
-        });
+        }
         if count == 0 {
             return;
         }

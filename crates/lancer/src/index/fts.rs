@@ -6,7 +6,7 @@
 //! the same analyzer (pylance's `optimize_indices(num_indices_to_merge=0)` form).
 
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, RecordBatch};
+use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::DataType;
 use lancer_index::inverted::build::{ChunkTokenizer, InvertedBuilder, TokenizedChunk, FORMAT};
 use lancer_index::inverted::segment::{InvertedSegment, INVERTED_DETAILS_URL};
@@ -103,6 +103,12 @@ pub(crate) fn check_column(ds: &Dataset, column: &str) -> Result<bool> {
         .ok_or_else(|| format!("no column {column:?} to index"))
     {
         Ok(DataType::Utf8 | DataType::LargeUtf8) => Ok(false),
+        // a list of strings: each row's items are one document (as the reference)
+        Ok(DataType::List(item) | DataType::LargeList(item))
+            if matches!(item.data_type(), DataType::Utf8 | DataType::LargeUtf8) =>
+        {
+            Ok(false)
+        }
         Ok(DataType::LargeBinary)
             if field
                 .as_ref()
@@ -111,7 +117,8 @@ pub(crate) fn check_column(ds: &Dataset, column: &str) -> Result<bool> {
             Ok(true)
         }
         Ok(other) => Err(invalid(format!(
-            "column {column:?} is {other}: full-text indexes are built on string columns"
+            "column {column:?} is {other}: full-text indexes are built on string columns and \
+             lists of strings"
         ))),
         Err(e) => Err(invalid(e)),
     }
@@ -221,6 +228,28 @@ fn tokenize(tok: &mut ChunkTokenizer, batch: &RecordBatch, stable: bool) -> Resu
         .and_then(|c| c.as_primitive_opt::<arrow_array::types::UInt64Type>())
         .ok_or_else(|| invalid("row ids missing from the index scan"))?;
     let col = batch.column(0);
+    if let Some((offsets, items)) = list_parts(col.as_ref()) {
+        let large = matches!(items.data_type(), DataType::LargeUtf8);
+        let mut parts: Vec<&str> = Vec::new();
+        for i in 0..batch.num_rows() {
+            if col.is_null(i) {
+                continue;
+            }
+            parts.clear();
+            for j in offsets[i]..offsets[i + 1] {
+                if items.is_null(j) {
+                    continue;
+                }
+                parts.push(if large {
+                    items.as_string::<i64>().value(j)
+                } else {
+                    items.as_string::<i32>().value(j)
+                });
+            }
+            tok.push_parts(ids.value(i), &parts);
+        }
+        return Ok(());
+    }
     let large = matches!(col.data_type(), DataType::LargeUtf8);
     for i in 0..batch.num_rows() {
         if col.is_null(i) {
@@ -234,6 +263,17 @@ fn tokenize(tok: &mut ChunkTokenizer, batch: &RecordBatch, stable: bool) -> Resu
         tok.push(ids.value(i), text);
     }
     Ok(())
+}
+
+/// A list column's row bounds (into its items) and its items; None for a non-list.
+fn list_parts(col: &dyn Array) -> Option<(Vec<usize>, ArrayRef)> {
+    if let Some(l) = col.as_list_opt::<i32>() {
+        let o = l.value_offsets().iter().map(|&x| x as usize).collect();
+        return Some((o, l.values().clone()));
+    }
+    let l = col.as_list_opt::<i64>()?;
+    let o = l.value_offsets().iter().map(|&x| x as usize).collect();
+    Some((o, l.values().clone()))
 }
 
 /// Indexes the fragments `new` as one segment of the index `name` with the analyzer of

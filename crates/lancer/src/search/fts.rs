@@ -136,6 +136,50 @@ fn texts(
                 let a = col.as_string::<i64>();
                 Box::new(move |i| a.is_valid(i).then(|| a.value(i).to_string()))
             }
+            // a list of strings: its items, in order, as one text
+            DataType::List(_) | DataType::LargeList(_) => {
+                let items = |i: usize| -> Option<ArrayRef> {
+                    if col.is_null(i) {
+                        return None;
+                    }
+                    col.as_list_opt::<i32>()
+                        .map(|l| l.value(i))
+                        .or_else(|| col.as_list_opt::<i64>().map(|l| l.value(i)))
+                };
+                let joined = move |i: usize| -> Option<String> {
+                    let v = items(i)?;
+                    let texts: Vec<String> = match v.data_type() {
+                        DataType::Utf8 => v
+                            .as_string::<i32>()
+                            .iter()
+                            .flatten()
+                            .map(String::from)
+                            .collect(),
+                        DataType::LargeUtf8 => v
+                            .as_string::<i64>()
+                            .iter()
+                            .flatten()
+                            .map(String::from)
+                            .collect(),
+                        _ => return None,
+                    };
+                    Some(texts.join(" "))
+                };
+                match col.data_type() {
+                    DataType::List(f) | DataType::LargeList(f)
+                        if matches!(f.data_type(), DataType::Utf8 | DataType::LargeUtf8) =>
+                    {
+                        Box::new(joined)
+                    }
+                    other => {
+                        return Err(Error::InvalidArgument {
+                            what: format!(
+                                "column {column:?} is {other}, not a string column: no full-text search"
+                            ),
+                        })
+                    }
+                }
+            }
             other => {
                 return Err(Error::InvalidArgument {
                     what: format!(
