@@ -411,13 +411,7 @@ def _substrait_bytes(expression: Any, schema: pa.Schema) -> bytes:
     return message.tobytes() if isinstance(message, memoryview) else message.to_pybytes()
 
 
-_SUBSTRAIT_SCHEMAS: Dict[pa.Schema, pa.Schema] = {}
-
-
 def _substrait_schema(schema: pa.Schema) -> pa.Schema:
-    known = _SUBSTRAIT_SCHEMAS.get(schema)
-    if known is not None:
-        return known
     from pyarrow.substrait import serialize_schema
     fields = []
     for i, field in enumerate(schema):
@@ -426,8 +420,4 @@ def _substrait_schema(schema: pa.Schema) -> pa.Schema:
             fields.append(field)
         except (pa.ArrowException, TypeError, ValueError):
             fields.append(pa.field(f"__lancer_not_in_substrait_{i}", pa.int8()))
-    out = pa.schema(fields)
-    if len(_SUBSTRAIT_SCHEMAS) > 64:
-        _SUBSTRAIT_SCHEMAS.clear()
-    _SUBSTRAIT_SCHEMAS[schema] = out
-    return out
+    return pa.schema(fields)

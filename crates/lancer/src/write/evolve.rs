@@ -396,12 +396,13 @@ pub fn merge_insert(
     source_schema: arrow_schema::SchemaRef,
     source: impl IntoIterator<Item = Result<RecordBatch>>,
 ) -> Result<(Dataset, lancer_table::evolution::MergeStats)> {
-    match run_merge(ds, opts, source_schema, source, true)? {
-        (Merged::Committed(d), stats) => Ok((d, stats)),
-        (Merged::Uncommitted(_), _) => Err(Error::InvalidArgument {
-            what: "the merge was asked to commit and did not".into(),
-        }),
-    }
+    run_merge(
+        ds,
+        opts,
+        source_schema,
+        source,
+        |ds, spec, schema, batches| ds.merge_insert(spec, schema, batches),
+    )
 }
 
 /// [`merge_insert`] without the commit (pylance's `execute_uncommitted`): the merge's
@@ -413,43 +414,47 @@ pub fn merge_insert_uncommitted(
     source_schema: arrow_schema::SchemaRef,
     source: impl IntoIterator<Item = Result<RecordBatch>>,
 ) -> Result<(crate::write::Operation, lancer_table::evolution::MergeStats)> {
-    match run_merge(ds, opts, source_schema, source, false)? {
-        (Merged::Uncommitted(op), stats) => {
-            let lancer_table::pb::transaction::Operation::Update(u) = op else {
-                return Err(Error::InvalidArgument {
-                    what: format!("a merge built a {op:?} operation, not an Update"),
-                });
-            };
-            let op = crate::write::Operation::Update {
-                removed_fragment_ids: u.removed_fragment_ids,
-                updated_fragments: u.updated_fragments,
-                new_fragments: u.new_fragments,
-                fields_modified: u.fields_modified,
-                fields_for_preserving_frag_bitmap: u.fields_for_preserving_frag_bitmap,
-                rewrite_columns: u.update_mode
-                    == lancer_table::pb::transaction::UpdateMode::RewriteColumns as i32,
-            };
-            Ok((op, stats))
-        }
-        (Merged::Committed(_), _) => Err(Error::InvalidArgument {
-            what: "the merge was asked not to commit and did".into(),
-        }),
-    }
+    let (op, stats) = run_merge(
+        ds,
+        opts,
+        source_schema,
+        source,
+        |ds, spec, schema, batches| ds.merge_insert_uncommitted(spec, schema, batches),
+    )?;
+    let lancer_table::pb::transaction::Operation::Update(u) = op else {
+        return Err(Error::InvalidArgument {
+            what: format!("a merge built a {op:?} operation, not an Update"),
+        });
+    };
+    let op = crate::write::Operation::Update {
+        removed_fragment_ids: u.removed_fragment_ids,
+        updated_fragments: u.updated_fragments,
+        new_fragments: u.new_fragments,
+        fields_modified: u.fields_modified,
+        fields_for_preserving_frag_bitmap: u.fields_for_preserving_frag_bitmap,
+        rewrite_columns: u.update_mode
+            == lancer_table::pb::transaction::UpdateMode::RewriteColumns as i32,
+    };
+    Ok((op, stats))
 }
 
-/// What [`run_merge`] made: the new version, or the operation that would commit it.
-enum Merged {
-    Committed(Dataset),
-    Uncommitted(lancer_table::pb::transaction::Operation),
-}
+/// The batches of a merge's source, as the table layer takes them.
+type SourceBatches<'a> = Box<dyn Iterator<Item = lancer_table::Result<RecordBatch>> + 'a>;
 
-fn run_merge(
+/// Checks `opts`, fits the source to the dataset's types and hands the table layer's
+/// merge description to `run` (which commits, or not).
+fn run_merge<T>(
     ds: &Dataset,
     opts: &MergeOptions,
     source_schema: arrow_schema::SchemaRef,
     source: impl IntoIterator<Item = Result<RecordBatch>>,
-    commit: bool,
-) -> Result<(Merged, lancer_table::evolution::MergeStats)> {
+    run: impl FnOnce(
+        &Dataset,
+        &lancer_table::evolution::MergeInsert<'_>,
+        arrow_schema::SchemaRef,
+        SourceBatches<'_>,
+    ) -> lancer_table::Result<(T, lancer_table::evolution::MergeStats)>,
+) -> Result<(T, lancer_table::evolution::MergeStats)> {
     if !(opts.update_matched
         || opts.delete_matched
         || opts.fail_on_match
@@ -601,13 +606,7 @@ fn run_merge(
         target_bases: opts.target_bases.clone(),
         target_all_bases: opts.target_all_bases,
     };
-    if commit {
-        let (d, stats) = ds.merge_insert(&spec, cast_schema, source)?;
-        Ok((Merged::Committed(d), stats))
-    } else {
-        let (op, stats) = ds.merge_insert_uncommitted(&spec, cast_schema, source)?;
-        Ok((Merged::Uncommitted(op), stats))
-    }
+    Ok(run(ds, &spec, cast_schema, Box::new(source.into_iter()))?)
 }
 
 /// Adds the columns of `source` other than its key `on` (pylance's `merge(table,

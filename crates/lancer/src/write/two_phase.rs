@@ -666,7 +666,7 @@ fn check_files(store: &Store, base: Option<&Dataset>, op: &PbOperation) -> Resul
                         ),
                     });
                 }
-                check_data_file(store, base, frag, df, &schema_ids)?;
+                let new_schema = check_data_file(store, base, frag, df, &schema_ids)?;
                 if let (Some(b), Some(old)) = (
                     base,
                     frag.files.iter().find(|f| {
@@ -675,7 +675,7 @@ fn check_files(store: &Store, base: Option<&Dataset>, op: &PbOperation) -> Resul
                                 == (df.file_major_version, df.file_minor_version)
                     }),
                 ) {
-                    same_column_types(b, old, df)?;
+                    same_column_types(b, old, df, &new_schema)?;
                 }
             }
         }
@@ -741,7 +741,7 @@ fn check_files(store: &Store, base: Option<&Dataset>, op: &PbOperation) -> Resul
         }
     }
     let check = |(frag, df): (&Fragment, Option<&pb::DataFile>)| match df {
-        Some(df) => check_data_file(store, base, frag, df, &schema_ids),
+        Some(df) => check_data_file(store, base, frag, df, &schema_ids).map(|_| ()),
         None => frag
             .deletion_file
             .as_ref()
@@ -798,13 +798,14 @@ fn same_files(f: &Fragment, committed: Option<&Fragment>, what: &str) -> Result<
     }
 }
 
+/// Checks one data file a description names (see the module docs); its Arrow schema.
 fn check_data_file(
     store: &Store,
     base: Option<&Dataset>,
     frag: &Fragment,
     df: &pb::DataFile,
     schema_ids: &[i32],
-) -> Result<()> {
+) -> Result<SchemaRef> {
     let (fstore, rel) = match (base, df.base_id) {
         (Some(d), _) => d.data_file_location(df)?,
         (None, None) => {
@@ -873,37 +874,40 @@ fn check_data_file(
             frag.physical_rows
         )));
     }
-    Ok(())
+    Ok(reader.schema())
 }
 
-/// A replacing data file holds columns of the types of the file it replaces (the
-/// same fields; a file of other types would commit, then fail every read of them).
-fn same_column_types(base: &Dataset, old: &pb::DataFile, new: &pb::DataFile) -> Result<()> {
-    let open = |df: &pb::DataFile| -> Result<(SchemaRef, String)> {
-        let (fstore, rel) = base.data_file_location(df)?;
-        let shown = fstore.display(&rel);
-        let reader = fstore
-            .reader(&rel, None)
-            .map_err(lancer_format::FormatError::from)
-            .and_then(FileReader::open)
-            .map_err(|e| {
-                tampered(format!(
-                    "data file {shown} does not open as a Lance file: {e}"
-                ))
-            })?;
-        Ok((reader.schema(), shown))
-    };
-    let (was, _) = open(old)?;
-    let (now, shown) = open(new)?;
+/// A replacing data file (of schema `now`, as [`check_data_file`] read it) holds
+/// columns of the types of the file it replaces (the same fields; a file of other types
+/// would commit, then fail every read of them).
+fn same_column_types(
+    base: &Dataset,
+    old: &pb::DataFile,
+    new: &pb::DataFile,
+    now: &SchemaRef,
+) -> Result<()> {
+    let (fstore, rel) = base.data_file_location(old)?;
+    let shown = fstore.display(&rel);
+    let was = fstore
+        .reader(&rel, None)
+        .map_err(lancer_format::FormatError::from)
+        .and_then(FileReader::open)
+        .map_err(|e| {
+            tampered(format!(
+                "data file {shown} does not open as a Lance file: {e}"
+            ))
+        })?
+        .schema();
     let types = |s: &SchemaRef| -> Vec<arrow_schema::DataType> {
         s.fields().iter().map(|f| f.data_type().clone()).collect()
     };
-    if types(&was) != types(&now) {
+    if types(&was) != types(now) {
         return Err(Error::InvalidArgument {
             what: format!(
-                "DataReplacement: data file {shown} holds columns of types {:?} where the file \
-                 it replaces holds {:?}: write the new file with the dataset's column types",
-                types(&now),
+                "DataReplacement: data file {} holds columns of types {:?} where the file it \
+                 replaces holds {:?}: write the new file with the dataset's column types",
+                new.path,
+                types(now),
                 types(&was)
             ),
         });
