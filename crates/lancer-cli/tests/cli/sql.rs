@@ -319,10 +319,14 @@ fn shell_session(dir: &Path, history: &Path, typed: &[Typed]) -> String {
     use std::process::Stdio;
     use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
-    let cmd = format!("{} sql --table ds=ds", env!("CARGO_BIN_EXE_lancer"));
+    // `script` runs the command through `$SHELL -c`; `exec` makes the lancer process the
+    // shell itself, so a Ctrl-C reaches lancer alone (a `dash` left waiting in between
+    // would take the SIGINT's default action and `script` would report its death)
+    let cmd = format!("exec {} sql --table ds=ds", env!("CARGO_BIN_EXE_lancer"));
     let mut child = std::process::Command::new("script")
         .args(["-qec", &cmd, "/dev/null"])
         .current_dir(dir)
+        .env("SHELL", "/bin/sh")
         .env("LANCER_HISTORY", history)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
