@@ -79,8 +79,7 @@ class LanceScanner:
                 p.get("filter"),
                 bool(p.get("prefilter") or False),
                 self._search_columns(),
-                bool(p.get("with_row_id")),
-                bool(p.get("with_row_address")),
+                *self._row_ids(),
                 explain,
                 fast_search=bool(p.get("fast_search")),
             )
@@ -91,7 +90,7 @@ class LanceScanner:
         if computed is not None:
             # the search read the expressions' columns; evaluate them over its rows
             table = _evaluate(inner, table, *computed)
-        return self._finish(table)
+        return self._finish(self._in_named_order(table))
 
     def _finish(self, table: pa.Table) -> pa.Table:
         """A search's rows after offset, limit and order_by."""
@@ -120,8 +119,8 @@ class LanceScanner:
             prefilter=bool(p.get("prefilter")),  # pylance's default: postfilter
             columns=self._search_columns(),
             use_index=bool(nearest.get("use_index", True)),
-            with_row_id=bool(p.get("with_row_id")),
-            with_row_address=bool(p.get("with_row_address")),
+            with_row_id=self._row_ids()[0],
+            with_row_address=self._row_ids()[1],
             explain=explain,
             fast_search=bool(p.get("fast_search")),
             minimum_nprobes=nearest.get("minimum_nprobes"),
@@ -131,10 +130,41 @@ class LanceScanner:
         )
 
     def _search_columns(self) -> Any:
-        """The columns a search reads: those named, or those computed columns read."""
+        """The columns a search reads: those named (without the search's own
+        ``_score`` / ``_distance`` and the row ids, which it adds itself), or those
+        computed columns read."""
         columns = self._p.get("columns")
         computed = _computed(self._ds._inner, columns)
-        return computed[1] if computed is not None else _columns(columns)
+        if computed is not None:
+            return computed[1]
+        named = self._named_system()
+        if named:
+            columns = [c for c in columns if c not in named]
+        return _columns(columns)
+
+    def _named_system(self) -> List[str]:
+        """The columns named in ``columns=`` that a search produces rather than reads:
+        its score (``_score`` for full text, ``_distance`` for vectors) and
+        ``_rowid`` / ``_rowaddr`` — pylance 14 takes them there, at any position."""
+        columns = self._p.get("columns")
+        if not isinstance(columns, (list, tuple)):
+            return []
+        own = "_score" if self._p.get("full_text_query") is not None else "_distance"
+        return [c for c in columns if c in (own, "_rowid", "_rowaddr")]
+
+    def _row_ids(self) -> tuple:
+        """Whether the search returns ``_rowid`` / ``_rowaddr`` (asked, or named)."""
+        named = self._named_system()
+        return (bool(self._p.get("with_row_id")) or "_rowid" in named,
+                bool(self._p.get("with_row_address")) or "_rowaddr" in named)
+
+    def _in_named_order(self, table: pa.Table) -> pa.Table:
+        """A search's rows with the columns in the order ``columns=`` named them, when
+        it named a column the search produces (the others it returns after them)."""
+        if not self._named_system():
+            return table
+        named = list(self._p["columns"])
+        return table.select(named + [c for c in table.column_names if c not in named])
 
     def _nearest_one(self, nearest: dict, q: Any, explain: bool) -> Any:
         """One query vector's search (a batch, or the plan's text)."""

@@ -21,6 +21,10 @@ from typing import Any, Dict, List, Optional, Set, Tuple, Union
 from . import _checks, _lancer
 from ._util import _check_arguments, _scalar_arguments, _vector_arguments
 
+# the kinds pylance 14 builds distributed only as segments (create_index_uncommitted)
+_SEGMENT_KINDS = frozenset({"BTREE", "BITMAP", "NGRAM", "RTREE", "ZONEMAP", "BLOOMFILTER",
+                            "LABEL_LIST", "MINHASHLSH"})
+
 
 @dataclass
 class IndexFile:
@@ -198,6 +202,66 @@ class _SegmentsMixin:
                          refused={"train": True, "progress_callback": None})
         analyzer, scalar = _scalar_arguments(kind, kwargs)
         return scalar if analyzer is None else {"analyzer_json": analyzer}
+
+    def _stage_scalar_index(self, column: str, index_type: str, fragment_ids: List[int],
+                            index_uuid: Optional[str], kwargs: Dict[str, Any]) -> None:
+        """``create_scalar_index(..., fragment_ids=, index_uuid=)`` as pylance 14 takes
+        it: an INVERTED (FTS) build over those fragments staged as one partition of the
+        index ``index_uuid`` (a new uuid when None), not committed; the other kinds are
+        built with :meth:`create_index_uncommitted`, as pylance's error says."""
+        import uuid as _uuid
+
+        kind = index_type.upper()
+        if kind in _SEGMENT_KINDS:
+            raise ValueError(f"{kind} distributed indexing uses create_index_uncommitted(..., "
+                             f'index_type="{kind}", fragment_ids=...)')
+        if kind not in ("INVERTED", "FTS"):
+            raise NotImplementedError(
+                f"create_scalar_index(fragment_ids=...) builds INVERTED partitions; {kind} is not supported")
+        general = {k: kwargs.pop(k) for k in ("train", "progress_callback", "format_version",
+                                             "document_granularity") if k in kwargs}
+        _check_arguments("create_scalar_index", general,
+                         refused={"train": True, "progress_callback": None, "format_version": None,
+                                  "document_granularity": "row"})
+        if index_uuid is None:
+            index_uuid = str(_uuid.uuid4())
+        else:
+            try:
+                index_uuid = str(_uuid.UUID(str(index_uuid)))
+            except ValueError as e:
+                raise ValueError(f"Invalid UUID string for index_uuid: {e}") from None
+        _checks.index_target(self.schema, column, kind, scalar=True)
+        params = self._scalar_params("INVERTED", kwargs)
+        _lancer.stage_fts_partition(self._inner.latest(), column, params,
+                                    [int(f) for f in fragment_ids], index_uuid)
+
+    def merge_index_metadata(self, index_uuid: str, index_type: str,
+                             batch_readhead: Optional[int] = None,
+                             progress_callback: Any = None) -> None:
+        """Merges the INVERTED partitions staged under ``index_uuid`` (by
+        ``create_scalar_index(..., fragment_ids=, index_uuid=)``) into one, as pylance
+        14 does; nothing is committed (commit ``LanceOperation.CreateIndex`` with an
+        ``Index`` of that uuid). BTREE and the vector kinds are refused as pylance 14
+        refuses them (their distributed builds are segments:
+        :meth:`create_index_uncommitted`, :meth:`merge_existing_index_segments`)."""
+        kind = str(index_type).upper()
+        valid = ("BTREE", "INVERTED", "IVF_FLAT", "IVF_PQ", "IVF_SQ", "VECTOR")
+        if kind not in valid:
+            raise NotImplementedError(f"Only {', '.join(sorted(valid))} are supported, received {index_type}")
+        if kind == "BTREE":
+            raise ValueError("Invalid user input: BTree distributed indexing no longer supports "
+                             "merge_index_metadata; build segments, optionally merge groups with "
+                             "merge_existing_index_segments(...), and commit with "
+                             "commit_existing_index_segments(...)")
+        if kind != "INVERTED":
+            raise ValueError("Invalid user input: Vector distributed indexing no longer supports "
+                             "merge_index_metadata; build segments, optionally merge groups with "
+                             "merge_existing_index_segments(...), and commit with "
+                             "commit_existing_index_segments(...)")
+        _check_arguments("merge_index_metadata", {"progress_callback": progress_callback},
+                         refused={"progress_callback": None})
+        # batch_readhead is the read-ahead of pylance's BTREE merge: tuning only
+        _lancer.merge_staged_fts(self._inner.latest(), str(index_uuid))
 
     def merge_existing_index_segments(self, segments: List[Any]) -> Index:
         """Merges uncommitted segments (of one column and kind, disjoint fragments) into

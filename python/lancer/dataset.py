@@ -915,11 +915,17 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
             index_type = index_type.index_type
         elif not isinstance(index_type, str):
             raise TypeError("index_type must be str or IndexConfig")
+        fragment_ids = kwargs.pop("fragment_ids", None)
+        index_uuid = kwargs.pop("index_uuid", None)
+        if fragment_ids is not None:
+            return self._stage_scalar_index(column, index_type, fragment_ids, index_uuid, kwargs)
         progress = _progress._listener(kwargs.pop("progress_callback", None))
-        general = {k: kwargs.pop(k) for k in ("train", "fragment_ids", "index_uuid",
+        general = {k: kwargs.pop(k) for k in ("train", "index_uuid",
                                              "format_version", "document_granularity") if k in kwargs}
+        if index_uuid is not None:
+            general["index_uuid"] = index_uuid
         _check_arguments("create_scalar_index", general,
-                         refused={"train": True, "fragment_ids": None, "index_uuid": None,
+                         refused={"train": True, "index_uuid": None,
                                   "format_version": None, "document_granularity": "row"})
         _checks.index_target(self.schema, column, index_type, scalar=True)
         analyzer, scalar = _scalar_arguments(index_type.upper(), kwargs)

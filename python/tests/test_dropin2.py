@@ -511,3 +511,44 @@ def test_metadata_updates_from_a_handle_read_before_an_auto_cleanup_commit_as_py
                      if isinstance(now.metadata, dict) else None))
         outcomes[lib.__name__] = seen
     assert outcomes["lancer"] == outcomes["lance"]
+
+
+@pytest.fixture(scope="module")
+def searchable(tmp_path_factory):
+    import numpy as np
+
+    path = str(tmp_path_factory.mktemp("searchable") / "s.lance")
+    n = 300
+    vec = pa.FixedSizeListArray.from_arrays(
+        pa.array(np.random.default_rng(7).random(n * 4).astype("float32")), 4)
+    t = pa.table({"id": list(range(n)), "text": [f"w{i % 5} x{i % 3}" for i in range(n)], "v": vec})
+    lance.write_dataset(t, path, max_rows_per_file=100)
+    lance.dataset(path).delete("id % 10 = 3")
+    lance.dataset(path).create_scalar_index("text", "INVERTED")
+    return path
+
+
+SEARCH_COLUMNS = [["id", "_score"], ["_score", "id"], ["_score"], ["_rowid", "_score", "id"],
+                  ["text", "_rowaddr", "_score"], ["id", "_distance"], ["_distance", "id"],
+                  ["_distance"], ["_rowid", "_distance"], ["id", "_score", "_distance"]]
+
+
+@pytest.mark.parametrize("columns", SEARCH_COLUMNS, ids=lambda c: "-".join(c))
+@pytest.mark.parametrize("search", ["fts", "nearest"])
+def test_search_outputs_named_in_columns_as_pylance(searchable, columns, search):
+    """``_score`` / ``_distance`` / ``_rowid`` / ``_rowaddr`` in a search's columns: the
+    same columns in the same order and the same rows as pylance 14, or the same refusal."""
+    kw = ({"full_text_query": "w1", "limit": 7} if search == "fts"
+          else {"nearest": {"column": "v", "q": [0.3, 0.1, 0.9, 0.5], "k": 7}})
+
+    def run(mod):
+        try:
+            t = mod.dataset(searchable).to_table(columns=columns, **kw)
+        except Exception as e:
+            return ("error", kind(e))
+        rows = t.to_pylist()
+        return (t.column_names, sorted(
+            tuple(round(v, 4) if isinstance(v, float) else v for v in r.values()) for r in rows))
+
+    ours, theirs = run(lancer), run(lance)
+    assert agree(ours, theirs), (ours, theirs)

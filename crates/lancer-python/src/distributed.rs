@@ -16,6 +16,8 @@ use crate::errors;
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(train_vector_model, m)?)?;
     m.add_function(wrap_pyfunction!(create_index_segment, m)?)?;
+    m.add_function(wrap_pyfunction!(stage_fts_partition, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_staged_fts, m)?)?;
     m.add_function(wrap_pyfunction!(merge_index_segments, m)?)?;
     m.add_function(wrap_pyfunction!(commit_index_segments, m)?)?;
     Ok(())
@@ -199,6 +201,45 @@ pub fn create_index_segment(
             .map_err(errors::lancer)
     })?;
     segment_text(&meta)
+}
+
+/// Builds the full-text index of `column` over `fragment_ids` as one staged partition
+/// of the index `index_uuid` (pylance 14's `create_scalar_index(fragment_ids=,
+/// index_uuid=)`), not committed.
+#[pyfunction]
+pub fn stage_fts_partition(
+    py: Python<'_>,
+    ds: PyRef<'_, Dataset>,
+    column: String,
+    params: &Bound<'_, PyDict>,
+    fragment_ids: Vec<u64>,
+    index_uuid: String,
+) -> PyResult<()> {
+    let spec =
+        lancer::IndexSpec::parse("INVERTED", index_params(params)?).map_err(errors::lancer)?;
+    let lancer::IndexSpec::FullText(opts) = spec else {
+        return Err(errors::lancer(lancer::Error::InvalidArgument {
+            what: "a staged partition is of a full-text (INVERTED) index".into(),
+        }));
+    };
+    let uuid = di::parse_uuid(&index_uuid).map_err(errors::lancer)?;
+    let d = ds.ds.clone();
+    py.detach(|| {
+        di::stage_fts_partition(&d, &column, &opts, &fragment_ids, &uuid).map_err(errors::lancer)
+    })
+}
+
+/// Merges the partitions staged under `index_uuid` into one (pylance 14's
+/// `merge_index_metadata(index_uuid, "INVERTED")`), not committed.
+#[pyfunction]
+pub fn merge_staged_fts(
+    py: Python<'_>,
+    ds: PyRef<'_, Dataset>,
+    index_uuid: String,
+) -> PyResult<()> {
+    let uuid = di::parse_uuid(&index_uuid).map_err(errors::lancer)?;
+    let d = ds.ds.clone();
+    py.detach(|| di::merge_staged_fts(&d, &uuid).map_err(errors::lancer))
 }
 
 /// Merges uncommitted segments (JSON texts) into one; its JSON text.

@@ -309,15 +309,29 @@ impl InvertedBuilder {
         self.row_ids.len()
     }
 
-    /// Writes the segment's files (Lance files of `version`).
+    /// Writes the segment's files (Lance files of `version`): partition 0 and the
+    /// segment's `metadata.lance`.
     pub fn finish(self, version: FileVersion) -> Result<BuiltInverted> {
+        self.finish_partition(version, 0, false)
+    }
+
+    /// Writes the builder's rows as partition `id`: `part_<id>_{invert,tokens,docs}.lance`
+    /// and, `staged`, `part_<id>_metadata.lance` (pylance 14's layout of one
+    /// fragment-level build under `staging/`, merged later by
+    /// `merge_index_metadata`), else `metadata.lance`.
+    pub fn finish_partition(
+        self,
+        version: FileVersion,
+        id: u64,
+        staged: bool,
+    ) -> Result<BuiltInverted> {
         let n_docs = self.row_ids.len() as u64;
         let total: u64 = self.lengths.iter().map(|&l| u64::from(l)).sum();
         let avgdl = total as f32 / n_docs as f32;
         let with_pos = self.params.with_position;
         let mut files = Vec::new();
 
-        // part_0_invert.lance
+        // part_<id>_invert.lance
         let mut posting = ListBuilder::new(LargeBinaryBuilder::new());
         let mut impacts = ListBuilder::new(LargeBinaryBuilder::new());
         let mut offsets = ListBuilder::new(UInt32Builder::new());
@@ -415,11 +429,11 @@ impl InvertedBuilder {
         }
         let schema = Schema::new(fields).with_metadata(meta.clone());
         files.push((
-            "part_0_invert.lance".to_string(),
+            format!("part_{id}_invert.lance"),
             write(schema, cols, version)?,
         ));
 
-        // part_0_tokens.lance
+        // part_<id>_tokens.lance
         let mut sorted: Vec<(&str, u32)> = self.ids.iter().map(|(k, &v)| (k.as_str(), v)).collect();
         sorted.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
         let mut mb = fst::MapBuilder::memory();
@@ -442,11 +456,11 @@ impl InvertedBuilder {
             Arc::new(UInt64Array::from(vec![total_len])),
         ];
         files.push((
-            "part_0_tokens.lance".to_string(),
+            format!("part_{id}_tokens.lance"),
             write(schema, cols, version)?,
         ));
 
-        // part_0_docs.lance
+        // part_<id>_docs.lance
         let schema = Schema::new(vec![
             Field::new("_rowid", DataType::UInt64, false),
             Field::new("_num_tokens", DataType::UInt32, false),
@@ -460,14 +474,14 @@ impl InvertedBuilder {
             Arc::new(UInt32Array::from(self.lengths)),
         ];
         files.push((
-            "part_0_docs.lance".to_string(),
+            format!("part_{id}_docs.lance"),
             write(schema, cols, version)?,
         ));
 
-        // metadata.lance
+        // metadata.lance (staged: part_<id>_metadata.lance)
         let mut md = meta;
         md.insert("params".into(), self.params.to_json());
-        md.insert("partitions".into(), "[0]".into());
+        md.insert("partitions".into(), format!("[{id}]"));
         md.insert("token_set_format".into(), "fst".into());
         let schema = Schema::new(vec![Field::new(
             "deleted_fragments",
@@ -482,7 +496,12 @@ impl InvertedBuilder {
         let cols: Vec<ArrayRef> = vec![Arc::new(arrow_array::BinaryArray::from_iter_values([
             empty,
         ]))];
-        files.push(("metadata.lance".to_string(), write(schema, cols, version)?));
+        let name = if staged {
+            format!("part_{id}_metadata.lance")
+        } else {
+            "metadata.lance".to_string()
+        };
+        files.push((name, write(schema, cols, version)?));
         files.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(BuiltInverted {
             files,

@@ -117,6 +117,25 @@ impl std::fmt::Debug for InvertedSegment {
     }
 }
 
+/// The details of an INVERTED segment whose manifest entry has none (pylance 14 commits
+/// one so from an `Index(...)` built by hand after `merge_index_metadata`): read from
+/// its `metadata.lance` (the analyzer params and the partition list an inverted index
+/// writes there). None when the entry has details already, or its files are not an
+/// inverted index's.
+pub fn legacy_details(ds: &Dataset, meta: &pb::IndexMetadata) -> Option<prost_types::Any> {
+    if meta.index_details.is_some() {
+        return None;
+    }
+    let uuid = &meta.uuid.as_ref()?.uuid;
+    let md = ds.open_index_file(uuid, "metadata.lance").ok()?;
+    meta_key(&md, "partitions")?;
+    let params = AnalyzerParams::from_json(meta_key(&md, "params")?).ok()?;
+    Some(prost_types::Any {
+        type_url: INVERTED_DETAILS_URL.to_string(),
+        value: super::build::details_bytes(&params),
+    })
+}
+
 fn meta_key<'a>(r: &'a FileReader, key: &str) -> Option<&'a String> {
     r.metadata().schema.metadata.get(key)
 }
@@ -285,11 +304,18 @@ impl InvertedSegment {
         if lengths.len() != row_ids.len() {
             return Err(corrupt(label, "documents with mismatched columns"));
         }
+        // documents are in row order when one build wrote them; pylance 14's merge of
+        // staged partitions (`merge_index_metadata`) keeps its partitions' order. Either
+        // way a row is one document.
         if row_ids.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(corrupt(
-                label,
-                format!("partition {id}: document row ids not ascending (a row indexed twice?)"),
-            ));
+            let mut sorted = row_ids.clone();
+            sorted.sort_unstable();
+            if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+                return Err(corrupt(
+                    label,
+                    format!("partition {id}: row {} is indexed twice", w[0]),
+                ));
+            }
         }
         let total_tokens = lengths.iter().map(|&l| u64::from(l)).sum();
         let invert = open(&format!("{dir}part_{id}_invert.lance"))?;

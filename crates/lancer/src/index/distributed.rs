@@ -68,7 +68,7 @@ pub fn train_vector_model(
 }
 
 /// The fragments must be of `ds`, each once, at least one.
-fn check_fragments(ds: &Dataset, fragments: &[u64]) -> Result<()> {
+pub(crate) fn check_fragments(ds: &Dataset, fragments: &[u64]) -> Result<()> {
     if fragments.is_empty() {
         return Err(invalid(
             "no fragments to index: pass the ids of the fragments this segment covers",

@@ -134,6 +134,20 @@ pub(crate) fn build(
     params: AnalyzerParams,
     progress: Option<&Progress>,
 ) -> Result<lancer_index::inverted::build::BuiltInverted> {
+    build_partition(ds, column, fragments, params, progress, 0, false)
+}
+
+/// [`build`], its rows written as partition `id` (`staged`: with its own
+/// `part_<id>_metadata.lance`, pylance 14's fragment-level layout).
+pub(crate) fn build_partition(
+    ds: &Dataset,
+    column: &str,
+    fragments: &[u64],
+    params: AnalyzerParams,
+    progress: Option<&Progress>,
+    id: u64,
+    staged: bool,
+) -> Result<lancer_index::inverted::build::BuiltInverted> {
     use std::sync::mpsc::{sync_channel, Receiver};
     use std::sync::Mutex;
     let builder = InvertedBuilder::new(params)?;
@@ -211,7 +225,8 @@ pub(crate) fn build(
     };
     tokenized.complete();
     let mut copy = Stage::start(progress, "copy_partitions", "partitions", Some(1));
-    let built = builder.finish(crate::index::vector::index_file_version(ds))?;
+    let built =
+        builder.finish_partition(crate::index::vector::index_file_version(ds), id, staged)?;
     copy.to(1);
     copy.complete();
     let mut meta = Stage::start(progress, "write_metadata", "files", Some(1));

@@ -21,6 +21,7 @@ pub(crate) mod prewarm;
 pub(crate) mod reader;
 pub(crate) mod scalar;
 pub(crate) mod spec;
+pub(crate) mod staged;
 pub(crate) mod vector;
 
 pub use distributed::{
@@ -38,6 +39,7 @@ pub use spec::{
     create_index, IndexParams, IndexSpec, DEFAULT_METRIC, DEFAULT_PQ_BITS, DEFAULT_RQ_BITS,
     INDEX_TYPES,
 };
+pub use staged::{merge_staged_fts, stage_fts_partition};
 pub use vector::{
     create_vector_index, describe_index, drop_index, extend_index, list_indices, optimize_index,
     optimize_index_as_reference, optimize_index_merging, retrain_index, IndexInfo,

@@ -13,6 +13,7 @@ use arrow_array::{Array, ArrayRef, Float32Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use lancer_index::inverted::search::{self, ColumnIndex, FtsQuery};
 use lancer_index::inverted::segment::{self, InvertedSegment};
+use lancer_table::pb;
 
 use crate::scan::{DatasetExt, ROW_ADDRESS};
 use crate::{Dataset, Error, Result};
@@ -42,8 +43,17 @@ pub fn inverted_indexes(ds: &Dataset) -> Result<Vec<(String, Vec<Arc<InvertedSeg
     let mut metas: Vec<_> = ds
         .indices()?
         .iter()
-        .filter(|m| segment::is_inverted(m))
-        .cloned()
+        .filter_map(|m| {
+            if segment::is_inverted(m) {
+                return Some(m.clone());
+            }
+            // a segment committed without details (pylance's hand-built `Index` after
+            // `merge_index_metadata`) whose files are an inverted index's
+            segment::legacy_details(ds, m).map(|d| pb::IndexMetadata {
+                index_details: Some(d),
+                ..m.clone()
+            })
+        })
         .collect();
     metas.sort_by(|a, b| a.name.cmp(&b.name));
     for m in metas {

@@ -418,13 +418,25 @@ fn to_pb(op: &Operation, base: Option<&Dataset>) -> Result<(PbOperation, String)
         Operation::CreateIndex {
             new_indices,
             removed_indices,
-        } => (
-            PbOperation::CreateIndex(pb::transaction::CreateIndex {
-                new_indices: new_indices.clone(),
-                removed_indices: removed_indices.clone(),
-            }),
-            label(&[]),
-        ),
+        } => {
+            // a full-text segment given without details (pylance's `Index(...)` after
+            // `merge_index_metadata`) gets the ones its metadata.lance says
+            let mut new_indices = new_indices.clone();
+            if let Some(b) = base {
+                for m in &mut new_indices {
+                    if let Some(d) = lancer_index::inverted::segment::legacy_details(b, m) {
+                        m.index_details = Some(d);
+                    }
+                }
+            }
+            (
+                PbOperation::CreateIndex(pb::transaction::CreateIndex {
+                    new_indices,
+                    removed_indices: removed_indices.clone(),
+                }),
+                label(&[]),
+            )
+        }
         Operation::Update {
             removed_fragment_ids,
             updated_fragments,
