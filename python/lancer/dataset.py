@@ -855,7 +855,24 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
         """Builds an index in the reference's format (pylance uses it): IVF_FLAT,
         IVF_PQ, IVF_SQ, IVF_RQ, IVF_HNSW_FLAT, IVF_HNSW_SQ, IVF_HNSW_PQ (HNSW settings
         ``m``, ``ef_construction``, ``max_level``); or BTREE, BITMAP, LABEL_LIST, ZONEMAP,
-        BLOOMFILTER, NGRAM, INVERTED."""
+        BLOOMFILTER, NGRAM, INVERTED. With ``fragment_ids`` (and ``index_uuid``), as
+        pylance 14: one segment over those fragments is built and not committed (the
+        dataset is returned; :meth:`create_index_uncommitted` returns the segment).
+        ``index_file_version``: ``"V3"`` (the default, what lancer writes); ``"Legacy"``
+        (the single-file IVF layout) is refused."""
+        version = kwargs.pop("index_file_version", None)
+        if version is not None:
+            _index_file_version(version)
+        fragment_ids = kwargs.pop("fragment_ids", None)
+        if fragment_ids is not None:
+            if progress_callback is not None:
+                raise NotImplementedError("create_index(fragment_ids=..., progress_callback=...) is not "
+                                          "supported by lancer yet")
+            self.create_index_uncommitted(
+                column, index_type, name, metric, replace, num_partitions, ivf_centroids, pq_codebook,
+                num_sub_vectors, fragment_ids=fragment_ids, index_uuid=kwargs.pop("index_uuid", None),
+                num_bits=num_bits, sample_rate=sample_rate, max_iterations=max_iterations, **kwargs)
+            return self
         if ivf_centroids is not None or pq_codebook is not None:
             # a build with the given model: one segment over every fragment, committed
             if progress_callback is not None:
@@ -873,7 +890,7 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
                 [_segments._index_text(seg)], bool(replace))
             return self
         hnsw = _vector_arguments("create_index", kwargs,
-                                 refused={"storage_options": None, "fragment_ids": None, "index_uuid": None})
+                                 refused={"storage_options": None, "index_uuid": None})
         if isinstance(column, list):
             if len(column) != 1:
                 raise NotImplementedError("indexes over several columns are not supported")
@@ -980,3 +997,16 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
 
     def __repr__(self) -> str:
         return f"LanceDataset({self.uri!r}, version={self.version})"
+
+
+def _index_file_version(version: Any) -> None:
+    """``create_index(index_file_version=)``: pylance's ``IndexFileVersion`` names, any
+    case. V3 is what lancer writes; Legacy is refused, an unknown name is pylance's
+    ValueError."""
+    name = str(getattr(version, "value", version))
+    if name.upper() == "V3":
+        return
+    if name.upper() == "LEGACY":
+        raise NotImplementedError("create_index(index_file_version='Legacy') is not supported by lancer: "
+                                  "it writes the V3 index layout, which pylance 0.20 and later read")
+    raise ValueError(f"Invalid index_file_version: Invalid index file version: {name}")

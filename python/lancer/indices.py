@@ -12,6 +12,7 @@ tasks; pass them to ``LanceDataset.create_index_uncommitted`` (``ivf_centroids=`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Dict, List, Optional
 
 import numpy as np
@@ -21,7 +22,15 @@ from . import _lancer
 from ._info import IvfModel
 from ._segments import _float_bytes
 
-__all__ = ["IndexConfig", "IndicesBuilder", "IvfModel", "PqModel", "VectorModel"]
+__all__ = ["IndexConfig", "IndexFileVersion", "IndicesBuilder", "IvfModel", "PqModel", "VectorModel"]
+
+
+class IndexFileVersion(str, Enum):
+    """The layouts ``create_index(index_file_version=)`` names, as pylance 14's enum:
+    lancer writes V3 and refuses LEGACY."""
+
+    LEGACY = "Legacy"
+    V3 = "V3"
 
 
 @dataclass

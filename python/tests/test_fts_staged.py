@@ -185,3 +185,72 @@ def test_errors_as_pylance(pair):
     assert "99" in got["lancer"][7][2]
     # nothing was committed by any of it
     assert lancer.dataset(ours).describe_indices() == []
+
+
+# create_index(fragment_ids=, index_uuid=) and index_file_version=, as pylance 14 takes them
+
+
+@pytest.fixture(params=["2.0", "2.2"])
+def vectors(request, tmp_path):
+    import numpy as np
+
+    n = 800
+    vec = pa.FixedSizeListArray.from_arrays(pa.array(np.random.default_rng(3).random(n * 16).astype("float32")), 16)
+    path = str(tmp_path / "v.lance")
+    lance.write_dataset(pa.table({"id": list(range(n)), "v": vec}), path, max_rows_per_file=200,
+                        data_storage_version=request.param)
+    lance.dataset(path).delete("id % 7 = 1")
+    a, b = str(tmp_path / "ours.lance"), str(tmp_path / "theirs.lance")
+    shutil.copytree(path, a)
+    shutil.copytree(path, b)
+    return a, b
+
+
+@pytest.mark.parametrize("kind,params", [("IVF_PQ", {"num_partitions": 2, "num_sub_vectors": 4}),
+                                          ("IVF_FLAT", {"num_partitions": 2})])
+def test_create_index_over_fragments_writes_an_uncommitted_segment(vectors, kind, params):
+    ours, theirs = vectors
+    u = str(uuid.uuid4())
+    seen = []
+    for path, mod in ((ours, lancer), (theirs, lance)):
+        ds = mod.dataset(path)
+        before = ds.version
+        out = ds.create_index("v", kind, fragment_ids=[1, 2], index_uuid=u, **params)
+        assert isinstance(out, mod.LanceDataset)
+        after = mod.dataset(path)
+        seen.append((after.version - before, [i.name for i in after.describe_indices()],
+                     os.path.isdir(os.path.join(path, "_indices", u)),
+                     bool(index_files(path, u))))
+    assert seen[0] == seen[1] == (0, [], True, True)
+
+
+@pytest.mark.parametrize("version", ["V3", "v3", "Legacy", "legacy", "bogus", "V2"])
+def test_index_file_version_as_pylance_or_refused(vectors, version):
+    ours, theirs = vectors
+    outcome = {}
+    for name, path, mod in (("lancer", ours, lancer), ("lance", theirs, lance)):
+        try:
+            mod.dataset(path).create_index("v", "IVF_FLAT", num_partitions=2, index_file_version=version)
+            outcome[name] = [i.name for i in mod.dataset(path).describe_indices()]
+        except NotImplementedError as e:
+            outcome[name] = ("refused", str(e))
+        except ValueError as e:
+            outcome[name] = ("ValueError", str(e))
+    if version.upper() == "LEGACY":
+        # pylance writes the single-file layout; lancer says it does not, naming the value
+        assert outcome["lance"] == ["v_idx"]
+        assert outcome["lancer"][0] == "refused" and "Legacy" in outcome["lancer"][1]
+        assert lancer.dataset(ours).describe_indices() == []
+    elif version.upper() == "V3":
+        assert outcome["lancer"] == outcome["lance"] == ["v_idx"]
+    else:
+        assert outcome["lance"][0] == outcome["lancer"][0] == "ValueError"
+        assert f"Invalid index file version: {version}" in outcome["lancer"][1]
+        assert f"Invalid index file version: {version}" in outcome["lance"][1]
+
+
+def test_index_file_version_enum():
+    from lance.indices import IndexFileVersion as Theirs
+    from lancer.indices import IndexFileVersion as Ours
+
+    assert [(m.name, m.value) for m in Ours] == [(m.name, m.value) for m in Theirs]
