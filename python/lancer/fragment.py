@@ -137,6 +137,54 @@ class LanceFragment:
         full = pa.schema(list(self._ds.schema) + list(schema))
         return FragmentMetadata.from_json(text), LanceSchema.from_pyarrow(full)
 
+    def merge(self, data_obj: Any, left_on: str, right_on: Optional[str] = None,
+              schema: Optional[pa.Schema] = None) -> tuple:
+        """Adds the columns of ``data_obj`` (any input ``write_dataset`` takes) to this
+        fragment without committing, as pylance 14's: a left join of the fragment's rows
+        (deleted ones included) on ``left_on`` with the data's ``right_on`` (default
+        ``left_on``) — rows without a match get nulls, a null key joins a null key, a key
+        the data holds twice takes its last row, key types must be the same. Returns the
+        fragment's new ``FragmentMetadata`` and the dataset's schema with the new columns:
+        commit every fragment's as one ``LanceOperation.Merge``."""
+        import pyarrow.compute as pc
+
+        right_on = right_on or left_on
+        table = _reader(data_obj, schema).read_all()
+        if table.num_rows == 0:
+            raise ValueError("Invalid user input: HashJoiner: No data")
+        if right_on not in table.column_names:
+            raise ValueError(f"Invalid user input: Column {right_on} does not exist in the right side fragment")
+        if left_on not in self._ds.schema.names:
+            raise ValueError(f"Invalid user input: Column {left_on} does not exist in the left side fragment")
+        new = [c for c in table.column_names if c != right_on]
+        for c in new:
+            if c in self._ds.schema.names:
+                raise ValueError(f"Invalid user input: Column {c} exists in left side fragment and right side dataset")
+        left_type = self._ds.schema.field(left_on).type
+        if table.schema.field(right_on).type != left_type:
+            raise ValueError(f"Invalid user input: Index column type mismatch: expected "
+                             f"{table.schema.field(right_on).type}, got {left_type}")
+        # the last row of a key the data holds twice (as pylance's hash join keeps it)
+        n = table.num_rows
+        reverse = pa.array(range(n - 1, -1, -1), pa.int64())
+        keys = table.column(right_on).combine_chunks().take(reverse)
+        values = table.select(new).combine_chunks()
+        out_schema = pa.schema([table.schema.field(c) for c in new])
+
+        def joined(batch: pa.RecordBatch) -> pa.RecordBatch:
+            at = pc.index_in(batch.column(left_on), value_set=keys)
+            rows = values.take(pc.subtract(pa.scalar(n - 1, pa.int64()), at.cast(pa.int64())))
+            return pa.RecordBatch.from_arrays([rows.column(c).combine_chunks() for c in new], schema=out_schema)
+
+        class _Join:
+            output_schema = out_schema
+            func = staticmethod(joined)
+
+            def __call__(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+                return joined(batch)
+
+        return self.merge_columns(_Join(), columns=[left_on])
+
     def scanner(self, **kwargs: Any) -> LanceScanner:
         return self._ds.scanner(fragments=[self], **kwargs)
 
