@@ -28,6 +28,18 @@ def _fragment_of(ds: Any, fragment_id: int) -> "LanceFragment":
     return frag
 
 
+class _Given:
+    """A function over batches with its output schema declared (as ``batch_udf``
+    makes one), for the joins of :meth:`LanceFragment.merge` / ``update_columns``."""
+
+    def __init__(self, output_schema: pa.Schema, func: Any):
+        self.output_schema = output_schema
+        self.func = func
+
+    def __call__(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        return self.func(batch)
+
+
 class LanceFragment:
     """One fragment (a shard of rows in one or more data files, with its deletions)."""
 
@@ -176,14 +188,75 @@ class LanceFragment:
             rows = values.take(pc.subtract(pa.scalar(n - 1, pa.int64()), at.cast(pa.int64())))
             return pa.RecordBatch.from_arrays([rows.column(c).combine_chunks() for c in new], schema=out_schema)
 
-        class _Join:
-            output_schema = out_schema
-            func = staticmethod(joined)
+        return self.merge_columns(_Given(out_schema, joined), columns=[left_on])
 
-            def __call__(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-                return joined(batch)
+    def update_columns(self, data_obj: Any, left_on: str = "_rowid", right_on: Optional[str] = None,
+                       schema: Optional[pa.Schema] = None, *, with_offsets: bool = False) -> tuple:
+        """New values for existing columns of this fragment, not committed, as pylance
+        14's: a left join of the fragment's rows (deleted ones included) on ``left_on``
+        (default ``_rowid``) with the data's ``right_on`` (default ``left_on``); a
+        matched row takes the data's values of its other columns, the others keep
+        theirs (a key the data holds twice: its last row). The new values go to a new
+        data file and the old copies' fields are tombstoned. Returns the fragment's new
+        ``FragmentMetadata`` and the modified field ids, for ``LanceOperation.Update(
+        updated_fragments=, fields_modified=)``. ``with_offsets=True`` is refused."""
+        import pyarrow.compute as pc
 
-        return self.merge_columns(_Join(), columns=[left_on])
+        if with_offsets:
+            raise NotImplementedError("LanceFragment.update_columns(with_offsets=True) is not supported by lancer yet")
+        right_on = right_on or left_on
+        table = _reader(data_obj, schema).read_all()
+        if right_on not in table.column_names:
+            raise ValueError(f"Invalid user input: Column {right_on} does not exist in the right side fragment")
+        names = self._ds.schema.names
+        columns = [c for c in table.column_names if c != right_on]
+        for c in columns:
+            if c not in names:
+                raise ValueError(f"Invalid user input: Column {c} in right side fragment does not exist "
+                                 "in left side fragment")
+        out_schema = pa.schema([self._ds.schema.field(c) for c in columns])
+        for c in columns:
+            theirs, ours = table.schema.field(c).type, out_schema.field(c).type
+            if theirs != ours:
+                raise RuntimeError(f"LanceError(Schema): Attempt to project incompatible fields: "
+                                   f"Field(name={c}, type={ours}) and Field(name={c}, type={theirs})")
+        by_rowid = left_on == "_rowid"
+        if by_rowid:
+            if self._ds.has_stable_row_ids:
+                raise NotImplementedError("LanceFragment.update_columns on _rowid of a dataset with stable "
+                                          "row ids is not supported by lancer yet: join on a column")
+            key_type = pa.uint64()
+        elif left_on not in names:
+            raise ValueError(f"Invalid user input: Column {left_on} does not exist in the left side fragment")
+        else:
+            key_type = self._ds.schema.field(left_on).type
+        if table.schema.field(right_on).type != key_type:
+            raise ValueError(f"Invalid user input: Index column type mismatch: expected "
+                             f"{table.schema.field(right_on).type}, got {key_type}")
+        n = table.num_rows
+        # the last row of a key the data holds twice (as pylance's hash join keeps it)
+        reverse = pa.array(range(n - 1, -1, -1), pa.int64())
+        keys = table.column(right_on).combine_chunks().take(reverse)
+        values = table.select(columns).combine_chunks()
+        first_row = self.fragment_id << 32
+
+        def joined(batch: pa.RecordBatch) -> pa.RecordBatch:
+            if by_rowid:
+                left = pa.array(range(first_row, first_row + batch.num_rows), pa.uint64())
+            else:
+                left = batch.column(left_on)
+            at = pc.index_in(left, value_set=keys)
+            matched = pc.is_valid(at)
+            rows = values.take(pc.subtract(pa.scalar(n - 1, pa.int64()), at.cast(pa.int64())))
+            return pa.RecordBatch.from_arrays(
+                [pc.if_else(matched, rows.column(c).combine_chunks(), batch.column(c)) for c in columns],
+                schema=out_schema)
+
+        read = columns if by_rowid else list(dict.fromkeys([left_on] + columns))
+        schema_, call, step = _udf_parts(self._ds, _Given(out_schema, joined), read, None)
+        text, modified = _lancer.fragment_update_columns_udf(self._ds._inner, self.fragment_id, schema_, call,
+                                                            read, step)
+        return FragmentMetadata.from_json(text), list(modified)
 
     def scanner(self, **kwargs: Any) -> LanceScanner:
         return self._ds.scanner(fragments=[self], **kwargs)

@@ -27,6 +27,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(merge_columns, m)?)?;
     m.add_function(wrap_pyfunction!(add_columns_udf, m)?)?;
     m.add_function(wrap_pyfunction!(fragment_add_columns_udf, m)?)?;
+    m.add_function(wrap_pyfunction!(fragment_update_columns_udf, m)?)?;
     m.add_function(wrap_pyfunction!(add_columns_stream, m)?)?;
     Ok(())
 }
@@ -316,6 +317,40 @@ fn fragment_add_columns_udf(
         .map_err(udf_error)?;
     Ok(lancer::write::python_json_text(
         &lancer::write::fragment_to_json(&frag),
+    ))
+}
+
+/// pylance's `LanceFragment.update_columns`: fragment `id` with a new data file of
+/// new values for the existing columns of `schema` computed by `func` (as
+/// [`add_columns_udf`]), their old fields tombstoned, nothing committed; pylance's
+/// `FragmentMetadata` JSON text of it and the modified field ids.
+#[pyfunction]
+#[pyo3(signature = (ds, id, schema, func, read_columns=None, batch_size=1024))]
+fn fragment_update_columns_udf(
+    py: Python<'_>,
+    ds: &Dataset,
+    id: u64,
+    schema: PyArrowType<Schema>,
+    func: Py<PyAny>,
+    read_columns: Option<Vec<String>>,
+    batch_size: usize,
+) -> PyResult<(String, Vec<i32>)> {
+    let schema = std::sync::Arc::new(schema.0);
+    let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    let compute = udf_compute(schema.clone(), func, batch_size.max(1));
+    let read: Option<Vec<&str>> = read_columns
+        .as_ref()
+        .map(|c| c.iter().map(String::as_str).collect());
+    let columns: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (frag, modified) = py
+        .detach(|| {
+            ds.ds
+                .rewrite_fragment_columns(id, &columns, read.as_deref(), compute)
+        })
+        .map_err(udf_error)?;
+    Ok((
+        lancer::write::python_json_text(&lancer::write::fragment_to_json(&frag)),
+        modified,
     ))
 }
 

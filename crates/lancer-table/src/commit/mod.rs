@@ -887,10 +887,14 @@ fn commit_on(
             restored.as_ref().map(|r| &r.0),
             extras.new_flags,
         )?;
-        // a schema change drops the segments of the fields it removes
+        // a schema change drops the segments of the fields it removes; an update of
+        // some columns takes its fragments out of those columns' segments
         let index_section = match (&op, index_section) {
             (Operation::Merge(_) | Operation::Project(_), Some(sec)) => {
                 Some(retain_relevant_indices(sec, &m)?)
+            }
+            (Operation::Update(u), Some(sec)) if !u.fields_modified.is_empty() => {
+                Some(uncover_modified(sec, u)?)
             }
             (_, sec) => sec,
         };
@@ -971,6 +975,41 @@ fn retain_relevant_indices(sec: Vec<u8>, m: &pb::Manifest) -> Result<Vec<u8>> {
             || i.fields.iter().all(|f| fields.contains(f))
     });
     if section.indices.len() == before {
+        return Ok(sec);
+    }
+    Ok(section.encode_to_vec())
+}
+
+/// The index section after the update `u` (spec: "Transactions" → Update): a segment
+/// on a field `u` modified no longer covers the fragments `u` updated (their values
+/// there are new), as pylance 14 commits it. The bytes come back unchanged when
+/// nothing changes.
+fn uncover_modified(sec: Vec<u8>, u: &pb::transaction::Update) -> Result<Vec<u8>> {
+    let mut section = pb::IndexSection::decode(sec.as_slice())
+        .map_err(|e| TableError::corrupt(format!("index section does not decode: {e}")))?;
+    let mut changed = false;
+    for i in &mut section.indices {
+        if !i
+            .fields
+            .iter()
+            .any(|f| u.fields_modified.contains(&(*f as u32)))
+        {
+            continue;
+        }
+        let mut covered = roaring::RoaringBitmap::deserialize_from(i.fragment_bitmap.as_slice())
+            .map_err(|e| TableError::corrupt(format!("index {} fragment bitmap: {e}", i.name)))?;
+        for f in &u.updated_fragments {
+            if let Ok(id) = u32::try_from(f.id) {
+                changed |= covered.remove(id);
+            }
+        }
+        let mut bytes = Vec::new();
+        covered
+            .serialize_into(&mut bytes)
+            .map_err(|e| TableError::invalid(format!("fragment bitmap: {e}")))?;
+        i.fragment_bitmap = bytes;
+    }
+    if !changed {
         return Ok(sec);
     }
     Ok(section.encode_to_vec())

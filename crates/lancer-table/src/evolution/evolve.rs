@@ -630,6 +630,80 @@ impl Dataset {
         self.fragment_with_columns(frag, &schema, &ids, read, &compute)
     }
 
+    /// One worker's share of pylance's `LanceFragment.update_columns`: fragment `id`
+    /// with a new data file of new values for the existing columns `columns` (computed
+    /// by `compute` from a batch of the columns `read` of every physical row, deleted
+    /// ones included; returned in the dataset's types), their fields tombstoned (`-2`)
+    /// in the files that held them. Nothing is committed: with the returned field ids
+    /// (the new file's columns) a `LanceOperation.Update` commits it.
+    pub fn rewrite_fragment_columns<E: From<TableError>>(
+        &self,
+        id: u64,
+        columns: &[&str],
+        read: Option<&[&str]>,
+        compute: impl Fn(&RecordBatch) -> std::result::Result<RecordBatch, E> + Sync,
+    ) -> std::result::Result<(pb::DataFragment, Vec<i32>), E> {
+        self.check_writable("update columns of")?;
+        if columns.is_empty() {
+            return Err(TableError::invalid("no column to update").into());
+        }
+        let arrow = self.schema();
+        let pbf = &self.manifest().pb.fields;
+        let mut fields = Vec::with_capacity(columns.len());
+        let mut ids = Vec::new();
+        for c in columns {
+            let top = pbf
+                .iter()
+                .find(|f| f.parent_id == -1 && f.name == *c)
+                .ok_or_else(|| {
+                    TableError::invalid(format!("the dataset has no column {c:?} to update"))
+                })?;
+            fields.push(
+                arrow
+                    .field_with_name(c)
+                    .map_err(|_| TableError::invalid(format!("no column {c:?}")))?
+                    .clone(),
+            );
+            // the column's field and its descendants, parents before children
+            let mut stack = vec![top.id];
+            while let Some(f) = stack.pop() {
+                ids.push(f);
+                let children: Vec<i32> = pbf
+                    .iter()
+                    .filter(|x| x.parent_id == f)
+                    .map(|x| x.id)
+                    .collect();
+                stack.extend(children.into_iter().rev());
+            }
+        }
+        let schema: SchemaRef = std::sync::Arc::new(Schema::new(fields));
+        let frag = self
+            .fragments()
+            .iter()
+            .find(|f| f.id == id)
+            .ok_or_else(|| {
+                TableError::invalid(format!(
+                    "fragment {id} is not in version {} of the dataset",
+                    self.version()
+                ))
+            })?;
+        let mut out = self.fragment_with_columns(frag, &schema, &ids, read, &compute)?;
+        let written = out
+            .files
+            .last()
+            .map(|f| f.fields.clone())
+            .unwrap_or_default();
+        let n = out.files.len();
+        for f in &mut out.files[..n.saturating_sub(1)] {
+            for x in &mut f.fields {
+                if written.contains(x) {
+                    *x = -2;
+                }
+            }
+        }
+        Ok((out, written))
+    }
+
     /// Adds the columns of `batches`: one value per live row, in the dataset's order
     /// (fragment by fragment, deleted rows skipped), as pylance's `add_columns` with a
     /// reader. Fewer or more rows than the dataset's live rows is the caller's error

@@ -600,6 +600,8 @@ fn check_files(store: &Store, base: Option<&Dataset>, op: &PbOperation) -> Resul
     };
     let committed = |id: u64| base.and_then(|d| d.fragments().iter().find(|f| f.id == id));
     let mut new_files: Vec<&Fragment> = Vec::new();
+    // updated fragments whose new files (after the committed ones) are to be checked
+    let mut rewritten: Vec<&Fragment> = Vec::new();
     match op {
         PbOperation::Append(a) => new_files.extend(&a.fragments),
         PbOperation::Overwrite(o) => new_files.extend(&o.fragments),
@@ -627,7 +629,12 @@ fn check_files(store: &Store, base: Option<&Dataset>, op: &PbOperation) -> Resul
                     }
                     continue;
                 }
-                same_files(f, was, "Update")?;
+                match was {
+                    // pylance's LanceFragment.update_columns: new files for some columns,
+                    // their old copies tombstoned
+                    Some(c) if columns_rewritten(f, c) => rewritten.push(f),
+                    _ => same_files(f, was, "Update")?,
+                }
                 if let Some(del) = &f.deletion_file {
                     check_deletion(store, f, del)?;
                 }
@@ -728,6 +735,14 @@ fn check_files(store: &Store, base: Option<&Dataset>, op: &PbOperation) -> Resul
     }
     // What to check: each new data file, each new deletion file.
     let mut jobs: Vec<(&Fragment, Option<&pb::DataFile>)> = Vec::new();
+    for frag in rewritten {
+        let before = committed(frag.id)
+            .map(|f| f.files.len())
+            .unwrap_or_default();
+        for df in frag.files.iter().skip(before) {
+            jobs.push((frag, Some(df)));
+        }
+    }
     for frag in new_files {
         if frag.physical_rows == 0 && !frag.files.is_empty() {
             return Err(Error::InvalidArgument {
@@ -792,6 +807,43 @@ fn check_files(store: &Store, base: Option<&Dataset>, op: &PbOperation) -> Resul
 
 /// Files a commit checks at once.
 const CHECK_THREADS: usize = 16;
+
+/// Whether `f` is the committed fragment `c` with some columns rewritten into new data
+/// files (pylance's `LanceFragment.update_columns`): `c`'s files, each the same but
+/// for fields tombstoned (`-2`), then new files whose every field is one tombstoned.
+fn columns_rewritten(f: &Fragment, c: &Fragment) -> bool {
+    if f.physical_rows != c.physical_rows || f.files.len() <= c.files.len() {
+        return false;
+    }
+    let kept = c.files.iter().zip(&f.files).all(|(a, b)| {
+        a.path == b.path
+            && a.file_size_bytes == b.file_size_bytes
+            && a.column_indices == b.column_indices
+            && a.base_id == b.base_id
+            && a.fields.len() == b.fields.len()
+            && a.fields
+                .iter()
+                .zip(&b.fields)
+                .all(|(x, y)| x == y || *y == -2)
+    });
+    let live: std::collections::HashSet<i32> = f.files[..c.files.len()]
+        .iter()
+        .flat_map(|d| d.fields.iter().copied())
+        .filter(|&x| x >= 0)
+        .collect();
+    let gone: std::collections::HashSet<i32> = c
+        .files
+        .iter()
+        .zip(&f.files)
+        .flat_map(|(a, b)| a.fields.iter().zip(&b.fields))
+        .filter(|(x, y)| **y == -2 && **x >= 0)
+        .map(|(x, _)| *x)
+        .collect();
+    kept && f.files[c.files.len()..]
+        .iter()
+        .flat_map(|d| d.fields.iter())
+        .all(|x| gone.contains(x) && !live.contains(x))
+}
 
 /// A fragment an operation names as committed must have the committed data files.
 fn same_files(f: &Fragment, committed: Option<&Fragment>, what: &str) -> Result<()> {
