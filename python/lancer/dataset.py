@@ -202,10 +202,11 @@ def write_dataset(
     blob_mode = kwargs.pop("external_blob_mode", "reference")
     if blob_mode not in ("reference", "ingest"):
         raise ValueError(f"external_blob_mode must be 'reference' or 'ingest', got {blob_mode!r}")
+    progress = kwargs.pop("progress", None)
     # max_rows_per_group and the byte budgets below tune the files' layout only
     _check_arguments("write_dataset", kwargs,
                      tuning={"data_cache_bytes", "max_page_bytes"},
-                     refused={"commit_lock": None, "progress": None, "base_store_params": None,
+                     refused={"commit_lock": None, "base_store_params": None,
                               "namespace_client": None, "table_id": None})
     version = data_storage_version or "2.2"
     if str(version).lower() == "stable":
@@ -230,6 +231,7 @@ def write_dataset(
         initial_bases=initial_bases or None,
         target_bases=target_bases or None,
         target_all_bases=None if target_all_bases is None else bool(target_all_bases),
+        progress=_progress._fragment_listener(progress),
     )
     return LanceDataset(inner, storage_options)
 

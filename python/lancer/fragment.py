@@ -461,7 +461,7 @@ class FragmentMetadata:
 
     id: int
     files: List[DataFile]
-    physical_rows: int
+    physical_rows: Optional[int]  # None for a fragment a write has begun, as pylance's
     deletion_file: Optional[DeletionFile] = None
     row_id_meta: Optional[RowIdMeta] = None
     created_at_version_meta: Optional[RowDatasetVersionMeta] = None
@@ -517,7 +517,7 @@ class FragmentMetadata:
         return FragmentMetadata(
             id=int(d["id"]),
             files=[_data_file_from(f) for f in d["files"]],
-            physical_rows=int(d["physical_rows"]),
+            physical_rows=None if d.get("physical_rows") is None else int(d["physical_rows"]),
             deletion_file=None if deletion is None else DeletionFile(**deletion),
             row_id_meta=None if rows is None else RowIdMeta(rows),
             created_at_version_meta=None if created is None else RowDatasetVersionMeta(created),

@@ -998,6 +998,27 @@ pub(crate) fn base_specs(bases: Vec<BaseTuple>) -> Vec<lancer::BaseSpec> {
         .collect()
 }
 
+/// `write_dataset(progress=)`: the Python function `(event, fragment JSON)` told of
+/// each fragment the write begins and completes (called with the GIL; its exception
+/// fails the write, named).
+fn fragment_observer(callback: Py<PyAny>) -> lancer::FragmentObserver {
+    lancer::FragmentObserver(std::sync::Arc::new(
+        move |event: lancer::FragmentEvent, frag: &lancer::pb::DataFragment| {
+            let name = match event {
+                lancer::FragmentEvent::Begin => "begin",
+                lancer::FragmentEvent::Complete => "complete",
+            };
+            let text = lancer::write::python_json_text(&lancer::write::fragment_to_json(frag));
+            Python::attach(|py| {
+                callback
+                    .call1(py, (name, text))
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            })
+        },
+    ))
+}
+
 /// Writes the batches of `reader` (anything with `__arrow_c_stream__`) to `uri`:
 /// mode `create` (an existing dataset is an error), `append` or `overwrite`.
 #[pyfunction]
@@ -1006,7 +1027,7 @@ pub(crate) fn base_specs(bases: Vec<BaseTuple>) -> Vec<lancer::BaseSpec> {
                     transaction_properties=None, auto_cleanup=None, skip_auto_cleanup=false,
                     v2_manifest_paths=true, session=None, blob_pack_file_size_threshold=None,
                     allow_external_blob_outside_bases=false, ingest_external_blobs=false,
-                    initial_bases=None, target_bases=None, target_all_bases=None))]
+                    initial_bases=None, target_bases=None, target_all_bases=None, progress=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn write(
     py: Python<'_>,
@@ -1029,6 +1050,7 @@ pub fn write(
     initial_bases: Option<Vec<BaseTuple>>,
     target_bases: Option<Vec<String>>,
     target_all_bases: Option<bool>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<Dataset> {
     let session = session.as_deref();
     let reader = reader.0;
@@ -1061,6 +1083,7 @@ pub fn write(
         initial_bases: base_specs(initial_bases.unwrap_or_default()),
         target_bases: target_bases.unwrap_or_default(),
         target_all_bases,
+        on_fragment: progress.map(fragment_observer),
         ..Default::default()
     };
     if let Some(v) = &data_storage_version {

@@ -78,7 +78,9 @@ pub use lancer_table::dataset::concat_batches;
 pub use lancer_table::evolution::ColumnChange;
 pub use lancer_table::evolution::CompactionOptions;
 pub use lancer_table::write::BaseSpec;
-pub use lancer_table::write::{WriteParams, DEFAULT_MAX_BYTES_PER_FILE};
+pub use lancer_table::write::{
+    FragmentEvent, FragmentObserver, WriteParams, DEFAULT_MAX_BYTES_PER_FILE,
+};
 pub use lancer_table::{Dataset, TableError};
 
 // Filters and scans.

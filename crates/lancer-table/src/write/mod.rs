@@ -66,6 +66,42 @@ pub struct WriteParams {
     /// The options the dataset's store was opened with, for the stores of the bases
     /// new data files go to (None: an existing dataset's own, else the environment's).
     pub storage_options: Option<lancer_io::StorageOptions>,
+    /// Told as each new fragment's data file is begun and finished (pylance's
+    /// `write_dataset(progress=)`); its error fails the write.
+    pub on_fragment: Option<FragmentObserver>,
+}
+
+/// What a [`FragmentObserver`] is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FragmentEvent {
+    /// A new fragment's data file is about to be written (the fragment has no files
+    /// and no id yet).
+    Begin,
+    /// The fragment's data file is written (its files and rows; its id is given at
+    /// the commit).
+    Complete,
+}
+
+/// A function told of each fragment a write begins and completes.
+#[derive(Clone)]
+#[allow(clippy::type_complexity)]
+pub struct FragmentObserver(
+    pub  std::sync::Arc<
+        dyn Fn(FragmentEvent, &pb::DataFragment) -> std::result::Result<(), String> + Send + Sync,
+    >,
+);
+
+impl std::fmt::Debug for FragmentObserver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FragmentObserver")
+    }
+}
+
+impl FragmentObserver {
+    fn tell(&self, event: FragmentEvent, frag: &pb::DataFragment) -> Result<()> {
+        (self.0)(event, frag)
+            .map_err(|e| TableError::invalid(format!("the write's progress callback failed: {e}")))
+    }
 }
 
 impl Default for WriteParams {
@@ -84,6 +120,7 @@ impl Default for WriteParams {
             target_bases: Vec::new(),
             target_all_bases: None,
             storage_options: None,
+            on_fragment: None,
         }
     }
 }
@@ -235,6 +272,9 @@ fn write_fragments_from(
             physical_rows: rows,
             ..Default::default()
         });
+        if let (Some(o), Some(f)) = (&params.on_fragment, frags.last()) {
+            o.tell(FragmentEvent::Complete, f)?;
+        }
         Ok(())
     };
     for batch in batches {
@@ -285,6 +325,9 @@ fn write_fragments_from(
                 let sidecars = blobs
                     .as_ref()
                     .map(|_| crate::blob::Sidecars::new(store, &path));
+                if let Some(o) = &params.on_fragment {
+                    o.tell(FragmentEvent::Begin, &pb::DataFragment::default())?;
+                }
                 writer = Some((
                     DataWriter::create(store, &path, file_schema.clone(), opts)?,
                     name,
