@@ -26,7 +26,11 @@ reference's two-phase distributed write: workers write fragments, the driver com
 once); Ray is imported only there.
 """
 
+import logging as _logging
+from typing import Optional as _Optional
+
 from ._lancer import CommitConflictError, CorruptDataError, InvalidInputError, __version__
+from . import commit, log, udf  # (commit gives CommitConflictError pylance's constructor and retryable)
 from .dataset import (
     BatchUDF,
     CleanupStats,
@@ -59,7 +63,19 @@ from ._bases import DatasetBasePath
 from ._sql import FFILanceTableProvider, sql
 from .blob import Blob, BlobArray, BlobColumn, BlobFile, BlobType, blob_array, blob_field
 
+
+
+def set_logger(file_path: _Optional[str] = "pylance.log", name: str = "pylance", level: int = _logging.INFO,
+               format_string: _Optional[str] = None, log_handler: _Optional[_logging.Handler] = None) -> None:
+    """Sends a logger to a file or handler (see :func:`lancer.log.set_logger`)."""
+    log.set_logger(file_path, name, level, format_string, log_handler)
+
+
 __all__ = [
+    "set_logger",
+    "commit",
+    "log",
+    "udf",
     "sql",
     "FFILanceTableProvider",
     "Blob",

@@ -1,5 +1,5 @@
-"""``merge_insert``'s builder and ``batch_udf``: pylance 14's shapes over Lancer's merge and
-column additions."""
+"""``merge_insert``'s builder and column additions by functions over batches (``batch_udf``,
+checkpointed or not): pylance 14's shapes over Lancer's merge and column additions."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from . import _lancer
 from ._util import _is_pandas, _reader
+from .udf import BatchUDF, BatchUDFCheckpoint, batch_udf  # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:
     from .dataset import LanceDataset
@@ -218,37 +219,18 @@ class MergeInsertBuilder:
         return _from_native(json.dumps(doc), []), {k: stats[k] for k in _STATS}
 
 
-class BatchUDF:
-    """A function adding columns (``LanceDataset.add_columns``), with the schema of what
-    it returns; see :func:`batch_udf`."""
-
-    def __init__(self, func: Any, output_schema: Optional[pa.Schema] = None, checkpoint_file: Any = None):
-        self.func = func
-        self.output_schema = output_schema
-        self.checkpoint_file = checkpoint_file
-
-    def __call__(self, batch: pa.RecordBatch) -> Any:
-        return self.func(batch)
-
-
-def batch_udf(output_schema: Optional[pa.Schema] = None, checkpoint_file: Any = None) -> Any:
-    """pylance's decorator making a function over batches a :class:`BatchUDF` for
-    ``add_columns`` (``checkpoint_file`` is refused when the function is used)."""
-
-    def wrap(func: Any) -> BatchUDF:
-        return BatchUDF(func, output_schema, checkpoint_file)
-
-    return wrap
-
-
 def _udf_parts(ds: "LanceDataset", func: Any, read_columns: Optional[List[str]],
-               batch_size: Optional[int]) -> tuple:
+               batch_size: Optional[int], checkpointed: bool = False) -> tuple:
     """(new columns' schema, a function batch -> RecordBatch of them, rows per call) of
     a function adding columns (a ``batch_udf`` or a plain callable returning a pyarrow
     RecordBatch / Table or a pandas DataFrame); without ``output_schema`` the schema is
-    that of the function's output on ``ds``'s first batch, as pylance infers it."""
-    if getattr(func, "checkpoint_file", None) is not None:
-        raise NotImplementedError("batch_udf(checkpoint_file=...) is not supported by lancer yet")
+    that of the function's output on ``ds``'s first batch, as pylance infers it. A
+    ``batch_udf(checkpoint_file=)`` is refused unless ``checkpointed`` (the dataset's
+    ``add_columns`` resumes from it; per-fragment work does not, as in pylance)."""
+    if not checkpointed and getattr(func, "cache", None) is not None:
+        # (pylance's error where a checkpointed function is applied to single fragments)
+        raise ValueError("A checkpoint file cannot be used when applying a UDF with LanceFragment.merge_columns.  "
+                         "You must apply your own checkpointing for fragment-level operations.")
     schema = getattr(func, "output_schema", None)
     inner = getattr(func, "func", func)
 
@@ -281,3 +263,72 @@ def _udf_parts(ds: "LanceDataset", func: Any, read_columns: Optional[List[str]],
         return out
 
     return schema, call, step
+
+
+def _checkpoint_text(meta: Dict[str, Any]) -> str:
+    """A fragment's description (``FragmentMetadata.to_json()``) as pylance's
+    checkpoint file keeps it: the engine's compact JSON, keys in its order, unset
+    members left out."""
+    file_keys = ("path", "fields", "column_indices", "file_major_version", "file_minor_version",
+                 "file_size_bytes", "base_id")
+    out: Dict[str, Any] = {"id": meta["id"],
+                           "files": [{k: f.get(k) for k in file_keys} for f in meta["files"]]}
+    if meta.get("overlays"):
+        out["overlays"] = meta["overlays"]
+    for key in ("deletion_file", "row_id_meta"):
+        if meta.get(key) is not None:
+            out[key] = meta[key]
+    out["physical_rows"] = meta["physical_rows"]
+    for key in ("last_updated_at_version_meta", "created_at_version_meta"):
+        if meta.get(key) is not None:
+            out[key] = meta[key]
+    return json.dumps(out, separators=(",", ":"))
+
+
+def _add_columns_checkpointed(ds: "LanceDataset", func: BatchUDF, read_columns: Optional[List[str]],
+                              batch_size: Optional[int]) -> Any:
+    """``add_columns`` of a ``batch_udf(checkpoint_file=)`` on ``ds``'s latest version,
+    as pylance runs it: fragment by fragment, a fragment recorded in the checkpoint is
+    taken as recorded, otherwise each of its batches (``batch_size`` physical rows,
+    numbered from 0 within the fragment) comes from the checkpoint or from the
+    function (and is recorded), and the fragment is recorded once its new column file
+    is written; then one ``Merge`` commit, and the checkpoint file is removed. Returns
+    the committed dataset."""
+    from ._commit import LanceOperation
+    from .dataset import LanceDataset
+    from .fragment import FragmentMetadata
+
+    cache = func.cache
+    assert cache is not None
+    latest = LanceDataset(ds._inner.latest(), ds._storage_options)
+    schema, call, step = _udf_parts(latest, func, read_columns, batch_size, checkpointed=True)
+    fragments = []
+    for frag in latest.get_fragments():
+        fid = frag.fragment_id
+        saved = cache.get_fragment(fid)
+        if saved is not None:
+            fragments.append(FragmentMetadata.from_json(saved))
+            continue
+        position = [0]
+
+        def cached(batch: pa.RecordBatch, fid: int = fid, position: List[int] = position) -> pa.RecordBatch:
+            info = BatchUDFCheckpoint.BatchInfo(fid, position[0])
+            position[0] += 1
+            hit = cache.get_batch(info)
+            if hit is not None and hit.num_rows == batch.num_rows:
+                return hit
+            out = call(batch)
+            if hit is None:
+                cache.insert_batch(info, out)
+            else:  # (a result for the rows without the deleted ones: pylance's batches)
+                cache._replace_batch(info, out)
+            return out
+
+        meta = FragmentMetadata.from_json(
+            _lancer.fragment_add_columns_udf(latest._inner, fid, schema, cached, read_columns, step))
+        cache.insert_fragment(fid, _checkpoint_text(meta.to_json()))
+        fragments.append(meta)
+    full = pa.schema(list(latest.schema) + list(schema))
+    done = LanceDataset.commit(latest, LanceOperation.Merge(fragments, full), read_version=latest.version)
+    cache.cleanup()
+    return done

@@ -24,7 +24,7 @@ from ._bases import DatasetBasePath, base_tuples
 from ._branches import Branch, Branches, VersionRef, _BranchesMixin  # noqa: F401
 from ._cleanup import CleanupStats, explain
 from ._commit import LanceOperation, Transaction, _CommitMixin  # noqa: F401
-from ._evolve import BatchUDF, MergeInsertBuilder, _udf_parts, batch_udf  # noqa: F401
+from ._evolve import BatchUDF, MergeInsertBuilder, _add_columns_checkpointed, _udf_parts, batch_udf  # noqa: F401
 from ._info import (  # noqa: F401 (pylance's names in lance.dataset)
     AlterColumn,
     Bitmap,
@@ -352,6 +352,37 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
     def __init__(self, inner: Any, storage_options: Optional[Dict[str, str]] = None):
         self._inner = inner
         self._storage_options = storage_options
+
+    @classmethod
+    def from_pydantic_model(cls, model_class: Any, data: Any, uri: Optional[Union[str, Any]] = None,
+                            mode: str = "create", **kwargs: Any) -> "LanceDataset":
+        """Writes ``data`` — a list of instances of the pydantic model ``model_class``
+        exactly (not of subclasses) — as a dataset (``write_dataset(..., mode=mode,
+        **kwargs)``) whose schema is the model's (:func:`lancer.pydantic.pydantic_to_schema`:
+        from the annotations, not the values); ``uri`` defaults to the class name in
+        snake_case, as pylance's."""
+        try:
+            from pydantic import BaseModel
+        except ImportError:
+            BaseModel = None  # (then no class is a model, as pylance decides)
+        if BaseModel is None or not (isinstance(model_class, type) and issubclass(model_class, BaseModel)):
+            raise TypeError(f"`model_class` must be a Pydantic BaseModel subclass, got {model_class!r}")
+        if not isinstance(data, list):
+            raise TypeError(f"Pydantic model data must be provided as a list, got {type(data)!r}")
+        for i, item in enumerate(data):
+            if type(item) is not model_class:
+                raise TypeError(f"data[{i}] must be an instance of {model_class!r} exactly (subclasses are not "
+                                f"accepted), got {type(item)!r} (data has {len(data)} items)")
+        if not data:
+            raise ValueError("`data` must be a non-empty list of Pydantic model instances.")
+        if uri is None:
+            name = model_class.__name__
+            uri = "".join("_" + c if i and "A" <= c <= "Z" else c for i, c in enumerate(name)).lower()
+        from .pydantic import pydantic_to_schema
+
+        rows = [item.model_dump() if hasattr(item, "model_dump") else item.dict() for item in data]
+        table = pa.Table.from_pylist(rows, schema=pydantic_to_schema(model_class))
+        return write_dataset(table, uri, mode=mode, **kwargs)
 
     def sql(self, sql: str) -> "SqlQueryBuilder":
         """A SQL query over this version (the table ``dataset``, as pylance 14 names
@@ -729,8 +760,9 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
         ``pa.Schema`` (all-null columns, no data written), or a reader of new values
         (a pyarrow table or reader, pandas, a scanner, batches with ``reader_schema``):
         one row per live row, in the dataset's order, as pylance (too few or too many
-        rows is an error and nothing is committed). Checkpoint files are not supported
-        yet (NotImplementedError)."""
+        rows is an error and nothing is committed). A ``batch_udf(checkpoint_file=)``
+        resumes from its checkpoint as pylance's does (see :mod:`lancer.udf`) and removes
+        the file once committed."""
         if isinstance(transforms, dict):
             if read_columns is not None or reader_schema is not None:
                 raise NotImplementedError("read_columns / reader_schema apply to functions, not SQL expressions")
@@ -762,6 +794,9 @@ class LanceDataset(_MetadataMixin, _DatasetInfo, _BranchesMixin, _CommitMixin, _
 
     def _add_columns_udf(self, func: Any, read_columns: Optional[List[str]], batch_size: Optional[int]) -> None:
         """New columns computed by ``func`` per batch (see ``add_columns``)."""
+        if getattr(func, "cache", None) is not None:
+            self._inner = _add_columns_checkpointed(self, func, read_columns, batch_size)._inner
+            return
         latest = self._inner.latest()
         schema, call, step = _udf_parts(LanceDataset(latest, self._storage_options), func, read_columns, batch_size)
         self._inner = _lancer.add_columns_udf(latest, schema, call, read_columns, step)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional
@@ -338,6 +339,93 @@ class DataFile:
     def field_ids(self) -> List[int]:
         """The field ids (``fields``)."""
         return list(self.fields)
+
+    @classmethod
+    def create(cls, dataset: "LanceDataset", path: str, *, base_id: Optional[int] = None) -> "DataFile":
+        """The description of a Lance file already written in ``dataset``'s data
+        directory (``path``: its name there, one path segment — "/" and the characters
+        object stores escape are percent-encoded, as pylance looks it up; with ``base_id``, in that base's — its
+        ``data/`` when the base is a dataset root), as pylance 14's, for operations such
+        as ``DataReplacement``: its columns matched by name to the dataset's fields
+        (``fields``: the ids of the leaf fields it holds, in the file's order;
+        ``column_indices`` 0, 1, ...), its format version and size. A file column the
+        dataset lacks, or a struct whose fields differ from the dataset's, is a
+        ValueError (types are not compared, as pylance). The size is read for local
+        files only (None on object stores)."""
+        directory = dataset.uri.rstrip("/") + "/data"
+        if base_id is not None:
+            base = dataset.base_paths().get(base_id)
+            if base is None:
+                raise _lancer.InvalidInputError(f"Invalid user input: base_path id {base_id} not found")
+            directory = base.path.rstrip("/") + ("/data" if base.is_dataset_root else "")
+        full = f"{directory}/{_store_name(path)}"
+        local = "://" not in full or full.startswith("file://")
+        local_path = full[len("file://"):] if full.startswith("file://") else full
+        if local and not os.path.exists(local_path):
+            raise _lancer.InvalidInputError(f"Not found: {full}")
+        reader = _lancer.FileReader(full, dataset._storage_options, None)
+        major, minor = reader.version()
+        fields = _leaf_ids(_lancer.lance_fields(dataset._inner), reader.schema())
+        return cls(path, fields, list(range(len(fields))), major, minor,
+                   os.path.getsize(local_path) if local else None, base_id)
+
+
+# what the object store's paths percent-encode in a name (pylance 14 looks a DataFile's
+# name up encoded: "sub/x.lance" is the file "sub%2Fx.lance"), besides control bytes and
+# non-ASCII bytes
+_ENCODED = set(b'/\\{^}%`]">[~<#|?*')
+
+
+def _store_name(name: str) -> str:
+    """``name`` as one path segment of the store: the bytes above percent-encoded."""
+    return "".join(f"%{b:02X}" if b < 0x20 or b >= 0x7F or b in _ENCODED else chr(b) for b in name.encode())
+
+
+def _file_children(f: pa.Field) -> List[pa.Field]:
+    """A file column's child fields as Lance schemas count them (a fixed-size list of
+    primitive values is one leaf)."""
+    t = f.type
+    if pa.types.is_struct(t):
+        return [t.field(i) for i in range(t.num_fields)]
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
+        return [t.value_field]
+    if pa.types.is_fixed_size_list(t):
+        v = t.value_type
+        nested = pa.types.is_struct(v) or pa.types.is_list(v) or pa.types.is_large_list(v)
+        return [t.value_field] if nested else []
+    if pa.types.is_map(t):
+        return [pa.field("entries", pa.struct([t.key_field, t.item_field]), False)]
+    return []
+
+
+def _leaf_ids(rows: List[tuple], file_schema: pa.Schema) -> List[int]:
+    """The dataset's leaf field ids a file of ``file_schema`` holds, in the file's order
+    (``rows``: the native ``lance_fields`` rows: id, parent id, name, ..., child ids)."""
+    by_id = {r[0]: r for r in rows}
+    top = {r[2]: r for r in rows if r[1] == -1}
+    out: List[int] = []
+
+    def walk(row: tuple, f: pa.Field, path: str) -> None:
+        kids, file_kids = row[-1], _file_children(f)
+        if not kids:
+            out.append(row[0])
+            return
+        if len(kids) != len(file_kids):
+            raise _lancer.InvalidInputError(
+                f"Invalid user input: Schema mismatch: field '{path}' has {len(kids)} children in dataset schema "
+                f"but {len(file_kids)} children in file schema")
+        for kid, fk in zip(kids, file_kids):
+            child = by_id[kid]
+            if child[2] != fk.name:
+                raise _lancer.InvalidInputError(
+                    f"Invalid user input: Schema mismatch: expected field '{path}.{child[2]}' but file has '{fk.name}'")
+            walk(child, fk, f"{path}.{child[2]}")
+
+    for f in file_schema:
+        if f.name not in top:
+            raise _lancer.InvalidInputError(f"Invalid user input: Schema mismatch: file has extra field '{f.name}'")
+        walk(top[f.name], f, f.name)
+    return out
 
 
 _DataFile = DataFile  # (the old private name)

@@ -1,10 +1,11 @@
-"""``ds.optimize``: compaction and index optimization, as pylance 14's ``lance.optimize``."""
+"""``ds.optimize``: compaction and index optimization, as pylance 14's ``lance.optimize``
+(``CompactionOptions``: the keys ``compact_files`` and ``Compaction`` take)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, List, Optional
+from typing import TYPE_CHECKING, Any, List, Literal, Optional, TypedDict
 
 from . import _lancer
 from ._util import _auto_cleanup
@@ -12,6 +13,34 @@ from .fragment import FragmentMetadata
 
 if TYPE_CHECKING:
     from .dataset import LanceDataset
+
+
+class CompactionOptions(TypedDict, total=False):
+    """Compaction options (every key optional), pylance 14's keys. Lancer honours
+    ``target_rows_per_fragment`` (1024 * 1024), ``max_bytes_per_file``,
+    ``materialize_deletions`` (True), ``materialize_deletions_threshold`` (0.1) and
+    ``compaction_mode`` ``"reencode"`` (the default; ``"try_binary_copy"`` re-encodes,
+    the fallback pylance takes for fragments it cannot copy); ``max_rows_per_group``,
+    ``num_threads``, ``batch_size``, ``io_buffer_size`` and
+    ``binary_copy_read_batch_bytes`` tune the work and are accepted; the others raise
+    ``NotImplementedError`` when set."""
+
+    target_rows_per_fragment: Optional[int]
+    max_rows_per_group: Optional[int]
+    max_bytes_per_file: Optional[int]
+    materialize_deletions: Optional[bool]
+    materialize_deletions_threshold: Optional[float]
+    num_threads: Optional[int]
+    batch_size: Optional[int]
+    io_buffer_size: Optional[int]
+    compaction_mode: Optional[Literal["reencode", "try_binary_copy", "force_binary_copy"]]
+    binary_copy_read_batch_bytes: Optional[int]
+    defer_index_remap: Optional[bool]
+    max_source_fragments: Optional[int]
+    max_source_rows: Optional[int]
+    max_source_bytes: Optional[int]
+    excluded_fragment_ids: Optional[list[int]]
+    data_storage_version: Optional[str]
 
 
 @dataclass
@@ -30,25 +59,40 @@ class DatasetOptimizer:
     def __init__(self, ds: LanceDataset):
         self._ds = ds
 
-    def compact_files(self, *, target_rows_per_fragment: int = 1024 * 1024,
+    def compact_files(self, *, target_rows_per_fragment: Optional[int] = None,
                       max_rows_per_group: Optional[int] = None,
                       max_bytes_per_file: Optional[int] = None,
-                      materialize_deletions: bool = True,
-                      materialize_deletions_threshold: float = 0.1,
+                      materialize_deletions: Optional[bool] = None,
+                      materialize_deletions_threshold: Optional[float] = None,
+                      defer_index_remap: Optional[bool] = None,
                       num_threads: Optional[int] = None,
                       batch_size: Optional[int] = None,
-                      **kwargs: Any) -> CompactionMetrics:
+                      compaction_mode: Optional[str] = None,
+                      binary_copy_read_batch_bytes: Optional[int] = None,
+                      max_source_fragments: Optional[int] = None,
+                      max_source_rows: Optional[int] = None,
+                      max_source_bytes: Optional[int] = None,
+                      excluded_fragment_ids: Optional[List[int]] = None,
+                      data_storage_version: Optional[str] = None) -> CompactionMetrics:
         """Merges small fragments and rewrites those with many deleted rows, as
-        pylance plans it. ``max_rows_per_group``, ``num_threads`` and ``batch_size``
-        tune the work and are accepted."""
-        unknown = set(kwargs) - {"defer_index_remap"}
-        if unknown:
-            raise TypeError(f"unexpected arguments: {', '.join(sorted(unknown))}")
-        if kwargs.get("defer_index_remap"):
-            raise NotImplementedError("defer_index_remap=True is not supported yet")
+        pylance plans it; the options are :class:`CompactionOptions`' (which of them
+        lancer honours, accepts or refuses is said there; None: the default), less
+        ``io_buffer_size``, which pylance's ``compact_files`` does not take either (a
+        TypeError; ``Compaction.plan`` takes it)."""
+        given = dict(target_rows_per_fragment=target_rows_per_fragment,
+                     max_rows_per_group=max_rows_per_group, max_bytes_per_file=max_bytes_per_file,
+                     materialize_deletions=materialize_deletions,
+                     materialize_deletions_threshold=materialize_deletions_threshold,
+                     defer_index_remap=defer_index_remap, num_threads=num_threads, batch_size=batch_size,
+                     compaction_mode=compaction_mode, binary_copy_read_batch_bytes=binary_copy_read_batch_bytes,
+                     max_source_fragments=max_source_fragments, max_source_rows=max_source_rows,
+                     max_source_bytes=max_source_bytes, excluded_fragment_ids=excluded_fragment_ids,
+                     data_storage_version=data_storage_version)
+        o = _options(given)
         inner, m = _lancer.compact_files(
-            self._ds._inner.latest(), int(target_rows_per_fragment), bool(materialize_deletions),
-            float(materialize_deletions_threshold), max_bytes_per_file)
+            self._ds._inner.latest(), int(o.get("target_rows_per_fragment", 1024 * 1024)),
+            o.get("materialize_deletions", True), float(o.get("materialize_deletions_threshold", 0.1)),
+            o.get("max_bytes_per_file"))
         self._ds._inner = inner
         return CompactionMetrics(*m)
 
@@ -94,11 +138,14 @@ class DatasetOptimizer:
 # those that change what is written (refused when set)
 _HONOURED = {"target_rows_per_fragment", "max_bytes_per_file", "materialize_deletions",
              "materialize_deletions_threshold"}
-_TUNING = {"max_rows_per_group", "num_threads", "batch_size", "io_buffer_size"}
+_TUNING = {"max_rows_per_group", "num_threads", "batch_size", "io_buffer_size", "binary_copy_read_batch_bytes"}
 _REFUSED = {"defer_index_remap", "enable_binary_copy", "enable_binary_copy_force",
-            "binary_copy_read_batch_bytes", "max_source_fragments", "max_source_rows",
+            "max_source_fragments", "max_source_rows",
             "max_source_bytes", "excluded_fragment_ids", "compaction_mode", "index_remap_mode",
             "max_overlays_per_fragment", "data_storage_version"}
+# compaction_mode values lancer honours: it re-encodes, which "try_binary_copy" falls
+# back to where it cannot copy
+_MODES = {"reencode", "try_binary_copy"}
 
 
 def _options(options: Optional[dict]) -> dict:
@@ -108,6 +155,11 @@ def _options(options: Optional[dict]) -> dict:
     unknown = set(options) - _HONOURED - _TUNING - _REFUSED
     if unknown:
         raise ValueError(f"unknown compaction options: {', '.join(sorted(unknown))}")
+    if options.get("compaction_mode") is not None and options["compaction_mode"] not in _MODES | {"force_binary_copy"}:
+        raise ValueError(f'Invalid compaction mode "{options["compaction_mode"]}". '
+                         'Valid values: "reencode", "try_binary_copy", "force_binary_copy"')
+    if options.get("compaction_mode") in _MODES:
+        del options["compaction_mode"]
     refused = sorted(k for k in _REFUSED & set(options) if options[k] not in (None, False, [], ()))
     if refused:
         raise NotImplementedError(f"compaction options not supported by lancer: {', '.join(refused)}")

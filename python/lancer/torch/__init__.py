@@ -8,13 +8,16 @@ Each DataLoader worker reads its own share (``get_worker_info()``), each rank it
 (``torch.distributed`` when initialized, or ``rank=`` / ``world_size=``): every row once
 per epoch overall. ``set_epoch`` changes the shuffle. Importing this module does not
 import torch; without torch the class is a plain iterable.
+
+:mod:`lancer.torch.dist` has pylance's rank / world-size helpers (``get_global_rank``,
+...), which work without torch too.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Iterator, Optional
 
-from .loader import LanceLoader
+from ..loader import LanceLoader
 
 try:  # the adapter must not need torch to import
     from torch.utils.data import IterableDataset as _Base
