@@ -228,7 +228,6 @@ WHY: Dict[str, str] = {
     "lance.dataset.LanceDataset.read_transaction": "engine reads transaction files (lancer_table::commit::read_transaction), not exposed; Transaction objects are issue 43",
     "lance.dataset.LanceDataset.io_stats_incremental": "engine counts requests and bytes (lancer::Session::stats), not exposed in Python yet",
     "lance.dataset.LanceDataset.io_stats_snapshot": "engine counts requests and bytes (lancer::Session::stats), not exposed in Python yet",
-    "lance.dataset.LanceDataset.merge_index_metadata": "pylance's older scalar merge (fragment builds sharing one index_uuid); lancer merges uncommitted segments with merge_existing_index_segments",
     "lance.dataset.LanceDataset.initialize_mem_wal": WAL,
     "lance.dataset.LanceDataset.mem_wal_index_details": WAL,
     "lance.dataset.LanceDataset.mem_wal_writer": WAL,
@@ -277,9 +276,7 @@ WHY: Dict[str, str] = {
     # --- lance.fragment ------------------------------------------------------------------
     "lance.fragment.LanceFragment.create": "engine writes fragments only within a whole write; write_fragments / FragmentMetadata are issue 43",
     "lance.fragment.LanceFragment.create_from_file": TWO_PHASE,
-    "lance.fragment.LanceFragment.merge": "per-fragment Merge operations: issue 43",
     "lance.fragment.LanceFragment.merge_columns": "issue 41 lists it; per-fragment Merge commits are issue 43",
-    "lance.fragment.LanceFragment.update_columns": "issue 41 lists it",
     "lance.fragment.LanceFragment.delete": "engine deletes by a dataset-wide filter (ds.delete); issue 41 lists it",
     "lance.fragment.LanceFragment.delete_rows": "engine deletes by a dataset-wide filter (ds.delete)",
     "lance.fragment.LanceFragment.take": "engine takes by row address (ds.take_rows with (fragment_id << 32) | offset), not exposed per fragment; issue 41 lists it",
@@ -329,7 +326,6 @@ WHY: Dict[str, str] = {
     "lance.vector.*": "GPU (accelerator=) index training helpers: no issue covers them; engine trains on the CPU",
     "lance.util.validate_vector_index": "recall check of a vector index through pylance's search: no counterpart",
     "lance.util.*": "KMeans: engine trains k-means inside index builds only; HNSW: issue 42; sanitize_ts / td_to_micros serve asof=, which lancer refuses",
-    "lance.progress.*": "write progress (write_dataset(progress=)) reports FragmentMetadata objects, which come with write_fragments: issue 43",
     "lance.arrow": "bfloat16 and image extension types: engine lacks them; no issue covers them",
     "lance.arrow.*": "bfloat16 and image extension types: engine lacks them; no issue covers them",
     "lance.bitmap.*": "pylance's row-id Bitmap: not exposed",
@@ -345,6 +341,11 @@ WHY: Dict[str, str] = {
 
 # How lancer's name behaves (shown whatever the state).
 NOTES: Dict[str, str] = {
+    "lance.dataset.LanceDataset.merge_index_metadata": "INVERTED partitions staged by create_scalar_index(fragment_ids=, index_uuid=) merged into one, as pylance 14; BTREE / vector kinds refused in pylance's words",
+    "lance.fragment.LanceFragment.update_columns": "with_offsets=True refused; _rowid joins refused on datasets with stable row ids",
+    "lance.fragment.LanceFragment.merge": "pylance's hash-join answers: null keys match, a duplicate key's last row wins",
+    "lance.indices.IndexFileVersion": "create_index(index_file_version=): V3 honoured, LEGACY refused",
+    "lance.progress.FragmentWriteProgress": "complete() is called for every fragment; pylance 14 skips a write's last, partly filled one",
     "lance.FFILanceTableProvider": "built for DataFusion-Python 55 (pylance 14's for 54); LanceDataset itself registers too (__datafusion_table_provider__); python/tests/test_sql_ffi.py",
     "lance.dataset.LanceDataset.shallow_clone": "engine lancer::table::branch::shallow_clone (a branch's clone without the branch): the source's version number, the source a base path, nothing copied",
     # --- transactions (issue 43): read back, committed as objects, in batches
