@@ -300,7 +300,7 @@ def test_searches_return_row_ids_and_addresses_as_pylance(tmp_path, stable, meta
 
 
 REFUSED_CALLS = [
-    ("write_dataset", {"progress": object()}, NotImplementedError),
+    ("write_dataset", {"progress": object()}, TypeError),  # not a FragmentWriteProgress
     ("write_dataset", {"auto_cleanup_options": {"interval": 1}}, ValueError),  # older_than_seconds missing
     ("write_dataset", {"external_blob_mode": "copy"}, ValueError),
     ("write_dataset", {"no_such_argument": 1}, TypeError),
@@ -309,11 +309,11 @@ REFUSED_CALLS = [
     ("dataset", {"commit_lock": object()}, NotImplementedError),
     ("dataset", {"no_such_argument": 1}, TypeError),
     ("create_index", {"accelerator": "cuda"}, NotImplementedError),
-    ("create_index", {"fragment_ids": [0]}, NotImplementedError),
+    ("create_index", {"index_file_version": "Legacy"}, NotImplementedError),
     ("create_index", {"train": False}, NotImplementedError),
     ("create_index", {"target_partition_size": 10}, NotImplementedError),
     ("create_index", {"no_such_argument": 1}, TypeError),
-    ("create_scalar_index", {"fragment_ids": [0]}, NotImplementedError),
+    ("create_scalar_index", {"fragment_ids": [0]}, ValueError),  # BTREE: pylance's create_index_uncommitted
     ("create_scalar_index", {"train": False}, NotImplementedError),
     ("take", {"no_such_argument": 1}, TypeError),
     ("count_rows", {"filter": object()}, TypeError),
