@@ -109,6 +109,7 @@ class LanceScanner:
         """The keyword arguments a vector search (single or batched) takes after its
         column and query, from ``nearest`` and the scan's own parameters."""
         p = self._p
+        row_id, row_address = self._row_ids()
         return dict(
             # k defaults to the limit, as in pylance (then 10)
             k=int(nearest.get("k") or p.get("limit") or 10),
@@ -119,8 +120,8 @@ class LanceScanner:
             prefilter=bool(p.get("prefilter")),  # pylance's default: postfilter
             columns=self._search_columns(),
             use_index=bool(nearest.get("use_index", True)),
-            with_row_id=self._row_ids()[0],
-            with_row_address=self._row_ids()[1],
+            with_row_id=row_id,
+            with_row_address=row_address,
             explain=explain,
             fast_search=bool(p.get("fast_search")),
             minimum_nprobes=nearest.get("minimum_nprobes"),

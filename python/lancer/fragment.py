@@ -41,6 +41,30 @@ class _Given:
         return self.func(batch)
 
 
+class _LastRowJoin:
+    """The rows of ``table`` looked up by their ``key`` column as pylance's hash join
+    finds them: a null key joins a null key, a key held twice gives its last row; the
+    key must be of ``key_type`` (the left side's)."""
+
+    def __init__(self, table: pa.Table, key: str, columns: List[str], key_type: pa.DataType):
+        if table.schema.field(key).type != key_type:
+            raise ValueError(f"Invalid user input: Index column type mismatch: expected "
+                             f"{table.schema.field(key).type}, got {key_type}")
+        self._n = table.num_rows
+        reverse = pa.array(range(self._n - 1, -1, -1), pa.int64())
+        self._keys = table.column(key).combine_chunks().take(reverse)
+        self._values = table.select(columns).combine_chunks()
+
+    def lookup(self, left: Any) -> tuple:
+        """(the values of ``columns`` for each key of ``left``, nulls where none
+        matched; whether each matched)."""
+        import pyarrow.compute as pc
+
+        at = pc.index_in(left, value_set=self._keys)
+        rows = self._values.take(pc.subtract(pa.scalar(self._n - 1, pa.int64()), at.cast(pa.int64())))
+        return rows, pc.is_valid(at)
+
+
 class LanceFragment:
     """One fragment (a shard of rows in one or more data files, with its deletions)."""
 
@@ -159,7 +183,6 @@ class LanceFragment:
         the data holds twice takes its last row, key types must be the same. Returns the
         fragment's new ``FragmentMetadata`` and the dataset's schema with the new columns:
         commit every fragment's as one ``LanceOperation.Merge``."""
-        import pyarrow.compute as pc
 
         right_on = right_on or left_on
         table = _reader(data_obj, schema).read_all()
@@ -173,20 +196,11 @@ class LanceFragment:
         for c in new:
             if c in self._ds.schema.names:
                 raise ValueError(f"Invalid user input: Column {c} exists in left side fragment and right side dataset")
-        left_type = self._ds.schema.field(left_on).type
-        if table.schema.field(right_on).type != left_type:
-            raise ValueError(f"Invalid user input: Index column type mismatch: expected "
-                             f"{table.schema.field(right_on).type}, got {left_type}")
-        # the last row of a key the data holds twice (as pylance's hash join keeps it)
-        n = table.num_rows
-        reverse = pa.array(range(n - 1, -1, -1), pa.int64())
-        keys = table.column(right_on).combine_chunks().take(reverse)
-        values = table.select(new).combine_chunks()
+        join = _LastRowJoin(table, right_on, new, self._ds.schema.field(left_on).type)
         out_schema = pa.schema([table.schema.field(c) for c in new])
 
         def joined(batch: pa.RecordBatch) -> pa.RecordBatch:
-            at = pc.index_in(batch.column(left_on), value_set=keys)
-            rows = values.take(pc.subtract(pa.scalar(n - 1, pa.int64()), at.cast(pa.int64())))
+            rows, _ = join.lookup(batch.column(left_on))
             return pa.RecordBatch.from_arrays([rows.column(c).combine_chunks() for c in new], schema=out_schema)
 
         return self.merge_columns(_Given(out_schema, joined), columns=[left_on])
@@ -231,14 +245,7 @@ class LanceFragment:
             raise ValueError(f"Invalid user input: Column {left_on} does not exist in the left side fragment")
         else:
             key_type = self._ds.schema.field(left_on).type
-        if table.schema.field(right_on).type != key_type:
-            raise ValueError(f"Invalid user input: Index column type mismatch: expected "
-                             f"{table.schema.field(right_on).type}, got {key_type}")
-        n = table.num_rows
-        # the last row of a key the data holds twice (as pylance's hash join keeps it)
-        reverse = pa.array(range(n - 1, -1, -1), pa.int64())
-        keys = table.column(right_on).combine_chunks().take(reverse)
-        values = table.select(columns).combine_chunks()
+        join = _LastRowJoin(table, right_on, columns, key_type)
         first_row = self.fragment_id << 32
 
         def joined(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -246,9 +253,7 @@ class LanceFragment:
                 left = pa.array(range(first_row, first_row + batch.num_rows), pa.uint64())
             else:
                 left = batch.column(left_on)
-            at = pc.index_in(left, value_set=keys)
-            matched = pc.is_valid(at)
-            rows = values.take(pc.subtract(pa.scalar(n - 1, pa.int64()), at.cast(pa.int64())))
+            rows, matched = join.lookup(left)
             return pa.RecordBatch.from_arrays(
                 [pc.if_else(matched, rows.column(c).combine_chunks(), batch.column(c)) for c in columns],
                 schema=out_schema)

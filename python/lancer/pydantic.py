@@ -71,14 +71,14 @@ def _is_vector(v: Any, dim: int) -> bool:
     return isinstance(v, kinds) and len(v) == dim
 
 
-def Vector(dim: int, value_type: pa.DataType = pa.float32(), nullable: bool = True) -> Type[FixedSizeListMixin]:
-    """A pydantic field type for an embedding of ``dim`` numbers: a
-    ``fixed_size_list<value_type>[dim]`` column (nullable unless ``nullable=False``).
-    Values are validated as lists of exactly ``dim`` floats."""
+def _sized_list(dim: int, value_type: pa.DataType, nullable: bool, label: str) -> type:
+    """The base :func:`Vector` and :func:`MultiVector` share: a list of vectors of
+    ``dim`` values of ``value_type``, its nullability, and pydantic 1's validator hook
+    (each subclass defines ``validate``)."""
 
-    class FixedSizeList(list, FixedSizeListMixin):
+    class SizedList(list, FixedSizeListMixin):
         def __repr__(self) -> str:
-            return f"FixedSizeList(dim={dim})"
+            return f"{label}(dim={dim})"
 
         @staticmethod
         def nullable() -> bool:
@@ -93,13 +93,22 @@ def Vector(dim: int, value_type: pa.DataType = pa.float32(), nullable: bool = Tr
             return value_type
 
         @classmethod
+        def __get_validators__(cls) -> Any:  # pydantic 1
+            yield cls.validate
+
+    return SizedList
+
+
+def Vector(dim: int, value_type: pa.DataType = pa.float32(), nullable: bool = True) -> Type[FixedSizeListMixin]:
+    """A pydantic field type for an embedding of ``dim`` numbers: a
+    ``fixed_size_list<value_type>[dim]`` column (nullable unless ``nullable=False``).
+    Values are validated as lists of exactly ``dim`` floats."""
+
+    class FixedSizeList(_sized_list(dim, value_type, nullable, "FixedSizeList")):  # type: ignore[misc]
+        @classmethod
         def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
             items = core_schema.list_schema(items_schema=core_schema.float_schema(), min_length=dim, max_length=dim)
             return core_schema.no_info_after_validator_function(cls, items)
-
-        @classmethod
-        def __get_validators__(cls) -> Any:  # pydantic 1
-            yield cls.validate
 
         @classmethod
         def validate(cls, v: Any) -> "FixedSizeList":
@@ -120,22 +129,7 @@ def MultiVector(dim: int, value_type: pa.DataType = pa.float32(), nullable: bool
     many vectors): a ``list<fixed_size_list<value_type>[dim]>`` column (nullable unless
     ``nullable=False``)."""
 
-    class MultiVectorList(list, FixedSizeListMixin):
-        def __repr__(self) -> str:
-            return f"MultiVector(dim={dim})"
-
-        @staticmethod
-        def nullable() -> bool:
-            return nullable
-
-        @staticmethod
-        def dim() -> int:
-            return dim
-
-        @staticmethod
-        def value_arrow_type() -> pa.DataType:
-            return value_type
-
+    class MultiVectorList(_sized_list(dim, value_type, nullable, "MultiVector")):  # type: ignore[misc]
         @staticmethod
         def is_multi_vector() -> bool:
             return True
@@ -144,10 +138,6 @@ def MultiVector(dim: int, value_type: pa.DataType = pa.float32(), nullable: bool
         def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
             one = core_schema.list_schema(items_schema=core_schema.float_schema(), min_length=dim, max_length=dim)
             return core_schema.no_info_after_validator_function(cls, core_schema.list_schema(items_schema=one))
-
-        @classmethod
-        def __get_validators__(cls) -> Any:  # pydantic 1
-            yield cls.validate
 
         @classmethod
         def validate(cls, v: Any) -> "MultiVectorList":

@@ -602,6 +602,16 @@ impl Dataset {
         Ok(f)
     }
 
+    /// Fragment `id` of this version; another id is the caller's mistake, named.
+    fn fragment_of_version(&self, id: u64) -> Result<&pb::DataFragment> {
+        self.fragments().iter().find(|f| f.id == id).ok_or_else(|| {
+            TableError::invalid(format!(
+                "fragment {id} is not in version {} of the dataset",
+                self.version()
+            ))
+        })
+    }
+
     /// One worker's share of a distributed `add_columns` (pylance's
     /// `LanceFragment.merge_columns`): fragment `id` with a new data file of `schema`'s
     /// columns computed by `compute` from its rows, nothing committed. The new fields
@@ -617,16 +627,7 @@ impl Dataset {
     ) -> std::result::Result<pb::DataFragment, E> {
         self.check_writable("add columns to")?;
         let (_, ids) = self.with_new_fields(&schema)?;
-        let frag = self
-            .fragments()
-            .iter()
-            .find(|f| f.id == id)
-            .ok_or_else(|| {
-                TableError::invalid(format!(
-                    "fragment {id} is not in version {} of the dataset",
-                    self.version()
-                ))
-            })?;
+        let frag = self.fragment_of_version(id)?;
         self.fragment_with_columns(frag, &schema, &ids, read, &compute)
     }
 
@@ -677,16 +678,7 @@ impl Dataset {
             }
         }
         let schema: SchemaRef = std::sync::Arc::new(Schema::new(fields));
-        let frag = self
-            .fragments()
-            .iter()
-            .find(|f| f.id == id)
-            .ok_or_else(|| {
-                TableError::invalid(format!(
-                    "fragment {id} is not in version {} of the dataset",
-                    self.version()
-                ))
-            })?;
+        let frag = self.fragment_of_version(id)?;
         let mut out = self.fragment_with_columns(frag, &schema, &ids, read, &compute)?;
         let written = out
             .files
