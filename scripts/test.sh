@@ -43,10 +43,12 @@ export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 started=$SECONDS
 mkdir -p "$root/target"
 # The Python module is built in the same background job with the workspace's features
-# (`cargo build --workspace --lib`), so it reuses every dependency the tests compiled.
-# `maturin develop` builds `-p lancer-python` alone: its own feature set recompiled most of
-# the dependency tree (~7 of a clean run's 31 minutes).
-{ cargo test --workspace --all-targets --no-run && cargo build --workspace --lib; } \
+# and the test profile (`cargo build --profile test --workspace --lib`), so it reuses every
+# unit the tests compiled: only the module itself links (8 s warm; the dev profile rebuilt
+# the engine's crates, whose test-profile opt levels differ). `maturin develop` builds
+# `-p lancer-python` alone: its own feature set recompiled most of the dependency tree
+# (~7 of a clean run's 31 minutes).
+{ cargo test --workspace --all-targets --no-run && cargo build --profile test --workspace --lib; } \
   > "$root/target/test-build.log" 2>&1 &
 build_pid=$!
 trap 'kill $build_pid 2>/dev/null || true' EXIT

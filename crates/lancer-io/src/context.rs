@@ -1,6 +1,8 @@
 //! What the stores opened through one [`Context`] share: the runtime their object-store
 //! requests run on, the request counters, the `memory://` stores by name, bounded caches
-//! of decoded index segments and metadata, and the sink warnings go to.
+//! of decoded index segments and metadata, the folder of full-text language models
+//! (`LANCE_LANGUAGE_MODEL_HOME`) with the models loaded from it, and the sink warnings
+//! go to.
 //!
 //! A context is the lower half of a session (the public `lancer::Session` wraps one);
 //! nothing here is process-global. A [`Store`](crate::Store) opened without a context
@@ -13,6 +15,7 @@
 use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -24,6 +27,8 @@ use crate::storage::{Result, StoreError};
 pub const DEFAULT_INDEX_CACHE_ENTRIES: usize = 128;
 /// Entries the metadata cache (row-id maps and the like) holds unless configured.
 pub const DEFAULT_METADATA_CACHE_ENTRIES: usize = 16;
+/// Language models (tokenizer dictionaries) a context keeps loaded.
+const KEPT_MODELS: usize = 8;
 /// Distinct warnings a context keeps for [`Context::warnings`].
 const KEPT_WARNINGS: usize = 1000;
 
@@ -44,6 +49,9 @@ pub struct ContextOptions {
     pub warnings: Option<WarningSink>,
     /// Rows per batch of a scan that names none (`None`: the scanner's own default).
     pub batch_size: Option<usize>,
+    /// The folder the full-text tokenizers' language models are read from (pylance's
+    /// `LANCE_LANGUAGE_MODEL_HOME`); `None`: no models (such tokenizers are refused).
+    pub language_model_home: Option<PathBuf>,
 }
 
 impl fmt::Debug for ContextOptions {
@@ -54,6 +62,7 @@ impl fmt::Debug for ContextOptions {
             .field("runtime", &self.runtime.is_some())
             .field("warnings", &self.warnings.is_some())
             .field("batch_size", &self.batch_size)
+            .field("language_model_home", &self.language_model_home)
             .finish()
     }
 }
@@ -71,6 +80,8 @@ pub struct Context {
     sink: Option<WarningSink>,
     warned: Mutex<Vec<String>>,
     batch_size: Option<usize>,
+    model_home: Option<PathBuf>,
+    models: Arc<Cache>,
 }
 
 impl fmt::Debug for Context {
@@ -104,6 +115,8 @@ impl Context {
             sink: options.warnings,
             warned: Mutex::default(),
             batch_size: options.batch_size.filter(|&n| n > 0),
+            model_home: options.language_model_home,
+            models: Arc::new(Cache::new(KEPT_MODELS)),
         })
     }
 
@@ -178,6 +191,17 @@ impl Context {
     /// The cache of decoded metadata (row-id maps).
     pub fn metadata_cache(&self) -> &Cache {
         &self.metadata
+    }
+
+    /// The folder language models are read from, when the session names one.
+    pub fn language_model_home(&self) -> Option<&Path> {
+        self.model_home.as_deref()
+    }
+
+    /// The language models loaded so far (keyed by their folder), shared by every
+    /// analyzer of this context.
+    pub fn model_cache(&self) -> &Arc<Cache> {
+        &self.models
     }
 
     /// Reports `message` once: to the sink, and kept for [`Context::warnings`].

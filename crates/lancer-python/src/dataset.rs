@@ -836,7 +836,7 @@ impl Dataset {
         let analyzer = analyzer_json
             .map(|j| {
                 let p = lancer::AnalyzerParams::from_json(&j)?;
-                p.analyzer()?;
+                p.check()?;
                 Ok::<_, lancer::IndexError>(p)
             })
             .transpose()

@@ -52,7 +52,7 @@ fn index_params(p: &Bound<'_, PyDict>) -> PyResult<lancer::IndexParams> {
                 let j: String = v.extract()?;
                 let bad = |e: lancer::IndexError| PyValueError::new_err(e.to_string());
                 let a = lancer::AnalyzerParams::from_json(&j).map_err(bad)?;
-                a.analyzer().map_err(bad)?;
+                a.check().map_err(bad)?;
                 out.analyzer = Some(a);
             }
             other => {

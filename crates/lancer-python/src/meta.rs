@@ -110,6 +110,10 @@ fn tokenize(text: &str, analyzer_json: Option<&str>) -> PyResult<Vec<(String, u3
         None => Ok(lancer::AnalyzerParams::defaults()),
     }
     .map_err(|e| crate::errors::invalid_input(e.to_string()))?;
+    let mut params = params;
+    // dictionary tokenizers read their models from the environment's folder
+    // (LANCE_LANGUAGE_MODEL_HOME), as a dataset's session does
+    params.models = crate::session::python_session(lancer::Session::builder()).language_models();
     let mut analyzer = params
         .analyzer()
         .map_err(|e| crate::errors::invalid_input(e.to_string()))?;

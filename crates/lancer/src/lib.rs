@@ -100,7 +100,7 @@ pub use search::{
 pub use index::{
     create_index, drop_index, list_indices, optimize_index, IndexInfo, IndexParams, IndexSpec,
 };
-pub use lancer_index::inverted::tokenizer::AnalyzerParams;
+pub use lancer_index::inverted::tokenizer::{AnalyzerParams, LanguageModels};
 pub use lancer_index::scalar::ScalarKind;
 pub use lancer_index::vector::ivf::Quantizer;
 pub use lancer_index::IndexError;

@@ -96,11 +96,28 @@ impl SessionBuilder {
         self
     }
 
+    /// The folder the dictionary tokenizers (`jieba/<model>`) read their models from:
+    /// model `jieba/default` is the folder `<home>/jieba/default`. Default: pylance's,
+    /// `lance/language_models` in the user's local data folder (`$XDG_DATA_HOME` or
+    /// `~/.local/share` on Linux, `~/Library/Application Support` on macOS,
+    /// `%LOCALAPPDATA%` on Windows).
+    pub fn language_model_home(mut self, home: impl Into<PathBuf>) -> Self {
+        self.context.language_model_home = Some(home.into());
+        self
+    }
+
     /// The settings pylance reads from the environment, read here as it reads them:
-    /// `LANCE_DEFAULT_BATCH_SIZE` (rows per batch of a scan that names none). A value
+    /// `LANCE_DEFAULT_BATCH_SIZE` (rows per batch of a scan that names none; a value
     /// that is not a positive number of rows keeps the default, with a warning naming
-    /// the variable (the session's first). Settings made on the builder afterwards win.
+    /// the variable, the session's first) and `LANCE_LANGUAGE_MODEL_HOME` (the
+    /// [`SessionBuilder::language_model_home`]). Settings made on the builder
+    /// afterwards win.
     pub fn environment(mut self) -> Self {
+        if let Some(home) =
+            std::env::var_os(lancer_index::inverted::tokenizer::LANGUAGE_MODEL_HOME_ENV)
+        {
+            self.context.language_model_home = Some(PathBuf::from(home));
+        }
         const BATCH: &str = "LANCE_DEFAULT_BATCH_SIZE";
         if let Ok(v) = std::env::var(BATCH) {
             match v.trim().parse::<usize>() {
@@ -115,7 +132,10 @@ impl SessionBuilder {
     }
 
     /// The session.
-    pub fn build(self) -> Session {
+    pub fn build(mut self) -> Session {
+        if self.context.language_model_home.is_none() {
+            self.context.language_model_home = default_language_model_home();
+        }
         let ctx = Context::new(self.context);
         for w in &self.pending {
             ctx.warn(w);
@@ -175,6 +195,12 @@ impl Session {
     /// The shared state below (for the layers that take it).
     pub fn context(&self) -> &Arc<Context> {
         &self.ctx
+    }
+
+    /// The session's language models ([`SessionBuilder::language_model_home`] and the
+    /// dictionaries loaded from it), for [`crate::AnalyzerParams::models`].
+    pub fn language_models(&self) -> crate::LanguageModels {
+        crate::LanguageModels::of(&self.ctx)
     }
 
     /// The store at `location` (a path, or `file://`, `s3://`, `gs://`, `az://`,
@@ -353,6 +379,26 @@ impl Session {
 }
 
 /// The index-segment cache of the session `ds` was opened in.
+/// pylance's default language model home: `lance/language_models` in the user's local
+/// data folder (what the `dirs` crate calls `data_local_dir`).
+fn default_language_model_home() -> Option<PathBuf> {
+    let non_empty = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let data = if cfg!(windows) {
+        non_empty("LOCALAPPDATA")
+    } else if cfg!(target_os = "macos") {
+        non_empty("HOME").map(|h| h.join("Library/Application Support"))
+    } else {
+        non_empty("XDG_DATA_HOME")
+            .filter(|p| p.is_absolute())
+            .or_else(|| non_empty("HOME").map(|h| h.join(".local/share")))
+    }?;
+    Some(data.join("lance/language_models"))
+}
+
 pub(crate) fn index_cache(ds: &Dataset) -> &Cache {
     ds.store().context().index_cache()
 }

@@ -184,7 +184,7 @@ fn analyzer(
     p.min_ngram_length = a.ngram_min;
     p.max_ngram_length = a.ngram_max;
     p.prefix_only = a.prefix_only;
-    p.analyzer()?;
+    p.check()?;
     Ok(p)
 }
 

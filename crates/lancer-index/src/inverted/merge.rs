@@ -59,8 +59,9 @@ pub fn merge(segments: &[InvertedSegment], version: FileVersion) -> Result<Built
             )));
         }
     }
-    let params = AnalyzerParams::from_json(&first.params_json)
+    let mut params = AnalyzerParams::from_json(&first.params_json)
         .map_err(|e| corrupt(&first.label, format!("analyzer params: {e}")))?;
+    params.models = first.params.models.clone();
     let with_position = params.with_position;
 
     // every partition of every segment, with the segment it belongs to

@@ -821,11 +821,14 @@ impl<'a> Ctx<'a> {
             }
             d
         };
-        let qi: Vec<usize> = query
+        // the query's tokens by position (stable: one position's tokens in query order)
+        let mut by_position: Vec<&Token> = query.iter().collect();
+        by_position.sort_by_key(|t| t.position);
+        let qi: Vec<usize> = by_position
             .iter()
             .map(|t| distinct.iter().position(|d| *d == t.text).unwrap_or(0))
             .collect();
-        let qpos: Vec<u32> = query.iter().map(|t| t.position).collect();
+        let qpos: Vec<u32> = by_position.iter().map(|t| t.position).collect();
         let k = distinct.len();
         // Candidates: the documents holding every token (per partition, in document
         // order), scored as the AND of them; each distinct token's index in its list.
@@ -1069,8 +1072,11 @@ fn distinct_index(query: &[Token], text: &str) -> usize {
 }
 
 /// Whether a row's positions hold the query tokens in order, each gap exceeding the
-/// query's own by 0..=slop. `qpos`: the query tokens' positions; `qi`: each one's
-/// distinct token; `pos`: the row's positions of each distinct token, ascending.
+/// query's own by 0..=slop. `qpos`: the query tokens' positions, ascending (tokens at
+/// one position — a jieba word and its parts, an n-gram's grams — in query order);
+/// `qi`: each one's distinct token; `pos`: the row's positions of each distinct token,
+/// ascending. As pylance 14: each token's position in the row less its position in the
+/// query never falls from one token to the next and rises by at most `slop`.
 fn phrase_at(qpos: &[u32], qi: &[usize], pos: &[&[u32]], slop: u32) -> bool {
     fn from(i: usize, at: u32, qpos: &[u32], qi: &[usize], pos: &[&[u32]], slop: u32) -> bool {
         if i == qpos.len() {
@@ -1079,7 +1085,7 @@ fn phrase_at(qpos: &[u32], qi: &[usize], pos: &[&[u32]], slop: u32) -> bool {
         let gap = qpos[i].saturating_sub(qpos[i - 1]);
         let list = pos.get(qi[i]).copied().unwrap_or_default();
         // candidates lie in at + gap ..= at + gap + slop
-        let lo = at.saturating_add(gap).max(at.saturating_add(1));
+        let lo = at.saturating_add(gap);
         let start = list.partition_point(|&p| p < lo);
         let last = u64::from(at) + u64::from(gap) + u64::from(slop);
         list[start..]

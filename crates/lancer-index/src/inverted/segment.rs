@@ -187,6 +187,7 @@ impl InvertedSegment {
             .ok_or_else(|| corrupt(&label, "metadata.lance has no params"))?;
         let mut params = AnalyzerParams::from_json(params_json)
             .map_err(|e| corrupt(&label, format!("analyzer params: {e}")))?;
+        params.models = super::tokenizer::LanguageModels::of(ds.store().context());
         let ids: Vec<u64> = match meta_key(&md, "partitions") {
             _ if !staged.is_empty() => {
                 let mut ids = Vec::with_capacity(staged.len());

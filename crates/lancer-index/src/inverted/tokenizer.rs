@@ -8,7 +8,8 @@
 //! 1. base tokenizer (`simple`, `whitespace`, `raw`, `ngram`; tantivy 0.24's, which
 //!    behave like pylance's vendored copies: `char::is_alphanumeric` / ASCII whitespace
 //!    splitting, grams of the whole value all at position 0; `icu`, `icu/split`: ICU4X
-//!    word segmentation, module `icu`);
+//!    word segmentation, module `icu`; `jieba/<model>`: jieba-rs over a dictionary of
+//!    the session's language model home, module `models`);
 //! 2. drop tokens whose UTF-8 length is **≥** `max_token_length` (`None` disables);
 //! 3. lower case (per `char`, `İ` → `i̇`, no final-sigma rule);
 //! 4. Snowball stemming of `language` (`frostem`, the crate pylance ships);
@@ -50,16 +51,26 @@ use crate::{IndexError, Result};
 mod icu;
 mod json_doc;
 mod lists;
+mod models;
 mod params;
 #[cfg(test)]
 mod tests;
 
 pub use lists::{fold_char, ENGLISH_STOP_WORDS_NLTK, ENGLISH_STOP_WORDS_PYLANCE14};
+pub use models::{LanguageModels, LANGUAGE_MODEL_HOME_ENV};
 pub use params::AnalyzerParams;
 
-/// The base tokenizers this module implements.
-pub const SUPPORTED_BASE_TOKENIZERS: &[&str] =
-    &["simple", "whitespace", "raw", "ngram", "icu", "icu/split"];
+/// The base tokenizers this module implements (`jieba/<model>` reads its dictionary
+/// from the session's language model home, module `models`).
+pub const SUPPORTED_BASE_TOKENIZERS: &[&str] = &[
+    "simple",
+    "whitespace",
+    "raw",
+    "ngram",
+    "icu",
+    "icu/split",
+    "jieba/<model>",
+];
 
 /// The `language` values pylance accepts (exact spelling; `english` is rejected).
 pub const LANGUAGES: &[&str] = &[
@@ -125,6 +136,17 @@ impl AnalyzerParams {
     /// unsupported `base_tokenizer` or `lance_tokenizer`, an unknown `language`,
     /// `min_ngram_length` 0 or above `max_ngram_length` (for `ngram`).
     pub fn analyzer(&self) -> Result<Analyzer> {
+        self.build_analyzer(true)
+    }
+
+    /// Whether these settings are valid, as [`Self::analyzer`] checks them but without
+    /// reading a dictionary tokenizer's model (its name is checked; its files are read
+    /// when an index is built or searched).
+    pub fn check(&self) -> Result<()> {
+        self.build_analyzer(false).map(|_| ())
+    }
+
+    fn build_analyzer(&self, load_models: bool) -> Result<Analyzer> {
         let json = match self.lance_tokenizer.as_str() {
             "text" => false,
             "json" => true,
@@ -162,11 +184,17 @@ impl AnalyzerParams {
                 .map_err(|e| invalid(format!("FTS params: ngram tokenizer: {e}")))?;
                 TextAnalyzer::builder(grams).dynamic()
             }
+            s if (s == "jieba" || s.starts_with("jieba/")) && !load_models => {
+                models::check_name(s)?;
+                TextAnalyzer::builder(SimpleTokenizer::default()).dynamic()
+            }
+            s if s == "jieba" || s.starts_with("jieba/") => {
+                TextAnalyzer::builder(self.models.jieba(s)?).dynamic()
+            }
+            s if s.starts_with("lindera/") => return Err(self.models.lindera(s)),
             other => {
-                let known = other.starts_with("jieba") || other.starts_with("lindera");
                 return Err(invalid(format!(
-                    "FTS params: {} base tokenizer '{other}' (supported: {})",
-                    if known { "unsupported" } else { "unknown" },
+                    "FTS params: unknown base tokenizer '{other}' (supported: {})",
                     SUPPORTED_BASE_TOKENIZERS.join(", ")
                 )));
             }

@@ -150,6 +150,8 @@ pub(crate) fn build_partition(
 ) -> Result<lancer_index::inverted::build::BuiltInverted> {
     use std::sync::mpsc::{sync_channel, Receiver};
     use std::sync::Mutex;
+    let mut params = params;
+    params.models = lancer_index::inverted::tokenizer::LanguageModels::of(ds.store().context());
     let builder = InvertedBuilder::new(params)?;
     let stable = ds.uses_stable_row_ids();
     let mut order = fragments.to_vec();

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::{invalid, StopWordLists};
+use super::{invalid, LanguageModels, StopWordLists};
 use crate::Result;
 
 /// The analyzer settings of an INVERTED index: the `params` value of its
@@ -19,8 +19,8 @@ use crate::Result;
 pub struct AnalyzerParams {
     /// `"text"` (the analyzer of this module) or `"code"` (not supported).
     pub lance_tokenizer: String,
-    /// `simple`, `whitespace`, `raw`, `ngram`, `icu`, `icu/split` (and `jieba/…`,
-    /// `lindera/…`, not supported).
+    /// `simple`, `whitespace`, `raw`, `ngram`, `icu`, `icu/split`, `jieba/<model>`
+    /// (and `lindera/…`, not supported).
     pub base_tokenizer: String,
     /// Stemmer and stop-word language, one of [`LANGUAGES`].
     pub language: String,
@@ -56,6 +56,9 @@ pub struct AnalyzerParams {
     pub index_operators: bool,
     /// Built-in stop-word lists (pylance version); not written to the JSON.
     pub stop_word_lists: StopWordLists,
+    /// Where the dictionary tokenizers' models are read from (the session's); not
+    /// written to the JSON.
+    pub models: LanguageModels,
     /// Keys this type does not know, each with the key that preceded it in the source.
     extra: Vec<ExtraKey>,
 }
@@ -233,6 +236,7 @@ impl AnalyzerParams {
             preserve_original: false,
             index_operators: false,
             stop_word_lists: StopWordLists::Pylance14,
+            models: LanguageModels::default(),
             extra: Vec::new(),
         }
     }
