@@ -57,7 +57,7 @@ from ._cleanup import CleanupCandidateFile, CleanupExplanation, CleanupReference
 from .progress import IndexProgress
 from ._stats import ScanStatistics
 from .loader import LanceLoader, loader
-from . import indices, sampler, util
+from . import indices, lance, sampler, util
 from .util import sanitize_ts
 from ._bases import DatasetBasePath
 from ._sql import FFILanceTableProvider, sql

@@ -108,6 +108,10 @@ class ColumnOrdering:
     nulls_first: bool = False
 
 
+
+# What "stable" (and no data_storage_version) means, as pylance 14's.
+STABLE_STORAGE_VERSION = "2.2"
+
 def _orderings(order_by: Any) -> Optional[List[Any]]:
     """``order_by`` (names or ColumnOrdering-like objects) as (column, ascending,
     nulls_first) tuples."""
@@ -208,9 +212,9 @@ def write_dataset(
                      tuning={"data_cache_bytes", "max_page_bytes"},
                      refused={"commit_lock": None, "base_store_params": None,
                               "namespace_client": None, "table_id": None})
-    version = data_storage_version or "2.2"
+    version = data_storage_version or STABLE_STORAGE_VERSION
     if str(version).lower() == "stable":
-        version = "2.2"
+        version = STABLE_STORAGE_VERSION
     reader = _reader(data_obj, schema)
     inner = _lancer.write(
         reader,

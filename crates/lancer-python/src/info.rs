@@ -19,6 +19,7 @@ use crate::errors;
 /// Adds the functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(max_field_id, m)?)?;
+    m.add_function(wrap_pyfunction!(manifest_needs_migration, m)?)?;
     m.add_function(wrap_pyfunction!(version_summary, m)?)?;
     m.add_function(wrap_pyfunction!(io_stats, m)?)?;
     m.add_function(wrap_pyfunction!(all_files, m)?)?;
@@ -36,6 +37,18 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 #[pyfunction]
 fn max_field_id(ds: &Dataset) -> i32 {
     lancer::inspect::max_field_id(&ds.ds.manifest().pb)
+}
+
+/// pylance's `lance.lance.manifest_needs_migration`: whether the latest version's
+/// manifest (with this version's indexes) lacks fields a write fills in.
+#[pyfunction]
+fn manifest_needs_migration(ds: &Dataset) -> PyResult<bool> {
+    let latest = ds.ds.latest().map_err(|e| errors::lancer(e.into()))?;
+    let indices = ds.ds.indices().map_err(|e| errors::lancer(e.into()))?;
+    Ok(lancer::inspect::manifest_needs_migration(
+        &latest.manifest().pb,
+        indices,
+    ))
 }
 
 /// This version's number, commit time (seconds, nanoseconds) and summary, as pylance

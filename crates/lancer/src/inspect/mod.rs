@@ -7,6 +7,7 @@
 //! (lines ~3686–6486 of `lance-reference.txt`).
 
 pub(crate) mod debug;
+mod migration;
 mod segments;
 pub(crate) mod stats;
 pub(crate) mod transactions;
@@ -17,6 +18,7 @@ pub use debug::{format_fragment, format_manifest, format_schema, list_transactio
 pub use lancer_table::dataset::deletion_path;
 /// The highest field id a manifest has ever used (a dropped column's id still counts).
 pub use lancer_table::evolution::max_field_id;
+pub use migration::manifest_needs_migration;
 pub use segments::{inverted_index_segments, is_inverted_index, vector_index_segments};
 pub use stats::{
     data_stats, dataset_stats, describe_indices, index_statistics, list_segments, DatasetStats,
