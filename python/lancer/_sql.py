@@ -31,13 +31,21 @@ def sql(query: str, tables: Optional[Dict[str, Any]] = None) -> pa.Table:
 class SqlQuery:
     """An executable SQL query over a dataset (``SqlQueryBuilder.build``)."""
 
-    def __init__(self, ds: Any, query: str, table_name: str, with_row_id: bool, with_row_addr: bool):
+    def __init__(self, ds: Any, query: str, table_name: str, with_row_id: bool, with_row_addr: bool,
+                 batch_size: Optional[int] = None, batch_size_bytes: Optional[int] = None):
         self._args = (ds, query, table_name, with_row_id, with_row_addr)
+        self._batching = (batch_size, batch_size_bytes)
 
     def to_batch_records(self) -> List[pa.RecordBatch]:
         """Runs the query; every result batch."""
         ds, query, name, rid, raddr = self._args
-        return list(_lancer.sql(query, dataset=ds._inner, table_name=name, with_row_id=rid, with_row_addr=raddr))
+        rows, size = self._batching
+        if rows is not None and not 1 <= rows <= 0xFFFF_FFFF:
+            # pylance refuses it when the query runs, not when it is set
+            raise _lancer.InvalidInputError(
+                f"Invalid user input: batch_size must be between 1 and 4294967295, got {rows}")
+        return list(_lancer.sql(query, dataset=ds._inner, table_name=name, with_row_id=rid,
+                                with_row_addr=raddr, batch_size=rows, batch_size_bytes=size))
 
     def to_stream_reader(self) -> pa.RecordBatchReader:
         """Runs the query; its rows as a reader."""
@@ -53,6 +61,8 @@ class SqlQueryBuilder:
     def __init__(self, ds: Any, query: str):
         self._ds, self._query = ds, query
         self._name, self._rid, self._raddr = "dataset", False, False
+        self._rows: Optional[int] = None
+        self._bytes: Optional[int] = None
 
     def table_name(self, table_name: str) -> "SqlQueryBuilder":
         self._name = str(table_name)
@@ -70,10 +80,28 @@ class SqlQueryBuilder:
         raise NotImplementedError("SqlQueryBuilder.blob_handling is not supported by lancer yet")
 
     def batch_size(self, batch_size: int) -> "SqlQueryBuilder":
-        raise NotImplementedError("SqlQueryBuilder.batch_size is not supported by lancer yet")
+        """At most this many rows per batch of the scans and of every operator above
+        them (an error at run time unless 1 ≤ ``batch_size`` < 2**32, as pylance's)."""
+        self._rows = _unsigned(batch_size)
+        return self
+
+    def batch_size_bytes(self, batch_size_bytes: int) -> "SqlQueryBuilder":
+        """Scan batches of about this many bytes at most (split by their rows'
+        average size, a row at least — so 0 gives a row a batch, as pylance's); with
+        :meth:`batch_size` the limit reached first applies."""
+        self._bytes = _unsigned(batch_size_bytes)
+        return self
 
     def build(self) -> SqlQuery:
-        return SqlQuery(self._ds, self._query, self._name, self._rid, self._raddr)
+        return SqlQuery(self._ds, self._query, self._name, self._rid, self._raddr,
+                        self._rows, self._bytes)
+
+
+def _unsigned(value: Any) -> int:
+    n = int(value)
+    if n < 0:
+        raise OverflowError("can't convert negative int to unsigned")
+    return n
 
 
 class FFILanceTableProvider:

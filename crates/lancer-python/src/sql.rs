@@ -29,7 +29,8 @@ fn error(e: lancer_sql::Error) -> PyErr {
 /// `table_name`, with `_rowid` / `_rowaddr` when asked.
 #[pyfunction]
 #[pyo3(signature = (query, tables=None, dataset=None, table_name="dataset".to_string(),
-                    with_row_id=false, with_row_addr=false))]
+                    with_row_id=false, with_row_addr=false, batch_size=None, batch_size_bytes=None))]
+#[allow(clippy::too_many_arguments)] // pylance's builder settings, each a keyword
 fn sql(
     py: Python<'_>,
     query: String,
@@ -38,6 +39,8 @@ fn sql(
     table_name: String,
     with_row_id: bool,
     with_row_addr: bool,
+    batch_size: Option<usize>,
+    batch_size_bytes: Option<usize>,
 ) -> PyResult<Vec<PyArrowType<RecordBatch>>> {
     let ds = dataset.map(|d| d.ds.clone());
     let session = match &ds {
@@ -46,6 +49,12 @@ fn sql(
     };
     let batches = py.detach(move || -> lancer_sql::Result<Vec<RecordBatch>> {
         let mut ctx = SqlContext::new(session);
+        if let Some(rows) = batch_size {
+            ctx.set_batch_size(rows)?;
+        }
+        if let Some(bytes) = batch_size_bytes {
+            ctx.set_batch_bytes(bytes);
+        }
         for (name, uri) in tables.unwrap_or_default() {
             ctx.register(&name, TableSpec::parse(&uri))?;
         }

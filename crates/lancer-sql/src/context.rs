@@ -72,6 +72,8 @@ pub struct SqlContext {
     /// Tables whose `_rowid` / `_rowaddr` columns were chosen when registered (not by
     /// what a statement names).
     fixed_row_meta: HashSet<String>,
+    /// Scan batches of datasets registered from now on split to about this many bytes.
+    batch_bytes: Option<usize>,
 }
 
 impl SqlContext {
@@ -91,7 +93,26 @@ impl SqlContext {
             session,
             named: HashMap::new(),
             fixed_row_meta: HashSet::new(),
+            batch_bytes: None,
         }
+    }
+
+    /// Rows per batch of every scan and operator (DataFusion's `batch_size`; pylance's
+    /// `SqlQueryBuilder.batch_size`); at least 1.
+    pub fn set_batch_size(&mut self, rows: usize) -> Result<()> {
+        let state = self.ctx.state_ref();
+        let mut state = state.write();
+        state
+            .config_mut()
+            .options_mut()
+            .set("datafusion.execution.batch_size", &rows.max(1).to_string())?;
+        Ok(())
+    }
+
+    /// Scan batches of the datasets registered after this call of about `bytes` at most
+    /// (pylance's `SqlQueryBuilder.batch_size_bytes`; 0: a row a batch, as pylance's).
+    pub fn set_batch_bytes(&mut self, bytes: usize) {
+        self.batch_bytes = Some(bytes);
     }
 
     /// The DataFusion context (to register other tables or functions).
@@ -103,8 +124,10 @@ impl SqlContext {
     pub fn register(&mut self, name: &str, spec: TableSpec) -> Result<()> {
         let ds = functions::open(&self.session, &spec.uri, spec.version.as_deref())?;
         self.ctx.deregister_table(reference(name))?;
-        self.ctx
-            .register_table(reference(name), Arc::new(LanceTable::new(ds)))?;
+        self.ctx.register_table(
+            reference(name),
+            Arc::new(LanceTable::new(ds).with_batch_bytes(self.batch_bytes)),
+        )?;
         self.named.insert(name.to_string(), spec);
         Ok(())
     }
@@ -119,7 +142,9 @@ impl SqlContext {
         row_addr: bool,
     ) -> Result<()> {
         self.ctx.deregister_table(reference(name))?;
-        let table = LanceTable::new(ds).with_row_meta(row_id, row_addr);
+        let table = LanceTable::new(ds)
+            .with_row_meta(row_id, row_addr)
+            .with_batch_bytes(self.batch_bytes);
         self.ctx.register_table(reference(name), Arc::new(table))?;
         self.fixed_row_meta.insert(name.to_string());
         Ok(())

@@ -39,6 +39,8 @@ use crate::pushdown::{conjunction, lancer_filter};
 pub struct LanceTable {
     ds: Dataset,
     schema: SchemaRef,
+    /// Scan batches split to about this many bytes ([`LanceTable::with_batch_bytes`]).
+    batch_bytes: Option<usize>,
 }
 
 impl fmt::Debug for LanceTable {
@@ -54,7 +56,20 @@ impl LanceTable {
     /// The table of `ds` (its version), JSON columns as text, as scans return them.
     pub fn new(ds: Dataset) -> Self {
         let schema = lancer::json_text_schema(&ds.schema());
-        Self { ds, schema }
+        Self {
+            ds,
+            schema,
+            batch_bytes: None,
+        }
+    }
+
+    /// Scan batches of about `bytes` at most (pylance's `batch_size_bytes`: a batch is
+    /// split by its rows' average size, each piece at least one row, so 0 gives a row
+    /// a batch as pylance's does; `None`: no limit). The row limit is the DataFusion
+    /// session's `batch_size`.
+    pub fn with_batch_bytes(mut self, bytes: Option<usize>) -> Self {
+        self.batch_bytes = bytes;
+        self
     }
 
     /// The table with `_rowid` and / or `_rowaddr` (UInt64) after the dataset's
@@ -238,14 +253,17 @@ impl TableProvider for LanceTable {
                 .collect::<Result<Vec<_>, _>>()?,
         ));
         let partitions = state.config().target_partitions().max(1);
-        Ok(Arc::new(LanceScanExec::new(
+        let mut exec = LanceScanExec::new(
             self.ds.clone(),
             schema,
             columns,
             conjunction(&pushed),
             limit,
             partitions,
-        )))
+        );
+        exec.batch_rows = state.config().batch_size().max(1);
+        exec.batch_bytes = self.batch_bytes;
+        Ok(Arc::new(exec))
     }
 }
 
@@ -284,6 +302,8 @@ pub(crate) struct LanceScanExec {
     limit: Option<usize>,
     groups: Vec<Vec<u64>>,
     properties: Arc<PlanProperties>,
+    batch_rows: usize,
+    batch_bytes: Option<usize>,
 }
 
 impl LanceScanExec {
@@ -321,11 +341,17 @@ impl LanceScanExec {
             limit,
             groups,
             properties,
+            batch_rows: lancer::DEFAULT_BATCH_SIZE,
+            batch_bytes: None,
         }
     }
 
     fn scanner(&self, fragments: Option<&[u64]>) -> lancer::Scanner {
-        let mut s = self.ds.scan().columns(&self.columns);
+        let mut s = self
+            .ds
+            .scan()
+            .columns(&self.columns)
+            .batch_size(self.batch_rows);
         if let Some(f) = &self.filter {
             s = s.filter(f);
         }
@@ -336,6 +362,78 @@ impl LanceScanExec {
             s = s.fragments(ids).threads(1);
         }
         s
+    }
+}
+
+/// `batch` in runs of rows of about `max_bytes` each (at least one row a run; whole
+/// without a limit). A row's bytes: its values' widths, its strings' and binaries' own
+/// lengths, an even share of any other column's memory.
+fn split_by_bytes(batch: RecordBatch, max_bytes: Option<usize>) -> Vec<RecordBatch> {
+    let rows = batch.num_rows();
+    let Some(max) = max_bytes.filter(|_| rows > 1) else {
+        return vec![batch];
+    };
+    let mut sizes = vec![0usize; rows];
+    for c in batch.columns() {
+        add_row_sizes(c.as_ref(), &mut sizes);
+    }
+    let mut out = Vec::new();
+    let (mut start, mut run) = (0usize, 0usize);
+    for (i, &size) in sizes.iter().enumerate() {
+        if i > start && run + size > max {
+            out.push(batch.slice(start, i - start));
+            (start, run) = (i, 0);
+        }
+        run += size;
+    }
+    out.push(batch.slice(start, rows - start));
+    out
+}
+
+/// Adds each row's bytes in `a` to `sizes` (see [`split_by_bytes`]).
+fn add_row_sizes(a: &dyn arrow_array::Array, sizes: &mut [usize]) {
+    use arrow_array::cast::AsArray;
+    let lengths = |offsets: &[i64]| -> Vec<usize> {
+        offsets
+            .windows(2)
+            .map(|w| usize::try_from(w[1] - w[0]).unwrap_or(0))
+            .collect()
+    };
+    let own: Option<(Vec<usize>, usize)> = match a.data_type() {
+        arrow_schema::DataType::Utf8 => {
+            let o: Vec<i64> = a
+                .as_string::<i32>()
+                .offsets()
+                .iter()
+                .map(|&v| i64::from(v))
+                .collect();
+            Some((lengths(&o), 4))
+        }
+        arrow_schema::DataType::LargeUtf8 => Some((lengths(a.as_string::<i64>().offsets()), 8)),
+        arrow_schema::DataType::Binary => {
+            let o: Vec<i64> = a
+                .as_binary::<i32>()
+                .offsets()
+                .iter()
+                .map(|&v| i64::from(v))
+                .collect();
+            Some((lengths(&o), 4))
+        }
+        arrow_schema::DataType::LargeBinary => Some((lengths(a.as_binary::<i64>().offsets()), 8)),
+        t => t.primitive_width().map(|w| (Vec::new(), w)),
+    };
+    match own {
+        Some((var, fixed)) => {
+            for (i, s) in sizes.iter_mut().enumerate() {
+                *s += fixed + var.get(i).copied().unwrap_or(0);
+            }
+        }
+        None => {
+            let share = a.get_array_memory_size().div_ceil(sizes.len().max(1));
+            for s in sizes.iter_mut() {
+                *s += share;
+            }
+        }
     }
 }
 
@@ -402,6 +500,7 @@ impl ExecutionPlan for LanceScanExec {
         let mut builder = RecordBatchReceiverStreamBuilder::new(self.schema.clone(), 2);
         let tx = builder.tx();
         let schema = self.schema.clone();
+        let max_bytes = self.batch_bytes;
         builder.spawn_blocking(move || {
             let stream = scanner.stream().map_err(external)?;
             for batch in stream {
@@ -413,8 +512,10 @@ impl ExecutionPlan for LanceScanExec {
                     // (a count reads no column: the batch is its row count alone)
                     &arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
                 )?;
-                if tx.blocking_send(Ok(batch)).is_err() {
-                    break; // the consumer is gone (a LIMIT above, or cancelled)
+                for piece in split_by_bytes(batch, max_bytes) {
+                    if tx.blocking_send(Ok(piece)).is_err() {
+                        return Ok(()); // the consumer is gone (a LIMIT above, or cancelled)
+                    }
                 }
             }
             Ok(())
