@@ -5,7 +5,6 @@ in it). ``import lancer as lance`` then ``lance.lance.…`` works."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from . import _lancer
@@ -28,18 +27,11 @@ def manifest_needs_migration(dataset: Any) -> bool:
 def language_model_home() -> str:
     """The folder the ``jieba/<model>`` tokenizers read their models from:
     ``LANCE_LANGUAGE_MODEL_HOME``, else pylance's default under the user's local data
-    folder."""
-    home = os.environ.get("LANCE_LANGUAGE_MODEL_HOME")
-    if home is not None:
-        return home
-    if os.name == "nt":
-        base = os.environ.get("LOCALAPPDATA", "")
-    elif os.uname().sysname == "Darwin":
-        base = os.path.join(os.path.expanduser("~"), "Library", "Application Support")
-    else:
-        xdg = os.environ.get("XDG_DATA_HOME", "")
-        base = xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".local", "share")
-    return os.path.join(base, "lance", "language_models")
+    folder (what a dataset opened now uses)."""
+    home = _lancer.language_model_home()
+    if home is None:
+        raise RuntimeError("no language model home: set LANCE_LANGUAGE_MODEL_HOME")
+    return home
 
 
 def stable_version() -> str:

@@ -17,6 +17,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(update_metadata, m)?)?;
     m.add_function(wrap_pyfunction!(schema_metadata, m)?)?;
     m.add_function(wrap_pyfunction!(tokenize, m)?)?;
+    m.add_function(wrap_pyfunction!(language_model_home, m)?)?;
     m.add_function(wrap_pyfunction!(migrate_manifest_paths_v2, m)?)?;
     m.add_function(wrap_pyfunction!(explain_cleanup, m)?)?;
     Ok(())
@@ -113,7 +114,7 @@ fn tokenize(text: &str, analyzer_json: Option<&str>) -> PyResult<Vec<(String, u3
     let mut params = params;
     // dictionary tokenizers read their models from the environment's folder
     // (LANCE_LANGUAGE_MODEL_HOME), as a dataset's session does
-    params.models = crate::session::python_session(lancer::Session::builder()).language_models();
+    params.models = environment_models();
     let mut analyzer = params
         .analyzer()
         .map_err(|e| crate::errors::invalid_input(e.to_string()))?;
@@ -125,6 +126,22 @@ fn tokenize(text: &str, analyzer_json: Option<&str>) -> PyResult<Vec<(String, u3
         }
     }
     Ok(out)
+}
+
+/// The language models of a session set up from the environment, as a dataset opened
+/// now would have them.
+fn environment_models() -> lancer::LanguageModels {
+    crate::session::python_session(lancer::Session::builder()).language_models()
+}
+
+/// The folder `jieba/<model>` tokenizers read their models from now
+/// (`LANCE_LANGUAGE_MODEL_HOME`, else pylance's default); None when there is no home
+/// folder to put it in.
+#[pyfunction]
+fn language_model_home() -> Option<String> {
+    environment_models()
+        .home()
+        .map(|p| p.to_string_lossy().into_owned())
 }
 
 /// Renames the dataset's manifests to the newer naming scheme; how many were renamed.

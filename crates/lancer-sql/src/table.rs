@@ -64,9 +64,9 @@ impl LanceTable {
     }
 
     /// Scan batches of about `bytes` at most (pylance's `batch_size_bytes`: a batch is
-    /// split by its rows' average size, each piece at least one row, so 0 gives a row
-    /// a batch as pylance's does; `None`: no limit). The row limit is the DataFusion
-    /// session's `batch_size`.
+    /// cut into runs of rows by their values' bytes, each run at least one row, so 0
+    /// gives a row a batch as pylance's does; `None`: no limit). The row limit is the
+    /// DataFusion session's `batch_size`.
     pub fn with_batch_bytes(mut self, bytes: Option<usize>) -> Self {
         self.batch_bytes = bytes;
         self
@@ -253,17 +253,19 @@ impl TableProvider for LanceTable {
                 .collect::<Result<Vec<_>, _>>()?,
         ));
         let partitions = state.config().target_partitions().max(1);
-        let mut exec = LanceScanExec::new(
+        let batching = Batching {
+            rows: state.config().batch_size().max(1),
+            bytes: self.batch_bytes,
+        };
+        Ok(Arc::new(LanceScanExec::new(
             self.ds.clone(),
             schema,
             columns,
             conjunction(&pushed),
             limit,
             partitions,
-        );
-        exec.batch_rows = state.config().batch_size().max(1);
-        exec.batch_bytes = self.batch_bytes;
-        Ok(Arc::new(exec))
+            batching,
+        )))
     }
 }
 
@@ -302,8 +304,15 @@ pub(crate) struct LanceScanExec {
     limit: Option<usize>,
     groups: Vec<Vec<u64>>,
     properties: Arc<PlanProperties>,
-    batch_rows: usize,
-    batch_bytes: Option<usize>,
+    batching: Batching,
+}
+
+/// How big a scan's batches are: rows (the session's `batch_size`) and, when set, about
+/// how many bytes.
+#[derive(Debug, Clone, Copy)]
+struct Batching {
+    rows: usize,
+    bytes: Option<usize>,
 }
 
 impl LanceScanExec {
@@ -314,6 +323,7 @@ impl LanceScanExec {
         filter: Option<String>,
         limit: Option<usize>,
         partitions: usize,
+        batching: Batching,
     ) -> Self {
         // with a limit, one ordered scan (it stops once it has the rows); else the
         // fragments dealt round-robin so each partition gets a share of every region
@@ -341,8 +351,7 @@ impl LanceScanExec {
             limit,
             groups,
             properties,
-            batch_rows: lancer::DEFAULT_BATCH_SIZE,
-            batch_bytes: None,
+            batching,
         }
     }
 
@@ -351,7 +360,7 @@ impl LanceScanExec {
             .ds
             .scan()
             .columns(&self.columns)
-            .batch_size(self.batch_rows);
+            .batch_size(self.batching.rows);
         if let Some(f) = &self.filter {
             s = s.filter(f);
         }
@@ -393,47 +402,24 @@ fn split_by_bytes(batch: RecordBatch, max_bytes: Option<usize>) -> Vec<RecordBat
 /// Adds each row's bytes in `a` to `sizes` (see [`split_by_bytes`]).
 fn add_row_sizes(a: &dyn arrow_array::Array, sizes: &mut [usize]) {
     use arrow_array::cast::AsArray;
-    let lengths = |offsets: &[i64]| -> Vec<usize> {
-        offsets
-            .windows(2)
-            .map(|w| usize::try_from(w[1] - w[0]).unwrap_or(0))
-            .collect()
-    };
-    let own: Option<(Vec<usize>, usize)> = match a.data_type() {
-        arrow_schema::DataType::Utf8 => {
-            let o: Vec<i64> = a
-                .as_string::<i32>()
-                .offsets()
-                .iter()
-                .map(|&v| i64::from(v))
-                .collect();
-            Some((lengths(&o), 4))
-        }
-        arrow_schema::DataType::LargeUtf8 => Some((lengths(a.as_string::<i64>().offsets()), 8)),
-        arrow_schema::DataType::Binary => {
-            let o: Vec<i64> = a
-                .as_binary::<i32>()
-                .offsets()
-                .iter()
-                .map(|&v| i64::from(v))
-                .collect();
-            Some((lengths(&o), 4))
-        }
-        arrow_schema::DataType::LargeBinary => Some((lengths(a.as_binary::<i64>().offsets()), 8)),
-        t => t.primitive_width().map(|w| (Vec::new(), w)),
-    };
-    match own {
-        Some((var, fixed)) => {
-            for (i, s) in sizes.iter_mut().enumerate() {
-                *s += fixed + var.get(i).copied().unwrap_or(0);
-            }
-        }
-        None => {
-            let share = a.get_array_memory_size().div_ceil(sizes.len().max(1));
-            for s in sizes.iter_mut() {
-                *s += share;
-            }
-        }
+    use arrow_schema::DataType;
+    let (fixed, lengths): (usize, Option<Box<dyn Iterator<Item = usize> + '_>>) =
+        match a.data_type() {
+            DataType::Utf8 => (4, Some(Box::new(a.as_string::<i32>().offsets().lengths()))),
+            DataType::LargeUtf8 => (8, Some(Box::new(a.as_string::<i64>().offsets().lengths()))),
+            DataType::Binary => (4, Some(Box::new(a.as_binary::<i32>().offsets().lengths()))),
+            DataType::LargeBinary => (8, Some(Box::new(a.as_binary::<i64>().offsets().lengths()))),
+            t => match t.primitive_width() {
+                Some(w) => (w, None),
+                // other columns: an even share of their memory
+                None => (a.get_array_memory_size().div_ceil(sizes.len().max(1)), None),
+            },
+        };
+    for s in sizes.iter_mut() {
+        *s += fixed;
+    }
+    for (s, len) in sizes.iter_mut().zip(lengths.into_iter().flatten()) {
+        *s += len;
     }
 }
 
@@ -500,7 +486,7 @@ impl ExecutionPlan for LanceScanExec {
         let mut builder = RecordBatchReceiverStreamBuilder::new(self.schema.clone(), 2);
         let tx = builder.tx();
         let schema = self.schema.clone();
-        let max_bytes = self.batch_bytes;
+        let max_bytes = self.batching.bytes;
         builder.spawn_blocking(move || {
             let stream = scanner.stream().map_err(external)?;
             for batch in stream {

@@ -184,12 +184,14 @@ impl AnalyzerParams {
                 .map_err(|e| invalid(format!("FTS params: ngram tokenizer: {e}")))?;
                 TextAnalyzer::builder(grams).dynamic()
             }
-            s if (s == "jieba" || s.starts_with("jieba/")) && !load_models => {
-                models::check_name(s)?;
-                TextAnalyzer::builder(SimpleTokenizer::default()).dynamic()
-            }
             s if s == "jieba" || s.starts_with("jieba/") => {
-                TextAnalyzer::builder(self.models.jieba(s)?).dynamic()
+                if load_models {
+                    TextAnalyzer::builder(self.models.jieba(s)?).dynamic()
+                } else {
+                    // the name checked; the model's files are read when it is used
+                    models::check_name(s)?;
+                    TextAnalyzer::builder(SimpleTokenizer::default()).dynamic()
+                }
             }
             s if s.starts_with("lindera/") => return Err(self.models.lindera(s)),
             other => {
